@@ -1,0 +1,123 @@
+"""Offline token counting.
+
+tiktoken downloads its encodings on first use, which fails without a network. litellm ships
+``cl100k_base`` and ``o200k_base`` in its package; we point ``TIKTOKEN_CACHE_DIR`` there (found
+with ``importlib.util.find_spec``, so litellm is not imported) unless the user already set it.
+
+Models whose tokenizer tiktoken does not know are counted with ``cl100k_base``: close enough for
+budgets and compaction triggers, and documented as an estimate.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from collections.abc import Iterable
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import tiktoken
+
+Message = dict[str, Any]
+
+MESSAGE_OVERHEAD = 4
+"""Tokens a chat message costs beyond its content (role and separators), as OpenAI counts them."""
+
+_O200K_PREFIXES = ("gpt-4o", "gpt-4.1", "gpt-5", "o1", "o3", "o4", "chatgpt-4o")
+
+
+def configure_offline_environment() -> None:
+    """Point tiktoken at litellm's bundled encodings and keep litellm's cost map local."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    if "TIKTOKEN_CACHE_DIR" in os.environ:
+        return
+    spec = importlib.util.find_spec("litellm")
+    if spec is None or spec.origin is None:
+        return
+    folder = Path(spec.origin).parent / "litellm_core_utils" / "tokenizers"
+    if folder.is_dir():
+        os.environ["TIKTOKEN_CACHE_DIR"] = str(folder)
+
+
+def encoding_name(model: str) -> str:
+    """The tiktoken encoding used to count tokens for ``model`` (a litellm model string)."""
+    leaf = model.rsplit("/", 1)[-1].lower()
+    return "o200k_base" if leaf.startswith(_O200K_PREFIXES) else "cl100k_base"
+
+
+@cache
+def encoding(name: str) -> tiktoken.Encoding:
+    configure_offline_environment()
+    import tiktoken
+
+    return tiktoken.get_encoding(name)
+
+
+def count_text(text: str, model: str = "") -> int:
+    """Tokens in ``text`` under ``model``'s encoding."""
+    if not text:
+        return 0
+    return len(encoding(encoding_name(model)).encode(text, disallowed_special=()))
+
+
+def message_text(message: Message) -> str:
+    """Everything in a chat message that the model reads, as one string."""
+    parts = [str(message.get("role", ""))]
+    content = message.get("content")
+    if isinstance(content, str):
+        parts.append(content)
+    elif isinstance(content, list):
+        parts.extend(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    for call in message.get("tool_calls") or ():
+        function = call.get("function", {})
+        parts.append(str(function.get("name", "")))
+        parts.append(str(function.get("arguments", "")))
+    if message.get("name"):
+        parts.append(str(message["name"]))
+    return "\n".join(parts)
+
+
+def _cache_key(message: Message) -> tuple[Any, ...]:
+    # Strings cache their hash and compare by identity first, so a hit on a long message that is
+    # the same object costs O(1); only small parts are serialised.
+    content = message.get("content")
+    if not isinstance(content, str):
+        content = json.dumps(content, sort_keys=True, default=str)
+    calls = message.get("tool_calls")
+    return (
+        message.get("role"),
+        content,
+        message.get("name"),
+        json.dumps(calls, sort_keys=True, default=str) if calls else None,
+    )
+
+
+class TokenCounter:
+    """Counts chat messages, each distinct message once.
+
+    Counts are cached by message content, so recounting a growing history costs only the new
+    messages: a 100k-token transcript is tokenised once, not once per step.
+    """
+
+    def __init__(self, model: str = "") -> None:
+        self.model = model
+        self._cache: dict[str, int] = {}
+
+    def count_message(self, message: Message) -> int:
+        key = _cache_key(message)
+        count = self._cache.get(key)
+        if count is None:
+            count = count_text(message_text(message), self.model) + MESSAGE_OVERHEAD
+            self._cache[key] = count
+        return count
+
+    def count(self, messages: Iterable[Message]) -> int:
+        return sum(self.count_message(m) for m in messages)
+
+    def count_tools(self, tools: Iterable[dict[str, Any]] | None) -> int:
+        if not tools:
+            return 0
+        return count_text(json.dumps(list(tools), sort_keys=True), self.model)
