@@ -1,0 +1,396 @@
+"""The git isolation layer, on real temporary repositories."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from harness.errors import ConfigError
+from harness.git import GitIsolationError, Workspace, open_workspace
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def make_repo(path: Path) -> Path:
+    path.mkdir(parents=True)
+    git(path, "init", "-q", "-b", "main")
+    git(path, "config", "user.name", "Repo Owner")
+    git(path, "config", "user.email", "owner@example.com")
+    git(path, "config", "commit.gpgsign", "false")
+    (path / "README.md").write_text("# demo\n")
+    (path / "src").mkdir()
+    (path / "src" / "app.py").write_text("def answer():\n    return 41\n")
+    (path / ".gitignore").write_text("*.log\n")
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "initial")
+    return path
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "repo")
+
+
+def snapshot(root: Path) -> dict[str, str]:
+    """HEAD, staged diff, index bytes and a hash of every file outside .git."""
+    state = {
+        "HEAD": git(root, "rev-parse", "HEAD"),
+        "symbolic": (root / ".git" / "HEAD").read_text(),
+        "cached": git(root, "diff", "--cached"),
+        "index": hashlib.sha256((root / ".git" / "index").read_bytes()).hexdigest(),
+    }
+    for file in sorted(root.rglob("*")):
+        if file.is_file() and ".git" not in file.relative_to(root).parts:
+            state[str(file.relative_to(root))] = hashlib.sha256(file.read_bytes()).hexdigest()
+    return state
+
+
+def tree_files(root: Path) -> dict[str, str]:
+    return {
+        str(f.relative_to(root)): f.read_text()
+        for f in sorted(root.rglob("*"))
+        if f.is_file() and ".git" not in f.relative_to(root).parts
+    }
+
+
+def round_commits(ws: Workspace) -> list[str]:
+    return git(ws.path, "rev-list", f"{ws.base_commit}..{ws.branch}").split()
+
+
+def test_worktree_leaves_the_user_checkout_byte_for_byte_unchanged(repo: Path) -> None:
+    (repo / "README.md").write_text("# demo, edited by the user\n")
+    (repo / "notes.txt").write_text("user's own notes\n")
+    (repo / "src" / "staged.py").write_text("x = 1\n")
+    git(repo, "add", "src/staged.py")
+    before = snapshot(repo)
+
+    ws = open_workspace(repo, loop_name="fix bug", run_id="0123abcd-5678")
+    assert ws.branch == "harness/fix-bug-0123abcd"
+    assert ws.path == repo.parent / ".harness-worktrees" / "repo" / "fix-bug-0123abcd"
+    assert ws.warning is not None
+    assert str(repo) in ws.warning
+    assert "notes.txt" in ws.warning
+    assert (ws.path / "README.md").read_text() == "# demo\n"  # starts from HEAD, not the edits
+    assert not (ws.path / "notes.txt").exists()
+    for n in range(1, 4):
+        (ws.path / f"round{n}.txt").write_text(f"round {n}\n")
+        (ws.path / "README.md").write_text(f"# demo, round {n}\n")
+        assert ws.commit_round(n, f"round {n}") is not None
+
+    assert snapshot(repo) == before
+    assert git(repo, "rev-parse", "main") == ws.base_commit
+    assert len(round_commits(ws)) == 3
+
+
+def test_one_commit_per_changed_round_with_the_harness_identity(repo: Path) -> None:
+    ws = open_workspace(repo)
+    assert ws.warning is None
+    (ws.path / "a.txt").write_text("a\n")
+    (ws.path / "debug.log").write_text("ignored\n")
+    first = ws.commit_round(1, "#1 add a")
+    assert ws.commit_round(2, "nothing new") is None
+    (ws.path / "src" / "app.py").write_text("def answer():\n    return 42\n")
+    second = ws.commit_round(3, "fix answer")
+
+    assert round_commits(ws) == [second, first]
+    assert git(ws.path, "log", "-1", "--format=%an <%ae>|%cn <%ce>", str(first)) == (
+        "harness <harness@localhost>|harness <harness@localhost>"
+    )
+    assert git(ws.path, "log", "-1", "--format=%s", str(first)) == "#1 add a"
+    assert "Harness-Round: 3" in git(ws.path, "log", "-1", "--format=%b", str(second))
+    assert git(ws.path, "show", "--name-only", "--format=", str(first)).split() == ["a.txt"]
+    assert git(repo, "config", "--get", "user.name") == "Repo Owner"
+
+
+def test_rollback_returns_to_the_last_round_commit_or_the_base(repo: Path) -> None:
+    ws = open_workspace(repo)
+    base_files = tree_files(ws.path)
+    (ws.path / "scratch.txt").write_text("tmp\n")
+    (ws.path / "README.md").unlink()
+    ws.rollback()
+    assert tree_files(ws.path) == base_files
+
+    (ws.path / "kept.txt").write_text("kept\n")
+    ws.commit_round(1, "keep")
+    committed = tree_files(ws.path)
+    (ws.path / "kept.txt").write_text("changed\n")
+    (ws.path / "src" / "new.py").write_text("junk\n")
+    (ws.path / "build.log").write_text("ignored files survive\n")
+    ws.rollback()
+    assert tree_files(ws.path) == {**committed, "build.log": "ignored files survive\n"}
+    assert git(ws.path, "status", "--porcelain") == ""
+
+
+def test_reset_to_moves_back_to_a_round_and_refuses_foreign_commits(repo: Path) -> None:
+    ws = open_workspace(repo)
+    (ws.path / "one.txt").write_text("1\n")
+    first = ws.commit_round(1, "one")
+    (ws.path / "two.txt").write_text("2\n")
+    ws.commit_round(2, "two")
+    assert first is not None
+    ws.reset_to(first)
+    assert (ws.path / "one.txt").exists()
+    assert not (ws.path / "two.txt").exists()
+    assert git(ws.path, "rev-parse", "HEAD") == first
+
+    unrelated = git(repo, "commit-tree", "HEAD^{tree}", "-m", "history of its own")
+    with pytest.raises(GitIsolationError, match="not part of run branch"):
+        ws.reset_to(unrelated)
+    with pytest.raises(GitIsolationError, match="is not a commit"):
+        ws.reset_to("no-such-commit")
+
+
+def test_diff_and_changed_files_cover_commits_edits_and_untracked_files(repo: Path) -> None:
+    ws = open_workspace(repo)
+    (ws.path / "src" / "app.py").write_text("def answer():\n    return 42\n")
+    ws.commit_round(1, "fix")
+    (ws.path / "NEW.md").write_text("brand new file\n")
+    (ws.path / "README.md").unlink()
+    (ws.path / "trace.log").write_text("ignored\n")
+
+    diff = ws.diff()
+    assert "+    return 42" in diff
+    assert "+brand new file" in diff
+    assert "deleted file mode" in diff
+    assert "trace.log" not in diff
+    assert sorted(ws.changed_files()) == ["NEW.md", "README.md", "src/app.py"]
+    assert git(ws.path, "status", "--porcelain").count("??") == 1  # diff did not stage anything
+
+
+def test_diff_is_truncated_with_a_stated_marker(repo: Path) -> None:
+    ws = open_workspace(repo)
+    (ws.path / "big.txt").write_text("".join(f"line {i}\n" for i in range(5000)))
+    full = ws.diff(max_chars=10_000_000)
+    cut = ws.diff(max_chars=1000)
+    match = re.search(r"\[\.\.\. diff truncated: (\d+) of (\d+) chars shown \.\.\.\]\n$", cut)
+    assert match is not None
+    shown, total = int(match[1]), int(match[2])
+    assert shown <= 1000
+    assert total == len(full)
+    assert cut[:shown] == full[:shown]
+    with pytest.raises(ConfigError, match="max_chars"):
+        ws.diff(max_chars=0)
+
+
+def test_not_a_repository_suggests_isolation_none(tmp_path: Path) -> None:
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    for isolation in ("worktree", "branch"):
+        with pytest.raises(GitIsolationError, match="isolation='none'") as err:
+            open_workspace(folder, isolation=isolation)  # type: ignore[arg-type]
+        assert str(folder) in str(err.value)
+
+
+def test_repository_without_commits_asks_for_a_first_commit(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    git(empty, "init", "-q")
+    with pytest.raises(GitIsolationError, match="make a first commit") as err:
+        open_workspace(empty)
+    assert str(empty) in str(err.value)
+
+
+def test_invalid_arguments_are_configuration_errors(repo: Path, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="isolation"):
+        open_workspace(repo, isolation="sandbox")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="does not exist"):
+        open_workspace(tmp_path / "missing")
+    with pytest.raises(ConfigError, match="loop_name"):
+        open_workspace(repo, loop_name="///")
+    with pytest.raises(ConfigError, match="outside the repository"):
+        open_workspace(repo, worktrees_dir=repo / "wt")
+    with pytest.raises(ConfigError, match="resume_branch"):
+        open_workspace(repo, isolation="none", resume_branch="harness/x")
+
+
+def test_detached_head_works_but_cannot_merge(repo: Path) -> None:
+    git(repo, "checkout", "-q", "--detach", "HEAD")
+    ws = open_workspace(repo)
+    assert ws.base_commit == git(repo, "rev-parse", "HEAD")
+    assert ws.origin is None
+    (ws.path / "x.txt").write_text("x\n")
+    ws.commit_round(1, "x")
+    with pytest.raises(GitIsolationError, match="detached HEAD") as err:
+        ws.merge_ff()
+    assert str(ws.branch) in str(err.value)
+
+
+def test_explicit_run_id_clash_is_refused_and_random_ids_differ(repo: Path) -> None:
+    open_workspace(repo, run_id="deadbeef")
+    with pytest.raises(GitIsolationError, match="resume_branch='harness/run-deadbeef'"):
+        open_workspace(repo, run_id="deadbeef")
+    named = open_workspace(repo, loop_name="docs", run_id="nightly build")
+    assert re.fullmatch(r"harness/docs-[0-9a-f]{8}", str(named.branch))
+    branches = {open_workspace(repo).branch for _ in range(3)}
+    assert len(branches) == 3
+
+
+def test_branch_mode_refuses_a_dirty_checkout(repo: Path) -> None:
+    (repo / "untracked.txt").write_text("mine\n")
+    before = snapshot(repo)
+    with pytest.raises(GitIsolationError, match="clean checkout") as err:
+        open_workspace(repo, isolation="branch")
+    assert "untracked.txt" in str(err.value)
+    assert str(repo) in str(err.value)
+    assert snapshot(repo) == before
+
+
+def test_branch_mode_works_in_the_user_checkout_and_merges(repo: Path) -> None:
+    ws = open_workspace(repo, isolation="branch", run_id="00000001")
+    assert ws.path == repo
+    assert git(repo, "branch", "--show-current") == "harness/run-00000001"
+    (repo / "feature.txt").write_text("feature\n")
+    sha = ws.commit_round(1, "feature")
+    ws.merge_ff()
+    assert git(repo, "rev-parse", "main") == sha
+    ws.finish()
+    assert git(repo, "branch", "--show-current") == "harness/run-00000001"
+
+
+def test_merge_ff_fast_forwards_the_user_branch_and_checkout(repo: Path) -> None:
+    ws = open_workspace(repo)
+    (ws.path / "src" / "app.py").write_text("def answer():\n    return 42\n")
+    sha = ws.commit_round(1, "fix")
+    ws.merge_ff()
+    assert git(repo, "rev-parse", "HEAD") == sha
+    assert "return 42" in (repo / "src" / "app.py").read_text()
+    assert git(repo, "status", "--porcelain") == ""
+    ws.merge_ff()  # already there: nothing to do
+
+
+def test_merge_ff_refuses_a_diverged_branch_and_a_dirty_checkout(repo: Path) -> None:
+    ws = open_workspace(repo)
+    (ws.path / "a.txt").write_text("a\n")
+    ws.commit_round(1, "a")
+
+    (repo / "README.md").write_text("# demo, uncommitted\n")
+    before = snapshot(repo)
+    with pytest.raises(GitIsolationError, match="uncommitted changes") as err:
+        ws.merge_ff()
+    assert str(repo) in str(err.value)
+    assert snapshot(repo) == before
+
+    git(repo, "commit", "-q", "-am", "user commits meanwhile")
+    with pytest.raises(GitIsolationError, match="moved on"):
+        ws.merge_ff()
+    assert not (repo / "a.txt").exists()
+
+
+def test_merge_ff_moves_a_branch_that_is_not_checked_out(repo: Path) -> None:
+    ws = open_workspace(repo)
+    git(repo, "checkout", "-q", "-b", "elsewhere")
+    (ws.path / "a.txt").write_text("a\n")
+    sha = ws.commit_round(1, "a")
+    ws.merge_ff()
+    assert git(repo, "rev-parse", "main") == sha
+    assert git(repo, "branch", "--show-current") == "elsewhere"
+
+
+def test_finish_removes_the_worktree_and_keeps_the_branch(repo: Path) -> None:
+    ws = open_workspace(repo)
+    (ws.path / "a.txt").write_text("a\n")
+    sha = ws.commit_round(1, "a")
+    (ws.path / "leftover.txt").write_text("not committed\n")
+    ws.finish()
+    assert not ws.path.exists()
+    assert not (repo.parent / ".harness-worktrees").exists()
+    assert git(repo, "rev-parse", str(ws.branch)) == sha
+    assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
+    ws.finish()  # a second call is harmless
+
+
+def test_resume_reuses_the_branch_and_recreates_a_pruned_worktree(repo: Path) -> None:
+    ws = open_workspace(repo, loop_name="fix", run_id="feedf00d")
+    (ws.path / "a.txt").write_text("a\n")
+    ws.commit_round(1, "a")
+    (ws.path / "wip.txt").write_text("wip\n")
+
+    again = open_workspace(repo, resume_branch="harness/fix-feedf00d")
+    assert again.path == ws.path
+    assert (again.path / "wip.txt").exists()
+
+    ws.finish()
+    git(repo, "commit", "-q", "--allow-empty", "-m", "user moves on")
+    resumed = open_workspace(repo, resume_branch="harness/fix-feedf00d")
+    assert resumed.path == ws.path
+    assert resumed.base_commit == ws.base_commit
+    assert resumed.origin == "refs/heads/main"
+    assert (resumed.path / "a.txt").read_text() == "a\n"
+    assert resumed.changed_files() == ["a.txt"]
+
+    shutil.rmtree(resumed.path)  # deleted by hand, never pruned
+    third = open_workspace(repo, resume_branch="harness/fix-feedf00d")
+    assert (third.path / "a.txt").exists()
+
+
+def test_resume_errors_name_the_branch(repo: Path) -> None:
+    with pytest.raises(GitIsolationError, match="no longer exists") as err:
+        open_workspace(repo, resume_branch="harness/gone-12345678")
+    assert str(repo) in str(err.value)
+    git(repo, "branch", "topic")
+    with pytest.raises(GitIsolationError, match="harnessBase"):
+        open_workspace(repo, resume_branch="topic")
+
+
+def test_subfolder_maps_into_the_worktree(repo: Path) -> None:
+    ws = open_workspace(repo / "src")
+    assert ws.root is not None
+    assert ws.path == ws.root / "src"
+    assert (ws.path / "app.py").exists()
+
+
+def test_isolation_none_works_in_place(repo: Path, tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    outside = open_workspace(plain, isolation="none")
+    (plain / "a.txt").write_text("a\n")
+    assert outside.commit_round(1, "a") is None
+    assert outside.diff() == ""
+    assert outside.changed_files() == []
+
+    head = git(repo, "rev-parse", "HEAD")
+    index_before = (repo / ".git" / "index").read_bytes()
+    inside = open_workspace(repo, isolation="none")
+    assert inside.path == repo
+    assert inside.branch is None
+    (repo / "new.txt").write_text("new\n")
+    assert inside.commit_round(1, "new") is None
+    assert "+new" in inside.diff()
+    assert inside.changed_files() == ["new.txt"]
+    assert git(repo, "rev-parse", "HEAD") == head
+    assert (repo / ".git" / "index").read_bytes() == index_before
+    with pytest.raises(GitIsolationError, match="isolation='none'"):
+        inside.rollback()
+
+
+def test_eight_parallel_workspaces_do_not_clobber_each_other(repo: Path) -> None:
+    before = snapshot(repo)
+
+    def one_run(n: int) -> tuple[Workspace, str | None]:
+        ws = open_workspace(repo, loop_name="fleet")
+        (ws.path / f"item{n}.txt").write_text(f"item {n}\n")
+        return ws, ws.commit_round(1, f"item {n}")
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(pool.map(one_run, range(8)))
+
+    assert len({ws.branch for ws, _ in results}) == 8
+    assert len({ws.path for ws, _ in results}) == 8
+    for n, (ws, sha) in enumerate(results):
+        assert sha is not None
+        assert git(repo, "show", "--name-only", "--format=", sha).split() == [f"item{n}.txt"]
+        assert ws.changed_files() == [f"item{n}.txt"]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(lambda result: result[0].finish(), results))
+    assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
+    assert snapshot(repo) == before
