@@ -1,8 +1,23 @@
-"""Where components report what happened. The full event log builds on this seam."""
+"""Where components report what happened, and the run's JSON Lines event log.
+
+Components call ``sink.emit(kind, **data)``; the kinds and their fields are the models in
+:mod:`harness.event_schema` (documented in docs/events.md). A run's :class:`EventLog` validates,
+redacts and appends each event to ``<run folder>/events.jsonl``.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import threading
+from pathlib import Path
 from typing import Any, Protocol
+
+from harness.event_schema import Event, make_event, parse_event
+from harness.redact import Redactor
+
+EVENTS_FILE = "events.jsonl"
+"""The event log's name inside a run folder."""
 
 
 class EventSink(Protocol):
@@ -19,3 +34,77 @@ class NullSink:
 
 
 NULL_SINK = NullSink()
+
+
+class Tee:
+    """Sends each event to every sink, in order."""
+
+    def __init__(self, *sinks: EventSink) -> None:
+        self.sinks = sinks
+
+    def emit(self, kind: str, **data: Any) -> None:
+        for sink in self.sinks:
+            sink.emit(kind, **data)
+
+
+class EventLog:
+    """An append-only JSON Lines event log; thread-safe.
+
+    Each event is validated against its model (an unknown kind or a bad field raises
+    ValueError: that is a bug in the emitter), gets ``v``, ``ts`` and ``run_id`` filled in,
+    is redacted, and is written as one line and flushed, so a killed process leaves at most a
+    torn last line (which :func:`read_events` skips). ``fsync=True`` also syncs every line to
+    disk. ``echo`` (e.g. a :class:`harness.live.LiveProgress`) receives the same redacted
+    event. Without a ``redactor``, a :class:`Redactor` over ``os.environ`` is used.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        run_id: str,
+        redactor: Redactor | None = None,
+        echo: EventSink | None = None,
+        fsync: bool = False,
+    ) -> None:
+        self.path = Path(path)
+        self.run_id = run_id
+        self._redactor = redactor if redactor is not None else Redactor()
+        self._echo = echo
+        self._fsync = fsync
+        self._lock = threading.Lock()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+
+    def emit(self, kind: str, **data: Any) -> None:
+        event = make_event(kind, **{"run_id": self.run_id, **data})
+        record = self._redactor.redact(event.model_dump(mode="json"))
+        line = json.dumps(record, ensure_ascii=False) + "\n"
+        with self._lock, self.path.open("a", encoding="utf-8") as log:
+            log.write(line)
+            log.flush()
+            if self._fsync:
+                os.fsync(log.fileno())
+        if self._echo is not None:
+            del record["kind"]
+            self._echo.emit(kind, **record)
+
+
+def read_events(path: str | os.PathLike[str]) -> list[Event]:
+    """Every event in an event log, in order.
+
+    A last line without its newline that does not parse is a write cut short by a crash and is
+    skipped; any other line that does not parse raises ValueError naming the line.
+    """
+    text = Path(path).read_text(encoding="utf-8")
+    lines = text.split("\n")
+    events: list[Event] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            events.append(parse_event(line))
+        except ValueError as err:
+            if number == len(lines):
+                break
+            raise ValueError(f"{path}:{number}: not a valid event: {err}") from err
+    return events

@@ -1,0 +1,133 @@
+"""A realistic run's events, emitted through any sink, for the event, report and live tests."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from harness.events import EventSink
+
+START = datetime(2026, 3, 1, 9, 30, tzinfo=UTC)
+CALLS = {  # role: (model, prompt tokens, completion tokens, cost)
+    "author": ("gpt-4o-mini", 1200, 150, 0.0021),
+    "critic": ("claude-3-5-haiku", 800, 60, 0.0009),
+    "summariser": ("gpt-4o-mini", 3000, 200, 0.0030),
+}
+STEPS = 3
+
+
+@dataclass
+class Tally:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    calls: int = 0
+
+    def add(self, prompt: int, completion: int, cost: float) -> None:
+        self.prompt_tokens += prompt
+        self.completion_tokens += completion
+        self.cost_usd += cost
+        self.calls += 1
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(vars(self))
+
+
+@dataclass
+class _Emitter:
+    sink: EventSink
+    now: datetime
+    run: Tally = field(default_factory=Tally)
+    round: Tally = field(default_factory=Tally)
+    per_round: list[Tally] = field(default_factory=list)
+
+    def emit(self, kind: str, after: float, **data: Any) -> None:
+        self.now += timedelta(seconds=after)
+        self.sink.emit(kind, ts=self.now, **data)
+
+    def model_call(self, role: str, round_: int) -> None:
+        model, prompt, completion, cost = CALLS[role]
+        self.emit("model_call", 2, role=role, model=model, prompt_tokens=prompt,
+                  completion_tokens=completion, cost_usd=cost, latency=1.8, round=round_)  # fmt: skip
+        self.run.add(prompt, completion, cost)
+        self.round.add(prompt, completion, cost)
+
+
+@dataclass(frozen=True)
+class SampleRun:
+    """What the emitted run adds up to."""
+
+    usage: Tally
+    per_round: list[Tally]
+    rounds: int
+    duration: float
+
+
+def emit_sample_run(
+    sink: EventSink,
+    *,
+    run_id: str = "20260301-093000-abc123",
+    rounds: int = 3,
+    passes: bool = False,
+    start: datetime = START,
+    tool_output_note: str = "",
+) -> SampleRun:
+    """A bug-fix run: pytest fails in round 1, then the critic scores 6.5, 7.5, ...
+
+    Round 2 compacts its context. With ``passes`` the last verdict is 9 and the run passes;
+    otherwise it stops at MAX_ITERATIONS and escalates. ``tool_output_note`` goes into each tool
+    call's output preview (to plant secrets).
+    """
+    out = _Emitter(sink, start)
+    sink.emit(
+        "run_start", ts=start, run_id=run_id, goal="Fix the failing test in calc.py",
+        loop_name="bugfix", model="gpt-4o-mini", critic_model="claude-3-5-haiku",
+        max_iterations=rounds, budget={"tokens": 200000, "cost_usd": 1.0, "seconds": 900},
+        workspace="/tmp/calc", branch="harness/fix-calc",
+    )  # fmt: skip
+    for round_ in range(1, rounds + 1):
+        out.round = Tally()
+        out.emit("round_start", 1, round=round_, max_iterations=rounds)
+        out.emit("budget_check", 0.1, role="author", estimated_tokens=1500, estimated_cost=0.003,
+                 allowed=True)  # fmt: skip
+        for step in range(1, STEPS + 1):
+            out.model_call("author", round_)
+            out.emit(
+                "tool_call", 0.5, name="read_file" if step == 1 else "run_shell",
+                arguments_preview='{"path": "calc.py"}' if step == 1 else '{"command": "pytest -q"}',
+                exit_code=1 if round_ == 1 and step == STEPS else 0, duration=0.4,
+                output_chars=812, step=step, output_preview=f"3 failed {tool_output_note}",
+            )  # fmt: skip
+            if round_ == 2 and step == 2:
+                out.model_call("summariser", round_)
+                out.emit("compaction", 0.2, strategy="summary", tokens_before=52000,
+                         tokens_after=11000, duration=2.1, dropped=["messages 2-14"])  # fmt: skip
+        gates_pass = round_ > 1
+        out.emit(
+            "gate_report", 3, round=round_, name="pytest", passed=gates_pass,
+            summary="12 passed" if gates_pass else "3 failed, 9 passed",
+            failures=[] if gates_pass else ["test_add", "test_sub", "test_div_zero"], duration=2.9,
+        )  # fmt: skip
+        out.emit("gate_report", 0.5, round=round_, name="ruff", passed=True, summary="clean",
+                 duration=0.3)  # fmt: skip
+        passed, outcome = False, "gates_failed"
+        if gates_pass:
+            out.model_call("critic", round_)
+            score = 9.0 if passes and round_ == rounds else 4.5 + round_
+            passed, outcome = score >= 8, "passed" if score >= 8 else "critic_failed"
+            out.emit("critic_verdict", 0.1, round=round_, score=score, passed=passed,
+                     reasons=["fix is minimal" if passed else "division by zero unhandled"],
+                     fixes=[] if passed else ["raise ZeroDivisionError in div()"])  # fmt: skip
+        out.per_round.append(out.round)
+        out.emit("round_end", 0.2, round=round_, passed=passed, outcome=outcome, duration=14.5,
+                 usage=out.round.as_dict())  # fmt: skip
+    reason = "PASSED" if passes else "MAX_ITERATIONS"
+    out.emit("stop", 0.1, reason=reason,
+             message="gates and critic passed" if passes else f"{rounds} of {rounds} rounds used")  # fmt: skip
+    if not passes:
+        out.emit("escalation", 0.1, reason=reason, report_path="progress/fix-calc.escalation.md")
+    duration = (out.now - start).total_seconds() + 0.1
+    out.emit("run_end", 0.1, run_id=run_id, stop_reason=reason, passed=passes, iterations=rounds,
+             usage=out.run.as_dict(), duration=duration)  # fmt: skip
+    return SampleRun(usage=out.run, per_round=out.per_round, rounds=rounds, duration=duration)
