@@ -1,0 +1,380 @@
+"""Objective gates: checks whose exit code and output decide whether a round passed.
+
+A gate never takes the agent's word for it. :class:`CommandGate` runs any command,
+:class:`PytestGate` runs the tests and names the failing ones, :class:`PredicateGate` asks a
+Python function. :func:`run_gates` checks them in order and stops at the first failure.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import tempfile
+import time
+import traceback
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from harness.errors import ConfigError
+from harness.events import NULL_SINK, EventSink
+from harness.proc import CommandResult, run_command, safe_env
+
+TAIL_CHARS = 4_000
+"""Most characters of output a report keeps."""
+
+FAILURE_TEXT_CHARS = 1_200
+"""Most characters kept from the end of one failing test's text."""
+
+PYTEST_NO_TESTS = 5
+
+
+class GateReport(BaseModel):
+    """What one gate found. ``summary`` is one line; ``output_tail`` is bounded."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    passed: bool
+    summary: str
+    failures: list[str] = Field(default_factory=list)
+    output_tail: str = ""
+    duration: float = 0.0
+    exit_code: int | None = None
+
+    def describe(self) -> str:
+        """The report as the next round reads it."""
+        lines = [f"Gate {self.name!r} {'passed' if self.passed else 'failed'}: {self.summary}"]
+        if self.failures:
+            lines.append("Failing: " + ", ".join(self.failures))
+        if self.output_tail and not self.passed:
+            lines.append(self.output_tail)
+        return "\n".join(lines)
+
+
+@runtime_checkable
+class Gate(Protocol):
+    """An objective check of a workspace."""
+
+    name: str
+
+    def check(self, workspace: str | Path) -> GateReport: ...
+
+
+def run_gates(
+    gates: Iterable[Gate], workspace: str | Path, *, events: EventSink = NULL_SINK
+) -> list[GateReport]:
+    """Check ``gates`` in order; the first failure ends verification (later gates do not run)."""
+    reports: list[GateReport] = []
+    for gate in gates:
+        report = gate.check(workspace)
+        events.emit("gate_report", **report.model_dump())
+        reports.append(report)
+        if not report.passed:
+            break
+    return reports
+
+
+class CommandGate:
+    """Any command (a shell string or an argv list); it passes when it exits 0."""
+
+    def __init__(
+        self, cmd: str | Sequence[str], *, name: str | None = None, timeout: float = 600
+    ) -> None:
+        if isinstance(cmd, str):
+            if not cmd.strip():
+                raise ConfigError("cmd: empty command")
+            self.cmd: str | list[str] = cmd
+        else:
+            self.cmd = list(cmd)
+            if not self.cmd or not all(isinstance(part, str) for part in self.cmd):
+                raise ConfigError("cmd: expected a non-empty list of strings")
+        self.name = name or (cmd if isinstance(cmd, str) else shlex.join(self.cmd))
+        self.timeout = _checked_timeout(timeout)
+
+    def check(self, workspace: str | Path) -> GateReport:
+        result = run_command(self.cmd, cwd=_workspace(workspace), timeout=self.timeout)
+        if result.timed_out:
+            summary = f"`{self.name}` timed out after {self.timeout:g}s (process group killed)"
+        elif result.exit_code == 0:
+            summary = f"`{self.name}` passed"
+        else:
+            last = _last_line(result.output)
+            summary = f"`{self.name}` failed with exit code {result.exit_code}"
+            summary += f": {last}" if last else ""
+        return GateReport(
+            name=self.name,
+            passed=result.exit_code == 0,
+            summary=summary,
+            output_tail=tail(result.output),
+            duration=result.duration,
+            exit_code=result.exit_code,
+        )
+
+
+class PytestGate:
+    """``python -m pytest`` in the workspace; reports failing test ids and their failure text.
+
+    The JUnit report goes to a temporary file outside the workspace; the cache provider and
+    byte-code writing are off, so checking leaves no files behind in the workspace.
+    """
+
+    def __init__(
+        self, args: str | Sequence[str] = "", *, timeout: float = 600, name: str = "pytest"
+    ) -> None:
+        self.args = shlex.split(args) if isinstance(args, str) else list(args)
+        self.timeout = _checked_timeout(timeout)
+        self.name = name
+        self.test_paths: tuple[str, ...] = _test_paths(self.args)
+        """The paths pytest runs, so that the outer loop can protect them."""
+
+    def check(self, workspace: str | Path) -> GateReport:
+        root = _workspace(workspace)
+        with tempfile.TemporaryDirectory(prefix="harness-junit-") as tmp:
+            report_file = Path(tmp) / "report.xml"
+            command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+            command += ["-o", "junit_family=xunit1", f"--junitxml={report_file}", *self.args]
+            env = safe_env(extra={"PYTHONDONTWRITEBYTECODE": "1"})
+            result = run_command(command, cwd=root, timeout=self.timeout, env=env)
+            junit = _read_junit(report_file, root)
+        return self._report(result, junit)
+
+    def _report(self, result: CommandResult, junit: _JUnit | str) -> GateReport:
+        code = result.exit_code
+        failures: list[str] = []
+        output = tail(result.output)
+        if result.timed_out:
+            summary = f"pytest timed out after {self.timeout:g}s (process group killed)"
+        elif code == PYTEST_NO_TESTS:
+            summary = f"pytest collected no tests (exit code 5) in {' '.join(self.test_paths)}"
+        elif isinstance(junit, str):
+            summary = f"pytest exited with code {code} and {junit}"
+            last = _last_line(result.output)
+            summary += f": {last}" if last and code != 0 else ""
+        elif junit.problems:
+            failures = list(dict.fromkeys(problem.test_id for problem in junit.problems))
+            summary = f"pytest: {junit.counts()}"
+            uncollected = [p.test_id for p in junit.problems if p.collection]
+            summary += f"; could not collect {', '.join(uncollected)}" if uncollected else ""
+            output = _failure_text(junit.problems)
+        else:
+            summary = f"pytest: {junit.counts()}"
+            if code != 0:
+                summary += f"; exited with code {code}"
+                last = _last_line(result.output)
+                summary += f": {last}" if last else ""
+        return GateReport(
+            name=self.name,
+            passed=code == 0,
+            summary=summary,
+            failures=failures,
+            output_tail=output,
+            duration=result.duration,
+            exit_code=code,
+        )
+
+
+PredicateOutcome = bool | tuple[bool, str] | GateReport
+
+
+class PredicateGate:
+    """A Python check: ``fn(workspace)`` returns a bool, ``(bool, message)`` or a GateReport.
+
+    An exception raised by ``fn`` fails the gate with the exception text and traceback.
+    """
+
+    def __init__(self, fn: Callable[[Path], PredicateOutcome], *, name: str) -> None:
+        if not callable(fn):
+            raise ConfigError("fn: a predicate gate needs a callable")
+        if not name.strip():
+            raise ConfigError("name: a predicate gate needs a name")
+        self.fn = fn
+        self.name = name
+
+    def check(self, workspace: str | Path) -> GateReport:
+        root = _workspace(workspace)
+        start = time.monotonic()
+        try:
+            outcome = self.fn(root)
+        except Exception as exc:  # the predicate's failure is the gate's finding
+            return GateReport(
+                name=self.name,
+                passed=False,
+                summary=f"{self.name} raised {type(exc).__name__}: {_first_line(str(exc))}",
+                output_tail=tail(traceback.format_exc()),
+                duration=time.monotonic() - start,
+            )
+        duration = time.monotonic() - start
+        if isinstance(outcome, GateReport):
+            return outcome.model_copy(update={"name": self.name, "duration": duration})
+        if isinstance(outcome, bool):
+            passed, message = outcome, ""
+        elif (
+            isinstance(outcome, tuple)
+            and len(outcome) == 2
+            and isinstance(outcome[0], bool)
+            and isinstance(outcome[1], str)
+        ):
+            passed, message = outcome
+        else:
+            raise ConfigError(
+                f"{self.name}: the predicate returned {outcome!r}; "
+                "expected a bool, (bool, str) or a GateReport"
+            )
+        verdict = "passed" if passed else "failed"
+        return GateReport(
+            name=self.name,
+            passed=passed,
+            summary=_first_line(message) or f"{self.name} {verdict}",
+            output_tail=tail(message),
+            duration=duration,
+        )
+
+
+@dataclass(frozen=True)
+class _Problem:
+    """One failing or erroring test case from a JUnit report."""
+
+    test_id: str
+    kind: str  # "failure" or "error"
+    message: str
+    text: str
+
+    @property
+    def collection(self) -> bool:
+        return self.kind == "error" and self.message == "collection failure"
+
+
+@dataclass(frozen=True)
+class _JUnit:
+    tests: int
+    failed: int
+    errors: int
+    skipped: int
+    problems: list[_Problem]
+
+    def counts(self) -> str:
+        passed = self.tests - self.failed - self.errors - self.skipped
+        parts = [
+            f"{self.failed} failed",
+            f"{self.errors} error{'s' if self.errors > 1 else ''}",
+            f"{passed} passed",
+            f"{self.skipped} skipped",
+        ]
+        text = ", ".join(part for part in parts if not part.startswith("0 "))
+        return f"{text} of {self.tests} tests" if text else "no tests ran"
+
+
+def _read_junit(path: Path, root: Path) -> _JUnit | str:
+    """The report, or why there is none (a string that completes "pytest exited with code N and")."""
+    if not path.is_file():
+        return "wrote no test report"
+    try:
+        tree = ET.parse(path)
+    except ET.ParseError as exc:
+        return f"wrote an unreadable test report ({exc})"
+    suites = list(tree.getroot().iter("testsuite"))
+
+    def total(attribute: str) -> int:
+        return sum(int(suite.get(attribute, "0")) for suite in suites)
+
+    problems = [
+        _Problem(_test_id(case, root), child.tag, child.get("message", ""), child.text or "")
+        for case in tree.getroot().iter("testcase")
+        for child in case
+        if child.tag in ("failure", "error")
+    ]
+    return _JUnit(total("tests"), total("failures"), total("errors"), total("skipped"), problems)
+
+
+def _test_id(case: ET.Element, root: Path) -> str:
+    """``tests/test_x.py::TestClass::test_name[param]``, rebuilt from a JUnit test case."""
+    classname, name, file = case.get("classname", ""), case.get("name", ""), case.get("file")
+    if file:
+        module = file.removesuffix(".py").replace("/", ".")
+        if not classname and name == module:  # a collection error names its module
+            return file
+        if classname == module or classname.startswith(module + "."):
+            classes = classname[len(module) :].split(".")[1:]
+            return "::".join([file, *classes, name])
+    # Without a file attribute (junit_family=xunit2): find the module file among the dots.
+    dotted = classname or name
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        candidate = "/".join(parts[:cut]) + ".py"
+        if (root / candidate).is_file():
+            rest = parts[cut:] + ([name] if classname else [])
+            return "::".join([candidate, *rest])
+    return "::".join(part for part in (classname, name) if part)
+
+
+def _failure_text(problems: list[_Problem]) -> str:
+    """Each problem's message and the end of its text, while the report has room."""
+    sections: list[str] = []
+    used = 0
+    for shown, problem in enumerate(problems):
+        label = "FAILED" if problem.kind == "failure" else "ERROR"
+        header = f"{label} {problem.test_id}: {_first_line(problem.message)}"
+        section = header + "\n" + tail(problem.text.rstrip(), FAILURE_TEXT_CHARS)
+        if sections and used + len(section) > TAIL_CHARS:
+            sections.append(f"[... {len(problems) - shown} more not shown; see failures ...]")
+            break
+        sections.append(section)
+        used += len(section)
+    return "\n\n".join(sections)
+
+
+_VALUE_OPTIONS = frozenset(
+    "-k -m -p -o -c -W -r --deselect --ignore --ignore-glob --rootdir --confcutdir --basetemp "  # noqa: SIM905
+    "--maxfail --tb --durations --junitxml --junit-xml --log-level --import-mode "
+    "--override-ini --capture --config-file".split()
+)
+"""pytest options whose value is the next argument (not a test path)."""
+
+
+def _test_paths(args: list[str]) -> tuple[str, ...]:
+    """The positional paths in pytest ``args`` (node ids cut to their file), else ``tests``."""
+    paths: list[str] = []
+    takes_value = False
+    for arg in args:
+        if takes_value:
+            takes_value = False
+        elif arg.startswith("-"):
+            takes_value = arg in _VALUE_OPTIONS
+        else:
+            paths.append(arg.split("::")[0])
+    return tuple(dict.fromkeys(paths)) or ("tests",)
+
+
+def tail(text: str, limit: int = TAIL_CHARS) -> str:
+    """The last ``limit`` characters of ``text``, marked when something was cut."""
+    if len(text) <= limit:
+        return text
+    return f"[... {len(text) - limit} characters before ...]\n" + text[len(text) - limit :]
+
+
+def _first_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines()]
+    return lines[0][:200] if lines else ""
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines()]
+    return lines[-1][:200] if lines else ""
+
+
+def _workspace(path: str | Path) -> Path:
+    root = Path(path)
+    if not root.is_dir():
+        raise ConfigError(f"workspace: {root} is not a directory")
+    return root
+
+
+def _checked_timeout(timeout: float) -> float:
+    if not timeout > 0:
+        raise ConfigError(f"timeout: must be positive, got {timeout!r}")
+    return timeout
