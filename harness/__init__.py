@@ -28,8 +28,8 @@ _EXPORTS = {
     "GateReport": "harness.gates",
     "Critic": "harness.critic",
     "Verdict": "harness.critic",
-    "Skill": "harness.memory",
-    "Progress": "harness.memory",
+    "Skill": "harness.skill",
+    "Progress": "harness.progress",
     "Loop": "harness.loop",
     "ForEach": "harness.loop",
     "Condition": "harness.loop",
@@ -82,10 +82,11 @@ if TYPE_CHECKING:
     from harness.gates import CommandGate, GateReport, PredicateGate, PytestGate
     from harness.litellm_model import LiteLLMModel
     from harness.loop import Condition, ForEach, Loop, LoopResult
-    from harness.memory import Progress, Skill
     from harness.model import ToolCall, Usage
     from harness.outer import OuterLoop, RunResult
+    from harness.progress import Progress
     from harness.scripted import ScriptedModel
+    from harness.skill import Skill
     from harness.stop import StopReason
     from harness.tools import Tool, ToolResult, default_tools, tool
 

@@ -234,7 +234,7 @@ class _Session:
             final=final,
             messages=self.messages,
             steps=self.steps,
-            usage=_difference(self.model.meter.usage, self.usage_before),
+            usage=self.model.meter.usage - self.usage_before,
             stop_reason=reason,
             stop_message=message,
             files_touched=set(self.ctx.files_touched),
@@ -250,13 +250,3 @@ def _parse_arguments(arguments: dict[str, Any] | str) -> dict[str, Any] | None:
     except (json.JSONDecodeError, RecursionError):
         return None
     return parsed if isinstance(parsed, dict) else None
-
-
-def _difference(after: Usage, before: Usage) -> Usage:
-    return Usage(
-        after.prompt_tokens - before.prompt_tokens,
-        after.completion_tokens - before.completion_tokens,
-        after.cost_usd - before.cost_usd,
-        after.calls - before.calls,
-        after.unpriced_calls - before.unpriced_calls,
-    )

@@ -74,6 +74,15 @@ class Usage:
             self.unpriced_calls + other.unpriced_calls,
         )
 
+    def __sub__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens - other.prompt_tokens,
+            self.completion_tokens - other.completion_tokens,
+            self.cost_usd - other.cost_usd,
+            self.calls - other.calls,
+            self.unpriced_calls - other.unpriced_calls,
+        )
+
 
 @dataclass(frozen=True)
 class Reply:

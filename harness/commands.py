@@ -1,0 +1,132 @@
+"""What each ``harness`` subcommand does. Parsing and exit-code mapping live in :mod:`harness.cli`."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import uuid
+from pathlib import Path
+
+from harness.errors import ConfigError
+
+EXIT_PASSED, EXIT_ESCALATED = 0, 3
+RUNS_DIR = Path(".harness") / "runs"
+SKILLS_DIR = Path(__file__).resolve().parent.parent / "skills"
+
+
+def init(args: argparse.Namespace) -> int:
+    from harness.templates import LOOP_TOML
+
+    target: Path = args.dir
+    target.mkdir(parents=True, exist_ok=True)
+    config = target / "loop.toml"
+    if config.exists():
+        raise ConfigError(f"{config}: already exists; not overwriting it")
+    skill_source = SKILLS_DIR / args.kind / "SKILL.md"
+    if not skill_source.is_file():
+        raise ConfigError(f"{skill_source}: the shipped skill is missing from this installation")
+    skill_target = target / "skills" / args.kind / "SKILL.md"
+    skill_target.parent.mkdir(parents=True, exist_ok=True)
+    if not skill_target.exists():
+        shutil.copyfile(skill_source, skill_target)
+    (target / "progress").mkdir(exist_ok=True)
+    config.write_text(LOOP_TOML[args.kind], encoding="utf-8")
+    ignore = target / ".gitignore"
+    lines = ignore.read_text(encoding="utf-8").splitlines() if ignore.exists() else []
+    if ".harness/" not in lines:
+        ignore.write_text("\n".join([*lines, ".harness/"]) + "\n", encoding="utf-8")
+    print(f"wrote {config}, {skill_target} and {target / 'progress'}/")
+    print("next: set a model (--model or HARNESS_MODEL) and run `harness run`")
+    return EXIT_PASSED
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.config import load_config
+    from harness.events import EventLog
+    from harness.live import LiveProgress
+    from harness.runner import Overrides, build_loop
+
+    config, root = load_config(args.path)
+    if args.restart:
+        _archive_progress(config.progress_path(root))
+    run_id = uuid.uuid4().hex[:8]
+    mode = "json" if args.json else "quiet" if args.quiet else "live"
+    events = EventLog(
+        root / RUNS_DIR / run_id / "events.jsonl",
+        run_id=run_id,
+        echo=LiveProgress(sys.stdout if args.json else sys.stderr, mode),
+    )
+    overrides = Overrides(args.model, args.critic_model, args.max_iterations)
+    loop = build_loop(config, root, overrides=overrides, events=events, run_id=run_id)
+    result = loop.run()
+    if not args.json:
+        print(f"{result.stop_reason.value}: {result.message}", file=sys.stderr)
+        if result.escalation:
+            print(f"escalation report: {result.escalation}", file=sys.stderr)
+        if result.branch:
+            print(f"work is on branch {result.branch}", file=sys.stderr)
+    return EXIT_PASSED if result.stop_reason.is_success else EXIT_ESCALATED
+
+
+resume = run
+
+
+def status(args: argparse.Namespace) -> int:
+    from harness.config import CONFIG_NAME, load_config
+    from harness.progress import Progress
+
+    path = Path(args.path)
+    if path.is_file() or (path / CONFIG_NAME).is_file():
+        config, root = load_config(path)
+        files = [config.progress_path(root)]
+    else:
+        folder = path / "progress" if (path / "progress").is_dir() else path
+        files = sorted(folder.glob("*.md"))
+        files = [f for f in files if not f.name.endswith(".escalation.md")]
+    if not files:
+        print(f"no loops found under {path}")
+    for file in files:
+        if not file.exists():
+            print(f"{file}: not started")
+            continue
+        progress = Progress.load(file)
+        cap = f" of {progress.max_iterations}" if progress.max_iterations else ""
+        open_items = sum(not item.done for item in progress.checklist)
+        last = progress.attempts[-1].outcome if progress.attempts else "no rounds yet"
+        print(
+            f"{progress.name or file.stem}: {progress.status.value}, round {progress.iteration}{cap}, "
+            f"{open_items} open item(s), last: {last}"
+        )
+    return EXIT_PASSED
+
+
+def report(args: argparse.Namespace) -> int:
+    from harness.report import find_run, load_run, render_html, render_text
+
+    summary = load_run(find_run(args.run, root=args.root))
+    print(render_text(summary))
+    if args.html:
+        args.html.write_text(render_html(summary), encoding="utf-8")
+        print(f"wrote {args.html}")
+    return EXIT_PASSED
+
+
+def runs(args: argparse.Namespace) -> int:
+    from harness.report import list_runs
+
+    found = list_runs(args.root / RUNS_DIR)
+    if not found:
+        print(f"no runs under {args.root / RUNS_DIR}")
+    for info in found:
+        started = info.started.strftime("%Y-%m-%d %H:%M") if info.started else "?"
+        print(
+            f"{info.run_id}  {started}  {info.outcome:<15} {info.rounds} round(s)  ${info.cost_usd:.4f}  {info.goal[:60]}"
+        )
+    return EXIT_PASSED
+
+
+def _archive_progress(path: Path) -> None:
+    """--restart: keep the old progress.md beside the new one instead of deleting it."""
+    if path.exists():
+        path.replace(path.with_suffix(".previous.md"))

@@ -1,0 +1,500 @@
+"""The outer loop: run the agent round after round until the gates and the critic pass.
+
+:class:`OuterLoop` is a thin driver. Each round gathers evidence (an agent session, the gates,
+the critic, a commit) into a :class:`~harness.rounds.RoundReport`; the pure
+:func:`~harness.rounds.decide` says whether to pass, stop or feed the failure back. Rounds are
+driven by the general :class:`~harness.loop.Loop` engine, progress is saved atomically after
+every round, and any stop that is not a pass escalates to a person.
+"""
+
+from __future__ import annotations
+
+import copy
+import fnmatch
+import hashlib
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.agent import Agent, AgentRun
+from harness.budget import Budget, Meter, MeteredModel
+from harness.critic import Critic, Verdict
+from harness.errors import ConfigError, Stopped
+from harness.escalation import Escalation, EscalationHook, escalate
+from harness.events import NULL_SINK, EventSink
+from harness.gates import Gate, run_gates
+from harness.git import Isolation, Workspace, open_workspace
+from harness.ledger import Ledger
+from harness.lock import LoopLock
+from harness.loop import Loop
+from harness.model import Usage
+from harness.progress import Progress, Status
+from harness.progress_tool import progress_tool
+from harness.rounds import RoundReport, decide
+from harness.run_state import RunState
+from harness.skill import Skill
+from harness.stop import StopReason
+from harness.task import TaskInputs, render_task
+from harness.tools import Toolbox
+
+
+@dataclass
+class RunResult:
+    """How an outer-loop run ended."""
+
+    stop_reason: StopReason
+    message: str
+    rounds: list[RoundReport]
+    usage: Usage
+    branch: str | None = None
+    worktree: Path | None = None
+    escalation: Path | None = None
+    run_id: str = ""
+    first_round: int = 1
+
+    @property
+    def passed(self) -> bool:
+        return self.stop_reason is StopReason.PASSED
+
+    @property
+    def iterations(self) -> int:
+        """The number of the last round played (resumed rounds included)."""
+        return self.rounds[-1].round if self.rounds else self.first_round - 1
+
+
+@dataclass
+class _Run:
+    """Mutable state of one ``OuterLoop.run``."""
+
+    workspace: Workspace
+    meter: Meter
+    author: Agent
+    critic: Critic | None
+    progress: Progress | None
+    state: RunState
+    first_round: int
+    reports: list[RoundReport] = field(default_factory=list)
+    stop: StopReason | None = None
+    message: str = ""
+    feedback: str = ""
+
+
+class OuterLoop:
+    """Keep ``agent`` working on ``goal`` until ``gates`` and ``critic`` pass, within bounds."""
+
+    def __init__(
+        self,
+        goal: str,
+        agent: Agent,
+        *,
+        gates: Sequence[Gate] = (),
+        critic: Critic | None = None,
+        skill: Skill | str | Path | None = None,
+        progress: Progress | str | Path | None = None,
+        max_iterations: int = 10,
+        budget: Budget | None = None,
+        workspace: str | Path = ".",
+        isolation: Isolation = "worktree",
+        on_escalate: EscalationHook | None = None,
+        protect: Sequence[str] | None = None,
+        patience: int = 3,
+        rollback: str = "keep",
+        merge: bool = False,
+        name: str = "loop",
+        events: EventSink = NULL_SINK,
+        critic_artifact: str = "diff",
+        run_id: str | None = None,
+    ) -> None:
+        if not goal or not goal.strip():
+            raise ConfigError("goal: must not be empty")
+        if not isinstance(max_iterations, int) or not 1 <= max_iterations <= 100:
+            raise ConfigError(
+                f"max_iterations: must be an integer from 1 to 100, got {max_iterations!r}"
+            )
+        if rollback not in ("keep", "failed"):
+            raise ConfigError(f"rollback: must be 'keep' or 'failed', got {rollback!r}")
+        if critic_artifact not in ("diff", "final") and not critic_artifact.startswith("file:"):
+            raise ConfigError(
+                f"critic_artifact: must be 'diff', 'final' or 'file:PATH', got {critic_artifact!r}"
+            )
+        if not gates and critic is None:
+            raise ConfigError(
+                "gates/critic: give at least one gate or a critic; nothing else can pass a round"
+            )
+        self.goal = goal.strip()
+        self.agent = agent
+        self.gates = tuple(gates)
+        self.critic = critic
+        self.skill = Skill.load(skill) if isinstance(skill, str | Path) else skill
+        self.progress = _load_progress(progress, name, self.goal)
+        self.max_iterations = max_iterations
+        self.budget = budget or Budget()
+        self.workspace = Path(workspace)
+        self.isolation = isolation
+        self.on_escalate = on_escalate
+        self.protect = tuple(protect) if protect is not None else _default_protect(self.gates)
+        self.patience = patience
+        self.rollback = rollback
+        self.merge = merge
+        self.name = name
+        self.events = events
+        self.critic_artifact = critic_artifact
+        self.run_id = run_id or uuid.uuid4().hex[:8]
+
+    # --- the driver -------------------------------------------------------------------------
+
+    def run(self) -> RunResult:
+        """Play rounds until a pass or a bound; escalate any other stop."""
+        lock = (
+            LoopLock(self.progress.path.with_suffix(".lock"))
+            if self.progress and self.progress.path
+            else None
+        )
+        if lock is not None:
+            lock.acquire()
+        try:
+            return self._run()
+        finally:
+            if lock is not None:
+                lock.release()
+
+    def _run(self) -> RunResult:
+        if self.progress is not None and self.progress.status is Status.PASSED:
+            return RunResult(
+                StopReason.PASSED,
+                "already passed; restart to run again",
+                [],
+                Usage(),
+                first_round=self.progress.iteration + 1,
+                run_id=self.run_id,
+            )
+        run = self._start()
+        self.events.emit(
+            "run_start",
+            run_id=self.run_id,
+            goal=self.goal,
+            loop_name=self.name,
+            model=self.agent.model.name,
+            critic_model=self.critic.model.name if self.critic else None,
+            max_iterations=self.max_iterations,
+            budget=self.budget.__dict__,
+            workspace=str(run.workspace.path),
+            branch=run.workspace.branch,
+        )
+        remaining = self.max_iterations - run.first_round + 1
+        if remaining < 1:
+            run.stop, run.message = (
+                StopReason.MAX_ITERATIONS,
+                (f"Loop finished after {run.first_round - 1} iteration(s): MAX_ITERATIONS"),
+            )
+        else:
+            Loop(lambda ctx: self._round(run, ctx), max_iterations=remaining).run()
+        return self._finish(run)
+
+    def _start(self) -> _Run:
+        progress = self.progress
+        state = RunState.read(progress) if progress is not None else RunState()
+        resume_branch = (
+            state.branch if progress and progress.status is not Status.NOT_STARTED else None
+        )
+        workspace = open_workspace(
+            self.workspace,
+            isolation=self.isolation,
+            loop_name=self.name,
+            run_id=self.run_id,
+            resume_branch=resume_branch,
+        )
+        if resume_branch and state.head:
+            workspace.reset_to(state.head)  # a round cut off mid-way is discarded and redone
+        meter = Meter(self.budget)
+        author = copy.copy(self.agent)
+        author.model = MeteredModel(self.agent.model, meter, role="author", events=self.events)
+        if progress is not None:
+            author.toolbox = Toolbox([*self.agent.toolbox, progress_tool(progress)])
+        critic = None
+        if self.critic is not None:
+            critic = copy.copy(self.critic)
+            critic.model = author.model.for_role("critic", self.critic.model)
+        first = (
+            progress.iteration + 1 if progress and progress.status is not Status.NOT_STARTED else 1
+        )
+        if progress is not None:
+            if progress.status is Status.NOT_STARTED:
+                progress.iteration = 0
+            progress.status = Status.IN_PROGRESS
+            progress.max_iterations = self.max_iterations
+            state = RunState(
+                branch=workspace.branch,
+                worktree=str(workspace.path) if workspace.branch else None,
+                base=workspace.base_commit,
+                head=state.head or workspace.base_commit,
+            )
+            state.write(progress)
+            progress.save()
+        return _Run(
+            workspace,
+            meter,
+            author,
+            critic,
+            progress,
+            state,
+            first,
+            feedback=_last_feedback(progress),
+        )
+
+    def _round(self, run: _Run, ctx: object) -> RoundReport | None:
+        number = run.first_round + len(run.reports)
+        try:
+            report = self._play_round(run, number)
+        except Stopped as stop:
+            run.stop, run.message = stop.reason, stop.message
+            self._keep_partial_work(run, number)
+            ctx.exit(stop.message)  # type: ignore[attr-defined]
+            return None
+        run.reports.append(report)
+        self._record(run, report)
+        decision = decide(run.reports, max_iterations=self.max_iterations, patience=self.patience)
+        if decision.stop is not None:
+            run.stop, run.message = decision.stop, decision.message
+            ctx.exit(decision.message)  # type: ignore[attr-defined]
+        else:
+            run.feedback = decision.message
+        return report
+
+    def _play_round(self, run: _Run, number: int) -> RoundReport:
+        started = time.monotonic()
+        run.meter.check_time()
+        self.events.emit("round_start", round=number, max_iterations=self.max_iterations)
+        for model in {
+            id(m): m for m in (run.author.model, run.critic.model if run.critic else None) if m
+        }.values():
+            model.begin_round(number)
+        usage_before = run.meter.usage
+        task = render_task(
+            TaskInputs(
+                goal=self.goal,
+                round=number,
+                max_iterations=self.max_iterations,
+                budget=run.meter.describe_remaining(),
+                skill=self.skill,
+                progress=run.progress,
+                feedback=run.feedback,
+                critic=run.critic is not None,
+                protect=self.protect,
+            )
+        )
+        ledger = Ledger(
+            self.goal,
+            rules=self.skill.rules if self.skill else (),
+            open_items=[i.text for i in run.progress.checklist if not i.done]
+            if run.progress
+            else (),
+        )
+        session = run.author.run(
+            task, run.workspace.path, ledger=ledger, protect=self.protect, events=self.events
+        )
+        if session.interruption is not None:
+            raise session.interruption
+        changed = tuple(run.workspace.changed_files())
+        violations = tuple(p for p in changed if _matches(p, self.protect))
+        gates = () if violations else tuple(run_gates(self.gates, run.workspace.path))
+        for gate in gates:
+            self.events.emit(
+                "gate_report",
+                round=number,
+                name=gate.name,
+                passed=gate.passed,
+                summary=gate.summary,
+                failures=list(gate.failures),
+                duration=gate.duration,
+            )
+        verdict = None
+        if run.critic is not None and not violations and all(g.passed for g in gates):
+            verdict = run.critic.review(self.goal, self._artifact(run, session))
+            self.events.emit(
+                "critic_verdict",
+                round=number,
+                score=verdict.score,
+                passed=verdict.passed,
+                reasons=list(verdict.reasons),
+                fixes=list(verdict.fixes),
+            )
+        diff = run.workspace.diff(max_chars=1_000_000) if run.workspace.base_commit else ""
+        report = RoundReport(
+            round=number,
+            agent_stop=session.stop_reason,
+            agent_summary=session.final,
+            steps=session.steps,
+            gates=gates,
+            verdict=verdict,
+            usage=run.meter.usage - usage_before,
+            duration=time.monotonic() - started,
+            protected_violations=violations,
+            diff_digest=hashlib.sha256(diff.encode()).hexdigest() if diff else None,
+            critic_required=run.critic is not None,
+            files_changed=changed,
+        )
+        commit = run.workspace.commit_round(number, _commit_message(report))
+        return RoundReport(**{**report.__dict__, "commit": commit})
+
+    def _artifact(self, run: _Run, session: AgentRun) -> str:
+        if self.critic_artifact.startswith("file:"):
+            target = run.workspace.path / self.critic_artifact.removeprefix("file:")
+            return target.read_text(encoding="utf-8") if target.is_file() else ""
+        if self.critic_artifact == "diff" and run.workspace.base_commit:
+            return run.workspace.diff()
+        return session.final or ""
+
+    def _record(self, run: _Run, report: RoundReport) -> None:
+        """Save the round for good: progress.md (atomic), then the event."""
+        head = report.commit or run.state.head
+        if self.rollback == "failed" and not report.passed and run.workspace.base_commit:
+            head = run.state.head or run.workspace.base_commit
+            run.workspace.reset_to(head)
+        run.state = RunState(
+            branch=run.state.branch, worktree=run.state.worktree, base=run.state.base, head=head
+        )
+        if run.progress is not None:
+            run.progress.record_attempt(
+                report.outcome,
+                gates=[_gate_line(g) for g in report.gates],
+                critic_score=report.verdict.score if report.verdict else None,
+                tokens=report.usage.total_tokens,
+                cost_usd=report.usage.cost_usd,
+                commit=report.commit or "",
+                summary=(report.agent_summary or "").strip()[:300],
+            )
+            run.state.write(run.progress)
+            run.progress.save()
+        self.events.emit(
+            "round_end",
+            round=report.round,
+            passed=report.passed,
+            outcome=report.outcome,
+            usage=_usage_dict(report.usage),
+            duration=report.duration,
+        )
+
+    def _keep_partial_work(self, run: _Run, number: int) -> None:
+        """A round cut short by a bound: commit what it left so nothing is lost."""
+        if run.workspace.branch:
+            run.workspace.commit_round(
+                number, f"harness: round {number} (interrupted, not verified)"
+            )
+
+    def _finish(self, run: _Run) -> RunResult:
+        stop = run.stop or StopReason.ERROR
+        escalation_path = None
+        if run.progress is not None:
+            run.progress.status = Status.PASSED if stop is StopReason.PASSED else Status.ESCALATED
+            run.progress.save()
+        if stop is StopReason.PASSED:
+            if self.merge:
+                run.workspace.merge_ff()
+            run.workspace.finish(prune=True)
+        else:
+            escalation_path = self._escalate(run, stop)
+        self.events.emit("stop", reason=stop.value, message=run.message)
+        result = RunResult(
+            stop,
+            run.message,
+            run.reports,
+            run.meter.usage,
+            run.workspace.branch,
+            run.workspace.path if run.workspace.branch else None,
+            escalation_path,
+            self.run_id,
+            run.first_round,
+        )
+        self.events.emit(
+            "run_end",
+            run_id=self.run_id,
+            stop_reason=stop.value,
+            passed=result.passed,
+            iterations=result.iterations,
+            usage=_usage_dict(result.usage),
+            duration=run.meter.elapsed,
+        )
+        return result
+
+    def _escalate(self, run: _Run, stop: StopReason) -> Path:
+        where = run.progress.path if run.progress and run.progress.path else None
+        path = (
+            where.with_suffix(".escalation.md")
+            if where
+            else run.workspace.path / ".harness" / f"{self.name}.escalation.md"
+        )
+        escalate(
+            Escalation(
+                self.goal,
+                stop,
+                run.message,
+                run.reports,
+                run.meter.usage,
+                run.workspace.branch,
+                run.workspace.path if run.workspace.branch else None,
+                where,
+            ),
+            path,
+            hook=self.on_escalate,
+        )
+        self.events.emit("escalation", reason=stop.value, report_path=str(path))
+        return path
+
+
+def _load_progress(progress: Progress | str | Path | None, name: str, goal: str) -> Progress | None:
+    if progress is None or isinstance(progress, Progress):
+        return progress
+    return Progress.load_or_create(progress, name=name, goal=goal)
+
+
+def _last_feedback(progress: Progress | None) -> str:
+    if progress is None or not progress.attempts:
+        return ""
+    last = progress.attempts[-1]
+    lines = [f"Round {last.round} (an earlier session) ended: {last.outcome}."]
+    lines += [f"- Gate {g.render() if hasattr(g, 'render') else g}" for g in last.gates]
+    return "\n".join(lines)
+
+
+def _default_protect(gates: Sequence[Gate]) -> tuple[str, ...]:
+    paths: list[str] = []
+    for gate in gates:
+        for test_path in getattr(gate, "test_paths", ()):
+            clean = str(test_path).strip("/")
+            paths.append(clean if clean.endswith(".py") else f"{clean}/**")
+    return tuple(dict.fromkeys(paths))
+
+
+def _matches(path: str, patterns: Sequence[str]) -> bool:
+    return any(fnmatch.fnmatch(path, p) or path == p for p in patterns)
+
+
+def _gate_line(gate: object) -> str:
+    from harness.progress import GateSummary
+
+    detail = ", ".join(gate.failures[:5]) if gate.failures else ""  # type: ignore[attr-defined]
+    return GateSummary(name=gate.name, passed=gate.passed, detail=detail).render()  # type: ignore[attr-defined]
+
+
+def _commit_message(report: RoundReport) -> str:
+    gates = (
+        ", ".join(f"{g.name} {'passed' if g.passed else 'failed'}" for g in report.gates)
+        or "no gates run"
+    )
+    score = f"; critic {report.verdict.score:.1f}/10" if report.verdict else ""
+    return f"harness: round {report.round}: {report.outcome} ({gates}{score})"
+
+
+def _usage_dict(usage: Usage) -> dict[str, float]:
+    return {
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "cost_usd": usage.cost_usd,
+        "calls": usage.calls,
+    }
+
+
+__all__ = ["OuterLoop", "RunResult", "Verdict"]

@@ -1,0 +1,123 @@
+"""From a validated ``loop.toml`` to a ready :class:`OuterLoop`."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.agent import Agent
+from harness.budget import Budget
+from harness.config import CommandGateConfig, GateConfig, LoopConfig, PytestGateConfig
+from harness.critic import Critic
+from harness.errors import ConfigError
+from harness.events import EventSink
+from harness.gates import CommandGate, Gate, PredicateGate, PytestGate
+from harness.model import Model, resolve_model
+from harness.outer import OuterLoop
+from harness.skill import Skill
+
+MODEL_ENV = "HARNESS_MODEL"
+CRITIC_MODEL_ENV = "HARNESS_CRITIC_MODEL"
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """What the command line says over the file."""
+
+    model: str | None = None
+    critic_model: str | None = None
+    max_iterations: int | None = None
+
+
+def choose_model(flag: str | None, configured: str | None) -> str:
+    """Precedence: the ``--model`` flag, then ``HARNESS_MODEL``, then ``model`` in loop.toml."""
+    chosen = flag or os.environ.get(MODEL_ENV) or configured
+    if not chosen:
+        raise ConfigError(
+            f"model: no model given; set `model` in loop.toml, {MODEL_ENV}, or pass --model"
+        )
+    return chosen
+
+
+def build_gate(config: GateConfig, root: Path) -> Gate:
+    if isinstance(config, PytestGateConfig):
+        return PytestGate(config.args, timeout=config.timeout)
+    if isinstance(config, CommandGateConfig):
+        return CommandGate(config.cmd, name=config.name, timeout=config.timeout)
+    module_name, _, function_name = config.target.partition(":")
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    try:
+        function = getattr(importlib.import_module(module_name), function_name)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(
+            f"gates: python gate target {config.target!r} cannot be loaded: {exc}"
+        ) from exc
+    return PredicateGate(function, name=config.name or function_name)
+
+
+def build_loop(
+    config: LoopConfig,
+    root: Path,
+    *,
+    overrides: Overrides = Overrides(),
+    events: EventSink,
+    run_id: str | None = None,
+) -> OuterLoop:
+    """The outer loop ``config`` describes; relative paths start at ``root``."""
+    model_name = choose_model(overrides.model, config.model)
+    model = resolve_model(model_name)
+    skill = Skill.load(root / config.skill) if config.skill else None
+    agent = Agent(
+        model,
+        system_prompt=config.agent.system_prompt,
+        max_steps=config.agent.max_steps,
+        compaction=config.agent.compaction,
+        max_tokens=config.agent.max_tokens,
+        shell_timeout=config.agent.shell_timeout,
+    )
+    critic = None
+    if config.critic.enabled:
+        critic_name = (
+            overrides.critic_model or os.environ.get(CRITIC_MODEL_ENV) or config.critic.model
+        )
+        critic_model: Model = (
+            resolve_model(critic_name) if critic_name and critic_name != model_name else model
+        )
+        criteria = config.critic.criteria or (skill.render_for_critic() if skill else None)
+        threshold = config.critic.threshold
+        critic = Critic(critic_model, criteria=criteria, threshold=threshold)
+    progress_path = config.progress_path(root)
+    progress_path.parent.mkdir(parents=True, exist_ok=True)
+    return OuterLoop(
+        config.goal,
+        agent,
+        gates=[build_gate(g, root) for g in config.gates],
+        critic=critic,
+        skill=skill,
+        progress=progress_path,
+        max_iterations=overrides.max_iterations or config.max_iterations,
+        budget=Budget(**config.budget.model_dump()),
+        workspace=root / config.workspace,
+        isolation=config.isolation,
+        on_escalate=config.on_escalate,
+        protect=config.protect,
+        patience=config.patience,
+        rollback=config.rollback,
+        merge=config.merge,
+        name=config.name,
+        events=events,
+        critic_artifact=_artifact(config),
+        run_id=run_id,
+    )
+
+
+def _artifact(config: LoopConfig) -> str:
+    if config.critic.artifact != "file":
+        return config.critic.artifact
+    if not config.critic.file:
+        raise ConfigError("critic.file: required when critic.artifact = 'file'")
+    return f"file:{config.critic.file}"
