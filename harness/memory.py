@@ -9,8 +9,9 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from harness.errors import ConfigError
 
@@ -38,29 +39,6 @@ class RawSection:
     def key(self) -> str:
         """The heading folded for synonym lookup."""
         return heading_key(self.heading)
-
-
-class Section(BaseModel):
-    """A section the harness does not interpret, kept verbatim and passed on as it is."""
-
-    model_config = ConfigDict(frozen=True)
-
-    heading: str
-    body: str = ""
-
-    @field_validator("heading")
-    @classmethod
-    def _heading(cls, value: str) -> str:
-        return one_line(value)
-
-    @field_validator("body")
-    @classmethod
-    def _body(cls, value: str) -> str:
-        return verbatim(value)
-
-    def render(self) -> str:
-        """``## heading`` then the body, separated by a blank line."""
-        return f"## {self.heading}\n\n{self.body}" if self.body else f"## {self.heading}"
 
 
 def located(source: object, line: int | None, message: str) -> ConfigError:
@@ -167,7 +145,28 @@ def bullet_items(lines: list[Line]) -> list[str]:
     return [paragraph("\n".join(item)) for item in items if paragraph("\n".join(item))]
 
 
+OneLine = Annotated[str, AfterValidator(one_line)]
+"""A string whose whitespace and newlines collapse to single spaces."""
+Paragraph = Annotated[str, AfterValidator(paragraph)]
+"""A string kept as one paragraph: lines stripped, blank lines dropped."""
+Verbatim = Annotated[str, AfterValidator(verbatim)]
+"""A string kept as written, minus blank lines at either end."""
+
+
 def hanging(first_prefix: str, text: str, indent: str = "  ") -> str:
     """``text`` after ``first_prefix``, its further lines indented so they stay in place."""
     head, *rest = text.split("\n") if text else [""]
     return "\n".join([f"{first_prefix}{head}".rstrip(), *(indent + r for r in rest)])
+
+
+class Section(BaseModel):
+    """A section the harness does not interpret, kept verbatim and passed on as it is."""
+
+    model_config = ConfigDict(frozen=True)
+
+    heading: OneLine
+    body: Verbatim = ""
+
+    def render(self) -> str:
+        """``## heading`` then the body, separated by a blank line."""
+        return f"## {self.heading}\n\n{self.body}" if self.body else f"## {self.heading}"
