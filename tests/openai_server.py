@@ -1,0 +1,191 @@
+"""A tiny OpenAI-compatible chat-completions server on 127.0.0.1, scripted per request.
+
+Each POST to ``/v1/chat/completions`` (or ``/chat/completions``) takes the next behaviour from
+the script: a text reply, a tool-call reply, an HTTP error status, or a hang. Every request is
+recorded. The server is bounded: hangs end on their own (or at :meth:`OpenAIServer.stop`), and a
+deadline timer stops the whole server even if a test forgets to.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+COMPLETION_PATHS = ("/v1/chat/completions", "/chat/completions")
+
+
+@dataclass(frozen=True)
+class Text:
+    """A plain assistant reply; ``usage=False`` leaves the usage block out of the response."""
+
+    content: str = "hello"
+    prompt_tokens: int = 11
+    completion_tokens: int = 3
+    usage: bool = True
+
+
+@dataclass(frozen=True)
+class ToolCalls:
+    """An assistant reply holding tool calls, each ``(id, name, arguments as sent)``."""
+
+    calls: tuple[tuple[str, str, str], ...]
+    content: str | None = None
+    prompt_tokens: int = 20
+    completion_tokens: int = 7
+
+
+@dataclass(frozen=True)
+class Status:
+    """An HTTP error with an OpenAI-style error body."""
+
+    code: int
+    message: str = "scripted error"
+
+
+@dataclass(frozen=True)
+class Hang:
+    """Answer nothing for ``seconds`` (bounded), then close the connection."""
+
+    seconds: float = 5.0
+
+
+Behaviour = Text | ToolCalls | Status | Hang
+
+
+@dataclass(frozen=True)
+class Request:
+    """One request the server received."""
+
+    path: str
+    body: dict[str, Any]
+    headers: dict[str, str] = field(default_factory=dict)
+    """Header names in lower case."""
+
+
+class OpenAIServer:
+    """Serve scripted chat completions until :meth:`stop` or ``deadline`` seconds pass."""
+
+    def __init__(self, *, deadline: float = 60.0) -> None:
+        self._script: list[Behaviour] = []
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self.requests: list[Request] = []
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_class(self))
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._deadline = threading.Timer(deadline, self.stop)
+        self._deadline.daemon = True
+
+    @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    @property
+    def api_base(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def queue(self, *behaviours: Behaviour) -> None:
+        with self._lock:
+            self._script.extend(behaviours)
+
+    def start(self) -> OpenAIServer:
+        self._thread.start()
+        self._deadline.start()
+        return self
+
+    def stop(self) -> None:
+        if self._stopping.is_set():
+            return
+        self._stopping.set()
+        self._deadline.cancel()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def __enter__(self) -> OpenAIServer:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def _next(self, request: Request) -> Behaviour | None:
+        with self._lock:
+            self.requests.append(request)
+            return self._script.pop(0) if self._script else None
+
+    def _hang(self, seconds: float) -> None:
+        self._stopping.wait(seconds)
+
+
+def _handler_class(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            path = self.path.split("?", 1)[0]
+            if path not in COMPLETION_PATHS:
+                self._send(404, _error(f"no route for {path}", "not_found"))
+                return
+            body = json.loads(raw or b"{}")
+            behaviour = server._next(
+                Request(path, body, {k.lower(): v for k, v in self.headers.items()})
+            )
+            if behaviour is None:
+                self._send(400, _error("the server's script is exhausted", "invalid_request"))
+            elif isinstance(behaviour, Hang):
+                server._hang(behaviour.seconds)
+                self.close_connection = True
+            elif isinstance(behaviour, Status):
+                self._send(behaviour.code, _error(behaviour.message, "scripted"))
+            else:
+                self._send(200, _completion(body.get("model", "unknown"), behaviour))
+
+        def _send(self, code: int, payload: dict[str, Any]) -> None:
+            data = json.dumps(payload).encode()
+            try:
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (its timeout); nothing left to answer
+
+        def log_message(self, format: str, *args: Any) -> None:
+            """Keep test output quiet."""
+
+    return Handler
+
+
+def _error(message: str, kind: str) -> dict[str, Any]:
+    return {"error": {"message": message, "type": kind, "param": None, "code": None}}
+
+
+def _completion(model: str, behaviour: Text | ToolCalls) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": behaviour.content}
+    finish = "stop"
+    if isinstance(behaviour, ToolCalls):
+        finish = "tool_calls"
+        message["tool_calls"] = [
+            {"id": id_, "type": "function", "function": {"name": name, "arguments": arguments}}
+            for id_, name, arguments in behaviour.calls
+        ]
+    payload: dict[str, Any] = {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+    }
+    if not isinstance(behaviour, Text) or behaviour.usage:
+        payload["usage"] = {
+            "prompt_tokens": behaviour.prompt_tokens,
+            "completion_tokens": behaviour.completion_tokens,
+            "total_tokens": behaviour.prompt_tokens + behaviour.completion_tokens,
+        }
+    return payload
