@@ -50,8 +50,11 @@ IDENTITY_ENV = {
     "GIT_COMMITTER_EMAIL": "harness@localhost",
 }
 _INHERITED_GIT_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX")
-_LOCK_CONTENTION = re.compile(r"\.lock'?: File exists|could not lock config file")
-_LOCK_RETRIES = 80  # at most ~5 s of waiting for another git process
+# Another git process holds a lock, or is half-way through registering a worktree.
+_CONTENTION = re.compile(
+    r"\.lock'?: File exists|could not lock config file|failed to read .*/worktrees/"
+)
+_RETRIES = 80  # at most ~5 s of waiting for another git process
 _ID_ATTEMPTS = 20
 
 
@@ -62,11 +65,11 @@ class GitIsolationError(ConfigError):
 def _run(
     cwd: Path, args: tuple[str, ...], env: Mapping[str, str] | None
 ) -> subprocess.CompletedProcess[str]:
-    """Run git, retrying while another git process holds a lock file we need."""
+    """Run git, retrying while another git process is in the way."""
     full_env = {k: v for k, v in os.environ.items() if k not in _INHERITED_GIT_ENV}
     full_env.update(LC_ALL="C", LANGUAGE="C", GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0")
     full_env.update(env or {})
-    for _ in range(_LOCK_RETRIES):
+    for _ in range(_RETRIES):
         proc = subprocess.run(
             ["git", *args],
             cwd=cwd,
@@ -75,7 +78,7 @@ def _run(
             encoding="utf-8",
             errors="replace",
         )
-        if proc.returncode == 0 or not _LOCK_CONTENTION.search(proc.stderr):
+        if proc.returncode == 0 or not _CONTENTION.search(proc.stderr):
             break
         time.sleep(0.02 + random.random() * 0.08)
     return proc
@@ -110,6 +113,18 @@ def _describe_dirty(lines: list[str]) -> str:
 
 def _branch_exists(root: Path, branch: str) -> bool:
     return _git_test(root, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}")
+
+
+def _claim_branch(root: Path, branch: str, head: str) -> bool:
+    """Create ``branch`` at ``head``; False when that name is taken."""
+    proc = _run(root, ("branch", "--no-track", branch, head), None)
+    if proc.returncode != 0 and "already exists" in proc.stderr:
+        return False
+    if proc.returncode != 0:
+        raise GitIsolationError(
+            f"could not create branch {branch} in {root}: {proc.stderr.strip()}"
+        )
+    return True
 
 
 def _config_get(root: Path, key: str) -> str | None:
@@ -432,23 +447,18 @@ class _Placement:
 
     def _worktree_new(self, branch: str, leaf: str, head: str) -> Path | None:
         """Branch + worktree at ``head``; None when either name is already taken."""
-        target = self.worktree_path(leaf)
-        if target.exists() or _branch_exists(self.user_root, branch):
+        if self.worktree_path(leaf).exists() or not _claim_branch(self.user_root, branch, head):
             return None
-        target.parent.mkdir(parents=True, exist_ok=True)
-        proc = _run(
-            self.user_root, ("worktree", "add", "--quiet", "-b", branch, str(target), head), None
-        )
-        if proc.returncode != 0 and "already exists" in proc.stderr:
-            return None
-        if proc.returncode != 0:
-            raise GitIsolationError(f"could not create worktree {target}: {proc.stderr.strip()}")
-        return target
+        try:
+            return self._worktree_existing(branch, leaf)
+        except GitIsolationError:
+            _git(self.user_root, "branch", "-D", branch)
+            raise
 
     def _checkout_new(self, branch: str, leaf: str, head: str) -> Path | None:
-        if _branch_exists(self.user_root, branch):
+        if not _claim_branch(self.user_root, branch, head):
             return None
-        _git(self.user_root, "checkout", "--quiet", "-b", branch, head)
+        _git(self.user_root, "checkout", "--quiet", branch)
         return self.user_root
 
     def _worktree_existing(self, branch: str, leaf: str) -> Path:
