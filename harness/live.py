@@ -41,8 +41,10 @@ def format_tokens(tokens: int) -> str:
 
 
 def format_cost(cost: float) -> str:
-    """``$0.041``; two decimals from $10 up."""
-    return f"${cost:.2f}" if cost >= 10 else f"${cost:.3f}"
+    """``$0.0063``, ``$0.041``, ``$12.35``."""
+    if cost >= 10:
+        return f"${cost:.2f}"
+    return f"${cost:.4f}" if 0 < cost < 0.01 else f"${cost:.3f}"
 
 
 def format_duration(seconds: float) -> str:

@@ -1,0 +1,315 @@
+"""Reports of a run for a person: plain text, and one self-contained HTML page.
+
+The page has inline CSS and inline SVG charts, no scripts and no external resources, so it
+opens anywhere without a network.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from html import escape
+
+from harness.charts import Mark, Series, TimelineRow, bar_chart, line_chart, timeline
+from harness.event_schema import SCHEMA_VERSION, GateReportEvent
+from harness.live import format_cost, format_duration, format_tokens
+from harness.run_summary import (
+    RUNS_DIR,
+    RoundSummary,
+    RunInfo,
+    RunSummary,
+    find_run,
+    list_runs,
+    load_run,
+)
+
+__all__ = [
+    "RUNS_DIR",
+    "RoundSummary",
+    "RunInfo",
+    "RunSummary",
+    "find_run",
+    "list_runs",
+    "load_run",
+    "render_html",
+    "render_runs",
+    "render_text",
+]
+
+
+def render_runs(runs: list[RunInfo]) -> str:
+    """``harness runs`` as a table."""
+    if not runs:
+        return "no runs yet\n"
+    lines = [f"{'run':<28} {'started':<17} {'outcome':<15} {'rounds':>6} {'cost':>8}  goal"]
+    for run in runs:
+        started = run.started.strftime("%Y-%m-%d %H:%M") if run.started else "?"
+        lines.append(
+            f"{run.run_id:<28} {started:<17} {run.outcome:<15} {run.rounds:>6} "
+            f"{format_cost(run.cost_usd):>8}  {_clip(run.goal, 50)}"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def render_text(summary: RunSummary) -> str:
+    """A plain-text report: the run's totals, a line per round, compactions and escalation."""
+    usage = summary.usage
+    lines = [
+        f"run {summary.run_id} · {summary.outcome} · {len(summary.rounds)}/"
+        f"{summary.max_iterations} rounds · {format_duration(summary.duration)}",
+        f"goal: {summary.goal}",
+        f"model: {summary.model}"
+        + (f" · critic: {summary.critic_model}" if summary.critic_model else ""),
+        f"usage: {usage.total_tokens:,} tokens (prompt {usage.prompt_tokens:,}, completion "
+        f"{usage.completion_tokens:,}) · {format_cost(usage.cost_usd)} · {usage.calls} model calls",
+        "",
+        f"{'round':>5}  {'outcome':<14} {'steps':>5} {'tokens':>7} {'cost':>8}  {'critic':>6}  gates",
+    ]
+    for r in summary.rounds:
+        critic = f"{r.verdict.score:g}" if r.verdict else "-"
+        lines.append(
+            f"{r.round:>5}  {r.outcome:<14} {len(r.steps):>5} {format_tokens(r.usage.total_tokens):>7} "
+            f"{format_cost(r.usage.cost_usd):>8}  {critic:>6}  {_gates_text(r.gates)}"
+        )
+    for r in summary.rounds:
+        lines += _round_details(r)
+    if summary.escalation:
+        lines += ["", f"escalation: {summary.escalation.reason}"]
+        if summary.escalation.report_path:
+            lines.append(f"  report: {summary.escalation.report_path}")
+    if summary.stop_message:
+        lines += ["", f"stop: {summary.outcome} — {summary.stop_message}"]
+    return "\n".join(lines) + "\n"
+
+
+def _gates_text(gates: list[GateReportEvent]) -> str:
+    marks = [f"{g.name} {'✓' if g.passed else '✗'}" for g in gates]
+    return ", ".join(marks) or "-"
+
+
+def _round_details(r: RoundSummary) -> list[str]:
+    lines: list[str] = []
+    for gate in r.gates:
+        if not gate.passed:
+            failing = f": {', '.join(gate.failures)}" if gate.failures else ""
+            lines.append(f"  gate {gate.name} failed ({gate.summary}){failing}")
+    if r.verdict and not r.verdict.passed:
+        lines += [f"  critic {r.verdict.score:g}: {reason}" for reason in r.verdict.reasons]
+        lines += [f"  fix: {fix}" for fix in r.verdict.fixes]
+    for c in r.compactions:
+        lines.append(
+            f"  compaction ({c.strategy}): {format_tokens(c.tokens_before)} → "
+            f"{format_tokens(c.tokens_after)} tokens"
+        )
+    return ["", f"round {r.round}:", *lines] if lines else []
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+CSS = """
+body { font: 14px/1.45 system-ui, sans-serif; color: #222; margin: 24px auto; max-width: 960px;
+       padding: 0 16px; }
+h1 { font-size: 20px; margin: 0 0 4px; } h2 { font-size: 16px; margin: 28px 0 8px; }
+.badge { display: inline-block; padding: 2px 8px; border-radius: 10px; color: #fff;
+         font-size: 12px; vertical-align: middle; }
+.ok { background: #2e7d32; } .bad { background: #c62828; } .unknown { background: #777; }
+.cards { display: flex; flex-wrap: wrap; gap: 12px; margin: 12px 0; }
+.card { border: 1px solid #ddd; border-radius: 6px; padding: 8px 12px; min-width: 110px; }
+.card b { display: block; font-size: 18px; }
+.charts { display: flex; flex-wrap: wrap; gap: 8px; }
+svg { max-width: 100%; height: auto; }
+table { border-collapse: collapse; margin: 8px 0; }
+th, td { border: 1px solid #ddd; padding: 4px 8px; text-align: left; vertical-align: top; }
+th { background: #f4f4f4; } td.pass { color: #2e7d32; } td.fail { color: #c62828; }
+.escalation { border: 2px solid #c62828; border-radius: 6px; padding: 8px 16px; background: #fff5f5; }
+.muted { color: #777; } code { font-size: 12px; }
+"""
+
+
+def render_html(summary: RunSummary) -> str:
+    """One self-contained HTML page: totals, charts, timeline, gates, rounds, escalation."""
+    sections = [
+        _header_html(summary),
+        _charts_html(summary),
+        _timeline_html(summary),
+        _gates_html(summary),
+        _rounds_html(summary),
+        _escalation_html(summary),
+    ]
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>harness run {escape(summary.run_id)}</title><style>{CSS}</style></head><body>"
+        + "".join(sections)
+        + f'<p class="muted">harness event schema v{SCHEMA_VERSION} · {escape(str(summary.path))}</p>'
+        + "</body></html>\n"
+    )
+
+
+def _header_html(summary: RunSummary) -> str:
+    css = "ok" if summary.passed else "unknown" if summary.stop_reason is None else "bad"
+    usage = summary.usage
+    cards = [
+        ("rounds", f"{len(summary.rounds)} / {summary.max_iterations}"),
+        ("tokens", format_tokens(usage.total_tokens)),
+        ("cost", format_cost(usage.cost_usd)),
+        ("model calls", str(usage.calls)),
+        ("duration", format_duration(summary.duration)),
+        ("compactions", str(len(summary.compactions))),
+    ]
+    critic = (
+        f" · critic <code>{escape(summary.critic_model)}</code>" if summary.critic_model else ""
+    )
+    return (
+        f'<h1>Run {escape(summary.run_id)} <span class="badge {css}">{escape(summary.outcome)}</span></h1>'
+        f"<p><b>Goal:</b> {escape(summary.goal)}<br>model <code>{escape(summary.model)}</code>{critic}"
+        + (f"<br>{escape(summary.stop_message)}" if summary.stop_message else "")
+        + '</p><div class="cards">'
+        + "".join(f'<div class="card">{name}<b>{escape(value)}</b></div>' for name, value in cards)
+        + "</div>"
+    )
+
+
+def _charts_html(summary: RunSummary) -> str:
+    if not summary.rounds:
+        return "<h2>Rounds</h2><p>No round started.</p>"
+    labels = [f"round {r.round}" for r in summary.rounds]
+    tokens = bar_chart(
+        labels,
+        [
+            Series("prompt tokens", [r.usage.prompt_tokens for r in summary.rounds], "#4e79a7"),
+            Series(
+                "completion tokens", [r.usage.completion_tokens for r in summary.rounds], "#f28e2b"
+            ),
+        ],
+        title="Tokens per round",
+        fmt=lambda v: format_tokens(int(v)),
+    )
+    cost = bar_chart(
+        labels,
+        [Series("cost (USD)", [r.usage.cost_usd for r in summary.rounds], "#59a14f")],
+        title="Cost per round",
+        fmt=format_cost,
+    )
+    scores = line_chart(
+        labels,
+        [r.verdict.score if r.verdict else None for r in summary.rounds],
+        title="Critic score per round",
+        y_max=10,
+        color="#e15759",
+    )
+    return f'<h2>Usage and scores</h2><div class="charts">{tokens}{cost}{scores}</div>'
+
+
+def _timeline_html(summary: RunSummary) -> str:
+    if not summary.rounds or summary.started is None:
+        return ""
+    origin = summary.started
+
+    def at(ts: datetime) -> float:
+        return (ts - origin).total_seconds()
+
+    rows = []
+    for r in summary.rounds:
+        marks = [
+            Mark(at(s.ts), "error" if s.is_error or s.exit_code not in (0, None) else "step",
+                 f"step {s.step}: {s.name} (exit {s.exit_code}, {s.duration:.1f}s)")
+            for s in r.steps
+        ] + [
+            Mark(at(c.ts), "compaction",
+                 f"compaction ({c.strategy}): {c.tokens_before} → {c.tokens_after} tokens")
+            for c in r.compactions
+        ]  # fmt: skip
+        end = r.ended or (r.started + timedelta(seconds=r.duration))
+        rows.append(TimelineRow(f"round {r.round}", at(r.started), at(end), r.passed, marks))
+    total = max(summary.duration, max(row.end for row in rows))
+    chart = timeline(rows, title="Timeline", total=total, fmt_time=format_duration)
+    return f"<h2>Timeline</h2>{chart}"
+
+
+def _gates_html(summary: RunSummary) -> str:
+    names = list(dict.fromkeys(g.name for r in summary.rounds for g in r.gates))
+    if not names:
+        return ""
+    head = "".join(f"<th>round {r.round}</th>" for r in summary.rounds)
+    rows = []
+    for name in names:
+        cells = []
+        for r in summary.rounds:
+            gate = next((g for g in reversed(r.gates) if g.name == name), None)
+            cells.append(_gate_cell(gate))
+        rows.append(f"<tr><th>{escape(name)}</th>{''.join(cells)}</tr>")
+    return f"<h2>Gate outcomes</h2><table><tr><th>gate</th>{head}</tr>{''.join(rows)}</table>"
+
+
+def _gate_cell(gate: GateReportEvent | None) -> str:
+    if gate is None:
+        return '<td class="muted">–</td>'
+    if gate.passed:
+        return f'<td class="pass" title="{escape(gate.summary)}">✓ passed</td>'
+    failing = f" ({len(gate.failures)} failing)" if gate.failures else ""
+    tip = escape("; ".join([gate.summary, *gate.failures]))
+    return f'<td class="fail" title="{tip}">✗ failed{failing}</td>'
+
+
+def _rounds_html(summary: RunSummary) -> str:
+    if not summary.rounds:
+        return ""
+    head = "<tr><th>round</th><th>outcome</th><th>steps</th><th>tokens</th><th>cost</th><th>critic</th><th>notes</th></tr>"
+    rows = [_round_row(r) for r in summary.rounds]
+    return f"<h2>Rounds</h2><table>{head}{''.join(rows)}</table>"
+
+
+def _round_row(r: RoundSummary) -> str:
+    notes = [
+        f"gate {escape(g.name)}: {escape(g.summary)}"
+        + (f" — <code>{escape(', '.join(g.failures))}</code>" if g.failures else "")
+        for g in r.gates
+        if not g.passed
+    ]
+    if r.verdict:
+        notes += [f"critic: {escape(reason)}" for reason in r.verdict.reasons]
+        notes += [f"fix: {escape(fix)}" for fix in r.verdict.fixes]
+    notes += [
+        f"◆ compaction ({escape(c.strategy)}): {format_tokens(c.tokens_before)} → "
+        f"{format_tokens(c.tokens_after)} tokens"
+        for c in r.compactions
+    ]
+    steps = "".join(
+        f"<li><code>{escape(s.name)}</code> {escape(s.arguments_preview)} → exit {s.exit_code}, "
+        f"{s.output_chars} chars, {s.duration:.1f}s</li>"
+        for s in r.steps
+    )
+    if steps:
+        notes.append(f"<details><summary>{len(r.steps)} steps</summary><ol>{steps}</ol></details>")
+    css = "pass" if r.passed else "fail"
+    critic = f"{r.verdict.score:g}" if r.verdict else "–"
+    return (
+        f'<tr><td>{r.round}</td><td class="{css}">{escape(r.outcome)}</td><td>{len(r.steps)}</td>'
+        f"<td>{format_tokens(r.usage.total_tokens)}</td><td>{format_cost(r.usage.cost_usd)}</td>"
+        f"<td>{critic}</td><td>{'<br>'.join(notes)}</td></tr>"
+    )
+
+
+def _escalation_html(summary: RunSummary) -> str:
+    esc = summary.escalation
+    if esc is None:
+        return ""
+    report = (
+        f"<p>Report for a person: <code>{escape(esc.report_path)}</code></p>"
+        if esc.report_path
+        else ""
+    )
+    last = summary.rounds[-1] if summary.rounds else None
+    failures = []
+    if last is not None:
+        failures = [f"gate {g.name}: {g.summary}" for g in last.gates if not g.passed]
+        if last.verdict and not last.verdict.passed:
+            failures += [f"critic fix: {fix}" for fix in last.verdict.fixes]
+    items = "".join(f"<li>{escape(f)}</li>" for f in failures)
+    return (
+        f'<h2>Escalation</h2><div class="escalation"><p><b>{escape(esc.reason)}</b> — '
+        f"{escape(summary.stop_message)}</p>{report}"
+        + (f"<p>Last round's failures:</p><ul>{items}</ul>" if items else "")
+        + "</div>"
+    )

@@ -1,0 +1,214 @@
+"""The event log: schema, totals, torn lines, concurrency, redaction."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.errors import ConfigError
+from harness.event_schema import (
+    EVENT_MODELS,
+    SCHEMA_VERSION,
+    ModelCall,
+    RoundEnd,
+    RoundStart,
+    RunEnd,
+    ToolCallEvent,
+    parse_event,
+)
+from harness.events import NULL_SINK, EventLog, Tee, read_events
+from harness.live import LiveProgress
+from harness.redact import REDACTED, Redactor
+from tests.event_fixtures import emit_sample_run
+
+SECRET = "sk-test-9f8e7d6c5b4a39281706fedcba"
+PLAIN_SECRET = "correct-horse-battery"  # no key shape: only the environment says it is secret
+
+
+def _log(tmp_path: Path, **kwargs: object) -> EventLog:
+    redactor = Redactor(env={"OPENAI_API_KEY": SECRET, "DEPLOY_TOKEN": PLAIN_SECRET})
+    return EventLog(tmp_path / "events.jsonl", run_id="r1", redactor=redactor, **kwargs)  # type: ignore[arg-type]
+
+
+def test_sample_run_has_every_kind_and_round_trips(tmp_path: Path) -> None:
+    log = _log(tmp_path)
+    emit_sample_run(log, run_id="r1")
+    events = read_events(log.path)
+    assert {event.kind for event in events} == set(EVENT_MODELS)
+    assert all(event.v == SCHEMA_VERSION and event.run_id == "r1" for event in events)
+    lines = log.path.read_text().splitlines()
+    assert len(lines) == len(events)
+    for line, event in zip(lines, events, strict=True):
+        assert json.loads(line)["kind"] == event.kind
+        assert parse_event(event.model_dump_json()) == event
+    tool = next(event for event in events if isinstance(event, ToolCallEvent))
+    assert tool.model_extra == {"output_preview": "3 failed "}
+
+
+def test_model_call_tokens_add_up_to_the_reported_usage(tmp_path: Path) -> None:
+    log = _log(tmp_path)
+    sample = emit_sample_run(log, rounds=4)
+    events = read_events(log.path)
+    calls = [event for event in events if isinstance(event, ModelCall)]
+    run_end = next(event for event in events if isinstance(event, RunEnd))
+    assert sum(call.prompt_tokens for call in calls) == run_end.usage.prompt_tokens
+    assert sum(call.completion_tokens for call in calls) == run_end.usage.completion_tokens
+    assert sum(call.cost_usd for call in calls) == pytest.approx(run_end.usage.cost_usd)
+    assert len(calls) == run_end.usage.calls == sample.usage.calls
+    assert {call.role for call in calls} == {"author", "critic", "summariser"}
+    for round_end in (event for event in events if isinstance(event, RoundEnd)):
+        in_round = [call for call in calls if call.round == round_end.round]
+        assert sum(call.prompt_tokens for call in in_round) == round_end.usage.prompt_tokens
+    assert [e.round for e in events if isinstance(e, RoundStart)] == [1, 2, 3, 4]
+
+
+def test_unknown_kind_and_bad_fields_are_value_errors(tmp_path: Path) -> None:
+    log = _log(tmp_path)
+    with pytest.raises(ValueError, match="unknown event kind 'tool_cal'"):
+        log.emit("tool_cal", name="x")
+    with pytest.raises(ValueError, match="prompt_tokens"):
+        log.emit("model_call", role="author", model="m", prompt_tokens="many", completion_tokens=1)
+    with pytest.raises(ValueError, match="role"):
+        log.emit("model_call", role="judge", model="m", prompt_tokens=1, completion_tokens=1)
+    assert not log.path.exists() or log.path.read_text() == ""
+
+
+def test_torn_last_line_is_skipped_but_a_bad_middle_line_is_an_error(tmp_path: Path) -> None:
+    log = _log(tmp_path)
+    emit_sample_run(log)
+    complete = len(read_events(log.path))
+    with log.path.open("a") as file:
+        file.write(
+            '{"kind": "tool_call", "v": 1, "ts": "2026-03-01T09:31:00Z", "run_id": "r1", "na'
+        )
+    assert len(read_events(log.path)) == complete
+    lines = log.path.read_text().splitlines()
+    lines[3] = lines[3][:20]
+    log.path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match=r"events.jsonl:4: not a valid event"):
+        read_events(log.path)
+
+
+CHILD = """
+import sys
+from harness.events import EventLog
+from harness.redact import Redactor
+log = EventLog(sys.argv[1], run_id="killed", redactor=Redactor(env={}))
+i = 0
+while True:
+    i += 1
+    log.emit("tool_call", name="run_shell", arguments_preview="x" * 5000, step=i)
+"""
+
+
+def test_a_killed_writer_leaves_a_readable_log(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(path)], cwd=Path(__file__).parents[1]
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while (not path.exists() or path.stat().st_size < 200_000) and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    events = read_events(path)
+    assert len(events) >= 30
+    assert [event.step for event in events if isinstance(event, ToolCallEvent)] == list(
+        range(1, len(events) + 1)
+    )
+
+
+def test_concurrent_writers_never_interleave_lines(tmp_path: Path) -> None:
+    log = _log(tmp_path)
+
+    def write(worker: int) -> None:
+        for step in range(150):
+            log.emit("tool_call", name=f"w{worker}", arguments_preview="y" * 300, step=step)
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    events = read_events(log.path)
+    assert len(events) == 900
+    assert sorted({e.name for e in events if isinstance(e, ToolCallEvent)}) == [
+        f"w{n}" for n in range(6)
+    ]
+
+
+def test_planted_secrets_never_reach_the_log_or_its_echo(tmp_path: Path) -> None:
+    echoed = io.StringIO()
+    log = _log(tmp_path, echo=LiveProgress(echoed, mode="json"))
+    emit_sample_run(log, tool_output_note=f"OPENAI_API_KEY={SECRET} token {PLAIN_SECRET}")
+    log.emit("tool_call", name="run_shell", arguments_preview=f'{{"command": "echo {SECRET}"}}',
+             env={"api_key": "short"})  # fmt: skip
+    text = log.path.read_text()
+    for output in (text, echoed.getvalue()):
+        assert SECRET not in output
+        assert PLAIN_SECRET not in output
+        assert "short" not in output
+        assert REDACTED in output
+    last = read_events(log.path)[-1]
+    assert isinstance(last, ToolCallEvent)
+    assert last.arguments_preview == '{"command": "echo [REDACTED]"}'
+
+
+def test_default_redactor_reads_the_process_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HARNESS_TEST_API_KEY", "planted-value-123")
+    log = EventLog(tmp_path / "events.jsonl", run_id="r1")
+    log.emit("stop", reason="ERROR", message="auth failed with planted-value-123")
+    assert "planted-value-123" not in log.path.read_text()
+    assert read_events(log.path)[0].message == f"auth failed with {REDACTED}"  # type: ignore[union-attr]
+
+
+def test_redactor_patterns_and_names() -> None:
+    env = {
+        "OPENAI_API_KEY": SECRET,
+        "GITHUB_TOKEN": "ghp_" + "a" * 36,
+        "DB_PASSWORD": "tiny",  # too short to be treated as a secret
+        "TIKTOKEN_CACHE_DIR": "/opt/tiktoken-cache",
+        "HOME": "/home/someone",
+    }
+    redactor = Redactor(patterns=[r"corp-[0-9]{6}"], env=env)
+    text = f"{SECRET} ghp_{'a' * 36} corp-123456 tiny /opt/tiktoken-cache Bearer {'b' * 24} sk-ant-{'c' * 20}"
+    assert redactor.redact_text(text) == (
+        f"{REDACTED} {REDACTED} {REDACTED} tiny /opt/tiktoken-cache Bearer {REDACTED} {REDACTED}"
+    )
+    data = {
+        "args": [f"x {SECRET}", 3],
+        "headers": {"Authorization": "Bearer " + "d" * 20},
+        "n": None,
+    }
+    assert redactor.redact(data) == {
+        "args": [f"x {REDACTED}", 3],
+        "headers": {"Authorization": f"Bearer {REDACTED}"},
+        "n": None,
+    }
+    with pytest.raises(ConfigError, match=r"patterns\[0\]"):
+        Redactor(patterns=["(unclosed"], env={})
+
+
+def test_tee_fans_out_and_null_sink_discards(tmp_path: Path) -> None:
+    first, second = _log(tmp_path / "a"), _log(tmp_path / "b")
+    tee = Tee(first, NULL_SINK, second)
+    tee.emit("stop", reason="PASSED")
+    assert (
+        [e.kind for e in read_events(first.path)]
+        == [e.kind for e in read_events(second.path)]
+        == ["stop"]
+    )
+    assert os.path.getsize(first.path) == os.path.getsize(second.path)
