@@ -57,7 +57,7 @@ def format_duration(seconds: float) -> str:
 class LiveProgress:
     """Shows a run's progress on ``stream``.
 
-    * ``live``: a status line such as ``round 2/10 · step 7 · run_shell · gates: pytest ✗
+    * ``live``: a status line (gates and critic as last reported) such as ``round 2/10 · step 7 · run_shell · gates: pytest ✗
       (3 failing) · critic 6.5 · 12.3k tok · $0.041 · 00:42`` — redrawn in place on a TTY,
       printed as a new line after each round start, tool call, gate, verdict or compaction
       otherwise — plus a line for each stop, escalation and the run's end.
@@ -84,6 +84,7 @@ class LiveProgress:
         self._step = 0
         self._last_tool = ""
         self._gates: dict[str, str] = {}
+        self._gates_round = 0
         self._critic: float | None = None
         self._tokens = 0
         self._cost = 0.0
@@ -119,7 +120,7 @@ class LiveProgress:
     def _update(self, event: EventBase) -> None:
         if isinstance(event, RoundStart):
             self._round, self._max_rounds = event.round, event.max_iterations
-            self._step, self._last_tool, self._gates, self._critic = 0, "", {}, None
+            self._step, self._last_tool = 0, ""
         elif isinstance(event, ModelCall):
             self._tokens += event.prompt_tokens + event.completion_tokens
             self._cost += event.cost_usd
@@ -127,6 +128,8 @@ class LiveProgress:
             self._step = event.step if event.step is not None else self._step + 1
             self._last_tool = event.name
         elif isinstance(event, GateReportEvent):
+            if self._gates_round != self._round:
+                self._gates, self._gates_round = {}, self._round
             self._gates[event.name] = _gate_mark(event)
         elif isinstance(event, CriticVerdict):
             self._critic = event.score

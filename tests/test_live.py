@@ -1,0 +1,113 @@
+"""Live progress: the status line, TTY redraws, quiet and JSON modes."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from harness.errors import ConfigError
+from harness.event_schema import parse_event
+from harness.events import EventLog, read_events
+from harness.live import LiveProgress, format_cost, format_duration, format_tokens
+from harness.redact import Redactor
+from tests.event_fixtures import emit_sample_run
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class TTYStream(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_status_line_shows_round_step_tool_gates_critic_usage_and_time() -> None:
+    clock = FakeClock()
+    progress = LiveProgress(io.StringIO(), clock=clock)
+    progress.emit("run_start", goal="g", model="m", max_iterations=10, workspace=".")
+    progress.emit("round_start", round=1, max_iterations=10)
+    progress.emit("critic_verdict", round=1, score=6.5, passed=False)
+    progress.emit("round_start", round=2, max_iterations=10)
+    progress.emit("model_call", role="author", model="m", prompt_tokens=11_000,
+                  completion_tokens=1_300, cost_usd=0.041)  # fmt: skip
+    progress.emit("tool_call", name="run_shell", step=7)
+    progress.emit("gate_report", round=2, name="pytest", passed=False, failures=["a", "b", "c"])
+    clock.now += 42
+    assert progress.status_line() == (
+        "round 2/10 · step 7 · run_shell · gates: pytest ✗ (3 failing) · critic 6.5 · "
+        "12.3k tok · $0.041 · 00:42"
+    )
+    progress.emit("round_start", round=3, max_iterations=10)
+    progress.emit("gate_report", round=3, name="ruff", passed=True)
+    assert "gates: ruff ✓ ·" in progress.status_line()
+
+
+def test_live_mode_on_a_plain_stream_prints_lines(tmp_path: Path) -> None:
+    stream = io.StringIO()
+    log = EventLog(tmp_path / "events.jsonl", run_id="r1", redactor=Redactor(env={}),
+                   echo=LiveProgress(stream, clock=FakeClock()))  # fmt: skip
+    emit_sample_run(log)
+    lines = stream.getvalue().splitlines()
+    assert "\r" not in stream.getvalue()
+    assert lines[0] == "round 1/3 · 0 tok · $0.000 · 00:00"
+    assert (
+        "round 1/3 · step 3 · run_shell · gates: pytest ✗ (3 failing), ruff ✓ · 4.0k tok"
+        in lines[5]
+    )
+    assert any("critic 7.5" in line and line.startswith("round 3/3") for line in lines)
+    assert lines[-3:] == [
+        "stop: MAX_ITERATIONS — 3 of 3 rounds used",
+        "escalated: MAX_ITERATIONS → progress/fix-calc.escalation.md",
+        "MAX_ITERATIONS (not passed) after 3 round(s) · 17.1k tok · $0.024 · 00:43",
+    ]
+
+
+def test_live_mode_on_a_tty_redraws_one_line_per_round() -> None:
+    stream = TTYStream()
+    emit_sample_run(LiveProgress(stream, clock=FakeClock()), passes=True)
+    output = stream.getvalue()
+    assert output.count("\r\x1b[K") > 20
+    finished_lines = output.split("\n")
+    assert len(finished_lines) == 3 + 2 + 1  # a line per round, stop, final, trailing ""
+    assert finished_lines[2].rsplit("\r\x1b[K", 1)[-1].startswith("round 3/3 · step 3")
+    assert finished_lines[-2].endswith(
+        "PASSED (passed) after 3 round(s) · 17.1k tok · $0.024 · 00:43"
+    )
+
+
+def test_quiet_mode_prints_only_the_final_line() -> None:
+    stream = io.StringIO()
+    emit_sample_run(LiveProgress(stream, mode="quiet"))
+    assert (
+        stream.getvalue()
+        == "MAX_ITERATIONS (not passed) after 3 round(s) · 17.1k tok · $0.024 · 00:43\n"
+    )
+
+
+def test_json_mode_writes_each_event_as_a_json_line(tmp_path: Path) -> None:
+    stream = io.StringIO()
+    log = EventLog(tmp_path / "events.jsonl", run_id="r1", redactor=Redactor(env={}),
+                   echo=LiveProgress(stream, mode="json"))  # fmt: skip
+    emit_sample_run(log)
+    echoed = [parse_event(line) for line in stream.getvalue().splitlines()]
+    assert echoed == read_events(log.path)
+
+
+def test_formats_and_bad_mode() -> None:
+    assert [format_tokens(n) for n in (950, 12_345, 4_100_000)] == ["950", "12.3k", "4.1M"]
+    assert [format_cost(c) for c in (0, 0.0063, 0.041, 12.345)] == [
+        "$0.000",
+        "$0.0063",
+        "$0.041",
+        "$12.35",
+    ]
+    assert [format_duration(s) for s in (42, 725, 3723)] == ["00:42", "12:05", "1:02:03"]
+    with pytest.raises(ConfigError, match="mode"):
+        LiveProgress(io.StringIO(), mode="loud")  # type: ignore[arg-type]
