@@ -1,0 +1,365 @@
+"""The built-in tools on a real workspace: files, search, shell, submit, confinement, protection."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.builtin_tools import MAX_LIST_ENTRIES, MAX_SEARCH_MATCHES, default_tools
+from harness.model import ToolCall
+from harness.tool import Toolbox, ToolContext, ToolResult
+
+BOX = Toolbox(default_tools())
+
+
+def call(ctx: ToolContext, name: str, **arguments: object) -> ToolResult:
+    return BOX.execute(ToolCall(name, arguments), ctx)
+
+
+@pytest.fixture
+def ctx(tmp_path: Path) -> ToolContext:
+    workspace = tmp_path / "ws"
+    (workspace / "src").mkdir(parents=True)
+    (workspace / "src" / "app.py").write_text(
+        "def add(a, b):\n    return a - b\n\nprint(add(1, 2))\n"
+    )
+    (workspace / "tests").mkdir()
+    (workspace / "tests" / "test_app.py").write_text("def test_add():\n    assert add(1, 2) == 3\n")
+    (workspace / "README.md").write_text("# demo\n")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "secret.txt").write_text("secret add\n")
+    return ToolContext(workspace=workspace, protect=("tests/**",), shell_timeout=30)
+
+
+# read_file
+
+
+def test_read_file_numbers_lines_and_records_the_path(ctx: ToolContext) -> None:
+    result = call(ctx, "read_file", path="src/app.py")
+    assert result == ToolResult(
+        "     1\tdef add(a, b):\n     2\t    return a - b\n     3\t\n     4\tprint(add(1, 2))"
+    )
+    assert ctx.files_touched == {"src/app.py"}
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "expected"),
+    [
+        (2, 3, "     2\t    return a - b\n     3\t\n(lines 2-3 of 4)"),
+        (4, None, "     4\tprint(add(1, 2))\n(lines 4-4 of 4)"),
+        (None, 1, "     1\tdef add(a, b):\n(lines 1-1 of 4)"),
+        (3, 99, "     3\t\n     4\tprint(add(1, 2))\n(lines 3-4 of 4)"),
+    ],
+)
+def test_read_file_ranges(
+    ctx: ToolContext, start: int | None, end: int | None, expected: str
+) -> None:
+    assert (
+        call(ctx, "read_file", path="src/app.py", start_line=start, end_line=end).output == expected
+    )
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"start_line": 5}, "error: start_line 5 is past the end of src/app.py (4 lines)"),
+        ({"start_line": 0}, "error: start_line must be 1 or more, got 0"),
+        ({"start_line": 3, "end_line": 2}, "error: end_line (2) is before start_line (3)"),
+    ],
+)
+def test_read_file_out_of_range(ctx: ToolContext, arguments: dict, message: str) -> None:
+    assert call(ctx, "read_file", path="src/app.py", **arguments) == ToolResult(message, True)
+
+
+def test_read_file_refusals(ctx: ToolContext) -> None:
+    (ctx.workspace / "blob.bin").write_bytes(b"\x89PNG\0\0\0data")
+    (ctx.workspace / "empty.txt").write_text("")
+    assert call(ctx, "read_file", path="empty.txt").output == "(empty.txt is empty)"
+    binary = call(ctx, "read_file", path="blob.bin")
+    assert (binary.is_error, binary.output) == (
+        True,
+        "error: blob.bin is a binary file (11 bytes); not shown",
+    )
+    folder = call(ctx, "read_file", path="src")
+    assert folder.is_error
+    assert "is a directory; use list_files" in folder.output
+    missing = call(ctx, "read_file", path="src/ap.py")
+    assert missing == ToolResult(
+        "error: 'src/ap.py' does not exist; similar names there: app.py", True
+    )
+
+
+def test_read_file_accepts_an_absolute_path_inside(ctx: ToolContext) -> None:
+    assert call(ctx, "read_file", path=str(ctx.workspace / "README.md")).output == "     1\t# demo"
+
+
+def test_huge_files_are_read_in_ranges(ctx: ToolContext) -> None:
+    (ctx.workspace / "big.log").write_text("line\n" * 2_100_000)
+    whole = call(ctx, "read_file", path="big.log")
+    assert whole == ToolResult(
+        "error: big.log is 10500000 bytes; read it in ranges (start_line, end_line)", True
+    )
+    part = call(ctx, "read_file", path="big.log", start_line=2_000_000, end_line=2_000_001)
+    assert part.output == ("2000000\tline\n2000001\tline\n(lines 2000000-2000001 of 2100000)")
+
+
+# write_file
+
+
+def test_write_file_creates_parents_and_overwrites(ctx: ToolContext) -> None:
+    created = call(ctx, "write_file", path="pkg/sub/mod.py", content="a = 1\r\nb = 2")
+    assert created == ToolResult("created pkg/sub/mod.py (12 characters, 2 lines)")
+    assert (ctx.workspace / "pkg/sub/mod.py").read_bytes() == b"a = 1\r\nb = 2"
+    again = call(ctx, "write_file", path="pkg/sub/mod.py", content="")
+    assert again.output == "overwrote pkg/sub/mod.py (0 characters, 0 lines)"
+    assert (ctx.workspace / "pkg/sub/mod.py").read_text() == ""
+    assert ctx.files_touched == {"pkg/sub/mod.py"}
+    assert call(ctx, "write_file", path="src", content="x").output == "error: src is a directory"
+
+
+def test_huge_content_is_written_and_read_back_capped(tmp_path: Path) -> None:
+    ctx = ToolContext(workspace=tmp_path, max_output_chars=2_000)
+    content = "start\n" + "x" * 5_000_000 + "\nend\n"
+    written = call(ctx, "write_file", path="huge.txt", content=content)
+    assert written.output == "created huge.txt (5000011 characters, 3 lines)"
+    assert (tmp_path / "huge.txt").read_text() == content
+    read = call(ctx, "read_file", path="huge.txt")
+    assert len(read.output) <= 2_000
+    assert read.output.startswith("     1\tstart\n     2\txxx")
+    assert read.output.endswith("xxx\n     3\tend")
+
+
+# edit_file
+
+
+def test_edit_file_replaces_a_unique_occurrence(ctx: ToolContext) -> None:
+    result = call(ctx, "edit_file", path="src/app.py", old="return a - b", new="return a + b")
+    assert not result.is_error
+    assert result.output.startswith("edited src/app.py:\n")
+    assert "     2\t    return a + b" in result.output
+    assert (ctx.workspace / "src/app.py").read_text().splitlines()[1] == "    return a + b"
+    assert ctx.files_touched == {"src/app.py"}
+
+
+def test_edit_file_missing_old_shows_the_closest_line(ctx: ToolContext) -> None:
+    result = call(ctx, "edit_file", path="src/app.py", old="  return a-b", new="x")
+    assert result == ToolResult(
+        "error: old was not found in src/app.py; the closest line is 2: '    return a - b'", True
+    )
+    numbered = call(ctx, "edit_file", path="src/app.py", old="     2\t    return a - b", new="")
+    assert "leave out the line numbers read_file shows" in numbered.output
+    assert ctx.files_touched == set()
+
+
+def test_edit_file_ambiguous_old_counts_occurrences(ctx: ToolContext) -> None:
+    before = (ctx.workspace / "src/app.py").read_text()
+    result = call(ctx, "edit_file", path="src/app.py", old="add", new="plus")
+    assert result.is_error
+    assert result.output == (
+        "error: old occurs 2 times in src/app.py (lines 1, 4); "
+        "include more surrounding text so that it occurs once"
+    )
+    assert (ctx.workspace / "src/app.py").read_text() == before
+
+
+def test_edit_file_refuses_empty_or_identical_text(ctx: ToolContext) -> None:
+    assert "use write_file" in call(ctx, "edit_file", path="src/app.py", old="", new="x").output
+    same = call(ctx, "edit_file", path="src/app.py", old="add", new="add")
+    assert same == ToolResult("error: old and new are the same; nothing would change", True)
+
+
+def test_edit_file_keeps_crlf_and_undecodable_bytes(ctx: ToolContext) -> None:
+    target = ctx.workspace / "win.txt"
+    target.write_bytes(b"one\r\ntwo \xff\r\nthree\r\n")
+    result = call(ctx, "edit_file", path="win.txt", old="one\ntwo", new="1\n2")
+    assert not result.is_error, result.output
+    assert target.read_bytes() == b"1\r\n2 \xff\r\nthree\r\n"
+
+
+# list_files
+
+
+def test_list_files_sorted_skipping_git(ctx: ToolContext) -> None:
+    (ctx.workspace / ".git" / "objects").mkdir(parents=True)
+    (ctx.workspace / ".git" / "HEAD").write_text("ref\n")
+    (ctx.workspace / "empty").mkdir()
+    assert call(ctx, "list_files").output == "\n".join(
+        [".git/ (not listed)", "README.md", "empty/", "src/app.py", "tests/test_app.py"]
+    )
+    assert call(ctx, "list_files", path="src").output == "src/app.py"
+    assert call(ctx, "list_files", path="README.md").output == "README.md"
+    assert call(ctx, "list_files", path="empty").output == "(empty is an empty directory)"
+    assert call(ctx, "list_files", path="nope").is_error
+
+
+def test_list_files_is_bounded_with_a_marker(ctx: ToolContext) -> None:
+    many = ctx.workspace / "many"
+    many.mkdir()
+    for index in range(MAX_LIST_ENTRIES + 20):
+        (many / f"f{index:04}.txt").touch()
+    lines = call(ctx, "list_files", path="many").output.splitlines()
+    assert len(lines) == MAX_LIST_ENTRIES + 1
+    assert lines[0] == "many/f0000.txt"
+    assert lines[-1] == "[... 20 more entries not shown; list a subdirectory]"
+
+
+# search
+
+
+def test_search_reports_file_line_text(ctx: ToolContext) -> None:
+    (ctx.workspace / ".git").mkdir()
+    (ctx.workspace / ".git" / "config").write_text("add = yes\n")
+    (ctx.workspace / "blob.bin").write_bytes(b"add\0add")
+    os.symlink(ctx.workspace.parent / "outside" / "secret.txt", ctx.workspace / "leak.txt")
+    assert call(ctx, "search", pattern=r"add\(1").output == "\n".join(
+        ["src/app.py:4: print(add(1, 2))", "tests/test_app.py:2:     assert add(1, 2) == 3"]
+    )
+    assert call(ctx, "search", pattern="^def", path="tests").output == (
+        "tests/test_app.py:1: def test_add():"
+    )
+    assert call(ctx, "search", pattern="return", path="src/app.py").output == (
+        "src/app.py:2:     return a - b"
+    )
+    assert call(ctx, "search", pattern="zebra").output == "no matches for 'zebra' in ."
+    assert call(ctx, "search", pattern="secret").output == "no matches for 'secret' in ."
+
+
+def test_search_invalid_regex_and_bounded_matches(ctx: ToolContext) -> None:
+    bad = call(ctx, "search", pattern="def (")
+    assert bad == ToolResult(
+        "error: invalid regular expression 'def (': missing ), unterminated subpattern at position 4",
+        True,
+    )
+    (ctx.workspace / "log.txt").write_text("hit\n" * (MAX_SEARCH_MATCHES + 50))
+    lines = call(ctx, "search", pattern="hit").output.splitlines()
+    assert len(lines) == MAX_SEARCH_MATCHES + 1
+    assert lines[-1].startswith(f"[... stopped after {MAX_SEARCH_MATCHES} matches")
+
+
+# confinement and protection
+
+OUTSIDE_CASES = ["../x", "/etc/passwd", "link"]
+FILE_TOOLS = {
+    "read_file": {},
+    "write_file": {"content": "pwned"},
+    "edit_file": {"old": "secret", "new": "pwned"},
+    "list_files": {},
+    "search": {"pattern": "secret"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(FILE_TOOLS))
+@pytest.mark.parametrize("path", OUTSIDE_CASES)
+def test_every_file_tool_refuses_paths_outside(ctx: ToolContext, name: str, path: str) -> None:
+    outside = ctx.workspace.parent / "outside"
+    target = outside / "secret.txt" if name in ("read_file", "write_file", "edit_file") else outside
+    os.symlink(target, ctx.workspace / "link")
+    result = call(ctx, name, path=path, **FILE_TOOLS[name])
+    assert result.is_error
+    assert result.output.startswith(f"error: path '{path}' is outside the workspace")
+    assert "secret" not in result.output.replace("secret.txt", "")
+    assert (outside / "secret.txt").read_text() == "secret add\n"
+    assert ctx.files_touched == set()
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments"),
+    [
+        ("write_file", {"content": "def test_add(): pass\n"}),
+        ("edit_file", {"old": "3", "new": "4"}),
+    ],
+)
+def test_protected_paths_are_refused(ctx: ToolContext, name: str, arguments: dict) -> None:
+    before = (ctx.workspace / "tests/test_app.py").read_text()
+    result = call(ctx, name, path="tests/test_app.py", **arguments)
+    assert result == ToolResult(
+        "error: tests/test_app.py is protected (matches 'tests/**'): the checks rely on it", True
+    )
+    assert call(ctx, name, path="tests/new_test.py", **arguments).is_error
+    assert (ctx.workspace / "tests/test_app.py").read_text() == before
+    assert not call(ctx, "read_file", path="tests/test_app.py").is_error  # reading is fine
+
+
+# run_shell
+
+
+def test_run_shell_states_the_exit_code_and_runs_in_the_workspace(ctx: ToolContext) -> None:
+    ok = call(ctx, "run_shell", command="pwd; echo oops >&2")
+    assert ok == ToolResult(f"[exit code 0]\n{ctx.workspace}\noops\n", exit_code=0)
+    failed = call(ctx, "run_shell", command="exit 3")
+    assert failed == ToolResult("[exit code 3]\n(no output)", exit_code=3)
+    assert ctx.commands_run == ["pwd; echo oops >&2", "exit 3"]
+    assert call(ctx, "run_shell", command="  ").output == "error: command is empty"
+    assert call(ctx, "run_shell", command="true", timeout=-1).is_error
+    assert len(ctx.commands_run) == 2
+
+
+def test_run_shell_timeout_is_capped_by_the_context(tmp_path: Path) -> None:
+    ctx = ToolContext(workspace=tmp_path, max_shell_timeout=0.5)
+    started = time.monotonic()
+    result = call(ctx, "run_shell", command="sleep 30", timeout=3600)
+    assert time.monotonic() - started < 3
+    assert result.output.startswith("[timed out after 0.")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    return not (stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] == "Z")
+
+
+def test_run_shell_timeout_kills_the_process_group(ctx: ToolContext) -> None:
+    started = time.monotonic()
+    result = call(
+        ctx, "run_shell", command="sleep 1000 & echo $! > child.pid; sleep 1000", timeout=2
+    )
+    elapsed = time.monotonic() - started
+    assert 1.9 < elapsed < 5
+    assert result.is_error
+    assert result.exit_code is None
+    assert result.output.startswith("[timed out after 2.")
+    assert "(process group killed)" in result.output.splitlines()[0]
+    child = int((ctx.workspace / "child.pid").read_text())
+    deadline = time.monotonic() + 2
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(child)
+
+
+def test_run_shell_truncates_huge_output(tmp_path: Path) -> None:
+    ctx = ToolContext(workspace=tmp_path, max_output_chars=5_000)
+    command = "echo FIRST; head -c 50000000 /dev/zero | tr '\\0' a; echo; echo LAST"
+    result = call(ctx, "run_shell", command=command)
+    assert len(result.output) <= 5_000
+    assert result.output.startswith("[exit code 0]\nFIRST\naaa")
+    assert result.output.endswith("aaa\nLAST\n")
+    assert "characters truncated ...]" in result.output
+    assert result.exit_code == 0
+
+
+def test_run_shell_scrubs_api_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    base = {"PATH": os.environ["PATH"], "OPENAI_API_KEY": "sk-one", "VISIBLE_SETTING": "yes"}
+    output = call(ToolContext(workspace=tmp_path, env=base), "run_shell", command="env").output
+    assert "VISIBLE_SETTING=yes" in output
+    assert "OPENAI_API_KEY" not in output
+    assert "sk-one" not in output
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-two")
+    monkeypatch.setenv("PLAIN_SETTING", "kept")
+    inherited = call(ToolContext(workspace=tmp_path), "run_shell", command="env").output
+    assert "PLAIN_SETTING=kept" in inherited
+    assert "sk-two" not in inherited
+
+
+# submit
+
+
+def test_submit_is_final(ctx: ToolContext) -> None:
+    assert call(ctx, "submit", summary="fixed add; tests pass") == ToolResult(
+        "fixed add; tests pass", final=True
+    )

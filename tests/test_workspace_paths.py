@@ -1,0 +1,125 @@
+"""Confinement to the workspace and protect globs."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from harness.errors import ConfigError, ToolError
+from harness.tool import ToolContext
+from harness.workspace_paths import protecting_pattern, resolve_in_workspace, writable
+
+
+@pytest.fixture
+def ctx(tmp_path: Path) -> ToolContext:
+    workspace = tmp_path / "ws"
+    (workspace / "src").mkdir(parents=True)
+    (workspace / "src" / "app.py").write_text("x = 1\n")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "secret.txt").write_text("secret\n")
+    return ToolContext(workspace=workspace, protect=("tests/**",))
+
+
+def test_relative_and_absolute_paths_inside_resolve(ctx: ToolContext) -> None:
+    inside = ctx.workspace / "src" / "app.py"
+    assert resolve_in_workspace(ctx, "src/app.py") == inside
+    assert resolve_in_workspace(ctx, "./src/../src/app.py") == inside
+    assert resolve_in_workspace(ctx, str(inside)) == inside
+    assert resolve_in_workspace(ctx, "") == ctx.workspace
+    assert resolve_in_workspace(ctx, "new/dir/file.txt") == ctx.workspace / "new/dir/file.txt"
+
+
+@pytest.mark.parametrize("path", ["../x", "src/../../x", "/etc/passwd", "/"])
+def test_paths_outside_are_refused(ctx: ToolContext, path: str) -> None:
+    with pytest.raises(ToolError, match="is outside the workspace") as caught:
+        resolve_in_workspace(ctx, path)
+    assert f"path '{path}'" in str(caught.value)
+
+
+def test_symlink_leading_outside_is_refused_and_named(ctx: ToolContext) -> None:
+    os.symlink(ctx.workspace.parent / "outside", ctx.workspace / "link")
+    with pytest.raises(ToolError, match="a symlink on it leads to"):
+        resolve_in_workspace(ctx, "link/secret.txt")
+
+
+def test_symlink_inside_the_workspace_is_followed(ctx: ToolContext) -> None:
+    os.symlink(ctx.workspace / "src", ctx.workspace / "alias")
+    assert resolve_in_workspace(ctx, "alias/app.py") == ctx.workspace / "src" / "app.py"
+
+
+def test_nul_byte_and_symlink_loop_are_tool_errors(ctx: ToolContext) -> None:
+    with pytest.raises(ToolError, match="NUL byte"):
+        resolve_in_workspace(ctx, "a\0b")
+    os.symlink("loop", ctx.workspace / "loop")
+    with pytest.raises(ToolError, match="cannot be resolved"):
+        resolve_in_workspace(ctx, "loop/x")
+
+
+def test_huge_path_is_quoted_short_in_the_error(ctx: ToolContext) -> None:
+    with pytest.raises(ToolError) as caught:
+        resolve_in_workspace(ctx, "/" + "x" * 1_000_000)
+    assert len(str(caught.value)) < 500
+
+
+@pytest.mark.parametrize(
+    ("pattern", "rel", "protected"),
+    [
+        ("tests/**", "tests/test_x.py", True),
+        ("tests/**", "tests/unit/deep/test_y.py", True),
+        ("tests/**", "testsuite/x.py", False),
+        ("tests/*.py", "tests/test_x.py", True),
+        ("tests/*.py", "tests/sub/test_x.py", False),
+        ("tests", "tests/sub/test_x.py", True),
+        ("tests/", "tests/conftest.py", True),
+        ("./tests/**", "tests/conftest.py", True),
+        ("**/conftest.py", "conftest.py", True),
+        ("**/conftest.py", "pkg/a/conftest.py", True),
+        ("*.lock", "poetry.lock", True),
+        ("*.lock", "sub/poetry.lock", False),
+        ("test_?.py", "test_a.py", True),
+        ("test_?.py", "test_ab.py", False),
+        ("a.b", "axb", False),
+    ],
+)
+def test_protect_globs(pattern: str, rel: str, protected: bool) -> None:
+    assert (protecting_pattern([pattern], rel) == pattern) is protected
+
+
+def test_writable_names_the_pattern(ctx: ToolContext) -> None:
+    assert writable(ctx, ctx.workspace / "src" / "app.py") == "src/app.py"
+    with pytest.raises(ToolError) as caught:
+        writable(ctx, ctx.workspace / "tests" / "test_x.py")
+    assert str(caught.value) == (
+        "tests/test_x.py is protected (matches 'tests/**'): the checks rely on it"
+    )
+
+
+def test_context_resolves_its_workspace(tmp_path: Path) -> None:
+    (tmp_path / "ws").mkdir()
+    ctx = ToolContext(workspace=tmp_path / "ws" / ".." / "ws", protect=["tests"])  # type: ignore[arg-type]
+    assert ctx.workspace == (tmp_path / "ws").resolve()
+    assert ctx.protect == ("tests",)
+    assert ctx.files_touched == set()
+    assert ctx.commands_run == []
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"protect": ("/etc/**",)}, "protect"),
+        ({"protect": ("../other/**",)}, "protect"),
+        ({"protect": ("",)}, "protect"),
+        ({"shell_timeout": 0}, "shell_timeout"),
+        ({"max_output_chars": -1}, "max_output_chars"),
+    ],
+)
+def test_context_rejects_bad_configuration(tmp_path: Path, kwargs: dict, field: str) -> None:
+    with pytest.raises(ConfigError, match=f"^{field}:"):
+        ToolContext(workspace=tmp_path, **kwargs)
+
+
+def test_context_rejects_a_missing_workspace(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="workspace: .* is not a directory"):
+        ToolContext(workspace=tmp_path / "missing")
