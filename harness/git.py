@@ -10,6 +10,8 @@ How a run meets the user's repository:
 * ``branch``: the branch is created and checked out in the user's own checkout, which must
   be clean (untracked files included, since rounds commit them).
 * ``none``: work in place, no commits; ``diff`` is against HEAD when the folder is a git repo.
+  ``rollback``, ``reset_to`` and ``merge_ff`` are refused there: they would rewrite the
+  user's own files.
 
 The base commit and the user's branch are kept in the repository config as
 ``branch.<name>.harnessBase`` and ``branch.<name>.harnessOrigin``, so a resumed run diffs
@@ -49,6 +51,9 @@ IDENTITY_ENV = {
     "GIT_COMMITTER_NAME": "harness",
     "GIT_COMMITTER_EMAIL": "harness@localhost",
 }
+# Round commits skip the user's hooks and signing; the message is kept as given.
+_COMMIT = ("-c", f"core.hooksPath={os.devnull}", "commit", "--quiet", "--no-gpg-sign",
+           "--cleanup=whitespace")  # fmt: skip
 _INHERITED_GIT_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX")
 # Another git process holds a lock, or is half-way through registering a worktree.
 _CONTENTION = re.compile(
@@ -56,6 +61,7 @@ _CONTENTION = re.compile(
 )
 _RETRIES = 80  # at most ~5 s of waiting for another git process
 _ID_ATTEMPTS = 20
+_WORKTREES = ".harness-worktrees"
 
 
 class GitIsolationError(ConfigError):
@@ -164,20 +170,8 @@ class Workspace:
         _git(self.root, "add", "-A")
         if _git_test(self.root, "diff", "--cached", "--quiet"):
             return None
-        _git(
-            self.root,
-            "-c",
-            f"core.hooksPath={os.devnull}",
-            "commit",
-            "--quiet",
-            "--no-gpg-sign",
-            "--cleanup=whitespace",
-            "-m",
-            message,
-            "--trailer",
-            f"Harness-Round: {round}",
-            env=IDENTITY_ENV,
-        )
+        trailer = f"Harness-Round: {round}"
+        _git(self.root, *_COMMIT, "-m", message, "--trailer", trailer, env=IDENTITY_ENV)
         return _git(self.root, "rev-parse", "HEAD").strip()
 
     def diff(self, *, max_chars: int = 20_000) -> str:
@@ -260,9 +254,10 @@ class Workspace:
             _git(user_root, "worktree", "remove", "--force", str(self.root))
         else:
             _git(user_root, "worktree", "prune")
-        with contextlib.suppress(OSError):  # tidy the folders we made, only when empty
-            self.root.parent.rmdir()
-            self.root.parent.parent.rmdir()
+        if self.root.parent.parent.name == _WORKTREES:  # the default place: tidy it when empty
+            with contextlib.suppress(OSError):
+                self.root.parent.rmdir()
+                self.root.parent.parent.rmdir()
 
     def _run_root(self, action: str) -> Path:
         if self.isolation == "none" or self.root is None:
@@ -370,7 +365,7 @@ class _Placement:
 
     def worktree_path(self, leaf: str) -> Path:
         if self.worktrees_dir is None:
-            parent = self.user_root.parent / ".harness-worktrees" / self.user_root.name
+            parent = self.user_root.parent / _WORKTREES / self.user_root.name
         else:
             parent = Path(self.worktrees_dir).resolve()
         if parent.is_relative_to(self.user_root):

@@ -308,6 +308,13 @@ def test_finish_removes_the_worktree_and_keeps_the_branch(repo: Path) -> None:
     assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
     ws.finish()  # a second call is harmless
 
+    chosen = repo.parent / "my-worktrees"
+    elsewhere = open_workspace(repo, worktrees_dir=chosen)
+    assert elsewhere.path.parent == chosen
+    elsewhere.finish()
+    assert chosen.is_dir()
+    assert not elsewhere.path.exists()
+
 
 def test_resume_reuses_the_branch_and_recreates_a_pruned_worktree(repo: Path) -> None:
     ws = open_workspace(repo, loop_name="fix", run_id="feedf00d")
