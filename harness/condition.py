@@ -53,14 +53,15 @@ def step(value: Any, part: str) -> Any:
     """One step of a path into ``value``; :data:`MISSING` if there is nothing there."""
     if isinstance(value, Mapping):
         return value.get(part, MISSING)
-    if isinstance(value, Sequence) and not isinstance(value, str):
+    if value is None or isinstance(value, str | bytes | int | float):
+        return MISSING
+    if isinstance(value, Sequence):
         try:
             return value[int(part)]
         except (ValueError, IndexError):
             return MISSING
-    if part.startswith("_"):
-        return MISSING
-    return getattr(value, part, MISSING)
+    found = MISSING if part.startswith("_") else getattr(value, part, MISSING)
+    return MISSING if callable(found) else found
 
 
 def as_text(value: Any) -> str:

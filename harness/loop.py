@@ -425,6 +425,8 @@ class Loop:
                     try:
                         output = body(ctx)
                         if inspect.isawaitable(output):
+                            if inspect.iscoroutine(output):
+                                output.close()
                             raise ConfigError(
                                 "body returned an awaitable; define it with async def"
                             )
