@@ -147,18 +147,11 @@ class OuterLoop:
 
     def run(self) -> RunResult:
         """Play rounds until a pass or a bound; escalate any other stop."""
-        lock = (
-            LoopLock(self.progress.path.with_suffix(".lock"))
-            if self.progress and self.progress.path
-            else None
-        )
-        if lock is not None:
-            lock.acquire()
-        try:
+        if self.progress is None or self.progress.path is None:
             return self._run()
-        finally:
-            if lock is not None:
-                lock.release()
+        self.progress.path.parent.mkdir(parents=True, exist_ok=True)
+        with LoopLock(self.progress.path):
+            return self._run()
 
     def _run(self) -> RunResult:
         if self.progress is not None and self.progress.status is Status.PASSED:
@@ -350,7 +343,7 @@ class OuterLoop:
     def _record(self, run: _Run, report: RoundReport) -> None:
         """Save the round for good: progress.md (atomic), then the event."""
         head = report.commit or run.state.head
-        if self.rollback == "failed" and not report.passed and run.workspace.base_commit:
+        if self.rollback == "failed" and not report.passed and run.workspace.branch:
             head = run.state.head or run.workspace.base_commit
             run.workspace.reset_to(head)
         run.state = RunState(

@@ -68,7 +68,7 @@ def build_loop(
     run_id: str | None = None,
 ) -> OuterLoop:
     """The outer loop ``config`` describes; relative paths start at ``root``."""
-    model_name = choose_model(overrides.model, config.model)
+    model_name = choose_model(overrides.model, _rooted(config.model, root))
     model = resolve_model(model_name)
     skill = Skill.load(root / config.skill) if config.skill else None
     agent = Agent(
@@ -121,3 +121,11 @@ def _artifact(config: LoopConfig) -> str:
     if not config.critic.file:
         raise ConfigError("critic.file: required when critic.artifact = 'file'")
     return f"file:{config.critic.file}"
+
+
+def _rooted(model: str | None, root: Path) -> str | None:
+    """A ``scripted:PATH`` in loop.toml is relative to the file's folder."""
+    if model and model.startswith("scripted:"):
+        path = Path(model.removeprefix("scripted:"))
+        return f"scripted:{path if path.is_absolute() else root / path}"
+    return model

@@ -1,0 +1,134 @@
+"""The harness command as a person runs it: a real subprocess, real files, real exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import make_repo
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def harness(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    full_env.pop("HARNESS_MODEL", None)
+    full_env.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "harness.cli", *args],
+        cwd=cwd, env=full_env, capture_output=True, text=True, timeout=120,
+    )
+
+
+def write_loop(folder: Path, body: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "loop.toml"
+    path.write_text(textwrap.dedent(body))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ('goal = "x"\nunknown_thing = 1\n', "unknown_thing"),
+        ('goal = "x"\nmax_iterations = "many"\n', "max_iterations"),
+        ("max_iterations = 3\n", "goal"),
+        ('goal = "x"\n[budget]\ntokens = -5\n', "budget.tokens"),
+    ],
+)
+def test_broken_loop_toml_exits_2_naming_the_field(tmp_path: Path, body: str, field: str) -> None:
+    write_loop(tmp_path, body)
+    result = harness("run", str(tmp_path), "--model", "scripted:none.json", cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert f"'{field}'" in result.stderr
+    assert "loop.toml" in result.stderr
+
+
+def test_missing_model_exits_2_naming_model(tmp_path: Path) -> None:
+    write_loop(tmp_path, 'goal = "x"\nisolation = "none"\n[[gates]]\ntype = "command"\ncmd = "true"\n')
+    result = harness("run", str(tmp_path), cwd=tmp_path)
+    assert result.returncode == 2
+    assert "model" in result.stderr
+
+
+def test_cap_reached_exits_3_with_an_escalation_report(tmp_path: Path) -> None:
+    project = make_repo(tmp_path / "project", {"answer.txt": "no\n"})
+    (tmp_path / "script.json").write_text(json.dumps(["I tried.", "I tried again."]))
+    write_loop(
+        project,
+        """\
+        name = "answer"
+        goal = "answer.txt must say yes"
+        model = "scripted:../script.json"
+        max_iterations = 2
+        patience = 5
+        [critic]
+        enabled = false
+        [[gates]]
+        type = "command"
+        name = "says yes"
+        cmd = "grep -q yes answer.txt"
+        """,
+    )
+    subprocess.run(["git", "add", "-A"], cwd=project, check=True)
+    subprocess.run(["git", "commit", "-qm", "loop"], cwd=project, check=True)
+    result = harness("run", "--quiet", cwd=project)
+    assert result.returncode == 3, result.stderr
+    report = project / "progress" / "answer.escalation.md"
+    assert report.is_file()
+    text = report.read_text()
+    assert "MAX_ITERATIONS" in text and "### Round 2" in text
+    status = harness("status", cwd=project)
+    assert status.returncode == 0
+    assert "answer: escalated, round 2 of 2" in status.stdout
+
+
+def test_env_model_is_used_and_flag_beats_it(tmp_path: Path) -> None:
+    (tmp_path / "good.json").write_text(json.dumps([
+        {"name": "write_file", "arguments": {"path": "out.txt", "content": "yes"}}, "done"]))
+    write_loop(
+        tmp_path,
+        """\
+        goal = "out.txt says yes"
+        isolation = "none"
+        model = "scripted:missing-file.json"
+        [critic]
+        enabled = false
+        [[gates]]
+        type = "command"
+        cmd = "grep -q yes out.txt"
+        """,
+    )
+    via_env = harness("run", "--quiet", cwd=tmp_path, env={"HARNESS_MODEL": f"scripted:{tmp_path / 'good.json'}"})
+    assert via_env.returncode == 0, via_env.stderr
+    (tmp_path / "out.txt").unlink()
+    via_flag = harness(
+        "run", "--quiet", "--restart", "--model", f"scripted:{tmp_path / 'good.json'}",
+        cwd=tmp_path, env={"HARNESS_MODEL": "scripted:/nonexistent.json"},
+    )
+    assert via_flag.returncode == 0, via_flag.stderr
+
+
+def test_help_does_not_import_litellm() -> None:
+    code = "import sys; from harness.cli import build_parser; build_parser(); import harness; print('litellm' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_init_scaffolds_a_loop_that_validates(tmp_path: Path) -> None:
+    result = harness("init", "bugfix", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "skills" / "bugfix" / "SKILL.md").is_file()
+    assert (tmp_path / "progress").is_dir()
+    from harness.config import load_config
+
+    config, _ = load_config(tmp_path)
+    assert config.name == "bugfix"
+    again = harness("init", "bugfix", cwd=tmp_path)
+    assert again.returncode == 2 and "already exists" in again.stderr

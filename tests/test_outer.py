@@ -1,0 +1,200 @@
+"""The outer loop end to end: real git repositories, real pytest runs, scripted models."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness import (
+    Agent,
+    Budget,
+    Critic,
+    OuterLoop,
+    Progress,
+    PytestGate,
+    ScriptedModel,
+    StopReason,
+    ToolCall,
+)
+from tests.conftest import git, make_repo
+
+BUGGY = "def add(a, b):\n    return a - b\n"
+WRONG = "def add(a, b):\n    return a * b\n"
+RIGHT = "def add(a, b):\n    return a + b\n"
+TESTS = (
+    "from calc import add\n\n"
+    "def test_add():\n    assert add(2, 3) == 5\n\n"
+    "def test_add_zero():\n    assert add(0, 0) == 0\n"
+)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "repo", {"calc.py": BUGGY, "tests/test_calc.py": TESTS})
+
+
+def write(content: str) -> list[object]:
+    return [ToolCall("write_file", {"path": "calc.py", "content": content}), "done"]
+
+
+def tasks(model: ScriptedModel) -> list[str]:
+    """The task (first user message) of each session the model served."""
+    seen: list[str] = []
+    for call in model.calls:
+        task = call.messages[1]["content"]
+        if not seen or seen[-1] != task:
+            seen.append(task)
+    return seen
+
+
+def test_wrong_then_right_passes_in_two_rounds_with_failing_test_fed_back(
+    repo: Path, tmp_path: Path
+) -> None:
+    model = ScriptedModel([*write(WRONG), *write(RIGHT)])
+    loop = OuterLoop(
+        "make the tests pass",
+        Agent(model),
+        gates=[PytestGate("tests")],
+        workspace=repo,
+        progress=tmp_path / "progress" / "calc.md",
+    )
+    result = loop.run()
+    assert result.stop_reason is StopReason.PASSED
+    assert result.passed
+    assert result.iterations == 2
+    round_tasks = tasks(model)
+    assert len(round_tasks) == 2
+    assert "tests/test_calc.py::test_add" in round_tasks[1]
+    assert "test_calc.py::test_add" not in round_tasks[0]
+    # The run's branch holds one commit per round; the user's checkout is untouched.
+    assert (repo / "calc.py").read_text() == BUGGY
+    log = git(repo, "log", "--format=%s", result.branch)
+    assert log.count("harness: round") == 2
+    progress = Progress.load(tmp_path / "progress" / "calc.md")
+    assert progress.status.value == "passed"
+    assert [a.round for a in progress.attempts] == [1, 2]
+
+
+def test_critic_fixes_feed_the_next_round_and_critic_never_sees_the_author(
+    repo: Path,
+) -> None:
+    author = ScriptedModel([*write(RIGHT), *write(RIGHT + "\n# handles negatives\n")])
+    critic_model = ScriptedModel(
+        [
+            json.dumps({"score": 5, "reasons": ["no comment"], "fixes": ["explain negatives"]}),
+            json.dumps({"score": 9, "reasons": ["fine"], "fixes": []}),
+        ]
+    )
+    loop = OuterLoop(
+        "make the tests pass",
+        Agent(model=author),
+        gates=[PytestGate("tests")],
+        critic=Critic(critic_model, criteria="the change is explained", threshold=8),
+        workspace=repo,
+        patience=5,
+    )
+    result = loop.run()
+    assert result.stop_reason is StopReason.PASSED
+    assert result.iterations == 2
+    assert [r.verdict.score for r in result.rounds] == [5, 9]
+    assert "explain negatives" in tasks(author)[1]
+    author_texts = {
+        m["content"] for c in author.calls for m in c.messages if isinstance(m.get("content"), str)
+    }
+    for call in critic_model.calls:
+        assert len(call.messages) == 2
+        for message in call.messages:
+            assert message["content"] not in author_texts
+    assert "return a + b" in critic_model.calls[0].messages[1]["content"]  # the diff is the artifact
+
+
+def test_cap_reached_escalates_with_every_round_and_no_call_after_the_cap(
+    repo: Path, tmp_path: Path
+) -> None:
+    wrong_each_time = [
+        "def add(a, b):\n    return a * b\n",
+        "def add(a, b):\n    return b - a\n",
+        "def add(a, b):\n    return a ** b\n",
+    ]
+    model = ScriptedModel([entry for w in wrong_each_time for entry in write(w)] + ["spare"])
+    hooked: list[Path] = []
+    loop = OuterLoop(
+        "make the tests pass",
+        Agent(model),
+        gates=[PytestGate("tests")],
+        workspace=repo,
+        max_iterations=3,
+        patience=5,
+        progress=tmp_path / "progress" / "calc.md",
+        on_escalate=hooked.append,
+    )
+    result = loop.run()
+    assert result.stop_reason is StopReason.MAX_ITERATIONS
+    assert result.iterations == 3
+    assert len(model.calls) == 6  # two per round, none after the cap
+    assert model.remaining == 1
+    assert result.escalation is not None and hooked == [result.escalation]
+    report = result.escalation.read_text()
+    for number in (1, 2, 3):
+        assert f"### Round {number}" in report
+    assert "tests/test_calc.py::test_add" in report
+    assert Progress.load(tmp_path / "progress" / "calc.md").status.value == "escalated"
+
+
+def test_same_failure_three_times_stops_early_with_no_progress(repo: Path) -> None:
+    model = ScriptedModel([entry for _ in range(5) for entry in write(WRONG)])
+    loop = OuterLoop(
+        "make the tests pass", Agent(model), gates=[PytestGate("tests")], workspace=repo,
+        max_iterations=5,
+    )
+    result = loop.run()
+    assert result.stop_reason is StopReason.NO_PROGRESS
+    assert result.iterations == 3
+    assert result.escalation is not None
+
+
+def test_editing_a_protected_test_fails_the_round(repo: Path) -> None:
+    cheat = [
+        ToolCall("run_shell", {"command": "printf 'def test_ok():\\n    pass\\n' > tests/test_calc.py"}),
+        "done",
+    ]
+    model = ScriptedModel([*cheat, *write(RIGHT)])
+    loop = OuterLoop(
+        "make the tests pass", Agent(model), gates=[PytestGate("tests")], workspace=repo,
+        rollback="failed",
+    )
+    result = loop.run()
+    first, second = result.rounds
+    assert not first.passed
+    assert "tests/test_calc.py" in first.protected_violations
+    assert "protected" in tasks(model)[1]
+    assert second.passed and result.stop_reason is StopReason.PASSED
+
+
+def test_token_budget_stops_before_the_call_that_would_cross_it(repo: Path) -> None:
+    model = ScriptedModel([entry for _ in range(10) for entry in write(WRONG)])
+    agent = Agent(model, max_tokens=200)
+    budget_tokens = 3000
+    loop = OuterLoop(
+        "make the tests pass", agent, gates=[PytestGate("tests")], workspace=repo,
+        budget=Budget(tokens=budget_tokens), max_iterations=10, patience=50,
+    )
+    result = loop.run()
+    assert result.stop_reason is StopReason.BUDGET_TOKENS
+    assert result.usage.total_tokens <= budget_tokens
+    assert result.escalation is not None
+
+
+def test_cost_budget_stops_before_the_call_that_would_cross_it(repo: Path) -> None:
+    model = ScriptedModel(
+        [entry for _ in range(10) for entry in write(WRONG)], cost_per_token=(1e-5, 3e-5)
+    )
+    loop = OuterLoop(
+        "make the tests pass", Agent(model, max_tokens=100), gates=[PytestGate("tests")],
+        workspace=repo, budget=Budget(cost_usd=0.02), max_iterations=10, patience=50,
+    )
+    result = loop.run()
+    assert result.stop_reason is StopReason.BUDGET_COST
+    assert 0 < result.usage.cost_usd <= 0.02
