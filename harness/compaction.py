@@ -54,7 +54,7 @@ MAX_ATTEMPTS = 2
 
 _MIN_SUMMARY_TOKENS = 64  # below this much room a summary cannot help
 _CHARS_PER_TOKEN = 3  # conservative, for sizing the summary request before counting it
-_EXIT_CODE = re.compile(r"\[exit code (-?\d+)\]")
+_OUTCOME = re.compile(r"\[(exit code -?\d+|timed out[^\]\n]*)\]")  # run_shell's first line
 
 
 class ContextOverflow(HarnessError):
@@ -378,8 +378,8 @@ def _observation(message: Message, calls: dict[str, tuple[str, str]]) -> str:
     """``run_shell {"command": "pytest -q"} → exit code 1, 48,213 chars``."""
     content = _content(message)
     name, arguments = calls.get(str(message.get("tool_call_id")), ("unknown tool", ""))
-    found = _EXIT_CODE.match(content)
-    outcome = f"exit code {found.group(1)}, " if found else ""
+    found = _OUTCOME.match(content)
+    outcome = f"{found.group(1)}, " if found else ""
     call = f"{name} {truncate(arguments, 120)}" if arguments else name
     return f"{call} → {outcome}{len(content):,} chars"
 
