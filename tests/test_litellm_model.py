@@ -195,6 +195,14 @@ def test_fallbacks_pass_through_to_litellm(server: OpenAIServer) -> None:
     assert [r.body["model"] for r in server.requests] == ["bad-model", "test-model"]
 
 
+def test_failed_fallback_chain_is_retried_as_a_whole(server: OpenAIServer) -> None:
+    server.queue(Status(401), Status(401), Status(401), Status(401))
+    model = local(server, "openai/bad-model", fallbacks=["openai/test-model"], num_retries=1)
+    with pytest.raises(ModelError, match="gave up after 2 attempts"):
+        model.complete(HELLO)
+    assert [r.body["model"] for r in server.requests] == ["bad-model", "test-model"] * 2
+
+
 def test_context_window_override_wins() -> None:
     assert LiteLLMModel("openai/gpt-4o-mini", context_window=4096).context_window == 4096
 
