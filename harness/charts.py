@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from html import escape
 from typing import Literal
 
-WIDTH = 640
+CHART_WIDTH = 456
+TIMELINE_WIDTH = 920
 PLOT_LEFT = 56
 PLOT_RIGHT = 16
 PLOT_TOP = 28
@@ -47,10 +48,10 @@ MARK_COLORS = {"step": "#4e79a7", "error": "#c62828", "compaction": "#8e44ad"}
 ROW_COLORS = {True: "#d8efd9", False: "#f8d9d9", None: "#e6e6e6"}
 
 
-def _svg(height: int, title: str, body: list[str]) -> str:
+def _svg(width: int, height: int, title: str, body: list[str]) -> str:
     return (
-        f'<svg viewBox="0 0 {WIDTH} {height}" '
-        f'width="{WIDTH}" height="{height}" role="img" aria-label="{escape(title)}" {FONT}>'
+        f'<svg viewBox="0 0 {width} {height}" '
+        f'width="{width}" height="{height}" role="img" aria-label="{escape(title)}" {FONT}>'
         f'<text x="{PLOT_LEFT}" y="16" font-size="13" font-weight="600">{escape(title)}</text>'
         + "".join(body)
         + "</svg>"
@@ -72,18 +73,19 @@ def bar_chart(
     *,
     title: str,
     fmt: Callable[[float], str],
+    width: int = CHART_WIDTH,
     height: int = 200,
 ) -> str:
     """Stacked bars, one per label; each bar's total is written above it."""
     bottom = height - 40
     totals = [sum(s.values[i] for s in series) for i in range(len(labels))]
     top = max(totals, default=0) or 1.0
-    plot_w = WIDTH - PLOT_LEFT - PLOT_RIGHT
+    plot_w = width - PLOT_LEFT - PLOT_RIGHT
     slot = plot_w / max(len(labels), 1)
     bar_w = min(slot * 0.6, 48)
     scale = (bottom - PLOT_TOP - 12) / top
     body = [
-        f'<line x1="{PLOT_LEFT}" y1="{bottom}" x2="{WIDTH - PLOT_RIGHT}" y2="{bottom}" stroke="#888"/>',
+        f'<line x1="{PLOT_LEFT}" y1="{bottom}" x2="{width - PLOT_RIGHT}" y2="{bottom}" stroke="#888"/>',
         f'<text x="{PLOT_LEFT - 6}" y="{bottom}" text-anchor="end">0</text>',
         f'<text x="{PLOT_LEFT - 6}" y="{bottom - top * scale + 4:.1f}" text-anchor="end">'
         f"{escape(fmt(top))}</text>",
@@ -106,7 +108,7 @@ def bar_chart(
             f'<text x="{cx:.1f}" y="{bottom + 14}" text-anchor="middle">{escape(label)}</text>'
         )
     body += _legend([(s.name, s.color) for s in series], height - 6)
-    return _svg(height, title, body)
+    return _svg(width, height, title, body)
 
 
 def line_chart(
@@ -117,11 +119,12 @@ def line_chart(
     y_max: float,
     color: str,
     threshold: float | None = None,
+    width: int = CHART_WIDTH,
     height: int = 200,
 ) -> str:
     """A line through the values on a 0..``y_max`` scale; ``None`` leaves a gap."""
     bottom = height - 28
-    plot_w = WIDTH - PLOT_LEFT - PLOT_RIGHT
+    plot_w = width - PLOT_LEFT - PLOT_RIGHT
     slot = plot_w / max(len(labels), 1)
     scale = (bottom - PLOT_TOP) / y_max
 
@@ -129,19 +132,19 @@ def line_chart(
         return bottom - value * scale
 
     body = [
-        f'<line x1="{PLOT_LEFT}" y1="{bottom}" x2="{WIDTH - PLOT_RIGHT}" y2="{bottom}" stroke="#888"/>'
+        f'<line x1="{PLOT_LEFT}" y1="{bottom}" x2="{width - PLOT_RIGHT}" y2="{bottom}" stroke="#888"/>'
     ]
     for tick in (0, y_max / 2, y_max):
         body.append(
             f'<text x="{PLOT_LEFT - 6}" y="{y_of(tick) + 4:.1f}" text-anchor="end">{tick:g}</text>'
         )
         body.append(
-            f'<line x1="{PLOT_LEFT}" y1="{y_of(tick):.1f}" x2="{WIDTH - PLOT_RIGHT}" '
+            f'<line x1="{PLOT_LEFT}" y1="{y_of(tick):.1f}" x2="{width - PLOT_RIGHT}" '
             f'y2="{y_of(tick):.1f}" stroke="#eee"/>'
         )
     if threshold is not None:
         body.append(
-            f'<line x1="{PLOT_LEFT}" y1="{y_of(threshold):.1f}" x2="{WIDTH - PLOT_RIGHT}" '
+            f'<line x1="{PLOT_LEFT}" y1="{y_of(threshold):.1f}" x2="{width - PLOT_RIGHT}" '
             f'y2="{y_of(threshold):.1f}" stroke="#2e7d32" stroke-dasharray="4 3">'
             f"<title>pass threshold {threshold:g}</title></line>"
         )
@@ -166,7 +169,7 @@ def line_chart(
         )
     if len(points) > 1:
         body.append(_polyline(points, color))
-    return _svg(height, title, body)
+    return _svg(width, height, title, body)
 
 
 def _polyline(points: list[str], color: str) -> str:
@@ -179,15 +182,16 @@ def timeline(
     title: str,
     total: float,
     fmt_time: Callable[[float], str],
+    width: int = TIMELINE_WIDTH,
 ) -> str:
     """One band per round over the run's duration, with a tick per step and compactions marked."""
     row_h = 26
     height = PLOT_TOP + row_h * len(rows) + 44
-    plot_w = WIDTH - PLOT_LEFT - PLOT_RIGHT
+    plot_w = width - PLOT_LEFT - PLOT_RIGHT
     scale = plot_w / (total or 1.0)
     axis_y = PLOT_TOP + row_h * len(rows) + 4
     body = [
-        f'<line x1="{PLOT_LEFT}" y1="{axis_y}" x2="{WIDTH - PLOT_RIGHT}" y2="{axis_y}" stroke="#888"/>'
+        f'<line x1="{PLOT_LEFT}" y1="{axis_y}" x2="{width - PLOT_RIGHT}" y2="{axis_y}" stroke="#888"/>'
     ]
     for frac in (0, 0.25, 0.5, 0.75, 1):
         x = PLOT_LEFT + plot_w * frac
@@ -215,7 +219,7 @@ def timeline(
         ],  # fmt: skip
         height - 8,
     )
-    return _svg(height, title, body)
+    return _svg(width, height, title, body)
 
 
 def _mark(x: float, top: int, row_h: int, mark: Mark) -> str:

@@ -223,7 +223,9 @@ def _timeline_html(summary: RunSummary) -> str:
         end = r.ended or (r.started + timedelta(seconds=r.duration))
         rows.append(TimelineRow(f"round {r.round}", at(r.started), at(end), r.passed, marks))
     total = max(summary.duration, max(row.end for row in rows))
-    chart = timeline(rows, title="Timeline", total=total, fmt_time=format_duration)
+    chart = timeline(
+        rows, title="Rounds and steps over time", total=total, fmt_time=format_duration
+    )
     return f"<h2>Timeline</h2>{chart}"
 
 

@@ -114,7 +114,7 @@ def emit_sample_run(
         passed, outcome = False, "gates_failed"
         if gates_pass:
             out.model_call("critic", round_)
-            score = 9.0 if passes and round_ == rounds else 4.5 + round_
+            score = 9.0 if passes and round_ == rounds else min(4.5 + round_, 7.5)
             passed, outcome = score >= 8, "passed" if score >= 8 else "critic_failed"
             out.emit("critic_verdict", 0.1, round=round_, score=score, passed=passed,
                      reasons=["fix is minimal" if passed else "division by zero unhandled"],

@@ -1,0 +1,208 @@
+"""Run reports: the summary, text, HTML (rendered in headless Chromium) and the run listing."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import struct
+import subprocess
+import tempfile
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from harness.errors import ConfigError
+from harness.events import EventLog
+from harness.live import format_cost, format_tokens
+from harness.redact import Redactor
+from harness.report import (
+    RUNS_DIR,
+    find_run,
+    list_runs,
+    load_run,
+    render_html,
+    render_runs,
+    render_text,
+)
+from tests.event_fixtures import START, SampleRun, emit_sample_run
+
+SECRET = "sk-test-report-0123456789abcdef"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_FLAGS = (
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--host-resolver-rules=MAP * ~NOTFOUND",
+)  # fmt: skip
+
+
+def _run(root: Path, run_id: str = "run-a", **kwargs: object) -> tuple[Path, SampleRun]:
+    run_dir = root / RUNS_DIR / run_id
+    log = EventLog(run_dir / "events.jsonl", run_id=run_id,
+                   redactor=Redactor(env={"OPENAI_API_KEY": SECRET}))  # fmt: skip
+    sample = emit_sample_run(log, run_id=run_id, tool_output_note=f"key={SECRET}", **kwargs)  # type: ignore[arg-type]
+    return run_dir, sample
+
+
+def test_summary_has_rounds_usage_gates_verdicts_compactions_and_escalation(tmp_path: Path) -> None:
+    run_dir, sample = _run(tmp_path)
+    summary = load_run(run_dir)
+    assert (summary.outcome, summary.passed, summary.goal) == (
+        "MAX_ITERATIONS",
+        False,
+        "Fix the failing test in calc.py",
+    )
+    assert summary.usage.total_tokens == sample.usage.prompt_tokens + sample.usage.completion_tokens
+    assert [r.usage.prompt_tokens for r in summary.rounds] == [
+        t.prompt_tokens for t in sample.per_round
+    ]
+    assert [r.usage.cost_usd for r in summary.rounds] == pytest.approx(
+        [t.cost_usd for t in sample.per_round]
+    )
+    assert [len(r.steps) for r in summary.rounds] == [3, 3, 3]
+    assert [r.outcome for r in summary.rounds] == ["gates_failed", "critic_failed", "critic_failed"]
+    assert [r.verdict.score if r.verdict else None for r in summary.rounds] == [None, 6.5, 7.5]
+    assert summary.rounds[0].gates[0].failures == ["test_add", "test_sub", "test_div_zero"]
+    assert [len(r.compactions) for r in summary.rounds] == [0, 1, 0]
+    assert summary.escalation is not None
+    assert summary.escalation.report_path == "progress/fix-calc.escalation.md"
+
+
+def test_an_unfinished_run_is_incomplete_and_totals_its_model_calls(tmp_path: Path) -> None:
+    run_dir, sample = _run(tmp_path)
+    events = run_dir / "events.jsonl"
+    lines = events.read_text().splitlines()
+    kept = [
+        line for line in lines if '"kind": "run_end"' not in line and '"kind": "stop"' not in line
+    ]
+    events.write_text("\n".join(kept[:-3]) + "\n" + kept[-3][:30])
+    summary = load_run(run_dir)
+    assert summary.outcome == "incomplete"
+    assert summary.usage.calls == sample.usage.calls
+    assert summary.rounds[-1].outcome == "incomplete"
+
+
+def test_text_report_has_per_round_figures_and_the_escalation(tmp_path: Path) -> None:
+    run_dir, sample = _run(tmp_path)
+    text = render_text(load_run(run_dir))
+    rows = [line.split() for line in text.splitlines() if re.match(r"\s+\d\s", line)]
+    assert [row[:5] for row in rows] == [
+        [str(n), outcome, "3", format_tokens(t.prompt_tokens + t.completion_tokens), format_cost(t.cost_usd)]
+        for n, outcome, t in zip((1, 2, 3), ("gates_failed", "critic_failed", "critic_failed"), sample.per_round, strict=True)
+    ]  # fmt: skip
+    assert "gate pytest failed (3 failed, 9 passed): test_add, test_sub, test_div_zero" in text
+    assert "compaction (summary): 52.0k → 11.0k tokens" in text
+    assert "escalation: MAX_ITERATIONS\n  report: progress/fix-calc.escalation.md" in text
+    assert f"{sample.usage.prompt_tokens + sample.usage.completion_tokens:,} tokens" in text
+    assert SECRET not in text
+
+
+def test_html_report_is_self_contained_with_charts_and_escalation(tmp_path: Path) -> None:
+    run_dir, sample = _run(tmp_path)
+    html = render_html(load_run(run_dir))
+    assert html.startswith("<!DOCTYPE html>")
+    assert not re.search(r"https?:|<script|<link|<img|<iframe|url\(|@import", html, re.IGNORECASE)
+    assert html.count("<svg") == 4  # tokens, cost, critic score, timeline
+    for tally in sample.per_round:
+        assert format_tokens(tally.prompt_tokens + tally.completion_tokens) in html
+        assert format_cost(tally.cost_usd) in html
+    assert re.findall(r">(\d\.5)</text>", html) == ["6.5", "7.5"]
+    assert html.count("<polygon") == 1  # the compaction, on the timeline
+    assert "✗ failed (3 failing)" in html
+    assert '<div class="escalation">' in html
+    assert "progress/fix-calc.escalation.md" in html
+    assert SECRET not in html
+
+
+def test_html_report_of_a_passed_run_has_no_escalation(tmp_path: Path) -> None:
+    run_dir, _ = _run(tmp_path, passes=True, rounds=2)
+    html = render_html(load_run(run_dir))
+    assert 'class="badge ok">PASSED' in html
+    assert "Escalation" not in html
+
+
+def test_list_runs_newest_first_with_outcomes(tmp_path: Path) -> None:
+    _run(tmp_path, "old", start=START - timedelta(days=2))
+    _run(tmp_path, "newest", start=START + timedelta(hours=1), passes=True, rounds=2)
+    _run(tmp_path, "middle", start=START)
+    (tmp_path / RUNS_DIR / "not-a-run").mkdir()
+    runs = list_runs(tmp_path / RUNS_DIR)
+    assert [(r.run_id, r.outcome, r.rounds) for r in runs] == [
+        ("newest", "PASSED", 2),
+        ("middle", "MAX_ITERATIONS", 3),
+        ("old", "MAX_ITERATIONS", 3),
+    ]
+    table = render_runs(runs).splitlines()
+    assert table[1].split()[:3] == ["newest", "2026-03-01", "10:30"]
+    assert list_runs(tmp_path / "nowhere") == []
+    assert render_runs([]) == "no runs yet\n"
+
+
+def test_find_run_by_folder_or_id(tmp_path: Path) -> None:
+    run_dir, _ = _run(tmp_path, "run-7")
+    assert find_run(run_dir) == run_dir
+    assert find_run("run-7", root=tmp_path) == run_dir
+    with pytest.raises(ConfigError, match="run-8"):
+        find_run("run-8", root=tmp_path)
+
+
+def chromium_render(
+    html_file: Path, png_file: Path, *, width: int = 1000, height: int = 1800
+) -> list[str]:
+    """Screenshot ``html_file`` with headless Chromium; return what the page logged to its console."""
+    with tempfile.TemporaryDirectory() as profile:
+        done = subprocess.run(
+            [str(CHROMIUM), *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--enable-logging=stderr",
+             "--v=0", f"--window-size={width},{height}", f"--screenshot={png_file}", html_file.as_uri()],
+            capture_output=True, text=True, timeout=120, cwd=profile,
+        )  # fmt: skip
+    assert png_file.is_file(), f"chromium wrote no screenshot: {done.stderr[-2000:]}"
+    return [line for line in done.stderr.splitlines() if ":CONSOLE" in line]
+
+
+def chromium_dom(html_file: Path) -> str:
+    """The page's DOM as Chromium parsed it."""
+    with tempfile.TemporaryDirectory() as profile:
+        done = subprocess.run(
+            [str(CHROMIUM), *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--dump-dom", html_file.as_uri()],
+            capture_output=True, text=True, timeout=120, cwd=profile, check=True,
+        )  # fmt: skip
+    return done.stdout
+
+
+def _png_size(png_file: Path) -> tuple[int, int]:
+    header = png_file.read_bytes()[:24]
+    assert header[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", header[16:24])
+    return width, height
+
+
+needs_chromium = pytest.mark.skipif(
+    not CHROMIUM.exists() or shutil.which("chromium") is None,
+    reason="headless Chromium is not installed (/usr/bin/chromium; Debian package 'chromium')",
+)
+
+
+@needs_chromium
+def test_html_report_renders_in_headless_chromium_without_console_errors(tmp_path: Path) -> None:
+    run_dir, _ = _run(tmp_path)
+    page = tmp_path / "report.html"
+    page.write_text(render_html(load_run(run_dir)), encoding="utf-8")
+    shot = tmp_path / "report.png"
+    assert chromium_render(page, shot) == []
+    assert _png_size(shot) == (1000, 1800)
+    assert shot.stat().st_size > 40_000  # a blank page is about 3 kB
+    dom = chromium_dom(page)
+    html = page.read_text(encoding="utf-8")
+    for element in ("<svg", "<rect", "<circle", "<polyline", "<polygon", "<table"):
+        assert dom.count(element) == html.count(element) > 0
+    assert "Tokens per round" in dom
+
+
+@needs_chromium
+def test_chromium_check_catches_console_errors(tmp_path: Path) -> None:
+    page = tmp_path / "broken.html"
+    page.write_text("<!DOCTYPE html><p>x</p><script>console.error('boom'); missing();</script>")
+    errors = chromium_render(page, tmp_path / "broken.png", width=400, height=300)
+    assert any('"boom"' in line for line in errors)
+    assert any("ReferenceError" in line for line in errors)
