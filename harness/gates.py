@@ -21,7 +21,6 @@ from typing import Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.errors import ConfigError
-from harness.events import NULL_SINK, EventSink
 from harness.proc import CommandResult, run_command, safe_env
 
 TAIL_CHARS = 4_000
@@ -46,15 +45,6 @@ class GateReport(BaseModel):
     duration: float = 0.0
     exit_code: int | None = None
 
-    def describe(self) -> str:
-        """The report as the next round reads it."""
-        lines = [f"Gate {self.name!r} {'passed' if self.passed else 'failed'}: {self.summary}"]
-        if self.failures:
-            lines.append("Failing: " + ", ".join(self.failures))
-        if self.output_tail and not self.passed:
-            lines.append(self.output_tail)
-        return "\n".join(lines)
-
 
 @runtime_checkable
 class Gate(Protocol):
@@ -65,16 +55,12 @@ class Gate(Protocol):
     def check(self, workspace: str | Path) -> GateReport: ...
 
 
-def run_gates(
-    gates: Iterable[Gate], workspace: str | Path, *, events: EventSink = NULL_SINK
-) -> list[GateReport]:
+def run_gates(gates: Iterable[Gate], workspace: str | Path) -> list[GateReport]:
     """Check ``gates`` in order; the first failure ends verification (later gates do not run)."""
     reports: list[GateReport] = []
     for gate in gates:
-        report = gate.check(workspace)
-        events.emit("gate_report", **report.model_dump())
-        reports.append(report)
-        if not report.passed:
+        reports.append(gate.check(workspace))
+        if not reports[-1].passed:
             break
     return reports
 
