@@ -195,13 +195,13 @@ class Critic:
         return verdict
 
 
-def render_review(goal: str, artifact: str, criteria: str, *, nonce: str | None = None) -> str:
+def render_review(goal: str, artifact: str, criteria: str) -> str:
     """The critic's user message: goal, criteria and the artifact inside unique delimiters.
 
     Every closing ``</artifact`` inside the artifact is neutralised (``<\\/artifact``), so the
     data cannot end its own block, whatever id it guesses.
     """
-    nonce = nonce or secrets.token_hex(8)
+    nonce = secrets.token_hex(8)  # fresh per review: the artifact cannot know it
     fenced = _CLOSING_TAG.sub(r"<\\/\1artifact", artifact)
     return REVIEW_TEMPLATE.format(goal=goal, criteria=criteria, nonce=nonce, artifact=fenced)
 
