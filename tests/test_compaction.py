@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.agent import Agent, AgentStop
 from harness.compaction import (
     MASK_PREFIX,
     MAX_ATTEMPTS,
@@ -370,6 +372,42 @@ def test_ledger_notes_paths_and_commands_once_in_order() -> None:
     assert "- pytest -q  (x2)" in rendered
     assert "characters truncated" in rendered
     assert max(len(line) for line in rendered.splitlines()) <= MAX_COMMAND_CHARS + 2
+
+
+# --- inside the agent ---------------------------------------------------------------------------
+
+
+def test_agent_stops_with_context_full_when_nothing_can_be_compacted(tmp_path: Path) -> None:
+    model = ScriptedModel(["never asked"], context_window=1_000)
+    run = Agent(model, compaction="summarize").run(words(3_000), workspace=tmp_path)
+    assert run.stop_reason == AgentStop.CONTEXT_FULL
+    assert "context still" in run.stop_message
+    assert model.calls == []
+
+
+def test_agent_session_is_summarised_and_summary_tokens_count_in_its_usage(tmp_path: Path) -> None:
+    for i in range(8):
+        (tmp_path / f"part{i}.txt").write_text(words(400, f"w{i}") + "\n")
+
+    steps = iter(range(9))
+
+    def reply(messages: list[Message], tools: object) -> str | ToolCall:
+        if messages[0]["content"] == SUMMARY_INSTRUCTION:
+            return "Read the parts in order."
+        step = next(steps)
+        return ToolCall("read_file", {"path": f"part{step}.txt"}) if step < 8 else "done"
+
+    model = ScriptedModel([reply] * 20, context_window=3_500)
+    strategy = Summarize()
+    run = Agent(model, compaction=strategy).run("Read every part.", workspace=tmp_path)
+
+    assert run.stop_reason == AgentStop.ANSWERED
+    assert strategy.records
+    summaries = [c for c in model.calls if c.messages[0]["content"] == SUMMARY_INSTRUCTION]
+    assert len(summaries) == len(strategy.records)
+    assert run.usage.calls == len(model.calls)  # summary requests are metered like the rest
+    assert "part0.txt" in json.dumps(run.messages)  # via the ledger, not the summary
+    assert_paired(run.messages)
 
 
 # --- configuration -----------------------------------------------------------------------------
