@@ -99,8 +99,10 @@ class OtelSink:
             )
         elif isinstance(event, RoundStart):
             self._end_round(event)
-            self._round = self._start(f"round {event.round}", event, self._run, _ns(event),
-                                      _attributes(event.model_dump(mode="json")))  # fmt: skip
+            attributes = _attributes(event.model_dump(mode="json"))
+            self._round = self._start(
+                f"round {event.round}", event, self._run, _ns(event), attributes
+            )
         elif isinstance(event, ModelCall):
             self._call_span(
                 event, f"chat {event.model}", event.latency, self._model_attributes(event)
@@ -141,12 +143,18 @@ class OtelSink:
         )
 
     def _call_span(
-        self, event: EventBase, name: str, seconds: float, attributes: dict[str, Any]
-    ) -> Span:
-        parent = self._round or self._run
-        span = self._start(name, event, parent, _ns(event, seconds), attributes)
+        self,
+        event: EventBase,
+        name: str,
+        seconds: float,
+        attributes: dict[str, Any],
+        *,
+        failed: bool = False,
+    ) -> None:
+        span = self._start(name, event, self._round or self._run, _ns(event, seconds), attributes)
+        if failed:
+            span.set_status(self._trace.Status(self._trace.StatusCode.ERROR))
         span.end(end_time=_ns(event))
-        return span
 
     def _end_round(self, event: EventBase) -> None:
         if self._round is not None:
