@@ -58,11 +58,11 @@ def read_file(
         for total, line in enumerate(handle, 1):  # total ends as the line count
             if total >= first and (end_line is None or total <= end_line):
                 shown_lines.append(_numbered(total, line))
+    if first > max(total, 1):
+        raise ToolError(f"start_line {first} is past the end of {rel} ({total} lines)")
     ctx.files_touched.add(rel)
     if total == 0:
         return f"({rel} is empty)"
-    if first > total:
-        raise ToolError(f"start_line {first} is past the end of {rel} ({total} lines)")
     last = total if end_line is None else min(end_line, total)
     whole = first == 1 and last == total
     return "\n".join(shown_lines) + ("" if whole else f"\n(lines {first}-{last} of {total})")
@@ -196,6 +196,7 @@ def run_shell(ctx: ToolContext, command: str, timeout: float | None = None) -> T
         max_output=max(cap - 200, cap // 2),  # room for the status line and the marker
     )
     output = result.describe() + ("" if result.output else "(no output)")
+    # A failing command is an observation like any other; only a timeout is a failed call.
     return ToolResult(output, is_error=result.timed_out, exit_code=result.exit_code)
 
 
@@ -276,15 +277,15 @@ def _excerpt(text: str, first: int, last: int) -> str:
 
 
 def _walk(top: Path) -> Iterator[tuple[Path, str]]:
-    """Files ("file"), empty directories ("empty") and skipped directories ("skipped") under top."""
+    """Files, empty directories and directories not entered (SKIPPED_DIRS, symlinks) under top."""
     for dirpath, dirnames, filenames in os.walk(top):
         here = Path(dirpath)
         if here != top and not dirnames and not filenames:
             yield here, "empty"
-        for name in dirnames:
-            if name in SKIPPED_DIRS:
-                yield here / name, "skipped"
-        dirnames[:] = [name for name in dirnames if name not in SKIPPED_DIRS]
+        skipped = [name for name in dirnames if name in SKIPPED_DIRS or (here / name).is_symlink()]
+        for name in skipped:
+            yield here / name, "skipped"
+        dirnames[:] = [name for name in dirnames if name not in skipped]
         for name in filenames:
             yield here / name, "file"
 

@@ -158,13 +158,13 @@ class Tool:
 
 
 @overload
-def tool(fn: ToolFunction, /) -> Tool: ...
+def tool(fn: ToolFunction) -> Tool: ...
 @overload
 def tool(
     *, name: str | None = None, description: str | None = None
 ) -> Callable[[ToolFunction], Tool]: ...
 def tool(
-    fn: ToolFunction | None = None, /, *, name: str | None = None, description: str | None = None
+    fn: ToolFunction | None = None, *, name: str | None = None, description: str | None = None
 ) -> Tool | Callable[[ToolFunction], Tool]:
     """Turn a typed, documented function into a :class:`Tool`: ``@tool`` or ``@tool(name=...)``."""
     if fn is not None:

@@ -186,9 +186,18 @@ def test_list_files_sorted_skipping_git(ctx: ToolContext) -> None:
     (ctx.workspace / ".git" / "objects").mkdir(parents=True)
     (ctx.workspace / ".git" / "HEAD").write_text("ref\n")
     (ctx.workspace / "empty").mkdir()
+    os.symlink(ctx.workspace / "src", ctx.workspace / "alias")
     assert call(ctx, "list_files").output == "\n".join(
-        [".git/ (not listed)", "README.md", "empty/", "src/app.py", "tests/test_app.py"]
+        [
+            ".git/ (not listed)",
+            "README.md",
+            "alias/ (not listed)",
+            "empty/",
+            "src/app.py",
+            "tests/test_app.py",
+        ]
     )
+    assert call(ctx, "list_files", path="alias").output == "src/app.py"
     assert call(ctx, "list_files", path="src").output == "src/app.py"
     assert call(ctx, "list_files", path="README.md").output == "README.md"
     assert call(ctx, "list_files", path="empty").output == "(empty is an empty directory)"
