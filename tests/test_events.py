@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -212,3 +213,17 @@ def test_tee_fans_out_and_null_sink_discards(tmp_path: Path) -> None:
         == ["stop"]
     )
     assert os.path.getsize(first.path) == os.path.getsize(second.path)
+
+
+def test_docs_describe_every_kind_and_field() -> None:
+    docs = (Path(__file__).parents[1] / "docs" / "events.md").read_text(encoding="utf-8")
+    sections = dict(
+        re.findall(r"^### `(\w+)`\n(.*?)(?=^### |^## |\Z)", docs, re.MULTILINE | re.DOTALL)
+    )
+    assert set(sections) == set(EVENT_MODELS)
+    common = {"kind", "v", "ts", "run_id"}
+    for field in common:
+        assert f"| `{field}` |" in docs
+    for kind, model in EVENT_MODELS.items():
+        documented = set(re.findall(r"^\| `(\w+)` \|", sections[kind], re.MULTILINE))
+        assert documented == set(model.model_fields) - common, kind
