@@ -123,13 +123,15 @@ class Skill(BaseModel):
         draft.absorb_body(lines)
         draft.text.setdefault("name", _default_name(source))
         try:
-            return cls(
-                **draft.text,
-                **{name: tuple(items) for name, items in draft.lists.items()},
-                threshold=draft.threshold,
-                extra=tuple(draft.extra),
-                meta=draft.meta,
-                source=Path(source) if source is not None else None,
+            return cls.model_validate(
+                {
+                    **draft.text,
+                    **draft.lists,
+                    "threshold": draft.threshold,
+                    "extra": draft.extra,
+                    "meta": draft.meta,
+                    "source": source,
+                }
             )
         except ValidationError as exc:
             raise located(where, None, validation_message(exc)) from exc
