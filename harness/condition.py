@@ -19,7 +19,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
 
-from harness.config import format_validation_error
 from harness.errors import ConfigError
 
 Root = Callable[[str], Any]
@@ -125,6 +124,8 @@ class Condition(BaseModel):
         try:
             super().__init__(left=left, op=op, right=right, case_sensitive=case_sensitive)
         except ValidationError as exc:
+            from harness.config import format_validation_error  # config may come to use us
+
             raise ConfigError(format_validation_error("Condition", exc)) from None
 
     @field_validator("left")

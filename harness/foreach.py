@@ -81,8 +81,12 @@ class ForEach:
             else:
                 contexts = [contextvars.copy_context() for _ in range(workers)]
                 with ThreadPoolExecutor(workers, thread_name_prefix="foreach") as pool:
-                    for future in [pool.submit(context.run, batch.work) for context in contexts]:
-                        future.result()
+                    futures = [pool.submit(context.run, batch.work) for context in contexts]
+                    try:
+                        for future in futures:
+                            future.result()
+                    finally:  # an interrupt here must not wait for every remaining item
+                        batch.halt()
             return batch.outputs()
 
     async def arun(self) -> list[Any]:
@@ -154,11 +158,15 @@ class _Batch:
             return None
         return LoopContext(_NO_VARS, items[index], index, len(items))
 
+    def halt(self) -> None:
+        """Start no further item."""
+        with self._lock:
+            self._halted = True
+
     def _done(self, ctx: LoopContext, output: Any) -> None:
         self._outputs[ctx.index] = output
         if ctx.stop is not None:
-            with self._lock:
-                self._halted = True
+            self.halt()
 
     def _failed(self, ctx: LoopContext, exc: Exception) -> bool:
         """Record a failing item; whether the worker goes on with the next one."""
@@ -172,5 +180,4 @@ class _Batch:
     def _fail(self, exc: Exception) -> None:
         with self._lock:
             self._halted = True
-            if self._failure is None:
-                self._failure = exc
+            self._failure = self._failure or exc

@@ -373,6 +373,11 @@ class Loop:
     variable, ``output`` (the round's output) or a key of the output; before round 1 there is
     no output, so a condition on it is not met (and a ``while_`` on it ends the loop at once).
 
+    In the body, ``ctx.validate(passed, reason)`` ends the loop with ``PASSED`` on a pass and
+    ``ctx.exit(reason)`` with ``EXIT``; with neither, and no condition met, the loop gives up at
+    ``max_iterations`` and ``result.message`` reads "Loop finished after 3 iteration(s):
+    MAX_ITERATIONS".
+
     ``on_error="fail"`` re-raises a body's exception with a note naming the round;
     ``on_error="stop"`` ends the loop with ``ERROR`` instead. A body raising :class:`Stopped`
     ends the loop with that reason. Async bodies work with ``run()`` and ``await arun()``.

@@ -233,3 +233,17 @@ def test_bad_settings_are_refused_at_construction(kwargs: dict[str, Any], messag
 
 def test_generators_are_accepted_as_items() -> None:
     assert ForEach(lambda ctx: ctx.item + 1, (n for n in range(3))).run() == [1, 2, 3]
+
+
+def test_an_interrupt_in_a_worker_starts_no_further_item() -> None:
+    started: list[int] = []
+
+    def body(ctx: LoopContext) -> None:
+        started.append(ctx.index)
+        if ctx.index == 0:
+            raise KeyboardInterrupt
+        time.sleep(0.01)
+
+    with pytest.raises(KeyboardInterrupt):
+        ForEach(body, range(50), concurrency=2).run()
+    assert len(started) < 10

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.condition import Condition
+from harness.condition import Combine, Condition
 from harness.errors import ConfigError, Stopped
 from harness.foreach import ForEach
 from harness.loop import MAX_DEPTH, Loop, LoopContext, LoopResult, Variable, Watchdog
@@ -164,7 +164,7 @@ def test_runs_do_not_share_mutable_initial_values() -> None:
 
 
 def test_a_condition_already_met_runs_zero_rounds() -> None:
-    calls: list[int] = []
+    calls: list[LoopContext] = []
     result = Loop(calls.append, variables={"score": 9}, until="score >= 8").run()
     assert calls == []
     assert result.loop_round == 0
@@ -222,7 +222,7 @@ def test_a_condition_on_an_output_absent_this_round_is_not_met() -> None:
 
 
 def test_a_while_on_an_output_ends_before_the_first_round() -> None:
-    calls: list[int] = []
+    calls: list[LoopContext] = []
     result = Loop(calls.append, while_="needs_retry == true").run()
     assert (calls, result.loop_round) == ([], 0)
 
@@ -526,7 +526,7 @@ def test_an_unknown_placeholder_is_an_error_naming_it() -> None:
     combine=st.sampled_from(["and", "or"]),
 )
 def test_property_loop_round_never_exceeds_max_iterations(
-    max_iterations: int, stop_at: int, exit_at: int | None, combine: str
+    max_iterations: int, stop_at: int, exit_at: int | None, combine: Combine
 ) -> None:
     def body(ctx: LoopContext) -> None:
         if ctx.index + 1 == exit_at:
@@ -534,7 +534,7 @@ def test_property_loop_round_never_exceeds_max_iterations(
 
     result = Loop(
         body, until=[f"loop_round >= {stop_at}"], combine=combine, max_iterations=max_iterations
-    ).run()  # type: ignore[arg-type]
+    ).run()
     assert 0 <= result.loop_round <= max_iterations
     assert len(result.history) == result.loop_round
     ends = [stop_at, max_iterations] + ([exit_at] if exit_at else [])
