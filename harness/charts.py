@@ -79,17 +79,25 @@ def bar_chart(
     """Stacked bars, one per label; each bar's total is written above it."""
     bottom = height - 40
     totals = [sum(s.values[i] for s in series) for i in range(len(labels))]
-    top = max(totals, default=0) or 1.0
+    top = max(totals, default=0)
     plot_w = width - PLOT_LEFT - PLOT_RIGHT
     slot = plot_w / max(len(labels), 1)
     bar_w = min(slot * 0.6, 48)
-    scale = (bottom - PLOT_TOP - 12) / top
+    scale = (bottom - PLOT_TOP - 12) / (top or 1.0)
     body = [
         f'<line x1="{PLOT_LEFT}" y1="{bottom}" x2="{width - PLOT_RIGHT}" y2="{bottom}" stroke="#888"/>',
         f'<text x="{PLOT_LEFT - 6}" y="{bottom}" text-anchor="end">0</text>',
-        f'<text x="{PLOT_LEFT - 6}" y="{bottom - top * scale + 4:.1f}" text-anchor="end">'
-        f"{escape(fmt(top))}</text>",
     ]
+    if top:
+        body.append(
+            f'<text x="{PLOT_LEFT - 6}" y="{bottom - top * scale + 4:.1f}" text-anchor="end">'
+            f"{escape(fmt(top))}</text>"
+        )
+    else:
+        body.append(
+            f'<text x="{PLOT_LEFT + plot_w / 2:.1f}" y="{(PLOT_TOP + bottom) / 2:.1f}" '
+            'text-anchor="middle" fill="#777">all zero</text>'
+        )
     for i, label in enumerate(labels):
         x = PLOT_LEFT + slot * i + (slot - bar_w) / 2
         y = float(bottom)

@@ -6,6 +6,7 @@ opens anywhere without a network.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from html import escape
 
@@ -224,7 +225,7 @@ def _timeline_html(summary: RunSummary) -> str:
         rows.append(TimelineRow(f"round {r.round}", at(r.started), at(end), r.passed, marks))
     total = max(summary.duration, max(row.end for row in rows))
     chart = timeline(
-        rows, title="Rounds and steps over time", total=total, fmt_time=format_duration
+        rows, title="Rounds and steps over time", total=total, fmt_time=_clock_format(total)
     )
     return f"<h2>Timeline</h2>{chart}"
 
@@ -315,3 +316,8 @@ def _escalation_html(summary: RunSummary) -> str:
         + (f"<p>Last round's failures:</p><ul>{items}</ul>" if items else "")
         + "</div>"
     )
+
+
+def _clock_format(total: float) -> Callable[[float], str]:
+    """Axis labels for a timeline ``total`` seconds long: tenths of seconds for short runs."""
+    return format_duration if total >= 60 else lambda seconds: f"{seconds:.1f}s"
