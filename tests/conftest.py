@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import socket
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,15 +13,18 @@ _real_connect = socket.socket.connect
 
 def _local_only(self: socket.socket, address: object) -> object:
     host = address[0] if isinstance(address, tuple) else address
-    if isinstance(host, str) and host not in ("127.0.0.1", "localhost", "::1") and not host.startswith("/"):
+    if (
+        isinstance(host, str)
+        and host not in ("127.0.0.1", "localhost", "::1")
+        and not host.startswith("/")
+    ):
         raise OSError(f"network access blocked in tests: {address!r}")
     return _real_connect(self, address)  # type: ignore[arg-type]
 
 
 @pytest.fixture(autouse=True)
-def _block_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def _block_network(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket.socket, "connect", _local_only)
-    yield
 
 
 def git(cwd: Path, *args: str) -> str:

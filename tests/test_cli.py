@@ -16,13 +16,19 @@ from tests.conftest import make_repo
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def harness(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def harness(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
     full_env.pop("HARNESS_MODEL", None)
     full_env.update(env or {})
     return subprocess.run(
         [sys.executable, "-m", "harness.cli", *args],
-        cwd=cwd, env=full_env, capture_output=True, text=True, timeout=120,
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -51,7 +57,9 @@ def test_broken_loop_toml_exits_2_naming_the_field(tmp_path: Path, body: str, fi
 
 
 def test_missing_model_exits_2_naming_model(tmp_path: Path) -> None:
-    write_loop(tmp_path, 'goal = "x"\nisolation = "none"\n[[gates]]\ntype = "command"\ncmd = "true"\n')
+    write_loop(
+        tmp_path, 'goal = "x"\nisolation = "none"\n[[gates]]\ntype = "command"\ncmd = "true"\n'
+    )
     result = harness("run", str(tmp_path), cwd=tmp_path)
     assert result.returncode == 2
     assert "model" in result.stderr
@@ -83,15 +91,19 @@ def test_cap_reached_exits_3_with_an_escalation_report(tmp_path: Path) -> None:
     report = project / "progress" / "answer.escalation.md"
     assert report.is_file()
     text = report.read_text()
-    assert "MAX_ITERATIONS" in text and "### Round 2" in text
+    assert "MAX_ITERATIONS" in text
+    assert "### Round 2" in text
     status = harness("status", cwd=project)
     assert status.returncode == 0
     assert "answer: escalated, round 2 of 2" in status.stdout
 
 
 def test_env_model_is_used_and_flag_beats_it(tmp_path: Path) -> None:
-    (tmp_path / "good.json").write_text(json.dumps([
-        {"name": "write_file", "arguments": {"path": "out.txt", "content": "yes"}}, "done"]))
+    (tmp_path / "good.json").write_text(
+        json.dumps(
+            [{"name": "write_file", "arguments": {"path": "out.txt", "content": "yes"}}, "done"]
+        )
+    )
     write_loop(
         tmp_path,
         """\
@@ -105,19 +117,28 @@ def test_env_model_is_used_and_flag_beats_it(tmp_path: Path) -> None:
         cmd = "grep -q yes out.txt"
         """,
     )
-    via_env = harness("run", "--quiet", cwd=tmp_path, env={"HARNESS_MODEL": f"scripted:{tmp_path / 'good.json'}"})
+    via_env = harness(
+        "run", "--quiet", cwd=tmp_path, env={"HARNESS_MODEL": f"scripted:{tmp_path / 'good.json'}"}
+    )
     assert via_env.returncode == 0, via_env.stderr
     (tmp_path / "out.txt").unlink()
     via_flag = harness(
-        "run", "--quiet", "--restart", "--model", f"scripted:{tmp_path / 'good.json'}",
-        cwd=tmp_path, env={"HARNESS_MODEL": "scripted:/nonexistent.json"},
+        "run",
+        "--quiet",
+        "--restart",
+        "--model",
+        f"scripted:{tmp_path / 'good.json'}",
+        cwd=tmp_path,
+        env={"HARNESS_MODEL": "scripted:/nonexistent.json"},
     )
     assert via_flag.returncode == 0, via_flag.stderr
 
 
 def test_help_does_not_import_litellm() -> None:
     code = "import sys; from harness.cli import build_parser; build_parser(); import harness; print('litellm' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    )
     assert out.stdout.strip() == "False"
 
 
@@ -131,4 +152,5 @@ def test_init_scaffolds_a_loop_that_validates(tmp_path: Path) -> None:
     config, _ = load_config(tmp_path)
     assert config.name == "bugfix"
     again = harness("init", "bugfix", cwd=tmp_path)
-    assert again.returncode == 2 and "already exists" in again.stderr
+    assert again.returncode == 2
+    assert "already exists" in again.stderr

@@ -107,7 +107,9 @@ def test_critic_fixes_feed_the_next_round_and_critic_never_sees_the_author(
         assert len(call.messages) == 2
         for message in call.messages:
             assert message["content"] not in author_texts
-    assert "return a + b" in critic_model.calls[0].messages[1]["content"]  # the diff is the artifact
+    assert (
+        "return a + b" in critic_model.calls[0].messages[1]["content"]
+    )  # the diff is the artifact
 
 
 def test_cap_reached_escalates_with_every_round_and_no_call_after_the_cap(
@@ -135,7 +137,8 @@ def test_cap_reached_escalates_with_every_round_and_no_call_after_the_cap(
     assert result.iterations == 3
     assert len(model.calls) == 6  # two per round, none after the cap
     assert model.remaining == 1
-    assert result.escalation is not None and hooked == [result.escalation]
+    assert result.escalation is not None
+    assert hooked == [result.escalation]
     report = result.escalation.read_text()
     for number in (1, 2, 3):
         assert f"### Round {number}" in report
@@ -146,7 +149,10 @@ def test_cap_reached_escalates_with_every_round_and_no_call_after_the_cap(
 def test_same_failure_three_times_stops_early_with_no_progress(repo: Path) -> None:
     model = ScriptedModel([entry for _ in range(5) for entry in write(WRONG)])
     loop = OuterLoop(
-        "make the tests pass", Agent(model), gates=[PytestGate("tests")], workspace=repo,
+        "make the tests pass",
+        Agent(model),
+        gates=[PytestGate("tests")],
+        workspace=repo,
         max_iterations=5,
     )
     result = loop.run()
@@ -157,12 +163,17 @@ def test_same_failure_three_times_stops_early_with_no_progress(repo: Path) -> No
 
 def test_editing_a_protected_test_fails_the_round(repo: Path) -> None:
     cheat = [
-        ToolCall("run_shell", {"command": "printf 'def test_ok():\\n    pass\\n' > tests/test_calc.py"}),
+        ToolCall(
+            "run_shell", {"command": "printf 'def test_ok():\\n    pass\\n' > tests/test_calc.py"}
+        ),
         "done",
     ]
     model = ScriptedModel([*cheat, *write(RIGHT)])
     loop = OuterLoop(
-        "make the tests pass", Agent(model), gates=[PytestGate("tests")], workspace=repo,
+        "make the tests pass",
+        Agent(model),
+        gates=[PytestGate("tests")],
+        workspace=repo,
         rollback="failed",
     )
     result = loop.run()
@@ -170,7 +181,8 @@ def test_editing_a_protected_test_fails_the_round(repo: Path) -> None:
     assert not first.passed
     assert "tests/test_calc.py" in first.protected_violations
     assert "protected" in tasks(model)[1]
-    assert second.passed and result.stop_reason is StopReason.PASSED
+    assert second.passed
+    assert result.stop_reason is StopReason.PASSED
 
 
 def test_token_budget_stops_before_the_call_that_would_cross_it(repo: Path) -> None:
@@ -178,8 +190,13 @@ def test_token_budget_stops_before_the_call_that_would_cross_it(repo: Path) -> N
     agent = Agent(model, max_tokens=200)
     budget_tokens = 3000
     loop = OuterLoop(
-        "make the tests pass", agent, gates=[PytestGate("tests")], workspace=repo,
-        budget=Budget(tokens=budget_tokens), max_iterations=10, patience=50,
+        "make the tests pass",
+        agent,
+        gates=[PytestGate("tests")],
+        workspace=repo,
+        budget=Budget(tokens=budget_tokens),
+        max_iterations=10,
+        patience=50,
     )
     result = loop.run()
     assert result.stop_reason is StopReason.BUDGET_TOKENS
@@ -192,8 +209,13 @@ def test_cost_budget_stops_before_the_call_that_would_cross_it(repo: Path) -> No
         [entry for _ in range(10) for entry in write(WRONG)], cost_per_token=(1e-5, 3e-5)
     )
     loop = OuterLoop(
-        "make the tests pass", Agent(model, max_tokens=100), gates=[PytestGate("tests")],
-        workspace=repo, budget=Budget(cost_usd=0.02), max_iterations=10, patience=50,
+        "make the tests pass",
+        Agent(model, max_tokens=100),
+        gates=[PytestGate("tests")],
+        workspace=repo,
+        budget=Budget(cost_usd=0.02),
+        max_iterations=10,
+        patience=50,
     )
     result = loop.run()
     assert result.stop_reason is StopReason.BUDGET_COST
