@@ -69,7 +69,7 @@ class EventLog:
     ) -> None:
         self.path = Path(path)
         self.run_id = run_id
-        self._redactor = redactor if redactor is not None else Redactor()
+        self.redactor = redactor if redactor is not None else Redactor()
         self._echo = echo
         self._fsync = fsync
         self._lock = threading.Lock()
@@ -77,7 +77,7 @@ class EventLog:
 
     def emit(self, kind: str, **data: Any) -> None:
         event = make_event(kind, **{"run_id": self.run_id, **data})
-        record = self._redactor.redact(event.model_dump(mode="json"))
+        record = self.redactor.redact(event.model_dump(mode="json"))
         line = json.dumps(record, ensure_ascii=False) + "\n"
         with self._lock, self.path.open("a", encoding="utf-8") as log:
             log.write(line)

@@ -29,6 +29,7 @@ from harness.event_schema import (
 from harness.events import NULL_SINK, EventLog, Tee, read_events
 from harness.live import LiveProgress
 from harness.redact import REDACTED, Redactor
+from tests.conftest import make_repo
 from tests.event_fixtures import emit_sample_run
 
 SECRET = "sk-test-9f8e7d6c5b4a39281706fedcba"
@@ -227,3 +228,37 @@ def test_docs_describe_every_kind_and_field() -> None:
     for kind, model in EVENT_MODELS.items():
         documented = set(re.findall(r"^\| `(\w+)` \|", sections[kind], re.MULTILINE))
         assert documented == set(model.model_fields) - common, kind
+
+
+def test_a_scripted_outer_loop_run_logs_consistent_redacted_events(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness import Agent, Critic, OuterLoop, PytestGate, ScriptedModel, ToolCall
+    from harness.report import load_run, render_html, render_text
+
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    repo = make_repo(tmp_path / "repo", {"calc.py": "def add(a, b):\n    return a - b\n",
+                     "tests/test_calc.py": "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n"})  # fmt: skip
+    author = ScriptedModel([
+        ToolCall("run_shell", {"command": f"echo {SECRET}"}), "looked around",
+        ToolCall("write_file", {"path": "calc.py", "content": "def add(a, b):\n    return a + b\n"}), "fixed",
+    ])  # fmt: skip
+    critic = ScriptedModel(['{"score": 9, "reasons": ["minimal fix"], "fixes": []}'])
+    run_dir = repo / ".harness" / "runs" / "scripted"
+    log = EventLog(run_dir / "events.jsonl", run_id="scripted")
+    result = OuterLoop("fix add", Agent(author), gates=[PytestGate()], critic=Critic(critic),
+                       max_iterations=3, workspace=repo, events=log, run_id="scripted").run()  # fmt: skip
+
+    events = read_events(log.path)
+    kinds = {event.kind for event in events}
+    assert {"run_start", "round_start", "model_call", "tool_call", "gate_report", "critic_verdict",
+            "round_end", "stop", "run_end"} <= kinds  # fmt: skip
+    calls = [event for event in events if isinstance(event, ModelCall)]
+    assert sum(c.prompt_tokens for c in calls) == result.usage.prompt_tokens
+    assert sum(c.completion_tokens for c in calls) == result.usage.completion_tokens
+    assert len(calls) == result.usage.calls
+    summary = load_run(run_dir)
+    assert (summary.outcome, len(summary.rounds)) == (result.stop_reason.value, result.iterations)
+    for text in (log.path.read_text(), render_text(summary), render_html(summary)):
+        assert SECRET not in text
+    assert f"echo {REDACTED}" in log.path.read_text()
