@@ -6,7 +6,7 @@ opens anywhere without a network.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from html import escape
 
@@ -82,7 +82,7 @@ def render_text(summary: RunSummary) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _gates_text(gates: list[GateReportEvent]) -> str:
+def _gates_text(gates: Sequence[GateReportEvent]) -> str:
     marks = [f"{g.name} {'✓' if g.passed else '✗'}" for g in gates]
     return ", ".join(marks) or "-"
 
