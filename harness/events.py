@@ -55,7 +55,7 @@ class EventLog:
     is redacted, and is written as one line and flushed, so a killed process leaves at most a
     torn last line (which :func:`read_events` skips). ``fsync=True`` also syncs every line to
     disk. ``echo`` (e.g. a :class:`harness.live.LiveProgress`) receives the same redacted
-    event. Without a ``redactor``, a :class:`Redactor` over ``os.environ`` is used.
+    event, in the log's order. Without a ``redactor``, a :class:`Redactor` over ``os.environ`` is used.
     """
 
     def __init__(
@@ -79,14 +79,15 @@ class EventLog:
         event = make_event(kind, **{"run_id": self.run_id, **data})
         record = self.redactor.redact(event.model_dump(mode="json"))
         line = json.dumps(record, ensure_ascii=False) + "\n"
-        with self._lock, self.path.open("a", encoding="utf-8") as log:
-            log.write(line)
-            log.flush()
-            if self._fsync:
-                os.fsync(log.fileno())
-        if self._echo is not None:
-            del record["kind"]
-            self._echo.emit(kind, **record)
+        with self._lock:
+            with self.path.open("a", encoding="utf-8") as log:
+                log.write(line)
+                log.flush()
+                if self._fsync:
+                    os.fsync(log.fileno())
+            if self._echo is not None:
+                del record["kind"]
+                self._echo.emit(kind, **record)
 
 
 def read_events(path: str | os.PathLike[str]) -> list[Event]:

@@ -5,6 +5,7 @@ Wire it as an :class:`harness.events.EventLog`'s ``echo`` so it only ever sees r
 
 from __future__ import annotations
 
+import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -145,7 +146,8 @@ class LiveProgress:
             where = f" → {event.report_path}" if event.report_path else ""
             self._write_line(f"escalated: {event.reason}{where}")
         elif self._tty:
-            self.stream.write("\r\x1b[K" + self.status_line())
+            width = shutil.get_terminal_size().columns - 1
+            self.stream.write("\r\x1b[K" + self.status_line()[:width])
             if event.kind == "round_end":
                 self.stream.write("\n")
             self.stream.flush()
