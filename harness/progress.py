@@ -507,6 +507,7 @@ class _Reader:
                 extra.append(line.text)
             elif key == "gate":
                 gates.append(bullet.group(2))
+                lines.setdefault("gates", line.number)
             elif key in seen:
                 raise self.error(line.number, f"a second {bullet.group(1)!r} line in this round")
             elif key == "summary":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -193,6 +194,7 @@ BROKEN = [
     ("# Progress: x\n\n## Attempts\n\n### Round 1\n- Tokens: many\n", 6, "tokens"),
     ("# Progress: x\n\n## Attempts\n\n### Round 1\n- Tokens: 1 · cost $-2\n", 6, "cost"),
     ("# Progress: x\n\n## Attempts\n\n### Round 0\n", 5, "round"),
+    ("# Progress: x\n\n## Attempts\n\n### Round 1\n\n- Gate:\n", 7, "gate line needs text"),
     ("# Progress: x\n\n## Attempts\n\n### Round 1\n- Critic: 1\n- Critic: 2\n", 7, "second"),
     ("# P\n\n## Notes\n\na\n\n## Notes\n\nb\n", 7, "second notes section (first on line 3)"),
 ]
@@ -342,3 +344,39 @@ def test_any_progress_survives_a_round_trip(progress: Progress) -> None:
 
     assert again == progress
     assert again.render() == text
+
+
+_EDITS = st.lists(
+    st.tuples(
+        st.integers(0, 60),
+        st.integers(0, 80),
+        st.text("#-[]x :0123456789—/.$·\n abc", max_size=5),
+        st.integers(0, 3),
+    ),
+    min_size=1,
+    max_size=6,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_EDITS)
+def test_any_hand_edit_parses_stably_or_fails_with_a_line(
+    edits: list[tuple[int, int, str, int]],
+) -> None:
+    lines = SAMPLE.split("\n")
+    for row, column, inserted, deleted in edits:
+        line = lines[row % len(lines)]
+        lines[row % len(lines)] = line[:column] + inserted + line[column + deleted :]
+
+    try:
+        progress = Progress.parse("\n".join(lines), source="edited.md")
+    except ConfigError as exc:
+        message = str(exc)
+    else:
+        message = ""
+    if message:
+        assert re.match(r"^edited\.md:\d+: \S", message)
+        return
+    text = progress.render()
+    assert Progress.parse(text) == progress
+    assert Progress.parse(text).render() == text
