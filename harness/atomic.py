@@ -14,7 +14,8 @@ def atomic_write_text(path: str | os.PathLike[str], text: str, *, encoding: str 
 
     The text goes to a temporary file in the same folder, which is flushed, fsynced and renamed
     over the target with :func:`os.replace`; the folder is then fsynced so the rename survives a
-    power cut. Newlines are written as given. An existing file keeps its permission bits.
+    power cut. Newlines are written as given. An existing file keeps its permission bits;
+    a new one gets ``0o644``.
     If the process is killed between the write and the rename, a ``.<name>.*.tmp`` file may be
     left beside the target; the target itself is untouched.
     """
