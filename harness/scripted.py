@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 import threading
 from collections.abc import Callable, Sequence
@@ -119,7 +118,9 @@ class ScriptedModel:
         max_tokens: int | None = None,
     ) -> Reply:
         with self._lock:
-            self.calls.append(ModelRequest(copy.deepcopy(messages), list(tools or []), max_tokens))
+            self.calls.append(
+                ModelRequest([dict(m) for m in messages], list(tools or []), max_tokens)
+            )
             if self._cursor >= len(self._script):
                 raise ScriptExhausted(
                     f"{self.name}: script exhausted: it holds {len(self._script)} replies "

@@ -104,14 +104,22 @@ class TokenCounter:
 
     def __init__(self, model: str = "") -> None:
         self.model = model
-        self._cache: dict[str, int] = {}
+        self._by_content: dict[tuple[Any, ...], int] = {}
+        # id -> (message, count); holding the message keeps its id from being reused.
+        self._by_identity: dict[int, tuple[Message, int]] = {}
+        self._tools: dict[str, int] = {}
 
     def count_message(self, message: Message) -> int:
+        """Tokens of one message. Messages are treated as immutable once counted."""
+        hit = self._by_identity.get(id(message))
+        if hit is not None and hit[0] is message:
+            return hit[1]
         key = _cache_key(message)
-        count = self._cache.get(key)
+        count = self._by_content.get(key)
         if count is None:
             count = count_text(message_text(message), self.model) + MESSAGE_OVERHEAD
-            self._cache[key] = count
+            self._by_content[key] = count
+        self._by_identity[id(message)] = (message, count)
         return count
 
     def count(self, messages: Iterable[Message]) -> int:
@@ -120,4 +128,8 @@ class TokenCounter:
     def count_tools(self, tools: Iterable[dict[str, Any]] | None) -> int:
         if not tools:
             return 0
-        return count_text(json.dumps(list(tools), sort_keys=True), self.model)
+        text = json.dumps(list(tools), sort_keys=True)
+        count = self._tools.get(text)
+        if count is None:
+            count = self._tools[text] = count_text(text, self.model)
+        return count

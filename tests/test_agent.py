@@ -1,0 +1,141 @@
+"""The inner loop on real temp folders, driven by ScriptedModel."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from harness import Agent, AgentStop, ScriptedModel, ToolCall
+from harness.budget import Budget, Meter, MeteredModel
+from harness.errors import ConfigError
+from harness.stop import StopReason
+
+
+def test_session_reads_edits_runs_shell_and_answers(tmp_path: Path) -> None:
+    (tmp_path / "greet.py").write_text('print("helo")\n')
+    model = ScriptedModel(
+        [
+            ToolCall("read_file", {"path": "greet.py"}),
+            ToolCall("edit_file", {"path": "greet.py", "old": "helo", "new": "hello"}),
+            ToolCall("run_shell", {"command": "python greet.py"}),
+            "Fixed the typo; the script prints hello.",
+        ]
+    )
+    run = Agent(model).run("fix the greeting", tmp_path)
+    assert run.stop_reason is AgentStop.ANSWERED
+    assert run.final == "Fixed the typo; the script prints hello."
+    assert (tmp_path / "greet.py").read_text() == 'print("hello")\n'
+    assert run.steps == 4
+    observations = [m["content"] for m in run.messages if m["role"] == "tool"]
+    assert 'print("helo")' in observations[0]
+    assert "[exit code 0]" in observations[2]
+    assert "hello" in observations[2]
+    assert run.files_touched >= {"greet.py"}
+    assert run.commands_run == ["python greet.py"]
+    assert run.usage.calls == 4
+    assert run.usage.prompt_tokens > 0
+    # The model saw each observation before its next reply.
+    assert model.calls[3].messages[-1]["content"] == observations[2]
+
+
+def test_several_calls_in_one_reply_run_in_order_and_each_is_answered(tmp_path: Path) -> None:
+    calls = [
+        ToolCall("write_file", {"path": "a.txt", "content": "1"}),
+        ToolCall("run_shell", {"command": "cat a.txt > b.txt"}),
+        ToolCall("read_file", {"path": "b.txt"}),
+    ]
+    run = Agent(ScriptedModel([calls, "ok"])).run("go", tmp_path)
+    tool_messages = [m for m in run.messages if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in tool_messages] == [c.id for c in calls]
+    assert "1" in tool_messages[2]["content"]
+
+
+def test_submit_ends_the_session(tmp_path: Path) -> None:
+    model = ScriptedModel([ToolCall("submit", {"summary": "all done"}), "never reached"])
+    run = Agent(model).run("go", tmp_path)
+    assert run.stop_reason is AgentStop.SUBMITTED
+    assert run.final is not None
+    assert "all done" in run.final
+    assert model.remaining == 1
+
+
+def test_step_cap_ends_the_session(tmp_path: Path) -> None:
+    model = ScriptedModel([ToolCall("list_files", {}) for _ in range(5)])
+    run = Agent(model, max_steps=3).run("go", tmp_path)
+    assert run.stop_reason is AgentStop.MAX_STEPS
+    assert run.steps == 3
+    assert model.remaining == 2
+
+
+def _malformed(rng: random.Random) -> ToolCall:
+    kind = rng.randrange(5)
+    if kind == 0:
+        text = json.dumps({"path": "x"})
+        return ToolCall("read_file", text[: rng.randrange(len(text))])  # torn JSON
+    if kind == 1:
+        return ToolCall(f"no_such_tool_{rng.randrange(100)}", {})
+    if kind == 2:
+        return ToolCall("read_file", {"path": "x", "start_line": "abc"})
+    if kind == 3:
+        return ToolCall("edit_file", {"path": "x"})  # missing arguments
+    return ToolCall("write_file", json.dumps(["not", "an", "object", "x" * rng.randrange(10**5)]))
+
+
+def test_a_thousand_malformed_calls_become_error_observations(tmp_path: Path) -> None:
+    rng = random.Random(7)
+    replies = [[_malformed(rng) for _ in range(10)] for _ in range(100)]
+    model = ScriptedModel([*replies, "gave up"])
+    run = Agent(model, max_steps=200, max_malformed=1000).run("go", tmp_path)
+    assert run.stop_reason is AgentStop.ANSWERED
+    errors = [m["content"] for m in run.messages if m["role"] == "tool"]
+    assert len(errors) == 1000
+    assert all(text.startswith("error") for text in errors)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_consecutive_malformed_replies_stop_with_a_named_reason(tmp_path: Path) -> None:
+    model = ScriptedModel([ToolCall("nope", {}) for _ in range(10)])
+    run = Agent(model, max_malformed=3).run("go", tmp_path)
+    assert run.stop_reason is AgentStop.MALFORMED
+    assert run.steps == 3
+
+
+def test_a_corrected_call_resets_the_malformed_streak(tmp_path: Path) -> None:
+    model = ScriptedModel(
+        [
+            ToolCall("nope", {}),
+            ToolCall("nope", {}),
+            ToolCall("list_files", {}),
+            ToolCall("nope", {}),
+            ToolCall("nope", {}),
+            "done",
+        ]
+    )
+    run = Agent(model, max_malformed=3).run("go", tmp_path)
+    assert run.stop_reason is AgentStop.ANSWERED
+
+
+def test_budget_interrupts_before_the_call_that_would_cross_it(tmp_path: Path) -> None:
+    model = ScriptedModel([ToolCall("list_files", {}) for _ in range(50)])
+    meter = Meter(Budget(tokens=2_000))
+    run = Agent(MeteredModel(model, meter), max_tokens=300).run("go", tmp_path)
+    assert run.stop_reason is AgentStop.INTERRUPTED
+    assert run.interruption is not None
+    assert run.interruption.reason is StopReason.BUDGET_TOKENS
+    assert meter.usage.total_tokens <= 2_000
+    assert len(model.calls) == meter.usage.calls
+
+
+def test_running_past_the_script_is_a_clear_error(tmp_path: Path) -> None:
+    from harness.errors import ScriptExhausted
+
+    with pytest.raises(ScriptExhausted, match="script exhausted"):
+        Agent(ScriptedModel([ToolCall("list_files", {})])).run("go", tmp_path)
+
+
+def test_bad_construction_is_a_configuration_error() -> None:
+    with pytest.raises(ConfigError, match="max_steps"):
+        Agent(ScriptedModel([]), max_steps=0)
