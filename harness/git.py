@@ -275,7 +275,10 @@ class Workspace:
             index = Path(tmp) / "index"
             real = self.root / _git(self.root, "rev-parse", "--git-path", "index").strip()
             if real.exists():
-                shutil.copyfile(real, index)
+                # copy2 keeps the index's mtime: git compares it with each file's mtime to spot
+                # "racily clean" entries (changed within the same second, same size), and a
+                # fresh mtime would hide such edits from the diff.
+                shutil.copy2(real, index)
             env = {"GIT_INDEX_FILE": str(index)}
             _git(self.root, "add", "-A", env=env)
             return _git(self.root, "diff", "--cached", *diff_args, self.base_commit, env=env)

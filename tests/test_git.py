@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shutil
 import subprocess
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -401,3 +403,16 @@ def test_eight_parallel_workspaces_do_not_clobber_each_other(repo: Path) -> None
         list(pool.map(lambda result: result[0].finish(), results))
     assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
     assert snapshot(repo) == before
+
+
+def test_same_size_edit_right_after_checkout_shows_in_the_diff(repo: Path) -> None:
+    # Same size, same second as the checkout: only git's racy-clean check can see the change,
+    # and that check needs the index file's own mtime.
+    ws = open_workspace(repo)
+    target = ws.path / "src" / "app.py"
+    stat = target.stat()
+    target.write_text("def answer():\n    return 42\n")
+    os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    time.sleep(1.1)  # a copy of the index made now would look newer than the edit
+    assert "+    return 42" in ws.diff()
+    assert ws.changed_files() == ["src/app.py"]
