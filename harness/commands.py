@@ -9,9 +9,9 @@ import uuid
 from pathlib import Path
 
 from harness.errors import ConfigError
+from harness.run_summary import RUNS_DIR
 
 EXIT_PASSED, EXIT_ESCALATED = 0, 3
-RUNS_DIR = Path(".harness") / "runs"
 SKILLS_DIR = Path(__file__).resolve().parent.parent / "skills"
 
 
@@ -43,8 +43,9 @@ def init(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from harness.config import load_config
-    from harness.events import EventLog
+    from harness.events import EVENTS_FILE, EventLog
     from harness.live import LiveProgress
+    from harness.redact import Redactor
     from harness.runner import Overrides, build_loop
 
     config, root = load_config(args.path)
@@ -52,13 +53,17 @@ def run(args: argparse.Namespace) -> int:
         _archive_progress(config.progress_path(root))
     run_id = uuid.uuid4().hex[:8]
     mode = "json" if args.json else "quiet" if args.quiet else "live"
+    redactor = Redactor(config.redact)
     events = EventLog(
-        root / RUNS_DIR / run_id / "events.jsonl",
+        root / RUNS_DIR / run_id / EVENTS_FILE,
         run_id=run_id,
+        redactor=redactor,
         echo=LiveProgress(sys.stdout if args.json else sys.stderr, mode),
     )
     overrides = Overrides(args.model, args.critic_model, args.max_iterations)
-    loop = build_loop(config, root, overrides=overrides, events=events, run_id=run_id)
+    loop = build_loop(
+        config, root, overrides=overrides, events=events, run_id=run_id, redact=redactor.redact_text
+    )
     result = loop.run()
     if not args.json:
         print(f"{result.stop_reason.value}: {result.message}", file=sys.stderr)
@@ -113,16 +118,10 @@ def report(args: argparse.Namespace) -> int:
 
 
 def runs(args: argparse.Namespace) -> int:
-    from harness.report import list_runs
+    from harness.report import list_runs, render_runs
 
     found = list_runs(args.root / RUNS_DIR)
-    if not found:
-        print(f"no runs under {args.root / RUNS_DIR}")
-    for info in found:
-        started = info.started.strftime("%Y-%m-%d %H:%M") if info.started else "?"
-        print(
-            f"{info.run_id}  {started}  {info.outcome:<15} {info.rounds} round(s)  ${info.cost_usd:.4f}  {info.goal[:60]}"
-        )
+    print(render_runs(found) if found else f"no runs under {args.root / RUNS_DIR}")
     return EXIT_PASSED
 
 

@@ -87,6 +87,7 @@ class LoopConfig(_Section):
     protect: list[str] | None = None
     patience: int = Field(3, ge=2, le=100)
     on_escalate: str | None = None
+    redact: list[str] = []  # regular expressions for secrets beyond API keys in the environment
     agent: AgentConfig = AgentConfig()
     critic: CriticConfig = CriticConfig()
     budget: BudgetConfig = BudgetConfig()
@@ -101,7 +102,9 @@ def find_config(path: str | Path) -> Path:
     path = Path(path)
     candidate = path / CONFIG_NAME if path.is_dir() else path
     if not candidate.is_file():
-        raise ConfigError(f"{candidate}: no such file (expected a {CONFIG_NAME} or a folder holding one)")
+        raise ConfigError(
+            f"{candidate}: no such file (expected a {CONFIG_NAME} or a folder holding one)"
+        )
     return candidate
 
 

@@ -14,11 +14,12 @@ import fnmatch
 import hashlib
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.agent import Agent, AgentRun
+from harness.atomic import atomic_write_text
 from harness.budget import Budget, Meter, MeteredModel
 from harness.critic import Critic, Verdict
 from harness.errors import ConfigError, Stopped
@@ -32,6 +33,7 @@ from harness.loop import Loop
 from harness.model import Usage
 from harness.progress import Progress, Status
 from harness.progress_tool import progress_tool
+from harness.redact import Redactor
 from harness.rounds import RoundReport, decide
 from harness.run_state import RunState
 from harness.skill import Skill
@@ -106,6 +108,7 @@ class OuterLoop:
         events: EventSink = NULL_SINK,
         critic_artifact: str = "diff",
         run_id: str | None = None,
+        redact: Callable[[str], str] | None = None,
     ) -> None:
         if not goal or not goal.strip():
             raise ConfigError("goal: must not be empty")
@@ -142,6 +145,7 @@ class OuterLoop:
         self.events = events
         self.critic_artifact = critic_artifact
         self.run_id = run_id or uuid.uuid4().hex[:8]
+        self.redact = redact or Redactor().redact_text
 
     # --- the driver -------------------------------------------------------------------------
 
@@ -225,7 +229,7 @@ class OuterLoop:
                 head=state.head or workspace.base_commit,
             )
             state.write(progress)
-            progress.save()
+            self._save(progress)
         return _Run(
             workspace,
             meter,
@@ -360,7 +364,7 @@ class OuterLoop:
                 summary=(report.agent_summary or "").strip()[:300],
             )
             run.state.write(run.progress)
-            run.progress.save()
+            self._save(run.progress)
         self.events.emit(
             "round_end",
             round=report.round,
@@ -382,7 +386,7 @@ class OuterLoop:
         escalation_path = None
         if run.progress is not None:
             run.progress.status = Status.PASSED if stop is StopReason.PASSED else Status.ESCALATED
-            run.progress.save()
+            self._save(run.progress)
         if stop is StopReason.PASSED:
             if self.merge:
                 run.workspace.merge_ff()
@@ -432,9 +436,15 @@ class OuterLoop:
             ),
             path,
             hook=self.on_escalate,
+            redact=self.redact,
         )
         self.events.emit("escalation", reason=stop.value, report_path=str(path))
         return path
+
+    def _save(self, progress: Progress) -> None:
+        """progress.md, atomically and with secrets redacted."""
+        assert progress.path is not None
+        atomic_write_text(progress.path, self.redact(progress.render()))
 
 
 def _load_progress(progress: Progress | str | Path | None, name: str, goal: str) -> Progress | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,6 +67,7 @@ def build_loop(
     overrides: Overrides = Overrides(),
     events: EventSink,
     run_id: str | None = None,
+    redact: Callable[[str], str] | None = None,
 ) -> OuterLoop:
     """The outer loop ``config`` describes; relative paths start at ``root``."""
     model_name = choose_model(overrides.model, _rooted(config.model, root))
@@ -112,6 +114,7 @@ def build_loop(
         events=events,
         critic_artifact=_artifact(config),
         run_id=run_id,
+        redact=redact,
     )
 
 

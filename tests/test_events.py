@@ -262,3 +262,27 @@ def test_a_scripted_outer_loop_run_logs_consistent_redacted_events(
     for text in (log.path.read_text(), render_text(summary), render_html(summary)):
         assert SECRET not in text
     assert f"echo {REDACTED}" in log.path.read_text()
+
+
+def test_secrets_never_reach_progress_or_the_escalation_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness import Agent, CommandGate, OuterLoop, ScriptedModel, ToolCall
+
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    author = ScriptedModel([
+        ToolCall("update_progress", {"resume_point": f"key is {SECRET}", "add": [f"rotate {SECRET}"]}),
+        f"I printed {SECRET} and gave up.",
+    ])  # fmt: skip
+    progress_path = tmp_path / "progress" / "leak.md"
+    result = OuterLoop(
+        "never passes", Agent(author), gates=[CommandGate(f"echo {SECRET}; false", name="leaky")],
+        max_iterations=1, workspace=workspace, isolation="none", progress=progress_path,
+    ).run()  # fmt: skip
+    assert result.escalation is not None
+    for path in (progress_path, result.escalation):
+        text = path.read_text()
+        assert SECRET not in text
+        assert REDACTED in text
