@@ -1,0 +1,137 @@
+"""Loops that outlive their process: resume, a person's edits, one driver at a time."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+from harness import Agent, CommandGate, OuterLoop, Progress, ScriptedModel, StopReason, ToolCall
+from tests.conftest import make_repo
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _write(content: str) -> list[object]:
+    return [ToolCall("write_file", {"path": "answer.txt", "content": content}), "done"]
+
+
+def _loop(workspace: Path, progress: Path, model: ScriptedModel, **kwargs: object) -> OuterLoop:
+    return OuterLoop(
+        "answer.txt must say yes", Agent(model),
+        gates=[CommandGate("grep -qx yes answer.txt", name="says yes")],
+        workspace=workspace, progress=progress, patience=10, **kwargs,  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+def test_a_new_session_resumes_at_the_next_round_with_a_persons_edits(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"answer.txt": "no\n"})
+    progress_path = tmp_path / "progress" / "answer.md"
+    first = _loop(repo, progress_path, ScriptedModel([*_write("maybe\n")]), max_iterations=1)
+    assert first.run().stop_reason is StopReason.MAX_ITERATIONS
+
+    # A person ticks a box, rewrites the resume point and leaves a note between sessions.
+    progress = Progress.load(progress_path)
+    progress.add_item("look at the spelling")
+    progress.save()
+    text = progress_path.read_text()
+    text = text.replace("- [ ] look at the spelling", "- [x] look at the spelling")
+    text = text.replace("## Notes", "## Notes\n\nThe answer is a single lowercase word.")
+    text = text.replace("Status: escalated", "Status: in progress")
+    text = re.sub(r"(?m)^Resume point:.*$", "Resume point: try the word yes", text)
+    progress_path.write_text(text)
+
+    model = ScriptedModel([*_write("yes\n")])
+    second = _loop(repo, progress_path, model, max_iterations=3).run()
+    assert second.stop_reason is StopReason.PASSED
+    assert second.iterations == 2  # round 2, not round 1 again
+    task = model.calls[0].messages[1]["content"]
+    assert "round 2 of at most 3" in task
+    assert "try the word yes" in task
+    assert "The answer is a single lowercase word." in task
+    assert "- [x] look at the spelling" in task
+    assert "Round 1" in task  # the earlier attempt is in context
+    final = Progress.load(progress_path)
+    assert [a.round for a in final.attempts] == [1, 2]
+    assert final.checklist[0].done
+    assert "single lowercase word" in final.notes
+
+
+def test_a_finished_loop_is_not_run_again(tmp_path: Path) -> None:
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    progress_path = tmp_path / "answer.md"
+    done = _loop(workspace, progress_path, ScriptedModel(_write("yes\n")), isolation="none").run()
+    assert done.passed
+    again = ScriptedModel(_write("no\n"))
+    result = _loop(workspace, progress_path, again, isolation="none").run()
+    assert result.passed
+    assert again.calls == []
+    assert result.rounds == []
+
+
+def test_a_broken_progress_file_names_the_line_and_is_left_alone(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "loop.toml").write_text(
+        textwrap.dedent("""\
+        name = "answer"
+        goal = "x"
+        model = "scripted:none.json"
+        isolation = "none"
+        [[gates]]
+        type = "command"
+        cmd = "true"
+        """)
+    )
+    (project / "none.json").write_text("[]")
+    broken = "# Progress: answer\n\nGoal: x\nStatus: in progress\nRound: abc of 10\n"
+    (project / "progress").mkdir()
+    (project / "progress" / "answer.md").write_text(broken)
+    result = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "run"], cwd=project, capture_output=True, text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert "answer.md:5" in result.stderr
+    assert (project / "progress" / "answer.md").read_text() == broken
+
+
+def test_two_concurrent_runs_of_one_loop_exactly_one_runs(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    slow_round = [{"name": "run_shell", "arguments": {"command": "sleep 3"}},
+                  {"name": "write_file", "arguments": {"path": "answer.txt", "content": "yes\n"}}, "done"]  # fmt: skip
+    (project / "script.json").write_text(json.dumps({"rounds": {"1": slow_round}}))
+    (project / "loop.toml").write_text(
+        textwrap.dedent("""\
+        name = "answer"
+        goal = "answer.txt must say yes"
+        model = "scripted:script.json"
+        isolation = "none"
+        [critic]
+        enabled = false
+        [[gates]]
+        type = "command"
+        cmd = "grep -qx yes answer.txt"
+        """)
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "harness.cli", "run", "--quiet"]
+    first = subprocess.Popen(command, cwd=project, env=env, stderr=subprocess.PIPE, text=True)
+    lock = project / "progress" / "answer.md.lock"
+    deadline = time.monotonic() + 30
+    while not (lock.exists() and lock.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    second = subprocess.run(
+        command, cwd=project, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert first.wait(timeout=60) == 0
+    assert second.returncode == 2
+    assert f"pid {first.pid}" in second.stderr
+    assert Progress.load(project / "progress" / "answer.md").iteration == 1
