@@ -10,8 +10,9 @@ from pathlib import Path
 
 from harness.errors import ConfigError
 from harness.run_summary import RUNS_DIR
+from harness.stop import StopReason
 
-EXIT_PASSED, EXIT_ESCALATED = 0, 3
+EXIT_PASSED, EXIT_ERROR, EXIT_ESCALATED = 0, 1, 3
 SKILLS_DIR = Path(__file__).resolve().parent.parent / "skills"
 
 
@@ -71,7 +72,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"escalation report: {result.escalation}", file=sys.stderr)
         if result.branch:
             print(f"work is on branch {result.branch}", file=sys.stderr)
-    return EXIT_PASSED if result.stop_reason.is_success else EXIT_ESCALATED
+    if result.stop_reason.is_success:
+        return EXIT_PASSED
+    return EXIT_ERROR if result.stop_reason is StopReason.ERROR else EXIT_ESCALATED
 
 
 resume = run

@@ -10,7 +10,6 @@ every round, and any stop that is not a pass escalates to a person.
 from __future__ import annotations
 
 import copy
-import fnmatch
 import hashlib
 import time
 import uuid
@@ -21,25 +20,26 @@ from pathlib import Path
 from harness.agent import Agent, AgentRun
 from harness.atomic import atomic_write_text
 from harness.budget import Budget, Meter, MeteredModel
-from harness.critic import Critic, Verdict
-from harness.errors import ConfigError, Stopped
+from harness.critic import Critic
+from harness.errors import ConfigError, HarnessError, Stopped
 from harness.escalation import Escalation, EscalationHook, escalate
 from harness.events import NULL_SINK, EventSink
-from harness.gates import Gate, run_gates
+from harness.gates import Gate
 from harness.git import Isolation, Workspace, open_workspace
 from harness.ledger import Ledger
 from harness.lock import LoopLock
-from harness.loop import Loop
+from harness.loop import Loop, LoopContext
 from harness.model import Usage
 from harness.progress import Progress, Status
 from harness.progress_tool import progress_tool
 from harness.redact import Redactor
-from harness.rounds import RoundReport, decide
+from harness.rounds import RoundReport, commit_message, decide, gate_summary
 from harness.run_state import RunState
 from harness.skill import Skill
 from harness.stop import StopReason
 from harness.task import TaskInputs, render_task
 from harness.tools import Toolbox
+from harness.verify import default_protect, verify
 
 
 @dataclass
@@ -137,7 +137,7 @@ class OuterLoop:
         self.workspace = Path(workspace)
         self.isolation = isolation
         self.on_escalate = on_escalate
-        self.protect = tuple(protect) if protect is not None else _default_protect(self.gates)
+        self.protect = tuple(protect) if protect is not None else default_protect(self.gates)
         self.patience = patience
         self.rollback = rollback
         self.merge = merge
@@ -238,24 +238,23 @@ class OuterLoop:
             progress,
             state,
             first,
-            feedback=_last_feedback(progress),
         )
 
-    def _round(self, run: _Run, ctx: object) -> RoundReport | None:
+    def _round(self, run: _Run, ctx: LoopContext) -> RoundReport | None:
         number = run.first_round + len(run.reports)
         try:
             report = self._play_round(run, number)
-        except Stopped as stop:
-            run.stop, run.message = stop.reason, stop.message
+        except (Stopped, HarnessError, KeyboardInterrupt) as exc:
+            run.stop, run.message = _stop_for(exc, number)
             self._keep_partial_work(run, number)
-            ctx.exit(stop.message)  # type: ignore[attr-defined]
+            ctx.exit(run.message)
             return None
         run.reports.append(report)
         self._record(run, report)
         decision = decide(run.reports, max_iterations=self.max_iterations, patience=self.patience)
         if decision.stop is not None:
             run.stop, run.message = decision.stop, decision.message
-            ctx.exit(decision.message)  # type: ignore[attr-defined]
+            ctx.exit(decision.message)
         else:
             run.feedback = decision.message
         return report
@@ -295,45 +294,33 @@ class OuterLoop:
         if session.interruption is not None:
             raise session.interruption
         changed = tuple(run.workspace.changed_files())
-        violations = tuple(p for p in changed if _matches(p, self.protect))
-        gates = () if violations else tuple(run_gates(self.gates, run.workspace.path))
-        for gate in gates:
-            self.events.emit(
-                "gate_report",
-                round=number,
-                name=gate.name,
-                passed=gate.passed,
-                summary=gate.summary,
-                failures=list(gate.failures),
-                duration=gate.duration,
-            )
-        verdict = None
-        if run.critic is not None and not violations and all(g.passed for g in gates):
-            verdict = run.critic.review(self.goal, self._artifact(run, session))
-            self.events.emit(
-                "critic_verdict",
-                round=number,
-                score=verdict.score,
-                passed=verdict.passed,
-                reasons=list(verdict.reasons),
-                fixes=list(verdict.fixes),
-            )
+        evidence = verify(
+            round_number=number,
+            goal=self.goal,
+            workspace=run.workspace.path,
+            changed=changed,
+            protect=self.protect,
+            gates=self.gates,
+            critic=run.critic,
+            artifact=lambda: self._artifact(run, session),
+            events=self.events,
+        )
         diff = run.workspace.diff(max_chars=1_000_000) if run.workspace.base_commit else ""
         report = RoundReport(
             round=number,
             agent_stop=session.stop_reason,
             agent_summary=session.final,
             steps=session.steps,
-            gates=gates,
-            verdict=verdict,
+            gates=evidence.gates,
+            verdict=evidence.verdict,
             usage=run.meter.usage - usage_before,
             duration=time.monotonic() - started,
-            protected_violations=violations,
+            protected_violations=evidence.violations,
             diff_digest=hashlib.sha256(diff.encode()).hexdigest() if diff else None,
             critic_required=run.critic is not None,
             files_changed=changed,
         )
-        commit = run.workspace.commit_round(number, _commit_message(report))
+        commit = run.workspace.commit_round(number, commit_message(report))
         return RoundReport(**{**report.__dict__, "commit": commit})
 
     def _artifact(self, run: _Run, session: AgentRun) -> str:
@@ -356,7 +343,7 @@ class OuterLoop:
         if run.progress is not None:
             run.progress.record_attempt(
                 report.outcome,
-                gates=[_gate_line(g) for g in report.gates],
+                gates=[gate_summary(g) for g in report.gates],
                 critic_score=report.verdict.score if report.verdict else None,
                 tokens=report.usage.total_tokens,
                 cost_usd=report.usage.cost_usd,
@@ -370,7 +357,7 @@ class OuterLoop:
             round=report.round,
             passed=report.passed,
             outcome=report.outcome,
-            usage=_usage_dict(report.usage),
+            usage=report.usage,
             duration=report.duration,
         )
 
@@ -411,7 +398,7 @@ class OuterLoop:
             stop_reason=stop.value,
             passed=result.passed,
             iterations=result.iterations,
-            usage=_usage_dict(result.usage),
+            usage=result.usage,
             duration=run.meter.elapsed,
         )
         return result
@@ -453,51 +440,11 @@ def _load_progress(progress: Progress | str | Path | None, name: str, goal: str)
     return Progress.load_or_create(progress, name=name, goal=goal)
 
 
-def _last_feedback(progress: Progress | None) -> str:
-    if progress is None or not progress.attempts:
-        return ""
-    last = progress.attempts[-1]
-    lines = [f"Round {last.round} (an earlier session) ended: {last.outcome}."]
-    lines += [f"- Gate {g.render() if hasattr(g, 'render') else g}" for g in last.gates]
-    return "\n".join(lines)
 
-
-def _default_protect(gates: Sequence[Gate]) -> tuple[str, ...]:
-    paths: list[str] = []
-    for gate in gates:
-        for test_path in getattr(gate, "test_paths", ()):
-            clean = str(test_path).strip("/")
-            paths.append(clean if clean.endswith(".py") else f"{clean}/**")
-    return tuple(dict.fromkeys(paths))
-
-
-def _matches(path: str, patterns: Sequence[str]) -> bool:
-    return any(fnmatch.fnmatch(path, p) or path == p for p in patterns)
-
-
-def _gate_line(gate: object) -> str:
-    from harness.progress import GateSummary
-
-    detail = ", ".join(gate.failures[:5]) if gate.failures else ""  # type: ignore[attr-defined]
-    return GateSummary(name=gate.name, passed=gate.passed, detail=detail).render()  # type: ignore[attr-defined]
-
-
-def _commit_message(report: RoundReport) -> str:
-    gates = (
-        ", ".join(f"{g.name} {'passed' if g.passed else 'failed'}" for g in report.gates)
-        or "no gates run"
-    )
-    score = f"; critic {report.verdict.score:.1f}/10" if report.verdict else ""
-    return f"harness: round {report.round}: {report.outcome} ({gates}{score})"
-
-
-def _usage_dict(usage: Usage) -> dict[str, float]:
-    return {
-        "prompt_tokens": usage.prompt_tokens,
-        "completion_tokens": usage.completion_tokens,
-        "cost_usd": usage.cost_usd,
-        "calls": usage.calls,
-    }
-
-
-__all__ = ["OuterLoop", "RunResult", "Verdict"]
+def _stop_for(exc: BaseException, number: int) -> tuple[StopReason, str]:
+    """The named stop for what ended round ``number`` early."""
+    if isinstance(exc, Stopped):
+        return exc.reason, exc.message
+    if isinstance(exc, KeyboardInterrupt):
+        return StopReason.CANCELLED, f"cancelled during round {number}"
+    return StopReason.ERROR, f"round {number} failed: {type(exc).__name__}: {exc}"

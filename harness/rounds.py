@@ -13,6 +13,7 @@ from harness.agent import AgentStop
 from harness.critic import Verdict
 from harness.gates import GateReport
 from harness.model import Usage
+from harness.progress import GateSummary
 from harness.stop import StopReason
 
 
@@ -101,9 +102,7 @@ class Decision:
     message: str = ""
 
 
-def decide(
-    reports: Sequence[RoundReport], *, max_iterations: int, patience: int = 3
-) -> Decision:
+def decide(reports: Sequence[RoundReport], *, max_iterations: int, patience: int = 3) -> Decision:
     """What the outer loop does after the last of ``reports``."""
     last = reports[-1]
     if last.passed:
@@ -137,6 +136,20 @@ def no_progress(reports: Sequence[RoundReport], patience: int) -> str:
     if len(scores) == patience and max(scores[1:]) <= scores[0]:
         return f"the critic's score did not rise over the last {patience} rounds ({scores})"
     return ""
+
+
+def commit_message(report: RoundReport) -> str:
+    """The subject of the round's commit: round, gate outcome and critic score."""
+    gates = ", ".join(f"{g.name} {'passed' if g.passed else 'failed'}" for g in report.gates)
+    score = f"; critic {report.verdict.score:.1f}/10" if report.verdict else ""
+    return f"harness: round {report.round}: {report.outcome} ({gates or 'no gates run'}{score})"
+
+
+def gate_summary(report: GateReport) -> GateSummary:
+    """A gate's line in progress.md: name, outcome and the first failing tests."""
+    return GateSummary(
+        name=report.name, passed=report.passed, detail=", ".join(report.failures[:5])
+    )
 
 
 def _indent(text: str, prefix: str) -> str:

@@ -220,3 +220,17 @@ def test_cost_budget_stops_before_the_call_that_would_cross_it(repo: Path) -> No
     result = loop.run()
     assert result.stop_reason is StopReason.BUDGET_COST
     assert 0 < result.usage.cost_usd <= 0.02
+
+
+def test_a_failing_model_stops_with_error_and_still_escalates(repo: Path, tmp_path: Path) -> None:
+    model = ScriptedModel([ToolCall("list_files", {})])  # runs out mid-session
+    loop = OuterLoop(
+        "make the tests pass", Agent(model), gates=[PytestGate("tests")], workspace=repo,
+        progress=tmp_path / "progress" / "calc.md",
+    )  # fmt: skip
+    result = loop.run()
+    assert result.stop_reason is StopReason.ERROR
+    assert "ScriptExhausted" in result.message
+    assert result.escalation is not None
+    assert "round 1 failed" in result.escalation.read_text()
+    assert Progress.load(tmp_path / "progress" / "calc.md").status.value == "escalated"
