@@ -88,7 +88,8 @@ def check_banned(text: str, phrases: Sequence[str]) -> CheckResult:
     for phrase in phrases:
         words = r"\s+".join(map(re.escape, phrase.split()))
         pattern = re.compile(rf"(?<!\w){words}(?!\w)", re.IGNORECASE)
-        lines = [str(number) for number, line in _numbered(text) if pattern.search(line)]
+        starts = dict.fromkeys(text.count("\n", 0, m.start()) + 1 for m in pattern.finditer(text))
+        lines = [str(number) for number in starts]
         if lines:
             found.append(f"{phrase!r} (line {', '.join(lines)})")
     if found:
@@ -158,7 +159,8 @@ def _link_problem(label: str, target: str, *, closed: bool, image: bool) -> str:
         return "is not closed with ')'"
     if not label.strip() and not image:
         return "has no link text"
-    return _target_problem(target.strip())
+    destination, _, title = target.strip().partition(" ")
+    return _target_problem(destination if title.startswith(('"', "'")) else target.strip())
 
 
 def _target_problem(target: str) -> str:
