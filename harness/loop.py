@@ -4,7 +4,8 @@ A round calls ``body(ctx) -> output``. Before round 1 and after every round the 
 conditions are checked; the loop also ends when the body validates or exits, at
 ``max_iterations``, when a shared :class:`Watchdog` runs out, or when the body raises.
 Every end carries a :class:`StopReason` and a message. Loops (and :class:`ForEach`) nest at
-most :data:`MAX_DEPTH` deep, counted per thread and task through a context variable.
+most :data:`MAX_DEPTH` deep (see :mod:`harness.bounds`); the variables are in
+:mod:`harness.variables` and what a body receives in :mod:`harness.loop_body`.
 """
 
 from __future__ import annotations
@@ -12,329 +13,56 @@ from __future__ import annotations
 import asyncio
 import copy
 import inspect
-import threading
 import time
-from collections.abc import Callable, Coroutine, Generator, Iterable, Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Generator, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal
 
+from harness.bounds import MAX_DEPTH, Frame, Watchdog, enter_loop
 from harness.condition import MISSING, Combine, Condition, ConditionSet, step
 from harness.errors import ConfigError, Stopped
+from harness.loop_body import (
+    Body,
+    LoopContext,
+    call_async,
+    describe,
+    is_async,
+    run_blocking,
+)
 from harness.stop import StopReason
-from harness.template import render
+from harness.variables import (
+    RESERVED_NAMES,
+    Variable,
+    Vars,
+    VarType,
+    declare_variables,
+)
 
 if TYPE_CHECKING:
     from harness.foreach import ForEach as ForEach
 
-MAX_DEPTH = 5
-"""Loops inside loops (Loop or ForEach) run at most this many levels deep."""
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_ITERATIONS",
+    "RESERVED_NAMES",
+    "Body",
+    "Frame",
+    "Loop",
+    "LoopContext",
+    "LoopResult",
+    "RoundRecord",
+    "VarType",
+    "Variable",
+    "Vars",
+    "Watchdog",
+    "call_async",
+    "describe",
+    "enter_loop",
+    "is_async",
+    "run_blocking",
+]
 
 MAX_ITERATIONS = 100
-RESERVED_NAMES = frozenset({"loop_round", "loop"})
-
-VarType = Literal["string", "number", "bool", "object", "array"]
-Body = Callable[["LoopContext"], Any]
-T = TypeVar("T")
-
-_EMPTY: dict[str, Any] = {"string": "", "number": 0, "bool": False, "object": {}, "array": []}
-
-
-def _conforms(kind: str, value: Any) -> bool:
-    if kind == "number":
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    expected = {"string": str, "bool": bool, "object": Mapping, "array": list | tuple}[kind]
-    return isinstance(value, expected)
-
-
-def _kind_of(value: Any) -> str | None:
-    kinds = ("bool", "number", "string", "object", "array")
-    return next((kind for kind in kinds if _conforms(kind, value)), None)
-
-
-@dataclass(frozen=True, slots=True)
-class Variable:
-    """A typed loop variable, e.g. ``Variable("score", "number", 0)``.
-
-    Names are identifiers other than ``loop_round`` and ``loop``. Without a value (or with
-    ``None``) a variable starts at its type's empty value: ``""``, ``0``, ``False``, ``{}``, ``[]``.
-    """
-
-    name: str
-    type: VarType
-    value: Any = None
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not self.name.isidentifier():
-            raise ConfigError(f"Variable.name: must be a non-empty identifier, got {self.name!r}")
-        if self.name in RESERVED_NAMES:
-            raise ConfigError(f"Variable.name: {self.name!r} is reserved by the loop engine")
-        if self.type not in _EMPTY:
-            raise ConfigError(
-                f"Variable.type of {self.name!r}: one of {list(_EMPTY)}, got {self.type!r}"
-            )
-        if self.value is None:
-            object.__setattr__(self, "value", copy.copy(_EMPTY[self.type]))
-        elif not _conforms(self.type, self.value):
-            raise ConfigError(
-                f"Variable.value of {self.name!r}: {self.value!r} is not a {self.type}"
-            )
-
-
-def _declare(variables: Mapping[str, Any] | Iterable[Variable] | None) -> dict[str, Variable]:
-    if variables is None:
-        return {}
-    if isinstance(variables, Mapping):
-        declared = {}
-        for name, value in variables.items():
-            kind = _kind_of(value)
-            if kind is None:
-                raise ConfigError(
-                    f"variables.{name}: cannot tell the type of {value!r}; "
-                    "declare it as Variable(name, type, value)"
-                )
-            declared[name] = Variable(name, kind, value)  # type: ignore[arg-type]
-        return declared
-    declared = {}
-    for variable in variables:
-        if not isinstance(variable, Variable):
-            raise ConfigError(f"variables: expected Variable items, got {variable!r}")
-        if variable.name in declared:
-            raise ConfigError(f"variables: duplicate name {variable.name!r}")
-        declared[variable.name] = variable
-    return declared
-
-
-class Vars:
-    """Loop variables as the body sees them: ``ctx.vars.score`` or ``ctx.vars["score"]``.
-
-    Assignment is checked: an undeclared name or a value of the wrong type raises
-    :class:`ConfigError` naming the variable.
-    """
-
-    __slots__ = ("_types", "_values")
-
-    def __init__(self, types: Mapping[str, str], values: dict[str, Any]) -> None:
-        object.__setattr__(self, "_types", types)
-        object.__setattr__(self, "_values", values)
-
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return self._values[name]
-        except KeyError:
-            raise AttributeError(f"no loop variable {name!r}") from None
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        self[name] = value
-
-    def __getitem__(self, name: str) -> Any:
-        return self._values[name]
-
-    def __setitem__(self, name: str, value: Any) -> None:
-        kind = self._types.get(name)
-        if kind is None:
-            raise ConfigError(
-                f"no loop variable {name!r} to assign (declared: {sorted(self._types)})"
-            )
-        if not _conforms(kind, value):
-            raise ConfigError(
-                f"loop variable {name!r} is a {kind}; cannot assign {type(value).__name__} {value!r}"
-            )
-        self._values[name] = value
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._values
-
-    def __repr__(self) -> str:
-        return f"Vars({self._values!r})"
-
-    def get(self, name: str, default: Any = None) -> Any:
-        return self._values.get(name, default)
-
-    def snapshot(self) -> dict[str, Any]:
-        """A copy that later assignments or in-place edits cannot change."""
-        return {
-            name: value if isinstance(value, str | int | float) else copy.deepcopy(value)
-            for name, value in self._values.items()
-        }
-
-
-class LoopContext:
-    """What a body receives: ``vars``, ``input`` (alias ``item``), ``index`` (0-based), ``total``.
-
-    In a :class:`Loop`, ``input`` is the previous round's output (the loop's input in round
-    1) and ``total`` is ``max_iterations``; in a :class:`ForEach` they are the item and the
-    number of items. ``exit()`` and ``validate()`` take effect when the body returns.
-    """
-
-    __slots__ = ("vars", "input", "index", "total", "passed", "note", "stop")
-
-    def __init__(self, vars: Vars, input: Any, index: int, total: int) -> None:
-        self.vars = vars
-        self.input = input
-        self.index = index
-        self.total = total
-        self.passed: bool | None = None
-        self.note = ""
-        self.stop: StopReason | None = None
-
-    @property
-    def item(self) -> Any:
-        return self.input
-
-    def exit(self, reason: str = "") -> None:
-        """End the loop after this round (a ForEach starts no further item): ``EXIT``."""
-        self.stop, self.note = StopReason.EXIT, reason
-
-    def validate(self, passed: bool, reason: str = "") -> bool:
-        """Judge this round; a pass ends the loop after it with ``PASSED``. Returns ``passed``."""
-        self.passed, self.note = passed, reason
-        if passed:
-            self.stop = StopReason.PASSED
-        return passed
-
-    def render(self, text: str) -> str:
-        """Fill ``{{loop.index}}``, ``{{loop.item}}``, ``{{loop.total}}``, ``{{input}}`` and variables."""
-        return render(text, self._root)
-
-    def _root(self, name: str) -> Any:
-        if name == "loop":
-            return {"index": self.index, "item": self.input, "total": self.total}
-        if name in self.vars:
-            return self.vars[name]
-        return self.input if name == "input" else MISSING
-
-
-class Watchdog:
-    """Bounds a whole run across nested loops and threads: wall time and body executions.
-
-    The clock starts when the first loop using it starts. Every body call is admitted first;
-    past either limit the admitting loop stops with ``TIMEOUT``. Async bodies are also cancelled
-    at the deadline; a sync body cannot be interrupted and is stopped before its next call.
-    """
-
-    def __init__(self, seconds: float | None = None, max_bodies: int | None = None) -> None:
-        if seconds is not None and (isinstance(seconds, bool) or not seconds > 0):
-            raise ConfigError(f"Watchdog.seconds: must be a positive number, got {seconds!r}")
-        if max_bodies is not None and (
-            isinstance(max_bodies, bool) or not isinstance(max_bodies, int) or max_bodies < 1
-        ):
-            raise ConfigError(
-                f"Watchdog.max_bodies: must be a positive integer, got {max_bodies!r}"
-            )
-        self.seconds = seconds
-        self.max_bodies = max_bodies
-        self._lock = threading.Lock()
-        self._started: float | None = None
-        self._bodies = 0
-
-    @property
-    def bodies(self) -> int:
-        """Body calls admitted so far."""
-        return self._bodies
-
-    def start(self) -> None:
-        with self._lock:
-            if self._started is None:
-                self._started = time.monotonic()
-
-    def remaining(self) -> float | None:
-        if self.seconds is None or self._started is None:
-            return None
-        return self.seconds - (time.monotonic() - self._started)
-
-    def admit(self) -> None:
-        """Count one body call, or raise :class:`Stopped` (``TIMEOUT``) past a limit."""
-        with self._lock:
-            left = self.remaining()
-            if left is not None and left <= 0:
-                raise Stopped(
-                    StopReason.TIMEOUT, f"watchdog: the run passed its {self.seconds:g} s limit"
-                )
-            if self.max_bodies is not None and self._bodies >= self.max_bodies:
-                raise Stopped(
-                    StopReason.TIMEOUT,
-                    f"watchdog: the run reached its limit of {self.max_bodies} body executions",
-                )
-            self._bodies += 1
-
-
-@dataclass(frozen=True, slots=True)
-class Frame:
-    """The nesting level a loop runs at and the watchdogs that bound it."""
-
-    depth: int = 0
-    watchdogs: tuple[Watchdog, ...] = ()
-
-    def admit(self) -> None:
-        for watchdog in self.watchdogs:
-            watchdog.admit()
-
-    def remaining(self) -> float | None:
-        left = [r for w in self.watchdogs if (r := w.remaining()) is not None]
-        return min(left) if left else None
-
-
-_OUTERMOST = Frame()
-_FRAME: ContextVar[Frame] = ContextVar("harness_loop_frame", default=_OUTERMOST)
-
-
-@contextmanager
-def enter_loop(watchdog: Watchdog | None, kind: str) -> Iterator[Frame]:
-    """One level deeper, with ``watchdog`` joining those of the enclosing loops."""
-    outer = _FRAME.get()
-    if outer.depth >= MAX_DEPTH:
-        raise ConfigError(
-            f"{kind}: loops nest at most {MAX_DEPTH} deep; this one would be level {outer.depth + 1}"
-        )
-    watchdogs = outer.watchdogs
-    if watchdog is not None and watchdog not in watchdogs:
-        watchdog.start()
-        watchdogs = (*watchdogs, watchdog)
-    token = _FRAME.set(frame := Frame(outer.depth + 1, watchdogs))
-    try:
-        yield frame
-    finally:
-        _FRAME.reset(token)
-
-
-def is_async(body: object) -> bool:
-    """Whether calling ``body`` gives a coroutine (an ``async def`` or an async ``__call__``)."""
-    return inspect.iscoroutinefunction(body) or (
-        callable(body) and inspect.iscoroutinefunction(type(body).__call__)
-    )
-
-
-async def call_async(body: Body, ctx: LoopContext, frame: Frame) -> Any:
-    """Await an async body, cancelled with ``TIMEOUT`` when a watchdog's time runs out."""
-    left = frame.remaining()
-    if left is None:
-        return await body(ctx)
-    scope = asyncio.timeout(max(left, 0.0))
-    try:
-        async with scope:
-            return await body(ctx)
-    except TimeoutError:
-        if scope.expired():
-            raise Stopped(
-                StopReason.TIMEOUT, "watchdog: the run's time ran out during a body"
-            ) from None
-        raise
-
-
-def run_blocking(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Drive an async body from synchronous ``run()``; refused inside a running event loop."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    coroutine.close()
-    raise ConfigError("an async body cannot be run with run() inside an event loop; await arun()")
-
-
-def describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -408,7 +136,7 @@ class Loop:
         if on_error not in ("fail", "stop"):
             raise ConfigError(f"on_error: must be 'fail' or 'stop', got {on_error!r}")
         self.body = body
-        self.variables = _declare(variables)
+        self.variables = declare_variables(variables)
         self.until = ConditionSet.build(until, combine, "until")
         self.while_ = ConditionSet.build(while_, combine, "while_")
         self.max_iterations = max_iterations
