@@ -132,6 +132,28 @@ def test_bugfix_escalates_when_the_model_never_fixes_it(tmp_path: Path) -> None:
     assert_escalated(example, "bugfix", never_succeeding_run(example, tmp_path))
 
 
+def test_bugfix_fails_a_round_that_changes_the_tests_through_the_shell(tmp_path: Path) -> None:
+    example = copy_example("bugfix", tmp_path)
+    commit_copy(example)
+    weaken = (
+        "rm tests/test_statement.py && sed -i 's/31) in period/30) in period/' tests/test_dates.py"
+    )
+    round_1 = [{"name": "run_shell", "arguments": {"command": weaken}}, "Done.", '{"score": 10}']
+    script = tmp_path / "weakens-the-tests.json"
+    script.write_text(json.dumps({"rounds": {"1": round_1}}))
+    model = f"scripted:{script}"
+
+    result = harness(
+        "run", "--quiet", "--model", model, "--max-iterations", "1", str(example), cwd=tmp_path
+    )
+
+    assert result.returncode == 3, result.stderr
+    (end,) = of_kind(read_events(example), "round_end")
+    assert end["outcome"] == "failed: protected files changed"
+    report = (example / ".harness" / "progress" / "bugfix.escalation.md").read_text()
+    assert "project/tests/test_dates.py, project/tests/test_statement.py" in report
+
+
 def test_bugfix_runs_in_place_as_the_readme_says(tmp_path: Path) -> None:
     """`harness run examples/bugfix` from the repository root writes only the ignored .harness/.
 
