@@ -1,0 +1,177 @@
+"""A run's workspace: where it works, and the git operations the outer loop needs there.
+
+:func:`harness.git.open_workspace` makes one. Round commits carry the identity
+``harness <harness@localhost>``, a ``Harness-Round: N`` trailer, and skip the user's hooks and
+signing; nothing in the user's git config is read for them or changed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from harness.errors import ConfigError
+from harness.git_cmd import (
+    GitIsolationError,
+    checkouts,
+    describe_dirty,
+    git,
+    git_test,
+    run_git,
+    status,
+)
+
+Isolation = Literal["worktree", "branch", "none"]
+
+IDENTITY_ENV = {
+    "GIT_AUTHOR_NAME": "harness",
+    "GIT_AUTHOR_EMAIL": "harness@localhost",
+    "GIT_COMMITTER_NAME": "harness",
+    "GIT_COMMITTER_EMAIL": "harness@localhost",
+}
+# Round commits skip the user's hooks and signing; the message is kept as given.
+_COMMIT = ("-c", f"core.hooksPath={os.devnull}", "commit", "--quiet", "--no-gpg-sign",
+           "--cleanup=whitespace")  # fmt: skip
+WORKTREES_FOLDER = ".harness-worktrees"
+"""The folder beside the repository that holds run worktrees by default."""
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """Where a run works, and the git operations the outer loop needs on it."""
+
+    path: Path  # where the agent, gates and critic work
+    branch: str | None  # the run branch; None for isolation="none"
+    base_commit: str | None  # what diff() compares against; None outside git
+    isolation: Isolation
+    root: Path | None = None  # top of the checkout the run works in; None outside git
+    user_root: Path | None = None  # top of the user's own checkout
+    origin: str | None = None  # the user's branch ref at the start; None when HEAD was detached
+    warning: str | None = None  # something the user should know, e.g. changes left behind
+
+    def commit_round(self, round: int, message: str) -> str | None:
+        """Commit everything (untracked too, .gitignore respected); the sha, or None if nothing changed."""
+        if self.isolation == "none" or self.root is None:
+            return None
+        git(self.root, "add", "-A")
+        if git_test(self.root, "diff", "--cached", "--quiet"):
+            return None
+        trailer = f"Harness-Round: {round}"
+        git(self.root, *_COMMIT, "-m", message, "--trailer", trailer, env=IDENTITY_ENV)
+        return git(self.root, "rev-parse", "HEAD").strip()
+
+    def diff(self, *, max_chars: int = 20_000) -> str:
+        """The run so far against the base commit, untracked files included, cut at ``max_chars``."""
+        if max_chars <= 0:
+            raise ConfigError(f"max_chars must be positive, got {max_chars}")
+        text = self._against_base("--no-color", "--no-ext-diff", "--find-renames")
+        if len(text) <= max_chars:
+            return text
+        cut = text.rfind("\n", 0, max_chars) + 1 or max_chars
+        return f"{text[:cut]}[... diff truncated: {cut} of {len(text)} chars shown ...]\n"
+
+    def changed_files(self) -> list[str]:
+        """Paths changed against the base: committed, uncommitted and untracked."""
+        names = self._against_base("--name-only", "-z", "--no-renames")
+        return [name for name in names.split("\0") if name]
+
+    def rollback(self) -> None:
+        """Discard uncommitted changes and untracked files: back to the last round commit."""
+        root = self._run_root("rollback")
+        git(root, "reset", "--hard", "--quiet", "HEAD")
+        git(root, "clean", "-fd", "--quiet")
+
+    def reset_to(self, commit: str) -> None:
+        """Move the run branch and its files to ``commit`` (the base or a commit of this run)."""
+        root = self._run_root("reset_to")
+        proc = run_git(root, ("rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}"), None)
+        if proc.returncode != 0:
+            raise GitIsolationError(f"reset_to: {commit!r} is not a commit in {root}")
+        sha = proc.stdout.strip()
+        if not git_test(root, "merge-base", "--is-ancestor", str(self.base_commit), sha):
+            raise GitIsolationError(
+                f"reset_to: {commit!r} is not part of run branch {self.branch} "
+                f"(it does not descend from the base {self.base_commit})"
+            )
+        git(root, "reset", "--hard", "--quiet", sha)
+        git(root, "clean", "-fd", "--quiet")
+
+    def merge_ff(self) -> None:
+        """Fast-forward the user's branch to the run branch; refused unless it is a pure fast-forward.
+
+        Only committed rounds move. Where the user's branch is checked out, that checkout
+        must have no uncommitted changes to tracked files.
+        """
+        root = self._run_root("merge_ff")
+        if self.origin is None:
+            raise GitIsolationError(
+                f"merge_ff: the run started from a detached HEAD in {self.user_root}; there is "
+                f"no branch to fast-forward. The work is on branch {self.branch}."
+            )
+        run_tip = git(root, "rev-parse", f"refs/heads/{self.branch}").strip()
+        user_tip = git(root, "rev-parse", self.origin).strip()
+        if user_tip == run_tip:
+            return
+        if not git_test(root, "merge-base", "--is-ancestor", user_tip, run_tip):
+            raise GitIsolationError(
+                f"merge_ff: {self.origin} has moved on since the run started (it is at "
+                f"{user_tip[:12]}, not an ancestor of {self.branch} at {run_tip[:12]}); "
+                f"merge or rebase {self.branch} yourself"
+            )
+        holder = checkouts(root).get(self.origin)
+        if holder is None:
+            git(root, "update-ref", "-m", f"harness: fast-forward to {self.branch}",
+                 self.origin, run_tip, user_tip)  # fmt: skip
+            return
+        dirty = status(holder, untracked=False)
+        if dirty:
+            raise GitIsolationError(
+                f"merge_ff: {holder} has uncommitted changes ({describe_dirty(dirty)}); "
+                f"commit or stash them, then merge {self.branch}"
+            )
+        git(holder, "merge", "--ff-only", "--quiet", run_tip)
+
+    def finish(self, *, prune: bool = True) -> None:
+        """Remove the run's worktree (uncommitted leftovers go with it); the branch stays."""
+        if self.isolation != "worktree" or not prune or self.root is None:
+            return
+        user_root = self.user_root or self.root
+        if self.root.exists():
+            git(user_root, "worktree", "remove", "--force", str(self.root))
+        else:
+            git(user_root, "worktree", "prune")
+        if (
+            self.root.parent.parent.name == WORKTREES_FOLDER
+        ):  # the default place: tidy it when empty
+            with contextlib.suppress(OSError):
+                self.root.parent.rmdir()
+                self.root.parent.parent.rmdir()
+
+    def _run_root(self, action: str) -> Path:
+        if self.isolation == "none" or self.root is None:
+            raise GitIsolationError(
+                f"{action}: isolation='none' works in place in {self.path}; there is no run "
+                "branch to act on"
+            )
+        return self.root
+
+    def _against_base(self, *diff_args: str) -> str:
+        """``git diff --cached <base>`` over a throwaway index holding every current file."""
+        if self.root is None or self.base_commit is None:
+            return ""
+        with tempfile.TemporaryDirectory(prefix="harness-index-") as tmp:
+            index = Path(tmp) / "index"
+            real = self.root / git(self.root, "rev-parse", "--git-path", "index").strip()
+            if real.exists():
+                # copy2 keeps the index's mtime: git compares it with each file's mtime to spot
+                # "racily clean" entries (changed within the same second, same size), and a
+                # fresh mtime would hide such edits from the diff.
+                shutil.copy2(real, index)
+            env = {"GIT_INDEX_FILE": str(index)}
+            git(self.root, "add", "-A", env=env)
+            return git(self.root, "diff", "--cached", *diff_args, self.base_commit, env=env)
