@@ -5,10 +5,11 @@ A citation is a source in brackets followed by a quote::
     The light was first shown in 1851 [source: sources/03-harbour-log.md] "first shown on the
     evening of 1 November 1851".
 
-The source may be a path (relative to where the check runs) or a file name inside the sources
-folder, with or without ``.md``; ``[03-harbour-log] "..."`` works too. Straight or curly double
-quotes both delimit a quote. A quote passes when it occurs in the cited document once runs of
-whitespace, typographic quotes and dashes are made uniform; anything else must match exactly.
+The source may be a path (relative to where the check runs, or to the folder holding the
+sources folder) or a file name inside the sources folder, with or without ``.md``;
+``[03-harbour-log] "..."`` works too. Straight or curly double quotes both delimit a quote. A
+quote passes when it occurs in the cited document once runs of whitespace, typographic quotes
+and dashes are made uniform; anything else must match exactly.
 
 The command line checks one findings file, for use as a command gate::
 
@@ -85,11 +86,16 @@ def normalise(text: str) -> str:
 
 
 def resolve_source(name: str, sources: Path) -> Path | None:
-    """The file in ``sources`` that ``name`` cites, or None when there is no such file there."""
+    """The file in ``sources`` that ``name`` cites, or None when there is no such file there.
+
+    ``name`` is a path relative to the current folder or to the folder holding ``sources``, or a
+    file name inside ``sources`` with or without ``.md``.
+    """
     if PurePath(name).is_absolute() or ".." in PurePath(name).parts:
         return None
     folder = sources.resolve()
-    for candidate in (Path(name), sources / name, sources / f"{name}.md"):
+    candidates = (Path(name), sources.parent / name, sources / name, sources / f"{name}.md")
+    for candidate in candidates:
         resolved = candidate.resolve()
         if resolved.is_file() and resolved.is_relative_to(folder):
             return resolved
