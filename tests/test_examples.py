@@ -177,7 +177,7 @@ def test_bugfix_runs_in_place_as_the_readme_says(tmp_path: Path) -> None:
         assert "PASSED: round 2 passed every gate and the review" in result.stderr
         assert checkout_entries() - before <= {"!! examples/bugfix/.harness/"}
         (branch,) = run_branches() - branches_before
-        assert git(ROOT, "diff", "--name-only", "HEAD", branch) == (
+        assert git(ROOT, "diff", "--name-only", f"{branch}~2", branch) == (
             "examples/bugfix/project/invoicing/dates.py"
         )
         assert f"refs/heads/{branch}" not in git(ROOT, "worktree", "list", "--porcelain")
@@ -192,13 +192,15 @@ def test_bugfix_runs_in_place_as_the_readme_says(tmp_path: Path) -> None:
 
 def checkout_entries() -> set[str]:
     """`git status` lines of the checkout's top level, and of examples/ with ignored files."""
-    top = {
-        line
-        for line in git(ROOT, "status", "--porcelain").splitlines()
-        if "/" not in line[3:].rstrip("/")
-    }
-    examples = git(ROOT, "status", "--porcelain", "--ignored", "--", "examples").splitlines()
-    return top | set(examples)
+    top = {line for line in porcelain() if "/" not in line[3:].rstrip("/")}
+    return top | set(porcelain("--ignored", "--", "examples"))
+
+
+def porcelain(*args: str) -> list[str]:
+    status = ["git", "status", "--porcelain", *args]
+    return subprocess.run(
+        status, cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout.splitlines()
 
 
 def run_branches() -> set[str]:
