@@ -45,7 +45,7 @@ def init(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     from harness.config import load_config
     from harness.events import EVENTS_FILE, EventLog
-    from harness.live import LiveProgress
+    from harness.live import LiveProgress, Mode
     from harness.redact import Redactor
     from harness.runner import Overrides, build_loop
 
@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     if args.restart:
         _archive_progress(config.progress_path(root))
     run_id = uuid.uuid4().hex[:8]
-    mode = "json" if args.json else "quiet" if args.quiet else "live"
+    mode: Mode = "json" if args.json else "quiet" if args.quiet else "live"
     redactor = Redactor(config.redact)
     events = EventLog(
         root / RUNS_DIR / run_id / EVENTS_FILE,

@@ -77,6 +77,7 @@ class _Run:
     progress: Progress | None
     state: RunState
     first_round: int
+    models: tuple[MeteredModel, ...]
     reports: list[RoundReport] = field(default_factory=list)
     stop: StopReason | None = None
     message: str = ""
@@ -207,13 +208,16 @@ class OuterLoop:
             workspace.reset_to(state.head)  # a round cut off mid-way is discarded and redone
         meter = Meter(self.budget)
         author = copy.copy(self.agent)
-        author.model = MeteredModel(self.agent.model, meter, role="author", events=self.events)
+        author_model = MeteredModel(self.agent.model, meter, role="author", events=self.events)
+        author.model = author_model
+        models = [author_model]
         if progress is not None:
             author.toolbox = Toolbox([*self.agent.toolbox, progress_tool(progress)])
         critic = None
         if self.critic is not None:
             critic = copy.copy(self.critic)
-            critic.model = author.model.for_role("critic", self.critic.model)
+            critic.model = author_model.for_role("critic", self.critic.model)
+            models.append(critic.model)
         first = (
             progress.iteration + 1 if progress and progress.status is not Status.NOT_STARTED else 1
         )
@@ -238,6 +242,7 @@ class OuterLoop:
             progress,
             state,
             first,
+            tuple(models),
         )
 
     def _round(self, run: _Run, ctx: LoopContext) -> RoundReport | None:
@@ -263,9 +268,7 @@ class OuterLoop:
         started = time.monotonic()
         run.meter.check_time()
         self.events.emit("round_start", round=number, max_iterations=self.max_iterations)
-        for model in {
-            id(m): m for m in (run.author.model, run.critic.model if run.critic else None) if m
-        }.values():
+        for model in {id(m.inner): m for m in run.models}.values():
             model.begin_round(number)
         usage_before = run.meter.usage
         task = render_task(
@@ -336,7 +339,8 @@ class OuterLoop:
         head = report.commit or run.state.head
         if self.rollback == "failed" and not report.passed and run.workspace.branch:
             head = run.state.head or run.workspace.base_commit
-            run.workspace.reset_to(head)
+            if head is not None:
+                run.workspace.reset_to(head)
         run.state = RunState(
             branch=run.state.branch, worktree=run.state.worktree, base=run.state.base, head=head
         )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,7 +44,7 @@ class ScriptedModel:
         name: str = "scripted",
         context_window: int = 128_000,
         cost_per_token: tuple[float, float] = (0.0, 0.0),
-        rounds: dict[int, Sequence[ScriptEntry]] | None = None,
+        rounds: Mapping[int, Sequence[ScriptEntry]] | None = None,
     ) -> None:
         self.name = name
         self._context_window = context_window
@@ -57,7 +57,7 @@ class ScriptedModel:
         self.calls: list[ModelRequest] = []
 
     @classmethod
-    def per_round(cls, rounds: dict[int, Sequence[ScriptEntry]], **kwargs: Any) -> ScriptedModel:
+    def per_round(cls, rounds: Mapping[int, Sequence[ScriptEntry]], **kwargs: Any) -> ScriptedModel:
         return cls(rounds=rounds, **kwargs)
 
     @classmethod
