@@ -34,6 +34,10 @@ task is done, call `submit` with a short summary of what you changed and how you
 claim success you have not checked."""
 
 
+DEFAULT_COMPACTION = "mask_observations"
+"""Masking old tool outputs at 80 % of the window needs no model call and keeps the reasoning."""
+
+
 class AgentStop(StrEnum):
     """Why an inner session ended."""
 
@@ -67,6 +71,9 @@ class Agent:
     all executed in order). A malformed call (bad JSON, unknown tool, wrong arguments) is answered
     with an error observation the model can correct; ``max_malformed`` consecutive replies made
     only of such calls end the session with ``AgentStop.MALFORMED``.
+
+    ``compaction`` keeps the session inside the model's window: ``"mask_observations"`` (the
+    default), ``"summarize"``, ``"none"``/``None``, or any object with ``maybe_compact``.
     """
 
     def __init__(
@@ -76,7 +83,7 @@ class Agent:
         *,
         system_prompt: str | None = None,
         max_steps: int = 50,
-        compaction: Any = None,
+        compaction: str | Compaction | None = DEFAULT_COMPACTION,
         max_malformed: int = 5,
         max_tokens: int | None = None,
         shell_timeout: float = 120.0,
