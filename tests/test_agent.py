@@ -88,7 +88,7 @@ def test_a_thousand_malformed_calls_become_error_observations(tmp_path: Path) ->
     rng = random.Random(7)
     replies = [[_malformed(rng) for _ in range(10)] for _ in range(100)]
     model = ScriptedModel([*replies, "gave up"])
-    run = Agent(model, max_steps=200, max_malformed=1000).run("go", tmp_path)
+    run = Agent(model, max_steps=200, max_malformed=1000, compaction="none").run("go", tmp_path)
     assert run.stop_reason is AgentStop.ANSWERED
     errors = [m["content"] for m in run.messages if m["role"] == "tool"]
     assert len(errors) == 1000
