@@ -157,9 +157,9 @@ def test_bugfix_fails_a_round_that_changes_the_tests_through_the_shell(tmp_path:
 def test_bugfix_runs_in_place_as_the_readme_says(tmp_path: Path) -> None:
     """`harness run examples/bugfix` from the repository root writes only the ignored .harness/.
 
-    The checkout is compared before and after: nothing new at its top level (a worktree, a
-    progress folder) and nothing new under examples/, ignored files included, but the example's
-    own .harness/. Folders of the package and its tests are left out of the comparison, so that
+    The checkout is compared before and after: no new file or folder at its top level (a
+    worktree, a progress folder) and no change under examples/, ignored files included, but the
+    example's own .harness/. The package's own files are left out of the comparison, so that
     edits made in the checkout while the test runs do not count against the run.
     """
     if not (ROOT / ".git").exists():
@@ -191,8 +191,8 @@ def test_bugfix_runs_in_place_as_the_readme_says(tmp_path: Path) -> None:
 
 
 def checkout_entries() -> set[str]:
-    """`git status` lines of the checkout's top level, and of examples/ with ignored files."""
-    top = {line for line in porcelain() if "/" not in line[3:].rstrip("/")}
+    """New files at the checkout's top level, and `git status` of examples/ with ignored files."""
+    top = {line for line in porcelain() if line.startswith("??") and "/" not in line[3:-1]}
     return top | set(porcelain("--ignored", "--", "examples"))
 
 
