@@ -18,6 +18,7 @@ from harness.events import EventSink
 from harness.gates import CommandGate, Gate, PredicateGate, PytestGate
 from harness.model import Model, resolve_model
 from harness.outer import OuterLoop
+from harness.progress import Progress, Status
 from harness.skill import Skill
 
 MODEL_ENV = "HARNESS_MODEL"
@@ -94,13 +95,17 @@ def build_loop(
         critic = Critic(critic_model, criteria=criteria, threshold=threshold)
     progress_path = config.progress_path(root)
     progress_path.parent.mkdir(parents=True, exist_ok=True)
+    progress = Progress.load_or_create(progress_path, name=config.name, goal=config.goal)
+    if progress.status is Status.NOT_STARTED:
+        for item in config.checklist:
+            progress.add_item(item)
     return OuterLoop(
         config.goal,
         agent,
         gates=[build_gate(g, root) for g in config.gates],
         critic=critic,
         skill=skill,
-        progress=progress_path,
+        progress=progress,
         max_iterations=overrides.max_iterations or config.max_iterations,
         budget=Budget(**config.budget.model_dump()),
         workspace=root / config.workspace,

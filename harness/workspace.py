@@ -76,7 +76,8 @@ class Workspace:
         return f"{text[:cut]}[... diff truncated: {cut} of {len(text)} chars shown ...]\n"
 
     def changed_files(self) -> list[str]:
-        """Paths changed against the base: committed, uncommitted and untracked."""
+        """Paths changed against the base (committed, uncommitted and untracked), relative to the
+        workspace; files outside the workspace folder are not listed."""
         names = self._against_base("--name-only", "-z", "--no-renames")
         return [name for name in names.split("\0") if name]
 
@@ -174,4 +175,8 @@ class Workspace:
                 shutil.copy2(real, index)
             env = {"GIT_INDEX_FILE": str(index)}
             git(self.root, "add", "-A", env=env)
-            return git(self.root, "diff", "--cached", *diff_args, self.base_commit, env=env)
+            # Run from the workspace with --relative: paths are the workspace's own and files
+            # outside it (when the workspace is a folder inside the repository) are left out.
+            return git(
+                self.path, "diff", "--cached", "--relative", *diff_args, self.base_commit, env=env
+            )

@@ -154,3 +154,29 @@ def test_init_scaffolds_a_loop_that_validates(tmp_path: Path) -> None:
     again = harness("init", "bugfix", cwd=tmp_path)
     assert again.returncode == 2
     assert "already exists" in again.stderr
+
+
+def test_the_configured_checklist_seeds_progress_and_the_agent_can_tick_it(tmp_path: Path) -> None:
+    (tmp_path / "script.json").write_text(json.dumps([
+        {"name": "update_progress", "arguments": {"done": ["write the answer"]}},
+        {"name": "write_file", "arguments": {"path": "out.txt", "content": "yes"}}, "done"]))  # fmt: skip
+    write_loop(
+        tmp_path,
+        """\
+        name = "answer"
+        goal = "out.txt says yes"
+        isolation = "none"
+        model = "scripted:script.json"
+        checklist = ["write the answer", "check it"]
+        [critic]
+        enabled = false
+        [[gates]]
+        type = "command"
+        cmd = "grep -q yes out.txt"
+        """,
+    )
+    result = harness("run", "--quiet", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    text = (tmp_path / "progress" / "answer.md").read_text()
+    assert "- [x] write the answer" in text
+    assert "- [ ] check it" in text

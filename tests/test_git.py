@@ -416,3 +416,13 @@ def test_same_size_edit_right_after_checkout_shows_in_the_diff(repo: Path) -> No
     time.sleep(1.1)  # a copy of the index made now would look newer than the edit
     assert "+    return 42" in ws.diff()
     assert ws.changed_files() == ["src/app.py"]
+
+
+def test_a_workspace_inside_the_repository_sees_only_its_own_files(repo: Path) -> None:
+    ws = open_workspace(repo / "src")
+    (ws.path / "app.py").write_text("def answer():\n    return 42\n")
+    (ws.path.parent / "README.md").write_text("# changed outside the workspace\n")
+    assert ws.changed_files() == ["app.py"]
+    diff = ws.diff()
+    assert "a/app.py" in diff
+    assert "README" not in diff
