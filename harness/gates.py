@@ -12,15 +12,14 @@ import sys
 import tempfile
 import time
 import traceback
-import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.errors import ConfigError
+from harness.junit import JUnitProblem, JUnitReport, read_junit
 from harness.proc import CommandResult, run_command, safe_env
 
 TAIL_CHARS = 4_000
@@ -126,10 +125,10 @@ class PytestGate:
             command += ["-o", "junit_family=xunit1", f"--junitxml={report_file}", *self.args]
             env = safe_env(extra={"PYTHONDONTWRITEBYTECODE": "1"})
             result = run_command(command, cwd=root, timeout=self.timeout, env=env)
-            junit = _read_junit(report_file, root)
+            junit = read_junit(report_file, root)
         return self._report(result, junit)
 
-    def _report(self, result: CommandResult, junit: _JUnit | str) -> GateReport:
+    def _report(self, result: CommandResult, junit: JUnitReport | str) -> GateReport:
         code = result.exit_code
         failures: list[str] = []
         output = tail(result.output)
@@ -221,84 +220,7 @@ class PredicateGate:
         )
 
 
-@dataclass(frozen=True)
-class _Problem:
-    """One failing or erroring test case from a JUnit report."""
-
-    test_id: str
-    kind: str  # "failure" or "error"
-    message: str
-    text: str
-
-    @property
-    def collection(self) -> bool:
-        return self.kind == "error" and self.message == "collection failure"
-
-
-@dataclass(frozen=True)
-class _JUnit:
-    tests: int
-    failed: int
-    errors: int
-    skipped: int
-    problems: list[_Problem]
-
-    def counts(self) -> str:
-        passed = self.tests - self.failed - self.errors - self.skipped
-        parts = [
-            f"{self.failed} failed",
-            f"{self.errors} error{'s' if self.errors > 1 else ''}",
-            f"{passed} passed",
-            f"{self.skipped} skipped",
-        ]
-        text = ", ".join(part for part in parts if not part.startswith("0 "))
-        return f"{text} of {self.tests} tests" if text else "no tests ran"
-
-
-def _read_junit(path: Path, root: Path) -> _JUnit | str:
-    """The report, or why there is none (a string that completes "pytest exited with code N and")."""
-    if not path.is_file():
-        return "wrote no test report"
-    try:
-        tree = ET.parse(path)
-    except ET.ParseError as exc:
-        return f"wrote an unreadable test report ({exc})"
-    suites = list(tree.getroot().iter("testsuite"))
-
-    def total(attribute: str) -> int:
-        return sum(int(suite.get(attribute, "0")) for suite in suites)
-
-    problems = [
-        _Problem(_test_id(case, root), child.tag, child.get("message", ""), child.text or "")
-        for case in tree.getroot().iter("testcase")
-        for child in case
-        if child.tag in ("failure", "error")
-    ]
-    return _JUnit(total("tests"), total("failures"), total("errors"), total("skipped"), problems)
-
-
-def _test_id(case: ET.Element, root: Path) -> str:
-    """``tests/test_x.py::TestClass::test_name[param]``, rebuilt from a JUnit test case."""
-    classname, name, file = case.get("classname", ""), case.get("name", ""), case.get("file")
-    if file:
-        module = file.removesuffix(".py").replace("/", ".")
-        if not classname and name == module:  # a collection error names its module
-            return file
-        if classname == module or classname.startswith(module + "."):
-            classes = classname[len(module) :].split(".")[1:]
-            return "::".join([file, *classes, name])
-    # Without a file attribute (junit_family=xunit2): find the module file among the dots.
-    dotted = classname or name
-    parts = dotted.split(".")
-    for cut in range(len(parts), 0, -1):
-        candidate = "/".join(parts[:cut]) + ".py"
-        if (root / candidate).is_file():
-            rest = parts[cut:] + ([name] if classname else [])
-            return "::".join([candidate, *rest])
-    return "::".join(part for part in (classname, name) if part)
-
-
-def _failure_text(problems: list[_Problem]) -> str:
+def _failure_text(problems: list[JUnitProblem]) -> str:
     """Each problem's message and the end of its text, while the report has room."""
     sections: list[str] = []
     used = 0
