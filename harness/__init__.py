@@ -36,7 +36,7 @@ _EXPORTS = {
     "LoopResult": "harness.loop",
     "StopReason": "harness.stop",
     "OuterLoop": "harness.outer",
-    "RunResult": "harness.outer",
+    "RunResult": "harness.result",
     "Budget": "harness.budget",
     "ConfigError": "harness.errors",
     "HarnessError": "harness.errors",
@@ -83,8 +83,9 @@ if TYPE_CHECKING:
     from harness.litellm_model import LiteLLMModel
     from harness.loop import Condition, ForEach, Loop, LoopResult
     from harness.model import ToolCall, Usage
-    from harness.outer import OuterLoop, RunResult
+    from harness.outer import OuterLoop
     from harness.progress import Progress
+    from harness.result import RunResult
     from harness.scripted import ScriptedModel
     from harness.skill import Skill
     from harness.stop import StopReason

@@ -25,7 +25,7 @@ from harness.errors import ConfigError, HarnessError, Stopped
 from harness.escalation import Escalation, EscalationHook, escalate
 from harness.events import NULL_SINK, EventSink
 from harness.gates import Gate
-from harness.git import Isolation, Workspace, open_workspace
+from harness.git import GitIsolationError, Isolation, Workspace, open_workspace
 from harness.ledger import Ledger
 from harness.lock import LoopLock
 from harness.loop import Loop, LoopContext
@@ -33,6 +33,7 @@ from harness.model import Usage
 from harness.progress import Progress, Status
 from harness.progress_tool import progress_tool
 from harness.redact import Redactor
+from harness.result import RunResult
 from harness.rounds import RoundReport, commit_message, decide, gate_summary
 from harness.run_state import RunState
 from harness.skill import Skill
@@ -40,30 +41,6 @@ from harness.stop import StopReason
 from harness.task import TaskInputs, render_task
 from harness.tools import Toolbox
 from harness.verify import default_protect, verify
-
-
-@dataclass
-class RunResult:
-    """How an outer-loop run ended."""
-
-    stop_reason: StopReason
-    message: str
-    rounds: list[RoundReport]
-    usage: Usage
-    branch: str | None = None
-    worktree: Path | None = None
-    escalation: Path | None = None
-    run_id: str = ""
-    first_round: int = 1
-
-    @property
-    def passed(self) -> bool:
-        return self.stop_reason is StopReason.PASSED
-
-    @property
-    def iterations(self) -> int:
-        """The number of the last round played (resumed rounds included)."""
-        return self.rounds[-1].round if self.rounds else self.first_round - 1
 
 
 @dataclass
@@ -380,7 +357,11 @@ class OuterLoop:
             self._save(run.progress)
         if stop is StopReason.PASSED:
             if self.merge:
-                run.workspace.merge_ff()
+                try:
+                    run.workspace.merge_ff()
+                    run.message += f"; merged into your branch ({run.workspace.branch})"
+                except GitIsolationError as exc:
+                    run.message += f"; not merged, the work stays on its branch: {exc}"
             run.workspace.finish(prune=True)
         else:
             escalation_path = self._escalate(run, stop)
@@ -442,7 +423,6 @@ def _load_progress(progress: Progress | str | Path | None, name: str, goal: str)
     if progress is None or isinstance(progress, Progress):
         return progress
     return Progress.load_or_create(progress, name=name, goal=goal)
-
 
 
 def _stop_for(exc: BaseException, number: int) -> tuple[StopReason, str]:

@@ -111,3 +111,29 @@ def test_eight_parallel_runs_on_one_repository_keep_to_their_own_worktrees(tmp_p
         files = git(repo, "ls-tree", "--name-only", result.branch).split()
         assert sorted(files) == sorted(["README", f"file{index}.txt"])
     assert snapshot(repo) == before
+
+
+def test_merge_fast_forwards_the_users_branch_after_a_pass(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"calc.py": BUGGY, "tests/test_calc.py": TESTS})
+    loop = OuterLoop(
+        "make the tests pass", Agent(ScriptedModel(write(RIGHT))), gates=[PytestGate("tests")],
+        workspace=repo, merge=True,
+    )  # fmt: skip
+    result = loop.run()
+    assert result.passed
+    assert "merged" in result.message
+    assert git(repo, "rev-parse", "main") == git(repo, "rev-parse", result.branch)
+    assert (repo / "calc.py").read_text() == RIGHT
+
+
+def test_a_refused_merge_leaves_the_pass_and_says_why(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"calc.py": BUGGY, "tests/test_calc.py": TESTS})
+    (repo / "calc.py").write_text(BUGGY + "# my own edit\n")  # a dirty checkout: never overwritten
+    loop = OuterLoop(
+        "make the tests pass", Agent(ScriptedModel(write(RIGHT))), gates=[PytestGate("tests")],
+        workspace=repo, merge=True,
+    )  # fmt: skip
+    result = loop.run()
+    assert result.passed
+    assert "not merged" in result.message
+    assert (repo / "calc.py").read_text() == BUGGY + "# my own edit\n"
