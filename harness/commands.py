@@ -67,6 +67,8 @@ def run(args: argparse.Namespace) -> int:
     )
     result = loop.run()
     if not args.json:
+        if result.warning:
+            print(f"note: {result.warning}", file=sys.stderr)
         print(f"{result.stop_reason.value}: {result.message}", file=sys.stderr)
         if result.escalation:
             print(f"escalation report: {result.escalation}", file=sys.stderr)

@@ -58,6 +58,7 @@ class RunStart(EventBase):
     budget: dict[str, float | int | None] = Field(default_factory=dict)
     workspace: str
     branch: str | None = None
+    warning: str | None = None
 
 
 class RunEnd(EventBase):

@@ -157,6 +157,7 @@ class OuterLoop:
             budget=self.budget.__dict__,
             workspace=str(run.workspace.path),
             branch=run.workspace.branch,
+            warning=run.workspace.warning,
         )
         remaining = self.max_iterations - run.first_round + 1
         if remaining < 1:
@@ -376,6 +377,7 @@ class OuterLoop:
             escalation_path,
             self.run_id,
             run.first_round,
+            run.workspace.warning,
         )
         self.events.emit(
             "run_end",

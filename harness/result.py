@@ -23,6 +23,7 @@ class RunResult:
     escalation: Path | None = None
     run_id: str = ""
     first_round: int = 1
+    warning: str | None = None  # e.g. uncommitted changes the run's worktree did not start from
 
     @property
     def passed(self) -> bool:

@@ -137,3 +137,15 @@ def test_a_refused_merge_leaves_the_pass_and_says_why(tmp_path: Path) -> None:
     assert result.passed
     assert "not merged" in result.message
     assert (repo / "calc.py").read_text() == BUGGY + "# my own edit\n"
+
+
+def test_uncommitted_changes_left_behind_are_reported(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"calc.py": BUGGY, "tests/test_calc.py": TESTS})
+    (repo / "calc.py").write_text(BUGGY + "# work in progress\n")
+    result = OuterLoop(
+        "make the tests pass", Agent(ScriptedModel(write(RIGHT))), gates=[PytestGate("tests")],
+        workspace=repo,
+    ).run()  # fmt: skip
+    assert result.passed
+    assert result.warning is not None
+    assert "calc.py" in result.warning
