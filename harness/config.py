@@ -50,6 +50,8 @@ GateConfig = Annotated[
 class AgentConfig(_Section):
     max_steps: int = Field(50, ge=1, le=10_000)
     compaction: Literal["none", "summarize", "mask_observations"] = "mask_observations"
+    compaction_threshold: float = Field(0.8, gt=0, le=1)
+    context_window: int | None = Field(None, ge=1_000)  # override for unknown or local models
     system_prompt: str | None = None
     max_tokens: int | None = Field(None, ge=1)
     shell_timeout: float = Field(120, gt=0)
@@ -76,6 +78,7 @@ class LoopConfig(_Section):
     goal: str = Field(min_length=1)
     name: str = Field("loop", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
     model: str | None = None
+    model_options: dict[str, str | int | float | bool | list[str]] = {}  # passed to litellm
     workspace: str = "."
     skill: str | None = None
     progress: str | None = None

@@ -128,7 +128,11 @@ class Model(Protocol):
 
 
 def resolve_model(spec: str | Model, **kwargs: Any) -> Model:
-    """A model from a string: ``scripted:PATH`` or any litellm model string."""
+    """A model from a string: ``scripted:PATH`` or any litellm model string.
+
+    ``kwargs`` are litellm options (``api_base``, ``timeout``, ``num_retries``, ...); a scripted
+    model takes none and ignores them.
+    """
     if not isinstance(spec, str):
         return spec
     if not spec.strip():

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from harness.agent import Agent
 from harness.budget import Budget
-from harness.config import CommandGateConfig, GateConfig, LoopConfig, PytestGateConfig
+from harness.compaction import Compaction, MaskObservations, NoCompaction, Summarize
+from harness.config import AgentConfig, CommandGateConfig, GateConfig, LoopConfig, PytestGateConfig
 from harness.critic import Critic
 from harness.errors import ConfigError
 from harness.events import EventSink
@@ -61,6 +62,14 @@ def build_gate(config: GateConfig, root: Path) -> Gate:
     return PredicateGate(function, name=config.name or function_name)
 
 
+def build_compaction(config: AgentConfig) -> Compaction:
+    """The session's compaction strategy, with loop.toml's threshold and window override."""
+    if config.compaction == "none":
+        return NoCompaction()
+    strategy = Summarize if config.compaction == "summarize" else MaskObservations
+    return strategy(threshold=config.compaction_threshold, context_window=config.context_window)
+
+
 def build_loop(
     config: LoopConfig,
     root: Path,
@@ -72,13 +81,13 @@ def build_loop(
 ) -> OuterLoop:
     """The outer loop ``config`` describes; relative paths start at ``root``."""
     model_name = choose_model(overrides.model, _rooted(config.model, root))
-    model = resolve_model(model_name)
+    model = resolve_model(model_name, **config.model_options)
     skill = Skill.load(root / config.skill) if config.skill else None
     agent = Agent(
         model,
         system_prompt=config.agent.system_prompt,
         max_steps=config.agent.max_steps,
-        compaction=config.agent.compaction,
+        compaction=build_compaction(config.agent),
         max_tokens=config.agent.max_tokens,
         shell_timeout=config.agent.shell_timeout,
     )
@@ -88,7 +97,9 @@ def build_loop(
             overrides.critic_model or os.environ.get(CRITIC_MODEL_ENV) or config.critic.model
         )
         critic_model: Model = (
-            resolve_model(critic_name) if critic_name and critic_name != model_name else model
+            resolve_model(critic_name, **config.model_options)
+            if critic_name and critic_name != model_name
+            else model
         )
         criteria = config.critic.criteria or (skill.render_for_critic() if skill else None)
         threshold = config.critic.threshold

@@ -180,3 +180,35 @@ def test_the_configured_checklist_seeds_progress_and_the_agent_can_tick_it(tmp_p
     text = (tmp_path / "progress" / "answer.md").read_text()
     assert "- [x] write the answer" in text
     assert "- [ ] check it" in text
+
+
+def test_loop_toml_window_override_triggers_compaction(tmp_path: Path) -> None:
+    (tmp_path / "big.txt").write_text("\n".join(f"line {i} of a long log" for i in range(600)))
+    reads = [{"name": "read_file", "arguments": {"path": "big.txt"}} for _ in range(4)]
+    (tmp_path / "script.json").write_text(json.dumps([
+        *reads, {"name": "write_file", "arguments": {"path": "out.txt", "content": "yes"}}, "done"]))  # fmt: skip
+    write_loop(
+        tmp_path,
+        """\
+        name = "window"
+        goal = "out.txt says yes"
+        isolation = "none"
+        model = "scripted:script.json"
+        [agent]
+        compaction = "mask_observations"
+        context_window = 12000
+        compaction_threshold = 0.5
+        [critic]
+        enabled = false
+        [[gates]]
+        type = "command"
+        cmd = "grep -q yes out.txt"
+        """,
+    )
+    result = harness("run", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    compactions = [e for e in events if e["kind"] == "compaction"]
+    assert compactions
+    assert all(e["tokens_after"] < e["tokens_before"] for e in compactions)
+    assert compactions[0]["strategy"] == "mask_observations"
