@@ -182,8 +182,10 @@ class OuterLoop:
             run_id=self.run_id,
             resume_branch=resume_branch,
         )
-        if resume_branch and state.head:
-            workspace.reset_to(state.head)  # a round cut off mid-way is discarded and redone
+        if resume_branch:
+            workspace.clear_stale_locks()  # a killed run may have died inside a git command
+            if state.head:
+                workspace.reset_to(state.head)  # a round cut off mid-way is discarded and redone
         meter = Meter(self.budget)
         author = copy.copy(self.agent)
         author_model = MeteredModel(self.agent.model, meter, role="author", events=self.events)

@@ -54,6 +54,24 @@ class Workspace:
     origin: str | None = None  # the user's branch ref at the start; None when HEAD was detached
     warning: str | None = None  # something the user should know, e.g. changes left behind
 
+    def clear_stale_locks(self) -> list[str]:
+        """Remove lock files a killed run left in its own worktree's git folder.
+
+        Only for ``worktree`` isolation, and only by the process holding the loop's lock: no
+        other git process works in a run's private worktree, so its locks are stale.
+        """
+        if self.isolation != "worktree" or self.root is None or self.branch is None:
+            return []
+        private = Path(git(self.root, "rev-parse", "--absolute-git-dir").strip())
+        common = (self.root / git(self.root, "rev-parse", "--git-common-dir").strip()).resolve()
+        candidates = [*private.glob("*.lock"), common / "refs" / "heads" / f"{self.branch}.lock"]
+        removed = []
+        for lock in candidates:
+            with contextlib.suppress(FileNotFoundError):
+                lock.unlink()
+                removed.append(lock.name)
+        return removed
+
     def commit_round(self, round: int, message: str) -> str | None:
         """Commit everything (untracked too, .gitignore respected); the sha, or None if nothing changed."""
         if self.isolation == "none" or self.root is None:

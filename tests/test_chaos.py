@@ -60,14 +60,15 @@ def _project(folder: Path) -> Path:
 
 
 def _start(project: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "harness.cli", "run", "--quiet"],
-        cwd=project,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    with (project.parent / "stderr.txt").open("wb") as stderr:
+        return subprocess.Popen(
+            [sys.executable, "-m", "harness.cli", "run", "--quiet"],
+            cwd=project,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            start_new_session=True,
+        )
 
 
 def _outcome(project: Path) -> tuple[list[tuple[int, str]], str, list[str]]:
@@ -105,7 +106,8 @@ def _chaos_until_done(project: Path, rng: random.Random, budget: int) -> int:
                 if progress_file.exists():
                     Progress.load(progress_file)  # always parses, never torn
                 continue
-        assert process.wait(timeout=120) == 0
+        code = process.wait(timeout=120)
+        assert code == 0, (project.parent / "stderr.txt").read_text()
         return kills
 
 

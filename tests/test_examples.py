@@ -151,7 +151,7 @@ def test_bugfix_fails_a_round_that_changes_the_tests_through_the_shell(tmp_path:
     (end,) = of_kind(read_events(example), "round_end")
     assert end["outcome"] == "failed: protected files changed"
     report = (example / ".harness" / "progress" / "bugfix.escalation.md").read_text()
-    assert "project/tests/test_dates.py, project/tests/test_statement.py" in report
+    assert "Protected files changed: tests/test_dates.py, tests/test_statement.py" in report
 
 
 def test_bugfix_runs_in_place_as_the_readme_says(tmp_path: Path) -> None:

@@ -426,3 +426,14 @@ def test_a_workspace_inside_the_repository_sees_only_its_own_files(repo: Path) -
     diff = ws.diff()
     assert "a/app.py" in diff
     assert "README" not in diff
+
+
+def test_stale_locks_of_a_killed_run_are_cleared_on_resume(repo: Path) -> None:
+    ws = open_workspace(repo, loop_name="job")
+    (ws.path / "new.txt").write_text("x\n")
+    private = Path(git(ws.path, "rev-parse", "--absolute-git-dir"))
+    (private / "index.lock").write_text("")  # as a SIGKILL inside `git add` leaves it
+    resumed = open_workspace(repo, resume_branch=ws.branch)
+    assert resumed.clear_stale_locks() == ["index.lock"]
+    assert resumed.commit_round(1, "round 1") is not None
+    assert not (repo / ".git" / "index.lock").exists()  # the user's own index is never touched
