@@ -15,7 +15,7 @@ from pathlib import Path
 
 from harness.errors import ToolError
 from harness.proc import run_command, safe_env
-from harness.tool import Tool, ToolContext, ToolResult, tool
+from harness.toolkit import Tool, ToolContext, ToolResult, tool
 from harness.workspace_paths import relative_path, resolve_in_workspace, shown, writable
 
 MAX_LIST_ENTRIES = 500

@@ -1,11 +1,11 @@
 """The tool layer in one import: the Tool type and decorator, the built-ins, confinement.
 
-Each part lives in its own module: :mod:`harness.tool`, :mod:`harness.builtin_tools`,
+Each part lives in its own module: :mod:`harness.toolkit`, :mod:`harness.builtin_tools`,
 :mod:`harness.workspace_paths`.
 """
 
 from harness.builtin_tools import default_tools
-from harness.tool import INVALID_ARGUMENTS_PREFIX, Tool, Toolbox, ToolContext, ToolResult, tool
+from harness.toolkit import INVALID_ARGUMENTS_PREFIX, Tool, Toolbox, ToolContext, ToolResult, tool
 from harness.workspace_paths import resolve_in_workspace
 
 __all__ = [

@@ -23,7 +23,7 @@ from harness.errors import ConfigError, ToolError
 from harness.proc import truncate
 
 if TYPE_CHECKING:
-    from harness.tool import ToolContext
+    from harness.toolkit import ToolContext
 
 SHOWN_CHARS = 200
 """How much of a model-supplied string an error message repeats."""

@@ -10,7 +10,7 @@ import pytest
 
 from harness.builtin_tools import MAX_LIST_ENTRIES, MAX_SEARCH_MATCHES, default_tools
 from harness.model import ToolCall
-from harness.tool import Toolbox, ToolContext, ToolResult
+from harness.toolkit import Toolbox, ToolContext, ToolResult
 
 BOX = Toolbox(default_tools())
 

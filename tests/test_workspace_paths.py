@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import ConfigError, ToolError
-from harness.tool import ToolContext
+from harness.toolkit import ToolContext
 from harness.workspace_paths import protecting_pattern, resolve_in_workspace, writable
 
 

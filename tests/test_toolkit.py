@@ -15,7 +15,7 @@ import pytest
 from harness.builtin_tools import default_tools
 from harness.errors import ConfigError, ToolError
 from harness.model import ToolCall
-from harness.tool import (
+from harness.toolkit import (
     INVALID_ARGUMENTS_PREFIX,
     Tool,
     Toolbox,
@@ -401,3 +401,12 @@ def test_a_thousand_malformed_calls_are_all_error_observations(ctx: ToolContext)
     assert list(ctx.workspace.iterdir()) == []  # nothing ran: no file written, no command run
     assert ctx.commands_run == []
     assert ctx.files_touched == set()
+
+
+def test_the_package_level_tool_is_the_decorator_even_after_the_tools_load() -> None:
+    import harness
+    import harness.tools  # noqa: F401  (loads every tool module)
+    from harness import tool as exported
+
+    assert exported is harness.tools.tool
+    assert callable(exported)
