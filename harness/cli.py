@@ -40,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
         run.add_argument(
             "--critic-model", help="critic model (default: the file's, else the author's)"
         )
-        run.add_argument("--max-iterations", type=int, help="round cap (1-100)")
+        run.add_argument("--max-iterations", type=_rounds, help="round cap (1-100)")
         run.add_argument("--restart", action="store_true", help="start over, even if finished")
         output = run.add_mutually_exclusive_group()
         output.add_argument("--quiet", action="store_true", help="print only the final line")
@@ -57,6 +57,13 @@ def build_parser() -> argparse.ArgumentParser:
     runs = commands.add_parser("runs", help="list recent runs")
     runs.add_argument("root", nargs="?", type=Path, default=Path("."))
     return parser
+
+
+def _rounds(text: str) -> int:
+    value = int(text) if text.strip().lstrip("-").isdigit() else 0
+    if not 1 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"must be an integer from 1 to 100, got {text!r}")
+    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -50,8 +50,6 @@ def run(args: argparse.Namespace) -> int:
     from harness.runner import Overrides, build_loop
 
     config, root = load_config(args.path)
-    if args.restart:
-        _archive_progress(config.progress_path(root))
     run_id = uuid.uuid4().hex[:8]
     mode: Mode = "json" if args.json else "quiet" if args.quiet else "live"
     redactor = Redactor(config.redact)
@@ -61,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         redactor=redactor,
         echo=LiveProgress(sys.stdout if args.json else sys.stderr, mode),
     )
-    overrides = Overrides(args.model, args.critic_model, args.max_iterations)
+    overrides = Overrides(args.model, args.critic_model, args.max_iterations, args.restart)
     loop = build_loop(
         config, root, overrides=overrides, events=events, run_id=run_id, redact=redactor.redact_text
     )
@@ -128,9 +126,3 @@ def runs(args: argparse.Namespace) -> int:
     found = list_runs(args.root / RUNS_DIR)
     print(render_runs(found) if found else f"no runs under {args.root / RUNS_DIR}")
     return EXIT_PASSED
-
-
-def _archive_progress(path: Path) -> None:
-    """--restart: keep the old progress.md beside the new one instead of deleting it."""
-    if path.exists():
-        path.replace(path.with_suffix(".previous.md"))

@@ -123,6 +123,7 @@ class Critic:
             raise ConfigError("system_prompt: empty")
         self.model = resolve_model(model)
         self.criteria = _render_criteria(DEFAULT_CRITERIA if criteria is None else criteria)
+        self.criteria_given = criteria is not None  # else a loop's SKILL.md may supply them
         self.threshold = threshold
         self.system_prompt = (system_prompt or CRITIC_ROLE) + "\n\n" + CRITIC_RULES
         self.max_tokens = max_tokens

@@ -41,6 +41,7 @@ from harness.stop import StopReason
 from harness.task import TaskInputs, render_task
 from harness.tools import Toolbox
 from harness.verify import default_protect, verify
+from harness.workspace_paths import check_protect_patterns
 
 
 @dataclass
@@ -100,6 +101,8 @@ class OuterLoop:
             raise ConfigError(
                 f"critic_artifact: must be 'diff', 'final' or 'file:PATH', got {critic_artifact!r}"
             )
+        if not isinstance(patience, int) or not 2 <= patience <= 100:
+            raise ConfigError(f"patience: must be an integer from 2 to 100, got {patience!r}")
         if not gates and critic is None:
             raise ConfigError(
                 "gates/critic: give at least one gate or a critic; nothing else can pass a round"
@@ -115,7 +118,9 @@ class OuterLoop:
         self.workspace = Path(workspace)
         self.isolation = isolation
         self.on_escalate = on_escalate
-        self.protect = tuple(protect) if protect is not None else default_protect(self.gates)
+        self.protect = (
+            check_protect_patterns(protect) if protect is not None else default_protect(self.gates)
+        )
         self.patience = patience
         self.rollback = rollback
         self.merge = merge
@@ -287,6 +292,7 @@ class OuterLoop:
             critic=run.critic,
             artifact=lambda: self._artifact(run, session),
             events=self.events,
+            criteria=self._skill_criteria(),
         )
         diff = run.workspace.diff(max_chars=1_000_000) if run.workspace.base_commit else ""
         report = RoundReport(
@@ -305,6 +311,12 @@ class OuterLoop:
         )
         commit = run.workspace.commit_round(number, commit_message(report))
         return RoundReport(**{**report.__dict__, "commit": commit})
+
+    def _skill_criteria(self) -> str | None:
+        """SKILL.md's success criteria, rubric and rules, unless the critic was given its own."""
+        if self.skill is None or self.critic is None or self.critic.criteria_given:
+            return None
+        return self.skill.render_for_critic()
 
     def _artifact(self, run: _Run, session: AgentRun) -> str:
         if self.critic_artifact.startswith("file:"):

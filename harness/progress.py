@@ -237,7 +237,7 @@ class Progress(BaseModel):
         found = exact or partial
         if len(found) == 1:
             return found[0]
-        listing = "; ".join(f"{i}: {entry.text}" for i, entry in enumerate(self.checklist))
+        listing = "; ".join(f"{i}. {entry.text}" for i, entry in enumerate(self.checklist, 1))
         problem = "matches several items" if found else "matches no item"
         raise ToolError(f"{item!r} {problem}. Checklist: {listing or '(empty)'}")
 

@@ -6,6 +6,7 @@ so a session that is cut off leaves progress.md as the last completed round left
 
 from __future__ import annotations
 
+from harness.errors import ToolError
 from harness.progress import Progress
 from harness.tools import Tool, tool
 
@@ -29,10 +30,19 @@ def progress_tool(progress: Progress) -> Tool:
         for item in add or ():
             progress.add_item(item)
         for item in done or ():
-            progress.mark_done(int(item) - 1 if item.strip().isdigit() else item)
+            progress.mark_done(
+                _index(item, len(progress.checklist)) if item.strip().isdigit() else item
+            )
         if resume_point is not None:
             progress.set_resume_point(resume_point)
         open_items = [i.text for i in progress.checklist if not i.done]
         return "progress updated; open items: " + ("; ".join(open_items) or "none")
 
     return update_progress
+
+
+def _index(number: str, count: int) -> int:
+    """The 0-based index of the 1-based item ``number`` the model named."""
+    if not 1 <= int(number) <= count:
+        raise ToolError(f"no checklist item {int(number)}; the checklist has items 1 to {count}")
+    return int(number) - 1

@@ -33,6 +33,7 @@ class Overrides:
     model: str | None = None
     critic_model: str | None = None
     max_iterations: int | None = None
+    restart: bool = False
 
 
 def choose_model(flag: str | None, configured: str | None) -> str:
@@ -106,6 +107,10 @@ def build_loop(
         critic = Critic(critic_model, criteria=criteria, threshold=threshold)
     progress_path = config.progress_path(root)
     progress_path.parent.mkdir(parents=True, exist_ok=True)
+    gates = [build_gate(g, root) for g in config.gates]
+    if overrides.restart and progress_path.exists():
+        # Everything else is built by now, so a bad config never costs the old progress.
+        progress_path.replace(progress_path.with_suffix(".previous.md"))
     progress = Progress.load_or_create(progress_path, name=config.name, goal=config.goal)
     if progress.status is Status.NOT_STARTED:
         for item in config.checklist:
@@ -113,11 +118,11 @@ def build_loop(
     return OuterLoop(
         config.goal,
         agent,
-        gates=[build_gate(g, root) for g in config.gates],
+        gates=gates,
         critic=critic,
         skill=skill,
         progress=progress,
-        max_iterations=overrides.max_iterations or config.max_iterations,
+        max_iterations=overrides.max_iterations or config.max_iterations,  # flag is 1-100
         budget=Budget(**config.budget.model_dump()),
         workspace=root / config.workspace,
         isolation=config.isolation,

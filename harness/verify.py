@@ -55,9 +55,11 @@ def verify(
     critic: Critic | None,
     artifact: Callable[[], str],
     events: EventSink,
+    criteria: str | None = None,
 ) -> Evidence:
     """Protected files first (the shell can bypass the tools, so the diff is what counts), then
-    the gates in order until one fails, then the critic only if every gate passed."""
+    the gates in order until one fails, then the critic only if every gate passed.
+    ``criteria`` replace the critic's own for this review (a loop's SKILL.md supplies them)."""
     violations = protected_changes(changed, protect)
     if violations:
         return Evidence(violations, (), None)
@@ -74,7 +76,7 @@ def verify(
         )
     if critic is None or not all(r.passed for r in reports):
         return Evidence((), reports, None)
-    verdict = critic.review(goal, artifact())
+    verdict = critic.review(goal, artifact(), criteria=criteria)
     events.emit(
         "critic_verdict",
         round=round_number,

@@ -234,3 +234,37 @@ def test_a_failing_model_stops_with_error_and_still_escalates(repo: Path, tmp_pa
     assert result.escalation is not None
     assert "round 1 failed" in result.escalation.read_text()
     assert Progress.load(tmp_path / "progress" / "calc.md").status.value == "escalated"
+
+
+def test_the_critic_scores_against_the_skill_unless_given_its_own_criteria(repo: Path) -> None:
+    from harness import Skill
+
+    skill = Skill.parse("## Success criteria\n\nThe sum is exact for huge integers.\n")
+    critic_model = ScriptedModel([json.dumps({"score": 9, "reasons": ["ok"], "fixes": []})])
+    result = OuterLoop(
+        "make the tests pass", Agent(ScriptedModel(write(RIGHT))), gates=[PytestGate("tests")],
+        critic=Critic(critic_model), skill=skill, workspace=repo,
+    ).run()  # fmt: skip
+    assert result.passed
+    assert "exact for huge integers" in critic_model.calls[0].messages[1]["content"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"max_iterations": 0}, "max_iterations"),
+        ({"max_iterations": 101}, "max_iterations"),
+        ({"patience": 1}, "patience"),
+        ({"rollback": "sometimes"}, "rollback"),
+        ({"protect": ["/etc/passwd"]}, "protect"),
+        ({"gates": []}, "gates/critic"),
+    ],
+)
+def test_bad_arguments_are_configuration_errors_naming_the_field(
+    repo: Path, kwargs: dict[str, object], field: str
+) -> None:
+    from harness import ConfigError
+
+    options: dict[str, object] = {"gates": [PytestGate("tests")], "workspace": repo, **kwargs}
+    with pytest.raises(ConfigError, match=field):
+        OuterLoop("goal", Agent(ScriptedModel([])), **options)  # type: ignore[arg-type]

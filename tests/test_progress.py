@@ -246,7 +246,7 @@ def test_mark_done_by_index_text_or_unique_part() -> None:
     assert progress.mark_done("FIX PARSE_DATE") == ChecklistItem(text="fix parse_date", done=True)
     assert progress.mark_done("time").text == "fix parse_time"
     assert not progress.mark_done(2, done=False).done
-    with pytest.raises(ToolError, match="matches several items.*1: fix parse_date"):
+    with pytest.raises(ToolError, match="matches several items.*2. fix parse_date"):
         progress.mark_done("fix")
     with pytest.raises(ToolError, match="matches no item"):
         progress.mark_done("deploy")
