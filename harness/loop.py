@@ -235,7 +235,10 @@ class Loop:
             if reason := self._condition_stop(state, number, output):
                 return self._end(StopReason.CONDITION_MET, settled, history, output, reason)
             previous = output
-        return self._end(StopReason.MAX_ITERATIONS, settled, history, output)
+        last = history[-1] if history else None
+        failed_check = last is not None and last.passed is False and last.note
+        detail = f"the last check said: {last.note}" if failed_check and last else ""
+        return self._end(StopReason.MAX_ITERATIONS, settled, history, output, detail)
 
     def _condition_stop(self, state: Vars, loop_round: int, output: Any) -> str:
         """Which exit condition ends the loop now, as text; empty if none does."""

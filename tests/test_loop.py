@@ -294,7 +294,9 @@ def test_a_validator_pass_ends_the_loop_at_once() -> None:
 def test_a_validator_that_never_passes_gives_up_at_the_cap() -> None:
     result = Loop(lambda ctx: ctx.validate(False, "too short"), max_iterations=3).run()
     assert result.stop_reason is StopReason.MAX_ITERATIONS
-    assert result.message == "Loop finished after 3 iteration(s): MAX_ITERATIONS"
+    assert result.message == (
+        "Loop finished after 3 iteration(s): MAX_ITERATIONS (the last check said: too short)"
+    )
 
 
 def test_an_explicit_exit_ends_after_its_round() -> None:
