@@ -60,7 +60,7 @@ class AgentConfig(_Section):
 class CriticConfig(_Section):
     enabled: bool = True
     model: str | None = None
-    threshold: float = Field(8.0, ge=0, le=10)
+    threshold: float | None = Field(None, ge=0, le=10)  # default: the skill's, else 8
     criteria: str | None = None
     artifact: Literal["diff", "final", "file"] = "diff"
     file: str | None = None

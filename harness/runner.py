@@ -104,6 +104,8 @@ def build_loop(
         )
         criteria = config.critic.criteria or (skill.render_for_critic() if skill else None)
         threshold = config.critic.threshold
+        if threshold is None:
+            threshold = skill.threshold if skill and skill.threshold is not None else 8.0
         critic = Critic(critic_model, criteria=criteria, threshold=threshold)
     progress_path = config.progress_path(root)
     progress_path.parent.mkdir(parents=True, exist_ok=True)

@@ -212,3 +212,30 @@ def test_loop_toml_window_override_triggers_compaction(tmp_path: Path) -> None:
     assert compactions
     assert all(e["tokens_after"] < e["tokens_before"] for e in compactions)
     assert compactions[0]["strategy"] == "mask_observations"
+
+
+def test_the_skills_threshold_is_the_critics_pass_mark_unless_the_file_sets_one(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "SKILL.md").write_text(
+        "---\nname: strict\nthreshold: 9.5\n---\n\n## Success\n\nPerfect.\n"
+    )
+    (tmp_path / "script.json").write_text(json.dumps([
+        {"name": "write_file", "arguments": {"path": "out.txt", "content": "yes"}}, "done",
+        json.dumps({"score": 9, "reasons": ["good, not perfect"], "fixes": ["polish"]})]))  # fmt: skip
+    write_loop(
+        tmp_path,
+        """\
+        goal = "out.txt says yes"
+        isolation = "none"
+        skill = "SKILL.md"
+        model = "scripted:script.json"
+        max_iterations = 1
+        [[gates]]
+        type = "command"
+        cmd = "grep -q yes out.txt"
+        """,
+    )
+    result = harness("run", "--quiet", cwd=tmp_path)
+    assert result.returncode == 3, result.stderr  # 9 < 9.5
+    assert "critic 9.0/10" in (tmp_path / "progress" / "loop.md").read_text()
