@@ -36,6 +36,8 @@ _EXPORTS = {
     "LoopResult": "harness.loop",
     "StopReason": "harness.stop",
     "OuterLoop": "harness.outer",
+    "Fleet": "harness.fleet",
+    "Subtask": "harness.fleet",
     "RunResult": "harness.result",
     "Budget": "harness.budget",
     "ConfigError": "harness.errors",
@@ -51,6 +53,7 @@ __all__ = [
     "Condition",
     "ConfigError",
     "Critic",
+    "Fleet",
     "ForEach",
     "GateReport",
     "HarnessError",
@@ -65,6 +68,7 @@ __all__ = [
     "ScriptedModel",
     "Skill",
     "StopReason",
+    "Subtask",
     "Tool",
     "ToolCall",
     "ToolResult",
@@ -79,6 +83,7 @@ if TYPE_CHECKING:
     from harness.budget import Budget
     from harness.critic import Critic, Verdict
     from harness.errors import ConfigError, HarnessError
+    from harness.fleet import Fleet, Subtask
     from harness.gates import CommandGate, GateReport, PredicateGate, PytestGate
     from harness.litellm_model import LiteLLMModel
     from harness.loop import Condition, ForEach, Loop, LoopResult

@@ -8,16 +8,15 @@ block or pass itself off as instructions.
 
 from __future__ import annotations
 
-import json
 import re
 import secrets
 from collections.abc import Sequence
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.errors import ConfigError, HarnessError
 from harness.events import NULL_SINK, EventSink
+from harness.json_reply import find_json
 from harness.model import Model, Usage, resolve_model
 from harness.tokens import Message
 
@@ -69,7 +68,6 @@ Answer again with ONLY the JSON object \
 {{"score": <number from 0 to 10>, "reasons": [...], "fixes": [...]}} and nothing else."""
 
 _CLOSING_TAG = re.compile(r"</(\s*)artifact", re.IGNORECASE)
-_FENCE = re.compile(r"```(?:json)?[ \t]*\n?(.*?)```", re.DOTALL | re.IGNORECASE)
 
 
 class CriticError(HarnessError):
@@ -212,7 +210,7 @@ def parse_reply(text: str) -> CriticReply:
 
     Raises ValueError naming what was wrong.
     """
-    data = _find_json(text)
+    data = find_json(text)
     if not isinstance(data, dict):
         raise ValueError(f"expected a JSON object, got {type(data).__name__}")
     try:
@@ -223,23 +221,6 @@ def parse_reply(text: str) -> CriticReply:
             for error in exc.errors()
         )
         raise ValueError(f"the JSON object is not a valid verdict: {problems}") from exc
-
-
-def _find_json(text: str) -> Any:
-    for candidate in (text.strip(), *(m.group(1).strip() for m in _FENCE.finditer(text))):
-        try:
-            return json.loads(candidate)
-        except json.JSONDecodeError:
-            continue
-    decoder = json.JSONDecoder()
-    for match in re.finditer(r"\{", text):
-        try:
-            data, _ = decoder.raw_decode(text, match.start())
-        except json.JSONDecodeError:
-            continue
-        if isinstance(data, dict):
-            return data
-    raise ValueError("no JSON object found in the reply" if text.strip() else "the reply is empty")
 
 
 def _render_criteria(criteria: str | Sequence[str]) -> str:

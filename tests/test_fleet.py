@@ -1,0 +1,142 @@
+"""Fleet loops: subtasks in parallel, an evaluation gate, and a synthesis."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from harness import Agent, CommandGate, OuterLoop, ScriptedModel, ToolCall
+from harness.errors import ConfigError
+from harness.fleet import Fleet, FleetError, Subtask, SubtaskOutcome
+
+
+def _loop_factory(tmp_path: Path, answers: dict[str, str], running: list[int] | None = None):
+    """Each subtask writes its answer to its own folder; the gate wants 'yes'."""
+    lock = threading.Lock()
+    active = [0]
+
+    def slow_write(messages: object, tools: object) -> ToolCall:
+        with lock:
+            active[0] += 1
+            if running is not None:
+                running.append(active[0])
+        time.sleep(0.2)
+        with lock:
+            active[0] -= 1
+        return ToolCall("list_files", {})
+
+    def loop_for(subtask: Subtask) -> OuterLoop:
+        folder = tmp_path / subtask.name
+        folder.mkdir()
+        content = answers[subtask.name]
+        model = ScriptedModel(
+            [
+                slow_write,
+                ToolCall("write_file", {"path": "out.txt", "content": content}),
+                f"wrote {content}",
+            ]
+        )
+        return OuterLoop(
+            subtask.goal, Agent(model), gates=[CommandGate("grep -qx yes out.txt", name="says yes")],
+            workspace=folder, isolation="none", max_iterations=1,
+        )  # fmt: skip
+
+    return loop_for
+
+
+def test_subtasks_run_in_parallel_and_only_passing_results_are_kept(tmp_path: Path) -> None:
+    answers = {"alpha": "yes\n", "beta": "no\n", "gamma": "yes\n"}
+    running: list[int] = []
+    seen: list[list[str]] = []
+
+    def synthesise(goal: str, kept: list[SubtaskOutcome]) -> str:
+        seen.append([o.subtask.name for o in kept])
+        return f"{goal}: " + ", ".join(o.subtask.name for o in kept)
+
+    fleet = Fleet(
+        "answer everything",
+        _loop_factory(tmp_path, answers, running),
+        subtasks=[Subtask(name=n, goal=f"{n} says yes") for n in answers],
+        concurrency=3,
+        synthesiser=synthesise,
+    )
+    result = fleet.run()
+    assert [o.subtask.name for o in result.outcomes] == ["alpha", "beta", "gamma"]
+    assert [o.kept for o in result.outcomes] == [True, False, True]
+    assert result.outcomes[1].result is not None
+    assert result.outcomes[1].result.escalation is not None  # the failed subtask escalated itself
+    assert seen == [["alpha", "gamma"]]
+    assert result.synthesis == "answer everything: alpha, gamma"
+    assert max(running) > 1  # really in parallel
+    assert max(running) <= 3
+    assert result.usage.calls == 9
+
+
+def test_the_evaluation_gate_can_reject_a_passed_result(tmp_path: Path) -> None:
+    answers = {"alpha": "yes\n", "beta": "yes\n"}
+    fleet = Fleet(
+        "answer", _loop_factory(tmp_path, answers),
+        subtasks=[Subtask(name=n, goal=n) for n in answers],
+        evaluate=lambda subtask, result: subtask.name != "beta",
+    )  # fmt: skip
+    result = fleet.run()
+    assert [o.kept for o in result.outcomes] == [True, False]
+    assert result.outcomes[1].result is not None
+    assert result.outcomes[1].result.passed
+
+
+def test_a_subtask_whose_loop_cannot_be_built_is_recorded_not_fatal(tmp_path: Path) -> None:
+    def loop_for(subtask: Subtask) -> OuterLoop:
+        if subtask.name == "task-2":
+            raise ConfigError("workspace: missing")
+        return _loop_factory(tmp_path, {"task-1": "yes\n"})(subtask)
+
+    result = Fleet("answer", loop_for, subtasks=["first", "second"]).run()
+    assert result.outcomes[0].kept
+    assert result.outcomes[1].error is not None
+    assert "workspace: missing" in result.outcomes[1].error
+
+
+def test_a_planner_model_splits_the_goal_after_one_repair(tmp_path: Path) -> None:
+    plan = {
+        "subtasks": [
+            {"name": "alpha", "goal": "alpha says yes"},
+            {"name": "beta", "goal": "beta says yes"},
+        ]
+    }
+    planner = ScriptedModel(["Sure! Here are some ideas.", f"```json\n{json.dumps(plan)}\n```"])
+    synthesiser = ScriptedModel(["Both parts are answered."])
+    result = Fleet(
+        "answer both", _loop_factory(tmp_path, {"alpha": "yes\n", "beta": "yes\n"}),
+        planner=planner, synthesiser=synthesiser,
+    ).run()  # fmt: skip
+    assert [o.subtask.name for o in result.kept] == ["alpha", "beta"]
+    assert result.synthesis == "Both parts are answered."
+    assert "That was not valid" in planner.calls[1].messages[-1]["content"]
+    request = synthesiser.calls[0].messages[1]["content"]
+    assert "wrote yes" in request
+    assert "alpha says yes" in request
+    assert result.usage.calls == 2 + 1 + 6
+
+
+def test_a_planner_that_never_answers_validly_is_a_clear_error(tmp_path: Path) -> None:
+    planner = ScriptedModel(
+        ['{"subtasks": []}', '{"subtasks": [{"name": "bad name!", "goal": "x"}]}']
+    )
+    fleet = Fleet("answer", _loop_factory(tmp_path, {}), planner=planner)
+    with pytest.raises(FleetError, match="no valid plan"):
+        fleet.run()
+
+
+def test_bad_fleet_arguments_are_configuration_errors(tmp_path: Path) -> None:
+    loop_for = _loop_factory(tmp_path, {})
+    with pytest.raises(ConfigError, match="subtasks/planner"):
+        Fleet("x", loop_for)
+    with pytest.raises(ConfigError, match="concurrency"):
+        Fleet("x", loop_for, subtasks=["a"], concurrency=9)
+    with pytest.raises(ConfigError, match="unique"):
+        Fleet("x", loop_for, subtasks=[Subtask(name="a", goal="1"), Subtask(name="a", goal="2")])
