@@ -1,0 +1,84 @@
+"""A whole `harness run` over litellm's real HTTP path, against a local OpenAI-compatible server.
+
+The author's tool calls, the gate, and the critic's verdict all travel as real chat-completions
+requests and responses; nothing leaves 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.openai_server import OpenAIServer, Status, Text, ToolCalls
+from tests.test_cli import harness
+
+
+@pytest.fixture
+def server() -> Iterator[OpenAIServer]:
+    with OpenAIServer(deadline=120) as running:
+        yield running
+
+
+def _project(tmp_path: Path, server: OpenAIServer) -> Path:
+    (tmp_path / "loop.toml").write_text(
+        textwrap.dedent(f"""\
+        name = "http"
+        goal = "out.txt must say yes"
+        model = "openai/test-model"
+        isolation = "none"
+        max_iterations = 2
+        [model_options]
+        api_base = "{server.api_base}"
+        api_key = "not-a-real-key"
+        timeout = 10
+        num_retries = 1
+        retry_backoff = 0.05
+        [[gates]]
+        type = "command"
+        name = "says yes"
+        cmd = "grep -qx yes out.txt"
+        """)
+    )
+    return tmp_path
+
+
+def test_a_run_through_litellm_passes_with_a_retry_and_an_independent_verdict(
+    tmp_path: Path, server: OpenAIServer
+) -> None:
+    write = json.dumps({"path": "out.txt", "content": "yes\n"})
+    server.queue(
+        Status(503),  # the provider hiccups once: retried
+        ToolCalls((("call_1", "write_file", write),)),
+        Text("I wrote yes to out.txt."),
+        Text(json.dumps({"score": 9, "reasons": ["correct"], "fixes": []})),
+    )
+    result = harness("run", "--quiet", cwd=_project(tmp_path, server))
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "out.txt").read_text() == "yes\n"
+    bodies = [r.body for r in server.requests]
+    assert len(bodies) == 4
+    assert {t["function"]["name"] for t in bodies[1]["tools"]} >= {"write_file", "run_shell"}
+    tool_result = bodies[2]["messages"][-1]
+    assert tool_result["role"] == "tool"
+    assert tool_result["tool_call_id"] == "call_1"
+    critic = bodies[3]
+    assert "tools" not in critic
+    assert [m["role"] for m in critic["messages"]] == ["system", "user"]
+    assert "I wrote yes" in critic["messages"][1]["content"]  # the final answer is the artifact
+    assert all(r.headers.get("authorization") == "Bearer not-a-real-key" for r in server.requests)
+
+
+def test_a_provider_that_refuses_the_key_stops_with_error_after_one_request(
+    tmp_path: Path, server: OpenAIServer
+) -> None:
+    server.queue(Status(401, "invalid api key"))
+    result = harness("run", "--quiet", cwd=_project(tmp_path, server))
+    assert result.returncode == 1
+    assert len(server.requests) == 1  # never retried
+    report = (tmp_path / "progress" / "http.escalation.md").read_text()
+    assert "ERROR" in report
+    assert "401" in report
