@@ -84,7 +84,7 @@ class LoopConfig(_Section):
     progress: str | None = None
     checklist: list[str] = []
     max_iterations: int = Field(10, ge=1, le=100)
-    isolation: Literal["worktree", "branch", "none"] = "worktree"
+    isolation: Literal["auto", "worktree", "branch", "none"] = "auto"  # auto: worktree in git
     rollback: Literal["keep", "failed"] = "keep"
     merge: bool = False
     protect: list[str] | None = None

@@ -28,7 +28,7 @@ import secrets
 from dataclasses import dataclass
 from hashlib import sha256
 from pathlib import Path
-from typing import get_args
+from typing import Literal, get_args
 
 from git import InvalidGitRepositoryError, NoSuchPathError, Repo
 
@@ -61,19 +61,26 @@ _ID_ATTEMPTS = 20
 def open_workspace(
     path: str | Path,
     *,
-    isolation: Isolation = "worktree",
+    isolation: Isolation | Literal["auto"] = "worktree",
     loop_name: str = "run",
     run_id: str | None = None,
     worktrees_dir: str | Path | None = None,
     resume_branch: str | None = None,
 ) -> Workspace:
-    """Prepare where a run works: a fresh branch (worktree or in place), a resumed one, or none."""
-    if isolation not in get_args(Isolation):
-        raise ConfigError(f"isolation must be one of {get_args(Isolation)}, got {isolation!r}")
+    """Prepare where a run works: a fresh branch (worktree or in place), a resumed one, or none.
+
+    ``"auto"`` is ``"worktree"`` in a git repository with at least one commit, else ``"none"``.
+    """
+    if isolation not in (*get_args(Isolation), "auto"):
+        raise ConfigError(
+            f"isolation must be one of {(*get_args(Isolation), 'auto')}, got {isolation!r}"
+        )
     target = Path(path).resolve()
     if not target.is_dir():
         raise ConfigError(f"workspace path {target} does not exist or is not a folder")
     found = _discover(target)
+    if isolation == "auto":
+        isolation = "worktree" if found is not None and found[2] is not None else "none"
     if isolation == "none":
         if resume_branch is not None:
             raise ConfigError("resume_branch needs isolation='worktree' or 'branch', not 'none'")

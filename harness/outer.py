@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from harness.agent import Agent, AgentRun
 from harness.atomic import atomic_write_text
@@ -77,7 +78,7 @@ class OuterLoop:
         max_iterations: int = 10,
         budget: Budget | None = None,
         workspace: str | Path = ".",
-        isolation: Isolation = "worktree",
+        isolation: Isolation | Literal["auto"] = "auto",
         on_escalate: EscalationHook | None = None,
         protect: Sequence[str] | None = None,
         patience: int = 3,

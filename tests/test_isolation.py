@@ -6,6 +6,8 @@ import hashlib
 import threading
 from pathlib import Path
 
+import pytest
+
 from harness import Agent, OuterLoop, PredicateGate, PytestGate, ScriptedModel, StopReason, ToolCall
 from tests.conftest import git, make_repo
 from tests.test_outer import BUGGY, RIGHT, TESTS, write
@@ -149,3 +151,22 @@ def test_uncommitted_changes_left_behind_are_reported(tmp_path: Path) -> None:
     assert result.passed
     assert result.warning is not None
     assert "calc.py" in result.warning
+
+
+def test_the_default_isolation_works_in_place_outside_git_and_in_a_worktree_inside(
+    tmp_path: Path,
+) -> None:
+    from harness import CommandGate, ConfigError
+
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    model = ScriptedModel([ToolCall("write_file", {"path": "out.txt", "content": "yes"}), "ok"])
+    gate = CommandGate("grep -q yes out.txt")
+    result = OuterLoop("say yes", Agent(model), gates=[gate], workspace=plain).run()
+    assert result.passed
+    assert result.branch is None
+    assert (plain / "out.txt").read_text() == "yes"
+    with pytest.raises(ConfigError, match="isolation='none'"):
+        OuterLoop(
+            "say yes", Agent(model), gates=[gate], workspace=plain, isolation="worktree"
+        ).run()
