@@ -13,7 +13,7 @@ from harness.run_summary import RUNS_DIR
 from harness.stop import StopReason
 
 EXIT_PASSED, EXIT_ERROR, EXIT_ESCALATED = 0, 1, 3
-SKILLS_DIR = Path(__file__).resolve().parent.parent / "skills"
+SKILLS_DIR = Path(__file__).resolve().parent / "skills"
 
 
 def init(args: argparse.Namespace) -> int:
