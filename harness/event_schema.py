@@ -12,6 +12,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from harness.model import Usage
+
 SCHEMA_VERSION = 1
 
 Role = Literal["author", "critic", "summariser"]
@@ -19,22 +21,6 @@ Role = Literal["author", "critic", "summariser"]
 
 def _now() -> datetime:
     return datetime.now(UTC)
-
-
-class UsageData(BaseModel):
-    """Tokens and cost of some model calls (a :class:`harness.model.Usage`, as data)."""
-
-    model_config = ConfigDict(frozen=True, extra="allow", from_attributes=True)
-
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
-    calls: int = 0
-    unpriced_calls: int = 0
-
-    @property
-    def total_tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
 
 
 class EventBase(BaseModel):
@@ -66,7 +52,7 @@ class RunEnd(EventBase):
     stop_reason: str
     passed: bool
     iterations: int
-    usage: UsageData = Field(default_factory=UsageData)
+    usage: Usage = Field(default_factory=Usage)
     duration: float
 
 
@@ -81,7 +67,7 @@ class RoundEnd(EventBase):
     round: int
     passed: bool
     outcome: str
-    usage: UsageData = Field(default_factory=UsageData)
+    usage: Usage = Field(default_factory=Usage)
     duration: float
 
 

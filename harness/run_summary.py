@@ -26,9 +26,9 @@ from harness.event_schema import (
     RunStart,
     Stop,
     ToolCallEvent,
-    UsageData,
 )
 from harness.events import EVENTS_FILE, read_events
+from harness.model import Usage
 
 E = TypeVar("E", bound=EventBase)
 
@@ -46,7 +46,7 @@ class RoundSummary:
     passed: bool | None
     outcome: str
     duration: float
-    usage: UsageData
+    usage: Usage
     steps: tuple[ToolCallEvent, ...]
     gates: tuple[GateReportEvent, ...]
     verdict: CriticVerdict | None
@@ -68,7 +68,7 @@ class RunSummary:
     stop_reason: str | None
     stop_message: str
     passed: bool
-    usage: UsageData
+    usage: Usage
     rounds: tuple[RoundSummary, ...]
     escalation: Escalation | None
 
@@ -184,8 +184,8 @@ def _last(events: list[Event], kind: type[E]) -> E | None:
     return found[-1] if found else None
 
 
-def _sum_calls(calls: list[ModelCall]) -> UsageData:
-    return UsageData(
+def _sum_calls(calls: list[ModelCall]) -> Usage:
+    return Usage(
         prompt_tokens=sum(call.prompt_tokens for call in calls),
         completion_tokens=sum(call.completion_tokens for call in calls),
         cost_usd=sum(call.cost_usd for call in calls),
