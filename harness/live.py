@@ -87,6 +87,7 @@ class LiveProgress:
         self._gates: dict[str, str] = {}
         self._gates_round = 0
         self._critic: float | None = None
+        self._critic_round = 0
         self._tokens = 0
         self._cost = 0.0
 
@@ -107,10 +108,12 @@ class LiveProgress:
             parts.append(f"step {self._step}")
         if self._last_tool:
             parts.append(self._last_tool)
+        earlier = "last " if self._gates_round != self._round else ""
         if self._gates:
-            parts.append("gates: " + ", ".join(self._gates.values()))
+            parts.append(f"{earlier}gates: " + ", ".join(self._gates.values()))
         if self._critic is not None:
-            parts.append(f"critic {self._critic:g}")
+            earlier = "last " if self._critic_round != self._round else ""
+            parts.append(f"{earlier}critic {self._critic:g}")
         parts += [
             f"{format_tokens(self._tokens)} tok",
             format_cost(self._cost),
@@ -133,7 +136,7 @@ class LiveProgress:
                 self._gates, self._gates_round = {}, self._round
             self._gates[event.name] = _gate_mark(event)
         elif isinstance(event, CriticVerdict):
-            self._critic = event.score
+            self._critic, self._critic_round = event.score, self._round
         elif event.kind == "run_start":
             self._started = self._clock()
 

@@ -41,12 +41,14 @@ def test_status_line_shows_round_step_tool_gates_critic_usage_and_time() -> None
     progress.emit("gate_report", round=2, name="pytest", passed=False, failures=["a", "b", "c"])
     clock.now += 42
     assert progress.status_line() == (
-        "round 2/10 · step 7 · run_shell · gates: pytest ✗ (3 failing) · critic 6.5 · "
+        "round 2/10 · step 7 · run_shell · gates: pytest ✗ (3 failing) · last critic 6.5 · "
         "12.3k tok · $0.041 · 00:42"
     )
     progress.emit("round_start", round=3, max_iterations=10)
     progress.emit("gate_report", round=3, name="ruff", passed=True)
-    assert "gates: ruff ✓ ·" in progress.status_line()
+    assert "· gates: ruff ✓ ·" in progress.status_line()
+    progress.emit("round_start", round=4, max_iterations=10)
+    assert "· last gates: ruff ✓ ·" in progress.status_line()
 
 
 def test_live_mode_on_a_plain_stream_prints_lines(tmp_path: Path) -> None:
