@@ -42,6 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
         )
         run.add_argument("--max-iterations", type=_rounds, help="round cap (1-100)")
         run.add_argument("--restart", action="store_true", help="start over, even if finished")
+        run.add_argument(
+            "--otel", action="store_true", help="export spans with OpenTelemetry (harness[otel])"
+        )
         output = run.add_mutually_exclusive_group()
         output.add_argument("--quiet", action="store_true", help="print only the final line")
         output.add_argument("--json", action="store_true", help="print every event as JSON")

@@ -44,7 +44,7 @@ def init(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from harness.config import load_config
-    from harness.events import EVENTS_FILE, EventLog
+    from harness.events import EVENTS_FILE, EventLog, EventSink, Tee
     from harness.live import LiveProgress, Mode
     from harness.redact import Redactor
     from harness.runner import Overrides, build_loop
@@ -53,17 +53,25 @@ def run(args: argparse.Namespace) -> int:
     run_id = uuid.uuid4().hex[:8]
     mode: Mode = "json" if args.json else "quiet" if args.quiet else "live"
     redactor = Redactor(config.redact)
+    echo: EventSink = LiveProgress(sys.stdout if args.json else sys.stderr, mode)
+    flush = None
+    if args.otel:
+        from harness.otel import command_line_sink
+
+        otel, flush = command_line_sink()
+        echo = Tee(echo, otel)
     events = EventLog(
-        root / RUNS_DIR / run_id / EVENTS_FILE,
-        run_id=run_id,
-        redactor=redactor,
-        echo=LiveProgress(sys.stdout if args.json else sys.stderr, mode),
+        root / RUNS_DIR / run_id / EVENTS_FILE, run_id=run_id, redactor=redactor, echo=echo
     )
     overrides = Overrides(args.model, args.critic_model, args.max_iterations, args.restart)
     loop = build_loop(
         config, root, overrides=overrides, events=events, run_id=run_id, redact=redactor.redact_text
     )
-    result = loop.run()
+    try:
+        result = loop.run()
+    finally:
+        if flush is not None:
+            flush()
     if not args.json:
         if result.warning:
             print(f"note: {result.warning}", file=sys.stderr)

@@ -12,7 +12,9 @@ the run's :class:`harness.events.EventLog`.
 
 from __future__ import annotations
 
+import sys
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from harness.errors import ConfigError
@@ -176,3 +178,28 @@ class OtelSink:
             "harness.role": event.role,
             "harness.cost_usd": event.cost_usd,
         }
+
+
+def command_line_sink() -> tuple[OtelSink, Callable[[], None]]:
+    """The sink ``harness run --otel`` uses, and the call that flushes it at the end.
+
+    With an OTLP exporter installed (``opentelemetry-exporter-otlp``), spans go where the
+    standard ``OTEL_EXPORTER_OTLP_*`` variables say; otherwise they are printed to stderr as JSON.
+    """
+    try:
+        from opentelemetry.sdk.trace import TracerProvider as SdkProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
+    except ImportError as err:
+        raise ConfigError(
+            "otel: OpenTelemetry is not installed; install it with pip install 'harness[otel]'"
+        ) from err
+    exporter: Any
+    try:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+        exporter = OTLPSpanExporter()
+    except ImportError:
+        exporter = ConsoleSpanExporter(out=sys.stderr)
+    provider = SdkProvider()
+    provider.add_span_processor(BatchSpanProcessor(exporter))
+    return OtelSink(tracer_provider=provider), provider.shutdown

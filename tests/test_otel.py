@@ -84,3 +84,30 @@ def test_missing_opentelemetry_is_a_config_error_naming_the_extra() -> None:
                           cwd=Path(__file__).parents[1])  # fmt: skip
     assert done.stdout.startswith("ConfigError otel:")
     assert "pip install 'harness[otel]'" in done.stdout
+
+
+def test_harness_run_otel_prints_genai_spans_without_an_otlp_exporter(tmp_path: Path) -> None:
+    import json as json_module
+    import textwrap
+
+    from tests.test_cli import harness
+
+    (tmp_path / "script.json").write_text(json_module.dumps([
+        {"name": "write_file", "arguments": {"path": "out.txt", "content": "yes"}}, "done"]))  # fmt: skip
+    (tmp_path / "loop.toml").write_text(
+        textwrap.dedent("""\
+        goal = "out.txt says yes"
+        model = "scripted:script.json"
+        isolation = "none"
+        [critic]
+        enabled = false
+        [[gates]]
+        type = "command"
+        cmd = "grep -q yes out.txt"
+        """)
+    )
+    result = harness("run", "--quiet", "--otel", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert '"name": "chat scripted:script.json"' in result.stderr
+    assert '"gen_ai.usage.input_tokens"' in result.stderr
+    assert '"name": "execute_tool write_file"' in result.stderr
