@@ -170,3 +170,17 @@ class Section(BaseModel):
     def render(self) -> str:
         """``## heading`` then the body, separated by a blank line."""
         return f"## {self.heading}\n\n{self.body}" if self.body else f"## {self.heading}"
+
+
+def __getattr__(name: str) -> object:
+    # SKILL.md and progress.md each have a module of their own, built on the helpers above;
+    # ``harness.memory`` names them too, as the architecture's map of the memory layer.
+    if name == "Skill":
+        from harness.skill import Skill
+
+        return Skill
+    if name == "Progress":
+        from harness.progress import Progress
+
+        return Progress
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

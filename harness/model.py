@@ -144,3 +144,17 @@ def resolve_model(spec: str | Model, **kwargs: Any) -> Model:
     from harness.litellm_model import LiteLLMModel
 
     return LiteLLMModel(spec, **kwargs)
+
+
+def __getattr__(name: str) -> Any:
+    # The concrete models live in their own modules (litellm is imported only when used);
+    # ``harness.model`` names them too, as the architecture's map of this layer.
+    if name == "ScriptedModel":
+        from harness.scripted import ScriptedModel
+
+        return ScriptedModel
+    if name == "LiteLLMModel":
+        from harness.litellm_model import LiteLLMModel
+
+        return LiteLLMModel
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

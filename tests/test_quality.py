@@ -24,3 +24,21 @@ def test_mypy_finds_nothing_in_the_package() -> None:
     pytest.importorskip("mypy", reason="mypy comes with the dev extra")
     result = _run(sys.executable, "-m", "mypy", "harness")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_architecture_map_names_resolve_from_their_modules() -> None:
+    """DESIGN's layout: each module named there answers for what it holds."""
+    code = (
+        "import sys\n"
+        "from harness.model import LiteLLMModel, ScriptedModel, ToolCall\n"
+        "from harness.memory import Progress, Skill\n"
+        "from harness.tools import Tool, default_tools, tool\n"
+        "from harness.loop import Condition, ForEach, Loop, LoopResult\n"
+        "from harness.outer import OuterLoop, RunResult\n"
+        "from harness.gates import CommandGate, GateReport, PredicateGate, PytestGate\n"
+        "from harness.critic import Critic, Verdict\n"
+        "from harness.agent import Agent, AgentRun\n"
+        "assert 'litellm' not in sys.modules\n"
+    )
+    result = _run(sys.executable, "-c", code)
+    assert result.returncode == 0, result.stderr
