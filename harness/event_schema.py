@@ -60,6 +60,7 @@ class RoundStart(EventBase):
     kind: Literal["round_start"] = "round_start"
     round: int
     max_iterations: int
+    task: str | None = None
 
 
 class RoundEnd(EventBase):

@@ -253,7 +253,6 @@ class OuterLoop:
     def _play_round(self, run: _Run, number: int) -> RoundReport:
         started = time.monotonic()
         run.meter.check_time()
-        self.events.emit("round_start", round=number, max_iterations=self.max_iterations)
         for model in {id(m.inner): m for m in run.models}.values():
             model.begin_round(number)
         usage_before = run.meter.usage
@@ -270,6 +269,7 @@ class OuterLoop:
                 protect=self.protect,
             )
         )
+        self.events.emit("round_start", round=number, max_iterations=self.max_iterations, task=task)
         ledger = Ledger(
             self.goal,
             rules=self.skill.rules if self.skill else (),

@@ -286,3 +286,19 @@ def test_secrets_never_reach_progress_or_the_escalation_report(
         text = path.read_text()
         assert SECRET not in text
         assert REDACTED in text
+
+
+def test_the_rendered_task_of_each_round_is_in_the_log(tmp_path: Path) -> None:
+    from harness import Agent, CommandGate, OuterLoop, ScriptedModel
+
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    log = EventLog(tmp_path / "events.jsonl", run_id="task")
+    model = ScriptedModel(["nothing yet", "still nothing"])
+    OuterLoop(
+        "say yes", Agent(model), gates=[CommandGate("false", name="never")], max_iterations=2,
+        workspace=workspace, events=log, patience=5,
+    ).run()  # fmt: skip
+    starts = [e for e in read_events(log.path) if e.kind == "round_start"]
+    assert [e.task for e in starts] == [c.messages[1]["content"] for c in model.calls]
+    assert "round 2 of at most 2" in starts[1].task
