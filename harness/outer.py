@@ -10,6 +10,7 @@ every round, and any stop that is not a pass escalates to a person.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 import time
 import uuid
@@ -311,7 +312,7 @@ class OuterLoop:
             files_changed=changed,
         )
         commit = run.workspace.commit_round(number, commit_message(report))
-        return RoundReport(**{**report.__dict__, "commit": commit})
+        return dataclasses.replace(report, commit=commit)
 
     def _skill_criteria(self) -> str | None:
         """SKILL.md's success criteria, rubric and rules, unless the critic was given its own."""
@@ -334,9 +335,7 @@ class OuterLoop:
             head = run.state.head or run.workspace.base_commit
             if head is not None:
                 run.workspace.reset_to(head)
-        run.state = RunState(
-            branch=run.state.branch, worktree=run.state.worktree, base=run.state.base, head=head
-        )
+        run.state = dataclasses.replace(run.state, head=head)
         if run.progress is not None:
             run.progress.record_attempt(
                 report.outcome,
