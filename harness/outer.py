@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import hashlib
+import sys
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -43,6 +44,7 @@ from harness.stop import StopReason
 from harness.task import TaskInputs, render_task
 from harness.tools import Toolbox
 from harness.verify import default_protect, verify
+from harness.workspace import truncate_diff
 from harness.workspace_paths import check_protect_patterns
 
 
@@ -62,6 +64,10 @@ class _Run:
     stop: StopReason | None = None
     message: str = ""
     feedback: str = ""
+
+
+CRITIC_DIFF_CHARS = 20_000
+"""How much of the run's diff the critic reads; a longer diff is cut with a stated marker."""
 
 
 class OuterLoop:
@@ -284,6 +290,8 @@ class OuterLoop:
         if session.interruption is not None:
             raise session.interruption
         changed = tuple(run.workspace.changed_files())
+        # The agent's work, once: the critic's artifact and the no-progress digest come from it.
+        diff = run.workspace.diff(max_chars=sys.maxsize) if run.workspace.base_commit else ""
         evidence = verify(
             round_number=number,
             goal=self.goal,
@@ -292,11 +300,10 @@ class OuterLoop:
             protect=self.protect,
             gates=self.gates,
             critic=run.critic,
-            artifact=lambda: self._artifact(run, session),
+            artifact=lambda: self._artifact(run, session, diff),
             events=self.events,
             criteria=self._skill_criteria(),
         )
-        diff = run.workspace.diff(max_chars=1_000_000) if run.workspace.base_commit else ""
         report = RoundReport(
             round=number,
             agent_stop=session.stop_reason,
@@ -320,12 +327,12 @@ class OuterLoop:
             return None
         return self.skill.render_for_critic()
 
-    def _artifact(self, run: _Run, session: AgentRun) -> str:
+    def _artifact(self, run: _Run, session: AgentRun, diff: str) -> str:
         if self.critic_artifact.startswith("file:"):
             target = run.workspace.path / self.critic_artifact.removeprefix("file:")
             return target.read_text(encoding="utf-8") if target.is_file() else ""
         if self.critic_artifact == "diff" and run.workspace.base_commit:
-            return run.workspace.diff()
+            return truncate_diff(diff, CRITIC_DIFF_CHARS)
         return session.final or ""
 
     def _record(self, run: _Run, report: RoundReport) -> None:

@@ -5,8 +5,8 @@ and the message that then stands in for the older part of the transcript.
 from __future__ import annotations
 
 from harness.proc import truncate
-from harness.tokens import Message
-from harness.transcript import calls_by_id, describe, message_text
+from harness.tokens import Message, content_text
+from harness.transcript import calls_by_id, describe
 
 SUMMARY_INSTRUCTION = """\
 You are compacting the transcript of an agent session so that the agent can carry on with the \
@@ -34,7 +34,7 @@ def summary_request(older: list[Message], ledger_text: str, clip: int) -> list[M
     calls = calls_by_id(older)
     parts = []
     for message in older:
-        content = message_text(message)
+        content = content_text(message)
         parts.append(f"--- {describe(message, calls, brief=False)}")
         parts.append(content if content.startswith(SUMMARY_HEADER) else truncate(content, clip))
     transcript = "\n".join(parts)

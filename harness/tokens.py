@@ -63,14 +63,17 @@ def count_text(text: str, model: str = "") -> int:
     return len(encoding(encoding_name(model)).encode(text, disallowed_special=()))
 
 
+def content_text(message: Message) -> str:
+    """A message's content as text (the text parts of a multi-part content joined)."""
+    content = message.get("content")
+    if isinstance(content, list):
+        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return content if isinstance(content, str) else ""
+
+
 def message_text(message: Message) -> str:
     """Everything in a chat message that the model reads, as one string."""
-    parts = [str(message.get("role", ""))]
-    content = message.get("content")
-    if isinstance(content, str):
-        parts.append(content)
-    elif isinstance(content, list):
-        parts.extend(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    parts = [str(message.get("role", "")), content_text(message)]
     for call in message.get("tool_calls") or ():
         function = call.get("function", {})
         parts.append(str(function.get("name", "")))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from harness.proc import truncate
-from harness.tokens import Message
+from harness.tokens import Message, content_text
 
 MASK_PREFIX = "[observation masked: "
 _OUTCOME = re.compile(r"\[(exit code -?\d+|timed out[^\]\n]*)\]")  # run_shell's first line
@@ -24,7 +24,7 @@ def mask_observations(
     masked = set(observations[: max(len(observations) - keep, 0)])
     result, dropped = [], []
     for i, message in enumerate(messages):
-        content = message_text(message)
+        content = content_text(message)
         if i in masked and not content.startswith(MASK_PREFIX):
             placeholder = f"{MASK_PREFIX}{_observation(message, calls)}]"
             if len(placeholder) < len(content):
@@ -52,7 +52,7 @@ def describe(message: Message, calls: dict[str, tuple[str, str]], *, brief: bool
     role = str(message.get("role", "?"))
     if role == "tool":
         return f"tool result: {_observation(message, calls)}"
-    text = message_text(message)
+    text = content_text(message)
     line = f"{role}: {text[:60]!r} ({len(text):,} chars)" if brief else role
     for call in message.get("tool_calls") or ():
         function = call.get("function", {})
@@ -62,7 +62,7 @@ def describe(message: Message, calls: dict[str, tuple[str, str]], *, brief: bool
 
 def _observation(message: Message, calls: dict[str, tuple[str, str]]) -> str:
     """``run_shell {"command": "pytest -q"} → exit code 1, 48,213 chars``."""
-    content = message_text(message)
+    content = content_text(message)
     name, arguments = calls.get(str(message.get("tool_call_id")), ("unknown tool", ""))
     found = _OUTCOME.match(content)
     outcome = f"{found.group(1)}, " if found else ""
@@ -80,13 +80,6 @@ def calls_by_id(messages: list[Message]) -> dict[str, tuple[str, str]]:
                 str(function.get("arguments", "")),
             )
     return calls
-
-
-def message_text(message: Message) -> str:
-    content = message.get("content")
-    if isinstance(content, list):
-        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    return content or ""
 
 
 def system_prefix(messages: list[Message]) -> int:

@@ -41,6 +41,14 @@ WORKTREES_FOLDER = ".harness-worktrees"
 """The folder beside the repository that holds run worktrees by default."""
 
 
+def truncate_diff(text: str, max_chars: int) -> str:
+    """``text`` cut at a line break before ``max_chars``, with a marker stating what was shown."""
+    if len(text) <= max_chars:
+        return text
+    cut = text.rfind("\n", 0, max_chars) + 1 or max_chars
+    return f"{text[:cut]}[... diff truncated: {cut} of {len(text)} chars shown ...]\n"
+
+
 @dataclass(frozen=True)
 class Workspace:
     """Where a run works, and the git operations the outer loop needs on it."""
@@ -87,11 +95,9 @@ class Workspace:
         """The run so far against the base commit, untracked files included, cut at ``max_chars``."""
         if max_chars <= 0:
             raise ConfigError(f"max_chars must be positive, got {max_chars}")
-        text = self._against_base("--no-color", "--no-ext-diff", "--find-renames")
-        if len(text) <= max_chars:
-            return text
-        cut = text.rfind("\n", 0, max_chars) + 1 or max_chars
-        return f"{text[:cut]}[... diff truncated: {cut} of {len(text)} chars shown ...]\n"
+        return truncate_diff(
+            self._against_base("--no-color", "--no-ext-diff", "--find-renames"), max_chars
+        )
 
     def changed_files(self) -> list[str]:
         """Paths changed against the base (committed, uncommitted and untracked), relative to the

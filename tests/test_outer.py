@@ -268,3 +268,16 @@ def test_bad_arguments_are_configuration_errors_naming_the_field(
     options: dict[str, object] = {"gates": [PytestGate("tests")], "workspace": repo, **kwargs}
     with pytest.raises(ConfigError, match=field):
         OuterLoop("goal", Agent(ScriptedModel([])), **options)  # type: ignore[arg-type]
+
+
+def test_a_long_diff_reaches_the_critic_cut_with_a_stated_marker(repo: Path) -> None:
+    big = RIGHT + "".join(f"# note {i}: {'x' * 60}\n" for i in range(600))
+    critic_model = ScriptedModel([json.dumps({"score": 9, "reasons": ["ok"], "fixes": []})])
+    OuterLoop(
+        "make the tests pass", Agent(ScriptedModel(write(big))), gates=[PytestGate("tests")],
+        critic=Critic(critic_model), workspace=repo,
+    ).run()  # fmt: skip
+    request = critic_model.calls[0].messages[1]["content"]
+    assert "return a + b" in request
+    assert "[... diff truncated: " in request
+    assert len(request) < 30_000
