@@ -119,8 +119,8 @@ class Skill(BaseModel):
         if lines[0].text.strip() == "---":
             front, lines = _split_front_matter(lines, where)
             for key, value, line in _parse_front_matter(front, where):
-                draft.absorb_front(key, value, line, where)
-        draft.absorb_body(lines)
+                draft.absorb_value(key, value, line, where)
+        draft.absorb_body(lines, where)
         draft.text.setdefault("name", _default_name(source))
         try:
             return cls.model_validate(
@@ -212,7 +212,8 @@ class _Draft:
     meta: dict[str, MetaValue] = field(default_factory=dict)
     extra: list[Section] = field(default_factory=list)
 
-    def absorb_front(self, key: str, value: MetaValue, line: int, where: object) -> None:
+    def absorb_value(self, key: str, value: MetaValue, line: int, where: object) -> None:
+        """One front-matter key, or a scalar section, into its field (or :attr:`meta`)."""
         name = _FIELD_OF.get(heading_key(key))
         if name is None:
             self.meta[key] = value
@@ -231,23 +232,25 @@ class _Draft:
         else:
             self.add_text(name, value)
 
-    def absorb_body(self, lines: list[Line]) -> None:
+    def absorb_body(self, lines: list[Line], where: object) -> None:
         head, sections = split_sections(lines)
         while head and not head[0].text.strip():
             head.pop(0)
         title = _TITLE.match(head[0].text) if head else None
         if title:
-            self.text.setdefault("name", title.group(1))
             head = head[1:]
         self.add_text("description", block_text(head))
         for section in sections:
             name = _FIELD_OF.get(section.key)
-            if name in _LISTS:
-                self.lists[name] += bullet_items(section.lines)
-            elif name in ("success", "description"):
-                self.add_text(name, block_text(section.lines))
-            else:
+            if name is None:
                 self.extra.append(Section(heading=section.heading, body=block_text(section.lines)))
+            elif name in _LISTS:
+                self.lists[name] += bullet_items(section.lines)
+            elif text := block_text(section.lines):  # a scalar field reads as in front matter
+                first = next(line.number for line in section.lines if line.text.strip())
+                self.absorb_value(section.heading, text, first, where)
+        if title:  # the `# Title` names the skill only when no name was given
+            self.text.setdefault("name", title.group(1))
 
     def add_text(self, name: str, text: str) -> None:
         if text:

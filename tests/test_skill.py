@@ -87,6 +87,23 @@ def test_unknown_sections_are_kept_verbatim_in_order() -> None:
     assert "### Detail\n  indented" in agent
 
 
+def test_scalar_fields_read_from_sections_as_from_front_matter() -> None:
+    skill = Skill.parse("# Demo\n\n## Passing score\n\n8\n")
+    titled = Skill.parse("# Heading title\n\n## Title\n\nReal name\n\n## Threshold\n7.5\n")
+
+    assert skill.threshold == 8
+    assert skill.name == "Demo"
+    assert skill.extra == ()
+    assert titled.name == "Real name"
+    assert titled.threshold == 7.5
+    assert titled.extra == ()
+
+
+def test_a_threshold_section_that_is_not_a_number_names_its_line() -> None:
+    with pytest.raises(ConfigError, match=r"^skill\.md:5: threshold must be a number, got 'high'"):
+        Skill.parse("# Demo\n\n## Threshold\n\nhigh\n", source="skill.md")
+
+
 @pytest.mark.parametrize(
     ("heading", "field"),
     [
