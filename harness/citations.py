@@ -27,14 +27,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
-EXIT_PASSED, EXIT_FAILED, EXIT_UNREADABLE = 0, 1, 2
+from harness.errors import ConfigError
+from harness.markdown import EXIT_FAILED, EXIT_PASSED, EXIT_UNREADABLE, read_text, section
+
 QUOTE_SHOWN = 80
 """Characters of a quote repeated in a problem message."""
 
 _CITATION = re.compile(
     r"\[(?:source:\s*)?(?P<source>[^\]\n]+?)\s*\]\s*[\"“](?P<quote>(?:(?!\n\s*\n)[^\"”])+)[\"”]"
 )
-_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _UNIFORM = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "–": "-", "—": "-"})
 
 
@@ -99,23 +100,6 @@ def resolve_source(name: str, sources: Path) -> Path | None:
         resolved = candidate.resolve()
         if resolved.is_file() and resolved.is_relative_to(folder):
             return resolved
-    return None
-
-
-def section(text: str, title: str) -> str | None:
-    """The body of the first heading called ``title`` (any level, case ignored), or None."""
-    lines = text.splitlines()
-    for index, line in enumerate(lines):
-        heading = _HEADING.match(line)
-        if heading and heading.group(2).strip().casefold() == title.casefold():
-            level = len(heading.group(1))
-            body: list[str] = []
-            for rest in lines[index + 1 :]:
-                following = _HEADING.match(rest)
-                if following and len(following.group(1)) <= level:
-                    break
-                body.append(rest)
-            return "\n".join(body).strip()
     return None
 
 
@@ -193,10 +177,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"citations: cannot read {args.sources}: not a folder")
         return EXIT_UNREADABLE
     try:
-        text = args.findings.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        print(f"citations: cannot read {args.findings}: {reason}")
+        text = read_text(args.findings)
+    except ConfigError as exc:
+        print(f"citations: {exc}")
         return EXIT_UNREADABLE
     report = check_findings(
         text,

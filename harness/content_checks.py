@@ -18,15 +18,23 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import urlsplit
 
-EXIT_PASSED, EXIT_FAILED, EXIT_UNREADABLE = 0, 1, 2
+from harness.errors import ConfigError
+from harness.markdown import (
+    EXIT_FAILED,
+    EXIT_PASSED,
+    EXIT_UNREADABLE,
+    headings,
+    parse_heading,
+    prose_lines,
+    read_text,
+    section_body,
+)
 
-_FENCE = re.compile(r"^\s*(```|~~~)")
-_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _INLINE_LINK = re.compile(r"(!?)\[([^\]\n]*)\]\(([^)\n]*)\)?")
 _AUTOLINK = re.compile(r"<([a-zA-Z][a-zA-Z0-9+.-]*:[^>\s]*)>")
 _REFERENCE_LINK = re.compile(r"\[([^\]\n]+)\]\[([^\]\n]*)\]")
@@ -49,8 +57,8 @@ def word_count(text: str) -> int:
     ``-`` or ``*`` of Markdown is not a word; ``£1.2`` and ``step-free`` are one word each.
     """
     count = 0
-    for _, line in _prose_lines(text):
-        if _HEADING.match(line):
+    for _, line in prose_lines(text):
+        if parse_heading(line):
             continue
         line = _INLINE_LINK.sub(lambda m: m.group(2), line)
         count += sum(1 for token in line.split() if _WORD.search(token))
@@ -99,17 +107,17 @@ def check_banned(text: str, phrases: Sequence[str]) -> CheckResult:
 
 def check_structure(text: str, *, min_sections: int = 1) -> CheckResult:
     """One H1 title before everything else, then at least ``min_sections`` non-empty H2 sections."""
-    headings = [(n, len(m.group(1)), m.group(2)) for n, m in _headings(text)]
-    titles = [(n, title) for n, level, title in headings if level == 1]
+    found_headings = list(headings(text))
+    titles = [h for h in found_headings if h.level == 1]
     if len(titles) != 1:
-        where = ", ".join(f"line {n}" for n, _ in titles)
+        where = ", ".join(f"line {h.line}" for h in titles)
         found = f"found {len(titles)}" + (f" ({where})" if where else "")
         return CheckResult(False, f"needs exactly one H1 title ('# ...'), {found}")
-    first_prose = next((n for n, line in _prose_lines(text) if line.strip()), 0)
-    if titles[0][0] != first_prose:
-        return CheckResult(False, f"the H1 title (line {titles[0][0]}) must come first")
-    sections = [(n, title) for n, level, title in headings if level == 2]
-    empty = [f"{title!r} (line {n})" for n, title in sections if not _section_body(text, n, 2)]
+    first_prose = next((n for n, line in prose_lines(text) if line.strip()), 0)
+    if titles[0].line != first_prose:
+        return CheckResult(False, f"the H1 title (line {titles[0].line}) must come first")
+    sections = [h for h in found_headings if h.level == 2]
+    empty = [f"{h.title!r} (line {h.line})" for h in sections if not section_body(text, h)]
     if empty:
         return CheckResult(False, f"empty sections: {', '.join(empty)}")
     if len(sections) < min_sections:
@@ -122,11 +130,11 @@ def check_links(text: str) -> CheckResult:
     problems: list[str] = []
     definitions = {
         m.group(1).casefold(): m.group(2)
-        for _, line in _prose_lines(text)
+        for _, line in prose_lines(text)
         if (m := _REFERENCE_DEFINITION.match(line))
     }
     count = 0
-    for number, line in _prose_lines(text):
+    for number, line in prose_lines(text):
         for match in _INLINE_LINK.finditer(line):
             count += 1
             image, label, target = match.groups()
@@ -195,42 +203,6 @@ def _describe_range(low: int | None, high: int | None) -> str:
     return f"at least {low}" if low is not None else f"at most {high}"
 
 
-def _numbered(text: str) -> Iterator[tuple[int, str]]:
-    return enumerate(text.splitlines(), start=1)
-
-
-def _prose_lines(text: str) -> Iterator[tuple[int, str]]:
-    """Numbered lines outside fenced code blocks."""
-    fence: str | None = None
-    for number, line in _numbered(text):
-        marker = _FENCE.match(line)
-        if marker and (fence is None or marker.group(1) == fence):
-            fence = None if fence else marker.group(1)
-            continue
-        if fence is None:
-            yield number, line
-
-
-def _headings(text: str) -> Iterator[tuple[int, re.Match[str]]]:
-    for number, line in _prose_lines(text):
-        match = _HEADING.match(line)
-        if match:
-            yield number, match
-
-
-def _section_body(text: str, heading_line: int, level: int) -> str:
-    """What follows the heading on ``heading_line`` up to the next heading of ``level`` or above."""
-    body: list[str] = []
-    for number, line in _prose_lines(text):
-        if number <= heading_line:
-            continue
-        heading = _HEADING.match(line)
-        if heading and len(heading.group(1)) <= level:
-            break
-        body.append(line)
-    return "\n".join(body).strip()
-
-
 # --- command line ---------------------------------------------------------------------------
 
 
@@ -272,10 +244,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.check == "words" and args.min_words is None and args.max_words is None:
         parser.error("words: give --min, --max or both")
     try:
-        text = args.file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        print(f"{args.check}: cannot read {args.file}: {reason}")
+        text = read_text(args.file)
+    except ConfigError as exc:
+        print(f"{args.check}: {exc}")
         return EXIT_UNREADABLE
     passed, message = _run_check(args, text)
     print(f"{args.check}: {'ok' if passed else 'FAILED'}: {args.file}: {message}")

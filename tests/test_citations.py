@@ -16,7 +16,6 @@ from harness.citations import (
     normalise,
     parse_citations,
     resolve_source,
-    section,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -90,12 +89,6 @@ def test_resolve_source_refuses_a_link_out_of_the_sources(sources: Path) -> None
     assert resolve_source("link.md", sources) is None
 
 
-def test_section_body_up_to_the_next_heading_of_its_level() -> None:
-    text = "# T\n\n## Contradictions\n\nA.\n\n### Detail\n\nB.\n\n## Next\n\nC.\n"
-    assert section(text, "contradictions") == "A.\n\n### Detail\n\nB."
-    assert section(text, "Missing") is None
-
-
 def test_findings_that_check_out(sources: Path) -> None:
     report = check_findings(FINDINGS, sources, min_sources=4, require_contradictions=True)
     assert report.passed
@@ -147,6 +140,12 @@ def test_no_citations_and_no_contradictions(sources: Path) -> None:
         "0 distinct sources cited with a verified quote; at least 1 required",
         'no "## Contradictions" section',
     )
+
+
+def test_a_contradictions_heading_inside_a_code_block_does_not_count(sources: Path) -> None:
+    fenced = FINDINGS.replace("## Contradictions", "```markdown\n## Contradictions\n```")
+    report = check_findings(fenced, sources, min_sources=4, require_contradictions=True)
+    assert report.problems == ('no "## Contradictions" section',)
 
 
 def test_a_quote_of_whitespace_is_empty(sources: Path) -> None:

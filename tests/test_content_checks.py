@@ -117,6 +117,11 @@ def test_structure_ignores_hashes_inside_code_and_counts_subsections_as_content(
     assert check_structure(text, min_sections=2).passed
 
 
+def test_structure_counts_a_code_block_as_section_content() -> None:
+    text = "# T\n\n## Example\n\n```sh\n## run it\nmake\n```\n\n## B\n\ny\n"
+    assert check_structure(text, min_sections=2) == (True, "one title and 2 sections")
+
+
 def test_links_well_formed() -> None:
     text = (
         "See [the page](https://www.harwick.gov.uk/library), [mail](mailto:desk@harwick.gov.uk),\n"
