@@ -20,6 +20,9 @@ SECRET_ENV_PATTERN = re.compile(
 )
 """Environment variables that never reach a child process the agent or a gate starts."""
 
+CANNOT_START = 127
+"""The exit code of a command whose program could not be started (as a shell reports it)."""
+
 
 def safe_env(
     base: Mapping[str, str] | None = None, extra: Mapping[str, str] | None = None
@@ -75,19 +78,31 @@ def run_command(
 
     Output goes to a temporary file rather than a pipe, so a child that fills a pipe cannot hang
     us and 50 MB of output costs only disk. At the timeout the whole group gets SIGKILL.
+    A program that cannot be started is a result with exit code 127 that says why.
     """
     start = time.monotonic()
     with tempfile.TemporaryFile() as sink:
-        process = subprocess.Popen(
-            command,
-            shell=isinstance(command, str),
-            cwd=cwd,
-            env=dict(env) if env is not None else safe_env(),
-            stdin=subprocess.DEVNULL,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        try:
+            process = subprocess.Popen(
+                command,
+                shell=isinstance(command, str),
+                cwd=cwd,
+                env=dict(env) if env is not None else safe_env(),
+                stdin=subprocess.DEVNULL,
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except OSError as exc:  # a missing or non-executable program, a missing cwd
+            program = "/bin/sh" if isinstance(command, str) else command[0]
+            message = f"cannot start {program}: {exc}"
+            return CommandResult(
+                exit_code=CANNOT_START,
+                output=message,
+                timed_out=False,
+                duration=time.monotonic() - start,
+                output_chars=len(message),
+            )
         timed_out = False
         try:
             process.wait(timeout=timeout)

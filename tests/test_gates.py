@@ -232,6 +232,16 @@ def test_command_gate_fails_on_nonzero_exit(tmp_path: Path) -> None:
     assert report.summary == "`lint` failed with exit code 3: lint: 3 problems"
 
 
+def test_command_gate_with_a_missing_program_fails_and_says_why(tmp_path: Path) -> None:
+    report = CommandGate(["no-such-binary-here"]).check(tmp_path)
+
+    assert not report.passed
+    assert report.exit_code == 127
+    assert report.summary.startswith(
+        "`no-such-binary-here` failed with exit code 127: cannot start no-such-binary-here: "
+    )
+
+
 def test_command_gate_timeout_kills_the_process_group(tmp_path: Path) -> None:
     command = "echo $$ > shell.pid; sleep 100 & echo $! > child.pid; sleep 100"
 
