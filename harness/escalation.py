@@ -10,6 +10,7 @@ from pathlib import Path
 from harness.atomic import atomic_write_text
 from harness.model import Usage
 from harness.proc import run_command, safe_env
+from harness.progress import Attempt
 from harness.rounds import RoundReport
 from harness.stop import StopReason
 
@@ -39,6 +40,7 @@ class Escalation:
     branch: str | None
     worktree: Path | None
     progress_path: Path | None
+    earlier: tuple[Attempt, ...] = ()  # rounds of earlier sessions, as progress.md recorded them
 
 
 def render_escalation(e: Escalation) -> str:
@@ -47,7 +49,7 @@ def render_escalation(e: Escalation) -> str:
         "",
         f"**Goal:** {e.goal}",
         f"**Why it stopped:** {e.message}",
-        f"**Rounds:** {len(e.rounds)}",
+        f"**Rounds:** {len(e.earlier) + len(e.rounds)}",
         f"**Usage:** {e.usage.total_tokens} tokens ({e.usage.prompt_tokens} prompt, "
         f"{e.usage.completion_tokens} completion), ${e.usage.cost_usd:.4f} in "
         f"{e.usage.calls} model calls",
@@ -61,34 +63,57 @@ def render_escalation(e: Escalation) -> str:
         lines.append(f"- Worktree: `{e.worktree}`")
     if e.progress_path:
         lines.append(f"- Progress: `{e.progress_path}`")
-    lines += ["", "## Suggested next step", "", NEXT_STEPS.get(e.reason, "Review the rounds below."), ""]
+    lines += [
+        "",
+        "## Suggested next step",
+        "",
+        NEXT_STEPS.get(e.reason, "Review the rounds below."),
+        "",
+    ]
     lines += ["## Rounds", ""]
+    for attempt in e.earlier:
+        lines += _earlier_round(attempt)
     for report in e.rounds:
-        lines.append(f"### Round {report.round}: {report.outcome}")
-        lines.append("")
-        if report.agent_summary:
-            lines.append(f"- Agent said: {report.agent_summary.strip()[:500]}")
-        lines.append(f"- Session: {report.steps} steps, ended: {report.agent_stop.value}")
-        for gate in report.gates:
-            state = "passed" if gate.passed else "FAILED"
-            lines.append(f"- Gate {gate.name}: {state} — {gate.summary}")
-            if gate.failures:
-                lines.append("  - Failing: " + ", ".join(gate.failures))
-        if report.protected_violations:
-            lines.append("- Protected files changed: " + ", ".join(report.protected_violations))
-        if report.verdict is not None:
-            lines.append(f"- Critic: {report.verdict.score:.1f}/10")
-            lines.extend(f"  - Reason: {r}" for r in report.verdict.reasons)
-            lines.extend(f"  - Fix: {f}" for f in report.verdict.fixes)
-        if report.commit:
-            lines.append(f"- Commit: `{report.commit[:12]}`")
-        lines.append("")
+        lines += _round(report)
     last_verdict = next((r.verdict for r in reversed(e.rounds) if r.verdict is not None), None)
     if last_verdict is not None:
         lines += ["## Critic's last verdict", "", f"Score {last_verdict.score:.1f}/10", ""]
         lines.extend(f"- {r}" for r in last_verdict.reasons)
         lines.append("")
     return "\n".join(lines)
+
+
+def _earlier_round(attempt: Attempt) -> list[str]:
+    lines = [f"### Round {attempt.round}: {attempt.outcome} (an earlier session)", ""]
+    lines += [f"- Gate {g if isinstance(g, str) else g.render()}" for g in attempt.gates]
+    if attempt.critic_score is not None:
+        lines.append(f"- Critic: {attempt.critic_score:.1f}/10")
+    if attempt.summary:
+        lines.append(f"- Agent said: {attempt.summary}")
+    if attempt.commit:
+        lines.append(f"- Commit: `{attempt.commit[:12]}`")
+    return [*lines, ""]
+
+
+def _round(report: RoundReport) -> list[str]:
+    lines = [f"### Round {report.round}: {report.outcome}", ""]
+    if report.agent_summary:
+        lines.append(f"- Agent said: {report.agent_summary.strip()[:500]}")
+    lines.append(f"- Session: {report.steps} steps, ended: {report.agent_stop.value}")
+    for gate in report.gates:
+        state = "passed" if gate.passed else "FAILED"
+        lines.append(f"- Gate {gate.name}: {state} — {gate.summary}")
+        if gate.failures:
+            lines.append("  - Failing: " + ", ".join(gate.failures))
+    if report.protected_violations:
+        lines.append("- Protected files changed: " + ", ".join(report.protected_violations))
+    if report.verdict is not None:
+        lines.append(f"- Critic: {report.verdict.score:.1f}/10")
+        lines += [f"  - Reason: {r}" for r in report.verdict.reasons]
+        lines += [f"  - Fix: {f}" for f in report.verdict.fixes]
+    if report.commit:
+        lines.append(f"- Commit: `{report.commit[:12]}`")
+    return [*lines, ""]
 
 
 EscalationHook = str | Callable[[Path], object]

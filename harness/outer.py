@@ -14,6 +14,7 @@ import dataclasses
 import hashlib
 import sys
 import time
+import traceback
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -64,6 +65,9 @@ class _Run:
     stop: StopReason | None = None
     message: str = ""
     feedback: str = ""
+    draft: Progress | None = (
+        None  # the round's progress as the agent edits it; kept if it completes
+    )
 
 
 CRITIC_DIFF_CHARS = 20_000
@@ -96,6 +100,8 @@ class OuterLoop:
         critic_artifact: str = "diff",
         run_id: str | None = None,
         redact: Callable[[str], str] | None = None,
+        checklist: Sequence[str] = (),
+        restart: bool = False,
     ) -> None:
         if not goal or not goal.strip():
             raise ConfigError("goal: must not be empty")
@@ -120,7 +126,8 @@ class OuterLoop:
         self.gates = tuple(gates)
         self.critic = critic
         self.skill = Skill.load(skill) if isinstance(skill, str | Path) else skill
-        self.progress = _load_progress(progress, name, self.goal)
+        self.progress = _load_progress(progress, name, self.goal, fresh=restart)
+        self._progress_from_file = progress is not None and not isinstance(progress, Progress)
         self.max_iterations = max_iterations
         self.budget = budget or Budget()
         self.workspace = Path(workspace)
@@ -137,6 +144,8 @@ class OuterLoop:
         self.critic_artifact = critic_artifact
         self.run_id = run_id or uuid.uuid4().hex[:8]
         self.redact = redact or Redactor().redact_text
+        self.checklist = tuple(checklist)
+        self.restart = restart
 
     # --- the driver -------------------------------------------------------------------------
 
@@ -144,8 +153,16 @@ class OuterLoop:
         """Play rounds until a pass or a bound; escalate any other stop."""
         if self.progress is None or self.progress.path is None:
             return self._run()
-        self.progress.path.parent.mkdir(parents=True, exist_ok=True)
-        with LoopLock(self.progress.path):
+        path = self.progress.path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with LoopLock(path):
+            # Read (or set aside) progress.md only now: another process may have moved it on.
+            if self.restart:
+                if path.exists():
+                    path.replace(path.with_suffix(".previous.md"))
+                self.progress = Progress(name=self.name, goal=self.goal, path=path)
+            elif self._progress_from_file and path.exists():
+                self.progress = Progress.load(path)
             return self._run()
 
     def _run(self) -> RunResult:
@@ -155,6 +172,22 @@ class OuterLoop:
                 "already passed; restart to run again",
                 [],
                 Usage(),
+                first_round=self.progress.iteration + 1,
+                run_id=self.run_id,
+            )
+        if (
+            self.progress is not None
+            and self.progress.status is Status.ESCALATED
+            and self.progress.iteration >= self.max_iterations
+        ):
+            report = self._report_path(self.progress.path, None)
+            return RunResult(
+                StopReason.MAX_ITERATIONS,
+                f"already escalated after round {self.progress.iteration} of "
+                f"{self.max_iterations}; raise max_iterations or restart to run again",
+                [],
+                Usage(),
+                escalation=report if report is not None and report.exists() else None,
                 first_round=self.progress.iteration + 1,
                 run_id=self.run_id,
             )
@@ -204,8 +237,6 @@ class OuterLoop:
         author_model = MeteredModel(self.agent.model, meter, role="author", events=self.events)
         author.model = author_model
         models = [author_model]
-        if progress is not None:
-            author.toolbox = Toolbox([*self.agent.toolbox, progress_tool(progress)])
         critic = None
         if self.critic is not None:
             critic = copy.copy(self.critic)
@@ -217,6 +248,8 @@ class OuterLoop:
         if progress is not None:
             if progress.status is Status.NOT_STARTED:
                 progress.iteration = 0
+                for item in self.checklist:
+                    progress.add_item(item)
             progress.status = Status.IN_PROGRESS
             progress.max_iterations = self.max_iterations
             state = RunState(
@@ -242,7 +275,7 @@ class OuterLoop:
         number = run.first_round + len(run.reports)
         try:
             report = self._play_round(run, number)
-        except (Stopped, HarnessError, KeyboardInterrupt) as exc:
+        except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - every stop gets a name
             run.stop, run.message = _stop_for(exc, number)
             self._keep_partial_work(run, number)
             ctx.exit(run.message)
@@ -284,7 +317,13 @@ class OuterLoop:
             if run.progress
             else (),
         )
-        session = run.author.run(
+        author = run.author
+        if run.progress is not None:
+            # The agent edits a draft: a session cut off mid-way leaves progress.md untouched.
+            run.draft = run.progress.model_copy(deep=True)
+            author = copy.copy(run.author)
+            author.toolbox = Toolbox([*self.agent.toolbox, progress_tool(run.draft)])
+        session = author.run(
             task, run.workspace.path, ledger=ledger, protect=self.protect, events=self.events
         )
         if session.interruption is not None:
@@ -344,6 +383,9 @@ class OuterLoop:
                 run.workspace.reset_to(head)
         run.state = dataclasses.replace(run.state, head=head)
         if run.progress is not None:
+            if run.draft is not None:
+                run.progress.checklist = run.draft.checklist
+                run.progress.resume_point = run.draft.resume_point
             run.progress.record_attempt(
                 report.outcome,
                 gates=[gate_summary(g) for g in report.gates],
@@ -384,7 +426,10 @@ class OuterLoop:
                     run.message += f"; merged into your branch ({run.workspace.branch})"
                 except GitIsolationError as exc:
                     run.message += f"; not merged, the work stays on its branch: {exc}"
-            run.workspace.finish(prune=True)
+            try:
+                run.workspace.finish(prune=True)
+            except GitIsolationError as exc:
+                run.message += f"; the worktree was left in place: {exc}"
         else:
             escalation_path = self._escalate(run, stop)
         self.events.emit("stop", reason=stop.value, message=run.message)
@@ -411,13 +456,17 @@ class OuterLoop:
         )
         return result
 
+    def _report_path(self, progress_path: Path | None, workspace: Path | None) -> Path | None:
+        """Where the escalation report goes: beside progress.md, else in the workspace."""
+        if progress_path is not None:
+            return progress_path.with_suffix(".escalation.md")
+        return None if workspace is None else workspace / ".harness" / f"{self.name}.escalation.md"
+
     def _escalate(self, run: _Run, stop: StopReason) -> Path:
         where = run.progress.path if run.progress and run.progress.path else None
-        path = (
-            where.with_suffix(".escalation.md")
-            if where
-            else run.workspace.path / ".harness" / f"{self.name}.escalation.md"
-        )
+        path = self._report_path(where, run.workspace.path)
+        assert path is not None
+        earlier = run.progress.attempts[: run.first_round - 1] if run.progress else []
         escalate(
             Escalation(
                 self.goal,
@@ -428,6 +477,7 @@ class OuterLoop:
                 run.workspace.branch,
                 run.workspace.path if run.workspace.branch else None,
                 where,
+                earlier=tuple(earlier),
             ),
             path,
             hook=self.on_escalate,
@@ -442,9 +492,13 @@ class OuterLoop:
         atomic_write_text(progress.path, self.redact(progress.render()))
 
 
-def _load_progress(progress: Progress | str | Path | None, name: str, goal: str) -> Progress | None:
+def _load_progress(
+    progress: Progress | str | Path | None, name: str, goal: str, *, fresh: bool
+) -> Progress | None:
     if progress is None or isinstance(progress, Progress):
         return progress
+    if fresh:  # a restart: the old file is set aside under the lock, never parsed
+        return Progress(name=name, goal=goal, path=Path(progress))
     return Progress.load_or_create(progress, name=name, goal=goal)
 
 
@@ -454,4 +508,8 @@ def _stop_for(exc: BaseException, number: int) -> tuple[StopReason, str]:
         return exc.reason, exc.message
     if isinstance(exc, KeyboardInterrupt):
         return StopReason.CANCELLED, f"cancelled during round {number}"
-    return StopReason.ERROR, f"round {number} failed: {type(exc).__name__}: {exc}"
+    message = f"round {number} failed: {type(exc).__name__}: {exc}"
+    if not isinstance(exc, HarnessError):  # a bug, not a named failure: keep where it happened
+        trace = "".join(traceback.format_exception(exc)[-3:])
+        message += f"\n{trace.rstrip()}"
+    return StopReason.ERROR, message

@@ -19,7 +19,6 @@ from harness.events import EventSink
 from harness.gates import CommandGate, Gate, PredicateGate, PytestGate
 from harness.model import Model, resolve_model
 from harness.outer import OuterLoop
-from harness.progress import Progress, Status
 from harness.skill import Skill
 
 MODEL_ENV = "HARNESS_MODEL"
@@ -107,23 +106,15 @@ def build_loop(
         if threshold is None:
             threshold = skill.threshold if skill and skill.threshold is not None else 8.0
         critic = Critic(critic_model, criteria=criteria, threshold=threshold)
-    progress_path = config.progress_path(root)
-    progress_path.parent.mkdir(parents=True, exist_ok=True)
-    gates = [build_gate(g, root) for g in config.gates]
-    if overrides.restart and progress_path.exists():
-        # Everything else is built by now, so a bad config never costs the old progress.
-        progress_path.replace(progress_path.with_suffix(".previous.md"))
-    progress = Progress.load_or_create(progress_path, name=config.name, goal=config.goal)
-    if progress.status is Status.NOT_STARTED:
-        for item in config.checklist:
-            progress.add_item(item)
     return OuterLoop(
         config.goal,
         agent,
-        gates=gates,
+        gates=[build_gate(g, root) for g in config.gates],
         critic=critic,
         skill=skill,
-        progress=progress,
+        progress=config.progress_path(root),
+        checklist=config.checklist,
+        restart=overrides.restart,
         max_iterations=overrides.max_iterations or config.max_iterations,  # flag is 1-100
         budget=Budget(**config.budget.model_dump()),
         workspace=root / config.workspace,

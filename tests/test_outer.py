@@ -281,3 +281,22 @@ def test_a_long_diff_reaches_the_critic_cut_with_a_stated_marker(repo: Path) -> 
     assert "return a + b" in request
     assert "[... diff truncated: " in request
     assert len(request) < 30_000
+
+
+def test_an_unexpected_exception_in_a_round_still_ends_with_a_named_stop(repo: Path) -> None:
+    from harness import GateReport
+
+    class BrokenGate:
+        name = "broken"
+
+        def check(self, workspace: Path) -> GateReport:
+            raise RuntimeError("the gate itself has a bug")
+
+    result = OuterLoop(
+        "make the tests pass", Agent(ScriptedModel(write(RIGHT))), gates=[BrokenGate()],
+        workspace=repo,
+    ).run()  # fmt: skip
+    assert result.stop_reason is StopReason.ERROR
+    assert "RuntimeError: the gate itself has a bug" in result.message
+    assert "check" in result.message  # where it happened is kept
+    assert result.escalation is not None

@@ -135,3 +135,87 @@ def test_two_concurrent_runs_of_one_loop_exactly_one_runs(tmp_path: Path) -> Non
     assert second.returncode == 2
     assert f"pid {first.pid}" in second.stderr
     assert Progress.load(project / "progress" / "answer.md").iteration == 1
+
+
+def test_restart_sets_the_old_progress_aside_and_starts_at_round_1(tmp_path: Path) -> None:
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    progress_path = tmp_path / "answer.md"
+    assert (
+        _loop(workspace, progress_path, ScriptedModel(_write("yes\n")), isolation="none")
+        .run()
+        .passed
+    )
+    model = ScriptedModel(_write("yes\n"))
+    result = _loop(workspace, progress_path, model, isolation="none", restart=True).run()
+    assert result.passed
+    assert result.iterations == 1
+    assert len(model.calls) == 2  # round 1 really ran again
+    assert Progress.load(tmp_path / "answer.previous.md").status.value == "passed"
+    assert [a.round for a in Progress.load(progress_path).attempts] == [1]
+
+
+def test_a_resumed_escalation_lists_every_round_and_is_not_repeated_at_the_cap(
+    tmp_path: Path,
+) -> None:
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    progress_path = tmp_path / "answer.md"
+    hooked: list[Path] = []
+    first = _loop(workspace, progress_path, ScriptedModel(_write("maybe\n")), isolation="none",
+                  max_iterations=1, on_escalate=hooked.append).run()  # fmt: skip
+    assert first.stop_reason is StopReason.MAX_ITERATIONS
+    second = _loop(workspace, progress_path, ScriptedModel(_write("perhaps\n")), isolation="none",
+                   max_iterations=2, on_escalate=hooked.append).run()  # fmt: skip
+    assert second.escalation is not None
+    report = second.escalation.read_text()
+    assert "**Rounds:** 2" in report
+    assert "### Round 1: failed: says yes (an earlier session)" in report
+    assert "### Round 2: failed: says yes" in report
+    again = ScriptedModel(_write("yes\n"))
+    third = _loop(workspace, progress_path, again, isolation="none", max_iterations=2,
+                  on_escalate=hooked.append).run()  # fmt: skip
+    assert third.stop_reason is StopReason.MAX_ITERATIONS
+    assert "already escalated" in third.message
+    assert third.escalation == second.escalation
+    assert again.calls == []
+    assert len(hooked) == 2  # the person is not notified again for the same escalation
+
+
+def test_a_cut_off_session_leaves_progress_as_the_last_completed_round_left_it(
+    tmp_path: Path,
+) -> None:
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    progress_path = tmp_path / "answer.md"
+
+    def interrupt(messages: object, tools: object) -> str:
+        raise KeyboardInterrupt
+
+    model = ScriptedModel([
+        ToolCall("update_progress", {"add": ["step one"], "done": ["step one"],
+                                     "resume_point": "from a cut-off session"}),
+        interrupt,
+    ])  # fmt: skip
+    result = _loop(workspace, progress_path, model, isolation="none").run()
+    assert result.stop_reason is StopReason.CANCELLED
+    progress = Progress.load(progress_path)
+    assert progress.checklist == []
+    assert progress.resume_point == ""
+    assert progress.attempts == []
+
+
+def test_progress_is_read_under_the_lock_not_when_the_loop_was_built(tmp_path: Path) -> None:
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    progress_path = tmp_path / "answer.md"
+    early = _loop(workspace, progress_path, ScriptedModel(_write("no\n")), isolation="none")
+    assert (
+        _loop(workspace, progress_path, ScriptedModel(_write("yes\n")), isolation="none")
+        .run()
+        .passed
+    )
+    result = early.run()  # built before the other run passed
+    assert result.passed
+    assert result.rounds == []  # it saw the pass instead of replaying round 1
+    assert [a.round for a in Progress.load(progress_path).attempts] == [1]
