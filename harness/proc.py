@@ -7,6 +7,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Mapping
@@ -27,13 +28,22 @@ CANNOT_START = 127
 def safe_env(
     base: Mapping[str, str] | None = None, extra: Mapping[str, str] | None = None
 ) -> dict[str, str]:
-    """``base`` (default: this process's environment) without API keys and other secrets."""
+    """``base`` (default: this process's environment) without API keys and other secrets.
+
+    The directory of the Python running harness comes first on ``PATH``, so that ``python``,
+    ``python -m pytest`` or ``ruff`` in a gate or a shell command find the same environment
+    even when its virtual environment was never activated.
+    """
     env = {
         k: v
         for k, v in (os.environ if base is None else base).items()
         if not SECRET_ENV_PATTERN.search(k)
     }
     env.update(extra or {})
+    bin_dir = os.path.dirname(sys.executable)
+    path = env.get("PATH", os.defpath)
+    if bin_dir and path.split(os.pathsep)[0] != bin_dir:
+        env["PATH"] = bin_dir + os.pathsep + path if path else bin_dir
     return env
 
 
