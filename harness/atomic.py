@@ -14,7 +14,7 @@ def atomic_write_text(path: str | os.PathLike[str], text: str, *, encoding: str 
 
     The text goes to a temporary file in the same folder, which is flushed, fsynced and renamed
     over the target with :func:`os.replace`; the folder is then fsynced so the rename survives a
-    power cut. Newlines are written as given. An existing file keeps its permission bits;
+    power cut. A missing folder is created. Newlines are written as given. An existing file keeps its permission bits;
     a new one gets ``0o644``.
     If the process is killed between the write and the rename, a ``.<name>.*.tmp`` file may be
     left beside the target; the target itself is untouched.
@@ -26,6 +26,7 @@ def atomic_write_text(path: str | os.PathLike[str], text: str, *, encoding: str 
         mode = stat.S_IMODE(target.stat().st_mode)
     except FileNotFoundError:
         mode = 0o644
+    folder.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as tmp:

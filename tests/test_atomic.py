@@ -85,6 +85,16 @@ def test_replaces_content_and_keeps_permissions(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.md"]
 
 
+def test_creates_a_missing_folder(tmp_path: Path) -> None:
+    target = tmp_path / "new" / "deeper" / "progress.md"
+
+    atomic_write_text(target, "text")
+
+    assert target.read_text(encoding="utf-8") == "text"
+    assert target.stat().st_mode & 0o777 == 0o644
+    assert [p.name for p in target.parent.iterdir()] == ["progress.md"]
+
+
 def test_a_failed_replace_leaves_no_temp_file(tmp_path: Path) -> None:
     target = tmp_path / "taken"
     target.mkdir()
