@@ -35,7 +35,7 @@ class LoopLock:
     """Exclusive, non-blocking lock for the loop whose state lives at ``path``.
 
     The lock file is ``<path>.lock``; while held it records the holder's pid, host and start
-    time as JSON. The kernel releases the lock when the holder exits or dies, so a stale file
+    time as JSON; its folder is created if missing. The kernel releases the lock when the holder exits or dies, so a stale file
     never blocks anyone. The descriptor is not inherited by child processes. Use it as a context
     manager, or call :meth:`acquire` and :meth:`release`.
     """
@@ -54,6 +54,7 @@ class LoopLock:
         """Take the lock or raise :class:`LockHeld` naming the current holder."""
         if self._fd is not None:
             return self
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -102,6 +102,14 @@ def test_two_locks_in_one_process_also_exclude_each_other(tmp_path: Path) -> Non
     assert LoopLock(tmp_path / "goal.md").acquire().held
 
 
+def test_a_missing_folder_is_created(tmp_path: Path) -> None:
+    lock = LoopLock(tmp_path / "new" / "goal.md")
+
+    with lock:
+        assert lock.path == tmp_path / "new" / "goal.md.lock"
+        assert lock.path.exists()
+
+
 def test_child_processes_do_not_inherit_the_lock(tmp_path: Path) -> None:
     lock = LoopLock(tmp_path / "goal.md").acquire()
     child = subprocess.Popen(["sleep", "30"], close_fds=False)
