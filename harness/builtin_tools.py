@@ -221,6 +221,8 @@ def _existing(ctx: ToolContext, path: str, *, want_file: bool) -> Path:
         raise ToolError(f"{shown(path)} does not exist{_similar_names_hint(target)}")
     if want_file and target.is_dir():
         raise ToolError(f"{shown(path)} is a directory; use list_files to see what it holds")
+    if want_file and not target.is_file():  # opening a named pipe would wait for a writer
+        raise ToolError(f"{shown(path)} is not a regular file (a named pipe, socket or device)")
     return target
 
 

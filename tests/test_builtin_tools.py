@@ -92,6 +92,19 @@ def test_read_file_refusals(ctx: ToolContext) -> None:
     )
 
 
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize("name", ["read_file", "edit_file"])
+def test_a_named_pipe_is_refused_rather_than_waited_on(ctx: ToolContext, name: str) -> None:
+    os.mkfifo(ctx.workspace / "pipe")
+    arguments = {"old": "a", "new": "b"} if name == "edit_file" else {}
+
+    result = call(ctx, name, path="pipe", **arguments)
+
+    assert result == ToolResult(
+        "error: 'pipe' is not a regular file (a named pipe, socket or device)", True
+    )
+
+
 def test_read_file_accepts_an_absolute_path_inside(ctx: ToolContext) -> None:
     assert call(ctx, "read_file", path=str(ctx.workspace / "README.md")).output == "     1\t# demo"
 
