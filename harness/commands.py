@@ -8,11 +8,11 @@ import sys
 import uuid
 from pathlib import Path
 
+from harness.cli import EXIT_ERROR, EXIT_ESCALATED, EXIT_PASSED, EXIT_USAGE
 from harness.errors import ConfigError
 from harness.run_summary import RUNS_DIR
 from harness.stop import StopReason
 
-EXIT_PASSED, EXIT_ERROR, EXIT_ESCALATED = 0, 1, 3
 SKILLS_DIR = Path(__file__).resolve().parent / "skills"
 
 
@@ -43,7 +43,7 @@ def init(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.config import load_config
+    from harness.config import find_config, load_config
     from harness.events import EVENTS_FILE, EventLog, EventSink, Tee
     from harness.live import LiveProgress, Mode
     from harness.redact import Redactor
@@ -64,9 +64,13 @@ def run(args: argparse.Namespace) -> int:
         root / RUNS_DIR / run_id / EVENTS_FILE, run_id=run_id, redactor=redactor, echo=echo
     )
     overrides = Overrides(args.model, args.critic_model, args.max_iterations, args.restart)
-    loop = build_loop(
-        config, root, overrides=overrides, events=events, run_id=run_id, redact=redactor.redact_text
-    )
+    try:
+        loop = build_loop(
+            config, root, overrides=overrides, events=events, run_id=run_id,
+            redact=redactor.redact_text,
+        )  # fmt: skip
+    except ConfigError as exc:
+        raise ConfigError(f"{find_config(args.path)}: {exc}") from exc
     try:
         result = loop.run()
     finally:
@@ -99,22 +103,28 @@ def status(args: argparse.Namespace) -> int:
     else:
         folder = path / "progress" if (path / "progress").is_dir() else path
         files = sorted(folder.glob("*.md"))
-        files = [f for f in files if not f.name.endswith(".escalation.md")]
+        files = [f for f in files if not f.name.endswith((".escalation.md", ".previous.md"))]
     if not files:
         print(f"no loops found under {path}")
+    broken = 0
     for file in files:
         if not file.exists():
             print(f"{file}: not started")
             continue
-        progress = Progress.load(file)
+        try:
+            progress = Progress.load(file)
+        except ConfigError as exc:  # one broken file must not hide the other loops
+            print(f"{file.stem}: cannot be read: {exc}")
+            broken += 1
+            continue
         cap = f" of {progress.max_iterations}" if progress.max_iterations else ""
-        open_items = sum(not item.done for item in progress.checklist)
+        open_items = len(progress.open_items)
         last = progress.attempts[-1].outcome if progress.attempts else "no rounds yet"
         print(
             f"{progress.name or file.stem}: {progress.status.value}, round {progress.iteration}{cap}, "
             f"{open_items} open item(s), last: {last}"
         )
-    return EXIT_PASSED
+    return EXIT_USAGE if broken else EXIT_PASSED
 
 
 def report(args: argparse.Namespace) -> int:
@@ -123,7 +133,10 @@ def report(args: argparse.Namespace) -> int:
     summary = load_run(find_run(args.run, root=args.root))
     print(render_text(summary))
     if args.html:
-        args.html.write_text(render_html(summary), encoding="utf-8")
+        try:
+            args.html.write_text(render_html(summary), encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"--html {args.html}: cannot write: {exc.strerror}") from exc
         print(f"wrote {args.html}")
     return EXIT_PASSED
 

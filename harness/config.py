@@ -42,6 +42,8 @@ class ScriptGateConfig(_Section):
     name: str | None = None
 
 
+_GATE_TYPES = ("pytest", "command", "python")
+
 GateConfig = Annotated[
     PytestGateConfig | CommandGateConfig | ScriptGateConfig, Field(discriminator="type")
 ]
@@ -121,16 +123,35 @@ def load_config(path: str | Path) -> tuple[LoopConfig, Path]:
     except OSError as exc:
         raise ConfigError(f"{file}: cannot read: {exc.strerror}") from exc
     try:
-        return LoopConfig.model_validate(data), file.parent.resolve()
+        config = LoopConfig.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(format_validation_error(file, exc)) from None
+    problems = [f"{file}: field '{field}': {message}" for field, message in _cross_checks(config)]
+    if problems:
+        raise ConfigError("\n".join(problems))
+    return config, file.parent.resolve()
+
+
+def _cross_checks(config: LoopConfig) -> list[tuple[str, str]]:
+    """Rules that tie fields together, as (field, problem)."""
+    problems = []
+    if config.critic.artifact == "file" and not config.critic.file:
+        problems.append(("critic.file", "required when critic.artifact = 'file'"))
+    if not config.gates and not config.critic.enabled:
+        problems.append(
+            ("gates", "give at least one gate or enable the critic; nothing else can pass a round")
+        )
+    return problems
 
 
 def format_validation_error(source: Path | str, exc: ValidationError) -> str:
     """One line per problem: ``loop.toml: field 'budget.tokens': Input should be greater than 0``."""
     lines = []
     for error in exc.errors():
-        location = ".".join(_location_part(p) for p in error["loc"]) or "(top level)"
+        # A gate's location carries its union tag (gates.0.pytest.timeout): not a real field.
+        parts = [p for i, p in enumerate(error["loc"])
+                 if not (i and isinstance(error["loc"][i - 1], int) and p in _GATE_TYPES)]  # fmt: skip
+        location = ".".join(_location_part(p) for p in parts) or "(top level)"
         location = re.sub(r"\.\[", "[", location)
         message = error["msg"]
         if error["type"] == "extra_forbidden":

@@ -73,13 +73,16 @@ class EventLog:
         self._echo = echo
         self._fsync = fsync
         self._lock = threading.Lock()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._folder_made = False
 
     def emit(self, kind: str, **data: Any) -> None:
         event = make_event(kind, **{"run_id": self.run_id, **data})
         record = self.redactor.redact(event.model_dump(mode="json"))
         line = json.dumps(record, ensure_ascii=False) + "\n"
         with self._lock:
+            if not self._folder_made:  # on the first event: a run that never starts leaves nothing
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._folder_made = True
             with self.path.open("a", encoding="utf-8") as log:
                 log.write(line)
                 log.flush()

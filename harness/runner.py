@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from harness.agent import Agent
 from harness.budget import Budget
@@ -81,7 +82,7 @@ def build_loop(
 ) -> OuterLoop:
     """The outer loop ``config`` describes; relative paths start at ``root``."""
     model_name = choose_model(overrides.model, _rooted(config.model, root))
-    model = resolve_model(model_name, **config.model_options)
+    model = _model(model_name, config.model_options)
     skill = Skill.load(root / config.skill) if config.skill else None
     agent = Agent(
         model,
@@ -97,7 +98,7 @@ def build_loop(
             overrides.critic_model or os.environ.get(CRITIC_MODEL_ENV) or config.critic.model
         )
         critic_model: Model = (
-            resolve_model(critic_name, **config.model_options)
+            _model(critic_name, config.model_options)
             if critic_name and critic_name != model_name
             else model
         )
@@ -135,9 +136,18 @@ def build_loop(
 def _artifact(config: LoopConfig) -> str:
     if config.critic.artifact != "file":
         return config.critic.artifact
-    if not config.critic.file:
-        raise ConfigError("critic.file: required when critic.artifact = 'file'")
+    assert config.critic.file, "load_config checks critic.file"
     return f"file:{config.critic.file}"
+
+
+def _model(name: str, options: dict[str, Any]) -> Model:
+    """The model ``name`` with loop.toml's ``model_options``; their errors name the section."""
+    try:
+        return resolve_model(name, **options)
+    except ConfigError as exc:
+        if name.startswith("scripted:") or not options:
+            raise
+        raise ConfigError(f"model_options.{exc}") from exc
 
 
 def _rooted(model: str | None, root: Path) -> str | None:

@@ -239,3 +239,74 @@ def test_the_skills_threshold_is_the_critics_pass_mark_unless_the_file_sets_one(
     result = harness("run", "--quiet", cwd=tmp_path)
     assert result.returncode == 3, result.stderr  # 9 < 9.5
     assert "critic 9.0/10" in (tmp_path / "progress" / "loop.md").read_text()
+
+
+def test_config_errors_name_the_file_and_leave_no_empty_run_folder(tmp_path: Path) -> None:
+    write_loop(
+        tmp_path,
+        """\
+        goal = "x"
+        model = "openai/gpt-4o-mini"
+        [model_options]
+        timeout = 0
+        [critic]
+        artifact = "file"
+        [[gates]]
+        type = "pytest"
+        timeout = -1
+        """,
+    )
+    result = harness("run", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "field 'gates[0].timeout'" in result.stderr
+    assert "pytest.timeout" not in result.stderr  # the union tag is not shown as a field
+    (tmp_path / "loop.toml").write_text(
+        'goal = "x"\n[critic]\nartifact = "file"\n[[gates]]\ntype = "command"\ncmd = "true"\n'
+    )
+    cross = harness("run", cwd=tmp_path)
+    assert cross.returncode == 2
+    assert "loop.toml: field 'critic.file': required when critic.artifact = 'file'" in cross.stderr
+    (tmp_path / "loop.toml").write_text(
+        'goal = "x"\nmodel = "openai/gpt-4o-mini"\n[model_options]\ntimeout = 0\n'
+        '[[gates]]\ntype = "command"\ncmd = "true"\n'
+    )
+    options = harness("run", cwd=tmp_path)
+    assert options.returncode == 2
+    assert "loop.toml: model_options.timeout" in options.stderr
+    assert not (tmp_path / ".harness" / "runs").exists()
+
+
+def test_status_lists_every_loop_and_reports_a_broken_one_without_hiding_others(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "progress"
+    folder.mkdir()
+    (folder / "good.md").write_text("# Progress: good\n\nGoal: x\nStatus: passed\nRound: 2 of 5\n")
+    (folder / "good.previous.md").write_text("# Progress: good\n\nGoal: x\nStatus: passed\n")
+    (folder / "bad.md").write_text("# Progress: bad\n\nRound: abc\n")
+    result = harness("status", str(folder), cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stdout.count("good: passed, round 2 of 5") == 1
+    assert "bad: cannot be read" in result.stdout
+    assert "bad.md:3" in result.stdout
+
+
+def test_report_html_into_a_missing_folder_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "script.json").write_text(json.dumps(["nothing"]))
+    write_loop(
+        tmp_path,
+        """\
+        goal = "x"
+        model = "scripted:script.json"
+        isolation = "none"
+        max_iterations = 1
+        [[gates]]
+        type = "command"
+        cmd = "false"
+        """,
+    )
+    assert harness("run", "--quiet", cwd=tmp_path).returncode == 3
+    (run_dir,) = (tmp_path / ".harness" / "runs").iterdir()
+    result = harness("report", run_dir.name, "--html", "missing/dir/r.html", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "--html missing/dir/r.html: cannot write" in result.stderr
