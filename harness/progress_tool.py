@@ -7,6 +7,7 @@ so a session that is cut off leaves progress.md as the last completed round left
 from __future__ import annotations
 
 from harness.errors import ToolError
+from harness.memory import one_line
 from harness.progress import Progress
 from harness.tools import Tool, tool
 
@@ -23,26 +24,32 @@ def progress_tool(progress: Progress) -> Tool:
         """Update the progress notes that the next session starts from.
 
         Args:
-            done: Checklist items now finished, by their exact text or 1-based number.
+            done: Checklist items now finished, by their text (or a unique part of it) or
+                1-based number.
             add: New checklist items still to do.
             resume_point: Where the next session should pick up, in a sentence or two.
         """
         for item in add or ():
             progress.add_item(item)
         for item in done or ():
-            progress.mark_done(
-                _index(item, len(progress.checklist)) if item.strip().isdigit() else item
-            )
+            progress.mark_done(_which(progress, item))
         if resume_point is not None:
             progress.set_resume_point(resume_point)
-        open_items = [i.text for i in progress.checklist if not i.done]
-        return "progress updated; open items: " + ("; ".join(open_items) or "none")
+        open_items = "; ".join(item.text for item in progress.open_items)
+        return f"progress updated; open items: {open_items or 'none'}"
 
     return update_progress
 
 
-def _index(number: str, count: int) -> int:
-    """The 0-based index of the 1-based item ``number`` the model named."""
-    if not 1 <= int(number) <= count:
-        raise ToolError(f"no checklist item {int(number)}; the checklist has items 1 to {count}")
-    return int(number) - 1
+def _which(progress: Progress, item: str) -> int | str:
+    """The item the model named: its exact text first, else its 1-based number, else a part."""
+    wanted = one_line(item).casefold()
+    if any(entry.text.casefold() == wanted for entry in progress.checklist):
+        return item
+    if not wanted.isdecimal():
+        return item
+    count = len(progress.checklist)
+    if not 1 <= int(wanted) <= count:
+        known = f"items 1 to {count}" if count else "no items"
+        raise ToolError(f"no checklist item {int(wanted)}; the checklist has {known}")
+    return int(wanted) - 1
