@@ -10,8 +10,11 @@ import difflib
 import itertools
 import os
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
+
+import regex
 
 from harness.errors import ToolError
 from harness.proc import run_command, safe_env
@@ -157,12 +160,22 @@ def search(ctx: ToolContext, pattern: str, path: str = ".") -> str:
         path: File or directory to search, relative to the workspace root; default the root.
     """
     try:
-        regex = re.compile(pattern)
-    except (re.error, RecursionError, OverflowError) as exc:
+        compiled = regex.compile(pattern)
+    except (regex.error, RecursionError, OverflowError) as exc:
         raise ToolError(f"invalid regular expression {shown(pattern)}: {exc}") from None
     target = _existing(ctx, path, want_file=False)
     files = [target] if target.is_file() else [p for p, kind in _walk(target) if kind == "file"]
-    found = list(itertools.islice(_matches(ctx, regex, files), MAX_SEARCH_MATCHES + 1))
+    deadline = time.monotonic() + ctx.search_timeout
+    try:
+        found = list(
+            itertools.islice(_matches(ctx, compiled, files, deadline), MAX_SEARCH_MATCHES + 1)
+        )
+    except TimeoutError:
+        raise ToolError(
+            f"search for {shown(pattern)} in {shown(path)} stopped after {ctx.search_timeout:g}s; "
+            "simplify the pattern (nested repetition such as (a|a)+ backtracks for ever) "
+            "or narrow the path"
+        ) from None
     if not found:
         return f"no matches for {shown(pattern)} in {path}"
     marker = ""
@@ -292,7 +305,10 @@ def _walk(top: Path) -> Iterator[tuple[Path, str]]:
             yield here / name, "file"
 
 
-def _matches(ctx: ToolContext, regex: re.Pattern[str], files: list[Path]) -> Iterator[str]:
+def _matches(
+    ctx: ToolContext, compiled: regex.Pattern[str], files: list[Path], deadline: float
+) -> Iterator[str]:
+    """Matching lines as ``file:line: text``; TimeoutError once ``deadline`` has passed."""
     for file in files:
         if not file.is_file() or not file.resolve().is_relative_to(ctx.workspace):
             continue  # a broken symlink, or one leading out of the workspace
@@ -301,7 +317,10 @@ def _matches(ctx: ToolContext, regex: re.Pattern[str], files: list[Path]) -> Ite
         rel = relative_path(ctx, file)
         with file.open(encoding="utf-8", errors="replace") as handle:
             for number, line in enumerate(handle, 1):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError
                 text = line.rstrip("\n")
-                if regex.search(text):
+                if compiled.search(text, timeout=left):
                     cut = " [...]" if len(text) > MAX_LINE_CHARS else ""
                     yield f"{rel}:{number}: {text[:MAX_LINE_CHARS]}{cut}"

@@ -64,13 +64,14 @@ class ToolContext:
     files_touched: set[str] = field(default_factory=set)  # relative paths read or written
     commands_run: list[str] = field(default_factory=list)
     max_shell_timeout: float = 600.0  # the most a model may ask of run_shell's timeout
+    search_timeout: float = 5.0  # one search's budget, seconds: a pattern can backtrack for ever
 
     def __post_init__(self) -> None:
         self.workspace = Path(self.workspace).resolve()
         if not self.workspace.is_dir():
             raise ConfigError(f"workspace: {self.workspace} is not a directory")
         self.protect = check_protect_patterns(self.protect)
-        for name in ("shell_timeout", "max_shell_timeout", "max_output_chars"):
+        for name in ("shell_timeout", "max_shell_timeout", "max_output_chars", "search_timeout"):
             if not getattr(self, name) > 0:
                 raise ConfigError(f"{name}: must be positive, got {getattr(self, name)!r}")
 

@@ -252,13 +252,27 @@ def test_search_reports_file_line_text(ctx: ToolContext) -> None:
 def test_search_invalid_regex_and_bounded_matches(ctx: ToolContext) -> None:
     bad = call(ctx, "search", pattern="def (")
     assert bad == ToolResult(
-        "error: invalid regular expression 'def (': missing ), unterminated subpattern at position 4",
+        "error: invalid regular expression 'def (': missing ) at position 5",
         True,
     )
     (ctx.workspace / "log.txt").write_text("hit\n" * (MAX_SEARCH_MATCHES + 50))
     lines = call(ctx, "search", pattern="hit").output.splitlines()
     assert len(lines) == MAX_SEARCH_MATCHES + 1
     assert lines[-1].startswith(f"[... stopped after {MAX_SEARCH_MATCHES} matches")
+
+
+@pytest.mark.timeout(20)
+def test_search_stops_a_pattern_that_backtracks_for_ever(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("a" * 40 + "!\n")
+    ctx = ToolContext(workspace=tmp_path, search_timeout=0.5)
+
+    start = time.monotonic()
+    result = call(ctx, "search", pattern="(a|a)+$")
+
+    assert time.monotonic() - start < 3
+    assert result.is_error
+    assert result.output.startswith("error: search for '(a|a)+$' in '.' stopped after 0.5s; ")
+    assert call(ctx, "search", pattern="(a+)+$").output == "no matches for '(a+)+$' in ."
 
 
 # confinement and protection

@@ -113,6 +113,7 @@ def test_context_resolves_its_workspace(tmp_path: Path) -> None:
         ({"protect": ("",)}, "protect"),
         ({"shell_timeout": 0}, "shell_timeout"),
         ({"max_output_chars": -1}, "max_output_chars"),
+        ({"search_timeout": 0}, "search_timeout"),
     ],
 )
 def test_context_rejects_bad_configuration(tmp_path: Path, kwargs: dict, field: str) -> None:
