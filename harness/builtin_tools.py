@@ -292,16 +292,20 @@ def _excerpt(text: str, first: int, last: int) -> str:
 
 
 def _walk(top: Path) -> Iterator[tuple[Path, str]]:
-    """Files, empty directories and directories not entered (SKIPPED_DIRS, symlinks) under top."""
+    """Files, empty directories and directories not entered (SKIPPED_DIRS, symlinks) under top.
+
+    Names are sorted in each directory, so the order does not depend on the file system.
+    """
     for dirpath, dirnames, filenames in os.walk(top):
         here = Path(dirpath)
         if here != top and not dirnames and not filenames:
             yield here, "empty"
+        dirnames.sort()  # in place: os.walk then enters them in this (deterministic) order
         skipped = [name for name in dirnames if name in SKIPPED_DIRS or (here / name).is_symlink()]
         for name in skipped:
             yield here / name, "skipped"
         dirnames[:] = [name for name in dirnames if name not in skipped]
-        for name in filenames:
+        for name in sorted(filenames):
             yield here / name, "file"
 
 

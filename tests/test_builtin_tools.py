@@ -261,6 +261,19 @@ def test_search_invalid_regex_and_bounded_matches(ctx: ToolContext) -> None:
     assert lines[-1].startswith(f"[... stopped after {MAX_SEARCH_MATCHES} matches")
 
 
+def test_search_walks_directories_in_sorted_order(tmp_path: Path) -> None:
+    order = [7, 2, 9, 0, 5, 3, 8, 1, 6, 4]
+    for number in order:
+        (tmp_path / f"dir{number}").mkdir()
+        (tmp_path / f"dir{number}" / "hit.txt").write_text("hit\n")
+        (tmp_path / f"file{number}.txt").write_text("hit\n")
+
+    found = call(ToolContext(workspace=tmp_path), "search", pattern="hit").output.splitlines()
+
+    files = [f"file{n}.txt:1: hit" for n in range(10)]
+    assert found == files + [f"dir{n}/hit.txt:1: hit" for n in range(10)]
+
+
 @pytest.mark.timeout(20)
 def test_search_stops_a_pattern_that_backtracks_for_ever(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("a" * 40 + "!\n")
