@@ -40,6 +40,10 @@ class RawSection:
         """The heading folded for synonym lookup."""
         return heading_key(self.heading)
 
+    def as_section(self) -> Section:
+        """The section kept as written, for a heading the document does not interpret."""
+        return Section(heading=self.heading, body=block_text(self.lines))
+
 
 def located(source: object, line: int | None, message: str) -> ConfigError:
     """A :class:`ConfigError` that names the file and, when known, the line."""
@@ -55,15 +59,20 @@ def validation_message(error: ValidationError) -> str:
 
 
 def read_markdown(path: str | os.PathLike[str], what: str) -> str:
-    """The text of ``path``; :class:`ConfigError` naming the file if unreadable or empty."""
+    """The text of ``path``; :class:`ConfigError` naming the file if it cannot be read."""
     file = Path(path)
     try:
-        text = file.read_text(encoding="utf-8")
+        return file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise located(file, None, f"cannot read {what}: {exc}") from exc
+
+
+def document_lines(text: str, source: object, what: str) -> list[Line]:
+    """The numbered lines of a document, newlines normalised; :class:`ConfigError` if blank."""
+    text = normalise_newlines(text)
     if not text.strip():
-        raise located(file, None, f"{what} is empty")
-    return normalise_newlines(text)
+        raise located(source, None, f"{what} is empty")
+    return numbered(text)
 
 
 def normalise_newlines(text: str) -> str:

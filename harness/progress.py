@@ -288,14 +288,16 @@ class Progress(BaseModel):
             f"Round: {self.iteration}{cap}",
             hanging("Resume point: ", self.resume_point),
         ]
-        attempts = "\n\n".join(attempt.render() for attempt in self.attempts)
+        sections = [
+            Section(heading="Checklist", body="\n".join(i.render() for i in self.checklist)),
+            Section(heading="Attempts", body="\n\n".join(a.render() for a in self.attempts)),
+            Section(heading="Notes", body=self.notes),
+            *self.extra,
+        ]
         parts = [
             f"# Progress: {self.name}".rstrip(),
             "\n".join(header),
-            _titled("Checklist", "\n".join(item.render() for item in self.checklist)),
-            _titled("Attempts", attempts),
-            _titled("Notes", self.notes),
-            *(section.render() for section in self.extra),
+            *(section.render() for section in sections),
         ]
         return "\n\n".join(parts) + "\n"
 
@@ -303,7 +305,3 @@ class Progress(BaseModel):
         """The document as a session starts from it, with only the latest attempts."""
         shown = self.attempts[-last_attempts:] if last_attempts > 0 else []
         return self.model_copy(update={"attempts": shown}).render()
-
-
-def _titled(heading: str, body: str) -> str:
-    return f"## {heading}\n\n{body}" if body else f"## {heading}"

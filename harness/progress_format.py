@@ -47,10 +47,9 @@ from harness.memory import (
     Line,
     Section,
     block_text,
+    document_lines,
     heading_key,
     located,
-    normalise_newlines,
-    numbered,
     split_sections,
     validation_message,
 )
@@ -80,7 +79,7 @@ _SCORE = re.compile(r"^([0-9.]+)\s*(?:/\s*10)?$")
 
 def parse_progress(text: str, *, source: str | os.PathLike[str] = "<progress>") -> Progress:
     """Parse progress.md text; ``source`` names it in errors."""
-    return _Reader(source).read(normalise_newlines(text))
+    return _Reader(source).read(document_lines(text, source, "progress file"))
 
 
 class _Reader:
@@ -102,15 +101,15 @@ class _Reader:
             field = str(exc.errors()[0]["loc"][0]) if exc.errors()[0]["loc"] else ""
             raise self.error(lines.get(field, line), validation_message(exc)) from exc
 
-    def read(self, text: str) -> Progress:
-        head, sections = split_sections(numbered(text))
+    def read(self, lines: list[Line]) -> Progress:
+        head, sections = split_sections(lines)
         data = self.header(head)
         extra: list[Section] = []
         seen: dict[str, int] = {}
         for section in sections:
             name = _SECTIONS.get(section.key)
             if name is None:
-                extra.append(Section(heading=section.heading, body=block_text(section.lines)))
+                extra.append(section.as_section())
             elif name in seen:
                 raise self.error(
                     section.line, f"second {name} section (first on line {seen[name]})"

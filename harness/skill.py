@@ -34,11 +34,10 @@ from harness.memory import (
     Section,
     block_text,
     bullet_items,
+    document_lines,
     hanging,
     heading_key,
     located,
-    normalise_newlines,
-    numbered,
     read_markdown,
     split_sections,
     validation_message,
@@ -111,10 +110,7 @@ class Skill(BaseModel):
     def parse(cls, text: str, *, source: str | os.PathLike[str] | None = None) -> Skill:
         """Parse SKILL.md text; ``source`` names it in errors and supplies a default name."""
         where = source if source is not None else "<skill>"
-        text = normalise_newlines(text)
-        if not text.strip():
-            raise located(where, None, "skill file is empty")
-        lines = numbered(text)
+        lines = document_lines(text, where, "skill file")
         draft = _Draft()
         if lines[0].text.strip() == "---":
             front, lines = _split_front_matter(lines, where)
@@ -243,7 +239,7 @@ class _Draft:
         for section in sections:
             name = _FIELD_OF.get(section.key)
             if name is None:
-                self.extra.append(Section(heading=section.heading, body=block_text(section.lines)))
+                self.extra.append(section.as_section())
             elif name in _LISTS:
                 self.lists[name] += bullet_items(section.lines)
             elif text := block_text(section.lines):  # a scalar field reads as in front matter

@@ -224,6 +224,8 @@ def test_unreadable_and_empty_files_name_the_file(tmp_path: Path) -> None:
         Progress.load(empty)
     with pytest.raises(ConfigError, match=f"{tmp_path / 'missing.md'}: cannot read"):
         Progress.load(tmp_path / "missing.md")
+    with pytest.raises(ConfigError, match="^edited.md: progress file is empty$"):
+        Progress.parse("\ufeff\r\n  \r", source="edited.md")
 
 
 def test_save_needs_a_path(tmp_path: Path) -> None:
