@@ -62,27 +62,30 @@ class ScriptedModel:
 
     @classmethod
     def from_file(cls, path: str | Path, **kwargs: Any) -> ScriptedModel:
-        """Load a script from JSON (a list, or ``{"rounds": {"1": [...]}}``) or JSON Lines."""
+        """Load a script from a file.
+
+        A ``.jsonl`` file holds one entry per non-empty line. Any other file is JSON: a list of
+        entries, or ``{"rounds": {"1": [...], "2": [...]}}`` for a rounds script.
+        """
         path = Path(path)
         try:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
             raise ConfigError(f"{path}: cannot read script: {exc.strerror}") from exc
-        data = _parse_script_text(text, path)
-        if isinstance(data, dict):
-            rounds = data.get("rounds")
-            if not isinstance(rounds, dict):
-                raise ConfigError(f'{path}: expected a list of replies or {{"rounds": {{...}}}}')
-            parsed = {}
-            for key, entries in rounds.items():
-                if not str(key).isdigit() or not isinstance(entries, list):
-                    raise ConfigError(f"{path}: rounds.{key}: expected a round number and a list")
-                parsed[int(key)] = [
-                    _entry_from_json(e, f"{path}: rounds.{key}[{i}]") for i, e in enumerate(entries)
-                ]
-            return cls(rounds=parsed, **{"name": f"scripted:{path.name}", **kwargs})
-        entries = [_entry_from_json(e, f"{path}: entry {i + 1}") for i, e in enumerate(data)]
-        return cls(entries, **{"name": f"scripted:{path.name}", **kwargs})
+        kwargs = {"name": f"scripted:{path.name}", **kwargs}
+        if path.suffix.lower() == ".jsonl":
+            return cls(_jsonl_entries(text, path), **kwargs)
+        data = _load_json(text, path)
+        if isinstance(data, list):
+            return cls(
+                [_entry_from_json(e, f"{path}: entry {i + 1}") for i, e in enumerate(data)],
+                **kwargs,
+            )
+        if isinstance(data, dict) and "rounds" in data:
+            return cls(rounds=_rounds_from_json(data["rounds"], path), **kwargs)
+        raise ConfigError(
+            f'{path}: expected a list of replies or {{"rounds": {{...}}}}, found {_kind(data)}'
+        )
 
     @property
     def context_window(self) -> int:
@@ -154,20 +157,53 @@ def _to_reply(entry: object) -> Reply:
     )
 
 
-def _parse_script_text(text: str, path: Path) -> Any:
+def _load_json(text: str, path: Path) -> Any:
     try:
         return json.loads(text)
-    except json.JSONDecodeError:
-        pass
-    entries = []
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from exc
+
+
+def _jsonl_entries(text: str, path: Path) -> list[ScriptEntry]:
+    """One entry per non-empty line; errors name ``file:line``."""
+    entries: list[ScriptEntry] = []
     for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            entries.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"{path}:{number}: not valid JSON: {exc.msg}") from exc
+        if line.strip():
+            where = f"{path}:{number}"
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ConfigError(f"{where}: not valid JSON: {exc.msg}") from exc
+            entries.append(_entry_from_json(data, where))
     return entries
+
+
+def _rounds_from_json(rounds: Any, path: Path) -> dict[int, list[ScriptEntry]]:
+    if not isinstance(rounds, dict):
+        raise ConfigError(
+            f'{path}: "rounds" must be an object of round lists, found {_kind(rounds)}'
+        )
+    parsed: dict[int, list[ScriptEntry]] = {}
+    for key, entries in rounds.items():
+        if not key.isdigit() or not isinstance(entries, list):
+            raise ConfigError(f"{path}: rounds.{key}: expected a round number and a list")
+        parsed[int(key)] = [
+            _entry_from_json(e, f"{path}: rounds.{key}[{i}]") for i, e in enumerate(entries)
+        ]
+    return parsed
+
+
+def _kind(data: Any) -> str:
+    """What a JSON value is, for an error message."""
+    kinds: dict[type, str] = {
+        str: "a string",
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        list: "a list",
+        dict: 'an object without "rounds"',
+    }
+    return "null" if data is None else kinds.get(type(data), type(data).__name__)
 
 
 def _call_from_json(data: Any, where: str) -> ToolCall:

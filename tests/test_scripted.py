@@ -1,0 +1,192 @@
+"""ScriptedModel: scripts from code, JSON and JSON Lines files, rounds, usage and requests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.errors import ConfigError, ScriptExhausted
+from harness.model import Reply, ToolCall
+from harness.scripted import ModelRequest, ScriptedModel
+from harness.tokens import MESSAGE_OVERHEAD, encoding
+
+USER = [{"role": "user", "content": "List the files, please."}]
+TOOLS = [{"type": "function", "function": {"name": "list_files", "parameters": {}}}]
+
+
+def _tokens(text: str) -> int:
+    return len(encoding("cl100k_base").encode(text))
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _replies(model: ScriptedModel) -> list[Reply]:
+    return [model.complete(USER) for _ in range(model.remaining)]
+
+
+def test_a_json_list_of_every_entry_form(tmp_path: Path) -> None:
+    script = [
+        {"name": "list_files", "arguments": {"path": "."}},
+        {"name": "write_file", "arguments": '{"path": "a.txt", broken'},
+        {"content": "Two at once.", "tool_calls": [{"name": "a"}, {"name": "b"}]},
+        "done",
+    ]
+    model = ScriptedModel.from_file(_write(tmp_path / "script.json", json.dumps(script)))
+    assert model.name == "scripted:script.json"
+    first, second, third, last = _replies(model)
+    assert [(c.name, c.arguments) for c in first.tool_calls] == [("list_files", {"path": "."})]
+    assert second.tool_calls[0].arguments == '{"path": "a.txt", broken'
+    assert third.content == "Two at once."
+    assert [c.name for c in third.tool_calls] == ["a", "b"]
+    assert (last.content, last.tool_calls) == ("done", ())
+
+
+def test_a_one_line_jsonl_string_is_one_reply(tmp_path: Path) -> None:
+    model = ScriptedModel.from_file(_write(tmp_path / "script.jsonl", '"done"\n'))
+    assert model.remaining == 1
+    assert model.complete(USER).content == "done"
+
+
+def test_a_one_line_jsonl_tool_call_is_one_reply(tmp_path: Path) -> None:
+    line = '{"name":"list_files","arguments":{}}'
+    model = ScriptedModel.from_file(_write(tmp_path / "script.jsonl", line))
+    (call,) = model.complete(USER).tool_calls
+    assert (call.name, call.arguments) == ("list_files", {})
+
+
+def test_jsonl_reads_one_entry_per_non_empty_line(tmp_path: Path) -> None:
+    text = '{"name": "read_file", "arguments": {"path": "a.py"}}\n\n  \n"first"\n["not", "json lines"]\n'
+    path = _write(tmp_path / "script.jsonl", text)
+    with pytest.raises(ConfigError, match=rf"^{path}:5: expected a string"):
+        ScriptedModel.from_file(path)
+    model = ScriptedModel.from_file(_write(path, text.replace('["not", "json lines"]', '"last"')))
+    replies = _replies(model)
+    assert [r.content for r in replies] == [None, "first", "last"]
+    assert replies[0].tool_calls[0].arguments == {"path": "a.py"}
+
+
+def test_jsonl_errors_name_the_file_and_line(tmp_path: Path) -> None:
+    path = _write(tmp_path / "s.jsonl", '"ok"\n\n{"name": "x", "arguments": {}\n')
+    with pytest.raises(ConfigError, match=rf"^{path}:3: not valid JSON: "):
+        ScriptedModel.from_file(path)
+    _write(path, '"ok"\n{"name": "x", "arguments": 5}\n')
+    with pytest.raises(ConfigError, match=rf"^{path}:2: arguments must be an object"):
+        ScriptedModel.from_file(path)
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ('"done"', "a string"),
+        ("42", "a number"),
+        ("null", "null"),
+        ('{"replies": []}', 'an object without "rounds"'),
+    ],
+)
+def test_json_top_level_must_be_a_list_or_rounds(tmp_path: Path, text: str, found: str) -> None:
+    path = _write(tmp_path / "script.json", text)
+    with pytest.raises(ConfigError) as caught:
+        ScriptedModel.from_file(path)
+    assert str(caught.value) == (
+        f'{path}: expected a list of replies or {{"rounds": {{...}}}}, found {found}'
+    )
+
+
+def test_json_lines_in_a_json_file_are_not_json(tmp_path: Path) -> None:
+    path = _write(tmp_path / "script.json", '"one"\n"two"\n')
+    with pytest.raises(ConfigError, match=rf"^{path}:2:1: not valid JSON: Extra data"):
+        ScriptedModel.from_file(path)
+
+
+def test_an_unreadable_script_names_the_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"missing\.json: cannot read script"):
+        ScriptedModel.from_file(tmp_path / "missing.json")
+
+
+def test_a_rounds_script_replies_per_round(tmp_path: Path) -> None:
+    script = {"rounds": {"1": ["first round"], "2": [{"name": "submit"}, "second round"]}}
+    model = ScriptedModel.from_file(_write(tmp_path / "rounds.json", json.dumps(script)))
+    model.begin_round(2)
+    assert model.complete(USER).tool_calls[0].name == "submit"
+    model.begin_round(1)
+    assert model.complete(USER).content == "first round"
+    assert model.remaining == 0
+    with pytest.raises(ScriptExhausted, match="no replies for round 3"):
+        model.begin_round(3)
+
+
+@pytest.mark.parametrize(
+    ("rounds", "message"),
+    [
+        ('{"rounds": ["a"]}', '"rounds" must be an object of round lists, found a list'),
+        ('{"rounds": {"one": ["a"]}}', "rounds.one: expected a round number and a list"),
+        ('{"rounds": {"1": [7]}}', r"rounds.1\[0\]: expected a string"),
+    ],
+)
+def test_a_malformed_rounds_script_says_where(tmp_path: Path, rounds: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        ScriptedModel.from_file(_write(tmp_path / "rounds.json", rounds))
+
+
+def test_begin_round_is_ignored_by_a_plain_script() -> None:
+    model = ScriptedModel(["only"])
+    model.begin_round(5)
+    assert model.complete(USER).content == "only"
+
+
+def test_exhausting_the_script_is_a_clear_error() -> None:
+    model = ScriptedModel(["one"], name="demo")
+    model.complete(USER)
+    with pytest.raises(ScriptExhausted) as caught:
+        model.complete(USER)
+    assert str(caught.value) == "demo: script exhausted: it holds 1 replies and call 2 was made"
+    assert len(model.calls) == 2
+
+
+def test_calls_record_messages_tools_and_max_tokens() -> None:
+    seen: list[int] = []
+
+    def reply(messages: list[dict[str, object]], tools: list[dict[str, object]]) -> ToolCall:
+        seen.append(len(messages))
+        return ToolCall("list_files", {})
+
+    model = ScriptedModel([reply, "done"])
+    history = list(USER)
+    assert model.complete(history, TOOLS, max_tokens=50).tool_calls[0].name == "list_files"
+    history.append({"role": "assistant", "content": "later edit"})
+    model.complete(history)
+    assert seen == [1]
+    assert model.calls == [
+        ModelRequest(USER, TOOLS, 50),
+        ModelRequest(history, [], None),
+    ]
+    assert model.calls[0].messages is not history
+
+
+def test_usage_is_counted_with_the_tokenizer() -> None:
+    model = ScriptedModel(["The files are a.py and b.py.", ToolCall("read_file", {"path": "a.py"})])
+    usage = model.complete(USER, TOOLS).usage
+    user = USER[0]
+    prompt = _tokens(f"{user['role']}\n{user['content']}") + MESSAGE_OVERHEAD
+    prompt += _tokens(json.dumps(TOOLS, sort_keys=True))
+    assert (usage.prompt_tokens, usage.calls) == (prompt, 1)
+    assert usage.completion_tokens == _tokens("The files are a.py and b.py.")
+    assert usage.cost_usd == 0.0
+    call_usage = model.complete(USER).usage
+    assert call_usage.completion_tokens == _tokens('read_file{"path": "a.py"}')
+
+
+def test_cost_per_token_prices_prompt_and_completion() -> None:
+    model = ScriptedModel(["done"], cost_per_token=(0.001, 0.01))
+    usage = model.complete(USER).usage
+    assert model.price_per_token() == (0.001, 0.01)
+    assert usage.completion_tokens == _tokens("done")
+    assert usage.cost_usd == pytest.approx(
+        usage.prompt_tokens * 0.001 + usage.completion_tokens * 0.01
+    )
+    assert usage.cost_usd > 0
