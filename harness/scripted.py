@@ -72,6 +72,8 @@ class ScriptedModel:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
             raise ConfigError(f"{path}: cannot read script: {exc.strerror}") from exc
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"{path}: cannot read script: not UTF-8 text ({exc.reason})") from exc
         kwargs = {"name": f"scripted:{path.name}", **kwargs}
         if path.suffix.lower() == ".jsonl":
             return cls(_jsonl_entries(text, path), **kwargs)

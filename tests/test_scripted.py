@@ -190,3 +190,10 @@ def test_cost_per_token_prices_prompt_and_completion() -> None:
         usage.prompt_tokens * 0.001 + usage.completion_tokens * 0.01
     )
     assert usage.cost_usd > 0
+
+
+def test_a_script_that_is_not_utf8_is_a_clear_error(tmp_path: Path) -> None:
+    script = tmp_path / "binary.json"
+    script.write_bytes(b"\xff\xfe[\x00")
+    with pytest.raises(ConfigError, match="binary.json: cannot read script: not UTF-8"):
+        ScriptedModel.from_file(script)
