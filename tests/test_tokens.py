@@ -1,0 +1,190 @@
+"""Token counting: offline, per model family, each message counted once, tool schemas included."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import tiktoken.core
+
+from harness.scripted import ScriptedModel
+from harness.tokens import (
+    MESSAGE_OVERHEAD,
+    TokenCounter,
+    configure_offline_environment,
+    count_text,
+)
+from harness.tools import Toolbox, default_tools
+
+ROOT = Path(__file__).resolve().parent.parent
+MIXED = "Grüße aus München — 東京で会いましょう。Привет, мир! def f(x): return x ** 2"
+
+OFFLINE_COUNT = """
+import json, os, socket, sys
+
+def refuse(*args, **kwargs):
+    raise OSError("network used")
+
+socket.socket.connect = refuse
+socket.create_connection = refuse
+from harness.tokens import count_text, encoding_name
+
+text = sys.argv[1]
+models = ["gpt-3.5-turbo", "my-local-llama", "", "gpt-4o-mini", "openai/gpt-4o"]
+print(json.dumps({
+    "counts": {m: count_text(text, m) for m in models},
+    "encodings": {m: encoding_name(m) for m in models},
+    "cache": os.environ.get("TIKTOKEN_CACHE_DIR"),
+}))
+"""
+
+
+def test_counting_works_offline_with_both_bundled_encodings(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "TIKTOKEN_CACHE_DIR"}
+    env.update(PYTHONPATH=str(ROOT), TMPDIR=str(tmp_path), HOME=str(tmp_path))  # no old cache
+    out = subprocess.run(
+        [sys.executable, "-c", OFFLINE_COUNT, MIXED],
+        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    found = json.loads(out.stdout)
+    assert found["encodings"] == {
+        "gpt-3.5-turbo": "cl100k_base",
+        "my-local-llama": "cl100k_base",
+        "": "cl100k_base",
+        "gpt-4o-mini": "o200k_base",
+        "openai/gpt-4o": "o200k_base",
+    }
+    counts = found["counts"]
+    assert counts["gpt-3.5-turbo"] == counts["my-local-llama"] == counts[""] > 0
+    assert counts["gpt-4o-mini"] == counts["openai/gpt-4o"] > 0
+    assert counts["gpt-4o-mini"] != counts["gpt-3.5-turbo"]
+    assert "litellm" in found["cache"]  # the encodings litellm ships, not a download
+
+
+def test_a_cache_folder_the_user_set_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "/somewhere/of/my/own")
+    configure_offline_environment()
+    assert os.environ["TIKTOKEN_CACHE_DIR"] == "/somewhere/of/my/own"
+
+
+def test_empty_text_is_zero_tokens() -> None:
+    assert count_text("") == 0
+    assert count_text("hello", "gpt-4o") > 0
+
+
+def test_special_token_text_is_counted_not_refused() -> None:
+    assert count_text("<|endoftext|> is just text here") > 0
+
+
+@pytest.fixture
+def encodes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every text tiktoken is asked to encode from here on."""
+    seen: list[str] = []
+    original = tiktoken.core.Encoding.encode
+
+    def encode(self: tiktoken.core.Encoding, text: str, **kwargs: Any) -> list[int]:
+        seen.append(text)
+        return original(self, text, **kwargs)
+
+    count_text("warm up the encoding")  # loaded before the counting starts
+    monkeypatch.setattr(tiktoken.core.Encoding, "encode", encode)
+    return seen
+
+
+def history(n: int) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "You are careful."}]
+    messages += [{"role": "user", "content": f"step {i}: " + "words " * 50} for i in range(n)]
+    return messages
+
+
+def test_a_list_counted_twice_is_encoded_once(encodes: list[str]) -> None:
+    counter = TokenCounter("gpt-4o-mini")
+    messages = history(5)
+    first = counter.count(messages)
+    assert len(encodes) == 6
+    assert counter.count(messages) == first
+    assert len(encodes) == 6
+
+
+def test_a_growing_history_encodes_only_the_new_messages(encodes: list[str]) -> None:
+    counter = TokenCounter()
+    messages = history(3)
+    before = counter.count(messages)
+    messages.append({"role": "assistant", "content": "I will read the file next."})
+    after = counter.count(messages)
+    assert len(encodes) == 5
+    assert encodes[-1] == "assistant\nI will read the file next."
+    assert after - before == count_text("assistant\nI will read the file next.") + MESSAGE_OVERHEAD
+
+
+def test_an_equal_copy_is_not_encoded_again_but_a_changed_one_is(encodes: list[str]) -> None:
+    counter = TokenCounter()
+    original = {"role": "user", "content": "fix the date parser"}
+    counted = counter.count_message(original)
+    assert counter.count_message(dict(original)) == counted
+    assert len(encodes) == 1
+    changed = counter.count_message({"role": "user", "content": "fix the date parser today"})
+    assert len(encodes) == 2
+    assert changed > counted
+
+
+def test_a_message_costs_its_text_and_a_fixed_overhead() -> None:
+    message = {"role": "user", "content": "hello world"}
+    assert TokenCounter().count_message(message) == count_text("user\nhello world") + 4
+
+
+def test_tool_call_arguments_and_multi_part_content_are_counted() -> None:
+    counter = TokenCounter()
+    arguments = json.dumps({"path": "a.py", "content": "x = 1\n" * 40})
+    call = {
+        "id": "c1",
+        "type": "function",
+        "function": {"name": "write_file", "arguments": arguments},
+    }
+    bare = counter.count_message({"role": "assistant", "content": None})
+    with_call = counter.count_message({"role": "assistant", "content": None, "tool_calls": [call]})
+    assert with_call - bare >= count_text(arguments)
+    texts = [{"type": "text", "text": "first"}, {"type": "text", "text": "second"}]
+    parts = {"role": "user", "content": texts}
+    joined = {"role": "user", "content": "first\nsecond"}
+    assert counter.count_message(parts) == TokenCounter().count_message(joined)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="tokens.py:89-91 _cache_key serialises non-string content with json.dumps, so content "
+    "None and the string 'null' share a key and the second message gets the first's count",
+)
+def test_messages_with_different_text_never_share_a_count() -> None:
+    counter = TokenCounter()
+    counter.count_message({"role": "assistant", "content": None})
+    literal = {"role": "assistant", "content": "null"}
+    assert counter.count_message(literal) == TokenCounter().count_message(literal)
+
+
+def test_tool_schemas_are_counted_and_cached(encodes: list[str]) -> None:
+    schemas = Toolbox(default_tools()).schemas()
+    counter = TokenCounter("gpt-4o-mini")
+    tokens = counter.count_tools(schemas)
+    assert tokens == count_text(json.dumps(schemas, sort_keys=True), "gpt-4o-mini") > 100
+    calls = len(encodes)
+    assert counter.count_tools(schemas) == tokens
+    assert len(encodes) == calls
+    assert counter.count_tools(None) == counter.count_tools([]) == 0
+
+
+def test_a_models_prompt_count_includes_the_tool_schemas() -> None:
+    schemas = Toolbox(default_tools()).schemas()
+    model = ScriptedModel(name="gpt-4o-mini")
+    messages = history(2)
+    bare = model.count_tokens(messages)
+    assert bare == TokenCounter("gpt-4o-mini").count(messages)
+    assert model.count_tokens(messages, schemas) == bare + TokenCounter("gpt-4o-mini").count_tools(
+        schemas
+    )
