@@ -17,7 +17,7 @@ from pathlib import Path
 import regex
 
 from harness.errors import ToolError
-from harness.proc import run_command, safe_env
+from harness.proc import run_command, safe_env, truncate
 from harness.toolkit import Tool, ToolContext, ToolResult, tool
 from harness.workspace_paths import relative_path, resolve_in_workspace, shown, writable
 
@@ -206,9 +206,11 @@ def run_shell(ctx: ToolContext, command: str, timeout: float | None = None) -> T
         cwd=ctx.workspace,
         timeout=min(limit, ctx.max_shell_timeout),
         env=safe_env(ctx.env),
-        max_output=max(cap - 200, cap // 2),  # room for the status line and the marker
+        max_output=cap,
     )
-    output = result.describe() + ("" if result.output else "(no output)")
+    status = f"[{result.status}]\n"
+    body = truncate(result.output, cap - len(status), total=result.output_chars)
+    output = status + (body if result.output else "(no output)")
     # A failing command is an observation like any other; only a timeout is a failed call.
     return ToolResult(output, is_error=result.timed_out, exit_code=result.exit_code)
 

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from harness.errors import ConfigError
 from harness.junit import JUnitProblem, JUnitReport, read_junit
-from harness.proc import CommandResult, run_command, safe_env
+from harness.proc import CommandResult, run_command, safe_env, truncate
 
 TAIL_CHARS = 4_000
 """Most characters of output a report keeps."""
@@ -84,18 +84,18 @@ class CommandGate:
     def check(self, workspace: str | Path) -> GateReport:
         result = run_command(self.cmd, cwd=_workspace(workspace), timeout=self.timeout)
         if result.timed_out:
-            summary = f"`{self.name}` timed out after {self.timeout:g}s (process group killed)"
+            summary = f"`{self.name}` {result.status}"
         elif result.exit_code == 0:
             summary = f"`{self.name}` passed"
         else:
-            last = _last_line(result.output)
-            summary = f"`{self.name}` failed with exit code {result.exit_code}"
+            last = _line(result.output, last=True)
+            summary = f"`{self.name}` failed with {result.status}"
             summary += f": {last}" if last else ""
         return GateReport(
             name=self.name,
             passed=result.exit_code == 0,
             summary=summary,
-            output_tail=tail(result.output),
+            output_tail=tail(result.output, total=result.output_chars),
             duration=result.duration,
             exit_code=result.exit_code,
         )
@@ -131,14 +131,14 @@ class PytestGate:
     def _report(self, result: CommandResult, junit: JUnitReport | str) -> GateReport:
         code = result.exit_code
         failures: list[str] = []
-        output = tail(result.output)
+        output = tail(result.output, total=result.output_chars)
         if result.timed_out:
-            summary = f"pytest timed out after {self.timeout:g}s (process group killed)"
+            summary = f"pytest {result.status}"
         elif code == PYTEST_NO_TESTS:
             summary = f"pytest collected no tests (exit code 5) in {' '.join(self.test_paths)}"
         elif isinstance(junit, str):
             summary = f"pytest exited with code {code} and {junit}"
-            last = _last_line(result.output)
+            last = _line(result.output, last=True)
             summary += f": {last}" if last and code != 0 else ""
         elif junit.problems:
             failures = list(dict.fromkeys(problem.test_id for problem in junit.problems))
@@ -150,7 +150,7 @@ class PytestGate:
             summary = f"pytest: {junit.counts()}"
             if code != 0:
                 summary += f"; exited with code {code}"
-                last = _last_line(result.output)
+                last = _line(result.output, last=True)
                 summary += f": {last}" if last else ""
         return GateReport(
             name=self.name,
@@ -189,7 +189,7 @@ class PredicateGate:
             return GateReport(
                 name=self.name,
                 passed=False,
-                summary=f"{self.name} raised {type(exc).__name__}: {_first_line(str(exc))}",
+                summary=f"{self.name} raised {type(exc).__name__}: {_line(str(exc))}",
                 output_tail=tail(traceback.format_exc()),
                 duration=time.monotonic() - start,
             )
@@ -214,7 +214,7 @@ class PredicateGate:
         return GateReport(
             name=self.name,
             passed=passed,
-            summary=_first_line(message) or f"{self.name} {verdict}",
+            summary=_line(message) or f"{self.name} {verdict}",
             output_tail=tail(message),
             duration=duration,
         )
@@ -226,7 +226,7 @@ def _failure_text(problems: list[JUnitProblem]) -> str:
     used = 0
     for shown, problem in enumerate(problems):
         label = "FAILED" if problem.kind == "failure" else "ERROR"
-        header = f"{label} {problem.test_id}: {_first_line(problem.message)}"
+        header = f"{label} {problem.test_id}: {_line(problem.message)}"
         section = header + "\n" + tail(problem.text.rstrip(), FAILURE_TEXT_CHARS)
         if sections and used + len(section) > TAIL_CHARS:
             sections.append(f"[... {len(problems) - shown} more not shown; see failures ...]")
@@ -258,21 +258,18 @@ def _test_paths(args: list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(paths)) or ("tests",)
 
 
-def tail(text: str, limit: int = TAIL_CHARS) -> str:
-    """The last ``limit`` characters of ``text``, marked when something was cut."""
-    if len(text) <= limit:
-        return text
-    return f"[... {len(text) - limit} characters before ...]\n" + text[len(text) - limit :]
+def tail(text: str, limit: int = TAIL_CHARS, *, total: int | None = None) -> str:
+    """The end of ``text`` in at most ``limit`` characters, marked when something was cut.
+
+    ``total`` is the size of the original output when ``text`` is already a sample of it.
+    """
+    return truncate(text, limit, head_share=0, total=total)
 
 
-def _first_line(text: str) -> str:
-    lines = [line.strip() for line in text.strip().splitlines()]
-    return lines[0][:200] if lines else ""
-
-
-def _last_line(text: str) -> str:
-    lines = [line.strip() for line in text.strip().splitlines()]
-    return lines[-1][:200] if lines else ""
+def _line(text: str, *, last: bool = False) -> str:
+    """The first (or last) non-blank line of ``text``, stripped and cut to 200 characters."""
+    lines = text.strip().splitlines()
+    return (lines[-1] if last else lines[0]).strip()[:200] if lines else ""
 
 
 def _workspace(path: str | Path) -> Path:

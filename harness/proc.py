@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import os
 import re
@@ -47,13 +48,26 @@ def safe_env(
     return env
 
 
-def truncate(text: str, limit: int) -> str:
-    """``text`` cut to at most ``limit`` characters, keeping its head and tail with a marker."""
+def truncate(text: str, limit: int, *, head_share: float = 0.5, total: int | None = None) -> str:
+    """``text`` cut to at most ``limit`` characters around a marker counting what was cut.
+
+    ``head_share`` is the part of the kept characters taken from the head (0 keeps only the
+    tail). ``total`` is the size of the original when ``text`` is already a head-and-tail
+    sample of it, so that the marker counts what the original lost.
+    """
     if len(text) <= limit:
         return text
-    marker = f"\n[... {len(text) - limit} characters truncated ...]\n"
-    keep = max(limit - len(marker), 0)
-    head = keep // 2
+    size = max(len(text), total or 0)
+    before, after = ("\n" if head_share > 0 else ""), ("\n" if head_share < 1 else "")
+    keep = limit
+    while True:  # the count's digits change the marker's length: settles in a step or two
+        marker = f"{before}[... {size - keep} characters truncated ...]{after}"
+        if keep + len(marker) <= limit or keep <= 0:
+            break
+        keep = limit - len(marker)
+    if keep <= 0:  # no room even for the marker
+        return text[: max(limit, 0)] if head_share > 0 else text[len(text) - max(limit, 0) :]
+    head = round(keep * head_share)
     return text[:head] + marker + text[len(text) - (keep - head) :]
 
 
@@ -65,15 +79,15 @@ class CommandResult:
     output: str  # stdout and stderr interleaved, already truncated
     timed_out: bool
     duration: float
-    output_chars: int  # size before truncation
+    output_chars: int  # characters of output before truncation
+    timeout: float  # the limit it ran under, seconds
 
-    def describe(self) -> str:
-        status = (
-            f"timed out after {self.duration:.1f}s (process group killed)"
-            if self.timed_out
-            else f"exit code {self.exit_code}"
-        )
-        return f"[{status}]\n{self.output}"
+    @property
+    def status(self) -> str:
+        """``exit code 3``, or ``timed out after 2s (process group killed)``."""
+        if self.timed_out:
+            return f"timed out after {self.timeout:g}s (process group killed)"
+        return f"exit code {self.exit_code}"
 
 
 def run_command(
@@ -112,6 +126,7 @@ def run_command(
                 timed_out=False,
                 duration=time.monotonic() - start,
                 output_chars=len(message),
+                timeout=timeout,
             )
         timed_out = False
         try:
@@ -120,14 +135,14 @@ def run_command(
             timed_out = True
         _kill_group(process.pid)
         process.wait()
-        size = sink.tell()
-        output = _read_bounded(sink, size, max_output)
+        output, chars = _read_bounded(sink, max_output)
     return CommandResult(
         exit_code=None if timed_out else process.returncode,
         output=output,
         timed_out=timed_out,
         duration=time.monotonic() - start,
-        output_chars=size,
+        output_chars=chars,
+        timeout=timeout,
     )
 
 
@@ -137,12 +152,27 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
-def _read_bounded(sink: BinaryIO, size: int, limit: int) -> str:
-    """Head and tail of the output file without loading all of a huge output into memory."""
+_CHUNK_BYTES = 1 << 20
+
+
+def _read_bounded(sink: BinaryIO, limit: int) -> tuple[str, int]:
+    """The output as at most ``limit`` characters (head and tail), and its size in characters.
+
+    Decoded in chunks, keeping only the first and the last ``limit`` characters, so a huge
+    output never sits in memory whole.
+    """
     sink.seek(0)
-    if size <= 4 * limit:
-        return truncate(sink.read().decode("utf-8", "replace"), limit)
-    head = sink.read(limit // 2).decode("utf-8", "ignore")
-    sink.seek(size - limit // 2)
-    tail = sink.read().decode("utf-8", "ignore")
-    return f"{head}\n[... {size - len(head) - len(tail)} characters truncated ...]\n{tail}"
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    head, tail, size = "", "", 0
+    while True:
+        chunk = sink.read(_CHUNK_BYTES)
+        text = decoder.decode(chunk, final=not chunk)
+        size += len(text)
+        if len(head) < limit:
+            head, text = head + text[: limit - len(head)], text[limit - len(head) :]
+        joined = tail + text
+        tail = joined[max(len(joined) - limit, 0) :]
+        if not chunk:
+            break
+    # head and tail are disjoint: together the whole output, or its two ends around a gap.
+    return truncate(head + tail, limit, total=size), size

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 from pathlib import Path
@@ -261,13 +262,17 @@ def test_command_gate_timeout_kills_the_process_group(tmp_path: Path) -> None:
 
 
 def test_command_gate_keeps_only_the_tail_of_long_output(tmp_path: Path) -> None:
-    code = "print('x' * 50_000); print('THE END')"
+    code = "print('x' * 1_000_000); print('THE END')"
 
     report = CommandGate([sys.executable, "-c", code]).check(tmp_path)
 
     assert report.passed
-    assert len(report.output_tail) <= TAIL_CHARS + 60
+    assert len(report.output_tail) <= TAIL_CHARS
     assert report.output_tail.rstrip().endswith("THE END")
+    marker = re.match(r"\[\.\.\. (\d+) characters truncated \.\.\.\]\n", report.output_tail)
+    assert marker is not None
+    kept = len(report.output_tail) - len(marker.group(0))
+    assert int(marker.group(1)) + kept == 1_000_000 + len("\nTHE END\n")
 
 
 @pytest.mark.parametrize(
