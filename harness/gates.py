@@ -195,7 +195,10 @@ class PredicateGate:
             )
         duration = time.monotonic() - start
         if isinstance(outcome, GateReport):
-            return outcome.model_copy(update={"name": self.name, "duration": duration})
+            bounded = tail(outcome.output_tail)
+            return outcome.model_copy(
+                update={"name": self.name, "duration": duration, "output_tail": bounded}
+            )
         if isinstance(outcome, bool):
             passed, message = outcome, ""
         elif (

@@ -334,6 +334,16 @@ def test_predicate_gate_accepts_a_report(tmp_path: Path) -> None:
     assert (report.passed, report.summary, report.failures) == (False, "2 broken links", ["a", "b"])
 
 
+def test_predicate_gate_bounds_the_output_of_a_report(tmp_path: Path) -> None:
+    huge = GateReport(name="x", passed=False, summary="bad", output_tail="a" * 50_000 + "END")
+
+    report = PredicateGate(lambda ws: huge, name="check").check(tmp_path)
+
+    assert len(report.output_tail) <= TAIL_CHARS
+    assert report.output_tail.endswith("aEND")
+    assert (report.name, report.summary, report.passed) == ("check", "bad", False)
+
+
 def test_predicate_gate_turns_an_exception_into_a_failure(tmp_path: Path) -> None:
     def broken(workspace: Path) -> bool:
         raise ValueError("config.toml: bad value")
