@@ -95,7 +95,9 @@ def build_loop(
     critic = None
     if config.critic.enabled:
         critic_name = (
-            overrides.critic_model or os.environ.get(CRITIC_MODEL_ENV) or config.critic.model
+            overrides.critic_model
+            or os.environ.get(CRITIC_MODEL_ENV)
+            or _rooted(config.critic.model, root)
         )
         critic_model: Model = (
             _model(critic_name, config.model_options)

@@ -96,11 +96,6 @@ def test_without_a_critic_model_the_author_script_must_also_judge(critic_loop: P
     assert "exhausted" in result.stderr
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="runner.py:97-99 resolves [critic] model = 'scripted:PATH' against the current "
-    "folder, not loop.toml's folder (_rooted is applied to `model` only)",
-)
 def test_a_scripted_critic_model_in_loop_toml_is_relative_to_the_file(tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
