@@ -15,7 +15,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from harness.errors import ConfigError
 
-_H2 = re.compile(r"^##(?!#)\s*(.*?)\s*#*\s*$")
+# A closing run of '#' needs a space before it, so "## C#" is the heading "C#".
+_H2 = re.compile(r"^##(?!#)\s*(.*?)(?:\s+#+)?\s*$")
 _BULLET = re.compile(r"^ {0,1}(?:[-*+]|\d+[.)])\s+(.*)$")
 
 
@@ -90,14 +91,20 @@ def split_sections(lines: list[Line]) -> tuple[list[Line], list[RawSection]]:
     head: list[Line] = []
     sections: list[RawSection] = []
     for line in lines:
-        match = _H2.match(line.text)
-        if match:
-            sections.append(RawSection(match.group(1), line.number))
+        heading = heading_of(line.text)
+        if heading is not None:
+            sections.append(RawSection(heading, line.number))
         elif sections:
             sections[-1].lines.append(line)
         else:
             head.append(line)
     return head, sections
+
+
+def heading_of(line: str) -> str | None:
+    """The heading of a ``## heading`` line, or ``None`` for any other line."""
+    match = _H2.match(line)
+    return match.group(1) if match else None
 
 
 def heading_key(heading: str) -> str:
@@ -162,6 +169,19 @@ Verbatim = Annotated[str, AfterValidator(verbatim)]
 """A string kept as written, minus blank lines at either end."""
 
 
+def _no_headings(text: str) -> str:
+    for line in text.split("\n"):
+        if heading_of(line) is not None:
+            raise ValueError(
+                f"the line {line!r} would start a section of its own when the file is read back"
+            )
+    return text
+
+
+SectionBody = Annotated[str, AfterValidator(verbatim), AfterValidator(_no_headings)]
+"""The text of a section: kept as written, and without ``## `` lines, which would end it."""
+
+
 def hanging(first_prefix: str, text: str, indent: str = "  ") -> str:
     """``text`` after ``first_prefix``, its further lines indented so they stay in place."""
     head, *rest = text.split("\n") if text else [""]
@@ -174,11 +194,14 @@ class Section(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     heading: OneLine
-    body: Verbatim = ""
+    body: SectionBody = ""
 
     def render(self) -> str:
         """``## heading`` then the body, separated by a blank line."""
-        return f"## {self.heading}\n\n{self.body}" if self.body else f"## {self.heading}"
+        line = f"## {self.heading}"
+        if heading_of(line) != self.heading:  # "a #" needs a closing run to keep its '#'
+            line += " ##"
+        return f"{line}\n\n{self.body}" if self.body else line
 
 
 def __getattr__(name: str) -> object:

@@ -21,12 +21,16 @@ from harness.memory import (
     OneLine,
     Paragraph,
     Section,
-    Verbatim,
+    SectionBody,
     hanging,
+    heading_key,
     one_line,
     read_markdown,
 )
 
+SECTIONS = {"checklist": "checklist", "tasks": "checklist", "to do": "checklist"}
+SECTIONS |= {"attempts": "attempts", "history": "attempts", "notes": "notes"}
+"""The section headings progress.md interprets (folded by ``heading_key``) and their fields."""
 _GATE = re.compile(r"^(?P<name>.+?)\s+[—–-]+\s+(?P<state>passed|failed)(?:\s+\((?P<detail>.*)\))?$")
 
 
@@ -138,7 +142,12 @@ def _dollars(cost: float) -> str:
 
 
 class Progress(BaseModel):
-    """The progress.md of one goal. :meth:`load`, change, :meth:`save`."""
+    """The progress.md of one goal. :meth:`load`, change, :meth:`save`.
+
+    What is saved loads back equal, so a value that would not is refused when it is set: notes
+    (or a kept section's body) with a ``## `` line, or a kept section in :attr:`extra` headed
+    like one progress.md interprets (``Notes``, ``Checklist`` ...).
+    """
 
     model_config = ConfigDict(validate_assignment=True)
 
@@ -150,9 +159,21 @@ class Progress(BaseModel):
     resume_point: Paragraph = ""
     checklist: list[ChecklistItem] = Field(default_factory=list)
     attempts: list[Attempt] = Field(default_factory=list)
-    notes: Verbatim = ""
+    notes: SectionBody = ""
     extra: list[Section] = Field(default_factory=list)
     path: Path | None = None
+
+    @field_validator("extra")
+    @classmethod
+    def _uninterpreted(cls, sections: list[Section]) -> list[Section]:
+        for section in sections:
+            if name := SECTIONS.get(heading_key(section.heading)):
+                raise ValueError(
+                    f"a section headed {section.heading!r} would be read back as progress.md's "
+                    f"{name}; "
+                    f"give it another heading, or use Progress.{name}"
+                )
+        return sections
 
     @property
     def next_round(self) -> int:

@@ -53,7 +53,7 @@ from harness.memory import (
     split_sections,
     validation_message,
 )
-from harness.progress import Attempt, ChecklistItem, Progress, Status
+from harness.progress import SECTIONS, Attempt, ChecklistItem, Progress, Status
 
 _M = TypeVar("_M", bound=BaseModel)
 _HEADER_HELP = (
@@ -65,8 +65,6 @@ _HEADER_KEY = re.compile(r"^([A-Za-z][A-Za-z _-]*?)\s*:\s*(.*)$")
 _HEADER_KEYS = {"goal": "goal", "status": "status", "round": "round"}
 _HEADER_KEYS |= {"resume point": "resume_point", "resume": "resume_point"}
 _ROUND = re.compile(r"^(\d+)(?:\s*(?:of|/)\s*(\d+))?$", re.IGNORECASE)
-_SECTIONS = {"checklist": "checklist", "tasks": "checklist", "to do": "checklist"}
-_SECTIONS |= {"attempts": "attempts", "history": "attempts", "notes": "notes"}
 _ITEM = re.compile(r"^\s*[-*+]\s+\[([ xX])\]\s*(.*?)\s*$")
 _ATTEMPT_HEAD = re.compile(r"^###(?!#)\s*(.*?)\s*$")
 _ROUND_HEAD = re.compile(r"^###\s*round\s+(\d+)\s*(?:[—–-]+\s*(.*?))?\s*$", re.IGNORECASE)
@@ -107,7 +105,7 @@ class _Reader:
         extra: list[Section] = []
         seen: dict[str, int] = {}
         for section in sections:
-            name = _SECTIONS.get(section.key)
+            name = SECTIONS.get(section.key)
             if name is None:
                 extra.append(section.as_section())
             elif name in seen:

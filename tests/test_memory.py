@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
+from pydantic import ValidationError
+
 from harness.memory import (
     Section,
     bullet_items,
     hanging,
     heading_key,
+    heading_of,
     numbered,
     one_line,
     paragraph,
@@ -54,3 +58,27 @@ def test_section_render_and_normalisation() -> None:
     assert section == Section(heading="Run", body="Branch: x")
     assert section.render() == "## Run\n\nBranch: x"
     assert Section(heading="Empty").render() == "## Empty"
+
+
+@pytest.mark.parametrize(
+    ("line", "heading"),
+    [("## C#", "C#"), ("## One ##", "One"), ("## a # ##", "a #"), ("##x", "x"), ("### x", None)],
+)
+def test_a_closing_run_of_hashes_needs_a_space_before_it(line: str, heading: str | None) -> None:
+    assert heading_of(line) == heading
+
+
+@pytest.mark.parametrize("heading", ["C#", "a #", "x ##", "#", "# #"])
+def test_a_heading_with_hashes_reads_back_as_written(heading: str) -> None:
+    _, sections = split_sections(numbered(Section(heading=heading, body="b").render()))
+
+    assert [(s.heading, [line.text for line in s.lines]) for s in sections] == [
+        (heading, ["", "b"])
+    ]
+
+
+def test_a_body_line_that_would_start_a_section_is_refused() -> None:
+    with pytest.raises(ValidationError, match="'## Next' would start a section of its own"):
+        Section(heading="Decisions", body="keep it\n## Next\nmore")
+
+    assert Section(heading="Decisions", body="### Detail\n #### x").body == "### Detail\n #### x"

@@ -6,11 +6,12 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given, reject, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from harness.errors import ConfigError, ToolError
-from harness.memory import Section, heading_key
+from harness.memory import Section
 from harness.progress import Attempt, ChecklistItem, GateSummary, Progress, Status
 
 SAMPLE = """\
@@ -284,6 +285,33 @@ def test_notes_and_agent_view() -> None:
     assert len(progress.attempts) == 5
 
 
+def test_values_that_would_not_read_back_the_same_are_refused() -> None:
+    progress = Progress(name="x")
+
+    with pytest.raises(ValidationError, match="notes\n.*'## Decisions' would start a section"):
+        Progress(notes="intro\n## Decisions\nkeep it")
+    with pytest.raises(ValidationError, match="'## Decisions' would start a section"):
+        progress.notes = "intro\n## Decisions"
+    with pytest.raises(ValidationError, match="'Notes:' would be read back as progress.md's notes"):
+        progress.extra = [Section(heading="Notes:")]
+    with pytest.raises(
+        ValidationError, match="'To-do' would be read back as progress.md's checklist"
+    ):
+        Progress(extra=[Section(heading="To-do", body="- [ ] x")])
+    assert progress.notes == ""
+    assert progress.extra == []
+
+
+def test_a_heading_with_a_hash_and_deeper_headings_in_notes_read_back() -> None:
+    progress = Progress(
+        name="x", notes="intro\n### Decisions\nkeep it", extra=[Section(heading="C#", body="b")]
+    )
+
+    again = Progress.parse(progress.render())
+
+    assert again == progress
+
+
 def test_invalid_assignment_is_refused() -> None:
     progress = Progress(name="x")
     progress.status = "passed"  # type: ignore[assignment]
@@ -294,9 +322,11 @@ def test_invalid_assignment_is_refused() -> None:
 
 # --- generated documents ------------------------------------------------------------------
 
-_WORDS = st.text("abcXYZ019  \t.,;:!?'\"()[]{}<>*_-—–/\\|@$%&+=~`^é한글€\u3000", max_size=30)
+_WORDS = st.text("abcXYZ019  \t.,;:!?'\"()[]{}<>*_-—–/\\|@$%&+=~`^é한글€\u3000#", max_size=30)
 _NAMES = st.text("abcxyz0189._:/", min_size=1, max_size=12)
-_LINES = st.lists(_WORDS, max_size=4).map("\n".join)
+# Now and then a line that reads as a heading: such notes or bodies are refused when set.
+_LINE = st.tuples(st.sampled_from(["", "", "", "", "", "", "", "## "]), _WORDS).map("".join)
+_LINES = st.lists(_LINE, max_size=4).map("\n".join)
 _gate_summaries = st.builds(
     GateSummary, name=_NAMES, passed=st.booleans(), detail=_NAMES | st.just("")
 )
@@ -314,14 +344,10 @@ _attempts = st.builds(
 )
 _sections = st.builds(
     Section,
-    heading=_WORDS.filter(
-        lambda h: (
-            heading_key(h) not in {"checklist", "tasks", "to do", "attempts", "history", "notes"}
-        )
-    ),
+    heading=_WORDS | st.sampled_from(["Notes:", "to-do", "History"]),
     body=_LINES,
 )
-_progress = st.builds(
+_candidates = st.builds(
     Progress,
     name=_WORDS,
     goal=_WORDS,
@@ -338,8 +364,17 @@ _progress = st.builds(
 )
 
 
+@st.composite
+def _progress(draw: st.DrawFn) -> Progress:
+    """A Progress, or a rejected example where one of its values is refused when set."""
+    try:
+        return draw(_candidates)
+    except ValidationError:
+        reject()
+
+
 @settings(max_examples=150, deadline=None)
-@given(_progress)
+@given(_progress())
 def test_any_progress_survives_a_round_trip(progress: Progress) -> None:
     text = progress.render()
     again = Progress.parse(text)
