@@ -115,7 +115,7 @@ class PytestGate:
         self.timeout = _checked_timeout(timeout)
         self.name = name
         self.test_paths: tuple[str, ...] = _test_paths(self.args)
-        """The paths pytest runs, so that the outer loop can protect them."""
+        """The paths pytest runs, so that the outer loop can protect them; () for its root."""
 
     def check(self, workspace: str | Path) -> GateReport:
         root = _workspace(workspace)
@@ -135,7 +135,8 @@ class PytestGate:
         if result.timed_out:
             summary = f"pytest {result.status}"
         elif code == PYTEST_NO_TESTS:
-            summary = f"pytest collected no tests (exit code 5) in {' '.join(self.test_paths)}"
+            where = f" in {' '.join(self.test_paths)}" if self.test_paths else ""
+            summary = f"pytest collected no tests (exit code 5){where}"
         elif isinstance(junit, str):
             summary = f"pytest exited with code {code} and {junit}"
             last = _line(result.output, last=True)
@@ -240,25 +241,53 @@ def _failure_text(problems: list[JUnitProblem]) -> str:
 
 
 _VALUE_OPTIONS = frozenset(
-    "-k -m -p -o -c -W -r --deselect --ignore --ignore-glob --rootdir --confcutdir --basetemp "  # noqa: SIM905
-    "--maxfail --tb --durations --junitxml --junit-xml --log-level --import-mode "
-    "--override-ini --capture --config-file".split()
+    # pytest's own
+    "-k -m -p -o -c -W -r --pythonwarnings --config-file --override-ini --maxfail --pdbcls "  # noqa: SIM905
+    "--capture --lfnf --last-failed-no-failures --durations --durations-min --verbosity --tb "
+    "--show-capture --color --code-highlight --pastebin --junitxml --junit-xml --junit-prefix "
+    "--ignore --ignore-glob --deselect --confcutdir --import-mode --doctest-report "
+    "--doctest-glob --rootdir --basetemp --debug --assert --log-level --log-format "
+    "--log-date-format --log-cli-level --log-cli-format --log-cli-date-format --log-file "
+    "--log-file-mode --log-file-level --log-file-format --log-file-date-format "
+    "--log-auto-indent --log-disable "
+    # common plugins: coverage, xdist, timeout, rerunfailures, randomly, hypothesis, asyncio
+    "--cov --cov-report --cov-config --cov-fail-under --cov-context -n --numprocesses "
+    "--maxprocesses --dist --tx --rsyncdir --timeout --timeout-method --timeout_method "
+    "--session-timeout --reruns --reruns-delay --only-rerun --randomly-seed "
+    "--hypothesis-profile --hypothesis-seed --hypothesis-verbosity --asyncio-mode "
+    "--anyio-mode --html --css --json-report-file --ds --dc".split()
 )
-"""pytest options whose value is the next argument (not a test path)."""
+"""pytest options (core and common plugins) whose value may be the next argument."""
 
 
 def _test_paths(args: list[str]) -> tuple[str, ...]:
-    """The positional paths in pytest ``args`` (node ids cut to their file), else ``tests``."""
+    """The positional paths in pytest ``args``, node ids cut to their file; () for none.
+
+    An option's value (``--cov src``, ``-k slow``, ``-xk slow``) is not a path.
+    """
     paths: list[str] = []
-    takes_value = False
+    takes_value = options_done = False
     for arg in args:
         if takes_value:
             takes_value = False
-        elif arg.startswith("-"):
-            takes_value = arg in _VALUE_OPTIONS
-        else:
+        elif options_done or not arg.startswith("-") or arg == "-":
             paths.append(arg.split("::")[0])
-    return tuple(dict.fromkeys(paths)) or ("tests",)
+        elif arg == "--":
+            options_done = True
+        else:
+            takes_value = _value_follows(arg)
+    return tuple(dict.fromkeys(paths))
+
+
+def _value_follows(option: str) -> bool:
+    """Whether ``option`` takes the next argument as its value."""
+    if option.startswith("--"):
+        return "=" not in option and option in _VALUE_OPTIONS
+    letters = option[1:]  # a cluster of short options: -xk EXPR, or -kEXPR with the value in it
+    for index, letter in enumerate(letters):
+        if f"-{letter}" in _VALUE_OPTIONS:
+            return index == len(letters) - 1
+    return False
 
 
 def tail(text: str, limit: int = TAIL_CHARS, *, total: int | None = None) -> str:

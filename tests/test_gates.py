@@ -152,6 +152,7 @@ def test_pytest_gate_fails_when_no_tests_are_collected(tmp_path: Path) -> None:
     assert not report.passed
     assert report.exit_code == 5
     assert report.summary == "pytest collected no tests (exit code 5) in tests"
+    assert PytestGate().check(project).summary == "pytest collected no tests (exit code 5)"
 
 
 def test_pytest_gate_reports_collection_errors(tmp_path: Path) -> None:
@@ -196,8 +197,12 @@ def test_pytest_gate_without_a_report_says_so(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "paths"),
     [
-        ("", ("tests",)),
-        ("-x -q", ("tests",)),
+        ("", ()),
+        ("-x -q", ()),
+        ("--cov src tests", ("tests",)),
+        ("--cov=src -n 4 --cov-report term checks", ("checks",)),
+        ("-xk slow tests -rA -kfast other", ("tests", "other")),
+        ("-p no:randomly --tb short -- -odd.py", ("-odd.py",)),
         (
             "-x -k 'not slow' tests/unit/test_a.py::test_b tests/integration --maxfail 2",
             ("tests/unit/test_a.py", "tests/integration"),
