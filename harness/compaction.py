@@ -13,9 +13,9 @@ the input window) the messages pass through unchanged; above it a strategy shrin
 Both strategies accept ``soft_threshold``: past it (and below ``threshold``) old observations are
 masked early, which is cheap and keeps the context small long before a summary is needed.
 
-Tokens are counted with :class:`~harness.tokens.TokenCounter`, each distinct message once, with
-the model's tokenizer where tiktoken knows it and ``cl100k_base`` otherwise. Tool schemas are
-not counted; the headroom above the threshold covers them. When :data:`MAX_ATTEMPTS` attempts
+Tokens are counted by the model's own ``count_tokens`` (its
+:class:`~harness.tokens.TokenCounter`), so a message counted here is not tokenised again for
+the model call. Tool schemas are not counted; the headroom above the threshold covers them. When :data:`MAX_ATTEMPTS` attempts
 cannot bring the context under the threshold, :class:`ContextOverflow` stops the session.
 The summary prompt is in :mod:`harness.summary_prompt`, the transcript helpers in
 :mod:`harness.transcript`.
@@ -37,7 +37,7 @@ from harness.summary_prompt import (
     render_summary,
     summary_request,
 )
-from harness.tokens import Message, TokenCounter
+from harness.tokens import Message
 from harness.transcript import (
     MASK_PREFIX,
     calls_by_id,
@@ -102,13 +102,15 @@ class CompactionRecord:
 
 @dataclass(frozen=True)
 class _Pass:
-    """What one compaction call knows: the model, the ledger, the limit and the counter."""
+    """What one compaction call knows: the model, the ledger, the window and the limit."""
 
     model: Model
     ledger: Ledger | None
     window: int
     limit: int
-    counter: TokenCounter
+
+    def tokens(self, *messages: Message) -> int:
+        return self.model.count_tokens(list(messages))
 
 
 @runtime_checkable
@@ -170,7 +172,6 @@ class _Strategy:
         self.context_window = context_window
         self.keep_last = keep_last
         self.records: list[CompactionRecord] = []
-        self._counters: dict[str, TokenCounter] = {}
 
     def maybe_compact(
         self,
@@ -180,17 +181,16 @@ class _Strategy:
         ledger: Ledger | None = None,
         events: EventSink = NULL_SINK,
     ) -> list[Message]:
-        counter = self._counters.setdefault(model.name, TokenCounter(model.name))
         window = self.context_window or model.context_window
-        ctx = _Pass(model, ledger, window, int(window * self.threshold), counter)
-        before = counter.count(messages)
+        ctx = _Pass(model, ledger, window, int(window * self.threshold))
+        before = model.count_tokens(messages)
         started = time.monotonic()
         if before <= ctx.limit:
             if self.soft_threshold is None or before <= window * self.soft_threshold:
                 return messages
             result, dropped = mask_observations(messages, keep=self.keep_last)
             if dropped:
-                after = counter.count(result)
+                after = model.count_tokens(result)
                 took = time.monotonic() - started
                 soft = CompactionRecord(MaskObservations.name, before, after, took, dropped, "soft")
                 self._record(soft, events)
@@ -199,7 +199,7 @@ class _Strategy:
         for attempt in range(1, MAX_ATTEMPTS + 1):
             result, lost, used = self._shrink(result, attempt, ctx)
             dropped, spent = dropped + lost, spent + used
-            after = counter.count(result)
+            after = model.count_tokens(result)
             if after <= ctx.limit:
                 took = time.monotonic() - started
                 hard = CompactionRecord(
@@ -207,12 +207,12 @@ class _Strategy:
                 )
                 self._record(hard, events)
                 return result
-        largest = max(result, key=counter.count_message)
+        largest = max(result, key=ctx.tokens)
         raise ContextOverflow(
             after,
             ctx.limit,
             f"{self.name} made {MAX_ATTEMPTS} attempts; the largest message left is "
-            f"{describe(largest, calls_by_id(result))} ({counter.count_message(largest):,} tokens)",
+            f"{describe(largest, calls_by_id(result))} ({ctx.tokens(largest):,} tokens)",
         )
 
     def _shrink(
@@ -284,12 +284,12 @@ class Summarize(_Strategy):
         cut = tail_start(messages, self.keep_last if attempt == 1 else 1, floor=head)
         older, tail = messages[head:cut], messages[cut:]
         ledger_text = ctx.ledger.render() if ctx.ledger else ""
-        framing = ctx.counter.count_message({"role": "user", "content": ledger_text}) + 32
-        kept = ctx.counter.count(messages[:head]) + ctx.counter.count(tail)
+        framing = ctx.tokens({"role": "user", "content": ledger_text}) + 32
+        kept = ctx.tokens(*messages[:head], *tail)
         max_tokens = min(self.summary_max_tokens // attempt, ctx.limit - kept - framing)
         if not older or max_tokens < _MIN_SUMMARY_TOKENS:
             return messages, (), 0
-        instruction = ctx.counter.count_message({"role": "system", "content": SUMMARY_INSTRUCTION})
+        instruction = ctx.tokens({"role": "system", "content": SUMMARY_INSTRUCTION})
         request_room = ctx.window - max_tokens - instruction - framing
         clip = min(self.clip_chars, max(200, request_room * _CHARS_PER_TOKEN // len(older)))
         request = summary_request(older, ledger_text, clip)

@@ -28,7 +28,7 @@ from typing import Any
 
 from harness.errors import ConfigError
 from harness.model import ModelError, Reply, ToolCall, ToolSchema, Usage, new_call_id
-from harness.tokens import Message, TokenCounter, configure_offline_environment, count_text
+from harness.tokens import Message, TokenCounter, configure_offline_environment
 
 DEFAULT_CONTEXT_WINDOW = 32_000
 """Input window assumed for models litellm does not know (local and self-hosted models)."""
@@ -121,7 +121,7 @@ class LiteLLMModel:
         )
 
     def count_tokens(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> int:
-        return self._counter.count(messages) + self._counter.count_tools(tools)
+        return self._counter.count_request(messages, tools)
 
     def complete(
         self,
@@ -173,9 +173,7 @@ class LiteLLMModel:
         completion = int(getattr(usage, "completion_tokens", 0) or 0)
         if not prompt:  # the provider reported no usage: count it ourselves, and price that
             prompt = self.count_tokens(messages, tools)
-            completion = count_text(content or "", self.name) + sum(
-                count_text(call.name + call.arguments_json, self.name) for call in calls
-            )
+            completion = self._counter.count_reply(content, calls)
             response.usage = litellm.Usage(
                 prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion
             )

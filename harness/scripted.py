@@ -11,7 +11,7 @@ from typing import Any
 
 from harness.errors import ConfigError, ScriptExhausted
 from harness.model import Reply, ToolCall, ToolSchema, Usage
-from harness.tokens import Message, TokenCounter, count_text
+from harness.tokens import Message, TokenCounter
 
 ReplySpec = str | ToolCall | Sequence[ToolCall] | Reply
 ScriptEntry = ReplySpec | Callable[[list[Message], list[ToolSchema]], ReplySpec]
@@ -97,7 +97,7 @@ class ScriptedModel:
         return self._price
 
     def count_tokens(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> int:
-        return self._counter.count(messages) + self._counter.count_tools(tools)
+        return self._counter.count_request(messages, tools)
 
     def begin_round(self, round_number: int) -> None:
         """Switch to the replies of ``round_number`` (only for ``rounds`` scripts)."""
@@ -136,9 +136,7 @@ class ScriptedModel:
         if callable(entry) and not isinstance(entry, ToolCall):
             entry = entry(messages, list(tools or []))
         reply = _to_reply(entry)
-        completion = count_text(reply.content or "", self.name) + sum(
-            count_text(c.name + c.arguments_json, self.name) for c in reply.tool_calls
-        )
+        completion = self._counter.count_reply(reply.content, reply.tool_calls)
         prompt = self.count_tokens(messages, tools)
         price_in, price_out = self._price
         usage = Usage(prompt, completion, prompt * price_in + completion * price_out, calls=1)

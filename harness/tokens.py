@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import tiktoken
 
+    from harness.model import ToolCall
+
 Message = dict[str, Any]
 
 MESSAGE_OVERHEAD = 4
@@ -136,3 +138,15 @@ class TokenCounter:
         if count is None:
             count = self._tools[text] = count_text(text, self.model)
         return count
+
+    def count_request(
+        self, messages: Iterable[Message], tools: Iterable[dict[str, Any]] | None = None
+    ) -> int:
+        """Prompt tokens of a request: its messages and its tool schemas."""
+        return self.count(messages) + self.count_tools(tools)
+
+    def count_reply(self, content: str | None, tool_calls: Iterable[ToolCall] = ()) -> int:
+        """Completion tokens of a reply: its text and each tool call's name and arguments."""
+        return count_text(content or "", self.model) + sum(
+            count_text(call.name + call.arguments_json, self.model) for call in tool_calls
+        )

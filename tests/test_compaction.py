@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import tiktoken.core
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -29,7 +30,7 @@ from harness.event_schema import make_event
 from harness.ledger import MAX_COMMAND_CHARS, Ledger
 from harness.model import ToolCall
 from harness.scripted import ScriptedModel
-from harness.tokens import Message, TokenCounter
+from harness.tokens import Message, TokenCounter, count_text
 
 SYSTEM = {"role": "system", "content": "You are a careful agent."}
 
@@ -408,6 +409,33 @@ def test_agent_session_is_summarised_and_summary_tokens_count_in_its_usage(tmp_p
     assert run.usage.calls == len(model.calls)  # summary requests are metered like the rest
     assert "part0.txt" in json.dumps(run.messages)  # via the ledger, not the summary
     assert_paired(run.messages)
+
+
+def test_each_message_is_tokenised_once_across_compaction_and_the_model_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for i in range(4):
+        (tmp_path / f"notes{i}.txt").write_text(words(200, f"n{i}") + "\n")
+    encoded: list[str] = []
+    encode = tiktoken.core.Encoding.encode
+
+    def spy(self: tiktoken.core.Encoding, text: str, **kwargs: Any) -> list[int]:
+        encoded.append(text)
+        return encode(self, text, **kwargs)
+
+    count_text("load the encoding first")
+    monkeypatch.setattr(tiktoken.core.Encoding, "encode", spy)
+    script = [ToolCall("read_file", {"path": f"notes{i}.txt"}) for i in range(4)]
+    model = ScriptedModel([*script, "done"], context_window=100_000)
+    strategy = MaskObservations(soft_threshold=0.5)  # counts before every call, never compacts
+    run = Agent(model, compaction=strategy).run("Read the notes.", workspace=tmp_path)
+
+    assert run.stop_reason == AgentStop.ANSWERED
+    assert len(model.calls) == 5
+    assert strategy.records == []
+    duplicates = sorted({text[:40] for text in encoded if encoded.count(text) > 1})
+    assert duplicates == []
+    assert len(encoded) >= len(run.messages)
 
 
 # --- configuration -----------------------------------------------------------------------------
