@@ -13,10 +13,11 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-from collections.abc import Iterable
+from collections import OrderedDict
+from collections.abc import Hashable, Iterable
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
     import tiktoken
@@ -27,6 +28,9 @@ Message = dict[str, Any]
 
 MESSAGE_OVERHEAD = 4
 """Tokens a chat message costs beyond its content (role and separators), as OpenAI counts them."""
+
+CACHE_SIZE = 4_096
+"""Counts a :class:`TokenCounter` keeps, per cache: far more than a session's live messages."""
 
 _O200K_PREFIXES = ("gpt-4o", "gpt-4.1", "gpt-5", "o1", "o3", "o4", "chatgpt-4o")
 
@@ -100,19 +104,46 @@ def _cache_key(message: Message) -> tuple[Any, ...]:
     )
 
 
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+class _Lru(Generic[K, V]):
+    """A mapping that forgets its least recently used entry past ``size`` entries."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[K, V] = OrderedDict()
+
+    def get(self, key: K) -> V | None:
+        value = self._items.get(key)
+        if value is not None:
+            self._items.move_to_end(key)
+        return value
+
+    def put(self, key: K, value: V) -> None:
+        self._items[key] = value
+        self._items.move_to_end(key)
+        if len(self._items) > self.size:
+            self._items.popitem(last=False)
+
+
 class TokenCounter:
     """Counts chat messages, each distinct message once.
 
     Counts are cached by message content, so recounting a growing history costs only the new
-    messages: a 100k-token transcript is tokenised once, not once per step.
+    messages: a 100k-token transcript is tokenised once, not once per step. A second cache by
+    identity makes recounting the same message objects cheaper still (no key to build). Each
+    cache keeps the ``cache_size`` most recently used counts, so a long session's dropped
+    messages are released.
     """
 
-    def __init__(self, model: str = "") -> None:
+    def __init__(self, model: str = "", *, cache_size: int = CACHE_SIZE) -> None:
         self.model = model
-        self._by_content: dict[tuple[Any, ...], int] = {}
+        self._by_content: _Lru[tuple[Any, ...], int] = _Lru(cache_size)
         # id -> (message, count); holding the message keeps its id from being reused.
-        self._by_identity: dict[int, tuple[Message, int]] = {}
-        self._tools: dict[str, int] = {}
+        self._by_identity: _Lru[int, tuple[Message, int]] = _Lru(cache_size)
+        self._tools: _Lru[str, int] = _Lru(cache_size)
 
     def count_message(self, message: Message) -> int:
         """Tokens of one message. Messages are treated as immutable once counted."""
@@ -123,8 +154,8 @@ class TokenCounter:
         count = self._by_content.get(key)
         if count is None:
             count = count_text(message_text(message), self.model) + MESSAGE_OVERHEAD
-            self._by_content[key] = count
-        self._by_identity[id(message)] = (message, count)
+            self._by_content.put(key, count)
+        self._by_identity.put(id(message), (message, count))
         return count
 
     def count(self, messages: Iterable[Message]) -> int:
@@ -136,7 +167,8 @@ class TokenCounter:
         text = json.dumps(list(tools), sort_keys=True)
         count = self._tools.get(text)
         if count is None:
-            count = self._tools[text] = count_text(text, self.model)
+            count = count_text(text, self.model)
+            self._tools.put(text, count)
         return count
 
     def count_request(

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import gc
 import json
+import weakref
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from harness.errors import ConfigError, ScriptExhausted
 from harness.model import Reply, ToolCall
 from harness.scripted import ModelRequest, ScriptedModel
-from harness.tokens import MESSAGE_OVERHEAD, encoding
+from harness.tokens import CACHE_SIZE, MESSAGE_OVERHEAD, encoding
 
 USER = [{"role": "user", "content": "List the files, please."}]
 TOOLS = [{"type": "function", "function": {"name": "list_files", "parameters": {}}}]
@@ -197,3 +200,21 @@ def test_a_script_that_is_not_utf8_is_a_clear_error(tmp_path: Path) -> None:
     script.write_bytes(b"\xff\xfe[\x00")
     with pytest.raises(ConfigError, match="binary.json: cannot read script: not UTF-8"):
         ScriptedModel.from_file(script)
+
+
+class _Message(dict[str, Any]):
+    """A chat message that can be weakly referenced, to see whether a counter still holds it."""
+
+
+def test_a_long_session_does_not_keep_every_counted_message_alive() -> None:
+    model = ScriptedModel()
+    messages = [_Message(role="user", content=f"step {i}") for i in range(CACHE_SIZE + 1_000)]
+    total = model.count_tokens(messages)
+    assert model.count_tokens([dict(m) for m in messages]) == total
+    assert model.count_tokens(messages) == total
+    refs = [weakref.ref(m) for m in messages]
+    del messages
+    gc.collect()
+    alive = [ref() is not None for ref in refs]
+    assert sum(alive) == CACHE_SIZE
+    assert all(alive[-CACHE_SIZE:])  # the most recently counted are kept for cheap recounts
