@@ -12,6 +12,7 @@ import os
 import shutil
 import tempfile
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
@@ -91,19 +92,26 @@ class Workspace:
         git(self.root, *_COMMIT, "-m", message, "--trailer", trailer, env=IDENTITY_ENV)
         return git(self.root, "rev-parse", "HEAD").strip()
 
+    def changes(self) -> tuple[list[str], str]:
+        """Paths changed against the base and the whole diff, from one snapshot of the files.
+
+        Committed, uncommitted and untracked changes count (``.gitignore`` respected); paths are
+        relative to the workspace, and files outside the workspace folder are left out.
+        """
+        names, diff = self._against_base(_NAMES, _DIFF)
+        return _split_names(names), diff
+
     def diff(self, *, max_chars: int = 20_000) -> str:
-        """The run so far against the base commit, untracked files included, cut at ``max_chars``."""
+        """The diff of :meth:`changes`, cut at ``max_chars``."""
         if max_chars <= 0:
             raise ConfigError(f"max_chars must be positive, got {max_chars}")
-        return truncate_diff(
-            self._against_base("--no-color", "--no-ext-diff", "--find-renames"), max_chars
-        )
+        (diff,) = self._against_base(_DIFF)
+        return truncate_diff(diff, max_chars)
 
     def changed_files(self) -> list[str]:
-        """Paths changed against the base (committed, uncommitted and untracked), relative to the
-        workspace; files outside the workspace folder are not listed."""
-        names = self._against_base("--name-only", "-z", "--no-renames")
-        return [name for name in names.split("\0") if name]
+        """The paths of :meth:`changes`."""
+        (names,) = self._against_base(_NAMES)
+        return _split_names(names)
 
     def rollback(self) -> None:
         """Discard uncommitted changes and untracked files: back to the last round commit."""
@@ -185,22 +193,48 @@ class Workspace:
             )
         return self.root
 
-    def _against_base(self, *diff_args: str) -> str:
-        """``git diff --cached <base>`` over a throwaway index holding every current file."""
+    @cached_property
+    def _index(self) -> Path:
+        """The checkout's own index file (for a worktree, inside the repository's git folder)."""
+        assert self.root is not None
+        return self.root / git(self.root, "rev-parse", "--git-path", "index").strip()
+
+    @cached_property
+    def _scope(self) -> tuple[str, ...]:
+        """What a diff's ``add -A`` covers: the workspace folder, or the whole checkout when
+        the workspace is its top or a folder git ignores (git refuses that as a pathspec)."""
+        assert self.root is not None
+        if self.path == self.root or git_test(
+            self.root, "check-ignore", "-q", "--no-index", str(self.path)
+        ):
+            return ()
+        return ("--", ".")
+
+    def _against_base(self, *diff_args: tuple[str, ...]) -> list[str]:
+        """``git diff --cached <base>`` once per argument tuple, all over one throwaway index
+        holding the workspace's current files."""
         if self.root is None or self.base_commit is None:
-            return ""
+            return ["" for _ in diff_args]
         with tempfile.TemporaryDirectory(prefix="harness-index-") as tmp:
             index = Path(tmp) / "index"
-            real = self.root / git(self.root, "rev-parse", "--git-path", "index").strip()
-            if real.exists():
+            if self._index.exists():
                 # copy2 keeps the index's mtime: git compares it with each file's mtime to spot
                 # "racily clean" entries (changed within the same second, same size), and a
                 # fresh mtime would hide such edits from the diff.
-                shutil.copy2(real, index)
+                shutil.copy2(self._index, index)
             env = {"GIT_INDEX_FILE": str(index)}
-            git(self.root, "add", "-A", env=env)
+            git(self.path, "add", "-A", *self._scope, env=env)
             # Run from the workspace with --relative: paths are the workspace's own and files
             # outside it (when the workspace is a folder inside the repository) are left out.
-            return git(
-                self.path, "diff", "--cached", "--relative", *diff_args, self.base_commit, env=env
-            )
+            return [
+                git(self.path, "diff", "--cached", "--relative", *args, self.base_commit, env=env)
+                for args in diff_args
+            ]
+
+
+_DIFF = ("--no-color", "--no-ext-diff", "--find-renames")
+_NAMES = ("--name-only", "-z", "--no-renames")
+
+
+def _split_names(names: str) -> list[str]:
+    return [name for name in names.split("\0") if name]

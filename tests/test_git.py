@@ -169,6 +169,53 @@ def test_diff_and_changed_files_cover_commits_edits_and_untracked_files(repo: Pa
     assert git(ws.path, "status", "--porcelain").count("??") == 1  # diff did not stage anything
 
 
+def _traced_adds(trace: Path) -> list[str]:
+    """The ``git add`` commands GIT_TRACE recorded, with their arguments."""
+    lines = trace.read_text(encoding="utf-8").splitlines() if trace.exists() else []
+    return [line.split("built-in: git ", 1)[1] for line in lines if "built-in: git add" in line]
+
+
+def test_changes_builds_one_index_for_names_and_diff(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = open_workspace(repo / "src")
+    (ws.path / "app.py").write_text("def answer():\n    return 42\n")
+    (ws.path / "new.py").write_text("x = 1\n")
+    assert ws.root is not None
+    (ws.root / "README.md").write_text("outside the workspace folder\n")
+    trace = tmp_path / "trace.txt"
+    monkeypatch.setenv("GIT_TRACE", str(trace))
+
+    names, diff = ws.changes()
+
+    assert _traced_adds(trace) == ["add -A -- ."]  # once, and only the workspace folder
+    assert sorted(names) == ["app.py", "new.py"]
+    assert "+    return 42" in diff
+    assert "+x = 1" in diff
+    assert "README" not in diff
+    assert (sorted(ws.changed_files()), ws.diff(max_chars=10**9)) == (sorted(names), diff)
+    trace.unlink()
+    ws.changes()
+    assert "rev-parse --git-path index" not in trace.read_text(encoding="utf-8")
+
+
+def test_changes_in_a_folder_git_ignores_still_cover_its_tracked_files(repo: Path) -> None:
+    (repo / ".gitignore").write_text("*.log\nbuild/\n")
+    (repo / "build").mkdir()
+    (repo / "build" / "kept.txt").write_text("old\n")
+    git(repo, "add", "-A")
+    git(repo, "add", "-f", "build/kept.txt")
+    git(repo, "commit", "-q", "-m", "a tracked file in an ignored folder")
+    ws = open_workspace(repo / "build", isolation="none")
+    (ws.path / "kept.txt").write_text("new\n")
+    (ws.path / "ignored.txt").write_text("not listed\n")
+
+    names, diff = ws.changes()
+
+    assert names == ["kept.txt"]
+    assert "+new" in diff
+
+
 def test_diff_is_truncated_with_a_stated_marker(repo: Path) -> None:
     ws = open_workspace(repo)
     (ws.path / "big.txt").write_text("".join(f"line {i}\n" for i in range(5000)))
