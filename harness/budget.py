@@ -14,7 +14,8 @@ from harness.stop import StopReason
 from harness.tokens import Message
 
 DEFAULT_MAX_TOKENS = 4096
-"""Completion tokens a call may use when the caller does not say; the worst case a budget checks."""
+"""Completion tokens a call may use when neither the caller nor the model (its ``max_tokens``)
+says; the worst case a budget checks."""
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,9 @@ class MeteredModel:
     """A model whose every call is checked against a :class:`Meter` first and recorded after.
 
     Views for other roles (critic, summariser) share the meter: ``model.for_role("critic")``.
+    A call without ``max_tokens`` gets the model's own ``max_tokens`` attribute (as
+    :class:`~harness.litellm_model.LiteLLMModel` has), else ``default_max_tokens``; the budget
+    is checked against that limit and the request carries it.
     """
 
     def __init__(
@@ -143,7 +147,8 @@ class MeteredModel:
         *,
         max_tokens: int | None = None,
     ) -> Reply:
-        max_tokens = max_tokens or self.default_max_tokens
+        if max_tokens is None:
+            max_tokens = getattr(self.inner, "max_tokens", None) or self.default_max_tokens
         prompt = self.inner.count_tokens(messages, tools)
         price_in, price_out = self.inner.price_per_token()
         worst_tokens = prompt + max_tokens

@@ -32,6 +32,7 @@ class ScriptedModel:
     An entry is a final answer (``str``), a :class:`ToolCall` or a list of them, a
     :class:`Reply`, or a callable ``(messages, tools) -> entry``. Every request is recorded in
     :attr:`calls`; usage is counted with the tokenizer so budgets behave as with a real model.
+    ``max_tokens`` is the completion limit recorded for a call made without one.
 
     ``rounds`` scripts (``ScriptedModel.per_round({1: [...], 2: [...]})``) pick their replies by
     the outer loop's round number, so a resumed run gets the same replies as an uninterrupted one.
@@ -45,8 +46,12 @@ class ScriptedModel:
         context_window: int = 128_000,
         cost_per_token: tuple[float, float] = (0.0, 0.0),
         rounds: Mapping[int, Sequence[ScriptEntry]] | None = None,
+        max_tokens: int | None = None,
     ) -> None:
+        if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens <= 0):
+            raise ConfigError(f"max_tokens: expected a positive integer, got {max_tokens!r}")
         self.name = name
+        self.max_tokens = max_tokens
         self._context_window = context_window
         self._price = cost_per_token
         self._rounds = {int(k): list(v) for k, v in (rounds or {}).items()}
@@ -122,10 +127,9 @@ class ScriptedModel:
         *,
         max_tokens: int | None = None,
     ) -> Reply:
+        limit = max_tokens if max_tokens is not None else self.max_tokens
         with self._lock:
-            self.calls.append(
-                ModelRequest([dict(m) for m in messages], list(tools or []), max_tokens)
-            )
+            self.calls.append(ModelRequest([dict(m) for m in messages], list(tools or []), limit))
             if self._cursor >= len(self._script):
                 raise ScriptExhausted(
                     f"{self.name}: script exhausted: it holds {len(self._script)} replies "

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from harness.budget import Budget, Meter, MeteredModel
 from harness.errors import ConfigError
 from harness.litellm_model import DEFAULT_CONTEXT_WINDOW, LiteLLMModel
 from harness.model import ModelError, resolve_model
@@ -98,6 +99,13 @@ def test_tool_calls_keep_id_name_and_raw_arguments(server: OpenAIServer) -> None
     body = server.requests[0].body
     assert body["tools"] == [READ_FILE]
     assert body["max_tokens"] == 64
+
+
+def test_a_metered_call_keeps_the_models_max_tokens(server: OpenAIServer) -> None:
+    server.queue(Text("short", prompt_tokens=5, completion_tokens=1))
+    metered = MeteredModel(local(server, max_tokens=64), Meter(Budget(tokens=500)))
+    assert metered.complete(HELLO).content == "short"
+    assert server.requests[0].body["max_tokens"] == 64
 
 
 @pytest.mark.parametrize("status", [500, 429, 503])

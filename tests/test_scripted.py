@@ -218,3 +218,12 @@ def test_a_long_session_does_not_keep_every_counted_message_alive() -> None:
     alive = [ref() is not None for ref in refs]
     assert sum(alive) == CACHE_SIZE
     assert all(alive[-CACHE_SIZE:])  # the most recently counted are kept for cheap recounts
+
+
+def test_max_tokens_is_recorded_for_calls_made_without_one() -> None:
+    model = ScriptedModel(["a", "b"], max_tokens=300)
+    model.complete(USER)
+    model.complete(USER, max_tokens=10)
+    assert [call.max_tokens for call in model.calls] == [300, 10]
+    with pytest.raises(ConfigError, match="^max_tokens: expected a positive integer, got 0"):
+        ScriptedModel(max_tokens=0)
