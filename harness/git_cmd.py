@@ -18,9 +18,10 @@ from pathlib import Path
 from harness.errors import ConfigError
 
 _INHERITED_GIT_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX")
-# Another git process holds a lock, or is half-way through registering a worktree.
+# Another git process holds a lock, or is half-way through registering (or removing) a worktree.
 _CONTENTION = re.compile(
     r"\.lock'?: File exists|could not lock config file|failed to read .*/worktrees/"
+    r"|Invalid path '[^']*/worktrees/[^']*': No such file or directory"
 )
 _RETRIES = 80  # at most ~5 s of waiting for another git process
 
@@ -45,10 +46,15 @@ def run_git(
             encoding="utf-8",
             errors="replace",
         )
-        if proc.returncode == 0 or not _CONTENTION.search(proc.stderr):
+        if proc.returncode == 0 or not contended(proc.stderr):
             break
         time.sleep(0.02 + random.random() * 0.08)
     return proc
+
+
+def contended(stderr: str) -> bool:
+    """Whether git failed only because another git process was in the way (worth a retry)."""
+    return _CONTENTION.search(stderr) is not None
 
 
 def git(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> str:

@@ -170,12 +170,22 @@ class Workspace:
         git(holder, "merge", "--ff-only", "--quiet", run_tip)
 
     def finish(self, *, prune: bool = True) -> None:
-        """Remove the run's worktree (uncommitted leftovers go with it); the branch stays."""
+        """Remove the run's worktree (uncommitted leftovers go with it); the branch stays.
+
+        Raises :class:`GitIsolationError` naming the worktree when git cannot remove it.
+        """
         if self.isolation != "worktree" or not prune or self.root is None:
             return
         user_root = self.user_root or self.root
         if self.root.exists():
-            git(user_root, "worktree", "remove", "--force", str(self.root))
+            proc = run_git(user_root, ("worktree", "remove", "--force", str(self.root)), None)
+            if proc.returncode != 0:
+                raise GitIsolationError(
+                    f"finish: could not remove the worktree {self.root} "
+                    f"({proc.stderr.strip() or f'git exited {proc.returncode}'}); branch "
+                    f"{self.branch} keeps every committed round. Remove the folder with "
+                    f"`git worktree remove --force {self.root}` once nothing uses it."
+                )
         else:
             git(user_root, "worktree", "prune")
         if (

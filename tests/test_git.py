@@ -15,6 +15,7 @@ import pytest
 
 from harness.errors import ConfigError
 from harness.git import GitIsolationError, Workspace, open_workspace
+from harness.git_cmd import contended
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -427,6 +428,35 @@ def test_isolation_none_works_in_place(repo: Path, tmp_path: Path) -> None:
     assert (repo / ".git" / "index").read_bytes() == index_before
     with pytest.raises(GitIsolationError, match="isolation='none'"):
         inside.rollback()
+
+
+def test_finish_names_a_worktree_git_will_not_remove(repo: Path) -> None:
+    ws = open_workspace(repo, loop_name="locked")
+    git(repo, "worktree", "lock", "--reason", "in use", str(ws.path))
+
+    with pytest.raises(GitIsolationError, match="could not remove the worktree") as err:
+        ws.finish()
+
+    assert str(ws.path) in str(err.value)
+    assert f"branch {ws.branch} keeps every committed round" in str(err.value)
+    assert ws.path.exists()
+
+
+@pytest.mark.parametrize(
+    "stderr",
+    [
+        "fatal: Invalid path '/tmp/r/repo/.git/worktrees/fleet-1a2b3c4d': No such file or directory",
+        "fatal: Unable to create '/tmp/r/repo/.git/index.lock': File exists.",
+        "error: could not lock config file .git/config: File exists",
+    ],
+)
+def test_another_git_process_in_the_way_is_retried(stderr: str) -> None:
+    assert contended(stderr)
+
+
+def test_a_real_failure_is_not_retried() -> None:
+    assert not contended("fatal: Invalid path '/tmp/r/repo/src': No such file or directory")
+    assert not contended("fatal: not a git repository (or any of the parent directories): .git")
 
 
 def test_eight_parallel_workspaces_do_not_clobber_each_other(repo: Path) -> None:
