@@ -19,6 +19,10 @@ from harness.redact import Redactor
 EVENTS_FILE = "events.jsonl"
 """The event log's name inside a run folder."""
 
+PREVIEW_CHARS = 200
+"""Length a tool call's ``arguments_preview`` is cut to, after redaction (so no secret is cut
+in two and half left in)."""
+
 
 class EventSink(Protocol):
     """Receives events: ``emit("tool_call", name="read_file", ...)``."""
@@ -52,7 +56,8 @@ class EventLog:
 
     Each event is validated against its model (an unknown kind or a bad field raises
     ValueError: that is a bug in the emitter), gets ``v``, ``ts`` and ``run_id`` filled in,
-    is redacted, and is written as one line and flushed, so a killed process leaves at most a
+    is redacted (then a tool call's ``arguments_preview`` is cut to :data:`PREVIEW_CHARS`),
+    and is written as one line and flushed, so a killed process leaves at most a
     torn last line (which :func:`read_events` skips). ``fsync=True`` also syncs every line to
     disk. ``echo`` (e.g. a :class:`harness.live.LiveProgress`) receives the same redacted
     event, in the log's order. Without a ``redactor``, a :class:`Redactor` over ``os.environ`` is used.
@@ -78,6 +83,8 @@ class EventLog:
     def emit(self, kind: str, **data: Any) -> None:
         event = make_event(kind, **{"run_id": self.run_id, **data})
         record = self.redactor.redact(event.model_dump(mode="json"))
+        if isinstance(record.get("arguments_preview"), str):
+            record["arguments_preview"] = record["arguments_preview"][:PREVIEW_CHARS]
         line = json.dumps(record, ensure_ascii=False) + "\n"
         with self._lock:
             if not self._folder_made:  # on the first event: a run that never starts leaves nothing

@@ -167,6 +167,22 @@ def test_planted_secrets_never_reach_the_log_or_its_echo(tmp_path: Path) -> None
     assert last.arguments_preview == '{"command": "echo [REDACTED]"}'
 
 
+@pytest.mark.parametrize("secret", [SECRET, PLAIN_SECRET], ids=["key-shape", "environment"])
+def test_a_long_preview_is_cut_after_redaction_so_no_part_of_a_secret_is_left(
+    tmp_path: Path, secret: str
+) -> None:
+    echoed = io.StringIO()
+    log = _log(tmp_path, echo=LiveProgress(echoed, mode="json"))
+    preview = ("a" * 185 + secret).ljust(4_000, "b")
+    log.emit("tool_call", name="write_file", arguments_preview=preview)
+    (event,) = read_events(log.path)
+    assert isinstance(event, ToolCallEvent)
+    assert event.arguments_preview == "a" * 185 + (REDACTED + "b" * 10)[:15]
+    for output in (log.path.read_text(), echoed.getvalue()):
+        assert secret[:8] not in output
+        assert secret[-8:] not in output
+
+
 def test_default_redactor_reads_the_process_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
