@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 from harness.budget import MeteredModel
 from harness.compaction import Compaction, ContextOverflow, make_compaction
@@ -16,14 +14,7 @@ from harness.events import NULL_SINK, EventSink
 from harness.ledger import Ledger
 from harness.model import Model, Reply, ToolCall, Usage
 from harness.tokens import Message
-from harness.tools import (
-    INVALID_ARGUMENTS_PREFIX,
-    Tool,
-    Toolbox,
-    ToolContext,
-    ToolResult,
-    default_tools,
-)
+from harness.tools import Tool, Toolbox, ToolContext, ToolResult, default_tools
 
 DEFAULT_SYSTEM_PROMPT = """\
 You are a careful software agent working inside a workspace folder. Use the tools to inspect \
@@ -215,15 +206,9 @@ class _Session:
     def execute(self, call: ToolCall) -> tuple[ToolResult, bool]:
         """Run one call; the flag says whether the call itself was malformed."""
         started = time.monotonic()
-        arguments = _parse_arguments(call.arguments)
         result = self.agent.toolbox.execute(call, self.ctx)
-        malformed = (
-            call.name not in self.agent.toolbox
-            or arguments is None
-            or result.output.startswith(INVALID_ARGUMENTS_PREFIX)
-        )
-        if arguments is not None and not result.is_error:
-            self.ledger.note_tool_call(call.name, arguments)
+        if result.arguments is not None and not result.is_error:
+            self.ledger.note_tool_call(call.name, result.arguments)
         self.events.emit(
             "tool_call",
             name=call.name,
@@ -234,7 +219,7 @@ class _Session:
             output_chars=len(result.output),
             step=self.steps,
         )
-        return result, malformed
+        return result, result.malformed
 
     def finish(self, reason: AgentStop, final: str | None, message: str) -> AgentRun:
         return AgentRun(
@@ -247,13 +232,3 @@ class _Session:
             files_touched=set(self.ctx.files_touched),
             commands_run=list(self.ctx.commands_run),
         )
-
-
-def _parse_arguments(arguments: dict[str, Any] | str) -> dict[str, Any] | None:
-    if isinstance(arguments, dict):
-        return arguments
-    try:
-        parsed = json.loads(arguments) if arguments.strip() else {}
-    except (json.JSONDecodeError, RecursionError):
-        return None
-    return parsed if isinstance(parsed, dict) else None

@@ -33,8 +33,6 @@ ToolFunction = Callable[..., "str | ToolResult"]
 ERROR_PREFIX = "error: "
 """How every error observation starts."""
 _INVALID = "invalid arguments for "
-INVALID_ARGUMENTS_PREFIX = ERROR_PREFIX + _INVALID
-"""How every observation about a malformed call starts (the agent counts those)."""
 
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _ARGS_HEADERS = ("Args:", "Arguments:", "Parameters:")
@@ -50,6 +48,10 @@ class ToolResult:
     is_error: bool = False
     exit_code: int | None = None  # set by run_shell
     final: bool = False  # True only for submit: ends the agent's session
+    malformed: bool = False  # the call itself was wrong: unknown tool, bad JSON or arguments
+    arguments: dict[str, Any] | None = field(default=None, compare=False)
+    """The call's validated arguments by parameter name (defaults filled in); None when the
+    call was malformed. Not part of the observation, so results compare by what the model reads."""
 
 
 @dataclass
@@ -119,22 +121,28 @@ class Tool:
     def run(self, arguments: dict[str, Any] | str, ctx: ToolContext) -> ToolResult:
         """Validate ``arguments`` (a dict or a JSON string), call the tool, cap the output.
 
-        Never raises for the model's mistakes or the tool's failures: those are error results.
+        Never raises for the model's mistakes or the tool's failures: those are error results,
+        ``malformed`` when the call itself was wrong.
         """
         try:
-            result = self._call(arguments, ctx)
+            kwargs = self._validate(arguments)
+        except ToolError as exc:
+            message = truncate(f"{ERROR_PREFIX}{exc}", ctx.max_output_chars)
+            return ToolResult(message, is_error=True, malformed=True)
+        try:
+            result = self._call(kwargs, ctx)
         except ToolError as exc:
             result = ToolResult(f"{ERROR_PREFIX}{exc}", is_error=True)
         except Exception as exc:  # a bug or an OS failure: reported to the model, the run goes on
             result = ToolResult(
                 f"{ERROR_PREFIX}{self.name} failed with {type(exc).__name__}: {exc}", is_error=True
             )
-        return replace(result, output=truncate(result.output, ctx.max_output_chars))
+        output = truncate(result.output, ctx.max_output_chars)
+        return replace(result, output=output, arguments=kwargs)
 
-    def _call(self, arguments: object, ctx: ToolContext) -> ToolResult:
-        kwargs = self._validate(arguments)
+    def _call(self, kwargs: dict[str, Any], ctx: ToolContext) -> ToolResult:
         if self._context_param is not None:
-            kwargs[self._context_param] = ctx
+            kwargs = {**kwargs, self._context_param: ctx}
         returned = self.fn(**kwargs)
         if isinstance(returned, ToolResult):
             return returned
@@ -196,7 +204,9 @@ class Toolbox:
                 f"{ERROR_PREFIX}unknown tool {shown(str(call.name))}; "
                 f"available tools: {', '.join(self._tools) or '(none)'}"
             )
-            return ToolResult(truncate(message, ctx.max_output_chars), is_error=True)
+            return ToolResult(
+                truncate(message, ctx.max_output_chars), is_error=True, malformed=True
+            )
         return found.run(call.arguments, ctx)
 
     def get(self, name: str) -> Tool | None:

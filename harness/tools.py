@@ -5,11 +5,10 @@ Each part lives in its own module: :mod:`harness.toolkit`, :mod:`harness.builtin
 """
 
 from harness.builtin_tools import default_tools
-from harness.toolkit import INVALID_ARGUMENTS_PREFIX, Tool, Toolbox, ToolContext, ToolResult, tool
+from harness.toolkit import Tool, Toolbox, ToolContext, ToolResult, tool
 from harness.workspace_paths import resolve_in_workspace
 
 __all__ = [
-    "INVALID_ARGUMENTS_PREFIX",
     "Tool",
     "ToolContext",
     "ToolResult",

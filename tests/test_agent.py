@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from harness import Agent, AgentStop, ScriptedModel, ToolCall
+from harness import Agent, AgentStop, ScriptedModel, ToolCall, tool
 from harness.budget import Budget, Meter, MeteredModel
-from harness.errors import ConfigError
+from harness.errors import ConfigError, ToolError
+from harness.ledger import Ledger
 from harness.stop import StopReason
 
 
@@ -116,6 +117,36 @@ def test_a_corrected_call_resets_the_malformed_streak(tmp_path: Path) -> None:
     )
     run = Agent(model, max_malformed=3).run("go", tmp_path)
     assert run.stop_reason is AgentStop.ANSWERED
+
+
+def test_a_tool_refusing_its_input_is_not_a_malformed_call(tmp_path: Path) -> None:
+    @tool
+    def lookup(ticket: int) -> str:
+        """Look a ticket up."""
+        raise ToolError(f"invalid arguments for lookup: ticket {ticket} does not exist")
+
+    model = ScriptedModel([ToolCall("lookup", {"ticket": 7}) for _ in range(3)] + ["gave up"])
+    run = Agent(model, tools=[lookup], max_malformed=2).run("go", tmp_path)
+
+    assert run.stop_reason is AgentStop.ANSWERED
+    assert run.messages[3]["content"] == (
+        "error: invalid arguments for lookup: ticket 7 does not exist"
+    )
+
+
+def test_the_ledger_notes_the_arguments_of_valid_calls_only(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("one\ntwo\n")
+    ledger = Ledger(goal="go")
+    calls = [
+        ToolCall("read_file", '{"path": "a.txt", "start_line": "2"}'),
+        ToolCall("read_file", '{"path": "b.txt", "start_line": "x"}'),
+        ToolCall("read_file", '{"path": "c.txt"'),
+        ToolCall("run_shell", {"command": "echo hi"}),
+    ]
+    Agent(ScriptedModel([calls, "done"])).run("go", tmp_path, ledger=ledger)
+
+    assert ledger.paths == ["a.txt"]
+    assert ledger.commands == ["echo hi"]
 
 
 def test_budget_interrupts_before_the_call_that_would_cross_it(tmp_path: Path) -> None:

@@ -16,7 +16,6 @@ from harness.builtin_tools import default_tools
 from harness.errors import ConfigError, ToolError
 from harness.model import ToolCall
 from harness.toolkit import (
-    INVALID_ARGUMENTS_PREFIX,
     Tool,
     Toolbox,
     ToolContext,
@@ -94,8 +93,17 @@ def test_schema_from_signature_and_docstring() -> None:
 def test_context_is_injected_and_arguments_reach_the_function(ctx: ToolContext) -> None:
     result = grep_lines.run({"pattern": "a+", "flags": ["I"], "mode": "exact"}, ctx)
     assert result == ToolResult(f"{ctx.workspace.name}|a+|10|None|['I']|exact|False")
-    from_json = grep_lines.run('{"pattern": "b", "limit": 3, "ratio": 0.5}', ctx)
+    from_json = grep_lines.run('{"pattern": "b", "limit": "3", "ratio": 0.5}', ctx)
     assert from_json.output == f"{ctx.workspace.name}|b|3|0.5|None|fast|False"
+    assert not from_json.malformed
+    assert from_json.arguments == {  # validated, by parameter name, the context left out
+        "pattern": "b",
+        "limit": 3,
+        "ratio": 0.5,
+        "flags": None,
+        "mode": "fast",
+        "dry_run": False,
+    }
 
 
 def test_lax_coercion_of_numeric_strings_only(ctx: ToolContext) -> None:
@@ -104,10 +112,10 @@ def test_lax_coercion_of_numeric_strings_only(ctx: ToolContext) -> None:
         result = grep_lines.run({"pattern": "a", "limit": bad}, ctx)
         assert result.is_error
         assert result.output.startswith(
-            f"{INVALID_ARGUMENTS_PREFIX}grep_lines: limit: Input should"
+            "error: invalid arguments for grep_lines: limit: Input should"
         )
     assert grep_lines.run({"pattern": 5}, ctx).output.startswith(
-        f"{INVALID_ARGUMENTS_PREFIX}grep_lines: pattern: Input should be a valid string"
+        "error: invalid arguments for grep_lines: pattern: Input should be a valid string"
     )
 
 
@@ -127,8 +135,8 @@ def test_malformed_arguments_become_error_observations(
     ctx: ToolContext, arguments: dict | str, expected: str
 ) -> None:
     result = grep_lines.run(arguments, ctx)
-    assert result.is_error
-    assert result.output.startswith(f"{INVALID_ARGUMENTS_PREFIX}grep_lines: ")
+    assert (result.is_error, result.malformed, result.arguments) == (True, True, None)
+    assert result.output.startswith("error: invalid arguments for grep_lines: ")
     assert expected in result.output
     assert result.output.endswith(f"expected {grep_lines.signature}")
 
@@ -185,9 +193,9 @@ def test_tool_errors_and_crashes_become_observations(ctx: ToolContext) -> None:
             return None  # type: ignore[return-value]
         return ToolResult("custom", exit_code=4)
 
-    assert fragile.run({"mode": "refuse"}, ctx) == ToolResult(
-        "error: cannot do that: try another mode", is_error=True
-    )
+    refused = fragile.run({"mode": "refuse"}, ctx)
+    assert refused == ToolResult("error: cannot do that: try another mode", is_error=True)
+    assert (refused.malformed, refused.arguments) == (False, {"mode": "refuse"})
     crash = fragile.run({"mode": "crash"}, ctx)
     assert crash.is_error
     assert crash.output == "error: fragile failed with OSError: [Errno 28] No space left on device"
@@ -282,7 +290,9 @@ def test_toolbox_lookup_and_schemas(ctx: ToolContext) -> None:
 def test_toolbox_unknown_tool_lists_the_available_ones(ctx: ToolContext) -> None:
     box = Toolbox([grep_lines])
     result = box.execute(ToolCall("grep", {"pattern": "a"}), ctx)
-    assert result == ToolResult("error: unknown tool 'grep'; available tools: grep_lines", True)
+    assert result == ToolResult(
+        "error: unknown tool 'grep'; available tools: grep_lines", True, malformed=True
+    )
 
 
 def test_toolbox_rejects_duplicates_and_plain_functions() -> None:
@@ -394,7 +404,8 @@ def test_a_thousand_malformed_calls_are_all_error_observations(ctx: ToolContext)
     assert all(result.output.startswith("error: ") for result in results)
     assert all(len(result.output) <= ctx.max_output_chars for result in results)
     assert not any(result.final for result in results)
-    invalid = sum(result.output.startswith(INVALID_ARGUMENTS_PREFIX) for result in results)
+    assert all(result.malformed and result.arguments is None for result in results)
+    invalid = sum(result.output.startswith("error: invalid arguments for ") for result in results)
     unknown = sum(result.output.startswith("error: unknown tool") for result in results)
     assert invalid + unknown == 1_000
     assert unknown > 50
