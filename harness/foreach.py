@@ -9,19 +9,10 @@ from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from harness.bounds import Frame, Watchdog, enter_loop
 from harness.errors import ConfigError, Stopped
-from harness.loop import (
-    Body,
-    Frame,
-    LoopContext,
-    Vars,
-    Watchdog,
-    call_async,
-    describe,
-    enter_loop,
-    is_async,
-    run_blocking,
-)
+from harness.loop_body import Body, LoopContext, call_async, describe, is_async, run_blocking
+from harness.variables import Vars
 
 MAX_CONCURRENCY = 8
 _NO_VARS = Vars({}, {})

@@ -10,14 +10,13 @@ How a run meets the user's repository:
 * ``branch``: the branch is created and checked out in the user's own checkout, which must
   be clean (untracked files included, since rounds commit them).
 * ``none``: work in place, no commits; ``diff`` is against HEAD when the folder is a git repo.
-  ``rollback``, ``reset_to`` and ``merge_ff`` are refused there: they would rewrite the
-  user's own files.
+  ``reset_to`` and ``merge_ff`` are refused there: they would rewrite the user's own files.
 
 The base commit and the user's branch are kept in the repository config as
 ``branch.<name>.harnessBase`` and ``branch.<name>.harnessOrigin``, so a resumed run diffs
 against the right commit; ``git branch -D`` removes them together with the branch.
 What a run then does with its :class:`~harness.workspace.Workspace` (round commits, diffs,
-rollback, fast-forward) is in :mod:`harness.workspace`; git itself runs through
+resets, fast-forward) is in :mod:`harness.workspace`; git itself runs through
 :mod:`harness.git_cmd`.
 """
 
@@ -43,11 +42,10 @@ from harness.git_cmd import (
     git,
     status,
 )
-from harness.workspace import IDENTITY_ENV, WORKTREES_FOLDER, Isolation, Workspace
+from harness.workspace import WORKTREES_FOLDER, Isolation, Workspace
 
 __all__ = [
     "BRANCH_PREFIX",
-    "IDENTITY_ENV",
     "GitIsolationError",
     "Isolation",
     "Workspace",
@@ -70,6 +68,9 @@ def open_workspace(
     """Prepare where a run works: a fresh branch (worktree or in place), a resumed one, or none.
 
     ``"auto"`` is ``"worktree"`` in a git repository with at least one commit, else ``"none"``.
+    ``run_id`` picks the branch's 8-hex suffix (random without it); ``resume_branch`` reopens
+    an earlier run's branch. ``worktrees_dir`` holds the run's worktree instead of
+    ``<repo parent>/.harness-worktrees/<repo name>``; it must be outside the repository.
     """
     if isolation not in (*get_args(Isolation), "auto"):
         raise ConfigError(

@@ -30,13 +30,7 @@ from harness.loop_body import (
     run_blocking,
 )
 from harness.stop import StopReason
-from harness.variables import (
-    RESERVED_NAMES,
-    Variable,
-    Vars,
-    VarType,
-    declare_variables,
-)
+from harness.variables import Variable, Vars, declare_variables
 
 if TYPE_CHECKING:
     from harness.foreach import ForEach as ForEach
@@ -44,22 +38,12 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_DEPTH",
     "MAX_ITERATIONS",
-    "RESERVED_NAMES",
-    "Body",
-    "Frame",
     "Loop",
     "LoopContext",
     "LoopResult",
     "RoundRecord",
-    "VarType",
     "Variable",
-    "Vars",
     "Watchdog",
-    "call_async",
-    "describe",
-    "enter_loop",
-    "is_async",
-    "run_blocking",
 ]
 
 MAX_ITERATIONS = 100

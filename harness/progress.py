@@ -242,10 +242,6 @@ class Progress(BaseModel):
         """Where the next session should pick up (one paragraph)."""
         self.resume_point = text
 
-    def add_note(self, text: str) -> None:
-        """Append a paragraph to the Notes section."""
-        self.notes = f"{self.notes}\n\n{text}" if self.notes else text
-
     def _find(self, item: int | str) -> int:
         if isinstance(item, int):
             if 0 <= item < len(self.checklist):

@@ -131,9 +131,6 @@ class Vars:
     def __repr__(self) -> str:
         return f"Vars({self._values!r})"
 
-    def get(self, name: str, default: Any = None) -> Any:
-        return self._values.get(name, default)
-
     def snapshot(self) -> dict[str, Any]:
         """A copy that later assignments or in-place edits cannot change."""
         return {

@@ -113,12 +113,6 @@ class Workspace:
         (names,) = self._against_base(_NAMES)
         return _split_names(names)
 
-    def rollback(self) -> None:
-        """Discard uncommitted changes and untracked files: back to the last round commit."""
-        root = self._run_root("rollback")
-        git(root, "reset", "--hard", "--quiet", "HEAD")
-        git(root, "clean", "-fd", "--quiet")
-
     def reset_to(self, commit: str) -> None:
         """Move the run branch and its files to ``commit`` (the base or a commit of this run)."""
         root = self._run_root("reset_to")

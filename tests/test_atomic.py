@@ -36,7 +36,7 @@ def _version(name: str, lines: int) -> Progress:
     progress = Progress(name=name, goal="survive kills", max_iterations=100)
     for n in range(30):
         progress.record_attempt(f"failed {name}", summary=f"try {n}", tokens=n)
-    progress.add_note("\n".join(f"{name} line {i} " + "x" * 60 for i in range(lines)))
+    progress.notes = "\n".join(f"{name} line {i} " + "x" * 60 for i in range(lines))
     return progress
 
 

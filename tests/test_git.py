@@ -115,25 +115,6 @@ def test_one_commit_per_changed_round_with_the_harness_identity(repo: Path) -> N
     assert git(repo, "config", "--get", "user.name") == "Repo Owner"
 
 
-def test_rollback_returns_to_the_last_round_commit_or_the_base(repo: Path) -> None:
-    ws = open_workspace(repo)
-    base_files = tree_files(ws.path)
-    (ws.path / "scratch.txt").write_text("tmp\n")
-    (ws.path / "README.md").unlink()
-    ws.rollback()
-    assert tree_files(ws.path) == base_files
-
-    (ws.path / "kept.txt").write_text("kept\n")
-    ws.commit_round(1, "keep")
-    committed = tree_files(ws.path)
-    (ws.path / "kept.txt").write_text("changed\n")
-    (ws.path / "src" / "new.py").write_text("junk\n")
-    (ws.path / "build.log").write_text("ignored files survive\n")
-    ws.rollback()
-    assert tree_files(ws.path) == {**committed, "build.log": "ignored files survive\n"}
-    assert git(ws.path, "status", "--porcelain") == ""
-
-
 def test_reset_to_moves_back_to_a_round_and_refuses_foreign_commits(repo: Path) -> None:
     ws = open_workspace(repo)
     (ws.path / "one.txt").write_text("1\n")
@@ -427,7 +408,7 @@ def test_isolation_none_works_in_place(repo: Path, tmp_path: Path) -> None:
     assert git(repo, "rev-parse", "HEAD") == head
     assert (repo / ".git" / "index").read_bytes() == index_before
     with pytest.raises(GitIsolationError, match="isolation='none'"):
-        inside.rollback()
+        inside.reset_to(head)
 
 
 def test_finish_names_a_worktree_git_will_not_remove(repo: Path) -> None:

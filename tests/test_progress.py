@@ -273,8 +273,7 @@ def test_notes_and_agent_view() -> None:
     progress = Progress(name="x", resume_point="  a  \n\n  b ")
     for n in range(5):
         progress.record_attempt(f"failed {n}")
-    progress.add_note("first")
-    progress.add_note("second")
+    progress.notes = "\n\nfirst\n\nsecond\n"
 
     view = progress.render_for_agent(last_attempts=2)
     assert progress.resume_point == "a\nb"
