@@ -198,7 +198,7 @@ class Toolbox:
 
     def execute(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
         """Run ``call``; an unknown name is an error observation listing the tools there are."""
-        found = self.get(call.name)
+        found = self._tools.get(call.name) if isinstance(call.name, str) else None
         if found is None:
             message = (
                 f"{ERROR_PREFIX}unknown tool {shown(str(call.name))}; "
@@ -209,17 +209,11 @@ class Toolbox:
             )
         return found.run(call.arguments, ctx)
 
-    def get(self, name: str) -> Tool | None:
-        return self._tools.get(name) if isinstance(name, str) else None
-
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and name in self._tools
 
     def __iter__(self) -> Iterator[Tool]:
         return iter(self._tools.values())
-
-    def __len__(self) -> int:
-        return len(self._tools)
 
 
 def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:

@@ -6,14 +6,5 @@ Each part lives in its own module: :mod:`harness.toolkit`, :mod:`harness.builtin
 
 from harness.builtin_tools import default_tools
 from harness.toolkit import Tool, Toolbox, ToolContext, ToolResult, tool
-from harness.workspace_paths import resolve_in_workspace
 
-__all__ = [
-    "Tool",
-    "ToolContext",
-    "ToolResult",
-    "Toolbox",
-    "default_tools",
-    "resolve_in_workspace",
-    "tool",
-]
+__all__ = ["Tool", "ToolContext", "ToolResult", "Toolbox", "default_tools", "tool"]

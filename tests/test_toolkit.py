@@ -280,9 +280,6 @@ def test_toolbox_lookup_and_schemas(ctx: ToolContext) -> None:
     assert "search" in box
     assert "grep" not in box
     assert 3 not in box
-    assert box.get("submit") is not None
-    assert box.get("grep") is None
-    assert len(box) == 7
     done = box.execute(ToolCall("submit", {"summary": "all green"}), ctx)
     assert done == ToolResult("all green", final=True)
 
