@@ -44,9 +44,27 @@ __all__ = [
     "RoundRecord",
     "Variable",
     "Watchdog",
+    "check_max_iterations",
+    "finish_message",
 ]
 
 MAX_ITERATIONS = 100
+"""The most rounds any loop may be given (the engine's, the outer loop's, the CLI's)."""
+
+
+def check_max_iterations(value: object) -> int:
+    """``value`` if it is a whole number from 1 to :data:`MAX_ITERATIONS`, else ConfigError."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_ITERATIONS:
+        raise ConfigError(
+            f"max_iterations: must be an integer from 1 to {MAX_ITERATIONS}, got {value!r}"
+        )
+    return value
+
+
+def finish_message(completed: int, reason: StopReason, detail: str = "") -> str:
+    """How a loop ended, for people: ``Loop finished after 3 iteration(s): MAX_ITERATIONS``."""
+    message = f"Loop finished after {completed} iteration(s): {reason}"
+    return f"{message} ({detail})" if detail else message
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,14 +127,7 @@ class Loop:
     ) -> None:
         if body is not None and not callable(body):
             raise ConfigError(f"body: must be callable or None, got {type(body).__name__}")
-        if (
-            isinstance(max_iterations, bool)
-            or not isinstance(max_iterations, int)
-            or not 1 <= max_iterations <= MAX_ITERATIONS
-        ):
-            raise ConfigError(
-                f"max_iterations: must be an integer from 1 to {MAX_ITERATIONS}, got {max_iterations!r}"
-            )
+        check_max_iterations(max_iterations)
         if on_error not in ("fail", "stop"):
             raise ConfigError(f"on_error: must be 'fail' or 'stop', got {on_error!r}")
         self.body = body
@@ -253,15 +264,8 @@ class Loop:
         detail: str = "",
     ) -> LoopResult:
         completed = len(history) - (bool(history) and history[-1].error is not None)
-        message = f"Loop finished after {completed} iteration(s): {reason}"
-        return LoopResult(
-            variables,
-            completed,
-            reason,
-            output,
-            tuple(history),
-            f"{message} ({detail})" if detail else message,
-        )
+        message = finish_message(completed, reason, detail)
+        return LoopResult(variables, completed, reason, output, tuple(history), message)
 
 
 def __getattr__(name: str) -> Any:

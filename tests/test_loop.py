@@ -13,7 +13,17 @@ from hypothesis import strategies as st
 from harness.condition import Combine, Condition
 from harness.errors import ConfigError, Stopped
 from harness.foreach import ForEach
-from harness.loop import MAX_DEPTH, Loop, LoopContext, LoopResult, Variable, Watchdog
+from harness.loop import (
+    MAX_DEPTH,
+    MAX_ITERATIONS,
+    Loop,
+    LoopContext,
+    LoopResult,
+    Variable,
+    Watchdog,
+    check_max_iterations,
+    finish_message,
+)
 from harness.stop import StopReason
 
 
@@ -29,6 +39,19 @@ def counter(ctx: LoopContext) -> dict[str, int]:
 def test_max_iterations_outside_1_to_100_is_refused_at_construction(bad: Any) -> None:
     with pytest.raises(ConfigError, match="max_iterations: must be an integer from 1 to 100"):
         Loop(counter, max_iterations=bad)
+
+
+def test_the_shared_cap_and_finish_message() -> None:
+    assert MAX_ITERATIONS == 100
+    assert check_max_iterations(100) == 100
+    with pytest.raises(ConfigError, match=r"^max_iterations: must be .* 1 to 100, got True$"):
+        check_max_iterations(True)
+    assert finish_message(3, StopReason.MAX_ITERATIONS) == (
+        "Loop finished after 3 iteration(s): MAX_ITERATIONS"
+    )
+    assert finish_message(0, StopReason.CONDITION_MET, "until x") == (
+        "Loop finished after 0 iteration(s): CONDITION_MET (until x)"
+    )
 
 
 def test_max_iterations_bounds_are_allowed() -> None:
