@@ -13,6 +13,7 @@ import threading
 from pathlib import Path
 from typing import Any, Protocol
 
+from harness.errors import ConfigError
 from harness.event_schema import Event, make_event, parse_event
 from harness.redact import Redactor
 
@@ -104,9 +105,14 @@ def read_events(path: str | os.PathLike[str]) -> list[Event]:
     """Every event in an event log, in order.
 
     A last line without its newline that does not parse is a write cut short by a crash and is
-    skipped; any other line that does not parse raises ValueError naming the line.
+    skipped; any other line that does not parse, or a file that is not UTF-8, raises
+    :class:`ConfigError` naming the file and line.
     """
-    text = Path(path).read_text(encoding="utf-8")
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        bad_line = err.object[: err.start].count(b"\n") + 1
+        raise ConfigError(f"{path}:{bad_line}: not UTF-8 text ({err.reason})") from err
     lines = text.split("\n")
     events: list[Event] = []
     for number, line in enumerate(lines, start=1):
@@ -117,5 +123,5 @@ def read_events(path: str | os.PathLike[str]) -> list[Event]:
         except ValueError as err:
             if number == len(lines):
                 break
-            raise ValueError(f"{path}:{number}: not a valid event: {err}") from err
+            raise ConfigError(f"{path}:{number}: not a valid event: {err}") from err
     return events

@@ -193,26 +193,38 @@ def _sum_calls(calls: list[ModelCall]) -> Usage:
     )
 
 
+UNREADABLE = "unreadable"
+"""The outcome :func:`list_runs` gives a run whose event log cannot be read."""
+
+
 def list_runs(runs_root: str | os.PathLike[str]) -> list[RunInfo]:
-    """The runs under ``runs_root`` (a ``.harness/runs`` folder), newest first."""
+    """The runs under ``runs_root`` (a ``.harness/runs`` folder), newest first.
+
+    A run whose event log cannot be read is listed last, with outcome :data:`UNREADABLE`;
+    ``harness report`` on it names the bad line.
+    """
     root = Path(runs_root)
     if not root.is_dir():
         return []
     infos = []
     for run_dir in root.iterdir():
-        if not (run_dir / EVENTS_FILE).is_file():
-            continue
-        run = load_run(run_dir)
-        infos.append(
-            RunInfo(
-                run_id=run.run_id,
-                path=run_dir,
-                started=run.started,
-                outcome=run.outcome,
-                passed=run.passed,
-                rounds=len(run.rounds),
-                cost_usd=run.usage.cost_usd,
-                goal=run.goal,
-            )
-        )
+        if (run_dir / EVENTS_FILE).is_file():
+            infos.append(_run_info(run_dir))
     return sorted(infos, key=lambda info: (info.started is not None, info.started), reverse=True)
+
+
+def _run_info(run_dir: Path) -> RunInfo:
+    try:
+        run = load_run(run_dir)
+    except ConfigError:
+        return RunInfo(run_dir.name, run_dir, None, UNREADABLE, False, 0, 0.0, "")
+    return RunInfo(
+        run_id=run.run_id,
+        path=run_dir,
+        started=run.started,
+        outcome=run.outcome,
+        passed=run.passed,
+        rounds=len(run.rounds),
+        cost_usd=run.usage.cost_usd,
+        goal=run.goal,
+    )

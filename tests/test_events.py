@@ -96,7 +96,10 @@ def test_torn_last_line_is_skipped_but_a_bad_middle_line_is_an_error(tmp_path: P
     lines = log.path.read_text().splitlines()
     lines[3] = lines[3][:20]
     log.path.write_text("\n".join(lines) + "\n")
-    with pytest.raises(ValueError, match=r"events.jsonl:4: not a valid event"):
+    with pytest.raises(ConfigError, match=r"events.jsonl:4: not a valid event"):
+        read_events(log.path)
+    log.path.write_bytes(b'{"kind": "stop"}\n\xff\xfe\n')
+    with pytest.raises(ConfigError, match=r"events.jsonl:2: not UTF-8 text"):
         read_events(log.path)
 
 

@@ -138,6 +138,24 @@ def test_list_runs_newest_first_with_outcomes(tmp_path: Path) -> None:
     assert render_runs([]) == "no runs yet\n"
 
 
+def test_an_unreadable_run_is_listed_as_such_and_its_report_names_the_line(
+    tmp_path: Path,
+) -> None:
+    _run(tmp_path, "good")
+    broken, _ = _run(tmp_path, "broken", start=START + timedelta(hours=1))
+    lines = (broken / "events.jsonl").read_text().splitlines()
+    lines[2] = "not json"
+    (broken / "events.jsonl").write_text("\n".join(lines) + "\n")
+    runs = list_runs(tmp_path / RUNS_DIR)
+    assert [(r.run_id, r.outcome, r.rounds) for r in runs] == [
+        ("good", "MAX_ITERATIONS", 3),
+        ("broken", "unreadable", 0),
+    ]
+    assert render_runs(runs).splitlines()[2].split()[:3] == ["broken", "?", "unreadable"]
+    with pytest.raises(ConfigError, match=r"broken/events.jsonl:3: not a valid event"):
+        load_run(broken)
+
+
 def test_find_run_by_folder_or_id(tmp_path: Path) -> None:
     run_dir, _ = _run(tmp_path, "run-7")
     assert find_run(run_dir) == run_dir
