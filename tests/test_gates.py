@@ -194,6 +194,36 @@ def test_pytest_gate_without_a_report_says_so(tmp_path: Path) -> None:
     assert "unrecognized arguments: --no-such-option" in report.output_tail
 
 
+def test_pytest_gate_with_an_unreadable_report_says_so(tmp_path: Path) -> None:
+    spoil = "def pytest_unconfigure(config):\n    open(config.option.xmlpath, 'w').write('<x')\n"
+    files = {"conftest.py": spoil, "tests/test_bad.py": "def test_bad():\n    assert 0\n"}
+    project = make_project(tmp_path, files)
+
+    report = PytestGate("tests").check(project)
+
+    assert not report.passed
+    assert report.exit_code == 1
+    assert report.summary.startswith(
+        "pytest exited with code 1 and wrote an unreadable test report"
+    )
+    assert re.search(r"\): 1 failed in [\d.]+s$", report.summary), report.summary
+
+
+def test_pytest_gate_fails_a_clean_report_when_pytest_exits_non_zero(tmp_path: Path) -> None:
+    floor = "def pytest_sessionfinish(session):\n    print('coverage below the floor')\n"
+    floor += "    session.exitstatus = 2\n"
+    files = {"conftest.py": floor, "tests/test_ok.py": "def test_ok():\n    pass\n"}
+    project = make_project(tmp_path, files)
+
+    report = PytestGate("tests").check(project)
+
+    assert not report.passed
+    assert report.exit_code == 2
+    assert report.failures == []
+    assert report.summary.startswith("pytest: 1 passed of 1 tests; exited with code 2: ")
+    assert "coverage below the floor" in report.output_tail
+
+
 @pytest.mark.parametrize(
     ("args", "paths"),
     [
