@@ -288,6 +288,29 @@ def test_branch_mode_works_in_the_user_checkout_and_merges(repo: Path) -> None:
     assert git(repo, "branch", "--show-current") == "harness/run-00000001"
 
 
+def test_branch_mode_resumes_in_the_user_checkout(repo: Path) -> None:
+    ws = open_workspace(repo, isolation="branch", loop_name="fix", run_id="0000000b")
+    (repo / "a.txt").write_text("a\n")
+    sha = ws.commit_round(1, "a")
+
+    same = open_workspace(repo, isolation="branch", resume_branch=str(ws.branch))
+    git(repo, "checkout", "-q", "main")
+    (repo / "mine.txt").write_text("the user's\n")
+    with pytest.raises(GitIsolationError, match="uncommitted changes") as dirty:
+        open_workspace(repo, isolation="branch", resume_branch=str(ws.branch))
+    (repo / "mine.txt").unlink()
+    back = open_workspace(repo, isolation="branch", resume_branch=str(ws.branch))
+
+    assert same == ws
+    assert "mine.txt" in str(dirty.value)
+    assert back == ws
+    assert git(repo, "branch", "--show-current") == "harness/fix-0000000b"
+    assert git(repo, "rev-parse", "HEAD") == sha
+    assert back.changed_files() == ["a.txt"]
+    back.merge_ff()
+    assert git(repo, "rev-parse", "main") == sha
+
+
 def test_merge_ff_fast_forwards_the_user_branch_and_checkout(repo: Path) -> None:
     ws = open_workspace(repo)
     (ws.path / "src" / "app.py").write_text("def answer():\n    return 42\n")

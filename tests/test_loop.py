@@ -533,6 +533,19 @@ def test_templates_render_loop_context_and_variables() -> None:
     assert result.history[1].output.startswith("Round 1/2: improve Round 0/2")
 
 
+def test_the_input_placeholder_is_the_previous_output_or_the_item() -> None:
+    def body(ctx: LoopContext) -> dict[str, str]:
+        return {"title": ctx.render("[{{input.title}}]") if ctx.index else "first"}
+
+    chained = Loop(body, max_iterations=3).run(input={"title": "unused"})
+    plain = Loop(lambda ctx: ctx.render("<{{input}}>"), max_iterations=2).run()
+    items = ForEach(lambda ctx: ctx.render("{{input}} #{{loop.index}}"), ["a", "b"]).run()
+
+    assert [r.output["title"] for r in chained.history] == ["first", "[first]", "[[first]]"]
+    assert [r.output for r in plain.history] == ["<>", "<<>>"]
+    assert items == ["a #0", "b #1"]
+
+
 def test_an_unknown_placeholder_is_an_error_naming_it() -> None:
     result = Loop(
         lambda ctx: ctx.render("Hi {{loop.nope}}"), max_iterations=1, on_error="stop"
