@@ -6,8 +6,10 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import get_args
 
 from harness.errors import ConfigError, Stopped
+from harness.event_schema import Role
 from harness.events import NULL_SINK, EventSink
 from harness.model import Model, Reply, ToolSchema, Usage
 from harness.stop import StopReason
@@ -91,6 +93,10 @@ class Meter:
         return ", ".join(parts) if parts else "no budget limit"
 
 
+ROLES: tuple[Role, ...] = get_args(Role)
+"""Who may call a model: the agent (author), the critic, or compaction (summariser)."""
+
+
 class MeteredModel:
     """A model whose every call is checked against a :class:`Meter` first and recorded after.
 
@@ -105,10 +111,12 @@ class MeteredModel:
         model: Model,
         meter: Meter | None = None,
         *,
-        role: str = "author",
+        role: Role = "author",
         events: EventSink = NULL_SINK,
         default_max_tokens: int = DEFAULT_MAX_TOKENS,
     ) -> None:
+        if role not in ROLES:
+            raise ConfigError(f"role: expected one of {', '.join(ROLES)}, got {role!r}")
         self.inner = model
         self.meter = meter or Meter()
         self.role = role
@@ -116,7 +124,7 @@ class MeteredModel:
         self.default_max_tokens = default_max_tokens
         self.name = model.name
 
-    def for_role(self, role: str, model: Model | None = None) -> MeteredModel:
+    def for_role(self, role: Role, model: Model | None = None) -> MeteredModel:
         return MeteredModel(
             model or self.inner,
             self.meter,

@@ -124,7 +124,7 @@ class Compaction(EventBase):
 
 class BudgetCheck(EventBase):
     kind: Literal["budget_check"] = "budget_check"
-    role: str
+    role: Role
     estimated_tokens: int
     estimated_cost: float | None = None
     allowed: bool

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from harness.budget import DEFAULT_MAX_TOKENS, Budget, Meter, MeteredModel
-from harness.errors import Stopped
+from harness.errors import ConfigError, Stopped
 from harness.scripted import ScriptedModel
 from harness.stop import StopReason
 
@@ -44,3 +44,12 @@ def test_without_a_limit_anywhere_the_harness_default_is_checked_and_sent() -> N
     assert (kind, data["estimated_tokens"]) == ("budget_check", prompt + DEFAULT_MAX_TOKENS)
     MeteredModel(model).complete(USER)
     assert model.calls[0].max_tokens == DEFAULT_MAX_TOKENS
+
+
+def test_an_unknown_role_is_refused_before_any_call() -> None:
+    model = ScriptedModel(["never sent"])
+    with pytest.raises(ConfigError, match="^role: expected one of author, critic, summariser"):
+        MeteredModel(model, role="judge")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="'judge'"):
+        MeteredModel(model).for_role("judge")  # type: ignore[arg-type]
+    assert model.calls == []
