@@ -8,6 +8,7 @@ from html import escape
 from typing import Literal
 
 CHART_WIDTH = 456
+CHART_HEIGHT = 200
 TIMELINE_WIDTH = 920
 PLOT_LEFT = 56
 PLOT_RIGHT = 16
@@ -73,10 +74,9 @@ def bar_chart(
     *,
     title: str,
     fmt: Callable[[float], str],
-    width: int = CHART_WIDTH,
-    height: int = 200,
 ) -> str:
     """Stacked bars, one per label; each bar's total is written above it."""
+    width, height = CHART_WIDTH, CHART_HEIGHT
     bottom = height - 40
     totals = [sum(s.values[i] for s in series) for i in range(len(labels))]
     top = max(totals, default=0)
@@ -126,11 +126,9 @@ def line_chart(
     title: str,
     y_max: float,
     color: str,
-    threshold: float | None = None,
-    width: int = CHART_WIDTH,
-    height: int = 200,
 ) -> str:
     """A line through the values on a 0..``y_max`` scale; ``None`` leaves a gap."""
+    width, height = CHART_WIDTH, CHART_HEIGHT
     bottom = height - 28
     plot_w = width - PLOT_LEFT - PLOT_RIGHT
     slot = plot_w / max(len(labels), 1)
@@ -149,12 +147,6 @@ def line_chart(
         body.append(
             f'<line x1="{PLOT_LEFT}" y1="{y_of(tick):.1f}" x2="{width - PLOT_RIGHT}" '
             f'y2="{y_of(tick):.1f}" stroke="#eee"/>'
-        )
-    if threshold is not None:
-        body.append(
-            f'<line x1="{PLOT_LEFT}" y1="{y_of(threshold):.1f}" x2="{width - PLOT_RIGHT}" '
-            f'y2="{y_of(threshold):.1f}" stroke="#2e7d32" stroke-dasharray="4 3">'
-            f"<title>pass threshold {threshold:g}</title></line>"
         )
     points: list[str] = []
     for i, (label, value) in enumerate(zip(labels, values, strict=True)):
@@ -190,9 +182,9 @@ def timeline(
     title: str,
     total: float,
     fmt_time: Callable[[float], str],
-    width: int = TIMELINE_WIDTH,
 ) -> str:
     """One band per round over the run's duration, with a tick per step and compactions marked."""
+    width = TIMELINE_WIDTH
     row_h = 26
     height = PLOT_TOP + row_h * len(rows) + 44
     plot_w = width - PLOT_LEFT - PLOT_RIGHT
