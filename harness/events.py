@@ -59,8 +59,7 @@ class EventLog:
     ValueError: that is a bug in the emitter), gets ``v``, ``ts`` and ``run_id`` filled in,
     is redacted (then a tool call's ``arguments_preview`` is cut to :data:`PREVIEW_CHARS`),
     and is written as one line and flushed, so a killed process leaves at most a
-    torn last line (which :func:`read_events` skips). ``fsync=True`` also syncs every line to
-    disk. ``echo`` (e.g. a :class:`harness.live.LiveProgress`) receives the same redacted
+    torn last line (which :func:`read_events` skips). ``echo`` (e.g. a :class:`harness.live.LiveProgress`) receives the same redacted
     event, in the log's order. Without a ``redactor``, a :class:`Redactor` over ``os.environ`` is used.
     """
 
@@ -71,13 +70,11 @@ class EventLog:
         run_id: str,
         redactor: Redactor | None = None,
         echo: EventSink | None = None,
-        fsync: bool = False,
     ) -> None:
         self.path = Path(path)
         self.run_id = run_id
         self.redactor = redactor if redactor is not None else Redactor()
         self._echo = echo
-        self._fsync = fsync
         self._lock = threading.Lock()
         self._folder_made = False
 
@@ -94,8 +91,6 @@ class EventLog:
             with self.path.open("a", encoding="utf-8") as log:
                 log.write(line)
                 log.flush()
-                if self._fsync:
-                    os.fsync(log.fileno())
             if self._echo is not None:
                 del record["kind"]
                 self._echo.emit(kind, **record)
