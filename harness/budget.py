@@ -169,7 +169,6 @@ class MeteredModel:
                 role=self.role,
                 estimated_tokens=worst_tokens,
                 estimated_cost=worst_cost,
-                allowed=False,
                 reason=stop.message,
             )
             raise

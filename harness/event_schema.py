@@ -80,7 +80,6 @@ class ModelCall(EventBase):
     completion_tokens: int
     cost_usd: float = 0.0
     latency: float = 0.0
-    round: int | None = None
 
 
 class ToolCallEvent(EventBase):
@@ -123,12 +122,13 @@ class Compaction(EventBase):
 
 
 class BudgetCheck(EventBase):
+    """A model call the budget refused; the run stops after it."""
+
     kind: Literal["budget_check"] = "budget_check"
     role: Role
     estimated_tokens: int
     estimated_cost: float | None = None
-    allowed: bool
-    reason: str | None = None
+    reason: str
 
 
 class Stop(EventBase):

@@ -46,10 +46,10 @@ class _Emitter:
         self.now += timedelta(seconds=after)
         self.sink.emit(kind, ts=self.now, **data)
 
-    def model_call(self, role: str, round_: int) -> None:
+    def model_call(self, role: str) -> None:
         model, prompt, completion, cost = CALLS[role]
         self.emit("model_call", 2, role=role, model=model, prompt_tokens=prompt,
-                  completion_tokens=completion, cost_usd=cost, latency=1.8, round=round_)  # fmt: skip
+                  completion_tokens=completion, cost_usd=cost, latency=1.8)  # fmt: skip
         self.run.add(prompt, completion, cost)
         self.round.add(prompt, completion, cost)
 
@@ -76,7 +76,8 @@ def emit_sample_run(
     """A bug-fix run: pytest fails in round 1, then the critic scores 6.5, 7.5, ...
 
     Round 2 compacts its context. With ``passes`` the last verdict is 9 and the run passes;
-    otherwise it stops at MAX_ITERATIONS and escalates. ``tool_output_note`` goes into each tool
+    otherwise it stops at MAX_ITERATIONS and escalates. Each round opens with a budget_check (a
+    refused call) so every kind appears, though a real run would stop after one. ``tool_output_note`` goes into each tool
     call's output preview (to plant secrets).
     """
     out = _Emitter(sink, start)
@@ -89,10 +90,10 @@ def emit_sample_run(
     for round_ in range(1, rounds + 1):
         out.round = Tally()
         out.emit("round_start", 1, round=round_, max_iterations=rounds)
-        out.emit("budget_check", 0.1, role="author", estimated_tokens=1500, estimated_cost=0.003,
-                 allowed=True)  # fmt: skip
+        out.emit("budget_check", 0.1, role="critic", estimated_tokens=2860, estimated_cost=0.0031,
+                 reason="cost budget: $0.9990 used + up to $0.0031 for the next call would exceed $1.0000")  # fmt: skip
         for step in range(1, STEPS + 1):
-            out.model_call("author", round_)
+            out.model_call("author")
             out.emit(
                 "tool_call", 0.5, name="read_file" if step == 1 else "run_shell",
                 arguments_preview='{"path": "calc.py"}' if step == 1 else '{"command": "pytest -q"}',
@@ -100,7 +101,7 @@ def emit_sample_run(
                 output_chars=812, step=step, output_preview=f"3 failed {tool_output_note}",
             )  # fmt: skip
             if round_ == 2 and step == 2:
-                out.model_call("summariser", round_)
+                out.model_call("summariser")
                 out.emit("compaction", 0.2, strategy="summary", tokens_before=52000,
                          tokens_after=11000, duration=2.1, dropped=["messages 2-14"])  # fmt: skip
         gates_pass = round_ > 1
@@ -113,7 +114,7 @@ def emit_sample_run(
                  duration=0.3)  # fmt: skip
         passed, outcome = False, "gates_failed"
         if gates_pass:
-            out.model_call("critic", round_)
+            out.model_call("critic")
             score = 9.0 if passes and round_ == rounds else min(4.5 + round_, 7.5)
             passed, outcome = score >= 8, "passed" if score >= 8 else "critic_failed"
             out.emit("critic_verdict", 0.1, round=round_, score=score, passed=passed,
