@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from harness.errors import ConfigError, HarnessError
 from harness.events import NULL_SINK, EventSink
@@ -95,7 +95,7 @@ class CompactionRecord:
     tokens_after: int
     duration: float
     dropped: tuple[str, ...]
-    trigger: str = "hard"  # "soft": early masking below the threshold
+    trigger: Literal["hard", "soft"] = "hard"  # "soft": early masking below the threshold
     attempts: int = 1
     model_tokens: int = 0  # prompt + completion tokens of summary requests
 

@@ -119,6 +119,9 @@ class Compaction(EventBase):
     tokens_after: int
     duration: float = 0.0
     dropped: list[str] = Field(default_factory=list)
+    trigger: Literal["hard", "soft"] = "hard"
+    attempts: int = 1
+    model_tokens: int = 0
 
 
 class BudgetCheck(EventBase):

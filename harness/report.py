@@ -61,12 +61,12 @@ def render_text(summary: RunSummary) -> str:
         f"usage: {usage.total_tokens:,} tokens (prompt {usage.prompt_tokens:,}, completion "
         f"{usage.completion_tokens:,}) · {format_cost(usage.cost_usd)} · {usage.calls} model calls",
         "",
-        f"{'round':>5}  {'outcome':<14} {'steps':>5} {'tokens':>7} {'cost':>8}  {'critic':>6}  gates",
+        f"{'round':>5}  {'outcome':<22} {'steps':>5} {'tokens':>7} {'cost':>8}  {'critic':>6}  gates",
     ]
     for r in summary.rounds:
         critic = f"{r.verdict.score:g}" if r.verdict else "-"
         lines.append(
-            f"{r.round:>5}  {r.outcome:<14} {len(r.steps):>5} {format_tokens(r.usage.total_tokens):>7} "
+            f"{r.round:>5}  {r.outcome:<22} {len(r.steps):>5} {format_tokens(r.usage.total_tokens):>7} "
             f"{format_cost(r.usage.cost_usd):>8}  {critic:>6}  {_gates_text(r.gates)}"
         )
     for r in summary.rounds:

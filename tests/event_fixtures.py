@@ -102,8 +102,9 @@ def emit_sample_run(
             )  # fmt: skip
             if round_ == 2 and step == 2:
                 out.model_call("summariser")
-                out.emit("compaction", 0.2, strategy="summary", tokens_before=52000,
-                         tokens_after=11000, duration=2.1, dropped=["messages 2-14"])  # fmt: skip
+                out.emit("compaction", 0.2, strategy="summarize", tokens_before=52000,
+                         tokens_after=11000, duration=2.1, dropped=["messages 2-14"],
+                         trigger="hard", attempts=1, model_tokens=3200)  # fmt: skip
         gates_pass = round_ > 1
         out.emit(
             "gate_report", 3, round=round_, name="pytest", passed=gates_pass,
@@ -112,11 +113,14 @@ def emit_sample_run(
         )  # fmt: skip
         out.emit("gate_report", 0.5, round=round_, name="ruff", passed=True, summary="clean",
                  duration=0.3)  # fmt: skip
-        passed, outcome = False, "gates_failed"
+        passed, outcome = False, "failed: pytest"
         if gates_pass:
             out.model_call("critic")
             score = 9.0 if passes and round_ == rounds else min(4.5 + round_, 7.5)
-            passed, outcome = score >= 8, "passed" if score >= 8 else "critic_failed"
+            passed, outcome = (
+                score >= 8,
+                "passed" if score >= 8 else f"failed: critic {score:.1f}/10",
+            )
             out.emit("critic_verdict", 0.1, round=round_, score=score, passed=passed,
                      reasons=["fix is minimal" if passed else "division by zero unhandled"],
                      fixes=[] if passed else ["raise ZeroDivisionError in div()"])  # fmt: skip

@@ -337,6 +337,9 @@ def test_each_compaction_is_recorded_and_emitted_with_what_it_dropped() -> None:
     event = make_event(kind, run_id="r1", **data)
     assert event.tokens_before == record.tokens_before  # type: ignore[attr-defined]
     assert event.dropped == list(record.dropped)  # type: ignore[attr-defined]
+    assert event.model_extra == {}  # every field the record emits is typed in the schema
+    assert (event.trigger, event.attempts) == ("hard", 1)  # type: ignore[attr-defined]
+    assert event.model_tokens == record.model_tokens  # type: ignore[attr-defined]
 
 
 def test_ledger_survives_repeated_summaries_that_forget_everything() -> None:

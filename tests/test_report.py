@@ -28,6 +28,7 @@ from harness.report import (
 from tests.event_fixtures import START, SampleRun, emit_sample_run
 
 SECRET = "sk-test-report-0123456789abcdef"
+OUTCOMES = ["failed: pytest", "failed: critic 6.5/10", "failed: critic 7.5/10"]
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_FLAGS = (
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -60,7 +61,7 @@ def test_summary_has_rounds_usage_gates_verdicts_compactions_and_escalation(tmp_
         [t.cost_usd for t in sample.per_round]
     )
     assert [len(r.steps) for r in summary.rounds] == [3, 3, 3]
-    assert [r.outcome for r in summary.rounds] == ["gates_failed", "critic_failed", "critic_failed"]
+    assert [r.outcome for r in summary.rounds] == OUTCOMES
     assert [r.verdict.score if r.verdict else None for r in summary.rounds] == [None, 6.5, 7.5]
     assert summary.rounds[0].gates[0].failures == ["test_add", "test_sub", "test_div_zero"]
     assert [len(r.compactions) for r in summary.rounds] == [0, 1, 0]
@@ -85,13 +86,17 @@ def test_an_unfinished_run_is_incomplete_and_totals_its_model_calls(tmp_path: Pa
 def test_text_report_has_per_round_figures_and_the_escalation(tmp_path: Path) -> None:
     run_dir, sample = _run(tmp_path)
     text = render_text(load_run(run_dir))
-    rows = [line.split() for line in text.splitlines() if re.match(r"\s+\d\s", line)]
+    rows = [
+        re.split(r"\s{2,}", line.strip())
+        for line in text.splitlines()
+        if re.match(r"\s+\d\s", line)
+    ]
     assert [row[:5] for row in rows] == [
         [str(n), outcome, "3", format_tokens(t.prompt_tokens + t.completion_tokens), format_cost(t.cost_usd)]
-        for n, outcome, t in zip((1, 2, 3), ("gates_failed", "critic_failed", "critic_failed"), sample.per_round, strict=True)
+        for n, outcome, t in zip((1, 2, 3), OUTCOMES, sample.per_round, strict=True)
     ]  # fmt: skip
     assert "gate pytest failed (3 failed, 9 passed): test_add, test_sub, test_div_zero" in text
-    assert "compaction (summary): 52.0k → 11.0k tokens" in text
+    assert "compaction (summarize): 52.0k → 11.0k tokens" in text
     assert "escalation: MAX_ITERATIONS\n  report: progress/fix-calc.escalation.md" in text
     assert f"{sample.usage.prompt_tokens + sample.usage.completion_tokens:,} tokens" in text
     assert SECRET not in text
