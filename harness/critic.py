@@ -128,9 +128,18 @@ class Critic:
         self.events = events
 
     def review(
-        self, goal: str, artifact: str, *, criteria: str | Sequence[str] | None = None
+        self,
+        goal: str,
+        artifact: str,
+        *,
+        criteria: str | Sequence[str] | None = None,
+        round: int | None = None,
     ) -> Verdict:
-        """Judge ``artifact`` against ``goal`` and the criteria (these, or the critic's own)."""
+        """Judge ``artifact`` against ``goal`` and the criteria (these, or the critic's own).
+
+        The verdict goes to ``events`` as ``critic_verdict`` with ``round`` and the messages
+        the critic's model was sent.
+        """
         if not goal.strip():
             raise ConfigError("goal: empty")
         if not artifact.strip():
@@ -141,7 +150,7 @@ class Critic:
                 fixes=["Produce the artifact the goal asks for."],
                 threshold=self.threshold,
             )
-            return self._emit(verdict)
+            return self._emit(verdict, round)
         rendered = self.criteria if criteria is None else _render_criteria(criteria)
         messages: list[Message] = [
             {"role": "system", "content": self.system_prompt},
@@ -175,15 +184,18 @@ class Critic:
             usage=usage,
             raw=raw,
         )
-        return self._emit(verdict, messages)
+        return self._emit(verdict, round, messages)
 
     def _ask(self, messages: list[Message]) -> tuple[str, Usage]:
         reply = self.model.complete(messages, max_tokens=self.max_tokens)
         return reply.content or "", reply.usage
 
-    def _emit(self, verdict: Verdict, messages: list[Message] | None = None) -> Verdict:
+    def _emit(
+        self, verdict: Verdict, round: int | None, messages: list[Message] | None = None
+    ) -> Verdict:
         self.events.emit(
             "critic_verdict",
+            round=round,
             score=verdict.score,
             passed=verdict.passed,
             reasons=verdict.reasons,

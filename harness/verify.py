@@ -108,13 +108,5 @@ def verify(
         )
     if critic is None or not all(r.passed for r in reports):
         return Evidence((), reports, None)
-    verdict = critic.review(goal, artifact(), criteria=criteria)
-    events.emit(
-        "critic_verdict",
-        round=round_number,
-        score=verdict.score,
-        passed=verdict.passed,
-        reasons=list(verdict.reasons),
-        fixes=list(verdict.fixes),
-    )
+    verdict = critic.review(goal, artifact(), criteria=criteria, round=round_number)
     return Evidence((), reports, verdict)

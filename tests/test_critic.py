@@ -249,11 +249,12 @@ def test_verdict_event_matches_the_event_schema() -> None:
     sink = RecordingSink()
     model = ScriptedModel([verdict_json(9, ["fine"], ["none"])])
 
-    Critic(model, events=sink).review(GOAL, HAIKU)
+    Critic(model, events=sink).review(GOAL, HAIKU, round=3)
 
     [(kind, data)] = sink.events
     make_event(kind, run_id="run-1", **data)  # raises if a field does not fit
     assert kind == "critic_verdict"
+    assert data["round"] == 3
     assert data["messages"] == model.calls[0].messages  # the rendered prompt is on record
     assert {k: data[k] for k in ("score", "passed", "reasons", "fixes", "threshold")} == {
         "score": 9,
@@ -262,3 +263,12 @@ def test_verdict_event_matches_the_event_schema() -> None:
         "fixes": ["none"],
         "threshold": 8.0,
     }
+
+
+def test_a_review_outside_a_loop_has_no_round_and_an_empty_artifact_still_reports() -> None:
+    sink = RecordingSink()
+
+    Critic(ScriptedModel([]), events=sink).review(GOAL, "  ")
+
+    [(kind, data)] = sink.events
+    assert (kind, data["round"], data["score"], data["messages"]) == ("critic_verdict", None, 0, [])

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from harness import Agent, OuterLoop, ScriptedModel
+from harness import Agent, Critic, OuterLoop, ScriptedModel
 from harness.errors import ConfigError
+from harness.event_schema import make_event
 from harness.gates import CommandGate, PytestGate
-from harness.verify import PYTEST_CONFIG_FILES, ROOT_TEST_FILES, default_protect
+from harness.verify import PYTEST_CONFIG_FILES, ROOT_TEST_FILES, default_protect, verify
 from harness.workspace_paths import protecting_pattern
 
 
@@ -57,3 +60,39 @@ def test_a_test_path_outside_the_workspace_is_a_configuration_error(
 def test_the_outer_loop_refuses_such_a_gate_when_it_is_built(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="outside the workspace"):
         OuterLoop("goal", Agent(ScriptedModel([])), gates=[PytestGate("../x")], workspace=tmp_path)
+
+
+class RecordingSink:
+    def __init__(self) -> None:
+        self.events: list[tuple[str, dict[str, Any]]] = []
+
+    def emit(self, kind: str, **data: Any) -> None:
+        self.events.append((kind, data))
+
+
+def test_the_critic_reports_its_verdict_once_with_the_round_and_its_prompt(
+    tmp_path: Path,
+) -> None:
+    loop_events = RecordingSink()
+    critic_model = ScriptedModel([json.dumps({"score": 9, "reasons": ["ok"], "fixes": []})])
+    critic = Critic(critic_model, events=loop_events)
+
+    evidence = verify(
+        round_number=2,
+        goal="say hello",
+        workspace=tmp_path,
+        changed=["hello.txt"],
+        protect=(),
+        gates=[CommandGate("true", name="ok")],
+        critic=critic,
+        artifact=lambda: "hello",
+        events=loop_events,
+    )
+
+    assert evidence.verdict is not None
+    assert evidence.verdict.passed
+    assert [kind for kind, _ in loop_events.events] == ["gate_report", "critic_verdict"]
+    verdict = loop_events.events[1][1]
+    assert verdict["round"] == 2
+    assert verdict["messages"] == critic_model.calls[0].messages
+    make_event("critic_verdict", run_id="r", **verdict)
