@@ -55,6 +55,13 @@ def format_duration(seconds: float) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes:02d}:{secs:02d}"
 
 
+def gate_mark(gate: GateReportEvent) -> str:
+    """A gate's result in a few characters: ``✓``, ``✗``, ``✗ (3 failing)``."""
+    if gate.passed:
+        return "✓"
+    return f"✗ ({len(gate.failures)} failing)" if gate.failures else "✗"
+
+
 class LiveProgress:
     """Shows a run's progress on ``stream``.
 
@@ -134,7 +141,7 @@ class LiveProgress:
         elif isinstance(event, GateReportEvent):
             if self._gates_round != self._round:
                 self._gates, self._gates_round = {}, self._round
-            self._gates[event.name] = _gate_mark(event)
+            self._gates[event.name] = f"{event.name} {gate_mark(event)}"
         elif isinstance(event, CriticVerdict):
             self._critic, self._critic_round = event.score, self._round
         elif event.kind == "run_start":
@@ -169,11 +176,3 @@ class LiveProgress:
         prefix = "\r\x1b[K" if self._tty and self.mode == "live" else ""
         self.stream.write(prefix + line + "\n")
         self.stream.flush()
-
-
-def _gate_mark(event: GateReportEvent) -> str:
-    if event.passed:
-        return f"{event.name} ✓"
-    return (
-        f"{event.name} ✗ ({len(event.failures)} failing)" if event.failures else f"{event.name} ✗"
-    )

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from harness.event_schema import GateReportEvent
-from harness.live import format_cost, format_duration, format_tokens
+from harness.live import format_cost, format_duration, format_tokens, gate_mark
 from harness.report_html import render_html
 from harness.run_summary import (
     RUNS_DIR,
@@ -19,6 +19,7 @@ from harness.run_summary import (
     find_run,
     list_runs,
     load_run,
+    round_notes,
 )
 
 __all__ = [
@@ -70,7 +71,9 @@ def render_text(summary: RunSummary) -> str:
             f"{format_cost(r.usage.cost_usd):>8}  {critic:>6}  {_gates_text(r.gates)}"
         )
     for r in summary.rounds:
-        lines += _round_details(r)
+        notes = round_notes(r)
+        if notes:
+            lines += ["", f"round {r.round}:", *(f"  {note}" for note in notes)]
     if summary.escalation:
         lines += ["", f"escalation: {summary.escalation.reason}"]
         if summary.escalation.report_path:
@@ -81,25 +84,7 @@ def render_text(summary: RunSummary) -> str:
 
 
 def _gates_text(gates: Sequence[GateReportEvent]) -> str:
-    marks = [f"{g.name} {'✓' if g.passed else '✗'}" for g in gates]
-    return ", ".join(marks) or "-"
-
-
-def _round_details(r: RoundSummary) -> list[str]:
-    lines: list[str] = []
-    for gate in r.gates:
-        if not gate.passed:
-            failing = f": {', '.join(gate.failures)}" if gate.failures else ""
-            lines.append(f"  gate {gate.name} failed ({gate.summary}){failing}")
-    if r.verdict and not r.verdict.passed:
-        lines += [f"  critic {r.verdict.score:g}: {reason}" for reason in r.verdict.reasons]
-        lines += [f"  fix: {fix}" for fix in r.verdict.fixes]
-    for c in r.compactions:
-        lines.append(
-            f"  compaction ({c.strategy}): {format_tokens(c.tokens_before)} → "
-            f"{format_tokens(c.tokens_after)} tokens"
-        )
-    return ["", f"round {r.round}:", *lines] if lines else []
+    return ", ".join(f"{g.name} {gate_mark(g)}" for g in gates) or "-"
 
 
 def _clip(text: str, width: int) -> str:

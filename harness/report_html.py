@@ -12,8 +12,8 @@ from html import escape
 
 from harness.charts import Mark, Series, TimelineRow, bar_chart, line_chart, timeline
 from harness.event_schema import SCHEMA_VERSION, GateReportEvent
-from harness.live import format_cost, format_duration, format_tokens
-from harness.run_summary import RoundSummary, RunSummary
+from harness.live import format_cost, format_duration, format_tokens, gate_mark
+from harness.run_summary import RoundSummary, RunSummary, round_failures, round_notes
 
 CSS = """
 body { font: 14px/1.45 system-ui, sans-serif; color: #222; margin: 24px auto; max-width: 960px;
@@ -155,11 +155,9 @@ def _gates_html(summary: RunSummary) -> str:
 def _gate_cell(gate: GateReportEvent | None) -> str:
     if gate is None:
         return '<td class="muted">–</td>'
-    if gate.passed:
-        return f'<td class="pass" title="{escape(gate.summary)}">✓ passed</td>'
-    failing = f" ({len(gate.failures)} failing)" if gate.failures else ""
+    css = "pass" if gate.passed else "fail"
     tip = escape("; ".join([gate.summary, *gate.failures]))
-    return f'<td class="fail" title="{tip}">✗ failed{failing}</td>'
+    return f'<td class="{css}" title="{tip}">{gate_mark(gate)}</td>'
 
 
 def _rounds_html(summary: RunSummary) -> str:
@@ -171,20 +169,7 @@ def _rounds_html(summary: RunSummary) -> str:
 
 
 def _round_row(r: RoundSummary) -> str:
-    notes = [
-        f"gate {escape(g.name)}: {escape(g.summary)}"
-        + (f" — <code>{escape(', '.join(g.failures))}</code>" if g.failures else "")
-        for g in r.gates
-        if not g.passed
-    ]
-    if r.verdict:
-        notes += [f"critic: {escape(reason)}" for reason in r.verdict.reasons]
-        notes += [f"fix: {escape(fix)}" for fix in r.verdict.fixes]
-    notes += [
-        f"◆ compaction ({escape(c.strategy)}): {format_tokens(c.tokens_before)} → "
-        f"{format_tokens(c.tokens_after)} tokens"
-        for c in r.compactions
-    ]
+    notes = [escape(note) for note in round_notes(r)]
     steps = "".join(
         f"<li><code>{escape(s.name)}</code> {escape(s.arguments_preview)} → exit {s.exit_code}, "
         f"{s.output_chars} chars, {s.duration:.1f}s</li>"
@@ -210,12 +195,7 @@ def _escalation_html(summary: RunSummary) -> str:
         if esc.report_path
         else ""
     )
-    last = summary.rounds[-1] if summary.rounds else None
-    failures = []
-    if last is not None:
-        failures = [f"gate {g.name}: {g.summary}" for g in last.gates if not g.passed]
-        if last.verdict and not last.verdict.passed:
-            failures += [f"critic fix: {fix}" for fix in last.verdict.fixes]
+    failures = round_failures(summary.rounds[-1]) if summary.rounds else []
     items = "".join(f"<li>{escape(f)}</li>" for f in failures)
     return (
         f'<h2>Escalation</h2><div class="escalation"><p><b>{escape(esc.reason)}</b> — '

@@ -28,6 +28,7 @@ from harness.event_schema import (
     ToolCallEvent,
 )
 from harness.events import EVENTS_FILE, read_events
+from harness.live import format_tokens
 from harness.model import Usage
 
 E = TypeVar("E", bound=EventBase)
@@ -94,6 +95,29 @@ class RunInfo:
     rounds: int
     cost_usd: float
     goal: str
+
+
+def round_failures(r: RoundSummary) -> list[str]:
+    """What failed a round, one line each: failed gates with their failures, the critic's
+    reasons and fixes when it did not pass."""
+    notes = [
+        f"gate {g.name} failed ({g.summary})" + (f": {', '.join(g.failures)}" if g.failures else "")
+        for g in r.gates
+        if not g.passed
+    ]
+    if r.verdict and not r.verdict.passed:
+        notes += [f"critic {r.verdict.score:g}: {reason}" for reason in r.verdict.reasons]
+        notes += [f"fix: {fix}" for fix in r.verdict.fixes]
+    return notes
+
+
+def round_notes(r: RoundSummary) -> list[str]:
+    """A round's notes for a report, as plain text: its failures, then its compactions."""
+    return round_failures(r) + [
+        f"compaction ({c.strategy}): {format_tokens(c.tokens_before)} → "
+        f"{format_tokens(c.tokens_after)} tokens"
+        for c in r.compactions
+    ]
 
 
 def find_run(ref: str | os.PathLike[str], *, root: str | os.PathLike[str] = ".") -> Path:

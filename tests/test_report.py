@@ -8,6 +8,7 @@ import struct
 import subprocess
 import tempfile
 from datetime import timedelta
+from html import escape
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,7 @@ from harness.report import (
     render_runs,
     render_text,
 )
+from harness.run_summary import round_failures, round_notes
 from tests.event_fixtures import START, SampleRun, emit_sample_run
 
 SECRET = "sk-test-report-0123456789abcdef"
@@ -113,10 +115,40 @@ def test_html_report_is_self_contained_with_charts_and_escalation(tmp_path: Path
         assert format_cost(tally.cost_usd) in html
     assert re.findall(r">(\d\.5)</text>", html) == ["6.5", "7.5"]
     assert html.count("<polygon") == 1  # the compaction, on the timeline
-    assert "✗ failed (3 failing)" in html
+    assert (
+        '<td class="fail" title="3 failed, 9 passed; test_add; test_sub; test_div_zero">✗ (3 failing)</td>'
+        in html
+    )
     assert '<div class="escalation">' in html
     assert "progress/fix-calc.escalation.md" in html
     assert SECRET not in html
+
+
+def test_text_and_html_show_the_same_round_notes_and_gate_marks(tmp_path: Path) -> None:
+    run_dir, _ = _run(tmp_path)
+    summary = load_run(run_dir)
+    first, second, last = summary.rounds
+    assert round_notes(first) == [
+        "gate pytest failed (3 failed, 9 passed): test_add, test_sub, test_div_zero"
+    ]
+    assert round_notes(second) == [
+        "critic 6.5: division by zero unhandled",
+        "fix: raise ZeroDivisionError in div()",
+        "compaction (summarize): 52.0k → 11.0k tokens",
+    ]
+    assert round_failures(second) == round_notes(second)[:2]
+    text, html = render_text(summary), render_html(summary)
+    for r in summary.rounds:
+        for note in round_notes(r):
+            assert f"  {note}\n" in text
+            assert escape(note) in html
+    escalation = html[html.index('<div class="escalation">') :]
+    assert round_failures(last) == [
+        "critic 7.5: division by zero unhandled",
+        "fix: raise ZeroDivisionError in div()",
+    ]
+    assert all(f"<li>{escape(note)}</li>" in escalation for note in round_failures(last))
+    assert "pytest ✗ (3 failing), ruff ✓" in text
 
 
 def test_html_report_of_a_passed_run_has_no_escalation(tmp_path: Path) -> None:
