@@ -241,6 +241,7 @@ class OuterLoop:
         if self.critic is not None:
             critic = copy.copy(self.critic)
             critic.model = author_model.for_role("critic", self.critic.model)
+            critic.events = self.events
             models.append(critic.model)
         first = (
             progress.iteration + 1 if progress and progress.status is not Status.NOT_STARTED else 1

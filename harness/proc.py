@@ -5,7 +5,6 @@ from __future__ import annotations
 import codecs
 import contextlib
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -16,11 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-SECRET_ENV_PATTERN = re.compile(
-    r"(API_KEY|_TOKEN|SECRET|PASSWORD|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?)$|^AWS_SESSION",
-    re.IGNORECASE,
-)
-"""Environment variables that never reach a child process the agent or a gate starts."""
+from harness.redact import SECRET_NAME
 
 CANNOT_START = 127
 """The exit code of a command whose program could not be started (as a shell reports it)."""
@@ -38,7 +33,7 @@ def safe_env(
     env = {
         k: v
         for k, v in (os.environ if base is None else base).items()
-        if not SECRET_ENV_PATTERN.search(k)
+        if not SECRET_NAME.search(k)  # the same names the event log redacts
     }
     env.update(extra or {})
     bin_dir = os.path.dirname(sys.executable)
@@ -133,8 +128,9 @@ def run_command(
             process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
-        _kill_group(process.pid)
-        process.wait()
+        finally:  # also on Ctrl-C: the command's own session must not outlive the harness
+            _kill_group(process.pid)
+            process.wait()
         output, chars = _read_bounded(sink, max_output)
     return CommandResult(
         exit_code=None if timed_out else process.returncode,

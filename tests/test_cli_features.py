@@ -308,11 +308,6 @@ def test_ctrl_c_during_a_run_escalates_as_cancelled_with_exit_3(tmp_path: Path) 
     assert Progress.load(tmp_path / "progress" / "answer.md").status is Status.ESCALATED
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="proc.py:117-122 run_command kills the command's process group only after wait() "
-    "returns; a KeyboardInterrupt in wait() skips it, so the command outlives the harness",
-)
 def test_ctrl_c_does_not_leave_the_running_command_behind(tmp_path: Path) -> None:
     result, sleeper = _interrupted_run(tmp_path)
     alive = _alive(sleeper)

@@ -7,6 +7,7 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -130,3 +131,14 @@ def test_status_names_the_exit_code_or_the_timeout(tmp_path: Path) -> None:
     assert failed.status == "exit code 3"
     assert slow.status == "timed out after 0.3s (process group killed)"
     assert slow.exit_code is None
+
+
+@pytest.mark.parametrize(
+    "name", ["OPENAI_API_KEY", "AZURE_OPENAI_KEY", "GEMINI_KEY", "AWS_BEARER_TOKEN_BEDROCK",
+             "OPENAI_API_KEY_2", "DB_PASSWD", "SECRET_KEY_BASE", "AWS_SESSION_TOKEN"],
+)  # fmt: skip
+def test_every_secret_the_log_redacts_is_kept_from_child_processes(name: str) -> None:
+    env = safe_env({name: "s3cret-value-123", "HOME": "/home/x", "TIKTOKEN_CACHE_DIR": "/c"})
+    assert name not in env
+    assert env["HOME"] == "/home/x"
+    assert env["TIKTOKEN_CACHE_DIR"] == "/c"
