@@ -31,8 +31,8 @@ _EXPORTS = {
     "Skill": "harness.skill",
     "Progress": "harness.progress",
     "Loop": "harness.loop",
-    "ForEach": "harness.loop",
-    "Condition": "harness.loop",
+    "ForEach": "harness.foreach",
+    "Condition": "harness.condition",
     "LoopResult": "harness.loop",
     "StopReason": "harness.stop",
     "OuterLoop": "harness.outer",
@@ -81,12 +81,14 @@ __all__ = [
 if TYPE_CHECKING:
     from harness.agent import Agent, AgentRun, AgentStop
     from harness.budget import Budget
+    from harness.condition import Condition
     from harness.critic import Critic, Verdict
     from harness.errors import ConfigError, HarnessError
     from harness.fleet import Fleet, Subtask
+    from harness.foreach import ForEach
     from harness.gates import CommandGate, GateReport, PredicateGate, PytestGate
     from harness.litellm_model import LiteLLMModel
-    from harness.loop import Condition, ForEach, Loop, LoopResult
+    from harness.loop import Loop, LoopResult
     from harness.model import ToolCall, Usage
     from harness.outer import OuterLoop
     from harness.progress import Progress

@@ -212,7 +212,7 @@ class _Session:
         self.events.emit(
             "tool_call",
             name=call.name,
-            arguments_preview=call.arguments_json[:200],
+            arguments_preview=call.arguments_json[:4000],  # the log cuts it after redacting
             exit_code=result.exit_code,
             is_error=result.is_error,
             duration=time.monotonic() - started,

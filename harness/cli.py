@@ -63,9 +63,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _rounds(text: str) -> int:
+    from harness.loop import MAX_ITERATIONS
+
     value = int(text) if text.strip().lstrip("-").isdigit() else 0
-    if not 1 <= value <= 100:
-        raise argparse.ArgumentTypeError(f"must be an integer from 1 to 100, got {text!r}")
+    if not 1 <= value <= MAX_ITERATIONS:
+        raise argparse.ArgumentTypeError(
+            f"must be an integer from 1 to {MAX_ITERATIONS}, got {text!r}"
+        )
     return value
 
 

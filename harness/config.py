@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.errors import ConfigError
+from harness.loop import MAX_ITERATIONS
 
 CONFIG_NAME = "loop.toml"
 
@@ -85,7 +86,7 @@ class LoopConfig(_Section):
     skill: str | None = None
     progress: str | None = None
     checklist: list[str] = []
-    max_iterations: int = Field(10, ge=1, le=100)
+    max_iterations: int = Field(10, ge=1, le=MAX_ITERATIONS)
     isolation: Literal["auto", "worktree", "branch", "none"] = "auto"  # auto: worktree in git
     rollback: Literal["keep", "failed"] = "keep"
     merge: bool = False

@@ -12,7 +12,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import hashlib
-import sys
 import time
 import traceback
 import uuid
@@ -32,7 +31,7 @@ from harness.gates import Gate
 from harness.git import GitIsolationError, Isolation, Workspace, open_workspace
 from harness.ledger import Ledger
 from harness.lock import LoopLock
-from harness.loop import Loop, LoopContext
+from harness.loop import Loop, LoopContext, check_max_iterations, finish_message
 from harness.model import Usage
 from harness.progress import Progress, Status
 from harness.progress_tool import progress_tool
@@ -105,10 +104,7 @@ class OuterLoop:
     ) -> None:
         if not goal or not goal.strip():
             raise ConfigError("goal: must not be empty")
-        if not isinstance(max_iterations, int) or not 1 <= max_iterations <= 100:
-            raise ConfigError(
-                f"max_iterations: must be an integer from 1 to 100, got {max_iterations!r}"
-            )
+        check_max_iterations(max_iterations)
         if rollback not in ("keep", "failed"):
             raise ConfigError(f"rollback: must be 'keep' or 'failed', got {rollback!r}")
         if critic_artifact not in ("diff", "final") and not critic_artifact.startswith("file:"):
@@ -154,7 +150,6 @@ class OuterLoop:
         if self.progress is None or self.progress.path is None:
             return self._run()
         path = self.progress.path
-        path.parent.mkdir(parents=True, exist_ok=True)
         with LoopLock(path):
             # Read (or set aside) progress.md only now: another process may have moved it on.
             if self.restart:
@@ -209,7 +204,7 @@ class OuterLoop:
         if remaining < 1:
             run.stop, run.message = (
                 StopReason.MAX_ITERATIONS,
-                (f"Loop finished after {run.first_round - 1} iteration(s): MAX_ITERATIONS"),
+                finish_message(run.first_round - 1, StopReason.MAX_ITERATIONS),
             )
         else:
             Loop(lambda ctx: self._round(run, ctx), max_iterations=remaining).run()
@@ -329,9 +324,9 @@ class OuterLoop:
         )
         if session.interruption is not None:
             raise session.interruption
-        changed = tuple(run.workspace.changed_files())
-        # The agent's work, once: the critic's artifact and the no-progress digest come from it.
-        diff = run.workspace.diff(max_chars=sys.maxsize) if run.workspace.base_commit else ""
+        # The agent's work, taken once: protection, the critic's diff and the no-progress digest.
+        changed_files, diff = run.workspace.changes()
+        changed = tuple(changed_files)
         evidence = verify(
             round_number=number,
             goal=self.goal,

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from harness.agent import AgentStop
 from harness.critic import Verdict
 from harness.gates import GateReport
+from harness.loop import finish_message
 from harness.model import Usage
 from harness.progress import GateSummary
 from harness.stop import StopReason
@@ -113,7 +114,7 @@ def decide(reports: Sequence[RoundReport], *, max_iterations: int, patience: int
     if last.round >= max_iterations:
         return Decision(
             StopReason.MAX_ITERATIONS,
-            f"Loop finished after {last.round} iteration(s): MAX_ITERATIONS",
+            finish_message(last.round, StopReason.MAX_ITERATIONS),
         )
     return Decision(None, feedback(last))
 

@@ -93,12 +93,17 @@ def _cache_key(message: Message) -> tuple[Any, ...]:
     # Strings cache their hash and compare by identity first, so a hit on a long message that is
     # the same object costs O(1); only small parts are serialised.
     content = message.get("content")
-    if not isinstance(content, str):
-        content = json.dumps(content, sort_keys=True, default=str)
+    # Text and serialised structures are tagged apart: content None must not share a key with
+    # the text "null", nor a list with the string of its JSON.
+    text = (
+        ("text", content)
+        if isinstance(content, str)
+        else ("json", json.dumps(content, sort_keys=True, default=str))
+    )
     calls = message.get("tool_calls")
     return (
         message.get("role"),
-        content,
+        text,
         message.get("name"),
         json.dumps(calls, sort_keys=True, default=str) if calls else None,
     )
