@@ -391,6 +391,8 @@ class OuterLoop:
                 commit=report.commit or "",
                 summary=(report.agent_summary or "").strip()[:300],
             )
+            if report.passed:  # in the same atomic write: a pass survives a kill right after it
+                run.progress.status = Status.PASSED
             run.state.write(run.progress)
             self._save(run.progress)
         self.events.emit(

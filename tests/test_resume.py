@@ -219,3 +219,28 @@ def test_progress_is_read_under_the_lock_not_when_the_loop_was_built(tmp_path: P
     assert result.passed
     assert result.rounds == []  # it saw the pass instead of replaying round 1
     assert [a.round for a in Progress.load(progress_path).attempts] == [1]
+
+
+def test_a_pass_is_recorded_with_its_round_so_a_kill_right_after_it_cannot_undo_it(
+    tmp_path: Path,
+) -> None:
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    progress_path = tmp_path / "answer.md"
+    seen: list[str] = []
+    loop = _loop(workspace, progress_path, ScriptedModel(_write("yes\n")), isolation="none",
+                 events=_StatusProbe(progress_path, seen))  # fmt: skip
+    assert loop.run().passed
+    assert len(seen) == 1
+    assert "Status: passed" in seen[0]  # already saved before any finishing step
+
+
+class _StatusProbe:
+    """Reads progress.md when the round ends, before the run's own finishing steps."""
+
+    def __init__(self, path: Path, seen: list[str]) -> None:
+        self.path, self.seen = path, seen
+
+    def emit(self, kind: str, **data: object) -> None:
+        if kind == "round_end":
+            self.seen.append(self.path.read_text())
