@@ -1,6 +1,6 @@
 """Replay one long scripted session under each compaction strategy and compare.
 
-The real :class:`~harness.agent.Agent` runs a :class:`~harness.scripted.ScriptedModel` through
+The real :class:`~harness.agent.agent.Agent` runs a :class:`~harness.models.scripted.ScriptedModel` through
 ``--steps`` tool calls (``read_file`` on generated modules, ``run_shell`` on generated logs,
 some of which fail) in a temporary workspace, so every observation is real tool output of about
 2,000 tokens. Three facts are planted: the goal (the task), a decision at step 5 and an
@@ -24,8 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.agent import Agent
-from harness.compaction import (
+from harness.agent.agent import Agent
+from harness.agent.compaction import (
     SUMMARY_HEADER,
     SUMMARY_INSTRUCTION,
     Compaction,
@@ -33,9 +33,8 @@ from harness.compaction import (
     NoCompaction,
     Summarize,
 )
-from harness.model import Reply, ToolCall
-from harness.scripted import ScriptedModel
-from harness.tokens import Message
+from harness.models.base import Message, Reply, ToolCall
+from harness.models.scripted import ScriptedModel
 
 GOAL = "Migrate the billing service to the JSON invoice schema (ticket BILL-4127)."
 DECISION = "DECISION: keep the XML reader behind the flag billing.xml_fallback until v3.2."

@@ -1,6 +1,6 @@
 """How long ``harness --help`` takes, and proof that it does not import litellm.
 
-Runs ``python -m harness.cli --help`` (and the ``harness`` console script, when installed) a
+Runs ``python -m harness.cli.main --help`` (and the ``harness`` console script, when installed) a
 number of times in fresh processes and prints the median wall time, beside the time of
 ``python -c "import harness"`` and of a bare interpreter for comparison. Exits non-zero if the
 help path imports litellm (checked with ``-X importtime``) or a command fails.
@@ -62,7 +62,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=10, help="runs per command (default 10)")
     runs = parser.parse_args().runs
 
-    help_args = ["-m", "harness.cli", "--help"]
+    help_args = ["-m", "harness.cli.main", "--help"]
     leaked = {"litellm", "openai"} & imported_modules(help_args)
     if leaked:
         raise SystemExit(f"harness --help imports {', '.join(sorted(leaked))}")
@@ -70,7 +70,7 @@ def main() -> None:
 
     report("python -c pass", wall_times([sys.executable, "-c", "pass"], runs))
     report('python -c "import harness"', wall_times([sys.executable, "-c", "import harness"], runs))
-    report("python -m harness.cli --help", wall_times([sys.executable, *help_args], runs))
+    report("python -m harness.cli.main --help", wall_times([sys.executable, *help_args], runs))
     script = shutil.which("harness")
     if script is None:
         print("harness console script: not installed (pip install -e . to measure it)")

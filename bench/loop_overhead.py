@@ -25,8 +25,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.foreach import ForEach  # noqa: E402
-from harness.loop import MAX_ITERATIONS, Loop, LoopContext  # noqa: E402
+from harness.engine.foreach import ForEach  # noqa: E402
+from harness.engine.loop import MAX_ITERATIONS, Loop, LoopContext  # noqa: E402
 
 
 def round_gaps(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import statistics
 import time
 
-from harness.tokens import TokenCounter, count_text
+from harness.models.tokens import TokenCounter, count_text
 
 
 def transcript(messages: int = 200) -> list[dict[str, str]]:

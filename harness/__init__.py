@@ -11,37 +11,37 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "LiteLLMModel": "harness.litellm_model",
-    "ScriptedModel": "harness.scripted",
-    "ToolCall": "harness.model",
-    "Usage": "harness.model",
-    "Agent": "harness.agent",
-    "AgentRun": "harness.agent",
-    "AgentStop": "harness.agent",
+    "LiteLLMModel": "harness.models.litellm_model",
+    "ScriptedModel": "harness.models.scripted",
+    "ToolCall": "harness.models.base",
+    "Usage": "harness.core.usage",
+    "Agent": "harness.agent.agent",
+    "AgentRun": "harness.agent.agent",
+    "AgentStop": "harness.agent.agent",
     "Tool": "harness.tools",
     "ToolResult": "harness.tools",
     "tool": "harness.tools",
     "default_tools": "harness.tools",
-    "CommandGate": "harness.gates",
-    "PytestGate": "harness.gates",
-    "PredicateGate": "harness.gates",
-    "GateReport": "harness.gates",
-    "Critic": "harness.critic",
-    "Verdict": "harness.critic",
-    "Skill": "harness.skill",
-    "Progress": "harness.progress",
-    "Loop": "harness.loop",
-    "ForEach": "harness.foreach",
-    "Condition": "harness.condition",
-    "LoopResult": "harness.loop",
-    "StopReason": "harness.stop",
-    "OuterLoop": "harness.outer",
-    "Fleet": "harness.fleet",
-    "Subtask": "harness.fleet",
-    "RunResult": "harness.result",
-    "Budget": "harness.budget",
-    "ConfigError": "harness.errors",
-    "HarnessError": "harness.errors",
+    "CommandGate": "harness.verify.gates",
+    "PytestGate": "harness.verify.gates",
+    "PredicateGate": "harness.verify.gates",
+    "GateReport": "harness.verify.gates",
+    "Critic": "harness.verify.critic",
+    "Verdict": "harness.verify.critic",
+    "Skill": "harness.memory.skill",
+    "Progress": "harness.memory.progress",
+    "Loop": "harness.engine.loop",
+    "ForEach": "harness.engine.foreach",
+    "Condition": "harness.engine.condition",
+    "LoopResult": "harness.engine.loop",
+    "StopReason": "harness.core.stop",
+    "OuterLoop": "harness.outer.loop",
+    "Fleet": "harness.scale.fleet",
+    "Subtask": "harness.scale.fleet",
+    "RunResult": "harness.outer.result",
+    "Budget": "harness.models.budget",
+    "ConfigError": "harness.core.errors",
+    "HarnessError": "harness.core.errors",
 }
 
 __all__ = [
@@ -79,24 +79,25 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from harness.agent import Agent, AgentRun, AgentStop
-    from harness.budget import Budget
-    from harness.condition import Condition
-    from harness.critic import Critic, Verdict
-    from harness.errors import ConfigError, HarnessError
-    from harness.fleet import Fleet, Subtask
-    from harness.foreach import ForEach
-    from harness.gates import CommandGate, GateReport, PredicateGate, PytestGate
-    from harness.litellm_model import LiteLLMModel
-    from harness.loop import Loop, LoopResult
-    from harness.model import ToolCall, Usage
-    from harness.outer import OuterLoop
-    from harness.progress import Progress
-    from harness.result import RunResult
-    from harness.scripted import ScriptedModel
-    from harness.skill import Skill
-    from harness.stop import StopReason
+    from harness.agent.agent import Agent, AgentRun, AgentStop
+    from harness.core.errors import ConfigError, HarnessError
+    from harness.core.stop import StopReason
+    from harness.core.usage import Usage
+    from harness.engine.condition import Condition
+    from harness.engine.foreach import ForEach
+    from harness.engine.loop import Loop, LoopResult
+    from harness.memory.progress import Progress
+    from harness.memory.skill import Skill
+    from harness.models.base import ToolCall
+    from harness.models.budget import Budget
+    from harness.models.litellm_model import LiteLLMModel
+    from harness.models.scripted import ScriptedModel
+    from harness.outer.loop import OuterLoop
+    from harness.outer.result import RunResult
+    from harness.scale.fleet import Fleet, Subtask
     from harness.tools import Tool, ToolResult, default_tools, tool
+    from harness.verify.critic import Critic, Verdict
+    from harness.verify.gates import CommandGate, GateReport, PredicateGate, PytestGate
 
 
 def __getattr__(name: str) -> Any:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from harness.events import EventSink
+from harness.core.sink import EventSink
 
 START = datetime(2026, 3, 1, 9, 30, tzinfo=UTC)
 CALLS = {  # role: (model, prompt tokens, completion tokens, cost)

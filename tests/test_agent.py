@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from harness import Agent, AgentStop, ScriptedModel, ToolCall, tool
-from harness.budget import Budget, Meter, MeteredModel
-from harness.errors import ConfigError, ToolError
-from harness.ledger import Ledger
-from harness.stop import StopReason
+from harness.agent.ledger import Ledger
+from harness.core.errors import ConfigError, ToolError
+from harness.core.stop import StopReason
+from harness.models.budget import Budget, Meter, MeteredModel
 
 
 def test_session_reads_edits_runs_shell_and_answers(tmp_path: Path) -> None:
@@ -161,7 +161,7 @@ def test_budget_interrupts_before_the_call_that_would_cross_it(tmp_path: Path) -
 
 
 def test_running_past_the_script_is_a_clear_error(tmp_path: Path) -> None:
-    from harness.errors import ScriptExhausted
+    from harness.core.errors import ScriptExhausted
 
     with pytest.raises(ScriptExhausted, match="script exhausted"):
         Agent(ScriptedModel([ToolCall("list_files", {})])).run("go", tmp_path)

@@ -12,15 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from harness.atomic import atomic_write_text
-from harness.progress import Progress
+from harness.core.atomic import atomic_write_text
+from harness.memory.progress import Progress
 
 ROOT = Path(__file__).resolve().parent.parent
 
 WRITER = """
 import sys
 from pathlib import Path
-from harness.atomic import atomic_write_text
+from harness.core.atomic import atomic_write_text
 target, *sources = sys.argv[1:]
 texts = [Path(s).read_text(encoding="utf-8") for s in sources]
 n = 0

@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from harness.budget import DEFAULT_MAX_TOKENS, Budget, Meter, MeteredModel
-from harness.errors import ConfigError, Stopped
-from harness.scripted import ScriptedModel
-from harness.stop import StopReason
+from harness.core.errors import ConfigError, Stopped
+from harness.core.stop import StopReason
+from harness.models.budget import DEFAULT_MAX_TOKENS, Budget, Meter, MeteredModel
+from harness.models.scripted import ScriptedModel
 
 USER = [{"role": "user", "content": "Say hello."}]
 

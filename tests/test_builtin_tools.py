@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.builtin_tools import MAX_LIST_ENTRIES, MAX_SEARCH_MATCHES, default_tools
-from harness.model import ToolCall
-from harness.toolkit import Toolbox, ToolContext, ToolResult
+from harness.models.base import ToolCall
+from harness.tools.builtin import MAX_LIST_ENTRIES, MAX_SEARCH_MATCHES, default_tools
+from harness.tools.toolkit import Toolbox, ToolContext, ToolResult
 
 BOX = Toolbox(default_tools())
 

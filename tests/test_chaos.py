@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.progress import Progress
+from harness.memory.progress import Progress
 from tests.conftest import git, make_repo
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,7 +62,7 @@ def _project(folder: Path) -> Path:
 def _start(project: Path) -> subprocess.Popen[bytes]:
     with (project.parent / "stderr.txt").open("wb") as stderr:
         return subprocess.Popen(
-            [sys.executable, "-m", "harness.cli", "run", "--quiet"],
+            [sys.executable, "-m", "harness.cli.main", "run", "--quiet"],
             cwd=project,
             env={**os.environ, "PYTHONPATH": str(ROOT)},
             stdout=subprocess.DEVNULL,

@@ -23,7 +23,7 @@ def harness(
     full_env.pop("HARNESS_MODEL", None)
     full_env.update(env or {})
     return subprocess.run(
-        [sys.executable, "-m", "harness.cli", *args],
+        [sys.executable, "-m", "harness.cli.main", *args],
         cwd=cwd,
         env=full_env,
         capture_output=True,
@@ -135,7 +135,7 @@ def test_env_model_is_used_and_flag_beats_it(tmp_path: Path) -> None:
 
 
 def test_help_does_not_import_litellm() -> None:
-    code = "import sys; from harness.cli import build_parser; build_parser(); import harness; print('litellm' in sys.modules)"
+    code = "import sys; from harness.cli.main import build_parser; build_parser(); import harness; print('litellm' in sys.modules)"
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
     )
@@ -147,7 +147,7 @@ def test_init_scaffolds_a_loop_that_validates(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "skills" / "bugfix" / "SKILL.md").is_file()
     assert (tmp_path / "progress").is_dir()
-    from harness.config import load_config
+    from harness.cli.config import load_config
 
     config, _ = load_config(tmp_path)
     assert config.name == "bugfix"

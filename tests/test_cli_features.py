@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.config import load_config
-from harness.progress import Progress, Status
-from harness.skill import Skill
+from harness.cli.config import load_config
+from harness.memory.progress import Progress
+from harness.memory.progress_items import Status
+from harness.memory.skill import Skill
 from tests.test_cli import ROOT, harness, write_loop
 
 ANSWER_LOOP = """\
@@ -272,7 +273,7 @@ def _interrupted_run(tmp_path: Path) -> tuple[subprocess.CompletedProcess[str], 
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("HARNESS_MODEL", None)
     process = subprocess.Popen(
-        [sys.executable, "-m", "harness.cli", "run", "--quiet"],
+        [sys.executable, "-m", "harness.cli.main", "run", "--quiet"],
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     pid_file = tmp_path / "sleeper.pid"

@@ -12,8 +12,8 @@ import tiktoken.core
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.agent import Agent, AgentStop
-from harness.compaction import (
+from harness.agent.agent import Agent, AgentStop
+from harness.agent.compaction import (
     MASK_PREFIX,
     MAX_ATTEMPTS,
     SUMMARY_HEADER,
@@ -25,12 +25,12 @@ from harness.compaction import (
     Summarize,
     make_compaction,
 )
-from harness.errors import ConfigError
-from harness.event_schema import make_event
-from harness.ledger import MAX_COMMAND_CHARS, Ledger
-from harness.model import ToolCall
-from harness.scripted import ScriptedModel
-from harness.tokens import Message, TokenCounter, count_text
+from harness.agent.ledger import MAX_COMMAND_CHARS, Ledger
+from harness.core.errors import ConfigError
+from harness.core.event_schema import make_event
+from harness.models.base import Message, ToolCall
+from harness.models.scripted import ScriptedModel
+from harness.models.tokens import TokenCounter, count_text
 
 SYSTEM = {"role": "system", "content": "You are a careful agent."}
 

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.condition import MISSING, Condition, ConditionSet, Op, lookup
-from harness.errors import ConfigError
+from harness.core.errors import ConfigError
+from harness.engine.condition import MISSING, Condition, ConditionSet, Op, lookup
 
 
 def scope(**values: Any) -> Any:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.content_checks import (
+from harness.checks.content import (
     check_banned,
     check_facts,
     check_links,
@@ -186,7 +186,7 @@ def test_command_line_words_needs_a_bound(capsys: pytest.CaptureFixture[str]) ->
 def test_runs_as_a_module(tmp_path: Path) -> None:
     (tmp_path / "draft.md").write_text("# Title\n\nToo short.\n")
     result = subprocess.run(
-        [sys.executable, "-m", "harness.content_checks", "words", "--min", "150", "draft.md"],
+        [sys.executable, "-m", "harness.checks.content", "words", "--min", "150", "draft.md"],
         cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         capture_output=True,

@@ -9,16 +9,16 @@ from typing import Any
 
 import pytest
 
-from harness.critic import (
+from harness.core.errors import ConfigError, HarnessError
+from harness.core.event_schema import make_event
+from harness.models.scripted import ScriptedModel
+from harness.verify.critic import (
     CRITIC_RULES,
     CRITIC_SYSTEM_PROMPT,
     Critic,
     CriticError,
     parse_reply,
 )
-from harness.errors import ConfigError, HarnessError
-from harness.event_schema import make_event
-from harness.scripted import ScriptedModel
 
 GOAL = "Write a haiku about autumn rain."
 HAIKU = "cold rain on the roof\nthe maple lets go its leaves\none by one, then all"

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.errors import ConfigError
-from harness.event_schema import (
+from harness.core.errors import ConfigError
+from harness.core.event_schema import (
     EVENT_MODELS,
     SCHEMA_VERSION,
     ModelCall,
@@ -26,9 +26,10 @@ from harness.event_schema import (
     ToolCallEvent,
     parse_event,
 )
-from harness.events import NULL_SINK, EventLog, Tee, read_events
-from harness.live import LiveProgress
-from harness.redact import REDACTED, Redactor
+from harness.core.redact import REDACTED, Redactor
+from harness.core.sink import NULL_SINK, Tee
+from harness.observe.events import EventLog, read_events
+from harness.observe.live import LiveProgress
 from tests.conftest import make_repo
 from tests.event_fixtures import emit_sample_run
 
@@ -110,8 +111,8 @@ def test_torn_last_line_is_skipped_but_a_bad_middle_line_is_an_error(tmp_path: P
 
 CHILD = """
 import sys
-from harness.events import EventLog
-from harness.redact import Redactor
+from harness.observe.events import EventLog
+from harness.core.redact import Redactor
 log = EventLog(sys.argv[1], run_id="killed", redactor=Redactor(env={}))
 i = 0
 while True:
@@ -258,7 +259,7 @@ def test_a_scripted_outer_loop_run_logs_consistent_redacted_events(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from harness import Agent, Critic, OuterLoop, PytestGate, ScriptedModel, ToolCall
-    from harness.report import load_run, render_html, render_text
+    from harness.observe.report import load_run, render_html, render_text
 
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     repo = make_repo(tmp_path / "repo", {"calc.py": "def add(a, b):\n    return a - b\n",

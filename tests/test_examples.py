@@ -18,8 +18,9 @@ from typing import Any
 
 import pytest
 
-from harness.citations import check_findings
-from harness.progress import Progress, Status
+from harness.checks.citations import check_findings
+from harness.memory.progress import Progress
+from harness.memory.progress_items import Status
 from tests.conftest import git
 from tests.test_cli import ROOT, harness
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from harness import Agent, CommandGate, OuterLoop, ScriptedModel, ToolCall
-from harness.errors import ConfigError
-from harness.fleet import Fleet, FleetError, Subtask, SubtaskOutcome
+from harness.core.errors import ConfigError
+from harness.scale.fleet import Fleet, FleetError, Subtask, SubtaskOutcome
 
 
 def _loop_factory(tmp_path: Path, answers: dict[str, str], running: list[int] | None = None):

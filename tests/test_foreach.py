@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from harness.errors import ConfigError, Stopped
-from harness.foreach import ForEach
-from harness.loop import LoopContext, Watchdog
-from harness.stop import StopReason
+from harness.core.errors import ConfigError, Stopped
+from harness.core.stop import StopReason
+from harness.engine.foreach import ForEach
+from harness.engine.loop import LoopContext, Watchdog
 
 
 class Gauge:

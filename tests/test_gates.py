@@ -11,9 +11,9 @@ from typing import Any
 import pydantic
 import pytest
 
-from harness.errors import ConfigError
-from harness.event_schema import make_event
-from harness.gates import (
+from harness.core.errors import ConfigError
+from harness.core.event_schema import make_event
+from harness.verify.gates import (
     TAIL_CHARS,
     CommandGate,
     Gate,

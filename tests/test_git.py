@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.errors import ConfigError
-from harness.git import GitIsolationError, Workspace, open_workspace
-from harness.git_cmd import contended
+from harness.core.errors import ConfigError
+from harness.workspace.git import GitIsolationError, Workspace, open_workspace
+from harness.workspace.git_cmd import contended
 
 
 def git(cwd: Path, *args: str) -> str:

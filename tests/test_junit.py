@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.junit import JUnitReport, read_junit
+from harness.verify.junit import JUnitReport, read_junit
 
 
 def test_a_missing_report_says_so(tmp_path: Path) -> None:

@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
-from harness.budget import Budget, Meter, MeteredModel
-from harness.errors import ConfigError
-from harness.litellm_model import DEFAULT_CONTEXT_WINDOW, LiteLLMModel
-from harness.model import ModelError, resolve_model
+from harness.core.errors import ConfigError
+from harness.models.base import ModelError
+from harness.models.budget import Budget, Meter, MeteredModel
+from harness.models.litellm_model import DEFAULT_CONTEXT_WINDOW, LiteLLMModel
+from harness.models.resolve import resolve_model
 from tests.openai_server import Hang, OpenAIServer, Status, Text, ToolCalls
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,7 +53,7 @@ def local(server: OpenAIServer, model: str = "openai/test-model", **kwargs: Any)
 
 def test_import_and_token_counting_do_not_import_litellm() -> None:
     code = (
-        "import sys, harness.litellm_model as m\n"
+        "import sys, harness.models.litellm_model as m\n"
         "model = m.LiteLLMModel('openai/test-model')\n"
         "assert model.count_tokens([{'role': 'user', 'content': 'hello there'}]) > 0\n"
         "assert 'litellm' not in sys.modules, 'litellm was imported'\n"

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.errors import ConfigError
-from harness.event_schema import parse_event
-from harness.events import EventLog, read_events
-from harness.live import LiveProgress, format_cost, format_duration, format_tokens
-from harness.redact import Redactor
+from harness.core.errors import ConfigError
+from harness.core.event_schema import parse_event
+from harness.core.redact import Redactor
+from harness.observe.events import EventLog, read_events
+from harness.observe.live import LiveProgress, format_cost, format_duration, format_tokens
 from tests.event_fixtures import emit_sample_run
 
 

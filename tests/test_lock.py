@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from harness.errors import HarnessError
-from harness.lock import LockHeld, LoopLock
+from harness.core.errors import HarnessError
+from harness.memory.lock import LockHeld, LoopLock
 
 ROOT = Path(__file__).resolve().parent.parent
 
 HOLD = """
 import sys, time
-from harness.lock import LoopLock
+from harness.memory.lock import LoopLock
 LoopLock(sys.argv[1]).acquire()
 print("held", flush=True)
 time.sleep(60)
@@ -25,7 +25,7 @@ time.sleep(60)
 
 TRY = """
 import sys
-from harness.lock import LockHeld, LoopLock
+from harness.memory.lock import LockHeld, LoopLock
 try:
     with LoopLock(sys.argv[1]):
         print("acquired")

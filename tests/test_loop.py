@@ -10,10 +10,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.condition import Combine, Condition
-from harness.errors import ConfigError, Stopped
-from harness.foreach import ForEach
-from harness.loop import (
+from harness.core.errors import ConfigError, Stopped
+from harness.core.stop import StopReason
+from harness.engine.condition import Combine, Condition
+from harness.engine.foreach import ForEach
+from harness.engine.loop import (
     MAX_DEPTH,
     MAX_ITERATIONS,
     Loop,
@@ -24,7 +25,6 @@ from harness.loop import (
     check_max_iterations,
     finish_message,
 )
-from harness.stop import StopReason
 
 
 def counter(ctx: LoopContext) -> dict[str, int]:

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.errors import ConfigError
-from harness.markdown import (
+from harness.checks.markdown import (
     Heading,
     headings,
     parse_heading,
@@ -16,6 +15,7 @@ from harness.markdown import (
     section,
     section_body,
 )
+from harness.core.errors import ConfigError
 
 DOCUMENT = """\
 # Title #

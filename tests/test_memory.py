@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from harness.memory import (
+from harness.memory.sections import (
     Section,
     bullet_items,
     hanging,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.otel import gen_ai_system
+from harness.observe.otel import gen_ai_system
 from tests.event_fixtures import CALLS, emit_sample_run
 
 sdk = pytest.importorskip(
@@ -22,7 +22,7 @@ def test_run_rounds_model_and_tool_calls_become_spans() -> None:
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
     from opentelemetry.trace import StatusCode
 
-    from harness.otel import OtelSink
+    from harness.observe.otel import OtelSink
 
     exporter = InMemorySpanExporter()
     provider = sdk.TracerProvider()
@@ -76,7 +76,7 @@ def test_gen_ai_system_from_model_strings() -> None:
 def test_missing_opentelemetry_is_a_config_error_naming_the_extra() -> None:
     code = (
         "import sys; sys.modules['opentelemetry'] = None\n"
-        "from harness.otel import OtelSink\n"
+        "from harness.observe.otel import OtelSink\n"
         "try:\n    OtelSink()\n"
         "except Exception as err:\n    print(type(err).__name__, err)\n"
     )

@@ -20,7 +20,7 @@ from harness import (
     StopReason,
     ToolCall,
 )
-from harness.agent import AgentStop
+from harness.agent.agent import AgentStop
 from tests.conftest import make_repo
 
 BUGGY = "def add(a, b):\n    return a - b\n"

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.proc import run_command, safe_env, truncate
+from harness.core.text import truncate
+from harness.tools.proc import run_command, safe_env
 
 
 def test_a_missing_program_is_a_result_not_a_crash(tmp_path: Path) -> None:

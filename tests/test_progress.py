@@ -10,9 +10,10 @@ from hypothesis import given, reject, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from harness.errors import ConfigError, ToolError
-from harness.memory import Section
-from harness.progress import Attempt, ChecklistItem, GateSummary, Progress, Status
+from harness.core.errors import ConfigError, ToolError
+from harness.memory.progress import Progress
+from harness.memory.progress_items import Attempt, ChecklistItem, GateSummary, Status
+from harness.memory.sections import Section
 
 SAMPLE = """\
 # Progress: fix-date-parsing

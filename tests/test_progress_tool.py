@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.errors import ToolError
-from harness.progress import Progress
-from harness.progress_tool import progress_tool
+from harness.core.errors import ToolError
+from harness.memory.progress import Progress
+from harness.outer.progress_tool import progress_tool
 from harness.tools import ToolContext
 
 

@@ -30,14 +30,14 @@ def test_the_architecture_map_names_resolve_from_their_modules() -> None:
     """DESIGN's layout: each module named there answers for what it holds."""
     code = (
         "import sys\n"
-        "from harness.model import LiteLLMModel, ScriptedModel, ToolCall\n"
+        "from harness.models import LiteLLMModel, ScriptedModel, ToolCall\n"
         "from harness.memory import Progress, Skill\n"
         "from harness.tools import Tool, default_tools, tool\n"
-        "from harness.loop import Condition, ForEach, Loop, LoopResult\n"
+        "from harness.engine import Condition, ForEach, Loop, LoopResult\n"
         "from harness.outer import OuterLoop, RunResult\n"
-        "from harness.gates import CommandGate, GateReport, PredicateGate, PytestGate\n"
-        "from harness.critic import Critic, Verdict\n"
+        "from harness.verify import CommandGate, Critic, GateReport, PredicateGate, PytestGate, Verdict\n"
         "from harness.agent import Agent, AgentRun\n"
+        "from harness.scale import Fleet, Subtask\n"
         "assert 'litellm' not in sys.modules\n"
     )
     result = _run(sys.executable, "-c", code)

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.errors import ConfigError
-from harness.events import EventLog
-from harness.live import format_cost, format_tokens
-from harness.redact import Redactor
-from harness.report import (
+from harness.core.errors import ConfigError
+from harness.core.redact import Redactor
+from harness.observe.events import EventLog
+from harness.observe.live import format_cost, format_tokens
+from harness.observe.report import (
     RUNS_DIR,
     find_run,
     list_runs,
@@ -26,7 +26,7 @@ from harness.report import (
     render_runs,
     render_text,
 )
-from harness.run_summary import round_failures, round_notes
+from harness.observe.run_summary import round_failures, round_notes
 from tests.event_fixtures import START, SampleRun, emit_sample_run
 
 SECRET = "sk-test-report-0123456789abcdef"

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from harness.agent import AgentStop
-from harness.critic import Verdict
-from harness.gates import GateReport
-from harness.model import Usage
-from harness.rounds import RoundReport, decide, feedback, no_progress
-from harness.stop import StopReason
+from harness.agent.agent import AgentStop
+from harness.core.stop import StopReason
+from harness.core.usage import Usage
+from harness.outer.rounds import RoundReport, decide, feedback, no_progress
+from harness.verify.critic import Verdict
+from harness.verify.gates import GateReport
 
 
 def gate(

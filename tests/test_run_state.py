@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.memory import Section
-from harness.progress import Progress
-from harness.run_state import RunState
+from harness.memory.progress import Progress
+from harness.memory.run_state import RunState
+from harness.memory.sections import Section
 
 
 def test_written_state_reads_back_after_a_save(tmp_path: Path) -> None:

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from harness.errors import ConfigError, ScriptExhausted
-from harness.model import Reply, ToolCall
-from harness.scripted import ModelRequest, ScriptedModel
-from harness.tokens import CACHE_SIZE, MESSAGE_OVERHEAD, encoding
+from harness.core.errors import ConfigError, ScriptExhausted
+from harness.models.base import Reply, ToolCall
+from harness.models.scripted import ModelRequest, ScriptedModel
+from harness.models.tokens import CACHE_SIZE, MESSAGE_OVERHEAD, encoding
 
 USER = [{"role": "user", "content": "List the files, please."}]
 TOOLS = [{"type": "function", "function": {"name": "list_files", "parameters": {}}}]

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.errors import ConfigError
-from harness.memory import Section
-from harness.skill import Skill
+from harness.core.errors import ConfigError
+from harness.memory.sections import Section
+from harness.memory.skill import Skill
 
 SKILLS = Path(__file__).resolve().parent.parent / "skills"
 

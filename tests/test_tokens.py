@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import tiktoken.core
 
-from harness.scripted import ScriptedModel
-from harness.tokens import (
+from harness.models.scripted import ScriptedModel
+from harness.models.tokens import (
     MESSAGE_OVERHEAD,
     TokenCounter,
     configure_offline_environment,
@@ -32,7 +32,7 @@ def refuse(*args, **kwargs):
 
 socket.socket.connect = refuse
 socket.create_connection = refuse
-from harness.tokens import count_text, encoding_name
+from harness.models.tokens import count_text, encoding_name
 
 text = sys.argv[1]
 models = ["gpt-3.5-turbo", "my-local-llama", "", "gpt-4o-mini", "openai/gpt-4o"]

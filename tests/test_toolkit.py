@@ -12,10 +12,10 @@ from typing import Literal
 
 import pytest
 
-from harness.builtin_tools import default_tools
-from harness.errors import ConfigError, ToolError
-from harness.model import ToolCall
-from harness.toolkit import (
+from harness.core.errors import ConfigError, ToolError
+from harness.models.base import ToolCall
+from harness.tools.builtin import default_tools
+from harness.tools.toolkit import (
     Tool,
     Toolbox,
     ToolContext,

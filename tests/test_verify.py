@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from harness import Agent, Critic, OuterLoop, ScriptedModel
-from harness.errors import ConfigError
-from harness.event_schema import make_event
-from harness.gates import CommandGate, PytestGate
-from harness.verify import PYTEST_CONFIG_FILES, ROOT_TEST_FILES, default_protect, verify
-from harness.workspace_paths import protecting_pattern
+from harness.core.errors import ConfigError
+from harness.core.event_schema import make_event
+from harness.tools.paths import protecting_pattern
+from harness.verify.gates import CommandGate, PytestGate
+from harness.verify.round import PYTEST_CONFIG_FILES, ROOT_TEST_FILES, default_protect, verify
 
 
 def test_named_test_paths_are_protected_relative_to_the_workspace() -> None:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.errors import ConfigError, ToolError
-from harness.toolkit import ToolContext
-from harness.workspace_paths import protecting_pattern, resolve_in_workspace, writable
+from harness.core.errors import ConfigError, ToolError
+from harness.tools.paths import protecting_pattern, resolve_in_workspace, writable
+from harness.tools.toolkit import ToolContext
 
 
 @pytest.fixture

@@ -1,0 +1,234 @@
+"""The inner loop: a tool-calling agent that observes, reasons and acts until it answers."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+from harness.agent.compaction import Compaction, ContextOverflow, make_compaction
+from harness.agent.ledger import Ledger
+from harness.core.errors import ConfigError, Stopped
+from harness.core.sink import NULL_SINK, EventSink
+from harness.core.usage import Usage
+from harness.models.base import Message, Model, Reply, ToolCall
+from harness.models.budget import MeteredModel
+from harness.tools import Tool, Toolbox, ToolContext, ToolResult, default_tools
+
+DEFAULT_SYSTEM_PROMPT = """\
+You are a careful software agent working inside a workspace folder. Use the tools to inspect \
+files, make changes and run commands. Work in small verified steps: read before you edit, run \
+the relevant checks after you change something. Paths are relative to the workspace. When the \
+task is done, call `submit` with a short summary of what you changed and how you checked it \
+(or answer without a tool call). Your result is verified independently afterwards, so do not \
+claim success you have not checked."""
+
+
+DEFAULT_COMPACTION = "mask_observations"
+"""Masking old tool outputs at 80 % of the window needs no model call and keeps the reasoning."""
+
+
+class AgentStop(StrEnum):
+    """Why an inner session ended."""
+
+    ANSWERED = "answered"  # the model replied without a tool call
+    SUBMITTED = "submitted"  # the model called submit
+    MAX_STEPS = "max_steps"
+    MALFORMED = "malformed"  # too many consecutive replies with only malformed tool calls
+    CONTEXT_FULL = "context_full"  # compaction could not bring the context under the window
+    INTERRUPTED = "interrupted"  # a run-wide bound (budget, time) stopped it; see .interruption
+
+
+@dataclass
+class AgentRun:
+    """The outcome of one inner session."""
+
+    final: str | None
+    messages: list[Message]
+    steps: int
+    usage: Usage
+    stop_reason: AgentStop
+    stop_message: str = ""
+    interruption: Stopped | None = None
+    files_touched: set[str] = field(default_factory=set)
+    commands_run: list[str] = field(default_factory=list)
+
+
+class Agent:
+    """A tool-calling agent. ``run(task)`` loops ``step()`` until an answer, ``submit`` or a cap.
+
+    ``max_steps`` bounds model replies in one session (each reply may carry several tool calls,
+    all executed in order). A malformed call (bad JSON, unknown tool, wrong arguments) is answered
+    with an error observation the model can correct; ``max_malformed`` consecutive replies made
+    only of such calls end the session with ``AgentStop.MALFORMED``.
+
+    ``compaction`` keeps the session inside the model's window: ``"mask_observations"`` (the
+    default), ``"summarize"``, ``"none"``/``None``, or any object with ``maybe_compact``.
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        tools: list[Tool] | None = None,
+        *,
+        system_prompt: str | None = None,
+        max_steps: int = 50,
+        compaction: str | Compaction | None = DEFAULT_COMPACTION,
+        max_malformed: int = 5,
+        max_tokens: int | None = None,
+        shell_timeout: float = 120.0,
+        max_output_chars: int = 20_000,
+    ) -> None:
+        if not isinstance(max_steps, int) or max_steps < 1:
+            raise ConfigError(f"max_steps: must be a positive integer, got {max_steps!r}")
+        if not isinstance(max_malformed, int) or max_malformed < 1:
+            raise ConfigError(f"max_malformed: must be a positive integer, got {max_malformed!r}")
+        self.model = model
+        self.toolbox = Toolbox(default_tools() if tools is None else tools)
+        self.system_prompt = system_prompt or DEFAULT_SYSTEM_PROMPT
+        self.max_steps = max_steps
+        self.compaction: Compaction = make_compaction(compaction)
+        self.max_malformed = max_malformed
+        self.max_tokens = max_tokens
+        self.shell_timeout = shell_timeout
+        self.max_output_chars = max_output_chars
+
+    def run(
+        self,
+        task: str,
+        workspace: str | Path = ".",
+        *,
+        ledger: Ledger | None = None,
+        protect: tuple[str, ...] = (),
+        events: EventSink = NULL_SINK,
+        env: dict[str, str] | None = None,
+    ) -> AgentRun:
+        """Work on ``task`` inside ``workspace`` until an answer, ``submit`` or a cap."""
+        session = _Session(self, task, Path(workspace).resolve(), ledger, protect, events, env)
+        return session.run()
+
+
+class _Session:
+    """The state of one ``Agent.run``; the loop itself reads in :meth:`run`."""
+
+    def __init__(
+        self,
+        agent: Agent,
+        task: str,
+        workspace: Path,
+        ledger: Ledger | None,
+        protect: tuple[str, ...],
+        events: EventSink,
+        env: dict[str, str] | None,
+    ) -> None:
+        if not workspace.is_dir():
+            raise ConfigError(f"workspace: {workspace} is not a folder")
+        self.agent = agent
+        self.events = events
+        model = agent.model
+        self.model = (
+            model if isinstance(model, MeteredModel) else MeteredModel(model, events=events)
+        )
+        self.usage_before = self.model.meter.usage
+        self.ledger = ledger or Ledger(goal=task)
+        self.ctx = ToolContext(
+            workspace=workspace,
+            protect=protect,
+            shell_timeout=agent.shell_timeout,
+            max_output_chars=agent.max_output_chars,
+            env=env,
+        )
+        self.messages: list[Message] = [
+            {"role": "system", "content": agent.system_prompt},
+            {"role": "user", "content": task},
+        ]
+        self.steps = 0
+        self.malformed_streak = 0
+
+    def run(self) -> AgentRun:
+        try:
+            while self.steps < self.agent.max_steps:
+                outcome = self.step()
+                if outcome is not None:
+                    return self.finish(*outcome)
+            return self.finish(
+                AgentStop.MAX_STEPS, None, f"step cap of {self.agent.max_steps} reached"
+            )
+        except ContextOverflow as exc:
+            return self.finish(AgentStop.CONTEXT_FULL, None, str(exc))
+        except Stopped as stop:
+            run = self.finish(AgentStop.INTERRUPTED, None, stop.message)
+            run.interruption = stop
+            return run
+
+    def step(self) -> tuple[AgentStop, str | None, str] | None:
+        """One model reply and its tool calls; a stop triple when the session is over."""
+        self.messages = self.agent.compaction.maybe_compact(
+            self.messages,
+            model=self.model.for_role("summariser"),
+            ledger=self.ledger,
+            events=self.events,
+        )
+        reply = self.model.complete(
+            self.messages, self.agent.toolbox.schemas(), max_tokens=self.agent.max_tokens
+        )
+        self.steps += 1
+        self.messages.append(reply.to_message())
+        if not reply.tool_calls:
+            return AgentStop.ANSWERED, reply.content, "the model answered without a tool call"
+        return self.execute_all(reply)
+
+    def execute_all(self, reply: Reply) -> tuple[AgentStop, str | None, str] | None:
+        submitted: str | None = None
+        malformed = 0
+        for call in reply.tool_calls:
+            result, was_malformed = self.execute(call)
+            malformed += was_malformed
+            self.messages.append(
+                {"role": "tool", "tool_call_id": call.id, "content": result.output}
+            )
+            if result.final and submitted is None:
+                submitted = result.output
+        if submitted is not None:
+            return AgentStop.SUBMITTED, submitted, "the model called submit"
+        self.malformed_streak = (
+            self.malformed_streak + 1 if malformed == len(reply.tool_calls) else 0
+        )
+        if self.malformed_streak >= self.agent.max_malformed:
+            return (
+                AgentStop.MALFORMED,
+                None,
+                f"{self.malformed_streak} consecutive replies held only malformed tool calls",
+            )
+        return None
+
+    def execute(self, call: ToolCall) -> tuple[ToolResult, bool]:
+        """Run one call; the flag says whether the call itself was malformed."""
+        started = time.monotonic()
+        result = self.agent.toolbox.execute(call, self.ctx)
+        if result.arguments is not None and not result.is_error:
+            self.ledger.note_tool_call(call.name, result.arguments)
+        self.events.emit(
+            "tool_call",
+            name=call.name,
+            arguments_preview=call.arguments_json[:4000],  # the log cuts it after redacting
+            exit_code=result.exit_code,
+            is_error=result.is_error,
+            duration=time.monotonic() - started,
+            output_chars=len(result.output),
+            step=self.steps,
+        )
+        return result, result.malformed
+
+    def finish(self, reason: AgentStop, final: str | None, message: str) -> AgentRun:
+        return AgentRun(
+            final=final,
+            messages=self.messages,
+            steps=self.steps,
+            usage=self.model.meter.usage - self.usage_before,
+            stop_reason=reason,
+            stop_message=message,
+            files_touched=set(self.ctx.files_touched),
+            commands_run=list(self.ctx.commands_run),
+        )

@@ -1,0 +1,150 @@
+"""What each ``harness`` subcommand does. Parsing and exit-code mapping live in :mod:`harness.cli.main`."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import uuid
+from pathlib import Path
+
+from harness.cli.exit_codes import EXIT_ERROR, EXIT_ESCALATED, EXIT_PASSED, EXIT_USAGE
+from harness.core.errors import ConfigError
+from harness.core.stop import StopReason
+from harness.observe.run_summary import RUNS_DIR
+
+SKILLS_DIR = Path(__file__).resolve().parent / "skills"
+
+
+def init(args: argparse.Namespace) -> int:
+    from harness.cli.templates import LOOP_TOML
+
+    target: Path = args.dir
+    target.mkdir(parents=True, exist_ok=True)
+    config = target / "loop.toml"
+    if config.exists():
+        raise ConfigError(f"{config}: already exists; not overwriting it")
+    skill_source = SKILLS_DIR / args.kind / "SKILL.md"
+    if not skill_source.is_file():
+        raise ConfigError(f"{skill_source}: the shipped skill is missing from this installation")
+    skill_target = target / "skills" / args.kind / "SKILL.md"
+    skill_target.parent.mkdir(parents=True, exist_ok=True)
+    if not skill_target.exists():
+        shutil.copyfile(skill_source, skill_target)
+    (target / "progress").mkdir(exist_ok=True)
+    config.write_text(LOOP_TOML[args.kind], encoding="utf-8")
+    ignore = target / ".gitignore"
+    lines = ignore.read_text(encoding="utf-8").splitlines() if ignore.exists() else []
+    if ".harness/" not in lines:
+        ignore.write_text("\n".join([*lines, ".harness/"]) + "\n", encoding="utf-8")
+    print(f"wrote {config}, {skill_target} and {target / 'progress'}/")
+    print("next: set a model (--model or HARNESS_MODEL) and run `harness run`")
+    return EXIT_PASSED
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.cli.config import find_config, load_config
+    from harness.cli.runner import Overrides, build_loop
+    from harness.core.redact import Redactor
+    from harness.core.sink import EventSink, Tee
+    from harness.observe.events import EVENTS_FILE, EventLog
+    from harness.observe.live import LiveProgress, Mode
+
+    config, root = load_config(args.path)
+    run_id = uuid.uuid4().hex[:8]
+    mode: Mode = "json" if args.json else "quiet" if args.quiet else "live"
+    redactor = Redactor(config.redact)
+    echo: EventSink = LiveProgress(sys.stdout if args.json else sys.stderr, mode)
+    flush = None
+    if args.otel:
+        from harness.observe.otel import command_line_sink
+
+        otel, flush = command_line_sink()
+        echo = Tee(echo, otel)
+    events = EventLog(
+        root / RUNS_DIR / run_id / EVENTS_FILE, run_id=run_id, redactor=redactor, echo=echo
+    )
+    overrides = Overrides(args.model, args.critic_model, args.max_iterations, args.restart)
+    try:
+        loop = build_loop(
+            config, root, overrides=overrides, events=events, run_id=run_id,
+            redact=redactor.redact_text,
+        )  # fmt: skip
+    except ConfigError as exc:
+        raise ConfigError(f"{find_config(args.path)}: {exc}") from exc
+    try:
+        result = loop.run()
+    finally:
+        if flush is not None:
+            flush()
+    if not args.json:
+        if result.warning:
+            print(f"note: {result.warning}", file=sys.stderr)
+        print(f"{result.stop_reason.value}: {result.message}", file=sys.stderr)
+        if result.escalation:
+            print(f"escalation report: {result.escalation}", file=sys.stderr)
+        if result.branch:
+            print(f"work is on branch {result.branch}", file=sys.stderr)
+    if result.stop_reason.is_success:
+        return EXIT_PASSED
+    return EXIT_ERROR if result.stop_reason is StopReason.ERROR else EXIT_ESCALATED
+
+
+resume = run
+
+
+def status(args: argparse.Namespace) -> int:
+    from harness.cli.config import CONFIG_NAME, load_config
+    from harness.memory.progress import Progress
+
+    path = Path(args.path)
+    if path.is_file() or (path / CONFIG_NAME).is_file():
+        config, root = load_config(path)
+        files = [config.progress_path(root)]
+    else:
+        folder = path / "progress" if (path / "progress").is_dir() else path
+        files = sorted(folder.glob("*.md"))
+        files = [f for f in files if not f.name.endswith((".escalation.md", ".previous.md"))]
+    if not files:
+        print(f"no loops found under {path}")
+    broken = 0
+    for file in files:
+        if not file.exists():
+            print(f"{file}: not started")
+            continue
+        try:
+            progress = Progress.load(file)
+        except ConfigError as exc:  # one broken file must not hide the other loops
+            print(f"{file.stem}: cannot be read: {exc}")
+            broken += 1
+            continue
+        cap = f" of {progress.max_iterations}" if progress.max_iterations else ""
+        open_items = len(progress.open_items)
+        last = progress.attempts[-1].outcome if progress.attempts else "no rounds yet"
+        print(
+            f"{progress.name or file.stem}: {progress.status.value}, round {progress.iteration}{cap}, "
+            f"{open_items} open item(s), last: {last}"
+        )
+    return EXIT_USAGE if broken else EXIT_PASSED
+
+
+def report(args: argparse.Namespace) -> int:
+    from harness.observe.report import find_run, load_run, render_html, render_text
+
+    summary = load_run(find_run(args.run, root=args.root))
+    print(render_text(summary))
+    if args.html:
+        try:
+            args.html.write_text(render_html(summary), encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"--html {args.html}: cannot write: {exc.strerror}") from exc
+        print(f"wrote {args.html}")
+    return EXIT_PASSED
+
+
+def runs(args: argparse.Namespace) -> int:
+    from harness.observe.report import list_runs, render_runs
+
+    found = list_runs(args.root / RUNS_DIR)
+    print(render_runs(found) if found else f"no runs under {args.root / RUNS_DIR}")
+    return EXIT_PASSED

@@ -1,0 +1,145 @@
+"""``loop.toml``: the declaration of one outer loop, validated with pydantic.
+
+Relative paths in the file are relative to the folder that holds it.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from harness.core.errors import ConfigError
+from harness.core.validation import format_validation_error
+from harness.engine.loop import MAX_ITERATIONS
+
+CONFIG_NAME = "loop.toml"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PytestGateConfig(_Section):
+    type: Literal["pytest"]
+    args: str = ""
+    timeout: float = Field(600, gt=0)
+
+
+class CommandGateConfig(_Section):
+    type: Literal["command"]
+    cmd: str = Field(min_length=1)
+    name: str | None = None
+    timeout: float = Field(600, gt=0)
+
+
+class ScriptGateConfig(_Section):
+    """A Python predicate: ``module:function`` taking the workspace path."""
+
+    type: Literal["python"]
+    target: str = Field(pattern=r"^[\w.]+:\w+$")
+    name: str | None = None
+
+
+_GATE_TYPES = ("pytest", "command", "python")
+
+GateConfig = Annotated[
+    PytestGateConfig | CommandGateConfig | ScriptGateConfig, Field(discriminator="type")
+]
+
+
+class AgentConfig(_Section):
+    max_steps: int = Field(50, ge=1, le=10_000)
+    compaction: Literal["none", "summarize", "mask_observations"] = "mask_observations"
+    compaction_threshold: float = Field(0.8, gt=0, le=1)
+    context_window: int | None = Field(None, ge=1_000)  # override for unknown or local models
+    system_prompt: str | None = None
+    max_tokens: int | None = Field(None, ge=1)
+    shell_timeout: float = Field(120, gt=0)
+
+
+class CriticConfig(_Section):
+    enabled: bool = True
+    model: str | None = None
+    threshold: float | None = Field(None, ge=0, le=10)  # default: the skill's, else 8
+    criteria: str | None = None
+    artifact: Literal["diff", "final", "file"] = "diff"
+    file: str | None = None
+
+
+class BudgetConfig(_Section):
+    tokens: int | None = Field(None, gt=0)
+    cost_usd: float | None = Field(None, gt=0)
+    seconds: float | None = Field(None, gt=0)
+
+
+class LoopConfig(_Section):
+    """The whole of ``loop.toml``."""
+
+    goal: str = Field(min_length=1)
+    name: str = Field("loop", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    model: str | None = None
+    model_options: dict[str, str | int | float | bool | list[str]] = {}  # passed to litellm
+    workspace: str = "."
+    skill: str | None = None
+    progress: str | None = None
+    checklist: list[str] = []
+    max_iterations: int = Field(10, ge=1, le=MAX_ITERATIONS)
+    isolation: Literal["auto", "worktree", "branch", "none"] = "auto"  # auto: worktree in git
+    rollback: Literal["keep", "failed"] = "keep"
+    merge: bool = False
+    protect: list[str] | None = None
+    patience: int = Field(3, ge=2, le=100)
+    on_escalate: str | None = None
+    redact: list[str] = []  # regular expressions for secrets beyond API keys in the environment
+    agent: AgentConfig = AgentConfig()
+    critic: CriticConfig = CriticConfig()
+    budget: BudgetConfig = BudgetConfig()
+    gates: list[GateConfig] = []
+
+    def progress_path(self, root: Path) -> Path:
+        return root / (self.progress or f"progress/{self.name}.md")
+
+
+def find_config(path: str | Path) -> Path:
+    """``path`` itself if it is a file, else ``path/loop.toml``."""
+    path = Path(path)
+    candidate = path / CONFIG_NAME if path.is_dir() else path
+    if not candidate.is_file():
+        raise ConfigError(
+            f"{candidate}: no such file (expected a {CONFIG_NAME} or a folder holding one)"
+        )
+    return candidate
+
+
+def load_config(path: str | Path) -> tuple[LoopConfig, Path]:
+    """The validated config and the folder its relative paths start from."""
+    file = find_config(path)
+    try:
+        data = tomllib.loads(file.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{file}: not valid TOML: {exc}") from exc
+    except OSError as exc:
+        raise ConfigError(f"{file}: cannot read: {exc.strerror}") from exc
+    try:
+        config = LoopConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(format_validation_error(file, exc, union_tags=_GATE_TYPES)) from None
+    problems = [f"{file}: field '{field}': {message}" for field, message in _cross_checks(config)]
+    if problems:
+        raise ConfigError("\n".join(problems))
+    return config, file.parent.resolve()
+
+
+def _cross_checks(config: LoopConfig) -> list[tuple[str, str]]:
+    """Rules that tie fields together, as (field, problem)."""
+    problems = []
+    if config.critic.artifact == "file" and not config.critic.file:
+        problems.append(("critic.file", "required when critic.artifact = 'file'"))
+    if not config.gates and not config.critic.enabled:
+        problems.append(
+            ("gates", "give at least one gate or enable the critic; nothing else can pass a round")
+        )
+    return problems

@@ -1,0 +1,36 @@
+"""Exceptions, split by audience.
+
+* :class:`ConfigError` — the developer or user asked for something invalid; raised at
+  construction or load time, with a message that names the field or file.
+* :class:`ToolError` — something the model should see and correct; becomes an observation.
+* :class:`Stopped` — a run ends for a named reason (budget, timeout, ...).
+"""
+
+from __future__ import annotations
+
+from harness.core.stop import StopReason
+
+
+class HarnessError(Exception):
+    """Base of every error the harness raises on purpose."""
+
+
+class ConfigError(HarnessError, ValueError):
+    """Invalid configuration or input; the message names the field or file."""
+
+
+class ToolError(HarnessError):
+    """A tool refused or failed in a way the model can correct; shown to it as an observation."""
+
+
+class ScriptExhausted(HarnessError):
+    """A ScriptedModel was asked for more replies than its script holds."""
+
+
+class Stopped(HarnessError):
+    """A run must stop now, for a named reason."""
+
+    def __init__(self, reason: StopReason, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message

@@ -1,0 +1,197 @@
+"""The event log's schema: one frozen pydantic model per event kind (documented in docs/events.md).
+
+Every event carries ``kind`` (the discriminator), ``v`` (the schema version), ``ts`` (when it
+happened, ISO 8601 with a time zone) and ``run_id``. Emitters may add fields beyond the typed
+ones; they are kept as they are.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from harness.core.usage import Usage
+
+SCHEMA_VERSION = 1
+
+Role = Literal["author", "critic", "summariser"]
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class EventBase(BaseModel):
+    """Fields every event has."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+    kind: str
+    v: int = SCHEMA_VERSION
+    ts: datetime = Field(default_factory=_now)
+    run_id: str
+
+
+class RunStart(EventBase):
+    kind: Literal["run_start"] = "run_start"
+    goal: str
+    loop_name: str | None = None
+    model: str
+    critic_model: str | None = None
+    max_iterations: int
+    budget: dict[str, float | int | None] = Field(default_factory=dict)
+    workspace: str
+    branch: str | None = None
+    warning: str | None = None
+
+
+class RunEnd(EventBase):
+    kind: Literal["run_end"] = "run_end"
+    stop_reason: str
+    passed: bool
+    iterations: int
+    usage: Usage = Field(default_factory=Usage)
+    duration: float
+
+
+class RoundStart(EventBase):
+    kind: Literal["round_start"] = "round_start"
+    round: int
+    max_iterations: int
+    task: str | None = None
+
+
+class RoundEnd(EventBase):
+    kind: Literal["round_end"] = "round_end"
+    round: int
+    passed: bool
+    outcome: str
+    usage: Usage = Field(default_factory=Usage)
+    duration: float
+
+
+class ModelCall(EventBase):
+    kind: Literal["model_call"] = "model_call"
+    role: Role
+    model: str
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float = 0.0
+    latency: float = 0.0
+
+
+class ToolCallEvent(EventBase):
+    kind: Literal["tool_call"] = "tool_call"
+    name: str
+    arguments_preview: str = ""
+    exit_code: int | None = None
+    is_error: bool = False
+    duration: float = 0.0
+    output_chars: int = 0
+    step: int | None = None
+
+
+class GateReportEvent(EventBase):
+    kind: Literal["gate_report"] = "gate_report"
+    round: int | None = None
+    name: str
+    passed: bool
+    summary: str = ""
+    failures: list[str] = Field(default_factory=list)
+    duration: float = 0.0
+
+
+class CriticVerdict(EventBase):
+    kind: Literal["critic_verdict"] = "critic_verdict"
+    round: int | None = None
+    score: float
+    passed: bool
+    reasons: list[str] = Field(default_factory=list)
+    fixes: list[str] = Field(default_factory=list)
+
+
+class Compaction(EventBase):
+    kind: Literal["compaction"] = "compaction"
+    strategy: str
+    tokens_before: int
+    tokens_after: int
+    duration: float = 0.0
+    dropped: list[str] = Field(default_factory=list)
+    trigger: Literal["hard", "soft"] = "hard"
+    attempts: int = 1
+    model_tokens: int = 0
+
+
+class BudgetCheck(EventBase):
+    """A model call the budget refused; the run stops after it."""
+
+    kind: Literal["budget_check"] = "budget_check"
+    role: Role
+    estimated_tokens: int
+    estimated_cost: float | None = None
+    reason: str
+
+
+class Stop(EventBase):
+    kind: Literal["stop"] = "stop"
+    reason: str
+    message: str = ""
+
+
+class Escalation(EventBase):
+    kind: Literal["escalation"] = "escalation"
+    reason: str
+    report_path: str | None = None
+
+
+Event = Annotated[
+    RunStart
+    | RunEnd
+    | RoundStart
+    | RoundEnd
+    | ModelCall
+    | ToolCallEvent
+    | GateReportEvent
+    | CriticVerdict
+    | Compaction
+    | BudgetCheck
+    | Stop
+    | Escalation,
+    Field(discriminator="kind"),
+]
+
+EVENT_MODELS: dict[str, type[EventBase]] = {
+    model.model_fields["kind"].default: model
+    for model in (
+        RunStart,
+        RunEnd,
+        RoundStart,
+        RoundEnd,
+        ModelCall,
+        ToolCallEvent,
+        GateReportEvent,
+        CriticVerdict,
+        Compaction,
+        BudgetCheck,
+        Stop,
+        Escalation,
+    )
+}
+"""Each event kind and its model."""
+
+_EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+
+
+def make_event(kind: str, /, **data: Any) -> EventBase:
+    """Validate ``data`` as an event of ``kind``; an unknown kind or a bad field is a ValueError."""
+    model = EVENT_MODELS.get(kind)
+    if model is None:
+        raise ValueError(f"unknown event kind {kind!r}; known kinds: {', '.join(EVENT_MODELS)}")
+    return model.model_validate(data)
+
+
+def parse_event(line: str | bytes) -> Event:
+    """One event from one JSON line (as the event log stores it)."""
+    return _EVENT_ADAPTER.validate_json(line)

@@ -1,0 +1,39 @@
+"""pydantic validation errors as messages that name the field."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+
+from pydantic import ValidationError
+
+
+def validation_message(error: ValidationError) -> str:
+    """The first problem of a pydantic error, as ``field: message``."""
+    first = error.errors()[0]
+    loc = ".".join(str(part) for part in first["loc"])
+    return f"{loc}: {first['msg']}" if loc else str(first["msg"])
+
+
+def format_validation_error(
+    source: object, exc: ValidationError, *, union_tags: Collection[str] = ()
+) -> str:
+    """One line per problem: ``loop.toml: field 'budget.tokens': Input should be greater than 0``."""
+    lines = []
+    for error in exc.errors():
+        # A tagged union's member shows in the location (gates.0.pytest.timeout): not a real field.
+        parts = [p for i, p in enumerate(error["loc"])
+                 if not (i and isinstance(error["loc"][i - 1], int) and p in union_tags)]  # fmt: skip
+        location = ".".join(_location_part(p) for p in parts) or "(top level)"
+        location = re.sub(r"\.\[", "[", location)
+        message = error["msg"]
+        if error["type"] == "extra_forbidden":
+            message = "unknown field"
+        elif error["type"] == "missing":
+            message = "required field is missing"
+        lines.append(f"{source}: field '{location}': {message}")
+    return "\n".join(lines)
+
+
+def _location_part(part: str | int) -> str:
+    return f"[{part}]" if isinstance(part, int) else str(part)

@@ -1,0 +1,104 @@
+"""A loop body: the :class:`LoopContext` it receives and how it is called, sync or async."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from harness.core.errors import ConfigError, Stopped
+from harness.core.stop import StopReason
+from harness.engine.condition import MISSING
+from harness.engine.template import render
+from harness.engine.variables import Vars
+
+if TYPE_CHECKING:
+    from harness.engine.bounds import Frame
+
+Body = Callable[["LoopContext"], Any]
+T = TypeVar("T")
+
+
+class LoopContext:
+    """What a body receives: ``vars``, ``input`` (alias ``item``), ``index`` (0-based), ``total``.
+
+    In a :class:`Loop`, ``input`` is the previous round's output (the loop's input in round
+    1) and ``total`` is ``max_iterations``; in a :class:`ForEach` they are the item and the
+    number of items. ``exit()`` and ``validate()`` take effect when the body returns.
+    """
+
+    __slots__ = ("vars", "input", "index", "total", "passed", "note", "stop")
+
+    def __init__(self, vars: Vars, input: Any, index: int, total: int) -> None:
+        self.vars = vars
+        self.input = input
+        self.index = index
+        self.total = total
+        self.passed: bool | None = None
+        self.note = ""
+        self.stop: StopReason | None = None
+
+    @property
+    def item(self) -> Any:
+        return self.input
+
+    def exit(self, reason: str = "") -> None:
+        """End the loop after this round (a ForEach starts no further item): ``EXIT``."""
+        self.stop, self.note = StopReason.EXIT, reason
+
+    def validate(self, passed: bool, reason: str = "") -> bool:
+        """Judge this round; a pass ends the loop after it with ``PASSED``. Returns ``passed``."""
+        self.passed, self.note = passed, reason
+        if passed:
+            self.stop = StopReason.PASSED
+        return passed
+
+    def render(self, text: str) -> str:
+        """Fill ``{{loop.index}}``, ``{{loop.item}}``, ``{{loop.total}}``, ``{{input}}`` and variables."""
+        return render(text, self._root)
+
+    def _root(self, name: str) -> Any:
+        if name == "loop":
+            return {"index": self.index, "item": self.input, "total": self.total}
+        if name in self.vars:
+            return self.vars[name]
+        return self.input if name == "input" else MISSING
+
+
+def is_async(body: object) -> bool:
+    """Whether calling ``body`` gives a coroutine (an ``async def`` or an async ``__call__``)."""
+    return inspect.iscoroutinefunction(body) or (
+        callable(body) and inspect.iscoroutinefunction(type(body).__call__)
+    )
+
+
+async def call_async(body: Body, ctx: LoopContext, frame: Frame) -> Any:
+    """Await an async body, cancelled with ``TIMEOUT`` when a watchdog's time runs out."""
+    left = frame.remaining()
+    if left is None:
+        return await body(ctx)
+    scope = asyncio.timeout(max(left, 0.0))
+    try:
+        async with scope:
+            return await body(ctx)
+    except TimeoutError:
+        if scope.expired():
+            raise Stopped(
+                StopReason.TIMEOUT, "watchdog: the run's time ran out during a body"
+            ) from None
+        raise
+
+
+def run_blocking(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Drive an async body from synchronous ``run()``; refused inside a running event loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    coroutine.close()
+    raise ConfigError("an async body cannot be run with run() inside an event loop; await arun()")
+
+
+def describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"

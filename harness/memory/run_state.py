@@ -1,0 +1,63 @@
+"""Where a run's work lives, kept in progress.md's ``## Run`` section so a new session finds it.
+
+    ## Run
+
+    Branch: harness/fix-dates-1a2b3c4d
+    Worktree: /home/me/.harness-worktrees/repo/fix-dates-1a2b3c4d
+    Base: 4f0c...
+    Head: 9b1e...
+
+``Head`` is the commit of the last completed round: a resumed run resets the worktree to it, so a
+round that was cut off is discarded and redone, and a completed round is never lost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from harness.memory.progress import Progress
+from harness.memory.sections import Section, heading_key
+
+HEADING = "Run"
+_FIELDS = {"branch": "Branch", "worktree": "Worktree", "base": "Base", "head": "Head"}
+_FIELD_OF = {heading_key(label): name for name, label in _FIELDS.items()}
+
+
+@dataclass(frozen=True)
+class RunState:
+    """The run's branch, worktree, base commit and last completed round's commit."""
+
+    branch: str | None = None
+    worktree: str | None = None
+    base: str | None = None
+    head: str | None = None
+
+    @classmethod
+    def read(cls, progress: Progress) -> RunState:
+        """The state in ``progress``'s Run section; all ``None`` when it has none."""
+        section = next((s for s in progress.extra if _is_run(s)), None)
+        if section is None:
+            return cls()
+        values: dict[str, str] = {}
+        for line in section.body.splitlines():
+            label, _, value = line.partition(":")
+            name = _FIELD_OF.get(heading_key(label))
+            if name and value.strip():
+                values[name] = value.strip()
+        return cls(**values)
+
+    def write(self, progress: Progress) -> None:
+        """Replace ``progress``'s Run section with this state (none when every field is unset)."""
+        lines = [
+            f"{label}: {getattr(self, name)}"
+            for name, label in _FIELDS.items()
+            if getattr(self, name)
+        ]
+        section = Section(heading=HEADING, body="\n".join(lines))
+        others = [s for s in progress.extra if not _is_run(s)]
+        progress.extra = [*others, section] if lines else others
+
+
+def _is_run(section: Section) -> bool:
+    """Whether ``section`` is the ``## Run`` section, however a person spelled the heading."""
+    return heading_key(section.heading) == heading_key(HEADING)

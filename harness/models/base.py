@@ -1,0 +1,97 @@
+"""What the rest of the harness sees of a model: messages in, a reply with usage out.
+
+Messages are chat-completions dicts (``{"role": ..., "content": ...}``, assistant tool calls,
+``tool`` results). Concrete models live beside this module: :mod:`harness.models.scripted` (the
+deterministic test double) and :mod:`harness.models.litellm_model` (every real provider).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from harness.core.errors import HarnessError
+from harness.core.usage import Usage
+
+Message = dict[str, Any]
+"""One chat-completions message."""
+
+ToolSchema = dict[str, Any]
+
+
+class ModelError(HarnessError):
+    """A model call failed for good (after the retries its error allowed)."""
+
+
+def new_call_id() -> str:
+    return "call_" + uuid.uuid4().hex[:12]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call in a model reply.
+
+    ``arguments`` is a dict, or the raw JSON string the model sent (which may be malformed).
+    """
+
+    name: str
+    arguments: dict[str, Any] | str = field(default_factory=dict)
+    id: str = field(default_factory=new_call_id)
+
+    @property
+    def arguments_json(self) -> str:
+        if isinstance(self.arguments, str):
+            return self.arguments
+        return json.dumps(self.arguments)
+
+    def to_message_part(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.arguments_json},
+        }
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A model's answer: text, tool calls, or both."""
+
+    content: str | None
+    tool_calls: tuple[ToolCall, ...] = ()
+    usage: Usage = field(default_factory=Usage)
+
+    def to_message(self) -> Message:
+        message: Message = {"role": "assistant", "content": self.content}
+        if self.tool_calls:
+            message["tool_calls"] = [call.to_message_part() for call in self.tool_calls]
+        return message
+
+
+@runtime_checkable
+class Model(Protocol):
+    """Anything that answers chat messages. ``harness`` ships ScriptedModel and LiteLLMModel."""
+
+    name: str
+
+    @property
+    def context_window(self) -> int:
+        """Input tokens the model accepts."""
+        ...
+
+    def complete(
+        self,
+        messages: list[Message],
+        tools: list[ToolSchema] | None = None,
+        *,
+        max_tokens: int | None = None,
+    ) -> Reply: ...
+
+    def count_tokens(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> int:
+        """Prompt tokens ``messages`` (and the tool schemas) would cost, counted offline."""
+        ...
+
+    def price_per_token(self) -> tuple[float, float]:
+        """USD per input token and per output token; ``(0, 0)`` where the model is unpriced."""
+        ...

@@ -1,0 +1,187 @@
+"""Budgets over a whole run, checked before every model call so a run never overspends."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import get_args
+
+from harness.core.errors import ConfigError, Stopped
+from harness.core.event_schema import Role
+from harness.core.sink import NULL_SINK, EventSink
+from harness.core.stop import StopReason
+from harness.core.usage import Usage
+from harness.models.base import Message, Model, Reply, ToolSchema
+
+DEFAULT_MAX_TOKENS = 4096
+"""Completion tokens a call may use when neither the caller nor the model (its ``max_tokens``)
+says; the worst case a budget checks."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Ceilings for a whole run: author, critic and summariser calls together."""
+
+    tokens: int | None = None
+    cost_usd: float | None = None
+    seconds: float | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("tokens", "cost_usd", "seconds"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or value <= 0):
+                raise ConfigError(f"budget.{name}: must be a positive number, got {value!r}")
+
+
+@dataclass
+class Meter:
+    """Running totals of a run against its :class:`Budget`. Thread-safe."""
+
+    budget: Budget = field(default_factory=Budget)
+    clock: Callable[[], float] = time.monotonic
+    usage: Usage = field(default_factory=Usage)
+    started: float = field(default=0.0)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def __post_init__(self) -> None:
+        self.started = self.started or self.clock()
+
+    @property
+    def elapsed(self) -> float:
+        return self.clock() - self.started
+
+    def check_time(self) -> None:
+        if self.budget.seconds is not None and self.elapsed >= self.budget.seconds:
+            raise Stopped(
+                StopReason.TIMEOUT,
+                f"time budget of {self.budget.seconds:g}s used ({self.elapsed:.1f}s elapsed)",
+            )
+
+    def check(self, tokens: int, cost_usd: float) -> None:
+        """Raise :class:`Stopped` if a call costing at most ``tokens``/``cost_usd`` could cross a budget."""
+        self.check_time()
+        with self._lock:
+            used = self.usage
+        if self.budget.tokens is not None and used.total_tokens + tokens > self.budget.tokens:
+            raise Stopped(
+                StopReason.BUDGET_TOKENS,
+                f"token budget: {used.total_tokens} used + up to {tokens} for the next call "
+                f"would exceed {self.budget.tokens}",
+            )
+        if self.budget.cost_usd is not None and used.cost_usd + cost_usd > self.budget.cost_usd:
+            raise Stopped(
+                StopReason.BUDGET_COST,
+                f"cost budget: ${used.cost_usd:.4f} used + up to ${cost_usd:.4f} for the next "
+                f"call would exceed ${self.budget.cost_usd:.4f}",
+            )
+
+    def record(self, usage: Usage) -> None:
+        with self._lock:
+            self.usage = self.usage + usage
+
+    def describe_remaining(self) -> str:
+        """One line for the agent's task: what is left of each budget."""
+        parts = []
+        if self.budget.tokens is not None:
+            parts.append(f"{max(self.budget.tokens - self.usage.total_tokens, 0)} tokens")
+        if self.budget.cost_usd is not None:
+            parts.append(f"${max(self.budget.cost_usd - self.usage.cost_usd, 0):.4f}")
+        if self.budget.seconds is not None:
+            parts.append(f"{max(self.budget.seconds - self.elapsed, 0):.0f}s")
+        return ", ".join(parts) if parts else "no budget limit"
+
+
+ROLES: tuple[Role, ...] = get_args(Role)
+"""Who may call a model: the agent (author), the critic, or compaction (summariser)."""
+
+
+class MeteredModel:
+    """A model whose every call is checked against a :class:`Meter` first and recorded after.
+
+    Views for other roles (critic, summariser) share the meter: ``model.for_role("critic")``.
+    A call without ``max_tokens`` gets the model's own ``max_tokens`` attribute (as
+    :class:`~harness.models.litellm_model.LiteLLMModel` has), else ``default_max_tokens``; the budget
+    is checked against that limit and the request carries it.
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        meter: Meter | None = None,
+        *,
+        role: Role = "author",
+        events: EventSink = NULL_SINK,
+        default_max_tokens: int = DEFAULT_MAX_TOKENS,
+    ) -> None:
+        if role not in ROLES:
+            raise ConfigError(f"role: expected one of {', '.join(ROLES)}, got {role!r}")
+        self.inner = model
+        self.meter = meter or Meter()
+        self.role = role
+        self.events = events
+        self.default_max_tokens = default_max_tokens
+        self.name = model.name
+
+    def for_role(self, role: Role, model: Model | None = None) -> MeteredModel:
+        return MeteredModel(
+            model or self.inner,
+            self.meter,
+            role=role,
+            events=self.events,
+            default_max_tokens=self.default_max_tokens,
+        )
+
+    @property
+    def context_window(self) -> int:
+        return self.inner.context_window
+
+    def count_tokens(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> int:
+        return self.inner.count_tokens(messages, tools)
+
+    def price_per_token(self) -> tuple[float, float]:
+        return self.inner.price_per_token()
+
+    def begin_round(self, round_number: int) -> None:
+        begin = getattr(self.inner, "begin_round", None)
+        if begin is not None:
+            begin(round_number)
+
+    def complete(
+        self,
+        messages: list[Message],
+        tools: list[ToolSchema] | None = None,
+        *,
+        max_tokens: int | None = None,
+    ) -> Reply:
+        if max_tokens is None:
+            max_tokens = getattr(self.inner, "max_tokens", None) or self.default_max_tokens
+        prompt = self.inner.count_tokens(messages, tools)
+        price_in, price_out = self.inner.price_per_token()
+        worst_tokens = prompt + max_tokens
+        worst_cost = prompt * price_in + max_tokens * price_out
+        try:
+            self.meter.check(worst_tokens, worst_cost)
+        except Stopped as stop:
+            self.events.emit(
+                "budget_check",
+                role=self.role,
+                estimated_tokens=worst_tokens,
+                estimated_cost=worst_cost,
+                reason=stop.message,
+            )
+            raise
+        started = time.monotonic()
+        reply = self.inner.complete(messages, tools, max_tokens=max_tokens)
+        self.meter.record(reply.usage)
+        self.events.emit(
+            "model_call",
+            role=self.role,
+            model=self.inner.name,
+            prompt_tokens=reply.usage.prompt_tokens,
+            completion_tokens=reply.usage.completion_tokens,
+            cost_usd=reply.usage.cost_usd,
+            latency=time.monotonic() - started,
+        )
+        return reply

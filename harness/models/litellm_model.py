@@ -1,0 +1,221 @@
+"""Every real provider, through litellm.
+
+litellm is imported on the first call that needs it (it takes seconds to import), never when this
+module is imported: counting tokens and constructing a model stay cheap.
+
+Retries are ours, not litellm's: litellm is always called with ``num_retries=0`` and we retry
+only what can succeed on a second try (timeouts, connection errors, HTTP 408, 429 and 5xx),
+with exponential backoff. Bad requests, authentication, permission, not-found and
+context-window errors fail at once. Every failure ends in a :class:`~harness.models.base.ModelError`
+that names the model, the error and the attempts made.
+
+``fallbacks`` pass through to ``litellm.completion``, which tries each fallback model in turn
+with the same arguments (a string fallback inherits ``api_base`` and ``api_key``; a dict such as
+``{"model": ..., "api_base": ...}`` overrides them). litellm reports a chain that failed
+throughout as a connection error, so our retry loop retries the whole chain.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import time
+from functools import cache, cached_property
+from types import ModuleType
+from typing import Any
+
+from harness.core.errors import ConfigError
+from harness.core.usage import Usage
+from harness.models.base import Message, ModelError, Reply, ToolCall, ToolSchema, new_call_id
+from harness.models.tokens import TokenCounter, configure_offline_environment
+
+DEFAULT_CONTEXT_WINDOW = 32_000
+"""Input window assumed for models litellm does not know (local and self-hosted models)."""
+
+MAX_BACKOFF_SECONDS = 30.0
+"""The longest pause between two attempts."""
+
+_LITELLM_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
+_RESERVED_KWARGS = frozenset({"model", "messages", "tools", "stream", "max_retries"})
+
+
+@cache
+def _litellm() -> ModuleType:
+    """Import litellm once, offline and quiet.
+
+    Its cost map stays local, its debug banners are off, and its loggers only pass critical
+    records unless ``LITELLM_LOG`` asks otherwise (every failure reaches the caller as a
+    ModelError, so litellm's own error logs would only repeat it).
+    """
+    configure_offline_environment()
+    import litellm
+
+    litellm.suppress_debug_info = True
+    if "LITELLM_LOG" not in os.environ:
+        for name in _LITELLM_LOGGERS:
+            logging.getLogger(name).setLevel(logging.CRITICAL)
+    return litellm
+
+
+class LiteLLMModel:
+    """A chat model reached through litellm: any provider, by model string.
+
+    ``timeout`` (seconds, finite) bounds each request; ``num_retries`` is how many times a
+    retryable failure is retried, pausing ``retry_backoff * 2**n`` seconds (at most
+    :data:`MAX_BACKOFF_SECONDS`). ``max_tokens`` is the default completion limit of each call.
+    ``context_window`` overrides litellm's figure for the model. Other keywords (``api_base``,
+    ``api_key``, ``fallbacks``, ``temperature``, ...) go to ``litellm.completion`` unchanged.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        timeout: float = 120.0,
+        num_retries: int = 2,
+        retry_backoff: float = 1.0,
+        max_tokens: int | None = None,
+        context_window: int | None = None,
+        **litellm_kwargs: Any,
+    ) -> None:
+        if not isinstance(model, str) or not model.strip():
+            raise ConfigError("model: expected a litellm model string such as 'openai/gpt-4o'")
+        if not isinstance(timeout, int | float) or not 0 < timeout < math.inf:
+            raise ConfigError(f"timeout: expected a finite number of seconds > 0, got {timeout!r}")
+        if not isinstance(num_retries, int) or num_retries < 0:
+            raise ConfigError(f"num_retries: expected an integer >= 0, got {num_retries!r}")
+        if not isinstance(retry_backoff, int | float) or not 0 <= retry_backoff < math.inf:
+            raise ConfigError(f"retry_backoff: expected seconds >= 0, got {retry_backoff!r}")
+        for field, value in (("max_tokens", max_tokens), ("context_window", context_window)):
+            if value is not None and (not isinstance(value, int) or value <= 0):
+                raise ConfigError(f"{field}: expected a positive integer, got {value!r}")
+        reserved = sorted(_RESERVED_KWARGS & litellm_kwargs.keys())
+        if reserved:
+            raise ConfigError(f"{reserved[0]}: set by LiteLLMModel itself, not a litellm keyword")
+        self.name = model
+        self.timeout = float(timeout)
+        self.num_retries = num_retries
+        self.retry_backoff = float(retry_backoff)
+        self.max_tokens = max_tokens
+        self.litellm_kwargs = litellm_kwargs
+        self._context_window = context_window
+        self._counter = TokenCounter(model)
+
+    def __repr__(self) -> str:
+        return f"LiteLLMModel({self.name!r})"
+
+    @property
+    def context_window(self) -> int:
+        """The override, else litellm's ``max_input_tokens``, else :data:`DEFAULT_CONTEXT_WINDOW`."""
+        if self._context_window is not None:
+            return self._context_window
+        info = self._model_info
+        return int(info.get("max_input_tokens") or DEFAULT_CONTEXT_WINDOW)
+
+    def price_per_token(self) -> tuple[float, float]:
+        info = self._model_info
+        return (
+            float(info.get("input_cost_per_token") or 0.0),
+            float(info.get("output_cost_per_token") or 0.0),
+        )
+
+    def count_tokens(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> int:
+        return self._counter.count_request(messages, tools)
+
+    def complete(
+        self,
+        messages: list[Message],
+        tools: list[ToolSchema] | None = None,
+        *,
+        max_tokens: int | None = None,
+    ) -> Reply:
+        litellm = _litellm()
+        request: dict[str, Any] = {
+            **self.litellm_kwargs,
+            "model": self.name,
+            "messages": messages,
+            "timeout": self.timeout,
+            "num_retries": 0,
+        }
+        if tools:
+            request["tools"] = tools
+        limit = max_tokens if max_tokens is not None else self.max_tokens
+        if limit is not None:
+            request["max_tokens"] = limit
+        response = self._call(litellm, request)
+        return self._reply(litellm, response, messages, tools)
+
+    def _call(self, litellm: ModuleType, request: dict[str, Any]) -> Any:
+        attempt = 1
+        while True:
+            try:
+                return litellm.completion(**request)
+            except Exception as exc:
+                retryable = _is_retryable(litellm, exc)
+                if not retryable or attempt > self.num_retries:
+                    raise ModelError(_failure(self.name, exc, attempt, retryable)) from exc
+            time.sleep(min(self.retry_backoff * 2 ** (attempt - 1), MAX_BACKOFF_SECONDS))
+            attempt += 1
+
+    def _reply(
+        self,
+        litellm: ModuleType,
+        response: Any,
+        messages: list[Message],
+        tools: list[ToolSchema] | None,
+    ) -> Reply:
+        message = response.choices[0].message
+        content = message.content
+        calls = tuple(_tool_call(call) for call in message.tool_calls or ())
+        usage = getattr(response, "usage", None)
+        prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
+        completion = int(getattr(usage, "completion_tokens", 0) or 0)
+        if not prompt:  # the provider reported no usage: count it ourselves, and price that
+            prompt = self.count_tokens(messages, tools)
+            completion = self._counter.count_reply(content, calls)
+            response.usage = litellm.Usage(
+                prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion
+            )
+        try:
+            cost, unpriced = float(litellm.completion_cost(completion_response=response)), 0
+        except litellm.ModelNotMappedError:
+            cost, unpriced = 0.0, 1
+        return Reply(content, calls, Usage(prompt, completion, cost, 1, unpriced))
+
+    @cached_property
+    def _model_info(self) -> dict[str, Any]:
+        """litellm's cost-map entry for the model; empty where litellm does not know it."""
+        litellm = _litellm()
+        try:
+            return dict(litellm.get_model_info(self.name))
+        except litellm.ModelNotMappedError:
+            return {}
+
+
+def _tool_call(call: Any) -> ToolCall:
+    """A provider's tool call, its arguments kept as the raw string it sent."""
+    function = call.function
+    arguments = function.arguments
+    if arguments is None:
+        arguments = ""
+    elif not isinstance(arguments, str):
+        arguments = json.dumps(arguments)
+    return ToolCall(name=function.name or "", arguments=arguments, id=call.id or new_call_id())
+
+
+def _is_retryable(litellm: ModuleType, exc: Exception) -> bool:
+    """Timeouts, connection errors, 408, 429 and 5xx; never a client error."""
+    if isinstance(exc, litellm.Timeout | litellm.APIConnectionError):
+        return True
+    status = getattr(exc, "status_code", None)
+    return isinstance(status, int) and (status in (408, 429) or status >= 500)
+
+
+def _failure(model: str, exc: Exception, attempts: int, retryable: bool) -> str:
+    status = getattr(exc, "status_code", None)
+    error = type(exc).__name__ + (f" (status {status})" if status is not None else "")
+    verdict = "gave up" if retryable else "not retryable"
+    tried = f"{attempts} attempt" + ("" if attempts == 1 else "s")
+    return f"model {model}: {error}, {verdict} after {tried}: {exc}"

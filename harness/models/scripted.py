@@ -1,0 +1,240 @@
+"""A deterministic model for tests and offline demos."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.core.errors import ConfigError, ScriptExhausted
+from harness.core.usage import Usage
+from harness.models.base import Message, Reply, ToolCall, ToolSchema
+from harness.models.tokens import TokenCounter
+
+ReplySpec = str | ToolCall | Sequence[ToolCall] | Reply
+ScriptEntry = ReplySpec | Callable[[list[Message], list[ToolSchema]], ReplySpec]
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    """One request a ScriptedModel received."""
+
+    messages: list[Message]
+    tools: list[ToolSchema]
+    max_tokens: int | None = None
+
+
+class ScriptedModel:
+    """Replies from a script, one entry per call.
+
+    An entry is a final answer (``str``), a :class:`ToolCall` or a list of them, a
+    :class:`Reply`, or a callable ``(messages, tools) -> entry``. Every request is recorded in
+    :attr:`calls`; usage is counted with the tokenizer so budgets behave as with a real model.
+    ``max_tokens`` is the completion limit recorded for a call made without one.
+
+    ``rounds`` scripts (``ScriptedModel.per_round({1: [...], 2: [...]})``) pick their replies by
+    the outer loop's round number, so a resumed run gets the same replies as an uninterrupted one.
+    """
+
+    def __init__(
+        self,
+        script: Sequence[ScriptEntry] = (),
+        *,
+        name: str = "scripted",
+        context_window: int = 128_000,
+        cost_per_token: tuple[float, float] = (0.0, 0.0),
+        rounds: Mapping[int, Sequence[ScriptEntry]] | None = None,
+        max_tokens: int | None = None,
+    ) -> None:
+        if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens <= 0):
+            raise ConfigError(f"max_tokens: expected a positive integer, got {max_tokens!r}")
+        self.name = name
+        self.max_tokens = max_tokens
+        self._context_window = context_window
+        self._price = cost_per_token
+        self._rounds = {int(k): list(v) for k, v in (rounds or {}).items()}
+        self._script: list[ScriptEntry] = list(script)
+        self._cursor = 0
+        self._lock = threading.Lock()
+        self._counter = TokenCounter(name)
+        self.calls: list[ModelRequest] = []
+
+    @classmethod
+    def per_round(cls, rounds: Mapping[int, Sequence[ScriptEntry]], **kwargs: Any) -> ScriptedModel:
+        return cls(rounds=rounds, **kwargs)
+
+    @classmethod
+    def from_file(cls, path: str | Path, **kwargs: Any) -> ScriptedModel:
+        """Load a script from a file.
+
+        A ``.jsonl`` file holds one entry per non-empty line. Any other file is JSON: a list of
+        entries, or ``{"rounds": {"1": [...], "2": [...]}}`` for a rounds script.
+        """
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read script: {exc.strerror}") from exc
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"{path}: cannot read script: not UTF-8 text ({exc.reason})") from exc
+        kwargs = {"name": f"scripted:{path.name}", **kwargs}
+        if path.suffix.lower() == ".jsonl":
+            return cls(_jsonl_entries(text, path), **kwargs)
+        data = _load_json(text, path)
+        if isinstance(data, list):
+            return cls(
+                [_entry_from_json(e, f"{path}: entry {i + 1}") for i, e in enumerate(data)],
+                **kwargs,
+            )
+        if isinstance(data, dict) and "rounds" in data:
+            return cls(rounds=_rounds_from_json(data["rounds"], path), **kwargs)
+        raise ConfigError(
+            f'{path}: expected a list of replies or {{"rounds": {{...}}}}, found {_kind(data)}'
+        )
+
+    @property
+    def context_window(self) -> int:
+        return self._context_window
+
+    def price_per_token(self) -> tuple[float, float]:
+        return self._price
+
+    def count_tokens(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> int:
+        return self._counter.count_request(messages, tools)
+
+    def begin_round(self, round_number: int) -> None:
+        """Switch to the replies of ``round_number`` (only for ``rounds`` scripts)."""
+        if not self._rounds:
+            return
+        if round_number not in self._rounds:
+            raise ScriptExhausted(
+                f"{self.name}: the script has no replies for round {round_number}"
+            )
+        with self._lock:
+            self._script = list(self._rounds[round_number])
+            self._cursor = 0
+
+    @property
+    def remaining(self) -> int:
+        return len(self._script) - self._cursor
+
+    def complete(
+        self,
+        messages: list[Message],
+        tools: list[ToolSchema] | None = None,
+        *,
+        max_tokens: int | None = None,
+    ) -> Reply:
+        limit = max_tokens if max_tokens is not None else self.max_tokens
+        with self._lock:
+            self.calls.append(ModelRequest([dict(m) for m in messages], list(tools or []), limit))
+            if self._cursor >= len(self._script):
+                raise ScriptExhausted(
+                    f"{self.name}: script exhausted: it holds {len(self._script)} replies "
+                    f"and call {self._cursor + 1} was made"
+                )
+            entry = self._script[self._cursor]
+            self._cursor += 1
+        if callable(entry) and not isinstance(entry, ToolCall):
+            entry = entry(messages, list(tools or []))
+        reply = _to_reply(entry)
+        completion = self._counter.count_reply(reply.content, reply.tool_calls)
+        prompt = self.count_tokens(messages, tools)
+        price_in, price_out = self._price
+        usage = Usage(prompt, completion, prompt * price_in + completion * price_out, calls=1)
+        return Reply(reply.content, reply.tool_calls, usage)
+
+
+def _to_reply(entry: object) -> Reply:
+    if isinstance(entry, Reply):
+        return entry
+    if isinstance(entry, str):
+        return Reply(content=entry)
+    if isinstance(entry, ToolCall):
+        return Reply(content=None, tool_calls=(entry,))
+    if isinstance(entry, Sequence) and all(isinstance(c, ToolCall) for c in entry):
+        return Reply(content=None, tool_calls=tuple(entry))
+    raise TypeError(
+        f"a script entry must be str, ToolCall, list of ToolCall or Reply, not {entry!r}"
+    )
+
+
+def _load_json(text: str, path: Path) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from exc
+
+
+def _jsonl_entries(text: str, path: Path) -> list[ScriptEntry]:
+    """One entry per non-empty line; errors name ``file:line``."""
+    entries: list[ScriptEntry] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            where = f"{path}:{number}"
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ConfigError(f"{where}: not valid JSON: {exc.msg}") from exc
+            entries.append(_entry_from_json(data, where))
+    return entries
+
+
+def _rounds_from_json(rounds: Any, path: Path) -> dict[int, list[ScriptEntry]]:
+    if not isinstance(rounds, dict):
+        raise ConfigError(
+            f'{path}: "rounds" must be an object of round lists, found {_kind(rounds)}'
+        )
+    parsed: dict[int, list[ScriptEntry]] = {}
+    for key, entries in rounds.items():
+        if not key.isdigit() or not isinstance(entries, list):
+            raise ConfigError(f"{path}: rounds.{key}: expected a round number and a list")
+        parsed[int(key)] = [
+            _entry_from_json(e, f"{path}: rounds.{key}[{i}]") for i, e in enumerate(entries)
+        ]
+    return parsed
+
+
+def _kind(data: Any) -> str:
+    """What a JSON value is, for an error message."""
+    kinds: dict[type, str] = {
+        str: "a string",
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        list: "a list",
+        dict: 'an object without "rounds"',
+    }
+    return "null" if data is None else kinds.get(type(data), type(data).__name__)
+
+
+def _call_from_json(data: Any, where: str) -> ToolCall:
+    if not isinstance(data, dict) or not isinstance(data.get("name"), str):
+        raise ConfigError(f'{where}: a tool call needs "name" and "arguments"')
+    arguments = data.get("arguments", {})
+    if not isinstance(arguments, dict | str):
+        raise ConfigError(f"{where}: arguments must be an object or a JSON string")
+    return ToolCall(data["name"], arguments)
+
+
+def _entry_from_json(data: Any, where: str) -> ReplySpec:
+    """``"text"``, ``{"name", "arguments"}``, or ``{"content", "tool_calls": [...]}``."""
+    if isinstance(data, str):
+        return data
+    if isinstance(data, dict) and "name" in data:
+        return _call_from_json(data, where)
+    if isinstance(data, dict) and ("tool_calls" in data or "content" in data):
+        calls = data.get("tool_calls") or []
+        if not isinstance(calls, list):
+            raise ConfigError(f"{where}: tool_calls must be a list")
+        parsed = tuple(_call_from_json(c, f"{where}.tool_calls[{i}]") for i, c in enumerate(calls))
+        content = data.get("content")
+        if content is not None and not isinstance(content, str):
+            content = json.dumps(content)
+        return Reply(content=content, tool_calls=parsed)
+    raise ConfigError(
+        f'{where}: expected a string, {{"name", "arguments"}} or {{"content", "tool_calls"}}'
+    )

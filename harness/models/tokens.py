@@ -1,0 +1,189 @@
+"""Offline token counting.
+
+tiktoken downloads its encodings on first use, which fails without a network. litellm ships
+``cl100k_base`` and ``o200k_base`` in its package; we point ``TIKTOKEN_CACHE_DIR`` there (found
+with ``importlib.util.find_spec``, so litellm is not imported) unless the user already set it.
+
+Models whose tokenizer tiktoken does not know are counted with ``cl100k_base``: close enough for
+budgets and compaction triggers, and documented as an estimate.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from collections import OrderedDict
+from collections.abc import Hashable, Iterable
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from harness.models.base import Message, ToolCall
+
+if TYPE_CHECKING:
+    import tiktoken
+
+
+
+MESSAGE_OVERHEAD = 4
+"""Tokens a chat message costs beyond its content (role and separators), as OpenAI counts them."""
+
+CACHE_SIZE = 4_096
+"""Counts a :class:`TokenCounter` keeps, per cache: far more than a session's live messages."""
+
+_O200K_PREFIXES = ("gpt-4o", "gpt-4.1", "gpt-5", "o1", "o3", "o4", "chatgpt-4o")
+
+
+def configure_offline_environment() -> None:
+    """Point tiktoken at litellm's bundled encodings and keep litellm's cost map local."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    if "TIKTOKEN_CACHE_DIR" in os.environ:
+        return
+    spec = importlib.util.find_spec("litellm")
+    if spec is None or spec.origin is None:
+        return
+    folder = Path(spec.origin).parent / "litellm_core_utils" / "tokenizers"
+    if folder.is_dir():
+        os.environ["TIKTOKEN_CACHE_DIR"] = str(folder)
+
+
+def encoding_name(model: str) -> str:
+    """The tiktoken encoding used to count tokens for ``model`` (a litellm model string)."""
+    leaf = model.rsplit("/", 1)[-1].lower()
+    return "o200k_base" if leaf.startswith(_O200K_PREFIXES) else "cl100k_base"
+
+
+@cache
+def encoding(name: str) -> tiktoken.Encoding:
+    configure_offline_environment()
+    import tiktoken
+
+    return tiktoken.get_encoding(name)
+
+
+def count_text(text: str, model: str = "") -> int:
+    """Tokens in ``text`` under ``model``'s encoding."""
+    if not text:
+        return 0
+    return len(encoding(encoding_name(model)).encode(text, disallowed_special=()))
+
+
+def content_text(message: Message) -> str:
+    """A message's content as text (the text parts of a multi-part content joined)."""
+    content = message.get("content")
+    if isinstance(content, list):
+        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return content if isinstance(content, str) else ""
+
+
+def message_text(message: Message) -> str:
+    """Everything in a chat message that the model reads, as one string."""
+    parts = [str(message.get("role", "")), content_text(message)]
+    for call in message.get("tool_calls") or ():
+        function = call.get("function", {})
+        parts.append(str(function.get("name", "")))
+        parts.append(str(function.get("arguments", "")))
+    if message.get("name"):
+        parts.append(str(message["name"]))
+    return "\n".join(parts)
+
+
+def _cache_key(message: Message) -> tuple[Any, ...]:
+    # Strings cache their hash and compare by identity first, so a hit on a long message that is
+    # the same object costs O(1); only small parts are serialised.
+    content = message.get("content")
+    # Text and serialised structures are tagged apart: content None must not share a key with
+    # the text "null", nor a list with the string of its JSON.
+    text = (
+        ("text", content)
+        if isinstance(content, str)
+        else ("json", json.dumps(content, sort_keys=True, default=str))
+    )
+    calls = message.get("tool_calls")
+    return (
+        message.get("role"),
+        text,
+        message.get("name"),
+        json.dumps(calls, sort_keys=True, default=str) if calls else None,
+    )
+
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+class _Lru(Generic[K, V]):
+    """A mapping that forgets its least recently used entry past ``size`` entries."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[K, V] = OrderedDict()
+
+    def get(self, key: K) -> V | None:
+        value = self._items.get(key)
+        if value is not None:
+            self._items.move_to_end(key)
+        return value
+
+    def put(self, key: K, value: V) -> None:
+        self._items[key] = value
+        self._items.move_to_end(key)
+        if len(self._items) > self.size:
+            self._items.popitem(last=False)
+
+
+class TokenCounter:
+    """Counts chat messages, each distinct message once.
+
+    Counts are cached by message content, so recounting a growing history costs only the new
+    messages: a 100k-token transcript is tokenised once, not once per step. A second cache by
+    identity makes recounting the same message objects cheaper still (no key to build). Each
+    cache keeps the ``cache_size`` most recently used counts, so a long session's dropped
+    messages are released.
+    """
+
+    def __init__(self, model: str = "", *, cache_size: int = CACHE_SIZE) -> None:
+        self.model = model
+        self._by_content: _Lru[tuple[Any, ...], int] = _Lru(cache_size)
+        # id -> (message, count); holding the message keeps its id from being reused.
+        self._by_identity: _Lru[int, tuple[Message, int]] = _Lru(cache_size)
+        self._tools: _Lru[str, int] = _Lru(cache_size)
+
+    def count_message(self, message: Message) -> int:
+        """Tokens of one message. Messages are treated as immutable once counted."""
+        hit = self._by_identity.get(id(message))
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        key = _cache_key(message)
+        count = self._by_content.get(key)
+        if count is None:
+            count = count_text(message_text(message), self.model) + MESSAGE_OVERHEAD
+            self._by_content.put(key, count)
+        self._by_identity.put(id(message), (message, count))
+        return count
+
+    def count(self, messages: Iterable[Message]) -> int:
+        return sum(self.count_message(m) for m in messages)
+
+    def count_tools(self, tools: Iterable[dict[str, Any]] | None) -> int:
+        if not tools:
+            return 0
+        text = json.dumps(list(tools), sort_keys=True)
+        count = self._tools.get(text)
+        if count is None:
+            count = count_text(text, self.model)
+            self._tools.put(text, count)
+        return count
+
+    def count_request(
+        self, messages: Iterable[Message], tools: Iterable[dict[str, Any]] | None = None
+    ) -> int:
+        """Prompt tokens of a request: its messages and its tool schemas."""
+        return self.count(messages) + self.count_tools(tools)
+
+    def count_reply(self, content: str | None, tool_calls: Iterable[ToolCall] = ()) -> int:
+        """Completion tokens of a reply: its text and each tool call's name and arguments."""
+        return count_text(content or "", self.model) + sum(
+            count_text(call.name + call.arguments_json, self.model) for call in tool_calls
+        )

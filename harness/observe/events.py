@@ -1,0 +1,96 @@
+"""The run's JSON Lines event log.
+
+Components call ``sink.emit(kind, **data)`` (:mod:`harness.core.sink`); the kinds and their fields are the models in
+:mod:`harness.core.event_schema` (documented in docs/events.md). A run's :class:`EventLog` validates,
+redacts and appends each event to ``<run folder>/events.jsonl``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from harness.core.errors import ConfigError
+from harness.core.event_schema import Event, make_event, parse_event
+from harness.core.redact import Redactor
+from harness.core.sink import EventSink
+
+EVENTS_FILE = "events.jsonl"
+"""The event log's name inside a run folder."""
+
+PREVIEW_CHARS = 200
+"""Length a tool call's ``arguments_preview`` is cut to, after redaction (so no secret is cut
+in two and half left in)."""
+
+
+class EventLog:
+    """An append-only JSON Lines event log; thread-safe.
+
+    Each event is validated against its model (an unknown kind or a bad field raises
+    ValueError: that is a bug in the emitter), gets ``v``, ``ts`` and ``run_id`` filled in,
+    is redacted (then a tool call's ``arguments_preview`` is cut to :data:`PREVIEW_CHARS`),
+    and is written as one line and flushed, so a killed process leaves at most a
+    torn last line (which :func:`read_events` skips). ``echo`` (e.g. a :class:`harness.observe.live.LiveProgress`) receives the same redacted
+    event, in the log's order. Without a ``redactor``, a :class:`Redactor` over ``os.environ`` is used.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        run_id: str,
+        redactor: Redactor | None = None,
+        echo: EventSink | None = None,
+    ) -> None:
+        self.path = Path(path)
+        self.run_id = run_id
+        self.redactor = redactor if redactor is not None else Redactor()
+        self._echo = echo
+        self._lock = threading.Lock()
+        self._folder_made = False
+
+    def emit(self, kind: str, **data: Any) -> None:
+        event = make_event(kind, **{"run_id": self.run_id, **data})
+        record = self.redactor.redact(event.model_dump(mode="json"))
+        if isinstance(record.get("arguments_preview"), str):
+            record["arguments_preview"] = record["arguments_preview"][:PREVIEW_CHARS]
+        line = json.dumps(record, ensure_ascii=False) + "\n"
+        with self._lock:
+            if not self._folder_made:  # on the first event: a run that never starts leaves nothing
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._folder_made = True
+            with self.path.open("a", encoding="utf-8") as log:
+                log.write(line)
+                log.flush()
+            if self._echo is not None:
+                del record["kind"]
+                self._echo.emit(kind, **record)
+
+
+def read_events(path: str | os.PathLike[str]) -> list[Event]:
+    """Every event in an event log, in order.
+
+    A last line without its newline that does not parse is a write cut short by a crash and is
+    skipped; any other line that does not parse, or a file that is not UTF-8, raises
+    :class:`ConfigError` naming the file and line.
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        bad_line = err.object[: err.start].count(b"\n") + 1
+        raise ConfigError(f"{path}:{bad_line}: not UTF-8 text ({err.reason})") from err
+    lines = text.split("\n")
+    events: list[Event] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            events.append(parse_event(line))
+        except ValueError as err:
+            if number == len(lines):
+                break
+            raise ConfigError(f"{path}:{number}: not a valid event: {err}") from err
+    return events

@@ -1,0 +1,91 @@
+"""Reports of a run for a person: a text summary, the HTML page, and the list of runs.
+
+The summary itself is read by :mod:`harness.observe.run_summary`; the page is drawn by
+:mod:`harness.observe.report_html`. Both are re-exported here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from harness.core.event_schema import GateReportEvent
+from harness.observe.live import format_cost, format_duration, format_tokens, gate_mark
+from harness.observe.report_html import render_html
+from harness.observe.run_summary import (
+    RUNS_DIR,
+    RoundSummary,
+    RunInfo,
+    RunSummary,
+    find_run,
+    list_runs,
+    load_run,
+    round_notes,
+)
+
+__all__ = [
+    "RUNS_DIR",
+    "RoundSummary",
+    "RunInfo",
+    "RunSummary",
+    "find_run",
+    "list_runs",
+    "load_run",
+    "render_html",
+    "render_runs",
+    "render_text",
+]
+
+
+def render_runs(runs: list[RunInfo]) -> str:
+    """``harness runs`` as a table."""
+    if not runs:
+        return "no runs yet\n"
+    lines = [f"{'run':<28} {'started':<17} {'outcome':<15} {'rounds':>6} {'cost':>8}  goal"]
+    for run in runs:
+        started = run.started.strftime("%Y-%m-%d %H:%M") if run.started else "?"
+        lines.append(
+            f"{run.run_id:<28} {started:<17} {run.outcome:<15} {run.rounds:>6} "
+            f"{format_cost(run.cost_usd):>8}  {_clip(run.goal, 50)}"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def render_text(summary: RunSummary) -> str:
+    """A plain-text report: the run's totals, a line per round, compactions and escalation."""
+    usage = summary.usage
+    lines = [
+        f"run {summary.run_id} · {summary.outcome} · {len(summary.rounds)}/"
+        f"{summary.max_iterations} rounds · {format_duration(summary.duration)}",
+        f"goal: {summary.goal}",
+        f"model: {summary.model}"
+        + (f" · critic: {summary.critic_model}" if summary.critic_model else ""),
+        f"usage: {usage.total_tokens:,} tokens (prompt {usage.prompt_tokens:,}, completion "
+        f"{usage.completion_tokens:,}) · {format_cost(usage.cost_usd)} · {usage.calls} model calls",
+        "",
+        f"{'round':>5}  {'outcome':<22} {'steps':>5} {'tokens':>7} {'cost':>8}  {'critic':>6}  gates",
+    ]
+    for r in summary.rounds:
+        critic = f"{r.verdict.score:g}" if r.verdict else "-"
+        lines.append(
+            f"{r.round:>5}  {r.outcome:<22} {len(r.steps):>5} {format_tokens(r.usage.total_tokens):>7} "
+            f"{format_cost(r.usage.cost_usd):>8}  {critic:>6}  {_gates_text(r.gates)}"
+        )
+    for r in summary.rounds:
+        notes = round_notes(r)
+        if notes:
+            lines += ["", f"round {r.round}:", *(f"  {note}" for note in notes)]
+    if summary.escalation:
+        lines += ["", f"escalation: {summary.escalation.reason}"]
+        if summary.escalation.report_path:
+            lines.append(f"  report: {summary.escalation.report_path}")
+    if summary.stop_message:
+        lines += ["", f"stop: {summary.outcome} — {summary.stop_message}"]
+    return "\n".join(lines) + "\n"
+
+
+def _gates_text(gates: Sequence[GateReportEvent]) -> str:
+    return ", ".join(f"{g.name} {gate_mark(g)}" for g in gates) or "-"
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -1,0 +1,141 @@
+"""The report a person receives when a run stops without success, and the hook that sends it."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.core.atomic import atomic_write_text
+from harness.core.stop import StopReason
+from harness.core.usage import Usage
+from harness.memory.progress_items import Attempt
+from harness.outer.rounds import RoundReport
+from harness.tools.proc import run_command, safe_env
+
+NEXT_STEPS = {
+    StopReason.MAX_ITERATIONS: "Read the last round's failures below; sharpen the goal or the "
+    "skill's hints, or raise max_iterations if the score was still rising.",
+    StopReason.NO_PROGRESS: "The agent repeated itself. Fix the blocker by hand or add a hint to "
+    "the skill describing it, then resume.",
+    StopReason.BUDGET_TOKENS: "Raise budget.tokens or use a cheaper model, then resume.",
+    StopReason.BUDGET_COST: "Raise budget.cost_usd or use a cheaper model, then resume.",
+    StopReason.TIMEOUT: "Raise budget.seconds, then resume.",
+    StopReason.ERROR: "An internal or provider error stopped the run; see the message, fix the "
+    "cause, then resume.",
+    StopReason.CANCELLED: "The run was cancelled; resume it when ready.",
+}
+
+
+@dataclass(frozen=True)
+class Escalation:
+    """Everything the report says."""
+
+    goal: str
+    reason: StopReason
+    message: str
+    rounds: Sequence[RoundReport]
+    usage: Usage
+    branch: str | None
+    worktree: Path | None
+    progress_path: Path | None
+    earlier: tuple[Attempt, ...] = ()  # rounds of earlier sessions, as progress.md recorded them
+
+
+def render_escalation(e: Escalation) -> str:
+    lines = [
+        f"# Escalation: {e.reason.value}",
+        "",
+        f"**Goal:** {e.goal}",
+        f"**Why it stopped:** {e.message}",
+        f"**Rounds:** {len(e.earlier) + len(e.rounds)}",
+        f"**Usage:** {e.usage.total_tokens} tokens ({e.usage.prompt_tokens} prompt, "
+        f"{e.usage.completion_tokens} completion), ${e.usage.cost_usd:.4f} in "
+        f"{e.usage.calls} model calls",
+        "",
+        "## Where the work is",
+        "",
+    ]
+    if e.branch:
+        lines.append(f"- Branch: `{e.branch}` (one commit per round)")
+    if e.worktree:
+        lines.append(f"- Worktree: `{e.worktree}`")
+    if e.progress_path:
+        lines.append(f"- Progress: `{e.progress_path}`")
+    lines += [
+        "",
+        "## Suggested next step",
+        "",
+        NEXT_STEPS.get(e.reason, "Review the rounds below."),
+        "",
+    ]
+    lines += ["## Rounds", ""]
+    for attempt in e.earlier:
+        lines += _earlier_round(attempt)
+    for report in e.rounds:
+        lines += _round(report)
+    last_verdict = next((r.verdict for r in reversed(e.rounds) if r.verdict is not None), None)
+    if last_verdict is not None:
+        lines += ["## Critic's last verdict", "", f"Score {last_verdict.score:.1f}/10", ""]
+        lines.extend(f"- {r}" for r in last_verdict.reasons)
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _earlier_round(attempt: Attempt) -> list[str]:
+    lines = [f"### Round {attempt.round}: {attempt.outcome} (an earlier session)", ""]
+    lines += [f"- Gate {g if isinstance(g, str) else g.render()}" for g in attempt.gates]
+    if attempt.critic_score is not None:
+        lines.append(f"- Critic: {attempt.critic_score:.1f}/10")
+    if attempt.summary:
+        lines.append(f"- Agent said: {attempt.summary}")
+    if attempt.commit:
+        lines.append(f"- Commit: `{attempt.commit[:12]}`")
+    return [*lines, ""]
+
+
+def _round(report: RoundReport) -> list[str]:
+    lines = [f"### Round {report.round}: {report.outcome}", ""]
+    if report.agent_summary:
+        lines.append(f"- Agent said: {report.agent_summary.strip()[:500]}")
+    lines.append(f"- Session: {report.steps} steps, ended: {report.agent_stop.value}")
+    for gate in report.gates:
+        state = "passed" if gate.passed else "FAILED"
+        lines.append(f"- Gate {gate.name}: {state} — {gate.summary}")
+        if gate.failures:
+            lines.append("  - Failing: " + ", ".join(gate.failures))
+    if report.protected_violations:
+        lines.append("- Protected files changed: " + ", ".join(report.protected_violations))
+    if report.verdict is not None:
+        lines.append(f"- Critic: {report.verdict.score:.1f}/10")
+        lines += [f"  - Reason: {r}" for r in report.verdict.reasons]
+        lines += [f"  - Fix: {f}" for f in report.verdict.fixes]
+    if report.commit:
+        lines.append(f"- Commit: `{report.commit[:12]}`")
+    return [*lines, ""]
+
+
+EscalationHook = str | Callable[[Path], object]
+
+
+def escalate(
+    escalation: Escalation,
+    path: Path,
+    *,
+    hook: EscalationHook | None = None,
+    redact: Callable[[str], str] = lambda text: text,
+) -> Path:
+    """Write the report atomically to ``path`` and run ``hook`` with its path."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, redact(render_escalation(escalation)))
+    if callable(hook):
+        hook(path)
+    elif hook:
+        run_command(
+            f"{hook} {shlex.quote(str(path))}",
+            cwd=path.parent,
+            timeout=60,
+            env=safe_env(extra={"HARNESS_ESCALATION_REPORT": str(path)}),
+        )
+    return path

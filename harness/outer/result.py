@@ -1,0 +1,35 @@
+"""What an outer-loop run hands back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.core.stop import StopReason
+from harness.core.usage import Usage
+from harness.outer.rounds import RoundReport
+
+
+@dataclass
+class RunResult:
+    """How an outer-loop run ended."""
+
+    stop_reason: StopReason
+    message: str
+    rounds: list[RoundReport]
+    usage: Usage
+    branch: str | None = None
+    worktree: Path | None = None
+    escalation: Path | None = None
+    run_id: str = ""
+    first_round: int = 1
+    warning: str | None = None  # e.g. uncommitted changes the run's worktree did not start from
+
+    @property
+    def passed(self) -> bool:
+        return self.stop_reason is StopReason.PASSED
+
+    @property
+    def iterations(self) -> int:
+        """The number of the last round played (resumed rounds included)."""
+        return self.rounds[-1].round if self.rounds else self.first_round - 1

@@ -1,0 +1,157 @@
+"""One round's evidence, the feedback it produces, and the outer loop's decision.
+
+Everything here is pure: the outer loop's driver gathers the evidence (agent session, gates,
+critic, git) and asks :func:`decide` what to do next. No model, disk or git is needed to test it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from harness.agent.agent import AgentStop
+from harness.core.stop import StopReason
+from harness.core.usage import Usage
+from harness.engine.loop import finish_message
+from harness.memory.progress_items import GateSummary
+from harness.verify.critic import Verdict
+from harness.verify.gates import GateReport
+
+
+@dataclass(frozen=True)
+class RoundReport:
+    """What one round tried and how it was judged."""
+
+    round: int
+    agent_stop: AgentStop
+    agent_summary: str | None
+    steps: int
+    gates: tuple[GateReport, ...]
+    verdict: Verdict | None
+    usage: Usage
+    duration: float
+    protected_violations: tuple[str, ...] = ()
+    diff_digest: str | None = None
+    commit: str | None = None
+    critic_required: bool = False
+    files_changed: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def gates_passed(self) -> bool:
+        return not self.protected_violations and all(g.passed for g in self.gates)
+
+    @property
+    def passed(self) -> bool:
+        """Only the gates and the critic can pass a round; the agent's own claim never does."""
+        if not self.gates_passed:
+            return False
+        if self.verdict is not None:
+            return self.verdict.passed
+        return not self.critic_required
+
+    @property
+    def failing_tests(self) -> frozenset[str]:
+        return frozenset(f for g in self.gates if not g.passed for f in g.failures)
+
+    @property
+    def outcome(self) -> str:
+        """A short phrase: ``passed``, ``failed: pytest``, ``failed: critic 5.0/10`` ..."""
+        if self.passed:
+            return "passed"
+        if self.protected_violations:
+            return "failed: protected files changed"
+        failed = [g.name for g in self.gates if not g.passed]
+        if failed:
+            return "failed: " + ", ".join(failed)
+        if self.verdict is not None:
+            return f"failed: critic {self.verdict.score:.1f}/10"
+        return "failed: no verdict"
+
+
+def feedback(report: RoundReport) -> str:
+    """The failure report that becomes the next round's input."""
+    lines = [f"Round {report.round} did not pass ({report.outcome})."]
+    if report.protected_violations:
+        lines.append(
+            "These protected files were changed, which fails the round whatever the checks say; "
+            "restore them and fix the code instead: " + ", ".join(report.protected_violations)
+        )
+    for gate in report.gates:
+        if gate.passed:
+            lines.append(f"- Gate {gate.name}: passed")
+            continue
+        lines.append(f"- Gate {gate.name}: FAILED — {gate.summary}")
+        if gate.failures:
+            lines.append("  Failing: " + ", ".join(gate.failures))
+        if gate.output_tail:
+            lines.append("  Relevant output:\n" + _indent(gate.output_tail.strip(), "    "))
+    if report.verdict is not None and not report.verdict.passed:
+        verdict = report.verdict
+        lines.append(f"- Independent review: score {verdict.score:.1f}/10 (not enough to pass)")
+        lines.extend(f"  Reason: {reason}" for reason in verdict.reasons)
+        lines.extend(f"  Fix: {fix}" for fix in verdict.fixes)
+    if report.agent_stop is AgentStop.MAX_STEPS:
+        lines.append("- Your session hit its step cap before finishing; plan fewer, larger steps.")
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Continue with ``feedback``, or stop for ``reason``."""
+
+    stop: StopReason | None
+    message: str = ""
+
+
+def decide(reports: Sequence[RoundReport], *, max_iterations: int, patience: int = 3) -> Decision:
+    """What the outer loop does after the last of ``reports``."""
+    last = reports[-1]
+    if last.passed:
+        return Decision(StopReason.PASSED, f"round {last.round} passed every gate and the review")
+    stuck = no_progress(reports, patience)
+    if stuck:
+        return Decision(StopReason.NO_PROGRESS, stuck)
+    if last.round >= max_iterations:
+        return Decision(
+            StopReason.MAX_ITERATIONS,
+            finish_message(last.round, StopReason.MAX_ITERATIONS),
+        )
+    return Decision(None, feedback(last))
+
+
+def no_progress(reports: Sequence[RoundReport], patience: int) -> str:
+    """Why the last ``patience`` rounds count as stuck, or ``""`` when they do not."""
+    if len(reports) < patience:
+        return ""
+    window = reports[-patience:]
+    if any(r.passed for r in window):
+        return ""
+    failing = {r.failing_tests for r in window}
+    if len(failing) == 1 and next(iter(failing)):
+        tests = ", ".join(sorted(next(iter(failing))))
+        return f"the last {patience} rounds failed the same tests: {tests}"
+    digests = {r.diff_digest for r in window}
+    if len(digests) == 1 and None not in digests:
+        return f"the last {patience} rounds left the same diff"
+    scores = [r.verdict.score for r in window if r.verdict is not None]
+    if len(scores) == patience and max(scores[1:]) <= scores[0]:
+        return f"the critic's score did not rise over the last {patience} rounds ({scores})"
+    return ""
+
+
+def commit_message(report: RoundReport) -> str:
+    """The subject of the round's commit: round, gate outcome and critic score."""
+    gates = ", ".join(f"{g.name} {'passed' if g.passed else 'failed'}" for g in report.gates)
+    score = f"; critic {report.verdict.score:.1f}/10" if report.verdict else ""
+    return f"harness: round {report.round}: {report.outcome} ({gates or 'no gates run'}{score})"
+
+
+def gate_summary(report: GateReport) -> GateSummary:
+    """A gate's line in progress.md: name, outcome and the first failing tests."""
+    return GateSummary(
+        name=report.name, passed=report.passed, detail=", ".join(report.failures[:5])
+    )
+
+
+def _indent(text: str, prefix: str) -> str:
+    return "\n".join(prefix + line for line in text.splitlines())

@@ -1,0 +1,61 @@
+"""The task an author session receives each round: goal, skill, progress and last failures."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from harness.memory.progress import Progress
+from harness.memory.skill import Skill
+
+TASK_TEMPLATE = """\
+# Goal
+{goal}
+
+# Round
+This is round {round} of at most {max_iterations}. Budget left for the whole run: {budget}.
+Your work is checked after this session by objective gates{critic_clause}; only they decide \
+whether the round passes.{protect_clause}
+
+{sections}"""
+
+
+@dataclass(frozen=True)
+class TaskInputs:
+    goal: str
+    round: int
+    max_iterations: int
+    budget: str
+    skill: Skill | None = None
+    progress: Progress | None = None
+    feedback: str = ""
+    critic: bool = False
+    protect: tuple[str, ...] = ()
+
+
+def render_task(inputs: TaskInputs) -> str:
+    """The round's task text. Every part a model reads is visible here."""
+    sections = []
+    if inputs.skill is not None:
+        sections.append(inputs.skill.render_for_agent())
+    if inputs.progress is not None:
+        sections.append("# Progress so far\n" + inputs.progress.render_for_agent())
+    if inputs.feedback:
+        sections.append("# What failed last round\n" + inputs.feedback)
+    protect = ""
+    if inputs.protect:
+        protect = (
+            " These files are protected and must not be changed (a round that changes them "
+            "fails): " + ", ".join(inputs.protect) + "."
+        )
+    return (
+        TASK_TEMPLATE.format(
+            goal=inputs.goal.strip(),
+            round=inputs.round,
+            max_iterations=inputs.max_iterations,
+            budget=inputs.budget,
+            critic_clause=" and then an independent reviewer" if inputs.critic else "",
+            protect_clause=protect,
+            sections="\n\n".join(s.strip() for s in sections if s.strip()),
+        ).rstrip()
+        + "\n"
+    )

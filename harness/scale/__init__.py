@@ -1,0 +1,5 @@
+"""Many loops at once: fleets."""
+
+from harness.scale.fleet import Fleet, Subtask
+
+__all__ = ["Fleet", "Subtask"]

@@ -1,0 +1,209 @@
+"""Fleet loops: split a broad goal into independent subtasks, run one outer loop per subtask in
+parallel (each isolated), keep the results that pass an evaluation gate, and synthesise.
+
+The executor is :class:`~harness.engine.foreach.ForEach` (a local pool of at most eight); every
+subtask's loop keeps its own bounds, branch, progress and escalation.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from harness.core.errors import ConfigError, HarnessError
+from harness.core.json_reply import find_json
+from harness.core.usage import Usage
+from harness.engine.foreach import MAX_CONCURRENCY, ForEach
+from harness.models.base import Model
+from harness.outer.loop import OuterLoop
+from harness.outer.result import RunResult
+
+PLAN_PROMPT = """\
+You split a broad goal into independent subtasks that separate agents can each finish and \
+verify on their own, in parallel, without waiting for one another. Answer with ONLY a JSON \
+object: {{"subtasks": [{{"name": "short-kebab-case-name", "goal": "what done means for this \
+subtask, checkably"}}]}} with 1 to {max_subtasks} subtasks."""
+
+SYNTHESIS_PROMPT = """\
+You combine the verified results of independent subtasks into one answer to the overall goal. \
+Use only what the results say; name any subtask that did not pass and what is missing because \
+of it."""
+
+
+class FleetError(HarnessError):
+    """The fleet could not be planned or synthesised."""
+
+
+class Subtask(BaseModel):
+    """One independent piece of the broad goal."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+    goal: str = Field(min_length=1)
+
+
+class _Plan(BaseModel):
+    subtasks: list[Subtask] = Field(min_length=1)
+
+
+@dataclass(frozen=True)
+class SubtaskOutcome:
+    """A subtask, how its loop ended, and whether the evaluation gate kept it."""
+
+    subtask: Subtask
+    result: RunResult | None
+    error: str | None
+    kept: bool
+
+
+@dataclass(frozen=True)
+class FleetResult:
+    goal: str
+    outcomes: tuple[SubtaskOutcome, ...]
+    synthesis: str | None
+    usage: Usage = field(default_factory=Usage)
+
+    @property
+    def kept(self) -> list[SubtaskOutcome]:
+        return [outcome for outcome in self.outcomes if outcome.kept]
+
+
+Evaluation = Callable[[Subtask, RunResult], bool]
+Synthesiser = Callable[[str, Sequence[SubtaskOutcome]], str]
+
+
+class Fleet:
+    """``loop_for(subtask)`` builds each subtask's :class:`OuterLoop`; :meth:`run` runs them all.
+
+    Subtasks are given, or planned by ``planner`` (a model answering :data:`PLAN_PROMPT`). A
+    result is kept when its loop passed and ``evaluate`` (if any) accepts it. ``synthesiser``
+    is a model answering :data:`SYNTHESIS_PROMPT`, or a function ``(goal, kept) -> text``.
+    """
+
+    def __init__(
+        self,
+        goal: str,
+        loop_for: Callable[[Subtask], OuterLoop],
+        *,
+        subtasks: Sequence[Subtask | str] | None = None,
+        planner: Model | None = None,
+        max_subtasks: int = 8,
+        concurrency: int = 4,
+        evaluate: Evaluation | None = None,
+        synthesiser: Model | Synthesiser | None = None,
+    ) -> None:
+        if not goal.strip():
+            raise ConfigError("goal: must not be empty")
+        if (subtasks is None) == (planner is None):
+            raise ConfigError("subtasks/planner: give the subtasks or a planner model, not both")
+        if not 1 <= max_subtasks <= 100:
+            raise ConfigError(f"max_subtasks: must be from 1 to 100, got {max_subtasks}")
+        if not 1 <= concurrency <= MAX_CONCURRENCY:
+            raise ConfigError(
+                f"concurrency: must be from 1 to {MAX_CONCURRENCY}, got {concurrency}"
+            )
+        self.goal = goal.strip()
+        self.loop_for = loop_for
+        self.subtasks = None if subtasks is None else _given(subtasks, max_subtasks)
+        self.planner = planner
+        self.max_subtasks = max_subtasks
+        self.concurrency = concurrency
+        self.evaluate = evaluate
+        self.synthesiser = synthesiser
+        self._usage = Usage()
+
+    def run(self) -> FleetResult:
+        """Plan, run every subtask's loop in parallel, keep what passes, synthesise."""
+        subtasks = self.subtasks if self.subtasks is not None else self.plan()
+        outputs = ForEach(
+            lambda ctx: self.loop_for(ctx.item).run(),
+            subtasks,
+            concurrency=self.concurrency,
+            continue_on_error=True,
+        ).run()
+        outcomes = tuple(
+            self._judge(s, output) for s, output in zip(subtasks, outputs, strict=True)
+        )
+        kept = [o for o in outcomes if o.kept]
+        synthesis = self._synthesise(kept) if kept and self.synthesiser is not None else None
+        usage = sum((o.result.usage for o in outcomes if o.result), start=self._usage)
+        return FleetResult(self.goal, outcomes, synthesis, usage)
+
+    def plan(self) -> list[Subtask]:
+        """Ask the planner for subtasks; one repair attempt on an invalid answer."""
+        assert self.planner is not None
+        messages = [
+            {"role": "system", "content": PLAN_PROMPT.format(max_subtasks=self.max_subtasks)},
+            {"role": "user", "content": self.goal},
+        ]
+        problem = ""
+        for _ in range(2):
+            reply = self.planner.complete(messages, max_tokens=2_000)
+            self._usage = self._usage + reply.usage
+            try:
+                return _parse_plan(reply.content or "", self.max_subtasks)
+            except ValueError as exc:
+                problem = str(exc)
+                messages += [
+                    {"role": "assistant", "content": reply.content or ""},
+                    {
+                        "role": "user",
+                        "content": f"That was not valid: {problem}. Answer with the JSON object only.",
+                    },
+                ]
+        raise FleetError(f"planner: no valid plan after a repair attempt: {problem}")
+
+    def _judge(self, subtask: Subtask, output: object) -> SubtaskOutcome:
+        if not isinstance(output, RunResult):
+            error = output.get("error", repr(output)) if isinstance(output, dict) else repr(output)
+            return SubtaskOutcome(subtask, None, str(error), kept=False)
+        kept = output.passed and (self.evaluate is None or self.evaluate(subtask, output))
+        return SubtaskOutcome(subtask, output, None, kept)
+
+    def _synthesise(self, kept: Sequence[SubtaskOutcome]) -> str:
+        if not isinstance(self.synthesiser, Model):
+            assert self.synthesiser is not None
+            return self.synthesiser(self.goal, kept)
+        results = json.dumps(
+            [{"subtask": o.subtask.name, "goal": o.subtask.goal,
+              "result": (o.result.rounds[-1].agent_summary if o.result and o.result.rounds else "")}
+             for o in kept],
+            indent=2,
+        )  # fmt: skip
+        reply = self.synthesiser.complete(
+            [
+                {"role": "system", "content": SYNTHESIS_PROMPT},
+                {"role": "user", "content": f"Goal: {self.goal}\n\nVerified results:\n{results}"},
+            ],
+            max_tokens=4_000,
+        )
+        self._usage = self._usage + reply.usage
+        return reply.content or ""
+
+
+def _given(subtasks: Sequence[Subtask | str], max_subtasks: int) -> list[Subtask]:
+    if not subtasks or len(subtasks) > max_subtasks:
+        raise ConfigError(f"subtasks: give 1 to {max_subtasks} subtasks, got {len(subtasks)}")
+    parsed = [s if isinstance(s, Subtask) else Subtask(name=f"task-{i + 1}", goal=s)
+              for i, s in enumerate(subtasks)]  # fmt: skip
+    if len({s.name for s in parsed}) != len(parsed):
+        raise ConfigError("subtasks: names must be unique")
+    return parsed
+
+
+def _parse_plan(text: str, max_subtasks: int) -> list[Subtask]:
+    try:
+        plan = _Plan.model_validate(find_json(text))
+    except ValidationError as exc:
+        raise ValueError(
+            "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        ) from exc
+    if len(plan.subtasks) > max_subtasks:
+        raise ValueError(f"{len(plan.subtasks)} subtasks; at most {max_subtasks} are allowed")
+    if len({s.name for s in plan.subtasks}) != len(plan.subtasks):
+        raise ValueError("subtask names must be unique")
+    return plan.subtasks

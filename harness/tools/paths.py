@@ -1,0 +1,122 @@
+"""Confinement: every path a tool touches stays inside the workspace, and protected files stay put.
+
+Paths are resolved with symlinks followed, so a link whose target lies outside the workspace is
+refused like ``../x`` is. The check happens when a tool runs; a link swapped in between the check
+and the open is not guarded against (the shell tool can reach outside anyway; isolation of the
+whole run is the worktree's job).
+
+Protect patterns are globs relative to the workspace: ``*`` and ``?`` match within one path
+segment, ``**`` spans directories (``tests/**``), and a pattern that names a directory covers
+everything under it (``tests``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from functools import lru_cache
+from pathlib import Path, PurePosixPath
+from typing import Protocol
+
+from harness.core.errors import ConfigError, ToolError
+from harness.core.text import truncate
+
+
+class Confined(Protocol):
+    """What confinement needs to know of a tool's context: the root and the protected globs."""
+
+    @property
+    def workspace(self) -> Path: ...
+
+    @property
+    def protect(self) -> tuple[str, ...]: ...
+
+SHOWN_CHARS = 200
+"""How much of a model-supplied string an error message repeats."""
+
+
+def shown(text: str) -> str:
+    """``text`` quoted for an error message, cut short when the model sent something huge."""
+    return repr(truncate(text, SHOWN_CHARS))
+
+
+def resolve_in_workspace(ctx: Confined, path: str) -> Path:
+    """``path`` (relative to the workspace, or absolute inside it) resolved, symlinks followed.
+
+    Raises :class:`ToolError` when it, or the target of a symlink on the way, lies outside.
+    """
+    if "\0" in path:
+        raise ToolError(f"path {shown(path)} contains a NUL byte")
+    root = ctx.workspace
+    candidate = root / (path or ".")  # an absolute ``path`` replaces the root
+    try:
+        resolved = candidate.resolve()
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop (Python < 3.13)
+        raise ToolError(f"path {shown(path)} cannot be resolved: {exc}") from None
+    if resolved.is_relative_to(root):
+        return resolved
+    lexical = Path(os.path.normpath(candidate))
+    via_link = f" (a symlink on it leads to {resolved})" if lexical.is_relative_to(root) else ""
+    raise ToolError(
+        f"path {shown(path)} is outside the workspace{via_link}; "
+        "use paths relative to the workspace root"
+    )
+
+
+def relative_path(ctx: Confined, path: Path) -> str:
+    """``path`` (inside the workspace) as the POSIX path the model should use for it."""
+    return path.relative_to(ctx.workspace).as_posix()
+
+
+def writable(ctx: Confined, target: Path) -> str:
+    """``target``'s relative path; :class:`ToolError` when a protect pattern covers it."""
+    rel = relative_path(ctx, target)
+    pattern = protecting_pattern(ctx.protect, rel)
+    if pattern is not None:
+        raise ToolError(f"{rel} is protected (matches {pattern!r}): the checks rely on it")
+    return rel
+
+
+def protecting_pattern(patterns: Iterable[str], rel: str) -> str | None:
+    """The first pattern that matches ``rel`` or one of the directories it lies in."""
+    parts = rel.split("/")
+    covered = ["/".join(parts[:end]) for end in range(1, len(parts) + 1)]
+    for pattern in patterns:
+        regex = _glob_regex(pattern)
+        if any(regex.fullmatch(candidate) for candidate in covered):
+            return pattern
+    return None
+
+
+def check_protect_patterns(patterns: Iterable[str]) -> tuple[str, ...]:
+    """The patterns as a tuple; :class:`ConfigError` for one that cannot name workspace files."""
+    checked = tuple(patterns)
+    for pattern in checked:
+        if not isinstance(pattern, str) or not _normalised(pattern):
+            raise ConfigError(f"protect: {pattern!r} is not a non-empty glob pattern")
+        if PurePosixPath(pattern).is_absolute() or ".." in PurePosixPath(pattern).parts:
+            raise ConfigError(f"protect: {pattern!r} must be relative to the workspace")
+    return checked
+
+
+def _normalised(pattern: str) -> str:
+    return pattern.removeprefix("./").strip("/")
+
+
+@lru_cache(maxsize=256)
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    glob = _normalised(pattern)
+    out: list[str] = []
+    i = 0
+    while i < len(glob):
+        if glob.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif glob.startswith("**", i):
+            out.append(".*")
+            i += 2
+        else:
+            out.append({"*": "[^/]*", "?": "[^/]"}.get(glob[i], re.escape(glob[i])))
+            i += 1
+    return re.compile("".join(out), re.DOTALL)

@@ -1,0 +1,1 @@
+"""Where a run works: git, worktrees, round commits and diffs."""

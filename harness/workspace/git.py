@@ -1,0 +1,262 @@
+"""Git isolation: each run works on its own branch, by default in its own worktree.
+
+How a run meets the user's repository:
+
+* ``worktree`` (default): a new branch ``harness/<loop-name>-<8 hex>`` at the user's HEAD,
+  checked out in ``<repo parent>/.harness-worktrees/<repo name>/<leaf>``. The user's HEAD,
+  index and files are never written. Uncommitted user changes are *not* carried over; the
+  workspace says so in ``warning``. A detached HEAD is fine (the run starts from that commit),
+  but then there is no branch for :meth:`Workspace.merge_ff` to move.
+* ``branch``: the branch is created and checked out in the user's own checkout, which must
+  be clean (untracked files included, since rounds commit them).
+* ``none``: work in place, no commits; ``diff`` is against HEAD when the folder is a git repo.
+  ``reset_to`` and ``merge_ff`` are refused there: they would rewrite the user's own files.
+
+The base commit and the user's branch are kept in the repository config as
+``branch.<name>.harnessBase`` and ``branch.<name>.harnessOrigin``, so a resumed run diffs
+against the right commit; ``git branch -D`` removes them together with the branch.
+What a run then does with its :class:`~harness.workspace.workspace.Workspace` (round commits, diffs,
+resets, fast-forward) is in :mod:`harness.workspace.workspace`; git itself runs through
+:mod:`harness.workspace.git_cmd`.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from dataclasses import dataclass
+from hashlib import sha256
+from pathlib import Path
+from typing import Literal, get_args
+
+from git import InvalidGitRepositoryError, NoSuchPathError, Repo
+
+from harness.core.errors import ConfigError
+from harness.workspace.git_cmd import (
+    GitIsolationError,
+    branch_exists,
+    checkouts,
+    claim_branch,
+    config_get,
+    describe_dirty,
+    git,
+    status,
+)
+from harness.workspace.workspace import WORKTREES_FOLDER, Isolation, Workspace
+
+__all__ = [
+    "BRANCH_PREFIX",
+    "GitIsolationError",
+    "Isolation",
+    "Workspace",
+    "open_workspace",
+]
+
+BRANCH_PREFIX = "harness/"
+_ID_ATTEMPTS = 20
+
+
+def open_workspace(
+    path: str | Path,
+    *,
+    isolation: Isolation | Literal["auto"] = "worktree",
+    loop_name: str = "run",
+    run_id: str | None = None,
+    worktrees_dir: str | Path | None = None,
+    resume_branch: str | None = None,
+) -> Workspace:
+    """Prepare where a run works: a fresh branch (worktree or in place), a resumed one, or none.
+
+    ``"auto"`` is ``"worktree"`` in a git repository with at least one commit, else ``"none"``.
+    ``run_id`` picks the branch's 8-hex suffix (random without it); ``resume_branch`` reopens
+    an earlier run's branch. ``worktrees_dir`` holds the run's worktree instead of
+    ``<repo parent>/.harness-worktrees/<repo name>``; it must be outside the repository.
+    """
+    if isolation not in (*get_args(Isolation), "auto"):
+        raise ConfigError(
+            f"isolation must be one of {(*get_args(Isolation), 'auto')}, got {isolation!r}"
+        )
+    target = Path(path).resolve()
+    if not target.is_dir():
+        raise ConfigError(f"workspace path {target} does not exist or is not a folder")
+    found = _discover(target)
+    if isolation == "auto":
+        isolation = "worktree" if found is not None and found[2] is not None else "none"
+    if isolation == "none":
+        if resume_branch is not None:
+            raise ConfigError("resume_branch needs isolation='worktree' or 'branch', not 'none'")
+        root, _, head = found or (None, None, None)
+        return Workspace(target, None, head, "none", root, root)
+    hint = "pass isolation='none' to work in place"
+    if found is None:
+        raise GitIsolationError(
+            f"{target} is not inside a git repository; isolation={isolation!r} needs one "
+            f"(run `git init` and make a first commit), or {hint}"
+        )
+    root, origin, head = found
+    if head is None:
+        raise GitIsolationError(
+            f"the repository at {root} has no commits yet; make a first commit, or {hint}"
+        )
+    place = _Placement(root, target.relative_to(root), worktrees_dir, isolation)
+    if resume_branch is not None:
+        return place.resume(resume_branch)
+    return place.create(loop_name, run_id, origin, head)
+
+
+def _discover(target: Path) -> tuple[Path, str | None, str | None] | None:
+    """(top of the checkout, the user's branch ref or None when detached, HEAD sha or None
+    before the first commit), or None outside git."""
+    try:
+        repo = Repo(target, search_parent_directories=True)
+    except (InvalidGitRepositoryError, NoSuchPathError):
+        return None
+    with repo:
+        if repo.bare or repo.working_tree_dir is None:
+            raise GitIsolationError(
+                f"{repo.git_dir} is a bare repository; it has no files to work on"
+            )
+        root = Path(repo.working_tree_dir).resolve()
+        if not repo.head.is_valid():
+            return root, None, None
+        origin = None if repo.head.is_detached else repo.head.ref.path
+        return root, origin, repo.head.commit.hexsha
+
+
+def _short_id(run_id: str | None) -> str:
+    """8 hex chars: the run id's own prefix when it starts with hex, else a digest of it."""
+    if run_id is None:
+        return secrets.token_hex(4)
+    if re.fullmatch(r"[0-9a-fA-F]{8}", run_id[:8]):
+        return run_id[:8].lower()
+    return sha256(run_id.encode()).hexdigest()[:8]
+
+
+def _ref_safe(loop_name: str) -> str:
+    stem = re.sub(r"[^A-Za-z0-9_-]+", "-", loop_name).strip("-")
+    if not stem:
+        raise ConfigError(f"loop_name {loop_name!r} must contain a letter or a digit")
+    return stem
+
+
+@dataclass(frozen=True)
+class _Placement:
+    """Where a run's branch and checkout go in one user repository."""
+
+    user_root: Path
+    rel: Path  # the requested folder inside the repository
+    worktrees_dir: str | Path | None
+    isolation: Isolation
+
+    def worktree_path(self, leaf: str) -> Path:
+        if self.worktrees_dir is None:
+            parent = self.user_root.parent / WORKTREES_FOLDER / self.user_root.name
+        else:
+            parent = Path(self.worktrees_dir).resolve()
+        if parent.is_relative_to(self.user_root):
+            raise ConfigError(
+                f"worktrees_dir {parent} must be outside the repository {self.user_root}"
+            )
+        return parent / leaf
+
+    def create(
+        self, loop_name: str, run_id: str | None, origin: str | None, head: str
+    ) -> Workspace:
+        dirty = status(self.user_root)
+        if dirty and self.isolation == "branch":
+            raise GitIsolationError(
+                f"isolation='branch' needs a clean checkout, but {self.user_root} has uncommitted "
+                f"changes ({describe_dirty(dirty)}); commit or stash them, or use isolation='worktree'"
+            )
+        warning = None
+        if dirty:
+            warning = (
+                f"{self.user_root} has uncommitted changes ({describe_dirty(dirty)}); the run "
+                f"starts from HEAD {head[:12]} without them"
+            )
+        stem = _ref_safe(loop_name)
+        make = self._checkout_new if self.isolation == "branch" else self._worktree_new
+        for _ in range(_ID_ATTEMPTS):
+            leaf = f"{stem}-{_short_id(run_id)}"
+            branch = BRANCH_PREFIX + leaf
+            root = make(branch, leaf, head)
+            if root is not None:
+                git(self.user_root, "config", f"branch.{branch}.harnessBase", head)
+                if origin is not None:
+                    git(self.user_root, "config", f"branch.{branch}.harnessOrigin", origin)
+                return self._workspace(root, branch, head, origin, warning)
+            if run_id is not None:
+                raise GitIsolationError(
+                    f"branch {branch} (or its worktree) already exists in {self.user_root}; pass "
+                    f"resume_branch={branch!r} to continue that run, or another run_id"
+                )
+        raise GitIsolationError(f"no free branch name {BRANCH_PREFIX}{stem}-* in {self.user_root}")
+
+    def resume(self, branch: str) -> Workspace:
+        if not branch_exists(self.user_root, branch):
+            raise GitIsolationError(
+                f"cannot resume: branch {branch} no longer exists in {self.user_root}; "
+                "start a new run instead"
+            )
+        base = config_get(self.user_root, f"branch.{branch}.harnessBase")
+        if base is None:
+            raise GitIsolationError(
+                f"cannot resume: branch {branch} in {self.user_root} has no "
+                f"branch.{branch}.harnessBase config key, so it was not made by a harness run"
+            )
+        origin = config_get(self.user_root, f"branch.{branch}.harnessOrigin")
+        holder = checkouts(self.user_root).get(f"refs/heads/{branch}")
+        if holder is not None and not holder.exists():
+            git(self.user_root, "worktree", "prune")
+            holder = None
+        if holder is None:
+            leaf = branch.removeprefix(BRANCH_PREFIX).replace("/", "-")
+            make = (
+                self._checkout_existing if self.isolation == "branch" else self._worktree_existing
+            )
+            holder = make(branch, leaf)
+        return self._workspace(holder.resolve(), branch, base, origin, None)
+
+    def _workspace(
+        self, root: Path, branch: str, base: str, origin: str | None, warning: str | None
+    ) -> Workspace:
+        path = root / self.rel
+        path.mkdir(parents=True, exist_ok=True)
+        isolation: Isolation = "branch" if root == self.user_root else "worktree"
+        return Workspace(path, branch, base, isolation, root, self.user_root, origin, warning)
+
+    def _worktree_new(self, branch: str, leaf: str, head: str) -> Path | None:
+        """Branch + worktree at ``head``; None when either name is already taken."""
+        if self.worktree_path(leaf).exists() or not claim_branch(self.user_root, branch, head):
+            return None
+        try:
+            return self._worktree_existing(branch, leaf)
+        except GitIsolationError:
+            git(self.user_root, "branch", "-D", branch)
+            raise
+
+    def _checkout_new(self, branch: str, leaf: str, head: str) -> Path | None:
+        if not claim_branch(self.user_root, branch, head):
+            return None
+        git(self.user_root, "checkout", "--quiet", branch)
+        return self.user_root
+
+    def _worktree_existing(self, branch: str, leaf: str) -> Path:
+        target = self.worktree_path(leaf)
+        if target.exists():
+            raise GitIsolationError(
+                f"cannot resume {branch}: {target} exists but is not its worktree; move it away"
+            )
+        target.parent.mkdir(parents=True, exist_ok=True)
+        git(self.user_root, "worktree", "add", "--quiet", str(target), branch)
+        return target
+
+    def _checkout_existing(self, branch: str, leaf: str) -> Path:
+        dirty = status(self.user_root)
+        if dirty:
+            raise GitIsolationError(
+                f"cannot resume {branch} with isolation='branch': {self.user_root} has uncommitted "
+                f"changes ({describe_dirty(dirty)})"
+            )
+        git(self.user_root, "checkout", "--quiet", branch)
+        return self.user_root

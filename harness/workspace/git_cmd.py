@@ -1,0 +1,120 @@
+"""Running git: the one place a git process is started, with a clean environment and retries.
+
+Commands run with the C locale, without optional locks or prompts, and without the ``GIT_DIR``
+family a calling git process (a hook, say) may have set. While another git process holds a lock (or is half-way
+through registering a worktree), the command is retried for up to about five seconds.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import subprocess
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+from harness.core.errors import ConfigError
+
+_INHERITED_GIT_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX")
+# Another git process holds a lock, or is half-way through registering (or removing) a worktree.
+_CONTENTION = re.compile(
+    r"\.lock'?: File exists|could not lock config file|failed to read .*/worktrees/"
+    r"|Invalid path '[^']*/worktrees/[^']*': No such file or directory"
+)
+_RETRIES = 80  # at most ~5 s of waiting for another git process
+
+
+class GitIsolationError(ConfigError):
+    """The repository cannot host, or hand back, a run as asked; the message names the path."""
+
+
+def run_git(
+    cwd: Path, args: tuple[str, ...], env: Mapping[str, str] | None
+) -> subprocess.CompletedProcess[str]:
+    """Run git, retrying while another git process is in the way."""
+    full_env = {k: v for k, v in os.environ.items() if k not in _INHERITED_GIT_ENV}
+    full_env.update(LC_ALL="C", LANGUAGE="C", GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0")
+    full_env.update(env or {})
+    for _ in range(_RETRIES):
+        proc = subprocess.run(
+            ["git", *args],
+            cwd=cwd,
+            env=full_env,
+            capture_output=True,
+            encoding="utf-8",
+            errors="replace",
+        )
+        if proc.returncode == 0 or not contended(proc.stderr):
+            break
+        time.sleep(0.02 + random.random() * 0.08)
+    return proc
+
+
+def contended(stderr: str) -> bool:
+    """Whether git failed only because another git process was in the way (worth a retry)."""
+    return _CONTENTION.search(stderr) is not None
+
+
+def git(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
+    """Stdout of a git command that must succeed."""
+    proc = run_git(cwd, args, env)
+    if proc.returncode != 0:
+        raise GitIsolationError(f"git {' '.join(args)} failed in {cwd}: {proc.stderr.strip()}")
+    return proc.stdout
+
+
+def git_test(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> bool:
+    """A git command used as a predicate: exit 0 is yes, 1 is no, anything else an error."""
+    proc = run_git(cwd, args, env)
+    if proc.returncode not in (0, 1):
+        raise GitIsolationError(f"git {' '.join(args)} failed in {cwd}: {proc.stderr.strip()}")
+    return proc.returncode == 0
+
+
+def status(root: Path, *, untracked: bool = True) -> list[str]:
+    """``git status --porcelain`` lines of a checkout (ignored files left out)."""
+    mode = "--untracked-files=normal" if untracked else "--untracked-files=no"
+    return git(root, "status", "--porcelain", mode).splitlines()
+
+
+def describe_dirty(lines: list[str]) -> str:
+    """The paths of :func:`status` lines, the first five and how many more."""
+    shown = ", ".join(line[3:] for line in lines[:5])
+    return shown + (f" and {len(lines) - 5} more" if len(lines) > 5 else "")
+
+
+def branch_exists(root: Path, branch: str) -> bool:
+    """Whether ``refs/heads/<branch>`` exists."""
+    return git_test(root, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}")
+
+
+def claim_branch(root: Path, branch: str, head: str) -> bool:
+    """Create ``branch`` at ``head``; False when that name is taken."""
+    proc = run_git(root, ("branch", "--no-track", branch, head), None)
+    if proc.returncode != 0 and "already exists" in proc.stderr:
+        return False
+    if proc.returncode != 0:
+        raise GitIsolationError(
+            f"could not create branch {branch} in {root}: {proc.stderr.strip()}"
+        )
+    return True
+
+
+def config_get(root: Path, key: str) -> str | None:
+    """The repository config value of ``key``, or None when it is not set."""
+    proc = run_git(root, ("config", "--get", key), None)
+    return proc.stdout.strip() if proc.returncode == 0 else None
+
+
+def checkouts(root: Path) -> dict[str, Path]:
+    """Which worktree (main one included) has each branch ref checked out."""
+    held: dict[str, Path] = {}
+    current: Path | None = None
+    for line in git(root, "worktree", "list", "--porcelain").splitlines():
+        if line.startswith("worktree "):
+            current = Path(line.removeprefix("worktree "))
+        elif line.startswith("branch ") and current is not None:
+            held[line.removeprefix("branch ")] = current
+    return held

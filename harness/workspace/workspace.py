@@ -1,0 +1,244 @@
+"""A run's workspace: where it works, and the git operations the outer loop needs there.
+
+:func:`harness.workspace.git.open_workspace` makes one. Round commits carry the identity
+``harness <harness@localhost>``, a ``Harness-Round: N`` trailer, and skip the user's hooks and
+signing; nothing in the user's git config is read for them or changed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Literal
+
+from harness.core.errors import ConfigError
+from harness.workspace.git_cmd import (
+    GitIsolationError,
+    checkouts,
+    describe_dirty,
+    git,
+    git_test,
+    run_git,
+    status,
+)
+
+Isolation = Literal["worktree", "branch", "none"]
+
+IDENTITY_ENV = {
+    "GIT_AUTHOR_NAME": "harness",
+    "GIT_AUTHOR_EMAIL": "harness@localhost",
+    "GIT_COMMITTER_NAME": "harness",
+    "GIT_COMMITTER_EMAIL": "harness@localhost",
+}
+# Round commits skip the user's hooks and signing; the message is kept as given.
+_COMMIT = ("-c", f"core.hooksPath={os.devnull}", "commit", "--quiet", "--no-gpg-sign",
+           "--cleanup=whitespace")  # fmt: skip
+WORKTREES_FOLDER = ".harness-worktrees"
+"""The folder beside the repository that holds run worktrees by default."""
+
+
+def truncate_diff(text: str, max_chars: int) -> str:
+    """``text`` cut at a line break before ``max_chars``, with a marker stating what was shown."""
+    if len(text) <= max_chars:
+        return text
+    cut = text.rfind("\n", 0, max_chars) + 1 or max_chars
+    return f"{text[:cut]}[... diff truncated: {cut} of {len(text)} chars shown ...]\n"
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """Where a run works, and the git operations the outer loop needs on it."""
+
+    path: Path  # where the agent, gates and critic work
+    branch: str | None  # the run branch; None for isolation="none"
+    base_commit: str | None  # what diff() compares against; None outside git
+    isolation: Isolation
+    root: Path | None = None  # top of the checkout the run works in; None outside git
+    user_root: Path | None = None  # top of the user's own checkout
+    origin: str | None = None  # the user's branch ref at the start; None when HEAD was detached
+    warning: str | None = None  # something the user should know, e.g. changes left behind
+
+    def clear_stale_locks(self) -> list[str]:
+        """Remove lock files a killed run left in its own worktree's git folder.
+
+        Only for ``worktree`` isolation, and only by the process holding the loop's lock: no
+        other git process works in a run's private worktree, so its locks are stale.
+        """
+        if self.isolation != "worktree" or self.root is None or self.branch is None:
+            return []
+        private = Path(git(self.root, "rev-parse", "--absolute-git-dir").strip())
+        common = (self.root / git(self.root, "rev-parse", "--git-common-dir").strip()).resolve()
+        candidates = [*private.glob("*.lock"), common / "refs" / "heads" / f"{self.branch}.lock"]
+        removed = []
+        for lock in candidates:
+            with contextlib.suppress(FileNotFoundError):
+                lock.unlink()
+                removed.append(lock.name)
+        return removed
+
+    def commit_round(self, round: int, message: str) -> str | None:
+        """Commit everything (untracked too, .gitignore respected); the sha, or None if nothing changed."""
+        if self.isolation == "none" or self.root is None:
+            return None
+        git(self.root, "add", "-A")
+        if git_test(self.root, "diff", "--cached", "--quiet"):
+            return None
+        trailer = f"Harness-Round: {round}"
+        git(self.root, *_COMMIT, "-m", message, "--trailer", trailer, env=IDENTITY_ENV)
+        return git(self.root, "rev-parse", "HEAD").strip()
+
+    def changes(self) -> tuple[list[str], str]:
+        """Paths changed against the base and the whole diff, from one snapshot of the files.
+
+        Committed, uncommitted and untracked changes count (``.gitignore`` respected); paths are
+        relative to the workspace, and files outside the workspace folder are left out.
+        """
+        names, diff = self._against_base(_NAMES, _DIFF)
+        return _split_names(names), diff
+
+    def diff(self, *, max_chars: int = 20_000) -> str:
+        """The diff of :meth:`changes`, cut at ``max_chars``."""
+        if max_chars <= 0:
+            raise ConfigError(f"max_chars must be positive, got {max_chars}")
+        (diff,) = self._against_base(_DIFF)
+        return truncate_diff(diff, max_chars)
+
+    def changed_files(self) -> list[str]:
+        """The paths of :meth:`changes`."""
+        (names,) = self._against_base(_NAMES)
+        return _split_names(names)
+
+    def reset_to(self, commit: str) -> None:
+        """Move the run branch and its files to ``commit`` (the base or a commit of this run)."""
+        root = self._run_root("reset_to")
+        proc = run_git(root, ("rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}"), None)
+        if proc.returncode != 0:
+            raise GitIsolationError(f"reset_to: {commit!r} is not a commit in {root}")
+        sha = proc.stdout.strip()
+        if not git_test(root, "merge-base", "--is-ancestor", str(self.base_commit), sha):
+            raise GitIsolationError(
+                f"reset_to: {commit!r} is not part of run branch {self.branch} "
+                f"(it does not descend from the base {self.base_commit})"
+            )
+        git(root, "reset", "--hard", "--quiet", sha)
+        git(root, "clean", "-fd", "--quiet")
+
+    def merge_ff(self) -> None:
+        """Fast-forward the user's branch to the run branch; refused unless it is a pure fast-forward.
+
+        Only committed rounds move. Where the user's branch is checked out, that checkout
+        must have no uncommitted changes to tracked files.
+        """
+        root = self._run_root("merge_ff")
+        if self.origin is None:
+            raise GitIsolationError(
+                f"merge_ff: the run started from a detached HEAD in {self.user_root}; there is "
+                f"no branch to fast-forward. The work is on branch {self.branch}."
+            )
+        run_tip = git(root, "rev-parse", f"refs/heads/{self.branch}").strip()
+        user_tip = git(root, "rev-parse", self.origin).strip()
+        if user_tip == run_tip:
+            return
+        if not git_test(root, "merge-base", "--is-ancestor", user_tip, run_tip):
+            raise GitIsolationError(
+                f"merge_ff: {self.origin} has moved on since the run started (it is at "
+                f"{user_tip[:12]}, not an ancestor of {self.branch} at {run_tip[:12]}); "
+                f"merge or rebase {self.branch} yourself"
+            )
+        holder = checkouts(root).get(self.origin)
+        if holder is None:
+            git(root, "update-ref", "-m", f"harness: fast-forward to {self.branch}",
+                 self.origin, run_tip, user_tip)  # fmt: skip
+            return
+        dirty = status(holder, untracked=False)
+        if dirty:
+            raise GitIsolationError(
+                f"merge_ff: {holder} has uncommitted changes ({describe_dirty(dirty)}); "
+                f"commit or stash them, then merge {self.branch}"
+            )
+        git(holder, "merge", "--ff-only", "--quiet", run_tip)
+
+    def finish(self, *, prune: bool = True) -> None:
+        """Remove the run's worktree (uncommitted leftovers go with it); the branch stays.
+
+        Raises :class:`GitIsolationError` naming the worktree when git cannot remove it.
+        """
+        if self.isolation != "worktree" or not prune or self.root is None:
+            return
+        user_root = self.user_root or self.root
+        if self.root.exists():
+            proc = run_git(user_root, ("worktree", "remove", "--force", str(self.root)), None)
+            if proc.returncode != 0:
+                raise GitIsolationError(
+                    f"finish: could not remove the worktree {self.root} "
+                    f"({proc.stderr.strip() or f'git exited {proc.returncode}'}); branch "
+                    f"{self.branch} keeps every committed round. Remove the folder with "
+                    f"`git worktree remove --force {self.root}` once nothing uses it."
+                )
+        else:
+            git(user_root, "worktree", "prune")
+        if (
+            self.root.parent.parent.name == WORKTREES_FOLDER
+        ):  # the default place: tidy it when empty
+            with contextlib.suppress(OSError):
+                self.root.parent.rmdir()
+                self.root.parent.parent.rmdir()
+
+    def _run_root(self, action: str) -> Path:
+        if self.isolation == "none" or self.root is None:
+            raise GitIsolationError(
+                f"{action}: isolation='none' works in place in {self.path}; there is no run "
+                "branch to act on"
+            )
+        return self.root
+
+    @cached_property
+    def _index(self) -> Path:
+        """The checkout's own index file (for a worktree, inside the repository's git folder)."""
+        assert self.root is not None
+        return self.root / git(self.root, "rev-parse", "--git-path", "index").strip()
+
+    @cached_property
+    def _scope(self) -> tuple[str, ...]:
+        """What a diff's ``add -A`` covers: the workspace folder, or the whole checkout when
+        the workspace is its top or a folder git ignores (git refuses that as a pathspec)."""
+        assert self.root is not None
+        if self.path == self.root or git_test(
+            self.root, "check-ignore", "-q", "--no-index", str(self.path)
+        ):
+            return ()
+        return ("--", ".")
+
+    def _against_base(self, *diff_args: tuple[str, ...]) -> list[str]:
+        """``git diff --cached <base>`` once per argument tuple, all over one throwaway index
+        holding the workspace's current files."""
+        if self.root is None or self.base_commit is None:
+            return ["" for _ in diff_args]
+        with tempfile.TemporaryDirectory(prefix="harness-index-") as tmp:
+            index = Path(tmp) / "index"
+            if self._index.exists():
+                # copy2 keeps the index's mtime: git compares it with each file's mtime to spot
+                # "racily clean" entries (changed within the same second, same size), and a
+                # fresh mtime would hide such edits from the diff.
+                shutil.copy2(self._index, index)
+            env = {"GIT_INDEX_FILE": str(index)}
+            git(self.path, "add", "-A", *self._scope, env=env)
+            # Run from the workspace with --relative: paths are the workspace's own and files
+            # outside it (when the workspace is a folder inside the repository) are left out.
+            return [
+                git(self.path, "diff", "--cached", "--relative", *args, self.base_commit, env=env)
+                for args in diff_args
+            ]
+
+
+_DIFF = ("--no-color", "--no-ext-diff", "--find-renames")
+_NAMES = ("--name-only", "-z", "--no-renames")
+
+
+def _split_names(names: str) -> list[str]:
+    return [name for name in names.split("\0") if name]
