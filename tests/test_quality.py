@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import graphlib
 import subprocess
 import sys
 from pathlib import Path
@@ -42,3 +44,62 @@ def test_the_architecture_map_names_resolve_from_their_modules() -> None:
     )
     result = _run(sys.executable, "-c", code)
     assert result.returncode == 0, result.stderr
+
+
+def import_graph(package: Path) -> dict[str, set[str]]:
+    """Module -> the modules of ``package`` it imports (at any depth, ``TYPE_CHECKING`` included).
+
+    A package's ``__init__`` may import its own submodules; a submodule importing names from its
+    package's ``__init__`` is counted as importing the package.
+    """
+    modules = {}
+    for file in package.rglob("*.py"):
+        parts = file.relative_to(package.parent).with_suffix("").parts
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = file
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, file in modules.items():
+        for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                targets = [f"{node.module}.{alias.name}" for alias in node.names]
+            else:
+                continue
+            for target in targets:
+                while target and target not in modules:
+                    target = target.rpartition(".")[0]
+                if target and target != name and not name.startswith(target + "."):
+                    graph[name].add(target)
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    try:
+        graphlib.TopologicalSorter(graph).prepare()
+    except graphlib.CycleError as exc:
+        return list(exc.args[1])
+    return None
+
+
+def test_the_package_has_no_import_cycle() -> None:
+    graph = import_graph(ROOT / "harness")
+    assert len(graph) > 60  # the walk found the package's modules
+    assert "harness.outer.loop" in graph["harness.cli.runner"]
+    assert find_cycle(graph) is None, " -> ".join(find_cycle(graph) or [])
+
+
+def test_a_cycle_is_found_and_named(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    (package / "low").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "low" / "__init__.py").write_text("from pkg.low.a import A\n")  # its own child
+    (package / "low" / "a.py").write_text("from pkg.low import b\nA = 1\n")
+    (package / "low" / "b.py").write_text("import os\nfrom typing import TYPE_CHECKING\n")
+    assert find_cycle(import_graph(package)) is None
+    (package / "low" / "b.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.low.a import A\n"
+    )
+    cycle = find_cycle(import_graph(package))
+    assert cycle is not None
+    assert set(cycle) == {"pkg.low.a", "pkg.low.b"}
+    assert cycle[0] == cycle[-1]

@@ -18,7 +18,7 @@ from harness.models.litellm_model import DEFAULT_CONTEXT_WINDOW, LiteLLMModel
 from harness.models.resolve import resolve_model
 from tests.openai_server import Hang, OpenAIServer, Status, Text, ToolCalls
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 HELLO = [{"role": "user", "content": "hi"}]
 READ_FILE = {
     "type": "function",

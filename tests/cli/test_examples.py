@@ -21,8 +21,8 @@ import pytest
 from harness.checks.citations import check_findings
 from harness.memory.progress import Progress
 from harness.memory.progress_items import Status
+from tests.cli.test_cli import ROOT, harness
 from tests.conftest import git
-from tests.test_cli import ROOT, harness
 
 EXAMPLES = ROOT / "examples"
 SCRATCH = shutil.ignore_patterns(".harness", "__pycache__", ".pytest_cache", ".ruff_cache")

@@ -13,7 +13,7 @@ import pytest
 from harness.core.errors import HarnessError
 from harness.memory.lock import LockHeld, LoopLock
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 HOLD = """
 import sys, time

@@ -22,7 +22,7 @@ import pytest
 from harness.memory.progress import Progress
 from tests.conftest import git, make_repo
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 KILLS_PER_VARIANT = 17  # three variants: 51 kills in all
 
 

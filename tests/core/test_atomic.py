@@ -15,7 +15,7 @@ import pytest
 from harness.core.atomic import atomic_write_text
 from harness.memory.progress import Progress
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 WRITER = """
 import sys

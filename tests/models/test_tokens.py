@@ -21,7 +21,7 @@ from harness.models.tokens import (
 )
 from harness.tools import Toolbox, default_tools
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MIXED = "Grüße aus München — 東京で会いましょう。Привет, мир! def f(x): return x ** 2"
 
 OFFLINE_COUNT = """

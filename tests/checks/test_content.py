@@ -19,7 +19,7 @@ from harness.checks.content import (
     word_count,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 PIECE = """\
 # The library reopens

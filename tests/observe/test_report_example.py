@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.test_cli import harness
-from tests.test_examples import commit_copy, copy_example
-from tests.test_report import _png_size, chromium_dom, chromium_render, needs_chromium
+from tests.cli.test_cli import harness
+from tests.cli.test_examples import commit_copy, copy_example
+from tests.observe.test_report import _png_size, chromium_dom, chromium_render, needs_chromium
 
 
 def _bugfix_run(tmp_path: Path) -> tuple[Path, str]:

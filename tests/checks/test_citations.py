@@ -18,7 +18,7 @@ from harness.checks.citations import (
     resolve_source,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 SOURCES = {
     "01-log.md": "The new light was first shown on\nthe evening of 1 November 1851.",

@@ -10,7 +10,7 @@ from harness.core.errors import ConfigError
 from harness.memory.sections import Section
 from harness.memory.skill import Skill
 
-SKILLS = Path(__file__).resolve().parent.parent / "skills"
+SKILLS = Path(__file__).resolve().parents[2] / "skills"
 
 
 def test_front_matter_only() -> None:

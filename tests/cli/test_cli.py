@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import make_repo
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def harness(

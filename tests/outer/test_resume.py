@@ -14,7 +14,7 @@ from pathlib import Path
 from harness import Agent, CommandGate, OuterLoop, Progress, ScriptedModel, StopReason, ToolCall
 from tests.conftest import make_repo
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _write(content: str) -> list[object]:

@@ -10,7 +10,7 @@ import pytest
 
 from harness import Agent, OuterLoop, PredicateGate, PytestGate, ScriptedModel, StopReason, ToolCall
 from tests.conftest import git, make_repo
-from tests.test_outer import BUGGY, RIGHT, TESTS, write
+from tests.outer.test_outer import BUGGY, RIGHT, TESTS, write
 
 
 def snapshot(repo: Path) -> dict[str, str]:

@@ -124,7 +124,7 @@ while True:
 def test_a_killed_writer_leaves_a_readable_log(tmp_path: Path) -> None:
     path = tmp_path / "events.jsonl"
     child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(path)], cwd=Path(__file__).parents[1]
+        [sys.executable, "-c", CHILD, str(path)], cwd=Path(__file__).parents[2]
     )
     try:
         deadline = time.monotonic() + 20
@@ -242,7 +242,7 @@ def test_tee_fans_out_and_null_sink_discards(tmp_path: Path) -> None:
 
 
 def test_docs_describe_every_kind_and_field() -> None:
-    docs = (Path(__file__).parents[1] / "docs" / "events.md").read_text(encoding="utf-8")
+    docs = (Path(__file__).parents[2] / "docs" / "events.md").read_text(encoding="utf-8")
     sections = dict(
         re.findall(r"^### `(\w+)`\n(.*?)(?=^### |^## |\Z)", docs, re.MULTILINE | re.DOTALL)
     )

@@ -81,7 +81,7 @@ def test_missing_opentelemetry_is_a_config_error_naming_the_extra() -> None:
         "except Exception as err:\n    print(type(err).__name__, err)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                          cwd=Path(__file__).parents[1])  # fmt: skip
+                          cwd=Path(__file__).parents[2])  # fmt: skip
     assert done.stdout.startswith("ConfigError otel:")
     assert "pip install 'harness[otel]'" in done.stdout
 
@@ -90,7 +90,7 @@ def test_harness_run_otel_prints_genai_spans_without_an_otlp_exporter(tmp_path: 
     import json as json_module
     import textwrap
 
-    from tests.test_cli import harness
+    from tests.cli.test_cli import harness
 
     (tmp_path / "script.json").write_text(json_module.dumps([
         {"name": "write_file", "arguments": {"path": "out.txt", "content": "yes"}}, "done"]))  # fmt: skip

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.test_cli import harness
 from tests.openai_server import OpenAIServer, Status, Text, ToolCalls
-from tests.test_cli import harness
 
 
 @pytest.fixture

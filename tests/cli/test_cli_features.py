@@ -16,7 +16,7 @@ from harness.cli.config import load_config
 from harness.memory.progress import Progress
 from harness.memory.progress_items import Status
 from harness.memory.skill import Skill
-from tests.test_cli import ROOT, harness, write_loop
+from tests.cli.test_cli import ROOT, harness, write_loop
 
 ANSWER_LOOP = """\
 name = "answer"
