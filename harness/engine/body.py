@@ -32,6 +32,17 @@ class RoundEnded(BaseException):
         self.output = output
 
 
+def stray(ended: RoundEnded, frame: Frame) -> BaseException:
+    """What a loop raises for a pass of a round that is not its own: ``ended`` itself, for an
+    enclosing loop to take, or, with no enclosing loop, a :class:`ConfigError`."""
+    if frame.depth > 1:
+        return ended
+    return ConfigError(
+        "validate() passed on the context of a round that is not running in this loop or one "
+        "around it (kept from an earlier round, or another item's); call it on your own ctx"
+    )
+
+
 class LoopContext:
     """What a body receives: ``vars``, ``input`` (alias ``item``), ``index`` (0-based), ``total``.
 

@@ -23,6 +23,7 @@ from harness.engine.body import (
     describe,
     is_async,
     run_blocking,
+    stray,
 )
 from harness.engine.bounds import Frame, Watchdog, enter_loop
 from harness.engine.reference import MISSING, parse_reference, resolve, step
@@ -199,6 +200,8 @@ class _Batch:
                 self._done(ctx, output)
 
     def outputs(self) -> ForEachResult:
+        if isinstance(self._failure, RoundEnded):
+            raise stray(self._failure, self._frame) from None
         if self._failure is not None:
             raise self._failure
         taken, failed = self._taken, tuple(sorted(self._failed_at))

@@ -28,6 +28,7 @@ from harness.engine.body import (
     describe,
     is_async,
     run_blocking,
+    stray,
 )
 from harness.engine.bounds import MAX_DEPTH, Frame, Watchdog, enter_loop
 from harness.engine.condition import Combine, ConditionSpec, exit_conditions
@@ -145,7 +146,7 @@ class Loop:
                             )
                     except RoundEnded as ended:
                         if ended.ctx is not ctx:
-                            raise
+                            raise stray(ended, frame) from None
                         ctx = rounds.send(ended.output)
                     except Exception as exc:
                         ctx = rounds.throw(exc)
@@ -170,7 +171,7 @@ class Loop:
                         output = await call_async(self.body, ctx, frame)  # type: ignore[arg-type]
                     except RoundEnded as ended:
                         if ended.ctx is not ctx:
-                            raise
+                            raise stray(ended, frame) from None
                         ctx = rounds.send(ended.output)
                     except Exception as exc:
                         ctx = rounds.throw(exc)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from typing import Any
 
 import pytest
@@ -184,3 +186,62 @@ def test_an_error_in_on_give_up_propagates() -> None:
 def test_bad_give_up_settings_are_refused(kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         Loop(lambda ctx: None, **kwargs)
+
+
+# --- attacks: validating a round that is not running -------------------------------------------
+
+
+def test_validating_a_context_kept_from_an_earlier_round_is_a_clear_error() -> None:
+    kept: list[LoopContext] = []
+
+    def body(ctx: LoopContext) -> None:
+        kept.append(ctx)
+        if ctx.index == 2:
+            kept[0].validate(True)
+
+    with pytest.raises(ConfigError, match="validate\\(\\) passed on the context of a round that"):
+        Loop(body, max_iterations=5).run()
+
+    def nested(ctx: LoopContext) -> None:
+        kept.append(ctx)
+        if ctx.index == 1:
+            Loop(lambda inner: kept[0].validate(True), max_iterations=2).run()
+
+    kept.clear()
+    with pytest.raises(ConfigError, match="kept from an earlier round, or another item's"):
+        Loop(nested, max_iterations=2).run()
+
+
+def test_validating_a_sibling_items_context_is_a_clear_error() -> None:
+    contexts: dict[int, LoopContext] = {}
+    both = threading.Barrier(2, timeout=10)
+
+    def item(ctx: LoopContext) -> int:
+        contexts[ctx.index] = ctx
+        both.wait()
+        if ctx.index == 0:
+            contexts[1].validate(True)
+        both.wait()
+        return ctx.index
+
+    with pytest.raises(ConfigError, match="another item's"):
+        ForEach(item, [0, 1], concurrency=2).run()
+
+
+def test_an_outer_validator_called_inside_an_async_foreach_item_ends_the_outer_round() -> None:
+    async def outer(ctx: LoopContext) -> str:
+        async def item(item_ctx: LoopContext) -> int:
+            await asyncio.sleep(0.001 * item_ctx.item)
+            if item_ctx.item == 2:
+                ctx.validate(True, output="from an async item")
+            return int(item_ctx.item)
+
+        await ForEach(item, range(5), parallel=True).arun()
+        return "outer went on"
+
+    result = Loop(outer, max_iterations=3).run()
+    assert (result.stop_reason, result.output, result.loop_round) == (
+        StopReason.PASSED,
+        "from an async item",
+        1,
+    )
