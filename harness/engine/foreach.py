@@ -64,7 +64,10 @@ class ForEach:
         if not callable(body):
             raise ConfigError(f"body: must be callable, got {type(body).__name__}")
         if isinstance(items, str):
-            parse_reference(items)
+            try:
+                parse_reference(items)
+            except ConfigError as exc:
+                raise ConfigError(f"items: {exc}") from None
         elif items is not None and (
             isinstance(items, bytes | Mapping) or not isinstance(items, Iterable)
         ):
@@ -83,8 +86,12 @@ class ForEach:
                 f"concurrency: must be an integer from 1 to {MAX_CONCURRENCY}, got {concurrency!r}"
             )
         self.body = body
-        self.source = items if isinstance(items, str) else None if items is not None else "input"
-        self.items: tuple[Any, ...] = () if self.source else tuple(items)  # type: ignore[arg-type]
+        self.source: str | None = None
+        self.items: tuple[Any, ...] = ()
+        if isinstance(items, str) or items is None:
+            self.source = items or "input"
+        else:
+            self.items = tuple(items)
         self.concurrency = concurrency
         self.parallel = parallel or concurrency > 1
         self.continue_on_error = continue_on_error

@@ -129,5 +129,5 @@ def test_a_reference_that_names_no_array_is_a_clear_error(
 
 
 def test_a_malformed_reference_is_refused_at_construction() -> None:
-    with pytest.raises(ConfigError, match=r"reference 'files\.': at position 6 \(the end\)"):
+    with pytest.raises(ConfigError, match=r"items: reference 'files\.': at position 6 \(the end\)"):
         ForEach(lambda ctx: 1, "files.")

@@ -245,3 +245,20 @@ def test_an_outer_validator_called_inside_an_async_foreach_item_ends_the_outer_r
         "from an async item",
         1,
     )
+
+
+def test_on_give_up_runs_after_the_loop_so_it_may_start_loops_of_its_own() -> None:
+    follow_ups: list[int] = []
+
+    def retry_elsewhere(result: LoopResult) -> None:
+        follow_ups.append(Loop(lambda ctx: None, until="", max_iterations=2).run().loop_round)
+
+    sealed = Loop(
+        lambda ctx: None,
+        until="",
+        max_iterations=1,
+        allow_nested=False,
+        on_give_up=retry_elsewhere,
+    )
+    assert sealed.run().stop_reason is StopReason.MAX_ITERATIONS
+    assert follow_ups == [2]
