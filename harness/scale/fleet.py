@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from harness.core.errors import ConfigError, HarnessError
 from harness.core.json_reply import find_json
 from harness.core.usage import Usage
+from harness.engine.bounds import Watchdog
 from harness.engine.foreach import MAX_CONCURRENCY, ForEach
 from harness.models.base import Model
 from harness.outer.loop import OuterLoop
@@ -124,6 +125,7 @@ class Fleet:
             subtasks,
             concurrency=self.concurrency,
             continue_on_error=True,
+            watchdog=Watchdog(),  # each subtask's loop is bounded by its own caps and budget
         ).run()
         outcomes = tuple(
             self._judge(s, output) for s, output in zip(subtasks, outputs, strict=True)
