@@ -51,6 +51,10 @@ def run(args: argparse.Namespace) -> int:
     from harness.observe.live import LiveProgress, Mode
 
     config, root = load_config(args.path)
+    if (args.attempts or config.attempts) > 1:
+        from harness.cli.attempts import run_attempts
+
+        return run_attempts(args, config, root)
     run_id = uuid.uuid4().hex[:8]
     mode: Mode = "json" if args.json else "quiet" if args.quiet else "live"
     redactor = Redactor(config.redact)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness.cli.exit_codes import EXIT_ERROR, EXIT_ESCALATED, EXIT_USAGE
-from harness.cli.scale_args import add_batch_parser
+from harness.cli.scale_args import add_attempts_argument, add_batch_parser
 from harness.core.errors import HarnessError
 
 KINDS = ("bugfix", "content", "research")
@@ -43,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
         )
         run.add_argument("--max-iterations", type=_rounds, help="round cap (1-100)")
         run.add_argument("--restart", action="store_true", help="start over, even if finished")
+        add_attempts_argument(run)
         run.add_argument(
             "--otel", action="store_true", help="export spans with OpenTelemetry (harness[otel])"
         )

@@ -42,3 +42,18 @@ def add_batch_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         "--ray-address", help="join this Ray cluster (default: RAY_ADDRESS, else a local one)"
     )
     batch.add_argument("--quiet", action="store_true", help="no live progress line")
+
+
+def add_attempts_argument(run: argparse.ArgumentParser) -> None:
+    run.add_argument(
+        "--attempts",
+        type=_attempts,
+        help="best-of-N: N parallel attempts on their own branches, the best passing one wins",
+    )
+
+
+def _attempts(text: str) -> int:
+    value = _positive_int(text)
+    if value > 8:
+        raise argparse.ArgumentTypeError(f"must be an integer from 1 to 8, got {text!r}")
+    return value
