@@ -26,7 +26,7 @@ from harness.scale.batch_summary import BatchSummary
 from harness.scale.batch_task import BatchTask, TaskRecord, check_names, read_record
 from harness.scale.task_run import TaskRun, run_task
 
-Backend = Literal["local"]
+Backend = Literal["local", "ray"]
 MAX_WORKERS = 64
 """Loops mostly wait on their model, so a pool may be larger than the number of cores."""
 
@@ -96,8 +96,8 @@ class Batch:
             raise ConfigError(
                 f"workers: must be an integer from 1 to {MAX_WORKERS}, got {workers!r}"
             )
-        if backend != "local":
-            raise ConfigError(f"backend: must be 'local', got {backend!r}")
+        if backend not in ("local", "ray"):
+            raise ConfigError(f"backend: must be 'local' or 'ray', got {backend!r}")
         self.tasks = parsed
         self.loop_for = loop_for
         self.workers = workers
@@ -151,6 +151,10 @@ class Batch:
         return self._save(records, held, started)
 
     def _executor(self) -> Executor:
+        if self.backend == "ray":
+            from harness.scale.ray_backend import RayExecutor
+
+            return RayExecutor(self.loop_for, address=self.ray_address, num_cpus=self.num_cpus)
         return LocalExecutor(self.loop_for, workers=self.workers)
 
     def _spent_budget(self, records: Iterable[TaskRecord]) -> bool:
