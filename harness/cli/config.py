@@ -89,6 +89,14 @@ class McpConfig(_Section):
     call_timeout: float = Field(60, gt=0, le=3600)
 
 
+class WebConfig(_Section):
+    """``[web]``: gives the agent ``fetch_url`` for these domains (their subdomains too)."""
+
+    allow_domains: list[str] = Field(min_length=1)
+    max_bytes: int = Field(2_000_000, ge=1, le=100_000_000)
+    timeout: float = Field(20, gt=0, le=600)
+
+
 class LoopConfig(_Section):
     """The whole of ``loop.toml``."""
 
@@ -113,6 +121,7 @@ class LoopConfig(_Section):
     budget: BudgetConfig = BudgetConfig()
     gates: list[GateConfig] = []
     mcp: list[McpConfig] = []
+    web: WebConfig | None = None
 
     def progress_path(self, root: Path) -> Path:
         return root / (self.progress or f"progress/{self.name}.md")

@@ -30,6 +30,7 @@ from harness.models.resolve import resolve_model
 from harness.outer.loop import OuterLoop
 from harness.tools import Tool, default_tools
 from harness.tools.mcp import McpServer
+from harness.tools.web import WebLimits, fetch_url_tool
 from harness.verify.critic import Critic
 from harness.verify.gates import CommandGate, Gate, PredicateGate, PytestGate
 
@@ -101,7 +102,7 @@ def build_loop(
     skill = Skill.load(root / config.skill) if config.skill else None
     agent = Agent(
         model,
-        [*default_tools(), *tools],
+        [*default_tools(), *_web_tools(config), *tools],
         system_prompt=config.agent.system_prompt,
         max_steps=config.agent.max_steps,
         compaction=build_compaction(config.agent),
@@ -149,6 +150,15 @@ def build_loop(
         run_id=run_id,
         redact=redact,
     )
+
+
+def _web_tools(config: LoopConfig) -> list[Tool]:
+    if config.web is None:
+        return []
+    try:
+        return [fetch_url_tool(WebLimits(**config.web.model_dump()))]
+    except ConfigError as exc:
+        raise ConfigError(f"web.{exc}") from exc
 
 
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
