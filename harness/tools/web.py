@@ -137,10 +137,15 @@ def _render(url: str, reply: httpx.Response, body: bytes, cut: bool, limits: Web
 
 def _markdown(html: str) -> str:
     import trafilatura
+    from trafilatura.settings import use_config
 
+    settings = use_config()
+    settings.set("DEFAULT", "MIN_EXTRACTED_SIZE", "1")  # short pages are pages too
+    settings.set("DEFAULT", "MAX_FILE_SIZE", str(len(html) + 1))  # our own limit was applied
+    settings.set("DEFAULT", "EXTRACTION_TIMEOUT", "0")  # its timeout uses signals: main thread only
     extracted = trafilatura.extract(
         html, output_format="markdown", include_links=True, include_formatting=True,
-        include_tables=True, favor_recall=True,
+        include_tables=True, favor_recall=True, config=settings,
     )  # fmt: skip
     return extracted if extracted else str(trafilatura.html2txt(html))
 

@@ -29,6 +29,7 @@ class _Pages(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 - the name http.server calls
         routes = {
             "/article": (200, "text/html; charset=utf-8", ARTICLE),
+            "/short": (200, "text/html", b"<nav>Home</nav><h1>Tides</h1><p>The <b>Moon</b>.</p>"),
             "/notes.txt": (200, "text/plain", b"plain notes\nline two"),
             "/logo.png": (200, "image/png", b"\x89PNG\r\n\x1a\n"),
             "/big": (200, "text/html", BIG),
@@ -100,6 +101,14 @@ def test_a_page_comes_back_as_markdown_of_its_main_content(site: str, ctx: ToolC
     assert "Copyright" not in output
     assert "tracking" not in output
     assert "<p>" not in output
+
+
+def test_a_short_page_is_still_markdown(site: str, ctx: ToolContext) -> None:
+    output, is_error = fetch(f"{site}/short", ctx)
+    assert not is_error
+    assert output.startswith(f"# {site}/short\n\n")
+    assert output.endswith("The **Moon**.")  # formatting kept, not the bare-text fallback
+    assert "Home" not in output
 
 
 def test_text_is_kept_and_binary_refused(site: str, ctx: ToolContext) -> None:
