@@ -104,7 +104,12 @@ def status(args: argparse.Namespace) -> int:
     else:
         folder = path / "progress" if (path / "progress").is_dir() else path
         files = sorted(folder.glob("*.md"))
-        files = [f for f in files if not f.name.endswith((".escalation.md", ".previous.md"))]
+        files = [
+            f
+            for f in files
+            if f.name.lower() != "readme.md"
+            and not f.name.endswith((".escalation.md", ".previous.md"))
+        ]
     if not files:
         print(f"no loops found under {path}")
     broken = 0
