@@ -133,7 +133,7 @@ class Fleet:
 
         def run_one(subtask: Subtask) -> RunResult:
             loop = self.loop_for(subtask)
-            workspaces[subtask.name] = loop.workspace
+            workspaces[subtask.name] = loop.settings.workspace
             return loop.run()
 
         outputs = ForEach(
