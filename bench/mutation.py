@@ -21,7 +21,9 @@ from __future__ import annotations
 import argparse
 import ast
 import os
+import resource
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -32,6 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+MEMORY_LIMIT = 4 * 2**30
+"""Address space a mutant's test run may take: a mutant that loops forever appending must not
+eat the machine's memory before its timeout."""
 
 MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "redact": ("harness/core/redact.py", ("tests/core/test_redact.py",)),
@@ -212,13 +217,17 @@ class Sandbox:
                    "--hypothesis-profile=mutation", "-o", "addopts=", *tests]  # fmt: skip
         try:
             done = subprocess.run(command, cwd=self.dir, env=env, capture_output=True,
-                                  timeout=timeout, check=False)  # fmt: skip
+                                  timeout=timeout, check=False, preexec_fn=_limit_memory)  # fmt: skip
         except subprocess.TimeoutExpired:
             return "timeout"
         return "survived" if done.returncode == 0 else "tests failed"
 
     def close(self) -> None:
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _limit_memory() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
 
 
 def measure(key: str, jobs: int) -> tuple[list[Outcome], float]:
@@ -261,6 +270,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=1, help="mutants run at once (default 1)")
     parser.add_argument("--list", action="store_true", help="list every mutant and its fate")
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so the scratch copies are removed
     unknown = set(args.modules) - set(MODULES)
     if unknown or (args.tests and len(args.modules) != 1):
         parser.error(f"name one module with --tests; modules are {', '.join(MODULES)}")
