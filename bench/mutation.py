@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import ast
 import os
+import re
 import resource
 import shutil
 import signal
@@ -234,7 +235,10 @@ def _limit_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
 
 
-def measure(key: str, jobs: int) -> tuple[list[Outcome], float]:
+def measure(
+    key: str, jobs: int, only: set[tuple[int, str]] | None = None
+) -> tuple[list[Outcome], float]:
+    """Every mutant of the module's fate; with ``only``, mutants not in it count as killed."""
     module, tests = MODULES[key]
     source = (ROOT / module).read_text()
     sandboxes = [Sandbox() for _ in range(jobs)]
@@ -250,6 +254,8 @@ def measure(key: str, jobs: int) -> tuple[list[Outcome], float]:
         free = list(sandboxes)
 
         def one(mutant: Mutant) -> Outcome:
+            if only is not None and (mutant.line, mutant.description) not in only:
+                return Outcome(mutant, True, "killed before")
             box = free.pop()
             try:
                 how = box.run(module, apply(source, mutant), tests, 3 * baseline + 10)
@@ -267,12 +273,25 @@ def measure(key: str, jobs: int) -> tuple[list[Outcome], float]:
             box.close()
 
 
+def survivors(report: str, key: str) -> set[tuple[int, str]]:
+    """The (line, description) of each survivor listed for ``key`` in an earlier report."""
+    section = report.split(f"\n## {key}: ", 1)[1].split("\n## ", 1)[0].split("\n| module", 1)[0]
+    found = re.findall(r"^  survived +line +(\d+): (.*)$", section, re.MULTILINE)
+    return {(int(line), description) for line, description in found}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("modules", nargs="*", help=f"some of: {', '.join(MODULES)} (default all)")
     parser.add_argument("--tests", nargs="+", help="test files to use instead (one module only)")
     parser.add_argument("--jobs", type=int, default=1, help="mutants run at once (default 1)")
     parser.add_argument("--list", action="store_true", help="list every mutant and its fate")
+    parser.add_argument(
+        "--recheck",
+        type=Path,
+        help="run only the survivors listed in this earlier report of the script (valid while "
+        "the modules are unchanged and tests were only added)",
+    )
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so the scratch copies are removed
     unknown = set(args.modules) - set(MODULES)
@@ -283,7 +302,8 @@ def main() -> None:
     rows = []
     for key in args.modules or list(MODULES):
         started = time.monotonic()
-        outcomes, baseline = measure(key, args.jobs)
+        only = survivors(args.recheck.read_text(), key) if args.recheck else None
+        outcomes, baseline = measure(key, args.jobs, only)
         killed = sum(o.killed for o in outcomes)
         module, tests = MODULES[key]
         print(f"\n## {key}: {module} against {', '.join(tests)}")

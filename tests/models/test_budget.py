@@ -44,7 +44,7 @@ def test_without_a_limit_anywhere_the_harness_default_is_checked_and_sent() -> N
     ((kind, data),) = sink.events
     assert (kind, data["estimated_tokens"]) == ("budget_check", prompt + DEFAULT_MAX_TOKENS)
     MeteredModel(model).complete(USER)
-    assert model.calls[0].max_tokens == DEFAULT_MAX_TOKENS
+    assert model.calls[0].max_tokens == DEFAULT_MAX_TOKENS == 4096  # the documented default
 
 
 def test_an_unknown_role_is_refused_before_any_call() -> None:

@@ -408,3 +408,14 @@ def test_gate_summary_keeps_the_first_five_failing_tests() -> None:
     assert gate_summary(gate(True, name="lint")) == GateSummary(name="lint", passed=True, detail="")
     five = gate(False, ("a", "b", "c", "d", "e"))
     assert gate_summary(five).detail == "a, b, c, d, e"
+
+
+def test_a_report_built_without_saying_so_needs_no_critic() -> None:
+    plain = RoundReport(
+        round=1, agent_stop=AgentStop.ANSWERED, agent_summary=None, steps=1,
+        gates=(gate(True),), verdict=None, usage=Usage(), duration=0.0,
+    )  # fmt: skip
+    assert (plain.critic_required, plain.protected_violations, plain.files_changed) == (
+        False, (), (),
+    )  # fmt: skip
+    assert plain.passed

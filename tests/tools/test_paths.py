@@ -155,7 +155,9 @@ def test_a_symlink_outside_is_named_with_its_target(ctx: ToolContext) -> None:
 
 
 def test_a_long_path_is_shown_cut_to_the_limit() -> None:
+    assert SHOWN_CHARS == 200
     assert shown("src/app.py") == "'src/app.py'"
+    assert shown("y" * 201) != repr("y" * 201)
     assert shown("x" * SHOWN_CHARS) == repr("x" * SHOWN_CHARS)
     cut = shown("x" * (SHOWN_CHARS + 50))
     assert cut.startswith("'" + "x" * 50)
