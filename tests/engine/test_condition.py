@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.core.errors import ConfigError
-from harness.engine.condition import MISSING, Condition, ConditionSet, Op, lookup
+from harness.engine.condition import MISSING, Condition, ConditionSet, Op, as_text, lookup
 
 
 def scope(**values: Any) -> Any:
@@ -344,7 +344,8 @@ def test_case_folding_applies_to_strings_only_and_to_both_sides() -> None:
     ("text", "right"),
     [("x == TRUE", True), ("x == False", False), ("x == ''", ""), ("x == '", "'"),
      ("x == 'a'b'", "a'b"), ("x == \"q\"", "q"), ("x == 1e3", 1000.0), ("x == [1, 2]", [1, 2]),
-     ("x == null", None), ("x ==", None), ("x == some words", "some words")],
+     ("x == null", None), ("x ==", None), ("x == some words", "some words"),
+     ("x == 'abc", "'abc"), ("x == abc'", "abc'")],
 )  # fmt: skip
 def test_parse_reads_values_as_json_then_quoted_then_plain_text(text: str, right: Any) -> None:
     parsed = Condition.parse(text)
@@ -409,3 +410,32 @@ def test_condition_set_build_reads_strings_and_keeps_and_by_default() -> None:
 def test_an_empty_and_set_holds_and_an_empty_or_set_does_not() -> None:
     assert ConditionSet((), "and").holds(scope())
     assert not ConditionSet((), "or").holds(scope())
+
+
+def test_as_text_reads_values_as_a_template_shows_them() -> None:
+    assert as_text("plain") == "plain"
+    assert as_text(None) == ""
+    assert as_text(8) == "8"
+    assert as_text({"name": "é", "n": [1, True]}) == '{"name": "é", "n": [1, true]}'
+    assert as_text(Verdict(7)) == '"Verdict(score=7, _secret=1)"'  # JSON of its str()
+
+
+def test_missing_shows_as_missing() -> None:
+    assert repr(MISSING) == "MISSING"
+    assert lookup(scope(), ["x"]) is MISSING
+
+
+def test_a_condition_is_frozen() -> None:
+    condition = Condition("x", ">=", 8)
+    with pytest.raises(ValueError, match="frozen"):
+        condition.right = 9  # type: ignore[misc]
+    assert condition.right == 8
+    assert hash(condition) == hash(Condition("x", ">=", 8))
+
+
+def test_a_number_beside_a_non_numeric_value_is_not_equal_and_does_not_raise() -> None:
+    root = scope(n=8, items=[8])
+    assert not Condition("n", "==", [8]).holds(root)
+    assert Condition("n", "!=", {"a": 8}).holds(root)
+    assert not Condition("items", "==", 8).holds(root)
+    assert not Condition("n", "<", [9]).holds(root)
