@@ -264,8 +264,11 @@ def measure(
             print("." if how != "survived" else "S", end="", file=sys.stderr, flush=True)
             return Outcome(mutant, how != "survived", how)
 
-        with ThreadPoolExecutor(jobs) as pool:
+        pool = ThreadPoolExecutor(jobs)
+        try:
             outcomes = list(pool.map(one, found))
+        finally:  # on SIGTERM too: the mutants not started yet are not run
+            pool.shutdown(cancel_futures=True)
         print(file=sys.stderr)
         return outcomes, baseline
     finally:
