@@ -42,7 +42,7 @@ _RESERVED_KWARGS = frozenset({"model", "messages", "tools", "stream", "max_retri
 
 
 @cache
-def _litellm() -> ModuleType:
+def load_litellm() -> ModuleType:
     """Import litellm once, offline and quiet.
 
     Its cost map stays local, its debug banners are off, and its loggers only pass critical
@@ -102,6 +102,8 @@ class LiteLLMModel:
         self.litellm_kwargs = litellm_kwargs
         self._context_window = context_window
         self._counter = TokenCounter(model)
+        self.pricing_error: str | None = None
+        """Why this model's replies could not be priced, once one could not be."""
 
     def __repr__(self) -> str:
         return f"LiteLLMModel({self.name!r})"
@@ -131,7 +133,7 @@ class LiteLLMModel:
         *,
         max_tokens: int | None = None,
     ) -> Reply:
-        litellm = _litellm()
+        litellm = load_litellm()
         request: dict[str, Any] = {
             **self.litellm_kwargs,
             "model": self.name,
@@ -172,25 +174,46 @@ class LiteLLMModel:
         usage = getattr(response, "usage", None)
         prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
         completion = int(getattr(usage, "completion_tokens", 0) or 0)
-        if not prompt:  # the provider reported no usage: count it ourselves, and price that
+        reported = bool(prompt)
+        if not reported:  # the provider reported no usage: count it ourselves, and price that
             prompt = self.count_tokens(messages, tools)
             completion = self._counter.count_reply(content, calls)
             response.usage = litellm.Usage(
                 prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion
             )
+        cost = self._cost(litellm, response, attached=reported)
+        unpriced = int(cost is None)
+        cached = _cached_tokens(usage) if reported else 0
+        return Reply(content, calls, Usage(prompt, completion, cost or 0.0, 1, unpriced, cached))
+
+    def _cost(self, litellm: ModuleType, response: Any, *, attached: bool) -> float | None:
+        """What the reply cost in USD; ``None`` where it cannot be priced.
+
+        litellm's own figure for the response comes first (``attached``: it priced the usage the
+        provider reported, cached tokens included, for the model that actually answered). Else
+        the reply is priced with the model name as given, provider prefix included. Any failure
+        to price makes the call unpriced and is kept in :attr:`pricing_error`; it never ends a
+        run, and a model that could not be priced once is not priced again.
+        """
+        if attached:
+            cost = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
+            if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0:
+                return float(cost)
+        if self.pricing_error is not None:
+            return None
         try:
-            cost, unpriced = float(litellm.completion_cost(completion_response=response)), 0
-        except litellm.ModelNotMappedError:
-            cost, unpriced = 0.0, 1
-        return Reply(content, calls, Usage(prompt, completion, cost, 1, unpriced))
+            return float(litellm.completion_cost(completion_response=response, model=self.name))
+        except Exception as exc:  # recorded: the call counts as unpriced
+            self.pricing_error = f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
+            return None
 
     @cached_property
     def _model_info(self) -> dict[str, Any]:
         """litellm's cost-map entry for the model; empty where litellm does not know it."""
-        litellm = _litellm()
+        litellm = load_litellm()
         try:
             return dict(litellm.get_model_info(self.name))
-        except litellm.ModelNotMappedError:
+        except Exception:  # not mapped, or a model string litellm cannot place: no entry
             return {}
 
 
@@ -203,6 +226,14 @@ def _tool_call(call: Any) -> ToolCall:
     elif not isinstance(arguments, str):
         arguments = json.dumps(arguments)
     return ToolCall(name=function.name or "", arguments=arguments, id=call.id or new_call_id())
+
+
+def _cached_tokens(usage: Any) -> int:
+    """Prompt tokens read from the provider's cache (litellm puts Anthropic's
+    ``cache_read_input_tokens`` in ``prompt_tokens_details.cached_tokens`` too)."""
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) or getattr(usage, "cache_read_input_tokens", 0)
+    return int(cached or 0)
 
 
 def _is_retryable(litellm: ModuleType, exc: Exception) -> bool:

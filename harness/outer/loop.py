@@ -35,6 +35,7 @@ from harness.memory.progress_items import Status
 from harness.memory.run_state import RunState
 from harness.memory.skill import Skill
 from harness.models.budget import Budget, Meter, MeteredModel
+from harness.models.pricing import cost_budget_warning
 from harness.outer.escalation import Escalation, EscalationHook, escalate
 from harness.outer.progress_tool import progress_tool
 from harness.outer.result import RunResult
@@ -200,6 +201,9 @@ class OuterLoop:
             workspace=str(run.workspace.path),
             branch=run.workspace.branch,
             warning=run.workspace.warning,
+            budget_warning=cost_budget_warning(
+                self.budget, [self.agent.model, *([self.critic.model] if self.critic else [])]
+            ),
         )
         remaining = self.max_iterations - run.first_round + 1
         if remaining < 1:

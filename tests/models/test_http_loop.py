@@ -82,3 +82,29 @@ def test_a_provider_that_refuses_the_key_stops_with_error_after_one_request(
     report = (tmp_path / "progress" / "http.escalation.md").read_text()
     assert "ERROR" in report
     assert "401" in report
+
+
+def test_a_cost_budget_over_an_unpriced_model_is_named_at_the_start_and_its_calls_reported(
+    tmp_path: Path, server: OpenAIServer
+) -> None:
+    project = _project(tmp_path, server)
+    with (project / "loop.toml").open("a") as toml:
+        toml.write("[budget]\ncost_usd = 0.5\n")
+    write = json.dumps({"path": "out.txt", "content": "yes\n"})
+    server.queue(
+        ToolCalls((("call_1", "write_file", write),)),
+        Text("I wrote yes to out.txt."),
+        Text(json.dumps({"score": 9, "reasons": ["correct"], "fixes": []})),
+    )
+    result = harness("run", cwd=project)
+    assert result.returncode == 0, result.stderr
+    first_line = result.stderr.splitlines()[0]
+    assert first_line == (
+        "note: budget.cost_usd ($0.5) cannot be enforced for openai/test-model: no price is "
+        "known for it, so its calls count as unpriced and cost $0; set budget.tokens to bound them"
+    )
+    [run_dir] = (project / ".harness" / "runs").iterdir()
+    report = harness("report", run_dir.name, cwd=project)
+    assert report.returncode == 0, report.stderr
+    assert "3 model calls (3 unpriced)" in report.stdout
+    assert "note: budget.cost_usd ($0.5) cannot be enforced for openai/test-model" in report.stdout
