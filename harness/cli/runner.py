@@ -24,6 +24,7 @@ from harness.core.sink import EventSink
 from harness.memory.skill import Skill
 from harness.models.base import Model
 from harness.models.budget import Budget
+from harness.models.preflight import preflight
 from harness.models.resolve import resolve_model
 from harness.outer.loop import OuterLoop
 from harness.verify.critic import Critic
@@ -116,6 +117,7 @@ def build_loop(
         if threshold is None:
             threshold = skill.threshold if skill and skill.threshold is not None else 8.0
         critic = Critic(critic_model, criteria=criteria, threshold=threshold)
+    preflight([("model", model), *([("critic.model", critic.model)] if critic else [])])
     return OuterLoop(
         config.goal,
         agent,
