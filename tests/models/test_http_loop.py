@@ -79,6 +79,9 @@ def test_a_provider_that_refuses_the_key_stops_with_error_after_one_request(
     result = harness("run", "--quiet", cwd=_project(tmp_path, server))
     assert result.returncode == 1
     assert len(server.requests) == 1  # never retried
+    assert "model openai/test-model: authentication failed: AuthenticationError (status 401), " in (
+        result.stderr
+    )
     report = (tmp_path / "progress" / "http.escalation.md").read_text()
     assert "ERROR" in report
     assert "401" in report
