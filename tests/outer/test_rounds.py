@@ -203,3 +203,10 @@ def test_feedback_names_the_protected_files_that_were_changed() -> None:
     text = feedback(cheat)
     assert "failed: protected files changed" in text
     assert "tests/test_calc.py, conftest.py" in text
+
+
+def test_the_next_round_is_told_its_session_was_stuck() -> None:
+    stuck = feedback(failing(1, "test_a"))
+    assert "stuck" not in stuck
+    told = feedback(report(1, gate(False, ("test_a",)), stop=AgentStop.STUCK))
+    assert "- Your session was ended as stuck: it kept repeating a call" in told
