@@ -109,6 +109,22 @@ class Agent:
         self.shell_timeout = shell_timeout
         self.max_output_chars = max_output_chars
 
+    def check_fits(self, task: str) -> None:
+        """Raise :class:`ConfigError` when the first request of a session on ``task`` (system
+        prompt, tool schemas and task) cannot fit the model's context window."""
+        first: list[Message] = [
+            {"role": "system", "content": self.system_prompt},
+            {"role": "user", "content": task},
+        ]
+        needed = self.model.count_tokens(first, self.toolbox.schemas())
+        window = self.model.context_window
+        if needed > window:
+            raise ConfigError(
+                f"goal: the task needs {needed:,} tokens with the system prompt and tool schemas, "
+                f"but {self.model.name} reads at most {window:,}; shorten the goal or SKILL.md, "
+                "or use a model with a larger context window"
+            )
+
     def run(
         self,
         task: str,

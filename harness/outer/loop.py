@@ -149,6 +149,8 @@ class OuterLoop:
 
     def run(self) -> RunResult:
         """Play rounds until a pass or a bound; escalate any other stop."""
+        first = TaskInputs(self.goal, 1, self.max_iterations, "", skill=self.skill)
+        self.agent.check_fits(render_task(first))  # a task too big for the model: no round at all
         if self.progress is None or self.progress.path is None:
             return self._run()
         path = self.progress.path
