@@ -40,7 +40,7 @@ def render_task(inputs: TaskInputs) -> str:
     """The round's task text. Every part a model reads is visible here."""
     skill = inputs.skill.render_for_agent().strip() + "\n\n" if inputs.skill is not None else ""
     sections = []
-    if inputs.progress is not None:
+    if inputs.progress is not None and _has_notes(inputs.progress):
         sections.append("# Progress so far\n" + inputs.progress.render_for_agent())
     if inputs.feedback:
         sections.append("# What failed last round\n" + inputs.feedback)
@@ -62,4 +62,15 @@ def render_task(inputs: TaskInputs) -> str:
             sections="\n\n".join(s.strip() for s in sections if s.strip()),
         ).rstrip()
         + "\n"
+    )
+
+
+def _has_notes(progress: Progress) -> bool:
+    """Whether progress.md holds anything beyond its header (goal, status, round) to read."""
+    return bool(
+        progress.resume_point
+        or progress.checklist
+        or progress.attempts
+        or progress.notes.strip()
+        or progress.extra
     )
