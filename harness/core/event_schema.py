@@ -45,7 +45,7 @@ class RunStart(EventBase):
     workspace: str
     branch: str | None = None
     warning: str | None = None
-    budget_warning: str | None = None
+    notes: list[str] = Field(default_factory=list)
 
 
 class RunEnd(EventBase):

@@ -72,7 +72,7 @@ class RunSummary:
     usage: Usage
     rounds: tuple[RoundSummary, ...]
     escalation: Escalation | None
-    budget_warning: str | None = None
+    notes: tuple[str, ...] = ()
 
     @property
     def outcome(self) -> str:
@@ -159,7 +159,7 @@ def load_run(run_dir: str | os.PathLike[str]) -> RunSummary:
         usage=usage,
         rounds=tuple(_round_summary(start, group) for start, group in round_events),
         escalation=_last(run_events, Escalation),
-        budget_warning=start.budget_warning if start else None,
+        notes=tuple(start.notes) if start else (),
     )
 
 

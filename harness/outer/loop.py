@@ -149,12 +149,12 @@ class OuterLoop:
 
     def run(self) -> RunResult:
         """Play rounds until a pass or a bound; escalate any other stop."""
-        first = TaskInputs(self.goal, 1, self.max_iterations, "", skill=self.skill)
-        self.agent.check_fits(render_task(first))  # a task too big for the model: no round at all
         if self.progress is None or self.progress.path is None:
+            self._check_fits()
             return self._run()
         path = self.progress.path
         with LoopLock(path):
+            self._check_fits()
             # Read (or set aside) progress.md only now: another process may have moved it on.
             if self.restart:
                 if path.exists():
@@ -163,6 +163,24 @@ class OuterLoop:
             elif self._progress_from_file and path.exists():
                 self.progress = Progress.load(path)
             return self._run()
+
+    def _start_notes(self) -> list[str]:
+        """What the person should know as the run starts: a cost budget it cannot enforce, a
+        critic grading its own author's work."""
+        critic = self.critic.model if self.critic else None
+        models = [self.agent.model, *([critic] if critic else [])]
+        notes = [cost_budget_warning(self.budget, models)]
+        if critic is not None and critic.name == self.agent.model.name:
+            notes.append(
+                f"the critic uses the author's model ({critic.name}); a model grading its own "
+                "work is lenient: name another in [critic] model (or --critic-model)"
+            )
+        return [note for note in notes if note]
+
+    def _check_fits(self) -> None:
+        """A task too big for the model is refused before anything is created or moved."""
+        first = TaskInputs(self.goal, 1, self.max_iterations, "", skill=self.skill)
+        self.agent.check_fits(render_task(first))
 
     def _run(self) -> RunResult:
         if self.progress is not None and self.progress.status is Status.PASSED:
@@ -203,9 +221,7 @@ class OuterLoop:
             workspace=str(run.workspace.path),
             branch=run.workspace.branch,
             warning=run.workspace.warning,
-            budget_warning=cost_budget_warning(
-                self.budget, [self.agent.model, *([self.critic.model] if self.critic else [])]
-            ),
+            notes=self._start_notes(),
         )
         remaining = self.max_iterations - run.first_round + 1
         if remaining < 1:
