@@ -3,9 +3,9 @@
 A local OpenAI-compatible server (tests/openai_server.py) runs in a child process, so only the
 client's CPU is measured (``time.process_time``). Each trajectory is ``--steps`` tool-call
 replies (``read_file`` of a different line each time) then a final answer. The bare loop sends
-the same growing message list and tool schemas through ``litellm.completion`` and appends a fixed
-observation; the harness runs ``Agent`` over ``MeteredModel(LiteLLMModel)``, tools executed for
-real. Trajectories alternate; medians over ``--runs`` of each are printed, and their ratio.
+the same growing message list and tool schemas through ``litellm.completion`` and reads the line
+asked for itself (the tool's work, without validation or confinement); the harness runs
+``Agent`` over ``MeteredModel(LiteLLMModel)``, its tools executed for real. Trajectories alternate; medians over ``--runs`` of each are printed, and their ratio.
 
     python bench/step_cpu.py [--steps 20] [--runs 7]
 """
@@ -48,7 +48,7 @@ server.stop()
 """
 
 
-def bare(api_base: str, steps: int) -> float:
+def bare(api_base: str, steps: int, workspace: Path) -> float:
     """CPU seconds of one trajectory through litellm alone."""
     litellm = load_litellm()
     tools = Toolbox(default_tools()).schemas()
@@ -78,7 +78,10 @@ def bare(api_base: str, steps: int) -> float:
         if not calls:
             break
         for call in calls:
-            messages.append({"role": "tool", "tool_call_id": call.id, "content": "1\tline\n"})
+            start = json.loads(call.function.arguments)["start_line"]
+            lines = (workspace / "notes.txt").read_text().splitlines()[start - 1 :]
+            observation = "".join(f"{start + i}\t{line}\n" for i, line in enumerate(lines))
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": observation})
     return time.process_time() - started
 
 
@@ -109,11 +112,11 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as folder:
             workspace = Path(folder)
             (workspace / "notes.txt").write_text("".join(f"line {i}\n" for i in range(1, 41)))
-            bare(api_base, args.steps)  # warm up: imports, tokenizer, connection pool
+            bare(api_base, args.steps, workspace)  # warm up: imports, tokenizer, connection pool
             harness(api_base, args.steps, workspace)
             bare_cpu, harness_cpu = [], []
             for _ in range(args.runs):
-                bare_cpu.append(bare(api_base, args.steps) / (args.steps + 1))
+                bare_cpu.append(bare(api_base, args.steps, workspace) / (args.steps + 1))
                 harness_cpu.append(harness(api_base, args.steps, workspace) / (args.steps + 1))
     finally:
         if server.stdin is not None:
