@@ -47,8 +47,7 @@ def render_task(inputs: TaskInputs) -> str:
     protect = ""
     if inputs.protect:
         protect = (
-            " These files are protected and must not be changed (a round that changes them "
-            "fails): " + ", ".join(inputs.protect) + "."
+            " Protected files (a round that changes them fails): " + ", ".join(inputs.protect) + "."
         )
     return (
         TASK_TEMPLATE.format(

@@ -42,8 +42,8 @@ def read_file(
 
     Args:
         path: File path.
-        start_line: First line to show (from 1); default 1.
-        end_line: Last line to show; default the last.
+        start_line: First line to show, from 1.
+        end_line: Last line to show.
     """
     target = _existing(ctx, path, want_file=True)
     rel = relative_path(ctx, target)
@@ -136,7 +136,7 @@ def list_files(ctx: ToolContext, path: str = ".") -> str:
     Caches, virtual environments and version-control directories are named but not entered.
 
     Args:
-        path: Folder; default the workspace root.
+        path: Folder.
     """
     target = _existing(ctx, path, want_file=False)
     if target.is_file():
@@ -158,7 +158,7 @@ def search(ctx: ToolContext, pattern: str, path: str = ".") -> str:
 
     Args:
         pattern: Python regular expression.
-        path: File or folder; default the workspace root.
+        path: File or folder.
     """
     try:
         compiled = regex.compile(pattern)
@@ -217,7 +217,7 @@ def run_shell(ctx: ToolContext, command: str, timeout: float | None = None) -> T
 
 @tool
 def submit(summary: str) -> ToolResult:
-    """Finish: call it once the work is done and checked; it ends your session.
+    """End your session once the work is done and checked.
 
     Args:
         summary: What you did and how you verified it.
