@@ -36,7 +36,7 @@ def first_request(example: str, scratch: Path) -> tuple[int, int, int, int]:
     script = folder / "scripted-trajectory.json"
     overrides = Overrides(model=f"scripted:{script}", restart=True)
     loop = build_loop(config, root, overrides=overrides, events=NULL_SINK)
-    model = loop.agent.model
+    model = loop.settings.agent.model
     assert isinstance(model, ScriptedModel)
     loop.run()
     call = model.calls[0]
