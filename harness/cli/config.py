@@ -62,7 +62,7 @@ class AgentConfig(_Section):
 
 class CriticConfig(_Section):
     enabled: bool = True
-    model: str | None = None
+    model: str | list[str] | None = None  # a list: the first whose provider is set up is used
     threshold: float | None = Field(None, ge=0, le=10)  # default: the skill's, else 8
     criteria: str | None = None
     artifact: Literal["diff", "final", "file"] = "diff"

@@ -26,6 +26,7 @@ from harness.core.sink import EventSink
 from harness.memory.skill import Skill
 from harness.models.base import Model
 from harness.models.budget import Budget
+from harness.models.preflight import preflight
 from harness.models.resolve import resolve_model
 from harness.outer.loop import OuterLoop
 from harness.tools import Tool, default_tools
@@ -111,21 +112,13 @@ def build_loop(
     )
     critic = None
     if config.critic.enabled:
-        critic_name = (
-            overrides.critic_model
-            or os.environ.get(CRITIC_MODEL_ENV)
-            or _rooted(config.critic.model, root)
-        )
-        critic_model: Model = (
-            _model(critic_name, config.model_options)
-            if critic_name and critic_name != model_name
-            else model
-        )
+        critic_model = _critic_model(overrides, config, root, model_name, model)
         criteria = config.critic.criteria or (skill.render_for_critic() if skill else None)
         threshold = config.critic.threshold
         if threshold is None:
             threshold = skill.threshold if skill and skill.threshold is not None else 8.0
         critic = Critic(critic_model, criteria=criteria, threshold=threshold)
+    preflight([("model", model), *([("critic.model", critic.model)] if critic else [])])
     return OuterLoop(
         config.goal,
         agent,
@@ -150,6 +143,28 @@ def build_loop(
         run_id=run_id,
         redact=redact,
     )
+
+
+def _critic_model(
+    overrides: Overrides, config: LoopConfig, root: Path, author_name: str, author: Model
+) -> Model:
+    """``--critic-model``, else ``HARNESS_CRITIC_MODEL``, else ``[critic] model``: a name, or a
+    list whose first model that passes :func:`preflight` is used (none: the author's model)."""
+    chosen = overrides.critic_model or os.environ.get(CRITIC_MODEL_ENV) or config.critic.model
+    if isinstance(chosen, list):
+        for name in chosen:
+            candidate = _rooted(name, root) or name
+            if candidate == author_name:
+                return author
+            try:
+                found = _model(candidate, config.model_options)
+                preflight([("critic.model", found)])
+            except ConfigError:
+                continue  # not set up here (no key, unknown provider): try the next one
+            return found
+        return author
+    single = _rooted(chosen, root)
+    return _model(single, config.model_options) if single and single != author_name else author
 
 
 def _web_tools(config: LoopConfig) -> list[Tool]:

@@ -45,6 +45,7 @@ class RunStart(EventBase):
     workspace: str
     branch: str | None = None
     warning: str | None = None
+    notes: list[str] = Field(default_factory=list)
 
 
 class RunEnd(EventBase):
@@ -80,6 +81,8 @@ class ModelCall(EventBase):
     completion_tokens: int
     cost_usd: float = 0.0
     latency: float = 0.0
+    unpriced: bool = False
+    cached_tokens: int = 0
 
 
 class ToolCallEvent(EventBase):

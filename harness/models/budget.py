@@ -183,5 +183,7 @@ class MeteredModel:
             completion_tokens=reply.usage.completion_tokens,
             cost_usd=reply.usage.cost_usd,
             latency=time.monotonic() - started,
+            unpriced=reply.usage.unpriced_calls > 0,
+            cached_tokens=reply.usage.cached_tokens,
         )
         return reply

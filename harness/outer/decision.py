@@ -92,6 +92,11 @@ def feedback(report: RoundReport) -> str:
         lines.extend(f"  Fix: {fix}" for fix in verdict.fixes)
     if report.agent_stop is AgentStop.MAX_STEPS:
         lines.append("- Your session hit its step cap before finishing; plan fewer, larger steps.")
+    if report.agent_stop is AgentStop.STUCK:
+        lines.append(
+            "- Your session was ended as stuck: it kept repeating a call that gave the same "
+            "result, or kept failing. Do not repeat it; take a different approach."
+        )
     return "\n".join(lines)
 
 

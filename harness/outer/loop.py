@@ -27,6 +27,7 @@ from harness.memory.progress import Progress
 from harness.memory.progress_items import Status
 from harness.memory.skill import Skill
 from harness.models.budget import Budget
+from harness.models.pricing import cost_budget_warning
 from harness.outer.decision import RoundReport, decide
 from harness.outer.escalation import EscalationHook
 from harness.outer.evidence import play_round
@@ -34,6 +35,7 @@ from harness.outer.records import finish_run, keep_partial_work, record_round
 from harness.outer.result import RunResult
 from harness.outer.run import Run, start_run
 from harness.outer.settings import Settings
+from harness.outer.task import TaskInputs, render_task
 from harness.tools.paths import check_protect_patterns
 from harness.verify.critic import Critic
 from harness.verify.gates import Gate
@@ -102,9 +104,11 @@ class OuterLoop:
     def run(self) -> RunResult:
         """Play rounds until a pass or a bound; escalate any other stop."""
         if self.progress is None or self.progress.path is None:
+            self._check_fits()
             return self._run()
         path = self.progress.path
         with LoopLock(path):
+            self._check_fits()
             # Read (or set aside) progress.md only now: another process may have moved it on.
             if self.settings.restart:
                 if path.exists():
@@ -115,6 +119,26 @@ class OuterLoop:
             elif self._progress_from_file and path.exists():
                 self.progress = Progress.load(path)
             return self._run()
+
+    def _start_notes(self) -> list[str]:
+        """What the person should know as the run starts: a cost budget it cannot enforce, a
+        critic grading its own author's work."""
+        settings = self.settings
+        author = settings.agent.model
+        critic = settings.critic.model if settings.critic else None
+        notes = [cost_budget_warning(settings.budget, [author, *([critic] if critic else [])])]
+        if critic is not None and critic.name == author.name:
+            notes.append(
+                f"the critic uses the author's model ({critic.name}); a model grading its own "
+                "work is lenient: name another in [critic] model (or --critic-model)"
+            )
+        return [note for note in notes if note]
+
+    def _check_fits(self) -> None:
+        """A task too big for the model is refused before anything is created or moved."""
+        settings = self.settings
+        first = TaskInputs(settings.goal, 1, settings.max_iterations, "", skill=settings.skill)
+        settings.agent.check_fits(render_task(first))
 
     def _run(self) -> RunResult:
         settings = self.settings
@@ -134,6 +158,7 @@ class OuterLoop:
             workspace=str(run.workspace.path),
             branch=run.workspace.branch,
             warning=run.workspace.warning,
+            notes=self._start_notes(),
         )
         remaining = settings.max_iterations - run.first_round + 1
         if remaining < 1:

@@ -38,12 +38,12 @@ SKIPPED_DIRS = frozenset(
 def read_file(
     ctx: ToolContext, path: str, start_line: int | None = None, end_line: int | None = None
 ) -> str:
-    """Read a text file; each line is shown with its line number (not part of the file).
+    """Read a text file, each line shown with its number (not part of the file).
 
     Args:
-        path: File path relative to the workspace root.
-        start_line: First line to show, 1-based and inclusive; default the first line.
-        end_line: Last line to show, inclusive; default the last line.
+        path: File path.
+        start_line: First line to show, from 1.
+        end_line: Last line to show.
     """
     target = _existing(ctx, path, want_file=True)
     rel = relative_path(ctx, target)
@@ -74,11 +74,11 @@ def read_file(
 
 @tool
 def write_file(ctx: ToolContext, path: str, content: str) -> str:
-    """Create a file or replace its whole content; missing parent directories are created.
+    """Create a file or replace all of it (missing folders are created).
 
     Args:
-        path: File path relative to the workspace root.
-        content: The complete new content of the file.
+        path: File path.
+        content: The whole new content.
     """
     target = resolve_in_workspace(ctx, path)
     rel = writable(ctx, target)
@@ -94,12 +94,12 @@ def write_file(ctx: ToolContext, path: str, content: str) -> str:
 
 @tool
 def edit_file(ctx: ToolContext, path: str, old: str, new: str) -> str:
-    """Replace `old` with `new` in a file; `old` must match exactly (whitespace included), once.
+    """Replace `old` with `new` in a file; `old` must occur exactly once, whitespace included.
 
     Args:
-        path: File path relative to the workspace root.
-        old: The exact text to replace; include enough surrounding lines to make it unique.
-        new: The text to put in its place.
+        path: File path.
+        old: Exact text to replace, with enough context to be unique.
+        new: Replacement text.
     """
     target = _existing(ctx, path, want_file=True)
     rel = writable(ctx, target)
@@ -131,12 +131,12 @@ def edit_file(ctx: ToolContext, path: str, old: str, new: str) -> str:
 
 @tool
 def list_files(ctx: ToolContext, path: str = ".") -> str:
-    """List the files under a directory, recursively and sorted, relative to the workspace root.
+    """List the files under a folder, recursively and sorted.
 
     Caches, virtual environments and version-control directories are named but not entered.
 
     Args:
-        path: Directory relative to the workspace root; default the root itself.
+        path: Folder.
     """
     target = _existing(ctx, path, want_file=False)
     if target.is_file():
@@ -154,11 +154,11 @@ def list_files(ctx: ToolContext, path: str = ".") -> str:
 
 @tool
 def search(ctx: ToolContext, pattern: str, path: str = ".") -> str:
-    """Search text files for a Python regular expression; matches come as `file:line: text`.
+    """Search text files for a Python regex, line by line; matches come as `file:line: text`.
 
     Args:
-        pattern: Python regular expression (re syntax), matched against each line.
-        path: File or directory to search, relative to the workspace root; default the root.
+        pattern: Python regular expression.
+        path: File or folder.
     """
     try:
         compiled = regex.compile(pattern)
@@ -188,12 +188,11 @@ def search(ctx: ToolContext, pattern: str, path: str = ".") -> str:
 
 @tool
 def run_shell(ctx: ToolContext, command: str, timeout: float | None = None) -> ToolResult:
-    """Run a shell command in the workspace root; shows its exit code and combined output.
+    """Run a /bin/sh command in the workspace root; shows its exit code and output.
 
     Args:
-        command: The command line, run by /bin/sh.
-        timeout: Seconds before the command and its children are killed; default 120 unless
-            the harness is configured otherwise.
+        command: The command line.
+        timeout: Seconds before it and its children are killed; default 120.
     """
     if not command.strip():
         raise ToolError("command is empty")
@@ -218,10 +217,10 @@ def run_shell(ctx: ToolContext, command: str, timeout: float | None = None) -> T
 
 @tool
 def submit(summary: str) -> ToolResult:
-    """Finish the task. Call it once the work is done and checked; it ends your session.
+    """End your session once the work is done and checked.
 
     Args:
-        summary: What was done and how it was verified.
+        summary: What you did and how you verified it.
     """
     return ToolResult(summary, final=True)
 

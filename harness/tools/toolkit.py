@@ -101,22 +101,26 @@ class Tool:
             raise ConfigError(
                 f"tool {self.name!r}: no JSON schema for its arguments: {exc}"
             ) from exc
-        self.parameters: dict[str, Any] = _without_titles(schema)
+        self.parameters: dict[str, Any] = _lean_schema(schema)
         self.signature = _signature(self.name, self._arguments, self._params)
+        self._schema: dict[str, Any] | None = None
 
     def __repr__(self) -> str:
         return f"Tool({self.signature})"
 
     def schema(self) -> dict[str, Any]:
-        """The chat-completions ``tools`` entry for this tool."""
-        return {
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": self.description,
-                "parameters": self.parameters,
-            },
-        }
+        """The chat-completions ``tools`` entry for this tool: one object, built once, so
+        token counts recognise it from step to step (treat it as read-only)."""
+        if self._schema is None:
+            self._schema = {
+                "type": "function",
+                "function": {
+                    "name": self.name,
+                    "description": self.description,
+                    "parameters": self.parameters,
+                },
+            }
+        return self._schema
 
     def run(self, arguments: dict[str, Any] | str, ctx: ToolContext) -> ToolResult:
         """Validate ``arguments`` (a dict or a JSON string), call the tool, cap the output.
@@ -322,14 +326,26 @@ def _describe(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def _without_titles(schema: Any) -> Any:
-    """The schema without pydantic's generated ``title`` keys (noise for the model)."""
-    if isinstance(schema, dict):
-        return {
-            key: value if key in _NOT_SCHEMA else _without_titles(value)
-            for key, value in schema.items()
-            if not (key == "title" and isinstance(value, str))
-        }
+_NULL = {"type": "null"}
+
+
+def _lean_schema(schema: Any) -> Any:
+    """The schema without what only costs the model tokens: pydantic's generated ``title``
+    keys, ``additionalProperties: false`` (arguments are validated here, unknown ones refused),
+    and for an optional parameter the ``null`` alternative and the ``null`` default (a parameter
+    that is not required may be left out, which is what they say)."""
     if isinstance(schema, list):
-        return [_without_titles(item) for item in schema]
-    return schema
+        return [_lean_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    options = schema.get("anyOf")
+    if isinstance(options, list) and len(options) == 2 and _NULL in options:
+        rest = {key: value for key, value in schema.items() if key != "anyOf"}
+        schema = {**next(o for o in options if o != _NULL), **rest}
+    return {
+        key: value if key in _NOT_SCHEMA else _lean_schema(value)
+        for key, value in schema.items()
+        if not (key == "title" and isinstance(value, str))
+        and not (key == "default" and value is None)
+        and not (key == "additionalProperties" and value is False)
+    }

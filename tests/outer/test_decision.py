@@ -419,3 +419,10 @@ def test_a_report_built_without_saying_so_needs_no_critic() -> None:
         False, (), (),
     )  # fmt: skip
     assert plain.passed
+
+
+def test_the_next_round_is_told_its_session_was_stuck() -> None:
+    stuck = feedback(failing(1, "test_a"))
+    assert "stuck" not in stuck
+    told = feedback(report(1, gate(False, ("test_a",)), stop=AgentStop.STUCK))
+    assert "- Your session was ended as stuck: it kept repeating a call" in told
