@@ -41,6 +41,7 @@ _EXPORTS = {
     "RunResult": "harness.outer.result",
     "Budget": "harness.models.budget",
     "ConfigError": "harness.core.errors",
+    "Sandbox": "harness.sandbox",
     "HarnessError": "harness.core.errors",
 }
 
@@ -65,6 +66,7 @@ __all__ = [
     "Progress",
     "PytestGate",
     "RunResult",
+    "Sandbox",
     "ScriptedModel",
     "Skill",
     "StopReason",
@@ -94,6 +96,7 @@ if TYPE_CHECKING:
     from harness.models.scripted import ScriptedModel
     from harness.outer.loop import OuterLoop
     from harness.outer.result import RunResult
+    from harness.sandbox import Sandbox
     from harness.scale.fleet import Fleet, Subtask
     from harness.tools import Tool, ToolResult, default_tools, tool
     from harness.verify.critic import Critic, Verdict

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from harness.core.errors import ConfigError
 from harness.core.validation import format_validation_error
 from harness.engine.loop import MAX_ITERATIONS
+from harness.sandbox.limits import Limits
 
 CONFIG_NAME = "loop.toml"
 
@@ -75,6 +76,15 @@ class BudgetConfig(_Section):
     seconds: float | None = Field(None, gt=0)
 
 
+class SandboxConfig(_Section):
+    """``[sandbox]``: where the agent's commands and the gates run (see harness.Sandbox)."""
+
+    backend: Literal["auto", "bwrap", "none"] = "auto"
+    network: bool = False
+    env: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = []
+    limits: Limits = Limits()
+
+
 class LoopConfig(_Section):
     """The whole of ``loop.toml``."""
 
@@ -98,6 +108,7 @@ class LoopConfig(_Section):
     critic: CriticConfig = CriticConfig()
     budget: BudgetConfig = BudgetConfig()
     gates: list[GateConfig] = []
+    sandbox: SandboxConfig = SandboxConfig()
 
     def progress_path(self, root: Path) -> Path:
         return root / (self.progress or f"progress/{self.name}.md")
