@@ -40,6 +40,7 @@ from harness.outer.progress_tool import progress_tool
 from harness.outer.result import RunResult
 from harness.outer.rounds import RoundReport, commit_message, decide, gate_summary
 from harness.outer.task import TaskInputs, render_task
+from harness.sandbox import default_sandbox
 from harness.tools import Toolbox
 from harness.tools.paths import check_protect_patterns
 from harness.verify.critic import Critic
@@ -161,6 +162,12 @@ class OuterLoop:
                 self.progress = Progress.load(path)
             return self._run()
 
+    def _warning(self, run: _Run) -> str | None:
+        """What the run says once: about its workspace, and when commands are not sandboxed."""
+        sandbox = (self.agent.sandbox or default_sandbox()).warning
+        found = [w for w in (run.workspace.warning, sandbox) if w]
+        return "; ".join(found) or None
+
     def _run(self) -> RunResult:
         if self.progress is not None and self.progress.status is Status.PASSED:
             return RunResult(
@@ -199,7 +206,7 @@ class OuterLoop:
             budget=self.budget.__dict__,
             workspace=str(run.workspace.path),
             branch=run.workspace.branch,
-            warning=run.workspace.warning,
+            warning=self._warning(run),
         )
         remaining = self.max_iterations - run.first_round + 1
         if remaining < 1:
@@ -442,7 +449,7 @@ class OuterLoop:
             escalation_path,
             self.run_id,
             run.first_round,
-            run.workspace.warning,
+            self._warning(run),
         )
         self.events.emit(
             "run_end",

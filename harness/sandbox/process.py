@@ -86,9 +86,7 @@ def run_command(
             )
         except (OSError, ValueError, subprocess.SubprocessError) as exc:  # no program, cwd; NUL
             program = "/bin/sh" if isinstance(command, str) else command[0]
-            message = f"cannot start {program}: {exc}"
-            return CommandResult(CANNOT_START, message, False, time.monotonic() - start,
-                                 len(message), timeout)  # fmt: skip
+            return cannot_start(program, exc, timeout=timeout, since=start)
         timed_out, limit = False, None
         try:
             timed_out, limit = _wait(process, sink, timeout, watch)
@@ -107,6 +105,15 @@ def run_command(
         timeout=timeout,
         limit=limit,
     )
+
+
+def cannot_start(
+    program: str, reason: object, *, timeout: float, since: float
+) -> CommandResult:
+    """The result of a command whose program could not be started: exit code 127 and why."""
+    message = f"cannot start {program}: {reason}"
+    return CommandResult(CANNOT_START, message, False, time.monotonic() - since, len(message),
+                         timeout)  # fmt: skip
 
 
 def _wait(

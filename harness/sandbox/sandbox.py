@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import functools
 import os
+import shutil
 import signal
 import tempfile
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
@@ -14,7 +16,7 @@ from harness.core.errors import ConfigError
 from harness.sandbox.bwrap import SANDBOX_HOME, bwrap_argv, bwrap_problem
 from harness.sandbox.env import allowed_env
 from harness.sandbox.limits import MB, Cgroup, Limits, limit_prefix
-from harness.sandbox.process import CommandResult, run_command
+from harness.sandbox.process import CommandResult, cannot_start, run_command
 
 Backend = Literal["auto", "bwrap", "none"]
 BACKENDS = ("auto", "bwrap", "none")
@@ -83,6 +85,10 @@ class Sandbox:
         here = Path(cwd).absolute()
         root = Path(workspace).absolute() if workspace is not None else here
         argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
+        if not isinstance(command, str):  # inside, a missing program is only bwrap's exit 1
+            missing = _missing_program(argv, here)
+            if missing:
+                return cannot_start(argv[0], missing, timeout=timeout, since=time.monotonic())
         cgroup = Cgroup.create(self.limits)
         try:
             with tempfile.TemporaryDirectory(prefix="harness-home-") as own_home:
@@ -131,6 +137,19 @@ class Sandbox:
             return names[hit] if hit else None
 
         return explain
+
+
+def _missing_program(argv: list[str], cwd: Path) -> str | None:
+    """Why ``argv[0]`` cannot be started (found nowhere on PATH, missing cwd), or None."""
+    if not argv or not argv[0]:
+        return "empty command"
+    if not cwd.is_dir():
+        return f"[Errno 2] No such file or directory: {str(cwd)!r}"
+    path = allowed_env(home="").get("PATH")
+    program = argv[0] if "/" not in argv[0] else str(cwd / argv[0])
+    if shutil.which(program, path=path) is None:
+        return f"[Errno 2] No such file or directory: {argv[0]!r}"
+    return None
 
 
 @functools.cache

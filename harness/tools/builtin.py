@@ -17,9 +17,10 @@ from pathlib import Path
 import regex
 
 from harness.core.errors import ToolError
+from harness.core.redact import SECRET_NAME
 from harness.core.text import truncate
+from harness.sandbox import default_sandbox
 from harness.tools.paths import relative_path, resolve_in_workspace, shown, writable
-from harness.tools.proc import run_command, safe_env
 from harness.tools.toolkit import Tool, ToolContext, ToolResult, tool
 
 MAX_LIST_ENTRIES = 500
@@ -191,7 +192,8 @@ def run_shell(ctx: ToolContext, command: str, timeout: float | None = None) -> T
     """Run a shell command in the workspace root; shows its exit code and combined output.
 
     Args:
-        command: The command line, run by /bin/sh.
+        command: The command line, run by /bin/sh in the sandbox (no network unless enabled;
+            only the workspace is writable).
         timeout: Seconds before the command and its children are killed; default 120 unless
             the harness is configured otherwise.
     """
@@ -202,18 +204,21 @@ def run_shell(ctx: ToolContext, command: str, timeout: float | None = None) -> T
         raise ToolError(f"timeout must be a positive number of seconds, got {timeout}")
     ctx.commands_run.append(command)
     cap = ctx.max_output_chars
-    result = run_command(
+    sandbox = ctx.sandbox or default_sandbox()
+    chosen = {k: v for k, v in (ctx.env or {}).items() if not SECRET_NAME.search(k)}
+    result = sandbox.run(
         command,
         cwd=ctx.workspace,
         timeout=min(limit, ctx.max_shell_timeout),
-        env=safe_env(ctx.env),
+        env=chosen,
         max_output=cap,
     )
     status = f"[{result.status}]\n"
     body = truncate(result.output, cap - len(status), total=result.output_chars)
     output = status + (body if result.output else "(no output)")
-    # A failing command is an observation like any other; only a timeout is a failed call.
-    return ToolResult(output, is_error=result.timed_out, exit_code=result.exit_code)
+    # A failing command is an observation like any other; a timeout or a limit is a failed call.
+    failed = result.timed_out or result.limit is not None
+    return ToolResult(output, is_error=failed, exit_code=result.exit_code)
 
 
 @tool

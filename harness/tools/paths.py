@@ -32,6 +32,7 @@ class Confined(Protocol):
     @property
     def protect(self) -> tuple[str, ...]: ...
 
+
 SHOWN_CHARS = 200
 """How much of a model-supplied string an error message repeats."""
 
