@@ -20,6 +20,7 @@ from harness.core.errors import ToolError
 from harness.core.redact import SECRET_NAME
 from harness.core.text import truncate
 from harness.sandbox import default_sandbox
+from harness.tools.confined_io import read_bytes_head, read_confined, write_confined
 from harness.tools.paths import relative_path, resolve_in_workspace, shown, writable
 from harness.tools.toolkit import Tool, ToolContext, ToolResult, tool
 
@@ -56,10 +57,10 @@ def read_file(
     size = target.stat().st_size
     if start_line is None and end_line is None and size > MAX_READ_BYTES:
         raise ToolError(f"{rel} is {size} bytes; read it in ranges (start_line, end_line)")
-    _refuse_binary(target, rel)
+    _refuse_binary(ctx, target, rel)
     shown_lines: list[str] = []
     total = 0
-    with target.open(encoding="utf-8", errors="replace") as handle:
+    with read_confined(ctx.workspace, target) as handle:
         for total, line in enumerate(handle, 1):  # total ends as the line count
             if total >= first and (end_line is None or total <= end_line):
                 shown_lines.append(_numbered(total, line))
@@ -86,9 +87,7 @@ def write_file(ctx: ToolContext, path: str, content: str) -> str:
     if target.is_dir():
         raise ToolError(f"{rel} is a directory")
     verb = "overwrote" if target.exists() else "created"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with target.open("w", encoding="utf-8", newline="") as handle:
-        handle.write(content)
+    write_confined(ctx.workspace, target, content)
     ctx.files_touched.add(rel)
     return f"{verb} {rel} ({len(content)} characters, {_line_count(content)} lines)"
 
@@ -108,7 +107,7 @@ def edit_file(ctx: ToolContext, path: str, old: str, new: str) -> str:
         raise ToolError("old is empty; to create or replace a whole file use write_file")
     if old == new:
         raise ToolError("old and new are the same; nothing would change")
-    with target.open(encoding="utf-8", errors="surrogateescape", newline="") as handle:
+    with read_confined(ctx.workspace, target, errors="surrogateescape", newline="") as handle:
         text = handle.read()
     if old not in text and "\r\n" in text and "\r\n" not in old:
         old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
@@ -123,8 +122,7 @@ def edit_file(ctx: ToolContext, path: str, old: str, new: str) -> str:
         )
     start = text.index(old)
     updated = text[:start] + new + text[start + len(old) :]
-    with target.open("w", encoding="utf-8", errors="surrogateescape", newline="") as handle:
-        handle.write(updated)
+    write_confined(ctx.workspace, target, updated, errors="surrogateescape")
     ctx.files_touched.add(rel)
     first = text.count("\n", 0, start) + 1
     return f"edited {rel}:\n" + _excerpt(updated, first, first + new.count("\n"))
@@ -254,14 +252,13 @@ def _similar_names_hint(target: Path) -> str:
     return f"; similar names there: {', '.join(similar)}" if similar else ""
 
 
-def _refuse_binary(target: Path, rel: str) -> None:
-    if _is_binary(target):
+def _refuse_binary(ctx: ToolContext, target: Path, rel: str) -> None:
+    if _is_binary(ctx, target):
         raise ToolError(f"{rel} is a binary file ({target.stat().st_size} bytes); not shown")
 
 
-def _is_binary(target: Path) -> bool:
-    with target.open("rb") as handle:
-        return b"\0" in handle.read(8192)
+def _is_binary(ctx: ToolContext, target: Path) -> bool:
+    return b"\0" in read_bytes_head(ctx.workspace, target, 8192)
 
 
 def _numbered(number: int, line: str) -> str:
@@ -324,10 +321,11 @@ def _matches(
     for file in files:
         if not file.is_file() or not file.resolve().is_relative_to(ctx.workspace):
             continue  # a broken symlink, or one leading out of the workspace
-        if _is_binary(file):
+        resolved = file.resolve()
+        if _is_binary(ctx, resolved):
             continue
         rel = relative_path(ctx, file)
-        with file.open(encoding="utf-8", errors="replace") as handle:
+        with read_confined(ctx.workspace, resolved) as handle:
             for number, line in enumerate(handle, 1):
                 left = deadline - time.monotonic()
                 if left <= 0:
