@@ -28,6 +28,8 @@ MAX_LIST_ENTRIES = 500
 MAX_SEARCH_MATCHES = 100
 MAX_READ_BYTES = 10_000_000  # larger files are read in line ranges
 MAX_LINE_CHARS = 300  # of one search match
+MAX_PATTERN_SIZE = 200_000  # a search pattern's length times its repeat counts (~100 MB compiled)
+_COUNTED = re.compile(r"(?<!\\)\{(\d*)(?:,(\d*))?\}")  # a{3}, a{2,5}, a{4,}
 EDIT_CONTEXT_LINES = 3  # shown around an edit
 SKIPPED_DIRS = frozenset(
     {".git", ".hg", ".svn", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache",
@@ -159,6 +161,7 @@ def search(ctx: ToolContext, pattern: str, path: str = ".") -> str:
         pattern: Python regular expression (re syntax), matched against each line.
         path: File or directory to search, relative to the workspace root; default the root.
     """
+    _refuse_huge(pattern)
     try:
         compiled = regex.compile(pattern)
     except (regex.error, RecursionError, OverflowError) as exc:
@@ -294,6 +297,24 @@ def _excerpt(text: str, first: int, last: int) -> str:
     low = max(first - EDIT_CONTEXT_LINES, 1)
     high = min(last + EDIT_CONTEXT_LINES, len(lines), low + 40)
     return "\n".join(_numbered(n, lines[n - 1]) for n in range(low, high + 1))
+
+
+def _refuse_huge(pattern: str) -> None:
+    """Refuse a pattern whose compiled form could be huge, before compiling it.
+
+    The regex engine expands counted repeats (``a{1000000000}`` is a billion nodes, tens of GB,
+    and compiling is not bounded by the search timeout). The pattern's length times the product
+    of its repeat counts bounds the expanded size whatever the nesting.
+    """
+    size = len(pattern)
+    for low, high in _COUNTED.findall(pattern):
+        size *= max(int(low or 0), int(high or 0), 1)
+        if size > MAX_PATTERN_SIZE:
+            raise ToolError(
+                f"regular expression {shown(pattern)} is too large to compile safely (its repeat "
+                f"counts times its length exceed {MAX_PATTERN_SIZE:,}); use smaller counts "
+                "such as {1,50}, or + and *"
+            )
 
 
 def _walk(top: Path) -> Iterator[tuple[Path, str]]:

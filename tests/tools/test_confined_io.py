@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import resource
 from pathlib import Path
 
 import pytest
@@ -70,3 +71,24 @@ def test_parents_are_created_and_a_named_pipe_does_not_hang(ctx: ToolContext) ->
     assert call(ctx, "write_file", path="pipe", content="x") == (
         "error: pipe is a named pipe without a reader; not opened"
     )
+
+
+@pytest.mark.parametrize("pattern", ["a{1000000000}", "(a{1000}){1000}", "((x{99}){99}){99}"])
+def test_a_regex_bomb_is_an_error_observation_and_memory_stays_flat(
+    ctx: ToolContext, pattern: str
+) -> None:
+    (ctx.workspace / "f.txt").write_text("aaaa\n")
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+    output = call(ctx, "search", pattern=pattern)
+
+    assert output.startswith(f"error: regular expression {pattern!r} is too large to compile")
+    grown_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert grown_kb < 50_000
+
+
+def test_ordinary_counted_patterns_still_search(ctx: ToolContext) -> None:
+    (ctx.workspace / "f.txt").write_text("date 2026-11-30\nsha " + "ab" * 20 + "\n")
+
+    assert call(ctx, "search", pattern=r"\d{4}-\d{2}-\d{2}") == "f.txt:1: date 2026-11-30"
+    assert call(ctx, "search", pattern="[0-9a-f]{40}") == "f.txt:2: sha " + "ab" * 20
