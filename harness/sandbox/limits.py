@@ -42,21 +42,30 @@ class Limits(BaseModel):
         }
 
 
-def limit_prefix(limits: Limits, *, memory: bool, processes: bool = False) -> list[str]:
-    """``prlimit ... --``: the resource limits for the command that follows (empty without it).
+def limits_prefix(limits: Limits, cgroup: Cgroup | None) -> list[str]:
+    """``/bin/sh -c '...; exec "$@"' sh``: joins ``cgroup``, lowers the resource limits, runs on.
 
-    ``RLIMIT_AS`` bounds memory per process where no cgroup bounds it in total;
-    ``RLIMIT_NPROC`` only inside a user namespace, where it counts the sandbox's processes alone.
+    One small shell rather than a program per limit, so the limits cost one exec. ``ulimit -f``
+    counts 512-byte blocks (POSIX), ``-v`` KiB; ``-v`` (memory per process) only where no cgroup
+    bounds the whole command.
     """
+    steps = (
+        [f"echo 0 > {shlex.quote(str(d / 'cgroup.procs'))}" for d in cgroup.places()]
+        if cgroup
+        else []
+    )
+    steps += ["ulimit -c 0", f"ulimit -f {limits.file_size_mb * MB // 512}"]  # one each (dash)
+    if cgroup is None:
+        steps.append(f"ulimit -v {limits.memory_mb * 1024}")
+    return ["/bin/sh", "-c", "; ".join([*steps, 'exec "$@"']), "sh"]
+
+
+def nproc_prefix(limits: Limits) -> list[str]:
+    """``prlimit --nproc=N --`` (empty without prlimit): inside a user namespace, where
+    ``RLIMIT_NPROC`` counts the sandbox's own processes alone."""
     if shutil.which("prlimit") is None:
         return []
-    size = limits.file_size_mb * MB
-    prefix = ["prlimit", f"--fsize={size}:{size}", "--core=0:0"]
-    if memory:
-        prefix.append(f"--as={limits.memory_mb * MB}:{limits.memory_mb * MB}")
-    if processes:
-        prefix.append(f"--nproc={limits.processes}:{limits.processes}")
-    return [*prefix, "--"]
+    return ["prlimit", f"--nproc={limits.processes}:{limits.processes}", "--"]
 
 
 class Cgroup:
@@ -98,11 +107,9 @@ class Cgroup:
                     child.rmdir()
             return None
 
-    def enter_prefix(self) -> list[str]:
-        """``sh -c 'echo 0 > .../cgroup.procs; exec "$@"' sh``: joins, then runs the command."""
-        joins = "; ".join(f"echo 0 > {shlex.quote(str(d / 'cgroup.procs'))}"
-                          for d in sorted(set(self.dirs.values())))  # fmt: skip
-        return ["/bin/sh", "-c", f'{joins}; exec "$@"', "sh"]
+    def places(self) -> list[Path]:
+        """Its folders (one for v2, one per controller for v1)."""
+        return sorted(set(self.dirs.values()))
 
     def exceeded(self) -> str | None:
         """``processes`` or ``memory`` once the kernel refused a fork or killed for memory."""

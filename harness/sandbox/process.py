@@ -107,9 +107,7 @@ def run_command(
     )
 
 
-def cannot_start(
-    program: str, reason: object, *, timeout: float, since: float
-) -> CommandResult:
+def cannot_start(program: str, reason: object, *, timeout: float, since: float) -> CommandResult:
     """The result of a command whose program could not be started: exit code 127 and why."""
     message = f"cannot start {program}: {reason}"
     return CommandResult(CANNOT_START, message, False, time.monotonic() - since, len(message),

@@ -8,6 +8,7 @@ import shutil
 import signal
 import tempfile
 import time
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
@@ -15,7 +16,7 @@ from typing import Literal
 from harness.core.errors import ConfigError
 from harness.sandbox.bwrap import SANDBOX_HOME, bwrap_argv, bwrap_problem
 from harness.sandbox.env import allowed_env
-from harness.sandbox.limits import MB, Cgroup, Limits, limit_prefix
+from harness.sandbox.limits import MB, Cgroup, Limits, limits_prefix, nproc_prefix
 from harness.sandbox.process import CommandResult, cannot_start, run_command
 
 Backend = Literal["auto", "bwrap", "none"]
@@ -61,6 +62,7 @@ class Sandbox:
         self.env_names = tuple(env)
         self.limits = limits or Limits()
         self.readonly = tuple(Path(p).absolute() for p in readonly)
+        self._home: str | None = None
 
     def __repr__(self) -> str:
         return f"Sandbox(backend={self.backend!r}, network={self.network})"
@@ -91,29 +93,33 @@ class Sandbox:
                 return cannot_start(argv[0], missing, timeout=timeout, since=time.monotonic())
         cgroup = Cgroup.create(self.limits)
         try:
-            with tempfile.TemporaryDirectory(prefix="harness-home-") as own_home:
-                home = own_home
-                if self.backend == "bwrap":
-                    home = SANDBOX_HOME
-                    inner = cgroup is None and os.geteuid() != 0
-                    argv = bwrap_argv(
-                        limit_prefix(self.limits, memory=False, processes=True) + argv
-                        if inner else argv,
-                        workspace=root, cwd=here, network=self.network,
-                        tmp_bytes=self.limits.tmp_mb * MB, readonly=self.readonly,
-                        writable=[Path(p) for p in writable],
-                    )  # fmt: skip
-                argv = limit_prefix(self.limits, memory=cgroup is None) + argv
-                if cgroup is not None:
-                    argv = cgroup.enter_prefix() + argv
-                full_env = allowed_env(home=home, names=self.env_names, extra=env)
-                return run_command(
-                    argv, cwd=here, timeout=timeout, env=full_env, max_output=max_output,
-                    watch=self._watch(cgroup), explain=self._explain(cgroup),
+            home = SANDBOX_HOME
+            if self.backend == "bwrap":
+                inner = cgroup is None and os.geteuid() != 0
+                argv = bwrap_argv(
+                    nproc_prefix(self.limits) + argv if inner else argv,
+                    workspace=root, cwd=here, network=self.network,
+                    tmp_bytes=self.limits.tmp_mb * MB, readonly=self.readonly,
+                    writable=[Path(p) for p in writable],
                 )  # fmt: skip
+            else:
+                home = self._own_home()
+            argv = limits_prefix(self.limits, cgroup) + argv
+            full_env = allowed_env(home=home, names=self.env_names, extra=env)
+            return run_command(
+                argv, cwd=here, timeout=timeout, env=full_env, max_output=max_output,
+                watch=self._watch(cgroup), explain=self._explain(cgroup),
+            )  # fmt: skip
         finally:
             if cgroup is not None:
                 cgroup.kill_all()
+
+    def _own_home(self) -> str:
+        """HOME for backend none: a folder of its own, removed with the sandbox."""
+        if self._home is None:
+            self._home = tempfile.mkdtemp(prefix="harness-home-")
+            weakref.finalize(self, shutil.rmtree, self._home, ignore_errors=True)
+        return self._home
 
     def _watch(self, cgroup: Cgroup | None) -> Callable[[int], str | None]:
         names = self.limits.names()
