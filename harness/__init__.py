@@ -43,6 +43,7 @@ _EXPORTS = {
     "RunResult": "harness.outer.result",
     "Budget": "harness.models.budget",
     "ConfigError": "harness.core.errors",
+    "Sandbox": "harness.sandbox",
     "HarnessError": "harness.core.errors",
 }
 
@@ -69,6 +70,7 @@ __all__ = [
     "Progress",
     "PytestGate",
     "RunResult",
+    "Sandbox",
     "ScriptedModel",
     "Skill",
     "StopReason",
@@ -98,6 +100,7 @@ if TYPE_CHECKING:
     from harness.models.scripted import ScriptedModel
     from harness.outer.loop import OuterLoop
     from harness.outer.result import RunResult
+    from harness.sandbox import Sandbox
     from harness.scale.batch import Batch
     from harness.scale.batch_task import BatchTask
     from harness.scale.fleet import Fleet, Subtask

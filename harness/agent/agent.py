@@ -15,6 +15,7 @@ from harness.core.sink import NULL_SINK, EventSink
 from harness.core.usage import Usage
 from harness.models.base import Message, Model, Reply, ToolCall
 from harness.models.budget import MeteredModel
+from harness.sandbox import Sandbox
 from harness.tools import Tool, Toolbox, ToolContext, ToolResult, default_tools
 
 DEFAULT_SYSTEM_PROMPT = """\
@@ -85,6 +86,7 @@ class Agent:
         max_tokens: int | None = None,
         shell_timeout: float = 120.0,
         max_output_chars: int = 20_000,
+        sandbox: Sandbox | None = None,
     ) -> None:
         if not isinstance(max_steps, int) or max_steps < 1:
             raise ConfigError(f"max_steps: must be a positive integer, got {max_steps!r}")
@@ -106,6 +108,7 @@ class Agent:
         self.max_tokens = max_tokens
         self.shell_timeout = shell_timeout
         self.max_output_chars = max_output_chars
+        self.sandbox = sandbox  # where run_shell runs; None: Sandbox("auto")
 
     def check_fits(self, task: str) -> None:
         """Raise :class:`ConfigError` when the first request of a session on ``task`` (system
@@ -167,6 +170,7 @@ class _Session:
             shell_timeout=agent.shell_timeout,
             max_output_chars=agent.max_output_chars,
             env=env,
+            sandbox=agent.sandbox,
         )
         self.messages: list[Message] = [
             {"role": "system", "content": agent.system_prompt},

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from harness.core.errors import ConfigError
 from harness.core.validation import format_validation_error
 from harness.engine.loop import MAX_ITERATIONS
+from harness.sandbox.limits import Limits
 
 CONFIG_NAME = "loop.toml"
 
@@ -97,6 +98,15 @@ class WebConfig(_Section):
     timeout: float = Field(20, gt=0, le=600)
 
 
+class SandboxConfig(_Section):
+    """``[sandbox]``: where the agent's commands and the gates run (see harness.Sandbox)."""
+
+    backend: Literal["auto", "bwrap", "none"] = "auto"
+    network: bool = False
+    env: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = []
+    limits: Limits = Limits()
+
+
 class LoopConfig(_Section):
     """The whole of ``loop.toml``."""
 
@@ -123,6 +133,9 @@ class LoopConfig(_Section):
     gates: list[GateConfig] = []
     mcp: list[McpConfig] = []
     web: WebConfig | None = None
+
+
+    sandbox: SandboxConfig = SandboxConfig()
 
     def progress_path(self, root: Path) -> Path:
         return root / (self.progress or f"progress/{self.name}.md")

@@ -28,7 +28,9 @@ from harness.models.base import Model
 from harness.models.budget import Budget
 from harness.models.preflight import preflight
 from harness.models.resolve import resolve_model
+from harness.observe.run_summary import RUNS_DIR
 from harness.outer.loop import OuterLoop
+from harness.sandbox import Sandbox
 from harness.tools import Tool, default_tools
 from harness.tools.mcp import McpServer
 from harness.tools.web import WebLimits, fetch_url_tool
@@ -59,11 +61,21 @@ def choose_model(flag: str | None, configured: str | None) -> str:
     return chosen
 
 
-def build_gate(config: GateConfig, root: Path) -> Gate:
+def build_sandbox(config: LoopConfig, root: Path) -> Sandbox:
+    """The ``[sandbox]`` of ``config``; the loop's progress file and run folders stay read-only."""
+    settings = config.sandbox
+    state = [config.progress_path(root), root / RUNS_DIR.parent]
+    return Sandbox(
+        settings.backend, network=settings.network, env=settings.env, limits=settings.limits,
+        readonly=state,
+    )  # fmt: skip
+
+
+def build_gate(config: GateConfig, root: Path, sandbox: Sandbox | None = None) -> Gate:
     if isinstance(config, PytestGateConfig):
-        return PytestGate(config.args, timeout=config.timeout)
+        return PytestGate(config.args, timeout=config.timeout, sandbox=sandbox)
     if isinstance(config, CommandGateConfig):
-        return CommandGate(config.cmd, name=config.name, timeout=config.timeout)
+        return CommandGate(config.cmd, name=config.name, timeout=config.timeout, sandbox=sandbox)
     module_name, _, function_name = config.target.partition(":")
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
@@ -101,6 +113,7 @@ def build_loop(
     model_name = choose_model(overrides.model, _rooted(config.model, root))
     model = _model(model_name, config.model_options)
     skill = Skill.load(root / config.skill) if config.skill else None
+    sandbox = build_sandbox(config, root)
     agent = Agent(
         model,
         [*default_tools(), *_web_tools(config), *tools],
@@ -109,6 +122,7 @@ def build_loop(
         compaction=build_compaction(config.agent),
         max_tokens=config.agent.max_tokens,
         shell_timeout=config.agent.shell_timeout,
+        sandbox=sandbox,
     )
     critic = None
     if config.critic.enabled:
@@ -122,7 +136,7 @@ def build_loop(
     return OuterLoop(
         config.goal,
         agent,
-        gates=[build_gate(g, root) for g in config.gates],
+        gates=[build_gate(g, root, sandbox) for g in config.gates],
         critic=critic,
         skill=skill,
         progress=config.progress_path(root),

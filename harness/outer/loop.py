@@ -33,7 +33,7 @@ from harness.outer.escalation import EscalationHook
 from harness.outer.evidence import play_round
 from harness.outer.records import finish_run, keep_partial_work, record_round
 from harness.outer.result import RunResult
-from harness.outer.run import Run, start_run
+from harness.outer.run import Run, run_warning, start_run
 from harness.outer.settings import Settings
 from harness.outer.task import TaskInputs, render_task
 from harness.tools.paths import check_protect_patterns
@@ -157,7 +157,7 @@ class OuterLoop:
             budget=settings.budget.__dict__,
             workspace=str(run.workspace.path),
             branch=run.workspace.branch,
-            warning=run.workspace.warning,
+            warning=run_warning(settings, run),
             notes=self._start_notes(),
         )
         remaining = settings.max_iterations - run.first_round + 1

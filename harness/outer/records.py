@@ -10,7 +10,7 @@ from harness.memory.progress_items import Status
 from harness.outer.decision import RoundReport, gate_summary
 from harness.outer.escalation import Escalation, escalate
 from harness.outer.result import RunResult
-from harness.outer.run import Run, save_progress
+from harness.outer.run import Run, run_warning, save_progress
 from harness.outer.settings import Settings
 from harness.workspace.git import GitIsolationError
 
@@ -78,7 +78,7 @@ def finish_run(settings: Settings, run: Run) -> RunResult:
         escalation_path,
         settings.run_id,
         run.first_round,
-        run.workspace.warning,
+        run_warning(settings, run),
     )
     settings.events.emit(
         "run_end",

@@ -14,6 +14,7 @@ from harness.memory.run_state import RunState
 from harness.models.budget import Meter, MeteredModel
 from harness.outer.decision import RoundReport
 from harness.outer.settings import Settings
+from harness.sandbox import default_sandbox
 from harness.verify.critic import Critic
 from harness.workspace.git import Workspace, open_workspace
 
@@ -89,3 +90,10 @@ def save_progress(settings: Settings, progress: Progress) -> None:
     """progress.md, atomically and with secrets redacted."""
     assert progress.path is not None
     atomic_write_text(progress.path, settings.redact(progress.render()))
+
+
+def run_warning(settings: Settings, run: Run) -> str | None:
+    """What the run says once: about its workspace, and when commands are not sandboxed."""
+    sandbox = (settings.agent.sandbox or default_sandbox()).warning
+    found = [w for w in (run.workspace.warning, sandbox) if w]
+    return "; ".join(found) or None
