@@ -27,6 +27,7 @@ from harness.memory.progress import Progress
 from harness.memory.progress_items import Status
 from harness.memory.skill import Skill
 from harness.models.budget import Budget
+from harness.outer.claims import unconfirmed_pass
 from harness.outer.decision import RoundReport, decide
 from harness.outer.escalation import EscalationHook
 from harness.outer.evidence import play_round
@@ -150,6 +151,17 @@ class OuterLoop:
             return None
         first_round = progress.iteration + 1
         if progress.status is Status.PASSED:
+            doubt = unconfirmed_pass(self.settings, progress)
+            if doubt is not None:
+                return RunResult(
+                    StopReason.ERROR,
+                    f"{doubt}: the pass is not trusted. Look at what happened, then run again "
+                    "with --restart (restart=True) to start over",
+                    [],
+                    Usage(),
+                    first_round=first_round,
+                    run_id=self.settings.run_id,
+                )
             return RunResult(
                 StopReason.PASSED,
                 "already passed; restart to run again",

@@ -15,6 +15,7 @@ from harness.models.budget import Meter, MeteredModel
 from harness.outer.decision import RoundReport
 from harness.outer.settings import Settings
 from harness.verify.critic import Critic
+from harness.verify.junit import JUnitReport
 from harness.workspace.git import Workspace, open_workspace
 
 
@@ -37,6 +38,7 @@ class Run:
     draft: Progress | None = (
         None  # the round's progress as the agent edits it; kept if it completes
     )
+    baselines: dict[str, JUnitReport] | None = None  # the pytest gates at the base, once measured
 
 
 def start_run(settings: Settings, progress: Progress | None) -> Run:
