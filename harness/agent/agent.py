@@ -138,6 +138,7 @@ class _Session:
             shell_timeout=agent.shell_timeout,
             max_output_chars=agent.max_output_chars,
             env=env,
+            time_left=self.model.meter.remaining_seconds,
         )
         self.messages: list[Message] = [
             {"role": "system", "content": agent.system_prompt},

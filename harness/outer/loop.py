@@ -26,6 +26,7 @@ from harness.memory.lock import LoopLock
 from harness.memory.progress import Progress
 from harness.memory.progress_items import Status
 from harness.memory.skill import Skill
+from harness.memory.spend import spend_path
 from harness.models.budget import Budget
 from harness.outer.claims import unconfirmed_pass
 from harness.outer.decision import RoundReport, decide
@@ -110,6 +111,9 @@ class OuterLoop:
             if self.settings.restart:
                 if path.exists():
                     path.replace(path.with_suffix(".previous.md"))
+                spent = spend_path(path)
+                if spent.exists():  # a restart starts a new budget
+                    spent.replace(spent.with_suffix(".previous.json"))
                 self.progress = Progress(
                     name=self.settings.name, goal=self.settings.goal, path=path
                 )
