@@ -132,8 +132,7 @@ def test_a_sleeping_command_is_cut_at_the_time_budget(tmp_path: Path) -> None:
     assert stop is StopReason.TIMEOUT
     assert message.startswith("time budget of 5s used")
     assert took < 7
-    observation = model.calls[0].messages[-1]["content"] if len(model.calls) > 1 else ""
-    assert observation == ""  # no model call after the budget ran out
+    assert len(model.calls) == 1  # no model call after the budget ran out
 
 
 def test_a_provider_that_never_answers_is_cut_at_the_time_budget(
