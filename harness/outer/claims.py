@@ -40,6 +40,10 @@ def unconfirmed_pass(settings: Settings, progress: Progress) -> str | None:
     where = Path(settings.workspace)
     with clean_checkout(root, where, base=base, protect=(), at_base=True) as at_base:
         baselines = measure_baselines(settings.gates, at_base)
+    if state.branch is None:  # isolation "none": the pass lives in the folder, uncommitted
+        with clean_checkout(root, where, base=base, protect=settings.protect) as copy:
+            reports = run_gates(settings.gates, copy, baselines=baselines)
+        return _failed(reports, "the workspace as it stands")
     with clean_checkout(root, where, base=base, protect=settings.protect, commit=commit) as copy:
         reports = run_gates(settings.gates, copy, baselines=baselines)
     return _failed(reports, f"its commit {commit[:12]}")

@@ -9,7 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from harness import Agent, CommandGate, OuterLoop, ScriptedModel, StopReason
+from harness import Agent, CommandGate, OuterLoop, ScriptedModel, StopReason, ToolCall
 from harness.memory.progress import Progress
 from harness.memory.progress_items import Attempt, Status
 from harness.memory.run_state import RunState
@@ -132,3 +132,31 @@ def test_a_commit_that_is_not_in_the_repository_is_named(tmp_path: Path) -> None
     assert result.message.startswith(
         "progress.md says passed at ffffffffffff, but ffffffffffff is not a commit here"
     )
+
+
+def test_a_real_pass_without_commits_is_confirmed_on_the_folder(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"calc.py": "def add(a, b):\n    return a - b\n"})
+    progress = tmp_path / "progress.md"
+    gate = CommandGate([sys.executable, "-c", "from calc import add; assert add(2, 3) == 5"])
+    model = ScriptedModel(
+        [
+            ToolCall(
+                "write_file", {"path": "calc.py", "content": "def add(a, b):\n    return a + b\n"}
+            ),
+            "fixed",
+        ]
+    )
+    first = OuterLoop(
+        "make add() right", Agent(model), gates=[gate], workspace=repo,
+        progress=progress, isolation="none",
+    ).run()  # fmt: skip
+    assert first.stop_reason is StopReason.PASSED
+
+    again = _loop(repo, progress, gate).run()
+
+    assert again.stop_reason is StopReason.PASSED
+    assert again.message == "already passed; restart to run again"
+    (repo / "calc.py").write_text("def add(a, b):\n    return a - b\n")  # the pass is undone
+    undone = _loop(repo, progress, gate).run()
+    assert undone.stop_reason is StopReason.ERROR
+    assert "fails on the workspace as it stands" in undone.message
