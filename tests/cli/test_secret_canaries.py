@@ -17,6 +17,7 @@ from pathlib import Path
 
 from tests.cli.test_cli import ROOT
 from tests.conftest import git, make_repo
+from tests.openai_server import OpenAIServer, Status
 
 NAMED = "named-canary-7f3a9b"  # CANARY_API_KEY
 MARKED = "marked-canary-2d8e41"  # BILLING_REF, listed in [redact] env
@@ -94,3 +95,44 @@ def test_no_canary_reaches_any_output(tmp_path: Path) -> None:
     assert "postgres://app:[REDACTED]@db/main" in outputs["progress.md"]  # the final answer
     leaks = {where: [c for c in CANARIES if c in text] for where, text in outputs.items()}
     assert leaks == {where: [] for where in outputs}
+
+
+def test_a_key_echoed_in_a_provider_error_is_redacted(tmp_path: Path) -> None:
+    key = "sk-canary-" + "Zq7Wx3Lm9Kp2Vb8N"
+    project = make_repo(tmp_path / "project", {"x.txt": "x\n"})
+    with OpenAIServer(deadline=120) as server:
+        server.queue(Status(401, f"Incorrect API key provided: {key}. See your account."))
+        (project / "loop.toml").write_text(
+            textwrap.dedent(f"""\
+            name = "echo"
+            goal = "make the gate pass"
+            model = "openai/test-model"
+            max_iterations = 1
+            [model_options]
+            api_base = "{server.api_base}"
+            num_retries = 0
+            [critic]
+            enabled = false
+            [[gates]]
+            type = "command"
+            cmd = "false"
+            """)
+        )
+        (project / ".gitignore").write_text(".harness/\nprogress/\n")
+        git(project, "add", "-A")
+        git(project, "commit", "-qm", "loop")
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "OPENAI_API_KEY": key}
+
+        run = _harness("run", cwd=project, env=env)
+
+    assert run.returncode != 0
+    assert len(server.requests) == 1
+    said = run.stdout + run.stderr
+    assert "Incorrect API key provided: [REDACTED]" in said  # the provider's words, no key
+    (run_dir,) = (project / ".harness" / "runs").iterdir()
+    written = [
+        (run_dir / "events.jsonl").read_text(),
+        (project / "progress" / "echo.md").read_text(),
+        *(p.read_text() for p in (project / "progress").glob("*.escalation.md")),
+    ]
+    assert [key in text for text in (said, *written)] == [False] * (1 + len(written))
