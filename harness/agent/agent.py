@@ -24,7 +24,6 @@ in small verified steps: read before you edit, run the relevant checks after eac
 done, call `submit` (or answer without a tool call) with what you changed and how you checked \
 it. Your result is verified independently, so claim no success you have not checked."""
 
-
 DEFAULT_COMPACTION = "mask_observations"
 """Masking old tool outputs at 80 % of the window needs no model call and keeps the reasoning."""
 
@@ -171,6 +170,7 @@ class _Session:
             max_output_chars=agent.max_output_chars,
             env=env,
             sandbox=agent.sandbox,
+            time_left=self.model.meter.remaining_seconds,
         )
         self.messages: list[Message] = [
             {"role": "system", "content": agent.system_prompt},

@@ -10,7 +10,6 @@ from pathlib import Path
 from harness.cli.config import LoopConfig
 from harness.cli.exit_codes import EXIT_ESCALATED, EXIT_PASSED
 from harness.cli.runner import Overrides, build_loop
-from harness.core.redact import Redactor
 from harness.observe.events import EVENTS_FILE, EventLog
 from harness.observe.live import format_tokens
 from harness.observe.run_summary import RUNS_DIR
@@ -33,7 +32,7 @@ def attempt_config(config: LoopConfig, root: Path, number: int) -> LoopConfig:
 def run_attempts(args: argparse.Namespace, config: LoopConfig, root: Path) -> int:
     count = args.attempts or config.attempts
     overrides = Overrides(args.model, args.critic_model, args.max_iterations, args.restart)
-    redactor = Redactor(config.redact)
+    redactor = config.redactor(root)
 
     def loop_for(number: int) -> OuterLoop:
         run_id = uuid.uuid4().hex[:8]

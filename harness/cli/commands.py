@@ -45,7 +45,6 @@ def init(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     from harness.cli.config import find_config, load_config
     from harness.cli.runner import Overrides, build_loop, mcp_servers
-    from harness.core.redact import Redactor
     from harness.core.sink import EventSink, Tee
     from harness.observe.events import EVENTS_FILE, EventLog
     from harness.observe.live import LiveProgress, Mode
@@ -58,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         return run_attempts(args, config, root)
     run_id = uuid.uuid4().hex[:8]
     mode: Mode = "json" if args.json else "quiet" if args.quiet else "live"
-    redactor = Redactor(config.redact)
+    redactor = config.redactor(root)
     echo: EventSink = LiveProgress(sys.stdout if args.json else sys.stderr, mode)
     flush = None
     if args.otel:
@@ -84,8 +83,9 @@ def run(args: argparse.Namespace) -> int:
             flush()
     if not args.json:
         if result.warning:
-            print(f"note: {result.warning}", file=sys.stderr)
-        print(f"{result.stop_reason.value}: {result.message}", file=sys.stderr)
+            print(redactor.redact_text(f"note: {result.warning}"), file=sys.stderr)
+        said = f"{result.stop_reason.value}: {result.message}"
+        print(redactor.redact_text(said), file=sys.stderr)
         if result.escalation:
             print(f"escalation report: {result.escalation}", file=sys.stderr)
         if result.branch:

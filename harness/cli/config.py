@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.core.errors import ConfigError
+from harness.core.redact import Redactor
 from harness.core.validation import format_validation_error
 from harness.engine.loop import MAX_ITERATIONS
 from harness.sandbox.limits import Limits
@@ -76,6 +77,14 @@ class BudgetConfig(_Section):
     seconds: float | None = Field(None, gt=0)
 
 
+class RedactConfig(_Section):
+    """``[redact]``: secrets to keep out of everything the run writes and prints."""
+
+    patterns: list[str] = []  # regular expressions
+    env: list[str] = []  # environment variables whose values are secret, whatever their names
+    values_from: list[str] = []  # files (relative to loop.toml) holding one secret a line
+
+
 class McpConfig(_Section):
     """One ``[[mcp]]`` server: ``command`` (stdio) or ``url`` (streamable HTTP)."""
 
@@ -126,7 +135,7 @@ class LoopConfig(_Section):
     protect: list[str] | None = None
     patience: int = Field(3, ge=2, le=100)
     on_escalate: str | None = None
-    redact: list[str] = []  # regular expressions for secrets beyond API keys in the environment
+    redact: list[str] | RedactConfig = []  # a list of regexes, or the [redact] table
     agent: AgentConfig = AgentConfig()
     critic: CriticConfig = CriticConfig()
     budget: BudgetConfig = BudgetConfig()
@@ -139,6 +148,22 @@ class LoopConfig(_Section):
 
     def progress_path(self, root: Path) -> Path:
         return root / (self.progress or f"progress/{self.name}.md")
+
+    def redactor(self, root: Path) -> Redactor:
+        """The run's redactor: ``[redact]`` on top of the secrets found by default."""
+        if isinstance(self.redact, list):
+            return Redactor(self.redact)
+        values: list[str] = []
+        for index, name in enumerate(self.redact.values_from):
+            try:
+                text = (root / name).read_text(encoding="utf-8")
+            except OSError as exc:
+                raise ConfigError(
+                    f"field 'redact.values_from[{index}]': cannot read {root / name}: "
+                    f"{exc.strerror}"
+                ) from exc
+            values.extend(line.strip() for line in text.splitlines() if line.strip())
+        return Redactor(self.redact.patterns, secret_env=self.redact.env, values=values)
 
 
 def find_config(path: str | Path) -> Path:

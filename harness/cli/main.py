@@ -15,6 +15,7 @@ from pathlib import Path
 from harness.cli.exit_codes import EXIT_ERROR, EXIT_ESCALATED, EXIT_USAGE
 from harness.cli.scale_args import add_attempts_argument, add_batch_parser
 from harness.core.errors import HarnessError
+from harness.core.redact import Redactor
 
 KINDS = ("bugfix", "content", "research")
 
@@ -86,13 +87,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except HarnessError as exc:
         from harness.memory.lock import LockHeld
 
-        print(f"harness: {exc}", file=sys.stderr)
+        print(f"harness: {Redactor().redact_text(str(exc))}", file=sys.stderr)
         return EXIT_USAGE if isinstance(exc, ValueError | LockHeld) else EXIT_ERROR
     except KeyboardInterrupt:
         print("harness: interrupted", file=sys.stderr)
         return EXIT_ESCALATED
     except Exception:  # noqa: BLE001 - the last line of defence reports, then exits 1
-        traceback.print_exc()
+        print(Redactor().redact_text(traceback.format_exc()), end="", file=sys.stderr)
         return EXIT_ERROR
 
 

@@ -26,8 +26,10 @@ from harness.memory.lock import LoopLock
 from harness.memory.progress import Progress
 from harness.memory.progress_items import Status
 from harness.memory.skill import Skill
+from harness.memory.spend import spend_path
 from harness.models.budget import Budget
 from harness.models.pricing import cost_budget_warning
+from harness.outer.claims import unconfirmed_pass
 from harness.outer.decision import RoundReport, decide
 from harness.outer.escalation import EscalationHook
 from harness.outer.evidence import play_round
@@ -113,6 +115,9 @@ class OuterLoop:
             if self.settings.restart:
                 if path.exists():
                     path.replace(path.with_suffix(".previous.md"))
+                spent = spend_path(path)
+                if spent.exists():  # a restart starts a new budget
+                    spent.replace(spent.with_suffix(".previous.json"))
                 self.progress = Progress(
                     name=self.settings.name, goal=self.settings.goal, path=path
                 )
@@ -175,6 +180,17 @@ class OuterLoop:
             return None
         first_round = progress.iteration + 1
         if progress.status is Status.PASSED:
+            doubt = unconfirmed_pass(self.settings, progress)
+            if doubt is not None:
+                return RunResult(
+                    StopReason.ERROR,
+                    f"{doubt}: the pass is not trusted. Look at what happened, then run again "
+                    "with --restart (restart=True) to start over",
+                    [],
+                    Usage(),
+                    first_round=first_round,
+                    run_id=self.settings.run_id,
+                )
             return RunResult(
                 StopReason.PASSED,
                 "already passed; restart to run again",

@@ -203,12 +203,16 @@ def run_shell(ctx: ToolContext, command: str, timeout: float | None = None) -> T
         raise ToolError(f"timeout must be a positive number of seconds, got {timeout}")
     ctx.commands_run.append(command)
     cap = ctx.max_output_chars
+    timeout = min(limit, ctx.max_shell_timeout)
+    left = ctx.time_left() if ctx.time_left is not None else None
+    if left is not None:  # the run's time budget cuts a command too
+        timeout = min(timeout, max(left, 0.05))
     sandbox = ctx.sandbox or default_sandbox()
     chosen = {k: v for k, v in (ctx.env or {}).items() if not SECRET_NAME.search(k)}
     result = sandbox.run(
         command,
         cwd=ctx.workspace,
-        timeout=min(limit, ctx.max_shell_timeout),
+        timeout=timeout,
         env=chosen,
         max_output=cap,
     )

@@ -69,6 +69,7 @@ class ToolContext:
     max_shell_timeout: float = 600.0  # the most a model may ask of run_shell's timeout
     search_timeout: float = 5.0  # one search's budget, seconds: a pattern can backtrack for ever
     sandbox: Sandbox | None = None  # where run_shell runs commands; None: Sandbox("auto")
+    time_left: Callable[[], float | None] | None = None  # the run's time budget left, seconds
 
     def __post_init__(self) -> None:
         self.workspace = Path(self.workspace).resolve()

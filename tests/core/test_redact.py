@@ -1,4 +1,4 @@
-"""Secret redaction: every built-in key shape, secret environment values, secret-named keys."""
+"""Secret redaction by name and shape: every built-in key shape, secret environment values, secret-named keys."""
 
 from __future__ import annotations
 
