@@ -21,6 +21,7 @@ from typing import Literal, Protocol
 from harness.core.errors import ConfigError
 from harness.core.usage import Usage
 from harness.models.budget import Budget
+from harness.models.rate_limit import shared_limiter
 from harness.outer.loop import OuterLoop
 from harness.scale.batch_summary import BatchSummary
 from harness.scale.batch_task import BatchTask, TaskRecord, check_names, read_record
@@ -71,6 +72,7 @@ class Batch:
 
     ``loop_for`` must put the loop's progress file at ``run.progress`` and use ``run.run_id``
     (:func:`harness.cli.batch.loop_from_toml` does, for tasks that name a ``loop.toml``).
+    ``rate_limits`` maps a model name to the requests per minute every worker shares.
     """
 
     def __init__(
@@ -85,6 +87,7 @@ class Batch:
         on_progress: Callable[[BatchProgress], None] | None = None,
         ray_address: str | None = None,
         num_cpus: float = 1,
+        rate_limits: Mapping[str, float] | None = None,
     ) -> None:
         parsed = [t if isinstance(t, BatchTask) else BatchTask.model_validate(t) for t in tasks]
         check_names(parsed)
@@ -107,6 +110,12 @@ class Batch:
         self.on_progress = on_progress
         self.ray_address = ray_address
         self.num_cpus = num_cpus
+        self.rate_limits = dict(rate_limits or {})
+        for model, per_minute in self.rate_limits.items():
+            if isinstance(per_minute, bool) or not per_minute > 0:
+                raise ConfigError(
+                    f"rate_limits.{model}: requests per minute must be positive, got {per_minute!r}"
+                )
 
     def run(self) -> BatchSummary:
         """Run every task that has not ended yet; return (and save) the summary."""
@@ -154,8 +163,13 @@ class Batch:
         if self.backend == "ray":
             from harness.scale.ray_backend import RayExecutor
 
-            return RayExecutor(self.loop_for, address=self.ray_address, num_cpus=self.num_cpus)
-        return LocalExecutor(self.loop_for, workers=self.workers)
+            return RayExecutor(
+                self.loop_for,
+                address=self.ray_address,
+                num_cpus=self.num_cpus,
+                rate_limits=self.rate_limits,
+            )
+        return LocalExecutor(self.loop_for, workers=self.workers, rate_limits=self.rate_limits)
 
     def _spent_budget(self, records: Iterable[TaskRecord]) -> bool:
         spent = sum((r.usage for r in records), start=Usage())
@@ -209,14 +223,17 @@ class Batch:
 class LocalExecutor:
     """Task loops in threads of this process: they spend their time waiting on models and git."""
 
-    def __init__(self, loop_for: LoopFor, *, workers: int) -> None:
+    def __init__(
+        self, loop_for: LoopFor, *, workers: int, rate_limits: Mapping[str, float]
+    ) -> None:
         from concurrent.futures import ThreadPoolExecutor
 
         self.loop_for = loop_for
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="batch")
+        self.limiters = {name: shared_limiter(name, rpm) for name, rpm in rate_limits.items()}
 
     def submit(self, task: BatchTask, run: TaskRun) -> Future[TaskRecord]:
-        return self.pool.submit(run_task, task, run, self.loop_for)
+        return self.pool.submit(run_task, task, run, self.loop_for, limiters=self.limiters)
 
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)

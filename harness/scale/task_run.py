@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import copy
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.core.errors import HarnessError
 from harness.core.stop import StopReason
+from harness.models.base import Model
+from harness.models.rate_limit import Limiter, RateLimitedModel
 from harness.outer.result import RunResult
 from harness.scale.batch_task import BatchTask, Status, TaskRecord
 
@@ -27,17 +30,41 @@ class TaskRun:
 
 
 def run_task(
-    task: BatchTask, run: TaskRun, loop_for: Callable[[BatchTask, TaskRun], OuterLoop]
+    task: BatchTask,
+    run: TaskRun,
+    loop_for: Callable[[BatchTask, TaskRun], OuterLoop],
+    *,
+    limiters: Mapping[str, Limiter] | None = None,
 ) -> TaskRecord:
-    """Build the task's loop and run it; a loop that cannot be built is an ``error`` record."""
+    """Build the task's loop and run it; a loop that cannot be built is an ``error`` record.
+
+    ``limiters`` (model name -> limiter) make the loop's model calls wait for their turn.
+    """
     started = time.monotonic()
     try:
-        result = loop_for(task, run).run()
+        loop = loop_for(task, run)
+        if limiters:
+            limit_rates(loop, limiters)
+        result = loop.run()
     except HarnessError as exc:
         return _failed(task, run, str(exc), started)
     except Exception as exc:  # noqa: BLE001 - one task's bug is recorded; the batch goes on
         return _failed(task, run, f"{type(exc).__name__}: {exc}", started)
     return record_of(task, run, result, time.monotonic() - started)
+
+
+def limit_rates(loop: OuterLoop, limiters: Mapping[str, Limiter]) -> None:
+    """Send the loop's author and critic calls through the limiter of their model, if any."""
+
+    def limited(model: Model) -> Model:
+        limiter = limiters.get(model.name)
+        return model if limiter is None else RateLimitedModel(model, limiter)
+
+    loop.agent = copy.copy(loop.agent)
+    loop.agent.model = limited(loop.agent.model)
+    if loop.critic is not None:
+        loop.critic = copy.copy(loop.critic)
+        loop.critic.model = limited(loop.critic.model)
 
 
 def record_of(task: BatchTask, run: TaskRun, result: RunResult, seconds: float) -> TaskRecord:

@@ -107,3 +107,24 @@ def test_a_task_outside_a_git_repository_is_an_error_naming_it(
     with pytest.raises(Exception, match="not in one"):
         Batch([BatchTask(name="plain", loop=str(folder / "loop.toml"))], loop_from_toml,
               backend="ray", out=tmp_path / "out").run()  # fmt: skip
+
+
+def test_a_rate_limit_is_shared_by_every_ray_worker(tmp_path: Path, cluster: None) -> None:
+    from datetime import datetime
+
+    repos = {f"r{i}": _repo(tmp_path / f"r{i}", "yes", "grep -qx yes out.txt") for i in range(4)}
+    tasks = [BatchTask(name=name, loop=str(repo / "loop.toml")) for name, repo in repos.items()]
+    summary = Batch(
+        tasks, loop_from_toml, workers=4, backend="ray", out=tmp_path / "out",
+        rate_limits={"scripted:script.json": 120},  # one call every 0.5 s, cluster-wide
+    ).run()  # fmt: skip
+    assert summary.counts == {"passed": 4}
+    calls = sorted(
+        datetime.fromisoformat(event["ts"].replace("Z", "+00:00")).timestamp()
+        for name, repo in repos.items()
+        for log in (repo / ".harness" / "runs").glob("*/events.jsonl")
+        for event in map(json.loads, log.read_text().splitlines())
+        if event["kind"] == "model_call"
+    )
+    assert len(calls) == 8
+    assert calls[-1] - calls[0] >= 7 * 0.5 - 0.2  # eight calls, seven shared intervals
