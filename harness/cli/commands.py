@@ -44,11 +44,12 @@ def init(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from harness.cli.config import find_config, load_config
-    from harness.cli.runner import Overrides, build_loop
+    from harness.cli.runner import Overrides, build_loop, mcp_servers
     from harness.core.redact import Redactor
     from harness.core.sink import EventSink, Tee
     from harness.observe.events import EVENTS_FILE, EventLog
     from harness.observe.live import LiveProgress, Mode
+    from harness.tools.mcp import mcp_tools
 
     config, root = load_config(args.path)
     if config.fleet is not None:
@@ -74,14 +75,14 @@ def run(args: argparse.Namespace) -> int:
     )
     overrides = Overrides(args.model, args.critic_model, args.max_iterations, args.restart)
     try:
-        loop = build_loop(
-            config, root, overrides=overrides, events=events, run_id=run_id,
-            redact=redactor.redact_text,
-        )  # fmt: skip
+        with mcp_tools(mcp_servers(config, root)) as tools:
+            loop = build_loop(
+                config, root, overrides=overrides, events=events, run_id=run_id,
+                redact=redactor.redact_text, tools=tools,
+            )  # fmt: skip
+            result = loop.run()
     except ConfigError as exc:
         raise ConfigError(f"{find_config(args.path)}: {exc}") from exc
-    try:
-        result = loop.run()
     finally:
         if flush is not None:
             flush()
@@ -112,7 +113,12 @@ def status(args: argparse.Namespace) -> int:
     else:
         folder = path / "progress" if (path / "progress").is_dir() else path
         files = sorted(folder.glob("*.md"))
-        files = [f for f in files if not f.name.endswith((".escalation.md", ".previous.md"))]
+        files = [
+            f
+            for f in files
+            if f.name.lower() != "readme.md"
+            and not f.name.endswith((".escalation.md", ".previous.md"))
+        ]
     if not files:
         print(f"no loops found under {path}")
     broken = 0

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from harness.core.errors import ConfigError, HarnessError
 from harness.core.json_reply import find_json
 from harness.core.usage import Usage
+from harness.engine.bounds import Watchdog
 from harness.engine.foreach import MAX_CONCURRENCY, ForEach
 from harness.models.base import Model
 from harness.outer.loop import OuterLoop
@@ -132,7 +133,7 @@ class Fleet:
 
         def run_one(subtask: Subtask) -> RunResult:
             loop = self.loop_for(subtask)
-            workspaces[subtask.name] = loop.workspace
+            workspaces[subtask.name] = loop.settings.workspace
             return loop.run()
 
         outputs = ForEach(
@@ -140,6 +141,7 @@ class Fleet:
             subtasks,
             concurrency=self.concurrency,
             continue_on_error=True,
+            watchdog=Watchdog(),  # each subtask's loop is bounded by its own caps and budget
         ).run()
         outcomes = tuple(
             self._judge(s, output, workspaces.get(s.name))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -60,11 +61,14 @@ def limit_rates(loop: OuterLoop, limiters: Mapping[str, Limiter]) -> None:
         limiter = limiters.get(model.name)
         return model if limiter is None else RateLimitedModel(model, limiter)
 
-    loop.agent = copy.copy(loop.agent)
-    loop.agent.model = limited(loop.agent.model)
-    if loop.critic is not None:
-        loop.critic = copy.copy(loop.critic)
-        loop.critic.model = limited(loop.critic.model)
+    settings = loop.settings
+    agent = copy.copy(settings.agent)
+    agent.model = limited(agent.model)
+    critic = settings.critic
+    if critic is not None:
+        critic = copy.copy(critic)
+        critic.model = limited(critic.model)
+    loop.settings = dataclasses.replace(settings, agent=agent, critic=critic)
 
 
 def record_of(task: BatchTask, run: TaskRun, result: RunResult, seconds: float) -> TaskRecord:
