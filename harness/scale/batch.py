@@ -20,10 +20,11 @@ from typing import Literal, Protocol
 
 from harness.core.errors import ConfigError
 from harness.core.usage import Usage
+from harness.memory.lock import LoopLock
 from harness.models.budget import Budget
 from harness.models.rate_limit import shared_limiter
 from harness.outer.loop import OuterLoop
-from harness.scale.batch_summary import BatchSummary
+from harness.scale.batch_summary import SUMMARY_FILE, BatchSummary
 from harness.scale.batch_task import BatchTask, TaskRecord, check_names, read_record
 from harness.scale.task_run import TaskRun, run_task
 
@@ -118,9 +119,16 @@ class Batch:
                 )
 
     def run(self) -> BatchSummary:
-        """Run every task that has not ended yet; return (and save) the summary."""
-        started = time.monotonic()
+        """Run every task that has not ended yet; return (and save) the summary.
+
+        One batch at a time per output folder: a second one raises :class:`LockHeld`.
+        """
         self.out.mkdir(parents=True, exist_ok=True)
+        with LoopLock(self.out / SUMMARY_FILE):
+            return self._run()
+
+    def _run(self) -> BatchSummary:
+        started = time.monotonic()
         earlier = {t.name: read_record(self.out, t.name) for t in self.tasks}
         records = {name: r for name, r in earlier.items() if r is not None and r.ended}
         queue = deque(t for t in self.tasks if t.name not in records)

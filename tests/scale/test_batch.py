@@ -248,3 +248,14 @@ def test_a_rate_limit_is_shared_by_every_worker_of_the_batch(tmp_path: Path) -> 
 def test_a_rate_limit_must_be_positive(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="rate_limits.m"):
         Batch([{"name": "a"}], Loops(tmp_path, {}), rate_limits={"m": 0})
+
+
+def test_a_second_batch_on_the_same_output_folder_is_refused(tmp_path: Path) -> None:
+    from harness.memory.lock import LockHeld, LoopLock
+
+    out = tmp_path / "out"
+    loops = Loops(tmp_path, {"a": "yes"})
+    with LoopLock(out / "summary.json"), pytest.raises(LockHeld, match="summary.json.lock"):
+        Batch([{"name": "a"}], loops, out=out).run()
+    assert loops.built == []
+    assert not (out / "tasks").exists()
