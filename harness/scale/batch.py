@@ -47,12 +47,15 @@ class BatchProgress:
     usage: Usage
     elapsed: float
     eta: float | None
+    stopping: bool = False
 
     def line(self) -> str:
         from harness.observe.live import format_cost, format_duration, format_tokens
 
         eta = f", ETA {format_duration(self.eta)}" if self.eta is not None else ""
-        held = f", {self.not_started} held by the budget" if self.not_started else ""
+        held = f", {self.not_started} not started" if self.not_started else ""
+        if self.stopping:
+            eta = ", stopping: waiting for the running tasks (interrupt again to quit now)"
         return (
             f"batch: {self.done}/{self.total} done, {self.running} running, "
             f"{self.failed} failed{held}, {format_tokens(self.usage.total_tokens)} tokens, "
@@ -74,6 +77,8 @@ class Batch:
     ``loop_for`` must put the loop's progress file at ``run.progress`` and use ``run.run_id``
     (:func:`harness.cli.batch.loop_from_toml` does, for tasks that name a ``loop.toml``).
     ``rate_limits`` maps a model name to the requests per minute every worker shares.
+    A first ``KeyboardInterrupt`` starts no further task and lets the running ones end and be
+    recorded; a second one quits at once (the tasks still running then run again next time).
     """
 
     def __init__(
@@ -112,6 +117,7 @@ class Batch:
         self.ray_address = ray_address
         self.num_cpus = num_cpus
         self.rate_limits = dict(rate_limits or {})
+        self.stopping = False
         for model, per_minute in self.rate_limits.items():
             if isinstance(per_minute, bool) or not per_minute > 0:
                 raise ConfigError(
@@ -129,6 +135,7 @@ class Batch:
 
     def _run(self) -> BatchSummary:
         started = time.monotonic()
+        self.stopping = False
         earlier = {t.name: read_record(self.out, t.name) for t in self.tasks}
         records = {name: r for name, r in earlier.items() if r is not None and r.ended}
         queue = deque(t for t in self.tasks if t.name not in records)
@@ -154,7 +161,16 @@ class Batch:
                     running[executor.submit(task, run)] = task
                 if not running:
                     break
-                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                try:
+                    done, _ = wait(running, return_when=FIRST_COMPLETED)
+                except KeyboardInterrupt:
+                    if self.stopping:
+                        raise  # a second interrupt: quit now; the running tasks re-run next time
+                    self.stopping = True  # start nothing more; let the running tasks end
+                    held.extend(t.name for t in queue)
+                    queue.clear()
+                    self._notify(records, running, queue, held, started, finished_here)
+                    continue
                 for future in done:
                     task = running.pop(future)
                     record = future.result()
@@ -224,6 +240,7 @@ class Batch:
                 usage=sum((r.usage for r in records.values()), start=Usage()),
                 elapsed=elapsed,
                 eta=eta,
+                stopping=self.stopping,
             )
         )
 

@@ -25,10 +25,7 @@ def _rows(summary: BatchSummary) -> list[tuple[str, ...]]:
         )
         for r in summary.tasks
     ]
-    rows += [
-        (name, "not started", "batch budget", "0", "0", "-", "-", "-")
-        for name in summary.not_started
-    ]
+    rows += [(name, "not started", "-", "0", "0", "-", "-", "-") for name in summary.not_started]
     return rows
 
 

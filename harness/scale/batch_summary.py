@@ -33,7 +33,8 @@ class BatchSummary(BaseModel):
 
     tasks: list[TaskRecord]
     not_started: list[str] = []
-    """Tasks the batch-wide budget kept from starting (a re-run with more budget starts them)."""
+    """Tasks not started: the batch-wide budget was spent or the batch was interrupted (a re-run
+    starts them)."""
     totals: Totals
     counts: dict[str, int]
     pass_rate: float
