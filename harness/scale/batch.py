@@ -9,6 +9,7 @@ once the ended tasks have spent it. ``summary.json`` is rewritten after every ta
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from collections import deque
@@ -193,7 +194,7 @@ class Batch:
                 num_cpus=self.num_cpus,
                 rate_limits=self.rate_limits,
             )
-        return LocalExecutor(self.loop_for, workers=self.workers, rate_limits=self.rate_limits)
+        return LocalExecutor(self.loop_for, rate_limits=self.rate_limits)
 
     def _spent_budget(self, records: Iterable[TaskRecord]) -> bool:
         spent = sum((r.usage for r in records), start=Usage())
@@ -246,19 +247,26 @@ class Batch:
 
 
 class LocalExecutor:
-    """Task loops in threads of this process: they spend their time waiting on models and git."""
+    """Each task's loop in a thread of this process: loops spend their time waiting on models and
+    git. The batch bounds how many run at once. The threads are daemons, so a second interrupt
+    quits at once (their tasks re-run, resuming their loops, on the next run of the batch).
+    """
 
-    def __init__(
-        self, loop_for: LoopFor, *, workers: int, rate_limits: Mapping[str, float]
-    ) -> None:
-        from concurrent.futures import ThreadPoolExecutor
-
+    def __init__(self, loop_for: LoopFor, *, rate_limits: Mapping[str, float]) -> None:
         self.loop_for = loop_for
-        self.pool = ThreadPoolExecutor(workers, thread_name_prefix="batch")
         self.limiters = {name: shared_limiter(name, rpm) for name, rpm in rate_limits.items()}
 
     def submit(self, task: BatchTask, run: TaskRun) -> Future[TaskRecord]:
-        return self.pool.submit(run_task, task, run, self.loop_for, limiters=self.limiters)
+        future: Future[TaskRecord] = Future()
+
+        def work() -> None:
+            try:
+                future.set_result(run_task(task, run, self.loop_for, limiters=self.limiters))
+            except BaseException as exc:  # noqa: BLE001 - handed to the batch, which re-raises it
+                future.set_exception(exc)
+
+        threading.Thread(target=work, name=f"batch-{task.name}", daemon=True).start()
+        return future
 
     def close(self) -> None:
-        self.pool.shutdown(wait=True, cancel_futures=True)
+        """Nothing to release: every thread ends with its task."""

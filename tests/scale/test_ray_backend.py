@@ -24,9 +24,12 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[None]:
-    ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
-    yield
+def cluster() -> Iterator[str]:
+    """The address of a local Ray cluster this test process is connected to."""
+    context = ray.init(
+        num_cpus=4, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1"
+    )
+    yield context.address_info["gcs_address"]
     ray.shutdown()
 
 
@@ -58,7 +61,7 @@ def _repo(folder: Path, answer: str, gate: str) -> Path:
 
 
 def test_a_ray_batch_brings_every_branch_and_report_back_and_retries_a_killed_worker(
-    tmp_path: Path, cluster: None
+    tmp_path: Path, cluster: str
 ) -> None:
     marker = tmp_path / "killed-once"
     # The first time, the gate kills (SIGKILL) the Ray worker process running the loop: its
@@ -100,7 +103,7 @@ def test_a_ray_batch_brings_every_branch_and_report_back_and_retries_a_killed_wo
 
 
 def test_a_task_outside_a_git_repository_is_an_error_naming_it(
-    tmp_path: Path, cluster: None
+    tmp_path: Path, cluster: str
 ) -> None:
     folder = tmp_path / "plain"
     write_loop(folder, 'goal = "x"\n[[gates]]\ntype = "command"\ncmd = "true"\n')
@@ -109,7 +112,7 @@ def test_a_task_outside_a_git_repository_is_an_error_naming_it(
               backend="ray", out=tmp_path / "out").run()  # fmt: skip
 
 
-def test_a_rate_limit_is_shared_by_every_ray_worker(tmp_path: Path, cluster: None) -> None:
+def test_a_rate_limit_is_shared_by_every_ray_worker(tmp_path: Path, cluster: str) -> None:
     from datetime import datetime
 
     repos = {f"r{i}": _repo(tmp_path / f"r{i}", "yes", "grep -qx yes out.txt") for i in range(4)}
@@ -128,3 +131,22 @@ def test_a_rate_limit_is_shared_by_every_ray_worker(tmp_path: Path, cluster: Non
     )
     assert len(calls) == 8
     assert calls[-1] - calls[0] >= 7 * 0.5 - 0.2  # eight calls, seven shared intervals
+
+
+def test_harness_batch_joins_an_existing_cluster_by_address(tmp_path: Path, cluster: str) -> None:
+    from tests.cli.test_cli import harness
+
+    repo = _repo(tmp_path / "repo", "yes", "grep -qx yes out.txt")
+    (tmp_path / "tasks.jsonl").write_text(
+        json.dumps({"name": "joined", "loop": "repo/loop.toml"}) + "\n"
+    )
+    result = harness(
+        "batch", "tasks.jsonl", "--backend", "ray", "--ray-address", cluster, "--out", "out",
+        "--quiet", cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "on 4 ray workers" in result.stdout
+    (record,) = json.loads((tmp_path / "out" / "summary.json").read_text())["tasks"]
+    assert record["status"] == "passed"
+    assert git(repo, "show", f"{record['branch']}:out.txt") == "yes"
+    assert "Started a local Ray instance" not in result.stderr  # it joined ours
