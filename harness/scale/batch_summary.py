@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -41,6 +42,9 @@ class BatchSummary(BaseModel):
     wall_seconds: float
     workers: int
     backend: str
+    kind: Literal["batch", "attempts"] = "batch"
+    winner: str | None = None
+    """Best-of-N: the attempt kept."""
 
     @classmethod
     def of(
@@ -51,6 +55,8 @@ class BatchSummary(BaseModel):
         wall_seconds: float,
         workers: int,
         backend: str,
+        kind: Literal["batch", "attempts"] = "batch",
+        winner: str | None = None,
     ) -> BatchSummary:
         counts: dict[str, int] = {}
         for record in records:
@@ -76,6 +82,8 @@ class BatchSummary(BaseModel):
             wall_seconds=wall_seconds,
             workers=workers,
             backend=backend,
+            kind=kind,
+            winner=winner,
         )
 
     def save(self, out: Path) -> Path:

@@ -71,7 +71,10 @@ def limit_rates(loop: OuterLoop, limiters: Mapping[str, Limiter]) -> None:
     loop.settings = dataclasses.replace(settings, agent=agent, critic=critic)
 
 
-def record_of(task: BatchTask, run: TaskRun, result: RunResult, seconds: float) -> TaskRecord:
+def record_of(
+    task: BatchTask | str, run: TaskRun | None, result: RunResult, seconds: float
+) -> TaskRecord:
+    """How a task's (or an attempt's: ``task`` is then its name) loop ended, as a record."""
     status: Status = (
         "passed"
         if result.passed
@@ -81,19 +84,21 @@ def record_of(task: BatchTask, run: TaskRun, result: RunResult, seconds: float) 
         if result.stop_reason is StopReason.ERROR
         else "escalated"
     )
+    verdict = result.rounds[-1].verdict if result.rounds else None
     return TaskRecord(
-        name=task.name,
+        name=task if isinstance(task, str) else task.name,
         status=status,
         stop_reason=result.stop_reason.value,
         message=result.message,
         rounds=result.iterations,
+        score=verdict.score if verdict is not None else None,
         prompt_tokens=result.usage.prompt_tokens,
         completion_tokens=result.usage.completion_tokens,
         cost_usd=result.usage.cost_usd,
         seconds=round(seconds, 3),
         branch=result.branch,
         run_id=result.run_id,
-        starts=run.starts,
+        starts=run.starts if run is not None else 1,
     )
 
 

@@ -59,6 +59,15 @@ def test_attempts_in_loop_toml_run_each_on_its_own_branch_and_name_the_winner(
         assert (project / "progress" / f"fix-attempt-{number}.md").is_file()
     assert f"winner: attempt {winners[0]}, on branch {branches[winners[0] - 1]}" in result.stderr
     assert not (project / "progress" / "fix.md").exists()
+    summary = json.loads((project / ".harness" / "attempts" / "fix" / "summary.json").read_text())
+    assert summary["kind"] == "attempts"
+    assert summary["winner"] == f"attempt-{winners[0]}"
+    assert [(t["name"], t["status"], t["score"], t["branch"]) for t in summary["tasks"]] == [
+        (f"attempt-{n}", "passed", 7, branches[n - 1]) for n in (1, 2, 3)
+    ]
+    report = harness("report", ".harness/attempts/fix", cwd=project)
+    assert report.returncode == 0, report.stderr
+    assert f"attempts · 3 tasks · 3 passed · winner attempt-{winners[0]}" in report.stdout
 
 
 def test_the_attempts_flag_beats_the_file_and_bad_values_exit_2(tmp_path: Path) -> None:

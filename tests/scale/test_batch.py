@@ -178,7 +178,7 @@ def test_bad_batch_arguments_are_configuration_errors(kwargs: dict, field: str) 
 
 def test_the_report_renders_every_task_as_text_and_html(tmp_path: Path) -> None:
     records = [
-        TaskRecord(name="fix-1", status="passed", stop_reason="PASSED", rounds=2,
+        TaskRecord(name="fix-1", status="passed", stop_reason="PASSED", rounds=2, score=8.5,
                    prompt_tokens=1000, completion_tokens=500, cost_usd=0.25, seconds=3.0,
                    branch="harness/fix-1-abc"),
         TaskRecord(name="fix-<2>", status="escalated", stop_reason="NO_PROGRESS", rounds=3),
@@ -195,6 +195,7 @@ def test_the_report_renders_every_task_as_text_and_html(tmp_path: Path) -> None:
         "passed",
         "PASSED",
         "2",
+        "8.5",
         "1.5k",
         "$0.250",
         "00:03",
