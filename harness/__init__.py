@@ -38,6 +38,7 @@ _EXPORTS = {
     "OuterLoop": "harness.outer.loop",
     "Fleet": "harness.scale.fleet",
     "Batch": "harness.scale.batch",
+    "BestOf": "harness.scale.best_of",
     "BatchTask": "harness.scale.batch_task",
     "Subtask": "harness.scale.fleet",
     "RunResult": "harness.outer.result",
@@ -53,6 +54,7 @@ __all__ = [
     "AgentStop",
     "Batch",
     "BatchTask",
+    "BestOf",
     "Budget",
     "CommandGate",
     "Condition",
@@ -103,6 +105,7 @@ if TYPE_CHECKING:
     from harness.sandbox import Sandbox
     from harness.scale.batch import Batch
     from harness.scale.batch_task import BatchTask
+    from harness.scale.best_of import BestOf
     from harness.scale.fleet import Fleet, Subtask
     from harness.tools import Tool, ToolResult, default_tools, tool
     from harness.verify.critic import Critic, Verdict

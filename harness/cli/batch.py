@@ -73,6 +73,7 @@ def run_batch(args: argparse.Namespace) -> int:
         budget=Budget(tokens=args.budget_tokens, cost_usd=args.budget_cost),
         on_progress=show,
         ray_address=args.ray_address,
+        rate_limits=dict(args.rate_limit),
     )
     summary = batch.run()
     if live and not args.quiet:

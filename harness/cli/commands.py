@@ -51,6 +51,10 @@ def run(args: argparse.Namespace) -> int:
     from harness.tools.mcp import mcp_tools
 
     config, root = load_config(args.path)
+    if config.fleet is not None:
+        from harness.cli.fleet import run_fleet
+
+        return run_fleet(args, config, root)
     if (args.attempts or config.attempts) > 1:
         from harness.cli.attempts import run_attempts
 

@@ -85,6 +85,19 @@ class RedactConfig(_Section):
     values_from: list[str] = []  # files (relative to loop.toml) holding one secret a line
 
 
+class FleetConfig(_Section):
+    """``[fleet]``: split the goal into subtasks, one loop each, and synthesise what passed."""
+
+    subtasks: list[str] = []  # goals, one per subtask; or plan = true
+    plan: bool = False  # the planner model splits the goal
+    model: str | None = None  # planner and synthesiser (default: the author model)
+    max_subtasks: int = Field(8, ge=1, le=100)
+    concurrency: int = Field(4, ge=1, le=8)
+    evaluate: list[GateConfig] = []  # checked on each passed subtask's branch before it is kept
+    artifacts: list[str] = []  # files the synthesis reads (default: every file a subtask changed)
+    synthesise: bool = True
+
+
 class McpConfig(_Section):
     """One ``[[mcp]]`` server: ``command`` (stdio) or ``url`` (streamable HTTP)."""
 
@@ -140,6 +153,7 @@ class LoopConfig(_Section):
     critic: CriticConfig = CriticConfig()
     budget: BudgetConfig = BudgetConfig()
     gates: list[GateConfig] = []
+    fleet: FleetConfig | None = None
     mcp: list[McpConfig] = []
     web: WebConfig | None = None
 
@@ -207,6 +221,10 @@ def _cross_checks(config: LoopConfig) -> list[tuple[str, str]]:
         problems.append(
             ("gates", "give at least one gate or enable the critic; nothing else can pass a round")
         )
+    if config.fleet is not None and bool(config.fleet.subtasks) == config.fleet.plan:
+        problems.append(("fleet", "give subtasks = [...] or plan = true, not both"))
+    if config.fleet is not None and config.attempts > 1:
+        problems.append(("attempts", "a fleet runs one loop per subtask; attempts must be 1"))
     if config.attempts > 1 and config.merge:
         problems.append(("merge", "cannot merge with attempts > 1; the winner's branch is named"))
     problems.extend(_mcp_checks(config.mcp))

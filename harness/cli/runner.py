@@ -181,6 +181,16 @@ def _critic_model(
     return _model(single, config.model_options) if single and single != author_name else author
 
 
+def author_model(config: LoopConfig, root: Path, overrides: Overrides = Overrides()) -> Model:
+    """The author model ``build_loop`` would use, for work around the loop (plans, syntheses)."""
+    return _model(choose_model(overrides.model, _rooted(config.model, root)), config.model_options)
+
+
+def named_model(name: str, config: LoopConfig, root: Path) -> Model:
+    """The model ``name`` as loop.toml spells it (a ``scripted:`` path is relative to it)."""
+    return _model(_rooted(name, root) or name, config.model_options)
+
+
 def _web_tools(config: LoopConfig) -> list[Tool]:
     if config.web is None:
         return []

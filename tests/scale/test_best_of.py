@@ -7,9 +7,19 @@ from pathlib import Path
 
 import pytest
 
-from harness import Agent, CommandGate, Critic, Loop, LoopResult, OuterLoop, ScriptedModel, ToolCall
+from harness import (
+    Agent,
+    BestOf,
+    CommandGate,
+    Critic,
+    Loop,
+    LoopResult,
+    OuterLoop,
+    ScriptedModel,
+    ToolCall,
+)
 from harness.core.errors import ConfigError
-from harness.scale.best_of import Attempt, BestOf, pick_winner
+from harness.scale.best_of import Attempt, pick_winner
 from tests.conftest import git, make_repo
 
 
