@@ -37,6 +37,7 @@ _EXPORTS = {
     "StopReason": "harness.core.stop",
     "OuterLoop": "harness.outer.loop",
     "Fleet": "harness.scale.fleet",
+    "HumanGate": "harness.verify.human",
     "Subtask": "harness.scale.fleet",
     "RunResult": "harness.outer.result",
     "Budget": "harness.models.budget",
@@ -57,6 +58,7 @@ __all__ = [
     "ForEach",
     "GateReport",
     "HarnessError",
+    "HumanGate",
     "LiteLLMModel",
     "Loop",
     "LoopResult",
@@ -98,6 +100,7 @@ if TYPE_CHECKING:
     from harness.tools import Tool, ToolResult, default_tools, tool
     from harness.verify.critic import Critic, Verdict
     from harness.verify.gates import CommandGate, GateReport, PredicateGate, PytestGate
+    from harness.verify.human import HumanGate
 
 
 def __getattr__(name: str) -> Any:

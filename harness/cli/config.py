@@ -43,10 +43,19 @@ class ScriptGateConfig(_Section):
     name: str | None = None
 
 
-_GATE_TYPES = ("pytest", "command", "python")
+class HumanGateConfig(_Section):
+    """A person approves each round the other gates and the critic passed."""
+
+    type: Literal["human"]
+    timeout: float = Field(3600, gt=0)  # seconds to wait for `harness approve`, then escalate
+    interactive: bool | None = None  # None: ask inline when run on a terminal
+
+
+_GATE_TYPES = ("pytest", "command", "python", "human")
 
 GateConfig = Annotated[
-    PytestGateConfig | CommandGateConfig | ScriptGateConfig, Field(discriminator="type")
+    PytestGateConfig | CommandGateConfig | ScriptGateConfig | HumanGateConfig,
+    Field(discriminator="type"),
 ]
 
 
@@ -115,6 +124,7 @@ class LoopConfig(_Section):
     protect: list[str] | None = None
     patience: int = Field(3, ge=2, le=100)
     on_escalate: str | None = None
+    on_round: str | None = Field(None, min_length=1)  # command told of every round
     redact: list[str] = []  # regular expressions for secrets beyond API keys in the environment
     agent: AgentConfig = AgentConfig()
     critic: CriticConfig = CriticConfig()

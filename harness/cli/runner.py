@@ -17,6 +17,7 @@ from harness.cli.config import (
     AgentConfig,
     CommandGateConfig,
     GateConfig,
+    HumanGateConfig,
     LoopConfig,
     McpConfig,
     PytestGateConfig,
@@ -33,6 +34,7 @@ from harness.tools.mcp import McpServer
 from harness.tools.web import WebLimits, fetch_url_tool
 from harness.verify.critic import Critic
 from harness.verify.gates import CommandGate, Gate, PredicateGate, PytestGate
+from harness.verify.human import HumanGate
 
 MODEL_ENV = "HARNESS_MODEL"
 CRITIC_MODEL_ENV = "HARNESS_CRITIC_MODEL"
@@ -58,7 +60,9 @@ def choose_model(flag: str | None, configured: str | None) -> str:
     return chosen
 
 
-def build_gate(config: GateConfig, root: Path) -> Gate:
+def build_gate(config: GateConfig, root: Path) -> Gate | HumanGate:
+    if isinstance(config, HumanGateConfig):
+        return HumanGate(timeout=config.timeout, interactive=config.interactive)
     if isinstance(config, PytestGateConfig):
         return PytestGate(config.args, timeout=config.timeout)
     if isinstance(config, CommandGateConfig):
@@ -140,6 +144,7 @@ def build_loop(
         workspace=root / config.workspace,
         isolation=config.isolation,
         on_escalate=config.on_escalate,
+        on_round=config.on_round,
         protect=config.protect,
         patience=config.patience,
         rollback=config.rollback,

@@ -40,13 +40,15 @@ def test_the_agent_reads_an_allowed_page_and_is_refused_another(
         {"name": "fetch_url", "arguments": {"url": "http://evil.example/"}},
     ]
     write = {"name": "write_file", "arguments": {"path": "notes.md", "content": "moon"}}
-    (tmp_path / "author.json").write_text(json.dumps([{"content": None, "tool_calls": fetches}, write, "done"]))
+    (tmp_path / "author.json").write_text(
+        json.dumps([{"content": None, "tool_calls": fetches}, write, "done"])
+    )
     web = '[web]\nallow_domains = ["127.0.0.1"]\nmax_bytes = 50_000\ntimeout = 5'
     write_loop(tmp_path, WEB_LOOP.format(web=web))
     config, root = load_config(tmp_path)
     loop = build_loop(config, root, events=NullSink())
     assert loop.run().passed
-    model = loop.agent.model
+    model = loop.settings.agent.model
     assert isinstance(model, ScriptedModel)
     page, refused = (str(m["content"]) for m in model.calls[1].messages[-2:])
     assert "# How tides work" in page
@@ -58,7 +60,7 @@ def test_without_a_web_section_there_is_no_fetch_tool(tmp_path: Path) -> None:
     write_loop(tmp_path, WEB_LOOP.format(web=""))
     config, root = load_config(tmp_path)
     loop = build_loop(config, root, events=NullSink())
-    assert "fetch_url" not in loop.agent.toolbox
+    assert "fetch_url" not in loop.settings.agent.toolbox
 
 
 @pytest.mark.parametrize(
