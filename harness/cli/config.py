@@ -98,12 +98,23 @@ class McpConfig(_Section):
     call_timeout: float = Field(60, gt=0, le=3600)
 
 
-class WebConfig(_Section):
-    """``[web]``: gives the agent ``fetch_url`` for these domains (their subdomains too)."""
+class WebSearchConfig(_Section):
+    """``[web.search]``: gives the agent ``web_search`` through a provider's HTTP API."""
 
-    allow_domains: list[str] = Field(min_length=1)
+    provider: Literal["brave"] = "brave"
+    api_key_env: str = Field("BRAVE_API_KEY", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    endpoint: str = Field("https://api.search.brave.com/res/v1/web/search", pattern=r"^https?://")
+    max_results: int = Field(5, ge=1, le=20)
+    timeout: float = Field(20, gt=0, le=600)
+
+
+class WebConfig(_Section):
+    """``[web]``: ``fetch_url`` for ``allow_domains`` (their subdomains too), ``web_search``."""
+
+    allow_domains: list[str] | None = Field(None, min_length=1)
     max_bytes: int = Field(2_000_000, ge=1, le=100_000_000)
     timeout: float = Field(20, gt=0, le=600)
+    search: WebSearchConfig | None = None
 
 
 class LoopConfig(_Section):
@@ -179,6 +190,8 @@ def _cross_checks(config: LoopConfig) -> list[tuple[str, str]]:
             ("gates", "give at least one gate or enable the critic; nothing else can pass a round")
         )
     problems.extend(_mcp_checks(config.mcp))
+    if config.web is not None and config.web.allow_domains is None and config.web.search is None:
+        problems.append(("web", "give allow_domains (for fetch_url), [web.search], or both"))
     return problems
 
 

@@ -32,6 +32,7 @@ from harness.outer.loop import OuterLoop
 from harness.tools import Tool, default_tools
 from harness.tools.mcp import McpServer
 from harness.tools.web import WebLimits, fetch_url_tool
+from harness.tools.web_search import SearchSettings, web_search_tool
 from harness.verify.critic import Critic
 from harness.verify.gates import CommandGate, Gate, PredicateGate, PytestGate
 from harness.verify.human import HumanGate
@@ -158,12 +159,22 @@ def build_loop(
 
 
 def _web_tools(config: LoopConfig) -> list[Tool]:
-    if config.web is None:
+    web = config.web
+    if web is None:
         return []
+    tools = []
     try:
-        return [fetch_url_tool(WebLimits(**config.web.model_dump()))]
+        if web.allow_domains is not None:
+            limits = WebLimits(web.allow_domains, max_bytes=web.max_bytes, timeout=web.timeout)
+            tools.append(fetch_url_tool(limits))
     except ConfigError as exc:
         raise ConfigError(f"web.{exc}") from exc
+    try:
+        if web.search is not None:
+            tools.append(web_search_tool(SearchSettings(**web.search.model_dump())))
+    except ConfigError as exc:
+        raise ConfigError(f"web.search.{exc}") from exc
+    return tools
 
 
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
