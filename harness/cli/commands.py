@@ -56,6 +56,10 @@ def run(args: argparse.Namespace) -> int:
     from harness.tools.mcp import mcp_tools
 
     config, root = load_config(args.path)
+    if (args.attempts or config.attempts) > 1:
+        from harness.cli.attempts import run_attempts
+
+        return run_attempts(args, config, root)
     run_id = uuid.uuid4().hex[:8]
     mode: Mode = "json" if args.json else "quiet" if args.quiet else "live"
     redactor = Redactor(config.redact)
@@ -173,7 +177,11 @@ def _inbox(loop: str) -> Inbox:
 
 
 def report(args: argparse.Namespace) -> int:
+    from harness.cli.batch import is_batch, report_batch
     from harness.observe.report import find_run, load_run, render_html, render_text
+
+    if is_batch(args.run):
+        return report_batch(args)
 
     summary = load_run(find_run(args.run, root=args.root))
     print(render_text(summary))
@@ -184,6 +192,12 @@ def report(args: argparse.Namespace) -> int:
             raise ConfigError(f"--html {args.html}: cannot write: {exc.strerror}") from exc
         print(f"wrote {args.html}")
     return EXIT_PASSED
+
+
+def batch(args: argparse.Namespace) -> int:
+    from harness.cli.batch import run_batch
+
+    return run_batch(args)
 
 
 def runs(args: argparse.Namespace) -> int:

@@ -129,6 +129,7 @@ class LoopConfig(_Section):
     progress: str | None = None
     checklist: list[str] = []
     max_iterations: int = Field(10, ge=1, le=MAX_ITERATIONS)
+    attempts: int = Field(1, ge=1, le=8)  # best-of-N: independent attempts, the best one kept
     isolation: Literal["auto", "worktree", "branch", "none"] = "auto"  # auto: worktree in git
     rollback: Literal["keep", "failed"] = "keep"
     merge: bool = False
@@ -189,6 +190,8 @@ def _cross_checks(config: LoopConfig) -> list[tuple[str, str]]:
         problems.append(
             ("gates", "give at least one gate or enable the critic; nothing else can pass a round")
         )
+    if config.attempts > 1 and config.merge:
+        problems.append(("merge", "cannot merge with attempts > 1; the winner's branch is named"))
     problems.extend(_mcp_checks(config.mcp))
     if config.web is not None and config.web.allow_domains is None and config.web.search is None:
         problems.append(("web", "give allow_domains (for fetch_url), [web.search], or both"))

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness.cli.exit_codes import EXIT_ERROR, EXIT_ESCALATED, EXIT_USAGE
+from harness.cli.scale_args import add_attempts_argument, add_batch_parser
 from harness.core.errors import HarnessError
 
 KINDS = ("bugfix", "content", "research")
@@ -42,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
         )
         run.add_argument("--max-iterations", type=_rounds, help="round cap (1-100)")
         run.add_argument("--restart", action="store_true", help="start over, even if finished")
+        add_attempts_argument(run)
         run.add_argument(
             "--otel", action="store_true", help="export spans with OpenTelemetry (harness[otel])"
         )
@@ -63,12 +65,13 @@ def build_parser() -> argparse.ArgumentParser:
     note.add_argument("text", help="what the next round should take into account")
 
     report = commands.add_parser("report", help="summarise a run")
-    report.add_argument("run", help="a run id or run folder")
+    report.add_argument("run", help="a run id, a run folder, or a batch folder")
     report.add_argument("--root", type=Path, default=Path("."), help="where .harness/runs lives")
     report.add_argument("--html", type=Path, metavar="FILE", help="also write an HTML report")
 
     runs = commands.add_parser("runs", help="list recent runs")
     runs.add_argument("root", nargs="?", type=Path, default=Path("."))
+    add_batch_parser(commands)
     return parser
 
 
