@@ -9,13 +9,15 @@ from pathlib import Path
 
 from harness.cli.config import LoopConfig
 from harness.cli.exit_codes import EXIT_ESCALATED, EXIT_PASSED
-from harness.cli.runner import Overrides, build_loop
+from harness.cli.runner import Overrides, build_loop, mcp_servers
 from harness.core.redact import Redactor
 from harness.observe.events import EVENTS_FILE, EventLog
 from harness.observe.live import format_tokens
 from harness.observe.run_summary import RUNS_DIR
 from harness.outer.loop import OuterLoop
 from harness.scale.best_of import Attempt, BestOf
+from harness.tools import Tool
+from harness.tools.mcp import mcp_tools
 
 
 def attempt_config(config: LoopConfig, root: Path, number: int) -> LoopConfig:
@@ -34,17 +36,20 @@ def run_attempts(args: argparse.Namespace, config: LoopConfig, root: Path) -> in
     count = args.attempts or config.attempts
     overrides = Overrides(args.model, args.critic_model, args.max_iterations, args.restart)
     redactor = Redactor(config.redact)
+    tools: list[Tool] = []  # the [[mcp]] servers' tools, shared by the attempts
 
     def loop_for(number: int) -> OuterLoop:
         run_id = uuid.uuid4().hex[:8]
         events = EventLog(root / RUNS_DIR / run_id / EVENTS_FILE, run_id=run_id, redactor=redactor)
         return build_loop(
             attempt_config(config, root, number), root, overrides=overrides, events=events,
-            run_id=run_id, redact=redactor.redact_text,
+            run_id=run_id, redact=redactor.redact_text, tools=tools,
         )  # fmt: skip
 
     print(f"{count} attempts at: {config.goal}", file=sys.stderr)
-    result = BestOf(loop_for, attempts=count).run()
+    with mcp_tools(mcp_servers(config, root)) as started:
+        tools.extend(started)
+        result = BestOf(loop_for, attempts=count).run()
     for attempt in result.attempts:
         mark = " <- winner" if attempt is result.winner else ""
         print(f"{_describe(attempt)}{mark}", file=sys.stderr)
