@@ -37,6 +37,7 @@ _EXPORTS = {
     "StopReason": "harness.core.stop",
     "OuterLoop": "harness.outer.loop",
     "Fleet": "harness.scale.fleet",
+    "HumanGate": "harness.verify.human",
     "Batch": "harness.scale.batch",
     "BestOf": "harness.scale.best_of",
     "BatchTask": "harness.scale.batch_task",
@@ -64,6 +65,7 @@ __all__ = [
     "ForEach",
     "GateReport",
     "HarnessError",
+    "HumanGate",
     "LiteLLMModel",
     "Loop",
     "LoopResult",
@@ -110,6 +112,7 @@ if TYPE_CHECKING:
     from harness.tools import Tool, ToolResult, default_tools, tool
     from harness.verify.critic import Critic, Verdict
     from harness.verify.gates import CommandGate, GateReport, PredicateGate, PytestGate
+    from harness.verify.human import HumanGate
 
 
 def __getattr__(name: str) -> Any:

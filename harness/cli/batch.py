@@ -31,6 +31,11 @@ def loop_from_toml(task: BatchTask, run: TaskRun) -> OuterLoop:
     if task.loop is None:
         raise ConfigError(f"task {task.name}: field 'loop': required to run a loop.toml task")
     config, root = load_config(task.loop)
+    if config.mcp:
+        raise ConfigError(
+            f"task {task.name}: {task.loop}: [[mcp]] servers are not started for batch tasks; "
+            "run this loop with `harness run`"
+        )
     data = config.model_dump()
     data.update(name=task.name, progress=str(run.progress.resolve()))
     for key in ("goal", "workspace", "max_iterations"):

@@ -7,11 +7,15 @@ import shutil
 import sys
 import uuid
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness.cli.exit_codes import EXIT_ERROR, EXIT_ESCALATED, EXIT_PASSED, EXIT_USAGE
 from harness.core.errors import ConfigError
 from harness.core.stop import StopReason
 from harness.observe.run_summary import RUNS_DIR
+
+if TYPE_CHECKING:
+    from harness.memory.inbox import Inbox
 
 SKILLS_DIR = Path(__file__).resolve().parent / "skills"
 
@@ -140,6 +144,40 @@ def status(args: argparse.Namespace) -> int:
             f"{open_items} open item(s), last: {last}"
         )
     return EXIT_USAGE if broken else EXIT_PASSED
+
+
+def approve(args: argparse.Namespace) -> int:
+    """Answer the approval a loop waits for (``--reject NOTE`` to send it back with a note)."""
+    inbox = _inbox(args.loop)
+    rejected = args.reject is not None
+    request = inbox.answer("rejected" if rejected else "approved", args.reject or "")
+    verb = "rejected; the note is its next round's feedback" if rejected else "approved"
+    print(f"{request.loop}: round {request.round} {verb}")
+    return EXIT_PASSED
+
+
+def note(args: argparse.Namespace) -> int:
+    """Queue guidance that the loop's next round shows in its task and records in progress.md."""
+    inbox = _inbox(args.loop)
+    inbox.add_note(args.text)
+    print(f"{inbox.progress.stem}: note queued for the next round")
+    return EXIT_PASSED
+
+
+def _inbox(loop: str) -> Inbox:
+    from harness.cli.config import CONFIG_NAME, load_config
+    from harness.memory.inbox import Inbox
+
+    path = Path(loop)
+    if path.is_file() or (path / CONFIG_NAME).is_file():
+        config, root = load_config(path)
+        return Inbox(config.progress_path(root))
+    named = Path("progress") / f"{loop}.md"
+    if "/" not in loop and (named.exists() or Inbox(named).request_file.exists()):
+        return Inbox(named)
+    raise ConfigError(
+        f"{loop}: not a loop.toml, a folder holding one, or the name of a loop in ./progress/"
+    )
 
 
 def report(args: argparse.Namespace) -> int:

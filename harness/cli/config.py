@@ -45,10 +45,19 @@ class ScriptGateConfig(_Section):
     name: str | None = None
 
 
-_GATE_TYPES = ("pytest", "command", "python")
+class HumanGateConfig(_Section):
+    """A person approves each round the other gates and the critic passed."""
+
+    type: Literal["human"]
+    timeout: float = Field(3600, gt=0)  # seconds to wait for `harness approve`, then escalate
+    interactive: bool | None = None  # None: ask inline when run on a terminal
+
+
+_GATE_TYPES = ("pytest", "command", "python", "human")
 
 GateConfig = Annotated[
-    PytestGateConfig | CommandGateConfig | ScriptGateConfig, Field(discriminator="type")
+    PytestGateConfig | CommandGateConfig | ScriptGateConfig | HumanGateConfig,
+    Field(discriminator="type"),
 ]
 
 
@@ -112,12 +121,23 @@ class McpConfig(_Section):
     call_timeout: float = Field(60, gt=0, le=3600)
 
 
-class WebConfig(_Section):
-    """``[web]``: gives the agent ``fetch_url`` for these domains (their subdomains too)."""
+class WebSearchConfig(_Section):
+    """``[web.search]``: gives the agent ``web_search`` through a provider's HTTP API."""
 
-    allow_domains: list[str] = Field(min_length=1)
+    provider: Literal["brave"] = "brave"
+    api_key_env: str = Field("BRAVE_API_KEY", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    endpoint: str = Field("https://api.search.brave.com/res/v1/web/search", pattern=r"^https?://")
+    max_results: int = Field(5, ge=1, le=20)
+    timeout: float = Field(20, gt=0, le=600)
+
+
+class WebConfig(_Section):
+    """``[web]``: ``fetch_url`` for ``allow_domains`` (their subdomains too), ``web_search``."""
+
+    allow_domains: list[str] | None = Field(None, min_length=1)
     max_bytes: int = Field(2_000_000, ge=1, le=100_000_000)
     timeout: float = Field(20, gt=0, le=600)
+    search: WebSearchConfig | None = None
 
 
 class SandboxConfig(_Section):
@@ -148,6 +168,7 @@ class LoopConfig(_Section):
     protect: list[str] | None = None
     patience: int = Field(3, ge=2, le=100)
     on_escalate: str | None = None
+    on_round: str | None = Field(None, min_length=1)  # command told of every round
     redact: list[str] | RedactConfig = []  # a list of regexes, or the [redact] table
     agent: AgentConfig = AgentConfig()
     critic: CriticConfig = CriticConfig()
@@ -228,6 +249,8 @@ def _cross_checks(config: LoopConfig) -> list[tuple[str, str]]:
     if config.attempts > 1 and config.merge:
         problems.append(("merge", "cannot merge with attempts > 1; the winner's branch is named"))
     problems.extend(_mcp_checks(config.mcp))
+    if config.web is not None and config.web.allow_domains is None and config.web.search is None:
+        problems.append(("web", "give allow_domains (for fetch_url), [web.search], or both"))
     return problems
 
 

@@ -1,4 +1,4 @@
-"""The ``harness`` command: init, run, resume, status, report, runs.
+"""The ``harness`` command: init, run, resume, status, approve, note, report, runs.
 
 Exit codes: 0 passed, 1 internal error, 2 bad usage or configuration, 3 escalated.
 Heavy modules are imported inside the commands, so ``harness --help`` stays instant.
@@ -54,6 +54,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     status = commands.add_parser("status", help="where each loop stands")
     status.add_argument("path", nargs="?", default=".", help="loop.toml, its folder, or progress/")
+
+    loop_help = "loop.toml, its folder, or a loop's name (progress/NAME.md here)"
+    approve = commands.add_parser("approve", help="approve the round a loop waits on")
+    approve.add_argument("loop", nargs="?", default=".", help=loop_help)
+    approve.add_argument(
+        "--reject", metavar="NOTE", help="reject it instead; NOTE is the next round's feedback"
+    )
+    note = commands.add_parser("note", help="queue guidance for a loop's next round")
+    note.add_argument("loop", help=loop_help)
+    note.add_argument("text", help="what the next round should take into account")
 
     report = commands.add_parser("report", help="summarise a run")
     report.add_argument("run", help="a run id, a run folder, or a batch folder")

@@ -17,6 +17,7 @@ from harness.cli.config import (
     AgentConfig,
     CommandGateConfig,
     GateConfig,
+    HumanGateConfig,
     LoopConfig,
     McpConfig,
     PytestGateConfig,
@@ -34,8 +35,10 @@ from harness.sandbox import Sandbox
 from harness.tools import Tool, default_tools
 from harness.tools.mcp import McpServer
 from harness.tools.web import WebLimits, fetch_url_tool
+from harness.tools.web_search import SearchSettings, web_search_tool
 from harness.verify.critic import Critic
 from harness.verify.gates import CommandGate, Gate, PredicateGate, PytestGate
+from harness.verify.human import HumanGate
 
 MODEL_ENV = "HARNESS_MODEL"
 CRITIC_MODEL_ENV = "HARNESS_CRITIC_MODEL"
@@ -71,7 +74,11 @@ def build_sandbox(config: LoopConfig, root: Path) -> Sandbox:
     )  # fmt: skip
 
 
-def build_gate(config: GateConfig, root: Path, sandbox: Sandbox | None = None) -> Gate:
+def build_gate(
+    config: GateConfig, root: Path, sandbox: Sandbox | None = None
+) -> Gate | HumanGate:
+    if isinstance(config, HumanGateConfig):
+        return HumanGate(timeout=config.timeout, interactive=config.interactive)
     if isinstance(config, PytestGateConfig):
         return PytestGate(config.args, timeout=config.timeout, sandbox=sandbox)
     if isinstance(config, CommandGateConfig):
@@ -147,6 +154,7 @@ def build_loop(
         workspace=root / config.workspace,
         isolation=config.isolation,
         on_escalate=config.on_escalate,
+        on_round=config.on_round,
         protect=config.protect,
         patience=config.patience,
         rollback=config.rollback,
@@ -192,12 +200,22 @@ def named_model(name: str, config: LoopConfig, root: Path) -> Model:
 
 
 def _web_tools(config: LoopConfig) -> list[Tool]:
-    if config.web is None:
+    web = config.web
+    if web is None:
         return []
+    tools = []
     try:
-        return [fetch_url_tool(WebLimits(**config.web.model_dump()))]
+        if web.allow_domains is not None:
+            limits = WebLimits(web.allow_domains, max_bytes=web.max_bytes, timeout=web.timeout)
+            tools.append(fetch_url_tool(limits))
     except ConfigError as exc:
         raise ConfigError(f"web.{exc}") from exc
+    try:
+        if web.search is not None:
+            tools.append(web_search_tool(SearchSettings(**web.search.model_dump())))
+    except ConfigError as exc:
+        raise ConfigError(f"web.search.{exc}") from exc
+    return tools
 
 
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")

@@ -149,6 +149,27 @@ class Escalation(EventBase):
     report_path: str | None = None
 
 
+class ApprovalEvent(EventBase):
+    kind: Literal["approval"] = "approval"
+    round: int
+    outcome: Literal["approved", "rejected", "timed_out"]
+    note: str = ""
+    waited: float = 0.0
+
+
+class NoteEvent(EventBase):
+    kind: Literal["note"] = "note"
+    round: int
+    text: str
+
+
+class HookFailed(EventBase):
+    kind: Literal["hook_failed"] = "hook_failed"
+    hook: str
+    round: int | None = None
+    error: str
+
+
 Event = Annotated[
     RunStart
     | RunEnd
@@ -161,7 +182,10 @@ Event = Annotated[
     | Compaction
     | BudgetCheck
     | Stop
-    | Escalation,
+    | Escalation
+    | ApprovalEvent
+    | NoteEvent
+    | HookFailed,
     Field(discriminator="kind"),
 ]
 
@@ -180,6 +204,9 @@ EVENT_MODELS: dict[str, type[EventBase]] = {
         BudgetCheck,
         Stop,
         Escalation,
+        ApprovalEvent,
+        NoteEvent,
+        HookFailed,
     )
 }
 """Each event kind and its model."""

@@ -11,6 +11,7 @@ from pathlib import Path
 from harness.agent.agent import AgentRun
 from harness.agent.ledger import Ledger
 from harness.outer.decision import RoundReport, commit_message
+from harness.outer.people import ask_person, take_guidance
 from harness.outer.progress_tool import progress_tool
 from harness.outer.run import Run
 from harness.outer.settings import CRITIC_DIFF_CHARS, Settings
@@ -40,6 +41,7 @@ def play_round(settings: Settings, run: Run, number: int) -> RoundReport:
             feedback=run.feedback,
             critic=run.critic is not None,
             protect=settings.protect,
+            guidance=take_guidance(settings, run, number),
         )
     )
     settings.events.emit(
@@ -80,6 +82,7 @@ def play_round(settings: Settings, run: Run, number: int) -> RoundReport:
         critic_required=run.critic is not None,
         files_changed=changed,
     )
+    report = ask_person(settings, run, report)
     commit = run.workspace.commit_round(number, commit_message(report))
     return dataclasses.replace(report, commit=commit)
 
