@@ -82,6 +82,15 @@ class ModelCall(EventBase):
     latency: float = 0.0
 
 
+class ToolStart(EventBase):
+    """A tool call about to run (its ``tool_call`` event follows when it is done)."""
+
+    kind: Literal["tool_start"] = "tool_start"
+    name: str
+    arguments_preview: str = ""
+    step: int | None = None
+
+
 class ToolCallEvent(EventBase):
     kind: Literal["tool_call"] = "tool_call"
     name: str
@@ -152,6 +161,7 @@ Event = Annotated[
     | RoundStart
     | RoundEnd
     | ModelCall
+    | ToolStart
     | ToolCallEvent
     | GateReportEvent
     | CriticVerdict
@@ -170,6 +180,7 @@ EVENT_MODELS: dict[str, type[EventBase]] = {
         RoundStart,
         RoundEnd,
         ModelCall,
+        ToolStart,
         ToolCallEvent,
         GateReportEvent,
         CriticVerdict,
