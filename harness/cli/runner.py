@@ -33,6 +33,10 @@ MODEL_ENV = "HARNESS_MODEL"
 CRITIC_MODEL_ENV = "HARNESS_CRITIC_MODEL"
 
 
+class OverrideError(ConfigError):
+    """A problem with what the command line or the environment gave, not with loop.toml."""
+
+
 @dataclass(frozen=True)
 class Overrides:
     """What the command line says over the file."""
@@ -89,7 +93,10 @@ def build_loop(
 ) -> OuterLoop:
     """The outer loop ``config`` describes; relative paths start at ``root``."""
     model_name = choose_model(overrides.model, _rooted(config.model, root))
-    model = _model(model_name, config.model_options)
+    model = _overridable(
+        lambda: _model(model_name, config.model_options),
+        "--model" if overrides.model else MODEL_ENV if os.environ.get(MODEL_ENV) else None,
+    )
     skill = Skill.load(root / config.skill) if config.skill else None
     agent = Agent(
         model,
@@ -106,8 +113,15 @@ def build_loop(
             or os.environ.get(CRITIC_MODEL_ENV)
             or _rooted(config.critic.model, root)
         )
+        source = (
+            "--critic-model"
+            if overrides.critic_model
+            else CRITIC_MODEL_ENV
+            if os.environ.get(CRITIC_MODEL_ENV)
+            else None
+        )
         critic_model: Model = (
-            _model(critic_name, config.model_options)
+            _overridable(lambda: _model(critic_name, config.model_options), source)
             if critic_name and critic_name != model_name
             else model
         )
@@ -147,6 +161,16 @@ def _artifact(config: LoopConfig) -> str:
         return config.critic.artifact
     assert config.critic.file, "load_config checks critic.file"
     return f"file:{config.critic.file}"
+
+
+def _overridable(make: Callable[[], Model], source: str | None) -> Model:
+    """``make()``; its :class:`ConfigError` is blamed on ``source`` (a flag or variable) if given."""
+    try:
+        return make()
+    except ConfigError as exc:
+        if source is None:
+            raise
+        raise OverrideError(f"{source}: {exc}") from exc
 
 
 def _model(name: str, options: dict[str, Any]) -> Model:

@@ -90,8 +90,7 @@ class LiveProgress:
       pytest ✗ (3 failing) · critic 6.5 · 12.3k tok · $0.041 · 00:42`` (gates and critic as last
       reported; the tool is the one running, or the last one). On a terminal it is redrawn in
       place, every second too so the time runs on during a long command, and shortened to fit
-      the width (argument preview, then gate details, then the step go first; round, tool,
-      critic, tokens, cost and time stay). On any other stream it is printed as a new line after
+      the width (see :meth:`status_line`; round, tool, critic, tokens, cost and time stay). On any other stream it is printed as a new line after
       each round start, tool call, gate, verdict or compaction. A ``note:`` line starts the
       run when there is something to know (uncommitted changes left behind), a line follows
       each stop and escalation, and one the run's end.
@@ -149,17 +148,21 @@ class LiveProgress:
     def status_line(self, width: int | None = None) -> str:
         """The current state in one line, shortened to ``width`` characters when given.
 
-        Shortening drops, in turn, the argument preview's tail, the gate details (then the gate
-        count), the step, and finally the words: ``2/10 run_shell c6.5 12.3k $0.041 01:15``.
+        Shortening drops, in turn, the step, the gate details (leaving a count), the argument
+        preview's tail, the gate count, the argument, and finally the words: ``2/10 run_shell
+        c6.5 12.3k $0.041 01:15``.
         """
-        levels = [
-            (detail, gates, with_step, False)
-            for detail in (60, 20, 0)
-            for gates in ("full", "count", "none")
-            for with_step in (True, False)
+        levels: list[tuple[int, str, bool, bool]] = [
+            (60, "full", True, False),
+            (60, "full", False, False),
+            (60, "count", False, False),
+            (20, "count", False, False),
+            (20, "none", False, False),
+            (0, "none", False, False),
+            (0, "none", False, True),
         ]
         line = ""
-        for detail, gates, with_step, compact in [*levels, (0, "none", False, True)]:
+        for detail, gates, with_step, compact in levels:
             line = self._compose(detail, gates, with_step, compact)
             if width is None or len(line) <= width:
                 return line

@@ -87,7 +87,7 @@ def open_workspace(
             raise ConfigError("resume_branch needs isolation='worktree' or 'branch', not 'none'")
         root, _, head = found or (None, None, None)
         return Workspace(target, None, head, "none", root, root)
-    hint = "pass isolation='none' to work in place"
+    hint = "set isolation = \"none\" in loop.toml (or isolation='none' in Python) to work in place"
     if found is None:
         raise GitIsolationError(
             f"{target} is not inside a git repository; isolation={isolation!r} needs one "
@@ -132,7 +132,8 @@ def _short_id(run_id: str | None) -> str:
     return sha256(run_id.encode()).hexdigest()[:8]
 
 
-def _ref_safe(loop_name: str) -> str:
+def ref_stem(loop_name: str) -> str:
+    """The loop's part of its run branches' names: ``harness/<stem>-<8 hex>``."""
     stem = re.sub(r"[^A-Za-z0-9_-]+", "-", loop_name).strip("-")
     if not stem:
         raise ConfigError(f"loop_name {loop_name!r} must contain a letter or a digit")
@@ -174,7 +175,7 @@ class _Placement:
                 f"{self.user_root} has uncommitted changes ({describe_dirty(dirty)}); the run "
                 f"starts from HEAD {head[:12]} without them"
             )
-        stem = _ref_safe(loop_name)
+        stem = ref_stem(loop_name)
         make = self._checkout_new if self.isolation == "branch" else self._worktree_new
         for _ in range(_ID_ATTEMPTS):
             leaf = f"{stem}-{_short_id(run_id)}"
