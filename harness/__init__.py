@@ -37,6 +37,8 @@ _EXPORTS = {
     "StopReason": "harness.core.stop",
     "OuterLoop": "harness.outer.loop",
     "Fleet": "harness.scale.fleet",
+    "Batch": "harness.scale.batch",
+    "BatchTask": "harness.scale.batch_task",
     "Subtask": "harness.scale.fleet",
     "RunResult": "harness.outer.result",
     "Budget": "harness.models.budget",
@@ -48,6 +50,8 @@ __all__ = [
     "Agent",
     "AgentRun",
     "AgentStop",
+    "Batch",
+    "BatchTask",
     "Budget",
     "CommandGate",
     "Condition",
@@ -94,6 +98,8 @@ if TYPE_CHECKING:
     from harness.models.scripted import ScriptedModel
     from harness.outer.loop import OuterLoop
     from harness.outer.result import RunResult
+    from harness.scale.batch import Batch
+    from harness.scale.batch_task import BatchTask
     from harness.scale.fleet import Fleet, Subtask
     from harness.tools import Tool, ToolResult, default_tools, tool
     from harness.verify.critic import Critic, Verdict

@@ -64,13 +64,18 @@ def _in_git(folder: Path) -> bool:
 def run(args: argparse.Namespace) -> int:
     from harness.cli.config import find_config, load_config
     from harness.cli.fresh import drop_stale_escalation, previous_name, set_aside_work
-    from harness.cli.runner import OverrideError, Overrides, build_loop
+    from harness.cli.runner import OverrideError, Overrides, build_loop, mcp_servers
     from harness.core.redact import Redactor
     from harness.core.sink import EventSink, Tee
     from harness.observe.events import EVENTS_FILE, EventLog
     from harness.observe.live import LiveProgress, Mode
+    from harness.tools.mcp import mcp_tools
 
     config, root = load_config(args.path)
+    if (args.attempts or config.attempts) > 1:
+        from harness.cli.attempts import run_attempts
+
+        return run_attempts(args, config, root)
     if args.restart:
         for work in set_aside_work(config, root):
             if not args.quiet and not args.json:
@@ -90,16 +95,16 @@ def run(args: argparse.Namespace) -> int:
     )
     overrides = Overrides(args.model, args.critic_model, args.max_iterations, args.restart)
     try:
-        loop = build_loop(
-            config, root, overrides=overrides, events=events, run_id=run_id,
-            redact=redactor.redact_text,
-        )  # fmt: skip
+        with mcp_tools(mcp_servers(config, root)) as tools:
+            loop = build_loop(
+                config, root, overrides=overrides, events=events, run_id=run_id,
+                redact=redactor.redact_text, tools=tools,
+            )  # fmt: skip
+            result = loop.run()
     except OverrideError:
         raise  # the flag or variable is named; loop.toml is not to blame
     except ConfigError as exc:
         raise ConfigError(f"{find_config(args.path)}: {exc}") from exc
-    try:
-        result = loop.run()
     finally:
         if flush is not None:
             flush()
@@ -165,7 +170,11 @@ def status(args: argparse.Namespace) -> int:
 
 
 def report(args: argparse.Namespace) -> int:
+    from harness.cli.batch import is_batch, report_batch
     from harness.observe.report import find_run, load_run, render_html, render_text
+
+    if is_batch(args.run):
+        return report_batch(args)
 
     summary = load_run(find_run(args.run, root=args.root))
     if args.html:  # first: a reader that stops early (`| head`) must not cost the file
@@ -176,6 +185,12 @@ def report(args: argparse.Namespace) -> int:
         print(f"wrote {args.html}", file=sys.stderr)
     print(render_text(summary))
     return EXIT_PASSED
+
+
+def batch(args: argparse.Namespace) -> int:
+    from harness.cli.batch import run_batch
+
+    return run_batch(args)
 
 
 def runs(args: argparse.Namespace) -> int:

@@ -75,6 +75,28 @@ class BudgetConfig(_Section):
     seconds: float | None = Field(None, gt=0)
 
 
+class McpConfig(_Section):
+    """One ``[[mcp]]`` server: ``command`` (stdio) or ``url`` (streamable HTTP)."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9-]*(_[A-Za-z0-9-]+)*$")
+    command: list[str] | None = Field(None, min_length=1)
+    url: str | None = Field(None, pattern=r"^https?://")
+    env: dict[str, str] = {}
+    cwd: str | None = None
+    allow: list[str] | None = None
+    deny: list[str] = []
+    startup_timeout: float = Field(30, gt=0, le=600)
+    call_timeout: float = Field(60, gt=0, le=3600)
+
+
+class WebConfig(_Section):
+    """``[web]``: gives the agent ``fetch_url`` for these domains (their subdomains too)."""
+
+    allow_domains: list[str] = Field(min_length=1)
+    max_bytes: int = Field(2_000_000, ge=1, le=100_000_000)
+    timeout: float = Field(20, gt=0, le=600)
+
+
 class LoopConfig(_Section):
     """The whole of ``loop.toml``."""
 
@@ -87,6 +109,7 @@ class LoopConfig(_Section):
     progress: str | None = None
     checklist: list[str] = []
     max_iterations: int = Field(10, ge=1, le=MAX_ITERATIONS)
+    attempts: int = Field(1, ge=1, le=8)  # best-of-N: independent attempts, the best one kept
     isolation: Literal["auto", "worktree", "branch", "none"] = "auto"  # auto: worktree in git
     rollback: Literal["keep", "failed"] = "keep"
     merge: bool = False
@@ -98,6 +121,8 @@ class LoopConfig(_Section):
     critic: CriticConfig = CriticConfig()
     budget: BudgetConfig = BudgetConfig()
     gates: list[GateConfig] = []
+    mcp: list[McpConfig] = []
+    web: WebConfig | None = None
 
     def progress_path(self, root: Path) -> Path:
         return root / (self.progress or f"progress/{self.name}.md")
@@ -133,7 +158,9 @@ def load_config(path: str | Path) -> tuple[LoopConfig, Path]:
     try:
         config = LoopConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(format_validation_error(file, exc, union_tags=_GATE_TYPES)) from None
+        raise ConfigError(
+            format_validation_error(file, exc, union_tags={"gates": _GATE_TYPES})
+        ) from None
     problems = [f"{file}: field '{field}': {message}" for field, message in _cross_checks(config)]
     if problems:
         raise ConfigError("\n".join(problems))
@@ -149,4 +176,22 @@ def _cross_checks(config: LoopConfig) -> list[tuple[str, str]]:
         problems.append(
             ("gates", "give at least one gate or enable the critic; nothing else can pass a round")
         )
+    if config.attempts > 1 and config.merge:
+        problems.append(("merge", "cannot merge with attempts > 1; the winner's branch is named"))
+    problems.extend(_mcp_checks(config.mcp))
+    return problems
+
+
+def _mcp_checks(servers: list[McpConfig]) -> list[tuple[str, str]]:
+    problems = []
+    seen: set[str] = set()
+    for index, server in enumerate(servers):
+        where = f"mcp[{index}]"
+        if (server.command is None) == (server.url is None):
+            problems.append((where, "give either command (stdio) or url (streamable HTTP)"))
+        if server.url is not None and (server.env or server.cwd):
+            problems.append((where, "env and cwd apply to a command, not to a url"))
+        if server.name in seen:
+            problems.append((f"{where}.name", f"{server.name!r} is used by an earlier server"))
+        seen.add(server.name)
     return problems

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness.cli.exit_codes import EXIT_ERROR, EXIT_ESCALATED, EXIT_PASSED, EXIT_USAGE
+from harness.cli.scale_args import add_attempts_argument, add_batch_parser
 from harness.core.errors import HarnessError
 
 KINDS = ("bugfix", "content", "research")
@@ -50,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
         )
         run.add_argument("--max-iterations", type=_rounds, help="round cap (1-100)")
         run.add_argument("--restart", action="store_true", help="start over, even if finished")
+        add_attempts_argument(run)
         run.add_argument(
             "--otel", action="store_true", help="export spans with OpenTelemetry (harness[otel])"
         )
@@ -63,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument("path", nargs="?", default=".", help="loop.toml, its folder, or progress/")
 
     report = commands.add_parser("report", help="summarise a run")
-    report.add_argument("run", help="a run id or run folder")
+    report.add_argument("run", help="a run id, a run folder, or a batch folder")
     report.add_argument("--root", type=Path, default=Path("."), help="where .harness/runs lives")
     report.add_argument("--html", type=Path, metavar="FILE", help="also write an HTML report")
 
@@ -75,6 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     clean.add_argument("path", nargs="?", default=".", help="a loop.toml or a folder of loops")
     clean.add_argument("--dry-run", action="store_true", help="say what would go; change nothing")
+    add_batch_parser(commands)
     return parser
 
 

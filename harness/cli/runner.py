@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from harness.cli.config import (
     CommandGateConfig,
     GateConfig,
     LoopConfig,
+    McpConfig,
     PytestGateConfig,
 )
 from harness.core.errors import ConfigError
@@ -26,6 +28,9 @@ from harness.models.base import Model
 from harness.models.budget import Budget
 from harness.models.resolve import resolve_model
 from harness.outer.loop import OuterLoop
+from harness.tools import Tool, default_tools
+from harness.tools.mcp import McpServer
+from harness.tools.web import WebLimits, fetch_url_tool
 from harness.verify.critic import Critic
 from harness.verify.gates import CommandGate, Gate, PredicateGate, PytestGate
 
@@ -90,8 +95,12 @@ def build_loop(
     events: EventSink,
     run_id: str | None = None,
     redact: Callable[[str], str] | None = None,
+    tools: Sequence[Tool] = (),
 ) -> OuterLoop:
-    """The outer loop ``config`` describes; relative paths start at ``root``."""
+    """The outer loop ``config`` describes; relative paths start at ``root``.
+
+    ``tools`` are given to the agent beside the built-ins (the MCP servers' tools).
+    """
     model_name = choose_model(overrides.model, _rooted(config.model, root))
     model = _overridable(
         lambda: _model(model_name, config.model_options),
@@ -100,6 +109,7 @@ def build_loop(
     skill = Skill.load(root / config.skill) if config.skill else None
     agent = Agent(
         model,
+        [*default_tools(), *_web_tools(config), *tools],
         system_prompt=config.agent.system_prompt,
         max_steps=config.agent.max_steps,
         compaction=build_compaction(config.agent),
@@ -153,6 +163,45 @@ def build_loop(
         critic_artifact=_artifact(config),
         run_id=run_id,
         redact=redact,
+    )
+
+
+def _web_tools(config: LoopConfig) -> list[Tool]:
+    if config.web is None:
+        return []
+    try:
+        return [fetch_url_tool(WebLimits(**config.web.model_dump()))]
+    except ConfigError as exc:
+        raise ConfigError(f"web.{exc}") from exc
+
+
+_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def mcp_servers(config: LoopConfig, root: Path) -> list[McpServer]:
+    """loop.toml's ``[[mcp]]`` entries; ``${NAME}`` in an env value is taken from the environment."""
+    return [_mcp_server(entry, index, root) for index, entry in enumerate(config.mcp)]
+
+
+def _mcp_server(entry: McpConfig, index: int, root: Path) -> McpServer:
+    env = {}
+    for key, value in entry.env.items():
+        missing = [n for n in _ENV_REFERENCE.findall(value) if n not in os.environ]
+        if missing:
+            raise ConfigError(
+                f"mcp[{index}].env.{key}: the environment variable {missing[0]} is not set"
+            )
+        env[key] = _ENV_REFERENCE.sub(lambda m: os.environ[m.group(1)], value)
+    return McpServer(
+        entry.name,
+        command=tuple(entry.command or ()),
+        url=entry.url,
+        env=env,
+        cwd=root / entry.cwd if entry.cwd else root,
+        allow=entry.allow,
+        deny=entry.deny,
+        startup_timeout=entry.startup_timeout,
+        call_timeout=entry.call_timeout,
     )
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from harness.core.stop import StopReason
 from harness.core.usage import Usage
-from harness.outer.rounds import RoundReport
+from harness.outer.decision import RoundReport
 
 
 @dataclass

@@ -31,9 +31,9 @@ class GitIsolationError(ConfigError):
 
 
 def run_git(
-    cwd: Path, args: tuple[str, ...], env: Mapping[str, str] | None
+    cwd: Path, args: tuple[str, ...], env: Mapping[str, str] | None, *, stdin: str | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """Run git, retrying while another git process is in the way."""
+    """Run git, retrying while another git process is in the way; ``stdin`` is its input."""
     full_env = {k: v for k, v in os.environ.items() if k not in _INHERITED_GIT_ENV}
     full_env.update(LC_ALL="C", LANGUAGE="C", GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0")
     full_env.update(env or {})
@@ -42,6 +42,7 @@ def run_git(
             ["git", *args],
             cwd=cwd,
             env=full_env,
+            input=stdin,
             capture_output=True,
             encoding="utf-8",
             errors="replace",
@@ -57,9 +58,11 @@ def contended(stderr: str) -> bool:
     return _CONTENTION.search(stderr) is not None
 
 
-def git(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
+def git(
+    cwd: Path, *args: str, env: Mapping[str, str] | None = None, stdin: str | None = None
+) -> str:
     """Stdout of a git command that must succeed."""
-    proc = run_git(cwd, args, env)
+    proc = run_git(cwd, args, env, stdin=stdin)
     if proc.returncode != 0:
         raise GitIsolationError(f"git {' '.join(args)} failed in {cwd}: {proc.stderr.strip()}")
     return proc.stdout

@@ -195,6 +195,19 @@ def test_status_does_not_list_a_progress_file_set_aside_by_restart(
     assert [line.split(":")[0] for line in result.stdout.splitlines()] == ["alpha", "beta"]
 
 
+def test_status_skips_a_progress_folders_readme(progress_folder: Path) -> None:
+    (progress_folder / "README.md").write_text("# progress/\n\nWhere progress files live.\n")
+    result = harness("status", cwd=progress_folder.parent)
+    assert result.returncode == 0, result.stderr
+    assert [line.split(":")[0] for line in result.stdout.splitlines()] == ["alpha", "beta"]
+
+
+def test_status_at_the_projects_root_lists_the_shipped_example() -> None:
+    result = harness("status", cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "fix-dates: in progress, round 2 of 10, 1 open item(s), last: failed: pytest\n"
+
+
 # --- escalation hook, python gates ------------------------------------------------------------
 
 

@@ -7,7 +7,7 @@ import pytest
 from harness.agent.agent import AgentStop
 from harness.core.stop import StopReason
 from harness.core.usage import Usage
-from harness.outer.rounds import RoundReport, decide, feedback, no_progress
+from harness.outer.decision import RoundReport, decide, feedback, no_progress
 from harness.verify.critic import Verdict
 from harness.verify.gates import GateReport
 
