@@ -60,7 +60,7 @@ def test_the_agent_calls_a_registry_server_declared_in_loop_toml(tmp_path: Path)
         loop = build_loop(config, root, events=NullSink(), tools=tools)
         result = loop.run()
     assert result.passed
-    model = loop.agent.model
+    model = loop.settings.agent.model
     assert isinstance(model, ScriptedModel)
     offered = {entry["function"]["name"] for entry in model.calls[0].tools}
     assert "mcp__time__convert_time" in offered

@@ -46,7 +46,7 @@ def test_the_agent_reads_an_allowed_page_and_is_refused_another(
     config, root = load_config(tmp_path)
     loop = build_loop(config, root, events=NullSink())
     assert loop.run().passed
-    model = loop.agent.model
+    model = loop.settings.agent.model
     assert isinstance(model, ScriptedModel)
     page, refused = (str(m["content"]) for m in model.calls[1].messages[-2:])
     assert "# How tides work" in page
@@ -58,7 +58,7 @@ def test_without_a_web_section_there_is_no_fetch_tool(tmp_path: Path) -> None:
     write_loop(tmp_path, WEB_LOOP.format(web=""))
     config, root = load_config(tmp_path)
     loop = build_loop(config, root, events=NullSink())
-    assert "fetch_url" not in loop.agent.toolbox
+    assert "fetch_url" not in loop.settings.agent.toolbox
 
 
 @pytest.mark.parametrize(
