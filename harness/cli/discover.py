@@ -44,8 +44,8 @@ def find_loops(path: str | Path) -> tuple[list[FoundLoop], list[Unreadable]]:
     ``path`` may be a loop.toml, a progress file, a folder holding a loop.toml, a folder of
     progress files, or any folder: then every loop.toml below it (hidden folders, virtual
     environments and ``node_modules`` skipped) and every ``progress/`` folder's files count.
-    Markdown files directly in ``path`` count only when they parse as progress files, so a
-    README there is not mistaken for a broken loop. Raises :class:`ConfigError` when ``path``
+    Markdown files directly in ``path`` count only when they parse as progress files, and a
+    ``README.md`` never counts, so neither is mistaken for a broken loop. Raises :class:`ConfigError` when ``path``
     does not exist.
     """
     path = Path(path)
@@ -74,6 +74,8 @@ def find_loops(path: str | Path) -> tuple[list[FoundLoop], list[Unreadable]]:
             continue
         for file in sorted(folder.glob("*.md")):
             if file.name.endswith(SET_ASIDE) or file.resolve() in seen:
+                continue
+            if file.stem.lower() == "readme":  # a folder's own description, not a loop
                 continue
             seen.add(file.resolve())
             if folder == path and folder.name != "progress" and not _is_progress(file):

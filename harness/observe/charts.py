@@ -126,8 +126,10 @@ def line_chart(
     title: str,
     y_max: float,
     color: str,
+    empty: str = "no values",
 ) -> str:
-    """A line through the values on a 0..``y_max`` scale; ``None`` leaves a gap."""
+    """A line through the values on a 0..``y_max`` scale; ``None`` leaves a gap, and a chart
+    with no value at all says ``empty`` across it."""
     width, height = CHART_WIDTH, CHART_HEIGHT
     bottom = height - 28
     plot_w = width - PLOT_LEFT - PLOT_RIGHT
@@ -169,6 +171,11 @@ def line_chart(
         )
     if len(points) > 1:
         body.append(_polyline(points, color))
+    if all(value is None for value in values):
+        body.append(
+            f'<text x="{PLOT_LEFT + plot_w / 2:.1f}" y="{(PLOT_TOP + bottom) / 2:.1f}" '
+            f'text-anchor="middle" class="empty">{escape(empty)}</text>'
+        )
     return _svg(width, height, title, body)
 
 

@@ -79,6 +79,7 @@ def finish_run(settings: Settings, run: Run) -> RunResult:
         settings.run_id,
         run.first_round,
         run.workspace.warning,
+        run.cut_short,
     )
     settings.events.emit(
         "run_end",

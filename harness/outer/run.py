@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from harness.agent.agent import Agent
 from harness.core.atomic import atomic_write_text
@@ -32,6 +33,7 @@ class Run:
     models: tuple[MeteredModel, ...]
     reports: list[RoundReport] = field(default_factory=list)
     stop: StopReason | None = None
+    cut_short: int | None = None  # the round stopped part-way, if one was
     message: str = ""
     feedback: str = ""
     draft: Progress | None = (
@@ -50,6 +52,7 @@ def start_run(settings: Settings, progress: Progress | None) -> Run:
         loop_name=settings.name,
         run_id=settings.run_id,
         resume_branch=resume_branch,
+        own_files=_own_files(progress),
     )
     if resume_branch:
         workspace.clear_stale_locks()  # a killed run may have died inside a git command
@@ -89,3 +92,16 @@ def save_progress(settings: Settings, progress: Progress) -> None:
     """progress.md, atomically and with secrets redacted."""
     assert progress.path is not None
     atomic_write_text(progress.path, settings.redact(progress.render()))
+
+
+def _own_files(progress: Progress | None) -> tuple[Path, ...]:
+    """What the harness keeps beside the checkout's progress file: not the user's changes."""
+    if progress is None or progress.path is None:
+        return ()
+    path = progress.path
+    return (
+        path,
+        path.with_suffix(".previous.md"),
+        path.with_suffix(".escalation.md"),
+        path.with_name(path.name + ".lock"),
+    )

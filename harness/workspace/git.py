@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from hashlib import sha256
 from pathlib import Path
@@ -64,6 +65,7 @@ def open_workspace(
     run_id: str | None = None,
     worktrees_dir: str | Path | None = None,
     resume_branch: str | None = None,
+    own_files: Sequence[Path] = (),
 ) -> Workspace:
     """Prepare where a run works: a fresh branch (worktree or in place), a resumed one, or none.
 
@@ -71,6 +73,8 @@ def open_workspace(
     ``run_id`` picks the branch's 8-hex suffix (random without it); ``resume_branch`` reopens
     an earlier run's branch. ``worktrees_dir`` holds the run's worktree instead of
     ``<repo parent>/.harness-worktrees/<repo name>``; it must be outside the repository.
+    ``own_files`` are files the harness itself keeps in the checkout (progress.md and its
+    companions): uncommitted, they are not the user's changes the ``warning`` tells of.
     """
     if isolation not in (*get_args(Isolation), "auto"):
         raise ConfigError(
@@ -98,7 +102,10 @@ def open_workspace(
         raise GitIsolationError(
             f"the repository at {root} has no commits yet; make a first commit, or {hint}"
         )
-    place = _Placement(root, target.relative_to(root), worktrees_dir, isolation)
+    own = tuple(
+        str(f.resolve().relative_to(root)) for f in own_files if f.resolve().is_relative_to(root)
+    )
+    place = _Placement(root, target.relative_to(root), worktrees_dir, isolation, own)
     if resume_branch is not None:
         return place.resume(resume_branch)
     return place.create(loop_name, run_id, origin, head)
@@ -148,6 +155,7 @@ class _Placement:
     rel: Path  # the requested folder inside the repository
     worktrees_dir: str | Path | None
     isolation: Isolation
+    own_files: tuple[str, ...] = ()  # relative to user_root; not the user's changes
 
     def worktree_path(self, leaf: str) -> Path:
         if self.worktrees_dir is None:
@@ -170,6 +178,8 @@ class _Placement:
                 f"changes ({describe_dirty(dirty)}); commit or stash them, or use isolation='worktree'"
             )
         warning = None
+        if dirty and self.own_files:
+            dirty = status(self.user_root, exclude=self.own_files)
         if dirty:
             warning = (
                 f"{self.user_root} has uncommitted changes ({describe_dirty(dirty)}); the run "

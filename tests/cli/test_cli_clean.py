@@ -56,6 +56,12 @@ def worktrees(repo: Path) -> list[Path]:
     return [Path(line.split(" ", 1)[1]) for line in listing if line.startswith("worktree ")]
 
 
+def _hear_ctrl_c() -> None:
+    """In the child: take SIGINT as a terminal would deliver it, even when this test runs in a
+    background job (which starts with SIGINT ignored, and Python keeps it so)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def cancelled_run(repo: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     """A run stopped with Ctrl-C (SIGINT) while its agent runs a long command."""
     proc = subprocess.Popen(
@@ -63,6 +69,7 @@ def cancelled_run(repo: Path, tmp_path: Path) -> subprocess.CompletedProcess[str
          "--model", f"scripted:{tmp_path / 'slow.json'}"],
         cwd=repo, env={**os.environ, "PYTHONPATH": str(ROOT)},
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=_hear_ctrl_c,
     )  # fmt: skip
     deadline = time.monotonic() + 60
     while not list(repo.parent.glob(".harness-worktrees/repo/started-*")):

@@ -170,3 +170,44 @@ def test_a_gate_failing_the_same_way_outside_git_ends_with_no_progress(tmp_path:
     assert result.stdout == (
         "NO_PROGRESS: the last 3 rounds failed gate 'hello exists' with the same output\n"
     )
+
+
+def test_a_round_cut_short_by_an_error_is_counted_everywhere(tmp_path: Path) -> None:
+    passing_loop(tmp_path)
+    (tmp_path / "script.json").write_text(json.dumps([]))  # the first model call fails
+    result = harness("run", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stdout.startswith("ERROR: round 1 failed: ScriptExhausted")
+    assert "ERROR (not passed) after 1 round(s)" in result.stderr
+    runs = harness("runs", cwd=tmp_path)
+    (row,) = [line for line in runs.stdout.splitlines() if "ERROR" in line]
+    assert " 1 " in row  # one round, as the verdict says
+
+
+def test_the_text_report_counts_tool_calls_under_that_name(tmp_path: Path) -> None:
+    folder = passing_loop(tmp_path)
+    assert harness("run", "--quiet", cwd=folder).returncode == 0
+    (run_id,) = [p.name for p in (folder / ".harness" / "runs").iterdir()]
+    text = harness("report", run_id, cwd=folder).stdout
+    (header,) = [line for line in text.splitlines() if line.lstrip().startswith("round")]
+    assert header.split()[:3] == ["round", "outcome", "tools"]  # not "steps": the agent's
+    # steps are model replies (2 here: the write and the answer), as the escalation report says
+
+
+def test_the_harness_own_progress_files_are_not_the_users_uncommitted_changes(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "x\n", ".gitignore": ".harness/\n"})
+    passing_loop(repo)
+    (repo / "loop.toml").write_text(PASSING_LOOP.replace('"none"', '"worktree"'))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "loop")
+    first = harness("run", cwd=repo)
+    assert first.returncode == 0, first.stderr
+    assert (repo / "progress" / "hello.md").is_file()  # untracked, beside its lock file
+    again = harness("run", "--restart", cwd=repo)
+    assert again.returncode == 0, again.stderr
+    assert "note:" not in again.stderr
+    (repo / "README.md").write_text("changed\n")
+    mine = harness("run", "--restart", cwd=repo)
+    assert "uncommitted changes (README.md)" in mine.stderr.splitlines()[0]

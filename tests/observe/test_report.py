@@ -261,3 +261,14 @@ def test_chromium_check_catches_console_errors(tmp_path: Path) -> None:
     errors = chromium_render(page, tmp_path / "broken.png", width=400, height=300)
     assert any('"boom"' in line for line in errors)
     assert any("ReferenceError" in line for line in errors)
+
+
+def test_an_empty_critic_chart_says_why_it_is_empty() -> None:
+    from harness.observe.charts import line_chart
+
+    empty = line_chart(["1", "2"], [None, None], title="Critic score per round", y_max=10,
+                       color="#e15759", empty="no critic verdict")  # fmt: skip
+    assert 'class="empty">no critic verdict</text>' in empty
+    drawn = line_chart(["1", "2"], [None, 7.0], title="Critic score per round", y_max=10,
+                       color="#e15759", empty="no critic verdict")  # fmt: skip
+    assert "no critic verdict" not in drawn
