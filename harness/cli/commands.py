@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import shutil
 import sys
 import uuid
@@ -18,6 +19,8 @@ if TYPE_CHECKING:
     from harness.outer.result import RunResult
 
 SKILLS_DIR = Path(__file__).resolve().parent / "skills"
+SYSTEM_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS})
+"""Write errors that say the machine is in trouble (exit 1), not that the path was wrong (2)."""
 IGNORED = (".harness/", "progress/*.lock")
 """What ``harness init`` adds to .gitignore: run data, and the lock file beside each progress file."""
 
@@ -181,6 +184,8 @@ def report(args: argparse.Namespace) -> int:
         try:
             args.html.write_text(render_html(summary), encoding="utf-8")
         except OSError as exc:
+            if exc.errno in SYSTEM_ERRNOS:  # the machine's trouble, not a bad path: exit 1
+                raise OSError(exc.errno, exc.strerror, str(args.html)) from exc
             raise ConfigError(f"--html {args.html}: cannot write: {exc.strerror}") from exc
         print(f"wrote {args.html}", file=sys.stderr)
     print(render_text(summary))

@@ -211,3 +211,14 @@ def test_the_harness_own_progress_files_are_not_the_users_uncommitted_changes(
     (repo / "README.md").write_text("changed\n")
     mine = harness("run", "--restart", cwd=repo)
     assert "uncommitted changes (README.md)" in mine.stderr.splitlines()[0]
+
+
+def test_a_full_disk_is_a_system_error_not_bad_usage(tmp_path: Path) -> None:
+    folder = passing_loop(tmp_path)
+    assert harness("run", "--quiet", cwd=folder).returncode == 0
+    (run_id,) = [p.name for p in (folder / ".harness" / "runs").iterdir()]
+    full = harness("report", run_id, "--html", "/dev/full", cwd=folder)
+    assert full.returncode == 1
+    assert full.stderr == "harness: /dev/full: No space left on device\n"
+    missing = harness("report", run_id, "--html", "no/such/dir/r.html", cwd=folder)
+    assert missing.returncode == 2  # a path that cannot be written to is the user's to fix
