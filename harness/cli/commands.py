@@ -66,7 +66,12 @@ def _in_git(folder: Path) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     from harness.cli.config import find_config, load_config
-    from harness.cli.fresh import drop_stale_escalation, previous_name, set_aside_work
+    from harness.cli.fresh import (
+        abandoned_branch,
+        drop_stale_escalation,
+        previous_name,
+        set_aside_work,
+    )
     from harness.cli.runner import OverrideError, Overrides, build_loop, mcp_servers
     from harness.core.redact import Redactor
     from harness.core.sink import EventSink, Tee
@@ -80,9 +85,17 @@ def run(args: argparse.Namespace) -> int:
 
         return run_attempts(args, config, root)
     if args.restart:
+        talk = not args.quiet and not args.json
+        earlier = abandoned_branch(config, root)
         for work in set_aside_work(config, root):
-            if not args.quiet and not args.json:
+            if talk:
                 print(f"note: set {work} aside as {previous_name(work).name}", file=sys.stderr)
+        if earlier and talk:
+            print(
+                f"note: the earlier run's branch {earlier} is left as it was; "
+                "`harness clean` removes it and its worktree",
+                file=sys.stderr,
+            )
     run_id = uuid.uuid4().hex[:8]
     mode: Mode = "json" if args.json else "quiet" if args.quiet else "live"
     redactor = Redactor(config.redact)

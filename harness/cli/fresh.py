@@ -4,6 +4,8 @@
   sets aside progress.md: a new run must make it anew, not pass on an earlier run's file.
 * A loop that passes loses the escalation report an earlier run of it left: the report
   describes a state that no longer holds (the event log of that run still has its stop).
+* ``--restart`` names the earlier run's branch it leaves behind: no longer resumable, it is
+  for ``harness clean`` to remove.
 """
 
 from __future__ import annotations
@@ -11,7 +13,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.cli.config import LoopConfig
+from harness.core.errors import ConfigError
 from harness.memory.lock import LoopLock
+from harness.memory.progress import Progress
+from harness.memory.run_state import RunState
 
 
 def previous_name(path: Path) -> Path:
@@ -43,3 +48,14 @@ def drop_stale_escalation(config: LoopConfig, root: Path) -> Path | None:
         return None
     report.unlink()
     return report
+
+
+def abandoned_branch(config: LoopConfig, root: Path) -> str | None:
+    """The run branch the loop's progress file names, which a restart leaves behind."""
+    path = config.progress_path(root)
+    if not path.is_file():
+        return None
+    try:
+        return RunState.read(Progress.load(path)).branch
+    except ConfigError:
+        return None
