@@ -96,6 +96,9 @@ def emit_sample_run(
                  reason="cost budget: $0.9990 used + up to $0.0031 for the next call would exceed $1.0000")  # fmt: skip
         for step in range(1, STEPS + 1):
             out.model_call("author")
+            if round_ == 1 and step == 1:
+                out.emit("tool_start", 0.0, name="read_file",
+                         arguments_preview='{"path": "calc.py"}', step=step)  # fmt: skip
             out.emit(
                 "tool_call", 0.5, name="read_file" if step == 1 else "run_shell",
                 arguments_preview='{"path": "calc.py"}' if step == 1 else '{"command": "pytest -q"}',

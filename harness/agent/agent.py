@@ -247,6 +247,12 @@ class _Session:
     def execute(self, call: ToolCall) -> tuple[ToolResult, bool]:
         """Run one call; the flag says whether the call itself was malformed."""
         started = time.monotonic()
+        self.events.emit(
+            "tool_start",
+            name=call.name,
+            arguments_preview=call.arguments_json[:4000],
+            step=self.steps,
+        )
         result = self.agent.toolbox.execute(call, self.ctx)
         if result.arguments is not None and not result.is_error:
             self.ledger.note_tool_call(call.name, result.arguments)

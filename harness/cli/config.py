@@ -219,6 +219,13 @@ def load_config(path: str | Path) -> tuple[LoopConfig, Path]:
         data = tomllib.loads(file.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{file}: not valid TOML: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{file}: not UTF-8 text (byte {exc.start} is {exc.object[exc.start]:#04x}); "
+            "save it as UTF-8"
+        ) from None
+    except RecursionError:
+        raise ConfigError(f"{file}: nested too deeply to read") from None
     except OSError as exc:
         raise ConfigError(f"{file}: cannot read: {exc.strerror}") from exc
     try:

@@ -44,6 +44,10 @@ MODEL_ENV = "HARNESS_MODEL"
 CRITIC_MODEL_ENV = "HARNESS_CRITIC_MODEL"
 
 
+class OverrideError(ConfigError):
+    """A problem with what the command line or the environment gave, not with loop.toml."""
+
+
 @dataclass(frozen=True)
 class Overrides:
     """What the command line says over the file."""
@@ -118,7 +122,10 @@ def build_loop(
     ``tools`` are given to the agent beside the built-ins (the MCP servers' tools).
     """
     model_name = choose_model(overrides.model, _rooted(config.model, root))
-    model = _model(model_name, config.model_options)
+    model = _overridable(
+        lambda: _model(model_name, config.model_options),
+        "--model" if overrides.model else MODEL_ENV if os.environ.get(MODEL_ENV) else None,
+    )
     skill = Skill.load(root / config.skill) if config.skill else None
     sandbox = build_sandbox(config, root)
     agent = Agent(
@@ -133,7 +140,16 @@ def build_loop(
     )
     critic = None
     if config.critic.enabled:
-        critic_model = _critic_model(overrides, config, root, model_name, model)
+        source = (
+            "--critic-model"
+            if overrides.critic_model
+            else CRITIC_MODEL_ENV
+            if os.environ.get(CRITIC_MODEL_ENV)
+            else None
+        )
+        critic_model = _overridable(
+            lambda: _critic_model(overrides, config, root, model_name, model), source
+        )
         criteria = config.critic.criteria or (skill.render_for_critic() if skill else None)
         threshold = config.critic.threshold
         if threshold is None:
@@ -253,6 +269,16 @@ def _artifact(config: LoopConfig) -> str:
         return config.critic.artifact
     assert config.critic.file, "load_config checks critic.file"
     return f"file:{config.critic.file}"
+
+
+def _overridable(make: Callable[[], Model], source: str | None) -> Model:
+    """``make()``; its :class:`ConfigError` is blamed on ``source`` (a flag or variable) if given."""
+    try:
+        return make()
+    except ConfigError as exc:
+        if source is None:
+            raise
+        raise OverrideError(f"{source}: {exc}") from exc
 
 
 def _model(name: str, options: dict[str, Any]) -> Model:

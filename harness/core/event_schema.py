@@ -85,6 +85,15 @@ class ModelCall(EventBase):
     cached_tokens: int = 0
 
 
+class ToolStart(EventBase):
+    """A tool call about to run (its ``tool_call`` event follows when it is done)."""
+
+    kind: Literal["tool_start"] = "tool_start"
+    name: str
+    arguments_preview: str = ""
+    step: int | None = None
+
+
 class ToolCallEvent(EventBase):
     kind: Literal["tool_call"] = "tool_call"
     name: str
@@ -176,6 +185,7 @@ Event = Annotated[
     | RoundStart
     | RoundEnd
     | ModelCall
+    | ToolStart
     | ToolCallEvent
     | GateReportEvent
     | CriticVerdict
@@ -197,6 +207,7 @@ EVENT_MODELS: dict[str, type[EventBase]] = {
         RoundStart,
         RoundEnd,
         ModelCall,
+        ToolStart,
         ToolCallEvent,
         GateReportEvent,
         CriticVerdict,

@@ -166,10 +166,26 @@ def no_progress(reports: Sequence[RoundReport], patience: int) -> str:
     digests = {r.diff_digest for r in window}
     if len(digests) == 1 and None not in digests:
         return f"the last {patience} rounds left the same diff"
+    if digests == {None} and not any(r.files_changed for r in window):
+        # Outside git no diff tells whether anything changed: the gates' own words must.
+        failures = {_first_failure(r) for r in window}
+        only = next(iter(failures))
+        if len(failures) == 1 and only is not None:
+            return f"the last {patience} rounds failed gate {only[0]!r} with the same output"
     scores = [r.verdict.score for r in window if r.verdict is not None]
     if len(scores) == patience and max(scores[1:]) <= scores[0]:
         return f"the critic's score did not rise over the last {patience} rounds ({scores})"
     return ""
+
+
+def _first_failure(
+    report: RoundReport,
+) -> tuple[str, str, tuple[str, ...], str, int | None] | None:
+    """The first failing gate's name and what it said, or None when every gate passed."""
+    failed = next((g for g in report.gates if not g.passed), None)
+    if failed is None:
+        return None
+    return failed.name, failed.summary, tuple(failed.failures), failed.output_tail, failed.exit_code
 
 
 def commit_message(report: RoundReport) -> str:

@@ -227,6 +227,7 @@ class OuterLoop:
             report = play_round(self.settings, run, number)
         except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - every stop gets a name
             run.stop, run.message = _stop_for(exc, number)
+            run.cut_short = number
             keep_partial_work(run, number)
             ctx.exit(run.message)
             return None

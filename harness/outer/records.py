@@ -82,6 +82,7 @@ def finish_run(settings: Settings, run: Run) -> RunResult:
         settings.run_id,
         run.first_round,
         run_warning(settings, run),
+        run.cut_short,
     )
     settings.events.emit(
         "run_end",

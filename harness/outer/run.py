@@ -36,6 +36,7 @@ class Run:
     models: tuple[MeteredModel, ...]
     reports: list[RoundReport] = field(default_factory=list)
     stop: StopReason | None = None
+    cut_short: int | None = None  # the round stopped part-way, if one was
     message: str = ""
     feedback: str = ""
     draft: Progress | None = (
@@ -55,6 +56,7 @@ def start_run(settings: Settings, progress: Progress | None) -> Run:
         loop_name=settings.name,
         run_id=settings.run_id,
         resume_branch=resume_branch,
+        own_files=_own_files(progress),
     )
     if resume_branch:
         workspace.clear_stale_locks()  # a killed run may have died inside a git command
@@ -120,3 +122,16 @@ def run_warning(settings: Settings, run: Run) -> str | None:
     sandbox = (settings.agent.sandbox or default_sandbox()).warning
     found = [w for w in (run.workspace.warning, sandbox) if w]
     return "; ".join(found) or None
+
+
+def _own_files(progress: Progress | None) -> tuple[Path, ...]:
+    """What the harness keeps beside the checkout's progress file: not the user's changes."""
+    if progress is None or progress.path is None:
+        return ()
+    path = progress.path
+    return (
+        path,
+        path.with_suffix(".previous.md"),
+        path.with_suffix(".escalation.md"),
+        path.with_name(path.name + ".lock"),
+    )

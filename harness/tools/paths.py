@@ -7,7 +7,8 @@ in between cannot lead outside. Nothing under ``.git`` or ``.harness`` is ever w
 
 Protect patterns are globs relative to the workspace: ``*`` and ``?`` match within one path
 segment, ``**`` spans directories (``tests/**``), and a pattern that names a directory covers
-everything under it (``tests``).
+everything under it (``tests``). A pattern starting with ``!`` frees what it matches again, and
+the last pattern that matches decides: ``["**", "!out/**"]`` protects everything but ``out/``.
 """
 
 from __future__ import annotations
@@ -85,23 +86,27 @@ def writable(ctx: Confined, target: Path) -> str:
 
 
 def protecting_pattern(patterns: Iterable[str], rel: str) -> str | None:
-    """The first pattern that matches ``rel`` or one of the directories it lies in."""
+    """The first pattern that matches ``rel`` or a directory it lies in, unless a later ``!``
+    pattern frees it again (then the first matching one after that, if any)."""
     parts = rel.split("/")
     covered = ["/".join(parts[:end]) for end in range(1, len(parts) + 1)]
+    decided: str | None = None
     for pattern in patterns:
-        regex = _glob_regex(pattern)
+        negated = pattern.startswith("!")
+        regex = _glob_regex(pattern.removeprefix("!"))
         if any(regex.fullmatch(candidate) for candidate in covered):
-            return pattern
-    return None
+            decided = None if negated else decided or pattern
+    return decided
 
 
 def check_protect_patterns(patterns: Iterable[str]) -> tuple[str, ...]:
     """The patterns as a tuple; :class:`ConfigError` for one that cannot name workspace files."""
     checked = tuple(patterns)
     for pattern in checked:
-        if not isinstance(pattern, str) or not _normalised(pattern):
+        if not isinstance(pattern, str) or not _normalised(pattern.removeprefix("!")):
             raise ConfigError(f"protect: {pattern!r} is not a non-empty glob pattern")
-        if PurePosixPath(pattern).is_absolute() or ".." in PurePosixPath(pattern).parts:
+        glob = PurePosixPath(pattern.removeprefix("!"))
+        if glob.is_absolute() or ".." in glob.parts:
             raise ConfigError(f"protect: {pattern!r} must be relative to the workspace")
     return checked
 

@@ -12,7 +12,7 @@ import random
 import re
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from harness.core.errors import ConfigError
@@ -120,10 +120,12 @@ def git_test(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> boo
     return proc.returncode == 0
 
 
-def status(root: Path, *, untracked: bool = True) -> list[str]:
-    """``git status --porcelain`` lines of a checkout (ignored files left out)."""
+def status(root: Path, *, untracked: bool = True, exclude: Sequence[str] = ()) -> list[str]:
+    """``git status --porcelain`` lines of a checkout (ignored files and ``exclude``, paths
+    relative to ``root``, left out)."""
     mode = "--untracked-files=normal" if untracked else "--untracked-files=no"
-    return git(root, "status", "--porcelain", mode).splitlines()
+    spec = ("--", ".", *(f":(exclude,literal){path}" for path in exclude)) if exclude else ()
+    return git(root, "status", "--porcelain", mode, *spec).splitlines()
 
 
 def describe_dirty(lines: list[str]) -> str:

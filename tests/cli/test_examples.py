@@ -60,7 +60,7 @@ def assert_passed_in_two_rounds(
     folder: Path, name: str, result: subprocess.CompletedProcess[str]
 ) -> list[dict[str, Any]]:
     assert result.returncode == 0, result.stderr
-    assert "PASSED: round 2 passed every gate and the review" in result.stderr
+    assert "PASSED: round 2 passed every gate and the review" in result.stdout
     progress = Progress.load(folder / ".harness" / "progress" / f"{name}.md")
     assert progress.status is Status.PASSED
     assert progress.iteration == 2
@@ -175,7 +175,7 @@ def test_bugfix_runs_in_place_as_the_readme_says(tmp_path: Path) -> None:
         result = harness("run", "examples/bugfix", cwd=ROOT)
 
         assert result.returncode == 0, result.stderr
-        assert "PASSED: round 2 passed every gate and the review" in result.stderr
+        assert "PASSED: round 2 passed every gate and the review" in result.stdout
         assert checkout_entries() - before <= {"!! examples/bugfix/.harness/"}
         (branch,) = run_branches() - branches_before
         assert git(ROOT, "diff", "--name-only", f"{branch}~2", branch) == (
