@@ -164,6 +164,7 @@ def test_attempts_share_the_servers_of_loop_toml(tmp_path: Path) -> None:
         for line in log.read_text().splitlines()
         if '"mcp__time__convert_time"' in line
     ]
+    calls = [c for c in calls if c["kind"] == "tool_call"]
     assert [c["is_error"] for c in calls] == [False, False]  # one real answer per attempt
 
 
