@@ -71,7 +71,8 @@ def choose_model(flag: str | None, configured: str | None) -> str:
 def build_sandbox(config: LoopConfig, root: Path) -> Sandbox:
     """The ``[sandbox]`` of ``config``; the loop's progress file and run folders stay read-only."""
     settings = config.sandbox
-    state = [config.progress_path(root), root / RUNS_DIR.parent]
+    progress = config.progress_path(root)
+    state = [progress, progress.with_name(progress.name + ".lock"), root / RUNS_DIR]
     return Sandbox(
         settings.backend, network=settings.network, env=settings.env, limits=settings.limits,
         readonly=state,

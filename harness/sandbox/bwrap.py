@@ -13,8 +13,10 @@ from pathlib import Path
 SANDBOX_HOME = "/tmp/home"
 """``HOME`` inside the sandbox: a folder of its private ``/tmp``."""
 
-STATE_NAMES = (".git", ".harness")
+STATE_NAMES = (".git", ".harness/runs", ".harness/progress")
 """Folders (or files) of a workspace a sandboxed command may read but never write."""
+STATE_GLOBS = (".harness/*.escalation.md", ".harness/*.lock")
+"""The harness's own files in ``.harness`` (the rest of it is the workspace's)."""
 
 
 def bwrap_argv(
@@ -30,8 +32,8 @@ def bwrap_argv(
     """``bwrap ... -- command``: the root read-only, the workspace and ``writable`` not.
 
     New PID, IPC, UTS, cgroup, user and (unless ``network``) network namespaces; a private
-    ``/tmp`` of ``tmp_bytes``; the workspace's ``.git`` and ``.harness`` and every ``readonly``
-    path mounted read-only over the writable workspace; no capabilities; killed with the harness.
+    ``/tmp`` of ``tmp_bytes``; the workspace's ``.git``, the harness's state in its ``.harness``
+    and every ``readonly`` path mounted read-only over the writable workspace; no capabilities; killed with the harness.
     """
     argv = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     argv += ["--size", str(tmp_bytes), "--tmpfs", "/tmp", "--dir", SANDBOX_HOME]
@@ -39,6 +41,7 @@ def bwrap_argv(
     for path in writable:
         argv += ["--bind", str(path), str(path)]
     protected = [workspace / name for name in STATE_NAMES] + list(readonly)
+    protected += [path for pattern in STATE_GLOBS for path in sorted(workspace.glob(pattern))]
     for path in protected:
         if os.path.lexists(path) and not path.is_symlink():
             argv += ["--ro-bind", str(path), str(path)]

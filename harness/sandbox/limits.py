@@ -13,6 +13,7 @@ import os
 import shlex
 import shutil
 import signal
+import time
 import uuid
 from pathlib import Path
 
@@ -92,6 +93,8 @@ class Cgroup:
         dirs = _own_cgroup_dirs()
         if dirs is None:
             return None
+        for parent in set(dirs.values()):
+            _sweep(parent)
         name = f"harness-{uuid.uuid4().hex[:12]}"
         made: dict[str, Path] = {}
         try:
@@ -130,9 +133,8 @@ class Cgroup:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
             os.sched_yield()
-        for directory in set(self.dirs.values()):
-            with contextlib.suppress(OSError):
-                directory.rmdir()
+        for directory in self.places():
+            _remove(directory)
 
     def _write(self, kind: str, file: str, value: str, *, optional: bool = False) -> None:
         try:
@@ -146,6 +148,27 @@ class Cgroup:
             return (self.dirs[kind] / file).read_text()
         except OSError:
             return ""
+
+
+def _remove(directory: Path) -> None:
+    """rmdir a cgroup, waiting briefly while the kernel finishes releasing its last processes."""
+    for _ in range(20):
+        try:
+            directory.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.005)
+
+
+def _sweep(parent: Path) -> None:
+    """Remove command cgroups left empty (a harness killed before its cleanup) over a minute ago."""
+    with contextlib.suppress(OSError):
+        for child in parent.glob("harness-*"):
+            with contextlib.suppress(OSError):
+                if time.time() - child.stat().st_mtime > 60:
+                    child.rmdir()  # fails, harmlessly, while it still holds processes
 
 
 def _own_cgroup_dirs() -> dict[str, Path] | None:

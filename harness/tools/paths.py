@@ -3,7 +3,8 @@
 Paths are resolved with symlinks followed, so a link whose target lies outside the workspace is
 refused like ``../x`` is. The check happens when a tool runs; the open that follows walks the
 resolved path without following symlinks (:mod:`harness.tools.confined_io`), so a link swapped
-in between cannot lead outside. Nothing under ``.git`` or ``.harness`` is ever writable.
+in between cannot lead outside. Nothing under ``.git`` and none of the harness's state in
+``.harness`` (runs, progress, locks, escalation reports) is ever writable.
 
 Protect patterns are globs relative to the workspace: ``*`` and ``?`` match within one path
 segment, ``**`` spans directories (``tests/**``), and a pattern that names a directory covers
@@ -74,15 +75,25 @@ def relative_path(ctx: Confined, path: Path) -> str:
 def writable(ctx: Confined, target: Path) -> str:
     """``target``'s relative path; :class:`ToolError` when a protect pattern covers it."""
     rel = relative_path(ctx, target)
-    parts = rel.split("/")
-    if ".git" in parts or parts[0] == ".harness":
+    if is_state(rel):
         raise ToolError(
-            f"{rel} is version-control or run state (.git, .harness): the tools never write there"
+            f"{rel} is version-control or run state (.git, .harness/runs, .harness/progress, "
+            "locks, escalation reports): the tools never write there"
         )
     pattern = protecting_pattern(ctx.protect, rel)
     if pattern is not None:
         raise ToolError(f"{rel} is protected (matches {pattern!r}): the checks rely on it")
     return rel
+
+
+def is_state(rel: str) -> bool:
+    """Whether ``rel`` lies in a ``.git`` folder or is the harness's own state in ``.harness``."""
+    parts = rel.split("/")
+    if ".git" in parts:
+        return True
+    if parts[0] != ".harness" or len(parts) < 2:
+        return False
+    return parts[1] in ("runs", "progress") or parts[-1].endswith((".lock", ".escalation.md"))
 
 
 def protecting_pattern(patterns: Iterable[str], rel: str) -> str | None:

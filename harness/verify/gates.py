@@ -117,7 +117,12 @@ class CommandGate:
 
     def check(self, workspace: str | Path) -> GateReport:
         sandbox = self.sandbox or default_sandbox()
-        result = sandbox.run(self.cmd, cwd=_workspace(workspace), timeout=self.timeout)
+        # No byte-code files: a check leaves nothing behind, and a stale .pyc written in the same
+        # second as an equally long edit would hide the edit from the next check.
+        result = sandbox.run(
+            self.cmd, cwd=_workspace(workspace), timeout=self.timeout,
+            env={"PYTHONDONTWRITEBYTECODE": "1"},
+        )  # fmt: skip
         if result.timed_out:
             summary = f"`{self.name}` {result.status}"
         elif result.exit_code == 0:

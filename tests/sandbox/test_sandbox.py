@@ -58,12 +58,13 @@ def test_proc_shows_only_the_sandbox_processes(tmp_path: Path) -> None:
 def test_only_the_workspace_is_writable_and_its_git_is_not(tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
     (tmp_path / ".git" / "config").write_text("[core]\n")
-    (tmp_path / ".harness").mkdir()
+    (tmp_path / ".harness" / "runs").mkdir(parents=True)
+    (tmp_path / ".harness" / "loop.lock").write_text("1\n")
     outside = tmp_path.parent / f"{tmp_path.name}-outside.txt"
     outside.write_text("kept")
     command = (
         f"echo x > {outside}; echo '[core] fsmonitor = evil' >> .git/config; "
-        "mkdir .git/hooks2; echo x > .harness/lock; rm -rf .git; echo made > made.txt; "
+        "mkdir .git/hooks2; echo x > .harness/runs/x; echo x > .harness/loop.lock; rm -rf .git; echo made > made.txt; "
         "echo x > /etc/harness-test; ls /tmp"
     )
 
@@ -72,7 +73,8 @@ def test_only_the_workspace_is_writable_and_its_git_is_not(tmp_path: Path) -> No
     assert outside.read_text() == "kept"
     assert (tmp_path / ".git" / "config").read_text() == "[core]\n"
     assert not (tmp_path / ".git" / "hooks2").exists()
-    assert not (tmp_path / ".harness" / "lock").exists()
+    assert not (tmp_path / ".harness" / "runs" / "x").exists()
+    assert (tmp_path / ".harness" / "loop.lock").read_text() == "1\n"
     assert (tmp_path / "made.txt").read_text() == "made\n"
     assert not Path("/etc/harness-test").exists()
     assert result.output.count("Read-only file system") >= 4

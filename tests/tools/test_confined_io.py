@@ -44,7 +44,8 @@ def test_a_file_with_a_second_hard_link_is_not_written(ctx: ToolContext) -> None
 
 def test_writes_under_git_or_harness_are_refused(ctx: ToolContext) -> None:
     (ctx.workspace / ".git").mkdir()
-    for path in (".git/config", ".git/hooks/pre-commit", "sub/.git/config", ".harness/x.lock"):
+    for path in (".git/config", "sub/.git/config", ".harness/x.lock", ".harness/runs/r/e.jsonl",
+                 ".harness/loop.escalation.md", ".harness/progress/loop.md"):  # fmt: skip
         output = call(ctx, "write_file", path=path, content="[core]\nfsmonitor = evil\n")
         assert output.startswith(f"error: {path} is version-control or run state"), output
     assert list((ctx.workspace / ".git").iterdir()) == []
