@@ -37,6 +37,7 @@ _EXPORTS = {
     "StopReason": "harness.core.stop",
     "OuterLoop": "harness.outer.loop",
     "Fleet": "harness.scale.fleet",
+    "HumanGate": "harness.verify.human",
     "Batch": "harness.scale.batch",
     "BestOf": "harness.scale.best_of",
     "BatchTask": "harness.scale.batch_task",
@@ -44,6 +45,7 @@ _EXPORTS = {
     "RunResult": "harness.outer.result",
     "Budget": "harness.models.budget",
     "ConfigError": "harness.core.errors",
+    "Sandbox": "harness.sandbox",
     "HarnessError": "harness.core.errors",
 }
 
@@ -63,6 +65,7 @@ __all__ = [
     "ForEach",
     "GateReport",
     "HarnessError",
+    "HumanGate",
     "LiteLLMModel",
     "Loop",
     "LoopResult",
@@ -71,6 +74,7 @@ __all__ = [
     "Progress",
     "PytestGate",
     "RunResult",
+    "Sandbox",
     "ScriptedModel",
     "Skill",
     "StopReason",
@@ -100,6 +104,7 @@ if TYPE_CHECKING:
     from harness.models.scripted import ScriptedModel
     from harness.outer.loop import OuterLoop
     from harness.outer.result import RunResult
+    from harness.sandbox import Sandbox
     from harness.scale.batch import Batch
     from harness.scale.batch_task import BatchTask
     from harness.scale.best_of import BestOf
@@ -107,6 +112,7 @@ if TYPE_CHECKING:
     from harness.tools import Tool, ToolResult, default_tools, tool
     from harness.verify.critic import Critic, Verdict
     from harness.verify.gates import CommandGate, GateReport, PredicateGate, PytestGate
+    from harness.verify.human import HumanGate
 
 
 def __getattr__(name: str) -> Any:

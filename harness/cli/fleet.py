@@ -7,17 +7,19 @@ import sys
 import uuid
 from pathlib import Path
 
-from harness.cli.config import LoopConfig
+from harness.cli.config import GateConfig, LoopConfig
 from harness.cli.exit_codes import EXIT_ESCALATED, EXIT_PASSED
 from harness.cli.runner import Overrides, author_model, build_gate, build_loop, named_model
 from harness.core.atomic import atomic_write_text
-from harness.core.redact import Redactor
+from harness.core.errors import ConfigError
 from harness.observe.events import EVENTS_FILE, EventLog
 from harness.observe.run_summary import RUNS_DIR
 from harness.outer.loop import OuterLoop
 from harness.scale.evaluation import gates_on_branch
 from harness.scale.fleet import Fleet, SubtaskOutcome
 from harness.scale.fleet import Subtask as FleetSubtask
+from harness.verify.gates import Gate
+from harness.verify.human import HumanGate
 
 
 def subtask_config(config: LoopConfig, root: Path, subtask: FleetSubtask) -> LoopConfig:
@@ -38,7 +40,7 @@ def run_fleet(args: argparse.Namespace, config: LoopConfig, root: Path) -> int:
     fleet_config = config.fleet
     assert fleet_config is not None
     overrides = Overrides(args.model, args.critic_model, args.max_iterations, args.restart)
-    redactor = Redactor(config.redact)
+    redactor = config.redactor(root)
 
     def loop_for(subtask: FleetSubtask) -> OuterLoop:
         run_id = uuid.uuid4().hex[:8]
@@ -55,7 +57,7 @@ def run_fleet(args: argparse.Namespace, config: LoopConfig, root: Path) -> int:
     )
     workspace = root / config.workspace
     evaluate = (
-        gates_on_branch([build_gate(g, root) for g in fleet_config.evaluate], workspace)
+        gates_on_branch([_evaluate_gate(g, root) for g in fleet_config.evaluate], workspace)
         if fleet_config.evaluate
         else None
     )
@@ -99,3 +101,10 @@ def _describe(outcome: SubtaskOutcome) -> str:
         f"{name}: {outcome.result.stop_reason.value}, {state}, "
         f"branch {outcome.result.branch or '-'}"
     )
+
+
+def _evaluate_gate(config: GateConfig, root: Path) -> Gate:
+    gate = build_gate(config, root)
+    if isinstance(gate, HumanGate):
+        raise ConfigError("fleet.evaluate: a human gate cannot evaluate subtasks; use it in gates")
+    return gate
