@@ -146,43 +146,52 @@ class Batch:
         executor = self._executor()
         try:
             while queue or running:
-                while queue and len(running) < self.workers:
-                    if self._spent_budget(records.values()):
-                        held.extend(t.name for t in queue)
-                        queue.clear()
-                        break
-                    task = queue.popleft()
-                    before = earlier[task.name]
-                    run = TaskRun(
-                        run_id=uuid.uuid4().hex[:8],
-                        progress=self.out / "tasks" / task.name / "progress.md",
-                        starts=before.starts + 1 if before else 1,
-                    )
-                    TaskRecord(name=task.name, status="running", starts=run.starts).save(self.out)
-                    running[executor.submit(task, run)] = task
-                if not running:
-                    break
                 try:
+                    self._start(executor, queue, running, earlier, records, held)
+                    if not running:
+                        break
                     done, _ = wait(running, return_when=FIRST_COMPLETED)
+                    for future in done:
+                        task = running.pop(future)
+                        records[task.name] = future.result()
+                        records[task.name].save(self.out)
+                        finished_here += 1
                 except KeyboardInterrupt:
                     if self.stopping:
                         raise  # a second interrupt: quit now; the running tasks re-run next time
                     self.stopping = True  # start nothing more; let the running tasks end
                     held.extend(t.name for t in queue)
                     queue.clear()
-                    self._notify(records, running, queue, held, started, finished_here)
-                    continue
-                for future in done:
-                    task = running.pop(future)
-                    record = future.result()
-                    record.save(self.out)
-                    records[task.name] = record
-                    finished_here += 1
                 self._save(records, held, started)
                 self._notify(records, running, queue, held, started, finished_here)
         finally:
             executor.close()
         return self._save(records, held, started)
+
+    def _start(
+        self,
+        executor: Executor,
+        queue: deque[BatchTask],
+        running: dict[Future[TaskRecord], BatchTask],
+        earlier: Mapping[str, TaskRecord | None],
+        records: Mapping[str, TaskRecord],
+        held: list[str],
+    ) -> None:
+        """Start queued tasks while a worker is free and the batch budget is not spent."""
+        while queue and len(running) < self.workers:
+            if self._spent_budget(records.values()):
+                held.extend(t.name for t in queue)
+                queue.clear()
+                return
+            task = queue.popleft()
+            before = earlier[task.name]
+            run = TaskRun(
+                run_id=uuid.uuid4().hex[:8],
+                progress=self.out / "tasks" / task.name / "progress.md",
+                starts=before.starts + 1 if before else 1,
+            )
+            TaskRecord(name=task.name, status="running", starts=run.starts).save(self.out)
+            running[executor.submit(task, run)] = task
 
     def _executor(self) -> Executor:
         if self.backend == "ray":

@@ -132,13 +132,14 @@ class ClusterLimiter:
 
     def __init__(self, ray: Any, model: str, per_minute: float) -> None:
         actor = ray.remote(num_cpus=0)(_TurnKeeper)
-        self._actor = actor.options(name=f"harness-rate-{model}", get_if_exists=True).remote(
-            per_minute
-        )
-        self._ray = ray
+        self._actor = actor.options(
+            name=f"harness-rate-{model}-{per_minute:g}", get_if_exists=True
+        ).remote(per_minute)
 
     def acquire(self) -> float:
-        wait = float(self._ray.get(self._actor.turn.remote()))
+        import ray  # on the worker: the handle travels, the module is imported there
+
+        wait = float(ray.get(self._actor.turn.remote()))
         if wait > 0:
             time.sleep(wait)
         return wait

@@ -55,6 +55,13 @@ def _run_ends(project: Path) -> dict[str, int]:
     return ends
 
 
+def _wait_for_a_running_loop(project: Path) -> None:
+    """Until a task's loop has started (its event log exists)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not any(project.glob(".harness/runs/*/events.jsonl")):
+        time.sleep(0.02)
+
+
 def test_a_batch_killed_midway_resumes_and_every_task_ends_exactly_once(tmp_path: Path) -> None:
     project = _project(tmp_path)
     out = tmp_path / "out"
@@ -139,9 +146,7 @@ def test_an_interrupt_lets_the_running_task_end_and_starts_no_other(tmp_path: Pa
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     first = out / "tasks" / "task-0" / "record.json"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not first.exists():
-        time.sleep(0.02)
+    _wait_for_a_running_loop(tmp_path / "project")
     batch.send_signal(signal.SIGINT)  # as Ctrl-C does, while task-0's loop runs
     stdout, stderr = batch.communicate(timeout=60)
     assert batch.returncode == 3, stderr
@@ -171,16 +176,14 @@ def test_a_second_interrupt_quits_at_once_and_the_task_resumes_next_time(tmp_pat
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     first = out / "tasks" / "task-0" / "record.json"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not first.exists():
-        time.sleep(0.02)
+    _wait_for_a_running_loop(tmp_path / "project")
     batch.send_signal(signal.SIGINT)
     time.sleep(0.3)
     interrupted = time.monotonic()
     batch.send_signal(signal.SIGINT)
     _, stderr = batch.communicate(timeout=60)
     assert time.monotonic() - interrupted < 2.5  # it did not wait for the 3-second gate
-    assert batch.returncode == 3
+    assert batch.returncode == 3, stderr
     assert "harness: interrupted" in stderr
     assert json.loads(first.read_text())["status"] == "running"
 
