@@ -15,6 +15,7 @@ from harness.core.sink import NULL_SINK, EventSink
 from harness.core.usage import Usage
 from harness.models.base import Message, Model, Reply, ToolCall
 from harness.models.budget import MeteredModel
+from harness.sandbox import Sandbox
 from harness.tools import Tool, Toolbox, ToolContext, ToolResult, default_tools
 
 DEFAULT_SYSTEM_PROMPT = """\
@@ -22,7 +23,6 @@ You are a careful software agent in a workspace folder; paths are relative to it
 in small verified steps: read before you edit, run the relevant checks after each change. When \
 done, call `submit` (or answer without a tool call) with what you changed and how you checked \
 it. Your result is verified independently, so claim no success you have not checked."""
-
 
 DEFAULT_COMPACTION = "mask_observations"
 """Masking old tool outputs at 80 % of the window needs no model call and keeps the reasoning."""
@@ -85,6 +85,7 @@ class Agent:
         max_tokens: int | None = None,
         shell_timeout: float = 120.0,
         max_output_chars: int = 20_000,
+        sandbox: Sandbox | None = None,
     ) -> None:
         if not isinstance(max_steps, int) or max_steps < 1:
             raise ConfigError(f"max_steps: must be a positive integer, got {max_steps!r}")
@@ -106,6 +107,7 @@ class Agent:
         self.max_tokens = max_tokens
         self.shell_timeout = shell_timeout
         self.max_output_chars = max_output_chars
+        self.sandbox = sandbox  # where run_shell runs; None: Sandbox("auto")
 
     def check_fits(self, task: str) -> None:
         """Raise :class:`ConfigError` when the first request of a session on ``task`` (system
@@ -167,6 +169,8 @@ class _Session:
             shell_timeout=agent.shell_timeout,
             max_output_chars=agent.max_output_chars,
             env=env,
+            sandbox=agent.sandbox,
+            time_left=self.model.meter.remaining_seconds,
         )
         self.messages: list[Message] = [
             {"role": "system", "content": agent.system_prompt},
@@ -243,6 +247,12 @@ class _Session:
     def execute(self, call: ToolCall) -> tuple[ToolResult, bool]:
         """Run one call; the flag says whether the call itself was malformed."""
         started = time.monotonic()
+        self.events.emit(
+            "tool_start",
+            name=call.name,
+            arguments_preview=call.arguments_json[:4000],
+            step=self.steps,
+        )
         result = self.agent.toolbox.execute(call, self.ctx)
         if result.arguments is not None and not result.is_error:
             self.ledger.note_tool_call(call.name, result.arguments)

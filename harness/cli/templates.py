@@ -11,7 +11,7 @@ goal = "Make the test suite pass without editing the tests."
 skill = "skills/bugfix/SKILL.md"
 workspace = "."
 max_iterations = 10
-isolation = "worktree"            # a branch and a worktree per run; your checkout is not touched
+isolation = "auto"                # in git: a branch and a worktree per run, your checkout untouched
 checklist = ["reproduce the failure", "fix the cause", "run the whole suite"]
 
 [agent]

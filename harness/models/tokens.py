@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     import tiktoken
 
 
-
 MESSAGE_OVERHEAD = 4
 """Tokens a chat message costs beyond its content (role and separators), as OpenAI counts them."""
 

@@ -64,7 +64,7 @@ def render_text(summary: RunSummary) -> str:
         + (f" ({usage.unpriced_calls} unpriced)" if usage.unpriced_calls else ""),
         *(f"note: {note}" for note in summary.notes),
         "",
-        f"{'round':>5}  {'outcome':<22} {'steps':>5} {'tokens':>7} {'cost':>8}  {'critic':>6}  gates",
+        f"{'round':>5}  {'outcome':<22} {'tools':>5} {'tokens':>7} {'cost':>8}  {'critic':>6}  gates",
     ]
     for r in summary.rounds:
         critic = f"{r.verdict.score:g}" if r.verdict else "-"

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 from harness.agent.agent import Agent
-from harness.core.errors import HarnessError, Stopped
+from harness.core.errors import ConfigError, HarnessError, Stopped
 from harness.core.redact import Redactor
 from harness.core.sink import NULL_SINK, EventSink
 from harness.core.stop import StopReason
@@ -26,19 +26,23 @@ from harness.memory.lock import LoopLock
 from harness.memory.progress import Progress
 from harness.memory.progress_items import Status
 from harness.memory.skill import Skill
+from harness.memory.spend import spend_path
 from harness.models.budget import Budget
 from harness.models.pricing import cost_budget_warning
+from harness.outer.claims import unconfirmed_pass
 from harness.outer.decision import RoundReport, decide
 from harness.outer.escalation import EscalationHook
 from harness.outer.evidence import play_round
+from harness.outer.people import RoundHook, notify_round
 from harness.outer.records import finish_run, keep_partial_work, record_round
 from harness.outer.result import RunResult
-from harness.outer.run import Run, start_run
+from harness.outer.run import Run, run_warning, start_run
 from harness.outer.settings import Settings
 from harness.outer.task import TaskInputs, render_task
 from harness.tools.paths import check_protect_patterns
 from harness.verify.critic import Critic
 from harness.verify.gates import Gate
+from harness.verify.human import HumanGate
 from harness.verify.round import default_protect
 from harness.workspace.git import Isolation
 
@@ -51,7 +55,7 @@ class OuterLoop:
         goal: str,
         agent: Agent,
         *,
-        gates: Sequence[Gate] = (),
+        gates: Sequence[Gate | HumanGate] = (),
         critic: Critic | None = None,
         skill: Skill | str | Path | None = None,
         progress: Progress | str | Path | None = None,
@@ -71,12 +75,16 @@ class OuterLoop:
         redact: Callable[[str], str] | None = None,
         checklist: Sequence[str] = (),
         restart: bool = False,
+        on_round: RoundHook | None = None,
     ) -> None:
-        gates = tuple(gates)
+        humans = [g for g in gates if isinstance(g, HumanGate)]
+        if len(humans) > 1:
+            raise ConfigError("gates: give at most one HumanGate")
+        checks: tuple[Gate, ...] = tuple(g for g in gates if not isinstance(g, HumanGate))
         self.settings = Settings(
             goal=(goal or "").strip(),
             agent=agent,
-            gates=gates,
+            gates=checks,
             critic=critic,
             skill=Skill.load(skill) if isinstance(skill, str | Path) else skill,
             max_iterations=max_iterations,
@@ -85,7 +93,7 @@ class OuterLoop:
             isolation=isolation,
             on_escalate=on_escalate,
             protect=(
-                check_protect_patterns(protect) if protect is not None else default_protect(gates)
+                check_protect_patterns(protect) if protect is not None else default_protect(checks)
             ),
             patience=patience,
             rollback=rollback,
@@ -97,6 +105,8 @@ class OuterLoop:
             redact=redact or Redactor().redact_text,
             checklist=tuple(checklist),
             restart=restart,
+            human=humans[0] if humans else None,
+            on_round=on_round,
         )
         self.progress = _load_progress(progress, name, self.settings.goal, fresh=restart)
         self._progress_from_file = progress is not None and not isinstance(progress, Progress)
@@ -113,6 +123,9 @@ class OuterLoop:
             if self.settings.restart:
                 if path.exists():
                     path.replace(path.with_suffix(".previous.md"))
+                spent = spend_path(path)
+                if spent.exists():  # a restart starts a new budget
+                    spent.replace(spent.with_suffix(".previous.json"))
                 self.progress = Progress(
                     name=self.settings.name, goal=self.settings.goal, path=path
                 )
@@ -157,7 +170,7 @@ class OuterLoop:
             budget=settings.budget.__dict__,
             workspace=str(run.workspace.path),
             branch=run.workspace.branch,
-            warning=run.workspace.warning,
+            warning=run_warning(settings, run),
             notes=self._start_notes(),
         )
         remaining = settings.max_iterations - run.first_round + 1
@@ -175,6 +188,17 @@ class OuterLoop:
             return None
         first_round = progress.iteration + 1
         if progress.status is Status.PASSED:
+            doubt = unconfirmed_pass(self.settings, progress)
+            if doubt is not None:
+                return RunResult(
+                    StopReason.ERROR,
+                    f"{doubt}: the pass is not trusted. Look at what happened, then run again "
+                    "with --restart (restart=True) to start over",
+                    [],
+                    Usage(),
+                    first_round=first_round,
+                    run_id=self.settings.run_id,
+                )
             return RunResult(
                 StopReason.PASSED,
                 "already passed; restart to run again",
@@ -203,11 +227,13 @@ class OuterLoop:
             report = play_round(self.settings, run, number)
         except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - every stop gets a name
             run.stop, run.message = _stop_for(exc, number)
+            run.cut_short = number
             keep_partial_work(run, number)
             ctx.exit(run.message)
             return None
         run.reports.append(report)
         record_round(self.settings, run, report)
+        notify_round(self.settings, report)
         decision = decide(
             run.reports,
             max_iterations=self.settings.max_iterations,

@@ -34,6 +34,7 @@ class TaskInputs:
     feedback: str = ""
     critic: bool = False
     protect: tuple[str, ...] = ()
+    guidance: tuple[str, ...] = ()  # notes a person queued with `harness note`
 
 
 def render_task(inputs: TaskInputs) -> str:
@@ -42,6 +43,11 @@ def render_task(inputs: TaskInputs) -> str:
     sections = []
     if inputs.progress is not None and _has_notes(inputs.progress):
         sections.append("# Progress so far\n" + inputs.progress.render_for_agent())
+    if inputs.guidance:
+        sections.append(
+            "# Guidance from a person\nA person watching this loop asks you to take this into "
+            "account this round:\n" + "\n".join(f"- {note}" for note in inputs.guidance)
+        )
     if inputs.feedback:
         sections.append("# What failed last round\n" + inputs.feedback)
     protect = ""

@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from harness.core.errors import ConfigError, ToolError
 from harness.core.text import truncate
 from harness.models.base import ToolCall
+from harness.sandbox import Sandbox
 from harness.tools.paths import check_protect_patterns, shown
 
 ToolFunction = Callable[..., "str | ToolResult"]
@@ -62,11 +63,13 @@ class ToolContext:
     protect: tuple[str, ...] = ()  # globs relative to the workspace the file tools refuse to write
     shell_timeout: float = 120.0  # run_shell's default timeout, seconds
     max_output_chars: int = 20_000  # observation cap, head + tail kept
-    env: dict[str, str] | None = None  # base env for run_shell (secrets scrubbed all the same)
+    env: dict[str, str] | None = None  # values run_shell sets on top of the allow-list
     files_touched: set[str] = field(default_factory=set)  # relative paths read or written
     commands_run: list[str] = field(default_factory=list)
     max_shell_timeout: float = 600.0  # the most a model may ask of run_shell's timeout
     search_timeout: float = 5.0  # one search's budget, seconds: a pattern can backtrack for ever
+    sandbox: Sandbox | None = None  # where run_shell runs commands; None: Sandbox("auto")
+    time_left: Callable[[], float | None] | None = None  # the run's time budget left, seconds
 
     def __post_init__(self) -> None:
         self.workspace = Path(self.workspace).resolve()
