@@ -220,15 +220,14 @@ class LiveProgress:
         if isinstance(event, RunStart):
             if event.warning:
                 self._write_line(f"note: {event.warning}")
+            for note in event.notes:
+                self._write_line(f"note: {note}")
             if self._tty and self._tick:
                 self._start_ticker()
         elif isinstance(event, Stop):
             self._write_line(
                 f"stop: {event.reason}" + (f" — {event.message}" if event.message else "")
             )
-        elif isinstance(event, RunStart):
-            for note in event.notes:
-                self._write_line(f"note: {note}")
         elif isinstance(event, Escalation):
             where = f" → {event.report_path}" if event.report_path else ""
             self._write_line(f"escalated: {event.reason}{where}")

@@ -84,6 +84,8 @@ class ToolContext:
 class Tool:
     """A function the model can call, with the JSON schema of its arguments."""
 
+    _schema: dict[str, Any] | None = None  # built on first use (subclasses may skip __init__)
+
     def __init__(
         self, fn: ToolFunction, *, name: str | None = None, description: str | None = None
     ) -> None:
@@ -106,7 +108,6 @@ class Tool:
             ) from exc
         self.parameters: dict[str, Any] = _lean_schema(schema)
         self.signature = _signature(self.name, self._arguments, self._params)
-        self._schema: dict[str, Any] | None = None
 
     def __repr__(self) -> str:
         return f"Tool({self.signature})"

@@ -80,7 +80,7 @@ def test_a_provider_that_refuses_the_key_stops_with_error_after_one_request(
     assert result.returncode == 1
     assert len(server.requests) == 1  # never retried
     assert "model openai/test-model: authentication failed: AuthenticationError (status 401), " in (
-        result.stderr
+        result.stdout  # the verdict line
     )
     report = (tmp_path / "progress" / "http.escalation.md").read_text()
     assert "ERROR" in report
