@@ -7,6 +7,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Fewer, fixed examples for bench/mutation.py, which runs the focused tests once per mutant.
+settings.register_profile("mutation", max_examples=25, derandomize=True)
 
 _real_connect = socket.socket.connect
 

@@ -4,18 +4,26 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 import uuid
 from pathlib import Path
 
 from harness.cli.config import LoopConfig
 from harness.cli.exit_codes import EXIT_ESCALATED, EXIT_PASSED
-from harness.cli.runner import Overrides, build_loop
-from harness.core.redact import Redactor
+from harness.cli.runner import Overrides, build_loop, mcp_servers
 from harness.observe.events import EVENTS_FILE, EventLog
 from harness.observe.live import format_tokens
 from harness.observe.run_summary import RUNS_DIR
 from harness.outer.loop import OuterLoop
-from harness.scale.best_of import Attempt, BestOf
+from harness.scale.batch_summary import BatchSummary
+from harness.scale.batch_task import TaskRecord
+from harness.scale.best_of import Attempt, BestOf, BestOfResult
+from harness.scale.task_run import record_of
+from harness.tools import Tool
+from harness.tools.mcp import mcp_tools
+
+ATTEMPTS_DIR = Path(".harness") / "attempts"
+"""Where ``harness run --attempts`` writes each loop's attempts summary, under the project root."""
 
 
 def attempt_config(config: LoopConfig, root: Path, number: int) -> LoopConfig:
@@ -33,27 +41,53 @@ def attempt_config(config: LoopConfig, root: Path, number: int) -> LoopConfig:
 def run_attempts(args: argparse.Namespace, config: LoopConfig, root: Path) -> int:
     count = args.attempts or config.attempts
     overrides = Overrides(args.model, args.critic_model, args.max_iterations, args.restart)
-    redactor = Redactor(config.redact)
+    redactor = config.redactor(root)
+    tools: list[Tool] = []  # the [[mcp]] servers' tools, shared by the attempts
 
     def loop_for(number: int) -> OuterLoop:
         run_id = uuid.uuid4().hex[:8]
         events = EventLog(root / RUNS_DIR / run_id / EVENTS_FILE, run_id=run_id, redactor=redactor)
         return build_loop(
             attempt_config(config, root, number), root, overrides=overrides, events=events,
-            run_id=run_id, redact=redactor.redact_text,
+            run_id=run_id, redact=redactor.redact_text, tools=tools,
         )  # fmt: skip
 
     print(f"{count} attempts at: {config.goal}", file=sys.stderr)
-    result = BestOf(loop_for, attempts=count).run()
+    started = time.monotonic()
+    with mcp_tools(mcp_servers(config, root)) as servers:
+        tools.extend(servers)
+        result = BestOf(loop_for, attempts=count).run()
+    folder = root / ATTEMPTS_DIR / config.name
+    attempts_summary(result, wall_seconds=time.monotonic() - started).save(folder)
     for attempt in result.attempts:
         mark = " <- winner" if attempt is result.winner else ""
         print(f"{_describe(attempt)}{mark}", file=sys.stderr)
+    print(f"report: harness report {folder}", file=sys.stderr)
     if result.winner is None:
         print("no attempt passed; every attempt's branch and report is kept", file=sys.stderr)
         return EXIT_ESCALATED
     print(f"winner: attempt {result.winner.number}, on branch "
           f"{result.winner.result.branch if result.winner.result else None}", file=sys.stderr)  # fmt: skip
     return EXIT_PASSED
+
+
+def attempts_summary(result: BestOfResult, *, wall_seconds: float) -> BatchSummary:
+    """The attempts as a batch summary (``harness report`` renders it), the winner named."""
+    records = [
+        record_of(f"attempt-{a.number}", None, a.result, sum(r.duration for r in a.result.rounds))
+        if a.result is not None
+        else TaskRecord(name=f"attempt-{a.number}", status="error", message=a.error or "")
+        for a in result.attempts
+    ]
+    return BatchSummary.of(
+        records,
+        not_started=[],
+        wall_seconds=wall_seconds,
+        workers=len(records),
+        backend="local",
+        kind="attempts",
+        winner=f"attempt-{result.winner.number}" if result.winner else None,
+    )
 
 
 def _describe(attempt: Attempt) -> str:

@@ -10,7 +10,6 @@ from harness.cli.config import LoopConfig, load_config
 from harness.cli.exit_codes import EXIT_ESCALATED, EXIT_PASSED
 from harness.cli.runner import Overrides, build_loop
 from harness.core.errors import ConfigError
-from harness.core.redact import Redactor
 from harness.models.budget import Budget
 from harness.observe.events import EVENTS_FILE, EventLog
 from harness.observe.run_summary import RUNS_DIR
@@ -32,6 +31,11 @@ def loop_from_toml(task: BatchTask, run: TaskRun) -> OuterLoop:
     if task.loop is None:
         raise ConfigError(f"task {task.name}: field 'loop': required to run a loop.toml task")
     config, root = load_config(task.loop)
+    if config.mcp:
+        raise ConfigError(
+            f"task {task.name}: {task.loop}: [[mcp]] servers are not started for batch tasks; "
+            "run this loop with `harness run`"
+        )
     data = config.model_dump()
     data.update(name=task.name, progress=str(run.progress.resolve()))
     for key in ("goal", "workspace", "max_iterations"):
@@ -40,7 +44,7 @@ def loop_from_toml(task: BatchTask, run: TaskRun) -> OuterLoop:
     if task.budget is not None:
         data["budget"] = task.budget.model_dump()
     config = LoopConfig.model_validate(data)
-    redactor = Redactor(config.redact)
+    redactor = config.redactor(root)
     events = EventLog(
         root / RUNS_DIR / run.run_id / EVENTS_FILE, run_id=run.run_id, redactor=redactor
     )
@@ -74,6 +78,7 @@ def run_batch(args: argparse.Namespace) -> int:
         budget=Budget(tokens=args.budget_tokens, cost_usd=args.budget_cost),
         on_progress=show,
         ray_address=args.ray_address,
+        rate_limits=dict(args.rate_limit),
     )
     summary = batch.run()
     if live and not args.quiet:

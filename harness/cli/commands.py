@@ -7,6 +7,7 @@ import errno
 import shutil
 import sys
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,6 +17,7 @@ from harness.core.stop import StopReason
 from harness.observe.run_summary import RUNS_DIR
 
 if TYPE_CHECKING:
+    from harness.memory.inbox import Inbox
     from harness.outer.result import RunResult
 
 SKILLS_DIR = Path(__file__).resolve().parent / "skills"
@@ -73,13 +75,16 @@ def run(args: argparse.Namespace) -> int:
         set_aside_work,
     )
     from harness.cli.runner import OverrideError, Overrides, build_loop, mcp_servers
-    from harness.core.redact import Redactor
     from harness.core.sink import EventSink, Tee
     from harness.observe.events import EVENTS_FILE, EventLog
     from harness.observe.live import LiveProgress, Mode
     from harness.tools.mcp import mcp_tools
 
     config, root = load_config(args.path)
+    if config.fleet is not None:
+        from harness.cli.fleet import run_fleet
+
+        return run_fleet(args, config, root)
     if (args.attempts or config.attempts) > 1:
         from harness.cli.attempts import run_attempts
 
@@ -98,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
             )
     run_id = uuid.uuid4().hex[:8]
     mode: Mode = "json" if args.json else "quiet" if args.quiet else "live"
-    redactor = Redactor(config.redact)
+    redactor = config.redactor(root)
     echo: EventSink = LiveProgress(sys.stdout if args.json else sys.stderr, mode)
     flush = None
     if args.otel:
@@ -127,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
     if result.passed:
         drop_stale_escalation(config, root)
     if not args.json:
-        print_verdict(result, quiet=args.quiet)
+        print_verdict(result, quiet=args.quiet, redact=redactor.redact_text)
     if result.stop_reason.is_success:
         return EXIT_PASSED
     return EXIT_ERROR if result.stop_reason is StopReason.ERROR else EXIT_ESCALATED
@@ -136,9 +141,12 @@ def run(args: argparse.Namespace) -> int:
 resume = run
 
 
-def print_verdict(result: RunResult, *, quiet: bool) -> None:
+def print_verdict(
+    result: RunResult, *, quiet: bool, redact: Callable[[str], str] = str
+) -> None:
     """The run's outcome on stdout: the verdict line, then (unless quiet) where things are."""
-    print(f"{result.stop_reason.value}: {result.message.splitlines()[0]}", flush=True)
+    line = f"{result.stop_reason.value}: {result.message.splitlines()[0]}"
+    print(redact(line), flush=True)
     if quiet:
         return
     if result.escalation:
@@ -183,6 +191,40 @@ def status(args: argparse.Namespace) -> int:
             f"{open_items} open item(s), last: {last}"
         )
     return EXIT_USAGE if broken else EXIT_PASSED
+
+
+def approve(args: argparse.Namespace) -> int:
+    """Answer the approval a loop waits for (``--reject NOTE`` to send it back with a note)."""
+    inbox = _inbox(args.loop)
+    rejected = args.reject is not None
+    request = inbox.answer("rejected" if rejected else "approved", args.reject or "")
+    verb = "rejected; the note is its next round's feedback" if rejected else "approved"
+    print(f"{request.loop}: round {request.round} {verb}")
+    return EXIT_PASSED
+
+
+def note(args: argparse.Namespace) -> int:
+    """Queue guidance that the loop's next round shows in its task and records in progress.md."""
+    inbox = _inbox(args.loop)
+    inbox.add_note(args.text)
+    print(f"{inbox.progress.stem}: note queued for the next round")
+    return EXIT_PASSED
+
+
+def _inbox(loop: str) -> Inbox:
+    from harness.cli.config import CONFIG_NAME, load_config
+    from harness.memory.inbox import Inbox
+
+    path = Path(loop)
+    if path.is_file() or (path / CONFIG_NAME).is_file():
+        config, root = load_config(path)
+        return Inbox(config.progress_path(root))
+    named = Path("progress") / f"{loop}.md"
+    if "/" not in loop and (named.exists() or Inbox(named).request_file.exists()):
+        return Inbox(named)
+    raise ConfigError(
+        f"{loop}: not a loop.toml, a folder holding one, or the name of a loop in ./progress/"
+    )
 
 
 def report(args: argparse.Namespace) -> int:

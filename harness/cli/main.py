@@ -1,4 +1,4 @@
-"""The ``harness`` command: init, run, resume, status, report, runs, clean.
+"""The ``harness`` command: init, run, resume, status, approve, note, report, runs, clean.
 
 Exit codes: 0 passed, 1 internal error, 2 bad usage or configuration, 3 escalated.
 Heavy modules are imported inside the commands, so ``harness --help`` stays instant.
@@ -18,6 +18,7 @@ from pathlib import Path
 from harness.cli.exit_codes import EXIT_ERROR, EXIT_ESCALATED, EXIT_PASSED, EXIT_USAGE
 from harness.cli.scale_args import add_attempts_argument, add_batch_parser
 from harness.core.errors import HarnessError
+from harness.core.redact import Redactor
 
 KINDS = ("bugfix", "content", "research")
 
@@ -63,6 +64,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     status = commands.add_parser("status", help="where each loop stands")
     status.add_argument("path", nargs="?", default=".", help="loop.toml, its folder, or progress/")
+
+    loop_help = "loop.toml, its folder, or a loop's name (progress/NAME.md here)"
+    approve = commands.add_parser("approve", help="approve the round a loop waits on")
+    approve.add_argument("loop", nargs="?", default=".", help=loop_help)
+    approve.add_argument(
+        "--reject", metavar="NOTE", help="reject it instead; NOTE is the next round's feedback"
+    )
+    note = commands.add_parser("note", help="queue guidance for a loop's next round")
+    note.add_argument("loop", help=loop_help)
+    note.add_argument("text", help="what the next round should take into account")
 
     report = commands.add_parser("report", help="summarise a run")
     report.add_argument("run", help="a run id, a run folder, or a batch folder")
@@ -136,13 +147,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _error(message: str, debug: bool) -> None:
-    """One line on stderr; with ``--debug`` the traceback first."""
-    if debug:
-        import traceback
-
-        traceback.print_exc()
+    """One line on stderr, secrets redacted; with ``--debug`` the traceback first."""
+    redact = Redactor().redact_text
     with contextlib.suppress(BrokenPipeError):
-        print(f"harness: {message}", file=sys.stderr)
+        if debug:
+            import traceback
+
+            print(redact(traceback.format_exc()), end="", file=sys.stderr)
+        print(f"harness: {redact(message)}", file=sys.stderr)
 
 
 def _closed_pipe() -> int:

@@ -17,6 +17,7 @@ from harness.cli.config import (
     AgentConfig,
     CommandGateConfig,
     GateConfig,
+    HumanGateConfig,
     LoopConfig,
     McpConfig,
     PytestGateConfig,
@@ -26,13 +27,18 @@ from harness.core.sink import EventSink
 from harness.memory.skill import Skill
 from harness.models.base import Model
 from harness.models.budget import Budget
+from harness.models.preflight import preflight
 from harness.models.resolve import resolve_model
+from harness.observe.run_summary import RUNS_DIR
 from harness.outer.loop import OuterLoop
+from harness.sandbox import Sandbox
 from harness.tools import Tool, default_tools
 from harness.tools.mcp import McpServer
 from harness.tools.web import WebLimits, fetch_url_tool
+from harness.tools.web_search import SearchSettings, web_search_tool
 from harness.verify.critic import Critic
 from harness.verify.gates import CommandGate, Gate, PredicateGate, PytestGate
+from harness.verify.human import HumanGate
 
 MODEL_ENV = "HARNESS_MODEL"
 CRITIC_MODEL_ENV = "HARNESS_CRITIC_MODEL"
@@ -62,11 +68,25 @@ def choose_model(flag: str | None, configured: str | None) -> str:
     return chosen
 
 
-def build_gate(config: GateConfig, root: Path) -> Gate:
+def build_sandbox(config: LoopConfig, root: Path) -> Sandbox:
+    """The ``[sandbox]`` of ``config``; the loop's progress file and run folders stay read-only."""
+    settings = config.sandbox
+    state = [config.progress_path(root), root / RUNS_DIR.parent]
+    return Sandbox(
+        settings.backend, network=settings.network, env=settings.env, limits=settings.limits,
+        readonly=state,
+    )  # fmt: skip
+
+
+def build_gate(
+    config: GateConfig, root: Path, sandbox: Sandbox | None = None
+) -> Gate | HumanGate:
+    if isinstance(config, HumanGateConfig):
+        return HumanGate(timeout=config.timeout, interactive=config.interactive)
     if isinstance(config, PytestGateConfig):
-        return PytestGate(config.args, timeout=config.timeout)
+        return PytestGate(config.args, timeout=config.timeout, sandbox=sandbox)
     if isinstance(config, CommandGateConfig):
-        return CommandGate(config.cmd, name=config.name, timeout=config.timeout)
+        return CommandGate(config.cmd, name=config.name, timeout=config.timeout, sandbox=sandbox)
     module_name, _, function_name = config.target.partition(":")
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
@@ -107,6 +127,7 @@ def build_loop(
         "--model" if overrides.model else MODEL_ENV if os.environ.get(MODEL_ENV) else None,
     )
     skill = Skill.load(root / config.skill) if config.skill else None
+    sandbox = build_sandbox(config, root)
     agent = Agent(
         model,
         [*default_tools(), *_web_tools(config), *tools],
@@ -115,14 +136,10 @@ def build_loop(
         compaction=build_compaction(config.agent),
         max_tokens=config.agent.max_tokens,
         shell_timeout=config.agent.shell_timeout,
+        sandbox=sandbox,
     )
     critic = None
     if config.critic.enabled:
-        critic_name = (
-            overrides.critic_model
-            or os.environ.get(CRITIC_MODEL_ENV)
-            or _rooted(config.critic.model, root)
-        )
         source = (
             "--critic-model"
             if overrides.critic_model
@@ -130,20 +147,19 @@ def build_loop(
             if os.environ.get(CRITIC_MODEL_ENV)
             else None
         )
-        critic_model: Model = (
-            _overridable(lambda: _model(critic_name, config.model_options), source)
-            if critic_name and critic_name != model_name
-            else model
+        critic_model = _overridable(
+            lambda: _critic_model(overrides, config, root, model_name, model), source
         )
         criteria = config.critic.criteria or (skill.render_for_critic() if skill else None)
         threshold = config.critic.threshold
         if threshold is None:
             threshold = skill.threshold if skill and skill.threshold is not None else 8.0
         critic = Critic(critic_model, criteria=criteria, threshold=threshold)
+    preflight([("model", model), *([("critic.model", critic.model)] if critic else [])])
     return OuterLoop(
         config.goal,
         agent,
-        gates=[build_gate(g, root) for g in config.gates],
+        gates=[build_gate(g, root, sandbox) for g in config.gates],
         critic=critic,
         skill=skill,
         progress=config.progress_path(root),
@@ -154,6 +170,7 @@ def build_loop(
         workspace=root / config.workspace,
         isolation=config.isolation,
         on_escalate=config.on_escalate,
+        on_round=config.on_round,
         protect=config.protect,
         patience=config.patience,
         rollback=config.rollback,
@@ -166,13 +183,55 @@ def build_loop(
     )
 
 
+def _critic_model(
+    overrides: Overrides, config: LoopConfig, root: Path, author_name: str, author: Model
+) -> Model:
+    """``--critic-model``, else ``HARNESS_CRITIC_MODEL``, else ``[critic] model``: a name, or a
+    list whose first model that passes :func:`preflight` is used (none: the author's model)."""
+    chosen = overrides.critic_model or os.environ.get(CRITIC_MODEL_ENV) or config.critic.model
+    if isinstance(chosen, list):
+        for name in chosen:
+            candidate = _rooted(name, root) or name
+            if candidate == author_name:
+                return author
+            try:
+                found = _model(candidate, config.model_options)
+                preflight([("critic.model", found)])
+            except ConfigError:
+                continue  # not set up here (no key, unknown provider): try the next one
+            return found
+        return author
+    single = _rooted(chosen, root)
+    return _model(single, config.model_options) if single and single != author_name else author
+
+
+def author_model(config: LoopConfig, root: Path, overrides: Overrides = Overrides()) -> Model:
+    """The author model ``build_loop`` would use, for work around the loop (plans, syntheses)."""
+    return _model(choose_model(overrides.model, _rooted(config.model, root)), config.model_options)
+
+
+def named_model(name: str, config: LoopConfig, root: Path) -> Model:
+    """The model ``name`` as loop.toml spells it (a ``scripted:`` path is relative to it)."""
+    return _model(_rooted(name, root) or name, config.model_options)
+
+
 def _web_tools(config: LoopConfig) -> list[Tool]:
-    if config.web is None:
+    web = config.web
+    if web is None:
         return []
+    tools = []
     try:
-        return [fetch_url_tool(WebLimits(**config.web.model_dump()))]
+        if web.allow_domains is not None:
+            limits = WebLimits(web.allow_domains, max_bytes=web.max_bytes, timeout=web.timeout)
+            tools.append(fetch_url_tool(limits))
     except ConfigError as exc:
         raise ConfigError(f"web.{exc}") from exc
+    try:
+        if web.search is not None:
+            tools.append(web_search_tool(SearchSettings(**web.search.model_dump())))
+    except ConfigError as exc:
+        raise ConfigError(f"web.search.{exc}") from exc
+    return tools
 
 
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")

@@ -22,6 +22,13 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _rate_limit(text: str) -> tuple[str, float]:
+    model, _, rate = text.rpartition("=")
+    if not model:
+        raise argparse.ArgumentTypeError(f"expected MODEL=REQUESTS_PER_MINUTE, got {text!r}")
+    return model, _positive_float(rate)
+
+
 def add_batch_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     batch = commands.add_parser(
         "batch", help="run every task of a JSONL file, each a full loop (resumable)"
@@ -40,6 +47,14 @@ def add_batch_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
     )
     batch.add_argument(
         "--ray-address", help="join this Ray cluster (default: RAY_ADDRESS, else a local one)"
+    )
+    batch.add_argument(
+        "--rate-limit",
+        type=_rate_limit,
+        action="append",
+        default=[],
+        metavar="MODEL=RPM",
+        help="requests per minute to MODEL, shared by every worker (repeatable)",
     )
     batch.add_argument("--quiet", action="store_true", help="no live progress line")
 

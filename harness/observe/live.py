@@ -226,6 +226,9 @@ class LiveProgress:
             self._write_line(
                 f"stop: {event.reason}" + (f" — {event.message}" if event.message else "")
             )
+        elif isinstance(event, RunStart):
+            for note in event.notes:
+                self._write_line(f"note: {note}")
         elif isinstance(event, Escalation):
             where = f" → {event.report_path}" if event.report_path else ""
             self._write_line(f"escalated: {event.reason}{where}")

@@ -6,15 +6,19 @@ import copy
 import dataclasses
 import hashlib
 import time
+from pathlib import Path
 
 from harness.agent.agent import AgentRun
 from harness.agent.ledger import Ledger
 from harness.outer.decision import RoundReport, commit_message
+from harness.outer.people import ask_person, take_guidance
 from harness.outer.progress_tool import progress_tool
 from harness.outer.run import Run
 from harness.outer.settings import CRITIC_DIFF_CHARS, Settings
 from harness.outer.task import TaskInputs, render_task
 from harness.tools import Toolbox
+from harness.verify.gates import PytestGate, measure_baselines
+from harness.verify.junit import JUnitReport
 from harness.verify.round import verify
 from harness.workspace.workspace import truncate_diff
 
@@ -37,6 +41,7 @@ def play_round(settings: Settings, run: Run, number: int) -> RoundReport:
             feedback=run.feedback,
             critic=run.critic is not None,
             protect=settings.protect,
+            guidance=take_guidance(settings, run, number),
         )
     )
     settings.events.emit(
@@ -46,18 +51,23 @@ def play_round(settings: Settings, run: Run, number: int) -> RoundReport:
     # The agent's work, taken once: protection, the critic's diff and the no-progress digest.
     changed_files, diff = run.workspace.changes()
     changed = tuple(changed_files)
-    evidence = verify(
-        round_number=number,
-        goal=settings.goal,
-        workspace=run.workspace.path,
-        changed=changed,
-        protect=settings.protect,
-        gates=settings.gates,
-        critic=run.critic,
-        artifact=lambda: _artifact(settings, run, session, diff),
-        events=settings.events,
-        criteria=settings.skill_criteria(),
-    )
+    baselines = _baselines(settings, run)
+    # The checks judge what the round commit holds, never the agent's working folder.
+    with run.workspace.clean_checkout(settings.protect) as delivered:
+        evidence = verify(
+            round_number=number,
+            goal=settings.goal,
+            workspace=delivered,
+            changed=changed,
+            protect=settings.protect,
+            gates=settings.gates,
+            critic=run.critic,
+            artifact=lambda: _artifact(settings, run, delivered, session, diff),
+            events=settings.events,
+            criteria=settings.skill_criteria(),
+            read_base=run.workspace.file_at_base,
+            baselines=baselines,
+        )
     report = RoundReport(
         round=number,
         agent_stop=session.stop_reason,
@@ -72,6 +82,7 @@ def play_round(settings: Settings, run: Run, number: int) -> RoundReport:
         critic_required=run.critic is not None,
         files_changed=changed,
     )
+    report = ask_person(settings, run, report)
     commit = run.workspace.commit_round(number, commit_message(report))
     return dataclasses.replace(report, commit=commit)
 
@@ -97,10 +108,23 @@ def _session(settings: Settings, run: Run, task: str) -> AgentRun:
     return session
 
 
-def _artifact(settings: Settings, run: Run, session: AgentRun, diff: str) -> str:
-    """What the critic judges: a named file, the diff (bounded), or the session's last answer."""
+def _baselines(settings: Settings, run: Run) -> dict[str, JUnitReport]:
+    """What the pytest gates find at the base commit, measured once per run."""
+    if run.baselines is None:
+        run.baselines = {}
+        if run.workspace.base_commit is not None and any(
+            isinstance(gate, PytestGate) for gate in settings.gates
+        ):
+            with run.workspace.clean_checkout((), at_base=True) as base:
+                run.baselines = measure_baselines(settings.gates, base)
+    return run.baselines
+
+
+def _artifact(settings: Settings, run: Run, delivered: Path, session: AgentRun, diff: str) -> str:
+    """What the critic judges: a named file as delivered, the diff (bounded), or the session's
+    last answer."""
     if settings.critic_artifact.startswith("file:"):
-        target = run.workspace.path / settings.critic_artifact.removeprefix("file:")
+        target = delivered / settings.critic_artifact.removeprefix("file:")
         return target.read_text(encoding="utf-8") if target.is_file() else ""
     if settings.critic_artifact == "diff" and run.workspace.base_commit:
         return truncate_diff(diff, CRITIC_DIFF_CHARS)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 from harness.agent.agent import Agent
-from harness.core.errors import HarnessError, Stopped
+from harness.core.errors import ConfigError, HarnessError, Stopped
 from harness.core.redact import Redactor
 from harness.core.sink import NULL_SINK, EventSink
 from harness.core.stop import StopReason
@@ -26,17 +26,23 @@ from harness.memory.lock import LoopLock
 from harness.memory.progress import Progress
 from harness.memory.progress_items import Status
 from harness.memory.skill import Skill
+from harness.memory.spend import spend_path
 from harness.models.budget import Budget
+from harness.models.pricing import cost_budget_warning
+from harness.outer.claims import unconfirmed_pass
 from harness.outer.decision import RoundReport, decide
 from harness.outer.escalation import EscalationHook
 from harness.outer.evidence import play_round
+from harness.outer.people import RoundHook, notify_round
 from harness.outer.records import finish_run, keep_partial_work, record_round
 from harness.outer.result import RunResult
-from harness.outer.run import Run, start_run
+from harness.outer.run import Run, run_warning, start_run
 from harness.outer.settings import Settings
+from harness.outer.task import TaskInputs, render_task
 from harness.tools.paths import check_protect_patterns
 from harness.verify.critic import Critic
 from harness.verify.gates import Gate
+from harness.verify.human import HumanGate
 from harness.verify.round import default_protect
 from harness.workspace.git import Isolation
 
@@ -49,7 +55,7 @@ class OuterLoop:
         goal: str,
         agent: Agent,
         *,
-        gates: Sequence[Gate] = (),
+        gates: Sequence[Gate | HumanGate] = (),
         critic: Critic | None = None,
         skill: Skill | str | Path | None = None,
         progress: Progress | str | Path | None = None,
@@ -69,12 +75,16 @@ class OuterLoop:
         redact: Callable[[str], str] | None = None,
         checklist: Sequence[str] = (),
         restart: bool = False,
+        on_round: RoundHook | None = None,
     ) -> None:
-        gates = tuple(gates)
+        humans = [g for g in gates if isinstance(g, HumanGate)]
+        if len(humans) > 1:
+            raise ConfigError("gates: give at most one HumanGate")
+        checks: tuple[Gate, ...] = tuple(g for g in gates if not isinstance(g, HumanGate))
         self.settings = Settings(
             goal=(goal or "").strip(),
             agent=agent,
-            gates=gates,
+            gates=checks,
             critic=critic,
             skill=Skill.load(skill) if isinstance(skill, str | Path) else skill,
             max_iterations=max_iterations,
@@ -83,7 +93,7 @@ class OuterLoop:
             isolation=isolation,
             on_escalate=on_escalate,
             protect=(
-                check_protect_patterns(protect) if protect is not None else default_protect(gates)
+                check_protect_patterns(protect) if protect is not None else default_protect(checks)
             ),
             patience=patience,
             rollback=rollback,
@@ -95,6 +105,8 @@ class OuterLoop:
             redact=redact or Redactor().redact_text,
             checklist=tuple(checklist),
             restart=restart,
+            human=humans[0] if humans else None,
+            on_round=on_round,
         )
         self.progress = _load_progress(progress, name, self.settings.goal, fresh=restart)
         self._progress_from_file = progress is not None and not isinstance(progress, Progress)
@@ -102,19 +114,44 @@ class OuterLoop:
     def run(self) -> RunResult:
         """Play rounds until a pass or a bound; escalate any other stop."""
         if self.progress is None or self.progress.path is None:
+            self._check_fits()
             return self._run()
         path = self.progress.path
         with LoopLock(path):
+            self._check_fits()
             # Read (or set aside) progress.md only now: another process may have moved it on.
             if self.settings.restart:
                 if path.exists():
                     path.replace(path.with_suffix(".previous.md"))
+                spent = spend_path(path)
+                if spent.exists():  # a restart starts a new budget
+                    spent.replace(spent.with_suffix(".previous.json"))
                 self.progress = Progress(
                     name=self.settings.name, goal=self.settings.goal, path=path
                 )
             elif self._progress_from_file and path.exists():
                 self.progress = Progress.load(path)
             return self._run()
+
+    def _start_notes(self) -> list[str]:
+        """What the person should know as the run starts: a cost budget it cannot enforce, a
+        critic grading its own author's work."""
+        settings = self.settings
+        author = settings.agent.model
+        critic = settings.critic.model if settings.critic else None
+        notes = [cost_budget_warning(settings.budget, [author, *([critic] if critic else [])])]
+        if critic is not None and critic.name == author.name:
+            notes.append(
+                f"the critic uses the author's model ({critic.name}); a model grading its own "
+                "work is lenient: name another in [critic] model (or --critic-model)"
+            )
+        return [note for note in notes if note]
+
+    def _check_fits(self) -> None:
+        """A task too big for the model is refused before anything is created or moved."""
+        settings = self.settings
+        first = TaskInputs(settings.goal, 1, settings.max_iterations, "", skill=settings.skill)
+        settings.agent.check_fits(render_task(first))
 
     def _run(self) -> RunResult:
         settings = self.settings
@@ -133,7 +170,8 @@ class OuterLoop:
             budget=settings.budget.__dict__,
             workspace=str(run.workspace.path),
             branch=run.workspace.branch,
-            warning=run.workspace.warning,
+            warning=run_warning(settings, run),
+            notes=self._start_notes(),
         )
         remaining = settings.max_iterations - run.first_round + 1
         if remaining < 1:
@@ -150,6 +188,17 @@ class OuterLoop:
             return None
         first_round = progress.iteration + 1
         if progress.status is Status.PASSED:
+            doubt = unconfirmed_pass(self.settings, progress)
+            if doubt is not None:
+                return RunResult(
+                    StopReason.ERROR,
+                    f"{doubt}: the pass is not trusted. Look at what happened, then run again "
+                    "with --restart (restart=True) to start over",
+                    [],
+                    Usage(),
+                    first_round=first_round,
+                    run_id=self.settings.run_id,
+                )
             return RunResult(
                 StopReason.PASSED,
                 "already passed; restart to run again",
@@ -184,6 +233,7 @@ class OuterLoop:
             return None
         run.reports.append(report)
         record_round(self.settings, run, report)
+        notify_round(self.settings, report)
         decision = decide(
             run.reports,
             max_iterations=self.settings.max_iterations,

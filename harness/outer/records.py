@@ -7,10 +7,11 @@ from pathlib import Path
 
 from harness.core.stop import StopReason
 from harness.memory.progress_items import Status
+from harness.memory.spend import spend_path
 from harness.outer.decision import RoundReport, gate_summary
 from harness.outer.escalation import Escalation, escalate
 from harness.outer.result import RunResult
-from harness.outer.run import Run, save_progress
+from harness.outer.run import Run, run_warning, save_progress, save_spent
 from harness.outer.settings import Settings
 from harness.workspace.git import GitIsolationError
 
@@ -60,6 +61,8 @@ def finish_run(settings: Settings, run: Run) -> RunResult:
     """Mark progress, merge or escalate, and give the result its named stop."""
     stop = run.stop or StopReason.ERROR
     escalation_path = None
+    if run.progress is not None and run.progress.path is not None:
+        save_spent(run.meter, spend_path(run.progress.path))
     if run.progress is not None:
         run.progress.status = Status.PASSED if stop is StopReason.PASSED else Status.ESCALATED
         save_progress(settings, run.progress)
@@ -78,7 +81,7 @@ def finish_run(settings: Settings, run: Run) -> RunResult:
         escalation_path,
         settings.run_id,
         run.first_round,
-        run.workspace.warning,
+        run_warning(settings, run),
         run.cut_short,
     )
     settings.events.emit(

@@ -12,10 +12,13 @@ from harness.core.stop import StopReason
 from harness.memory.progress import Progress
 from harness.memory.progress_items import Status
 from harness.memory.run_state import RunState
+from harness.memory.spend import Spent, read_spent, spend_path, write_spent
 from harness.models.budget import Meter, MeteredModel
 from harness.outer.decision import RoundReport
 from harness.outer.settings import Settings
+from harness.sandbox import default_sandbox
 from harness.verify.critic import Critic
+from harness.verify.junit import JUnitReport
 from harness.workspace.git import Workspace, open_workspace
 
 
@@ -39,6 +42,7 @@ class Run:
     draft: Progress | None = (
         None  # the round's progress as the agent edits it; kept if it completes
     )
+    baselines: dict[str, JUnitReport] | None = None  # the pytest gates at the base, once measured
 
 
 def start_run(settings: Settings, progress: Progress | None) -> Run:
@@ -58,7 +62,7 @@ def start_run(settings: Settings, progress: Progress | None) -> Run:
         workspace.clear_stale_locks()  # a killed run may have died inside a git command
         if state.head:
             workspace.reset_to(state.head)  # a round cut off mid-way is discarded and redone
-    meter = Meter(settings.budget)
+    meter = _meter(settings, progress)
     author = copy.copy(settings.agent)
     author_model = MeteredModel(settings.agent.model, meter, role="author", events=settings.events)
     author.model = author_model
@@ -88,10 +92,36 @@ def start_run(settings: Settings, progress: Progress | None) -> Run:
     return Run(workspace, meter, author, critic, progress, state, first, tuple(models))
 
 
+def _meter(settings: Settings, progress: Progress | None) -> Meter:
+    """The run's meter, starting from what earlier processes of this loop spent."""
+    if progress is None or progress.path is None:
+        return Meter(settings.budget)
+    path = spend_path(progress.path)
+    spent = read_spent(path)
+    return Meter(
+        settings.budget,
+        prior=spent.usage,
+        prior_seconds=spent.seconds,
+        on_record=lambda meter: save_spent(meter, path),
+    )
+
+
+def save_spent(meter: Meter, path: Path) -> None:
+    """Record everything ``meter`` has counted, earlier processes included."""
+    write_spent(path, Spent.of(meter.total, meter.prior_seconds + meter.elapsed))
+
+
 def save_progress(settings: Settings, progress: Progress) -> None:
     """progress.md, atomically and with secrets redacted."""
     assert progress.path is not None
     atomic_write_text(progress.path, settings.redact(progress.render()))
+
+
+def run_warning(settings: Settings, run: Run) -> str | None:
+    """What the run says once: about its workspace, and when commands are not sandboxed."""
+    sandbox = (settings.agent.sandbox or default_sandbox()).warning
+    found = [w for w in (run.workspace.warning, sandbox) if w]
+    return "; ".join(found) or None
 
 
 def _own_files(progress: Progress | None) -> tuple[Path, ...]:

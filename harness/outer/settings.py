@@ -16,6 +16,7 @@ from harness.models.budget import Budget
 from harness.outer.escalation import EscalationHook
 from harness.verify.critic import Critic
 from harness.verify.gates import Gate
+from harness.verify.human import HumanGate
 from harness.workspace.git import Isolation
 
 CRITIC_DIFF_CHARS = 20_000
@@ -47,6 +48,8 @@ class Settings:
     redact: Callable[[str], str]
     checklist: tuple[str, ...]
     restart: bool
+    human: HumanGate | None = None  # asked after the gates and the critic pass
+    on_round: str | Callable[..., object] | None = None  # told of every recorded round
 
     def __post_init__(self) -> None:
         if not self.goal:
@@ -61,10 +64,12 @@ class Settings:
             )
         if not isinstance(self.patience, int) or not 2 <= self.patience <= 100:
             raise ConfigError(f"patience: must be an integer from 2 to 100, got {self.patience!r}")
-        if not self.gates and self.critic is None:
+        if not self.gates and self.critic is None and self.human is None:
             raise ConfigError(
                 "gates/critic: give at least one gate or a critic; nothing else can pass a round"
             )
+        if self.on_round is not None and not callable(self.on_round) and not self.on_round.strip():
+            raise ConfigError("on_round: give a command or a callable")
 
     def skill_criteria(self) -> str | None:
         """SKILL.md's success criteria, rubric and rules, unless the critic was given its own."""

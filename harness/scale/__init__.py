@@ -2,6 +2,7 @@
 
 from harness.scale.batch import Batch
 from harness.scale.batch_task import BatchTask
+from harness.scale.best_of import BestOf
 from harness.scale.fleet import Fleet, Subtask
 
-__all__ = ["Batch", "BatchTask", "Fleet", "Subtask"]
+__all__ = ["Batch", "BatchTask", "BestOf", "Fleet", "Subtask"]

@@ -9,6 +9,7 @@ once the ended tasks have spent it. ``summary.json`` is rewritten after every ta
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from collections import deque
@@ -20,9 +21,11 @@ from typing import Literal, Protocol
 
 from harness.core.errors import ConfigError
 from harness.core.usage import Usage
+from harness.memory.lock import LoopLock
 from harness.models.budget import Budget
+from harness.models.rate_limit import shared_limiter
 from harness.outer.loop import OuterLoop
-from harness.scale.batch_summary import BatchSummary
+from harness.scale.batch_summary import SUMMARY_FILE, BatchSummary
 from harness.scale.batch_task import BatchTask, TaskRecord, check_names, read_record
 from harness.scale.task_run import TaskRun, run_task
 
@@ -45,12 +48,15 @@ class BatchProgress:
     usage: Usage
     elapsed: float
     eta: float | None
+    stopping: bool = False
 
     def line(self) -> str:
         from harness.observe.live import format_cost, format_duration, format_tokens
 
         eta = f", ETA {format_duration(self.eta)}" if self.eta is not None else ""
-        held = f", {self.not_started} held by the budget" if self.not_started else ""
+        held = f", {self.not_started} not started" if self.not_started else ""
+        if self.stopping:
+            eta = ", stopping: waiting for the running tasks (interrupt again to quit now)"
         return (
             f"batch: {self.done}/{self.total} done, {self.running} running, "
             f"{self.failed} failed{held}, {format_tokens(self.usage.total_tokens)} tokens, "
@@ -71,6 +77,9 @@ class Batch:
 
     ``loop_for`` must put the loop's progress file at ``run.progress`` and use ``run.run_id``
     (:func:`harness.cli.batch.loop_from_toml` does, for tasks that name a ``loop.toml``).
+    ``rate_limits`` maps a model name to the requests per minute every worker shares.
+    A first ``KeyboardInterrupt`` starts no further task and lets the running ones end and be
+    recorded; a second one quits at once (the tasks still running then run again next time).
     """
 
     def __init__(
@@ -85,6 +94,7 @@ class Batch:
         on_progress: Callable[[BatchProgress], None] | None = None,
         ray_address: str | None = None,
         num_cpus: float = 1,
+        rate_limits: Mapping[str, float] | None = None,
     ) -> None:
         parsed = [t if isinstance(t, BatchTask) else BatchTask.model_validate(t) for t in tasks]
         check_names(parsed)
@@ -107,11 +117,26 @@ class Batch:
         self.on_progress = on_progress
         self.ray_address = ray_address
         self.num_cpus = num_cpus
+        self.rate_limits = dict(rate_limits or {})
+        self.stopping = False
+        for model, per_minute in self.rate_limits.items():
+            if isinstance(per_minute, bool) or not per_minute > 0:
+                raise ConfigError(
+                    f"rate_limits.{model}: requests per minute must be positive, got {per_minute!r}"
+                )
 
     def run(self) -> BatchSummary:
-        """Run every task that has not ended yet; return (and save) the summary."""
-        started = time.monotonic()
+        """Run every task that has not ended yet; return (and save) the summary.
+
+        One batch at a time per output folder: a second one raises :class:`LockHeld`.
+        """
         self.out.mkdir(parents=True, exist_ok=True)
+        with LoopLock(self.out / SUMMARY_FILE):
+            return self._run()
+
+    def _run(self) -> BatchSummary:
+        started = time.monotonic()
+        self.stopping = False
         earlier = {t.name: read_record(self.out, t.name) for t in self.tasks}
         records = {name: r for name, r in earlier.items() if r is not None and r.ended}
         queue = deque(t for t in self.tasks if t.name not in records)
@@ -137,7 +162,16 @@ class Batch:
                     running[executor.submit(task, run)] = task
                 if not running:
                     break
-                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                try:
+                    done, _ = wait(running, return_when=FIRST_COMPLETED)
+                except KeyboardInterrupt:
+                    if self.stopping:
+                        raise  # a second interrupt: quit now; the running tasks re-run next time
+                    self.stopping = True  # start nothing more; let the running tasks end
+                    held.extend(t.name for t in queue)
+                    queue.clear()
+                    self._notify(records, running, queue, held, started, finished_here)
+                    continue
                 for future in done:
                     task = running.pop(future)
                     record = future.result()
@@ -154,8 +188,13 @@ class Batch:
         if self.backend == "ray":
             from harness.scale.ray_backend import RayExecutor
 
-            return RayExecutor(self.loop_for, address=self.ray_address, num_cpus=self.num_cpus)
-        return LocalExecutor(self.loop_for, workers=self.workers)
+            return RayExecutor(
+                self.loop_for,
+                address=self.ray_address,
+                num_cpus=self.num_cpus,
+                rate_limits=self.rate_limits,
+            )
+        return LocalExecutor(self.loop_for, rate_limits=self.rate_limits)
 
     def _spent_budget(self, records: Iterable[TaskRecord]) -> bool:
         spent = sum((r.usage for r in records), start=Usage())
@@ -202,21 +241,32 @@ class Batch:
                 usage=sum((r.usage for r in records.values()), start=Usage()),
                 elapsed=elapsed,
                 eta=eta,
+                stopping=self.stopping,
             )
         )
 
 
 class LocalExecutor:
-    """Task loops in threads of this process: they spend their time waiting on models and git."""
+    """Each task's loop in a thread of this process: loops spend their time waiting on models and
+    git. The batch bounds how many run at once. The threads are daemons, so a second interrupt
+    quits at once (their tasks re-run, resuming their loops, on the next run of the batch).
+    """
 
-    def __init__(self, loop_for: LoopFor, *, workers: int) -> None:
-        from concurrent.futures import ThreadPoolExecutor
-
+    def __init__(self, loop_for: LoopFor, *, rate_limits: Mapping[str, float]) -> None:
         self.loop_for = loop_for
-        self.pool = ThreadPoolExecutor(workers, thread_name_prefix="batch")
+        self.limiters = {name: shared_limiter(name, rpm) for name, rpm in rate_limits.items()}
 
     def submit(self, task: BatchTask, run: TaskRun) -> Future[TaskRecord]:
-        return self.pool.submit(run_task, task, run, self.loop_for)
+        future: Future[TaskRecord] = Future()
+
+        def work() -> None:
+            try:
+                future.set_result(run_task(task, run, self.loop_for, limiters=self.limiters))
+            except BaseException as exc:  # noqa: BLE001 - handed to the batch, which re-raises it
+                future.set_exception(exc)
+
+        threading.Thread(target=work, name=f"batch-{task.name}", daemon=True).start()
+        return future
 
     def close(self) -> None:
-        self.pool.shutdown(wait=True, cancel_futures=True)
+        """Nothing to release: every thread ends with its task."""

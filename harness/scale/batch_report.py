@@ -8,7 +8,7 @@ from harness.observe.live import format_cost, format_duration, format_tokens
 from harness.observe.report_html import CSS
 from harness.scale.batch_summary import BatchSummary
 
-COLUMNS = ("task", "status", "stop reason", "rounds", "tokens", "cost", "time", "branch")
+COLUMNS = ("task", "status", "stop reason", "rounds", "score", "tokens", "cost", "time", "branch")
 
 
 def _rows(summary: BatchSummary) -> list[tuple[str, ...]]:
@@ -18,6 +18,7 @@ def _rows(summary: BatchSummary) -> list[tuple[str, ...]]:
             r.status,
             r.stop_reason or "-",
             str(r.rounds),
+            f"{r.score:g}" if r.score is not None else "-",
             format_tokens(r.tokens),
             format_cost(r.cost_usd),
             format_duration(r.seconds),
@@ -26,8 +27,7 @@ def _rows(summary: BatchSummary) -> list[tuple[str, ...]]:
         for r in summary.tasks
     ]
     rows += [
-        (name, "not started", "batch budget", "0", "0", "-", "-", "-")
-        for name in summary.not_started
+        (name, "not started", "-", "0", "-", "0", "-", "-", "-") for name in summary.not_started
     ]
     return rows
 
@@ -35,8 +35,9 @@ def _rows(summary: BatchSummary) -> list[tuple[str, ...]]:
 def _headline(summary: BatchSummary) -> str:
     total = len(summary.tasks) + len(summary.not_started)
     counts = ", ".join(f"{n} {status}" for status, n in sorted(summary.counts.items()))
+    winner = f" · winner {summary.winner}" if summary.winner else ""
     return (
-        f"batch · {total} tasks · {counts} · pass rate {summary.pass_rate:.0%} · "
+        f"{summary.kind} · {total} tasks · {counts}{winner} · pass rate {summary.pass_rate:.0%} · "
         f"{format_tokens(summary.totals.tokens)} tokens · {format_cost(summary.totals.cost_usd)} · "
         f"{format_duration(summary.wall_seconds)} wall on {summary.workers} {summary.backend} workers"
     )
@@ -69,7 +70,7 @@ def render_batch_html(summary: BatchSummary) -> str:
     )
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>harness batch</title><style>{CSS}</style></head><body>"
-        f"<h1>Batch</h1><p>{escape(_headline(summary))}</p>"
+        f"<title>harness {summary.kind}</title><style>{CSS}</style></head><body>"
+        f"<h1>{summary.kind.capitalize()}</h1><p>{escape(_headline(summary))}</p>"
         f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></body></html>\n"
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -33,13 +34,17 @@ class BatchSummary(BaseModel):
 
     tasks: list[TaskRecord]
     not_started: list[str] = []
-    """Tasks the batch-wide budget kept from starting (a re-run with more budget starts them)."""
+    """Tasks not started: the batch-wide budget was spent or the batch was interrupted (a re-run
+    starts them)."""
     totals: Totals
     counts: dict[str, int]
     pass_rate: float
     wall_seconds: float
     workers: int
     backend: str
+    kind: Literal["batch", "attempts"] = "batch"
+    winner: str | None = None
+    """Best-of-N: the attempt kept."""
 
     @classmethod
     def of(
@@ -50,6 +55,8 @@ class BatchSummary(BaseModel):
         wall_seconds: float,
         workers: int,
         backend: str,
+        kind: Literal["batch", "attempts"] = "batch",
+        winner: str | None = None,
     ) -> BatchSummary:
         counts: dict[str, int] = {}
         for record in records:
@@ -75,6 +82,8 @@ class BatchSummary(BaseModel):
             wall_seconds=wall_seconds,
             workers=workers,
             backend=backend,
+            kind=kind,
+            winner=winner,
         )
 
     def save(self, out: Path) -> Path:

@@ -61,6 +61,8 @@ class TaskRecord(BaseModel):
     stop_reason: str | None = None
     message: str = ""
     rounds: int = 0
+    score: float | None = None
+    """The critic's score of the last round, if a critic judged it."""
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from harness.core.errors import ConfigError
 from harness.core.usage import Usage
+from harness.engine.bounds import Watchdog
 from harness.engine.foreach import MAX_CONCURRENCY, ForEach
 from harness.outer.loop import OuterLoop
 from harness.outer.result import RunResult
@@ -89,6 +90,7 @@ class BestOf:
             numbers,
             concurrency=self.attempts,
             continue_on_error=True,
+            watchdog=Watchdog(),  # each attempt's loop is bounded by its own caps and budget
         ).run()
         attempts = tuple(
             Attempt(n, out, None) if isinstance(out, RunResult) else Attempt(n, None, _error(out))

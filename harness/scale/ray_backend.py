@@ -18,13 +18,15 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.core.errors import ConfigError
+from harness.models.rate_limit import Limiter, RateLimiter
 from harness.scale.batch_task import BatchTask, TaskRecord
 from harness.scale.task_run import TaskRun, run_task
 from harness.workspace.git_cmd import git
@@ -68,6 +70,7 @@ class RayExecutor:
         num_cpus: float = 1,
         resources: dict[str, float] | None = None,
         max_retries: int = MAX_RETRIES,
+        rate_limits: Mapping[str, float] | None = None,
     ) -> None:
         try:
             import ray
@@ -88,12 +91,16 @@ class RayExecutor:
             num_cpus=num_cpus, resources=resources or {}, max_retries=max_retries
         )
         self.loop_for = loop_for
+        self.limiters = {
+            name: ClusterLimiter(ray, name, per_minute)
+            for name, per_minute in (rate_limits or {}).items()
+        }
 
     def submit(self, task: BatchTask, run: TaskRun) -> Future[TaskRecord]:
         repo = repository_of(task)
         shipment = Shipment(_bundle_all(repo), _relative(task, repo), run)
         done: Future[TaskRecord] = Future()
-        ref = self._remote.remote(shipment, self.loop_for)
+        ref = self._remote.remote(shipment, self.loop_for, self.limiters)
 
         def imported(remote: Future[Returned]) -> None:
             try:
@@ -115,6 +122,36 @@ class RayExecutor:
     def close(self) -> None:
         if self._started:
             self._ray.shutdown()
+
+
+class ClusterLimiter:
+    """A rate limit shared by every worker of the cluster: one Ray actor per model hands out turns.
+
+    The actor only computes each call's wait; the caller sleeps, so the actor never blocks.
+    """
+
+    def __init__(self, ray: Any, model: str, per_minute: float) -> None:
+        actor = ray.remote(num_cpus=0)(_TurnKeeper)
+        self._actor = actor.options(name=f"harness-rate-{model}", get_if_exists=True).remote(
+            per_minute
+        )
+        self._ray = ray
+
+    def acquire(self) -> float:
+        wait = float(self._ray.get(self._actor.turn.remote()))
+        if wait > 0:
+            time.sleep(wait)
+        return wait
+
+
+class _TurnKeeper:
+    """The actor behind :class:`ClusterLimiter`: a limiter that reports waits without sleeping."""
+
+    def __init__(self, per_minute: float) -> None:
+        self._limiter = RateLimiter(per_minute, sleep=lambda seconds: None)
+
+    def turn(self) -> float:
+        return self._limiter.acquire()
 
 
 def repository_of(task: BatchTask) -> Path:
@@ -176,7 +213,9 @@ def _relative(task: BatchTask, repo: Path) -> BatchTask:
     return task.model_copy(update=update)
 
 
-def _run_shipped(shipment: Shipment, loop_for: LoopFor) -> Returned:
+def _run_shipped(
+    shipment: Shipment, loop_for: LoopFor, limiters: Mapping[str, Limiter]
+) -> Returned:
     """On the worker: clone the bundle, run the task's loop there, and pack what it made."""
     with tempfile.TemporaryDirectory(prefix="harness-ray-") as tmp:
         root = Path(tmp)
@@ -195,7 +234,7 @@ def _run_shipped(shipment: Shipment, loop_for: LoopFor) -> Returned:
         }
         progress = root / "progress" / shipment.run.progress.name
         run = TaskRun(shipment.run.run_id, progress, shipment.run.starts)
-        record = run_task(task.model_copy(update=update), run, loop_for)
+        record = run_task(task.model_copy(update=update), run, loop_for, limiters=limiters)
         branch_bundle = None
         if record.branch:
             out = root / "branch.bundle"

@@ -17,78 +17,30 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import tempfile
 import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from harness.core.errors import ConfigError, ToolError
 from harness.core.text import truncate
 from harness.tools.mcp_results import observation
+from harness.tools.mcp_server import McpServer, launch_parameters, select_tools, tool_name
 from harness.tools.toolkit import Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
-    from mcp import ClientSession, StdioServerParameters
+    from mcp import ClientSession
     from mcp.types import CallToolResult
     from mcp.types import Tool as McpToolSpec
 
-PREFIX = "mcp__"
-_BAD_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
+__all__ = ["McpServer", "McpTool", "launch_parameters", "mcp_tools"]
+
 _STDERR_SHOWN = 2_000
 _STOP_GRACE = 10.0  # seconds to wait for the servers to shut down when the block ends
 _ANSWER_GRACE = 5.0  # beyond call_timeout, in case the SDK's own timeout does not fire
-
-
-@dataclass(frozen=True)
-class McpServer:
-    """One MCP server: ``command`` (stdio, with ``env`` and ``cwd``) or ``url`` (streamable HTTP).
-
-    ``allow`` and ``deny`` are glob patterns over the server's own tool names: the agent sees the
-    tools that match ``allow`` (all when it is None) and no pattern of ``deny``.
-    """
-
-    name: str
-    command: Sequence[str] = ()
-    url: str | None = None
-    env: dict[str, str] = field(default_factory=dict)
-    cwd: Path | None = None
-    allow: Sequence[str] | None = None
-    deny: Sequence[str] = ()
-    startup_timeout: float = 30.0
-    call_timeout: float = 60.0
-
-    def __post_init__(self) -> None:
-        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9-]*(_[A-Za-z0-9-]+)*", self.name):
-            raise ConfigError(
-                f"mcp name {self.name!r}: use letters, digits, '-' and single '_' "
-                "(tools are named mcp__<name>__<tool>)"
-            )
-        if bool(self.command) == bool(self.url):
-            raise ConfigError(f"mcp {self.name!r}: give either command or url, not both or neither")
-        for key in ("startup_timeout", "call_timeout"):
-            if not getattr(self, key) > 0:
-                raise ConfigError(f"mcp {self.name!r}: {key} must be positive")
-
-
-def launch_parameters(server: McpServer) -> StdioServerParameters:
-    """How a stdio server is started: the one place its command line is decided.
-
-    The server gets the SDK's minimal default environment plus ``server.env``, never the harness's
-    own environment (which may hold API keys).
-    """
-    from mcp import StdioServerParameters
-
-    program, *args = server.command
-    return StdioServerParameters(
-        command=program, args=args, env=dict(server.env), cwd=server.cwd or None
-    )
 
 
 @contextmanager
@@ -264,6 +216,7 @@ class McpTool(Tool):
         self.parameters = dict(spec.input_schema) or {"type": "object", "properties": {}}
         self.signature = f"{self.name}(<see schema>)"
         self._context_param = None
+        self._schema = None
 
     def _validate(self, arguments: object) -> dict[str, Any]:
         if isinstance(arguments, str):
@@ -282,35 +235,6 @@ class McpTool(Tool):
 
     def _call(self, kwargs: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return observation(self.connection.call(self.remote_name, kwargs))
-
-
-def tool_name(server: str, remote: str) -> str:
-    """``mcp__<server>__<tool>``, characters a model API refuses replaced by ``_``."""
-    name = f"{PREFIX}{server}__{_BAD_NAME_CHARS.sub('_', remote)}"
-    if len(name) > 64:
-        raise ConfigError(
-            f"mcp {server!r}: tool {remote!r} makes the name {name!r}, longer than 64 characters; "
-            "shorten the server's name or leave the tool out with deny"
-        )
-    return name
-
-
-def select_tools(server: McpServer, specs: list[McpToolSpec]) -> list[McpToolSpec]:
-    """The tools ``allow`` and ``deny`` let through; a pattern that matches nothing is an error."""
-    names = [spec.name for spec in specs]
-    for key, patterns in (("allow", server.allow or ()), ("deny", server.deny)):
-        for pattern in patterns:
-            if not any(fnmatchcase(name, pattern) for name in names):
-                raise ConfigError(
-                    f"mcp {server.name!r}: {key} pattern {pattern!r} matches none of its tools "
-                    f"({', '.join(names) or 'it has none'})"
-                )
-    return [
-        spec
-        for spec in specs
-        if (server.allow is None or any(fnmatchcase(spec.name, p) for p in server.allow))
-        and not any(fnmatchcase(spec.name, p) for p in server.deny)
-    ]
 
 
 def _transport(server: McpServer, stderr: TextIO) -> Any:

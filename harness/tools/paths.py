@@ -1,9 +1,9 @@
 """Confinement: every path a tool touches stays inside the workspace, and protected files stay put.
 
 Paths are resolved with symlinks followed, so a link whose target lies outside the workspace is
-refused like ``../x`` is. The check happens when a tool runs; a link swapped in between the check
-and the open is not guarded against (the shell tool can reach outside anyway; isolation of the
-whole run is the worktree's job).
+refused like ``../x`` is. The check happens when a tool runs; the open that follows walks the
+resolved path without following symlinks (:mod:`harness.tools.confined_io`), so a link swapped
+in between cannot lead outside. Nothing under ``.git`` or ``.harness`` is ever writable.
 
 Protect patterns are globs relative to the workspace: ``*`` and ``?`` match within one path
 segment, ``**`` spans directories (``tests/**``), and a pattern that names a directory covers
@@ -74,6 +74,11 @@ def relative_path(ctx: Confined, path: Path) -> str:
 def writable(ctx: Confined, target: Path) -> str:
     """``target``'s relative path; :class:`ToolError` when a protect pattern covers it."""
     rel = relative_path(ctx, target)
+    parts = rel.split("/")
+    if ".git" in parts or parts[0] == ".harness":
+        raise ToolError(
+            f"{rel} is version-control or run state (.git, .harness): the tools never write there"
+        )
     pattern = protecting_pattern(ctx.protect, rel)
     if pattern is not None:
         raise ToolError(f"{rel} is protected (matches {pattern!r}): the checks rely on it")

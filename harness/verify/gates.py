@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from harness.core.errors import ConfigError
 from harness.core.text import truncate
-from harness.tools.proc import CommandResult, run_command, safe_env
+from harness.sandbox import CommandResult, Sandbox, default_sandbox
 from harness.verify.junit import JUnitProblem, JUnitReport, read_junit
 from harness.verify.pytest_args import positional_paths
 
@@ -96,7 +96,12 @@ class CommandGate:
     """Any command (a shell string or an argv list); it passes when it exits 0."""
 
     def __init__(
-        self, cmd: str | Sequence[str], *, name: str | None = None, timeout: float = 600
+        self,
+        cmd: str | Sequence[str],
+        *,
+        name: str | None = None,
+        timeout: float = 600,
+        sandbox: Sandbox | None = None,
     ) -> None:
         if isinstance(cmd, str):
             if not cmd.strip():
@@ -108,9 +113,11 @@ class CommandGate:
                 raise ConfigError("cmd: expected a non-empty list of strings")
         self.name = name or (cmd if isinstance(cmd, str) else shlex.join(self.cmd))
         self.timeout = _checked_timeout(timeout)
+        self.sandbox = sandbox  # where the command runs; None: Sandbox("auto")
 
     def check(self, workspace: str | Path) -> GateReport:
-        result = run_command(self.cmd, cwd=_workspace(workspace), timeout=self.timeout)
+        sandbox = self.sandbox or default_sandbox()
+        result = sandbox.run(self.cmd, cwd=_workspace(workspace), timeout=self.timeout)
         if result.timed_out:
             summary = f"`{self.name}` {result.status}"
         elif result.exit_code == 0:
@@ -157,11 +164,17 @@ class PytestGate:
     """
 
     def __init__(
-        self, args: str | Sequence[str] = "", *, timeout: float = 600, name: str = "pytest"
+        self,
+        args: str | Sequence[str] = "",
+        *,
+        timeout: float = 600,
+        name: str = "pytest",
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.args = shlex.split(args) if isinstance(args, str) else list(args)
         self.timeout = _checked_timeout(timeout)
         self.name = name
+        self.sandbox = sandbox  # where pytest runs; None: Sandbox("auto")
         self.test_paths: tuple[str, ...] = positional_paths(self.args)
         """The paths pytest runs, so that the outer loop can protect them; () for its root."""
 
@@ -177,8 +190,11 @@ class PytestGate:
             command = [sys.executable, "-I", "-B", "-c", PYTEST_BOOT, "-q"]
             command += ["-p", "no:cacheprovider", "-o", "junit_family=xunit1"]
             command += [f"--junitxml={report_file}", *self.args]
-            env = safe_env(extra={"PYTHONDONTWRITEBYTECODE": "1"})
-            result = run_command(command, cwd=root, timeout=self.timeout, env=env)
+            sandbox = self.sandbox or default_sandbox()
+            result = sandbox.run(
+                command, cwd=root, timeout=self.timeout, writable=[tmp],
+                env={"PYTHONDONTWRITEBYTECODE": "1"},
+            )  # fmt: skip
             return result, read_junit(report_file, root)
 
     def _report(
@@ -188,7 +204,7 @@ class PytestGate:
         failures: list[str] = []
         output = tail(result.output, total=result.output_chars)
         passed = False
-        if result.timed_out:
+        if result.timed_out or result.limit:
             summary = f"pytest {result.status}"
         elif code == PYTEST_NO_TESTS:
             where = f" in {' '.join(self.test_paths)}" if self.test_paths else ""

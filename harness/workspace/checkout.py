@@ -28,12 +28,14 @@ def clean_checkout(
     protect: Sequence[str],
     index: Path | None = None,
     at_base: bool = False,
+    commit: str | None = None,
 ) -> Iterator[Path]:
     """A temporary copy of ``workspace`` as a round commit would hold it; removed on exit.
 
     ``root`` is the top of the checkout and ``workspace`` a folder in it (or the top itself);
     ``protect`` patterns are relative to ``workspace``. ``index`` is the checkout's own index
-    (its stat cache makes ``add -A`` fast). With ``at_base`` the copy is the base commit itself.
+    (its stat cache makes ``add -A`` fast). With ``at_base`` the copy is the base commit itself;
+    with ``commit`` it is that commit (protected paths still as at ``base``).
     Yields the copy's folder that stands for ``workspace``.
     """
     prefix = workspace.resolve().relative_to(root.resolve()).as_posix()
@@ -43,6 +45,9 @@ def clean_checkout(
         env = {"GIT_INDEX_FILE": str(temp_index)}
         if at_base:
             git(root, "read-tree", base, env=env)
+        elif commit is not None:
+            git(root, "read-tree", commit, env=env)
+            _restore_protected(root, prefix, base, protect, env)
         else:
             if index is not None and index.exists():
                 shutil.copy2(index, temp_index)  # mtime kept: see Workspace._against_base

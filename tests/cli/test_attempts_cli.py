@@ -49,15 +49,25 @@ def test_attempts_in_loop_toml_run_each_on_its_own_branch_and_name_the_winner(
     lines = [line for line in result.stderr.splitlines() if line.startswith("attempt ")]
     assert len(lines) == 3
     assert all("PASSED, score 7" in line for line in lines)
-    assert lines[0].endswith("<- winner")  # a tie in score and tokens goes to the first
+    winners = [number for number, line in enumerate(lines, start=1) if line.endswith("<- winner")]
+    assert len(winners) == 1  # equal scores: the fewest tokens win
     branches = [line.split("branch ")[1].split()[0] for line in lines]
     assert len(set(branches)) == 3
     for number, branch in enumerate(branches, start=1):
         assert branch.startswith(f"harness/fix-attempt-{number}-")
         assert git(project, "show", f"{branch}:out.txt") == "yes"
         assert (project / "progress" / f"fix-attempt-{number}.md").is_file()
-    assert f"winner: attempt 1, on branch {branches[0]}" in result.stderr
+    assert f"winner: attempt {winners[0]}, on branch {branches[winners[0] - 1]}" in result.stderr
     assert not (project / "progress" / "fix.md").exists()
+    summary = json.loads((project / ".harness" / "attempts" / "fix" / "summary.json").read_text())
+    assert summary["kind"] == "attempts"
+    assert summary["winner"] == f"attempt-{winners[0]}"
+    assert [(t["name"], t["status"], t["score"], t["branch"]) for t in summary["tasks"]] == [
+        (f"attempt-{n}", "passed", 7, branches[n - 1]) for n in (1, 2, 3)
+    ]
+    report = harness("report", ".harness/attempts/fix", cwd=project)
+    assert report.returncode == 0, report.stderr
+    assert f"attempts · 3 tasks · 3 passed · winner attempt-{winners[0]}" in report.stdout
 
 
 def test_the_attempts_flag_beats_the_file_and_bad_values_exit_2(tmp_path: Path) -> None:

@@ -126,3 +126,67 @@ def test_a_bad_task_file_exits_2_naming_line_and_field(tmp_path: Path) -> None:
     result = harness("batch", "tasks.jsonl", cwd=tmp_path)
     assert result.returncode == 2
     assert "tasks.jsonl:2: field 'max_iterations'" in result.stderr
+
+
+def test_an_interrupt_lets_the_running_task_end_and_starts_no_other(tmp_path: Path) -> None:
+    _project(tmp_path)
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("HARNESS_MODEL", None)
+    batch = subprocess.Popen(
+        [sys.executable, "-m", "harness.cli.main", "batch", "tasks.jsonl", "--workers", "1",
+         "--out", str(out)],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    first = out / "tasks" / "task-0" / "record.json"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not first.exists():
+        time.sleep(0.02)
+    batch.send_signal(signal.SIGINT)  # as Ctrl-C does, while task-0's loop runs
+    stdout, stderr = batch.communicate(timeout=60)
+    assert batch.returncode == 3, stderr
+    assert "stopping: waiting for the running tasks" in stderr
+    assert json.loads(first.read_text())["status"] == "passed"  # it ended and was recorded
+    assert sorted(p.parent.name for p in out.glob("tasks/*/record.json")) == ["task-0"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["not_started"] == [f"task-{i}" for i in range(1, TASKS)]
+    assert "pass rate 17%" in stdout
+
+    again = harness("batch", "tasks.jsonl", "--workers", "3", "--out", str(out), cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    final = json.loads((out / "summary.json").read_text())
+    assert [(t["name"], t["status"], t["starts"]) for t in final["tasks"]] == [
+        (f"task-{i}", "passed", 1) for i in range(TASKS)
+    ]
+
+
+def test_a_second_interrupt_quits_at_once_and_the_task_resumes_next_time(tmp_path: Path) -> None:
+    project = _project(tmp_path, gate="sleep 3 && grep -qx yes out.txt")
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("HARNESS_MODEL", None)
+    batch = subprocess.Popen(
+        [sys.executable, "-m", "harness.cli.main", "batch", "tasks.jsonl", "--workers", "1",
+         "--out", str(out)],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    first = out / "tasks" / "task-0" / "record.json"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not first.exists():
+        time.sleep(0.02)
+    batch.send_signal(signal.SIGINT)
+    time.sleep(0.3)
+    interrupted = time.monotonic()
+    batch.send_signal(signal.SIGINT)
+    _, stderr = batch.communicate(timeout=60)
+    assert time.monotonic() - interrupted < 2.5  # it did not wait for the 3-second gate
+    assert batch.returncode == 3
+    assert "harness: interrupted" in stderr
+    assert json.loads(first.read_text())["status"] == "running"
+
+    again = harness("batch", "tasks.jsonl", "--workers", "3", "--out", str(out), cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    final = json.loads((out / "summary.json").read_text())
+    assert final["tasks"][0]["starts"] == 2
+    assert {t["status"] for t in final["tasks"]} == {"passed"}
+    assert _run_ends(project) == {f"task-{i}": 1 for i in range(TASKS)}

@@ -287,7 +287,10 @@ def _interrupted_run(tmp_path: Path) -> tuple[subprocess.CompletedProcess[str], 
     command = "echo $$ > sleeper.pid && exec sleep 5"
     shell = {"name": "run_shell", "arguments": {"command": command}}
     script(tmp_path, "author.json", [shell, "done"])
-    write_loop(tmp_path, ANSWER_LOOP.format(extra="[critic]\nenabled = false"))
+    # The sleeper's pid is read from the host: no PID namespace (the sandbox's own test is in
+    # tests/sandbox/test_survivors.py).
+    extra = '[critic]\nenabled = false\n[sandbox]\nbackend = "none"'
+    write_loop(tmp_path, ANSWER_LOOP.format(extra=extra))
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("HARNESS_MODEL", None)
     process = subprocess.Popen(

@@ -16,6 +16,7 @@ from harness.core.sink import NullSink
 from harness.models.scripted import ScriptedModel
 from harness.tools.mcp import mcp_tools
 from tests.cli.test_cli import harness, write_loop
+from tests.conftest import git, make_repo
 
 TIME_LOOP = f"""\
 name = "clock"
@@ -145,3 +146,32 @@ def test_env_values_can_name_environment_variables(
     [server] = mcp_servers(config, root)
     assert server.env == {"TOKEN": "Bearer s3cret"}
     assert server.cwd == root / "srv"
+
+
+def test_attempts_share_the_servers_of_loop_toml(tmp_path: Path) -> None:
+    project = make_repo(tmp_path / "project", {"README.md": "hi\n"})
+    write = {"name": "write_file", "arguments": {"path": "answer.txt", "content": "21:00"}}
+    (project / "author.json").write_text(json.dumps([CONVERT, write, "done"]))
+    write_loop(project, TIME_LOOP.replace('isolation = "none"\n', "attempts = 2\n"))
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "loop")
+    run = harness("run", cwd=project)
+    assert run.returncode == 0, run.stderr
+    assert run.stderr.count("PASSED") >= 2
+    calls = [
+        json.loads(line)
+        for log in (project / ".harness" / "runs").glob("*/events.jsonl")
+        for line in log.read_text().splitlines()
+        if '"mcp__time__convert_time"' in line
+    ]
+    assert [c["is_error"] for c in calls] == [False, False]  # one real answer per attempt
+
+
+def test_a_batch_task_with_mcp_servers_is_refused_clearly(tmp_path: Path) -> None:
+    from harness.cli.batch import loop_from_toml
+    from harness.scale.batch_task import BatchTask
+
+    write_loop(tmp_path, TIME_LOOP)
+    task = BatchTask(name="clock", loop=str(tmp_path / "loop.toml"))
+    with pytest.raises(ConfigError, match=r"\[\[mcp\]\] servers are not started for batch tasks"):
+        loop_from_toml(task, None)  # type: ignore[arg-type]

@@ -40,7 +40,9 @@ def test_the_agent_reads_an_allowed_page_and_is_refused_another(
         {"name": "fetch_url", "arguments": {"url": "http://evil.example/"}},
     ]
     write = {"name": "write_file", "arguments": {"path": "notes.md", "content": "moon"}}
-    (tmp_path / "author.json").write_text(json.dumps([{"content": None, "tool_calls": fetches}, write, "done"]))
+    (tmp_path / "author.json").write_text(
+        json.dumps([{"content": None, "tool_calls": fetches}, write, "done"])
+    )
     web = '[web]\nallow_domains = ["127.0.0.1"]\nmax_bytes = 50_000\ntimeout = 5'
     write_loop(tmp_path, WEB_LOOP.format(web=web))
     config, root = load_config(tmp_path)
@@ -74,3 +76,23 @@ def test_bad_web_sections_name_the_field(tmp_path: Path, web: str, message: str)
     write_loop(tmp_path, WEB_LOOP.format(web=web))
     with pytest.raises(ConfigError, match=message):
         build_loop(*load_config(tmp_path), events=NullSink())
+
+
+def test_web_search_is_offered_only_when_configured_and_needs_its_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "author.json").write_text(json.dumps(["done"]))
+    write_loop(tmp_path, WEB_LOOP.format(web='[web.search]\napi_key_env = "MY_SEARCH_KEY"'))
+    monkeypatch.delenv("MY_SEARCH_KEY", raising=False)
+    with pytest.raises(ConfigError, match=r"web\.search\.api_key_env: .*MY_SEARCH_KEY is not set"):
+        build_loop(*load_config(tmp_path), events=NullSink())
+    monkeypatch.setenv("MY_SEARCH_KEY", "k")
+    toolbox = build_loop(*load_config(tmp_path), events=NullSink()).settings.agent.toolbox
+    assert "web_search" in toolbox
+    assert "fetch_url" not in toolbox  # no allow_domains: nothing to fetch from
+
+
+def test_an_empty_web_section_is_refused(tmp_path: Path) -> None:
+    write_loop(tmp_path, WEB_LOOP.format(web="[web]\ntimeout = 5"))
+    with pytest.raises(ConfigError, match="field 'web': give allow_domains"):
+        load_config(tmp_path)

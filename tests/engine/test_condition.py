@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from harness.core.errors import ConfigError
 from harness.engine.condition import Condition, ConditionSet, Op
 from harness.engine.operators import UNARY
-from harness.engine.reference import MISSING, lookup
+from harness.engine.reference import MISSING, as_text, lookup
 
 
 def scope(**values: Any) -> Any:
@@ -250,3 +250,195 @@ plain_words = st.text("abcdefghij", min_size=1, max_size=6)
 def test_property_str_parses_back(left: str, op: Op, right: Any) -> None:
     condition = Condition(left, op, None if op in UNARY else right)
     assert Condition.parse(str(condition)) == condition
+
+
+@pytest.mark.parametrize("op", list(Op))
+def test_a_path_under_a_missing_output_is_missing_not_none(op: Op) -> None:
+    right = None if op in UNARY else 1
+    assert lookup(scope(), ["result", "checks", "0"]) is MISSING
+    assert not Condition("result.checks.0", op, right).holds(scope())
+    assert not Condition("result.checks", op, right).holds(scope(result=None))
+
+
+def test_a_string_or_number_has_no_parts() -> None:
+    root = scope(name="abc", n=12, raw=b"xyz", flag=True)
+    for path in (["name", "0"], ["n", "0"], ["raw", "0"], ["flag", "real"], ["name", "upper"]):
+        assert lookup(root, path) is MISSING, path
+    assert not Condition("name.0", "==", "a").holds(root)
+    assert not Condition("name.0", "is_not_empty").holds(root)
+
+
+def test_paths_step_by_key_index_and_public_non_callable_attribute() -> None:
+    root = scope(data={"0": "key zero", "list": ["a", "b"]}, pair=("x", "y"), verdict=Verdict(7))
+    assert lookup(root, ["data", "0"]) == "key zero"  # a mapping is stepped into by key
+    assert lookup(root, ["data", "list", "1"]) == "b"
+    assert lookup(root, ["data", "list", "-1"]) == "b"
+    assert lookup(root, ["pair", "0"]) == "x"
+    assert lookup(root, ["verdict", "score"]) == 7
+    assert lookup(root, ["verdict", "__class__"]) is MISSING
+    assert lookup(root, ["data", "missing", "deeper"]) is MISSING
+    assert lookup(scope(none=None), ["none", "x"]) is MISSING
+    assert lookup(scope(d={"k": None}), ["d", "k"]) is None
+
+
+@pytest.mark.parametrize(
+    ("value", "op", "right"),
+    [("abc", "<", [1]), ([1], "<", "abc"), ("abc", ">=", {"a": 1}), (None, ">", 1),
+     (1, "<=", [1]), (True, ">", 0), (1, "<", False), ({"a": 1}, ">", {"a": 0})],
+)  # fmt: skip
+def test_ordering_unlike_values_does_not_hold_and_does_not_raise(
+    value: Any, op: str, right: Any
+) -> None:
+    assert Condition("x", op, right).holds(scope(x=value)) is False
+
+
+@pytest.mark.parametrize(
+    ("value", "op", "right", "expected"),
+    [
+        (8, "==", "8", True),
+        (8, "<", "9", True),
+        (8, ">", "9", False),
+        ("8.5", ">", 8, True),
+        ("eight", "!=", 8, True),
+        (8, "==", "eight", False),
+        (0, "==", False, False),
+        (1, "!=", True, True),
+        ("True", "==", True, False),
+        ("ABC", "<", "abd", True),
+        ({"a": 1}, "==", {"a": 1}, True),
+        ([1, "2"], "==", [1, 2], False),
+        ({"Key": 1}, "contains", "Key", True),
+        ({"Key": 1}, "contains", 1, False),
+        ("score: 10", "contains", 10, True),
+        ('["é"]', "contains", ["é"], True),
+        ([True], "contains", 1, False),
+        ([{"a": 1}], "contains", {"a": 1}, True),
+        ("ends.md", "ends_with", "md", True),
+        ("ends.md", "ends_with", "ends", False),
+        ("10 apples", "starts_with", 10, True),
+        (5, "ends_with", 5, False),
+        (0, "is_not_empty", None, True),
+        (False, "is_empty", None, False),
+        ([0], "is_empty", None, False),
+        ({"": None}, "is_empty", None, False),
+        (" ", "is_empty", None, False),
+    ],
+)
+def test_operator_edge_cases(value: Any, op: str, right: Any, expected: bool) -> None:
+    assert Condition("x", op, right).holds(scope(x=value)) is expected
+
+
+def test_case_folding_applies_to_strings_only_and_to_both_sides() -> None:
+    root = scope(x="Straße", n=5, items=["Done"], d={"KEY": 1})
+    assert Condition("x", "==", "STRASSE", case_sensitive=False).holds(root)
+    assert Condition("x", "starts_with", "STR", case_sensitive=False).holds(root)
+    assert not Condition("x", "starts_with", "STR").holds(root)
+    assert not Condition("x", "ends_with", "E").holds(root)
+    assert Condition("x", "not_contains", "SS", case_sensitive=False).holds(root) is False
+    assert Condition("x", "not_contains", "SS").holds(root) is True
+    assert Condition("n", "==", 5, case_sensitive=False).holds(root)
+    assert Condition("items", "contains", "done", case_sensitive=False).holds(root)
+    assert not Condition("items", "contains", "done").holds(root)
+    assert Condition("d", "contains", "key", case_sensitive=False).holds(root)
+    assert not Condition("x", ">", "strasse", case_sensitive=False).holds(root)
+
+
+@pytest.mark.parametrize(
+    ("text", "right"),
+    [("x == TRUE", True), ("x == False", False), ("x == ''", ""), ("x == '", "'"),
+     ("x == 'a'b'", "a'b"), ("x == \"q\"", "q"), ("x == 1e3", 1000.0), ("x == [1, 2]", [1, 2]),
+     ("x == null", None), ("x ==", None), ("x == some words", "some words"),
+     ("x == 'abc", "'abc"), ("x == abc'", "abc'")],
+)  # fmt: skip
+def test_parse_reads_values_as_json_then_quoted_then_plain_text(text: str, right: Any) -> None:
+    parsed = Condition.parse(text)
+    assert parsed.right == right
+    assert type(parsed.right) is type(right)
+
+
+def test_parse_keeps_case_sensitivity_and_normalises_operator_spelling() -> None:
+    parsed = Condition.parse("title NOT   Contains draft", case_sensitive=False)
+    assert parsed == Condition("title", Op.NOT_CONTAINS, "draft", case_sensitive=False)
+    assert parsed.case_sensitive is False
+    assert Condition.parse("x is NOT empty").op is Op.IS_NOT_EMPTY
+
+
+def test_operand_rules_per_operator() -> None:
+    assert Condition("x", "==").right is None
+    assert Condition("x", "!=", None).holds(scope(x=0))
+    for op in (">", ">=", "<", "<=", "contains", "not contains", "starts with", "ends with"):
+        with pytest.raises(ConfigError, match="needs a right-hand value"):
+            Condition("x", op)
+    for op in ("is empty", "is_not_empty"):
+        with pytest.raises(ConfigError, match="takes no right-hand value"):
+            Condition("x", op, 0)
+
+
+def test_str_of_each_kind_of_condition() -> None:
+    assert str(Condition("x", "is empty")) == "x is_empty"
+    assert str(Condition("a.b", "not contains", "é")) == 'a.b not_contains "é"'
+    assert str(Condition("x", ">=", 8)) == "x >= 8"
+    assert str(Condition("x", "==")) == "x == null"
+    assert str(ConditionSet.parse("a > 1 or b < 2")) == "a > 1 or b < 2"
+
+
+def test_condition_sets_of_three_split_at_each_connective() -> None:
+    parsed = ConditionSet.parse("a > 1 AND b == 'x and y' and c is empty")
+    assert parsed == ConditionSet(
+        (Condition("a", ">", 1), Condition("b", "==", "x and y"), Condition("c", "is_empty")),
+        "and",
+    )
+    either = ConditionSet.parse("a > 1 or b > 1 or c > 1", "until")
+    assert either.combine == "or"
+    assert [either.holds(scope(a=a, b=b, c=c)) for a, b, c in ((0, 0, 0), (0, 0, 2))] == [
+        False, True,
+    ]  # fmt: skip
+    one = ConditionSet.parse("a > 1")
+    assert one == ConditionSet((Condition("a", ">", 1),), "and")
+
+
+def test_condition_set_build_reads_strings_and_keeps_and_by_default() -> None:
+    assert ConditionSet.build("a > 1 or b > 2", "and", "until") == ConditionSet.parse(
+        "a > 1 or b > 2"
+    )
+    built = ConditionSet.build(["a > 1", "b > 2"], "and", "until")
+    assert built is not None
+    assert built.combine == "and"
+    assert not built.holds(scope(a=2, b=0))
+    assert built.holds(scope(a=2, b=3))
+    with pytest.raises(ConfigError, match="^combine: must be 'and' or 'or', got 'AND'$"):
+        ConditionSet.build(None, "AND", "until")
+
+
+def test_an_empty_and_set_holds_and_an_empty_or_set_does_not() -> None:
+    assert ConditionSet((), "and").holds(scope())
+    assert not ConditionSet((), "or").holds(scope())
+
+
+def test_as_text_reads_values_as_a_template_shows_them() -> None:
+    assert as_text("plain") == "plain"
+    assert as_text(None) == ""
+    assert as_text(8) == "8"
+    assert as_text({"name": "é", "n": [1, True]}) == '{"name": "é", "n": [1, true]}'
+    assert as_text(Verdict(7)) == '"Verdict(score=7, _secret=1)"'  # JSON of its str()
+
+
+def test_missing_shows_as_missing() -> None:
+    assert repr(MISSING) == "MISSING"
+    assert lookup(scope(), ["x"]) is MISSING
+
+
+def test_a_condition_is_frozen() -> None:
+    condition = Condition("x", ">=", 8)
+    with pytest.raises(ValueError, match="frozen"):
+        condition.right = 9  # type: ignore[misc]
+    assert condition.right == 8
+    assert hash(condition) == hash(Condition("x", ">=", 8))
+
+
+def test_a_number_beside_a_non_numeric_value_is_not_equal_and_does_not_raise() -> None:
+    root = scope(n=8, items=[8])
+    assert not Condition("n", "==", [8]).holds(root)
+    assert Condition("n", "!=", {"a": 8}).holds(root)
+    assert not Condition("items", "==", 8).holds(root)
+    assert not Condition("n", "<", [9]).holds(root)

@@ -7,7 +7,15 @@ import pytest
 from harness.agent.agent import AgentStop
 from harness.core.stop import StopReason
 from harness.core.usage import Usage
-from harness.outer.decision import RoundReport, decide, feedback, no_progress
+from harness.memory.progress_items import GateSummary
+from harness.outer.decision import (
+    RoundReport,
+    commit_message,
+    decide,
+    feedback,
+    gate_summary,
+    no_progress,
+)
 from harness.verify.critic import Verdict
 from harness.verify.gates import GateReport
 
@@ -203,3 +211,218 @@ def test_feedback_names_the_protected_files_that_were_changed() -> None:
     text = feedback(cheat)
     assert "failed: protected files changed" in text
     assert "tests/test_calc.py, conftest.py" in text
+
+
+def test_feedback_reports_a_passing_gate_as_passed_and_only_the_failing_one_as_failed() -> None:
+    tail = "  E   assert 1 == 2\nE   where 1 = f()  \n\n"
+    last = report(
+        3,
+        gate(True, ("stale::entry",), name="lint", tail="lint output"),
+        gate(False, ("t::a", "t::b"), tail=tail),
+        gate(True, name="typecheck"),
+    )
+    assert feedback(last) == (
+        "Round 3 did not pass (failed: pytest).\n"
+        "- Gate lint: passed\n"
+        "- Gate pytest: FAILED — 2 test(s) failed\n"
+        "  Failing: t::a, t::b\n"
+        "  Relevant output:\n"
+        "    E   assert 1 == 2\n"
+        "    E   where 1 = f()\n"
+        "- Gate typecheck: passed"
+    )
+    assert "lint: FAILED" not in feedback(last)
+    assert "stale::entry" not in feedback(last)
+
+
+def test_feedback_of_a_failing_gate_without_tests_or_output_is_one_line() -> None:
+    text = feedback(report(1, gate(False, name="lint")))
+    assert text == "Round 1 did not pass (failed: lint).\n- Gate lint: FAILED — 0 test(s) failed"
+
+
+def test_feedback_on_a_review_below_the_threshold_is_exact() -> None:
+    judged = report(
+        2, gate(True), critic_required=True, stop=AgentStop.MAX_STEPS,
+        verdict=verdict(6.25, reasons=("r1", "r2"), fixes=("f1",)),
+    )  # fmt: skip
+    assert feedback(judged) == (
+        "Round 2 did not pass (failed: critic 6.2/10).\n"
+        "- Gate pytest: passed\n"
+        "- Independent review: score 6.2/10 (not enough to pass)\n"
+        "  Reason: r1\n"
+        "  Reason: r2\n"
+        "  Fix: f1\n"
+        "- Your session hit its step cap before finishing; plan fewer, larger steps."
+    )
+
+
+def test_feedback_says_nothing_of_a_review_that_passed_when_a_gate_failed() -> None:
+    text = feedback(report(1, gate(False, ("t::a",)), verdict=verdict(9, reasons=("fine",))))
+    assert text == (
+        "Round 1 did not pass (failed: pytest).\n"
+        "- Gate pytest: FAILED — 1 test(s) failed\n"
+        "  Failing: t::a"
+    )
+
+
+def test_feedback_on_protected_files_is_exact() -> None:
+    cheat = report(5, gate(True), protected=("tests/test_calc.py", "conftest.py"))
+    assert feedback(cheat) == (
+        "Round 5 did not pass (failed: protected files changed).\n"
+        "These protected files were changed, which fails the round whatever the checks say; "
+        "restore them and fix the code instead: tests/test_calc.py, conftest.py\n"
+        "- Gate pytest: passed"
+    )
+
+
+@pytest.mark.parametrize(
+    ("scores", "stuck"),
+    [([5, 7, 5], False), ([5, 6, 6], False), ([5, 5, 6], False), ([4, 5, 6], False),
+     ([5, 5, 5], True), ([6, 5, 4], True), ([7, 5, 7], True), ([5, 4, 5], True)],
+)  # fmt: skip
+def test_the_critic_score_must_rise_above_the_first_round_of_the_window(
+    scores: list[float], stuck: bool
+) -> None:
+    reports = [reviewed(n, s) for n, s in enumerate(scores, start=1)]
+    expected = (
+        f"the critic's score did not rise over the last 3 rounds ({[float(s) for s in scores]})"
+    )
+    assert no_progress(reports, 3) == (expected if stuck else "")
+
+
+def test_the_score_rule_looks_at_the_last_patience_rounds_only() -> None:
+    reports = [reviewed(1, 9), reviewed(2, 3), reviewed(3, 5), reviewed(4, 4)]
+    assert no_progress(reports, 3) == ""  # 3 -> 5 rose; the 9 of round 1 is outside the window
+    assert no_progress(reports, 2) == (
+        "the critic's score did not rise over the last 2 rounds ([5.0, 4.0])"
+    )
+
+
+def test_a_window_with_an_unreviewed_round_is_not_judged_by_score() -> None:
+    reports = [reviewed(1, 5), failing(2, "t::a"), reviewed(3, 4)]
+    assert no_progress(reports, 3) == ""
+
+
+def test_exactly_patience_rounds_are_enough_to_judge() -> None:
+    reports = [failing(n, "t::b", "t::a") for n in (1, 2)]
+    assert no_progress(reports, 2) == "the last 2 rounds failed the same tests: t::a, t::b"
+    assert no_progress(reports[:1], 2) == ""
+    same = [report(n, gate(False, name="lint"), digest="d") for n in (1, 2, 3)]
+    assert no_progress(same, 3) == "the last 3 rounds left the same diff"
+
+
+def test_a_window_where_only_some_rounds_have_a_diff_is_not_the_same_diff() -> None:
+    reports = [report(n, gate(False, name="lint"), digest=d) for n, d in ((1, "d"), (2, None))]
+    assert no_progress(reports, 2) == ""
+
+
+def test_a_passed_last_round_wins_over_every_other_rule() -> None:
+    reports = [failing(1, "t::a", digest="same"), failing(2, "t::a", digest="same"),
+               report(3, gate(True), digest="same")]  # fmt: skip
+    decision = decide(reports, max_iterations=3, patience=2)
+    assert decision == decide(reports, max_iterations=1, patience=3)
+    assert decision.stop is StopReason.PASSED
+    assert decision.message == "round 3 passed every gate and the review"
+
+
+def test_no_progress_is_named_before_the_iteration_cap() -> None:
+    reports = [failing(n, "t::a") for n in (1, 2, 3)]
+    decision = decide(reports, max_iterations=3, patience=3)
+    assert decision.stop is StopReason.NO_PROGRESS
+    assert decision.message == "the last 3 rounds failed the same tests: t::a"
+
+
+def test_the_iteration_cap_is_reached_at_its_round_not_before() -> None:
+    below = decide([failing(1, "t::a"), failing(2, "t::b")], max_iterations=3)
+    assert below == decide([failing(1, "t::a"), failing(2, "t::b")], max_iterations=3)
+    assert below.stop is None
+    at_cap = decide([failing(1, "t::a"), failing(2, "t::b")], max_iterations=2)
+    assert at_cap.stop is StopReason.MAX_ITERATIONS
+    assert at_cap.message == "Loop finished after 2 iteration(s): MAX_ITERATIONS"
+    past = decide([failing(5, "t::a")], max_iterations=3)  # a resumed run past a lowered cap
+    assert past.stop is StopReason.MAX_ITERATIONS
+
+
+def test_default_patience_is_three() -> None:
+    two = [failing(n, "t::a") for n in (1, 2)]
+    assert decide(two, max_iterations=10).stop is None
+    three = [failing(n, "t::a") for n in (1, 2, 3)]
+    assert decide(three, max_iterations=10).stop is StopReason.NO_PROGRESS
+
+
+@pytest.mark.parametrize(
+    ("round_report", "outcome"),
+    [
+        (report(1, gate(True)), "passed"),
+        (report(1, gate(True), verdict=verdict(8)), "passed"),
+        (report(1, gate(True), verdict=verdict(9), protected=("a.py",)),
+         "failed: protected files changed"),
+        (report(1, gate(False, name="lint"), gate(True), gate(False, name="mypy")),
+         "failed: lint, mypy"),
+        (report(1, gate(True), verdict=verdict(7.96)), "failed: critic 8.0/10"),
+        (report(1, gate(True), critic_required=True), "failed: no verdict"),
+        (report(1, critic_required=False), "passed"),
+    ],
+)  # fmt: skip
+def test_outcome_names_what_failed_first(round_report: RoundReport, outcome: str) -> None:
+    assert round_report.outcome == outcome
+    assert round_report.passed is (outcome == "passed")
+
+
+def test_a_review_decides_a_round_whose_gates_passed_even_when_not_required() -> None:
+    assert report(1, gate(True), verdict=verdict(9)).passed
+    assert not report(1, gate(True), verdict=verdict(7)).passed
+    assert not report(1, gate(False), verdict=verdict(10)).passed
+    assert report(1, gate(True), verdict=verdict(9)).gates_passed
+    assert not report(1, gate(True), protected=("x",)).gates_passed
+
+
+def test_failing_tests_come_only_from_gates_that_failed() -> None:
+    mixed = report(1, gate(True, ("old::x",)), gate(False, ("t::a", "t::b"), name="unit"),
+                   gate(False, ("t::b", "t::c"), name="integration"))  # fmt: skip
+    assert mixed.failing_tests == frozenset({"t::a", "t::b", "t::c"})
+    assert report(1, gate(True, ("old::x",))).failing_tests == frozenset()
+
+
+def test_commit_message_names_round_outcome_gates_and_score() -> None:
+    passed = report(4, gate(True, name="lint"), gate(True), verdict=verdict(8.5))
+    assert commit_message(passed) == (
+        "harness: round 4: passed (lint passed, pytest passed; critic 8.5/10)"
+    )
+    failed = report(2, gate(True, name="lint"), gate(False, ("t::a",)))
+    assert commit_message(failed) == (
+        "harness: round 2: failed: pytest (lint passed, pytest failed)"
+    )
+    nothing = report(1, critic_required=True, verdict=verdict(3))
+    assert commit_message(nothing) == (
+        "harness: round 1: failed: critic 3.0/10 (no gates run; critic 3.0/10)"
+    )
+    assert commit_message(report(7)) == "harness: round 7: passed (no gates run)"
+
+
+def test_gate_summary_keeps_the_first_five_failing_tests() -> None:
+    many = gate(False, tuple(f"t::{n}" for n in range(1, 8)))
+    assert gate_summary(many) == GateSummary(
+        name="pytest", passed=False, detail="t::1, t::2, t::3, t::4, t::5"
+    )
+    assert gate_summary(gate(True, name="lint")) == GateSummary(name="lint", passed=True, detail="")
+    five = gate(False, ("a", "b", "c", "d", "e"))
+    assert gate_summary(five).detail == "a, b, c, d, e"
+
+
+def test_a_report_built_without_saying_so_needs_no_critic() -> None:
+    plain = RoundReport(
+        round=1, agent_stop=AgentStop.ANSWERED, agent_summary=None, steps=1,
+        gates=(gate(True),), verdict=None, usage=Usage(), duration=0.0,
+    )  # fmt: skip
+    assert (plain.critic_required, plain.protected_violations, plain.files_changed) == (
+        False, (), (),
+    )  # fmt: skip
+    assert plain.passed
+
+
+def test_the_next_round_is_told_its_session_was_stuck() -> None:
+    stuck = feedback(failing(1, "test_a"))
+    assert "stuck" not in stuck
+    told = feedback(report(1, gate(False, ("test_a",)), stop=AgentStop.STUCK))
+    assert "- Your session was ended as stuck: it kept repeating a call" in told

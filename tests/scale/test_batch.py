@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -177,7 +178,7 @@ def test_bad_batch_arguments_are_configuration_errors(kwargs: dict, field: str) 
 
 def test_the_report_renders_every_task_as_text_and_html(tmp_path: Path) -> None:
     records = [
-        TaskRecord(name="fix-1", status="passed", stop_reason="PASSED", rounds=2,
+        TaskRecord(name="fix-1", status="passed", stop_reason="PASSED", rounds=2, score=8.5,
                    prompt_tokens=1000, completion_tokens=500, cost_usd=0.25, seconds=3.0,
                    branch="harness/fix-1-abc"),
         TaskRecord(name="fix-<2>", status="escalated", stop_reason="NO_PROGRESS", rounds=3),
@@ -194,6 +195,7 @@ def test_the_report_renders_every_task_as_text_and_html(tmp_path: Path) -> None:
         "passed",
         "PASSED",
         "2",
+        "8.5",
         "1.5k",
         "$0.250",
         "00:03",
@@ -206,3 +208,55 @@ def test_the_report_renders_every_task_as_text_and_html(tmp_path: Path) -> None:
     assert html.count("<tr>") == 4  # header + three tasks
     assert "<script" not in html
     assert json.loads(summary.model_dump_json())["totals"]["tokens"] == 1500
+
+
+def test_a_rate_limit_is_shared_by_every_worker_of_the_batch(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "hi\n"})
+    starts: list[float] = []
+    lock = threading.Lock()
+
+    def timed(entry: object):
+        def reply(messages: object, tools: object) -> object:
+            with lock:
+                starts.append(time.monotonic())
+            return entry
+
+        return reply
+
+    def loop_for(task: BatchTask, run: TaskRun) -> OuterLoop:
+        model = ScriptedModel(
+            [timed(ToolCall("write_file", {"path": "out.txt", "content": "yes"})), timed("done")],
+            name="limited-model",
+        )
+        return OuterLoop(
+            "out.txt says yes", Agent(model), gates=[CommandGate("grep -qx yes out.txt")],
+            workspace=repo, progress=run.progress, run_id=run.run_id, name=task.name,
+            max_iterations=1,
+        )  # fmt: skip
+
+    summary = Batch(
+        [{"name": f"t{i}"} for i in range(4)], loop_for, workers=4, out=tmp_path / "out",
+        rate_limits={"limited-model": 300},  # one call every 0.2 s
+    ).run()  # fmt: skip
+    assert summary.counts == {"passed": 4}
+    assert len(starts) == 8
+    starts.sort()
+    assert starts[-1] - starts[0] >= 7 * 0.2 - 0.05  # eight calls, seven shared intervals
+    gaps = [b - a for a, b in zip(starts, starts[1:], strict=False)]
+    assert min(gaps) >= 0.1  # no two calls together (the rest is the calls' own jitter)
+
+
+def test_a_rate_limit_must_be_positive(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="rate_limits.m"):
+        Batch([{"name": "a"}], Loops(tmp_path, {}), rate_limits={"m": 0})
+
+
+def test_a_second_batch_on_the_same_output_folder_is_refused(tmp_path: Path) -> None:
+    from harness.memory.lock import LockHeld, LoopLock
+
+    out = tmp_path / "out"
+    loops = Loops(tmp_path, {"a": "yes"})
+    with LoopLock(out / "summary.json"), pytest.raises(LockHeld, match="summary.json.lock"):
+        Batch([{"name": "a"}], loops, out=out).run()
+    assert loops.built == []
+    assert not (out / "tasks").exists()

@@ -7,9 +7,19 @@ from pathlib import Path
 
 import pytest
 
-from harness import Agent, CommandGate, Critic, OuterLoop, ScriptedModel, ToolCall
+from harness import (
+    Agent,
+    BestOf,
+    CommandGate,
+    Critic,
+    Loop,
+    LoopResult,
+    OuterLoop,
+    ScriptedModel,
+    ToolCall,
+)
 from harness.core.errors import ConfigError
-from harness.scale.best_of import Attempt, BestOf, pick_winner
+from harness.scale.best_of import Attempt, pick_winner
 from tests.conftest import git, make_repo
 
 
@@ -88,3 +98,20 @@ def test_ties_go_to_fewer_tokens_then_the_lower_number() -> None:
 def test_attempts_out_of_range_is_a_configuration_error(attempts: int) -> None:
     with pytest.raises(ConfigError, match="attempts"):
         BestOf(lambda n: None, attempts=attempts)  # type: ignore[arg-type,return-value]
+
+
+class LongLoop:
+    """An attempt whose loop plays 100 rounds: three of them pass the engine's default cap."""
+
+    def __init__(self, number: int) -> None:
+        self.number = number
+
+    def run(self) -> LoopResult:
+        return Loop(lambda ctx: None, until="", max_iterations=100).run()
+
+
+def test_attempts_are_not_cut_short_by_the_engines_default_body_cap() -> None:
+    result = BestOf(LongLoop, attempts=3).run()  # type: ignore[arg-type]
+    assert [a.number for a in result.attempts] == [1, 2, 3]
+    assert all("loop_round=100" in (a.error or "") for a in result.attempts)
+    assert result.winner is None

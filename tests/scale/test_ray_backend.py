@@ -24,9 +24,12 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[None]:
-    ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
-    yield
+def cluster() -> Iterator[str]:
+    """The address of a local Ray cluster this test process is connected to."""
+    context = ray.init(
+        num_cpus=4, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1"
+    )
+    yield context.address_info["gcs_address"]
     ray.shutdown()
 
 
@@ -58,7 +61,7 @@ def _repo(folder: Path, answer: str, gate: str) -> Path:
 
 
 def test_a_ray_batch_brings_every_branch_and_report_back_and_retries_a_killed_worker(
-    tmp_path: Path, cluster: None
+    tmp_path: Path, cluster: str
 ) -> None:
     marker = tmp_path / "killed-once"
     # The first time, the gate kills (SIGKILL) the Ray worker process running the loop: its
@@ -100,10 +103,50 @@ def test_a_ray_batch_brings_every_branch_and_report_back_and_retries_a_killed_wo
 
 
 def test_a_task_outside_a_git_repository_is_an_error_naming_it(
-    tmp_path: Path, cluster: None
+    tmp_path: Path, cluster: str
 ) -> None:
     folder = tmp_path / "plain"
     write_loop(folder, 'goal = "x"\n[[gates]]\ntype = "command"\ncmd = "true"\n')
     with pytest.raises(Exception, match="not in one"):
         Batch([BatchTask(name="plain", loop=str(folder / "loop.toml"))], loop_from_toml,
               backend="ray", out=tmp_path / "out").run()  # fmt: skip
+
+
+def test_a_rate_limit_is_shared_by_every_ray_worker(tmp_path: Path, cluster: str) -> None:
+    from datetime import datetime
+
+    repos = {f"r{i}": _repo(tmp_path / f"r{i}", "yes", "grep -qx yes out.txt") for i in range(4)}
+    tasks = [BatchTask(name=name, loop=str(repo / "loop.toml")) for name, repo in repos.items()]
+    summary = Batch(
+        tasks, loop_from_toml, workers=4, backend="ray", out=tmp_path / "out",
+        rate_limits={"scripted:script.json": 120},  # one call every 0.5 s, cluster-wide
+    ).run()  # fmt: skip
+    assert summary.counts == {"passed": 4}
+    calls = sorted(
+        datetime.fromisoformat(event["ts"].replace("Z", "+00:00")).timestamp()
+        for name, repo in repos.items()
+        for log in (repo / ".harness" / "runs").glob("*/events.jsonl")
+        for event in map(json.loads, log.read_text().splitlines())
+        if event["kind"] == "model_call"
+    )
+    assert len(calls) == 8
+    assert calls[-1] - calls[0] >= 7 * 0.5 - 0.2  # eight calls, seven shared intervals
+
+
+def test_harness_batch_joins_an_existing_cluster_by_address(tmp_path: Path, cluster: str) -> None:
+    from tests.cli.test_cli import harness
+
+    repo = _repo(tmp_path / "repo", "yes", "grep -qx yes out.txt")
+    (tmp_path / "tasks.jsonl").write_text(
+        json.dumps({"name": "joined", "loop": "repo/loop.toml"}) + "\n"
+    )
+    result = harness(
+        "batch", "tasks.jsonl", "--backend", "ray", "--ray-address", cluster, "--out", "out",
+        "--quiet", cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "on 4 ray workers" in result.stdout
+    (record,) = json.loads((tmp_path / "out" / "summary.json").read_text())["tasks"]
+    assert record["status"] == "passed"
+    assert git(repo, "show", f"{record['branch']}:out.txt") == "yes"
+    assert "Started a local Ray instance" not in result.stderr  # it joined ours

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -53,7 +55,10 @@ def numbers(count: int) -> dict[str, list[int]]:
     """Structured content: the first count numbers."""
     return {"numbers": list(range(count))}
 
-app.run()
+if len(sys.argv) > 1:
+    app.run("streamable-http", host="127.0.0.1", port=int(sys.argv[1]))
+else:
+    app.run()
 '''
 
 
@@ -173,6 +178,40 @@ def test_start_up_failures_are_clear_configuration_errors(tmp_path: Path) -> Non
     with pytest.raises(ConfigError, match=r"mcp 'silent': did not start within 2s"):
         mcp_tools([silent]).__enter__()
     assert time.monotonic() - started < 15
+
+
+def test_a_server_over_streamable_http(tmp_path: Path, ctx: ToolContext) -> None:
+    script = tmp_path / "flaky_server.py"
+    script.write_text(FLAKY_SERVER)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, str(script), str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.1)
+        remote = McpServer("remote", url=f"http://127.0.0.1:{port}/mcp", allow=["echo", "refuse"])
+        with mcp_tools([remote]) as tools:
+            echo, refuse = tools
+            assert echo.name == "mcp__remote__echo"
+            echoed = echo.run({"text": "over http"}, ctx)
+            refused = refuse.run({"reason": "not over http"}, ctx)
+    finally:
+        server.kill()
+        server.wait(10)
+    assert (echoed.output, echoed.is_error) == ("over http", False)
+    assert refused.is_error
+    assert "not over http" in refused.output
+    with pytest.raises(ConfigError, match="mcp 'remote': could not start"):
+        mcp_tools([remote]).__enter__()  # the server is gone
 
 
 @pytest.mark.parametrize(

@@ -9,9 +9,12 @@ import pytest
 
 from harness.core.errors import ConfigError, ToolError
 from harness.tools.paths import (
+    SHOWN_CHARS,
     check_protect_patterns,
     protecting_pattern,
+    relative_path,
     resolve_in_workspace,
+    shown,
     writable,
 )
 from harness.tools.toolkit import ToolContext
@@ -154,3 +157,90 @@ def test_context_rejects_bad_configuration(tmp_path: Path, kwargs: dict, field: 
 def test_context_rejects_a_missing_workspace(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="workspace: .* is not a directory"):
         ToolContext(workspace=tmp_path / "missing")
+
+
+def test_a_plain_path_outside_is_not_said_to_go_through_a_symlink(ctx: ToolContext) -> None:
+    with pytest.raises(ToolError) as caught:
+        resolve_in_workspace(ctx, "../outside/secret.txt")
+    assert str(caught.value) == (
+        "path '../outside/secret.txt' is outside the workspace; "
+        "use paths relative to the workspace root"
+    )
+
+
+def test_a_symlink_outside_is_named_with_its_target(ctx: ToolContext) -> None:
+    outside = ctx.workspace.parent / "outside"
+    os.symlink(outside, ctx.workspace / "link")
+    with pytest.raises(ToolError) as caught:
+        resolve_in_workspace(ctx, "link/secret.txt")
+    assert str(caught.value) == (
+        f"path 'link/secret.txt' is outside the workspace (a symlink on it leads to "
+        f"{outside / 'secret.txt'}); use paths relative to the workspace root"
+    )
+
+
+def test_a_long_path_is_shown_cut_to_the_limit() -> None:
+    assert SHOWN_CHARS == 200
+    assert shown("src/app.py") == "'src/app.py'"
+    assert shown("y" * 201) != repr("y" * 201)
+    assert shown("x" * SHOWN_CHARS) == repr("x" * SHOWN_CHARS)
+    cut = shown("x" * (SHOWN_CHARS + 50))
+    assert cut.startswith("'" + "x" * 50)
+    assert "x" * (SHOWN_CHARS + 1) not in cut
+
+
+def test_relative_path_is_posix_and_relative_to_the_workspace(ctx: ToolContext) -> None:
+    assert relative_path(ctx, ctx.workspace / "src" / "app.py") == "src/app.py"
+    assert relative_path(ctx, ctx.workspace) == "."
+
+
+def test_the_first_matching_pattern_is_named() -> None:
+    patterns = ["docs/**", "*.lock", "**/*.lock", "src"]
+    assert protecting_pattern(patterns, "pkg/poetry.lock") == "**/*.lock"
+    assert protecting_pattern(patterns, "poetry.lock") == "*.lock"
+    assert protecting_pattern(patterns, "src/a/b.py") == "src"
+    assert protecting_pattern(patterns, "source/a.py") is None
+    assert protecting_pattern([], "anything") is None
+
+
+@pytest.mark.parametrize(
+    ("pattern", "rel", "protected"),
+    [
+        ("a/**/b.py", "a/b.py", True),
+        ("a/**/b.py", "a/x/y/b.py", True),
+        ("a/**/b.py", "a/xb.py", False),
+        ("a/**", "ab/c", False),
+        ("**", "any/thing", True),
+        ("src/*", "src/x/y.py", True),  # covers the directory src/x, so all under it
+        ("src/*/y.py", "src/x/y.py", True),
+        ("src/*/y.py", "src/x/z/y.py", False),
+        ("tests/?", "tests/ab", False),
+        ("[ab].py", "a.py", False),  # brackets are literal
+        ("[ab].py", "[ab].py", True),
+        ("x+y", "x+y", True),
+        ("x+y", "xxy", False),
+    ],
+)
+def test_more_protect_globs(pattern: str, rel: str, protected: bool) -> None:
+    assert (protecting_pattern([pattern], rel) == pattern) is protected
+
+
+def test_check_protect_patterns_returns_them_and_names_a_bad_one() -> None:
+    assert check_protect_patterns(iter(["tests/**", "./conftest.py"])) == (
+        "tests/**",
+        "./conftest.py",
+    )
+    assert check_protect_patterns([]) == ()
+    for bad, why in [
+        ("", "is not a non-empty glob pattern"),
+        ("./", "is not a non-empty glob pattern"),
+        ("//", "is not a non-empty glob pattern"),
+        (3, "is not a non-empty glob pattern"),
+        ("/etc/passwd", "must be relative to the workspace"),
+        ("a/../../b", "must be relative to the workspace"),
+        ("..", "must be relative to the workspace"),
+    ]:
+        with pytest.raises(ConfigError) as caught:
+            check_protect_patterns(["ok/**", bad])  # type: ignore[list-item]
+        assert str(caught.value) == f"protect: {bad!r} {why}"
+    assert check_protect_patterns(["a..b/**"]) == ("a..b/**",)  # '..' inside a name is fine
