@@ -30,7 +30,7 @@ name = "done"
 cmd = "test -s done.txt"
 """
 PASSES = [{"name": "write_file", "arguments": {"path": "done.txt", "content": "yes"}}, "done"]
-SLOW = [{"name": "run_shell", "arguments": {"command": "touch ../started-$PPID; sleep 30"}}]
+SLOW = [{"name": "run_shell", "arguments": {"command": "touch started && sleep 30"}}]
 
 
 def project(tmp_path: Path) -> Path:
@@ -72,7 +72,7 @@ def cancelled_run(repo: Path, tmp_path: Path) -> subprocess.CompletedProcess[str
         preexec_fn=_hear_ctrl_c,
     )  # fmt: skip
     deadline = time.monotonic() + 60
-    while not list(repo.parent.glob(".harness-worktrees/repo/started-*")):
+    while not list(repo.parent.glob(".harness-worktrees/repo/*/started")):
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < deadline
         time.sleep(0.05)
