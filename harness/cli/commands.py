@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
         if earlier and talk:
             print(
                 f"note: the earlier run's branch {earlier} is left as it was; "
-                "`harness clean` removes it and its worktree",
+                "`harness clean` removes it (and its worktree, if it has one)",
                 file=sys.stderr,
             )
     run_id = uuid.uuid4().hex[:8]

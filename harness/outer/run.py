@@ -134,4 +134,6 @@ def _own_files(progress: Progress | None) -> tuple[Path, ...]:
         path.with_suffix(".previous.md"),
         path.with_suffix(".escalation.md"),
         path.with_name(path.name + ".lock"),
+        spend_path(path),
+        spend_path(path).with_suffix(".previous.json"),  # set aside by a restart
     )

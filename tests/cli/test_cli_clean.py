@@ -30,7 +30,7 @@ name = "done"
 cmd = "test -s done.txt"
 """
 PASSES = [{"name": "write_file", "arguments": {"path": "done.txt", "content": "yes"}}, "done"]
-SLOW = [{"name": "run_shell", "arguments": {"command": "touch started; sleep 30"}}]
+SLOW = [{"name": "run_shell", "arguments": {"command": "touch started && sleep 30"}}]
 
 
 def project(tmp_path: Path) -> Path:
