@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -456,3 +457,10 @@ def test_a_named_tuples_fields_are_read_by_name_and_by_index() -> None:
     assert lookup(root, ["result", "5"]) is MISSING
     assert lookup(root, ["items", "append"]) is MISSING
     assert lookup(root, ["items", "first"]) is MISSING
+
+
+def test_a_condition_set_is_frozen() -> None:
+    conditions = ConditionSet.parse("a > 1 and b > 2")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        conditions.combine = "or"  # type: ignore[misc]
+    assert conditions.combine == "and"
