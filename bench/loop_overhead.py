@@ -3,7 +3,8 @@
 Overhead: an almost empty body stamps ``perf_counter_ns`` at every call; the gap between two
 consecutive calls of one run is the engine's work for one round (conditions, variables
 snapshot, history record, watchdog admission) plus one call. The median over 10,000 rounds is
-printed for a bare loop and for one with two variables and an ``until`` condition.
+printed for a loop with no condition, with the default ``done == true`` condition, with a
+condition on the history, and with two variables and an ``until`` condition.
 
 Parallel efficiency: ForEach over items whose body sleeps; efficiency is the ideal time
 (items x sleep / concurrency) over the measured time, for threads (sync body) and tasks
@@ -54,14 +55,20 @@ def run_cost(runs: int) -> None:
         loop.run()
         times.append(time.perf_counter_ns() - started)
     print(
-        f"  {'whole run() of 1 empty round':<32} median {statistics.median(times) / 1000:6.2f} us"
+        f"  {'whole run() of 1 empty round':<34} median {statistics.median(times) / 1000:6.2f} us"
     )
 
 
 def overhead(rounds: int) -> None:
     print(f"Loop overhead per round (median of {rounds:,} rounds, {MAX_ITERATIONS} per run)")
     cases: dict[str, Callable[[Callable[[LoopContext], Any]], Loop]] = {
-        "empty body, no conditions": lambda body: Loop(body, max_iterations=MAX_ITERATIONS),
+        "empty body, no condition": lambda body: Loop(
+            body, until="", max_iterations=MAX_ITERATIONS
+        ),
+        "empty body, default done == true": lambda body: Loop(body, max_iterations=MAX_ITERATIONS),
+        "empty body, history[-1] condition": lambda body: Loop(
+            body, until="history[-1].output.done", max_iterations=MAX_ITERATIONS
+        ),
         "2 variables + until condition": lambda body: Loop(
             body,
             variables={"score": 0, "draft": "text"},
@@ -74,7 +81,7 @@ def overhead(rounds: int) -> None:
         gaps = round_gaps(make, rounds)
         quantiles = statistics.quantiles(gaps, n=100)
         print(
-            f"  {label:<32} median {statistics.median(gaps) / 1000:6.2f} us"
+            f"  {label:<34} median {statistics.median(gaps) / 1000:6.2f} us"
             f"   p90 {quantiles[89] / 1000:6.2f} us   p99 {quantiles[98] / 1000:6.2f} us"
         )
     run_cost(rounds)

@@ -42,8 +42,12 @@ eat the machine's memory before its timeout."""
 MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "redact": ("harness/core/redact.py", ("tests/core/test_redact.py",)),
     "budget": ("harness/models/budget.py", ("tests/models/test_budget.py",)),
-    "rounds": ("harness/outer/rounds.py", ("tests/outer/test_rounds.py",)),
+    "decision": ("harness/outer/decision.py", ("tests/outer/test_decision.py",)),
     "condition": ("harness/engine/condition.py", ("tests/engine/test_condition.py",)),
+    "reference": (
+        "harness/engine/reference.py",
+        ("tests/engine/test_reference.py", "tests/engine/test_condition.py"),
+    ),
     "paths": ("harness/tools/paths.py", ("tests/tools/test_paths.py",)),
 }
 """Module key: (source file, its focused test files)."""

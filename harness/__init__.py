@@ -37,10 +37,15 @@ _EXPORTS = {
     "StopReason": "harness.core.stop",
     "OuterLoop": "harness.outer.loop",
     "Fleet": "harness.scale.fleet",
+    "HumanGate": "harness.verify.human",
+    "Batch": "harness.scale.batch",
+    "BestOf": "harness.scale.best_of",
+    "BatchTask": "harness.scale.batch_task",
     "Subtask": "harness.scale.fleet",
     "RunResult": "harness.outer.result",
     "Budget": "harness.models.budget",
     "ConfigError": "harness.core.errors",
+    "Sandbox": "harness.sandbox",
     "HarnessError": "harness.core.errors",
 }
 
@@ -48,6 +53,9 @@ __all__ = [
     "Agent",
     "AgentRun",
     "AgentStop",
+    "Batch",
+    "BatchTask",
+    "BestOf",
     "Budget",
     "CommandGate",
     "Condition",
@@ -57,6 +65,7 @@ __all__ = [
     "ForEach",
     "GateReport",
     "HarnessError",
+    "HumanGate",
     "LiteLLMModel",
     "Loop",
     "LoopResult",
@@ -65,6 +74,7 @@ __all__ = [
     "Progress",
     "PytestGate",
     "RunResult",
+    "Sandbox",
     "ScriptedModel",
     "Skill",
     "StopReason",
@@ -94,10 +104,15 @@ if TYPE_CHECKING:
     from harness.models.scripted import ScriptedModel
     from harness.outer.loop import OuterLoop
     from harness.outer.result import RunResult
+    from harness.sandbox import Sandbox
+    from harness.scale.batch import Batch
+    from harness.scale.batch_task import BatchTask
+    from harness.scale.best_of import BestOf
     from harness.scale.fleet import Fleet, Subtask
     from harness.tools import Tool, ToolResult, default_tools, tool
     from harness.verify.critic import Critic, Verdict
     from harness.verify.gates import CommandGate, GateReport, PredicateGate, PytestGate
+    from harness.verify.human import HumanGate
 
 
 def __getattr__(name: str) -> Any:

@@ -90,10 +90,15 @@ def emit_sample_run(
     for round_ in range(1, rounds + 1):
         out.round = Tally()
         out.emit("round_start", 1, round=round_, max_iterations=rounds)
+        if round_ == 2:
+            out.emit("note", 0, round=round_, text="the division test is the one that matters")
         out.emit("budget_check", 0.1, role="critic", estimated_tokens=2860, estimated_cost=0.0031,
                  reason="cost budget: $0.9990 used + up to $0.0031 for the next call would exceed $1.0000")  # fmt: skip
         for step in range(1, STEPS + 1):
             out.model_call("author")
+            if round_ == 1 and step == 1:
+                out.emit("tool_start", 0.0, name="read_file",
+                         arguments_preview='{"path": "calc.py"}', step=step)  # fmt: skip
             out.emit(
                 "tool_call", 0.5, name="read_file" if step == 1 else "run_shell",
                 arguments_preview='{"path": "calc.py"}' if step == 1 else '{"command": "pytest -q"}',
@@ -124,9 +129,14 @@ def emit_sample_run(
             out.emit("critic_verdict", 0.1, round=round_, score=score, passed=passed,
                      reasons=["fix is minimal" if passed else "division by zero unhandled"],
                      fixes=[] if passed else ["raise ZeroDivisionError in div()"])  # fmt: skip
+        if round_ == 2:  # a person was asked (in a real run only after the critic passed)
+            out.emit("approval", 0, round=round_, outcome="rejected", note="handle zero",
+                     waited=42.0)  # fmt: skip
         out.per_round.append(out.round)
         out.emit("round_end", 0.2, round=round_, passed=passed, outcome=outcome, duration=14.5,
                  usage=out.round.as_dict())  # fmt: skip
+        if round_ == 1:
+            out.emit("hook_failed", 0, hook="on_round", round=round_, error="exit code 7: ")
     reason = "PASSED" if passes else "MAX_ITERATIONS"
     out.emit("stop", 0.1, reason=reason,
              message="gates and critic passed" if passes else f"{rounds} of {rounds} rounds used")  # fmt: skip

@@ -20,12 +20,16 @@ COMPLETION_PATHS = ("/v1/chat/completions", "/chat/completions")
 
 @dataclass(frozen=True)
 class Text:
-    """A plain assistant reply; ``usage=False`` leaves the usage block out of the response."""
+    """A plain assistant reply; ``usage=False`` leaves the usage block out of the response.
+
+    ``cached_tokens`` of the prompt are reported as read from the provider's prompt cache.
+    """
 
     content: str = "hello"
     prompt_tokens: int = 11
     completion_tokens: int = 3
     usage: bool = True
+    cached_tokens: int = 0
 
 
 @dataclass(frozen=True)
@@ -36,14 +40,17 @@ class ToolCalls:
     content: str | None = None
     prompt_tokens: int = 20
     completion_tokens: int = 7
+    usage: bool = True
+    cached_tokens: int = 0
 
 
 @dataclass(frozen=True)
 class Status:
-    """An HTTP error with an OpenAI-style error body."""
+    """An HTTP error with the provider's error body and any extra headers (``Retry-After``)."""
 
     code: int
     message: str = "scripted error"
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -58,16 +65,23 @@ Behaviour = Text | ToolCalls | Status | Hang
 
 @dataclass(frozen=True)
 class Request:
-    """One request the server received."""
+    """One request the server received, and when (``time.monotonic()``)."""
 
     path: str
     body: dict[str, Any]
     headers: dict[str, str] = field(default_factory=dict)
     """Header names in lower case."""
+    at: float = 0.0
 
 
 class OpenAIServer:
-    """Serve scripted chat completions until :meth:`stop` or ``deadline`` seconds pass."""
+    """Serve scripted chat completions until :meth:`stop` or ``deadline`` seconds pass.
+
+    A subclass speaks another provider's dialect by overriding ``paths``, :meth:`render` and
+    :meth:`error` (see ``tests/anthropic_server.py``).
+    """
+
+    paths: tuple[str, ...] = COMPLETION_PATHS
 
     def __init__(self, *, deadline: float = 60.0) -> None:
         self._script: list[Behaviour] = []
@@ -121,6 +135,14 @@ class OpenAIServer:
     def _hang(self, seconds: float) -> None:
         self._stopping.wait(seconds)
 
+    def render(self, body: dict[str, Any], behaviour: Text | ToolCalls) -> dict[str, Any]:
+        """The 200 response to ``body`` for a reply behaviour."""
+        return _completion(body.get("model", "unknown"), behaviour)
+
+    def error(self, code: int, message: str) -> dict[str, Any]:
+        """The body of an HTTP error ``code``."""
+        return _error(message, "scripted" if code != 404 else "not_found")
+
 
 def _handler_class(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
@@ -128,29 +150,33 @@ def _handler_class(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
             path = self.path.split("?", 1)[0]
-            if path not in COMPLETION_PATHS:
-                self._send(404, _error(f"no route for {path}", "not_found"))
+            if path not in server.paths:
+                self._send(404, server.error(404, f"no route for {path}"))
                 return
             body = json.loads(raw or b"{}")
-            behaviour = server._next(
-                Request(path, body, {k.lower(): v for k, v in self.headers.items()})
-            )
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            behaviour = server._next(Request(path, body, headers, time.monotonic()))
             if behaviour is None:
-                self._send(400, _error("the server's script is exhausted", "invalid_request"))
+                self._send(400, server.error(400, "the server's script is exhausted"))
             elif isinstance(behaviour, Hang):
                 server._hang(behaviour.seconds)
                 self.close_connection = True
             elif isinstance(behaviour, Status):
-                self._send(behaviour.code, _error(behaviour.message, "scripted"))
+                payload = server.error(behaviour.code, behaviour.message)
+                self._send(behaviour.code, payload, behaviour.headers)
             else:
-                self._send(200, _completion(body.get("model", "unknown"), behaviour))
+                self._send(200, server.render(body, behaviour))
 
-        def _send(self, code: int, payload: dict[str, Any]) -> None:
+        def _send(
+            self, code: int, payload: dict[str, Any], headers: tuple[tuple[str, str], ...] = ()
+        ) -> None:
             data = json.dumps(payload).encode()
             try:
                 self.send_response(code)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
+                for name, value in headers:
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(data)
             except (BrokenPipeError, ConnectionResetError):
@@ -182,10 +208,11 @@ def _completion(model: str, behaviour: Text | ToolCalls) -> dict[str, Any]:
         "model": model,
         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
     }
-    if not isinstance(behaviour, Text) or behaviour.usage:
+    if behaviour.usage:
         payload["usage"] = {
             "prompt_tokens": behaviour.prompt_tokens,
             "completion_tokens": behaviour.completion_tokens,
             "total_tokens": behaviour.prompt_tokens + behaviour.completion_tokens,
+            "prompt_tokens_details": {"cached_tokens": behaviour.cached_tokens},
         }
     return payload

@@ -9,21 +9,20 @@ from pathlib import Path
 
 from harness.agent.compaction import Compaction, ContextOverflow, make_compaction
 from harness.agent.ledger import Ledger
+from harness.agent.stuck import StuckWatch
 from harness.core.errors import ConfigError, Stopped
 from harness.core.sink import NULL_SINK, EventSink
 from harness.core.usage import Usage
 from harness.models.base import Message, Model, Reply, ToolCall
 from harness.models.budget import MeteredModel
+from harness.sandbox import Sandbox
 from harness.tools import Tool, Toolbox, ToolContext, ToolResult, default_tools
 
 DEFAULT_SYSTEM_PROMPT = """\
-You are a careful software agent working inside a workspace folder. Use the tools to inspect \
-files, make changes and run commands. Work in small verified steps: read before you edit, run \
-the relevant checks after you change something. Paths are relative to the workspace. When the \
-task is done, call `submit` with a short summary of what you changed and how you checked it \
-(or answer without a tool call). Your result is verified independently afterwards, so do not \
-claim success you have not checked."""
-
+You are a careful software agent in a workspace folder; paths are relative to it. Use the tools \
+in small verified steps: read before you edit, run the relevant checks after each change. When \
+done, call `submit` (or answer without a tool call) with what you changed and how you checked \
+it. Your result is verified independently, so claim no success you have not checked."""
 
 DEFAULT_COMPACTION = "mask_observations"
 """Masking old tool outputs at 80 % of the window needs no model call and keeps the reasoning."""
@@ -37,6 +36,7 @@ class AgentStop(StrEnum):
     MAX_STEPS = "max_steps"
     MALFORMED = "malformed"  # too many consecutive replies with only malformed tool calls
     CONTEXT_FULL = "context_full"  # compaction could not bring the context under the window
+    STUCK = "stuck"  # the same call with the same result, or failed calls, past their limit
     INTERRUPTED = "interrupted"  # a run-wide bound (budget, time) stopped it; see .interruption
 
 
@@ -63,6 +63,10 @@ class Agent:
     with an error observation the model can correct; ``max_malformed`` consecutive replies made
     only of such calls end the session with ``AgentStop.MALFORMED``.
 
+    A session going round in circles is ended with ``AgentStop.STUCK``: after ``max_repeats``
+    identical calls with identical results, or ``max_errors`` failed calls in a row, the
+    observation carries a note saying so; one more such call ends the session.
+
     ``compaction`` keeps the session inside the model's window: ``"mask_observations"`` (the
     default), ``"summarize"``, ``"none"``/``None``, or any object with ``maybe_compact``.
     """
@@ -76,23 +80,50 @@ class Agent:
         max_steps: int = 50,
         compaction: str | Compaction | None = DEFAULT_COMPACTION,
         max_malformed: int = 5,
+        max_repeats: int = 3,
+        max_errors: int = 5,
         max_tokens: int | None = None,
         shell_timeout: float = 120.0,
         max_output_chars: int = 20_000,
+        sandbox: Sandbox | None = None,
     ) -> None:
         if not isinstance(max_steps, int) or max_steps < 1:
             raise ConfigError(f"max_steps: must be a positive integer, got {max_steps!r}")
-        if not isinstance(max_malformed, int) or max_malformed < 1:
-            raise ConfigError(f"max_malformed: must be a positive integer, got {max_malformed!r}")
+        for name, value in (
+            ("max_malformed", max_malformed),
+            ("max_repeats", max_repeats),
+            ("max_errors", max_errors),
+        ):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ConfigError(f"{name}: must be a positive integer, got {value!r}")
         self.model = model
         self.toolbox = Toolbox(default_tools() if tools is None else tools)
         self.system_prompt = system_prompt or DEFAULT_SYSTEM_PROMPT
         self.max_steps = max_steps
         self.compaction: Compaction = make_compaction(compaction)
         self.max_malformed = max_malformed
+        self.max_repeats = max_repeats
+        self.max_errors = max_errors
         self.max_tokens = max_tokens
         self.shell_timeout = shell_timeout
         self.max_output_chars = max_output_chars
+        self.sandbox = sandbox  # where run_shell runs; None: Sandbox("auto")
+
+    def check_fits(self, task: str) -> None:
+        """Raise :class:`ConfigError` when the first request of a session on ``task`` (system
+        prompt, tool schemas and task) cannot fit the model's context window."""
+        first: list[Message] = [
+            {"role": "system", "content": self.system_prompt},
+            {"role": "user", "content": task},
+        ]
+        needed = self.model.count_tokens(first, self.toolbox.schemas())
+        window = self.model.context_window
+        if needed > window:
+            raise ConfigError(
+                f"goal: the task needs {needed:,} tokens with the system prompt and tool schemas, "
+                f"but {self.model.name} reads at most {window:,}; shorten the goal or SKILL.md, "
+                "or use a model with a larger context window"
+            )
 
     def run(
         self,
@@ -138,6 +169,8 @@ class _Session:
             shell_timeout=agent.shell_timeout,
             max_output_chars=agent.max_output_chars,
             env=env,
+            sandbox=agent.sandbox,
+            time_left=self.model.meter.remaining_seconds,
         )
         self.messages: list[Message] = [
             {"role": "system", "content": agent.system_prompt},
@@ -145,6 +178,7 @@ class _Session:
         ]
         self.steps = 0
         self.malformed_streak = 0
+        self.stuck = StuckWatch(agent.max_repeats, agent.max_errors)
 
     def run(self) -> AgentRun:
         try:
@@ -185,13 +219,20 @@ class _Session:
         for call in reply.tool_calls:
             result, was_malformed = self.execute(call)
             malformed += was_malformed
-            self.messages.append(
-                {"role": "tool", "tool_call_id": call.id, "content": result.output}
-            )
+            note = None  # malformed calls have their own limit, max_malformed
+            if not was_malformed:
+                note = self.stuck.observe(
+                    call.name, call.arguments_json, result.output, failed=result.is_error
+                )
+            content = result.output + (f"\n\n{note}" if note else "")
+            self.messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
             if result.final and submitted is None:
                 submitted = result.output
         if submitted is not None:
             return AgentStop.SUBMITTED, submitted, "the model called submit"
+        stuck = self.stuck.verdict()
+        if stuck is not None:
+            return AgentStop.STUCK, None, f"stuck: {stuck}"
         self.malformed_streak = (
             self.malformed_streak + 1 if malformed == len(reply.tool_calls) else 0
         )
@@ -206,6 +247,12 @@ class _Session:
     def execute(self, call: ToolCall) -> tuple[ToolResult, bool]:
         """Run one call; the flag says whether the call itself was malformed."""
         started = time.monotonic()
+        self.events.emit(
+            "tool_start",
+            name=call.name,
+            arguments_preview=call.arguments_json[:4000],
+            step=self.steps,
+        )
         result = self.agent.toolbox.execute(call, self.ctx)
         if result.arguments is not None and not result.is_error:
             self.ledger.note_tool_call(call.name, result.arguments)

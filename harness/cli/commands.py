@@ -3,17 +3,28 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import shutil
 import sys
 import uuid
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness.cli.exit_codes import EXIT_ERROR, EXIT_ESCALATED, EXIT_PASSED, EXIT_USAGE
 from harness.core.errors import ConfigError
 from harness.core.stop import StopReason
 from harness.observe.run_summary import RUNS_DIR
 
+if TYPE_CHECKING:
+    from harness.memory.inbox import Inbox
+    from harness.outer.result import RunResult
+
 SKILLS_DIR = Path(__file__).resolve().parent / "skills"
+SYSTEM_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS})
+"""Write errors that say the machine is in trouble (exit 1), not that the path was wrong (2)."""
+IGNORED = (".harness/", "progress/*.lock")
+"""What ``harness init`` adds to .gitignore: run data, and the lock file beside each progress file."""
 
 
 def init(args: argparse.Namespace) -> int:
@@ -35,25 +46,64 @@ def init(args: argparse.Namespace) -> int:
     config.write_text(LOOP_TOML[args.kind], encoding="utf-8")
     ignore = target / ".gitignore"
     lines = ignore.read_text(encoding="utf-8").splitlines() if ignore.exists() else []
-    if ".harness/" not in lines:
-        ignore.write_text("\n".join([*lines, ".harness/"]) + "\n", encoding="utf-8")
+    missing = [entry for entry in IGNORED if entry not in lines]
+    if missing:
+        ignore.write_text("\n".join([*lines, *missing]) + "\n", encoding="utf-8")
     print(f"wrote {config}, {skill_target} and {target / 'progress'}/")
-    print("next: set a model (--model or HARNESS_MODEL) and run `harness run`")
+    if _in_git(target):
+        print(
+            "next: commit these files (a run's worktree starts from your last commit), set a "
+            "model (--model or HARNESS_MODEL) and run `harness run`"
+        )
+    else:
+        print("next: set a model (--model or HARNESS_MODEL) and run `harness run`")
     return EXIT_PASSED
+
+
+def _in_git(folder: Path) -> bool:
+    return any(
+        (parent / ".git").exists() for parent in (folder.resolve(), *folder.resolve().parents)
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     from harness.cli.config import find_config, load_config
-    from harness.cli.runner import Overrides, build_loop
-    from harness.core.redact import Redactor
+    from harness.cli.fresh import (
+        abandoned_branch,
+        drop_stale_escalation,
+        previous_name,
+        set_aside_work,
+    )
+    from harness.cli.runner import OverrideError, Overrides, build_loop, mcp_servers
     from harness.core.sink import EventSink, Tee
     from harness.observe.events import EVENTS_FILE, EventLog
     from harness.observe.live import LiveProgress, Mode
+    from harness.tools.mcp import mcp_tools
 
     config, root = load_config(args.path)
+    if config.fleet is not None:
+        from harness.cli.fleet import run_fleet
+
+        return run_fleet(args, config, root)
+    if (args.attempts or config.attempts) > 1:
+        from harness.cli.attempts import run_attempts
+
+        return run_attempts(args, config, root)
+    if args.restart:
+        talk = not args.quiet and not args.json
+        earlier = abandoned_branch(config, root)
+        for work in set_aside_work(config, root):
+            if talk:
+                print(f"note: set {work} aside as {previous_name(work).name}", file=sys.stderr)
+        if earlier and talk:
+            print(
+                f"note: the earlier run's branch {earlier} is left as it was; "
+                "`harness clean` removes it and its worktree",
+                file=sys.stderr,
+            )
     run_id = uuid.uuid4().hex[:8]
     mode: Mode = "json" if args.json else "quiet" if args.quiet else "live"
-    redactor = Redactor(config.redact)
+    redactor = config.redactor(root)
     echo: EventSink = LiveProgress(sys.stdout if args.json else sys.stderr, mode)
     flush = None
     if args.otel:
@@ -66,25 +116,23 @@ def run(args: argparse.Namespace) -> int:
     )
     overrides = Overrides(args.model, args.critic_model, args.max_iterations, args.restart)
     try:
-        loop = build_loop(
-            config, root, overrides=overrides, events=events, run_id=run_id,
-            redact=redactor.redact_text,
-        )  # fmt: skip
+        with mcp_tools(mcp_servers(config, root)) as tools:
+            loop = build_loop(
+                config, root, overrides=overrides, events=events, run_id=run_id,
+                redact=redactor.redact_text, tools=tools,
+            )  # fmt: skip
+            result = loop.run()
+    except OverrideError:
+        raise  # the flag or variable is named; loop.toml is not to blame
     except ConfigError as exc:
         raise ConfigError(f"{find_config(args.path)}: {exc}") from exc
-    try:
-        result = loop.run()
     finally:
         if flush is not None:
             flush()
+    if result.passed:
+        drop_stale_escalation(config, root)
     if not args.json:
-        if result.warning:
-            print(f"note: {result.warning}", file=sys.stderr)
-        print(f"{result.stop_reason.value}: {result.message}", file=sys.stderr)
-        if result.escalation:
-            print(f"escalation report: {result.escalation}", file=sys.stderr)
-        if result.branch:
-            print(f"work is on branch {result.branch}", file=sys.stderr)
+        print_verdict(result, quiet=args.quiet, redact=redactor.redact_text)
     if result.stop_reason.is_success:
         return EXIT_PASSED
     return EXIT_ERROR if result.stop_reason is StopReason.ERROR else EXIT_ESCALATED
@@ -93,24 +141,41 @@ def run(args: argparse.Namespace) -> int:
 resume = run
 
 
+def print_verdict(
+    result: RunResult, *, quiet: bool, redact: Callable[[str], str] = str
+) -> None:
+    """The run's outcome on stdout: the verdict line, then (unless quiet) where things are."""
+    line = f"{result.stop_reason.value}: {result.message.splitlines()[0]}"
+    print(redact(line), flush=True)
+    if quiet:
+        return
+    if result.escalation:
+        print(f"escalation report: {result.escalation}")
+    if result.branch and result.worktree is not None and result.worktree.exists():
+        print(
+            f"work is on branch {result.branch} in {result.worktree}; `harness run` resumes it, "
+            "`harness clean` removes it once you are done with it"
+        )
+    elif result.branch:
+        print(f"work is on branch {result.branch}")
+
+
 def status(args: argparse.Namespace) -> int:
-    from harness.cli.config import CONFIG_NAME, load_config
+    from harness.cli.discover import find_loops
     from harness.memory.progress import Progress
 
     path = Path(args.path)
-    if path.is_file() or (path / CONFIG_NAME).is_file():
-        config, root = load_config(path)
-        files = [config.progress_path(root)]
-    else:
-        folder = path / "progress" if (path / "progress").is_dir() else path
-        files = sorted(folder.glob("*.md"))
-        files = [f for f in files if not f.name.endswith((".escalation.md", ".previous.md"))]
-    if not files:
+    loops, unreadable = find_loops(path)
+    if not loops and not unreadable:
         print(f"no loops found under {path}")
-    broken = 0
-    for file in files:
+    for problem in unreadable:
+        print(f"{problem.path}: cannot be read: {problem.reason}")
+    broken = len(unreadable)
+    for loop in loops:
+        file = loop.progress
         if not file.exists():
-            print(f"{file}: not started")
+            name = loop.config.name if loop.config else file.stem
+            print(f"{name}: not started ({loop.config_file or file})")
             continue
         try:
             progress = Progress.load(file)
@@ -128,18 +193,64 @@ def status(args: argparse.Namespace) -> int:
     return EXIT_USAGE if broken else EXIT_PASSED
 
 
+def approve(args: argparse.Namespace) -> int:
+    """Answer the approval a loop waits for (``--reject NOTE`` to send it back with a note)."""
+    inbox = _inbox(args.loop)
+    rejected = args.reject is not None
+    request = inbox.answer("rejected" if rejected else "approved", args.reject or "")
+    verb = "rejected; the note is its next round's feedback" if rejected else "approved"
+    print(f"{request.loop}: round {request.round} {verb}")
+    return EXIT_PASSED
+
+
+def note(args: argparse.Namespace) -> int:
+    """Queue guidance that the loop's next round shows in its task and records in progress.md."""
+    inbox = _inbox(args.loop)
+    inbox.add_note(args.text)
+    print(f"{inbox.progress.stem}: note queued for the next round")
+    return EXIT_PASSED
+
+
+def _inbox(loop: str) -> Inbox:
+    from harness.cli.config import CONFIG_NAME, load_config
+    from harness.memory.inbox import Inbox
+
+    path = Path(loop)
+    if path.is_file() or (path / CONFIG_NAME).is_file():
+        config, root = load_config(path)
+        return Inbox(config.progress_path(root))
+    named = Path("progress") / f"{loop}.md"
+    if "/" not in loop and (named.exists() or Inbox(named).request_file.exists()):
+        return Inbox(named)
+    raise ConfigError(
+        f"{loop}: not a loop.toml, a folder holding one, or the name of a loop in ./progress/"
+    )
+
+
 def report(args: argparse.Namespace) -> int:
+    from harness.cli.batch import is_batch, report_batch
     from harness.observe.report import find_run, load_run, render_html, render_text
 
+    if is_batch(args.run):
+        return report_batch(args)
+
     summary = load_run(find_run(args.run, root=args.root))
-    print(render_text(summary))
-    if args.html:
+    if args.html:  # first: a reader that stops early (`| head`) must not cost the file
         try:
             args.html.write_text(render_html(summary), encoding="utf-8")
         except OSError as exc:
+            if exc.errno in SYSTEM_ERRNOS:  # the machine's trouble, not a bad path: exit 1
+                raise OSError(exc.errno, exc.strerror, str(args.html)) from exc
             raise ConfigError(f"--html {args.html}: cannot write: {exc.strerror}") from exc
-        print(f"wrote {args.html}")
+        print(f"wrote {args.html}", file=sys.stderr)
+    print(render_text(summary))
     return EXIT_PASSED
+
+
+def batch(args: argparse.Namespace) -> int:
+    from harness.cli.batch import run_batch
+
+    return run_batch(args)
 
 
 def runs(args: argparse.Namespace) -> int:
@@ -148,3 +259,9 @@ def runs(args: argparse.Namespace) -> int:
     found = list_runs(args.root / RUNS_DIR)
     print(render_runs(found) if found else f"no runs under {args.root / RUNS_DIR}")
     return EXIT_PASSED
+
+
+def clean(args: argparse.Namespace) -> int:
+    from harness.cli.clean import clean_loops
+
+    return clean_loops(Path(args.path), dry_run=args.dry_run)

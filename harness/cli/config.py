@@ -12,8 +12,10 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.core.errors import ConfigError
+from harness.core.redact import Redactor
 from harness.core.validation import format_validation_error
 from harness.engine.loop import MAX_ITERATIONS
+from harness.sandbox.limits import Limits
 
 CONFIG_NAME = "loop.toml"
 
@@ -43,10 +45,19 @@ class ScriptGateConfig(_Section):
     name: str | None = None
 
 
-_GATE_TYPES = ("pytest", "command", "python")
+class HumanGateConfig(_Section):
+    """A person approves each round the other gates and the critic passed."""
+
+    type: Literal["human"]
+    timeout: float = Field(3600, gt=0)  # seconds to wait for `harness approve`, then escalate
+    interactive: bool | None = None  # None: ask inline when run on a terminal
+
+
+_GATE_TYPES = ("pytest", "command", "python", "human")
 
 GateConfig = Annotated[
-    PytestGateConfig | CommandGateConfig | ScriptGateConfig, Field(discriminator="type")
+    PytestGateConfig | CommandGateConfig | ScriptGateConfig | HumanGateConfig,
+    Field(discriminator="type"),
 ]
 
 
@@ -62,7 +73,7 @@ class AgentConfig(_Section):
 
 class CriticConfig(_Section):
     enabled: bool = True
-    model: str | None = None
+    model: str | list[str] | None = None  # a list: the first whose provider is set up is used
     threshold: float | None = Field(None, ge=0, le=10)  # default: the skill's, else 8
     criteria: str | None = None
     artifact: Literal["diff", "final", "file"] = "diff"
@@ -73,6 +84,69 @@ class BudgetConfig(_Section):
     tokens: int | None = Field(None, gt=0)
     cost_usd: float | None = Field(None, gt=0)
     seconds: float | None = Field(None, gt=0)
+
+
+class RedactConfig(_Section):
+    """``[redact]``: secrets to keep out of everything the run writes and prints."""
+
+    patterns: list[str] = []  # regular expressions
+    env: list[str] = []  # environment variables whose values are secret, whatever their names
+    values_from: list[str] = []  # files (relative to loop.toml) holding one secret a line
+
+
+class FleetConfig(_Section):
+    """``[fleet]``: split the goal into subtasks, one loop each, and synthesise what passed."""
+
+    subtasks: list[str] = []  # goals, one per subtask; or plan = true
+    plan: bool = False  # the planner model splits the goal
+    model: str | None = None  # planner and synthesiser (default: the author model)
+    max_subtasks: int = Field(8, ge=1, le=100)
+    concurrency: int = Field(4, ge=1, le=8)
+    evaluate: list[GateConfig] = []  # checked on each passed subtask's branch before it is kept
+    artifacts: list[str] = []  # files the synthesis reads (default: every file a subtask changed)
+    synthesise: bool = True
+
+
+class McpConfig(_Section):
+    """One ``[[mcp]]`` server: ``command`` (stdio) or ``url`` (streamable HTTP)."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9-]*(_[A-Za-z0-9-]+)*$")
+    command: list[str] | None = Field(None, min_length=1)
+    url: str | None = Field(None, pattern=r"^https?://")
+    env: dict[str, str] = {}
+    cwd: str | None = None
+    allow: list[str] | None = None
+    deny: list[str] = []
+    startup_timeout: float = Field(30, gt=0, le=600)
+    call_timeout: float = Field(60, gt=0, le=3600)
+
+
+class WebSearchConfig(_Section):
+    """``[web.search]``: gives the agent ``web_search`` through a provider's HTTP API."""
+
+    provider: Literal["brave"] = "brave"
+    api_key_env: str = Field("BRAVE_API_KEY", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    endpoint: str = Field("https://api.search.brave.com/res/v1/web/search", pattern=r"^https?://")
+    max_results: int = Field(5, ge=1, le=20)
+    timeout: float = Field(20, gt=0, le=600)
+
+
+class WebConfig(_Section):
+    """``[web]``: ``fetch_url`` for ``allow_domains`` (their subdomains too), ``web_search``."""
+
+    allow_domains: list[str] | None = Field(None, min_length=1)
+    max_bytes: int = Field(2_000_000, ge=1, le=100_000_000)
+    timeout: float = Field(20, gt=0, le=600)
+    search: WebSearchConfig | None = None
+
+
+class SandboxConfig(_Section):
+    """``[sandbox]``: where the agent's commands and the gates run (see harness.Sandbox)."""
+
+    backend: Literal["auto", "bwrap", "none"] = "auto"
+    network: bool = False
+    env: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = []
+    limits: Limits = Limits()
 
 
 class LoopConfig(_Section):
@@ -87,20 +161,44 @@ class LoopConfig(_Section):
     progress: str | None = None
     checklist: list[str] = []
     max_iterations: int = Field(10, ge=1, le=MAX_ITERATIONS)
+    attempts: int = Field(1, ge=1, le=8)  # best-of-N: independent attempts, the best one kept
     isolation: Literal["auto", "worktree", "branch", "none"] = "auto"  # auto: worktree in git
     rollback: Literal["keep", "failed"] = "keep"
     merge: bool = False
     protect: list[str] | None = None
     patience: int = Field(3, ge=2, le=100)
     on_escalate: str | None = None
-    redact: list[str] = []  # regular expressions for secrets beyond API keys in the environment
+    on_round: str | None = Field(None, min_length=1)  # command told of every round
+    redact: list[str] | RedactConfig = []  # a list of regexes, or the [redact] table
     agent: AgentConfig = AgentConfig()
     critic: CriticConfig = CriticConfig()
     budget: BudgetConfig = BudgetConfig()
     gates: list[GateConfig] = []
+    fleet: FleetConfig | None = None
+    mcp: list[McpConfig] = []
+    web: WebConfig | None = None
+
+
+    sandbox: SandboxConfig = SandboxConfig()
 
     def progress_path(self, root: Path) -> Path:
         return root / (self.progress or f"progress/{self.name}.md")
+
+    def redactor(self, root: Path) -> Redactor:
+        """The run's redactor: ``[redact]`` on top of the secrets found by default."""
+        if isinstance(self.redact, list):
+            return Redactor(self.redact)
+        values: list[str] = []
+        for index, name in enumerate(self.redact.values_from):
+            try:
+                text = (root / name).read_text(encoding="utf-8")
+            except OSError as exc:
+                raise ConfigError(
+                    f"field 'redact.values_from[{index}]': cannot read {root / name}: "
+                    f"{exc.strerror}"
+                ) from exc
+            values.extend(line.strip() for line in text.splitlines() if line.strip())
+        return Redactor(self.redact.patterns, secret_env=self.redact.env, values=values)
 
 
 def find_config(path: str | Path) -> Path:
@@ -121,12 +219,21 @@ def load_config(path: str | Path) -> tuple[LoopConfig, Path]:
         data = tomllib.loads(file.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{file}: not valid TOML: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{file}: not UTF-8 text (byte {exc.start} is {exc.object[exc.start]:#04x}); "
+            "save it as UTF-8"
+        ) from None
+    except RecursionError:
+        raise ConfigError(f"{file}: nested too deeply to read") from None
     except OSError as exc:
         raise ConfigError(f"{file}: cannot read: {exc.strerror}") from exc
     try:
         config = LoopConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(format_validation_error(file, exc, union_tags=_GATE_TYPES)) from None
+        raise ConfigError(
+            format_validation_error(file, exc, union_tags={"gates": _GATE_TYPES})
+        ) from None
     problems = [f"{file}: field '{field}': {message}" for field, message in _cross_checks(config)]
     if problems:
         raise ConfigError("\n".join(problems))
@@ -142,4 +249,28 @@ def _cross_checks(config: LoopConfig) -> list[tuple[str, str]]:
         problems.append(
             ("gates", "give at least one gate or enable the critic; nothing else can pass a round")
         )
+    if config.fleet is not None and bool(config.fleet.subtasks) == config.fleet.plan:
+        problems.append(("fleet", "give subtasks = [...] or plan = true, not both"))
+    if config.fleet is not None and config.attempts > 1:
+        problems.append(("attempts", "a fleet runs one loop per subtask; attempts must be 1"))
+    if config.attempts > 1 and config.merge:
+        problems.append(("merge", "cannot merge with attempts > 1; the winner's branch is named"))
+    problems.extend(_mcp_checks(config.mcp))
+    if config.web is not None and config.web.allow_domains is None and config.web.search is None:
+        problems.append(("web", "give allow_domains (for fetch_url), [web.search], or both"))
+    return problems
+
+
+def _mcp_checks(servers: list[McpConfig]) -> list[tuple[str, str]]:
+    problems = []
+    seen: set[str] = set()
+    for index, server in enumerate(servers):
+        where = f"mcp[{index}]"
+        if (server.command is None) == (server.url is None):
+            problems.append((where, "give either command (stdio) or url (streamable HTTP)"))
+        if server.url is not None and (server.env or server.cwd):
+            problems.append((where, "env and cwd apply to a command, not to a url"))
+        if server.name in seen:
+            problems.append((f"{where}.name", f"{server.name!r} is used by an earlier server"))
+        seen.add(server.name)
     return problems

@@ -1,19 +1,24 @@
-"""The ``harness`` command: init, run, resume, status, report, runs.
+"""The ``harness`` command: init, run, resume, status, approve, note, report, runs, clean.
 
 Exit codes: 0 passed, 1 internal error, 2 bad usage or configuration, 3 escalated.
 Heavy modules are imported inside the commands, so ``harness --help`` stays instant.
+Results go to stdout, progress and diagnostics to stderr; every error is one line
+(``--debug`` adds the traceback) and a closed pipe ends the command quietly.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
-import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.cli.exit_codes import EXIT_ERROR, EXIT_ESCALATED, EXIT_USAGE
+from harness.cli.exit_codes import EXIT_ERROR, EXIT_ESCALATED, EXIT_PASSED, EXIT_USAGE
+from harness.cli.scale_args import add_attempts_argument, add_batch_parser
 from harness.core.errors import HarnessError
+from harness.core.redact import Redactor
 
 KINDS = ("bugfix", "content", "research")
 
@@ -23,6 +28,10 @@ def build_parser() -> argparse.ArgumentParser:
         prog="harness",
         description="Keep an agent working until the job is verifiably done.",
         epilog="Exit codes: 0 passed, 1 internal error, 2 bad usage or configuration, 3 escalated.",
+    )
+    parser.add_argument("--version", action=_Version, help="print the version and exit")
+    parser.add_argument(
+        "--debug", action="store_true", help="show the traceback of an error, not just its line"
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -38,28 +47,66 @@ def build_parser() -> argparse.ArgumentParser:
         run.add_argument("path", nargs="?", default=".", help="a loop.toml or a folder holding one")
         run.add_argument("--model", help="author model (overrides HARNESS_MODEL and the file)")
         run.add_argument(
-            "--critic-model", help="critic model (default: the file's, else the author's)"
+            "--critic-model",
+            help="critic model (overrides HARNESS_CRITIC_MODEL and the file; default: the author's)",
         )
         run.add_argument("--max-iterations", type=_rounds, help="round cap (1-100)")
         run.add_argument("--restart", action="store_true", help="start over, even if finished")
+        add_attempts_argument(run)
         run.add_argument(
             "--otel", action="store_true", help="export spans with OpenTelemetry (harness[otel])"
         )
         output = run.add_mutually_exclusive_group()
-        output.add_argument("--quiet", action="store_true", help="print only the final line")
+        output.add_argument(
+            "--quiet", action="store_true", help="no progress; print only the verdict line"
+        )
         output.add_argument("--json", action="store_true", help="print every event as JSON")
 
     status = commands.add_parser("status", help="where each loop stands")
     status.add_argument("path", nargs="?", default=".", help="loop.toml, its folder, or progress/")
 
+    loop_help = "loop.toml, its folder, or a loop's name (progress/NAME.md here)"
+    approve = commands.add_parser("approve", help="approve the round a loop waits on")
+    approve.add_argument("loop", nargs="?", default=".", help=loop_help)
+    approve.add_argument(
+        "--reject", metavar="NOTE", help="reject it instead; NOTE is the next round's feedback"
+    )
+    note = commands.add_parser("note", help="queue guidance for a loop's next round")
+    note.add_argument("loop", help=loop_help)
+    note.add_argument("text", help="what the next round should take into account")
+
     report = commands.add_parser("report", help="summarise a run")
-    report.add_argument("run", help="a run id or run folder")
+    report.add_argument("run", help="a run id, a run folder, or a batch folder")
     report.add_argument("--root", type=Path, default=Path("."), help="where .harness/runs lives")
     report.add_argument("--html", type=Path, metavar="FILE", help="also write an HTML report")
 
     runs = commands.add_parser("runs", help="list recent runs")
     runs.add_argument("root", nargs="?", type=Path, default=Path("."))
+
+    clean = commands.add_parser(
+        "clean", help="remove worktrees and branches of finished or abandoned runs"
+    )
+    clean.add_argument("path", nargs="?", default=".", help="a loop.toml or a folder of loops")
+    clean.add_argument("--dry-run", action="store_true", help="say what would go; change nothing")
+    add_batch_parser(commands)
     return parser
+
+
+class _Version(argparse.Action):
+    """``--version``: the installed version, looked up only when asked for."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help=str(kwargs.get("help", "")))
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            number = version("harness")
+        except PackageNotFoundError:
+            number = "unknown (not installed)"
+        print(f"harness {number}")
+        parser.exit()
 
 
 def _rounds(text: str) -> int:
@@ -80,17 +127,42 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         handler = getattr(commands, args.command)
         return int(handler(args))
+    except BrokenPipeError:
+        return _closed_pipe()
     except HarnessError as exc:
         from harness.memory.lock import LockHeld
 
-        print(f"harness: {exc}", file=sys.stderr)
+        _error(str(exc), args.debug)
         return EXIT_USAGE if isinstance(exc, ValueError | LockHeld) else EXIT_ERROR
     except KeyboardInterrupt:
-        print("harness: interrupted", file=sys.stderr)
+        _error("interrupted", args.debug)
         return EXIT_ESCALATED
-    except Exception:  # noqa: BLE001 - the last line of defence reports, then exits 1
-        traceback.print_exc()
+    except OSError as exc:  # a full disk, a read-only folder: the system's word, then exit 1
+        where = f"{exc.filename}: " if exc.filename else ""
+        _error(f"{where}{exc.strerror or exc}", args.debug)
         return EXIT_ERROR
+    except Exception as exc:  # noqa: BLE001 - the last line of defence reports, then exits 1
+        _error(f"internal error: {type(exc).__name__}: {exc} (--debug shows where)", args.debug)
+        return EXIT_ERROR
+
+
+def _error(message: str, debug: bool) -> None:
+    """One line on stderr, secrets redacted; with ``--debug`` the traceback first."""
+    redact = Redactor().redact_text
+    with contextlib.suppress(BrokenPipeError):
+        if debug:
+            import traceback
+
+            print(redact(traceback.format_exc()), end="", file=sys.stderr)
+        print(f"harness: {redact(message)}", file=sys.stderr)
+
+
+def _closed_pipe() -> int:
+    """The reader went away (``| head``): stop quietly, and keep Python's exit flush quiet too."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return EXIT_PASSED
 
 
 if __name__ == "__main__":

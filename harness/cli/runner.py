@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,9 @@ from harness.cli.config import (
     AgentConfig,
     CommandGateConfig,
     GateConfig,
+    HumanGateConfig,
     LoopConfig,
+    McpConfig,
     PytestGateConfig,
 )
 from harness.core.errors import ConfigError
@@ -24,13 +27,25 @@ from harness.core.sink import EventSink
 from harness.memory.skill import Skill
 from harness.models.base import Model
 from harness.models.budget import Budget
+from harness.models.preflight import preflight
 from harness.models.resolve import resolve_model
+from harness.observe.run_summary import RUNS_DIR
 from harness.outer.loop import OuterLoop
+from harness.sandbox import Sandbox
+from harness.tools import Tool, default_tools
+from harness.tools.mcp import McpServer
+from harness.tools.web import WebLimits, fetch_url_tool
+from harness.tools.web_search import SearchSettings, web_search_tool
 from harness.verify.critic import Critic
 from harness.verify.gates import CommandGate, Gate, PredicateGate, PytestGate
+from harness.verify.human import HumanGate
 
 MODEL_ENV = "HARNESS_MODEL"
 CRITIC_MODEL_ENV = "HARNESS_CRITIC_MODEL"
+
+
+class OverrideError(ConfigError):
+    """A problem with what the command line or the environment gave, not with loop.toml."""
 
 
 @dataclass(frozen=True)
@@ -53,11 +68,25 @@ def choose_model(flag: str | None, configured: str | None) -> str:
     return chosen
 
 
-def build_gate(config: GateConfig, root: Path) -> Gate:
+def build_sandbox(config: LoopConfig, root: Path) -> Sandbox:
+    """The ``[sandbox]`` of ``config``; the loop's progress file and run folders stay read-only."""
+    settings = config.sandbox
+    state = [config.progress_path(root), root / RUNS_DIR.parent]
+    return Sandbox(
+        settings.backend, network=settings.network, env=settings.env, limits=settings.limits,
+        readonly=state,
+    )  # fmt: skip
+
+
+def build_gate(
+    config: GateConfig, root: Path, sandbox: Sandbox | None = None
+) -> Gate | HumanGate:
+    if isinstance(config, HumanGateConfig):
+        return HumanGate(timeout=config.timeout, interactive=config.interactive)
     if isinstance(config, PytestGateConfig):
-        return PytestGate(config.args, timeout=config.timeout)
+        return PytestGate(config.args, timeout=config.timeout, sandbox=sandbox)
     if isinstance(config, CommandGateConfig):
-        return CommandGate(config.cmd, name=config.name, timeout=config.timeout)
+        return CommandGate(config.cmd, name=config.name, timeout=config.timeout, sandbox=sandbox)
     module_name, _, function_name = config.target.partition(":")
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
@@ -86,40 +115,51 @@ def build_loop(
     events: EventSink,
     run_id: str | None = None,
     redact: Callable[[str], str] | None = None,
+    tools: Sequence[Tool] = (),
 ) -> OuterLoop:
-    """The outer loop ``config`` describes; relative paths start at ``root``."""
+    """The outer loop ``config`` describes; relative paths start at ``root``.
+
+    ``tools`` are given to the agent beside the built-ins (the MCP servers' tools).
+    """
     model_name = choose_model(overrides.model, _rooted(config.model, root))
-    model = _model(model_name, config.model_options)
+    model = _overridable(
+        lambda: _model(model_name, config.model_options),
+        "--model" if overrides.model else MODEL_ENV if os.environ.get(MODEL_ENV) else None,
+    )
     skill = Skill.load(root / config.skill) if config.skill else None
+    sandbox = build_sandbox(config, root)
     agent = Agent(
         model,
+        [*default_tools(), *_web_tools(config), *tools],
         system_prompt=config.agent.system_prompt,
         max_steps=config.agent.max_steps,
         compaction=build_compaction(config.agent),
         max_tokens=config.agent.max_tokens,
         shell_timeout=config.agent.shell_timeout,
+        sandbox=sandbox,
     )
     critic = None
     if config.critic.enabled:
-        critic_name = (
-            overrides.critic_model
-            or os.environ.get(CRITIC_MODEL_ENV)
-            or _rooted(config.critic.model, root)
+        source = (
+            "--critic-model"
+            if overrides.critic_model
+            else CRITIC_MODEL_ENV
+            if os.environ.get(CRITIC_MODEL_ENV)
+            else None
         )
-        critic_model: Model = (
-            _model(critic_name, config.model_options)
-            if critic_name and critic_name != model_name
-            else model
+        critic_model = _overridable(
+            lambda: _critic_model(overrides, config, root, model_name, model), source
         )
         criteria = config.critic.criteria or (skill.render_for_critic() if skill else None)
         threshold = config.critic.threshold
         if threshold is None:
             threshold = skill.threshold if skill and skill.threshold is not None else 8.0
         critic = Critic(critic_model, criteria=criteria, threshold=threshold)
+    preflight([("model", model), *([("critic.model", critic.model)] if critic else [])])
     return OuterLoop(
         config.goal,
         agent,
-        gates=[build_gate(g, root) for g in config.gates],
+        gates=[build_gate(g, root, sandbox) for g in config.gates],
         critic=critic,
         skill=skill,
         progress=config.progress_path(root),
@@ -130,6 +170,7 @@ def build_loop(
         workspace=root / config.workspace,
         isolation=config.isolation,
         on_escalate=config.on_escalate,
+        on_round=config.on_round,
         protect=config.protect,
         patience=config.patience,
         rollback=config.rollback,
@@ -142,11 +183,102 @@ def build_loop(
     )
 
 
+def _critic_model(
+    overrides: Overrides, config: LoopConfig, root: Path, author_name: str, author: Model
+) -> Model:
+    """``--critic-model``, else ``HARNESS_CRITIC_MODEL``, else ``[critic] model``: a name, or a
+    list whose first model that passes :func:`preflight` is used (none: the author's model)."""
+    chosen = overrides.critic_model or os.environ.get(CRITIC_MODEL_ENV) or config.critic.model
+    if isinstance(chosen, list):
+        for name in chosen:
+            candidate = _rooted(name, root) or name
+            if candidate == author_name:
+                return author
+            try:
+                found = _model(candidate, config.model_options)
+                preflight([("critic.model", found)])
+            except ConfigError:
+                continue  # not set up here (no key, unknown provider): try the next one
+            return found
+        return author
+    single = _rooted(chosen, root)
+    return _model(single, config.model_options) if single and single != author_name else author
+
+
+def author_model(config: LoopConfig, root: Path, overrides: Overrides = Overrides()) -> Model:
+    """The author model ``build_loop`` would use, for work around the loop (plans, syntheses)."""
+    return _model(choose_model(overrides.model, _rooted(config.model, root)), config.model_options)
+
+
+def named_model(name: str, config: LoopConfig, root: Path) -> Model:
+    """The model ``name`` as loop.toml spells it (a ``scripted:`` path is relative to it)."""
+    return _model(_rooted(name, root) or name, config.model_options)
+
+
+def _web_tools(config: LoopConfig) -> list[Tool]:
+    web = config.web
+    if web is None:
+        return []
+    tools = []
+    try:
+        if web.allow_domains is not None:
+            limits = WebLimits(web.allow_domains, max_bytes=web.max_bytes, timeout=web.timeout)
+            tools.append(fetch_url_tool(limits))
+    except ConfigError as exc:
+        raise ConfigError(f"web.{exc}") from exc
+    try:
+        if web.search is not None:
+            tools.append(web_search_tool(SearchSettings(**web.search.model_dump())))
+    except ConfigError as exc:
+        raise ConfigError(f"web.search.{exc}") from exc
+    return tools
+
+
+_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def mcp_servers(config: LoopConfig, root: Path) -> list[McpServer]:
+    """loop.toml's ``[[mcp]]`` entries; ``${NAME}`` in an env value is taken from the environment."""
+    return [_mcp_server(entry, index, root) for index, entry in enumerate(config.mcp)]
+
+
+def _mcp_server(entry: McpConfig, index: int, root: Path) -> McpServer:
+    env = {}
+    for key, value in entry.env.items():
+        missing = [n for n in _ENV_REFERENCE.findall(value) if n not in os.environ]
+        if missing:
+            raise ConfigError(
+                f"mcp[{index}].env.{key}: the environment variable {missing[0]} is not set"
+            )
+        env[key] = _ENV_REFERENCE.sub(lambda m: os.environ[m.group(1)], value)
+    return McpServer(
+        entry.name,
+        command=tuple(entry.command or ()),
+        url=entry.url,
+        env=env,
+        cwd=root / entry.cwd if entry.cwd else root,
+        allow=entry.allow,
+        deny=entry.deny,
+        startup_timeout=entry.startup_timeout,
+        call_timeout=entry.call_timeout,
+    )
+
+
 def _artifact(config: LoopConfig) -> str:
     if config.critic.artifact != "file":
         return config.critic.artifact
     assert config.critic.file, "load_config checks critic.file"
     return f"file:{config.critic.file}"
+
+
+def _overridable(make: Callable[[], Model], source: str | None) -> Model:
+    """``make()``; its :class:`ConfigError` is blamed on ``source`` (a flag or variable) if given."""
+    try:
+        return make()
+    except ConfigError as exc:
+        if source is None:
+            raise
+        raise OverrideError(f"{source}: {exc}") from exc
 
 
 def _model(name: str, options: dict[str, Any]) -> Model:

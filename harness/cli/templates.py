@@ -11,7 +11,7 @@ goal = "Make the test suite pass without editing the tests."
 skill = "skills/bugfix/SKILL.md"
 workspace = "."
 max_iterations = 10
-isolation = "worktree"            # a branch and a worktree per run; your checkout is not touched
+isolation = "auto"                # in git: a branch and a worktree per run, your checkout untouched
 checklist = ["reproduce the failure", "fix the cause", "run the whole suite"]
 
 [agent]
@@ -23,6 +23,7 @@ type = "pytest"
 args = "-q tests"
 
 [critic]
+# model = ["anthropic/claude-sonnet-4-5", "gpt-4.1-mini"]  # an independent critic: the first one set up is used
 threshold = 8
 artifact = "diff"
 
@@ -45,6 +46,7 @@ name = "draft exists"
 cmd = "test -s draft.md"
 
 [critic]
+# model = ["anthropic/claude-sonnet-4-5", "gpt-4.1-mini"]  # an independent critic: the first one set up is used
 threshold = 8
 artifact = "file"
 file = "draft.md"
@@ -67,6 +69,7 @@ name = "findings exist"
 cmd = "test -s findings.md"
 
 [critic]
+# model = ["anthropic/claude-sonnet-4-5", "gpt-4.1-mini"]  # an independent critic: the first one set up is used
 threshold = 8
 artifact = "file"
 file = "findings.md"

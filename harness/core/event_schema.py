@@ -45,6 +45,7 @@ class RunStart(EventBase):
     workspace: str
     branch: str | None = None
     warning: str | None = None
+    notes: list[str] = Field(default_factory=list)
 
 
 class RunEnd(EventBase):
@@ -80,6 +81,17 @@ class ModelCall(EventBase):
     completion_tokens: int
     cost_usd: float = 0.0
     latency: float = 0.0
+    unpriced: bool = False
+    cached_tokens: int = 0
+
+
+class ToolStart(EventBase):
+    """A tool call about to run (its ``tool_call`` event follows when it is done)."""
+
+    kind: Literal["tool_start"] = "tool_start"
+    name: str
+    arguments_preview: str = ""
+    step: int | None = None
 
 
 class ToolCallEvent(EventBase):
@@ -146,19 +158,44 @@ class Escalation(EventBase):
     report_path: str | None = None
 
 
+class ApprovalEvent(EventBase):
+    kind: Literal["approval"] = "approval"
+    round: int
+    outcome: Literal["approved", "rejected", "timed_out"]
+    note: str = ""
+    waited: float = 0.0
+
+
+class NoteEvent(EventBase):
+    kind: Literal["note"] = "note"
+    round: int
+    text: str
+
+
+class HookFailed(EventBase):
+    kind: Literal["hook_failed"] = "hook_failed"
+    hook: str
+    round: int | None = None
+    error: str
+
+
 Event = Annotated[
     RunStart
     | RunEnd
     | RoundStart
     | RoundEnd
     | ModelCall
+    | ToolStart
     | ToolCallEvent
     | GateReportEvent
     | CriticVerdict
     | Compaction
     | BudgetCheck
     | Stop
-    | Escalation,
+    | Escalation
+    | ApprovalEvent
+    | NoteEvent
+    | HookFailed,
     Field(discriminator="kind"),
 ]
 
@@ -170,6 +207,7 @@ EVENT_MODELS: dict[str, type[EventBase]] = {
         RoundStart,
         RoundEnd,
         ModelCall,
+        ToolStart,
         ToolCallEvent,
         GateReportEvent,
         CriticVerdict,
@@ -177,6 +215,9 @@ EVENT_MODELS: dict[str, type[EventBase]] = {
         BudgetCheck,
         Stop,
         Escalation,
+        ApprovalEvent,
+        NoteEvent,
+        HookFailed,
     )
 }
 """Each event kind and its model."""

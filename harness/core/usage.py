@@ -14,6 +14,8 @@ class Usage:
     cost_usd: float = 0.0
     calls: int = 0
     unpriced_calls: int = 0
+    cached_tokens: int = 0
+    """Prompt tokens the provider served from its prompt cache (part of ``prompt_tokens``)."""
 
     @property
     def total_tokens(self) -> int:
@@ -26,6 +28,7 @@ class Usage:
             self.cost_usd + other.cost_usd,
             self.calls + other.calls,
             self.unpriced_calls + other.unpriced_calls,
+            self.cached_tokens + other.cached_tokens,
         )
 
     def __sub__(self, other: Usage) -> Usage:
@@ -35,4 +38,5 @@ class Usage:
             self.cost_usd - other.cost_usd,
             self.calls - other.calls,
             self.unpriced_calls - other.unpriced_calls,
+            self.cached_tokens - other.cached_tokens,
         )

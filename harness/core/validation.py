@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 
 from pydantic import ValidationError
 
@@ -16,14 +16,22 @@ def validation_message(error: ValidationError) -> str:
 
 
 def format_validation_error(
-    source: object, exc: ValidationError, *, union_tags: Collection[str] = ()
+    source: object,
+    exc: ValidationError,
+    *,
+    union_tags: Mapping[str, Collection[str]] | None = None,
 ) -> str:
-    """One line per problem: ``loop.toml: field 'budget.tokens': Input should be greater than 0``."""
+    """One line per problem: ``loop.toml: field 'budget.tokens': Input should be greater than 0``.
+
+    ``union_tags`` maps a list of tagged unions (``gates``) to its tags, which pydantic puts in
+    the location (gates.0.pytest.timeout) though they are not fields.
+    """
+    tags = union_tags or {}
     lines = []
     for error in exc.errors():
-        # A tagged union's member shows in the location (gates.0.pytest.timeout): not a real field.
-        parts = [p for i, p in enumerate(error["loc"])
-                 if not (i and isinstance(error["loc"][i - 1], int) and p in union_tags)]  # fmt: skip
+        loc = error["loc"]
+        parts = [p for i, p in enumerate(loc)
+                 if not (i > 1 and isinstance(loc[i - 1], int) and p in tags.get(str(loc[i - 2]), ()))]  # fmt: skip
         location = ".".join(_location_part(p) for p in parts) or "(top level)"
         location = re.sub(r"\.\[", "[", location)
         message = error["msg"]

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from harness.core.errors import ConfigError, Stopped
 from harness.core.stop import StopReason
-from harness.engine.condition import MISSING
+from harness.engine.reference import MISSING
 from harness.engine.template import render
 from harness.engine.variables import Vars
 
@@ -20,12 +20,36 @@ Body = Callable[["LoopContext"], Any]
 T = TypeVar("T")
 
 
+class RoundEnded(BaseException):
+    """Raised by a passing :meth:`LoopContext.validate` to end the body's round at once.
+
+    A ``BaseException`` so that a body's ``except Exception`` does not swallow it.
+    """
+
+    def __init__(self, ctx: LoopContext, output: Any) -> None:
+        super().__init__("the round's validator passed")
+        self.ctx = ctx
+        self.output = output
+
+
+def stray(ended: RoundEnded, frame: Frame) -> BaseException:
+    """What a loop raises for a pass of a round that is not its own: ``ended`` itself, for an
+    enclosing loop to take, or, with no enclosing loop, a :class:`ConfigError`."""
+    if frame.depth > 1:
+        return ended
+    return ConfigError(
+        "validate() passed on the context of a round that is not running in this loop or one "
+        "around it (kept from an earlier round, or another item's); call it on your own ctx"
+    )
+
+
 class LoopContext:
     """What a body receives: ``vars``, ``input`` (alias ``item``), ``index`` (0-based), ``total``.
 
     In a :class:`Loop`, ``input`` is the previous round's output (the loop's input in round
-    1) and ``total`` is ``max_iterations``; in a :class:`ForEach` they are the item and the
-    number of items. ``exit()`` and ``validate()`` take effect when the body returns.
+    1, or always, with ``feedback=False``) and ``total`` is ``max_iterations``; in a
+    :class:`ForEach` they are the item and the number of items. ``exit()`` takes effect when
+    the body returns; a passing ``validate()`` ends the round at once.
     """
 
     __slots__ = ("vars", "input", "index", "total", "passed", "note", "stop")
@@ -47,12 +71,16 @@ class LoopContext:
         """End the loop after this round (a ForEach starts no further item): ``EXIT``."""
         self.stop, self.note = StopReason.EXIT, reason
 
-    def validate(self, passed: bool, reason: str = "") -> bool:
-        """Judge this round; a pass ends the loop after it with ``PASSED``. Returns ``passed``."""
-        self.passed, self.note = passed, reason
+    def validate(self, passed: bool, reason: str = "", *, output: Any = None) -> bool:
+        """Judge this round. A pass ends the round at once (the rest of the body does not run)
+        and the loop with ``PASSED``; ``output`` is then the round's output. A fail returns
+        ``False`` and the body goes on.
+        """
+        self.passed, self.note = bool(passed), reason
         if passed:
             self.stop = StopReason.PASSED
-        return passed
+            raise RoundEnded(self, output)
+        return False
 
     def render(self, text: str) -> str:
         """Fill ``{{loop.index}}``, ``{{loop.item}}``, ``{{loop.total}}``, ``{{input}}`` and variables."""

@@ -2,7 +2,8 @@
 
 Loops (and :class:`~harness.engine.foreach.ForEach`) nest at most :data:`MAX_DEPTH` deep, counted per
 thread and task through a context variable; each level carries the watchdogs of the loops
-around it, so one watchdog bounds everything inside the loop that was given it.
+around it, so one watchdog bounds everything inside the loop that was given it. A run with
+no watchdog anywhere gets a default one of :data:`DEFAULT_MAX_BODIES` body executions.
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ from harness.core.stop import StopReason
 
 MAX_DEPTH = 5
 """Loops inside loops (Loop or ForEach) run at most this many levels deep."""
+
+DEFAULT_MAX_BODIES = 200
+"""Body executions a run may make when no loop in it was given a :class:`Watchdog`."""
 
 
 class Watchdog:
@@ -40,6 +44,7 @@ class Watchdog:
             )
         self.seconds = seconds
         self.max_bodies = max_bodies
+        self._hint = ""
         self._lock = threading.Lock()
         self._started: float | None = None
         self._bodies = 0
@@ -70,21 +75,57 @@ class Watchdog:
             if self.max_bodies is not None and self._bodies >= self.max_bodies:
                 raise Stopped(
                     StopReason.TIMEOUT,
-                    f"watchdog: the run reached its limit of {self.max_bodies} body executions",
+                    f"watchdog: the run reached its limit of {self.max_bodies} body executions"
+                    + self._hint,
                 )
             self._bodies += 1
 
 
+def default_watchdog() -> Watchdog:
+    """The watchdog of a run that was given none: :data:`DEFAULT_MAX_BODIES` body executions."""
+    watchdog = Watchdog(max_bodies=DEFAULT_MAX_BODIES)
+    watchdog._hint = (
+        " (the default; give the outermost loop watchdog=Watchdog(max_bodies=N) to change it)"
+    )
+    return watchdog
+
+
+class Tally:
+    """Body executions admitted inside one loop run, its nested loops included."""
+
+    __slots__ = ("count", "_lock")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._lock = threading.Lock()
+
+    def add(self) -> None:
+        with self._lock:
+            self.count += 1
+
+
 @dataclass(frozen=True, slots=True)
 class Frame:
-    """The nesting level a loop runs at and the watchdogs that bound it."""
+    """A loop's nesting level, the watchdogs that bound it and the tallies that count its bodies.
+
+    ``sealed`` names an enclosing loop that refuses loops inside it (``allow_nested=False``).
+    """
 
     depth: int = 0
     watchdogs: tuple[Watchdog, ...] = ()
+    tallies: tuple[Tally, ...] = ()
+    sealed: str = ""
+
+    @property
+    def tally(self) -> Tally:
+        """This loop's own tally."""
+        return self.tallies[-1]
 
     def admit(self) -> None:
         for watchdog in self.watchdogs:
             watchdog.admit()
+        for tally in self.tallies:
+            tally.add()
 
     def remaining(self) -> float | None:
         left = [r for w in self.watchdogs if (r := w.remaining()) is not None]
@@ -96,18 +137,34 @@ _FRAME: ContextVar[Frame] = ContextVar("harness_loop_frame", default=_OUTERMOST)
 
 
 @contextmanager
-def enter_loop(watchdog: Watchdog | None, kind: str) -> Iterator[Frame]:
-    """One level deeper, with ``watchdog`` joining those of the enclosing loops."""
+def enter_loop(
+    watchdog: Watchdog | None, kind: str, *, allow_nested: bool = True
+) -> Iterator[Frame]:
+    """One level deeper, with ``watchdog`` joining those of the enclosing loops.
+
+    With no watchdog here or around, the run gets :func:`default_watchdog`. With
+    ``allow_nested=False`` any loop started inside this one is refused.
+    """
     outer = _FRAME.get()
+    if outer.sealed:
+        raise ConfigError(
+            f"{kind}: the enclosing {outer.sealed} was built with allow_nested=False; "
+            "it refuses loops inside its body"
+        )
     if outer.depth >= MAX_DEPTH:
         raise ConfigError(
             f"{kind}: loops nest at most {MAX_DEPTH} deep; this one would be level {outer.depth + 1}"
         )
     watchdogs = outer.watchdogs
+    if watchdog is None and not watchdogs:
+        watchdog = default_watchdog()
     if watchdog is not None and watchdog not in watchdogs:
         watchdog.start()
         watchdogs = (*watchdogs, watchdog)
-    token = _FRAME.set(frame := Frame(outer.depth + 1, watchdogs))
+    frame = Frame(
+        outer.depth + 1, watchdogs, (*outer.tallies, Tally()), "" if allow_nested else kind
+    )
+    token = _FRAME.set(frame)
     try:
         yield frame
     finally:

@@ -1,107 +1,42 @@
 """Exit conditions of a loop: comparisons on loop state, combined with AND or OR.
 
-``left`` is a dotted path whose first part names a root (a loop variable, ``loop_round``, or
-a body output, as the caller's ``root`` function decides) and whose later parts step into
-mappings (by key), sequences (by index) and objects (by public attribute). A path that does
-not resolve is *missing*, and no operator holds on a missing value: a condition on an
-output that was not produced counts as not met, whatever the operator.
+``left`` is a reference (:mod:`harness.engine.reference`) whose first part names a root (a
+loop variable, ``loop_round``, ``output``, ``history`` ..., as the caller's ``root`` function
+decides). A reference that does not resolve is *missing*, and no operator holds on a missing
+value: a condition on an output that was not produced counts as not met, whatever the operator.
+A bare reference (``"needs_retry"``) is a truth test, ``"not needs_retry"`` its opposite.
 """
 
 from __future__ import annotations
 
 import json
-import operator
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
 
 from harness.core.errors import ConfigError
 from harness.core.validation import format_validation_error
+from harness.engine.operators import COMPARE, UNARY, Op
+from harness.engine.reference import MISSING, Root, parse_reference, resolve
 
-Root = Callable[[str], Any]
-"""Resolves the first part of a path; returns :data:`MISSING` for an unknown name."""
+__all__ = ["MISSING", "Combine", "Condition", "ConditionSet", "Op", "Root", "exit_conditions"]
 
 Combine = Literal["and", "or"]
 
 
-class _Missing:
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "MISSING"
-
-
-MISSING: Any = _Missing()
-"""A path that does not resolve: no output this round, an absent key, an index out of range."""
-
-
-def lookup(root: Root, path: Sequence[str]) -> Any:
-    """Follow ``path`` from ``root(path[0])``; :data:`MISSING` as soon as a step fails."""
-    value = root(path[0])
-    for part in path[1:]:
-        if value is MISSING:
-            return MISSING
-        value = step(value, part)
-    return value
-
-
-def step(value: Any, part: str) -> Any:
-    """One step of a path into ``value``; :data:`MISSING` if there is nothing there."""
-    if isinstance(value, Mapping):
-        return value.get(part, MISSING)
-    if value is None or isinstance(value, str | bytes | int | float):
-        return MISSING
-    if isinstance(value, Sequence):
-        try:
-            return value[int(part)]
-        except IndexError:
-            return MISSING
-        except ValueError:
-            pass  # not an index: a named tuple's fields are read as attributes below
-    found = MISSING if part.startswith("_") else getattr(value, part, MISSING)
-    return MISSING if callable(found) else found
-
-
-def as_text(value: Any) -> str:
-    """How a value reads as text: strings as they are, ``None`` empty, anything else as JSON."""
-    if isinstance(value, str):
-        return value
-    if value is None:
-        return ""
-    return json.dumps(value, ensure_ascii=False, default=str)
-
-
-class Op(StrEnum):
-    """Comparison operators. Spellings with spaces (``not contains``) are accepted too."""
-
-    EQ = "=="
-    NE = "!="
-    GT = ">"
-    GE = ">="
-    LT = "<"
-    LE = "<="
-    CONTAINS = "contains"
-    NOT_CONTAINS = "not_contains"
-    STARTS_WITH = "starts_with"
-    ENDS_WITH = "ends_with"
-    IS_EMPTY = "is_empty"
-    IS_NOT_EMPTY = "is_not_empty"
-
-
-_UNARY = frozenset({Op.IS_EMPTY, Op.IS_NOT_EMPTY})
 _WORD_OPS = (
     r"not[ _]+contains|contains|starts[ _]+with|ends[ _]+with|is[ _]+not[ _]+empty|is[ _]+empty"
 )
 _CONDITION = re.compile(
-    rf"\s*(?P<left>[A-Za-z_][\w.]*)\s*"
+    rf"\s*(?P<left>[^\s<>=!]+)\s*"
     rf"(?P<op>>=|<=|==|!=|>|<|(?<=\s)(?:{_WORD_OPS})(?=\s|$))\s*(?P<right>.*?)\s*",
     re.IGNORECASE | re.DOTALL,
 )
 _CONNECTIVE = re.compile(r"""("[^"]*"|'[^']*')|\s+(and|or)\s+""", re.IGNORECASE)
+_NEGATION = re.compile(r"\s*not\s+(?P<left>\S.*?)\s*", re.IGNORECASE | re.DOTALL)
 
 
 class Condition(BaseModel):
@@ -111,7 +46,10 @@ class Condition(BaseModel):
     is one (``"9" >= 8`` holds); strings order as strings; any other pairing does not hold.
     ``contains`` looks for a substring in a string, an element in an array, a key in an object.
     ``starts_with``/``ends_with`` apply to strings. ``is_empty`` holds for ``None``, ``""``,
-    ``[]`` and ``{}``. With ``case_sensitive=False`` strings compare case-folded.
+    ``[]`` and ``{}``. ``truthy``/``falsy`` test the value as Python's ``bool`` does (so
+    ``"false"`` is truthy); ``Condition.parse("needs_retry")`` is ``truthy``,
+    ``"not needs_retry"`` is ``falsy``. With ``case_sensitive=False`` strings compare
+    case-folded.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
@@ -132,9 +70,13 @@ class Condition(BaseModel):
     @field_validator("left")
     @classmethod
     def _path(cls, left: str) -> str:
-        if not left or not all(left.split(".")):
-            raise ValueError(f"a dotted path like 'score' or 'result.score', got {left!r}")
-        return left
+        try:
+            parse_reference(left)
+        except ConfigError as exc:
+            raise ValueError(
+                f"{exc} (e.g. 'score', 'result.score', 'history[-1].output')"
+            ) from None
+        return left.removeprefix("$")
 
     @field_validator("op", mode="before")
     @classmethod
@@ -145,15 +87,20 @@ class Condition(BaseModel):
     @classmethod
     def _operand(cls, right: Any, info: ValidationInfo) -> Any:
         op = info.data.get("op")
-        if op in _UNARY and right is not None:
+        if op in UNARY and right is not None:
             raise ValueError(f"'{op}' takes no right-hand value, got {right!r}")
-        if op not in _UNARY | {Op.EQ, Op.NE, None} and right is None:
+        if op not in UNARY | {Op.EQ, Op.NE, None} and right is None:
             raise ValueError(f"'{op}' needs a right-hand value")
         return right
 
     @classmethod
     def parse(cls, text: str, *, case_sensitive: bool = True) -> Condition:
-        """Read ``"<path> <op> [value]"``; the value is JSON when it parses, else plain text."""
+        """Read ``"<reference> <op> [value]"`` or a bare ``"[not] <reference>"``.
+
+        The value is JSON when it parses, else plain text.
+        """
+        if not isinstance(text, str) or not text.strip():
+            raise ConfigError(f"condition {text!r}: empty; give e.g. 'score >= 8' or 'needs_retry'")
         if _joins(text):
             raise ConfigError(
                 f"condition {text!r} joins several conditions; quote a value that holds "
@@ -161,9 +108,7 @@ class Condition(BaseModel):
             )
         match = _CONDITION.fullmatch(text)
         if match is None:
-            raise ConfigError(
-                f"condition {text!r}: expected '<path> <operator> <value>', e.g. 'score >= 8'"
-            )
+            return cls._bare(text, case_sensitive)
         right = match["right"]
         return cls(
             match["left"],
@@ -172,15 +117,35 @@ class Condition(BaseModel):
             case_sensitive=case_sensitive,
         )
 
+    @classmethod
+    def _bare(cls, text: str, case_sensitive: bool) -> Condition:
+        """``"needs_retry"`` (truthy) or ``"not needs_retry"`` (falsy); else a clear error."""
+        negated = _NEGATION.fullmatch(text)
+        reference = (negated["left"] if negated else text).strip()
+        if any(char.isspace() for char in reference):
+            raise ConfigError(
+                f"condition {text!r}: expected '<reference> <operator> <value>' "
+                "(e.g. 'score >= 8') or a bare reference (e.g. 'needs_retry')"
+            )
+        try:
+            parse_reference(reference)
+        except ConfigError as exc:
+            raise ConfigError(f"condition {text!r}: {exc}") from None
+        return cls(reference, Op.FALSY if negated else Op.TRUTHY, case_sensitive=case_sensitive)
+
     def holds(self, root: Root) -> bool:
         """Whether the comparison holds; never on a missing value."""
-        value = lookup(root, self.left.split("."))
+        value = resolve(root, self.left)
         if value is MISSING:
             return False
-        return _COMPARE[self.op](value, self.right, self.case_sensitive)
+        return COMPARE[self.op](value, self.right, self.case_sensitive)
 
     def __str__(self) -> str:
-        if self.op in _UNARY:
+        if self.op is Op.TRUTHY:
+            return self.left
+        if self.op is Op.FALSY:
+            return f"not {self.left}"
+        if self.op in UNARY:
             return f"{self.left} {self.op}"
         return f"{self.left} {self.op} {json.dumps(self.right, ensure_ascii=False, default=str)}"
 
@@ -216,8 +181,7 @@ class ConditionSet:
         cls, spec: Condition | str | Iterable[Condition | str] | None, combine: str, field: str
     ) -> ConditionSet | None:
         """From a Condition, a string (``"a >= 1 and b == 2"``) or a list of either."""
-        if combine not in ("and", "or"):
-            raise ConfigError(f"combine: must be 'and' or 'or', got {combine!r}")
+        _check_combine(combine)
         if spec is None:
             return None
         if isinstance(spec, str):
@@ -256,88 +220,34 @@ def _one(item: Condition | str, field: str) -> Condition:
     raise ConfigError(f"{field}: expected a Condition or a string, got {type(item).__name__}")
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+ConditionSpec = Condition | str | Iterable[Condition | str] | None
+"""What ``until=``/``while_=`` accept: a Condition, text, a list of either, or None."""
+
+DONE = Condition("output.done", "==", True)
+"""The stop condition of a loop given none: the round's output has ``done == true``."""
 
 
-def _as_number(text: str) -> Any:
-    try:
-        return float(text)
-    except ValueError:
-        return MISSING
+def exit_conditions(
+    until: ConditionSpec, while_: ConditionSpec, combine: str
+) -> tuple[ConditionSet | None, ConditionSet | None]:
+    """A loop's ``until`` and ``while_``: with neither given, ``until`` is :data:`DONE`.
+
+    An empty (or blank) string means "no condition": the loop runs until the cap (or a
+    validator, an exit), and the default is not applied.
+    """
+    if until is None and while_ is None:
+        _check_combine(combine)
+        return ConditionSet((DONE,)), None
+    return (
+        None if _blank(until) else ConditionSet.build(until, combine, "until"),
+        None if _blank(while_) else ConditionSet.build(while_, combine, "while_"),
+    )
 
 
-def _pair(a: Any, b: Any, case_sensitive: bool) -> tuple[Any, Any]:
-    """Bring two operands to a comparable form: numeric strings beside numbers, folded case."""
-    if isinstance(a, str):
-        if isinstance(b, str):
-            return (a, b) if case_sensitive else (a.casefold(), b.casefold())
-        if _is_number(b):
-            return _as_number(a), b
-    elif _is_number(a) and isinstance(b, str):
-        return a, _as_number(b)
-    return a, b
+def _check_combine(combine: str) -> None:
+    if combine not in ("and", "or"):
+        raise ConfigError(f"combine: must be 'and' or 'or', got {combine!r}")
 
 
-def _equal(a: Any, b: Any, case_sensitive: bool) -> bool:
-    a, b = _pair(a, b, case_sensitive)
-    return isinstance(a, bool) == isinstance(b, bool) and a == b
-
-
-def _ordered(compare: Callable[[Any, Any], bool]) -> Callable[[Any, Any, bool], bool]:
-    def check(a: Any, b: Any, case_sensitive: bool) -> bool:
-        a, b = _pair(a, b, case_sensitive)
-        if (_is_number(a) and _is_number(b)) or (isinstance(a, str) and isinstance(b, str)):
-            return compare(a, b)
-        return False
-
-    return check
-
-
-def _contains(a: Any, b: Any, case_sensitive: bool) -> bool:
-    if isinstance(a, str):
-        needle = as_text(b)
-        return needle in a if case_sensitive else needle.casefold() in a.casefold()
-    if isinstance(a, Mapping | list | tuple | set | frozenset):
-        return any(_equal(element, b, case_sensitive) for element in a)
-    return False
-
-
-def _not_contains(a: Any, b: Any, case_sensitive: bool) -> bool:
-    if isinstance(a, str | Mapping | list | tuple | set | frozenset):
-        return not _contains(a, b, case_sensitive)
-    return False
-
-
-def _affix(method: str) -> Callable[[Any, Any, bool], bool]:
-    def check(a: Any, b: Any, case_sensitive: bool) -> bool:
-        if not isinstance(a, str):
-            return False
-        needle = as_text(b)
-        if not case_sensitive:
-            a, needle = a.casefold(), needle.casefold()
-        return bool(getattr(a, method)(needle))
-
-    return check
-
-
-def _is_empty(a: Any, _b: Any = None, _case_sensitive: bool = True) -> bool:
-    if a is None:
-        return True
-    return isinstance(a, str | Mapping | list | tuple | set | frozenset) and len(a) == 0
-
-
-_COMPARE: dict[Op, Callable[[Any, Any, bool], bool]] = {
-    Op.EQ: _equal,
-    Op.NE: lambda a, b, cs: not _equal(a, b, cs),
-    Op.GT: _ordered(operator.gt),
-    Op.GE: _ordered(operator.ge),
-    Op.LT: _ordered(operator.lt),
-    Op.LE: _ordered(operator.le),
-    Op.CONTAINS: _contains,
-    Op.NOT_CONTAINS: _not_contains,
-    Op.STARTS_WITH: _affix("startswith"),
-    Op.ENDS_WITH: _affix("endswith"),
-    Op.IS_EMPTY: _is_empty,
-    Op.IS_NOT_EMPTY: lambda a, b, cs: not _is_empty(a),
-}
+def _blank(spec: ConditionSpec) -> bool:
+    return isinstance(spec, str) and not spec.strip()

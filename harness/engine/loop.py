@@ -1,11 +1,12 @@
 """The general loop engine: a body run round after round over typed loop variables.
 
-A round calls ``body(ctx) -> output``. Before round 1 and after every round the exit
-conditions are checked; the loop also ends when the body validates or exits, at
-``max_iterations``, when a shared :class:`Watchdog` runs out, or when the body raises.
-Every end carries a :class:`StopReason` and a message. Loops (and :class:`ForEach`) nest at
-most :data:`MAX_DEPTH` deep (see :mod:`harness.engine.bounds`); the variables are in
-:mod:`harness.engine.variables` and what a body receives in :mod:`harness.engine.body`.
+A round calls ``body(ctx) -> output``. Before round 1 (unless ``do_while``) and after every
+round the exit conditions are checked; the loop also ends when the body validates or exits,
+at ``max_iterations``, when a :class:`Watchdog` runs out, or when the body raises. Every end
+carries a :class:`StopReason` and a message. Loops (and :class:`ForEach`) nest at most
+:data:`MAX_DEPTH` deep (see :mod:`harness.engine.bounds`); the variables are in
+:mod:`harness.engine.variables`, what a body receives in :mod:`harness.engine.body` and what a
+loop returns in :mod:`harness.engine.result`.
 """
 
 from __future__ import annotations
@@ -14,26 +15,26 @@ import asyncio
 import copy
 import inspect
 import time
-from collections.abc import Generator, Iterable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Callable, Generator, Iterable, Mapping
+from typing import Any, Literal
 
 from harness.core.errors import ConfigError, Stopped
 from harness.core.stop import StopReason
 from harness.engine.body import (
     Body,
     LoopContext,
+    RoundEnded,
     call_async,
     describe,
     is_async,
     run_blocking,
+    stray,
 )
 from harness.engine.bounds import MAX_DEPTH, Frame, Watchdog, enter_loop
-from harness.engine.condition import MISSING, Combine, Condition, ConditionSet, step
+from harness.engine.condition import Combine, ConditionSpec, exit_conditions
+from harness.engine.reference import MISSING, step
+from harness.engine.result import LoopResult, RoundRecord, finish_message
 from harness.engine.variables import Variable, Vars, declare_variables
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = [
     "MAX_DEPTH",
@@ -61,56 +62,26 @@ def check_max_iterations(value: object) -> int:
     return value
 
 
-def finish_message(completed: int, reason: StopReason, detail: str = "") -> str:
-    """How a loop ended, for people: ``Loop finished after 3 iteration(s): MAX_ITERATIONS``."""
-    message = f"Loop finished after {completed} iteration(s): {reason}"
-    return f"{message} ({detail})" if detail else message
-
-
-@dataclass(frozen=True, slots=True)
-class RoundRecord:
-    """One round: its input and output, the variables after it, its duration, what it said."""
-
-    round: int
-    input: Any
-    output: Any
-    variables: dict[str, Any]
-    seconds: float
-    error: str | None = None
-    passed: bool | None = None
-    note: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class LoopResult:
-    """How a loop ended: final variables, rounds completed, why, the last output, every round."""
-
-    variables: dict[str, Any]
-    loop_round: int
-    stop_reason: StopReason
-    output: Any
-    history: tuple[RoundRecord, ...]
-    message: str
-
-
 class Loop:
     """Run ``body(ctx)`` round after round until a condition, a validator, an exit or the cap.
 
     ``variables`` is a mapping of initial values (types inferred) or a list of
     :class:`Variable`. ``until`` stops when its conditions hold, ``while_`` continues while
-    they hold; each is a :class:`Condition`, a list of them joined by ``combine``, or a string
-    (``"score >= 8"``, ``"a >= 1 and b == 2"``). A condition's path starts at ``loop_round``, a
-    variable, ``output`` (the round's output) or a key of the output; before round 1 there is
-    no output, so a condition on it is not met (and a ``while_`` on it ends the loop at once).
+    they hold; each is a :class:`Condition`, a list of them joined by ``combine``, or text
+    (``"score >= 8"``, ``"a >= 1 and b == 2"``, a bare ``"needs_retry"``). With neither, the
+    loop stops when the round's output has ``done == true``; an empty string means no
+    condition at all (run to the cap). Conditions are checked before round 1 unless
+    ``do_while``, and after every round.
 
-    In the body, ``ctx.validate(passed, reason)`` ends the loop with ``PASSED`` on a pass and
-    ``ctx.exit(reason)`` with ``EXIT``; with neither, and no condition met, the loop gives up at
-    ``max_iterations`` and ``result.message`` reads "Loop finished after 3 iteration(s):
-    MAX_ITERATIONS".
+    In the body, a passing ``ctx.validate(passed, reason)`` ends the round at once and the loop
+    with ``PASSED``; ``ctx.exit(reason)`` ends it with ``EXIT`` after the round. A loop that
+    stops short of success has *given up*: ``give_up_message`` replaces its message and
+    ``on_give_up(result)`` is called once.
 
-    ``on_error="fail"`` re-raises a body's exception with a note naming the round;
-    ``on_error="stop"`` ends the loop with ``ERROR`` instead. A body raising :class:`Stopped`
-    ends the loop with that reason. Async bodies work with ``run()`` and ``await arun()``.
+    ``feedback=False`` gives every round the loop's input instead of the previous output;
+    ``allow_nested=False`` refuses loops inside the body. ``on_error="fail"`` re-raises a
+    body's exception with a note naming the round; ``on_error="stop"`` ends with ``ERROR``.
+    Async bodies work with ``run()`` and ``await arun()``.
     """
 
     def __init__(
@@ -118,25 +89,40 @@ class Loop:
         body: Body | None,
         *,
         variables: Mapping[str, Any] | Iterable[Variable] | None = None,
-        until: Condition | str | Iterable[Condition | str] | None = None,
-        while_: Condition | str | Iterable[Condition | str] | None = None,
+        until: ConditionSpec = None,
+        while_: ConditionSpec = None,
         combine: Combine = "and",
         max_iterations: int = 10,
         on_error: Literal["fail", "stop"] = "fail",
         watchdog: Watchdog | None = None,
+        do_while: bool = False,
+        feedback: bool = True,
+        allow_nested: bool = True,
+        give_up_message: str | None = None,
+        on_give_up: Callable[[LoopResult], Any] | None = None,
     ) -> None:
         if body is not None and not callable(body):
             raise ConfigError(f"body: must be callable or None, got {type(body).__name__}")
         check_max_iterations(max_iterations)
         if on_error not in ("fail", "stop"):
             raise ConfigError(f"on_error: must be 'fail' or 'stop', got {on_error!r}")
+        if give_up_message is not None and not isinstance(give_up_message, str):
+            raise ConfigError(
+                f"give_up_message: must be text, got {type(give_up_message).__name__}"
+            )
+        if on_give_up is not None and not callable(on_give_up):
+            raise ConfigError(f"on_give_up: must be callable, got {type(on_give_up).__name__}")
         self.body = body
         self.variables = declare_variables(variables)
-        self.until = ConditionSet.build(until, combine, "until")
-        self.while_ = ConditionSet.build(while_, combine, "while_")
+        self.until, self.while_ = exit_conditions(until, while_, combine)
         self.max_iterations = max_iterations
         self.on_error = on_error
         self.watchdog = watchdog
+        self.do_while = do_while
+        self.feedback = feedback
+        self.allow_nested = allow_nested
+        self.give_up_message = give_up_message or None
+        self.on_give_up = on_give_up
         self._types = {name: v.type for name, v in self.variables.items()}
         self._async = is_async(body)
 
@@ -144,7 +130,7 @@ class Loop:
         """Run to the end. ``variables`` overrides initial values for this run."""
         if self._async:
             return run_blocking(self.arun(input, variables=variables))
-        with enter_loop(self.watchdog, "Loop") as frame:
+        with enter_loop(self.watchdog, "Loop", allow_nested=self.allow_nested) as frame:
             rounds = self._rounds(input, variables, frame)
             body: Body = self.body  # type: ignore[assignment]
             try:
@@ -158,12 +144,17 @@ class Loop:
                             raise ConfigError(
                                 "body returned an awaitable; define it with async def"
                             )
+                    except RoundEnded as ended:
+                        if ended.ctx is not ctx:
+                            raise stray(ended, frame) from None
+                        ctx = rounds.send(ended.output)
                     except Exception as exc:
                         ctx = rounds.throw(exc)
                     else:
                         ctx = rounds.send(output)
-            except StopIteration as done:
-                return done.value  # type: ignore[no-any-return]
+            except StopIteration as stop:
+                result: LoopResult = stop.value
+        return self._settle(result)
 
     async def arun(
         self, input: Any = None, *, variables: Mapping[str, Any] | None = None
@@ -171,19 +162,24 @@ class Loop:
         """``run()`` for async code; a sync body runs in a worker thread."""
         if not self._async:
             return await asyncio.to_thread(self.run, input, variables=variables)
-        with enter_loop(self.watchdog, "Loop") as frame:
+        with enter_loop(self.watchdog, "Loop", allow_nested=self.allow_nested) as frame:
             rounds = self._rounds(input, variables, frame)
             try:
                 ctx = next(rounds)
                 while True:
                     try:
                         output = await call_async(self.body, ctx, frame)  # type: ignore[arg-type]
+                    except RoundEnded as ended:
+                        if ended.ctx is not ctx:
+                            raise stray(ended, frame) from None
+                        ctx = rounds.send(ended.output)
                     except Exception as exc:
                         ctx = rounds.throw(exc)
                     else:
                         ctx = rounds.send(output)
-            except StopIteration as done:
-                return done.value  # type: ignore[no-any-return]
+            except StopIteration as stop:
+                result: LoopResult = stop.value
+        return self._settle(result)
 
     def _rounds(
         self, input: Any, overrides: Mapping[str, Any] | None, frame: Frame
@@ -196,23 +192,23 @@ class Loop:
         settled, output = state.snapshot(), None
         if self.body is None:
             return self._end(StopReason.NO_BODY, settled, history, None)
-        if reason := self._condition_stop(state, 0, MISSING):
+        if not self.do_while and (reason := self._condition_stop(state, 0, MISSING, history)):
             return self._end(StopReason.CONDITION_MET, settled, history, None, reason)
-        previous = input
+        previous, tally = input, frame.tally
         for number in range(1, self.max_iterations + 1):
+            before = tally.count
             try:
                 frame.admit()
             except Stopped as stop:
                 return self._end(stop.reason, settled, history, output, stop.message)
             ctx = LoopContext(state, previous, number - 1, self.max_iterations)
-            started = time.perf_counter()
+            started, clock = time.time(), time.perf_counter()
             try:
                 output = yield ctx
             except Exception as exc:
-                elapsed = time.perf_counter() - started
-                history.append(
-                    RoundRecord(number, previous, None, state.snapshot(), elapsed, describe(exc))
-                )
+                timing = (time.perf_counter() - clock, tally.count - before, started)
+                snapshot = state.snapshot()
+                history.append(_record(number, previous, None, snapshot, timing, describe(exc)))
                 if isinstance(exc, Stopped):
                     return self._end(exc.reason, settled, history, output, exc.message)
                 if self.on_error == "fail":
@@ -221,21 +217,22 @@ class Loop:
                 detail = f"round {number}: {describe(exc)}"
                 return self._end(StopReason.ERROR, settled, history, output, detail)
             settled = state.snapshot()
-            elapsed = time.perf_counter() - started
-            history.append(
-                RoundRecord(number, previous, output, settled, elapsed, None, ctx.passed, ctx.note)
-            )
+            timing = (time.perf_counter() - clock, tally.count - before, started)
+            history.append(_record(number, previous, output, settled, timing, None, ctx))
             if ctx.stop is not None:
                 return self._end(ctx.stop, settled, history, output, ctx.note)
-            if reason := self._condition_stop(state, number, output):
+            if reason := self._condition_stop(state, number, output, history):
                 return self._end(StopReason.CONDITION_MET, settled, history, output, reason)
-            previous = output
+            if self.feedback:
+                previous = output
         last = history[-1] if history else None
         failed_check = last is not None and last.passed is False and last.note
         detail = f"the last check said: {last.note}" if failed_check and last else ""
         return self._end(StopReason.MAX_ITERATIONS, settled, history, output, detail)
 
-    def _condition_stop(self, state: Vars, loop_round: int, output: Any) -> str:
+    def _condition_stop(
+        self, state: Vars, loop_round: int, output: Any, history: list[RoundRecord]
+    ) -> str:
         """Which exit condition ends the loop now, as text; empty if none does."""
         if self.until is None and self.while_ is None:
             return ""
@@ -245,9 +242,16 @@ class Loop:
                 return loop_round
             if name in state:
                 return state[name]
-            if output is MISSING or name == "output":
+            if name == "output":
                 return output
-            return step(output, name)
+            if name == "history":
+                return history
+            if name == "vars":
+                return state.view()
+            if name == "loop":
+                last = {"index": loop_round - 1, "item": output} if loop_round else {}
+                return {**last, "total": self.max_iterations}
+            return MISSING if output is MISSING else step(output, name)
 
         if self.until is not None and self.until.holds(root):
             return f"until {self.until}"
@@ -255,8 +259,8 @@ class Loop:
             return f"while {self.while_} no longer holds"
         return ""
 
-    @staticmethod
     def _end(
+        self,
         reason: StopReason,
         variables: dict[str, Any],
         history: list[RoundRecord],
@@ -265,4 +269,29 @@ class Loop:
     ) -> LoopResult:
         completed = len(history) - (bool(history) and history[-1].error is not None)
         message = finish_message(completed, reason, detail)
+        if self.give_up_message and not reason.is_success:
+            message = self.give_up_message
         return LoopResult(variables, completed, reason, output, tuple(history), message)
+
+    def _settle(self, result: LoopResult) -> LoopResult:
+        """Call ``on_give_up`` when the loop stopped short of success."""
+        if self.on_give_up is not None and not result.stop_reason.is_success:
+            self.on_give_up(result)
+        return result
+
+
+def _record(
+    number: int,
+    input: Any,
+    output: Any,
+    variables: dict[str, Any],
+    timing: tuple[float, int, float],
+    error: str | None,
+    ctx: LoopContext | None = None,
+) -> RoundRecord:
+    """One round's record; ``timing`` is (seconds, steps, started)."""
+    seconds, steps, started = timing
+    passed, note = (ctx.passed, ctx.note) if ctx is not None else (None, "")
+    return RoundRecord(
+        number, input, output, variables, seconds, error, passed, note, steps, started
+    )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Literal
 
 from harness.core.errors import ConfigError
@@ -130,6 +131,10 @@ class Vars:
 
     def __repr__(self) -> str:
         return f"Vars({self._values!r})"
+
+    def view(self) -> Mapping[str, Any]:
+        """A read-only view of the current values (for conditions reading ``vars.x``)."""
+        return MappingProxyType(self._values)
 
     def snapshot(self) -> dict[str, Any]:
         """A copy that later assignments or in-place edits cannot change."""

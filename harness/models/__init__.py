@@ -7,4 +7,13 @@ from harness.models.litellm_model import LiteLLMModel
 from harness.models.resolve import resolve_model
 from harness.models.scripted import ScriptedModel
 
-__all__ = ["Budget", "LiteLLMModel", "MeteredModel", "Model", "Reply", "ScriptedModel", "ToolCall", "resolve_model"]
+__all__ = [
+    "Budget",
+    "LiteLLMModel",
+    "MeteredModel",
+    "Model",
+    "Reply",
+    "ScriptedModel",
+    "ToolCall",
+    "resolve_model",
+]

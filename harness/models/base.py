@@ -14,6 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from harness.core.errors import HarnessError
 from harness.core.usage import Usage
+from harness.models.provider_errors import ErrorKind
 
 Message = dict[str, Any]
 """One chat-completions message."""
@@ -22,7 +23,15 @@ ToolSchema = dict[str, Any]
 
 
 class ModelError(HarnessError):
-    """A model call failed for good (after the retries its error allowed)."""
+    """A model call failed for good (after the retries its error allowed).
+
+    ``kind`` names the failure (a :class:`~harness.models.provider_errors.ErrorKind`) where it
+    is known.
+    """
+
+    def __init__(self, message: str, *, kind: ErrorKind | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 def new_call_id() -> str:

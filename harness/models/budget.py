@@ -37,12 +37,20 @@ class Budget:
 
 @dataclass
 class Meter:
-    """Running totals of a run against its :class:`Budget`. Thread-safe."""
+    """Running totals of a run against its :class:`Budget`. Thread-safe.
+
+    ``prior`` and ``prior_seconds`` are what earlier processes of the same loop already spent
+    (a re-run or a resume): the budget covers them too. ``usage`` and ``elapsed`` are this
+    process's own. ``on_record`` is called after every recorded call (to save the spend).
+    """
 
     budget: Budget = field(default_factory=Budget)
     clock: Callable[[], float] = time.monotonic
     usage: Usage = field(default_factory=Usage)
     started: float = field(default=0.0)
+    prior: Usage = field(default_factory=Usage)
+    prior_seconds: float = 0.0
+    on_record: Callable[[Meter], None] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __post_init__(self) -> None:
@@ -52,18 +60,31 @@ class Meter:
     def elapsed(self) -> float:
         return self.clock() - self.started
 
+    @property
+    def total(self) -> Usage:
+        """What the loop has spent in all: earlier processes and this one."""
+        return self.prior + self.usage
+
+    def remaining_seconds(self) -> float | None:
+        """Seconds left of the time budget (never below 0); None without a time budget."""
+        if self.budget.seconds is None:
+            return None
+        return max(self.budget.seconds - self.prior_seconds - self.elapsed, 0.0)
+
     def check_time(self) -> None:
-        if self.budget.seconds is not None and self.elapsed >= self.budget.seconds:
+        left = self.remaining_seconds()
+        if left is not None and left <= 0:
+            spent = self.prior_seconds + self.elapsed
             raise Stopped(
                 StopReason.TIMEOUT,
-                f"time budget of {self.budget.seconds:g}s used ({self.elapsed:.1f}s elapsed)",
+                f"time budget of {self.budget.seconds:g}s used ({spent:.1f}s elapsed)",
             )
 
     def check(self, tokens: int, cost_usd: float) -> None:
         """Raise :class:`Stopped` if a call costing at most ``tokens``/``cost_usd`` could cross a budget."""
         self.check_time()
         with self._lock:
-            used = self.usage
+            used = self.prior + self.usage
         if self.budget.tokens is not None and used.total_tokens + tokens > self.budget.tokens:
             raise Stopped(
                 StopReason.BUDGET_TOKENS,
@@ -80,16 +101,20 @@ class Meter:
     def record(self, usage: Usage) -> None:
         with self._lock:
             self.usage = self.usage + usage
+        if self.on_record is not None:
+            self.on_record(self)
 
     def describe_remaining(self) -> str:
         """One line for the agent's task: what is left of each budget."""
         parts = []
+        total = self.total
         if self.budget.tokens is not None:
-            parts.append(f"{max(self.budget.tokens - self.usage.total_tokens, 0)} tokens")
+            parts.append(f"{max(self.budget.tokens - total.total_tokens, 0)} tokens")
         if self.budget.cost_usd is not None:
-            parts.append(f"${max(self.budget.cost_usd - self.usage.cost_usd, 0):.4f}")
-        if self.budget.seconds is not None:
-            parts.append(f"{max(self.budget.seconds - self.elapsed, 0):.0f}s")
+            parts.append(f"${max(self.budget.cost_usd - total.cost_usd, 0):.4f}")
+        left = self.remaining_seconds()
+        if left is not None:
+            parts.append(f"{left:.0f}s")
         return ", ".join(parts) if parts else "no budget limit"
 
 
@@ -173,7 +198,9 @@ class MeteredModel:
             )
             raise
         started = time.monotonic()
-        reply = self.inner.complete(messages, tools, max_tokens=max_tokens)
+        reply = _within(
+            lambda: self.inner.complete(messages, tools, max_tokens=max_tokens), self.meter
+        )
         self.meter.record(reply.usage)
         self.events.emit(
             "model_call",
@@ -183,5 +210,40 @@ class MeteredModel:
             completion_tokens=reply.usage.completion_tokens,
             cost_usd=reply.usage.cost_usd,
             latency=time.monotonic() - started,
+            unpriced=reply.usage.unpriced_calls > 0,
+            cached_tokens=reply.usage.cached_tokens,
         )
         return reply
+
+
+def _within(call: Callable[[], Reply], meter: Meter) -> Reply:
+    """``call()``, cut with a TIMEOUT stop when ``meter``'s time budget runs out.
+
+    The call runs on a daemon thread that is abandoned at the deadline: a hung model or provider
+    cannot hold the run past its time budget. What the abandoned call would have cost is not
+    known, so it is not recorded.
+    """
+    seconds = meter.remaining_seconds()
+    if seconds is None:
+        return call()
+    outcome: list[Reply] = []
+    failure: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            outcome.append(call())
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread below
+            failure.append(exc)
+
+    worker = threading.Thread(target=target, name="harness-model-call", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        raise Stopped(
+            StopReason.TIMEOUT,
+            f"time budget of {meter.budget.seconds:g}s used: a model call was cut off after "
+            f"{seconds:.1f}s",
+        )
+    if failure:
+        raise failure[0]
+    return outcome[0]

@@ -3,11 +3,13 @@
 litellm is imported on the first call that needs it (it takes seconds to import), never when this
 module is imported: counting tokens and constructing a model stay cheap.
 
-Retries are ours, not litellm's: litellm is always called with ``num_retries=0`` and we retry
-only what can succeed on a second try (timeouts, connection errors, HTTP 408, 429 and 5xx),
-with exponential backoff. Bad requests, authentication, permission, not-found and
-context-window errors fail at once. Every failure ends in a :class:`~harness.models.base.ModelError`
-that names the model, the error and the attempts made.
+Retries are ours, not litellm's: litellm is always called with ``num_retries=0``; each failure
+is named (:mod:`harness.models.provider_errors`) and only what can succeed on a second try is
+retried (an unreachable server, timeouts, rate limits, server errors), after the pause the
+provider asked for (``Retry-After``) or an exponential backoff, with jitter. Bad requests,
+authentication, permission, unknown-model and context-window errors fail at once. Every failure
+ends in a :class:`~harness.models.base.ModelError` that names the model, the kind of error and
+the attempts made.
 
 ``fallbacks`` pass through to ``litellm.completion``, which tries each fallback model in turn
 with the same arguments (a string fallback inherits ``api_base`` and ``api_key``; a dict such as
@@ -29,20 +31,28 @@ from typing import Any
 from harness.core.errors import ConfigError
 from harness.core.usage import Usage
 from harness.models.base import Message, ModelError, Reply, ToolCall, ToolSchema, new_call_id
+from harness.models.provider_errors import ErrorKind, classify, retry_after, retry_delay
 from harness.models.tokens import TokenCounter, configure_offline_environment
 
 DEFAULT_CONTEXT_WINDOW = 32_000
 """Input window assumed for models litellm does not know (local and self-hosted models)."""
 
-MAX_BACKOFF_SECONDS = 30.0
-"""The longest pause between two attempts."""
-
 _LITELLM_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
+CACHE_BREAKPOINTS: tuple[dict[str, Any], ...] = (
+    {"location": "message", "role": "system"},
+    {"location": "message", "index": -1},
+)
+"""Where prompt-cache breakpoints go for providers that need them (Claude on Anthropic, Bedrock
+and Vertex AI): after the system prompt (which caches the tool schemas before it too) and on the
+last message, so the next step reads the whole conversation so far from the cache."""
+
+_BREAKPOINT_PROVIDERS = frozenset({"anthropic", "bedrock", "bedrock_converse", "vertex_ai"})
+
 _RESERVED_KWARGS = frozenset({"model", "messages", "tools", "stream", "max_retries"})
 
 
 @cache
-def _litellm() -> ModuleType:
+def load_litellm() -> ModuleType:
     """Import litellm once, offline and quiet.
 
     Its cost map stays local, its debug banners are off, and its loggers only pass critical
@@ -63,9 +73,12 @@ class LiteLLMModel:
     """A chat model reached through litellm: any provider, by model string.
 
     ``timeout`` (seconds, finite) bounds each request; ``num_retries`` is how many times a
-    retryable failure is retried, pausing ``retry_backoff * 2**n`` seconds (at most
-    :data:`MAX_BACKOFF_SECONDS`). ``max_tokens`` is the default completion limit of each call.
-    ``context_window`` overrides litellm's figure for the model. Other keywords (``api_base``,
+    retryable failure is retried, pausing as long as a rate limit's ``Retry-After`` asks, else
+    ``retry_backoff * 2**n`` seconds (see :func:`~harness.models.provider_errors.retry_delay`).
+    ``max_tokens`` is the default completion limit of each call.
+    ``context_window`` overrides litellm's figure for the model. ``prompt_caching`` marks cache
+    breakpoints (:data:`CACHE_BREAKPOINTS`) for Claude models; other providers cache a stable
+    prefix by themselves. Other keywords (``api_base``,
     ``api_key``, ``fallbacks``, ``temperature``, ...) go to ``litellm.completion`` unchanged.
     """
 
@@ -78,6 +91,7 @@ class LiteLLMModel:
         retry_backoff: float = 1.0,
         max_tokens: int | None = None,
         context_window: int | None = None,
+        prompt_caching: bool = True,
         **litellm_kwargs: Any,
     ) -> None:
         if not isinstance(model, str) or not model.strip():
@@ -100,8 +114,11 @@ class LiteLLMModel:
         self.retry_backoff = float(retry_backoff)
         self.max_tokens = max_tokens
         self.litellm_kwargs = litellm_kwargs
+        self.prompt_caching = prompt_caching
         self._context_window = context_window
         self._counter = TokenCounter(model)
+        self.pricing_error: str | None = None
+        """Why this model's replies could not be priced, once one could not be."""
 
     def __repr__(self) -> str:
         return f"LiteLLMModel({self.name!r})"
@@ -131,7 +148,7 @@ class LiteLLMModel:
         *,
         max_tokens: int | None = None,
     ) -> Reply:
-        litellm = _litellm()
+        litellm = load_litellm()
         request: dict[str, Any] = {
             **self.litellm_kwargs,
             "model": self.name,
@@ -141,6 +158,8 @@ class LiteLLMModel:
         }
         if tools:
             request["tools"] = tools
+        if self.prompt_caching and self._needs_breakpoints:
+            request.setdefault("cache_control_injection_points", list(CACHE_BREAKPOINTS))
         limit = max_tokens if max_tokens is not None else self.max_tokens
         if limit is not None:
             request["max_tokens"] = limit
@@ -153,11 +172,23 @@ class LiteLLMModel:
             try:
                 return litellm.completion(**request)
             except Exception as exc:
-                retryable = _is_retryable(litellm, exc)
-                if not retryable or attempt > self.num_retries:
-                    raise ModelError(_failure(self.name, exc, attempt, retryable)) from exc
-            time.sleep(min(self.retry_backoff * 2 ** (attempt - 1), MAX_BACKOFF_SECONDS))
+                kind = classify(litellm, exc)
+                if not kind.retryable or attempt > self.num_retries:
+                    message = self._failure(kind, exc, attempt)
+                    raise ModelError(message, kind=kind) from exc
+                asked = retry_after(litellm, exc) if kind is ErrorKind.RATE_LIMIT else None
+            time.sleep(retry_delay(attempt, self.retry_backoff, asked))
             attempt += 1
+
+    def _failure(self, kind: ErrorKind, exc: Exception, attempts: int) -> str:
+        status = getattr(exc, "status_code", None)
+        error = type(exc).__name__ + (f" (status {status})" if status is not None else "")
+        what = kind.value
+        if kind is ErrorKind.UNREACHABLE:
+            what += f" {self.litellm_kwargs.get('api_base') or '(the provider default)'}"
+        verdict = "gave up" if kind.retryable else "not retryable"
+        tried = f"{attempts} attempt" + ("" if attempts == 1 else "s")
+        return f"model {self.name}: {what}: {error}, {verdict} after {tried}: {exc}"
 
     def _reply(
         self,
@@ -172,25 +203,58 @@ class LiteLLMModel:
         usage = getattr(response, "usage", None)
         prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
         completion = int(getattr(usage, "completion_tokens", 0) or 0)
-        if not prompt:  # the provider reported no usage: count it ourselves, and price that
+        reported = bool(prompt)
+        if not reported:  # the provider reported no usage: count it ourselves, and price that
             prompt = self.count_tokens(messages, tools)
             completion = self._counter.count_reply(content, calls)
             response.usage = litellm.Usage(
                 prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion
             )
+        cost = self._cost(litellm, response, attached=reported)
+        unpriced = int(cost is None)
+        cached = _cached_tokens(usage) if reported else 0
+        return Reply(content, calls, Usage(prompt, completion, cost or 0.0, 1, unpriced, cached))
+
+    def _cost(self, litellm: ModuleType, response: Any, *, attached: bool) -> float | None:
+        """What the reply cost in USD; ``None`` where it cannot be priced.
+
+        litellm's own figure for the response comes first (``attached``: it priced the usage the
+        provider reported, cached tokens included, for the model that actually answered). Else
+        the reply is priced with the model name as given, provider prefix included. Any failure
+        to price makes the call unpriced and is kept in :attr:`pricing_error`; it never ends a
+        run, and a model that could not be priced once is not priced again.
+        """
+        if attached:
+            cost = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
+            if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0:
+                return float(cost)
+        if self.pricing_error is not None:
+            return None
         try:
-            cost, unpriced = float(litellm.completion_cost(completion_response=response)), 0
-        except litellm.ModelNotMappedError:
-            cost, unpriced = 0.0, 1
-        return Reply(content, calls, Usage(prompt, completion, cost, 1, unpriced))
+            return float(litellm.completion_cost(completion_response=response, model=self.name))
+        except Exception as exc:  # recorded: the call counts as unpriced
+            self.pricing_error = f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
+            return None
+
+    @cached_property
+    def _needs_breakpoints(self) -> bool:
+        """Whether the provider caches prompts only at marked breakpoints (Claude models)."""
+        litellm = load_litellm()
+        try:
+            provider = litellm.get_llm_provider(self.name)[1]
+        except Exception:  # a string litellm cannot place: the call itself will say so
+            return False
+        return provider in _BREAKPOINT_PROVIDERS and (
+            provider == "anthropic" or "claude" in self.name.lower()
+        )
 
     @cached_property
     def _model_info(self) -> dict[str, Any]:
         """litellm's cost-map entry for the model; empty where litellm does not know it."""
-        litellm = _litellm()
+        litellm = load_litellm()
         try:
             return dict(litellm.get_model_info(self.name))
-        except litellm.ModelNotMappedError:
+        except Exception:  # not mapped, or a model string litellm cannot place: no entry
             return {}
 
 
@@ -205,17 +269,9 @@ def _tool_call(call: Any) -> ToolCall:
     return ToolCall(name=function.name or "", arguments=arguments, id=call.id or new_call_id())
 
 
-def _is_retryable(litellm: ModuleType, exc: Exception) -> bool:
-    """Timeouts, connection errors, 408, 429 and 5xx; never a client error."""
-    if isinstance(exc, litellm.Timeout | litellm.APIConnectionError):
-        return True
-    status = getattr(exc, "status_code", None)
-    return isinstance(status, int) and (status in (408, 429) or status >= 500)
-
-
-def _failure(model: str, exc: Exception, attempts: int, retryable: bool) -> str:
-    status = getattr(exc, "status_code", None)
-    error = type(exc).__name__ + (f" (status {status})" if status is not None else "")
-    verdict = "gave up" if retryable else "not retryable"
-    tried = f"{attempts} attempt" + ("" if attempts == 1 else "s")
-    return f"model {model}: {error}, {verdict} after {tried}: {exc}"
+def _cached_tokens(usage: Any) -> int:
+    """Prompt tokens read from the provider's cache (litellm puts Anthropic's
+    ``cache_read_input_tokens`` in ``prompt_tokens_details.cached_tokens`` too)."""
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) or getattr(usage, "cache_read_input_tokens", 0)
+    return int(cached or 0)

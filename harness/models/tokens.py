@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     import tiktoken
 
 
-
 MESSAGE_OVERHEAD = 4
 """Tokens a chat message costs beyond its content (role and separators), as OpenAI counts them."""
 
@@ -149,6 +148,8 @@ class TokenCounter:
         # id -> (message, count); holding the message keeps its id from being reused.
         self._by_identity: _Lru[int, tuple[Message, int]] = _Lru(cache_size)
         self._tools: _Lru[str, int] = _Lru(cache_size)
+        self._tools_by_identity: _Lru[tuple[int, ...], tuple[list[dict[str, Any]], int]]
+        self._tools_by_identity = _Lru(cache_size)
 
     def count_message(self, message: Message) -> int:
         """Tokens of one message. Messages are treated as immutable once counted."""
@@ -167,13 +168,20 @@ class TokenCounter:
         return sum(self.count_message(m) for m in messages)
 
     def count_tools(self, tools: Iterable[dict[str, Any]] | None) -> int:
+        """Tokens of the tool schemas; the same schema objects again cost no serialisation."""
         if not tools:
             return 0
-        text = json.dumps(list(tools), sort_keys=True)
+        schemas = list(tools)
+        ids = tuple(map(id, schemas))
+        hit = self._tools_by_identity.get(ids)
+        if hit is not None and all(a is b for a, b in zip(hit[0], schemas, strict=True)):
+            return hit[1]
+        text = json.dumps(schemas, sort_keys=True)
         count = self._tools.get(text)
         if count is None:
             count = count_text(text, self.model)
             self._tools.put(text, count)
+        self._tools_by_identity.put(ids, (schemas, count))
         return count
 
     def count_request(

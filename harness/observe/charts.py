@@ -126,8 +126,10 @@ def line_chart(
     title: str,
     y_max: float,
     color: str,
+    empty: str = "no values",
 ) -> str:
-    """A line through the values on a 0..``y_max`` scale; ``None`` leaves a gap."""
+    """A line through the values on a 0..``y_max`` scale; ``None`` leaves a gap, and a chart
+    with no value at all says ``empty`` across it."""
     width, height = CHART_WIDTH, CHART_HEIGHT
     bottom = height - 28
     plot_w = width - PLOT_LEFT - PLOT_RIGHT
@@ -169,6 +171,11 @@ def line_chart(
         )
     if len(points) > 1:
         body.append(_polyline(points, color))
+    if all(value is None for value in values):
+        body.append(
+            f'<text x="{PLOT_LEFT + plot_w / 2:.1f}" y="{(PLOT_TOP + bottom) / 2:.1f}" '
+            f'text-anchor="middle" class="empty">{escape(empty)}</text>'
+        )
     return _svg(width, height, title, body)
 
 
@@ -209,6 +216,13 @@ def timeline(
             f'<rect x="{x0:.1f}" y="{top + 3}" width="{max(x1 - x0, 2):.1f}" height="{row_h - 6}" '
             f'rx="3" fill="{ROW_COLORS[row.passed]}"/>'
         )
+        # Each band says how long it took, so a short round beside a long one stays legible.
+        inside = x1 > width - PLOT_RIGHT - 60
+        body.append(
+            f'<text x="{x1 - 4 if inside else x1 + 4:.1f}" y="{top + 16}" '
+            f'text-anchor="{"end" if inside else "start"}" class="duration">'
+            f"{_seconds(row.end - row.start, fmt_time)}</text>"
+        )
         for mark in row.marks:
             body.append(_mark(PLOT_LEFT + mark.at * scale, top, row_h, mark))
     body += _legend(
@@ -220,6 +234,13 @@ def timeline(
         height - 8,
     )
     return _svg(width, height, title, body)
+
+
+def _seconds(duration: float, fmt_time: Callable[[float], str]) -> str:
+    """``0.03 s``, ``3.7 s``, or the clock format from a minute on."""
+    if duration < 1:
+        return f"{duration:.2f} s"
+    return f"{duration:.1f} s" if duration < 60 else fmt_time(duration)
 
 
 def _mark(x: float, top: int, row_h: int, mark: Mark) -> str:

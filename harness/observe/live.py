@@ -5,8 +5,10 @@ Wire it as an :class:`harness.observe.events.EventLog`'s ``echo`` so it only eve
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import Any, Literal, TextIO
@@ -20,8 +22,10 @@ from harness.core.event_schema import (
     ModelCall,
     RoundStart,
     RunEnd,
+    RunStart,
     Stop,
     ToolCallEvent,
+    ToolStart,
     make_event,
 )
 
@@ -62,15 +66,36 @@ def gate_mark(gate: GateReportEvent) -> str:
     return f"✗ ({len(gate.failures)} failing)" if gate.failures else "✗"
 
 
+def argument_preview(arguments_json: str, *, limit: int) -> str:
+    """A tool call's main argument in at most ``limit`` characters: ``pytest -q tests``."""
+    try:
+        arguments = json.loads(arguments_json)
+    except ValueError:
+        arguments = arguments_json
+    if isinstance(arguments, dict):
+        texts = [value for value in arguments.values() if isinstance(value, str)]
+        arguments = texts[0] if texts else ""
+    text = " ".join(str(arguments).split())
+    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
+
+
+TICK_SECONDS = 1.0
+"""How often ``live`` mode on a terminal redraws the line while nothing else happens."""
+
+
 class LiveProgress:
     """Shows a run's progress on ``stream``.
 
-    * ``live``: a status line (gates and critic as last reported) such as ``round 2/10 · step 7 · run_shell · gates: pytest ✗
-      (3 failing) · critic 6.5 · 12.3k tok · $0.041 · 00:42`` — redrawn in place on a TTY,
-      printed as a new line after each round start, tool call, gate, verdict or compaction
-      otherwise — plus a line for each stop, escalation and the run's end.
+    * ``live``: a status line such as ``round 2/10 · step 7 · run_shell pytest -q · gates:
+      pytest ✗ (3 failing) · critic 6.5 · 12.3k tok · $0.041 · 00:42`` (gates and critic as last
+      reported; the tool is the one running, or the last one). On a terminal it is redrawn in
+      place, every second too so the time runs on during a long command, and shortened to fit
+      the width (see :meth:`status_line`; round, tool, critic, tokens, cost and time stay). On any other stream it is printed as a new line after
+      each round start, tool call, gate, verdict or compaction. A ``note:`` line starts the
+      run when there is something to know (uncommitted changes left behind), a line follows
+      each stop and escalation, and one the run's end.
     * ``json``: each event as one JSON line.
-    * ``quiet``: only the final line when the run ends.
+    * ``quiet``: nothing (the command prints the verdict).
     """
 
     def __init__(
@@ -79,19 +104,27 @@ class LiveProgress:
         mode: Mode = "live",
         *,
         clock: Callable[[], float] = time.monotonic,
+        width: Callable[[], int] | None = None,
+        tick: float | None = TICK_SECONDS,
     ) -> None:
         if mode not in MODES:
             raise ConfigError(f"mode: expected one of {', '.join(MODES)}, got {mode!r}")
         self.stream = stream
         self.mode = mode
         self._clock = clock
+        self._width = width or (lambda: shutil.get_terminal_size().columns - 1)
+        self._tick = tick
         self._started = clock()
         self._tty = stream.isatty()
+        self._lock = threading.RLock()
+        self._ticker: threading.Thread | None = None
+        self._done = threading.Event()
         self._round = 0
         self._max_rounds = 0
         self._step = 0
         self._last_tool = ""
-        self._gates: dict[str, str] = {}
+        self._running = ""  # the argument preview of the tool running now
+        self._gates: dict[str, GateReportEvent] = {}
         self._gates_round = 0
         self._critic: float | None = None
         self._critic_round = 0
@@ -100,69 +133,126 @@ class LiveProgress:
 
     def emit(self, kind: str, **data: Any) -> None:
         event = make_event(kind, **{"run_id": "", **data})
-        self._update(event)
-        if self.mode == "json":
-            self._write_line(event.model_dump_json())
-        elif isinstance(event, RunEnd):
-            self._write_line(self._final_line(event))
-        elif self.mode == "live":
-            self._show(event)
+        with self._lock:
+            self._update(event)
+            if self.mode == "json":
+                self._write_line(event.model_dump_json())
+            elif self.mode == "quiet":
+                return
+            elif isinstance(event, RunEnd):
+                self._done.set()
+                self._write_line(self._final_line(event))
+            else:
+                self._show(event)
 
-    def status_line(self) -> str:
-        """The current state in one line."""
-        parts = [f"round {self._round}/{self._max_rounds}" if self._max_rounds else "starting"]
-        if self._step:
+    def status_line(self, width: int | None = None) -> str:
+        """The current state in one line, shortened to ``width`` characters when given.
+
+        Shortening drops, in turn, the step, the gate details (leaving a count), the argument
+        preview's tail, the gate count, the argument, and finally the words: ``2/10 run_shell
+        c6.5 12.3k $0.041 01:15``.
+        """
+        levels: list[tuple[int, str, bool, bool]] = [
+            (60, "full", True, False),
+            (60, "full", False, False),
+            (60, "count", False, False),
+            (20, "count", False, False),
+            (20, "none", False, False),
+            (0, "none", False, False),
+            (0, "none", False, True),
+        ]
+        line = ""
+        for detail, gates, with_step, compact in levels:
+            line = self._compose(detail, gates, with_step, compact)
+            if width is None or len(line) <= width:
+                return line
+        return line[: max((width or 0) - 1, 0)] + "…"
+
+    def _compose(self, detail: int, gates: str, with_step: bool, compact: bool) -> str:
+        rounds = f"{self._round}/{self._max_rounds}" if self._max_rounds else "starting"
+        parts = [rounds if compact or not self._max_rounds else f"round {rounds}"]
+        if self._step and with_step:
             parts.append(f"step {self._step}")
         if self._last_tool:
-            parts.append(self._last_tool)
+            preview = argument_preview(self._running, limit=detail) if detail else ""
+            parts.append(f"{self._last_tool} {preview}".rstrip())
         earlier = "last " if self._gates_round != self._round else ""
-        if self._gates:
-            parts.append(f"{earlier}gates: " + ", ".join(self._gates.values()))
+        if self._gates and gates == "full":
+            marks = ", ".join(f"{g.name} {gate_mark(g)}" for g in self._gates.values())
+            parts.append(f"{earlier}gates: {marks}")
+        elif self._gates and gates == "count":
+            passed = sum(g.passed for g in self._gates.values())
+            parts.append(f"{earlier}gates {passed}/{len(self._gates)} ✓")
         if self._critic is not None:
             earlier = "last " if self._critic_round != self._round else ""
-            parts.append(f"{earlier}critic {self._critic:g}")
+            parts.append(f"c{self._critic:g}" if compact else f"{earlier}critic {self._critic:g}")
+        tokens = format_tokens(self._tokens)
         parts += [
-            f"{format_tokens(self._tokens)} tok",
+            tokens if compact else f"{tokens} tok",
             format_cost(self._cost),
             format_duration(self._clock() - self._started),
         ]
-        return " · ".join(parts)
+        return (" " if compact else " · ").join(parts)
 
     def _update(self, event: EventBase) -> None:
         if isinstance(event, RoundStart):
             self._round, self._max_rounds = event.round, event.max_iterations
-            self._step, self._last_tool = 0, ""
+            self._step, self._last_tool, self._running = 0, "", ""
         elif isinstance(event, ModelCall):
             self._tokens += event.prompt_tokens + event.completion_tokens
             self._cost += event.cost_usd
+        elif isinstance(event, ToolStart):
+            self._step = event.step if event.step is not None else self._step
+            self._last_tool, self._running = event.name, event.arguments_preview
         elif isinstance(event, ToolCallEvent):
             self._step = event.step if event.step is not None else self._step + 1
-            self._last_tool = event.name
+            self._last_tool, self._running = event.name, ""
         elif isinstance(event, GateReportEvent):
             if self._gates_round != self._round:
                 self._gates, self._gates_round = {}, self._round
-            self._gates[event.name] = f"{event.name} {gate_mark(event)}"
+            self._gates[event.name] = event
         elif isinstance(event, CriticVerdict):
             self._critic, self._critic_round = event.score, self._round
-        elif event.kind == "run_start":
+        elif isinstance(event, RunStart):
             self._started = self._clock()
 
     def _show(self, event: EventBase) -> None:
-        if isinstance(event, Stop):
+        if isinstance(event, RunStart):
+            if event.warning:
+                self._write_line(f"note: {event.warning}")
+            if self._tty and self._tick:
+                self._start_ticker()
+        elif isinstance(event, Stop):
             self._write_line(
                 f"stop: {event.reason}" + (f" — {event.message}" if event.message else "")
             )
+        elif isinstance(event, RunStart):
+            for note in event.notes:
+                self._write_line(f"note: {note}")
         elif isinstance(event, Escalation):
             where = f" → {event.report_path}" if event.report_path else ""
             self._write_line(f"escalated: {event.reason}{where}")
         elif self._tty:
-            width = shutil.get_terminal_size().columns - 1
-            self.stream.write("\r\x1b[K" + self.status_line()[:width])
-            if event.kind == "round_end":
-                self.stream.write("\n")
-            self.stream.flush()
+            self._redraw(newline=event.kind == "round_end")
         elif event.kind in _STATUS_KINDS:
             self._write_line(self.status_line())
+
+    def _redraw(self, *, newline: bool = False) -> None:
+        self.stream.write("\r\x1b[K" + self.status_line(self._width()) + ("\n" if newline else ""))
+        self.stream.flush()
+
+    def _start_ticker(self) -> None:
+        """Redraw every ``tick`` seconds until the run ends (a daemon: it never holds up exit)."""
+
+        def tick() -> None:
+            assert self._tick is not None
+            while not self._done.wait(self._tick):
+                with self._lock:
+                    if not self._done.is_set():
+                        self._redraw()
+
+        self._ticker = threading.Thread(target=tick, name="harness-live", daemon=True)
+        self._ticker.start()
 
     def _final_line(self, event: RunEnd) -> str:
         verdict = "passed" if event.passed else "not passed"

@@ -26,6 +26,7 @@ from harness.core.event_schema import (
     RunEnd,
     RunStart,
     ToolCallEvent,
+    ToolStart,
     make_event,
 )
 
@@ -109,6 +110,8 @@ class OtelSink:
             self._call_span(
                 event, f"chat {event.model}", event.latency, self._model_attributes(event)
             )
+        elif isinstance(event, ToolStart):
+            return  # the tool_call event that follows becomes the tool's span
         elif isinstance(event, ToolCallEvent):
             attrs = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": event.name}
             failed = event.is_error or event.exit_code not in (0, None)

@@ -60,9 +60,11 @@ def render_text(summary: RunSummary) -> str:
         f"model: {summary.model}"
         + (f" · critic: {summary.critic_model}" if summary.critic_model else ""),
         f"usage: {usage.total_tokens:,} tokens (prompt {usage.prompt_tokens:,}, completion "
-        f"{usage.completion_tokens:,}) · {format_cost(usage.cost_usd)} · {usage.calls} model calls",
+        f"{usage.completion_tokens:,}) · {format_cost(usage.cost_usd)} · {usage.calls} model calls"
+        + (f" ({usage.unpriced_calls} unpriced)" if usage.unpriced_calls else ""),
+        *(f"note: {note}" for note in summary.notes),
         "",
-        f"{'round':>5}  {'outcome':<22} {'steps':>5} {'tokens':>7} {'cost':>8}  {'critic':>6}  gates",
+        f"{'round':>5}  {'outcome':<22} {'tools':>5} {'tokens':>7} {'cost':>8}  {'critic':>6}  gates",
     ]
     for r in summary.rounds:
         critic = f"{r.verdict.score:g}" if r.verdict else "-"

@@ -105,6 +105,7 @@ def _charts_html(summary: RunSummary) -> str:
         title="Critic score per round",
         y_max=10,
         color="#e15759",
+        empty="no critic verdict: the critic is off, or no round got as far as the review",
     )
     return f'<h2>Usage and scores</h2><div class="charts">{tokens}{cost}{scores}</div>'
 
@@ -163,7 +164,7 @@ def _gate_cell(gate: GateReportEvent | None) -> str:
 def _rounds_html(summary: RunSummary) -> str:
     if not summary.rounds:
         return ""
-    head = "<tr><th>round</th><th>outcome</th><th>steps</th><th>tokens</th><th>cost</th><th>critic</th><th>notes</th></tr>"
+    head = "<tr><th>round</th><th>outcome</th><th>tool calls</th><th>tokens</th><th>cost</th><th>critic</th><th>notes</th></tr>"
     rows = [_round_row(r) for r in summary.rounds]
     return f"<h2>Rounds</h2><table>{head}{''.join(rows)}</table>"
 
@@ -176,7 +177,9 @@ def _round_row(r: RoundSummary) -> str:
         for s in r.steps
     )
     if steps:
-        notes.append(f"<details><summary>{len(r.steps)} steps</summary><ol>{steps}</ol></details>")
+        notes.append(
+            f"<details><summary>{len(r.steps)} tool calls</summary><ol>{steps}</ol></details>"
+        )
     css = "pass" if r.passed else "fail"
     critic = f"{r.verdict.score:g}" if r.verdict else "–"
     return (

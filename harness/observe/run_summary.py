@@ -72,6 +72,7 @@ class RunSummary:
     usage: Usage
     rounds: tuple[RoundSummary, ...]
     escalation: Escalation | None
+    notes: tuple[str, ...] = ()
 
     @property
     def outcome(self) -> str:
@@ -158,6 +159,7 @@ def load_run(run_dir: str | os.PathLike[str]) -> RunSummary:
         usage=usage,
         rounds=tuple(_round_summary(start, group) for start, group in round_events),
         escalation=_last(run_events, Escalation),
+        notes=tuple(start.notes) if start else (),
     )
 
 
@@ -214,6 +216,8 @@ def _sum_calls(calls: list[ModelCall]) -> Usage:
         completion_tokens=sum(call.completion_tokens for call in calls),
         cost_usd=sum(call.cost_usd for call in calls),
         calls=len(calls),
+        unpriced_calls=sum(call.unpriced for call in calls),
+        cached_tokens=sum(call.cached_tokens for call in calls),
     )
 
 

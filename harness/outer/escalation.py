@@ -11,7 +11,7 @@ from harness.core.atomic import atomic_write_text
 from harness.core.stop import StopReason
 from harness.core.usage import Usage
 from harness.memory.progress_items import Attempt
-from harness.outer.rounds import RoundReport
+from harness.outer.decision import RoundReport
 from harness.tools.proc import run_command, safe_env
 
 NEXT_STEPS = {

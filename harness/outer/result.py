@@ -7,7 +7,7 @@ from pathlib import Path
 
 from harness.core.stop import StopReason
 from harness.core.usage import Usage
-from harness.outer.rounds import RoundReport
+from harness.outer.decision import RoundReport
 
 
 @dataclass
@@ -24,6 +24,7 @@ class RunResult:
     run_id: str = ""
     first_round: int = 1
     warning: str | None = None  # e.g. uncommitted changes the run's worktree did not start from
+    cut_short: int | None = None  # the round an error, a bound or Ctrl-C stopped part-way
 
     @property
     def passed(self) -> bool:
@@ -31,5 +32,6 @@ class RunResult:
 
     @property
     def iterations(self) -> int:
-        """The number of the last round played (resumed rounds included)."""
-        return self.rounds[-1].round if self.rounds else self.first_round - 1
+        """The number of the last round played, or cut short (resumed rounds included)."""
+        played = self.rounds[-1].round if self.rounds else self.first_round - 1
+        return max(played, self.cut_short or 0)

@@ -11,12 +11,16 @@ TASK_TEMPLATE = """\
 # Goal
 {goal}
 
-# Round
-This is round {round} of at most {max_iterations}. Budget left for the whole run: {budget}.
 Your work is checked after this session by objective gates{critic_clause}; only they decide \
 whether the round passes.{protect_clause}
 
+{skill}# Round
+This is round {round} of at most {max_iterations}. Budget left for the whole run: {budget}.
+
 {sections}"""
+"""What stays the same from round to round comes first (goal, rules, skill), what changes after
+(round, budget, progress, failures): the request's prefix stays stable, so a provider's prompt
+cache serves it again in every round."""
 
 
 @dataclass(frozen=True)
@@ -30,22 +34,26 @@ class TaskInputs:
     feedback: str = ""
     critic: bool = False
     protect: tuple[str, ...] = ()
+    guidance: tuple[str, ...] = ()  # notes a person queued with `harness note`
 
 
 def render_task(inputs: TaskInputs) -> str:
     """The round's task text. Every part a model reads is visible here."""
+    skill = inputs.skill.render_for_agent().strip() + "\n\n" if inputs.skill is not None else ""
     sections = []
-    if inputs.skill is not None:
-        sections.append(inputs.skill.render_for_agent())
-    if inputs.progress is not None:
+    if inputs.progress is not None and _has_notes(inputs.progress):
         sections.append("# Progress so far\n" + inputs.progress.render_for_agent())
+    if inputs.guidance:
+        sections.append(
+            "# Guidance from a person\nA person watching this loop asks you to take this into "
+            "account this round:\n" + "\n".join(f"- {note}" for note in inputs.guidance)
+        )
     if inputs.feedback:
         sections.append("# What failed last round\n" + inputs.feedback)
     protect = ""
     if inputs.protect:
         protect = (
-            " These files are protected and must not be changed (a round that changes them "
-            "fails): " + ", ".join(inputs.protect) + "."
+            " Protected files (a round that changes them fails): " + ", ".join(inputs.protect) + "."
         )
     return (
         TASK_TEMPLATE.format(
@@ -55,7 +63,19 @@ def render_task(inputs: TaskInputs) -> str:
             budget=inputs.budget,
             critic_clause=" and then an independent reviewer" if inputs.critic else "",
             protect_clause=protect,
+            skill=skill if skill.strip() else "",
             sections="\n\n".join(s.strip() for s in sections if s.strip()),
         ).rstrip()
         + "\n"
+    )
+
+
+def _has_notes(progress: Progress) -> bool:
+    """Whether progress.md holds anything beyond its header (goal, status, round) to read."""
+    return bool(
+        progress.resume_point
+        or progress.checklist
+        or progress.attempts
+        or progress.notes.strip()
+        or progress.extra
     )

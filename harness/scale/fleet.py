@@ -10,16 +10,19 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.core.errors import ConfigError, HarnessError
 from harness.core.json_reply import find_json
 from harness.core.usage import Usage
+from harness.engine.bounds import Watchdog
 from harness.engine.foreach import MAX_CONCURRENCY, ForEach
 from harness.models.base import Model
 from harness.outer.loop import OuterLoop
 from harness.outer.result import RunResult
+from harness.scale.artifacts import run_artifacts
 
 PLAN_PROMPT = """\
 You split a broad goal into independent subtasks that separate agents can each finish and \
@@ -29,8 +32,9 @@ subtask, checkably"}}]}} with 1 to {max_subtasks} subtasks."""
 
 SYNTHESIS_PROMPT = """\
 You combine the verified results of independent subtasks into one answer to the overall goal. \
-Use only what the results say; name any subtask that did not pass and what is missing because \
-of it."""
+Each result gives the subtask's last summary and its artifacts: the content of the files it \
+produced. Use only what the results say; name any subtask that did not pass and what is missing \
+because of it."""
 
 
 class FleetError(HarnessError):
@@ -58,6 +62,8 @@ class SubtaskOutcome:
     result: RunResult | None
     error: str | None
     kept: bool
+    artifacts: str = ""
+    """The content of the files the subtask produced (bounded), for the synthesis."""
 
 
 @dataclass(frozen=True)
@@ -81,7 +87,9 @@ class Fleet:
 
     Subtasks are given, or planned by ``planner`` (a model answering :data:`PLAN_PROMPT`). A
     result is kept when its loop passed and ``evaluate`` (if any) accepts it. ``synthesiser``
-    is a model answering :data:`SYNTHESIS_PROMPT`, or a function ``(goal, kept) -> text``.
+    is a model answering :data:`SYNTHESIS_PROMPT`, or a function ``(goal, kept) -> text``. The
+    synthesis reads each kept subtask's artifacts: the files named in ``artifacts`` (paths in
+    the subtask's workspace), by default every file its loop changed, bounded.
     """
 
     def __init__(
@@ -95,6 +103,7 @@ class Fleet:
         concurrency: int = 4,
         evaluate: Evaluation | None = None,
         synthesiser: Model | Synthesiser | None = None,
+        artifacts: Sequence[str] = (),
     ) -> None:
         if not goal.strip():
             raise ConfigError("goal: must not be empty")
@@ -114,19 +123,29 @@ class Fleet:
         self.concurrency = concurrency
         self.evaluate = evaluate
         self.synthesiser = synthesiser
+        self.artifacts = tuple(artifacts)
         self._usage = Usage()
 
     def run(self) -> FleetResult:
         """Plan, run every subtask's loop in parallel, keep what passes, synthesise."""
         subtasks = self.subtasks if self.subtasks is not None else self.plan()
+        workspaces: dict[str, Path] = {}
+
+        def run_one(subtask: Subtask) -> RunResult:
+            loop = self.loop_for(subtask)
+            workspaces[subtask.name] = loop.settings.workspace
+            return loop.run()
+
         outputs = ForEach(
-            lambda ctx: self.loop_for(ctx.item).run(),
+            lambda ctx: run_one(ctx.item),
             subtasks,
             concurrency=self.concurrency,
             continue_on_error=True,
+            watchdog=Watchdog(),  # each subtask's loop is bounded by its own caps and budget
         ).run()
         outcomes = tuple(
-            self._judge(s, output) for s, output in zip(subtasks, outputs, strict=True)
+            self._judge(s, output, workspaces.get(s.name))
+            for s, output in zip(subtasks, outputs, strict=True)
         )
         kept = [o for o in outcomes if o.kept]
         synthesis = self._synthesise(kept) if kept and self.synthesiser is not None else None
@@ -157,12 +176,17 @@ class Fleet:
                 ]
         raise FleetError(f"planner: no valid plan after a repair attempt: {problem}")
 
-    def _judge(self, subtask: Subtask, output: object) -> SubtaskOutcome:
+    def _judge(self, subtask: Subtask, output: object, workspace: Path | None) -> SubtaskOutcome:
         if not isinstance(output, RunResult):
             error = output.get("error", repr(output)) if isinstance(output, dict) else repr(output)
             return SubtaskOutcome(subtask, None, str(error), kept=False)
         kept = output.passed and (self.evaluate is None or self.evaluate(subtask, output))
-        return SubtaskOutcome(subtask, output, None, kept)
+        artifacts = (
+            run_artifacts(workspace, output, files=self.artifacts)
+            if kept and workspace is not None
+            else ""
+        )
+        return SubtaskOutcome(subtask, output, None, kept, artifacts)
 
     def _synthesise(self, kept: Sequence[SubtaskOutcome]) -> str:
         if not isinstance(self.synthesiser, Model):
@@ -170,7 +194,8 @@ class Fleet:
             return self.synthesiser(self.goal, kept)
         results = json.dumps(
             [{"subtask": o.subtask.name, "goal": o.subtask.goal,
-              "result": (o.result.rounds[-1].agent_summary if o.result and o.result.rounds else "")}
+              "result": (o.result.rounds[-1].agent_summary if o.result and o.result.rounds else ""),
+              "artifacts": o.artifacts}
              for o in kept],
             indent=2,
         )  # fmt: skip

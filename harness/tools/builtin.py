@@ -17,15 +17,19 @@ from pathlib import Path
 import regex
 
 from harness.core.errors import ToolError
+from harness.core.redact import SECRET_NAME
 from harness.core.text import truncate
+from harness.sandbox import default_sandbox
+from harness.tools.confined_io import read_bytes_head, read_confined, write_confined
 from harness.tools.paths import relative_path, resolve_in_workspace, shown, writable
-from harness.tools.proc import run_command, safe_env
 from harness.tools.toolkit import Tool, ToolContext, ToolResult, tool
 
 MAX_LIST_ENTRIES = 500
 MAX_SEARCH_MATCHES = 100
 MAX_READ_BYTES = 10_000_000  # larger files are read in line ranges
 MAX_LINE_CHARS = 300  # of one search match
+MAX_PATTERN_SIZE = 200_000  # a search pattern's length times its repeat counts (~100 MB compiled)
+_COUNTED = re.compile(r"(?<!\\)\{(\d*)(?:,(\d*))?\}")  # a{3}, a{2,5}, a{4,}
 EDIT_CONTEXT_LINES = 3  # shown around an edit
 SKIPPED_DIRS = frozenset(
     {".git", ".hg", ".svn", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache",
@@ -38,12 +42,12 @@ SKIPPED_DIRS = frozenset(
 def read_file(
     ctx: ToolContext, path: str, start_line: int | None = None, end_line: int | None = None
 ) -> str:
-    """Read a text file; each line is shown with its line number (not part of the file).
+    """Read a text file, each line shown with its number (not part of the file).
 
     Args:
-        path: File path relative to the workspace root.
-        start_line: First line to show, 1-based and inclusive; default the first line.
-        end_line: Last line to show, inclusive; default the last line.
+        path: File path.
+        start_line: First line to show, from 1.
+        end_line: Last line to show.
     """
     target = _existing(ctx, path, want_file=True)
     rel = relative_path(ctx, target)
@@ -55,10 +59,10 @@ def read_file(
     size = target.stat().st_size
     if start_line is None and end_line is None and size > MAX_READ_BYTES:
         raise ToolError(f"{rel} is {size} bytes; read it in ranges (start_line, end_line)")
-    _refuse_binary(target, rel)
+    _refuse_binary(ctx, target, rel)
     shown_lines: list[str] = []
     total = 0
-    with target.open(encoding="utf-8", errors="replace") as handle:
+    with read_confined(ctx.workspace, target) as handle:
         for total, line in enumerate(handle, 1):  # total ends as the line count
             if total >= first and (end_line is None or total <= end_line):
                 shown_lines.append(_numbered(total, line))
@@ -74,32 +78,30 @@ def read_file(
 
 @tool
 def write_file(ctx: ToolContext, path: str, content: str) -> str:
-    """Create a file or replace its whole content; missing parent directories are created.
+    """Create a file or replace all of it (missing folders are created).
 
     Args:
-        path: File path relative to the workspace root.
-        content: The complete new content of the file.
+        path: File path.
+        content: The whole new content.
     """
     target = resolve_in_workspace(ctx, path)
     rel = writable(ctx, target)
     if target.is_dir():
         raise ToolError(f"{rel} is a directory")
     verb = "overwrote" if target.exists() else "created"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with target.open("w", encoding="utf-8", newline="") as handle:
-        handle.write(content)
+    write_confined(ctx.workspace, target, content)
     ctx.files_touched.add(rel)
     return f"{verb} {rel} ({len(content)} characters, {_line_count(content)} lines)"
 
 
 @tool
 def edit_file(ctx: ToolContext, path: str, old: str, new: str) -> str:
-    """Replace `old` with `new` in a file; `old` must match exactly (whitespace included), once.
+    """Replace `old` with `new` in a file; `old` must occur exactly once, whitespace included.
 
     Args:
-        path: File path relative to the workspace root.
-        old: The exact text to replace; include enough surrounding lines to make it unique.
-        new: The text to put in its place.
+        path: File path.
+        old: Exact text to replace, with enough context to be unique.
+        new: Replacement text.
     """
     target = _existing(ctx, path, want_file=True)
     rel = writable(ctx, target)
@@ -107,7 +109,7 @@ def edit_file(ctx: ToolContext, path: str, old: str, new: str) -> str:
         raise ToolError("old is empty; to create or replace a whole file use write_file")
     if old == new:
         raise ToolError("old and new are the same; nothing would change")
-    with target.open(encoding="utf-8", errors="surrogateescape", newline="") as handle:
+    with read_confined(ctx.workspace, target, errors="surrogateescape", newline="") as handle:
         text = handle.read()
     if old not in text and "\r\n" in text and "\r\n" not in old:
         old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
@@ -122,8 +124,7 @@ def edit_file(ctx: ToolContext, path: str, old: str, new: str) -> str:
         )
     start = text.index(old)
     updated = text[:start] + new + text[start + len(old) :]
-    with target.open("w", encoding="utf-8", errors="surrogateescape", newline="") as handle:
-        handle.write(updated)
+    write_confined(ctx.workspace, target, updated, errors="surrogateescape")
     ctx.files_touched.add(rel)
     first = text.count("\n", 0, start) + 1
     return f"edited {rel}:\n" + _excerpt(updated, first, first + new.count("\n"))
@@ -131,12 +132,12 @@ def edit_file(ctx: ToolContext, path: str, old: str, new: str) -> str:
 
 @tool
 def list_files(ctx: ToolContext, path: str = ".") -> str:
-    """List the files under a directory, recursively and sorted, relative to the workspace root.
+    """List the files under a folder, recursively and sorted.
 
     Caches, virtual environments and version-control directories are named but not entered.
 
     Args:
-        path: Directory relative to the workspace root; default the root itself.
+        path: Folder.
     """
     target = _existing(ctx, path, want_file=False)
     if target.is_file():
@@ -154,12 +155,13 @@ def list_files(ctx: ToolContext, path: str = ".") -> str:
 
 @tool
 def search(ctx: ToolContext, pattern: str, path: str = ".") -> str:
-    """Search text files for a Python regular expression; matches come as `file:line: text`.
+    """Search text files for a Python regex, line by line; matches come as `file:line: text`.
 
     Args:
-        pattern: Python regular expression (re syntax), matched against each line.
-        path: File or directory to search, relative to the workspace root; default the root.
+        pattern: Python regular expression.
+        path: File or folder.
     """
+    _refuse_huge(pattern)
     try:
         compiled = regex.compile(pattern)
     except (regex.error, RecursionError, OverflowError) as exc:
@@ -188,12 +190,11 @@ def search(ctx: ToolContext, pattern: str, path: str = ".") -> str:
 
 @tool
 def run_shell(ctx: ToolContext, command: str, timeout: float | None = None) -> ToolResult:
-    """Run a shell command in the workspace root; shows its exit code and combined output.
+    """Run a /bin/sh command in the workspace root; shows its exit code and output.
 
     Args:
-        command: The command line, run by /bin/sh.
-        timeout: Seconds before the command and its children are killed; default 120 unless
-            the harness is configured otherwise.
+        command: The command line; no network, only the workspace is writable.
+        timeout: Seconds before it and its children are killed; default 120.
     """
     if not command.strip():
         raise ToolError("command is empty")
@@ -202,26 +203,33 @@ def run_shell(ctx: ToolContext, command: str, timeout: float | None = None) -> T
         raise ToolError(f"timeout must be a positive number of seconds, got {timeout}")
     ctx.commands_run.append(command)
     cap = ctx.max_output_chars
-    result = run_command(
+    timeout = min(limit, ctx.max_shell_timeout)
+    left = ctx.time_left() if ctx.time_left is not None else None
+    if left is not None:  # the run's time budget cuts a command too
+        timeout = min(timeout, max(left, 0.05))
+    sandbox = ctx.sandbox or default_sandbox()
+    chosen = {k: v for k, v in (ctx.env or {}).items() if not SECRET_NAME.search(k)}
+    result = sandbox.run(
         command,
         cwd=ctx.workspace,
-        timeout=min(limit, ctx.max_shell_timeout),
-        env=safe_env(ctx.env),
+        timeout=timeout,
+        env=chosen,
         max_output=cap,
     )
     status = f"[{result.status}]\n"
     body = truncate(result.output, cap - len(status), total=result.output_chars)
     output = status + (body if result.output else "(no output)")
-    # A failing command is an observation like any other; only a timeout is a failed call.
-    return ToolResult(output, is_error=result.timed_out, exit_code=result.exit_code)
+    # A failing command is an observation like any other; a timeout or a limit is a failed call.
+    failed = result.timed_out or result.limit is not None
+    return ToolResult(output, is_error=failed, exit_code=result.exit_code)
 
 
 @tool
 def submit(summary: str) -> ToolResult:
-    """Finish the task. Call it once the work is done and checked; it ends your session.
+    """End your session once the work is done and checked.
 
     Args:
-        summary: What was done and how it was verified.
+        summary: What you did and how you verified it.
     """
     return ToolResult(summary, final=True)
 
@@ -249,14 +257,13 @@ def _similar_names_hint(target: Path) -> str:
     return f"; similar names there: {', '.join(similar)}" if similar else ""
 
 
-def _refuse_binary(target: Path, rel: str) -> None:
-    if _is_binary(target):
+def _refuse_binary(ctx: ToolContext, target: Path, rel: str) -> None:
+    if _is_binary(ctx, target):
         raise ToolError(f"{rel} is a binary file ({target.stat().st_size} bytes); not shown")
 
 
-def _is_binary(target: Path) -> bool:
-    with target.open("rb") as handle:
-        return b"\0" in handle.read(8192)
+def _is_binary(ctx: ToolContext, target: Path) -> bool:
+    return b"\0" in read_bytes_head(ctx.workspace, target, 8192)
 
 
 def _numbered(number: int, line: str) -> str:
@@ -294,6 +301,24 @@ def _excerpt(text: str, first: int, last: int) -> str:
     return "\n".join(_numbered(n, lines[n - 1]) for n in range(low, high + 1))
 
 
+def _refuse_huge(pattern: str) -> None:
+    """Refuse a pattern whose compiled form could be huge, before compiling it.
+
+    The regex engine expands counted repeats (``a{1000000000}`` is a billion nodes, tens of GB,
+    and compiling is not bounded by the search timeout). The pattern's length times the product
+    of its repeat counts bounds the expanded size whatever the nesting.
+    """
+    size = len(pattern)
+    for low, high in _COUNTED.findall(pattern):
+        size *= max(int(low or 0), int(high or 0), 1)
+        if size > MAX_PATTERN_SIZE:
+            raise ToolError(
+                f"regular expression {shown(pattern)} is too large to compile safely (its repeat "
+                f"counts times its length exceed {MAX_PATTERN_SIZE:,}); use smaller counts "
+                "such as {1,50}, or + and *"
+            )
+
+
 def _walk(top: Path) -> Iterator[tuple[Path, str]]:
     """Files, empty directories and directories not entered (SKIPPED_DIRS, symlinks) under top.
 
@@ -319,10 +344,11 @@ def _matches(
     for file in files:
         if not file.is_file() or not file.resolve().is_relative_to(ctx.workspace):
             continue  # a broken symlink, or one leading out of the workspace
-        if _is_binary(file):
+        resolved = file.resolve()
+        if _is_binary(ctx, resolved):
             continue
         rel = relative_path(ctx, file)
-        with file.open(encoding="utf-8", errors="replace") as handle:
+        with read_confined(ctx.workspace, resolved) as handle:
             for number, line in enumerate(handle, 1):
                 left = deadline - time.monotonic()
                 if left <= 0:

@@ -1,13 +1,14 @@
 """Confinement: every path a tool touches stays inside the workspace, and protected files stay put.
 
 Paths are resolved with symlinks followed, so a link whose target lies outside the workspace is
-refused like ``../x`` is. The check happens when a tool runs; a link swapped in between the check
-and the open is not guarded against (the shell tool can reach outside anyway; isolation of the
-whole run is the worktree's job).
+refused like ``../x`` is. The check happens when a tool runs; the open that follows walks the
+resolved path without following symlinks (:mod:`harness.tools.confined_io`), so a link swapped
+in between cannot lead outside. Nothing under ``.git`` or ``.harness`` is ever writable.
 
 Protect patterns are globs relative to the workspace: ``*`` and ``?`` match within one path
 segment, ``**`` spans directories (``tests/**``), and a pattern that names a directory covers
-everything under it (``tests``).
+everything under it (``tests``). A pattern starting with ``!`` frees what it matches again, and
+the last pattern that matches decides: ``["**", "!out/**"]`` protects everything but ``out/``.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ class Confined(Protocol):
 
     @property
     def protect(self) -> tuple[str, ...]: ...
+
 
 SHOWN_CHARS = 200
 """How much of a model-supplied string an error message repeats."""
@@ -72,6 +74,11 @@ def relative_path(ctx: Confined, path: Path) -> str:
 def writable(ctx: Confined, target: Path) -> str:
     """``target``'s relative path; :class:`ToolError` when a protect pattern covers it."""
     rel = relative_path(ctx, target)
+    parts = rel.split("/")
+    if ".git" in parts or parts[0] == ".harness":
+        raise ToolError(
+            f"{rel} is version-control or run state (.git, .harness): the tools never write there"
+        )
     pattern = protecting_pattern(ctx.protect, rel)
     if pattern is not None:
         raise ToolError(f"{rel} is protected (matches {pattern!r}): the checks rely on it")
@@ -79,23 +86,27 @@ def writable(ctx: Confined, target: Path) -> str:
 
 
 def protecting_pattern(patterns: Iterable[str], rel: str) -> str | None:
-    """The first pattern that matches ``rel`` or one of the directories it lies in."""
+    """The first pattern that matches ``rel`` or a directory it lies in, unless a later ``!``
+    pattern frees it again (then the first matching one after that, if any)."""
     parts = rel.split("/")
     covered = ["/".join(parts[:end]) for end in range(1, len(parts) + 1)]
+    decided: str | None = None
     for pattern in patterns:
-        regex = _glob_regex(pattern)
+        negated = pattern.startswith("!")
+        regex = _glob_regex(pattern.removeprefix("!"))
         if any(regex.fullmatch(candidate) for candidate in covered):
-            return pattern
-    return None
+            decided = None if negated else decided or pattern
+    return decided
 
 
 def check_protect_patterns(patterns: Iterable[str]) -> tuple[str, ...]:
     """The patterns as a tuple; :class:`ConfigError` for one that cannot name workspace files."""
     checked = tuple(patterns)
     for pattern in checked:
-        if not isinstance(pattern, str) or not _normalised(pattern):
+        if not isinstance(pattern, str) or not _normalised(pattern.removeprefix("!")):
             raise ConfigError(f"protect: {pattern!r} is not a non-empty glob pattern")
-        if PurePosixPath(pattern).is_absolute() or ".." in PurePosixPath(pattern).parts:
+        glob = PurePosixPath(pattern.removeprefix("!"))
+        if glob.is_absolute() or ".." in glob.parts:
             raise ConfigError(f"protect: {pattern!r} must be relative to the workspace")
     return checked
 

@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from harness.core.errors import ConfigError, ToolError
 from harness.core.text import truncate
 from harness.models.base import ToolCall
+from harness.sandbox import Sandbox
 from harness.tools.paths import check_protect_patterns, shown
 
 ToolFunction = Callable[..., "str | ToolResult"]
@@ -62,11 +63,13 @@ class ToolContext:
     protect: tuple[str, ...] = ()  # globs relative to the workspace the file tools refuse to write
     shell_timeout: float = 120.0  # run_shell's default timeout, seconds
     max_output_chars: int = 20_000  # observation cap, head + tail kept
-    env: dict[str, str] | None = None  # base env for run_shell (secrets scrubbed all the same)
+    env: dict[str, str] | None = None  # values run_shell sets on top of the allow-list
     files_touched: set[str] = field(default_factory=set)  # relative paths read or written
     commands_run: list[str] = field(default_factory=list)
     max_shell_timeout: float = 600.0  # the most a model may ask of run_shell's timeout
     search_timeout: float = 5.0  # one search's budget, seconds: a pattern can backtrack for ever
+    sandbox: Sandbox | None = None  # where run_shell runs commands; None: Sandbox("auto")
+    time_left: Callable[[], float | None] | None = None  # the run's time budget left, seconds
 
     def __post_init__(self) -> None:
         self.workspace = Path(self.workspace).resolve()
@@ -101,22 +104,26 @@ class Tool:
             raise ConfigError(
                 f"tool {self.name!r}: no JSON schema for its arguments: {exc}"
             ) from exc
-        self.parameters: dict[str, Any] = _without_titles(schema)
+        self.parameters: dict[str, Any] = _lean_schema(schema)
         self.signature = _signature(self.name, self._arguments, self._params)
+        self._schema: dict[str, Any] | None = None
 
     def __repr__(self) -> str:
         return f"Tool({self.signature})"
 
     def schema(self) -> dict[str, Any]:
-        """The chat-completions ``tools`` entry for this tool."""
-        return {
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": self.description,
-                "parameters": self.parameters,
-            },
-        }
+        """The chat-completions ``tools`` entry for this tool: one object, built once, so
+        token counts recognise it from step to step (treat it as read-only)."""
+        if self._schema is None:
+            self._schema = {
+                "type": "function",
+                "function": {
+                    "name": self.name,
+                    "description": self.description,
+                    "parameters": self.parameters,
+                },
+            }
+        return self._schema
 
     def run(self, arguments: dict[str, Any] | str, ctx: ToolContext) -> ToolResult:
         """Validate ``arguments`` (a dict or a JSON string), call the tool, cap the output.
@@ -322,14 +329,26 @@ def _describe(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def _without_titles(schema: Any) -> Any:
-    """The schema without pydantic's generated ``title`` keys (noise for the model)."""
-    if isinstance(schema, dict):
-        return {
-            key: value if key in _NOT_SCHEMA else _without_titles(value)
-            for key, value in schema.items()
-            if not (key == "title" and isinstance(value, str))
-        }
+_NULL = {"type": "null"}
+
+
+def _lean_schema(schema: Any) -> Any:
+    """The schema without what only costs the model tokens: pydantic's generated ``title``
+    keys, ``additionalProperties: false`` (arguments are validated here, unknown ones refused),
+    and for an optional parameter the ``null`` alternative and the ``null`` default (a parameter
+    that is not required may be left out, which is what they say)."""
     if isinstance(schema, list):
-        return [_without_titles(item) for item in schema]
-    return schema
+        return [_lean_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    options = schema.get("anyOf")
+    if isinstance(options, list) and len(options) == 2 and _NULL in options:
+        rest = {key: value for key, value in schema.items() if key != "anyOf"}
+        schema = {**next(o for o in options if o != _NULL), **rest}
+    return {
+        key: value if key in _NOT_SCHEMA else _lean_schema(value)
+        for key, value in schema.items()
+        if not (key == "title" and isinstance(value, str))
+        and not (key == "default" and value is None)
+        and not (key == "additionalProperties" and value is False)
+    }

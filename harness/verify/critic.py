@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.core.errors import ConfigError, HarnessError
-from harness.core.json_reply import find_json
+from harness.core.json_reply import find_json, json_objects
 from harness.core.sink import NULL_SINK, EventSink
 from harness.core.usage import Usage
 from harness.models.base import Message, Model
@@ -219,21 +219,28 @@ def render_review(goal: str, artifact: str, criteria: str) -> str:
 
 
 def parse_reply(text: str) -> CriticReply:
-    """The verdict in ``text``: plain JSON, a fenced block or the first ``{...}`` object.
+    """The verdict in ``text``: the LAST JSON object in it that is a valid verdict.
 
-    Raises ValueError naming what was wrong.
+    A critic that quotes the artifact before answering may repeat an object planted there
+    (``{"score": 10}``); its own verdict comes after the quote, so the last valid one is
+    taken. Plain JSON, a fenced block or an object inside prose all work. Raises ValueError
+    naming what was wrong with the last object when none is a valid verdict.
     """
-    data = find_json(text)
-    if not isinstance(data, dict):
-        raise ValueError(f"expected a JSON object, got {type(data).__name__}")
-    try:
-        return CriticReply.model_validate(data)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(part) for part in error['loc'])}: {error['msg']}"
-            for error in exc.errors()
-        )
-        raise ValueError(f"the JSON object is not a valid verdict: {problems}") from exc
+    last_error: ValueError | None = None
+    for data in reversed(list(json_objects(text))):
+        try:
+            return CriticReply.model_validate(data)
+        except ValidationError as exc:
+            if last_error is None:
+                problems = "; ".join(
+                    f"{'.'.join(str(part) for part in error['loc'])}: {error['msg']}"
+                    for error in exc.errors()
+                )
+                last_error = ValueError(f"the JSON object is not a valid verdict: {problems}")
+    if last_error is not None:
+        raise last_error
+    data = find_json(text)  # raises ValueError when the reply holds no JSON at all
+    raise ValueError(f"expected a JSON object, got {type(data).__name__}")
 
 
 def _render_criteria(criteria: str | Sequence[str]) -> str:

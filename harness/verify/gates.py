@@ -12,7 +12,7 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -20,8 +20,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from harness.core.errors import ConfigError
 from harness.core.text import truncate
-from harness.tools.proc import CommandResult, run_command, safe_env
+from harness.sandbox import CommandResult, Sandbox, default_sandbox
 from harness.verify.junit import JUnitProblem, JUnitReport, read_junit
+from harness.verify.pytest_args import positional_paths
 
 TAIL_CHARS = 4_000
 """Most characters of output a report keeps."""
@@ -55,21 +56,52 @@ class Gate(Protocol):
     def check(self, workspace: str | Path) -> GateReport: ...
 
 
-def run_gates(gates: Iterable[Gate], workspace: str | Path) -> list[GateReport]:
-    """Check ``gates`` in order; the first failure ends verification (later gates do not run)."""
+def run_gates(
+    gates: Iterable[Gate],
+    workspace: str | Path,
+    *,
+    baselines: Mapping[str, JUnitReport] | None = None,
+) -> list[GateReport]:
+    """Check ``gates`` in order; the first failure ends verification (later gates do not run).
+
+    ``baselines`` holds, by gate name, what each pytest gate found at the run's base commit
+    (see :func:`measure_baselines`): a test that ran there must run and pass now.
+    """
     reports: list[GateReport] = []
     for gate in gates:
-        reports.append(gate.check(workspace))
+        if isinstance(gate, PytestGate):
+            reports.append(gate.check(workspace, baseline=(baselines or {}).get(gate.name)))
+        else:
+            reports.append(gate.check(workspace))
         if not reports[-1].passed:
             break
     return reports
+
+
+def measure_baselines(gates: Iterable[Gate], workspace: str | Path) -> dict[str, JUnitReport]:
+    """What each pytest gate finds in ``workspace`` (a checkout of the base), by gate name.
+
+    A gate that writes no report there has no baseline.
+    """
+    found: dict[str, JUnitReport] = {}
+    for gate in gates:
+        if isinstance(gate, PytestGate):
+            _, junit = gate.run(workspace)
+            if isinstance(junit, JUnitReport):
+                found[gate.name] = junit
+    return found
 
 
 class CommandGate:
     """Any command (a shell string or an argv list); it passes when it exits 0."""
 
     def __init__(
-        self, cmd: str | Sequence[str], *, name: str | None = None, timeout: float = 600
+        self,
+        cmd: str | Sequence[str],
+        *,
+        name: str | None = None,
+        timeout: float = 600,
+        sandbox: Sandbox | None = None,
     ) -> None:
         if isinstance(cmd, str):
             if not cmd.strip():
@@ -81,9 +113,11 @@ class CommandGate:
                 raise ConfigError("cmd: expected a non-empty list of strings")
         self.name = name or (cmd if isinstance(cmd, str) else shlex.join(self.cmd))
         self.timeout = _checked_timeout(timeout)
+        self.sandbox = sandbox  # where the command runs; None: Sandbox("auto")
 
     def check(self, workspace: str | Path) -> GateReport:
-        result = run_command(self.cmd, cwd=_workspace(workspace), timeout=self.timeout)
+        sandbox = self.sandbox or default_sandbox()
+        result = sandbox.run(self.cmd, cwd=_workspace(workspace), timeout=self.timeout)
         if result.timed_out:
             summary = f"`{self.name}` {result.status}"
         elif result.exit_code == 0:
@@ -102,38 +136,75 @@ class CommandGate:
         )
 
 
+PYTEST_BOOT = """\
+import importlib, os, sys
+import pytest
+from _pytest.config import default_plugins
+for name in default_plugins:
+    importlib.import_module("_pytest." + name)
+sys.path.insert(0, os.getcwd())
+sys.exit(pytest.main(sys.argv[1:]))
+"""
+"""How the gate starts pytest: ``python -I -B -c PYTEST_BOOT``. Isolated mode keeps the workspace
+(and ``PYTHONPATH``, user site-packages) off ``sys.path`` until the harness's own pytest and its
+plugins are imported, so a workspace ``pytest.py``, ``pytest/`` or ``sitecustomize.py`` cannot
+take their place; then the workspace goes first on ``sys.path``, as ``python -m pytest`` puts it."""
+
+
 class PytestGate:
-    """``python -m pytest`` in the workspace; reports failing test ids and their failure text.
+    """The harness's own pytest in the workspace; reports failing test ids and their text.
+
+    It passes only on a JUnit report with at least one test that passed, no failure or error,
+    and exit code 0: no report, nothing collected and everything skipped are failures. With a
+    ``baseline`` (the report at the run's base commit), every test that ran there must run and
+    pass now: a test deselected, deleted or newly skipped fails the gate.
 
     The JUnit report goes to a temporary file outside the workspace; the cache provider and
     byte-code writing are off, so checking leaves no files behind in the workspace.
     """
 
     def __init__(
-        self, args: str | Sequence[str] = "", *, timeout: float = 600, name: str = "pytest"
+        self,
+        args: str | Sequence[str] = "",
+        *,
+        timeout: float = 600,
+        name: str = "pytest",
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.args = shlex.split(args) if isinstance(args, str) else list(args)
         self.timeout = _checked_timeout(timeout)
         self.name = name
-        self.test_paths: tuple[str, ...] = _test_paths(self.args)
+        self.sandbox = sandbox  # where pytest runs; None: Sandbox("auto")
+        self.test_paths: tuple[str, ...] = positional_paths(self.args)
         """The paths pytest runs, so that the outer loop can protect them; () for its root."""
 
-    def check(self, workspace: str | Path) -> GateReport:
+    def check(self, workspace: str | Path, *, baseline: JUnitReport | None = None) -> GateReport:
+        result, junit = self.run(workspace)
+        return self._report(result, junit, baseline)
+
+    def run(self, workspace: str | Path) -> tuple[CommandResult, JUnitReport | str]:
+        """Run pytest in ``workspace``: what the command did, and its report or why none."""
         root = _workspace(workspace)
         with tempfile.TemporaryDirectory(prefix="harness-junit-") as tmp:
             report_file = Path(tmp) / "report.xml"
-            command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
-            command += ["-o", "junit_family=xunit1", f"--junitxml={report_file}", *self.args]
-            env = safe_env(extra={"PYTHONDONTWRITEBYTECODE": "1"})
-            result = run_command(command, cwd=root, timeout=self.timeout, env=env)
-            junit = read_junit(report_file, root)
-        return self._report(result, junit)
+            command = [sys.executable, "-I", "-B", "-c", PYTEST_BOOT, "-q"]
+            command += ["-p", "no:cacheprovider", "-o", "junit_family=xunit1"]
+            command += [f"--junitxml={report_file}", *self.args]
+            sandbox = self.sandbox or default_sandbox()
+            result = sandbox.run(
+                command, cwd=root, timeout=self.timeout, writable=[tmp],
+                env={"PYTHONDONTWRITEBYTECODE": "1"},
+            )  # fmt: skip
+            return result, read_junit(report_file, root)
 
-    def _report(self, result: CommandResult, junit: JUnitReport | str) -> GateReport:
+    def _report(
+        self, result: CommandResult, junit: JUnitReport | str, baseline: JUnitReport | None
+    ) -> GateReport:
         code = result.exit_code
         failures: list[str] = []
         output = tail(result.output, total=result.output_chars)
-        if result.timed_out:
+        passed = False
+        if result.timed_out or result.limit:
             summary = f"pytest {result.status}"
         elif code == PYTEST_NO_TESTS:
             where = f" in {' '.join(self.test_paths)}" if self.test_paths else ""
@@ -150,19 +221,45 @@ class PytestGate:
             output = _failure_text(junit.problems)
         else:
             summary = f"pytest: {junit.counts()}"
+            missing = _not_run(junit, baseline)
             if code != 0:
                 summary += f"; exited with code {code}"
                 last = _line(result.output, last=True)
                 summary += f": {last}" if last else ""
+            elif junit.tests == 0:
+                summary += "; nothing was tested"
+            elif junit.passed == 0:
+                summary += "; every test was skipped, so nothing was tested"
+            elif missing:
+                failures = missing
+                summary += (
+                    f"; {len(missing)} test{'s' if len(missing) > 1 else ''} that ran at the "
+                    f"base commit did not pass now (skipped, deselected or gone): "
+                    + ", ".join(missing[:5])
+                    + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+                )
+            else:
+                passed = True
         return GateReport(
             name=self.name,
-            passed=code == 0,
+            passed=passed,
             summary=summary,
             failures=failures,
             output_tail=output,
             duration=result.duration,
             exit_code=code,
         )
+
+
+def _not_run(report: JUnitReport, baseline: JUnitReport | None) -> list[str]:
+    """The tests that ran (were not skipped) at the base and did not pass in ``report``."""
+    if baseline is None:
+        return []
+    return [
+        test_id
+        for test_id, outcome in baseline.outcomes.items()
+        if outcome != "skipped" and report.outcomes.get(test_id) != "passed"
+    ]
 
 
 PredicateOutcome = bool | tuple[bool, str] | GateReport
@@ -239,56 +336,6 @@ def _failure_text(problems: list[JUnitProblem]) -> str:
         sections.append(section)
         used += len(section)
     return "\n\n".join(sections)
-
-
-_VALUE_OPTIONS = frozenset(
-    # pytest's own
-    "-k -m -p -o -c -W -r --pythonwarnings --config-file --override-ini --maxfail --pdbcls "  # noqa: SIM905
-    "--capture --lfnf --last-failed-no-failures --durations --durations-min --verbosity --tb "
-    "--show-capture --color --code-highlight --pastebin --junitxml --junit-xml --junit-prefix "
-    "--ignore --ignore-glob --deselect --confcutdir --import-mode --doctest-report "
-    "--doctest-glob --rootdir --basetemp --debug --assert --log-level --log-format "
-    "--log-date-format --log-cli-level --log-cli-format --log-cli-date-format --log-file "
-    "--log-file-mode --log-file-level --log-file-format --log-file-date-format "
-    "--log-auto-indent --log-disable "
-    # common plugins: coverage, xdist, timeout, rerunfailures, randomly, hypothesis, asyncio
-    "--cov --cov-report --cov-config --cov-fail-under --cov-context -n --numprocesses "
-    "--maxprocesses --dist --tx --rsyncdir --timeout --timeout-method --timeout_method "
-    "--session-timeout --reruns --reruns-delay --only-rerun --randomly-seed "
-    "--hypothesis-profile --hypothesis-seed --hypothesis-verbosity --asyncio-mode "
-    "--anyio-mode --html --css --json-report-file --ds --dc".split()
-)
-"""pytest options (core and common plugins) whose value may be the next argument."""
-
-
-def _test_paths(args: list[str]) -> tuple[str, ...]:
-    """The positional paths in pytest ``args``, node ids cut to their file; () for none.
-
-    An option's value (``--cov src``, ``-k slow``, ``-xk slow``) is not a path.
-    """
-    paths: list[str] = []
-    takes_value = options_done = False
-    for arg in args:
-        if takes_value:
-            takes_value = False
-        elif options_done or not arg.startswith("-") or arg == "-":
-            paths.append(arg.split("::")[0])
-        elif arg == "--":
-            options_done = True
-        else:
-            takes_value = _value_follows(arg)
-    return tuple(dict.fromkeys(paths))
-
-
-def _value_follows(option: str) -> bool:
-    """Whether ``option`` takes the next argument as its value."""
-    if option.startswith("--"):
-        return "=" not in option and option in _VALUE_OPTIONS
-    letters = option[1:]  # a cluster of short options: -xk EXPR, or -kEXPR with the value in it
-    for index, letter in enumerate(letters):
-        if f"-{letter}" in _VALUE_OPTIONS:
-            return index == len(letters) - 1
-    return False
 
 
 def tail(text: str, limit: int = TAIL_CHARS, *, total: int | None = None) -> str:

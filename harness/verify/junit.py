@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 
@@ -31,14 +31,19 @@ class JUnitReport:
     errors: int
     skipped: int
     problems: list[JUnitProblem]
+    outcomes: dict[str, str] = field(default_factory=dict)
+    """Each test case's id and outcome: ``passed``, ``failed``, ``error`` or ``skipped``."""
+
+    @property
+    def passed(self) -> int:
+        return self.tests - self.failed - self.errors - self.skipped
 
     def counts(self) -> str:
         """``1 failed, 2 passed of 3 tests``, leaving out the zeros."""
-        passed = self.tests - self.failed - self.errors - self.skipped
         parts = [
             f"{self.failed} failed",
             f"{self.errors} error{'s' if self.errors > 1 else ''}",
-            f"{passed} passed",
+            f"{self.passed} passed",
             f"{self.skipped} skipped",
         ]
         text = ", ".join(part for part in parts if not part.startswith("0 "))
@@ -64,8 +69,14 @@ def read_junit(path: Path, root: Path) -> JUnitReport | str:
         for child in case
         if child.tag in ("failure", "error")
     ]
+    outcomes: dict[str, str] = {}
+    for case in tree.getroot().iter("testcase"):
+        kinds = {child.tag for child in case}
+        outcome = next((k for k in ("error", "failure", "skipped") if k in kinds), "passed")
+        # a test that failed and then errored in teardown keeps its worst outcome
+        outcomes[_test_id(case, root)] = "failed" if outcome == "failure" else outcome
     return JUnitReport(
-        total("tests"), total("failures"), total("errors"), total("skipped"), problems
+        total("tests"), total("failures"), total("errors"), total("skipped"), problems, outcomes
     )
 
 

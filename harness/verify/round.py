@@ -6,7 +6,9 @@ The author's word never counts: a round passes only through what is decided here
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Sequence
+import re
+import tomllib
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,13 +17,31 @@ from harness.core.sink import EventSink
 from harness.tools.paths import check_protect_patterns, protecting_pattern
 from harness.verify.critic import Critic, Verdict
 from harness.verify.gates import Gate, GateReport, run_gates
+from harness.verify.junit import JUnitReport
 
-PYTEST_CONFIG_FILES = ("conftest.py", "**/conftest.py", "pytest.ini", "tox.ini", "setup.cfg")
-"""Files that can switch tests off; protected by default when a gate runs pytest.
-
-``pyproject.toml`` can too (``[tool.pytest.ini_options]``), but projects edit it for their
-dependencies and version, so protecting it by default would fail honest rounds; add it to
-``protect`` when the task has no reason to touch it."""
+PYTEST_CONFIG_FILES = (
+    "conftest.py",
+    "**/conftest.py",
+    "pytest.ini",
+    ".pytest.ini",
+    "pytest.toml",
+    ".pytest.toml",
+    "tox.ini",
+    "setup.cfg",
+    "**/pyproject.toml:tool.pytest",
+    "sitecustomize.py",
+    "**/sitecustomize.py",
+    "usercustomize.py",
+    "**/usercustomize.py",
+    "**/*.pth",
+    "pytest.py",
+    "pytest",
+    "_pytest",
+)
+"""What can switch tests off or stand in for pytest; protected by default when a gate runs
+pytest. ``GLOB:TABLE`` protects one TOML table (and the tables inside it) of the files GLOB
+matches: a project may edit ``pyproject.toml`` for its dependencies, not its
+``[tool.pytest.ini_options]`` (or pytest 9's ``[tool.pytest]``)."""
 
 ROOT_TEST_FILES = ("tests", "test_*.py", "**/test_*.py", "*_test.py", "**/*_test.py")
 """What pytest collects when a gate names no path: ``tests`` and test files anywhere."""
@@ -71,9 +91,53 @@ def _inside(gate: Gate, path: str) -> str:
     return normal
 
 
-def protected_changes(changed: Sequence[str], protect: Sequence[str]) -> tuple[str, ...]:
-    """The changed files that a protect pattern covers."""
-    return tuple(path for path in changed if protecting_pattern(protect, path) is not None)
+def protected_changes(
+    changed: Sequence[str],
+    protect: Sequence[str],
+    *,
+    before: FileReader | None = None,
+    after: FileReader | None = None,
+) -> tuple[str, ...]:
+    """The changed files that a protect pattern covers, and ``FILE [TABLE]`` for a protected
+    TOML table whose content differs between ``before`` (the base) and ``after`` (the round);
+    table patterns are checked only when both readers are given."""
+    paths = [p for p in protect if not _TABLE_PATTERN.fullmatch(p)]
+    found = [path for path in changed if protecting_pattern(paths, path) is not None]
+    if before is None or after is None:
+        return tuple(found)
+    for pattern in protect:
+        match = _TABLE_PATTERN.fullmatch(pattern)
+        if match is None:
+            continue
+        glob, table = match.groups()
+        for path in changed:
+            if path in found or protecting_pattern([glob], path) is None:
+                continue
+            if _toml_table(before(path), table) != _toml_table(after(path), table):
+                found.append(f"{path} [{table}]")
+    return tuple(found)
+
+
+FileReader = Callable[[str], "str | None"]
+"""The text of a workspace-relative path, or None when there is no such file."""
+
+_TABLE_PATTERN = re.compile(r"(.+\.toml):([A-Za-z0-9_.-]+)")
+
+
+def _toml_table(text: str | None, table: str) -> object:
+    """The value of the dotted ``table`` in TOML ``text``; None when absent, a marker when the
+    file cannot be read as TOML (so breaking the file counts as a change)."""
+    if text is None:
+        return None
+    try:
+        data: object = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return ("unreadable TOML", text)
+    for key in table.split("."):
+        if not isinstance(data, dict) or key not in data:
+            return None
+        data = data[key]
+    return data
 
 
 def verify(
@@ -88,14 +152,22 @@ def verify(
     artifact: Callable[[], str],
     events: EventSink,
     criteria: str | None = None,
+    read_base: FileReader | None = None,
+    baselines: Mapping[str, JUnitReport] | None = None,
 ) -> Evidence:
     """Protected files first (the shell can bypass the tools, so the diff is what counts), then
     the gates in order until one fails, then the critic only if every gate passed.
-    ``criteria`` replace the critic's own for this review (a loop's SKILL.md supplies them)."""
-    violations = protected_changes(changed, protect)
+
+    ``workspace`` is where the gates judge: the outer loop passes a clean checkout of the
+    round. ``read_base`` reads a file at the base, for protected TOML tables; ``baselines`` are
+    the pytest gates' findings at the base. ``criteria`` replace the critic's own for this
+    review (a loop's SKILL.md supplies them)."""
+    violations = protected_changes(
+        changed, protect, before=read_base, after=lambda path: _read(workspace / path)
+    )
     if violations:
         return Evidence(violations, (), None)
-    reports = tuple(run_gates(gates, workspace))
+    reports = tuple(run_gates(gates, workspace, baselines=baselines))
     for report in reports:
         events.emit(
             "gate_report",
@@ -110,3 +182,10 @@ def verify(
         return Evidence((), reports, None)
     verdict = critic.review(goal, artifact(), criteria=criteria, round=round_number)
     return Evidence((), reports, verdict)
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (FileNotFoundError, IsADirectoryError, UnicodeDecodeError):
+        return None

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from hashlib import sha256
 from pathlib import Path
@@ -64,6 +65,7 @@ def open_workspace(
     run_id: str | None = None,
     worktrees_dir: str | Path | None = None,
     resume_branch: str | None = None,
+    own_files: Sequence[Path] = (),
 ) -> Workspace:
     """Prepare where a run works: a fresh branch (worktree or in place), a resumed one, or none.
 
@@ -71,6 +73,8 @@ def open_workspace(
     ``run_id`` picks the branch's 8-hex suffix (random without it); ``resume_branch`` reopens
     an earlier run's branch. ``worktrees_dir`` holds the run's worktree instead of
     ``<repo parent>/.harness-worktrees/<repo name>``; it must be outside the repository.
+    ``own_files`` are files the harness itself keeps in the checkout (progress.md and its
+    companions): uncommitted, they are not the user's changes the ``warning`` tells of.
     """
     if isolation not in (*get_args(Isolation), "auto"):
         raise ConfigError(
@@ -87,7 +91,7 @@ def open_workspace(
             raise ConfigError("resume_branch needs isolation='worktree' or 'branch', not 'none'")
         root, _, head = found or (None, None, None)
         return Workspace(target, None, head, "none", root, root)
-    hint = "pass isolation='none' to work in place"
+    hint = "set isolation = \"none\" in loop.toml (or isolation='none' in Python) to work in place"
     if found is None:
         raise GitIsolationError(
             f"{target} is not inside a git repository; isolation={isolation!r} needs one "
@@ -98,7 +102,10 @@ def open_workspace(
         raise GitIsolationError(
             f"the repository at {root} has no commits yet; make a first commit, or {hint}"
         )
-    place = _Placement(root, target.relative_to(root), worktrees_dir, isolation)
+    own = tuple(
+        str(f.resolve().relative_to(root)) for f in own_files if f.resolve().is_relative_to(root)
+    )
+    place = _Placement(root, target.relative_to(root), worktrees_dir, isolation, own)
     if resume_branch is not None:
         return place.resume(resume_branch)
     return place.create(loop_name, run_id, origin, head)
@@ -132,7 +139,8 @@ def _short_id(run_id: str | None) -> str:
     return sha256(run_id.encode()).hexdigest()[:8]
 
 
-def _ref_safe(loop_name: str) -> str:
+def ref_stem(loop_name: str) -> str:
+    """The loop's part of its run branches' names: ``harness/<stem>-<8 hex>``."""
     stem = re.sub(r"[^A-Za-z0-9_-]+", "-", loop_name).strip("-")
     if not stem:
         raise ConfigError(f"loop_name {loop_name!r} must contain a letter or a digit")
@@ -147,6 +155,7 @@ class _Placement:
     rel: Path  # the requested folder inside the repository
     worktrees_dir: str | Path | None
     isolation: Isolation
+    own_files: tuple[str, ...] = ()  # relative to user_root; not the user's changes
 
     def worktree_path(self, leaf: str) -> Path:
         if self.worktrees_dir is None:
@@ -169,12 +178,14 @@ class _Placement:
                 f"changes ({describe_dirty(dirty)}); commit or stash them, or use isolation='worktree'"
             )
         warning = None
+        if dirty and self.own_files:
+            dirty = status(self.user_root, exclude=self.own_files)
         if dirty:
             warning = (
                 f"{self.user_root} has uncommitted changes ({describe_dirty(dirty)}); the run "
                 f"starts from HEAD {head[:12]} without them"
             )
-        stem = _ref_safe(loop_name)
+        stem = ref_stem(loop_name)
         make = self._checkout_new if self.isolation == "branch" else self._worktree_new
         for _ in range(_ID_ATTEMPTS):
             leaf = f"{stem}-{_short_id(run_id)}"

@@ -12,7 +12,7 @@ import random
 import re
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from harness.core.errors import ConfigError
@@ -30,18 +30,63 @@ class GitIsolationError(ConfigError):
     """The repository cannot host, or hand back, a run as asked; the message names the path."""
 
 
+# Settings that make git run a program of the repository's choosing, switched off for every git
+# call the harness makes: a repository (or an agent that wrote into its .git) must not get the
+# harness to run code with the harness's environment.
+_HARDENING = (
+    "core.fsmonitor=false", "core.hooksPath=/dev/null", "core.sshCommand=false",
+    "core.pager=cat", "core.editor=false", "sequence.editor=false", "core.askPass=false",
+    "credential.helper=", "commit.gpgSign=false", "tag.gpgSign=false",
+    "gpg.program=false", "protocol.ext.allow=never", "uploadpack.packObjectsHook=",
+)  # fmt: skip
+# Named drivers the repository's config may define (filter=X, diff=X in .gitattributes), and the
+# harmless program each command key of theirs is replaced with ("" never starts).
+_DRIVER_KEY = re.compile(
+    r"^(filter|diff|merge)\.(.+)\.(clean|smudge|process|textconv|command|driver)$"
+)
+_DIFFING = frozenset({"diff", "log", "show", "format-patch"})
+_SAFE_DRIVER = {"clean": "cat", "smudge": "cat", "textconv": "cat", "process": "",
+                "command": "false", "driver": "false"}  # fmt: skip
+
+
+def hardening(cwd: Path, env: Mapping[str, str]) -> list[str]:
+    """``-c key=value`` options that keep git from running any repository-configured program.
+
+    Reading the config (``git config --get-regexp``) runs nothing; every driver it names gets
+    its command replaced.
+    """
+    options = [part for setting in _HARDENING for part in ("-c", setting)]
+    listed = subprocess.run(
+        ["git", *options, "config", "--null", "--get-regexp", r"^(filter|diff|merge)\."],
+        cwd=cwd, env=dict(env), capture_output=True, encoding="utf-8", errors="replace",
+        check=False,
+    )  # fmt: skip
+    for entry in listed.stdout.split("\0"):
+        match = _DRIVER_KEY.match(entry.split("\n", 1)[0])
+        if match:
+            options += ["-c", f"{match.group(0)}={_SAFE_DRIVER[match.group(3)]}"]
+    return options
+
+
 def run_git(
-    cwd: Path, args: tuple[str, ...], env: Mapping[str, str] | None
+    cwd: Path, args: tuple[str, ...], env: Mapping[str, str] | None, *, stdin: str | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """Run git, retrying while another git process is in the way."""
+    """Run git, retrying while another git process is in the way; ``stdin`` is its input.
+
+    No repository-configured program runs: see :func:`hardening`.
+    """
     full_env = {k: v for k, v in os.environ.items() if k not in _INHERITED_GIT_ENV}
     full_env.update(LC_ALL="C", LANGUAGE="C", GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0")
     full_env.update(env or {})
+    options = hardening(cwd, full_env) if cwd.is_dir() else []
+    if args and args[0] in _DIFFING:  # diff.external would run a program for each file
+        args = (args[0], "--no-ext-diff", *args[1:])
     for _ in range(_RETRIES):
         proc = subprocess.run(
-            ["git", *args],
+            ["git", *options, *args],
             cwd=cwd,
             env=full_env,
+            input=stdin,
             capture_output=True,
             encoding="utf-8",
             errors="replace",
@@ -57,9 +102,11 @@ def contended(stderr: str) -> bool:
     return _CONTENTION.search(stderr) is not None
 
 
-def git(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
+def git(
+    cwd: Path, *args: str, env: Mapping[str, str] | None = None, stdin: str | None = None
+) -> str:
     """Stdout of a git command that must succeed."""
-    proc = run_git(cwd, args, env)
+    proc = run_git(cwd, args, env, stdin=stdin)
     if proc.returncode != 0:
         raise GitIsolationError(f"git {' '.join(args)} failed in {cwd}: {proc.stderr.strip()}")
     return proc.stdout
@@ -73,10 +120,12 @@ def git_test(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> boo
     return proc.returncode == 0
 
 
-def status(root: Path, *, untracked: bool = True) -> list[str]:
-    """``git status --porcelain`` lines of a checkout (ignored files left out)."""
+def status(root: Path, *, untracked: bool = True, exclude: Sequence[str] = ()) -> list[str]:
+    """``git status --porcelain`` lines of a checkout (ignored files and ``exclude``, paths
+    relative to ``root``, left out)."""
     mode = "--untracked-files=normal" if untracked else "--untracked-files=no"
-    return git(root, "status", "--porcelain", mode).splitlines()
+    spec = ("--", ".", *(f":(exclude,literal){path}" for path in exclude)) if exclude else ()
+    return git(root, "status", "--porcelain", mode, *spec).splitlines()
 
 
 def describe_dirty(lines: list[str]) -> str:

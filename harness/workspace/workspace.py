@@ -11,12 +11,15 @@ import contextlib
 import os
 import shutil
 import tempfile
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
 from harness.core.errors import ConfigError
+from harness.workspace.checkout import clean_checkout, file_at
 from harness.workspace.git_cmd import (
     GitIsolationError,
     checkouts,
@@ -91,6 +94,29 @@ class Workspace:
         trailer = f"Harness-Round: {round}"
         git(self.root, *_COMMIT, "-m", message, "--trailer", trailer, env=IDENTITY_ENV)
         return git(self.root, "rev-parse", "HEAD").strip()
+
+    def clean_checkout(
+        self, protect: Sequence[str], *, at_base: bool = False
+    ) -> AbstractContextManager[Path]:
+        """A temporary copy of the workspace as the round commit holds it, protected paths as
+        at the base (see :mod:`harness.workspace.checkout`); the workspace itself outside git."""
+        if self.root is None or self.base_commit is None:
+            return contextlib.nullcontext(self.path)
+        return clean_checkout(
+            self.root,
+            self.path,
+            base=self.base_commit,
+            protect=protect,
+            index=self._index,
+            at_base=at_base,
+        )
+
+    def file_at_base(self, path: str) -> str | None:
+        """The text of ``path`` (relative to the workspace) at the base; None if it was absent."""
+        if self.root is None or self.base_commit is None:
+            return None
+        where = (self.path.resolve() / path).relative_to(self.root.resolve()).as_posix()
+        return file_at(self.root, self.base_commit, where)
 
     def changes(self) -> tuple[list[str], str]:
         """Paths changed against the base and the whole diff, from one snapshot of the files.

@@ -170,3 +170,59 @@ def test_running_past_the_script_is_a_clear_error(tmp_path: Path) -> None:
 def test_bad_construction_is_a_configuration_error() -> None:
     with pytest.raises(ConfigError, match="max_steps"):
         Agent(ScriptedModel([]), max_steps=0)
+
+
+def test_ten_identical_calls_end_the_session_as_stuck_at_the_fourth(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("same\n")
+    model = ScriptedModel([ToolCall("read_file", {"path": "a.txt"}) for _ in range(10)])
+    run = Agent(model, max_steps=20).run("go", tmp_path)
+    assert run.stop_reason is AgentStop.STUCK
+    assert run.steps == 4
+    assert model.remaining == 6
+    assert run.stop_message.startswith("stuck: the call read_file(")
+    assert "gave the same result 4 times" in run.stop_message
+    observations = [m["content"] for m in run.messages if m["role"] == "tool"]
+    assert len(observations) == 4
+    assert ["[harness]" in text for text in observations] == [False, False, True, False]
+    assert "made this exact call 3 times" in observations[2]
+    assert model.calls[3].messages[-1]["content"] == observations[2]  # the model saw the note
+
+
+def test_a_repeat_with_a_different_result_is_progress_not_a_loop(tmp_path: Path) -> None:
+    model = ScriptedModel(
+        [ToolCall("run_shell", {"command": "echo x >> log; wc -l < log"}) for _ in range(6)]
+        + ["done"]
+    )
+    run = Agent(model, max_steps=20).run("go", tmp_path)
+    assert run.stop_reason is AgentStop.ANSWERED
+    assert not any("[harness]" in m["content"] for m in run.messages if m["role"] == "tool")
+
+
+def test_identical_calls_interleaved_with_others_are_not_stuck(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("same\n")
+    read = ToolCall("read_file", {"path": "a.txt"})
+    model = ScriptedModel([read, read, ToolCall("list_files", {})] * 3 + ["done"])
+    run = Agent(model, max_steps=20).run("go", tmp_path)
+    assert run.stop_reason is AgentStop.ANSWERED
+
+
+def test_consecutive_command_timeouts_end_the_session_as_stuck(tmp_path: Path) -> None:
+    slow = [
+        ToolCall("run_shell", {"command": f"sleep 5; echo {i}", "timeout": 0.2}) for i in range(8)
+    ]
+    model = ScriptedModel(slow)
+    run = Agent(model, max_steps=20, max_errors=3).run("go", tmp_path)
+    assert run.stop_reason is AgentStop.STUCK
+    assert run.steps == 4
+    assert run.stop_message == "stuck: 4 tool calls in a row failed"
+    observations = [m["content"] for m in run.messages if m["role"] == "tool"]
+    assert "Your last 3 tool calls all failed" in observations[2]
+    assert model.remaining == 4
+
+
+def test_a_success_resets_the_failure_streak(tmp_path: Path) -> None:
+    bad = ToolCall("read_file", {"path": "missing.txt"})
+    calls = [bad, ToolCall("read_file", {"path": "gone.txt"}), ToolCall("list_files", {})]
+    model = ScriptedModel(calls * 3 + ["done"])
+    run = Agent(model, max_steps=20, max_errors=2).run("go", tmp_path)
+    assert run.stop_reason is AgentStop.ANSWERED

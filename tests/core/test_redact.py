@@ -1,4 +1,4 @@
-"""Secret redaction: every built-in key shape, secret environment values, secret-named keys."""
+"""Secret redaction by name and shape: every built-in key shape, secret environment values, secret-named keys."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ NEAR_MISSES = {
     "google": "AIza" + "b" * 34,
     "huggingface": "hf_" + "c" * 29,
     "bearer": "Bearer " + "d" * 15,
-    "public-key": PEM.replace("PRIVATE", "PUBLIC"),
+    "public-key": "-----BEGIN PUBLIC KEY-----\nshared openly\n-----END PUBLIC KEY-----",
 }
 
 

@@ -12,7 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.core.errors import ConfigError
-from harness.engine.condition import MISSING, Condition, ConditionSet, Op, as_text, lookup
+from harness.engine.condition import Condition, ConditionSet, Op
+from harness.engine.operators import UNARY
+from harness.engine.reference import MISSING, as_text, lookup
 
 
 def scope(**values: Any) -> Any:
@@ -67,7 +69,7 @@ def test_operator_table(value: Any, op: str, right: Any, expected: bool) -> None
 
 @pytest.mark.parametrize("op", list(Op))
 def test_no_operator_holds_on_a_missing_value(op: Op) -> None:
-    right = None if op in (Op.IS_EMPTY, Op.IS_NOT_EMPTY) else 1
+    right = None if op in UNARY else 1
     condition = Condition("absent", op, right)
     assert not condition.holds(scope(present=1))
     assert not Condition(f"present.{'deeper'}", op, right).holds(scope(present={"other": 1}))
@@ -126,9 +128,10 @@ def test_parse(text: str, left: str, op: Op, right: Any) -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("score", "expected '<path> <operator> <value>'"),
-        ("score ~= 8", "expected '<path> <operator> <value>'"),
-        ("scorecontains 8", "expected '<path> <operator> <value>'"),
+        ("score ~= 8", "expected '<reference> <operator> <value>'"),
+        ("scorecontains 8", "expected '<reference> <operator> <value>'"),
+        ("", "empty; give e.g. 'score >= 8'"),
+        ("score[x] > 1", r"reference 'score\[x\]': at position 5 \('\['\)"),
         ("score >=", "'>=' needs a right-hand value"),
         ("notes is empty 3", "takes no right-hand value"),
         ("a > 1 and b > 2", "joins several conditions"),
@@ -219,7 +222,7 @@ def test_property_present_values_split_cleanly(value: Any, right: Any) -> None:
 
 @given(value=json_values, right=json_values, op=st.sampled_from(list(Op)))
 def test_property_a_missing_path_never_holds(value: Any, right: Any, op: Op) -> None:
-    right = None if op in (Op.IS_EMPTY, Op.IS_NOT_EMPTY) else (right if right is not None else 0)
+    right = None if op in UNARY else (right if right is not None else 0)
     assert not Condition("x.no_such_key", op, right).holds(scope(x={"key": value}))
     assert not Condition("y", op, right).holds(scope(x=value))
 
@@ -246,13 +249,13 @@ plain_words = st.text("abcdefghij", min_size=1, max_size=6)
     ),
 )
 def test_property_str_parses_back(left: str, op: Op, right: Any) -> None:
-    condition = Condition(left, op, None if op in (Op.IS_EMPTY, Op.IS_NOT_EMPTY) else right)
+    condition = Condition(left, op, None if op in UNARY else right)
     assert Condition.parse(str(condition)) == condition
 
 
 @pytest.mark.parametrize("op", list(Op))
 def test_a_path_under_a_missing_output_is_missing_not_none(op: Op) -> None:
-    right = None if op in (Op.IS_EMPTY, Op.IS_NOT_EMPTY) else 1
+    right = None if op in UNARY else 1
     assert lookup(scope(), ["result", "checks", "0"]) is MISSING
     assert not Condition("result.checks.0", op, right).holds(scope())
     assert not Condition("result.checks", op, right).holds(scope(result=None))

@@ -219,7 +219,7 @@ def test_empty_items_give_an_empty_list() -> None:
         ({"concurrency": 0}, "concurrency: must be an integer from 1 to 8"),
         ({"concurrency": 9}, "concurrency: must be an integer from 1 to 8"),
         ({"concurrency": True}, "concurrency"),
-        ({"items": "abc"}, "items: must be a list"),
+        ({"items": "files[x]"}, "reference 'files\\[x\\]': at position 5"),
         ({"items": {"a": 1}}, "items: must be a list"),
         ({"items": 3}, "items: must be a list"),
         ({"body": None}, "body: must be callable"),

@@ -64,7 +64,7 @@ def test_max_iterations_bounds_are_allowed() -> None:
     [
         ({"on_error": "ignore"}, "on_error: must be 'fail' or 'stop'"),
         ({"combine": "xor"}, "combine: must be 'and' or 'or'"),
-        ({"until": "score ~ 8"}, "expected '<path> <operator> <value>'"),
+        ({"until": "score ~ 8"}, "expected '<reference> <operator> <value>'"),
         ({"while_": []}, "while_: give at least one condition"),
     ],
 )
@@ -302,7 +302,7 @@ def test_the_cap_gives_up_with_max_iterations() -> None:
 def test_a_validator_pass_ends_the_loop_at_once() -> None:
     def body(ctx: LoopContext) -> str:
         draft = "good" if ctx.index == 1 else "bad"
-        ctx.validate(draft == "good", f"draft was {draft}")
+        ctx.validate(draft == "good", f"draft was {draft}", output=draft)
         return draft
 
     result = Loop(body, max_iterations=5).run()

@@ -79,6 +79,77 @@ def test_a_provider_that_refuses_the_key_stops_with_error_after_one_request(
     result = harness("run", "--quiet", cwd=_project(tmp_path, server))
     assert result.returncode == 1
     assert len(server.requests) == 1  # never retried
+    assert "model openai/test-model: authentication failed: AuthenticationError (status 401), " in (
+        result.stderr
+    )
     report = (tmp_path / "progress" / "http.escalation.md").read_text()
     assert "ERROR" in report
     assert "401" in report
+
+
+def test_a_cost_budget_over_an_unpriced_model_is_named_at_the_start_and_its_calls_reported(
+    tmp_path: Path, server: OpenAIServer
+) -> None:
+    project = _project(tmp_path, server)
+    with (project / "loop.toml").open("a") as toml:
+        toml.write("[budget]\ncost_usd = 0.5\n")
+    write = json.dumps({"path": "out.txt", "content": "yes\n"})
+    server.queue(
+        ToolCalls((("call_1", "write_file", write),)),
+        Text("I wrote yes to out.txt."),
+        Text(json.dumps({"score": 9, "reasons": ["correct"], "fixes": []})),
+    )
+    result = harness("run", cwd=project)
+    assert result.returncode == 0, result.stderr
+    first_line, second_line = result.stderr.splitlines()[:2]
+    assert second_line.startswith("note: the critic uses the author's model")
+    assert first_line == (
+        "note: budget.cost_usd ($0.5) cannot be enforced for openai/test-model: no price is "
+        "known for it, so its calls count as unpriced and cost $0; set budget.tokens to bound them"
+    )
+    [run_dir] = (project / ".harness" / "runs").iterdir()
+    report = harness("report", run_dir.name, cwd=project)
+    assert report.returncode == 0, report.stderr
+    assert "3 model calls (3 unpriced)" in report.stdout
+    assert "note: budget.cost_usd ($0.5) cannot be enforced for openai/test-model" in report.stdout
+
+
+def test_the_first_critic_model_of_a_list_that_can_be_called_reviews(
+    tmp_path: Path, server: OpenAIServer
+) -> None:
+    project = _project(tmp_path, server)
+    toml = (project / "loop.toml").read_text()
+    toml = toml.replace('max_iterations = 2\n', 'max_iterations = 2\n[critic]\nmodel = ["nosuchprovider/judge", "openai/judge", "openai/other"]\n')  # fmt: skip
+    (project / "loop.toml").write_text(toml)
+    write = json.dumps({"path": "out.txt", "content": "yes\n"})
+    server.queue(
+        ToolCalls((("call_1", "write_file", write),)),
+        Text("I wrote yes to out.txt."),
+        Text(json.dumps({"score": 9, "reasons": ["correct"], "fixes": []})),
+    )
+    result = harness("run", cwd=project)
+    assert result.returncode == 0, result.stderr
+    assert [r.body["model"] for r in server.requests] == ["test-model", "test-model", "judge"]
+    assert "the critic uses the author's model" not in result.stderr
+
+
+def test_a_critic_list_with_nothing_callable_falls_back_to_the_author_and_says_so(
+    tmp_path: Path, server: OpenAIServer
+) -> None:
+    project = _project(tmp_path, server)
+    toml = (project / "loop.toml").read_text()
+    toml = toml.replace('max_iterations = 2\n', 'max_iterations = 2\n[critic]\nmodel = ["nosuchprovider/judge"]\n')  # fmt: skip
+    (project / "loop.toml").write_text(toml)
+    write = json.dumps({"path": "out.txt", "content": "yes\n"})
+    server.queue(
+        ToolCalls((("call_1", "write_file", write),)),
+        Text("I wrote yes to out.txt."),
+        Text(json.dumps({"score": 9, "reasons": ["correct"], "fixes": []})),
+    )
+    result = harness("run", cwd=project)
+    assert result.returncode == 0, result.stderr
+    assert [r.body["model"] for r in server.requests] == ["test-model"] * 3
+    assert (
+        "note: the critic uses the author's model (openai/test-model); a model grading its own "
+        "work is lenient" in result.stderr
+    )

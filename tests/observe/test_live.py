@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import time
 from pathlib import Path
 
 import pytest
@@ -73,7 +74,9 @@ def test_live_mode_on_a_plain_stream_prints_lines(tmp_path: Path) -> None:
 
 def test_live_mode_on_a_tty_redraws_one_line_per_round() -> None:
     stream = TTYStream()
-    emit_sample_run(LiveProgress(stream, clock=FakeClock()), passes=True)
+    emit_sample_run(
+        LiveProgress(stream, clock=FakeClock(), width=lambda: 200, tick=None), passes=True
+    )
     output = stream.getvalue()
     assert output.count("\r\x1b[K") > 20
     finished_lines = output.split("\n")
@@ -84,13 +87,84 @@ def test_live_mode_on_a_tty_redraws_one_line_per_round() -> None:
     )
 
 
-def test_quiet_mode_prints_only_the_final_line() -> None:
-    stream = io.StringIO()
+def test_quiet_mode_prints_nothing_the_command_prints_the_verdict() -> None:
+    stream = TTYStream()
     emit_sample_run(LiveProgress(stream, mode="quiet"))
-    assert (
-        stream.getvalue()
-        == "MAX_ITERATIONS (not passed) after 3 round(s) · 17.1k tok · $0.024 · 00:43\n"
+    assert stream.getvalue() == ""
+
+
+def _busy(progress: LiveProgress) -> None:
+    """A run in round 2 whose gates and critic have reported, now running a long command."""
+    progress.emit("run_start", goal="g", model="m", max_iterations=10, workspace=".")
+    progress.emit("round_start", round=2, max_iterations=10)
+    progress.emit("model_call", role="author", model="m", prompt_tokens=11_000,
+                  completion_tokens=1_300, cost_usd=0.041)  # fmt: skip
+    for name in ("length", "required facts", "no hype", "structure", "links"):
+        progress.emit("gate_report", round=2, name=name, passed=name != "links",
+                      failures=["https://x.invalid"] if name == "links" else [])  # fmt: skip
+    progress.emit("critic_verdict", round=2, score=6.5, passed=False)
+    progress.emit("tool_start", name="run_shell", step=12,
+                  arguments_preview='{"command": "python -m pytest -q tests/test_everything.py"}')  # fmt: skip
+
+
+@pytest.mark.parametrize("width", [79, 60, 45])
+def test_a_long_status_line_is_shortened_to_the_width_keeping_what_matters(width: int) -> None:
+    clock = FakeClock()
+    progress = LiveProgress(io.StringIO(), clock=clock)
+    _busy(progress)
+    clock.now += 75
+    full = progress.status_line()
+    assert full == (
+        "round 2/10 · step 12 · run_shell python -m pytest -q tests/test_everything.py · gates: "
+        "length ✓, required facts ✓, no hype ✓, structure ✓, links ✗ (1 failing) · critic 6.5 · "
+        "12.3k tok · $0.041 · 01:15"
     )
+    line = progress.status_line(width)
+    assert len(line) <= width
+    assert not line.endswith("…"), line  # shortened part by part, not cut off
+    for essential in ("2/10", "run_shell", "6.5", "12.3k", "$0.041", "01:15"):
+        assert essential in line, line
+    assert "gates: length" not in line  # the gate details went before the essentials
+    if width >= 79:
+        assert all(word in line for word in ("round 2/10", "critic 6.5", "12.3k tok"))
+
+
+def test_the_running_command_is_shown_until_its_call_ends() -> None:
+    progress = LiveProgress(io.StringIO(), clock=FakeClock())
+    _busy(progress)
+    assert "· run_shell python -m pytest -q tests/test_everything.py ·" in progress.status_line()
+    progress.emit("tool_call", name="run_shell", step=12, exit_code=0)
+    assert "· run_shell ·" in progress.status_line()
+
+
+def test_on_a_terminal_the_line_is_redrawn_while_a_long_command_runs() -> None:
+    stream = TTYStream()
+    progress = LiveProgress(stream, width=lambda: 79, tick=0.02)
+    _busy(progress)
+    drawn = stream.getvalue().count("\r\x1b[K")
+    deadline = time.monotonic() + 5
+    while stream.getvalue().count("\r\x1b[K") < drawn + 3 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert stream.getvalue().count("\r\x1b[K") >= drawn + 3  # redrawn with no new event
+    progress.emit("run_end", stop_reason="PASSED", passed=True, iterations=2,
+                  usage={"prompt_tokens": 1, "completion_tokens": 1}, duration=1.0)  # fmt: skip
+    after_end = stream.getvalue()
+    time.sleep(0.1)
+    assert stream.getvalue() == after_end  # the ticker stopped with the run
+    for line in after_end.replace("\r\x1b[K", "\n").splitlines():
+        assert len(line) <= 79, line
+
+
+def test_a_note_opens_the_run() -> None:
+    stream = io.StringIO()
+    progress = LiveProgress(stream, clock=FakeClock())
+    progress.emit("run_start", goal="g", model="m", max_iterations=3, workspace=".",
+                  warning="/repo has uncommitted changes (a.txt)")  # fmt: skip
+    progress.emit("round_start", round=1, max_iterations=3)
+    assert stream.getvalue().splitlines() == [
+        "note: /repo has uncommitted changes (a.txt)",
+        "round 1/3 · 0 tok · $0.000 · 00:00",
+    ]
 
 
 def test_json_mode_writes_each_event_as_a_json_line(tmp_path: Path) -> None:

@@ -261,3 +261,26 @@ def test_chromium_check_catches_console_errors(tmp_path: Path) -> None:
     errors = chromium_render(page, tmp_path / "broken.png", width=400, height=300)
     assert any('"boom"' in line for line in errors)
     assert any("ReferenceError" in line for line in errors)
+
+
+def test_an_empty_critic_chart_says_why_it_is_empty() -> None:
+    from harness.observe.charts import line_chart
+
+    empty = line_chart(["1", "2"], [None, None], title="Critic score per round", y_max=10,
+                       color="#e15759", empty="no critic verdict")  # fmt: skip
+    assert 'class="empty">no critic verdict</text>' in empty
+    drawn = line_chart(["1", "2"], [None, 7.0], title="Critic score per round", y_max=10,
+                       color="#e15759", empty="no critic verdict")  # fmt: skip
+    assert "no critic verdict" not in drawn
+
+
+def test_each_timeline_band_says_how_long_its_round_took() -> None:
+    from harness.observe.charts import TimelineRow, timeline
+
+    rows = [
+        TimelineRow("round 1", 0.0, 3.7, False, []),
+        TimelineRow("round 2", 3.7, 3.73, False, []),
+    ]
+    svg = timeline(rows, title="t", total=3.8, fmt_time=lambda s: f"{s:.0f}")
+    labels = re.findall(r'class="duration">([^<]*)</text>', svg)
+    assert labels == ["3.7 s", "0.03 s"]  # the sliver of round 2 is still readable

@@ -300,3 +300,26 @@ def test_an_unexpected_exception_in_a_round_still_ends_with_a_named_stop(repo: P
     assert "RuntimeError: the gate itself has a bug" in result.message
     assert "check" in result.message  # where it happened is kept
     assert result.escalation is not None
+
+
+def test_a_goal_larger_than_the_context_window_is_refused_before_round_one(
+    repo: Path, tmp_path: Path
+) -> None:
+    from harness import ConfigError
+
+    model = ScriptedModel(write(RIGHT), context_window=3000)
+    progress = tmp_path / "progress" / "calc.md"
+    goal = "make the tests pass. " + "Every detail of the spec matters here. " * 750
+    loop = OuterLoop(
+        goal, Agent(model), gates=[PytestGate("tests")], workspace=repo, progress=progress
+    )
+    with pytest.raises(ConfigError, match=r"goal: the task needs [\d,]+ tokens .* at most 3,000"):
+        loop.run()
+    assert model.calls == []
+    assert git(repo, "branch", "--format=%(refname:short)") == "main"
+    assert len(git(repo, "worktree", "list").splitlines()) == 1
+    assert not progress.exists()
+    fits = OuterLoop(
+        "make the tests pass", Agent(model), gates=[PytestGate("tests")], workspace=repo
+    )
+    assert fits.run().stop_reason is StopReason.PASSED  # the same model takes a goal that fits

@@ -140,3 +140,72 @@ def test_bad_fleet_arguments_are_configuration_errors(tmp_path: Path) -> None:
         Fleet("x", loop_for, subtasks=["a"], concurrency=9)
     with pytest.raises(ConfigError, match="unique"):
         Fleet("x", loop_for, subtasks=[Subtask(name="a", goal="1"), Subtask(name="a", goal="2")])
+
+
+def test_the_synthesis_request_carries_the_kept_subtasks_files_from_their_branches(
+    tmp_path: Path,
+) -> None:
+    from harness.scale.artifacts import PER_FILE_CHARS
+    from tests.conftest import make_repo
+
+    repo = make_repo(tmp_path / "repo", {"README.md": "hi\n"})
+    reports = {
+        "alpha": "ALPHA FINDING: the cache expires after 90 seconds\n",
+        "beta": "BETA FINDING: rejected by the evaluation gate\n",
+        "gamma": "GAMMA " + "x" * (3 * PER_FILE_CHARS) + " GAMMA END\n",
+    }
+
+    def loop_for(subtask: Subtask) -> OuterLoop:
+        model = ScriptedModel(
+            [
+                ToolCall("write_file", {"path": "report.md", "content": reports[subtask.name]}),
+                "done",
+            ]
+        )
+        return OuterLoop(
+            subtask.goal, Agent(model), gates=[CommandGate("test -s report.md")], workspace=repo,
+            name=subtask.name, max_iterations=1,
+        )  # fmt: skip
+
+    synthesiser = ScriptedModel(["the combined answer"])
+    result = Fleet(
+        "find out everything", loop_for,
+        subtasks=[Subtask(name=n, goal=f"write {n}'s report") for n in reports],
+        evaluate=lambda subtask, run: subtask.name != "beta", synthesiser=synthesiser,
+    ).run()  # fmt: skip
+    assert result.synthesis == "the combined answer"
+    assert [o.kept for o in result.outcomes] == [True, False, True]
+    (request,) = synthesiser.calls
+    sent = request.messages[1]["content"]
+    assert "--- report.md ---" in sent
+    assert "ALPHA FINDING: the cache expires after 90 seconds" in sent
+    assert "BETA FINDING" not in sent  # a result the gate rejected is not synthesised
+    assert "GAMMA " in sent
+    assert "characters truncated" in sent  # a long file is bounded ...
+    assert len(sent) < 3 * PER_FILE_CHARS  # ... and so is the request
+    assert not (repo / "report.md").exists()  # read from the branches, not the user's checkout
+
+
+def test_evaluation_gates_run_on_each_subtask_branch(tmp_path: Path) -> None:
+    from harness.scale.evaluation import gates_on_branch
+    from tests.conftest import git, make_repo
+
+    repo = make_repo(tmp_path / "repo", {"README.md": "hi\n"})
+
+    def loop_for(subtask: Subtask) -> OuterLoop:
+        model = ScriptedModel(
+            [ToolCall("write_file", {"path": "report.md", "content": subtask.name.upper()}), "done"]
+        )
+        return OuterLoop(
+            subtask.goal, Agent(model), gates=[CommandGate("test -s report.md")], workspace=repo,
+            name=subtask.name, max_iterations=1,
+        )  # fmt: skip
+
+    result = Fleet(
+        "reports", loop_for, subtasks=[Subtask(name=n, goal=n) for n in ("alpha", "beta")],
+        evaluate=gates_on_branch([CommandGate("grep -qx ALPHA report.md")], repo),
+    ).run()  # fmt: skip
+    assert [(o.subtask.name, o.result.passed if o.result else None, o.kept) for o in result.outcomes] == [
+        ("alpha", True, True), ("beta", True, False),
+    ]  # fmt: skip
+    assert git(repo, "worktree", "list").count("\n") == 0  # the evaluation checkouts are gone

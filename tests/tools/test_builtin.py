@@ -6,10 +6,12 @@ import os
 import re
 import time
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
 from harness.models.base import ToolCall
+from harness.sandbox import Sandbox
 from harness.tools.builtin import MAX_LIST_ENTRIES, MAX_SEARCH_MATCHES, default_tools
 from harness.tools.toolkit import Toolbox, ToolContext, ToolResult
 
@@ -364,7 +366,8 @@ def _alive(pid: int) -> bool:
     return not (stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] == "Z")
 
 
-def test_run_shell_timeout_kills_the_process_group(ctx: ToolContext) -> None:
+def test_run_shell_timeout_kills_the_process_group(tmp_path: Path) -> None:
+    ctx = ToolContext(workspace=tmp_path, sandbox=Sandbox("none"))  # host pids: no PID namespace
     started = time.monotonic()
     result = call(
         ctx, "run_shell", command="sleep 1000 & echo $! > child.pid; sleep 1000", timeout=2
@@ -397,17 +400,25 @@ def test_run_shell_truncates_huge_output(tmp_path: Path) -> None:
     assert len(result.output) > 4_900  # the room is used, not halved
 
 
-def test_run_shell_scrubs_api_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    base = {"PATH": os.environ["PATH"], "OPENAI_API_KEY": "sk-one", "VISIBLE_SETTING": "yes"}
-    output = call(ToolContext(workspace=tmp_path, env=base), "run_shell", command="env").output
-    assert "VISIBLE_SETTING=yes" in output
-    assert "OPENAI_API_KEY" not in output
+@pytest.mark.parametrize("backend", ["auto", "none"])
+def test_run_shell_passes_only_allow_listed_variables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, backend: Literal["auto", "none"]
+) -> None:
+    chosen = {"OPENAI_API_KEY": "sk-one", "VISIBLE_SETTING": "yes"}
+    ctx = ToolContext(workspace=tmp_path, env=chosen, sandbox=Sandbox(backend))
+    output = call(ctx, "run_shell", command="env").output
+    assert "VISIBLE_SETTING=yes" in output  # set on purpose by whoever built the context
+    assert "OPENAI_API_KEY" not in output  # a secret's name is dropped all the same
     assert "sk-one" not in output
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-two")
-    monkeypatch.setenv("PLAIN_SETTING", "kept")
-    inherited = call(ToolContext(workspace=tmp_path), "run_shell", command="env").output
-    assert "PLAIN_SETTING=kept" in inherited
+    monkeypatch.setenv("PLAIN_SETTING", "not-passed")
+    monkeypatch.setenv("LC_TIME", "C")
+    inherited = call(ToolContext(workspace=tmp_path, sandbox=Sandbox(backend)), "run_shell",
+                     command="env").output  # fmt: skip
+    assert "PLAIN_SETTING" not in inherited  # an allow-list: unnamed variables stay out
     assert "sk-two" not in inherited
+    assert "LC_TIME=C" in inherited
+    assert f"PATH={os.environ['PATH']}" in inherited or os.environ["PATH"] in inherited
 
 
 # submit

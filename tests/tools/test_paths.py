@@ -95,6 +95,31 @@ def test_protect_globs(pattern: str, rel: str, protected: bool) -> None:
     assert (protecting_pattern([pattern], rel) == pattern) is protected
 
 
+@pytest.mark.parametrize(
+    ("rel", "expected"),
+    [
+        ("hello.txt", "**"),
+        ("brief.md", "**"),
+        ("sub/deep/x.py", "**"),
+        (".harness/work/draft.md", None),
+        (".harness/work/notes/a.md", None),
+        (".harness/work", "**"),  # the folder itself is not freed, only what is in it
+        (".harness/progress/x.md", "**"),
+        (".harness/work/keep.lock", "**/*.lock"),  # a later pattern protects again
+    ],
+)
+def test_a_bang_pattern_frees_what_it_matches_until_a_later_pattern(
+    rel: str, expected: str | None
+) -> None:
+    assert protecting_pattern(["**", "!.harness/work/**", "**/*.lock"], rel) == expected
+
+
+@pytest.mark.parametrize("pattern", ["!", "!/etc/passwd", "!../x"])
+def test_a_bang_pattern_must_name_workspace_files(pattern: str) -> None:
+    with pytest.raises(ConfigError, match="protect"):
+        check_protect_patterns([pattern])
+
+
 def test_writable_names_the_pattern(ctx: ToolContext) -> None:
     assert writable(ctx, ctx.workspace / "src" / "app.py") == "src/app.py"
     with pytest.raises(ToolError) as caught:

@@ -13,6 +13,7 @@ import pytest
 
 from harness.core.errors import ConfigError
 from harness.core.event_schema import make_event
+from harness.sandbox import Sandbox
 from harness.verify.gates import (
     TAIL_CHARS,
     CommandGate,
@@ -282,7 +283,8 @@ def test_command_gate_timeout_kills_the_process_group(tmp_path: Path) -> None:
     command = "echo $$ > shell.pid; sleep 100 & echo $! > child.pid; sleep 100"
 
     start = time.monotonic()
-    report = CommandGate(command, name="sleepy", timeout=1).check(tmp_path)
+    sandbox = Sandbox("none")  # host pids: no PID namespace in the way
+    report = CommandGate(command, name="sleepy", timeout=1, sandbox=sandbox).check(tmp_path)
     elapsed = time.monotonic() - start
 
     assert elapsed < 5

@@ -13,7 +13,13 @@ from harness.core.errors import ConfigError
 from harness.core.event_schema import make_event
 from harness.tools.paths import protecting_pattern
 from harness.verify.gates import CommandGate, PytestGate
-from harness.verify.round import PYTEST_CONFIG_FILES, ROOT_TEST_FILES, default_protect, verify
+from harness.verify.round import (
+    PYTEST_CONFIG_FILES,
+    ROOT_TEST_FILES,
+    default_protect,
+    protected_changes,
+    verify,
+)
 
 
 def test_named_test_paths_are_protected_relative_to_the_workspace() -> None:
@@ -96,3 +102,62 @@ def test_the_critic_reports_its_verdict_once_with_the_round_and_its_prompt(
     assert verdict["round"] == 2
     assert verdict["messages"] == critic_model.calls[0].messages
     make_event("critic_verdict", run_id="r", **verdict)
+
+
+# --- pytest's configuration surfaces ---------------------------------------------------------
+
+PYPROJECT = '[project]\nname = "calc"\ndependencies = []\n\n[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        ".pytest.ini",
+        "pytest.toml",
+        "sitecustomize.py",
+        "src/usercustomize.py",
+        "site.pth",
+        "lib/extra.pth",
+        "pytest.py",
+        "pytest/__init__.py",
+        "_pytest/main.py",
+        "sub/conftest.py",
+    ],
+)
+def test_every_pytest_surface_is_protected_by_default(path: str) -> None:
+    protect = default_protect([PytestGate("tests")])
+
+    assert protected_changes([path, "calc.py"], protect) == (path,)
+
+
+@pytest.mark.parametrize(
+    ("after", "violations"),
+    [
+        (PYPROJECT.replace("dependencies = []", 'dependencies = ["attrs"]'), ()),
+        (PYPROJECT + 'addopts = "-p myplugin"\n', ("pyproject.toml [tool.pytest]",)),
+        (
+            PYPROJECT.replace("[tool.pytest.ini_options]", "[tool.other]"),
+            ("pyproject.toml [tool.pytest]",),
+        ),
+        (PYPROJECT + "\n[tool.pytest]\naddopts = ['--co']\n", ("pyproject.toml [tool.pytest]",)),
+        (PYPROJECT + "[broken\n", ("pyproject.toml [tool.pytest]",)),
+    ],
+    ids=["dependencies", "addopts", "removed", "pytest9-table", "unreadable"],
+)
+def test_pyprojects_pytest_table_is_protected_not_the_file(
+    after: str, violations: tuple[str, ...]
+) -> None:
+    protect = default_protect([PytestGate("tests")])
+    before = {"pyproject.toml": PYPROJECT}.get
+    now = {"pyproject.toml": after}.get
+
+    assert protected_changes(["pyproject.toml"], protect, before=before, after=now) == violations
+
+
+def test_a_new_pyproject_with_a_pytest_table_is_a_violation() -> None:
+    protect = default_protect([PytestGate()])
+    now = {"sub/pyproject.toml": "[tool.pytest.ini_options]\naddopts = '--co'\n"}.get
+
+    assert protected_changes(["sub/pyproject.toml"], protect, before=lambda _: None, after=now) == (
+        "sub/pyproject.toml [tool.pytest]",
+    )

@@ -10,7 +10,7 @@ from harness.agent.agent import AgentStop
 from harness.core.stop import StopReason
 from harness.core.usage import Usage
 from harness.memory.progress_items import GateSummary
-from harness.outer.rounds import (
+from harness.outer.decision import (
     RoundReport,
     commit_message,
     decide,
@@ -431,3 +431,10 @@ def test_reports_and_decisions_cannot_be_changed_once_made() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         decision.stop = StopReason.PASSED  # type: ignore[misc]
     assert (made.round, decision.stop) == (1, None)
+
+
+def test_the_next_round_is_told_its_session_was_stuck() -> None:
+    stuck = feedback(failing(1, "test_a"))
+    assert "stuck" not in stuck
+    told = feedback(report(1, gate(False, ("test_a",)), stop=AgentStop.STUCK))
+    assert "- Your session was ended as stuck: it kept repeating a call" in told

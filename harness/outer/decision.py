@@ -16,6 +16,7 @@ from harness.engine.loop import finish_message
 from harness.memory.progress_items import GateSummary
 from harness.verify.critic import Verdict
 from harness.verify.gates import GateReport
+from harness.verify.human import Approval
 
 
 @dataclass(frozen=True)
@@ -35,19 +36,28 @@ class RoundReport:
     commit: str | None = None
     critic_required: bool = False
     files_changed: tuple[str, ...] = field(default_factory=tuple)
+    approval: Approval | None = None  # a person's answer, asked after the checks passed
+    approval_required: bool = False
 
     @property
     def gates_passed(self) -> bool:
         return not self.protected_violations and all(g.passed for g in self.gates)
 
     @property
-    def passed(self) -> bool:
-        """Only the gates and the critic can pass a round; the agent's own claim never does."""
+    def checks_passed(self) -> bool:
+        """The gates and the critic passed; the agent's own claim never counts."""
         if not self.gates_passed:
             return False
         if self.verdict is not None:
             return self.verdict.passed
         return not self.critic_required
+
+    @property
+    def passed(self) -> bool:
+        """The checks passed, and the person approved where one is asked."""
+        if not self.checks_passed:
+            return False
+        return not self.approval_required or (self.approval is not None and self.approval.approved)
 
     @property
     def failing_tests(self) -> frozenset[str]:
@@ -63,8 +73,12 @@ class RoundReport:
         failed = [g.name for g in self.gates if not g.passed]
         if failed:
             return "failed: " + ", ".join(failed)
-        if self.verdict is not None:
+        if self.verdict is not None and not self.verdict.passed:
             return f"failed: critic {self.verdict.score:.1f}/10"
+        if self.checks_passed and self.approval_required:
+            if self.approval is not None and self.approval.outcome == "rejected":
+                return "failed: rejected by a person"
+            return "failed: not approved in time"
         return "failed: no verdict"
 
 
@@ -90,8 +104,18 @@ def feedback(report: RoundReport) -> str:
         lines.append(f"- Independent review: score {verdict.score:.1f}/10 (not enough to pass)")
         lines.extend(f"  Reason: {reason}" for reason in verdict.reasons)
         lines.extend(f"  Fix: {fix}" for fix in verdict.fixes)
+    if report.approval is not None and report.approval.outcome == "rejected":
+        lines.append(
+            "- The checks passed, but a person reviewed the work and rejected it: "
+            + (report.approval.note or "(no note given)")
+        )
     if report.agent_stop is AgentStop.MAX_STEPS:
         lines.append("- Your session hit its step cap before finishing; plan fewer, larger steps.")
+    if report.agent_stop is AgentStop.STUCK:
+        lines.append(
+            "- Your session was ended as stuck: it kept repeating a call that gave the same "
+            "result, or kept failing. Do not repeat it; take a different approach."
+        )
     return "\n".join(lines)
 
 
@@ -107,7 +131,16 @@ def decide(reports: Sequence[RoundReport], *, max_iterations: int, patience: int
     """What the outer loop does after the last of ``reports``."""
     last = reports[-1]
     if last.passed:
-        return Decision(StopReason.PASSED, f"round {last.round} passed every gate and the review")
+        approved = "; a person approved it" if last.approval is not None else ""
+        return Decision(
+            StopReason.PASSED, f"round {last.round} passed every gate and the review{approved}"
+        )
+    if last.approval is not None and last.approval.outcome == "timed_out":
+        return Decision(
+            StopReason.TIMEOUT,
+            f"round {last.round} passed its checks but no one approved it "
+            f"within {last.approval.waited:.0f}s",
+        )
     stuck = no_progress(reports, patience)
     if stuck:
         return Decision(StopReason.NO_PROGRESS, stuck)
@@ -133,10 +166,26 @@ def no_progress(reports: Sequence[RoundReport], patience: int) -> str:
     digests = {r.diff_digest for r in window}
     if len(digests) == 1 and None not in digests:
         return f"the last {patience} rounds left the same diff"
+    if digests == {None} and not any(r.files_changed for r in window):
+        # Outside git no diff tells whether anything changed: the gates' own words must.
+        failures = {_first_failure(r) for r in window}
+        only = next(iter(failures))
+        if len(failures) == 1 and only is not None:
+            return f"the last {patience} rounds failed gate {only[0]!r} with the same output"
     scores = [r.verdict.score for r in window if r.verdict is not None]
     if len(scores) == patience and max(scores[1:]) <= scores[0]:
         return f"the critic's score did not rise over the last {patience} rounds ({scores})"
     return ""
+
+
+def _first_failure(
+    report: RoundReport,
+) -> tuple[str, str, tuple[str, ...], str, int | None] | None:
+    """The first failing gate's name and what it said, or None when every gate passed."""
+    failed = next((g for g in report.gates if not g.passed), None)
+    if failed is None:
+        return None
+    return failed.name, failed.summary, tuple(failed.failures), failed.output_tail, failed.exit_code
 
 
 def commit_message(report: RoundReport) -> str:

@@ -1,0 +1,134 @@
+"""CPU per agent step: the harness's Agent against a bare litellm loop, same server, same replies.
+
+A local OpenAI-compatible server (tests/openai_server.py) runs in a child process, so only the
+client's CPU is measured (``time.process_time``). Each trajectory is ``--steps`` tool-call
+replies (``read_file`` of a different line each time) then a final answer. The bare loop sends
+the same growing message list and tool schemas through ``litellm.completion`` and reads the line
+asked for itself (the tool's work, without validation or confinement); the harness runs
+``Agent`` over ``MeteredModel(LiteLLMModel)``, its tools executed for real. Trajectories alternate; medians over ``--runs`` of each are printed, and their ratio.
+
+    python bench/step_cpu.py [--steps 20] [--runs 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from harness.agent.agent import Agent, AgentStop  # noqa: E402
+from harness.models.budget import Budget, Meter, MeteredModel  # noqa: E402
+from harness.models.litellm_model import LiteLLMModel, load_litellm  # noqa: E402
+from harness.tools import Toolbox, default_tools  # noqa: E402
+
+MODEL = "openai/gpt-4o-mini"
+SERVER = """
+import sys, json
+sys.path.insert(0, {root!r})
+from tests.openai_server import OpenAIServer, Text, ToolCalls
+server = OpenAIServer(deadline=1800).start()
+for _ in range({trajectories}):
+    for step in range({steps}):
+        args = json.dumps({{"path": "notes.txt", "start_line": step % 40 + 1}})
+        server.queue(ToolCalls(((f"call_{{step}}", "read_file", args),),
+                               prompt_tokens=900 + 120 * step, completion_tokens=25))
+    server.queue(Text("done", prompt_tokens=3400, completion_tokens=5))
+print(server.api_base, flush=True)
+sys.stdin.read()
+server.stop()
+"""
+
+
+def bare(api_base: str, steps: int, workspace: Path) -> float:
+    """CPU seconds of one trajectory through litellm alone."""
+    litellm = load_litellm()
+    tools = Toolbox(default_tools()).schemas()
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are a careful software agent."},
+        {"role": "user", "content": "Read notes.txt line by line."},
+    ]
+    started = time.process_time()
+    for _ in range(steps + 1):
+        response = litellm.completion(
+            model=MODEL, messages=messages, tools=tools, api_base=api_base, api_key="sk-bench",
+            timeout=30, num_retries=0, max_tokens=1024,
+        )  # fmt: skip
+        message = response.choices[0].message
+        calls = message.tool_calls or []
+        messages.append(
+            {
+                "role": "assistant",
+                "content": message.content,
+                "tool_calls": [
+                    {"id": c.id, "type": "function",
+                     "function": {"name": c.function.name, "arguments": c.function.arguments}}
+                    for c in calls
+                ],
+            }  # fmt: skip
+        )
+        if not calls:
+            break
+        for call in calls:
+            start = json.loads(call.function.arguments)["start_line"]
+            lines = (workspace / "notes.txt").read_text().splitlines()[start - 1 :]
+            observation = "".join(f"{start + i}\t{line}\n" for i, line in enumerate(lines))
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": observation})
+    return time.process_time() - started
+
+
+def harness(api_base: str, steps: int, workspace: Path) -> float:
+    """CPU seconds of one trajectory through the harness's agent."""
+    model = LiteLLMModel(MODEL, api_base=api_base, api_key="sk-bench", timeout=30, num_retries=0)
+    agent = Agent(MeteredModel(model, Meter(Budget(tokens=10_000_000))), max_steps=steps + 1)
+    started = time.process_time()
+    run = agent.run("Read notes.txt line by line.", workspace)
+    elapsed = time.process_time() - started
+    assert run.stop_reason is AgentStop.ANSWERED, run.stop_message
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--runs", type=int, default=7)
+    args = parser.parse_args()
+    trajectories = 2 * (args.runs + 1)
+    code = SERVER.format(root=str(ROOT), trajectories=trajectories, steps=args.steps)
+    server = subprocess.Popen(
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert server.stdout is not None
+        api_base = server.stdout.readline().strip()
+        with tempfile.TemporaryDirectory() as folder:
+            workspace = Path(folder)
+            (workspace / "notes.txt").write_text("".join(f"line {i}\n" for i in range(1, 41)))
+            bare(api_base, args.steps, workspace)  # warm up: imports, tokenizer, connection pool
+            harness(api_base, args.steps, workspace)
+            bare_cpu, harness_cpu = [], []
+            for _ in range(args.runs):
+                bare_cpu.append(bare(api_base, args.steps, workspace) / (args.steps + 1))
+                harness_cpu.append(harness(api_base, args.steps, workspace) / (args.steps + 1))
+    finally:
+        if server.stdin is not None:
+            server.stdin.close()
+        server.wait(timeout=30)
+    b, h = statistics.median(bare_cpu), statistics.median(harness_cpu)
+    print(f"CPU per step, median of {args.runs} trajectories of {args.steps} tool steps + answer")
+    print(f"  bare litellm loop   {b * 1000:7.2f} ms")
+    print(f"  harness Agent       {h * 1000:7.2f} ms")
+    print(f"  ratio               {h / b:7.3f}x   (target <= 1.05x)")
+    print(json.dumps({"bare_ms": round(b * 1000, 3), "harness_ms": round(h * 1000, 3)}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+"""``harness run --attempts N`` (or ``attempts = N`` in loop.toml): best-of-N from loop.toml."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from harness.cli.config import LoopConfig
+from harness.cli.exit_codes import EXIT_ESCALATED, EXIT_PASSED
+from harness.cli.runner import Overrides, build_loop, mcp_servers
+from harness.observe.events import EVENTS_FILE, EventLog
+from harness.observe.live import format_tokens
+from harness.observe.run_summary import RUNS_DIR
+from harness.outer.loop import OuterLoop
+from harness.scale.batch_summary import BatchSummary
+from harness.scale.batch_task import TaskRecord
+from harness.scale.best_of import Attempt, BestOf, BestOfResult
+from harness.scale.task_run import record_of
+from harness.tools import Tool
+from harness.tools.mcp import mcp_tools
+
+ATTEMPTS_DIR = Path(".harness") / "attempts"
+"""Where ``harness run --attempts`` writes each loop's attempts summary, under the project root."""
+
+
+def attempt_config(config: LoopConfig, root: Path, number: int) -> LoopConfig:
+    """Attempt ``number``'s loop: named ``<name>-attempt-<n>``, with its own progress file."""
+    progress = config.progress_path(root)
+    return config.model_copy(
+        update={
+            "name": f"{config.name}-attempt-{number}",
+            "progress": str(progress.with_name(f"{progress.stem}-attempt-{number}.md")),
+            "attempts": 1,
+        }
+    )
+
+
+def run_attempts(args: argparse.Namespace, config: LoopConfig, root: Path) -> int:
+    count = args.attempts or config.attempts
+    overrides = Overrides(args.model, args.critic_model, args.max_iterations, args.restart)
+    redactor = config.redactor(root)
+    tools: list[Tool] = []  # the [[mcp]] servers' tools, shared by the attempts
+
+    def loop_for(number: int) -> OuterLoop:
+        run_id = uuid.uuid4().hex[:8]
+        events = EventLog(root / RUNS_DIR / run_id / EVENTS_FILE, run_id=run_id, redactor=redactor)
+        return build_loop(
+            attempt_config(config, root, number), root, overrides=overrides, events=events,
+            run_id=run_id, redact=redactor.redact_text, tools=tools,
+        )  # fmt: skip
+
+    print(f"{count} attempts at: {config.goal}", file=sys.stderr)
+    started = time.monotonic()
+    with mcp_tools(mcp_servers(config, root)) as servers:
+        tools.extend(servers)
+        result = BestOf(loop_for, attempts=count).run()
+    folder = root / ATTEMPTS_DIR / config.name
+    attempts_summary(result, wall_seconds=time.monotonic() - started).save(folder)
+    for attempt in result.attempts:
+        mark = " <- winner" if attempt is result.winner else ""
+        print(f"{_describe(attempt)}{mark}", file=sys.stderr)
+    print(f"report: harness report {folder}", file=sys.stderr)
+    if result.winner is None:
+        print("no attempt passed; every attempt's branch and report is kept", file=sys.stderr)
+        return EXIT_ESCALATED
+    print(f"winner: attempt {result.winner.number}, on branch "
+          f"{result.winner.result.branch if result.winner.result else None}", file=sys.stderr)  # fmt: skip
+    return EXIT_PASSED
+
+
+def attempts_summary(result: BestOfResult, *, wall_seconds: float) -> BatchSummary:
+    """The attempts as a batch summary (``harness report`` renders it), the winner named."""
+    records = [
+        record_of(f"attempt-{a.number}", None, a.result, sum(r.duration for r in a.result.rounds))
+        if a.result is not None
+        else TaskRecord(name=f"attempt-{a.number}", status="error", message=a.error or "")
+        for a in result.attempts
+    ]
+    return BatchSummary.of(
+        records,
+        not_started=[],
+        wall_seconds=wall_seconds,
+        workers=len(records),
+        backend="local",
+        kind="attempts",
+        winner=f"attempt-{result.winner.number}" if result.winner else None,
+    )
+
+
+def _describe(attempt: Attempt) -> str:
+    if attempt.result is None:
+        return f"attempt {attempt.number}: could not run: {attempt.error}"
+    score = f"score {attempt.score:g}" if attempt.score is not None else "no score"
+    result = attempt.result
+    return (
+        f"attempt {attempt.number}: {result.stop_reason.value}, {score}, "
+        f"{format_tokens(attempt.tokens)} tokens, {result.iterations} round(s), "
+        f"run {result.run_id}, branch {result.branch or '-'}"
+    )

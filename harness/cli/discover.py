@@ -1,0 +1,116 @@
+"""Finding the loops under a path: by their ``loop.toml`` files and by their progress files.
+
+Used by ``harness status`` and ``harness clean``. A loop.toml or progress file that cannot be
+read is reported with the reason, never a reason to stop looking.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.cli.config import CONFIG_NAME, LoopConfig, load_config
+from harness.core.errors import ConfigError
+
+SET_ASIDE = (".escalation.md", ".previous.md")
+"""Suffixes of files beside a progress file that are not progress files themselves."""
+
+_SKIPPED = frozenset({"node_modules", "__pycache__", "site-packages"})
+
+
+@dataclass(frozen=True)
+class FoundLoop:
+    """A loop found under the path: its progress file, and its loop.toml when it has one."""
+
+    progress: Path
+    config: LoopConfig | None = None
+    config_file: Path | None = None
+    root: Path | None = None  # the folder loop.toml's relative paths start from
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A loop.toml or progress file that could not be read, and why."""
+
+    path: Path
+    reason: str
+
+
+def find_loops(path: str | Path) -> tuple[list[FoundLoop], list[Unreadable]]:
+    """The loops at or under ``path``, and the files that looked like loops but cannot be read.
+
+    ``path`` may be a loop.toml, a progress file, a folder holding a loop.toml, a folder of
+    progress files, or any folder: then every loop.toml below it (hidden folders, virtual
+    environments and ``node_modules`` skipped) and every ``progress/`` folder's files count.
+    Markdown files directly in ``path`` count only when they parse as progress files, and a
+    ``README.md`` never counts, so neither is mistaken for a broken loop. Raises :class:`ConfigError` when ``path``
+    does not exist.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise ConfigError(f"{path}: no such file or folder")
+    if path.is_file() and path.suffix == ".md":
+        return [FoundLoop(path)], []
+    if path.is_file() or (path / CONFIG_NAME).is_file():
+        config, root = load_config(path)
+        return [_from_config(config, root, path if path.is_file() else path / CONFIG_NAME)], []
+    loops: list[FoundLoop] = []
+    unreadable: list[Unreadable] = []
+    seen: set[Path] = set()
+    for config_file in _config_files(path):
+        try:
+            config, root = load_config(config_file)
+        except ConfigError as exc:
+            unreadable.append(Unreadable(config_file, str(exc)))
+            continue
+        found = _from_config(config, root, config_file)
+        seen.add(found.progress.resolve())
+        loops.append(found)
+    folders = [path / "progress", *(d / "progress" for d in _folders(path) if d != path)]
+    for folder in dict.fromkeys([path, *folders]):
+        if not folder.is_dir():
+            continue
+        for file in sorted(folder.glob("*.md")):
+            if file.name.endswith(SET_ASIDE) or file.resolve() in seen:
+                continue
+            if file.stem.lower() == "readme":  # a folder's own description, not a loop
+                continue
+            seen.add(file.resolve())
+            if folder == path and folder.name != "progress" and not _is_progress(file):
+                continue  # a README beside loops is not a loop
+            loops.append(FoundLoop(file))
+    return loops, unreadable
+
+
+def _from_config(config: LoopConfig, root: Path, config_file: Path) -> FoundLoop:
+    return FoundLoop(config.progress_path(root), config, config_file, root)
+
+
+def _is_progress(file: Path) -> bool:
+    from harness.memory.progress import Progress
+
+    try:
+        Progress.load(file)
+    except (ConfigError, OSError):
+        return False
+    return True
+
+
+def _folders(top: Path) -> Iterator[Path]:
+    """``top`` and the folders below it worth searching for loops."""
+    for folder, subfolders, files in os.walk(top):
+        if "pyvenv.cfg" in files:  # a virtual environment
+            subfolders[:] = []
+            continue
+        subfolders[:] = sorted(
+            name for name in subfolders if not name.startswith(".") and name not in _SKIPPED
+        )
+        yield Path(folder)
+
+
+def _config_files(top: Path) -> Iterator[Path]:
+    for folder in _folders(top):
+        if (folder / CONFIG_NAME).is_file():
+            yield folder / CONFIG_NAME

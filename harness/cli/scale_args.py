@@ -1,0 +1,74 @@
+"""Command-line arguments of the scale-out commands (``harness batch``)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def _positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return int(text)
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
+    return value
+
+
+def _rate_limit(text: str) -> tuple[str, float]:
+    model, _, rate = text.rpartition("=")
+    if not model:
+        raise argparse.ArgumentTypeError(f"expected MODEL=REQUESTS_PER_MINUTE, got {text!r}")
+    return model, _positive_float(rate)
+
+
+def add_batch_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    batch = commands.add_parser(
+        "batch", help="run every task of a JSONL file, each a full loop (resumable)"
+    )
+    batch.add_argument("tasks", help='a JSONL file: one {"name": ..., "loop": "loop.toml"} a line')
+    batch.add_argument("--workers", type=_positive_int, default=4, help="loops at once (default 4)")
+    batch.add_argument("--backend", choices=("local", "ray"), default="local")
+    batch.add_argument(
+        "--out", type=Path, help="records and summary.json (default .harness/batch/<file stem>)"
+    )
+    batch.add_argument(
+        "--budget-tokens", type=_positive_int, help="start no task past this many tokens"
+    )
+    batch.add_argument(
+        "--budget-cost", type=_positive_float, help="start no task past this cost (USD)"
+    )
+    batch.add_argument(
+        "--ray-address", help="join this Ray cluster (default: RAY_ADDRESS, else a local one)"
+    )
+    batch.add_argument(
+        "--rate-limit",
+        type=_rate_limit,
+        action="append",
+        default=[],
+        metavar="MODEL=RPM",
+        help="requests per minute to MODEL, shared by every worker (repeatable)",
+    )
+    batch.add_argument("--quiet", action="store_true", help="no live progress line")
+
+
+def add_attempts_argument(run: argparse.ArgumentParser) -> None:
+    run.add_argument(
+        "--attempts",
+        type=_attempts,
+        help="best-of-N: N parallel attempts on their own branches, the best passing one wins",
+    )
+
+
+def _attempts(text: str) -> int:
+    value = _positive_int(text)
+    if value > 8:
+        raise argparse.ArgumentTypeError(f"must be an integer from 1 to 8, got {text!r}")
+    return value

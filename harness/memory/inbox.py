@@ -1,0 +1,149 @@
+"""How a person reaches a running loop: files beside its progress.md.
+
+* ``NAME.approval-request.json`` — written by the loop while it waits for a person to approve
+  a round; removed when an answer is taken or the wait ends.
+* ``NAME.approval.json`` — the answer, written by ``harness approve`` for the round it names.
+* ``NAME.notes.jsonl`` — guidance queued by ``harness note``, one JSON object a line; the loop
+  takes the whole queue at the start of a round.
+
+Every write is atomic or a single appended line, so a loop and a person's command in another
+process never see half a file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from harness.core.atomic import atomic_write_text
+from harness.core.errors import ConfigError
+
+Decision = Literal["approved", "rejected"]
+_Model = TypeVar("_Model", bound=BaseModel)
+
+
+class ApprovalRequest(BaseModel):
+    """What a person is asked to approve."""
+
+    model_config = ConfigDict(frozen=True)
+
+    loop: str
+    round: int = Field(ge=1)
+    summary: str  # what the person reads: diff stat, gates, the critic's verdict, report path
+    asked_at: float = Field(default_factory=time.time)
+
+
+class ApprovalAnswer(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    round: int = Field(ge=1)
+    decision: Decision
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Inbox:
+    """The files through which a person answers the loop whose progress file is ``progress``."""
+
+    progress: Path
+
+    @classmethod
+    def beside(cls, progress: str | os.PathLike[str]) -> Inbox:
+        return cls(Path(progress))
+
+    def _file(self, suffix: str) -> Path:
+        return self.progress.with_name(f"{self.progress.stem}.{suffix}")
+
+    @property
+    def request_file(self) -> Path:
+        return self._file("approval-request.json")
+
+    @property
+    def answer_file(self) -> Path:
+        return self._file("approval.json")
+
+    @property
+    def notes_file(self) -> Path:
+        return self._file("notes.jsonl")
+
+    # --- the loop's side ---------------------------------------------------------------------
+
+    def ask(self, request: ApprovalRequest) -> None:
+        """Post ``request``; an answer left from an earlier wait is dropped."""
+        self.answer_file.unlink(missing_ok=True)
+        self.progress.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(self.request_file, request.model_dump_json(indent=2) + "\n")
+
+    def answer_for(self, round_number: int) -> ApprovalAnswer | None:
+        """The answer to round ``round_number``'s request, once a person gave it."""
+        answer = _read(self.answer_file, ApprovalAnswer)
+        if answer is None or answer.round != round_number:
+            return None
+        return answer
+
+    def close(self) -> None:
+        """The wait is over: no request is pending and no answer is left."""
+        self.request_file.unlink(missing_ok=True)
+        self.answer_file.unlink(missing_ok=True)
+
+    def take_notes(self) -> list[str]:
+        """Every queued note, oldest first; the queue is emptied."""
+        taking = self._file(f"notes.{os.getpid()}.taking")
+        try:
+            os.replace(self.notes_file, taking)  # a note added from now on starts a new queue
+        except FileNotFoundError:
+            return []
+        try:
+            lines = taking.read_text(encoding="utf-8").splitlines()
+        finally:
+            taking.unlink(missing_ok=True)
+        notes = []
+        for line in lines:
+            try:
+                text = json.loads(line).get("text", "")
+            except (ValueError, AttributeError):
+                continue  # a torn line from a crashed writer is dropped, not fatal
+            if isinstance(text, str) and text.strip():
+                notes.append(text.strip())
+        return notes
+
+    # --- the person's side -------------------------------------------------------------------
+
+    def pending(self) -> ApprovalRequest | None:
+        return _read(self.request_file, ApprovalRequest)
+
+    def answer(self, decision: Decision, note: str = "") -> ApprovalRequest:
+        """Answer the pending request; a :class:`ConfigError` when the loop is not waiting."""
+        request = self.pending()
+        if request is None:
+            raise ConfigError(
+                f"{self.progress.stem}: the loop is not waiting for approval "
+                f"(no {self.request_file.name})"
+            )
+        answer = ApprovalAnswer(round=request.round, decision=decision, note=note.strip())
+        atomic_write_text(self.answer_file, answer.model_dump_json() + "\n")
+        return request
+
+    def add_note(self, text: str) -> None:
+        if not text.strip():
+            raise ConfigError("note: the text is empty")
+        self.progress.parent.mkdir(parents=True, exist_ok=True)
+        line = json.dumps({"text": text.strip(), "at": time.time()}) + "\n"
+        fd = os.open(self.notes_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            os.write(fd, line.encode("utf-8"))  # one write of one line: appends never interleave
+        finally:
+            os.close(fd)
+
+
+def _read(path: Path, kind: type[_Model]) -> _Model | None:
+    try:
+        return kind.model_validate_json(path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValidationError):
+        return None

@@ -1,0 +1,80 @@
+"""What a loop has spent, kept beside its progress.md so the budget covers every re-run.
+
+``progress/<name>.spend.json`` holds the tokens, cost and seconds of every process that worked on
+the loop. It is rewritten atomically after each model call, so a run stopped by its budget,
+killed, or cut off mid-round is counted; a re-run starts from it, and ``--restart`` sets it aside
+with progress.md.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from harness.core.atomic import atomic_write_text
+from harness.core.errors import ConfigError
+from harness.core.usage import Usage
+
+
+class Spent(BaseModel):
+    """A loop's spend so far."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    prompt_tokens: int = Field(default=0, ge=0)
+    completion_tokens: int = Field(default=0, ge=0)
+    cost_usd: float = Field(default=0.0, ge=0, allow_inf_nan=False)
+    calls: int = Field(default=0, ge=0)
+    unpriced_calls: int = Field(default=0, ge=0)
+    seconds: float = Field(default=0.0, ge=0, allow_inf_nan=False)
+
+    @property
+    def usage(self) -> Usage:
+        return Usage(
+            self.prompt_tokens,
+            self.completion_tokens,
+            self.cost_usd,
+            self.calls,
+            self.unpriced_calls,
+        )
+
+    @classmethod
+    def of(cls, usage: Usage, seconds: float) -> Spent:
+        return cls(
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            cost_usd=usage.cost_usd,
+            calls=usage.calls,
+            unpriced_calls=usage.unpriced_calls,
+            seconds=seconds,
+        )
+
+
+def spend_path(progress_path: Path) -> Path:
+    """Where the spend of the loop whose progress is ``progress_path`` is kept."""
+    return progress_path.with_suffix(".spend.json")
+
+
+def read_spent(path: Path) -> Spent:
+    """The spend recorded at ``path``; nothing spent when there is no file.
+
+    A file that cannot be read is a :class:`ConfigError` naming it: the budget must not
+    silently start again from zero.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return Spent()
+    try:
+        return Spent.model_validate_json(text)
+    except ValidationError as exc:
+        raise ConfigError(
+            f"{path}: not a spend record ({exc.errors()[0]['msg']}); it keeps what this loop "
+            "has spent against its budget. Restore it, or start over with --restart"
+        ) from exc
+
+
+def write_spent(path: Path, spent: Spent) -> None:
+    """Save ``spent`` at ``path`` atomically."""
+    atomic_write_text(path, spent.model_dump_json(indent=2) + "\n")

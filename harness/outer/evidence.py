@@ -1,0 +1,131 @@
+"""One round's evidence: an author session, the agent's changes, the checks, and a commit."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import hashlib
+import time
+from pathlib import Path
+
+from harness.agent.agent import AgentRun
+from harness.agent.ledger import Ledger
+from harness.outer.decision import RoundReport, commit_message
+from harness.outer.people import ask_person, take_guidance
+from harness.outer.progress_tool import progress_tool
+from harness.outer.run import Run
+from harness.outer.settings import CRITIC_DIFF_CHARS, Settings
+from harness.outer.task import TaskInputs, render_task
+from harness.tools import Toolbox
+from harness.verify.gates import PytestGate, measure_baselines
+from harness.verify.junit import JUnitReport
+from harness.verify.round import verify
+from harness.workspace.workspace import truncate_diff
+
+
+def play_round(settings: Settings, run: Run, number: int) -> RoundReport:
+    """Round ``number``: the task, the session, verification, and the round's commit."""
+    started = time.monotonic()
+    run.meter.check_time()
+    for model in {id(m.inner): m for m in run.models}.values():
+        model.begin_round(number)
+    usage_before = run.meter.usage
+    task = render_task(
+        TaskInputs(
+            goal=settings.goal,
+            round=number,
+            max_iterations=settings.max_iterations,
+            budget=run.meter.describe_remaining(),
+            skill=settings.skill,
+            progress=run.progress,
+            feedback=run.feedback,
+            critic=run.critic is not None,
+            protect=settings.protect,
+            guidance=take_guidance(settings, run, number),
+        )
+    )
+    settings.events.emit(
+        "round_start", round=number, max_iterations=settings.max_iterations, task=task
+    )
+    session = _session(settings, run, task)
+    # The agent's work, taken once: protection, the critic's diff and the no-progress digest.
+    changed_files, diff = run.workspace.changes()
+    changed = tuple(changed_files)
+    baselines = _baselines(settings, run)
+    # The checks judge what the round commit holds, never the agent's working folder.
+    with run.workspace.clean_checkout(settings.protect) as delivered:
+        evidence = verify(
+            round_number=number,
+            goal=settings.goal,
+            workspace=delivered,
+            changed=changed,
+            protect=settings.protect,
+            gates=settings.gates,
+            critic=run.critic,
+            artifact=lambda: _artifact(settings, run, delivered, session, diff),
+            events=settings.events,
+            criteria=settings.skill_criteria(),
+            read_base=run.workspace.file_at_base,
+            baselines=baselines,
+        )
+    report = RoundReport(
+        round=number,
+        agent_stop=session.stop_reason,
+        agent_summary=session.final,
+        steps=session.steps,
+        gates=evidence.gates,
+        verdict=evidence.verdict,
+        usage=run.meter.usage - usage_before,
+        duration=time.monotonic() - started,
+        protected_violations=evidence.violations,
+        diff_digest=hashlib.sha256(diff.encode()).hexdigest() if diff else None,
+        critic_required=run.critic is not None,
+        files_changed=changed,
+    )
+    report = ask_person(settings, run, report)
+    commit = run.workspace.commit_round(number, commit_message(report))
+    return dataclasses.replace(report, commit=commit)
+
+
+def _session(settings: Settings, run: Run, task: str) -> AgentRun:
+    """The author's session; it edits a draft of progress that is kept only if the round ends."""
+    skill = settings.skill
+    ledger = Ledger(
+        settings.goal,
+        rules=skill.rules if skill else (),
+        open_items=[i.text for i in run.progress.checklist if not i.done] if run.progress else (),
+    )
+    author = run.author
+    if run.progress is not None:
+        run.draft = run.progress.model_copy(deep=True)
+        author = copy.copy(run.author)
+        author.toolbox = Toolbox([*settings.agent.toolbox, progress_tool(run.draft)])
+    session = author.run(
+        task, run.workspace.path, ledger=ledger, protect=settings.protect, events=settings.events
+    )
+    if session.interruption is not None:
+        raise session.interruption
+    return session
+
+
+def _baselines(settings: Settings, run: Run) -> dict[str, JUnitReport]:
+    """What the pytest gates find at the base commit, measured once per run."""
+    if run.baselines is None:
+        run.baselines = {}
+        if run.workspace.base_commit is not None and any(
+            isinstance(gate, PytestGate) for gate in settings.gates
+        ):
+            with run.workspace.clean_checkout((), at_base=True) as base:
+                run.baselines = measure_baselines(settings.gates, base)
+    return run.baselines
+
+
+def _artifact(settings: Settings, run: Run, delivered: Path, session: AgentRun, diff: str) -> str:
+    """What the critic judges: a named file as delivered, the diff (bounded), or the session's
+    last answer."""
+    if settings.critic_artifact.startswith("file:"):
+        target = delivered / settings.critic_artifact.removeprefix("file:")
+        return target.read_text(encoding="utf-8") if target.is_file() else ""
+    if settings.critic_artifact == "diff" and run.workspace.base_commit:
+        return truncate_diff(diff, CRITIC_DIFF_CHARS)
+    return session.final or ""

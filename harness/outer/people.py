@@ -1,0 +1,128 @@
+"""What a person sees and says while a loop runs: approvals, queued notes, round notifications.
+
+* A :class:`~harness.verify.human.HumanGate` is asked only after the automatic gates and the
+  critic passed a round; its answer is part of the round's report.
+* Notes queued with ``harness note`` are taken when a round starts: the round's task shows them
+  and progress.md's Notes section records them.
+* The ``on_round`` hook (a callable given the :class:`RoundReport`, or a shell command given
+  the round as JSON in ``HARNESS_ROUND_REPORT``) runs after every recorded round; its failure
+  is a ``hook_failed`` event, never a stop.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from harness.core.errors import HarnessError
+from harness.memory.inbox import ApprovalRequest, Inbox
+from harness.outer.decision import RoundReport
+from harness.outer.run import Run, save_progress
+from harness.outer.settings import Settings
+from harness.tools.proc import run_command, safe_env
+
+RoundHook = str | Callable[[RoundReport], object]
+HOOK_TIMEOUT = 60.0
+
+
+def inbox_for(settings: Settings, run: Run) -> Inbox:
+    """Beside progress.md; a loop without one keeps its inbox in the workspace's .harness/."""
+    if run.progress is not None and run.progress.path is not None:
+        return Inbox(run.progress.path)
+    return Inbox(settings.workspace / ".harness" / f"{settings.name}.md")
+
+
+def take_guidance(settings: Settings, run: Run, number: int) -> tuple[str, ...]:
+    """The notes queued since the last round, recorded in progress.md before the round starts."""
+    notes = inbox_for(settings, run).take_notes()
+    if notes and run.progress is not None:
+        lines = "\n".join(f"- Round {number}, from a person: {note}" for note in notes)
+        run.progress.notes = f"{run.progress.notes.rstrip()}\n{lines}".strip()
+        if run.progress.path is not None:
+            save_progress(settings, run.progress)
+    for note in notes:
+        settings.events.emit("note", round=number, text=note)
+    return tuple(notes)
+
+
+def ask_person(settings: Settings, run: Run, report: RoundReport) -> RoundReport:
+    """``report`` with the person's answer, when a human gate is set and everything else passed."""
+    if settings.human is None:
+        return report
+    report = dataclasses.replace(report, approval_required=True)
+    if not report.checks_passed:
+        return report
+    request = ApprovalRequest(
+        loop=settings.name, round=report.round, summary=_summary(settings, report)
+    )
+    approval = settings.human.review(request, inbox_for(settings, run))
+    settings.events.emit(
+        "approval",
+        round=report.round,
+        outcome=approval.outcome,
+        note=approval.note,
+        waited=approval.waited,
+    )
+    return dataclasses.replace(report, approval=approval)
+
+
+def _summary(settings: Settings, report: RoundReport) -> str:
+    lines = [f"Loop {settings.name}, round {report.round}: the gates and the critic passed."]
+    files = report.files_changed
+    shown = ", ".join(files[:10]) + (f" and {len(files) - 10} more" if len(files) > 10 else "")
+    lines.append(f"Changed: {len(files)} file(s){': ' + shown if files else ''}")
+    lines.extend(f"Gate {g.name}: {'passed' if g.passed else 'FAILED'}" for g in report.gates)
+    if report.verdict is not None:
+        reasons = "; ".join(report.verdict.reasons[:3])
+        lines.append(f"Critic: {report.verdict.score:.1f}/10{' — ' + reasons if reasons else ''}")
+    if report.commit:
+        lines.append(f"Commit: {report.commit}")
+    lines.append(f"Report: harness report {settings.run_id}")
+    return "\n".join(lines)
+
+
+def notify_round(settings: Settings, report: RoundReport) -> None:
+    """Run the ``on_round`` hook with the round's report; a failure is recorded, not raised."""
+    hook = settings.on_round
+    if hook is None:
+        return
+    try:
+        if callable(hook):
+            hook(report)
+            return
+        payload = json.dumps(round_payload(settings, report))
+        result = run_command(
+            hook,
+            cwd=settings.workspace if settings.workspace.is_dir() else Path.cwd(),
+            timeout=HOOK_TIMEOUT,
+            env=safe_env(extra={"HARNESS_ROUND_REPORT": payload, "HARNESS_LOOP": settings.name}),
+        )
+        if result.exit_code != 0:
+            raise HarnessError(f"exit code {result.exit_code}: {result.output[-500:]}")
+    except Exception as exc:  # noqa: BLE001 - a notification must not stop the loop; recorded
+        settings.events.emit(
+            "hook_failed", hook="on_round", round=report.round, error=f"{exc}"[:1000]
+        )
+
+
+def round_payload(settings: Settings, report: RoundReport) -> dict[str, object]:
+    """The round as the hook reads it: plain JSON."""
+    return {
+        "loop": settings.name,
+        "run_id": settings.run_id,
+        "round": report.round,
+        "passed": report.passed,
+        "outcome": report.outcome,
+        "gates": [{"name": g.name, "passed": g.passed, "summary": g.summary} for g in report.gates],
+        "critic_score": report.verdict.score if report.verdict else None,
+        "approval": report.approval.outcome if report.approval else None,
+        "files_changed": list(report.files_changed),
+        "commit": report.commit,
+        "tokens": report.usage.total_tokens,
+        "cost_usd": report.usage.cost_usd,
+        "duration": round(report.duration, 3),
+        "at": time.time(),
+    }

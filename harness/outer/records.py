@@ -1,0 +1,135 @@
+"""What a run leaves behind: each round saved for good, and the finish (a pass or an escalation)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from harness.core.stop import StopReason
+from harness.memory.progress_items import Status
+from harness.memory.spend import spend_path
+from harness.outer.decision import RoundReport, gate_summary
+from harness.outer.escalation import Escalation, escalate
+from harness.outer.result import RunResult
+from harness.outer.run import Run, run_warning, save_progress, save_spent
+from harness.outer.settings import Settings
+from harness.workspace.git import GitIsolationError
+
+
+def record_round(settings: Settings, run: Run, report: RoundReport) -> None:
+    """Save the round for good: progress.md (atomic), then the event."""
+    head = report.commit or run.state.head
+    if settings.rollback == "failed" and not report.passed and run.workspace.branch:
+        head = run.state.head or run.workspace.base_commit
+        if head is not None:
+            run.workspace.reset_to(head)
+    run.state = dataclasses.replace(run.state, head=head)
+    if run.progress is not None:
+        if run.draft is not None:
+            run.progress.checklist = run.draft.checklist
+            run.progress.resume_point = run.draft.resume_point
+        run.progress.record_attempt(
+            report.outcome,
+            gates=[gate_summary(g) for g in report.gates],
+            critic_score=report.verdict.score if report.verdict else None,
+            tokens=report.usage.total_tokens,
+            cost_usd=report.usage.cost_usd,
+            commit=report.commit or "",
+            summary=(report.agent_summary or "").strip()[:300],
+        )
+        if report.passed:  # in the same atomic write: a pass survives a kill right after it
+            run.progress.status = Status.PASSED
+        run.state.write(run.progress)
+        save_progress(settings, run.progress)
+    settings.events.emit(
+        "round_end",
+        round=report.round,
+        passed=report.passed,
+        outcome=report.outcome,
+        usage=report.usage,
+        duration=report.duration,
+    )
+
+
+def keep_partial_work(run: Run, number: int) -> None:
+    """A round cut short by a bound: commit what it left so nothing is lost."""
+    if run.workspace.branch:
+        run.workspace.commit_round(number, f"harness: round {number} (interrupted, not verified)")
+
+
+def finish_run(settings: Settings, run: Run) -> RunResult:
+    """Mark progress, merge or escalate, and give the result its named stop."""
+    stop = run.stop or StopReason.ERROR
+    escalation_path = None
+    if run.progress is not None and run.progress.path is not None:
+        save_spent(run.meter, spend_path(run.progress.path))
+    if run.progress is not None:
+        run.progress.status = Status.PASSED if stop is StopReason.PASSED else Status.ESCALATED
+        save_progress(settings, run.progress)
+    if stop is StopReason.PASSED:
+        _land(settings, run)
+    else:
+        escalation_path = _escalate(settings, run, stop)
+    settings.events.emit("stop", reason=stop.value, message=run.message)
+    result = RunResult(
+        stop,
+        run.message,
+        run.reports,
+        run.meter.usage,
+        run.workspace.branch,
+        run.workspace.path if run.workspace.branch else None,
+        escalation_path,
+        settings.run_id,
+        run.first_round,
+        run_warning(settings, run),
+        run.cut_short,
+    )
+    settings.events.emit(
+        "run_end",
+        run_id=settings.run_id,
+        stop_reason=stop.value,
+        passed=result.passed,
+        iterations=result.iterations,
+        usage=result.usage,
+        duration=run.meter.elapsed,
+    )
+    return result
+
+
+def _land(settings: Settings, run: Run) -> None:
+    """A pass: merge when asked, then remove the worktree (the branch stays)."""
+    if settings.merge:
+        try:
+            run.workspace.merge_ff()
+            run.message += f"; merged into your branch ({run.workspace.branch})"
+        except GitIsolationError as exc:
+            run.message += f"; not merged, the work stays on its branch: {exc}"
+    try:
+        run.workspace.finish(prune=True)
+    except GitIsolationError as exc:
+        run.message += f"; the worktree was left in place: {exc}"
+
+
+def _escalate(settings: Settings, run: Run, stop: StopReason) -> Path:
+    where = run.progress.path if run.progress and run.progress.path else None
+    path = settings.report_path(where, run.workspace.path)
+    assert path is not None
+    earlier = run.progress.attempts[: run.first_round - 1] if run.progress else []
+    escalate(
+        Escalation(
+            settings.goal,
+            stop,
+            run.message,
+            run.reports,
+            run.meter.usage,
+            run.workspace.branch,
+            run.workspace.path if run.workspace.branch else None,
+            where,
+            earlier=tuple(earlier),
+        ),
+        path,
+        hook=settings.on_escalate,
+        redact=settings.redact,
+    )
+    settings.events.emit("escalation", reason=stop.value, report_path=str(path))
+    return path

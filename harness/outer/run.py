@@ -1,0 +1,137 @@
+"""One ``OuterLoop.run`` in progress: its workspace, meter, metered models and rounds so far."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.agent.agent import Agent
+from harness.core.atomic import atomic_write_text
+from harness.core.stop import StopReason
+from harness.memory.progress import Progress
+from harness.memory.progress_items import Status
+from harness.memory.run_state import RunState
+from harness.memory.spend import Spent, read_spent, spend_path, write_spent
+from harness.models.budget import Meter, MeteredModel
+from harness.outer.decision import RoundReport
+from harness.outer.settings import Settings
+from harness.sandbox import default_sandbox
+from harness.verify.critic import Critic
+from harness.verify.junit import JUnitReport
+from harness.workspace.git import Workspace, open_workspace
+
+
+@dataclass
+class Run:
+    """Mutable state of one run."""
+
+    workspace: Workspace
+    meter: Meter
+    author: Agent
+    critic: Critic | None
+    progress: Progress | None
+    state: RunState
+    first_round: int
+    models: tuple[MeteredModel, ...]
+    reports: list[RoundReport] = field(default_factory=list)
+    stop: StopReason | None = None
+    cut_short: int | None = None  # the round stopped part-way, if one was
+    message: str = ""
+    feedback: str = ""
+    draft: Progress | None = (
+        None  # the round's progress as the agent edits it; kept if it completes
+    )
+    baselines: dict[str, JUnitReport] | None = None  # the pytest gates at the base, once measured
+
+
+def start_run(settings: Settings, progress: Progress | None) -> Run:
+    """Open the workspace (resuming the recorded branch), meter the models, mark progress begun."""
+    state = RunState.read(progress) if progress is not None else RunState()
+    begun = progress is not None and progress.status is not Status.NOT_STARTED
+    resume_branch = state.branch if begun else None
+    workspace = open_workspace(
+        settings.workspace,
+        isolation=settings.isolation,
+        loop_name=settings.name,
+        run_id=settings.run_id,
+        resume_branch=resume_branch,
+        own_files=_own_files(progress),
+    )
+    if resume_branch:
+        workspace.clear_stale_locks()  # a killed run may have died inside a git command
+        if state.head:
+            workspace.reset_to(state.head)  # a round cut off mid-way is discarded and redone
+    meter = _meter(settings, progress)
+    author = copy.copy(settings.agent)
+    author_model = MeteredModel(settings.agent.model, meter, role="author", events=settings.events)
+    author.model = author_model
+    models = [author_model]
+    critic = None
+    if settings.critic is not None:
+        critic = copy.copy(settings.critic)
+        critic.model = author_model.for_role("critic", settings.critic.model)
+        critic.events = settings.events
+        models.append(critic.model)
+    first = progress.iteration + 1 if progress is not None and begun else 1
+    if progress is not None:
+        if not begun:
+            progress.iteration = 0
+            for item in settings.checklist:
+                progress.add_item(item)
+        progress.status = Status.IN_PROGRESS
+        progress.max_iterations = settings.max_iterations
+        state = RunState(
+            branch=workspace.branch,
+            worktree=str(workspace.path) if workspace.branch else None,
+            base=workspace.base_commit,
+            head=state.head or workspace.base_commit,
+        )
+        state.write(progress)
+        save_progress(settings, progress)
+    return Run(workspace, meter, author, critic, progress, state, first, tuple(models))
+
+
+def _meter(settings: Settings, progress: Progress | None) -> Meter:
+    """The run's meter, starting from what earlier processes of this loop spent."""
+    if progress is None or progress.path is None:
+        return Meter(settings.budget)
+    path = spend_path(progress.path)
+    spent = read_spent(path)
+    return Meter(
+        settings.budget,
+        prior=spent.usage,
+        prior_seconds=spent.seconds,
+        on_record=lambda meter: save_spent(meter, path),
+    )
+
+
+def save_spent(meter: Meter, path: Path) -> None:
+    """Record everything ``meter`` has counted, earlier processes included."""
+    write_spent(path, Spent.of(meter.total, meter.prior_seconds + meter.elapsed))
+
+
+def save_progress(settings: Settings, progress: Progress) -> None:
+    """progress.md, atomically and with secrets redacted."""
+    assert progress.path is not None
+    atomic_write_text(progress.path, settings.redact(progress.render()))
+
+
+def run_warning(settings: Settings, run: Run) -> str | None:
+    """What the run says once: about its workspace, and when commands are not sandboxed."""
+    sandbox = (settings.agent.sandbox or default_sandbox()).warning
+    found = [w for w in (run.workspace.warning, sandbox) if w]
+    return "; ".join(found) or None
+
+
+def _own_files(progress: Progress | None) -> tuple[Path, ...]:
+    """What the harness keeps beside the checkout's progress file: not the user's changes."""
+    if progress is None or progress.path is None:
+        return ()
+    path = progress.path
+    return (
+        path,
+        path.with_suffix(".previous.md"),
+        path.with_suffix(".escalation.md"),
+        path.with_name(path.name + ".lock"),
+    )

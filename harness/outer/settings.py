@@ -1,0 +1,84 @@
+"""What one outer loop was asked to do: its goal, checks, bounds and bookkeeping, validated once."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from harness.agent.agent import Agent
+from harness.core.errors import ConfigError
+from harness.core.sink import EventSink
+from harness.engine.loop import check_max_iterations
+from harness.memory.skill import Skill
+from harness.models.budget import Budget
+from harness.outer.escalation import EscalationHook
+from harness.verify.critic import Critic
+from harness.verify.gates import Gate
+from harness.verify.human import HumanGate
+from harness.workspace.git import Isolation
+
+CRITIC_DIFF_CHARS = 20_000
+"""How much of the run's diff the critic reads; a longer diff is cut with a stated marker."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """An :class:`~harness.outer.loop.OuterLoop`'s arguments, checked; shared by its parts."""
+
+    goal: str
+    agent: Agent
+    gates: tuple[Gate, ...]
+    critic: Critic | None
+    skill: Skill | None
+    max_iterations: int
+    budget: Budget
+    workspace: Path
+    isolation: Isolation | Literal["auto"]
+    on_escalate: EscalationHook | None
+    protect: tuple[str, ...]
+    patience: int
+    rollback: str
+    merge: bool
+    name: str
+    events: EventSink
+    critic_artifact: str
+    run_id: str
+    redact: Callable[[str], str]
+    checklist: tuple[str, ...]
+    restart: bool
+    human: HumanGate | None = None  # asked after the gates and the critic pass
+    on_round: str | Callable[..., object] | None = None  # told of every recorded round
+
+    def __post_init__(self) -> None:
+        if not self.goal:
+            raise ConfigError("goal: must not be empty")
+        check_max_iterations(self.max_iterations)
+        if self.rollback not in ("keep", "failed"):
+            raise ConfigError(f"rollback: must be 'keep' or 'failed', got {self.rollback!r}")
+        artifact = self.critic_artifact
+        if artifact not in ("diff", "final") and not artifact.startswith("file:"):
+            raise ConfigError(
+                f"critic_artifact: must be 'diff', 'final' or 'file:PATH', got {artifact!r}"
+            )
+        if not isinstance(self.patience, int) or not 2 <= self.patience <= 100:
+            raise ConfigError(f"patience: must be an integer from 2 to 100, got {self.patience!r}")
+        if not self.gates and self.critic is None and self.human is None:
+            raise ConfigError(
+                "gates/critic: give at least one gate or a critic; nothing else can pass a round"
+            )
+        if self.on_round is not None and not callable(self.on_round) and not self.on_round.strip():
+            raise ConfigError("on_round: give a command or a callable")
+
+    def skill_criteria(self) -> str | None:
+        """SKILL.md's success criteria, rubric and rules, unless the critic was given its own."""
+        if self.skill is None or self.critic is None or self.critic.criteria_given:
+            return None
+        return self.skill.render_for_critic()
+
+    def report_path(self, progress_path: Path | None, workspace: Path | None) -> Path | None:
+        """Where the escalation report goes: beside progress.md, else in the workspace."""
+        if progress_path is not None:
+            return progress_path.with_suffix(".escalation.md")
+        return None if workspace is None else workspace / ".harness" / f"{self.name}.escalation.md"

@@ -1,0 +1,68 @@
+"""The bubblewrap backend: the command line that puts a command in its own namespaces."""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+SANDBOX_HOME = "/tmp/home"
+"""``HOME`` inside the sandbox: a folder of its private ``/tmp``."""
+
+STATE_NAMES = (".git", ".harness")
+"""Folders (or files) of a workspace a sandboxed command may read but never write."""
+
+
+def bwrap_argv(
+    command: Sequence[str],
+    *,
+    workspace: Path,
+    cwd: Path,
+    network: bool,
+    tmp_bytes: int,
+    readonly: Sequence[Path] = (),
+    writable: Sequence[Path] = (),
+) -> list[str]:
+    """``bwrap ... -- command``: the root read-only, the workspace and ``writable`` not.
+
+    New PID, IPC, UTS, cgroup, user and (unless ``network``) network namespaces; a private
+    ``/tmp`` of ``tmp_bytes``; the workspace's ``.git`` and ``.harness`` and every ``readonly``
+    path mounted read-only over the writable workspace; no capabilities; killed with the harness.
+    """
+    argv = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    argv += ["--size", str(tmp_bytes), "--tmpfs", "/tmp", "--dir", SANDBOX_HOME]
+    argv += ["--bind", str(workspace), str(workspace)]
+    for path in writable:
+        argv += ["--bind", str(path), str(path)]
+    protected = [workspace / name for name in STATE_NAMES] + list(readonly)
+    for path in protected:
+        if os.path.lexists(path) and not path.is_symlink():
+            argv += ["--ro-bind", str(path), str(path)]
+    argv += ["--unshare-all", "--die-with-parent", "--new-session"]
+    if network:
+        argv.append("--share-net")
+    if os.geteuid() == 0:  # root keeps every capability inside unless told otherwise
+        argv += ["--cap-drop", "ALL"]
+    argv += ["--chdir", str(cwd), "--", *command]
+    return argv
+
+
+@functools.cache
+def bwrap_problem() -> str | None:
+    """Why the bwrap backend cannot be used here, or None when it works (checked once)."""
+    if shutil.which("bwrap") is None:
+        return "bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+    here = Path(tempfile.gettempdir())
+    probe = bwrap_argv(["true"], workspace=here, cwd=here, network=False, tmp_bytes=1 << 20)
+    try:
+        proc = subprocess.run(probe, capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"bwrap could not be started: {exc}"
+    if proc.returncode != 0:
+        reason = proc.stderr.strip().splitlines()[-1:] or [f"exit code {proc.returncode}"]
+        return f"bwrap does not work here ({reason[0]}); user namespaces may be disabled"
+    return None

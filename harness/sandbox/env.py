@@ -1,0 +1,64 @@
+"""The environment a command gets: by allow-list inside a sandbox, by deny-list without one."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable, Mapping
+
+from harness.core.redact import SECRET_NAME
+
+ALLOWED_NAMES = ("PATH", "LANG", "TERM", "TZ")
+"""Variables every sandboxed command gets from the harness's environment (plus ``LC_*``)."""
+
+
+def safe_env(
+    base: Mapping[str, str] | None = None, extra: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """``base`` (default: this process's environment) without API keys and other secrets.
+
+    A deny-list, for commands the harness's user configured (the escalation hook); the agent's
+    commands and the gates get :func:`allowed_env` instead. The directory of the Python running
+    harness comes first on ``PATH`` (see :func:`with_python_first`).
+    """
+    env = {
+        k: v
+        for k, v in (os.environ if base is None else base).items()
+        if not SECRET_NAME.search(k)  # the same names the event log redacts
+    }
+    env.update(extra or {})
+    return with_python_first(env)
+
+
+def allowed_env(
+    *,
+    home: str,
+    names: Iterable[str] = (),
+    extra: Mapping[str, str] | None = None,
+    base: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """Only ``PATH``, ``LANG``, ``LC_*``, ``TERM``, ``TZ`` and ``names`` from ``base``.
+
+    ``HOME`` is ``home`` (the sandbox's own); ``extra`` are values the harness sets on purpose.
+    Nothing else of the harness's environment reaches the command: no provider key, no
+    ``DATABASE_URL``, whatever its name.
+    """
+    source = os.environ if base is None else base
+    wanted = set(ALLOWED_NAMES) | set(names)
+    env = {k: v for k, v in source.items() if k in wanted or k.startswith("LC_")}
+    env["HOME"] = home
+    env.update(extra or {})
+    return with_python_first(env)
+
+
+def with_python_first(env: dict[str, str]) -> dict[str, str]:
+    """``env`` with the directory of the running Python first on ``PATH``.
+
+    So that ``python``, ``python -m pytest`` or ``ruff`` in a gate or a shell command find the
+    same environment even when its virtual environment was never activated.
+    """
+    bin_dir = os.path.dirname(sys.executable)
+    path = env.get("PATH", os.defpath)
+    if bin_dir and path.split(os.pathsep)[0] != bin_dir:
+        env["PATH"] = bin_dir + os.pathsep + path if path else bin_dir
+    return env

@@ -1,0 +1,164 @@
+"""``Sandbox``: where every agent-influenced command runs (the agent's shell, the gates)."""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import signal
+import tempfile
+import time
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Literal
+
+from harness.core.errors import ConfigError
+from harness.sandbox.bwrap import SANDBOX_HOME, bwrap_argv, bwrap_problem
+from harness.sandbox.env import allowed_env
+from harness.sandbox.limits import MB, Cgroup, Limits, limits_prefix, nproc_prefix
+from harness.sandbox.process import CommandResult, cannot_start, run_command
+
+Backend = Literal["auto", "bwrap", "none"]
+BACKENDS = ("auto", "bwrap", "none")
+
+NOT_SANDBOXED = (
+    "commands are not sandboxed: they run as the harness's user, with its files in reach"
+)
+
+
+class Sandbox:
+    """Runs commands behind an OS boundary, with an allow-listed environment and limits.
+
+    ``backend``: ``bwrap`` (bubblewrap namespaces: read-only root, only the workspace
+    writable, its ``.git``/``.harness`` and ``readonly`` paths read-only, private ``/tmp``, own
+    PID and network namespaces, killed with the harness), ``none`` (plain subprocesses, as the
+    harness's user; :attr:`warning` says so) or ``auto`` (``bwrap`` where it works, else
+    ``none``). ``network`` lets commands reach the network; ``env`` names the variables of the
+    harness's environment that commands get beyond ``PATH``, ``LANG``, ``LC_*``, ``TERM``,
+    ``TZ``; ``limits`` bounds memory, processes, file size, ``/tmp`` and output.
+    """
+
+    def __init__(
+        self,
+        backend: Backend = "auto",
+        *,
+        network: bool = False,
+        env: Sequence[str] = (),
+        limits: Limits | None = None,
+        readonly: Sequence[str | os.PathLike[str]] = (),
+    ) -> None:
+        if backend not in BACKENDS:
+            raise ConfigError(f"backend: expected one of {', '.join(BACKENDS)}, got {backend!r}")
+        problem = bwrap_problem() if backend != "none" else None
+        if backend == "bwrap" and problem:
+            raise ConfigError(f"backend: 'bwrap' was asked for but {problem}")
+        self.backend: Literal["bwrap", "none"] = "none" if backend == "none" or problem else "bwrap"
+        self.warning: str | None = None
+        """Said once in the run's output and report when commands are not sandboxed."""
+        if self.backend == "none":
+            self.warning = NOT_SANDBOXED + (f" ({problem})" if problem else " (backend 'none')")
+        self.network = network
+        self.env_names = tuple(env)
+        self.limits = limits or Limits()
+        self.readonly = tuple(Path(p).absolute() for p in readonly)
+        self._home: str | None = None
+
+    def __repr__(self) -> str:
+        return f"Sandbox(backend={self.backend!r}, network={self.network})"
+
+    def run(
+        self,
+        command: str | Sequence[str],
+        *,
+        cwd: str | os.PathLike[str],
+        timeout: float,
+        workspace: str | os.PathLike[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        writable: Sequence[str | os.PathLike[str]] = (),
+        max_output: int = 20_000,
+    ) -> CommandResult:
+        """Run ``command`` (a shell string or an argv list) in ``cwd`` under the sandbox.
+
+        ``workspace`` (default ``cwd``) and ``writable`` are the only places it may write;
+        ``env`` are values set on purpose on top of the allow-list. Killed at ``timeout`` or the
+        first limit exceeded; the result says which.
+        """
+        here = Path(cwd).absolute()
+        root = Path(workspace).absolute() if workspace is not None else here
+        argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
+        if not isinstance(command, str):  # inside, a missing program is only bwrap's exit 1
+            missing = _missing_program(argv, here)
+            if missing:
+                return cannot_start(argv[0], missing, timeout=timeout, since=time.monotonic())
+        cgroup = Cgroup.create(self.limits)
+        try:
+            home = SANDBOX_HOME
+            if self.backend == "bwrap":
+                inner = cgroup is None and os.geteuid() != 0
+                argv = bwrap_argv(
+                    nproc_prefix(self.limits) + argv if inner else argv,
+                    workspace=root, cwd=here, network=self.network,
+                    tmp_bytes=self.limits.tmp_mb * MB, readonly=self.readonly,
+                    writable=[Path(p) for p in writable],
+                )  # fmt: skip
+            else:
+                home = self._own_home()
+            argv = limits_prefix(self.limits, cgroup) + argv
+            full_env = allowed_env(home=home, names=self.env_names, extra=env)
+            return run_command(
+                argv, cwd=here, timeout=timeout, env=full_env, max_output=max_output,
+                watch=self._watch(cgroup), explain=self._explain(cgroup),
+            )  # fmt: skip
+        finally:
+            if cgroup is not None:
+                cgroup.kill_all()
+
+    def _own_home(self) -> str:
+        """HOME for backend none: a folder of its own, removed with the sandbox."""
+        if self._home is None:
+            self._home = tempfile.mkdtemp(prefix="harness-home-")
+            weakref.finalize(self, shutil.rmtree, self._home, ignore_errors=True)
+        return self._home
+
+    def _watch(self, cgroup: Cgroup | None) -> Callable[[int], str | None]:
+        names = self.limits.names()
+        output_bytes = self.limits.output_mb * MB
+
+        def watch(written: int) -> str | None:
+            if written > output_bytes:
+                return names["output"]
+            hit = cgroup.exceeded() if cgroup is not None else None
+            return names[hit] if hit else None
+
+        return watch
+
+    def _explain(self, cgroup: Cgroup | None) -> Callable[[int | None], str | None]:
+        names = self.limits.names()
+
+        def explain(code: int | None) -> str | None:
+            if code in (-signal.SIGXFSZ, 128 + signal.SIGXFSZ):
+                return names["file_size"]
+            hit = cgroup.exceeded() if cgroup is not None else None
+            return names[hit] if hit else None
+
+        return explain
+
+
+def _missing_program(argv: list[str], cwd: Path) -> str | None:
+    """Why ``argv[0]`` cannot be started (found nowhere on PATH, missing cwd), or None."""
+    if not argv or not argv[0]:
+        return "empty command"
+    if not cwd.is_dir():
+        return f"[Errno 2] No such file or directory: {str(cwd)!r}"
+    path = allowed_env(home="").get("PATH")
+    program = argv[0] if "/" not in argv[0] else str(cwd / argv[0])
+    if shutil.which(program, path=path) is None:
+        return f"[Errno 2] No such file or directory: {argv[0]!r}"
+    return None
+
+
+@functools.cache
+def default_sandbox() -> Sandbox:
+    """The ``auto`` sandbox with default settings, made once per process."""
+    return Sandbox("auto")

@@ -1,0 +1,272 @@
+"""Batches: a list of independent tasks, each a full outer loop, run by a bounded pool.
+
+A batch is resumable. Each task's record is written atomically to ``<out>/tasks/<name>/`` as
+``running`` before its loop starts and with its ending after; a re-run skips every task whose
+record says it ended (passed, escalated or error) and runs the others again (an interrupted
+task's loop resumes from its own progress file). A batch-wide budget stops starting new tasks
+once the ended tasks have spent it. ``summary.json`` is rewritten after every task.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Protocol
+
+from harness.core.errors import ConfigError
+from harness.core.usage import Usage
+from harness.memory.lock import LoopLock
+from harness.models.budget import Budget
+from harness.models.rate_limit import shared_limiter
+from harness.outer.loop import OuterLoop
+from harness.scale.batch_summary import SUMMARY_FILE, BatchSummary
+from harness.scale.batch_task import BatchTask, TaskRecord, check_names, read_record
+from harness.scale.task_run import TaskRun, run_task
+
+Backend = Literal["local", "ray"]
+MAX_WORKERS = 64
+"""Loops mostly wait on their model, so a pool may be larger than the number of cores."""
+
+LoopFor = Callable[[BatchTask, TaskRun], OuterLoop]
+
+
+@dataclass(frozen=True)
+class BatchProgress:
+    """Where a running batch stands, for a live progress line."""
+
+    total: int
+    done: int
+    running: int
+    failed: int
+    not_started: int
+    usage: Usage
+    elapsed: float
+    eta: float | None
+    stopping: bool = False
+
+    def line(self) -> str:
+        from harness.observe.live import format_cost, format_duration, format_tokens
+
+        eta = f", ETA {format_duration(self.eta)}" if self.eta is not None else ""
+        held = f", {self.not_started} not started" if self.not_started else ""
+        if self.stopping:
+            eta = ", stopping: waiting for the running tasks (interrupt again to quit now)"
+        return (
+            f"batch: {self.done}/{self.total} done, {self.running} running, "
+            f"{self.failed} failed{held}, {format_tokens(self.usage.total_tokens)} tokens, "
+            f"{format_cost(self.usage.cost_usd)}, {format_duration(self.elapsed)}{eta}"
+        )
+
+
+class Executor(Protocol):
+    """Where task loops run: a local thread pool or a Ray cluster."""
+
+    def submit(self, task: BatchTask, run: TaskRun) -> Future[TaskRecord]: ...
+
+    def close(self) -> None: ...
+
+
+class Batch:
+    """Run ``tasks`` with ``loop_for(task, run)`` building each task's :class:`OuterLoop`.
+
+    ``loop_for`` must put the loop's progress file at ``run.progress`` and use ``run.run_id``
+    (:func:`harness.cli.batch.loop_from_toml` does, for tasks that name a ``loop.toml``).
+    ``rate_limits`` maps a model name to the requests per minute every worker shares.
+    A first ``KeyboardInterrupt`` starts no further task and lets the running ones end and be
+    recorded; a second one quits at once (the tasks still running then run again next time).
+    """
+
+    def __init__(
+        self,
+        tasks: Sequence[BatchTask | Mapping[str, object]],
+        loop_for: LoopFor,
+        *,
+        workers: int = 4,
+        backend: Backend = "local",
+        out: str | Path = Path(".harness") / "batch",
+        budget: Budget | None = None,
+        on_progress: Callable[[BatchProgress], None] | None = None,
+        ray_address: str | None = None,
+        num_cpus: float = 1,
+        rate_limits: Mapping[str, float] | None = None,
+    ) -> None:
+        parsed = [t if isinstance(t, BatchTask) else BatchTask.model_validate(t) for t in tasks]
+        check_names(parsed)
+        if (
+            isinstance(workers, bool)
+            or not isinstance(workers, int)
+            or not 1 <= workers <= MAX_WORKERS
+        ):
+            raise ConfigError(
+                f"workers: must be an integer from 1 to {MAX_WORKERS}, got {workers!r}"
+            )
+        if backend not in ("local", "ray"):
+            raise ConfigError(f"backend: must be 'local' or 'ray', got {backend!r}")
+        self.tasks = parsed
+        self.loop_for = loop_for
+        self.workers = workers
+        self.backend = backend
+        self.out = Path(out)
+        self.budget = budget or Budget()
+        self.on_progress = on_progress
+        self.ray_address = ray_address
+        self.num_cpus = num_cpus
+        self.rate_limits = dict(rate_limits or {})
+        self.stopping = False
+        for model, per_minute in self.rate_limits.items():
+            if isinstance(per_minute, bool) or not per_minute > 0:
+                raise ConfigError(
+                    f"rate_limits.{model}: requests per minute must be positive, got {per_minute!r}"
+                )
+
+    def run(self) -> BatchSummary:
+        """Run every task that has not ended yet; return (and save) the summary.
+
+        One batch at a time per output folder: a second one raises :class:`LockHeld`.
+        """
+        self.out.mkdir(parents=True, exist_ok=True)
+        with LoopLock(self.out / SUMMARY_FILE):
+            return self._run()
+
+    def _run(self) -> BatchSummary:
+        started = time.monotonic()
+        self.stopping = False
+        earlier = {t.name: read_record(self.out, t.name) for t in self.tasks}
+        records = {name: r for name, r in earlier.items() if r is not None and r.ended}
+        queue = deque(t for t in self.tasks if t.name not in records)
+        running: dict[Future[TaskRecord], BatchTask] = {}
+        held: list[str] = []
+        finished_here = 0
+        executor = self._executor()
+        try:
+            while queue or running:
+                while queue and len(running) < self.workers:
+                    if self._spent_budget(records.values()):
+                        held.extend(t.name for t in queue)
+                        queue.clear()
+                        break
+                    task = queue.popleft()
+                    before = earlier[task.name]
+                    run = TaskRun(
+                        run_id=uuid.uuid4().hex[:8],
+                        progress=self.out / "tasks" / task.name / "progress.md",
+                        starts=before.starts + 1 if before else 1,
+                    )
+                    TaskRecord(name=task.name, status="running", starts=run.starts).save(self.out)
+                    running[executor.submit(task, run)] = task
+                if not running:
+                    break
+                try:
+                    done, _ = wait(running, return_when=FIRST_COMPLETED)
+                except KeyboardInterrupt:
+                    if self.stopping:
+                        raise  # a second interrupt: quit now; the running tasks re-run next time
+                    self.stopping = True  # start nothing more; let the running tasks end
+                    held.extend(t.name for t in queue)
+                    queue.clear()
+                    self._notify(records, running, queue, held, started, finished_here)
+                    continue
+                for future in done:
+                    task = running.pop(future)
+                    record = future.result()
+                    record.save(self.out)
+                    records[task.name] = record
+                    finished_here += 1
+                self._save(records, held, started)
+                self._notify(records, running, queue, held, started, finished_here)
+        finally:
+            executor.close()
+        return self._save(records, held, started)
+
+    def _executor(self) -> Executor:
+        if self.backend == "ray":
+            from harness.scale.ray_backend import RayExecutor
+
+            return RayExecutor(
+                self.loop_for,
+                address=self.ray_address,
+                num_cpus=self.num_cpus,
+                rate_limits=self.rate_limits,
+            )
+        return LocalExecutor(self.loop_for, rate_limits=self.rate_limits)
+
+    def _spent_budget(self, records: Iterable[TaskRecord]) -> bool:
+        spent = sum((r.usage for r in records), start=Usage())
+        tokens, cost = self.budget.tokens, self.budget.cost_usd
+        return (tokens is not None and spent.total_tokens >= tokens) or (
+            cost is not None and spent.cost_usd >= cost
+        )
+
+    def _save(
+        self, records: dict[str, TaskRecord], held: list[str], started: float
+    ) -> BatchSummary:
+        ordered = [records[t.name] for t in self.tasks if t.name in records]
+        summary = BatchSummary.of(
+            ordered,
+            not_started=held,
+            wall_seconds=time.monotonic() - started,
+            workers=self.workers,
+            backend=self.backend,
+        )
+        summary.save(self.out)
+        return summary
+
+    def _notify(
+        self,
+        records: dict[str, TaskRecord],
+        running: dict[Future[TaskRecord], BatchTask],
+        queue: deque[BatchTask],
+        held: list[str],
+        started: float,
+        finished_here: int,
+    ) -> None:
+        if self.on_progress is None:
+            return
+        elapsed = time.monotonic() - started
+        left = len(queue) + len(running)
+        eta = elapsed / finished_here * left if finished_here and left else None
+        self.on_progress(
+            BatchProgress(
+                total=len(self.tasks),
+                done=len(records),
+                running=len(running),
+                failed=sum(r.status != "passed" for r in records.values()),
+                not_started=len(held),
+                usage=sum((r.usage for r in records.values()), start=Usage()),
+                elapsed=elapsed,
+                eta=eta,
+                stopping=self.stopping,
+            )
+        )
+
+
+class LocalExecutor:
+    """Each task's loop in a thread of this process: loops spend their time waiting on models and
+    git. The batch bounds how many run at once. The threads are daemons, so a second interrupt
+    quits at once (their tasks re-run, resuming their loops, on the next run of the batch).
+    """
+
+    def __init__(self, loop_for: LoopFor, *, rate_limits: Mapping[str, float]) -> None:
+        self.loop_for = loop_for
+        self.limiters = {name: shared_limiter(name, rpm) for name, rpm in rate_limits.items()}
+
+    def submit(self, task: BatchTask, run: TaskRun) -> Future[TaskRecord]:
+        future: Future[TaskRecord] = Future()
+
+        def work() -> None:
+            try:
+                future.set_result(run_task(task, run, self.loop_for, limiters=self.limiters))
+            except BaseException as exc:  # noqa: BLE001 - handed to the batch, which re-raises it
+                future.set_exception(exc)
+
+        threading.Thread(target=work, name=f"batch-{task.name}", daemon=True).start()
+        return future
+
+    def close(self) -> None:
+        """Nothing to release: every thread ends with its task."""

@@ -1,0 +1,76 @@
+"""A batch's ``summary.json`` as a text table and as one self-contained HTML page."""
+
+from __future__ import annotations
+
+from html import escape
+
+from harness.observe.live import format_cost, format_duration, format_tokens
+from harness.observe.report_html import CSS
+from harness.scale.batch_summary import BatchSummary
+
+COLUMNS = ("task", "status", "stop reason", "rounds", "score", "tokens", "cost", "time", "branch")
+
+
+def _rows(summary: BatchSummary) -> list[tuple[str, ...]]:
+    rows: list[tuple[str, ...]] = [
+        (
+            r.name,
+            r.status,
+            r.stop_reason or "-",
+            str(r.rounds),
+            f"{r.score:g}" if r.score is not None else "-",
+            format_tokens(r.tokens),
+            format_cost(r.cost_usd),
+            format_duration(r.seconds),
+            r.branch or "-",
+        )
+        for r in summary.tasks
+    ]
+    rows += [
+        (name, "not started", "-", "0", "-", "0", "-", "-", "-") for name in summary.not_started
+    ]
+    return rows
+
+
+def _headline(summary: BatchSummary) -> str:
+    total = len(summary.tasks) + len(summary.not_started)
+    counts = ", ".join(f"{n} {status}" for status, n in sorted(summary.counts.items()))
+    winner = f" · winner {summary.winner}" if summary.winner else ""
+    return (
+        f"{summary.kind} · {total} tasks · {counts}{winner} · pass rate {summary.pass_rate:.0%} · "
+        f"{format_tokens(summary.totals.tokens)} tokens · {format_cost(summary.totals.cost_usd)} · "
+        f"{format_duration(summary.wall_seconds)} wall on {summary.workers} {summary.backend} workers"
+    )
+
+
+def render_batch_text(summary: BatchSummary) -> str:
+    """The headline, then one aligned row per task."""
+    rows = [COLUMNS, *_rows(summary)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
+    lines = [_headline(summary), ""]
+    lines += [
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    ]
+    return "\n".join(lines)
+
+
+def render_batch_html(summary: BatchSummary) -> str:
+    """One page, inline CSS, no scripts or external resources."""
+    head = "".join(f"<th>{escape(c)}</th>" for c in COLUMNS)
+    body = "".join(
+        "<tr>"
+        + "".join(
+            f'<td class="{"pass" if i == 1 and cell == "passed" else "fail" if i == 1 else ""}">'
+            f"{escape(cell)}</td>"
+            for i, cell in enumerate(row)
+        )
+        + "</tr>"
+        for row in _rows(summary)
+    )
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>harness {summary.kind}</title><style>{CSS}</style></head><body>"
+        f"<h1>{summary.kind.capitalize()}</h1><p>{escape(_headline(summary))}</p>"
+        f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></body></html>\n"
+    )

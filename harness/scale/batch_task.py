@@ -1,0 +1,152 @@
+"""One task of a batch, as a line of ``TASKS.jsonl`` gives it, and the record of how it ended.
+
+Every line is validated with pydantic; an error names the file, the line and the field. Relative
+paths in a line (``loop``, ``workspace``) start at the folder that holds the task file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from harness.core.atomic import atomic_write_text
+from harness.core.errors import ConfigError
+from harness.core.usage import Usage
+from harness.core.validation import format_validation_error
+from harness.engine.loop import MAX_ITERATIONS
+
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+
+
+class TaskBudget(BaseModel):
+    """One task's own ceilings (the run's :class:`~harness.models.budget.Budget`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tokens: int | None = Field(None, gt=0)
+    cost_usd: float | None = Field(None, gt=0)
+    seconds: float | None = Field(None, gt=0)
+
+
+class BatchTask(BaseModel):
+    """``{"name": ..., "loop": "path/to/loop.toml"}`` and optional overrides of that file."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=NAME_PATTERN)
+    loop: str | None = None
+    goal: str | None = Field(None, min_length=1)
+    workspace: str | None = None
+    model: str | None = None
+    max_iterations: int | None = Field(None, ge=1, le=MAX_ITERATIONS)
+    budget: TaskBudget | None = None
+
+
+Status = Literal["running", "passed", "escalated", "error", "interrupted"]
+ENDED: tuple[Status, ...] = ("passed", "escalated", "error")
+"""A task with one of these statuses has ended: a re-run of the batch skips it."""
+
+
+class TaskRecord(BaseModel):
+    """How one task stands; written atomically to ``<out>/tasks/<name>/record.json``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    status: Status
+    stop_reason: str | None = None
+    message: str = ""
+    rounds: int = 0
+    score: float | None = None
+    """The critic's score of the last round, if a critic judged it."""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    seconds: float = 0.0
+    branch: str | None = None
+    run_id: str | None = None
+    starts: int = 1
+    """How many times the task was started (more than one after an interrupted batch)."""
+
+    @property
+    def ended(self) -> bool:
+        return self.status in ENDED
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    @property
+    def usage(self) -> Usage:
+        return Usage(self.prompt_tokens, self.completion_tokens, self.cost_usd)
+
+    def save(self, folder: Path) -> Path:
+        return atomic_write_text(record_path(folder, self.name), self.model_dump_json(indent=2))
+
+
+def record_path(out: Path, name: str) -> Path:
+    return out / "tasks" / name / "record.json"
+
+
+def read_record(out: Path, name: str) -> TaskRecord | None:
+    """The task's record, or None if it was never started."""
+    path = record_path(out, name)
+    if not path.exists():
+        return None
+    try:
+        return TaskRecord.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValidationError as exc:
+        raise ConfigError(format_validation_error(path, exc)) from None
+
+
+def load_tasks(path: str | Path) -> list[BatchTask]:
+    """The tasks of a JSONL file, one per non-empty line, names unique."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the task file: {exc.strerror}") from exc
+    base = path.resolve().parent
+    tasks: list[BatchTask] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{where}: not valid JSON: {exc.msg}") from exc
+        if not isinstance(data, dict):
+            raise ConfigError(f"{where}: expected a JSON object with a name and a loop")
+        try:
+            task = BatchTask.model_validate(data)
+        except ValidationError as exc:
+            raise ConfigError(format_validation_error(where, exc)) from None
+        tasks.append(_rooted(task, base))
+    check_names(tasks, source=str(path))
+    return tasks
+
+
+def check_names(tasks: Sequence[BatchTask], *, source: str = "tasks") -> None:
+    if not tasks:
+        raise ConfigError(f"{source}: no tasks given")
+    seen: set[str] = set()
+    for task in tasks:
+        if task.name in seen:
+            raise ConfigError(
+                f"{source}: task name {task.name!r} is used twice; names must be unique"
+            )
+        seen.add(task.name)
+
+
+def _rooted(task: BatchTask, base: Path) -> BatchTask:
+    update = {
+        key: str(base / value)
+        for key, value in (("loop", task.loop), ("workspace", task.workspace))
+        if value is not None
+    }
+    return task.model_copy(update=update)

@@ -1,0 +1,103 @@
+"""Best-of-N: N independent attempts at one goal in parallel, each on its own branch; keep the best.
+
+The winner is a passing attempt with the highest critic score (of its last round), then the
+fewest tokens, then the lowest number. Every other attempt's branch and progress file are kept
+for inspection. ``loop_for(n)`` builds attempt ``n``'s loop (1-based); each must have its own
+name and progress file, so each gets its own branch.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from harness.core.errors import ConfigError
+from harness.core.usage import Usage
+from harness.engine.bounds import Watchdog
+from harness.engine.foreach import MAX_CONCURRENCY, ForEach
+from harness.outer.loop import OuterLoop
+from harness.outer.result import RunResult
+
+MAX_ATTEMPTS = MAX_CONCURRENCY
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One attempt and how its loop ended (``error`` if it could not be built or crashed)."""
+
+    number: int
+    result: RunResult | None
+    error: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.result is not None and self.result.passed
+
+    @property
+    def score(self) -> float | None:
+        """The critic's score of the attempt's last round, if a critic judged it."""
+        if self.result is None or not self.result.rounds:
+            return None
+        verdict = self.result.rounds[-1].verdict
+        return None if verdict is None else verdict.score
+
+    @property
+    def tokens(self) -> int:
+        return 0 if self.result is None else self.result.usage.total_tokens
+
+
+@dataclass(frozen=True)
+class BestOfResult:
+    attempts: tuple[Attempt, ...]
+    winner: Attempt | None
+
+    @property
+    def usage(self) -> Usage:
+        return sum((a.result.usage for a in self.attempts if a.result), start=Usage())
+
+
+def pick_winner(attempts: Sequence[Attempt]) -> Attempt | None:
+    """The passing attempt with the highest score, then the fewest tokens; None if none passed."""
+    passing = [a for a in attempts if a.passed]
+    if not passing:
+        return None
+    return min(
+        passing,
+        key=lambda a: (-(a.score if a.score is not None else -math.inf), a.tokens, a.number),
+    )
+
+
+class BestOf:
+    """Run ``attempts`` loops from ``loop_for`` at once and pick the winner."""
+
+    def __init__(self, loop_for: Callable[[int], OuterLoop], *, attempts: int = 3) -> None:
+        if (
+            isinstance(attempts, bool)
+            or not isinstance(attempts, int)
+            or not 1 <= attempts <= MAX_ATTEMPTS
+        ):
+            raise ConfigError(
+                f"attempts: must be an integer from 1 to {MAX_ATTEMPTS}, got {attempts!r}"
+            )
+        self.loop_for = loop_for
+        self.attempts = attempts
+
+    def run(self) -> BestOfResult:
+        numbers = list(range(1, self.attempts + 1))
+        outputs = ForEach(
+            lambda ctx: self.loop_for(ctx.item).run(),
+            numbers,
+            concurrency=self.attempts,
+            continue_on_error=True,
+            watchdog=Watchdog(),  # each attempt's loop is bounded by its own caps and budget
+        ).run()
+        attempts = tuple(
+            Attempt(n, out, None) if isinstance(out, RunResult) else Attempt(n, None, _error(out))
+            for n, out in zip(numbers, outputs, strict=True)
+        )
+        return BestOfResult(attempts, pick_winner(attempts))
+
+
+def _error(output: object) -> str:
+    return str(output.get("error", output)) if isinstance(output, dict) else repr(output)

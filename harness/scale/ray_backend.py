@@ -1,0 +1,258 @@
+"""The Ray backend of a batch: each task's loop is a Ray task, with its repository shipped.
+
+The driver bundles the task's git repository (``git bundle --all``) and sends it with the task;
+the worker clones it into a temporary folder, runs the loop there, and sends back the run's
+branch as a git bundle plus the files the run wrote (its run folder under ``.harness/runs/`` and
+its progress file and escalation report). The driver fetches the branch into the task's
+repository and writes the files where a local run would have, so branches and ``harness report``
+work exactly as after a local batch. Nothing relies on a shared filesystem.
+
+Ray retries a task whose worker process dies (``max_retries``); the retry starts again from the
+shipped repository. ``address`` (or ``RAY_ADDRESS``) joins an existing cluster; without one a
+local Ray instance is started for the batch and stopped after it. Install with
+``pip install 'harness[ray]'``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness.core.errors import ConfigError
+from harness.models.rate_limit import Limiter, RateLimiter
+from harness.scale.batch_task import BatchTask, TaskRecord
+from harness.scale.task_run import TaskRun, run_task
+from harness.workspace.git_cmd import git
+
+if TYPE_CHECKING:
+    from harness.outer.loop import OuterLoop
+
+LoopFor = Callable[[BatchTask, TaskRun], "OuterLoop"]
+
+MAX_RETRIES = 3
+"""How many times Ray runs a task again after its worker process died."""
+
+
+@dataclass(frozen=True)
+class Shipment:
+    """What a worker needs: the repository as a bundle and the task's paths inside it."""
+
+    bundle: bytes
+    task: BatchTask  # loop and workspace relative to the repository's top folder
+    run: TaskRun  # progress relative to the shipped progress folder
+
+
+@dataclass(frozen=True)
+class Returned:
+    """What a worker sends back: the record, the branch as a bundle, and the files it wrote."""
+
+    record: TaskRecord
+    branch_bundle: bytes | None
+    run_files: dict[str, bytes]  # relative to the repository's top folder
+    progress_files: dict[str, bytes]  # names in the task's progress folder
+
+
+class RayExecutor:
+    """Runs batch tasks as Ray tasks with ``num_cpus`` each (and optional custom resources)."""
+
+    def __init__(
+        self,
+        loop_for: LoopFor,
+        *,
+        address: str | None = None,
+        num_cpus: float = 1,
+        resources: dict[str, float] | None = None,
+        max_retries: int = MAX_RETRIES,
+        rate_limits: Mapping[str, float] | None = None,
+    ) -> None:
+        try:
+            import ray
+        except ImportError as exc:
+            raise ConfigError(
+                "backend 'ray': Ray is not installed; install it with pip install 'harness[ray]'"
+            ) from exc
+        self._ray = ray
+        self._started = False
+        if not ray.is_initialized():
+            ray.init(
+                address=address or os.environ.get("RAY_ADDRESS") or None,
+                include_dashboard=False,
+                log_to_driver=False,
+            )
+            self._started = True
+        self._remote = ray.remote(_run_shipped).options(
+            num_cpus=num_cpus, resources=resources or {}, max_retries=max_retries
+        )
+        self.loop_for = loop_for
+        self.limiters = {
+            name: ClusterLimiter(ray, name, per_minute)
+            for name, per_minute in (rate_limits or {}).items()
+        }
+
+    def submit(self, task: BatchTask, run: TaskRun) -> Future[TaskRecord]:
+        repo = repository_of(task)
+        shipment = Shipment(_bundle_all(repo), _relative(task, repo), run)
+        done: Future[TaskRecord] = Future()
+        ref = self._remote.remote(shipment, self.loop_for, self.limiters)
+
+        def imported(remote: Future[Returned]) -> None:
+            try:
+                done.set_result(import_returned(remote.result(), repo, run))
+            except Exception as exc:  # noqa: BLE001 - a task Ray gave up on is an error record
+                done.set_result(
+                    TaskRecord(
+                        name=task.name,
+                        status="error",
+                        stop_reason="ERROR",
+                        message=f"ray: {type(exc).__name__}: {exc}",
+                        starts=run.starts,
+                    )
+                )
+
+        ref.future().add_done_callback(imported)
+        return done
+
+    def close(self) -> None:
+        if self._started:
+            self._ray.shutdown()
+
+
+class ClusterLimiter:
+    """A rate limit shared by every worker of the cluster: one Ray actor per model hands out turns.
+
+    The actor only computes each call's wait; the caller sleeps, so the actor never blocks.
+    """
+
+    def __init__(self, ray: Any, model: str, per_minute: float) -> None:
+        actor = ray.remote(num_cpus=0)(_TurnKeeper)
+        self._actor = actor.options(name=f"harness-rate-{model}", get_if_exists=True).remote(
+            per_minute
+        )
+        self._ray = ray
+
+    def acquire(self) -> float:
+        wait = float(self._ray.get(self._actor.turn.remote()))
+        if wait > 0:
+            time.sleep(wait)
+        return wait
+
+
+class _TurnKeeper:
+    """The actor behind :class:`ClusterLimiter`: a limiter that reports waits without sleeping."""
+
+    def __init__(self, per_minute: float) -> None:
+        self._limiter = RateLimiter(per_minute, sleep=lambda seconds: None)
+
+    def turn(self) -> float:
+        return self._limiter.acquire()
+
+
+def repository_of(task: BatchTask) -> Path:
+    """The top folder of the git repository that holds the task's workspace (or its loop)."""
+    where = task.workspace or (str(Path(task.loop).parent) if task.loop else None)
+    if where is None:
+        raise ConfigError(f"task {task.name}: backend 'ray' needs a 'loop' or a 'workspace'")
+    try:
+        return Path(git(Path(where), "rev-parse", "--show-toplevel").strip())
+    except ConfigError as exc:
+        raise ConfigError(
+            f"task {task.name}: backend 'ray' ships the task's git repository, and {where} "
+            f"is not in one: {exc}"
+        ) from exc
+
+
+def import_returned(returned: Returned, repo: Path, run: TaskRun) -> TaskRecord:
+    """Fetch the returned branch into ``repo`` and write the returned files where they belong."""
+    record = returned.record
+    if returned.branch_bundle is not None and record.branch:
+        with tempfile.TemporaryDirectory(prefix="harness-ray-") as tmp:
+            bundle = Path(tmp) / "branch.bundle"
+            bundle.write_bytes(returned.branch_bundle)
+            git(
+                repo,
+                "fetch",
+                "-q",
+                str(bundle),
+                f"+refs/heads/{record.branch}:refs/heads/{record.branch}",
+            )
+    for relative, data in returned.run_files.items():
+        _write_inside(repo, relative, data)
+    for name, data in returned.progress_files.items():
+        _write_inside(run.progress.parent, name, data)
+    return record
+
+
+def _write_inside(folder: Path, relative: str, data: bytes) -> None:
+    target = (folder / relative).resolve()
+    if not target.is_relative_to(folder.resolve()):
+        raise ConfigError(f"ray: a returned file {relative!r} points outside {folder}")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(data)
+
+
+def _bundle_all(repo: Path) -> bytes:
+    with tempfile.TemporaryDirectory(prefix="harness-ray-") as tmp:
+        bundle = Path(tmp) / "repo.bundle"
+        git(repo, "bundle", "create", "-q", str(bundle), "--all")
+        return bundle.read_bytes()
+
+
+def _relative(task: BatchTask, repo: Path) -> BatchTask:
+    update = {
+        key: os.path.relpath(Path(value).resolve(), repo.resolve())
+        for key, value in (("loop", task.loop), ("workspace", task.workspace))
+        if value is not None
+    }
+    return task.model_copy(update=update)
+
+
+def _run_shipped(
+    shipment: Shipment, loop_for: LoopFor, limiters: Mapping[str, Limiter]
+) -> Returned:
+    """On the worker: clone the bundle, run the task's loop there, and pack what it made."""
+    with tempfile.TemporaryDirectory(prefix="harness-ray-") as tmp:
+        root = Path(tmp)
+        (root / "in.bundle").write_bytes(shipment.bundle)
+        clone = root / "repo"
+        subprocess.run(
+            ["git", "clone", "-q", str(root / "in.bundle"), str(clone)],
+            check=True,
+            capture_output=True,
+        )
+        task = shipment.task
+        update: dict[str, Any] = {
+            key: str(clone / value)
+            for key, value in (("loop", task.loop), ("workspace", task.workspace))
+            if value is not None
+        }
+        progress = root / "progress" / shipment.run.progress.name
+        run = TaskRun(shipment.run.run_id, progress, shipment.run.starts)
+        record = run_task(task.model_copy(update=update), run, loop_for, limiters=limiters)
+        branch_bundle = None
+        if record.branch:
+            out = root / "branch.bundle"
+            git(clone, "bundle", "create", "-q", str(out), f"refs/heads/{record.branch}")
+            branch_bundle = out.read_bytes()
+        run_files = {
+            str(file.relative_to(clone)): file.read_bytes()
+            for folder in clone.glob(f"**/.harness/runs/{run.run_id}")
+            for file in folder.rglob("*")
+            if file.is_file()
+        }
+        progress_files = (
+            {
+                f.name: f.read_bytes()
+                for f in progress.parent.iterdir()
+                if f.is_file() and not f.name.startswith(".")
+            }
+            if progress.parent.is_dir()
+            else {}
+        )
+        return Returned(record, branch_bundle, run_files, progress_files)

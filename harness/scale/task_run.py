@@ -1,0 +1,113 @@
+"""One batch task's loop, run to its end and turned into a record; never raises for the task."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from harness.core.errors import HarnessError
+from harness.core.stop import StopReason
+from harness.models.base import Model
+from harness.models.rate_limit import Limiter, RateLimitedModel
+from harness.outer.result import RunResult
+from harness.scale.batch_task import BatchTask, Status, TaskRecord
+
+if TYPE_CHECKING:
+    from harness.outer.loop import OuterLoop
+
+
+@dataclass(frozen=True)
+class TaskRun:
+    """What the batch gives one start of a task: its run id and where its progress file lives."""
+
+    run_id: str
+    progress: Path
+    starts: int = 1
+
+
+def run_task(
+    task: BatchTask,
+    run: TaskRun,
+    loop_for: Callable[[BatchTask, TaskRun], OuterLoop],
+    *,
+    limiters: Mapping[str, Limiter] | None = None,
+) -> TaskRecord:
+    """Build the task's loop and run it; a loop that cannot be built is an ``error`` record.
+
+    ``limiters`` (model name -> limiter) make the loop's model calls wait for their turn.
+    """
+    started = time.monotonic()
+    try:
+        loop = loop_for(task, run)
+        if limiters:
+            limit_rates(loop, limiters)
+        result = loop.run()
+    except HarnessError as exc:
+        return _failed(task, run, str(exc), started)
+    except Exception as exc:  # noqa: BLE001 - one task's bug is recorded; the batch goes on
+        return _failed(task, run, f"{type(exc).__name__}: {exc}", started)
+    return record_of(task, run, result, time.monotonic() - started)
+
+
+def limit_rates(loop: OuterLoop, limiters: Mapping[str, Limiter]) -> None:
+    """Send the loop's author and critic calls through the limiter of their model, if any."""
+
+    def limited(model: Model) -> Model:
+        limiter = limiters.get(model.name)
+        return model if limiter is None else RateLimitedModel(model, limiter)
+
+    settings = loop.settings
+    agent = copy.copy(settings.agent)
+    agent.model = limited(agent.model)
+    critic = settings.critic
+    if critic is not None:
+        critic = copy.copy(critic)
+        critic.model = limited(critic.model)
+    loop.settings = dataclasses.replace(settings, agent=agent, critic=critic)
+
+
+def record_of(
+    task: BatchTask | str, run: TaskRun | None, result: RunResult, seconds: float
+) -> TaskRecord:
+    """How a task's (or an attempt's: ``task`` is then its name) loop ended, as a record."""
+    status: Status = (
+        "passed"
+        if result.passed
+        else "interrupted"
+        if result.stop_reason is StopReason.CANCELLED
+        else "error"
+        if result.stop_reason is StopReason.ERROR
+        else "escalated"
+    )
+    verdict = result.rounds[-1].verdict if result.rounds else None
+    return TaskRecord(
+        name=task if isinstance(task, str) else task.name,
+        status=status,
+        stop_reason=result.stop_reason.value,
+        message=result.message,
+        rounds=result.iterations,
+        score=verdict.score if verdict is not None else None,
+        prompt_tokens=result.usage.prompt_tokens,
+        completion_tokens=result.usage.completion_tokens,
+        cost_usd=result.usage.cost_usd,
+        seconds=round(seconds, 3),
+        branch=result.branch,
+        run_id=result.run_id,
+        starts=run.starts if run is not None else 1,
+    )
+
+
+def _failed(task: BatchTask, run: TaskRun, message: str, started: float) -> TaskRecord:
+    return TaskRecord(
+        name=task.name,
+        status="error",
+        stop_reason=StopReason.ERROR.value,
+        message=message,
+        seconds=round(time.monotonic() - started, 3),
+        starts=run.starts,
+    )

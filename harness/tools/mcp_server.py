@@ -1,0 +1,97 @@
+"""An MCP server's declaration, how a stdio server is started, and which of its tools the agent sees.
+
+:mod:`harness.tools.mcp` runs the servers; nothing here imports the SDK until a stdio server is
+started.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from harness.core.errors import ConfigError
+
+if TYPE_CHECKING:
+    from mcp import StdioServerParameters
+    from mcp.types import Tool as McpToolSpec
+
+PREFIX = "mcp__"
+_BAD_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
+
+
+@dataclass(frozen=True)
+class McpServer:
+    """One MCP server: ``command`` (stdio, with ``env`` and ``cwd``) or ``url`` (streamable HTTP).
+
+    ``allow`` and ``deny`` are glob patterns over the server's own tool names: the agent sees the
+    tools that match ``allow`` (all when it is None) and no pattern of ``deny``.
+    """
+
+    name: str
+    command: Sequence[str] = ()
+    url: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: Path | None = None
+    allow: Sequence[str] | None = None
+    deny: Sequence[str] = ()
+    startup_timeout: float = 30.0
+    call_timeout: float = 60.0
+
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9-]*(_[A-Za-z0-9-]+)*", self.name):
+            raise ConfigError(
+                f"mcp name {self.name!r}: use letters, digits, '-' and single '_' "
+                "(tools are named mcp__<name>__<tool>)"
+            )
+        if bool(self.command) == bool(self.url):
+            raise ConfigError(f"mcp {self.name!r}: give either command or url, not both or neither")
+        for key in ("startup_timeout", "call_timeout"):
+            if not getattr(self, key) > 0:
+                raise ConfigError(f"mcp {self.name!r}: {key} must be positive")
+
+
+def launch_parameters(server: McpServer) -> StdioServerParameters:
+    """How a stdio server is started: the one place its command line is decided.
+
+    The server gets the SDK's minimal default environment plus ``server.env``, never the harness's
+    own environment (which may hold API keys).
+    """
+    from mcp import StdioServerParameters
+
+    program, *args = server.command
+    return StdioServerParameters(
+        command=program, args=args, env=dict(server.env), cwd=server.cwd or None
+    )
+
+
+def tool_name(server: str, remote: str) -> str:
+    """``mcp__<server>__<tool>``, characters a model API refuses replaced by ``_``."""
+    name = f"{PREFIX}{server}__{_BAD_NAME_CHARS.sub('_', remote)}"
+    if len(name) > 64:
+        raise ConfigError(
+            f"mcp {server!r}: tool {remote!r} makes the name {name!r}, longer than 64 characters; "
+            "shorten the server's name or leave the tool out with deny"
+        )
+    return name
+
+
+def select_tools(server: McpServer, specs: list[McpToolSpec]) -> list[McpToolSpec]:
+    """The tools ``allow`` and ``deny`` let through; a pattern that matches nothing is an error."""
+    names = [spec.name for spec in specs]
+    for key, patterns in (("allow", server.allow or ()), ("deny", server.deny)):
+        for pattern in patterns:
+            if not any(fnmatchcase(name, pattern) for name in names):
+                raise ConfigError(
+                    f"mcp {server.name!r}: {key} pattern {pattern!r} matches none of its tools "
+                    f"({', '.join(names) or 'it has none'})"
+                )
+    return [
+        spec
+        for spec in specs
+        if (server.allow is None or any(fnmatchcase(spec.name, p) for p in server.allow))
+        and not any(fnmatchcase(spec.name, p) for p in server.deny)
+    ]

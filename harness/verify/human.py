@@ -1,0 +1,135 @@
+"""A person approves or rejects a round that the gates and the critic passed.
+
+On a terminal :class:`HumanGate` asks inline. Unattended, it posts a request in the loop's
+:class:`~harness.memory.inbox.Inbox` and waits for ``harness approve LOOP [--reject NOTE]`` from
+another process, up to ``timeout`` seconds; then the loop escalates. A rejection's note is the
+next round's feedback.
+"""
+
+from __future__ import annotations
+
+import select
+import sys
+import time
+from dataclasses import dataclass
+from typing import Literal, TextIO
+
+from harness.core.errors import ConfigError
+from harness.memory.inbox import ApprovalRequest, Inbox
+
+Outcome = Literal["approved", "rejected", "timed_out"]
+
+PROMPT = "Approve round {round}? [y]es / [n]o (then a note for the next round): "
+
+
+@dataclass(frozen=True)
+class Approval:
+    """A person's answer: ``approved``, ``rejected`` (with ``note``) or ``timed_out``."""
+
+    outcome: Outcome
+    note: str = ""
+    waited: float = 0.0
+
+    @property
+    def approved(self) -> bool:
+        return self.outcome == "approved"
+
+
+class HumanGate:
+    """Ask a person to approve each round that passed everything else.
+
+    ``interactive`` None asks inline when stdin and stderr are terminals, else waits for
+    ``harness approve``. ``timeout`` bounds the wait in either mode.
+    """
+
+    name = "human"
+
+    def __init__(
+        self,
+        *,
+        timeout: float = 3600.0,
+        interactive: bool | None = None,
+        poll_interval: float = 0.5,
+        stdin: TextIO | None = None,
+        stdout: TextIO | None = None,
+    ) -> None:
+        if not timeout > 0:
+            raise ConfigError(f"timeout: must be positive, got {timeout!r}")
+        if not poll_interval > 0:
+            raise ConfigError(f"poll_interval: must be positive, got {poll_interval!r}")
+        self.timeout = timeout
+        self.interactive = interactive
+        self.poll_interval = poll_interval
+        self.stdin = stdin
+        self.stdout = stdout
+
+    def review(self, request: ApprovalRequest, inbox: Inbox) -> Approval:
+        """The person's answer to ``request``, or ``timed_out``."""
+        stdin, stdout = self.stdin or sys.stdin, self.stdout or sys.stderr
+        interactive = self.interactive
+        if interactive is None:
+            interactive = _is_tty(stdin) and _is_tty(stdout)
+        if interactive:
+            return self._ask_inline(request, stdin, stdout)
+        return self._wait(request, inbox, stdout)
+
+    def _ask_inline(self, request: ApprovalRequest, stdin: TextIO, stdout: TextIO) -> Approval:
+        started = time.monotonic()
+        deadline = started + self.timeout
+        stdout.write(f"\n{request.summary.rstrip()}\n")
+        while True:
+            stdout.write(PROMPT.format(round=request.round))
+            stdout.flush()
+            line = _read_line(stdin, deadline)
+            if not line:  # no answer in time, or the input ended: nobody is there
+                stdout.write("\n")
+                return Approval("timed_out", waited=time.monotonic() - started)
+            answer = line.strip()
+            word, _, rest = answer.partition(" ")
+            if word.lower() in ("y", "yes"):
+                return Approval("approved", waited=time.monotonic() - started)
+            if word.lower() in ("n", "no"):
+                note = rest.strip()
+                while not note:
+                    stdout.write("What should the next round change? ")
+                    stdout.flush()
+                    reply = _read_line(stdin, deadline)
+                    if not reply:
+                        break
+                    note = reply.strip()
+                return Approval("rejected", note=note, waited=time.monotonic() - started)
+
+    def _wait(self, request: ApprovalRequest, inbox: Inbox, stdout: TextIO) -> Approval:
+        started = time.monotonic()
+        inbox.ask(request)
+        stdout.write(
+            f"round {request.round} waits for a person: harness approve {request.loop} "
+            f'[--reject "note"] (up to {self.timeout:g}s)\n'
+        )
+        stdout.flush()
+        try:
+            while (waited := time.monotonic() - started) < self.timeout:
+                answer = inbox.answer_for(request.round)
+                if answer is not None:
+                    return Approval(answer.decision, note=answer.note, waited=waited)
+                time.sleep(min(self.poll_interval, max(self.timeout - waited, 0.01)))
+            return Approval("timed_out", waited=time.monotonic() - started)
+        finally:
+            inbox.close()
+
+
+def _read_line(stream: TextIO, deadline: float) -> str:
+    """A line of ``stream``, or "" when it ends or ``deadline`` passes first."""
+    try:
+        fileno = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return stream.readline()  # an in-memory stream answers at once
+    ready, _, _ = select.select([fileno], [], [], max(deadline - time.monotonic(), 0))
+    return stream.readline() if ready else ""
+
+
+def _is_tty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False

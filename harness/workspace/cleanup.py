@@ -1,0 +1,103 @@
+"""Removing what finished and abandoned runs left in a repository: worktrees and run branches.
+
+Only branches a harness run made are ever touched: ``harness/<loop stem>-<8 hex>`` with the
+``branch.<name>.harnessBase`` key :mod:`harness.workspace.git` sets; never a branch checked out
+in the user's own checkout. Deciding which runs are finished or abandoned is the caller's job.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.workspace.git import BRANCH_PREFIX, ref_stem
+from harness.workspace.git_cmd import checkouts, config_get, git, run_git
+from harness.workspace.workspace import WORKTREES_FOLDER
+
+
+@dataclass(frozen=True)
+class RunBranch:
+    """A run's branch and the worktree it is checked out in, if any."""
+
+    branch: str
+    worktree: Path | None = None
+
+
+def top_of(path: Path) -> Path | None:
+    """The top of the git checkout holding ``path``, or None outside git."""
+    proc = run_git(path, ("rev-parse", "--show-toplevel"), None)
+    return Path(proc.stdout.strip()).resolve() if proc.returncode == 0 else None
+
+
+def run_branches(repo: Path, loop_name: str) -> list[RunBranch]:
+    """The branches harness runs of ``loop_name`` made in ``repo``, with their worktrees."""
+    stem = ref_stem(loop_name)
+    pattern = re.compile(re.escape(f"{BRANCH_PREFIX}{stem}-") + r"[0-9a-f]{8}")
+    refs = git(repo, "for-each-ref", "--format=%(refname:short)", f"refs/heads/{BRANCH_PREFIX}")
+    held = checkouts(repo)
+    found = []
+    for branch in refs.split():
+        if not pattern.fullmatch(branch):
+            continue
+        if config_get(repo, f"branch.{branch}.harnessBase") is None:
+            continue  # named like a run branch, but not made by a run: the user's
+        found.append(RunBranch(branch, held.get(f"refs/heads/{branch}")))
+    return found
+
+
+def remove_worktree(repo: Path, worktree: Path) -> None:
+    """Remove a run's worktree (never ``repo``'s own checkout) and tidy the empty folders."""
+    if worktree.resolve() == repo.resolve():
+        raise ValueError(f"{worktree} is the repository's own checkout, not a run's worktree")
+    if worktree.exists():
+        git(repo, "worktree", "remove", "--force", "--force", str(worktree))
+    git(repo, "worktree", "prune")
+    _tidy(worktree.parent)
+
+
+def remove_branch(repo: Path, branch: str) -> None:
+    """Delete a run branch (its ``branch.<name>.*`` keys go with it)."""
+    git(repo, "branch", "-D", "--quiet", branch)
+
+
+def stray_worktree_folders(repo: Path, loop_name: str) -> list[Path]:
+    """Folders in the default worktree place named like this loop's runs that git does not know.
+
+    A run killed while git was adding its worktree can leave one; it would block nothing but
+    it is debris.
+    """
+    parent = repo.parent / WORKTREES_FOLDER / repo.name
+    if not parent.is_dir():
+        return []
+    known = {path.resolve() for path in checkouts(repo).values()}
+    known |= {path.resolve() for path in _registered(repo)}
+    pattern = re.compile(re.escape(f"{ref_stem(loop_name)}-") + r"[0-9a-f]{8}")
+    return [
+        folder
+        for folder in sorted(parent.iterdir())
+        if folder.is_dir() and pattern.fullmatch(folder.name) and folder.resolve() not in known
+    ]
+
+
+def remove_folder(folder: Path) -> None:
+    shutil.rmtree(folder)
+    _tidy(folder.parent)
+
+
+def _registered(repo: Path) -> list[Path]:
+    listing = git(repo, "worktree", "list", "--porcelain").splitlines()
+    return [
+        Path(line.removeprefix("worktree ")) for line in listing if line.startswith("worktree ")
+    ]
+
+
+def _tidy(folder: Path) -> None:
+    """Remove ``<repo parent>/.harness-worktrees/<repo>`` and its parent once they are empty."""
+    if folder.parent.name != WORKTREES_FOLDER:
+        return
+    with contextlib.suppress(OSError):
+        folder.rmdir()
+        folder.parent.rmdir()

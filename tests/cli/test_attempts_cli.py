@@ -1,0 +1,87 @@
+"""``harness run --attempts N`` and ``attempts = N`` in loop.toml."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.cli.test_cli import harness, write_loop
+from tests.conftest import git, make_repo
+
+
+def _project(tmp_path: Path, extra: str = "") -> Path:
+    project = make_repo(tmp_path / "project", {"README.md": "hi\n"})
+    (project / "script.json").write_text(
+        json.dumps(
+            [{"name": "write_file", "arguments": {"path": "out.txt", "content": "yes"}}, "done"]
+        )
+    )
+    (project / "critic.json").write_text(
+        json.dumps([json.dumps({"score": 7, "reasons": ["ok"], "fixes": []})])
+    )
+    write_loop(
+        project,
+        f"""\
+        name = "fix"
+        goal = "out.txt says yes"
+        model = "scripted:script.json"
+        max_iterations = 1
+        {extra}
+        [critic]
+        model = "scripted:critic.json"
+        threshold = 5
+        [[gates]]
+        type = "command"
+        cmd = "grep -qx yes out.txt"
+        """,
+    )
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "loop")
+    return project
+
+
+def test_attempts_in_loop_toml_run_each_on_its_own_branch_and_name_the_winner(
+    tmp_path: Path,
+) -> None:
+    project = _project(tmp_path, "attempts = 3")
+    result = harness("run", cwd=project)
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.startswith("attempt ")]
+    assert len(lines) == 3
+    assert all("PASSED, score 7" in line for line in lines)
+    winners = [number for number, line in enumerate(lines, start=1) if line.endswith("<- winner")]
+    assert len(winners) == 1  # equal scores: the fewest tokens win
+    branches = [line.split("branch ")[1].split()[0] for line in lines]
+    assert len(set(branches)) == 3
+    for number, branch in enumerate(branches, start=1):
+        assert branch.startswith(f"harness/fix-attempt-{number}-")
+        assert git(project, "show", f"{branch}:out.txt") == "yes"
+        assert (project / "progress" / f"fix-attempt-{number}.md").is_file()
+    assert f"winner: attempt {winners[0]}, on branch {branches[winners[0] - 1]}" in result.stderr
+    assert not (project / "progress" / "fix.md").exists()
+    summary = json.loads((project / ".harness" / "attempts" / "fix" / "summary.json").read_text())
+    assert summary["kind"] == "attempts"
+    assert summary["winner"] == f"attempt-{winners[0]}"
+    assert [(t["name"], t["status"], t["score"], t["branch"]) for t in summary["tasks"]] == [
+        (f"attempt-{n}", "passed", 7, branches[n - 1]) for n in (1, 2, 3)
+    ]
+    report = harness("report", ".harness/attempts/fix", cwd=project)
+    assert report.returncode == 0, report.stderr
+    assert f"attempts · 3 tasks · 3 passed · winner attempt-{winners[0]}" in report.stdout
+
+
+def test_the_attempts_flag_beats_the_file_and_bad_values_exit_2(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    result = harness("run", "--attempts", "2", cwd=project)
+    assert result.returncode == 0, result.stderr
+    assert sum(line.startswith("attempt ") for line in result.stderr.splitlines()) == 2
+    bad = harness("run", "--attempts", "9", cwd=project)
+    assert bad.returncode == 2
+    assert "--attempts" in bad.stderr
+
+
+def test_merge_with_attempts_is_refused_naming_the_field(tmp_path: Path) -> None:
+    project = _project(tmp_path, "attempts = 2\nmerge = true")
+    result = harness("run", cwd=project)
+    assert result.returncode == 2
+    assert "field 'merge'" in result.stderr

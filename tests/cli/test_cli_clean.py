@@ -1,0 +1,177 @@
+"""No debris: what runs that passed, failed, were cancelled or killed leave, and ``harness clean``."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from harness.memory.lock import LoopLock
+from harness.memory.progress import Progress
+from harness.memory.run_state import RunState
+from tests.cli.test_cli import ROOT, harness
+from tests.conftest import git, make_repo
+
+LOOP = """\
+name = "tidy"
+goal = "write done.txt"
+model = "scripted:{script}"
+isolation = "worktree"
+progress = ".harness/progress/tidy.md"
+[critic]
+enabled = false
+[[gates]]
+type = "command"
+name = "done"
+cmd = "test -s done.txt"
+"""
+PASSES = [{"name": "write_file", "arguments": {"path": "done.txt", "content": "yes"}}, "done"]
+SLOW = [{"name": "run_shell", "arguments": {"command": "touch ../started-$PPID; sleep 30"}}]
+
+
+def project(tmp_path: Path) -> Path:
+    repo = make_repo(
+        tmp_path / "repo", {"README.md": "mine\n", ".gitignore": ".harness/\n", "loop.toml": ""}
+    )
+    for name, script in {"passes": PASSES, "errs": [], "slow": SLOW}.items():
+        (tmp_path / f"{name}.json").write_text(json.dumps(script))
+    (repo / "loop.toml").write_text(LOOP.format(script=tmp_path / "passes.json"))
+    git(repo, "commit", "-qam", "loop")
+    git(repo, "branch", "harness/tidy-notmine1")  # the user's own, named like a run
+    git(repo, "branch", "harness/tidy-0badc0de")  # likewise, without the run's config key
+    return repo
+
+
+def run_branches(repo: Path) -> set[str]:
+    refs = git(repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/harness/")
+    return set(refs.split()) - {"harness/tidy-notmine1", "harness/tidy-0badc0de"}
+
+
+def worktrees(repo: Path) -> list[Path]:
+    listing = git(repo, "worktree", "list", "--porcelain").splitlines()
+    return [Path(line.split(" ", 1)[1]) for line in listing if line.startswith("worktree ")]
+
+
+def _hear_ctrl_c() -> None:
+    """In the child: take SIGINT as a terminal would deliver it, even when this test runs in a
+    background job (which starts with SIGINT ignored, and Python keeps it so)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def cancelled_run(repo: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """A run stopped with Ctrl-C (SIGINT) while its agent runs a long command."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "harness.cli.main", "run", "--restart", "--quiet",
+         "--model", f"scripted:{tmp_path / 'slow.json'}"],
+        cwd=repo, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=_hear_ctrl_c,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not list(repo.parent.glob(".harness-worktrees/repo/started-*")):
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def killed_during_start_up(repo: Path) -> None:
+    """A process killed (SIGKILL) right after start-up made its branch and worktree, before
+    progress.md named them: what ``open_workspace`` leaves when the kill lands there."""
+    code = (
+        "import os, signal, sys\n"
+        "from harness.workspace.git import open_workspace\n"
+        "open_workspace(sys.argv[1], isolation='worktree', loop_name='tidy')\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(repo)],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+
+
+def test_clean_leaves_only_the_resumable_run_after_passed_error_cancelled_and_killed_runs(
+    tmp_path: Path,
+) -> None:
+    repo = project(tmp_path)
+    assert harness("run", "--quiet", cwd=repo).returncode == 0  # PASSED
+    errs = f"scripted:{tmp_path / 'errs.json'}"
+    error = harness("run", "--restart", "--model", errs, cwd=repo)  # ERROR
+    assert error.returncode == 1, error.stderr
+    assert "`harness run` resumes it, `harness clean` removes it" in error.stdout
+    assert "note: the earlier run's branch harness/tidy-" in error.stderr  # the passed run's
+    assert harness("run", "--restart", "--quiet", "--model", errs, cwd=repo).returncode == 1
+    killed_during_start_up(repo)
+    cancelled = cancelled_run(repo, tmp_path)  # CANCELLED: the current, resumable run
+    assert cancelled.returncode == 3, cancelled.stderr
+    assert cancelled.stdout.startswith("CANCELLED:")
+    resumable = RunState.read(Progress.load(repo / ".harness/progress/tidy.md")).branch
+    assert resumable is not None
+    before = run_branches(repo)
+    assert len(before) == 5  # passed, 2 errors, killed, cancelled: all still there
+    assert len(worktrees(repo)) == 5  # the checkout, 2 errors, killed, cancelled
+
+    dry = harness("clean", "--dry-run", cwd=repo)
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stdout.count("would remove branch") == 4
+    assert run_branches(repo) == before
+
+    result = harness("clean", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    assert f"tidy: kept {resumable}: resumable by `harness run`" in result.stdout
+    assert result.stdout.count("removed branch") == 4  # the passed run was set aside too
+    assert result.stdout.count("removed worktree") == 3
+    assert run_branches(repo) == {resumable}
+    assert [p.name for p in worktrees(repo)] == ["repo", resumable.removeprefix("harness/")]
+    # The user's own branches and checkout are untouched.
+    refs = git(repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/").split()
+    assert {"main", "harness/tidy-notmine1", "harness/tidy-0badc0de"} <= set(refs)
+    assert git(repo, "status", "--porcelain") == ""
+    # The resumable run resumes.
+    resumed = harness("run", "--quiet", "--model", f"scripted:{tmp_path / 'passes.json'}", cwd=repo)
+    assert resumed.returncode == 0, resumed.stderr
+    final = harness("clean", cwd=repo)
+    assert (
+        final.stdout == f"tidy: kept {resumable}: it holds the passed work "
+        f"(merge it, or `git branch -D {resumable}`)\n"
+    )
+    assert [p.name for p in worktrees(repo)] == ["repo"]
+
+
+def test_clean_leaves_a_running_loop_alone(tmp_path: Path) -> None:
+    repo = project(tmp_path)
+    killed_during_start_up(repo)
+    before = run_branches(repo)
+    with LoopLock(repo / ".harness/progress/tidy.md"):
+        result = harness("clean", cwd=repo)
+    assert result.returncode == 0
+    assert result.stdout.startswith("tidy: running, left alone")
+    assert run_branches(repo) == before
+    assert harness("clean", cwd=repo).stdout.count("removed branch") == 1
+    assert run_branches(repo) == set()
+    assert [p.name for p in worktrees(repo)] == ["repo"]
+    assert not (tmp_path / ".harness-worktrees").exists()  # the empty folders went too
+
+
+def test_an_old_escalation_report_goes_once_the_loop_passes(tmp_path: Path) -> None:
+    repo = project(tmp_path)
+    report = repo / ".harness/progress/tidy.escalation.md"
+    idle = tmp_path / "idle.json"
+    idle.write_text(json.dumps(["nothing done"]))
+    failed = harness("run", "--quiet", "--max-iterations", "1", "--model", f"scripted:{idle}",
+                     cwd=repo)  # fmt: skip
+    assert failed.returncode == 3
+    assert report.is_file()
+    passed = harness("run", "--quiet", "--max-iterations", "2", cwd=repo)
+    assert passed.returncode == 0, passed.stderr
+    assert not report.exists()

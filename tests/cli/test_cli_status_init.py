@@ -1,0 +1,86 @@
+"""``harness status`` from anywhere, and what ``harness init`` writes and advises."""
+
+from __future__ import annotations
+
+import shutil
+import tomllib
+from pathlib import Path
+
+from tests.cli.test_cli import ROOT, harness
+from tests.cli.test_examples import SCRATCH
+from tests.conftest import git, make_repo
+
+
+def test_status_at_the_repository_root_lists_the_examples_loops(tmp_path: Path) -> None:
+    shutil.copytree(ROOT / "examples", tmp_path / "examples", ignore=SCRATCH)
+    shutil.copyfile(ROOT / "README.md", tmp_path / "README.md")
+    examples = tmp_path / "examples"
+    for where in (tmp_path, examples):
+        result = harness("status", str(where), cwd=tmp_path)
+        assert result.returncode == 0, result.stdout
+        assert result.stdout.splitlines() == [
+            f"{name}: not started ({examples / name / 'loop.toml'})"
+            for name in ("bugfix", "content", "research")
+        ]
+        assert "README" not in result.stdout
+
+
+def test_status_reports_a_broken_loop_toml_beside_the_good_ones(tmp_path: Path) -> None:
+    (tmp_path / "good").mkdir()
+    (tmp_path / "good/loop.toml").write_text(
+        'name = "good"\ngoal = "x"\n[[gates]]\ntype = "command"\ncmd = "true"\n'
+    )
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad/loop.toml").write_text('goal = "x"\nbogus = 1\n')
+    result = harness("status", cwd=tmp_path)
+    assert result.returncode == 2
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("bad/loop.toml: cannot be read: ")
+    assert "'bogus'" in lines[0]
+    assert lines[1] == "good: not started (good/loop.toml)"
+
+
+def test_status_of_a_missing_path_exits_2_naming_it(tmp_path: Path) -> None:
+    result = harness("status", str(tmp_path / "no/such/path"), cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr == f"harness: {tmp_path / 'no/such/path'}: no such file or folder\n"
+
+
+def test_status_of_a_folder_without_loops_says_so(tmp_path: Path) -> None:
+    (tmp_path / "README.md").write_text("# A project\n\nKeep an LLM agent working.\n")
+    result = harness("status", cwd=tmp_path)
+    assert result.returncode == 0
+    assert result.stdout == "no loops found under .\n"
+
+
+def test_init_writes_auto_isolation_and_asks_for_a_commit_in_git(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "x\n"})
+    result = harness("init", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    config = tomllib.loads((repo / "loop.toml").read_text())
+    assert config["isolation"] == "auto"
+    assert "commit these files" in result.stdout
+    assert (repo / ".gitignore").read_text().splitlines() == [".harness/", "progress/*.lock"]
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "harness init")
+    (repo / "progress" / "bugfix.md.lock").write_text("")
+    assert git(repo, "status", "--porcelain") == ""  # the lock file a run leaves is ignored
+
+
+def test_init_outside_git_does_not_ask_for_a_commit(tmp_path: Path) -> None:
+    result = harness("init", "content", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "commit" not in result.stdout
+    assert tomllib.loads((tmp_path / "loop.toml").read_text())["isolation"] == "none"
+
+
+def test_worktree_isolation_outside_git_gives_loop_toml_advice(tmp_path: Path) -> None:
+    (tmp_path / "loop.toml").write_text(
+        'goal = "x"\nmodel = "scripted:s.json"\nisolation = "worktree"\n'
+        '[[gates]]\ntype = "command"\ncmd = "true"\n'
+    )
+    (tmp_path / "s.json").write_text('["done"]')
+    result = harness("run", cwd=tmp_path)
+    assert result.returncode == 2
+    assert 'set isolation = "none" in loop.toml' in result.stderr
+    assert "pass isolation='none'" not in result.stderr

@@ -1,0 +1,86 @@
+"""`harness run` checks its models before it creates anything: a bad model string or a missing
+API key exits 2 with a message naming it, and leaves no branch, worktree, progress or report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.cli.test_cli import harness
+from tests.conftest import git, make_repo
+
+
+@pytest.fixture(autouse=True)
+def _no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "HARNESS_CRITIC_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def _repo(tmp_path: Path, extra: str = "") -> Path:
+    return make_repo(
+        tmp_path / "repo",
+        {
+            "loop.toml": 'name = "pre"\ngoal = "say yes"\n' + extra
+            + '[[gates]]\ntype = "command"\ncmd = "true"\n',
+        },
+    )  # fmt: skip
+
+
+def _assert_nothing_created(repo: Path) -> None:
+    assert git(repo, "branch", "--format=%(refname:short)") == "main"
+    assert len(git(repo, "worktree", "list").splitlines()) == 1
+    assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
+
+
+@pytest.mark.parametrize(
+    ("model", "named"),
+    [
+        ("nosuchprovider/foo", "no provider is called 'nosuchprovider'"),
+        ("foo-model-typo", "it names no provider"),
+    ],
+)
+def test_an_unknown_model_exits_2_before_anything_is_created(
+    tmp_path: Path, model: str, named: str
+) -> None:
+    repo = _repo(tmp_path)
+    result = harness("run", "--model", model, cwd=repo)
+    assert result.returncode == 2, result.stderr
+    assert f"model: unknown model {model!r}: {named}" in result.stderr
+    assert "Traceback" not in result.stderr
+    _assert_nothing_created(repo)
+
+
+def test_a_missing_api_key_exits_2_naming_the_variable(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    result = harness("run", "--model", "gpt-4o-mini", cwd=repo)
+    assert result.returncode == 2, result.stderr
+    assert "model: model 'gpt-4o-mini' (openai) needs an API key: set OPENAI_API_KEY" in (
+        result.stderr
+    )
+    _assert_nothing_created(repo)
+
+
+def test_the_critic_model_is_checked_too(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, '[model_options]\napi_key = "sk-test"\n')
+    result = harness(
+        "run", "--model", "openai/local", "--critic-model", "nosuchprovider/judge",
+        cwd=repo,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert "critic.model: unknown model 'nosuchprovider/judge'" in result.stderr
+    _assert_nothing_created(repo)
+
+
+def test_an_anthropic_model_without_its_key_names_anthropic_api_key(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    result = harness(
+        "run", "--model", "openai/local", "--critic-model", "anthropic/claude-haiku-4-5",
+        cwd=repo, env={"OPENAI_API_KEY": "sk-test"},
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert "critic.model: model 'anthropic/claude-haiku-4-5' (anthropic) needs an API key: " in (
+        result.stderr
+    )
+    assert "ANTHROPIC_API_KEY" in result.stderr
+    _assert_nothing_created(repo)

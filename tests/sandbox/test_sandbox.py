@@ -1,0 +1,179 @@
+"""The sandbox's promises, each tried for real: environment, processes, files, network, limits."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+
+from harness.core.errors import ConfigError
+from harness.sandbox import Limits, Sandbox
+from harness.sandbox.sandbox import NOT_SANDBOXED
+
+pytestmark = pytest.mark.usefixtures("bwrap_ok")
+
+CANARIES = {
+    "OPENAI_API_KEY": "sk-canary-openai",
+    "DATABASE_URL": "postgres://u:canary-db@h/db",
+    "GH_PAT": "canary-ghpat",
+    "MYAPIKEY": "canary-myapikey",
+    "PLAIN_NAME": "canary-plain",
+}
+
+
+@pytest.fixture
+def canaries(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in CANARIES.items():
+        monkeypatch.setenv(name, value)
+
+
+def test_only_allow_listed_variables_reach_the_command(tmp_path: Path, canaries: None) -> None:
+    result = Sandbox("bwrap", env=["PLAIN_NAME"]).run(
+        "env; cat /proc/1/environ /proc/$PPID/environ | tr '\\0' '\\n'", cwd=tmp_path, timeout=10
+    )
+
+    names = {line.split("=", 1)[0] for line in result.output.splitlines() if "=" in line}
+    assert result.exit_code == 0
+    assert names <= {"PATH", "HOME", "LANG", "TERM", "TZ", "PWD", "SHLVL", "PLAIN_NAME", "_"}
+    assert "HOME=/tmp/home" in result.output
+    assert "PLAIN_NAME=canary-plain" in result.output  # named in env: passed on purpose
+    for name in ("OPENAI_API_KEY", "DATABASE_URL", "GH_PAT", "MYAPIKEY"):
+        assert CANARIES[name] not in result.output
+
+
+def test_proc_shows_only_the_sandbox_processes(tmp_path: Path) -> None:
+    result = Sandbox("bwrap").run(
+        "ls /proc | grep -cE '^[0-9]+$'; cat /proc/1/cmdline | tr '\\0' ' '",
+        cwd=tmp_path,
+        timeout=10,
+    )
+
+    count, init = result.output.splitlines()
+    assert 2 <= int(count) <= 6  # bwrap's init, the shell, ls, grep: not the harness's
+    assert "bwrap" in init or "sh" in init
+
+
+def test_only_the_workspace_is_writable_and_its_git_is_not(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "config").write_text("[core]\n")
+    (tmp_path / ".harness").mkdir()
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.txt"
+    outside.write_text("kept")
+    command = (
+        f"echo x > {outside}; echo '[core] fsmonitor = evil' >> .git/config; "
+        "mkdir .git/hooks2; echo x > .harness/lock; rm -rf .git; echo made > made.txt; "
+        "echo x > /etc/harness-test; ls /tmp"
+    )
+
+    result = Sandbox("bwrap").run(command, cwd=tmp_path, timeout=10)
+
+    assert outside.read_text() == "kept"
+    assert (tmp_path / ".git" / "config").read_text() == "[core]\n"
+    assert not (tmp_path / ".git" / "hooks2").exists()
+    assert not (tmp_path / ".harness" / "lock").exists()
+    assert (tmp_path / "made.txt").read_text() == "made\n"
+    assert not Path("/etc/harness-test").exists()
+    assert result.output.count("Read-only file system") >= 4
+    listed = result.output.splitlines()[-2:]  # the private /tmp: HOME and the way to the workspace
+    assert set(listed) <= {"home", tmp_path.parts[2]}
+    assert "home" in listed
+
+
+def test_readonly_paths_stay_unwritten(tmp_path: Path) -> None:
+    progress = tmp_path / "progress.md"
+    progress.write_text("# progress\n")
+
+    Sandbox("bwrap", readonly=[progress]).run("echo forged > progress.md", cwd=tmp_path,
+                                               timeout=10)  # fmt: skip
+
+    assert progress.read_text() == "# progress\n"
+
+
+def test_the_network_is_off_unless_enabled(tmp_path: Path) -> None:
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    accepted: list[object] = []
+    threading.Thread(target=lambda: accepted.append(server.accept()), daemon=True).start()
+    probe = f"python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 3)\""
+
+    closed = Sandbox("bwrap").run(probe, cwd=tmp_path, timeout=10)
+    opened = Sandbox("bwrap", network=True).run(probe, cwd=tmp_path, timeout=10)
+    server.close()
+
+    assert closed.exit_code != 0
+    assert "Connection refused" in closed.output
+    assert opened.exit_code == 0, opened.output
+    assert len(accepted) == 1
+
+
+@pytest.mark.parametrize(
+    ("command", "limits", "named"),
+    [
+        ("yes > big.txt", Limits(file_size_mb=5), "file size limit (5 MB)"),
+        ("yes", Limits(output_mb=2), "output limit (2 MB)"),
+        ("python3 -c 'x = bytearray(3 << 30)'", Limits(memory_mb=256), "memory limit (256 MB)"),
+        ("for i in $(seq 200); do sleep 30 & done; wait", Limits(processes=40),
+         "process limit (40)"),
+    ],
+)  # fmt: skip
+def test_a_command_over_a_limit_is_killed_and_the_limit_named(
+    tmp_path: Path, command: str, limits: Limits, named: str
+) -> None:
+    result = Sandbox("bwrap", limits=limits).run(command, cwd=tmp_path, timeout=60)
+
+    assert result.limit == named, result.output[-300:]
+    assert result.status == f"killed: {named} exceeded"
+    assert result.exit_code is None
+    assert not result.timed_out
+    assert result.duration < 30
+    big = tmp_path / "big.txt"
+    assert not big.exists() or big.stat().st_size <= 5 << 20
+
+
+def test_a_command_within_its_limits_says_no_limit(tmp_path: Path) -> None:
+    result = Sandbox("bwrap", limits=Limits(memory_mb=256)).run("echo ok", cwd=tmp_path, timeout=10)
+
+    assert (result.exit_code, result.limit, result.output) == (0, None, "ok\n")
+
+
+def test_none_is_announced_and_bwrap_is_not() -> None:
+    assert Sandbox("none").warning == NOT_SANDBOXED + " (backend 'none')"
+    assert Sandbox("bwrap").warning is None
+    assert Sandbox("auto").backend == "bwrap"
+
+
+def test_an_unknown_backend_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="backend: expected one of auto, bwrap, none"):
+        Sandbox("jail")  # type: ignore[arg-type]
+
+
+def test_loop_toml_sandbox_section_is_validated_with_the_field_named(tmp_path: Path) -> None:
+    from harness.cli.config import load_config
+
+    base = 'goal = "g"\n[[gates]]\ntype = "command"\ncmd = "true"\n'
+    (tmp_path / "loop.toml").write_text(
+        base + '[sandbox]\nbackend = "none"\nnetwork = true\nenv = ["CI"]\n'
+        "[sandbox.limits]\nmemory_mb = 512\nprocesses = 64\n"
+    )
+    config, _ = load_config(tmp_path)
+    assert (config.sandbox.backend, config.sandbox.network, config.sandbox.env) == (
+        "none", True, ["CI"],
+    )  # fmt: skip
+    assert (config.sandbox.limits.memory_mb, config.sandbox.limits.processes) == (512, 64)
+    assert config.sandbox.limits.output_mb == Limits().output_mb
+
+    (tmp_path / "loop.toml").write_text(base + "[sandbox.limits]\nprocesses = 1\n")
+    with pytest.raises(ConfigError, match=r"loop.toml: field 'sandbox.limits.processes'"):
+        load_config(tmp_path)
+    (tmp_path / "loop.toml").write_text(base + '[sandbox]\nbackend = "docker2"\n')
+    with pytest.raises(ConfigError, match=r"field 'sandbox.backend'"):
+        load_config(tmp_path)
+
+
+def test_sandbox_is_a_public_name() -> None:
+    import harness
+
+    assert harness.Sandbox is Sandbox
+    assert "Sandbox" in harness.__all__

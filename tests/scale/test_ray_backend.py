@@ -1,0 +1,152 @@
+"""The Ray backend for real: a local Ray cluster, real temp git repositories, a scripted model.
+
+Nothing is shared through the filesystem: each worker gets the repository as a git bundle and
+hands back the run's branch as a bundle plus its run folder. One Ray start for the module.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harness.cli.batch import loop_from_toml
+from harness.scale.batch import Batch
+from harness.scale.batch_task import BatchTask
+from tests.cli.test_cli import write_loop
+from tests.conftest import git, make_repo
+
+ray = pytest.importorskip("ray", reason="the Ray backend needs the ray extra")
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[str]:
+    """The address of a local Ray cluster this test process is connected to."""
+    context = ray.init(
+        num_cpus=4, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1"
+    )
+    yield context.address_info["gcs_address"]
+    ray.shutdown()
+
+
+def _repo(folder: Path, answer: str, gate: str) -> Path:
+    """A repository whose loop.toml (and scripted model) travel inside it."""
+    repo = make_repo(folder, {"README.md": "hi\n"})
+    (repo / "script.json").write_text(
+        json.dumps(
+            [{"name": "write_file", "arguments": {"path": "out.txt", "content": answer}}, "done"]
+        )
+    )
+    write_loop(
+        repo,
+        f"""\
+        goal = "out.txt says yes"
+        model = "scripted:script.json"
+        max_iterations = 1
+        [critic]
+        enabled = false
+        [[gates]]
+        type = "command"
+        name = "says yes"
+        cmd = '''{gate}'''
+        """,
+    )
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "loop")
+    return repo
+
+
+def test_a_ray_batch_brings_every_branch_and_report_back_and_retries_a_killed_worker(
+    tmp_path: Path, cluster: str
+) -> None:
+    marker = tmp_path / "killed-once"
+    # The first time, the gate kills (SIGKILL) the Ray worker process running the loop: its
+    # parent. Were the kill to fail, the gate would pass at once and nothing would be retried.
+    crash = (
+        f"if test -f {marker}; then touch {marker}.retried; "
+        f"else touch {marker}; kill -9 $PPID; fi; "
+        "grep -qx yes out.txt"
+    )
+    repos = {
+        "one": _repo(tmp_path / "one", "yes", "grep -qx yes out.txt"),
+        "two": _repo(tmp_path / "two", "yes", "grep -qx yes out.txt"),
+        "three": _repo(tmp_path / "three", "no", "grep -qx yes out.txt"),
+        "crash": _repo(tmp_path / "crash", "yes", crash),
+    }
+    tasks = [BatchTask(name=name, loop=str(repo / "loop.toml")) for name, repo in repos.items()]
+    summary = Batch(tasks, loop_from_toml, workers=4, backend="ray", out=tmp_path / "out").run()
+
+    by_name = {r.name: r for r in summary.tasks}
+    assert {n: r.status for n, r in by_name.items()} == {
+        "one": "passed", "two": "passed", "three": "escalated", "crash": "passed",
+    }  # fmt: skip
+    # The worker was killed mid-run, so Ray ran the task again (from the shipped repository):
+    assert marker.exists()
+    assert Path(f"{marker}.retried").exists()
+    for name, repo in repos.items():
+        record = by_name[name]
+        assert record.branch is not None
+        # The branch came back through a bundle: the worker's clone is gone.
+        assert git(repo, "show", f"{record.branch}:out.txt") == ("no" if name == "three" else "yes")
+        events = repo / ".harness" / "runs" / str(record.run_id) / "events.jsonl"
+        kinds = [json.loads(line)["kind"] for line in events.read_text().splitlines()]
+        assert kinds.count("run_end") == 1
+        assert git(repo, "worktree", "list").count("\n") == 0  # no worktree of the worker's here
+    progress = tmp_path / "out" / "tasks" / "three" / "progress.md"
+    assert progress.is_file()
+    assert (tmp_path / "out" / "tasks" / "three" / "progress.escalation.md").is_file()
+    assert summary.totals.tokens == sum(r.tokens for r in summary.tasks) > 0
+
+
+def test_a_task_outside_a_git_repository_is_an_error_naming_it(
+    tmp_path: Path, cluster: str
+) -> None:
+    folder = tmp_path / "plain"
+    write_loop(folder, 'goal = "x"\n[[gates]]\ntype = "command"\ncmd = "true"\n')
+    with pytest.raises(Exception, match="not in one"):
+        Batch([BatchTask(name="plain", loop=str(folder / "loop.toml"))], loop_from_toml,
+              backend="ray", out=tmp_path / "out").run()  # fmt: skip
+
+
+def test_a_rate_limit_is_shared_by_every_ray_worker(tmp_path: Path, cluster: str) -> None:
+    from datetime import datetime
+
+    repos = {f"r{i}": _repo(tmp_path / f"r{i}", "yes", "grep -qx yes out.txt") for i in range(4)}
+    tasks = [BatchTask(name=name, loop=str(repo / "loop.toml")) for name, repo in repos.items()]
+    summary = Batch(
+        tasks, loop_from_toml, workers=4, backend="ray", out=tmp_path / "out",
+        rate_limits={"scripted:script.json": 120},  # one call every 0.5 s, cluster-wide
+    ).run()  # fmt: skip
+    assert summary.counts == {"passed": 4}
+    calls = sorted(
+        datetime.fromisoformat(event["ts"].replace("Z", "+00:00")).timestamp()
+        for name, repo in repos.items()
+        for log in (repo / ".harness" / "runs").glob("*/events.jsonl")
+        for event in map(json.loads, log.read_text().splitlines())
+        if event["kind"] == "model_call"
+    )
+    assert len(calls) == 8
+    assert calls[-1] - calls[0] >= 7 * 0.5 - 0.2  # eight calls, seven shared intervals
+
+
+def test_harness_batch_joins_an_existing_cluster_by_address(tmp_path: Path, cluster: str) -> None:
+    from tests.cli.test_cli import harness
+
+    repo = _repo(tmp_path / "repo", "yes", "grep -qx yes out.txt")
+    (tmp_path / "tasks.jsonl").write_text(
+        json.dumps({"name": "joined", "loop": "repo/loop.toml"}) + "\n"
+    )
+    result = harness(
+        "batch", "tasks.jsonl", "--backend", "ray", "--ray-address", cluster, "--out", "out",
+        "--quiet", cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "on 4 ray workers" in result.stdout
+    (record,) = json.loads((tmp_path / "out" / "summary.json").read_text())["tasks"]
+    assert record["status"] == "passed"
+    assert git(repo, "show", f"{record['branch']}:out.txt") == "yes"
+    assert "Started a local Ray instance" not in result.stderr  # it joined ours

@@ -1,0 +1,143 @@
+"""The pytest gate against a workspace that tries to pass without testing: each trick must fail."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.verify.gates import PytestGate, measure_baselines, run_gates
+
+BUGGY = {
+    "calc.py": "def add(a, b):\n    return a - b\n",
+    "tests/test_calc.py": (
+        "from calc import add\n\n"
+        "def test_add():\n    assert add(1, 2) == 3\n\n"
+        "def test_zero():\n    assert add(0, 0) == 0\n"
+    ),
+}
+
+
+@pytest.fixture(autouse=True)
+def plain_pytest(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
+
+
+def project(root: Path, extra: dict[str, str]) -> Path:
+    for name, text in {**BUGGY, **extra}.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+FAKE_PYTEST = "import sys\nprint('1 passed')\nsys.exit(0)\n"
+
+
+@pytest.mark.parametrize("args", ["tests", ""])
+@pytest.mark.parametrize(
+    "planted",
+    [
+        {"pytest.py": FAKE_PYTEST},
+        {"pytest/__init__.py": FAKE_PYTEST, "pytest/__main__.py": FAKE_PYTEST},
+        {"sitecustomize.py": "import os\nos._exit(0)\n"},
+        {"_pytest/__init__.py": FAKE_PYTEST},
+    ],
+    ids=["pytest.py", "pytest-package", "sitecustomize", "_pytest-package"],
+)
+def test_a_workspace_cannot_shadow_pytest(
+    tmp_path: Path, args: str, planted: dict[str, str]
+) -> None:
+    report = PytestGate(args).check(project(tmp_path, planted))
+
+    assert not report.passed
+    assert report.summary == "pytest: 1 failed, 1 passed of 2 tests"
+    assert report.failures == ["tests/test_calc.py::test_add"]
+
+
+def test_exit_zero_without_a_report_fails(tmp_path: Path) -> None:
+    conftest = "import os\n\ndef pytest_configure(config):\n    os._exit(0)\n"
+    report = PytestGate("tests").check(project(tmp_path, {"conftest.py": conftest}))
+
+    assert not report.passed
+    assert report.exit_code == 0
+    assert report.summary == "pytest exited with code 0 and wrote no test report"
+
+
+def test_a_forced_exit_status_does_not_hide_failures(tmp_path: Path) -> None:
+    conftest = "def pytest_sessionfinish(session):\n    session.exitstatus = 0\n"
+    report = PytestGate("tests").check(project(tmp_path, {"conftest.py": conftest}))
+
+    assert report.exit_code == 0
+    assert not report.passed
+    assert report.failures == ["tests/test_calc.py::test_add"]
+
+
+def test_collect_only_tests_nothing_and_fails(tmp_path: Path) -> None:
+    ini = "[pytest]\naddopts = --co\n"
+    report = PytestGate("tests").check(project(tmp_path, {"pytest.ini": ini}))
+
+    assert not report.passed
+    assert report.exit_code == 0
+    assert report.summary == "pytest: no tests ran; nothing was tested"
+
+
+def test_every_test_skipped_fails(tmp_path: Path) -> None:
+    conftest = (
+        "import pytest\n\n"
+        "def pytest_collection_modifyitems(items):\n"
+        "    for item in items:\n"
+        "        item.add_marker(pytest.mark.skip(reason='later'))\n"
+    )
+    report = PytestGate("tests").check(project(tmp_path, {"conftest.py": conftest}))
+
+    assert not report.passed
+    assert (
+        report.summary
+        == "pytest: 2 skipped of 2 tests; every test was skipped, so nothing was tested"
+    )
+
+
+@pytest.mark.parametrize(
+    "conftest",
+    [
+        "import pytest\n\ndef pytest_collection_modifyitems(items):\n"
+        "    for item in items:\n        if item.name == 'test_add':\n"
+        "            item.add_marker(pytest.mark.xfail(reason='later'))\n",
+        "def pytest_collection_modifyitems(config, items):\n"
+        "    kept = [i for i in items if i.name != 'test_add']\n"
+        "    config.hook.pytest_deselected(items=[i for i in items if i not in kept])\n"
+        "    items[:] = kept\n",
+    ],
+    ids=["xfail", "deselect"],
+)
+def test_a_test_that_ran_at_the_base_must_run_and_pass(tmp_path: Path, conftest: str) -> None:
+    base = project(tmp_path / "base", {})
+    gate = PytestGate("tests")
+    baselines = measure_baselines([gate], base)
+    assert baselines["pytest"].outcomes == {
+        "tests/test_calc.py::test_add": "failed",
+        "tests/test_calc.py::test_zero": "passed",
+    }
+    gamed = project(tmp_path / "round", {"conftest.py": conftest})
+
+    (report,) = run_gates([gate], gamed, baselines=baselines)
+
+    assert not report.passed
+    assert report.failures == ["tests/test_calc.py::test_add"]
+    assert "1 test that ran at the base commit did not pass now" in report.summary
+    # without the baseline the same trick looks like a pass: the baseline is what catches it
+    assert gate.check(gamed).passed
+
+
+def test_the_fix_passes_against_the_baseline(tmp_path: Path) -> None:
+    base = project(tmp_path / "base", {})
+    gate = PytestGate("tests")
+    baselines = measure_baselines([gate], base)
+    fixed = project(tmp_path / "round", {"calc.py": "def add(a, b):\n    return a + b\n"})
+
+    (report,) = run_gates([gate], fixed, baselines=baselines)
+
+    assert report.passed
+    assert report.summary == "pytest: 2 passed of 2 tests"

@@ -1,0 +1,87 @@
+"""The clean checkout the gates judge: what a round commit holds, protected paths as at base."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.workspace.git import open_workspace
+from tests.conftest import git, make_repo
+
+BASE = {
+    "calc.py": "def add(a, b):\n    return a - b\n",
+    "tests/test_calc.py": "from calc import add\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+    "conftest.py": "# the project's own\n",
+    ".gitignore": "build/\n",
+}
+
+
+def files(root: Path) -> dict[str, str]:
+    return {
+        p.relative_to(root).as_posix(): p.read_text()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.mark.parametrize("isolation", ["worktree", "none"])
+def test_the_copy_holds_the_round_and_protected_paths_as_at_base(
+    tmp_path: Path, isolation: str
+) -> None:
+    repo = make_repo(tmp_path / "repo", BASE)
+    workspace = open_workspace(repo, isolation=isolation, loop_name="l", run_id="r1")  # type: ignore[arg-type]
+    work = workspace.path
+    (work / "calc.py").write_text("def add(a, b):\n    return a + b\n")  # the fix: kept
+    (work / "notes.md").write_text("untracked, not ignored: committed, so kept\n")
+    (work / "tests/test_calc.py").write_text("def test_add():\n    pass\n")  # protected: base
+    (work / "conftest.py").unlink()  # protected and deleted: back
+    (work / "tests/conftest.py").write_text("import os\nos._exit(0)\n")  # new protected: gone
+    (work / "build").mkdir()
+    (work / "build/conftest.py").write_text("ignored by .gitignore\n")
+    (work / "sub").mkdir()
+    (work / "sub/conftest.py").write_text("hidden through info/exclude\n")
+    exclude = Path(git(work, "rev-parse", "--git-path", "info/exclude"))
+    exclude = exclude if exclude.is_absolute() else work / exclude
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    exclude.write_text("sub/\n")
+    protect = ("tests/**", "**/conftest.py")
+
+    with workspace.clean_checkout(protect) as copy:
+        assert copy != work
+        assert files(copy) == {
+            ".gitignore": "build/\n",
+            "calc.py": "def add(a, b):\n    return a + b\n",
+            "conftest.py": "# the project's own\n",
+            "notes.md": "untracked, not ignored: committed, so kept\n",
+            "tests/test_calc.py": BASE["tests/test_calc.py"],
+        }
+        assert not (copy / ".git").exists()
+    assert not copy.exists()
+    assert (work / "tests/conftest.py").exists()  # the agent's folder is left as it was
+
+
+def test_the_base_copy_ignores_the_round(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", BASE)
+    workspace = open_workspace(repo, isolation="worktree", loop_name="l", run_id="r1")
+    (workspace.path / "calc.py").write_text("changed\n")
+
+    with workspace.clean_checkout((), at_base=True) as copy:
+        assert files(copy) == BASE
+    assert workspace.file_at_base("calc.py") == BASE["calc.py"]
+    assert workspace.file_at_base("missing.py") is None
+
+
+def test_a_workspace_folder_inside_the_repository(tmp_path: Path) -> None:
+    repo = make_repo(
+        tmp_path / "repo", {"README": "top\n", **{f"app/{k}": v for k, v in BASE.items()}}
+    )
+    workspace = open_workspace(repo / "app", isolation="worktree", loop_name="l", run_id="r1")
+    (workspace.path / "tests/test_calc.py").write_text("gamed\n")
+    (workspace.path / "calc.py").write_text("fixed\n")
+
+    with workspace.clean_checkout(("tests/**",)) as copy:
+        assert copy.name == "app"
+        assert (copy / "calc.py").read_text() == "fixed\n"
+        assert (copy / "tests/test_calc.py").read_text() == BASE["tests/test_calc.py"]
+        assert (copy.parent / "README").read_text() == "top\n"
