@@ -21,7 +21,7 @@ KEY_SHAPES = {
     "github-server": "ghs_" + "9" * 30,
     "github-fine-grained": "github_pat_" + "11ABCDEFG_" + "z" * 20,
     "slack": "xoxb-" + "1234567890-abc",
-    "google": "AIza" + "SyA-1234567890abcdefghijklmnopqrstu",
+    "google": "AIza" + "0" * 35,  # low entropy: only the key shape can catch it
     "huggingface": "hf_" + "Q" * 30,
     "pem-private-key": PEM,
 }
