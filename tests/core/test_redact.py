@@ -160,3 +160,8 @@ def test_scalars_and_strings_pass_through_redact() -> None:
     assert redactor.redact(True) is True
     assert redactor.redact(f"k={KEY_SHAPES['slack']}") == f"k={REDACTED}"
     assert redactor.redact((KEY_SHAPES["aws"], 1)) == [REDACTED, 1]
+
+
+def test_a_token_of_exactly_the_minimum_entropy_is_redacted() -> None:
+    token = "aB3dE5gH7jK9mN1p" * 2  # 16 distinct characters, each twice: exactly 4.0 bits each
+    assert Redactor(env={}).redact_text(f"id {token} end") == f"id {REDACTED} end"
