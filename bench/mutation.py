@@ -40,10 +40,17 @@ MEMORY_LIMIT = 4 * 2**30
 eat the machine's memory before its timeout."""
 
 MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "redact": ("harness/core/redact.py", ("tests/core/test_redact.py",)),
+    "redact": (
+        "harness/core/redact.py",
+        ("tests/core/test_redact.py", "tests/core/test_redact_values.py"),
+    ),
     "budget": ("harness/models/budget.py", ("tests/models/test_budget.py",)),
     "decision": ("harness/outer/decision.py", ("tests/outer/test_decision.py",)),
     "condition": ("harness/engine/condition.py", ("tests/engine/test_condition.py",)),
+    "reference": (
+        "harness/engine/reference.py",
+        ("tests/engine/test_reference.py", "tests/engine/test_condition.py"),
+    ),
     "paths": ("harness/tools/paths.py", ("tests/tools/test_paths.py",)),
 }
 """Module key: (source file, its focused test files)."""

@@ -102,8 +102,10 @@ def step(value: Any, part: str) -> Any:
     if isinstance(value, Sequence):
         try:
             return value[int(part)]
-        except (ValueError, IndexError):
+        except IndexError:
             return MISSING
+        except ValueError:
+            pass  # not an index: a named tuple's fields are read as attributes below
     found = MISSING if part.startswith("_") else getattr(value, part, MISSING)
     return MISSING if callable(found) else found
 

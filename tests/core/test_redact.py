@@ -21,7 +21,7 @@ KEY_SHAPES = {
     "github-server": "ghs_" + "9" * 30,
     "github-fine-grained": "github_pat_" + "11ABCDEFG_" + "z" * 20,
     "slack": "xoxb-" + "1234567890-abc",
-    "google": "AIza" + "SyA-1234567890abcdefghijklmnopqrstu",
+    "google": "AIza" + "0" * 35,  # low entropy: only the key shape can catch it
     "huggingface": "hf_" + "Q" * 30,
     "pem-private-key": PEM,
 }
@@ -34,7 +34,7 @@ NEAR_MISSES = {
     "google": "AIza" + "b" * 34,
     "huggingface": "hf_" + "c" * 29,
     "bearer": "Bearer " + "d" * 15,
-    "public-key": PEM.replace("PRIVATE", "PUBLIC"),
+    "public-key": "-----BEGIN PUBLIC KEY-----\nshared openly\n-----END PUBLIC KEY-----",
 }
 
 
@@ -160,3 +160,8 @@ def test_scalars_and_strings_pass_through_redact() -> None:
     assert redactor.redact(True) is True
     assert redactor.redact(f"k={KEY_SHAPES['slack']}") == f"k={REDACTED}"
     assert redactor.redact((KEY_SHAPES["aws"], 1)) == [REDACTED, 1]
+
+
+def test_a_token_of_exactly_the_minimum_entropy_is_redacted() -> None:
+    token = "aB3dE5gH7jK9mN1p" * 2  # 16 distinct characters, each twice: exactly 4.0 bits each
+    assert Redactor(env={}).redact_text(f"id {token} end") == f"id {REDACTED} end"

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 from hypothesis import given
@@ -442,3 +443,27 @@ def test_a_number_beside_a_non_numeric_value_is_not_equal_and_does_not_raise() -
     assert Condition("n", "!=", {"a": 8}).holds(root)
     assert not Condition("items", "==", 8).holds(root)
     assert not Condition("n", "<", [9]).holds(root)
+
+
+class Scored(NamedTuple):
+    score: float
+    notes: list[str]
+
+
+def test_a_named_tuples_fields_are_read_by_name_and_by_index() -> None:
+    root = scope(result=Scored(9.0, ["ok"]), items=["a"])
+    assert lookup(root, ["result", "score"]) == 9.0
+    assert lookup(root, ["result", "0"]) == 9.0
+    assert lookup(root, ["result", "notes", "0"]) == "ok"
+    assert Condition("result.score", ">=", 8).holds(root)
+    assert lookup(root, ["result", "count"]) is MISSING  # a method, not a field
+    assert lookup(root, ["result", "5"]) is MISSING
+    assert lookup(root, ["items", "append"]) is MISSING
+    assert lookup(root, ["items", "first"]) is MISSING
+
+
+def test_a_condition_set_is_frozen() -> None:
+    conditions = ConditionSet.parse("a > 1 and b > 2")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        conditions.combine = "or"  # type: ignore[misc]
+    assert conditions.combine == "and"

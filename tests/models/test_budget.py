@@ -207,8 +207,8 @@ def test_a_call_is_recorded_in_the_meter_and_reported_as_an_event() -> None:
         "prompt_tokens": reply.usage.prompt_tokens,
         "completion_tokens": reply.usage.completion_tokens,
         "cost_usd": reply.usage.cost_usd,
-        "unpriced": False,
         "cached_tokens": 0,
+        "unpriced": False,
     }
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from harness.agent.agent import AgentStop
@@ -419,6 +421,16 @@ def test_a_report_built_without_saying_so_needs_no_critic() -> None:
         False, (), (),
     )  # fmt: skip
     assert plain.passed
+
+
+def test_reports_and_decisions_cannot_be_changed_once_made() -> None:
+    made = failing(1, "t::a")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.round = 2  # type: ignore[misc]
+    decision = decide([made], max_iterations=3)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        decision.stop = StopReason.PASSED  # type: ignore[misc]
+    assert (made.round, decision.stop) == (1, None)
 
 
 def test_the_next_round_is_told_its_session_was_stuck() -> None:

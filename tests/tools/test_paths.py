@@ -219,6 +219,8 @@ def test_the_first_matching_pattern_is_named() -> None:
         ("[ab].py", "[ab].py", True),
         ("x+y", "x+y", True),
         ("x+y", "xxy", False),
+        ("src/**.py", "src/a/b.py", True),  # '**' inside a segment spans directories too
+        ("src/**.py", "src/a/bpy", False),
     ],
 )
 def test_more_protect_globs(pattern: str, rel: str, protected: bool) -> None:
