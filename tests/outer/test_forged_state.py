@@ -47,6 +47,8 @@ def test_a_forged_status_and_a_killed_harness_do_not_make_a_pass(tmp_path: Path)
         type = "command"
         name = "never"
         cmd = "false"
+        [sandbox]
+        backend = "none"  # the sandbox stops the forgery earlier; this checks what stands behind it
         """)
     )
     (project / ".gitignore").write_text(".harness/\nprogress/\n")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import Agent, OuterLoop, PytestGate, ScriptedModel, StopReason, ToolCall
+from harness import Agent, OuterLoop, PytestGate, Sandbox, ScriptedModel, StopReason, ToolCall
 from tests.conftest import make_repo
 
 PROJECT = {
@@ -112,9 +112,10 @@ TRICKS = {
 def run_round(tmp_path: Path, gate: PytestGate, command: str) -> tuple[StopReason, str]:
     repo = make_repo(tmp_path / "repo", PROJECT)
     model = ScriptedModel([ToolCall("run_shell", {"command": command}), "Done: the tests pass."])
+    # The gate must hold on its own: the tricks run unsandboxed (the sandbox stops some earlier).
     result = OuterLoop(
         "fix add() so that the tests pass",
-        Agent(model, max_steps=3),
+        Agent(model, max_steps=3, sandbox=Sandbox("none")),
         gates=[gate],
         workspace=repo,
         max_iterations=1,
