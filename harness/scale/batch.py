@@ -75,8 +75,8 @@ class Executor(Protocol):
 class Batch:
     """Run ``tasks`` with ``loop_for(task, run)`` building each task's :class:`OuterLoop`.
 
-    ``loop_for`` must put the loop's progress file at ``run.progress`` and use ``run.run_id``
-    (:func:`harness.cli.batch.loop_from_toml` does, for tasks that name a ``loop.toml``).
+    ``loop_for`` must put the loop's progress file at ``run.progress`` and use ``run.run_id``;
+    without one, each task names a ``loop.toml`` (:func:`harness.scale.toml_loop.loop_from_toml`).
     ``rate_limits`` maps a model name to the requests per minute every worker shares.
     A first ``KeyboardInterrupt`` starts no further task and lets the running ones end and be
     recorded; a second one quits at once (the tasks still running then run again next time).
@@ -85,7 +85,7 @@ class Batch:
     def __init__(
         self,
         tasks: Sequence[BatchTask | Mapping[str, object]],
-        loop_for: LoopFor,
+        loop_for: LoopFor | None = None,
         *,
         workers: int = 4,
         backend: Backend = "local",
@@ -108,6 +108,10 @@ class Batch:
             )
         if backend not in ("local", "ray"):
             raise ConfigError(f"backend: must be 'local' or 'ray', got {backend!r}")
+        if loop_for is None:
+            from harness.scale.toml_loop import loop_from_toml
+
+            loop_for = loop_from_toml
         self.tasks = parsed
         self.loop_for = loop_for
         self.workers = workers

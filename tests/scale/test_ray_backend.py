@@ -53,6 +53,8 @@ def _repo(folder: Path, answer: str, gate: str) -> Path:
         type = "command"
         name = "says yes"
         cmd = '''{gate}'''
+        [sandbox]
+        backend = "none"  # the crash gate must reach the Ray worker that runs the loop
         """,
     )
     git(repo, "add", "-A")
