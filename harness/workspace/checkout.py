@@ -4,7 +4,8 @@ The gates never run in the agent's working folder. :func:`clean_checkout` writes
 temporary folder, exactly the files a round commit holds (``git add -A``, so ``.gitignore`` and
 ``.git/info/exclude`` leave files out), with every protected path as it was at the base commit
 (a protected file the round added is left out, one it deleted is back). A ``conftest.py`` hidden
-from git, a cache or any other leftover cannot take part in a verdict.
+from git, a cache or any other leftover cannot take part in a verdict. The one ignored folder
+delivered is the loop's work product, :data:`WORK_DIR`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,12 @@ from pathlib import Path
 
 from harness.tools.paths import protecting_pattern
 from harness.workspace.git_cmd import git, run_git
+
+WORK_DIR = Path(".harness") / "work"
+"""A loop's work product that git ignores (a draft, findings): the gates judge it all the same.
+
+It is copied into the checkout as it is in the workspace (links as links). Nothing there can
+switch a check off: pytest does not collect dot folders, and protected paths lie elsewhere."""
 
 
 @contextlib.contextmanager
@@ -59,6 +66,9 @@ def clean_checkout(
         git(root, "checkout-index", "--all", "--force", f"--prefix={tree}/", env=env)
         target = tree / prefix
         target.mkdir(parents=True, exist_ok=True)
+        work = workspace / WORK_DIR
+        if not at_base and work.is_dir() and not work.is_symlink():
+            shutil.copytree(work, target / WORK_DIR, symlinks=True, dirs_exist_ok=True)
         yield target
 
 

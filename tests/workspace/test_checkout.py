@@ -85,3 +85,23 @@ def test_a_workspace_folder_inside_the_repository(tmp_path: Path) -> None:
         assert (copy / "calc.py").read_text() == "fixed\n"
         assert (copy / "tests/test_calc.py").read_text() == BASE["tests/test_calc.py"]
         assert (copy.parent / "README").read_text() == "top\n"
+
+
+def test_the_ignored_work_folder_is_delivered_and_nothing_else_ignored_is(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {**BASE, ".gitignore": ".harness/\nbuild/\n"})
+    workspace = open_workspace(repo, isolation="none", loop_name="l", run_id="r1")
+    (repo / ".harness/work").mkdir(parents=True)
+    (repo / ".harness/work/draft.md").write_text("the loop's work product\n")
+    (repo / ".harness/work/link").symlink_to("/etc/passwd")
+    (repo / ".harness/runs").mkdir()
+    (repo / ".harness/runs/events.jsonl").write_text("{}\n")
+    (repo / "build").mkdir()
+    (repo / "build/conftest.py").write_text("ignored by .gitignore\n")
+
+    with workspace.clean_checkout(()) as copy:
+        assert (copy / ".harness/work/draft.md").read_text() == "the loop's work product\n"
+        assert (copy / ".harness/work/link").is_symlink()  # copied as a link, not followed
+        assert not (copy / ".harness/runs").exists()
+        assert not (copy / "build").exists()
+    with workspace.clean_checkout((), at_base=True) as base:
+        assert not (base / ".harness").exists()
