@@ -54,6 +54,6 @@ def test_web_research_reads_the_page_and_passes_in_two_rounds(example: Path) -> 
     assert [(g["round"], g["name"], g["passed"]) for g in gates][:1] == [
         (1, "cites the page", False)
     ]
-    notes = (example / "work" / "notes.md").read_text()
+    notes = (example / ".harness" / "work" / "notes.md").read_text()
     assert "neap tides" in notes
     assert time.monotonic() - started < 120
