@@ -14,6 +14,7 @@ from harness.core.sink import NULL_SINK, EventSink
 from harness.core.stop import StopReason
 from harness.core.usage import Usage
 from harness.models.base import Message, Model, Reply, ToolSchema
+from harness.models.wrapper import Wrapper
 
 DEFAULT_MAX_TOKENS = 4096
 """Completion tokens a call may use when neither the caller nor the model (its ``max_tokens``)
@@ -122,7 +123,7 @@ ROLES: tuple[Role, ...] = get_args(Role)
 """Who may call a model: the agent (author), the critic, or compaction (summariser)."""
 
 
-class MeteredModel:
+class MeteredModel(Wrapper):
     """A model whose every call is checked against a :class:`Meter` first and recorded after.
 
     Views for other roles (critic, summariser) share the meter: ``model.for_role("critic")``.
@@ -157,21 +158,6 @@ class MeteredModel:
             events=self.events,
             default_max_tokens=self.default_max_tokens,
         )
-
-    @property
-    def context_window(self) -> int:
-        return self.inner.context_window
-
-    def count_tokens(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> int:
-        return self.inner.count_tokens(messages, tools)
-
-    def price_per_token(self) -> tuple[float, float]:
-        return self.inner.price_per_token()
-
-    def begin_round(self, round_number: int) -> None:
-        begin = getattr(self.inner, "begin_round", None)
-        if begin is not None:
-            begin(round_number)
 
     def complete(
         self,

@@ -15,6 +15,7 @@ from typing import Protocol
 
 from harness.core.errors import ConfigError
 from harness.models.base import Message, Model, Reply, ToolSchema
+from harness.models.wrapper import Wrapper
 
 
 class Limiter(Protocol):
@@ -67,7 +68,7 @@ def shared_limiter(model: str, per_minute: float) -> RateLimiter:
         return limiter
 
 
-class RateLimitedModel:
+class RateLimitedModel(Wrapper):
     """``model``, each call waiting for its turn at ``limiter`` first."""
 
     def __init__(self, model: Model, limiter: Limiter) -> None:
@@ -75,21 +76,6 @@ class RateLimitedModel:
         self.limiter = limiter
         self.name = model.name
         self.max_tokens: int | None = getattr(model, "max_tokens", None)
-
-    @property
-    def context_window(self) -> int:
-        return self.inner.context_window
-
-    def count_tokens(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> int:
-        return self.inner.count_tokens(messages, tools)
-
-    def price_per_token(self) -> tuple[float, float]:
-        return self.inner.price_per_token()
-
-    def begin_round(self, round_number: int) -> None:
-        begin = getattr(self.inner, "begin_round", None)
-        if begin is not None:
-            begin(round_number)
 
     def complete(
         self,

@@ -2,44 +2,21 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from harness import Batch
 from harness.core.errors import ConfigError
-from tests.cli.test_cli import write_loop
-from tests.conftest import git, make_repo
+from tests.scale.loop_projects import loop_project
 
-
-def _project(folder: Path, answer: str) -> Path:
-    repo = make_repo(folder, {"README.md": "hi\n"})
-    script = [{"name": "write_file", "arguments": {"path": "out.txt", "content": answer}}, "done"]
-    (repo / "script.json").write_text(json.dumps(script))
-    write_loop(
-        repo,
-        """\
-        goal = "out.txt says yes"
-        model = "scripted:script.json"
-        max_iterations = 1
-        [critic]
-        enabled = false
-        [[gates]]
-        type = "command"
-        name = "says yes"
-        cmd = "grep -qx yes out.txt"
-        """,
-    )
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "loop")
-    return repo
+GATE = "grep -qx yes out.txt"
 
 
 def test_a_batch_without_a_loop_builder_runs_each_tasks_loop_toml(tmp_path: Path) -> None:
     tasks = [
-        {"name": "right", "loop": str(_project(tmp_path / "right", "yes") / "loop.toml")},
-        {"name": "wrong", "loop": str(_project(tmp_path / "wrong", "no") / "loop.toml")},
+        {"name": "right", "loop": str(loop_project(tmp_path / "right", "yes", GATE) / "loop.toml")},
+        {"name": "wrong", "loop": str(loop_project(tmp_path / "wrong", "no", GATE) / "loop.toml")},
     ]
     summary = Batch(tasks, workers=2, out=tmp_path / "out").run()
     outcome = {record.name: (record.stop_reason, record.rounds) for record in summary.tasks}

@@ -16,11 +16,15 @@ from harness.cli.batch import loop_from_toml
 from harness.scale.batch import Batch
 from harness.scale.batch_task import BatchTask
 from tests.cli.test_cli import write_loop
-from tests.conftest import git, make_repo
+from tests.conftest import git
+from tests.scale.loop_projects import loop_project
 
 ray = pytest.importorskip("ray", reason="the Ray backend needs the ray extra")
 
 pytestmark = pytest.mark.slow
+
+UNSANDBOXED = '[sandbox]\nbackend = "none"\n'
+"""The crash gate must reach the Ray worker that runs the loop, to kill it."""
 
 
 @pytest.fixture(scope="module")
@@ -31,35 +35,6 @@ def cluster() -> Iterator[str]:
     )
     yield context.address_info["gcs_address"]
     ray.shutdown()
-
-
-def _repo(folder: Path, answer: str, gate: str) -> Path:
-    """A repository whose loop.toml (and scripted model) travel inside it."""
-    repo = make_repo(folder, {"README.md": "hi\n"})
-    (repo / "script.json").write_text(
-        json.dumps(
-            [{"name": "write_file", "arguments": {"path": "out.txt", "content": answer}}, "done"]
-        )
-    )
-    write_loop(
-        repo,
-        f"""\
-        goal = "out.txt says yes"
-        model = "scripted:script.json"
-        max_iterations = 1
-        [critic]
-        enabled = false
-        [[gates]]
-        type = "command"
-        name = "says yes"
-        cmd = '''{gate}'''
-        [sandbox]
-        backend = "none"  # the crash gate must reach the Ray worker that runs the loop
-        """,
-    )
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "loop")
-    return repo
 
 
 def test_a_ray_batch_brings_every_branch_and_report_back_and_retries_a_killed_worker(
@@ -74,10 +49,10 @@ def test_a_ray_batch_brings_every_branch_and_report_back_and_retries_a_killed_wo
         "grep -qx yes out.txt"
     )
     repos = {
-        "one": _repo(tmp_path / "one", "yes", "grep -qx yes out.txt"),
-        "two": _repo(tmp_path / "two", "yes", "grep -qx yes out.txt"),
-        "three": _repo(tmp_path / "three", "no", "grep -qx yes out.txt"),
-        "crash": _repo(tmp_path / "crash", "yes", crash),
+        "one": loop_project(tmp_path / "one", "yes", "grep -qx yes out.txt"),
+        "two": loop_project(tmp_path / "two", "yes", "grep -qx yes out.txt"),
+        "three": loop_project(tmp_path / "three", "no", "grep -qx yes out.txt"),
+        "crash": loop_project(tmp_path / "crash", "yes", crash, extra=UNSANDBOXED),
     }
     tasks = [BatchTask(name=name, loop=str(repo / "loop.toml")) for name, repo in repos.items()]
     summary = Batch(tasks, loop_from_toml, workers=4, backend="ray", out=tmp_path / "out").run()
@@ -117,7 +92,9 @@ def test_a_task_outside_a_git_repository_is_an_error_naming_it(
 def test_a_rate_limit_is_shared_by_every_ray_worker(tmp_path: Path, cluster: str) -> None:
     from datetime import datetime
 
-    repos = {f"r{i}": _repo(tmp_path / f"r{i}", "yes", "grep -qx yes out.txt") for i in range(4)}
+    repos = {
+        f"r{i}": loop_project(tmp_path / f"r{i}", "yes", "grep -qx yes out.txt") for i in range(4)
+    }
     tasks = [BatchTask(name=name, loop=str(repo / "loop.toml")) for name, repo in repos.items()]
     summary = Batch(
         tasks, loop_from_toml, workers=4, backend="ray", out=tmp_path / "out",
@@ -138,7 +115,7 @@ def test_a_rate_limit_is_shared_by_every_ray_worker(tmp_path: Path, cluster: str
 def test_harness_batch_joins_an_existing_cluster_by_address(tmp_path: Path, cluster: str) -> None:
     from tests.cli.test_cli import harness
 
-    repo = _repo(tmp_path / "repo", "yes", "grep -qx yes out.txt")
+    repo = loop_project(tmp_path / "repo", "yes", "grep -qx yes out.txt")
     (tmp_path / "tasks.jsonl").write_text(
         json.dumps({"name": "joined", "loop": "repo/loop.toml"}) + "\n"
     )
