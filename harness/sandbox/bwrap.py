@@ -6,6 +6,7 @@ import functools
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -37,6 +38,8 @@ def bwrap_argv(
     """
     argv = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     argv += ["--size", str(tmp_bytes), "--tmpfs", "/tmp", "--dir", SANDBOX_HOME]
+    for path in _under_tmp():
+        argv += ["--ro-bind", str(path), str(path)]
     argv += ["--bind", str(workspace), str(workspace)]
     for path in writable:
         argv += ["--bind", str(path), str(path)]
@@ -69,3 +72,25 @@ def bwrap_problem() -> str | None:
         reason = proc.stderr.strip().splitlines()[-1:] or [f"exit code {proc.returncode}"]
         return f"bwrap does not work here ({reason[0]}); user namespaces may be disabled"
     return None
+
+
+@functools.cache
+def _under_tmp() -> tuple[Path, ...]:
+    """The interpreter's folders that lie under ``/tmp`` (a virtual environment made there).
+
+    The private ``/tmp`` would hide them, and with them the Python that runs the gates; they are
+    mounted back read-only.
+    """
+    tmp = Path("/tmp").resolve()
+    found = sorted(
+        {
+            Path(entry).resolve()
+            for entry in (sys.prefix, sys.exec_prefix, sys.base_prefix, *sys.path)
+            if entry and Path(entry).is_dir() and Path(entry).resolve().is_relative_to(tmp)
+        }
+    )
+    kept: list[Path] = []
+    for path in found:  # sorted: a folder comes before what lies inside it
+        if path != tmp and not any(path.is_relative_to(outer) for outer in kept):
+            kept.append(path)
+    return tuple(kept)
