@@ -216,7 +216,6 @@ class McpTool(Tool):
         self.parameters = dict(spec.input_schema) or {"type": "object", "properties": {}}
         self.signature = f"{self.name}(<see schema>)"
         self._context_param = None
-        self._schema = None  # Tool.schema() builds the entry once
 
     def _validate(self, arguments: object) -> dict[str, Any]:
         if isinstance(arguments, str):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import sys
 import threading
 from pathlib import Path
 
@@ -179,3 +180,26 @@ def test_sandbox_is_a_public_name() -> None:
 
     assert harness.Sandbox is Sandbox
     assert "Sandbox" in harness.__all__
+
+
+def test_an_interpreter_folder_under_tmp_is_mounted_back_read_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.sandbox import bwrap
+
+    venv = tmp_path / "venv" / "lib"
+    venv.mkdir(parents=True)
+    (venv / "inner").mkdir()
+    monkeypatch.setattr(sys, "path", [str(venv), str(venv / "inner"), "/usr/lib"])
+    bwrap._under_tmp.cache_clear()
+    try:
+        argv = bwrap.bwrap_argv(
+            ["true"], workspace=tmp_path / "ws", cwd=tmp_path / "ws", network=False, tmp_bytes=1
+        )
+    finally:
+        bwrap._under_tmp.cache_clear()
+    mounts = [argv[i + 1] for i, part in enumerate(argv) if part == "--ro-bind"]
+    assert str(venv.resolve()) in mounts
+    assert str((venv / "inner").resolve()) not in mounts  # covered by its folder
+    assert "/usr/lib" not in mounts  # outside /tmp: the read-only root shows it already
+    assert argv.index(str(venv.resolve())) > argv.index("--tmpfs")  # over the private /tmp
