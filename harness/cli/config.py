@@ -143,7 +143,8 @@ class WebConfig(_Section):
 class SandboxConfig(_Section):
     """``[sandbox]``: where the agent's commands and the gates run (see harness.Sandbox)."""
 
-    backend: Literal["auto", "bwrap", "none"] = "auto"
+    backend: Literal["auto", "bwrap", "none", "docker", "podman"] = "auto"
+    image: str | None = Field(None, min_length=1)  # docker and podman: the container's image
     network: bool = False
     env: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = []
     limits: Limits = Limits()
@@ -256,6 +257,11 @@ def _cross_checks(config: LoopConfig) -> list[tuple[str, str]]:
     if config.attempts > 1 and config.merge:
         problems.append(("merge", "cannot merge with attempts > 1; the winner's branch is named"))
     problems.extend(_mcp_checks(config.mcp))
+    engine = config.sandbox.backend in ("docker", "podman")
+    if engine and config.sandbox.image is None:
+        problems.append(("sandbox.image", f"required when backend = '{config.sandbox.backend}'"))
+    if not engine and config.sandbox.image is not None:
+        problems.append(("sandbox.image", "only the docker and podman backends use an image"))
     if config.web is not None and config.web.allow_domains is None and config.web.search is None:
         problems.append(("web", "give allow_domains (for fetch_url), [web.search], or both"))
     return problems

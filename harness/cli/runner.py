@@ -14,6 +14,7 @@ from typing import Any
 from harness.agent.agent import Agent
 from harness.agent.compaction import Compaction, MaskObservations, NoCompaction, Summarize
 from harness.cli.config import (
+    CONFIG_NAME,
     AgentConfig,
     CommandGateConfig,
     GateConfig,
@@ -73,10 +74,14 @@ def build_sandbox(config: LoopConfig, root: Path) -> Sandbox:
     settings = config.sandbox
     progress = config.progress_path(root)
     state = [progress, progress.with_name(progress.name + ".lock"), root / RUNS_DIR]
-    return Sandbox(
-        settings.backend, network=settings.network, env=settings.env, limits=settings.limits,
-        readonly=state,
-    )  # fmt: skip
+    try:
+        return Sandbox(
+            settings.backend, network=settings.network, env=settings.env,
+            limits=settings.limits, readonly=state, image=settings.image,
+        )  # fmt: skip
+    except ConfigError as exc:  # "backend: x" -> "<folder>/loop.toml: field 'sandbox.backend': x"
+        field, _, problem = str(exc).partition(": ")
+        raise ConfigError(f"{root / CONFIG_NAME}: field 'sandbox.{field}': {problem}") from None
 
 
 def build_gate(

@@ -15,12 +15,13 @@ from typing import Literal
 
 from harness.core.errors import ConfigError
 from harness.sandbox.bwrap import SANDBOX_HOME, bwrap_argv, bwrap_problem
+from harness.sandbox.container import CONTAINER_HOME, ENGINES, Container, explain_exit
 from harness.sandbox.env import allowed_env
 from harness.sandbox.limits import MB, Cgroup, Limits, limits_prefix, nproc_prefix
 from harness.sandbox.process import CommandResult, cannot_start, run_command
 
-Backend = Literal["auto", "bwrap", "none"]
-BACKENDS = ("auto", "bwrap", "none")
+Backend = Literal["auto", "bwrap", "none", "docker", "podman"]
+BACKENDS = ("auto", "bwrap", "none", "docker", "podman")
 
 NOT_SANDBOXED = (
     "commands are not sandboxed: they run as the harness's user, with its files in reach"
@@ -33,10 +34,12 @@ class Sandbox:
     ``backend``: ``bwrap`` (bubblewrap namespaces: read-only root, only the workspace
     writable, its ``.git``/``.harness`` and ``readonly`` paths read-only, private ``/tmp``, own
     PID and network namespaces, killed with the harness), ``none`` (plain subprocesses, as the
-    harness's user; :attr:`warning` says so) or ``auto`` (``bwrap`` where it works, else
-    ``none``). ``network`` lets commands reach the network; ``env`` names the variables of the
-    harness's environment that commands get beyond ``PATH``, ``LANG``, ``LC_*``, ``TERM``,
-    ``TZ``; ``limits`` bounds memory, processes, file size, ``/tmp`` and output.
+    harness's user; :attr:`warning` says so), ``auto`` (``bwrap`` where it works, else
+    ``none``), or ``docker``/``podman`` (a throw-away container of ``image`` per command, with
+    the same promises; never chosen by ``auto``). ``network`` lets commands reach the network;
+    ``env`` names the variables of the harness's environment that commands get beyond ``PATH``,
+    ``LANG``, ``LC_*``, ``TERM``, ``TZ``; ``limits`` bounds memory, processes, file size,
+    ``/tmp`` and output.
     """
 
     def __init__(
@@ -47,13 +50,22 @@ class Sandbox:
         env: Sequence[str] = (),
         limits: Limits | None = None,
         readonly: Sequence[str | os.PathLike[str]] = (),
+        image: str | None = None,
     ) -> None:
         if backend not in BACKENDS:
             raise ConfigError(f"backend: expected one of {', '.join(BACKENDS)}, got {backend!r}")
-        problem = bwrap_problem() if backend != "none" else None
+        if image is not None and backend not in ENGINES:
+            raise ConfigError(
+                f"image: only the docker and podman backends use one, not {backend!r}"
+            )
+        self._container = Container(backend, image=image or "") if backend in ENGINES else None
+        problem = bwrap_problem() if backend in ("auto", "bwrap") else None
         if backend == "bwrap" and problem:
             raise ConfigError(f"backend: 'bwrap' was asked for but {problem}")
-        self.backend: Literal["bwrap", "none"] = "none" if backend == "none" or problem else "bwrap"
+        self.backend: Literal["bwrap", "none", "docker", "podman"] = (
+            "none" if backend == "none" or problem else "bwrap" if backend == "auto" else backend
+        )
+        self.image = image
         self.warning: str | None = None
         """Said once in the run's output and report when commands are not sandboxed."""
         if self.backend == "none":
@@ -65,7 +77,8 @@ class Sandbox:
         self._home: str | None = None
 
     def __repr__(self) -> str:
-        return f"Sandbox(backend={self.backend!r}, network={self.network})"
+        image = f", image={self.image!r}" if self.image else ""
+        return f"Sandbox(backend={self.backend!r}{image}, network={self.network})"
 
     def run(
         self,
@@ -87,6 +100,14 @@ class Sandbox:
         here = Path(cwd).absolute()
         root = Path(workspace).absolute() if workspace is not None else here
         argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
+        if self._container is not None:
+            return self._container.run(
+                argv, cwd=here, workspace=root, timeout=timeout,
+                env=allowed_env(home=CONTAINER_HOME, names=self.env_names, extra=env),
+                network=self.network, limits=self.limits, readonly=self.readonly,
+                writable=[Path(p).absolute() for p in writable], max_output=max_output,
+                watch=self._watch(None), explain=explain_exit(self.limits),
+            )  # fmt: skip
         if not isinstance(command, str):  # inside, a missing program is only bwrap's exit 1
             missing = _missing_program(argv, here)
             if missing:
