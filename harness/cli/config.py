@@ -147,6 +147,7 @@ class SandboxConfig(_Section):
     image: str | None = Field(None, min_length=1)  # docker and podman: the container's image
     network: bool = False
     env: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = []
+    readonly: list[Annotated[str, Field(min_length=1)]] = []  # shown read-only (~ expanded)
     limits: Limits = Limits()
 
 
