@@ -3,7 +3,10 @@ the kill and clean-up paths with real processes (the real engines: test_containe
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -386,3 +389,36 @@ def test_podman_keeps_the_harness_uid_inside_when_rootless(
     assert (("--userns", "keep-id") in pairs(argv)) == (os.getuid() != 0)
     assert argv[0] == "run"
     assert result.exit_code == 0
+
+
+def docs_snippet() -> str:
+    section = (ROOT / "docs" / "sandbox.md").read_text().split("## Container backends", 1)[1]
+    found = re.search(r"```python\n(.*?)```", section, re.DOTALL)
+    assert found is not None
+    return found[1]
+
+
+def run_snippet(folder: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.chdir(folder)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(docs_snippet(), "docs/sandbox.md", "exec"), {"__name__": "snippet"})
+    return printed.getvalue()
+
+
+def test_the_docs_snippet_runs_where_the_engine_does(
+    engine: FakeEngine, ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert run_snippet(ws, monkeypatch) == "docker exit code 0 2\n\n"  # output, then print
+    (argv,) = engine.calls("run")
+    assert argv[-4:] == ["/bin/sh", "python:3.12-slim", "-c", "python3 -c 'print(1 + 1)'"]
+
+
+def test_the_docs_snippet_says_why_where_there_is_no_engine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+
+    assert run_snippet(tmp_path, monkeypatch) == (
+        "backend: 'docker' was asked for but docker is not installed (no 'docker' on PATH)\n"
+    )
