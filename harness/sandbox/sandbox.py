@@ -101,6 +101,9 @@ class Sandbox:
         root = Path(workspace).absolute() if workspace is not None else here
         argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
         if self._container is not None:
+            if not here.is_dir():  # else the engine's client would be named as what cannot start
+                gone = f"[Errno 2] No such file or directory: {str(here)!r}"
+                return cannot_start(argv[0], gone, timeout=timeout, since=time.monotonic())
             return self._container.run(
                 argv, cwd=here, workspace=root, timeout=timeout,
                 env=allowed_env(home=CONTAINER_HOME, names=self.env_names, extra=env),

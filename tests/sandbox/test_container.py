@@ -146,6 +146,17 @@ def test_a_path_with_a_comma_stays_one_mount(engine: FakeEngine, tmp_path: Path)
     assert ("--mount", f'type=bind,"source={odd}","target={odd}"') in pairs(argv)
 
 
+def test_a_missing_folder_names_the_command_not_the_engine(
+    engine: FakeEngine, tmp_path: Path
+) -> None:
+    result = Sandbox("docker", image="img").run(["ls"], cwd=tmp_path / "gone", timeout=20)
+
+    assert result.exit_code == 127
+    assert result.output == f"cannot start ls: [Errno 2] No such file or directory: "\
+        f"{str(tmp_path / 'gone')!r}"
+    assert engine.calls("run") == []
+
+
 def test_the_harness_interpreter_becomes_the_images_python(engine: FakeEngine, ws: Path) -> None:
     result = Sandbox("docker", image="img").run(
         [sys.executable, "-c", "print(6 * 7)"], cwd=ws, timeout=20

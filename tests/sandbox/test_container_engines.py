@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -106,6 +107,41 @@ def test_a_timeout_removes_the_container(tmp_path: Path, engine: str) -> None:
     assert (tmp_path / "beat").stat().st_size == size
     left = subprocess.run(
         [engine, "ps", "-a", "--filter", f"label=harness.pid={os.getpid()}", "--format",
+         "{{.Names}}"], capture_output=True, text=True, timeout=30, check=True,
+    )  # fmt: skip
+    assert left.stdout.split() == []
+
+
+HARNESS = """
+import sys
+from harness.sandbox import Sandbox
+Sandbox(sys.argv[1], image=sys.argv[2]).run(sys.argv[3], cwd=sys.argv[4], timeout=300)
+"""
+
+
+@pytest.mark.slow
+def test_a_container_left_by_a_killed_harness_is_removed_at_the_next_start(
+    tmp_path: Path, engine: str
+) -> None:
+    root = Path(__file__).resolve().parents[2]
+    harness = subprocess.Popen(
+        [sys.executable, "-c", HARNESS, engine, IMAGE, BEAT, str(tmp_path)],
+        env={**os.environ, "PYTHONPATH": str(root)},
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "beat").exists():
+        assert time.monotonic() < deadline, "the command never started"
+        time.sleep(0.1)
+    harness.kill()
+    harness.wait()
+
+    Sandbox(engine, image=IMAGE)  # type: ignore[arg-type]
+
+    size = (tmp_path / "beat").stat().st_size
+    time.sleep(0.5)
+    assert (tmp_path / "beat").stat().st_size == size
+    left = subprocess.run(
+        [engine, "ps", "-a", "--filter", f"label=harness.pid={harness.pid}", "--format",
          "{{.Names}}"], capture_output=True, text=True, timeout=30, check=True,
     )  # fmt: skip
     assert left.stdout.split() == []
