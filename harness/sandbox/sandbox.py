@@ -39,7 +39,7 @@ class Sandbox:
     the same promises; never chosen by ``auto``). ``network`` lets commands reach the network;
     ``env`` names the variables of the harness's environment that commands get beyond ``PATH``,
     ``LANG``, ``LC_*``, ``TERM``, ``TZ``; ``limits`` bounds memory, processes, file size,
-    ``/tmp`` and output.
+    ``/tmp`` and output; ``image`` is the container image (docker and podman only, required).
     """
 
     def __init__(
