@@ -40,6 +40,16 @@ PID_LABEL = "harness.pid"
 HOST_LABEL = "harness.host"
 _NAME = re.compile(r"^harness-(\d+)-(\d+)-[0-9a-f]+$")
 """``harness-<owner pid>-<owner start time>-<random>``: whose a container is, from its name."""
+_WATCH = (
+    'while kill -0 "$1" 2>/dev/null && kill -0 "$2" 2>/dev/null; do sleep 0.5; done; '
+    '{ [ "$5" = either ] || ! kill -0 "$2"; } 2>/dev/null && exec "$3" rm -f "$4" >/dev/null 2>&1'
+)
+"""Watches the client ($1) and the harness ($2); removes container $4 through engine $3."""
+_LAUNCH = (
+    'setsid /bin/sh -c "$1" harness-watch "$$" "$2" "$3" "$4" "$5" </dev/null >/dev/null 2>&1 & '
+    'shift 5; exec "$@"'
+)
+"""Starts the watcher in a session of its own, then becomes the client (the same pid)."""
 _NOT_PASSED = ("PATH", "HOME")  # the image's own PATH; HOME is the container's
 
 
@@ -151,6 +161,7 @@ class Container:
             env_names=sorted(passed), readonly=readonly, writable=writable,
         )  # fmt: skip
         client_env = {**safe_env(), **passed}  # the engine's own settings (DOCKER_HOST, ...)
+        argv = self.guarded(argv, name=name, when="harness")
         result: CommandResult | None = None
         try:
             result = run_command(
@@ -161,6 +172,20 @@ class Container:
         finally:  # the client is gone; a container killed at a bound may not be
             if result is None or result.timed_out or result.limit is not None:
                 self.remove([name])
+
+    def guarded(self, argv: list[str], *, name: str, when: str) -> list[str]:
+        """``argv`` (the engine's client) with a watcher that removes container ``name`` when
+        the harness ends (``when="harness"``), or the harness or the client (``"either"``).
+
+        The watcher has a session of its own, so killing the client's process group leaves it
+        to do its work; it is what makes a container die with a harness killed by SIGKILL.
+        Without ``setsid`` there is no watcher, and :meth:`sweep` is what removes it later.
+        """
+        if shutil.which("setsid") is None:
+            return argv
+        owner = str(os.getpid())
+        return ["/bin/sh", "-c", _LAUNCH, "harness-container", _WATCH, owner, self.program, name,
+                when, *argv]  # fmt: skip
 
     def remove(self, names: Sequence[str]) -> None:
         """Kill and remove the containers ``names`` (those already gone are no error)."""

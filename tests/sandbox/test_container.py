@@ -8,6 +8,7 @@ import io
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -51,6 +52,7 @@ def pairs(argv: list[str]) -> set[tuple[str, str]]:
 
 
 def growing(folder: Path) -> bool:
+    time.sleep(0.1)  # a process killed in the middle of a write finishes that write
     before = (folder / "beat").stat().st_size
     time.sleep(0.4)
     return (folder / "beat").stat().st_size != before
@@ -246,35 +248,68 @@ def container_of(engine: FakeEngine, pid: int) -> str:
     return argv[argv.index("--name") + 1]
 
 
-def test_containers_of_a_harness_killed_with_sigkill_are_removed_at_the_next_start(
+def test_a_container_dies_with_a_harness_killed_with_sigkill(
     engine: FakeEngine, tmp_path: Path
 ) -> None:
-    dead, alive = tmp_path / "dead", tmp_path / "alive"
-    crashed = start_harness(dead)
-    running = start_harness(alive)
-    elsewhere = subprocess.Popen(["sleep", "60"], start_new_session=True)
-    engine.plant("harness-1-1-abc", elsewhere.pid, ["harness.pid=1", "harness.host=elsewhere"])
+    crashed = start_harness(tmp_path / "crashed")
+    assert growing(tmp_path / "crashed")
+
+    crashed.send_signal(signal.SIGKILL)
+    crashed.wait()
+
+    deadline = time.monotonic() + 10  # the watcher looks twice a second
+    while engine.containers():
+        assert time.monotonic() < deadline, "the container outlived its harness"
+        time.sleep(0.1)
+    assert not growing(tmp_path / "crashed")
+    assert engine.calls("rm") == [["rm", "-f", container_of(engine, crashed.pid)]]
+
+
+def test_a_live_harness_keeps_its_container(engine: FakeEngine, tmp_path: Path) -> None:
+    running = start_harness(tmp_path / "running")
     try:
-        crashed.send_signal(signal.SIGKILL)
-        crashed.wait()
-        assert growing(dead)  # its container runs on without it
-
-        Sandbox("docker", image="img")
-
-        assert not growing(dead)
-        assert growing(alive)  # a live harness's container is left alone
-        assert elsewhere.poll() is None  # and so is another host's
-        assert engine.calls("rm") == [["rm", "-f", container_of(engine, crashed.pid)]]
-        assert engine.containers() == sorted(["harness-1-1-abc", container_of(engine, running.pid)])
+        time.sleep(1.2)  # more than two looks of the watcher
+        assert growing(tmp_path / "running")
+        assert engine.calls("rm") == []
     finally:
         running.kill()
         running.wait()
-        elsewhere.kill()
-        elsewhere.wait()
-    Sandbox("docker", image="img")  # now the second one's harness is dead too
-    assert not growing(alive)
-    assert engine.calls("rm")[-1] == ["rm", "-f", container_of(engine, running.pid)]
-    assert engine.containers() == ["harness-1-1-abc"]
+
+
+def own_start_time() -> int:
+    return int(Path("/proc/self/stat").read_text().rpartition(")")[2].split()[19])
+
+
+def test_the_next_sandbox_removes_containers_whose_harness_is_gone(engine: FakeEngine) -> None:
+    """What the watcher did not get to (it was killed too): left for the next sandbox."""
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a pid no process has now
+    host, me = socket.gethostname(), f"{os.getpid()}-{own_start_time()}"
+    boxes = {
+        f"harness-{gone.pid}-1-aaa": [f"harness.host={host}"],  # its harness is gone
+        f"harness-{me}-bbb": [f"harness.host={host}"],  # its harness runs: this test
+        f"harness-{os.getpid()}-{own_start_time() + 1}-ccc": [f"harness.host={host}"],  # reused pid
+        f"harness-{gone.pid}-1-ddd": ["harness.host=elsewhere"],  # another machine's
+    }
+    inside = {}
+    for name, labels in boxes.items():
+        inside[name] = subprocess.Popen(["sleep", "60"], start_new_session=True)
+        engine.plant(name, inside[name].pid, labels)
+    try:
+        Sandbox("docker", image="img")
+
+        kept = [f"harness-{me}-bbb", f"harness-{gone.pid}-1-ddd"]
+        assert engine.containers() == sorted(kept)
+        (rm,) = engine.calls("rm")
+        assert rm[:2] == ["rm", "-f"]
+        assert sorted(rm[2:]) == sorted(set(boxes) - set(kept))
+        assert {name: inside[name].poll() is None for name in boxes} == {
+            name: name in kept for name in boxes
+        }
+    finally:
+        for process in inside.values():
+            process.kill()
+            process.wait()
 
 
 def test_an_engine_without_its_daemon_is_a_config_error_naming_it(
