@@ -27,7 +27,6 @@ from pathlib import Path
 
 from harness.core.errors import ConfigError
 from harness.sandbox.bwrap import protected_paths
-from harness.sandbox.env import safe_env
 from harness.sandbox.limits import MB, Limits
 from harness.sandbox.process import CommandResult, Watch, run_command
 
@@ -50,6 +49,9 @@ _LAUNCH = (
     'shift 5; exec "$@"'
 )
 """Starts the watcher in a session of its own, then becomes the client (the same pid)."""
+_CLIENT_NAMES = ("PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "XDG_RUNTIME_DIR",
+                 "XDG_CONFIG_HOME", "XDG_DATA_HOME")  # fmt: skip
+_CLIENT_PREFIXES = ("DOCKER_", "CONTAINER_", "CONTAINERS_", "PODMAN_", "REGISTRY_AUTH_FILE")
 _NOT_PASSED = ("PATH", "HOME")  # the image's own PATH; HOME is the container's
 
 
@@ -160,7 +162,7 @@ class Container:
             command, name=name, workspace=workspace, cwd=cwd, network=network, limits=limits,
             env_names=sorted(passed), readonly=readonly, writable=writable,
         )  # fmt: skip
-        client_env = {**safe_env(), **passed}  # the engine's own settings (DOCKER_HOST, ...)
+        client_env = {**engine_env(), **passed}
         argv = self.guarded(argv, name=name, when="harness")
         result: CommandResult | None = None
         try:
@@ -232,6 +234,16 @@ def engine_problem(program: str) -> str | None:
     return None
 
 
+def engine_env() -> dict[str, str]:
+    """What the engine's client needs of the harness's environment (to find its daemon, its
+    configuration and storage); nothing else of it reaches even the client."""
+    return {
+        name: value
+        for name, value in os.environ.items()
+        if name in _CLIENT_NAMES or name.startswith(_CLIENT_PREFIXES)
+    }
+
+
 def explain_exit(limits: Limits) -> Callable[[int | None], str | None]:
     """Names the limit behind a container's exit code: SIGXFSZ is the file size limit; SIGKILL,
     which inside a container only the engine's out-of-memory killer sends unasked, memory."""
@@ -251,7 +263,7 @@ def _bounded(argv: list[str]) -> subprocess.CompletedProcess[str] | None:
     """Run an engine command with its output captured; None when it took too long (killed)."""
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, env=safe_env(),
+                                stderr=subprocess.PIPE, text=True, env=engine_env(),
                                 start_new_session=True)  # fmt: skip
     except OSError as exc:
         return subprocess.CompletedProcess(argv, 127, "", f"cannot start {argv[0]}: {exc}")

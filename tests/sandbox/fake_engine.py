@@ -58,6 +58,7 @@ if verb in ("rm", "kill"):
     sys.exit(0)
 if verb != "run":
     sys.exit(2)
+(STATE / "client-env.json").write_text(json.dumps(dict(os.environ)))
 
 VALUED = {{"--name", "--pull", "--label", "--network", "--tmpfs", "--memory", "--memory-swap",
           "--pids-limit", "--ulimit", "--cap-drop", "--security-opt", "--user", "--userns", "--mount", "-w",
@@ -117,6 +118,11 @@ class FakeEngine:
         lines = log.read_text().splitlines() if log.exists() else []
         calls = [json.loads(line) for line in lines]
         return [c for c in calls if verb is None or c[0] == verb]
+
+    def client_env(self) -> dict[str, str]:
+        """The environment the last ``run`` client was started with."""
+        env: dict[str, str] = json.loads((self.state / "client-env.json").read_text())
+        return env
 
     def containers(self) -> list[str]:
         folder = self.state / "containers"

@@ -112,6 +112,11 @@ def test_the_run_argv_carries_every_promise(
     assert "canary-db" not in result.output
     assert "sk-canary" not in result.output
     assert engine.calls("rm") == []  # a command that ended on its own leaves nothing to remove
+    client = engine.client_env()  # the engine's client gets what it needs and the allowed values
+    assert client["PLAIN_NAME"] == "canary-plain"
+    assert client["PATH"] == os.environ["PATH"]
+    assert "OPENAI_API_KEY" not in client
+    assert "DATABASE_URL" not in client
 
 
 def test_network_on_leaves_the_network_flag_out(engine: FakeEngine, ws: Path) -> None:
