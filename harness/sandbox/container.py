@@ -4,8 +4,9 @@ The same promises as bwrap, kept by the engine: no network, a read-only root, on
 workspace writable (its ``.git`` and the harness's state read-only), a private ``/tmp`` of
 bounded size, no capabilities, the harness's user, the allow-listed environment, and the
 limits. A container is owned by the engine, not by the harness, so killing the client is not
-enough: a command killed at its timeout or a limit has its container removed, and containers
-left by a harness that was itself killed are removed the next time a container sandbox starts.
+enough: a command killed at its timeout or a limit has its container removed; a watcher beside
+each client removes it when the harness ends, even by SIGKILL; and containers left all the same
+(the watcher killed too) are removed the next time a container sandbox starts.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import sys
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Literal
 
 from harness.core.errors import ConfigError
 from harness.sandbox.bwrap import protected_paths
@@ -175,7 +177,9 @@ class Container:
             if result is None or result.timed_out or result.limit is not None:
                 self.remove([name])
 
-    def guarded(self, argv: list[str], *, name: str, when: str) -> list[str]:
+    def guarded(
+        self, argv: list[str], *, name: str, when: Literal["harness", "either"]
+    ) -> list[str]:
         """``argv`` (the engine's client) with a watcher that removes container ``name`` when
         the harness ends (``when="harness"``), or the harness or the client (``"either"``).
 
