@@ -178,7 +178,6 @@ class LoopConfig(_Section):
     mcp: list[McpConfig] = []
     web: WebConfig | None = None
 
-
     sandbox: SandboxConfig = SandboxConfig()
 
     def progress_path(self, root: Path) -> Path:

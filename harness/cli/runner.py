@@ -79,9 +79,7 @@ def build_sandbox(config: LoopConfig, root: Path) -> Sandbox:
     )  # fmt: skip
 
 
-def build_gate(
-    config: GateConfig, root: Path, sandbox: Sandbox | None = None
-) -> Gate | HumanGate:
+def build_gate(config: GateConfig, root: Path, sandbox: Sandbox | None = None) -> Gate | HumanGate:
     if isinstance(config, HumanGateConfig):
         return HumanGate(timeout=config.timeout, interactive=config.interactive)
     if isinstance(config, PytestGateConfig):
@@ -117,10 +115,12 @@ def build_loop(
     run_id: str | None = None,
     redact: Callable[[str], str] | None = None,
     tools: Sequence[Tool] = (),
+    mcp: Sequence[McpServer] = (),
 ) -> OuterLoop:
     """The outer loop ``config`` describes; relative paths start at ``root``.
 
-    ``tools`` are given to the agent beside the built-ins (the MCP servers' tools).
+    ``tools`` are given to the agent beside the built-ins (MCP servers' tools started by the
+    caller); ``mcp`` are servers the loop starts and stops itself (see :func:`mcp_servers`).
     """
     model_name = choose_model(overrides.model, _rooted(config.model, root))
     model = _overridable(
@@ -172,6 +172,7 @@ def build_loop(
         isolation=config.isolation,
         on_escalate=config.on_escalate,
         on_round=config.on_round,
+        mcp=mcp,
         protect=config.protect,
         patience=config.patience,
         rollback=config.rollback,
