@@ -68,15 +68,21 @@ def choose_model(flag: str | None, configured: str | None) -> str:
     return chosen
 
 
-def build_sandbox(config: LoopConfig, root: Path) -> Sandbox:
-    """The ``[sandbox]`` of ``config``; the loop's progress file and run folders stay read-only."""
+def build_sandbox(config: LoopConfig, root: Path, *, hooks: bool = False) -> Sandbox:
+    """The ``[sandbox]`` of ``config``; the loop's progress file and run folders stay read-only.
+
+    ``hooks``: the sandbox of the command hooks, with ``[hooks]``'s variables and network.
+    """
     settings = config.sandbox
     progress = config.progress_path(root)
     state = [progress, progress.with_name(progress.name + ".lock"), root / RUNS_DIR]
+    env, network = settings.env, settings.network
+    if hooks:
+        env = [*env, *config.hooks.env]
+        network = network if config.hooks.network is None else config.hooks.network
     return Sandbox(
-        settings.backend, network=settings.network, env=settings.env, limits=settings.limits,
-        readonly=state,
-    )  # fmt: skip
+        settings.backend, network=network, env=env, limits=settings.limits, readonly=state
+    )
 
 
 def build_gate(config: GateConfig, root: Path, sandbox: Sandbox | None = None) -> Gate | HumanGate:
@@ -172,6 +178,7 @@ def build_loop(
         isolation=config.isolation,
         on_escalate=config.on_escalate,
         on_round=config.on_round,
+        hook_sandbox=build_sandbox(config, root, hooks=True),
         mcp=mcp,
         protect=config.protect,
         patience=config.patience,

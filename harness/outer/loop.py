@@ -41,7 +41,7 @@ from harness.outer.result import RunResult
 from harness.outer.run import Run, run_warning, start_run
 from harness.outer.settings import Settings
 from harness.outer.task import TaskInputs, render_task
-from harness.sandbox import default_sandbox
+from harness.sandbox import Sandbox, default_sandbox
 from harness.tools.mcp import McpServer, mcp_tools
 from harness.tools.paths import check_protect_patterns
 from harness.verify.critic import Critic
@@ -55,7 +55,8 @@ class OuterLoop:
     """Keep ``agent`` working on ``goal`` until ``gates`` and ``critic`` pass, within bounds.
 
     ``mcp`` servers belong to the loop: started (inside the agent's sandbox) when it runs, their
-    tools given to the agent beside its own, stopped when the run ends.
+    tools given to the agent beside its own, stopped when the run ends. The ``on_round`` and
+    ``on_escalate`` commands run inside ``hook_sandbox`` (default: the agent's sandbox).
     """
 
     def __init__(
@@ -85,6 +86,7 @@ class OuterLoop:
         restart: bool = False,
         on_round: RoundHook | None = None,
         mcp: Sequence[McpServer] = (),
+        hook_sandbox: Sandbox | None = None,
     ) -> None:
         humans = [g for g in gates if isinstance(g, HumanGate)]
         if len(humans) > 1:
@@ -116,6 +118,7 @@ class OuterLoop:
             restart=restart,
             human=humans[0] if humans else None,
             on_round=on_round,
+            hook_sandbox=hook_sandbox,
         )
         self.mcp = tuple(mcp)
         self.progress = _load_progress(progress, name, self.settings.goal, fresh=restart)

@@ -5,8 +5,8 @@
 * Notes queued with ``harness note`` are taken when a round starts: the round's task shows them
   and progress.md's Notes section records them.
 * The ``on_round`` hook (a callable given the :class:`RoundReport`, or a shell command given
-  the round as JSON in ``HARNESS_ROUND_REPORT``) runs after every recorded round; its failure
-  is a ``hook_failed`` event, never a stop.
+  the round as JSON in ``HARNESS_ROUND_REPORT``, run inside the loop's hook sandbox) runs after
+  every recorded round; its failure is a ``hook_failed`` event, never a stop.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from harness.memory.inbox import ApprovalRequest, Inbox
 from harness.outer.decision import RoundReport
 from harness.outer.run import Run, save_progress
 from harness.outer.settings import Settings
-from harness.tools.proc import run_command, safe_env
 
 RoundHook = str | Callable[[RoundReport], object]
 HOOK_TIMEOUT = 60.0
@@ -94,11 +93,11 @@ def notify_round(settings: Settings, report: RoundReport) -> None:
             hook(report)
             return
         payload = json.dumps(round_payload(settings, report))
-        result = run_command(
+        result = settings.hooks_sandbox().run(
             hook,
             cwd=settings.workspace if settings.workspace.is_dir() else Path.cwd(),
             timeout=HOOK_TIMEOUT,
-            env=safe_env(extra={"HARNESS_ROUND_REPORT": payload, "HARNESS_LOOP": settings.name}),
+            env={"HARNESS_ROUND_REPORT": payload, "HARNESS_LOOP": settings.name},
         )
         if result.exit_code != 0:
             raise HarnessError(f"exit code {result.exit_code}: {result.output[-500:]}")

@@ -130,6 +130,8 @@ def _escalate(settings: Settings, run: Run, stop: StopReason) -> Path:
         path,
         hook=settings.on_escalate,
         redact=settings.redact,
+        sandbox=settings.hooks_sandbox(),
+        workspace=settings.workspace,
     )
     settings.events.emit("escalation", reason=stop.value, report_path=str(path))
     return path
