@@ -107,6 +107,12 @@ def _round(report: RoundReport) -> list[str]:
             lines.append("  - Failing: " + ", ".join(gate.failures))
     if report.protected_violations:
         lines.append("- Protected files changed: " + ", ".join(report.protected_violations))
+    if report.approval is not None:
+        approval = report.approval
+        lines.append(
+            f"- A person: {approval.outcome.replace('_', ' ')} after {approval.waited:.1f}s "
+            f"(not counted against budget.seconds){': ' + approval.note if approval.note else ''}"
+        )
     if report.verdict is not None:
         lines.append(f"- Critic: {report.verdict.score:.1f}/10")
         lines += [f"  - Reason: {r}" for r in report.verdict.reasons]

@@ -1,7 +1,8 @@
 """What a person sees and says while a loop runs: approvals, queued notes, round notifications.
 
 * A :class:`~harness.verify.human.HumanGate` is asked only after the automatic gates and the
-  critic passed a round; its answer is part of the round's report.
+  critic passed a round; its answer is part of the round's report. The time budget stands still
+  while it waits.
 * Notes queued with ``harness note`` are taken when a round starts: the round's task shows them
   and progress.md's Notes section records them.
 * The ``on_round`` hook (a callable given the :class:`RoundReport`, or a shell command given
@@ -57,7 +58,8 @@ def ask_person(settings: Settings, run: Run, report: RoundReport) -> RoundReport
     request = ApprovalRequest(
         loop=settings.name, round=report.round, summary=_summary(settings, report)
     )
-    approval = settings.human.review(request, inbox_for(settings, run))
+    with run.meter.paused():  # a person's time is not the loop's time budget
+        approval = settings.human.review(request, inbox_for(settings, run))
     settings.events.emit(
         "approval",
         round=report.round,

@@ -83,6 +83,7 @@ def finish_run(settings: Settings, run: Run) -> RunResult:
         run.first_round,
         run_warning(settings, run),
         run.cut_short,
+        waited=run.meter.waited,
     )
     settings.events.emit(
         "run_end",
@@ -91,7 +92,8 @@ def finish_run(settings: Settings, run: Run) -> RunResult:
         passed=result.passed,
         iterations=result.iterations,
         usage=result.usage,
-        duration=run.meter.elapsed,
+        duration=run.meter.elapsed + run.meter.waited,
+        waited=run.meter.waited,
     )
     return result
 
