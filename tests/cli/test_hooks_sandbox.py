@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli.config import load_config
+from harness.cli.runner import build_sandbox
 from harness.core.errors import ConfigError
 from tests.cli.test_cli import harness, write_loop
 from tests.conftest import make_repo
@@ -119,3 +120,16 @@ def test_bad_hooks_settings_name_the_field(tmp_path: Path, section: str, message
     write_loop(tmp_path, f'goal = "g"\n[[gates]]\ntype = "command"\ncmd = "true"\n{section}\n')
     with pytest.raises(ConfigError, match=re.escape(message)):
         load_config(tmp_path)
+
+
+def test_hooks_get_their_own_variables_and_network_setting(tmp_path: Path) -> None:
+    body = 'goal = "g"\n[[gates]]\ntype = "command"\ncmd = "true"\n'
+    body += '[sandbox]\nbackend = "none"\nenv = ["CI"]\n'
+    write_loop(tmp_path, body + '[hooks]\nenv = ["CHAT_TOKEN"]\nnetwork = true\n')
+    config, root = load_config(tmp_path)
+    agent, hooks = build_sandbox(config, root), build_sandbox(config, root, hooks=True)
+    assert (agent.env_names, agent.network) == (("CI",), False)
+    assert (hooks.env_names, hooks.network) == (("CI", "CHAT_TOKEN"), True)
+    write_loop(tmp_path, body.replace("backend", "network = true\nbackend"))
+    config, root = load_config(tmp_path)
+    assert build_sandbox(config, root, hooks=True).network  # as [sandbox] unless [hooks] says
