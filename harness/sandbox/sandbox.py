@@ -96,12 +96,7 @@ class Sandbox:
             home = SANDBOX_HOME
             if self.backend == "bwrap":
                 inner = cgroup is None and os.geteuid() != 0
-                argv = bwrap_argv(
-                    nproc_prefix(self.limits) + argv if inner else argv,
-                    workspace=root, cwd=here, network=self.network,
-                    tmp_bytes=self.limits.tmp_mb * MB, readonly=self.readonly,
-                    writable=[Path(p) for p in writable],
-                )  # fmt: skip
+                argv = self._bwrap(argv, root, here, writable, nproc=inner)
             else:
                 home = self._own_home()
             argv = limits_prefix(self.limits, cgroup) + argv
@@ -113,6 +108,57 @@ class Sandbox:
         finally:
             if cgroup is not None:
                 cgroup.kill_all()
+
+    def wrap(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str | os.PathLike[str],
+        workspace: str | os.PathLike[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        writable: Sequence[str | os.PathLike[str]] = (),
+    ) -> tuple[list[str], dict[str, str]]:
+        """The command line and environment that start ``argv`` under this sandbox.
+
+        For a long-running process the caller starts, talks to and stops itself (an MCP server
+        over stdio): the same boundary as :meth:`run` (namespaces, read-only root, only
+        ``workspace`` (default ``cwd``) and ``writable`` writable, no network unless allowed,
+        the allow-listed environment plus ``env``, killed with the harness) and the limits that
+        bound one process: memory (per process), file size and, outside a cgroup, the process
+        count. No time or output limit: the caller decides when the process ends. Start the
+        result in ``cwd``, in a session of its own, and kill its process group to stop it.
+        A program that cannot be found raises :class:`FileNotFoundError`, as starting it would.
+        """
+        here = Path(cwd).absolute()
+        root = Path(workspace).absolute() if workspace is not None else here
+        command = list(argv)
+        missing = _missing_program(command, here)
+        if missing:
+            raise FileNotFoundError(missing)
+        home = SANDBOX_HOME
+        if self.backend == "bwrap":
+            command = self._bwrap(command, root, here, writable, nproc=os.geteuid() != 0)
+        else:
+            home = self._own_home()
+        command = limits_prefix(self.limits, None) + command
+        return command, allowed_env(home=home, names=self.env_names, extra=env)
+
+    def _bwrap(
+        self,
+        argv: list[str],
+        root: Path,
+        here: Path,
+        writable: Sequence[str | os.PathLike[str]],
+        *,
+        nproc: bool,
+    ) -> list[str]:
+        """``argv`` inside bubblewrap; ``nproc``: bound its process count with ``prlimit``."""
+        return bwrap_argv(
+            nproc_prefix(self.limits) + argv if nproc else argv,
+            workspace=root, cwd=here, network=self.network,
+            tmp_bytes=self.limits.tmp_mb * MB, readonly=self.readonly,
+            writable=[Path(p) for p in writable],
+        )  # fmt: skip
 
     def _own_home(self) -> str:
         """HOME for backend none: a folder of its own, removed with the sandbox."""
