@@ -23,7 +23,7 @@ from harness.core.errors import ConfigError
 from harness.models.base import ToolCall
 from harness.sandbox import Sandbox
 from harness.sandbox.bwrap import bwrap_problem
-from harness.sandbox.container import ENGINES
+from harness.sandbox.engine import ENGINES
 from harness.sandbox.process import run_command
 from harness.tools.builtin import default_tools
 from harness.tools.toolkit import Toolbox, ToolContext

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -108,6 +110,12 @@ class Agent:
         self.shell_timeout = shell_timeout
         self.max_output_chars = max_output_chars
         self.sandbox = sandbox  # where run_shell runs; None: Sandbox("auto")
+
+    def with_tools(self, tools: Iterable[Tool]) -> Agent:
+        """A copy of this agent that also has ``tools`` (an MCP server's, for one run)."""
+        twin = copy.copy(self)
+        twin.toolbox = Toolbox([*self.toolbox, *tools])
+        return twin
 
     def check_fits(self, task: str) -> None:
         """Raise :class:`ConfigError` when the first request of a session on ``task`` (system

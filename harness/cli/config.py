@@ -151,6 +151,13 @@ class SandboxConfig(_Section):
     limits: Limits = Limits()
 
 
+class HooksConfig(_Section):
+    """``[hooks]``: what the ``on_round`` and ``on_escalate`` commands get inside the sandbox."""
+
+    env: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = []
+    network: bool | None = None  # None: as [sandbox] network
+
+
 class LoopConfig(_Section):
     """The whole of ``loop.toml``."""
 
@@ -171,6 +178,7 @@ class LoopConfig(_Section):
     patience: int = Field(3, ge=2, le=100)
     on_escalate: str | None = None
     on_round: str | None = Field(None, min_length=1)  # command told of every round
+    hooks: HooksConfig = HooksConfig()
     redact: list[str] | RedactConfig = []  # a list of regexes, or the [redact] table
     agent: AgentConfig = AgentConfig()
     critic: CriticConfig = CriticConfig()
@@ -179,7 +187,6 @@ class LoopConfig(_Section):
     fleet: FleetConfig | None = None
     mcp: list[McpConfig] = []
     web: WebConfig | None = None
-
 
     sandbox: SandboxConfig = SandboxConfig()
 

@@ -25,6 +25,7 @@ class RunResult:
     first_round: int = 1
     warning: str | None = None  # e.g. uncommitted changes the run's worktree did not start from
     cut_short: int | None = None  # the round an error, a bound or Ctrl-C stopped part-way
+    waited: float = 0.0  # seconds spent waiting for a person (not counted by budget.seconds)
 
     @property
     def passed(self) -> bool:

@@ -72,7 +72,7 @@ while args[i].startswith("-"):
         options.append((args[i], None))
         i += 1
 command = [dict(options)["--entrypoint"], *args[i + 1:]]
-env = {{"PATH": "/usr/local/bin:/usr/bin:/bin"}}
+env = {{"PATH": {image_path!r}}}  # the "image": this system's programs and the test's Python
 fsize = None
 for flag, value in options:
     if flag == "-e":
@@ -140,7 +140,9 @@ def install(folder: Path, name: str = "docker", *, mode: str = "ok") -> FakeEngi
     state.mkdir(parents=True)
     bin_dir.mkdir()
     script = bin_dir / name
-    script.write_text(SCRIPT.format(python=sys.executable, state=str(state)))
+    image_path = os.pathsep.join([os.path.dirname(sys.executable), "/usr/local/bin", "/usr/bin",
+                                  "/bin"])  # fmt: skip
+    script.write_text(SCRIPT.format(python=sys.executable, state=str(state), image_path=image_path))
     script.chmod(0o755)
     engine = FakeEngine(state, bin_dir)
     engine.set_mode(mode)

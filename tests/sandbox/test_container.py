@@ -18,7 +18,8 @@ import pytest
 
 from harness.core.errors import ConfigError
 from harness.sandbox import Limits, Sandbox
-from harness.sandbox.container import CONTAINER_HOME, ENGINE_SECONDS, explain_exit
+from harness.sandbox.container import CONTAINER_HOME, explain_exit
+from harness.sandbox.engine import ENGINE_SECONDS
 from tests.conftest import git, make_repo
 from tests.sandbox.fake_engine import FakeEngine, install, path_with
 
@@ -473,3 +474,80 @@ def test_the_docs_snippet_says_why_where_there_is_no_engine(
     assert run_snippet(tmp_path, monkeypatch) == (
         "backend: 'docker' was asked for but docker is not installed (no 'docker' on PATH)\n"
     )
+
+
+TALK = 'read line; echo "got $line canary=${HARNESS_CANARY:-absent} given=$GIVEN home=$HOME"'
+
+
+def test_wrap_starts_a_long_running_process_in_a_container_attached_to_its_stdio(
+    engine: FakeEngine, ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HARNESS_CANARY", "s3cret")
+    sandbox = Sandbox("docker", image="img")
+    argv, env = sandbox.wrap(["/bin/sh", "-c", TALK], cwd=ws, env={"GIVEN": "yes"})
+
+    done = subprocess.run(argv, cwd=ws, env=env, input="hello\n", capture_output=True,
+                          text=True, timeout=30, start_new_session=True, check=False)  # fmt: skip
+
+    assert done.stdout == "got hello canary=absent given=yes home=/tmp\n"
+    assert "HARNESS_CANARY" not in env
+    assert env["GIVEN"] == "yes"
+    (run,) = engine.calls("run")
+    assert ("--network", "none") in pairs(run)
+    assert ("-e", "GIVEN") in pairs(run)
+    assert "yes" not in run  # the value is not on the command line
+
+
+def test_stopping_a_wrapped_process_removes_its_container(engine: FakeEngine, ws: Path) -> None:
+    argv, env = Sandbox("docker", image="img").wrap(["/bin/sh", "-c", BEAT], cwd=ws)
+    client = subprocess.Popen(argv, cwd=ws, env=env, start_new_session=True,
+                              stdin=subprocess.PIPE)  # fmt: skip
+    wait_for(ws / "beat")
+    assert growing(ws)
+
+    os.killpg(client.pid, signal.SIGKILL)  # as the caller stops it
+    client.wait()
+
+    deadline = time.monotonic() + 10  # the watcher looks twice a second
+    while engine.containers():
+        assert time.monotonic() < deadline, "the container outlived its stopped client"
+        time.sleep(0.1)
+    assert not growing(ws)
+    (run,) = engine.calls("run")
+    assert engine.calls("rm") == [["rm", "-f", run[run.index("--name") + 1]]]
+
+
+def test_wrap_in_a_missing_folder_raises_as_starting_it_would(
+    engine: FakeEngine, tmp_path: Path
+) -> None:
+    with pytest.raises(FileNotFoundError, match="No such file or directory"):
+        Sandbox("docker", image="img").wrap(["true"], cwd=tmp_path / "gone")
+    assert engine.calls("run") == []
+
+
+def test_an_mcp_server_runs_in_a_container_and_is_gone_after(
+    engine: FakeEngine, tmp_path: Path
+) -> None:
+    from harness.tools import ToolContext
+    from harness.tools.mcp import McpServer, mcp_tools
+
+    command = [sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC"]
+    sandbox = Sandbox("docker", image="img")
+    with mcp_tools([McpServer("time", command=command, cwd=str(tmp_path))],
+                   sandbox=sandbox) as tools:  # fmt: skip
+        running = engine.containers()
+        convert = next(t for t in tools if t.name == "mcp__time__convert_time")
+        answer = convert.run(
+            {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"},
+            ToolContext(workspace=tmp_path),
+        )
+
+    assert not answer.is_error, answer.output
+    assert "T21:00:00+09:00" in answer.output
+    (run,) = engine.calls("run")
+    assert running == [run[run.index("--name") + 1]]  # it ran in the container
+    assert ("--entrypoint", "python3") in pairs(run)  # the image's Python, not the harness's
+    deadline = time.monotonic() + 10
+    while engine.containers():
+        assert time.monotonic() < deadline, "the server's container outlived its tools"
+        time.sleep(0.1)

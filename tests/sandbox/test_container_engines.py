@@ -17,7 +17,7 @@ import pytest
 
 from harness.core.errors import ConfigError
 from harness.sandbox import Limits, Sandbox
-from harness.sandbox.container import ENGINES
+from harness.sandbox.engine import ENGINES
 from tests.sandbox.corpus import ENV_CANARIES, make_world
 from tests.sandbox.test_attack_corpus import run_corpus
 
