@@ -22,7 +22,7 @@ DEFAULT_SYSTEM_PROMPT = """\
 You are a careful software agent in a workspace folder; paths are relative to it. Use the tools \
 in small verified steps: read before you edit, run the relevant checks after each change. When \
 done, call `submit` (or answer without a tool call) with what you changed and how you checked \
-it. Your result is verified independently, so claim no success you have not checked."""
+it."""
 
 DEFAULT_COMPACTION = "mask_observations"
 """Masking old tool outputs at 80 % of the window needs no model call and keeps the reasoning."""

@@ -42,13 +42,8 @@ SKIPPED_DIRS = frozenset(
 def read_file(
     ctx: ToolContext, path: str, start_line: int | None = None, end_line: int | None = None
 ) -> str:
-    """Read a text file, each line shown with its number (not part of the file).
-
-    Args:
-        path: File path.
-        start_line: First line to show, from 1.
-        end_line: Last line to show.
-    """
+    """Read a text file, whole or from start_line to end_line (from 1); lines come numbered (not
+    part of the file)."""
     target = _existing(ctx, path, want_file=True)
     rel = relative_path(ctx, target)
     first = 1 if start_line is None else start_line
@@ -78,12 +73,7 @@ def read_file(
 
 @tool
 def write_file(ctx: ToolContext, path: str, content: str) -> str:
-    """Create a file or replace all of it (missing folders are created).
-
-    Args:
-        path: File path.
-        content: The whole new content.
-    """
+    """Create a file or replace all of its content (missing folders are created)."""
     target = resolve_in_workspace(ctx, path)
     rel = writable(ctx, target)
     if target.is_dir():
@@ -96,13 +86,8 @@ def write_file(ctx: ToolContext, path: str, content: str) -> str:
 
 @tool
 def edit_file(ctx: ToolContext, path: str, old: str, new: str) -> str:
-    """Replace `old` with `new` in a file; `old` must occur exactly once, whitespace included.
-
-    Args:
-        path: File path.
-        old: Exact text to replace, with enough context to be unique.
-        new: Replacement text.
-    """
+    """Replace the text `old` with `new` in a file; `old` must occur exactly once, whitespace
+    included."""
     target = _existing(ctx, path, want_file=True)
     rel = writable(ctx, target)
     if not old:
@@ -135,9 +120,6 @@ def list_files(ctx: ToolContext, path: str = ".") -> str:
     """List the files under a folder, recursively and sorted.
 
     Caches, virtual environments and version-control directories are named but not entered.
-
-    Args:
-        path: Folder.
     """
     target = _existing(ctx, path, want_file=False)
     if target.is_file():
@@ -155,12 +137,7 @@ def list_files(ctx: ToolContext, path: str = ".") -> str:
 
 @tool
 def search(ctx: ToolContext, pattern: str, path: str = ".") -> str:
-    """Search text files for a Python regex, line by line; matches come as `file:line: text`.
-
-    Args:
-        pattern: Python regular expression.
-        path: File or folder.
-    """
+    """Search a file or folder line by line for a Python regex; matches come as `file:line: text`."""
     _refuse_huge(pattern)
     try:
         compiled = regex.compile(pattern)
@@ -190,11 +167,10 @@ def search(ctx: ToolContext, pattern: str, path: str = ".") -> str:
 
 @tool
 def run_shell(ctx: ToolContext, command: str, timeout: float | None = None) -> ToolResult:
-    """Run a /bin/sh command in the workspace root; shows its exit code and output.
+    """Run a /bin/sh command in the workspace; no network, only the workspace is writable.
 
     Args:
-        command: The command line; no network, only the workspace is writable.
-        timeout: Seconds before it and its children are killed; default 120.
+        timeout: Seconds before it is killed; default 120.
     """
     if not command.strip():
         raise ToolError("command is empty")
