@@ -161,6 +161,7 @@ class _Session:
         self.model = (
             model if isinstance(model, MeteredModel) else MeteredModel(model, events=events)
         )
+        self.summariser = self.model.for_role("summariser")
         self.usage_before = self.model.meter.usage
         self.ledger = ledger or Ledger(goal=task)
         self.ctx = ToolContext(
@@ -200,7 +201,7 @@ class _Session:
         """One model reply and its tool calls; a stop triple when the session is over."""
         self.messages = self.agent.compaction.maybe_compact(
             self.messages,
-            model=self.model.for_role("summariser"),
+            model=self.summariser,
             ledger=self.ledger,
             events=self.events,
         )
