@@ -228,6 +228,7 @@ class OuterLoop:
         except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - every stop gets a name
             run.stop, run.message = _stop_for(exc, number)
             run.cut_short = number
+            run.bad_configuration = isinstance(exc, ConfigError)
             keep_partial_work(run, number)
             ctx.exit(run.message)
             return None
