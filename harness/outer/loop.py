@@ -113,12 +113,11 @@ class OuterLoop:
 
     def run(self) -> RunResult:
         """Play rounds until a pass or a bound; escalate any other stop."""
+        self._check_fits()  # a refused run leaves nothing behind, not even a lock file
         if self.progress is None or self.progress.path is None:
-            self._check_fits()
             return self._run()
         path = self.progress.path
         with LoopLock(path):
-            self._check_fits()
             # Read (or set aside) progress.md only now: another process may have moved it on.
             if self.settings.restart:
                 if path.exists():
