@@ -60,13 +60,13 @@ def read_file(
         raise ToolError(f"start_line must be 1 or more, got {start_line}")
     if end_line is not None and end_line < first:
         raise ToolError(f"end_line ({end_line}) is before start_line ({first})")
-    shown_lines: list[str] = []
-    total = 0
     whole_file = start_line is None and end_line is None
     with _open_text(ctx, target, rel, whole_file=whole_file) as handle:
-        for total, line in enumerate(handle, 1):  # total ends as the line count
-            if total >= first and (end_line is None or total <= end_line):
-                shown_lines.append(_numbered(total, line))
+        lines = enumerate(handle, 1)
+        before = sum(1 for _ in itertools.islice(lines, first - 1))
+        wanted = itertools.islice(lines, None if end_line is None else end_line - first + 1)
+        shown_lines = list(itertools.starmap(_numbered, wanted))
+        total = before + len(shown_lines) + sum(1 for _ in lines)
     if first > max(total, 1):
         raise ToolError(f"start_line {first} is past the end of {rel} ({total} lines)")
     ctx.files_touched.add(rel)
