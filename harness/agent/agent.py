@@ -24,7 +24,7 @@ DEFAULT_SYSTEM_PROMPT = """\
 You are a careful software agent in a workspace folder; paths are relative to it. Use the tools \
 in small verified steps: read before you edit, run the relevant checks after each change. When \
 done, call `submit` (or answer without a tool call) with what you changed and how you checked \
-it. Your result is verified independently, so claim no success you have not checked."""
+it."""
 
 DEFAULT_COMPACTION = "mask_observations"
 """Masking old tool outputs at 80 % of the window needs no model call and keeps the reasoning."""
@@ -169,6 +169,7 @@ class _Session:
         self.model = (
             model if isinstance(model, MeteredModel) else MeteredModel(model, events=events)
         )
+        self.summariser = self.model.for_role("summariser")
         self.usage_before = self.model.meter.usage
         self.ledger = ledger or Ledger(goal=task)
         self.ctx = ToolContext(
@@ -208,7 +209,7 @@ class _Session:
         """One model reply and its tool calls; a stop triple when the session is over."""
         self.messages = self.agent.compaction.maybe_compact(
             self.messages,
-            model=self.model.for_role("summariser"),
+            model=self.summariser,
             ledger=self.ledger,
             events=self.events,
         )

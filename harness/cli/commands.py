@@ -133,6 +133,8 @@ def run(args: argparse.Namespace) -> int:
         print_verdict(result, quiet=args.quiet, redact=redactor.redact_text)
     if result.stop_reason.is_success:
         return EXIT_PASSED
+    if result.bad_configuration:
+        return EXIT_USAGE
     return EXIT_ERROR if result.stop_reason is StopReason.ERROR else EXIT_ESCALATED
 
 

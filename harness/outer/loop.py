@@ -126,12 +126,11 @@ class OuterLoop:
 
     def run(self) -> RunResult:
         """Play rounds until a pass or a bound; escalate any other stop."""
+        self._check_fits()  # a refused run leaves nothing behind, not even a lock file
         if self.progress is None or self.progress.path is None:
-            self._check_fits()
             return self._run()
         path = self.progress.path
         with LoopLock(path):
-            self._check_fits()
             # Read (or set aside) progress.md only now: another process may have moved it on.
             if self.settings.restart:
                 if path.exists():
@@ -259,6 +258,7 @@ class OuterLoop:
         except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - every stop gets a name
             run.stop, run.message = _stop_for(exc, number)
             run.cut_short = number
+            run.bad_configuration = isinstance(exc, ConfigError)
             keep_partial_work(run, number)
             ctx.exit(run.message)
             return None

@@ -83,6 +83,7 @@ def finish_run(settings: Settings, run: Run) -> RunResult:
         run.first_round,
         run_warning(settings, run),
         run.cut_short,
+        bad_configuration=run.bad_configuration,
         waited=run.meter.waited,
     )
     settings.events.emit(
