@@ -44,8 +44,14 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
         "harness/core/redact.py",
         ("tests/core/test_redact.py", "tests/core/test_redact_values.py"),
     ),
-    "budget": ("harness/models/budget.py", ("tests/models/test_budget.py",)),
-    "decision": ("harness/outer/decision.py", ("tests/outer/test_decision.py",)),
+    "budget": (
+        "harness/models/budget.py",
+        ("tests/models/test_budget.py", "tests/models/test_budget_spend.py"),
+    ),
+    "decision": (
+        "harness/outer/decision.py",
+        ("tests/outer/test_decision.py", "tests/outer/test_decision_people_and_stalls.py"),
+    ),
     "condition": ("harness/engine/condition.py", ("tests/engine/test_condition.py",)),
     "reference": (
         "harness/engine/reference.py",
