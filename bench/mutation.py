@@ -58,8 +58,19 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
         ("tests/engine/test_reference.py", "tests/engine/test_condition.py"),
     ),
     "paths": ("harness/tools/paths.py", ("tests/tools/test_paths.py",)),
+    "env": ("harness/sandbox/env.py", ("tests/sandbox/test_env.py",)),
+    "gates": ("harness/verify/gates.py", ("tests/verify/test_gate_verdicts.py",)),
+    "json_reply": ("harness/core/json_reply.py", ("tests/core/test_json_reply.py",)),
+    "pricing": ("harness/models/pricing.py", ("tests/models/test_pricing_warning.py",)),
 }
 """Module key: (source file, its focused test files)."""
+
+SCOPES: dict[str, tuple[str, ...]] = {
+    "gates": ("run_gates", "CommandGate.check", "PytestGate._report", "_not_run",
+              "PredicateGate.check", "_failure_text"),  # the verdicts; not how pytest is started
+}  # fmt: skip
+"""Module key: the functions and classes mutated when not the whole module (its other code is
+measured elsewhere or is not what the key guards)."""
 
 COMPARE_TWINS: dict[type[ast.cmpop], tuple[type[ast.cmpop], ...]] = {
     ast.Lt: (ast.LtE, ast.GtE),
@@ -146,11 +157,28 @@ def _drops(value: ast.expr | None) -> Iterator[str]:
             yield f"drop element {index} ({shown[:40]})"
 
 
-def mutants(source: str) -> list[Mutant]:
+def _qualname(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> str:
+    """The dotted name of the functions and classes around ``node`` (``""`` at module level)."""
+    names = []
+    current: ast.AST | None = node
+    while current is not None:
+        if isinstance(current, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.append(current.name)
+        current = parents.get(current)
+    return ".".join(reversed(names))
+
+
+def mutants(source: str, scope: tuple[str, ...] = ()) -> list[Mutant]:
+    """Every mutant of ``source``; with ``scope``, only those inside the functions or classes
+    it names (``"PytestGate._report"``, ``"run_gates"``)."""
     tree = ast.parse(source)
     parents = _parents(tree)
     found = []
     for index, node in enumerate(ast.walk(tree)):
+        if scope:
+            name = _qualname(node, parents)
+            if not any(name == s or name.startswith(s + ".") for s in scope):
+                continue
         for variant, text in enumerate(_variants(node, parents.get(node))):
             found.append(Mutant(index, variant, getattr(node, "lineno", 0), text))
     return found
@@ -263,7 +291,7 @@ def measure(
         broken = 'raise RuntimeError("mutation sandbox check")\n' + source
         if sandboxes[0].run(module, broken, tests, 600) == "survived":
             raise SystemExit(f"{key}: the tests do not import {module} from the sandbox")
-        found = mutants(source)
+        found = mutants(source, SCOPES.get(key, ()))
         free = list(sandboxes)
 
         def one(mutant: Mutant) -> Outcome:
@@ -322,7 +350,8 @@ def main() -> None:
         outcomes, baseline = measure(key, args.jobs, only)
         killed = sum(o.killed for o in outcomes)
         module, tests = MODULES[key]
-        print(f"\n## {key}: {module} against {', '.join(tests)}")
+        scope = f" ({', '.join(SCOPES[key])})" if key in SCOPES else ""
+        print(f"\n## {key}: {module}{scope} against {', '.join(tests)}")
         print(f"{killed}/{len(outcomes)} killed, tests {baseline:.1f}s unchanged, "
               f"{time.monotonic() - started:.0f}s in all")  # fmt: skip
         for outcome in outcomes:

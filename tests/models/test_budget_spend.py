@@ -109,6 +109,7 @@ def hang(release: threading.Event) -> Any:
 def test_a_model_call_that_hangs_is_cut_off_when_the_time_budget_runs_out() -> None:
     release = threading.Event()
     model = ScriptedModel([hang(release)])
+    model.count_tokens(USER)  # the tokenizer loaded before the budget's clock starts
     meter = Meter(Budget(seconds=0.3))
     started = time.monotonic()
     try:
@@ -190,11 +191,18 @@ from harness.core.errors import Stopped
 from harness.models.budget import Budget, Meter, MeteredModel
 from harness.models.scripted import ScriptedModel
 
-model = ScriptedModel([lambda messages, tools: time.sleep(60) or "too late"])
+def hang(messages, tools):
+    print("called", flush=True)
+    time.sleep(60)
+    return "too late"
+
+model = ScriptedModel([hang])
+hello = [{"role": "user", "content": "hi"}]
+model.count_tokens(hello)  # the tokenizer loaded before the budget's clock starts
 try:
-    MeteredModel(model, Meter(Budget(seconds=0.2))).complete([{"role": "user", "content": "hi"}])
+    MeteredModel(model, Meter(Budget(seconds=0.5))).complete(hello)
 except Stopped as stop:
-    print(stop.reason.value)
+    print(stop.message)
 """
 
 
@@ -203,5 +211,8 @@ def test_a_hung_model_call_does_not_keep_the_process_alive_once_it_is_cut_off() 
     done = subprocess.run(
         [sys.executable, "-c", HUNG_RUN], capture_output=True, text=True, timeout=50, check=False
     )
-    assert (done.returncode, done.stdout.strip()) == (0, StopReason.TIMEOUT.value)
+    assert done.returncode == 0
+    assert done.stdout.startswith(
+        "called\ntime budget of 0.5s used: a model call was cut off after 0."
+    )
     assert time.monotonic() - started < 30  # the process exits without waiting for the call
