@@ -62,12 +62,26 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "gates": ("harness/verify/gates.py", ("tests/verify/test_gate_verdicts.py",)),
     "json_reply": ("harness/core/json_reply.py", ("tests/core/test_json_reply.py",)),
     "pricing": ("harness/models/pricing.py", ("tests/models/test_pricing_warning.py",)),
+    "round": ("harness/verify/round.py", ("tests/verify/test_round.py",)),
+    "critic": ("harness/verify/critic.py", ("tests/verify/test_critic.py",)),
+    "claims": ("harness/outer/claims.py", ("tests/outer/test_forged_state.py",)),
+    "limits": ("harness/sandbox/limits.py", ("tests/sandbox/test_policy_argv.py",)),
+    "bwrap": ("harness/sandbox/bwrap.py", ("tests/sandbox/test_policy_argv.py",)),
+    "provider_errors": (
+        "harness/models/provider_errors.py",
+        ("tests/models/test_provider_errors.py",),
+    ),
 }
 """Module key: (source file, its focused test files)."""
 
 SCOPES: dict[str, tuple[str, ...]] = {
     "gates": ("run_gates", "CommandGate.check", "PytestGate._report", "_not_run",
               "PredicateGate.check", "_failure_text"),  # the verdicts; not how pytest is started
+    # the limits and their bookkeeping; making, sweeping and emptying a real cgroup need the
+    # kernel's cgroup tree (the sandbox attack tests cover them)
+    "limits": ("Limits", "limits_prefix", "nproc_prefix", "Cgroup.__init__", "Cgroup.places",
+               "Cgroup.exceeded", "Cgroup._write", "Cgroup._read"),
+    "bwrap": ("bwrap_argv", "bwrap_problem"),  # not _under_tmp: where this Python lives
 }  # fmt: skip
 """Module key: the functions and classes mutated when not the whole module (its other code is
 measured elsewhere or is not what the key guards)."""
