@@ -67,10 +67,7 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "claims": ("harness/outer/claims.py", ("tests/outer/test_forged_state.py",)),
     "limits": ("harness/sandbox/limits.py", ("tests/sandbox/test_policy_argv.py",)),
     "bwrap": ("harness/sandbox/bwrap.py", ("tests/sandbox/test_policy_argv.py",)),
-    "provider_errors": (
-        "harness/models/provider_errors.py",
-        ("tests/models/test_provider_errors.py",),
-    ),
+    "provider_errors": ("harness/models/provider_errors.py", ("tests/models/test_error_kinds.py",)),
 }
 """Module key: (source file, its focused test files)."""
 
