@@ -62,7 +62,10 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "gates": ("harness/verify/gates.py", ("tests/verify/test_gate_verdicts.py",)),
     "json_reply": ("harness/core/json_reply.py", ("tests/core/test_json_reply.py",)),
     "pricing": ("harness/models/pricing.py", ("tests/models/test_pricing_warning.py",)),
-    "round": ("harness/verify/round.py", ("tests/verify/test_round.py",)),
+    "round": (
+        "harness/verify/round.py",
+        ("tests/verify/test_round.py", "tests/verify/test_protected_surfaces.py"),
+    ),
     "critic": ("harness/verify/critic.py", ("tests/verify/test_critic.py",)),
     "claims": ("harness/outer/claims.py", ("tests/outer/test_forged_state.py",)),
     "limits": ("harness/sandbox/limits.py", ("tests/sandbox/test_policy_argv.py",)),

@@ -46,3 +46,4 @@ def test_json_objects_yields_every_outermost_object_in_order() -> None:
     assert list(json_objects(text)) == [{"x": {"y": 1}}, {"in": "list"}, {"z": 2}, {"w": 3}]
     assert list(json_objects("no braces")) == []
     assert list(json_objects("{}")) == [{}]
+    assert list(json_objects('{{"a": 1}')) == [{"a": 1}]  # the next brace right after a bad one
