@@ -187,3 +187,10 @@ def test_a_protected_table_is_judged_in_the_workspace_being_verified(tmp_path: P
         protect=("*.toml:tool.pytest",), read_base=base,
     )  # fmt: skip
     assert evidence.violations == ("pyproject.toml [tool.pytest]",)
+
+
+def test_evidence_cannot_be_changed_once_found(tmp_path: Path) -> None:
+    evidence, _ = run(tmp_path, [], None, changed=["conftest.py"], protect=("conftest.py",))
+    with pytest.raises(AttributeError):
+        evidence.violations = ()
+    assert evidence.violations == ("conftest.py",)
