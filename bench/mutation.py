@@ -66,7 +66,10 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
         "harness/verify/round.py",
         ("tests/verify/test_round.py", "tests/verify/test_protected_surfaces.py"),
     ),
-    "critic": ("harness/verify/critic.py", ("tests/verify/test_critic.py",)),
+    "critic": (
+        "harness/verify/critic.py",
+        ("tests/verify/test_critic.py", "tests/verify/test_critic_settings.py"),
+    ),
     "claims": ("harness/outer/claims.py", ("tests/outer/test_forged_state.py",)),
     "limits": ("harness/sandbox/limits.py", ("tests/sandbox/test_policy_argv.py",)),
     "bwrap": ("harness/sandbox/bwrap.py", ("tests/sandbox/test_policy_argv.py",)),
