@@ -178,12 +178,13 @@ def test_with_every_gate_passed_the_critic_gives_the_verdict(tmp_path: Path) -> 
 
 def test_a_protected_table_is_judged_in_the_workspace_being_verified(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[tool.pytest.ini_options]\naddopts = "--co"\n')
+    (tmp_path / "same.toml").write_text("[tool.pytest]\nx = 1\n")  # changed elsewhere
     (tmp_path / "folder.toml").mkdir()
     (tmp_path / "latin1.toml").write_bytes(b"[tool.pytest]\nx = '\xe9'\n")
     base = {"pyproject.toml": '[tool.pytest.ini_options]\naddopts = "-q"\n',
-            "folder.toml": None, "latin1.toml": None}.get  # fmt: skip
+            "folder.toml": None, "latin1.toml": None, "same.toml": "[tool.pytest]\nx = 1\n"}.get  # fmt: skip
     evidence, _ = run(
-        tmp_path, [], None, changed=["pyproject.toml", "folder.toml", "latin1.toml", "gone.toml"],
+        tmp_path, [], None, changed=["pyproject.toml", "same.toml", "folder.toml", "latin1.toml", "gone.toml"],
         protect=("*.toml:tool.pytest",), read_base=base,
     )  # fmt: skip
     assert evidence.violations == ("pyproject.toml [tool.pytest]",)
