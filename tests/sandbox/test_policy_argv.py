@@ -6,11 +6,14 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 
+import harness.sandbox.bwrap
 from harness.sandbox.bwrap import (
     SANDBOX_HOME,
     STATE_GLOBS,
@@ -210,3 +213,81 @@ def test_a_v1_cgroup_reads_the_memory_controllers_oom_control(tmp_path: Path) ->
     (memory / "oom_control").write_text("oom_kill 9\n")
     (memory / "memory.oom_control").write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 2\n")
     assert cgroup.exceeded() == "memory"
+
+
+@pytest.mark.skipif(not HAS_BWRAP, reason="bubblewrap is not installed")
+def test_the_python_running_harness_works_inside_wherever_it_lives(tmp_path: Path) -> None:
+    # its folders under /tmp (a virtual environment made there) are mounted back over the
+    # private /tmp; PYTHONPATH reaches the command as it is
+    code = "import harness.sandbox.bwrap as b; print(b.__file__)"
+    argv = bwrap_argv([sys.executable, "-c", code], workspace=tmp_path, cwd=tmp_path,
+                      network=False, tmp_bytes=4 * MB)  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False, env=env)
+    assert done.stdout.strip() == harness.sandbox.bwrap.__file__, done.stderr  # this very code
+
+
+def fake_bwrap(tmp_path: Path, script: str) -> Path:
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    (folder / "bwrap").write_text(script)
+    (folder / "bwrap").chmod(0o755)
+    return folder
+
+
+@pytest.fixture
+def fresh_probe() -> Iterator[None]:
+    bwrap_problem.cache_clear()
+    yield
+    bwrap_problem.cache_clear()
+
+
+@pytest.mark.parametrize(
+    ("script", "problem"),
+    [("#!/bin/sh\necho 'setting up' >&2\necho 'bwrap: No permissions to create a new namespace' >&2\nexit 1\n",
+      "bwrap does not work here (bwrap: No permissions to create a new namespace); user "
+      "namespaces may be disabled"),
+     ("#!/bin/sh\nexit 3\n", "bwrap does not work here (exit code 3); user namespaces may be disabled"),
+     ("#!/bin/sh\nexit 0\n", None)],
+)  # fmt: skip
+def test_the_probe_says_why_bwrap_cannot_be_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_probe: None, script: str,
+    problem: str | None,
+) -> None:  # fmt: skip
+    monkeypatch.setenv("PATH", str(fake_bwrap(tmp_path, script)))
+    assert bwrap_problem() == problem
+
+
+def test_the_probe_names_a_missing_or_broken_bwrap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_probe: None
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert bwrap_problem() == (
+        "bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+    )
+    bwrap_problem.cache_clear()
+    monkeypatch.setenv("PATH", str(fake_bwrap(tmp_path, "#!/no/such/interpreter\n")))
+    assert (bwrap_problem() or "").startswith("bwrap could not be started: [Errno 2]")
+
+
+def test_the_probe_runs_once_per_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_probe: None
+) -> None:
+    folder = fake_bwrap(tmp_path, f"#!/bin/sh\necho run >> {tmp_path}/runs\nexit 0\n")
+    monkeypatch.setenv("PATH", str(folder))
+    assert (bwrap_problem(), bwrap_problem()) == (None, None)
+    assert (tmp_path / "runs").read_text() == "run\n"
+
+
+def test_without_prlimit_no_process_prefix_is_added(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert nproc_prefix(Limits(processes=37)) == []
+
+
+def test_limits_cannot_be_changed_once_made() -> None:
+    limits = Limits()
+    with pytest.raises(ValidationError, match="frozen"):
+        limits.memory_mb = 1  # type: ignore[misc]
+    assert limits.memory_mb == 4096
