@@ -146,6 +146,7 @@ class SandboxConfig(_Section):
     backend: Literal["auto", "bwrap", "none"] = "auto"
     network: bool = False
     env: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = []
+    readonly: list[Annotated[str, Field(min_length=1)]] = []  # shown read-only (~ expanded)
     limits: Limits = Limits()
 
 

@@ -69,13 +69,17 @@ def choose_model(flag: str | None, configured: str | None) -> str:
 
 
 def build_sandbox(config: LoopConfig, root: Path) -> Sandbox:
-    """The ``[sandbox]`` of ``config``; the loop's progress file and run folders stay read-only."""
+    """The ``[sandbox]`` of ``config``; the loop's progress file and run folders stay read-only.
+
+    ``readonly`` paths are relative to ``root`` unless absolute or under ``~``.
+    """
     settings = config.sandbox
     progress = config.progress_path(root)
     state = [progress, progress.with_name(progress.name + ".lock"), root / RUNS_DIR]
+    shown = [root / Path(path).expanduser() for path in settings.readonly]
     return Sandbox(
         settings.backend, network=settings.network, env=settings.env, limits=settings.limits,
-        readonly=state,
+        readonly=state + shown,
     )  # fmt: skip
 
 

@@ -16,6 +16,8 @@ SANDBOX_HOME = "/tmp/home"
 
 STATE_NAMES = (".git", ".harness/runs", ".harness/progress")
 """Folders (or files) of a workspace a sandboxed command may read but never write."""
+MOUNT_POINTS_BYTES = 1 << 20
+"""Size of the empty file system laid over the hidden home: room for mount points only."""
 STATE_GLOBS = (".harness/*.escalation.md", ".harness/*.lock")
 """The harness's own files in ``.harness`` (the rest of it is the workspace's)."""
 
@@ -33,13 +35,20 @@ def bwrap_argv(
     """``bwrap ... -- command``: the root read-only, the workspace and ``writable`` not.
 
     New PID, IPC, UTS, cgroup, user and (unless ``network``) network namespaces; a private
-    ``/tmp`` of ``tmp_bytes``; the workspace's ``.git``, the harness's state in its ``.harness``
-    and every ``readonly`` path mounted read-only over the writable workspace; no capabilities; killed with the harness.
+    ``/tmp`` of ``tmp_bytes``; the harness's home folder hidden (its credentials: ``~/.netrc``,
+    ``~/.aws``, ``~/.ssh``) but for the interpreter's and ``PATH``'s folders in it; the
+    workspace's ``.git``, the harness's state in its ``.harness`` and every ``readonly`` path
+    mounted read-only over the writable workspace; no capabilities; killed with the harness.
     """
     argv = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     argv += ["--size", str(tmp_bytes), "--tmpfs", "/tmp", "--dir", SANDBOX_HOME]
-    for path in _under_tmp():
-        argv += ["--ro-bind", str(path), str(path)]
+    home = _home_to_hide(workspace)
+    if home is not None:
+        argv += ["--size", str(MOUNT_POINTS_BYTES), "--tmpfs", str(home)]
+    search_path = tuple(os.environ.get("PATH", "").split(os.pathsep))
+    for area in [Path("/tmp")] + ([home] if home is not None else []):
+        for path in _mounted_back(area, search_path):
+            argv += ["--ro-bind", str(path), str(path)]
     argv += ["--bind", str(workspace), str(workspace)]
     for path in writable:
         argv += ["--bind", str(path), str(path)]
@@ -48,6 +57,8 @@ def bwrap_argv(
     for path in protected:
         if os.path.lexists(path) and not path.is_symlink():
             argv += ["--ro-bind", str(path), str(path)]
+    if home is not None:  # only the folders mounted back show through; nothing new is written
+        argv += ["--remount-ro", str(home)]
     argv += ["--unshare-all", "--die-with-parent", "--new-session"]
     if network:
         argv.append("--share-net")
@@ -74,23 +85,32 @@ def bwrap_problem() -> str | None:
     return None
 
 
-@functools.cache
-def _under_tmp() -> tuple[Path, ...]:
-    """The interpreter's folders that lie under ``/tmp`` (a virtual environment made there).
+def _home_to_hide(workspace: Path) -> Path | None:
+    """The harness's home folder, unless it is ``/`` or missing or the workspace holds it."""
+    home = Path(os.path.expanduser("~")).resolve()
+    if home == Path("/") or not home.is_dir() or home.is_relative_to(workspace.resolve()):
+        return None
+    return home
 
-    The private ``/tmp`` would hide them, and with them the Python that runs the gates; they are
-    mounted back read-only.
+
+@functools.cache
+def _mounted_back(area: Path, search_path: tuple[str, ...]) -> tuple[Path, ...]:
+    """The interpreter's folders and ``search_path``'s entries that lie under ``area``.
+
+    ``area`` (the private ``/tmp``, the hidden home) would hide them, and with them the Python
+    that runs the gates (a virtual environment made there) and the programs on ``PATH``; they
+    are mounted back read-only.
     """
-    tmp = Path("/tmp").resolve()
+    area = area.resolve()
     found = sorted(
         {
             Path(entry).resolve()
-            for entry in (sys.prefix, sys.exec_prefix, sys.base_prefix, *sys.path)
-            if entry and Path(entry).is_dir() and Path(entry).resolve().is_relative_to(tmp)
+            for entry in (sys.prefix, sys.exec_prefix, sys.base_prefix, *sys.path, *search_path)
+            if entry and Path(entry).is_dir() and Path(entry).resolve().is_relative_to(area)
         }
     )
     kept: list[Path] = []
     for path in found:  # sorted: a folder comes before what lies inside it
-        if path != tmp and not any(path.is_relative_to(outer) for outer in kept):
+        if path != area and not any(path.is_relative_to(outer) for outer in kept):
             kept.append(path)
     return tuple(kept)

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import socket
 import sys
+import tempfile
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -82,6 +86,79 @@ def test_only_the_workspace_is_writable_and_its_git_is_not(tmp_path: Path) -> No
     listed = result.output.splitlines()[-2:]  # the private /tmp: HOME and the way to the workspace
     assert set(listed) <= {"home", tmp_path.parts[2]}
     assert "home" in listed
+
+
+@pytest.fixture
+def home_with_credentials(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A home folder outside ``/tmp`` (so the private ``/tmp`` does not hide it anyway) holding
+    credentials, a tool on ``PATH`` and a project: the harness's ``HOME`` for the test."""
+    home = Path(tempfile.mkdtemp(prefix="harness-home-test-", dir="/var/tmp"))
+    (home / ".netrc").write_text("machine h login u password canary-netrc\n")
+    (home / ".aws").mkdir()
+    (home / ".aws" / "credentials").write_text("aws_secret_access_key = canary-aws\n")
+    tool = home / ".local" / "bin"
+    tool.mkdir(parents=True)
+    (tool / "hometool").write_text("#!/bin/sh\necho hometool ran\n")
+    (tool / "hometool").chmod(0o755)
+    (home / "project").mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PATH", f"{tool}{os.pathsep}{os.environ['PATH']}")
+    yield home
+    shutil.rmtree(home)
+
+
+def test_the_harness_home_is_hidden_but_its_path_tools_still_run(
+    home_with_credentials: Path, tmp_path: Path
+) -> None:
+    home = home_with_credentials
+    command = (
+        f"cat {home}/.netrc {home}/.aws/credentials; echo listing; ls -A {home}; hometool; "
+        f"echo planted > {home}/planted.txt"
+    )
+
+    result = Sandbox("bwrap").run(command, cwd=tmp_path, timeout=10)
+
+    assert "canary" not in result.output
+    assert "hometool ran" in result.output
+    listed = result.output.split("listing\n")[1].split("hometool ran")[0].split()
+    assert listed == [".local"]  # only the folder of the tool on PATH shows through
+    assert not (home / "planted.txt").exists()
+    assert result.exit_code != 0  # the write into the hidden home failed
+
+
+def test_a_workspace_inside_the_hidden_home_stays_writable(home_with_credentials: Path) -> None:
+    project = home_with_credentials / "project"
+
+    result = Sandbox("bwrap").run(
+        f"echo made > made.txt && cat {home_with_credentials}/.netrc", cwd=project, timeout=10
+    )
+
+    assert (project / "made.txt").read_text() == "made\n"
+    assert "canary" not in result.output
+
+
+def test_loop_toml_readonly_shows_a_home_folder_read_only(home_with_credentials: Path) -> None:
+    from harness.cli.config import load_config
+    from harness.cli.runner import build_sandbox
+
+    tools = home_with_credentials / ".cargo"
+    tools.mkdir()
+    (tools / "version.txt").write_text("cargo 1\n")
+    loop = home_with_credentials / "project"
+    (loop / "loop.toml").write_text(
+        'goal = "g"\n[[gates]]\ntype = "command"\ncmd = "true"\n'
+        '[sandbox]\nbackend = "bwrap"\nreadonly = ["~/.cargo"]\n'
+    )
+    config, _ = load_config(loop)
+
+    result = build_sandbox(config, loop).run(
+        f"cat {tools}/version.txt; echo x > {tools}/planted; cat {home_with_credentials}/.netrc",
+        cwd=loop, timeout=10,
+    )  # fmt: skip
+
+    assert result.output.startswith("cargo 1\n")
+    assert not (tools / "planted").exists()
+    assert "canary" not in result.output
 
 
 def test_readonly_paths_stay_unwritten(tmp_path: Path) -> None:
@@ -191,13 +268,13 @@ def test_an_interpreter_folder_under_tmp_is_mounted_back_read_only(
     venv.mkdir(parents=True)
     (venv / "inner").mkdir()
     monkeypatch.setattr(sys, "path", [str(venv), str(venv / "inner"), "/usr/lib"])
-    bwrap._under_tmp.cache_clear()
+    bwrap._mounted_back.cache_clear()
     try:
         argv = bwrap.bwrap_argv(
             ["true"], workspace=tmp_path / "ws", cwd=tmp_path / "ws", network=False, tmp_bytes=1
         )
     finally:
-        bwrap._under_tmp.cache_clear()
+        bwrap._mounted_back.cache_clear()
     mounts = [argv[i + 1] for i, part in enumerate(argv) if part == "--ro-bind"]
     assert str(venv.resolve()) in mounts
     assert str((venv / "inner").resolve()) not in mounts  # covered by its folder
