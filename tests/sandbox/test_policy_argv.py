@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 import harness.sandbox.bwrap
 from harness.sandbox.bwrap import (
+    MOUNT_POINTS_BYTES,
     SANDBOX_HOME,
     STATE_GLOBS,
     STATE_NAMES,
@@ -39,7 +40,13 @@ def workspace(tmp_path: Path) -> Path:
     return ws
 
 
-def test_the_bwrap_command_line_is_exactly_the_policy(tmp_path: Path) -> None:
+def test_the_bwrap_command_line_is_exactly_the_policy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
     ws = workspace(tmp_path)
     extra_ro, extra_rw = tmp_path / "ro", tmp_path / "rw"
     extra_ro.mkdir()
@@ -49,6 +56,7 @@ def test_the_bwrap_command_line_is_exactly_the_policy(tmp_path: Path) -> None:
     )  # fmt: skip
     head = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
             "--size", str(7 * MB), "--tmpfs", "/tmp", "--dir", SANDBOX_HOME]  # fmt: skip
+    head += ["--size", str(MOUNT_POINTS_BYTES), "--tmpfs", str(home)]  # the home hidden
     assert argv[: len(head)] == head
     rest = argv[len(head) :]
     while rest[0] == "--ro-bind" and rest[1] == rest[2] and rest[1].startswith("/tmp/"):
@@ -62,6 +70,7 @@ def test_the_bwrap_command_line_is_exactly_the_policy(tmp_path: Path) -> None:
         "--ro-bind", str(ws / ".harness/loop.escalation.md"), str(ws / ".harness/loop.escalation.md"),
         "--ro-bind", str(ws / ".harness/a.lock"), str(ws / ".harness/a.lock"),
         "--ro-bind", str(ws / ".harness/b.lock"), str(ws / ".harness/b.lock"),
+        "--remount-ro", str(home),
         "--unshare-all", "--die-with-parent", "--new-session",
     ]  # fmt: skip
     tail = ["--cap-drop", "ALL"] if ROOT else []
@@ -70,6 +79,33 @@ def test_the_bwrap_command_line_is_exactly_the_policy(tmp_path: Path) -> None:
     assert "--share-net" not in argv
     assert STATE_NAMES == (".git", ".harness/runs", ".harness/progress")
     assert STATE_GLOBS == (".harness/*.escalation.md", ".harness/*.lock")
+
+
+@pytest.mark.parametrize("where", ["/", "missing", "workspace", "workspace/inner"])
+def test_a_home_that_is_the_root_missing_or_in_the_workspace_is_not_hidden(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    ws = tmp_path / "workspace"
+    (ws / "inner").mkdir(parents=True)
+    monkeypatch.setenv("HOME", where if where == "/" else str(tmp_path / where))
+    argv = bwrap_argv(["true"], workspace=ws, cwd=ws, network=False, tmp_bytes=MB)
+    assert "--remount-ro" not in argv
+    assert argv.count("--tmpfs") == 1
+
+
+def test_the_home_is_found_through_its_real_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    monkeypatch.setenv("HOME", str(tmp_path / "link"))
+    argv = bwrap_argv(["true"], workspace=tmp_path / "real" / "..", cwd=tmp_path, network=False,
+                      tmp_bytes=MB)  # fmt: skip
+    assert "--remount-ro" not in argv  # the workspace holds the home, by its real path
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    hidden = bwrap_argv(["true"], workspace=ws, cwd=ws, network=False, tmp_bytes=MB)
+    assert hidden[hidden.index("--remount-ro") + 1] == str(tmp_path / "real")
 
 
 def test_network_is_shared_only_when_asked(tmp_path: Path) -> None:
