@@ -254,3 +254,29 @@ def test_a_command_gate_writes_no_byte_code(tmp_path: Path) -> None:
     gate = CommandGate(["python", "-c", "import mod"], sandbox=NONE).check(tmp_path)
     assert gate.passed
     assert not (tmp_path / "__pycache__").exists()
+
+
+def sized(test_id: str, size: int) -> JUnitProblem:
+    """A failure whose section in the report is exactly ``size`` characters."""
+    header = f"FAILED {test_id}: m\n"
+    return JUnitProblem(test_id, "failure", "m", "t" * (size - len(header)))
+
+
+def test_failure_sections_fill_the_report_to_exactly_its_size_and_not_one_more() -> None:
+    fits = (sized("t::1", 1000), sized("t::2", 1000), sized("t::3", 1000), sized("t::4", 1000),
+            sized("t::5", 10))  # fmt: skip
+    text = verdict(result(1), junit(failed=5, problems=fits)).output_tail
+    assert [s.split(":")[2] for s in text.split("\n\n")[:-1]] == ["1", "2", "3", "4"]
+    assert text.endswith("\n\n[... 1 more not shown; see failures ...]")
+    over = (sized("t::1", 1000), sized("t::2", 1000), sized("t::3", 1000), sized("t::4", 1001))
+    text = verdict(result(1), junit(failed=4, problems=over)).output_tail
+    assert text.endswith("\n\n[... 1 more not shown; see failures ...]")
+    assert "FAILED t::4" not in text
+
+
+def test_a_command_gate_runs_in_the_sandbox_it_was_given(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    gate = CommandGate("touch ../outside", sandbox=NONE).check(workspace)
+    assert gate.passed  # no sandbox: the folder beside the workspace is writable
+    assert (tmp_path / "outside").exists()
