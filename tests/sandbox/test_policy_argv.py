@@ -327,3 +327,18 @@ def test_limits_cannot_be_changed_once_made() -> None:
     with pytest.raises(ValidationError, match="frozen"):
         limits.memory_mb = 1  # type: ignore[misc]
     assert limits.memory_mb == 4096
+
+
+def test_the_probe_needs_the_network_namespace_every_command_gets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_probe: None
+) -> None:
+    # a machine that can share the network but not make a namespace of its own
+    script = (
+        '#!/bin/sh\nfor arg; do [ "$arg" = --share-net ] && exit 0; done\n'
+        "echo 'bwrap: loopback: Failed RTM_NEWADDR: Operation not permitted' >&2\nexit 1\n"
+    )
+    monkeypatch.setenv("PATH", str(fake_bwrap(tmp_path, script)))
+    assert bwrap_problem() == (
+        "bwrap does not work here (bwrap: loopback: Failed RTM_NEWADDR: Operation not "
+        "permitted); user namespaces may be disabled"
+    )
