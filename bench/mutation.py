@@ -70,7 +70,10 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
         "harness/verify/critic.py",
         ("tests/verify/test_critic.py", "tests/verify/test_critic_settings.py"),
     ),
-    "claims": ("harness/outer/claims.py", ("tests/outer/test_forged_state.py",)),
+    "claims": (
+        "harness/outer/claims.py",
+        ("tests/outer/test_pass_claims.py", "tests/outer/test_forged_state.py"),
+    ),
     "limits": ("harness/sandbox/limits.py", ("tests/sandbox/test_policy_argv.py",)),
     "bwrap": ("harness/sandbox/bwrap.py", ("tests/sandbox/test_policy_argv.py",)),
     "provider_errors": ("harness/models/provider_errors.py", ("tests/models/test_error_kinds.py",)),
