@@ -10,7 +10,7 @@ from harness.memory.progress import Progress
 from harness.memory.progress_items import Attempt, Status
 from harness.memory.run_state import RunState
 from harness.outer.claims import unconfirmed_pass
-from harness.verify.gates import Gate
+from harness.verify.gates import Gate, PytestGate
 from tests.conftest import git, make_repo
 
 BROKEN = "def add(a, b):\n    return a - b\n"
@@ -131,4 +131,27 @@ def test_the_first_failing_gate_is_named(tmp_path: Path) -> None:
     assert judged(tmp_path, progress, *gates) == (
         "progress.md says passed, but gate four fails on the workspace: `four` failed with exit "
         "code 4"
+    )
+
+
+def test_a_test_that_ran_at_the_base_and_is_skipped_at_the_claimed_commit_refuses_it(
+    tmp_path: Path,
+) -> None:
+    tests = (
+        "import pytest\nimport calc\n\n\ndef test_add():\n    assert calc.add(2, 3) == 5\n\n\n"
+        "def test_feature():\n    if not hasattr(calc, 'feature'):\n        pytest.skip('gone')\n"
+        "    assert calc.feature() == 1\n"
+    )
+    repo = make_repo(tmp_path / "repo", {"calc.py": FIXED + "def feature():\n    return 1\n",
+                                         "test_calc.py": tests})  # fmt: skip
+    base = git(repo, "rev-parse", "HEAD")
+    (repo / "calc.py").write_text(FIXED)  # the feature removed: its test now skips itself
+    git(repo, "commit", "-qam", "drop the feature")
+    head = git(repo, "rev-parse", "HEAD")
+    progress = claim(tmp_path, [passed(commit=head)], RunState(branch="main", base=base, head=head))
+    message = judged(repo, progress, PytestGate())
+    assert message == (
+        f"progress.md says passed, but gate pytest fails on its commit {head[:12]}: pytest: "
+        "1 passed, 1 skipped of 2 tests; 1 test that ran at the base commit did not pass now "
+        "(skipped, deselected or gone): test_calc.py::test_feature"
     )

@@ -180,7 +180,7 @@ def test_run_gates_stops_at_the_first_failure_and_hands_each_pytest_gate_its_bas
 ) -> None:
     (tmp_path / "test_one.py").write_text("def test_one():\n    assert True\n")
     gone = base(gone="passed")
-    first = run_gates([predicate(True, "a"), PytestGate("-p no:randomly", name="unit")],
+    first = run_gates([predicate(True, "a"), PytestGate(name="unit")],
                       tmp_path, baselines={"unit": gone})  # fmt: skip
     assert [(g.name, g.passed) for g in first] == [("a", True), ("unit", False)]
     assert first[1].failures == ["t::gone"]
