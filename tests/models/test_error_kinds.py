@@ -175,3 +175,13 @@ def test_the_pause_is_what_was_asked_or_the_backoff_capped_plus_jitter(
 def test_the_caps_and_jitter_are_the_documented_ones() -> None:
     assert (MAX_BACKOFF_SECONDS, MAX_RETRY_AFTER_SECONDS, JITTER) == (30.0, 60.0, 0.25)
     assert 1.0 <= retry_delay(1, 1.0, None) <= 1.25  # without an rng: the module's own
+
+
+def test_only_the_transient_kinds_are_retried() -> None:
+    retried = {kind for kind in ErrorKind if kind.retryable}
+    assert retried == {ErrorKind.UNREACHABLE, ErrorKind.RATE_LIMIT, ErrorKind.TIMEOUT,
+                       ErrorKind.SERVER}  # fmt: skip
+    assert [kind.value for kind in ErrorKind if not kind.retryable] == [
+        "authentication failed", "permission denied", "unknown model", "context too long",
+        "bad request",
+    ]  # fmt: skip
