@@ -143,6 +143,7 @@ def test_retry_after_is_read_from_litellms_headers_or_the_response(litellm: Modu
     both = WithHeaders(httpx.Headers({"retry-after": "2"}), response(429, {"retry-after": "9"}))
     assert retry_after(litellm, both) == 2.0
     assert retry_after(litellm, WithHeaders(response=response(429))) is None
+    assert retry_after(litellm, WithHeaders(httpx.Headers({"retry-after": "1"}))) == 1.0
     assert retry_after(litellm, WithHeaders(httpx.Headers({"retry-after": "0"}))) is None
     assert retry_after(litellm, WithHeaders(httpx.Headers({"retry-after": "soon"}))) is None
     assert retry_after(litellm, WithHeaders()) is None

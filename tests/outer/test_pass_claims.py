@@ -58,6 +58,10 @@ def test_a_claim_without_a_passing_last_round_is_refused_before_any_gate(tmp_pat
 def test_a_loop_without_gates_goes_by_its_recorded_verdict(tmp_path: Path) -> None:
     critic = Critic(ScriptedModel([]))
     assert judged(tmp_path, claim(tmp_path, [passed()]), critic=critic) is None
+    repo = make_repo(tmp_path / "repo", {"notes.md": "draft\n"})
+    head = git(repo, "rev-parse", "HEAD")
+    unchecked = claim(tmp_path, [passed(commit=head)], RunState("main", base="e" * 40, head=head))
+    assert judged(repo, unchecked, critic=critic) is None  # no gate to run at any commit
 
 
 def test_outside_git_the_gates_judge_the_folder_itself(tmp_path: Path) -> None:
