@@ -44,16 +44,54 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
         "harness/core/redact.py",
         ("tests/core/test_redact.py", "tests/core/test_redact_values.py"),
     ),
-    "budget": ("harness/models/budget.py", ("tests/models/test_budget.py",)),
-    "decision": ("harness/outer/decision.py", ("tests/outer/test_decision.py",)),
+    "budget": (
+        "harness/models/budget.py",
+        ("tests/models/test_budget.py", "tests/models/test_budget_spend.py"),
+    ),
+    "decision": (
+        "harness/outer/decision.py",
+        ("tests/outer/test_decision.py", "tests/outer/test_decision_people_and_stalls.py"),
+    ),
     "condition": ("harness/engine/condition.py", ("tests/engine/test_condition.py",)),
     "reference": (
         "harness/engine/reference.py",
         ("tests/engine/test_reference.py", "tests/engine/test_condition.py"),
     ),
     "paths": ("harness/tools/paths.py", ("tests/tools/test_paths.py",)),
+    "env": ("harness/sandbox/env.py", ("tests/sandbox/test_env.py",)),
+    "gates": ("harness/verify/gates.py", ("tests/verify/test_gate_verdicts.py",)),
+    "json_reply": ("harness/core/json_reply.py", ("tests/core/test_json_reply.py",)),
+    "pricing": ("harness/models/pricing.py", ("tests/models/test_pricing_warning.py",)),
+    "round": (
+        "harness/verify/round.py",
+        ("tests/verify/test_round.py", "tests/verify/test_protected_surfaces.py"),
+    ),
+    "critic": (
+        "harness/verify/critic.py",
+        ("tests/verify/test_critic.py", "tests/verify/test_critic_settings.py"),
+    ),
+    "claims": (
+        "harness/outer/claims.py",
+        ("tests/outer/test_pass_claims.py", "tests/outer/test_forged_state.py"),
+    ),
+    "limits": ("harness/sandbox/limits.py", ("tests/sandbox/test_policy_argv.py",)),
+    "bwrap": ("harness/sandbox/bwrap.py", ("tests/sandbox/test_policy_argv.py",)),
+    "provider_errors": ("harness/models/provider_errors.py", ("tests/models/test_error_kinds.py",)),
 }
 """Module key: (source file, its focused test files)."""
+
+SCOPES: dict[str, tuple[str, ...]] = {
+    "gates": ("run_gates", "CommandGate.check", "PytestGate._report", "_not_run",
+              "PredicateGate.check", "_failure_text"),  # the verdicts; not how pytest is started
+    # the limits and their bookkeeping; making, sweeping and emptying a real cgroup need the
+    # kernel's cgroup tree (the sandbox attack tests cover them)
+    "limits": ("Limits", "limits_prefix", "nproc_prefix", "Cgroup.__init__", "Cgroup.places",
+               "Cgroup.exceeded", "Cgroup._write", "Cgroup._read"),
+    "bwrap": ("bwrap_argv", "bwrap_problem", "_home_to_hide"),  # not _mounted_back: it
+    # depends on where this Python and PATH's programs live (the sandbox tests cover it)
+}  # fmt: skip
+"""Module key: the functions and classes mutated when not the whole module (its other code is
+measured elsewhere or is not what the key guards)."""
 
 COMPARE_TWINS: dict[type[ast.cmpop], tuple[type[ast.cmpop], ...]] = {
     ast.Lt: (ast.LtE, ast.GtE),
@@ -140,11 +178,28 @@ def _drops(value: ast.expr | None) -> Iterator[str]:
             yield f"drop element {index} ({shown[:40]})"
 
 
-def mutants(source: str) -> list[Mutant]:
+def _qualname(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> str:
+    """The dotted name of the functions and classes around ``node`` (``""`` at module level)."""
+    names = []
+    current: ast.AST | None = node
+    while current is not None:
+        if isinstance(current, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.append(current.name)
+        current = parents.get(current)
+    return ".".join(reversed(names))
+
+
+def mutants(source: str, scope: tuple[str, ...] = ()) -> list[Mutant]:
+    """Every mutant of ``source``; with ``scope``, only those inside the functions or classes
+    it names (``"PytestGate._report"``, ``"run_gates"``)."""
     tree = ast.parse(source)
     parents = _parents(tree)
     found = []
     for index, node in enumerate(ast.walk(tree)):
+        if scope:
+            name = _qualname(node, parents)
+            if not any(name == s or name.startswith(s + ".") for s in scope):
+                continue
         for variant, text in enumerate(_variants(node, parents.get(node))):
             found.append(Mutant(index, variant, getattr(node, "lineno", 0), text))
     return found
@@ -257,7 +312,7 @@ def measure(
         broken = 'raise RuntimeError("mutation sandbox check")\n' + source
         if sandboxes[0].run(module, broken, tests, 600) == "survived":
             raise SystemExit(f"{key}: the tests do not import {module} from the sandbox")
-        found = mutants(source)
+        found = mutants(source, SCOPES.get(key, ()))
         free = list(sandboxes)
 
         def one(mutant: Mutant) -> Outcome:
@@ -316,7 +371,8 @@ def main() -> None:
         outcomes, baseline = measure(key, args.jobs, only)
         killed = sum(o.killed for o in outcomes)
         module, tests = MODULES[key]
-        print(f"\n## {key}: {module} against {', '.join(tests)}")
+        scope = f" ({', '.join(SCOPES[key])})" if key in SCOPES else ""
+        print(f"\n## {key}: {module}{scope} against {', '.join(tests)}")
         print(f"{killed}/{len(outcomes)} killed, tests {baseline:.1f}s unchanged, "
               f"{time.monotonic() - started:.0f}s in all")  # fmt: skip
         for outcome in outcomes:

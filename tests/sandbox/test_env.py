@@ -1,0 +1,73 @@
+"""The environment a sandboxed command gets: an allow-list, whatever the harness's own holds."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.sandbox.env import ALLOWED_NAMES, allowed_env, safe_env, with_python_first
+
+BIN = str(Path(sys.executable).parent)
+HARNESS_ENV = {
+    "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "TERM": "xterm", "TZ": "UTC",
+    "LC_ALL": "C", "LC_CTYPE": "en_GB.UTF-8", "HOME": "/root",
+    "OPENAI_API_KEY": "sk-live", "DATABASE_URL": "postgres://u:p@db/x", "AWS_PROFILE": "prod",
+    "XLC_FAKE": "x", "PYTHONPATH": "/src", "lang": "lower",
+}  # fmt: skip
+
+
+def test_only_the_allowed_names_and_lc_variables_reach_a_sandboxed_command() -> None:
+    env = allowed_env(home="/sandbox/home", base=HARNESS_ENV)
+    assert env == {
+        "PATH": f"{BIN}{os.pathsep}/usr/bin:/bin", "LANG": "C.UTF-8", "TERM": "xterm",
+        "TZ": "UTC", "LC_ALL": "C", "LC_CTYPE": "en_GB.UTF-8", "HOME": "/sandbox/home",
+    }  # fmt: skip
+    assert ALLOWED_NAMES == ("PATH", "LANG", "TERM", "TZ")
+
+
+def test_names_asked_for_and_values_set_on_purpose_are_added_home_is_the_sandboxs() -> None:
+    env = allowed_env(
+        home="/h", names=["AWS_PROFILE", "NOT_SET"], extra={"HOME": "/other", "CI": "1"},
+        base=HARNESS_ENV,
+    )  # fmt: skip
+    assert env["AWS_PROFILE"] == "prod"
+    assert "NOT_SET" not in env
+    assert (env["CI"], env["HOME"]) == ("1", "/other")  # extra is applied last, on purpose
+    assert "OPENAI_API_KEY" not in env
+    assert "DATABASE_URL" not in env
+
+
+def test_without_a_base_the_harness_own_environment_is_filtered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("TZ", "Europe/Paris")
+    monkeypatch.setenv("HARNESS_TEST_SECRET_TOKEN", "t0ken")
+    monkeypatch.setenv("HARNESS_TEST_PLAIN", "plain")
+    env = allowed_env(home="/h")
+    assert env["TZ"] == "Europe/Paris"
+    assert "HARNESS_TEST_PLAIN" not in env
+    assert "HARNESS_TEST_SECRET_TOKEN" not in env
+    denied = safe_env()
+    assert denied["HARNESS_TEST_PLAIN"] == "plain"
+    assert "HARNESS_TEST_SECRET_TOKEN" not in denied
+
+
+def test_the_deny_list_drops_secret_names_and_keeps_the_rest() -> None:
+    env = safe_env(HARNESS_ENV, {"GITHUB_TOKEN": "set-on-purpose", "EXTRA": "1"})
+    assert "OPENAI_API_KEY" not in env
+    assert (env["DATABASE_URL"], env["HOME"], env["EXTRA"]) == ("postgres://u:p@db/x", "/root", "1")
+    assert env["GITHUB_TOKEN"] == "set-on-purpose"  # extra is the caller's own choice
+    assert env["PATH"] == f"{BIN}{os.pathsep}/usr/bin:/bin"
+
+
+def test_the_running_python_comes_first_on_path_once() -> None:
+    assert with_python_first({"PATH": "/bin"}) == {"PATH": f"{BIN}{os.pathsep}/bin"}
+    already = {"PATH": f"{BIN}{os.pathsep}/bin"}
+    assert with_python_first(dict(already)) == already
+    later = {"PATH": f"/bin{os.pathsep}{BIN}"}
+    assert with_python_first(later)["PATH"] == f"{BIN}{os.pathsep}/bin{os.pathsep}{BIN}"
+    assert with_python_first({"PATH": ""}) == {"PATH": BIN}
+    assert with_python_first({}) == {"PATH": f"{BIN}{os.pathsep}{os.defpath}"}

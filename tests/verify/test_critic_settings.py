@@ -1,0 +1,118 @@
+"""The critic's settings and what they do to a review: bounds, defaults, criteria, the failure."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from harness.core.errors import ConfigError
+from harness.core.usage import Usage
+from harness.models.scripted import ScriptedModel
+from harness.verify.critic import Critic, CriticError, Verdict, parse_reply
+
+VERDICT = json.dumps({"score": 9, "reasons": ["fine"], "fixes": []})
+
+
+def test_the_threshold_may_be_anything_from_0_to_10_inclusive() -> None:
+    assert Critic(ScriptedModel(), threshold=0).threshold == 0
+    assert Critic(ScriptedModel(), threshold=10).threshold == 10
+    for outside in (-0.01, 10.01):
+        with pytest.raises(
+            ConfigError, match=rf"^threshold: must be between 0 and 10, got {outside}$"
+        ):
+            Critic(ScriptedModel(), threshold=outside)
+    strict = Critic(ScriptedModel([json.dumps({"score": 10}), json.dumps({"score": 9.99})]),
+                    threshold=10)  # fmt: skip
+    assert strict.review("g", "a").passed is True
+    assert strict.review("g", "a").passed is False
+
+
+def test_max_tokens_is_at_least_1_defaults_to_2000_and_is_sent() -> None:
+    model = ScriptedModel([VERDICT, VERDICT])
+    Critic(model).review("g", "a")
+    Critic(model, max_tokens=1).review("g", "a")
+    assert [call.max_tokens for call in model.calls] == [2000, 1]
+    with pytest.raises(ConfigError, match="^max_tokens: must be at least 1, got 0$"):
+        Critic(ScriptedModel(), max_tokens=0)
+
+
+def test_an_empty_goal_is_refused_before_any_call() -> None:
+    model = ScriptedModel([VERDICT])
+    for goal in ("", " \n"):
+        with pytest.raises(ConfigError, match="^goal: empty$"):
+            Critic(model).review(goal, "an artifact")
+    assert model.calls == []
+
+
+def test_the_default_criteria_are_sent_as_a_list_and_count_as_not_given() -> None:
+    model = ScriptedModel([VERDICT])
+    critic = Critic(model)
+    critic.review("g", "a")
+    assert critic.criteria_given is False
+    assert critic.criteria == (
+        "- The artifact achieves the goal completely and correctly.\n"
+        "- It is clear, consistent and free of errors a careful reviewer would flag."
+    )
+    assert "Success criteria:\n" + critic.criteria + "\n\n" in model.calls[0].messages[1]["content"]
+
+
+def test_criteria_given_as_text_are_kept_as_text_and_as_a_list_become_items() -> None:
+    text = Critic(ScriptedModel(), criteria="  Every claim has a source.\n")
+    assert (text.criteria, text.criteria_given) == ("Every claim has a source.", True)
+    items = Critic(ScriptedModel(), criteria=[" one ", "two"])
+    assert (items.criteria, items.criteria_given) == ("- one\n- two", True)
+    model = ScriptedModel([VERDICT])
+    Critic(model).review("g", "a", criteria=["only this"])
+    assert "Success criteria:\n- only this\n\n" in model.calls[0].messages[1]["content"]
+
+
+def test_each_review_fences_the_artifact_with_a_fresh_16_hex_digit_id() -> None:
+    model = ScriptedModel([VERDICT, VERDICT])
+    critic = Critic(model)
+    critic.review("g", "a")
+    critic.review("g", "a")
+    ids = [
+        re.findall(r'<artifact id="([^"]*)">', call.messages[1]["content"]) for call in model.calls
+    ]
+    assert all(re.fullmatch(r"[0-9a-f]{16}", found[-1]) for found in ids)
+    assert ids[0][-1] != ids[1][-1]
+
+
+def test_a_critic_that_fails_twice_reports_both_calls_and_the_start_of_its_reply() -> None:
+    bad = "x" * 150 + "y" * 100
+    model = ScriptedModel(["not json", bad])
+    with pytest.raises(CriticError) as failure:
+        Critic(model, max_tokens=50).review("g", "a")
+    first, second = model.calls
+    assert failure.value.usage.calls == 2
+    assert failure.value.usage.prompt_tokens == (
+        model.count_tokens(first.messages) + model.count_tokens(second.messages)
+    )
+    message = str(failure.value)
+    assert message.endswith(f"(reply: {('x' * 150 + 'y' * 50)!r})")
+    assert message.startswith("critic scripted: invalid verdict after one repair request: ")
+
+
+def test_a_verdict_cannot_be_changed_once_given() -> None:
+    verdict = Critic(ScriptedModel([VERDICT])).review("g", "a")
+    with pytest.raises(ValueError, match="frozen"):
+        verdict.passed = False  # type: ignore[misc]
+    assert isinstance(verdict, Verdict)
+    assert verdict.passed is True
+
+
+def test_a_score_must_be_a_number_in_range_and_not_a_string() -> None:
+    for reply in ('{"score": NaN}', '{"score": Infinity}', '{"score": "9"}', '{"score": 10.5}'):
+        with pytest.raises(ValueError, match="score"):
+            parse_reply(reply)
+    assert parse_reply('{"score": 0}').score == 0.0
+    assert parse_reply('{"score": 10}').reasons == []
+
+
+def test_usage_of_a_repaired_review_is_both_calls() -> None:
+    model = ScriptedModel(["nope", VERDICT])
+    verdict = Critic(model).review("g", "a")
+    assert verdict.usage.calls == 2
+    assert verdict.usage != Usage()
