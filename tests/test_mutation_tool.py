@@ -95,7 +95,7 @@ def test_mutants_of_every_measured_module_compile(key: str) -> None:
     assert all((ROOT / test).is_file() for test in tests)
     source = (ROOT / module).read_text()
     found = mutation.mutants(source)
-    assert len(found) > 30
+    assert len(found) >= 10  # the smallest measured module (pricing) has 16
     unparsed = ast.unparse(ast.parse(source))
     for mutant in found[::7]:  # a sample: parsing and unparsing each one is slow
         mutated = mutation.apply(source, mutant)
