@@ -182,6 +182,7 @@ class OuterLoop:
         with mcp_tools(self.mcp, sandbox=agent.sandbox or default_sandbox()) as tools:
             self.settings = dataclasses.replace(self.settings, agent=agent.with_tools(tools))
             try:
+                self._check_fits()  # the servers' tool schemas are part of every request
                 yield
             finally:
                 self.settings = dataclasses.replace(self.settings, agent=agent)

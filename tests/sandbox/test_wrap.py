@@ -70,6 +70,13 @@ def test_none_wrap_keeps_the_allow_listed_environment_and_limits(
     assert "big=1048576" in out
 
 
+@pytest.mark.usefixtures("bwrap_ok")
+def test_the_network_is_shared_only_when_the_sandbox_allows_it(tmp_path: Path) -> None:
+    argv, _ = Sandbox("bwrap", network=True).wrap(["true"], cwd=tmp_path)
+    assert "--share-net" in argv
+    assert "--share-net" not in argv_of(Sandbox("bwrap"), tmp_path)
+
+
 def test_a_missing_program_raises_as_starting_it_would(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="no-such-program"):
         Sandbox("none").wrap(["no-such-program"], cwd=tmp_path)
