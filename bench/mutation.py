@@ -57,7 +57,10 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
         "harness/engine/reference.py",
         ("tests/engine/test_reference.py", "tests/engine/test_condition.py"),
     ),
-    "paths": ("harness/tools/paths.py", ("tests/tools/test_paths.py",)),
+    "paths": (
+        "harness/tools/paths.py",
+        ("tests/tools/test_paths.py", "tests/tools/test_state_paths.py"),
+    ),
     "env": ("harness/sandbox/env.py", ("tests/sandbox/test_env.py",)),
     "gates": ("harness/verify/gates.py", ("tests/verify/test_gate_verdicts.py",)),
     "json_reply": ("harness/core/json_reply.py", ("tests/core/test_json_reply.py",)),
