@@ -52,7 +52,10 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
         "harness/outer/decision.py",
         ("tests/outer/test_decision.py", "tests/outer/test_decision_people_and_stalls.py"),
     ),
-    "condition": ("harness/engine/condition.py", ("tests/engine/test_condition.py",)),
+    "condition": (
+        "harness/engine/condition.py",
+        ("tests/engine/test_condition.py", "tests/engine/test_exit_conditions.py"),
+    ),
     "reference": (
         "harness/engine/reference.py",
         ("tests/engine/test_reference.py", "tests/engine/test_condition.py"),
