@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from harness.core.errors import ConfigError
-from harness.engine.condition import DONE, Condition, ConditionSet, exit_conditions
+from harness.engine.condition import DONE, MISSING, Condition, ConditionSet, exit_conditions
 from harness.engine.operators import Op
 
 
@@ -39,3 +39,17 @@ def test_a_star_import_gives_exactly_the_public_names() -> None:
     assert sorted(n for n in names if n != "__builtins__") == [
         "Combine", "Condition", "ConditionSet", "MISSING", "Op", "Root", "exit_conditions",
     ]  # fmt: skip
+
+
+def test_a_bare_reference_that_is_not_one_is_named_with_the_condition() -> None:
+    with pytest.raises(ConfigError) as error:
+        Condition.parse("1abc")
+    assert str(error.value) == (
+        "condition '1abc': reference '1abc': at position 0 ('1'): expected a name (a letter or "
+        "'_' first)"
+    )
+
+
+def test_a_condition_on_a_missing_value_does_not_hold_and_says_so_with_false() -> None:
+    for text in ("needs_retry", "not needs_retry", "score >= 8"):
+        assert Condition.parse(text).holds(lambda name: {}.get(name, MISSING)) is False
