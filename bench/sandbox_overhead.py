@@ -4,6 +4,9 @@ Runs the real ``run_shell`` tool ``--runs`` times per setting in a temporary wor
 settings interleaved so that load on the machine hits them alike, and prints the medians and
 what the sandbox adds over a plain process (``run_command``, as before the sandbox existed).
 
+The container backends are measured too where their engine runs and has ``--image``
+(``--container-runs`` of them, in the first rounds: a container start costs far more).
+
 Run from the repository root: ``python -m bench.sandbox_overhead [--runs 200]``.
 """
 
@@ -16,9 +19,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from harness.core.errors import ConfigError
 from harness.models.base import ToolCall
 from harness.sandbox import Sandbox
 from harness.sandbox.bwrap import bwrap_problem
+from harness.sandbox.engine import ENGINES
 from harness.sandbox.process import run_command
 from harness.tools.builtin import default_tools
 from harness.tools.toolkit import Toolbox, ToolContext
@@ -27,7 +32,10 @@ from harness.tools.toolkit import Toolbox, ToolContext
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=200)
-    runs = parser.parse_args().runs
+    parser.add_argument("--image", default="python:3.12-slim", help="for docker and podman")
+    parser.add_argument("--container-runs", type=int, default=20)
+    args = parser.parse_args()
+    runs = args.runs
     toolbox = Toolbox(default_tools())
     call = ToolCall(id="b", name="run_shell", arguments={"command": "true"})
     with tempfile.TemporaryDirectory() as tmp:
@@ -45,19 +53,39 @@ def main() -> None:
             )
             settings["run_shell, backend bwrap"] = _shell(toolbox, call, workspace,
                                                           Sandbox("bwrap"))  # fmt: skip
-        timings: dict[str, list[float]] = {name: [] for name in settings}
-        for _ in range(runs):
-            for name, run in settings.items():
+        containers, not_measured = _containers(toolbox, call, workspace, args.image)
+        timings: dict[str, list[float]] = {name: [] for name in settings | containers}
+        for index in range(runs):
+            now = settings | (containers if index < args.container_runs else {})
+            for name, run in now.items():
                 start = time.perf_counter()
                 run()
                 timings[name].append(time.perf_counter() - start)
     medians = {name: statistics.median(values) * 1000 for name, values in timings.items()}
     base = medians["plain process (no sandbox layer)"]
-    print(f"median of {runs} runs of `true` each")
+    print(f"median of {runs} runs of `true` each ({args.container_runs} in a container)")
     for name, median in medians.items():
         print(f"  {name:34} {median:7.2f} ms   (+{median - base:6.2f} ms over a plain process)")
     if problem is not None:
         print(f"  bwrap not measured: {problem}")
+    for line in not_measured:
+        print(f"  {line}")
+
+
+def _containers(
+    toolbox: Toolbox, call: ToolCall, workspace: Path, image: str
+) -> tuple[dict[str, Callable[[], object]], list[str]]:
+    """run_shell through each engine that works here, and why the others are not measured."""
+    runs: dict[str, Callable[[], object]] = {}
+    skipped = []
+    for engine in ENGINES:
+        try:
+            sandbox = Sandbox(engine, image=image)  # type: ignore[arg-type]
+        except ConfigError as exc:
+            skipped.append(f"{engine} not measured: {exc}")
+            continue
+        runs[f"run_shell, backend {engine}"] = _shell(toolbox, call, workspace, sandbox)
+    return runs, skipped
 
 
 def _shell(

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -22,7 +24,7 @@ DEFAULT_SYSTEM_PROMPT = """\
 You are a careful software agent in a workspace folder; paths are relative to it. Use the tools \
 in small verified steps: read before you edit, run the relevant checks after each change. When \
 done, call `submit` (or answer without a tool call) with what you changed and how you checked \
-it. Your result is verified independently, so claim no success you have not checked."""
+it."""
 
 DEFAULT_COMPACTION = "mask_observations"
 """Masking old tool outputs at 80 % of the window needs no model call and keeps the reasoning."""
@@ -109,6 +111,12 @@ class Agent:
         self.max_output_chars = max_output_chars
         self.sandbox = sandbox  # where run_shell runs; None: Sandbox("auto")
 
+    def with_tools(self, tools: Iterable[Tool]) -> Agent:
+        """A copy of this agent that also has ``tools`` (an MCP server's, for one run)."""
+        twin = copy.copy(self)
+        twin.toolbox = Toolbox([*self.toolbox, *tools])
+        return twin
+
     def check_fits(self, task: str) -> None:
         """Raise :class:`ConfigError` when the first request of a session on ``task`` (system
         prompt, tool schemas and task) cannot fit the model's context window."""
@@ -161,6 +169,7 @@ class _Session:
         self.model = (
             model if isinstance(model, MeteredModel) else MeteredModel(model, events=events)
         )
+        self.summariser = self.model.for_role("summariser")
         self.usage_before = self.model.meter.usage
         self.ledger = ledger or Ledger(goal=task)
         self.ctx = ToolContext(
@@ -200,7 +209,7 @@ class _Session:
         """One model reply and its tool calls; a stop triple when the session is over."""
         self.messages = self.agent.compaction.maybe_compact(
             self.messages,
-            model=self.model.for_role("summariser"),
+            model=self.summariser,
             ledger=self.ledger,
             events=self.events,
         )

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from harness.cli.config import LoopConfig
 from harness.cli.exit_codes import EXIT_ESCALATED, EXIT_PASSED
-from harness.cli.runner import Overrides, build_loop, mcp_servers
+from harness.cli.runner import Overrides, build_loop, build_sandbox, mcp_servers
 from harness.observe.events import EVENTS_FILE, EventLog
 from harness.observe.live import format_tokens
 from harness.observe.run_summary import RUNS_DIR
@@ -54,7 +54,7 @@ def run_attempts(args: argparse.Namespace, config: LoopConfig, root: Path) -> in
 
     print(f"{count} attempts at: {config.goal}", file=sys.stderr)
     started = time.monotonic()
-    with mcp_tools(mcp_servers(config, root)) as servers:
+    with mcp_tools(mcp_servers(config, root), sandbox=build_sandbox(config, root)) as servers:
         tools.extend(servers)
         result = BestOf(loop_for, attempts=count).run()
     folder = root / ATTEMPTS_DIR / config.name

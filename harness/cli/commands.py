@@ -78,7 +78,6 @@ def run(args: argparse.Namespace) -> int:
     from harness.core.sink import EventSink, Tee
     from harness.observe.events import EVENTS_FILE, EventLog
     from harness.observe.live import LiveProgress, Mode
-    from harness.tools.mcp import mcp_tools
 
     config, root = load_config(args.path)
     if config.fleet is not None:
@@ -116,12 +115,11 @@ def run(args: argparse.Namespace) -> int:
     )
     overrides = Overrides(args.model, args.critic_model, args.max_iterations, args.restart)
     try:
-        with mcp_tools(mcp_servers(config, root)) as tools:
-            loop = build_loop(
-                config, root, overrides=overrides, events=events, run_id=run_id,
-                redact=redactor.redact_text, tools=tools,
-            )  # fmt: skip
-            result = loop.run()
+        loop = build_loop(
+            config, root, overrides=overrides, events=events, run_id=run_id,
+            redact=redactor.redact_text, mcp=mcp_servers(config, root),
+        )  # fmt: skip
+        result = loop.run()
     except OverrideError:
         raise  # the flag or variable is named; loop.toml is not to blame
     except ConfigError as exc:
@@ -135,15 +133,15 @@ def run(args: argparse.Namespace) -> int:
         print_verdict(result, quiet=args.quiet, redact=redactor.redact_text)
     if result.stop_reason.is_success:
         return EXIT_PASSED
+    if result.bad_configuration:
+        return EXIT_USAGE
     return EXIT_ERROR if result.stop_reason is StopReason.ERROR else EXIT_ESCALATED
 
 
 resume = run
 
 
-def print_verdict(
-    result: RunResult, *, quiet: bool, redact: Callable[[str], str] = str
-) -> None:
+def print_verdict(result: RunResult, *, quiet: bool, redact: Callable[[str], str] = str) -> None:
     """The run's outcome on stdout: the verdict line, then (unless quiet) where things are."""
     line = f"{result.stop_reason.value}: {result.message.splitlines()[0]}"
     print(redact(line), flush=True)

@@ -143,11 +143,19 @@ class WebConfig(_Section):
 class SandboxConfig(_Section):
     """``[sandbox]``: where the agent's commands and the gates run (see harness.Sandbox)."""
 
-    backend: Literal["auto", "bwrap", "none"] = "auto"
+    backend: Literal["auto", "bwrap", "none", "docker", "podman"] = "auto"
+    image: str | None = Field(None, min_length=1)  # docker and podman: the container's image
     network: bool = False
     env: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = []
     readonly: list[Annotated[str, Field(min_length=1)]] = []  # shown read-only (~ expanded)
     limits: Limits = Limits()
+
+
+class HooksConfig(_Section):
+    """``[hooks]``: what the ``on_round`` and ``on_escalate`` commands get inside the sandbox."""
+
+    env: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = []
+    network: bool | None = None  # None: as [sandbox] network
 
 
 class LoopConfig(_Section):
@@ -170,6 +178,7 @@ class LoopConfig(_Section):
     patience: int = Field(3, ge=2, le=100)
     on_escalate: str | None = None
     on_round: str | None = Field(None, min_length=1)  # command told of every round
+    hooks: HooksConfig = HooksConfig()
     redact: list[str] | RedactConfig = []  # a list of regexes, or the [redact] table
     agent: AgentConfig = AgentConfig()
     critic: CriticConfig = CriticConfig()
@@ -178,7 +187,6 @@ class LoopConfig(_Section):
     fleet: FleetConfig | None = None
     mcp: list[McpConfig] = []
     web: WebConfig | None = None
-
 
     sandbox: SandboxConfig = SandboxConfig()
 
@@ -257,6 +265,11 @@ def _cross_checks(config: LoopConfig) -> list[tuple[str, str]]:
     if config.attempts > 1 and config.merge:
         problems.append(("merge", "cannot merge with attempts > 1; the winner's branch is named"))
     problems.extend(_mcp_checks(config.mcp))
+    engine = config.sandbox.backend in ("docker", "podman")
+    if engine and config.sandbox.image is None:
+        problems.append(("sandbox.image", f"required when backend = '{config.sandbox.backend}'"))
+    if not engine and config.sandbox.image is not None:
+        problems.append(("sandbox.image", "only the docker and podman backends use an image"))
     if config.web is not None and config.web.allow_domains is None and config.web.search is None:
         problems.append(("web", "give allow_domains (for fetch_url), [web.search], or both"))
     return problems

@@ -14,6 +14,7 @@ from typing import Any
 from harness.agent.agent import Agent
 from harness.agent.compaction import Compaction, MaskObservations, NoCompaction, Summarize
 from harness.cli.config import (
+    CONFIG_NAME,
     AgentConfig,
     CommandGateConfig,
     GateConfig,
@@ -68,24 +69,31 @@ def choose_model(flag: str | None, configured: str | None) -> str:
     return chosen
 
 
-def build_sandbox(config: LoopConfig, root: Path) -> Sandbox:
+def build_sandbox(config: LoopConfig, root: Path, *, hooks: bool = False) -> Sandbox:
     """The ``[sandbox]`` of ``config``; the loop's progress file and run folders stay read-only.
 
-    ``readonly`` paths are relative to ``root`` unless absolute or under ``~``.
+    ``readonly`` paths are relative to ``root`` unless absolute or under ``~``. ``hooks``: the
+    sandbox of the command hooks, with ``[hooks]``'s variables and network.
     """
     settings = config.sandbox
     progress = config.progress_path(root)
     state = [progress, progress.with_name(progress.name + ".lock"), root / RUNS_DIR]
     shown = [root / Path(path).expanduser() for path in settings.readonly]
-    return Sandbox(
-        settings.backend, network=settings.network, env=settings.env, limits=settings.limits,
-        readonly=state + shown,
-    )  # fmt: skip
+    env, network = settings.env, settings.network
+    if hooks:
+        env = [*env, *config.hooks.env]
+        network = network if config.hooks.network is None else config.hooks.network
+    try:
+        return Sandbox(
+            settings.backend, network=network, env=env, limits=settings.limits,
+            readonly=state + shown, image=settings.image,
+        )  # fmt: skip
+    except ConfigError as exc:  # "backend: x" -> "<folder>/loop.toml: field 'sandbox.backend': x"
+        field, _, problem = str(exc).partition(": ")
+        raise ConfigError(f"{root / CONFIG_NAME}: field 'sandbox.{field}': {problem}") from None
 
 
-def build_gate(
-    config: GateConfig, root: Path, sandbox: Sandbox | None = None
-) -> Gate | HumanGate:
+def build_gate(config: GateConfig, root: Path, sandbox: Sandbox | None = None) -> Gate | HumanGate:
     if isinstance(config, HumanGateConfig):
         return HumanGate(timeout=config.timeout, interactive=config.interactive)
     if isinstance(config, PytestGateConfig):
@@ -121,10 +129,12 @@ def build_loop(
     run_id: str | None = None,
     redact: Callable[[str], str] | None = None,
     tools: Sequence[Tool] = (),
+    mcp: Sequence[McpServer] = (),
 ) -> OuterLoop:
     """The outer loop ``config`` describes; relative paths start at ``root``.
 
-    ``tools`` are given to the agent beside the built-ins (the MCP servers' tools).
+    ``tools`` are given to the agent beside the built-ins (MCP servers' tools started by the
+    caller); ``mcp`` are servers the loop starts and stops itself (see :func:`mcp_servers`).
     """
     model_name = choose_model(overrides.model, _rooted(config.model, root))
     model = _overridable(
@@ -176,6 +186,8 @@ def build_loop(
         isolation=config.isolation,
         on_escalate=config.on_escalate,
         on_round=config.on_round,
+        hook_sandbox=build_sandbox(config, root, hooks=True),
+        mcp=mcp,
         protect=config.protect,
         patience=config.patience,
         rollback=config.rollback,

@@ -54,7 +54,8 @@ class RunEnd(EventBase):
     passed: bool
     iterations: int
     usage: Usage = Field(default_factory=Usage)
-    duration: float
+    duration: float  # wall-clock seconds, waits for a person included
+    waited: float = 0.0  # of which spent waiting for a person (not counted by budget.seconds)
 
 
 class RoundStart(EventBase):

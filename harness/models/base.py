@@ -12,7 +12,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from harness.core.errors import HarnessError
+from harness.core.errors import ConfigError, HarnessError
 from harness.core.usage import Usage
 from harness.models.provider_errors import ErrorKind
 
@@ -32,6 +32,12 @@ class ModelError(HarnessError):
     def __init__(self, message: str, *, kind: ErrorKind | None = None) -> None:
         super().__init__(message)
         self.kind = kind
+
+
+class UnknownModelError(ModelError, ConfigError):
+    """The provider does not know the model (a 404, "model not found"): bad configuration, found
+    only once a call was made. It is a :class:`~harness.core.errors.ConfigError` too, so a run it
+    stops ends as bad set-up (the CLI exits 2), not as an internal error."""
 
 
 def new_call_id() -> str:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import get_args
 
@@ -43,6 +44,8 @@ class Meter:
     ``prior`` and ``prior_seconds`` are what earlier processes of the same loop already spent
     (a re-run or a resume): the budget covers them too. ``usage`` and ``elapsed`` are this
     process's own. ``on_record`` is called after every recorded call (to save the spend).
+    ``waited`` is the time spent :meth:`paused` (waiting for a person), which the time budget
+    does not count.
     """
 
     budget: Budget = field(default_factory=Budget)
@@ -52,6 +55,7 @@ class Meter:
     prior: Usage = field(default_factory=Usage)
     prior_seconds: float = 0.0
     on_record: Callable[[Meter], None] | None = None
+    waited: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __post_init__(self) -> None:
@@ -59,7 +63,18 @@ class Meter:
 
     @property
     def elapsed(self) -> float:
-        return self.clock() - self.started
+        """Seconds of this process that count against the time budget (waits left out)."""
+        return self.clock() - self.started - self.waited
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """The time budget stands still inside the block (a person is being waited for)."""
+        start = self.clock()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self.waited += self.clock() - start
 
     @property
     def total(self) -> Usage:

@@ -30,7 +30,15 @@ from typing import Any
 
 from harness.core.errors import ConfigError
 from harness.core.usage import Usage
-from harness.models.base import Message, ModelError, Reply, ToolCall, ToolSchema, new_call_id
+from harness.models.base import (
+    Message,
+    ModelError,
+    Reply,
+    ToolCall,
+    ToolSchema,
+    UnknownModelError,
+    new_call_id,
+)
 from harness.models.provider_errors import ErrorKind, classify, retry_after, retry_delay
 from harness.models.tokens import TokenCounter, configure_offline_environment
 
@@ -175,7 +183,8 @@ class LiteLLMModel:
                 kind = classify(litellm, exc)
                 if not kind.retryable or attempt > self.num_retries:
                     message = self._failure(kind, exc, attempt)
-                    raise ModelError(message, kind=kind) from exc
+                    error = UnknownModelError if kind is ErrorKind.UNKNOWN_MODEL else ModelError
+                    raise error(message, kind=kind) from exc
                 asked = retry_after(litellm, exc) if kind is ErrorKind.RATE_LIMIT else None
             time.sleep(retry_delay(attempt, self.retry_backoff, asked))
             attempt += 1
@@ -188,7 +197,10 @@ class LiteLLMModel:
             what += f" {self.litellm_kwargs.get('api_base') or '(the provider default)'}"
         verdict = "gave up" if kind.retryable else "not retryable"
         tried = f"{attempts} attempt" + ("" if attempts == 1 else "s")
-        return f"model {self.name}: {what}: {error}, {verdict} after {tried}: {exc}"
+        message = f"model {self.name}: {what}: {error}, {verdict} after {tried}: {exc}"
+        if kind is ErrorKind.UNKNOWN_MODEL:
+            message += f"; the provider does not know {self.name!r}: check the model's name"
+        return message
 
     def _reply(
         self,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import operator
 import os
 from collections import OrderedDict
 from collections.abc import Hashable, Iterable
@@ -150,6 +151,8 @@ class TokenCounter:
         self._tools: _Lru[str, int] = _Lru(cache_size)
         self._tools_by_identity: _Lru[tuple[int, ...], tuple[list[dict[str, Any]], int]]
         self._tools_by_identity = _Lru(cache_size)
+        self._last: tuple[tuple[Message, ...], int] = ((), 0)  # the list counted last, its count
+        self._cache_size = cache_size
 
     def count_message(self, message: Message) -> int:
         """Tokens of one message. Messages are treated as immutable once counted."""
@@ -165,7 +168,18 @@ class TokenCounter:
         return count
 
     def count(self, messages: Iterable[Message]) -> int:
-        return sum(self.count_message(m) for m in messages)
+        """Tokens of ``messages``. A list that starts with the very message objects counted last
+        (a session's history, grown by appends) costs only a look at its new messages: the
+        compaction check and the budget check of one step count the history once."""
+        items = tuple(messages)
+        known, total = self._last
+        if known and len(items) >= len(known) and all(map(operator.is_, known, items)):
+            total += sum(self.count_message(m) for m in items[len(known) :])
+        else:
+            total = sum(self.count_message(m) for m in items)
+        # A history longer than the caches is not kept: a counter holds at most cache_size messages.
+        self._last = (items, total) if len(items) <= self._cache_size else ((), 0)
+        return total
 
     def count_tools(self, tools: Iterable[dict[str, Any]] | None) -> int:
         """Tokens of the tool schemas; the same schema objects again cost no serialisation."""

@@ -55,7 +55,12 @@ def render_text(summary: RunSummary) -> str:
     usage = summary.usage
     lines = [
         f"run {summary.run_id} · {summary.outcome} · {len(summary.rounds)}/"
-        f"{summary.max_iterations} rounds · {format_duration(summary.duration)}",
+        f"{summary.max_iterations} rounds · {format_duration(summary.duration)}"
+        + (
+            f" (of which {format_duration(summary.waited)} waiting for a person)"
+            if summary.waited
+            else ""
+        ),
         f"goal: {summary.goal}",
         f"model: {summary.model}"
         + (f" · critic: {summary.critic_model}" if summary.critic_model else ""),

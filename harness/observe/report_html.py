@@ -63,6 +63,7 @@ def _header_html(summary: RunSummary) -> str:
         ("cost", format_cost(usage.cost_usd)),
         ("model calls", str(usage.calls)),
         ("duration", format_duration(summary.duration)),
+        *([("waiting for a person", format_duration(summary.waited))] if summary.waited else []),
         ("compactions", str(len(summary.compactions))),
     ]
     critic = (

@@ -73,6 +73,7 @@ class RunSummary:
     rounds: tuple[RoundSummary, ...]
     escalation: Escalation | None
     notes: tuple[str, ...] = ()
+    waited: float = 0.0  # seconds of ``duration`` spent waiting for a person
 
     @property
     def outcome(self) -> str:
@@ -160,6 +161,7 @@ def load_run(run_dir: str | os.PathLike[str]) -> RunSummary:
         rounds=tuple(_round_summary(start, group) for start, group in round_events),
         escalation=_last(run_events, Escalation),
         notes=tuple(start.notes) if start else (),
+        waited=end.waited if end else 0.0,
     )
 
 

@@ -12,7 +12,7 @@ from harness.core.stop import StopReason
 from harness.core.usage import Usage
 from harness.memory.progress_items import Attempt
 from harness.outer.decision import RoundReport
-from harness.tools.proc import run_command, safe_env
+from harness.sandbox import Sandbox, default_sandbox
 
 NEXT_STEPS = {
     StopReason.MAX_ITERATIONS: "Read the last round's failures below; sharpen the goal or the "
@@ -107,6 +107,12 @@ def _round(report: RoundReport) -> list[str]:
             lines.append("  - Failing: " + ", ".join(gate.failures))
     if report.protected_violations:
         lines.append("- Protected files changed: " + ", ".join(report.protected_violations))
+    if report.approval is not None:
+        approval = report.approval
+        lines.append(
+            f"- A person: {approval.outcome.replace('_', ' ')} after {approval.waited:.1f}s "
+            f"(not counted against budget.seconds){': ' + approval.note if approval.note else ''}"
+        )
     if report.verdict is not None:
         lines.append(f"- Critic: {report.verdict.score:.1f}/10")
         lines += [f"  - Reason: {r}" for r in report.verdict.reasons]
@@ -125,17 +131,24 @@ def escalate(
     *,
     hook: EscalationHook | None = None,
     redact: Callable[[str], str] = lambda text: text,
+    sandbox: Sandbox | None = None,
+    workspace: Path | None = None,
 ) -> Path:
-    """Write the report atomically to ``path`` and run ``hook`` with its path."""
+    """Write the report atomically to ``path`` and run ``hook`` with its path.
+
+    A command hook runs inside ``sandbox`` (default ``Sandbox("auto")``) in the report's folder,
+    and may write only in ``workspace`` (default that folder).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, redact(render_escalation(escalation)))
     if callable(hook):
         hook(path)
     elif hook:
-        run_command(
+        (sandbox or default_sandbox()).run(
             f"{hook} {shlex.quote(str(path))}",
             cwd=path.parent,
+            workspace=workspace if workspace is not None and workspace.is_dir() else path.parent,
             timeout=60,
-            env=safe_env(extra={"HARNESS_ESCALATION_REPORT": str(path)}),
+            env={"HARNESS_ESCALATION_REPORT": str(path)},
         )
     return path

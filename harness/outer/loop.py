@@ -9,9 +9,11 @@ every round, and any stop that is not a pass escalates to a person.
 
 from __future__ import annotations
 
+import dataclasses
 import traceback
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
 
@@ -39,6 +41,8 @@ from harness.outer.result import RunResult
 from harness.outer.run import Run, run_warning, start_run
 from harness.outer.settings import Settings
 from harness.outer.task import TaskInputs, render_task
+from harness.sandbox import Sandbox, default_sandbox
+from harness.tools.mcp import McpServer, mcp_tools
 from harness.tools.paths import check_protect_patterns
 from harness.verify.critic import Critic
 from harness.verify.gates import Gate
@@ -48,7 +52,12 @@ from harness.workspace.git import Isolation
 
 
 class OuterLoop:
-    """Keep ``agent`` working on ``goal`` until ``gates`` and ``critic`` pass, within bounds."""
+    """Keep ``agent`` working on ``goal`` until ``gates`` and ``critic`` pass, within bounds.
+
+    ``mcp`` servers belong to the loop: started (inside the agent's sandbox) when it runs, their
+    tools given to the agent beside its own, stopped when the run ends. The ``on_round`` and
+    ``on_escalate`` commands run inside ``hook_sandbox`` (default: the agent's sandbox).
+    """
 
     def __init__(
         self,
@@ -76,6 +85,8 @@ class OuterLoop:
         checklist: Sequence[str] = (),
         restart: bool = False,
         on_round: RoundHook | None = None,
+        mcp: Sequence[McpServer] = (),
+        hook_sandbox: Sandbox | None = None,
     ) -> None:
         humans = [g for g in gates if isinstance(g, HumanGate)]
         if len(humans) > 1:
@@ -107,18 +118,19 @@ class OuterLoop:
             restart=restart,
             human=humans[0] if humans else None,
             on_round=on_round,
+            hook_sandbox=hook_sandbox,
         )
+        self.mcp = tuple(mcp)
         self.progress = _load_progress(progress, name, self.settings.goal, fresh=restart)
         self._progress_from_file = progress is not None and not isinstance(progress, Progress)
 
     def run(self) -> RunResult:
         """Play rounds until a pass or a bound; escalate any other stop."""
+        self._check_fits()  # a refused run leaves nothing behind, not even a lock file
         if self.progress is None or self.progress.path is None:
-            self._check_fits()
             return self._run()
         path = self.progress.path
         with LoopLock(path):
-            self._check_fits()
             # Read (or set aside) progress.md only now: another process may have moved it on.
             if self.settings.restart:
                 if path.exists():
@@ -154,10 +166,28 @@ class OuterLoop:
         settings.agent.check_fits(render_task(first))
 
     def _run(self) -> RunResult:
-        settings = self.settings
         done = self._already_done()
         if done is not None:
             return done
+        with self._servers():
+            return self._play()
+
+    @contextmanager
+    def _servers(self) -> Iterator[None]:
+        """The run's MCP servers: their tools join the agent's while they run."""
+        if not self.mcp:
+            yield
+            return
+        agent = self.settings.agent
+        with mcp_tools(self.mcp, sandbox=agent.sandbox or default_sandbox()) as tools:
+            self.settings = dataclasses.replace(self.settings, agent=agent.with_tools(tools))
+            try:
+                yield
+            finally:
+                self.settings = dataclasses.replace(self.settings, agent=agent)
+
+    def _play(self) -> RunResult:
+        settings = self.settings
         run = start_run(settings, self.progress)
         settings.events.emit(
             "run_start",
@@ -228,6 +258,7 @@ class OuterLoop:
         except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - every stop gets a name
             run.stop, run.message = _stop_for(exc, number)
             run.cut_short = number
+            run.bad_configuration = isinstance(exc, ConfigError)
             keep_partial_work(run, number)
             ctx.exit(run.message)
             return None

@@ -1,12 +1,13 @@
 """What a person sees and says while a loop runs: approvals, queued notes, round notifications.
 
 * A :class:`~harness.verify.human.HumanGate` is asked only after the automatic gates and the
-  critic passed a round; its answer is part of the round's report.
+  critic passed a round; its answer is part of the round's report. The time budget stands still
+  while it waits.
 * Notes queued with ``harness note`` are taken when a round starts: the round's task shows them
   and progress.md's Notes section records them.
 * The ``on_round`` hook (a callable given the :class:`RoundReport`, or a shell command given
-  the round as JSON in ``HARNESS_ROUND_REPORT``) runs after every recorded round; its failure
-  is a ``hook_failed`` event, never a stop.
+  the round as JSON in ``HARNESS_ROUND_REPORT``, run inside the loop's hook sandbox) runs after
+  every recorded round; its failure is a ``hook_failed`` event, never a stop.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from harness.memory.inbox import ApprovalRequest, Inbox
 from harness.outer.decision import RoundReport
 from harness.outer.run import Run, save_progress
 from harness.outer.settings import Settings
-from harness.tools.proc import run_command, safe_env
 
 RoundHook = str | Callable[[RoundReport], object]
 HOOK_TIMEOUT = 60.0
@@ -58,7 +58,8 @@ def ask_person(settings: Settings, run: Run, report: RoundReport) -> RoundReport
     request = ApprovalRequest(
         loop=settings.name, round=report.round, summary=_summary(settings, report)
     )
-    approval = settings.human.review(request, inbox_for(settings, run))
+    with run.meter.paused():  # a person's time is not the loop's time budget
+        approval = settings.human.review(request, inbox_for(settings, run))
     settings.events.emit(
         "approval",
         round=report.round,
@@ -94,11 +95,11 @@ def notify_round(settings: Settings, report: RoundReport) -> None:
             hook(report)
             return
         payload = json.dumps(round_payload(settings, report))
-        result = run_command(
+        result = settings.hooks_sandbox().run(
             hook,
             cwd=settings.workspace if settings.workspace.is_dir() else Path.cwd(),
             timeout=HOOK_TIMEOUT,
-            env=safe_env(extra={"HARNESS_ROUND_REPORT": payload, "HARNESS_LOOP": settings.name}),
+            env={"HARNESS_ROUND_REPORT": payload, "HARNESS_LOOP": settings.name},
         )
         if result.exit_code != 0:
             raise HarnessError(f"exit code {result.exit_code}: {result.output[-500:]}")

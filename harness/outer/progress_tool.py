@@ -21,12 +21,11 @@ def progress_tool(progress: Progress) -> Tool:
         add: list[str] | None = None,
         resume_point: str | None = None,
     ) -> str:
-        """Update the progress notes the next session starts from.
+        """Update the checklist and resume point the next session starts from.
 
         Args:
-            done: Checklist items now finished: their text, part of it, or number (from 1).
-            add: New checklist items to do.
-            resume_point: Where the next session should pick up, in a sentence or two.
+            done: Finished items: text, part of it, or number from 1.
+            add: New items.
         """
         for item in add or ():
             progress.add_item(item)

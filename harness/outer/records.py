@@ -83,6 +83,8 @@ def finish_run(settings: Settings, run: Run) -> RunResult:
         run.first_round,
         run_warning(settings, run),
         run.cut_short,
+        bad_configuration=run.bad_configuration,
+        waited=run.meter.waited,
     )
     settings.events.emit(
         "run_end",
@@ -91,7 +93,8 @@ def finish_run(settings: Settings, run: Run) -> RunResult:
         passed=result.passed,
         iterations=result.iterations,
         usage=result.usage,
-        duration=run.meter.elapsed,
+        duration=run.meter.elapsed + run.meter.waited,
+        waited=run.meter.waited,
     )
     return result
 
@@ -130,6 +133,8 @@ def _escalate(settings: Settings, run: Run, stop: StopReason) -> Path:
         path,
         hook=settings.on_escalate,
         redact=settings.redact,
+        sandbox=settings.hooks_sandbox(),
+        workspace=settings.workspace,
     )
     settings.events.emit("escalation", reason=stop.value, report_path=str(path))
     return path

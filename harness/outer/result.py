@@ -25,6 +25,10 @@ class RunResult:
     first_round: int = 1
     warning: str | None = None  # e.g. uncommitted changes the run's worktree did not start from
     cut_short: int | None = None  # the round an error, a bound or Ctrl-C stopped part-way
+    bad_configuration: bool = False
+    """An ERROR stop caused by bad set-up that only showed once a round ran (a model the provider
+    does not know, ...): the CLI exits 2 for it, as for any configuration error."""
+    waited: float = 0.0  # seconds spent waiting for a person (not counted by budget.seconds)
 
     @property
     def passed(self) -> bool:

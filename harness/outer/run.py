@@ -37,6 +37,7 @@ class Run:
     reports: list[RoundReport] = field(default_factory=list)
     stop: StopReason | None = None
     cut_short: int | None = None  # the round stopped part-way, if one was
+    bad_configuration: bool = False  # what stopped it is bad set-up found mid-run (a ConfigError)
     message: str = ""
     feedback: str = ""
     draft: Progress | None = (

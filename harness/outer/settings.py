@@ -14,6 +14,7 @@ from harness.engine.loop import check_max_iterations
 from harness.memory.skill import Skill
 from harness.models.budget import Budget
 from harness.outer.escalation import EscalationHook
+from harness.sandbox import Sandbox, default_sandbox
 from harness.verify.critic import Critic
 from harness.verify.gates import Gate
 from harness.verify.human import HumanGate
@@ -50,6 +51,7 @@ class Settings:
     restart: bool
     human: HumanGate | None = None  # asked after the gates and the critic pass
     on_round: str | Callable[..., object] | None = None  # told of every recorded round
+    hook_sandbox: Sandbox | None = None  # where command hooks run; None: the agent's sandbox
 
     def __post_init__(self) -> None:
         if not self.goal:
@@ -70,6 +72,10 @@ class Settings:
             )
         if self.on_round is not None and not callable(self.on_round) and not self.on_round.strip():
             raise ConfigError("on_round: give a command or a callable")
+
+    def hooks_sandbox(self) -> Sandbox:
+        """Where the ``on_round`` and ``on_escalate`` commands run."""
+        return self.hook_sandbox or self.agent.sandbox or default_sandbox()
 
     def skill_criteria(self) -> str | None:
         """SKILL.md's success criteria, rubric and rules, unless the critic was given its own."""

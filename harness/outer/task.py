@@ -11,8 +11,8 @@ TASK_TEMPLATE = """\
 # Goal
 {goal}
 
-Your work is checked after this session by objective gates{critic_clause}; only they decide \
-whether the round passes.{protect_clause}
+After this session, objective checks{critic_clause} decide whether the round passes: claim \
+no success you have not checked.{protect_clause}
 
 {skill}# Round
 This is round {round} of at most {max_iterations}. Budget left for the whole run: {budget}.
@@ -52,9 +52,7 @@ def render_task(inputs: TaskInputs) -> str:
         sections.append("# What failed last round\n" + inputs.feedback)
     protect = ""
     if inputs.protect:
-        protect = (
-            " Protected files (a round that changes them fails): " + ", ".join(inputs.protect) + "."
-        )
+        protect = " Changing a protected file fails the round: " + ", ".join(inputs.protect) + "."
     return (
         TASK_TEMPLATE.format(
             goal=inputs.goal.strip(),

@@ -52,11 +52,8 @@ def bwrap_argv(
     argv += ["--bind", str(workspace), str(workspace)]
     for path in writable:
         argv += ["--bind", str(path), str(path)]
-    protected = [workspace / name for name in STATE_NAMES] + list(readonly)
-    protected += [path for pattern in STATE_GLOBS for path in sorted(workspace.glob(pattern))]
-    for path in protected:
-        if os.path.lexists(path) and not path.is_symlink():
-            argv += ["--ro-bind", str(path), str(path)]
+    for path in protected_paths(workspace, readonly):
+        argv += ["--ro-bind", str(path), str(path)]
     if home is not None:  # only the folders mounted back show through; nothing new is written
         argv += ["--remount-ro", str(home)]
     argv += ["--unshare-all", "--die-with-parent", "--new-session"]
@@ -66,6 +63,14 @@ def bwrap_argv(
         argv += ["--cap-drop", "ALL"]
     argv += ["--chdir", str(cwd), "--", *command]
     return argv
+
+
+def protected_paths(workspace: Path, readonly: Sequence[Path] = ()) -> list[Path]:
+    """What is mounted read-only over the writable workspace: its ``.git``, the harness's state
+    in its ``.harness`` and ``readonly``, those that exist (a symlink is not followed)."""
+    protected = [workspace / name for name in STATE_NAMES] + list(readonly)
+    protected += [path for pattern in STATE_GLOBS for path in sorted(workspace.glob(pattern))]
+    return [path for path in protected if os.path.lexists(path) and not path.is_symlink()]
 
 
 @functools.cache

@@ -15,12 +15,14 @@ from typing import Literal
 
 from harness.core.errors import ConfigError
 from harness.sandbox.bwrap import SANDBOX_HOME, bwrap_argv, bwrap_problem
+from harness.sandbox.container import CONTAINER_HOME, Container
+from harness.sandbox.engine import ENGINES
 from harness.sandbox.env import allowed_env
 from harness.sandbox.limits import MB, Cgroup, Limits, limits_prefix, nproc_prefix
 from harness.sandbox.process import CommandResult, cannot_start, run_command
 
-Backend = Literal["auto", "bwrap", "none"]
-BACKENDS = ("auto", "bwrap", "none")
+Backend = Literal["auto", "bwrap", "none", "docker", "podman"]
+BACKENDS = ("auto", "bwrap", "none", "docker", "podman")
 
 NOT_SANDBOXED = (
     "commands are not sandboxed: they run as the harness's user, with its files in reach"
@@ -33,10 +35,12 @@ class Sandbox:
     ``backend``: ``bwrap`` (bubblewrap namespaces: read-only root, only the workspace
     writable, its ``.git``/``.harness`` and ``readonly`` paths read-only, private ``/tmp``, own
     PID and network namespaces, killed with the harness), ``none`` (plain subprocesses, as the
-    harness's user; :attr:`warning` says so) or ``auto`` (``bwrap`` where it works, else
-    ``none``). ``network`` lets commands reach the network; ``env`` names the variables of the
-    harness's environment that commands get beyond ``PATH``, ``LANG``, ``LC_*``, ``TERM``,
-    ``TZ``; ``limits`` bounds memory, processes, file size, ``/tmp`` and output.
+    harness's user; :attr:`warning` says so), ``auto`` (``bwrap`` where it works, else
+    ``none``), or ``docker``/``podman`` (a throw-away container of ``image`` per command, with
+    the same promises; never chosen by ``auto``). ``network`` lets commands reach the network;
+    ``env`` names the variables of the harness's environment that commands get beyond ``PATH``,
+    ``LANG``, ``LC_*``, ``TERM``, ``TZ``; ``limits`` bounds memory, processes, file size,
+    ``/tmp`` and output; ``image`` is the container image (docker and podman only, required).
     """
 
     def __init__(
@@ -47,13 +51,21 @@ class Sandbox:
         env: Sequence[str] = (),
         limits: Limits | None = None,
         readonly: Sequence[str | os.PathLike[str]] = (),
+        image: str | None = None,
     ) -> None:
         if backend not in BACKENDS:
             raise ConfigError(f"backend: expected one of {', '.join(BACKENDS)}, got {backend!r}")
-        problem = bwrap_problem() if backend != "none" else None
+        if image is not None and backend not in ENGINES:
+            raise ConfigError(
+                f"image: only the docker and podman backends use one, not {backend!r}"
+            )
+        problem = bwrap_problem() if backend in ("auto", "bwrap") else None
         if backend == "bwrap" and problem:
             raise ConfigError(f"backend: 'bwrap' was asked for but {problem}")
-        self.backend: Literal["bwrap", "none"] = "none" if backend == "none" or problem else "bwrap"
+        self.backend: Literal["bwrap", "none", "docker", "podman"] = (
+            "none" if backend == "none" or problem else "bwrap" if backend == "auto" else backend
+        )
+        self.image = image
         self.warning: str | None = None
         """Said once in the run's output and report when commands are not sandboxed."""
         if self.backend == "none":
@@ -63,9 +75,16 @@ class Sandbox:
         self.limits = limits or Limits()
         self.readonly = tuple(Path(p).absolute() for p in readonly)
         self._home: str | None = None
+        self._container = (
+            Container(backend, image=image or "", network=network, limits=self.limits,
+                      readonly=self.readonly)  # fmt: skip
+            if backend in ENGINES
+            else None
+        )
 
     def __repr__(self) -> str:
-        return f"Sandbox(backend={self.backend!r}, network={self.network})"
+        image = f", image={self.image!r}" if self.image else ""
+        return f"Sandbox(backend={self.backend!r}{image}, network={self.network})"
 
     def run(
         self,
@@ -87,6 +106,16 @@ class Sandbox:
         here = Path(cwd).absolute()
         root = Path(workspace).absolute() if workspace is not None else here
         argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
+        if self._container is not None:
+            if not here.is_dir():  # else the engine's client would be named as what cannot start
+                gone = f"[Errno 2] No such file or directory: {str(here)!r}"
+                return cannot_start(argv[0], gone, timeout=timeout, since=time.monotonic())
+            return self._container.run(
+                argv, cwd=here, workspace=root, timeout=timeout,
+                env=allowed_env(home=CONTAINER_HOME, names=self.env_names, extra=env),
+                writable=[Path(p).absolute() for p in writable], max_output=max_output,
+                watch=self._watch(None),
+            )  # fmt: skip
         if not isinstance(command, str):  # inside, a missing program is only bwrap's exit 1
             missing = _missing_program(argv, here)
             if missing:
@@ -96,12 +125,7 @@ class Sandbox:
             home = SANDBOX_HOME
             if self.backend == "bwrap":
                 inner = cgroup is None and os.geteuid() != 0
-                argv = bwrap_argv(
-                    nproc_prefix(self.limits) + argv if inner else argv,
-                    workspace=root, cwd=here, network=self.network,
-                    tmp_bytes=self.limits.tmp_mb * MB, readonly=self.readonly,
-                    writable=[Path(p) for p in writable],
-                )  # fmt: skip
+                argv = self._bwrap(argv, root, here, writable, nproc=inner)
             else:
                 home = self._own_home()
             argv = limits_prefix(self.limits, cgroup) + argv
@@ -113,6 +137,65 @@ class Sandbox:
         finally:
             if cgroup is not None:
                 cgroup.kill_all()
+
+    def wrap(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str | os.PathLike[str],
+        workspace: str | os.PathLike[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        writable: Sequence[str | os.PathLike[str]] = (),
+    ) -> tuple[list[str], dict[str, str]]:
+        """The command line and environment that start ``argv`` under this sandbox.
+
+        For a long-running process the caller starts, talks to and stops itself (an MCP server
+        over stdio): the same boundary as :meth:`run` (namespaces, read-only root, only
+        ``workspace`` (default ``cwd``) and ``writable`` writable, no network unless allowed,
+        the allow-listed environment plus ``env``, killed with the harness) and the limits that
+        bound one process: memory (per process), file size and, outside a cgroup, the process
+        count. No time or output limit: the caller decides when the process ends. Start the
+        result in ``cwd``, in a session of its own, and kill its process group to stop it.
+        A program that cannot be found raises :class:`FileNotFoundError`, as starting it would.
+        """
+        here = Path(cwd).absolute()
+        root = Path(workspace).absolute() if workspace is not None else here
+        command = list(argv)
+        if self._container is not None:  # the program is the image's: the engine looks for it
+            if not here.is_dir():
+                raise FileNotFoundError(f"[Errno 2] No such file or directory: {str(here)!r}")
+            return self._container.wrap(
+                command, cwd=here, workspace=root,
+                env=allowed_env(home=CONTAINER_HOME, names=self.env_names, extra=env),
+                writable=[Path(p).absolute() for p in writable],
+            )  # fmt: skip
+        missing = _missing_program(command, here)
+        if missing:
+            raise FileNotFoundError(missing)
+        home = SANDBOX_HOME
+        if self.backend == "bwrap":
+            command = self._bwrap(command, root, here, writable, nproc=os.geteuid() != 0)
+        else:
+            home = self._own_home()
+        command = limits_prefix(self.limits, None) + command
+        return command, allowed_env(home=home, names=self.env_names, extra=env)
+
+    def _bwrap(
+        self,
+        argv: list[str],
+        root: Path,
+        here: Path,
+        writable: Sequence[str | os.PathLike[str]],
+        *,
+        nproc: bool,
+    ) -> list[str]:
+        """``argv`` inside bubblewrap; ``nproc``: bound its process count with ``prlimit``."""
+        return bwrap_argv(
+            nproc_prefix(self.limits) + argv if nproc else argv,
+            workspace=root, cwd=here, network=self.network,
+            tmp_bytes=self.limits.tmp_mb * MB, readonly=self.readonly,
+            writable=[Path(p) for p in writable],
+        )  # fmt: skip
 
     def _own_home(self) -> str:
         """HOME for backend none: a folder of its own, removed with the sandbox."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from harness.cli.config import LoopConfig, load_config
-from harness.cli.runner import Overrides, build_loop
+from harness.cli.runner import Overrides, build_loop, mcp_servers
 from harness.core.errors import ConfigError
 from harness.observe.events import EVENTS_FILE, EventLog
 from harness.observe.run_summary import RUNS_DIR
@@ -17,16 +17,12 @@ def loop_from_toml(task: BatchTask, run: TaskRun) -> OuterLoop:
 
     The loop is named after the task (so its branch is ``harness/<task>-<id>``), its progress
     file is the batch's, and its events go to ``.harness/runs/<run id>/`` beside the loop.toml,
-    so ``harness report <run id>`` works as for a single run.
+    so ``harness report <run id>`` works as for a single run. Its ``[[mcp]]`` servers are the
+    loop's own: started when the task's loop runs and stopped when it ends.
     """
     if task.loop is None:
         raise ConfigError(f"task {task.name}: field 'loop': required to run a loop.toml task")
     config, root = load_config(task.loop)
-    if config.mcp:
-        raise ConfigError(
-            f"task {task.name}: {task.loop}: [[mcp]] servers are not started for batch tasks; "
-            "run this loop with `harness run`"
-        )
     data = config.model_dump()
     data.update(name=task.name, progress=str(run.progress.resolve()))
     for key in ("goal", "workspace", "max_iterations"):
@@ -42,7 +38,7 @@ def loop_from_toml(task: BatchTask, run: TaskRun) -> OuterLoop:
     try:
         return build_loop(
             config, root, overrides=Overrides(model=task.model), events=events,
-            run_id=run.run_id, redact=redactor.redact_text,
+            run_id=run.run_id, redact=redactor.redact_text, mcp=mcp_servers(config, root),
         )  # fmt: skip
     except ConfigError as exc:
         raise ConfigError(f"{task.loop}: {exc}") from exc

@@ -7,12 +7,15 @@ Their names and argument names are part of the public interface. Every path goes
 from __future__ import annotations
 
 import difflib
+import io
 import itertools
 import os
 import re
+import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 import regex
 
@@ -20,13 +23,19 @@ from harness.core.errors import ToolError
 from harness.core.redact import SECRET_NAME
 from harness.core.text import truncate
 from harness.sandbox import default_sandbox
-from harness.tools.confined_io import read_bytes_head, read_confined, write_confined
+from harness.tools.confined_io import (
+    open_confined,
+    read_bytes_head,
+    read_confined,
+    write_confined,
+)
 from harness.tools.paths import relative_path, resolve_in_workspace, shown, writable
 from harness.tools.toolkit import Tool, ToolContext, ToolResult, tool
 
 MAX_LIST_ENTRIES = 500
 MAX_SEARCH_MATCHES = 100
 MAX_READ_BYTES = 10_000_000  # larger files are read in line ranges
+BINARY_SNIFF_BYTES = 8192  # a NUL byte among a file's first bytes marks it binary
 MAX_LINE_CHARS = 300  # of one search match
 MAX_PATTERN_SIZE = 200_000  # a search pattern's length times its repeat counts (~100 MB compiled)
 _COUNTED = re.compile(r"(?<!\\)\{(\d*)(?:,(\d*))?\}")  # a{3}, a{2,5}, a{4,}
@@ -42,13 +51,8 @@ SKIPPED_DIRS = frozenset(
 def read_file(
     ctx: ToolContext, path: str, start_line: int | None = None, end_line: int | None = None
 ) -> str:
-    """Read a text file, each line shown with its number (not part of the file).
-
-    Args:
-        path: File path.
-        start_line: First line to show, from 1.
-        end_line: Last line to show.
-    """
+    """Read a text file, whole or from start_line to end_line (from 1); lines come numbered (not
+    part of the file)."""
     target = _existing(ctx, path, want_file=True)
     rel = relative_path(ctx, target)
     first = 1 if start_line is None else start_line
@@ -56,16 +60,13 @@ def read_file(
         raise ToolError(f"start_line must be 1 or more, got {start_line}")
     if end_line is not None and end_line < first:
         raise ToolError(f"end_line ({end_line}) is before start_line ({first})")
-    size = target.stat().st_size
-    if start_line is None and end_line is None and size > MAX_READ_BYTES:
-        raise ToolError(f"{rel} is {size} bytes; read it in ranges (start_line, end_line)")
-    _refuse_binary(ctx, target, rel)
-    shown_lines: list[str] = []
-    total = 0
-    with read_confined(ctx.workspace, target) as handle:
-        for total, line in enumerate(handle, 1):  # total ends as the line count
-            if total >= first and (end_line is None or total <= end_line):
-                shown_lines.append(_numbered(total, line))
+    whole_file = start_line is None and end_line is None
+    with _open_text(ctx, target, rel, whole_file=whole_file) as handle:
+        lines = enumerate(handle, 1)
+        before = sum(1 for _ in itertools.islice(lines, first - 1))
+        wanted = itertools.islice(lines, None if end_line is None else end_line - first + 1)
+        shown_lines = list(itertools.starmap(_numbered, wanted))
+        total = before + len(shown_lines) + sum(1 for _ in lines)
     if first > max(total, 1):
         raise ToolError(f"start_line {first} is past the end of {rel} ({total} lines)")
     ctx.files_touched.add(rel)
@@ -78,12 +79,7 @@ def read_file(
 
 @tool
 def write_file(ctx: ToolContext, path: str, content: str) -> str:
-    """Create a file or replace all of it (missing folders are created).
-
-    Args:
-        path: File path.
-        content: The whole new content.
-    """
+    """Create a file or replace all of its content (missing folders are created)."""
     target = resolve_in_workspace(ctx, path)
     rel = writable(ctx, target)
     if target.is_dir():
@@ -96,13 +92,8 @@ def write_file(ctx: ToolContext, path: str, content: str) -> str:
 
 @tool
 def edit_file(ctx: ToolContext, path: str, old: str, new: str) -> str:
-    """Replace `old` with `new` in a file; `old` must occur exactly once, whitespace included.
-
-    Args:
-        path: File path.
-        old: Exact text to replace, with enough context to be unique.
-        new: Replacement text.
-    """
+    """Replace the text `old` with `new` in a file; `old` must occur exactly once, whitespace
+    included."""
     target = _existing(ctx, path, want_file=True)
     rel = writable(ctx, target)
     if not old:
@@ -135,9 +126,6 @@ def list_files(ctx: ToolContext, path: str = ".") -> str:
     """List the files under a folder, recursively and sorted.
 
     Caches, virtual environments and version-control directories are named but not entered.
-
-    Args:
-        path: Folder.
     """
     target = _existing(ctx, path, want_file=False)
     if target.is_file():
@@ -155,12 +143,7 @@ def list_files(ctx: ToolContext, path: str = ".") -> str:
 
 @tool
 def search(ctx: ToolContext, pattern: str, path: str = ".") -> str:
-    """Search text files for a Python regex, line by line; matches come as `file:line: text`.
-
-    Args:
-        pattern: Python regular expression.
-        path: File or folder.
-    """
+    """Search a file or folder line by line for a Python regex; matches come as `file:line: text`."""
     _refuse_huge(pattern)
     try:
         compiled = regex.compile(pattern)
@@ -190,11 +173,10 @@ def search(ctx: ToolContext, pattern: str, path: str = ".") -> str:
 
 @tool
 def run_shell(ctx: ToolContext, command: str, timeout: float | None = None) -> ToolResult:
-    """Run a /bin/sh command in the workspace root; shows its exit code and output.
+    """Run a /bin/sh command in the workspace; no network, only the workspace is writable.
 
     Args:
-        command: The command line; no network, only the workspace is writable.
-        timeout: Seconds before it and its children are killed; default 120.
+        timeout: Seconds before it is killed; default 120.
     """
     if not command.strip():
         raise ToolError("command is empty")
@@ -241,13 +223,36 @@ def default_tools() -> list[Tool]:
 
 def _existing(ctx: ToolContext, path: str, *, want_file: bool) -> Path:
     target = resolve_in_workspace(ctx, path)
-    if not target.exists():
-        raise ToolError(f"{shown(path)} does not exist{_similar_names_hint(target)}")
-    if want_file and target.is_dir():
+    try:
+        mode = target.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        raise ToolError(f"{shown(path)} does not exist{_similar_names_hint(target)}") from None
+    if want_file and stat.S_ISDIR(mode):
         raise ToolError(f"{shown(path)} is a directory; use list_files to see what it holds")
-    if want_file and not target.is_file():  # opening a named pipe would wait for a writer
+    if want_file and not stat.S_ISREG(mode):  # opening a named pipe would wait for a writer
         raise ToolError(f"{shown(path)} is not a regular file (a named pipe, socket or device)")
     return target
+
+
+def _open_text(ctx: ToolContext, target: Path, rel: str, *, whole_file: bool) -> IO[str]:
+    """``target`` open for reading as text, once its size (when read whole) and its first bytes
+    (no NUL: not binary) are checked, all through one confined open."""
+    raw = open(open_confined(ctx.workspace, target, os.O_RDONLY), "rb")  # noqa: SIM115
+    try:
+        info = os.fstat(raw.fileno())
+        if not stat.S_ISREG(info.st_mode):  # swapped since it was checked
+            raise ToolError(f"{rel} is not a regular file (a named pipe, socket or device)")
+        if whole_file and info.st_size > MAX_READ_BYTES:
+            raise ToolError(
+                f"{rel} is {info.st_size} bytes; read it in ranges (start_line, end_line)"
+            )
+        if b"\0" in raw.read(BINARY_SNIFF_BYTES):
+            raise ToolError(f"{rel} is a binary file ({info.st_size} bytes); not shown")
+        raw.seek(0)
+        return io.TextIOWrapper(raw, encoding="utf-8", errors="replace")
+    except BaseException:
+        raw.close()
+        raise
 
 
 def _similar_names_hint(target: Path) -> str:
@@ -257,13 +262,8 @@ def _similar_names_hint(target: Path) -> str:
     return f"; similar names there: {', '.join(similar)}" if similar else ""
 
 
-def _refuse_binary(ctx: ToolContext, target: Path, rel: str) -> None:
-    if _is_binary(ctx, target):
-        raise ToolError(f"{rel} is a binary file ({target.stat().st_size} bytes); not shown")
-
-
 def _is_binary(ctx: ToolContext, target: Path) -> bool:
-    return b"\0" in read_bytes_head(ctx.workspace, target, 8192)
+    return b"\0" in read_bytes_head(ctx.workspace, target, BINARY_SNIFF_BYTES)
 
 
 def _numbered(number: int, line: str) -> str:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from harness.core.errors import ConfigError, ToolError
 from harness.core.text import truncate
+from harness.sandbox import Sandbox, default_sandbox
 from harness.tools.mcp_results import observation
 from harness.tools.mcp_server import McpServer, launch_parameters, select_tools, tool_name
 from harness.tools.toolkit import Tool, ToolContext, ToolResult
@@ -44,8 +45,14 @@ _ANSWER_GRACE = 5.0  # beyond call_timeout, in case the SDK's own timeout does n
 
 
 @contextmanager
-def mcp_tools(servers: Sequence[McpServer]) -> Iterator[list[Tool]]:
-    """Start ``servers`` and yield their tools; stop the servers when the block ends."""
+def mcp_tools(
+    servers: Sequence[McpServer], *, sandbox: Sandbox | None = None
+) -> Iterator[list[Tool]]:
+    """Start ``servers`` and yield their tools; stop the servers when the block ends.
+
+    Stdio servers run inside ``sandbox`` (default: the ``auto`` sandbox), like the agent's
+    commands.
+    """
     names = [server.name for server in servers]
     if duplicated := sorted({name for name in names if names.count(name) > 1}):
         raise ConfigError(f"mcp: two servers are named {duplicated[0]!r}")
@@ -61,7 +68,7 @@ def mcp_tools(servers: Sequence[McpServer]) -> Iterator[list[Tool]]:
     try:
         tools: list[Tool] = []
         for server in servers:
-            connection = _Connection(server, runner)
+            connection = _Connection(server, runner, sandbox or default_sandbox())
             connections.append(connection)
             tools.extend(connection.start())
         yield tools
@@ -92,8 +99,9 @@ class _Runner:
 class _Connection:
     """One server's session, kept open by a task on the runner's loop until :meth:`stop`."""
 
-    def __init__(self, server: McpServer, runner: _Runner) -> None:
+    def __init__(self, server: McpServer, runner: _Runner, sandbox: Sandbox) -> None:
         self.server = server
+        self.sandbox = sandbox
         self.runner = runner
         self.session: ClientSession | None = None
         self.gone: str | None = None  # why the server is no longer there
@@ -125,7 +133,7 @@ class _Connection:
 
         self._stopping = asyncio.Event()
         try:
-            async with _transport(self.server, self.stderr) as streams:
+            async with _transport(self.server, self.sandbox, self.stderr) as streams:
                 read, write = streams[0], streams[1]
                 async with ClientSession(read, write) as session:
                     await session.initialize()
@@ -236,14 +244,14 @@ class McpTool(Tool):
         return observation(self.connection.call(self.remote_name, kwargs))
 
 
-def _transport(server: McpServer, stderr: TextIO) -> Any:
+def _transport(server: McpServer, sandbox: Sandbox, stderr: TextIO) -> Any:
     if server.url:
         from mcp.client.streamable_http import streamable_http_client
 
         return streamable_http_client(server.url)
     from mcp import stdio_client
 
-    return stdio_client(launch_parameters(server), errlog=stderr)
+    return stdio_client(launch_parameters(server, sandbox), errlog=stderr)
 
 
 async def _list_tools(session: ClientSession) -> list[McpToolSpec]:

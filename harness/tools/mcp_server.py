@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.core.errors import ConfigError
+from harness.sandbox import Sandbox
 
 if TYPE_CHECKING:
     from mcp import StdioServerParameters
@@ -54,18 +55,19 @@ class McpServer:
                 raise ConfigError(f"mcp {self.name!r}: {key} must be positive")
 
 
-def launch_parameters(server: McpServer) -> StdioServerParameters:
-    """How a stdio server is started: the one place its command line is decided.
+def launch_parameters(server: McpServer, sandbox: Sandbox) -> StdioServerParameters:
+    """How a stdio server is started: inside ``sandbox``, the one place its command line is decided.
 
-    The server gets the SDK's minimal default environment plus ``server.env``, never the harness's
-    own environment (which may hold API keys).
+    The server runs in its ``cwd`` (default: the current folder), which is where it may write;
+    it gets the sandbox's allow-listed environment plus ``server.env``, never the harness's own
+    environment (which may hold API keys), and the network only when the sandbox allows it.
     """
     from mcp import StdioServerParameters
 
-    program, *args = server.command
-    return StdioServerParameters(
-        command=program, args=args, env=dict(server.env), cwd=server.cwd or None
-    )
+    cwd = Path(server.cwd or Path.cwd()).absolute()
+    argv, env = sandbox.wrap(server.command, cwd=cwd, env=server.env)
+    program, *args = argv
+    return StdioServerParameters(command=program, args=args, env=env, cwd=cwd)
 
 
 def tool_name(server: str, remote: str) -> str:

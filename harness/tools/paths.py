@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
@@ -52,6 +53,9 @@ def resolve_in_workspace(ctx: Confined, path: str) -> Path:
     if "\0" in path:
         raise ToolError(f"path {shown(path)} contains a NUL byte")
     root = ctx.workspace
+    plain = _plain_inside(root, path)
+    if plain is not None:
+        return plain
     candidate = root / (path or ".")  # an absolute ``path`` replaces the root
     try:
         resolved = candidate.resolve()
@@ -65,6 +69,26 @@ def resolve_in_workspace(ctx: Confined, path: str) -> Path:
         f"path {shown(path)} is outside the workspace{via_link}; "
         "use paths relative to the workspace root"
     )
+
+
+def _plain_inside(root: Path, path: str) -> Path | None:
+    """``root/path`` when ``path`` is relative, has no ``..`` and no symlink below ``root`` (the
+    already resolved workspace), checked with one ``lstat`` per name; else None, and the caller
+    resolves the whole path. The common case costs a few system calls, not a full resolve."""
+    parts = [part for part in path.split("/") if part and part != "."]
+    if path.startswith("/") or ".." in parts:
+        return None
+    here = str(root)
+    for part in parts:
+        here = os.path.join(here, part)
+        try:
+            if stat.S_ISLNK(os.lstat(here).st_mode):
+                return None
+        except FileNotFoundError:
+            break  # nothing below a missing name exists, so no link either
+        except OSError:  # a file used as a folder, a name too long: the full resolve says
+            return None
+    return root.joinpath(*parts)
 
 
 def relative_path(ctx: Confined, path: Path) -> str:

@@ -168,11 +168,78 @@ def test_attempts_share_the_servers_of_loop_toml(tmp_path: Path) -> None:
     assert [c["is_error"] for c in calls] == [False, False]  # one real answer per attempt
 
 
-def test_a_batch_task_with_mcp_servers_is_refused_clearly(tmp_path: Path) -> None:
-    from harness.cli.batch import loop_from_toml
-    from harness.scale.batch_task import BatchTask
+COUNTER_SERVER = """
+import uuid
+from pathlib import Path
+from mcp.server.mcpserver import MCPServer
 
-    write_loop(tmp_path, TIME_LOOP)
-    task = BatchTask(name="clock", loop=str(tmp_path / "loop.toml"))
-    with pytest.raises(ConfigError, match=r"\[\[mcp\]\] servers are not started for batch tasks"):
-        loop_from_toml(task, None)  # type: ignore[arg-type]
+token = uuid.uuid4().hex[:8]
+log = Path("mcp.log")
+
+
+def note(word):
+    with log.open("a") as handle:
+        handle.write(f"{word} {token}\\n")
+
+
+app = MCPServer("counter")
+
+
+@app.tool()
+def whoami() -> str:
+    \"\"\"This server's token.\"\"\"
+    note("call")
+    return token
+
+
+note("start")
+app.run()
+note("stop")
+"""
+
+BATCH_LOOP = f"""\
+goal = "out.txt names the server"
+model = "scripted:author.json"
+max_iterations = 1
+
+[critic]
+enabled = false
+
+[[gates]]
+type = "command"
+name = "named"
+cmd = "test -s out.txt"
+
+[[mcp]]
+name = "counter"
+command = {json.dumps([sys.executable, "counter_server.py"])}
+"""
+
+
+def test_each_batch_task_starts_and_stops_its_own_servers(tmp_path: Path) -> None:
+    project = make_repo(tmp_path / "project", {"README.md": "hi\n", ".gitignore": "mcp.log\n"})
+    (project / "counter_server.py").write_text(COUNTER_SERVER)
+    call = {"name": "mcp__counter__whoami", "arguments": {}}
+    write = {"name": "write_file", "arguments": {"path": "out.txt", "content": "asked"}}
+    (project / "author.json").write_text(json.dumps([call, write, "done"]))
+    write_loop(project, BATCH_LOOP)
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "loop")
+    lines = [json.dumps({"name": f"task-{i}", "loop": "project/loop.toml"}) for i in (1, 2)]
+    (tmp_path / "tasks.jsonl").write_text("\n".join(lines) + "\n")
+    run = harness("batch", "tasks.jsonl", "--workers", "2", "--out", "out", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["counts"] == {"passed": 2}
+    entries = [line.split() for line in (project / "mcp.log").read_text().splitlines()]
+    tokens = sorted({token for _, token in entries})
+    assert len(tokens) == 2  # one server per task
+    for token in tokens:  # each task called its own server, which stopped with the task
+        assert [word for word, t in entries if t == token] == ["start", "call", "stop"]
+    answers = [
+        json.loads(line)
+        for log in (project / ".harness" / "runs").glob("*/events.jsonl")
+        for line in log.read_text().splitlines()
+        if '"mcp__counter__whoami"' in line
+    ]
+    assert [a["is_error"] for a in answers if a["kind"] == "tool_call"] == [False, False]

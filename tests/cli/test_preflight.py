@@ -84,3 +84,34 @@ def test_an_anthropic_model_without_its_key_names_anthropic_api_key(tmp_path: Pa
     )
     assert "ANTHROPIC_API_KEY" in result.stderr
     _assert_nothing_created(repo)
+
+
+def test_a_goal_twice_the_context_window_is_refused_before_anything_is_created(
+    tmp_path: Path,
+) -> None:
+    """A three-step goal that cannot fit the model's window is bad set-up: exit 2 before round 1,
+    with no request sent and no lock file, branch, worktree, progress or run folder left."""
+    steps = "".join(
+        f"Step {n}: " + "read every module and describe each function in detail. " * 90 + "\n"
+        for n in (1, 2, 3)
+    )  # about 4,000 tokens
+    repo = _repo(
+        tmp_path,
+        'model = "openai/test-model"\n'
+        '[model_options]\napi_key = "sk-test"\napi_base = "http://127.0.0.1:9/v1"\n'
+        "context_window = 2000\n[critic]\nenabled = false\n",
+    )
+    toml = (repo / "loop.toml").read_text().replace('goal = "say yes"', f'goal = """{steps}"""')
+    (repo / "loop.toml").write_text(toml)
+    git(repo, "commit", "-qam", "a goal too long")
+    result = harness("run", cwd=repo)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "goal: the task needs " in result.stderr
+    assert "but openai/test-model reads at most 2,000" in result.stderr
+    assert "cannot reach" not in result.stdout + result.stderr  # refused before any request
+    _assert_nothing_created(repo)
+    assert git(repo, "status", "--porcelain", "--untracked-files=all", "--ignored") == ""
+    restarted = harness("run", "--restart", cwd=repo)
+    assert restarted.returncode == 2, restarted.stdout + restarted.stderr
+    _assert_nothing_created(repo)
+    assert git(repo, "status", "--porcelain", "--untracked-files=all", "--ignored") == ""

@@ -87,6 +87,35 @@ def test_a_provider_that_refuses_the_key_stops_with_error_after_one_request(
     assert "401" in report
 
 
+def test_a_model_the_provider_does_not_know_is_bad_configuration_exit_2(
+    tmp_path: Path, server: OpenAIServer
+) -> None:
+    """Preflight cannot know every provider's catalogue: a 404 found mid-run is a mistyped model,
+    exit 2 naming it, after one request (never retried), not exit 1 as an internal error."""
+    server.queue(Status(404, "The model `test-model` does not exist or you do not have access"))
+    result = harness("run", "--quiet", cwd=_project(tmp_path, server))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert len(server.requests) == 1
+    verdict = result.stdout.splitlines()[0]
+    assert verdict.startswith("ERROR: round 1 failed: UnknownModelError: model openai/test-model: ")
+    assert "unknown model: NotFoundError (status 404), not retryable after 1 attempt" in verdict
+    assert verdict.endswith(
+        "the provider does not know 'openai/test-model': check the model's name"
+    )
+    assert "internal error" not in result.stdout + result.stderr
+
+
+def test_a_server_error_mid_run_stays_an_error_exit_1(tmp_path: Path, server: OpenAIServer) -> None:
+    """The other side of the boundary: only bad set-up exits 2; a provider failing is exit 1."""
+    server.queue(Status(500, "boom"), Status(500, "boom"))
+    result = harness("run", "--quiet", cwd=_project(tmp_path, server))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert len(server.requests) == 2  # num_retries = 1
+    assert "server error: InternalServerError (status 500), gave up after 2 attempts" in (
+        result.stdout
+    )
+
+
 def test_a_cost_budget_over_an_unpriced_model_is_named_at_the_start_and_its_calls_reported(
     tmp_path: Path, server: OpenAIServer
 ) -> None:

@@ -123,6 +123,22 @@ def test_a_growing_history_encodes_only_the_new_messages(encodes: list[str]) -> 
     assert after - before == count_text("assistant\nI will read the file next.") + MESSAGE_OVERHEAD
 
 
+def test_a_history_changed_before_its_end_is_counted_afresh() -> None:
+    """The shortcut for a grown history must not hide a message replaced, removed or masked."""
+    counter = TokenCounter()
+    messages = history(4)
+    counter.count(messages)
+    replaced = [*messages[:2], {"role": "user", "content": "short"}, *messages[3:]]
+    assert counter.count(replaced) == TokenCounter().count(replaced)
+    assert counter.count(replaced) < counter.count(messages)
+    shorter = messages[:3]
+    assert counter.count(shorter) == TokenCounter().count(shorter)
+    grown = [*messages, {"role": "tool", "tool_call_id": "c1", "content": "out " * 30}]
+    assert counter.count(grown) == TokenCounter().count(grown)
+    assert counter.count([]) == 0
+    assert counter.count(iter(messages)) == TokenCounter().count(messages)
+
+
 def test_an_equal_copy_is_not_encoded_again_but_a_changed_one_is(encodes: list[str]) -> None:
     counter = TokenCounter()
     original = {"role": "user", "content": "fix the date parser"}

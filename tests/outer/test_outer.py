@@ -318,7 +318,8 @@ def test_a_goal_larger_than_the_context_window_is_refused_before_round_one(
     assert model.calls == []
     assert git(repo, "branch", "--format=%(refname:short)") == "main"
     assert len(git(repo, "worktree", "list").splitlines()) == 1
-    assert not progress.exists()
+    assert not progress.parent.exists()  # no progress entry, no lock file, not even the folder
+    assert git(repo, "status", "--porcelain", "--untracked-files=all", "--ignored") == ""
     fits = OuterLoop(
         "make the tests pass", Agent(model), gates=[PytestGate("tests")], workspace=repo
     )

@@ -144,7 +144,7 @@ def test_on_round_tells_of_every_round_and_a_failing_hook_does_not_stop(
     assert result.passed
     assert [(r.round, r.passed) for r in seen] == [(1, False), (2, True)]
 
-    log = tmp_path / "rounds.jsonl"
+    log = repo / "rounds.jsonl"  # the hook may write in the loop's folder (its sandbox)
     command = f'printf "%s\\n" "$HARNESS_ROUND_REPORT" >> {log}; exit 3'
     model = ScriptedModel([*say("no"), *say("yes")])
     events: list[tuple[str, dict[str, object]]] = []

@@ -63,7 +63,7 @@ class World:
         return digest.hexdigest()
 
 
-def make_world(tmp: Path, backend: str) -> World:
+def make_world(tmp: Path, backend: str, *, image: str | None = None) -> World:
     outside = tmp / "outside"
     outside.mkdir()
     (outside / "secret.txt").write_text(SECRET + "\n")
@@ -81,7 +81,7 @@ def make_world(tmp: Path, backend: str) -> World:
     (ws / "chain2").symlink_to(outside / "secret.txt")
     (ws / "loop_a").symlink_to("loop_b")
     (ws / "loop_b").symlink_to("loop_a")
-    sandbox = Sandbox(backend, readonly=[ws / "progress.md"], limits=CORPUS_LIMITS)  # type: ignore[arg-type]
+    sandbox = Sandbox(backend, readonly=[ws / "progress.md"], limits=CORPUS_LIMITS, image=image)  # type: ignore[arg-type]
     ctx = ToolContext(workspace=ws, sandbox=sandbox, shell_timeout=20)
     server = socket.create_server(("127.0.0.1", 0))
     world = World(tmp, ws, outside, ctx, server.getsockname()[1])

@@ -65,7 +65,8 @@ def run_corpus(world: World, *, host_safe: bool = False) -> tuple[int, Counter[s
         world.call("run_shell", command=survivor_command(tag, tail), timeout=timeout)
         record("processes: setsid/nohup/double-fork survivors", tag,
                bool(still_growing(world.ws, tag)))  # fmt: skip
-        _kill_survivors(world.ws, tag)
+        if world.ctx.sandbox is not None and world.ctx.sandbox.backend == "none":
+            _kill_survivors(world.ws, tag)  # elsewhere the pids are the sandbox's, not this host's
     for name, command, limit in (
         ("fork storm", "for i in $(seq 500); do sleep 20 & done; wait", "process limit"),
         ("disk fill", "yes > fill.txt", "file size limit"),

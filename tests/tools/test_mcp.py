@@ -67,7 +67,11 @@ def flaky(tmp_path: Path) -> McpServer:
     script = tmp_path / "flaky_server.py"
     script.write_text(FLAKY_SERVER)
     return McpServer(
-        "flaky", command=[sys.executable, str(script)], call_timeout=3, env={"SECRET": "-s3"}
+        "flaky",
+        command=[sys.executable, str(script)],
+        call_timeout=3,
+        env={"SECRET": "-s3"},
+        cwd=tmp_path,  # the sandboxed server sees (and may write) its own folder
     )
 
 
@@ -152,10 +156,12 @@ def test_a_server_that_never_answers_is_bounded_by_call_timeout(
 
 
 def test_allow_and_deny_choose_the_tools(flaky: McpServer) -> None:
-    server = McpServer("flaky", command=flaky.command, allow=["e*", "n*", "crash"], deny=["crash"])
+    server = McpServer(
+        "flaky", command=flaky.command, cwd=flaky.cwd, allow=["e*", "n*", "crash"], deny=["crash"]
+    )
     with mcp_tools([server]) as tools:
         assert [item.name for item in tools] == ["mcp__flaky__echo", "mcp__flaky__numbers"]
-    typo = McpServer("flaky", command=flaky.command, allow=["ecko"])
+    typo = McpServer("flaky", command=flaky.command, cwd=flaky.cwd, allow=["ecko"])
     with pytest.raises(ConfigError, match=r"allow pattern 'ecko' matches none of its tools \(echo"):
         mcp_tools([typo]).__enter__()
 

@@ -57,6 +57,18 @@ def test_symlink_inside_the_workspace_is_followed(ctx: ToolContext) -> None:
     assert resolve_in_workspace(ctx, "alias/app.py") == ctx.workspace / "src" / "app.py"
 
 
+def test_a_link_deep_or_last_on_a_plain_looking_path_is_still_caught(ctx: ToolContext) -> None:
+    """Relative paths without ``..`` take a quick walk; a link anywhere on them must still count."""
+    outside = ctx.workspace.parent / "outside"
+    os.symlink(outside / "secret.txt", ctx.workspace / "src" / "leak.txt")
+    os.symlink(outside, ctx.workspace / "src" / "deeper")
+    for path in ("src/leak.txt", "./src//deeper/secret.txt", "src/deeper/missing/x.txt"):
+        with pytest.raises(ToolError, match="a symlink on it leads to"):
+            resolve_in_workspace(ctx, path)
+    assert resolve_in_workspace(ctx, "src//./app.py") == ctx.workspace / "src" / "app.py"
+    assert resolve_in_workspace(ctx, "src/app.py/x") == ctx.workspace / "src" / "app.py" / "x"
+
+
 def test_nul_byte_and_symlink_loop_are_tool_errors(ctx: ToolContext) -> None:
     with pytest.raises(ToolError, match="NUL byte"):
         resolve_in_workspace(ctx, "a\0b")
