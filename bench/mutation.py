@@ -93,7 +93,7 @@ SCOPES: dict[str, tuple[str, ...]] = {
     # kernel's cgroup tree (the sandbox attack tests cover them)
     "limits": ("Limits", "limits_prefix", "nproc_prefix", "Cgroup.__init__", "Cgroup.places",
                "Cgroup.exceeded", "Cgroup._write", "Cgroup._read"),
-    "bwrap": ("bwrap_argv", "bwrap_problem", "_home_to_hide"),  # not _mounted_back: it
+    "bwrap": ("bwrap_argv", "protected_paths", "bwrap_problem", "_home_to_hide"),  # not _mounted_back: it
     # depends on where this Python and PATH's programs live (the sandbox tests cover it)
 }  # fmt: skip
 """Module key: the functions and classes mutated when not the whole module (its other code is
