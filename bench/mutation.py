@@ -52,12 +52,18 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
         "harness/outer/decision.py",
         ("tests/outer/test_decision.py", "tests/outer/test_decision_people_and_stalls.py"),
     ),
-    "condition": ("harness/engine/condition.py", ("tests/engine/test_condition.py",)),
+    "condition": (
+        "harness/engine/condition.py",
+        ("tests/engine/test_condition.py", "tests/engine/test_exit_conditions.py"),
+    ),
     "reference": (
         "harness/engine/reference.py",
         ("tests/engine/test_reference.py", "tests/engine/test_condition.py"),
     ),
-    "paths": ("harness/tools/paths.py", ("tests/tools/test_paths.py",)),
+    "paths": (
+        "harness/tools/paths.py",
+        ("tests/tools/test_paths.py", "tests/tools/test_state_paths.py"),
+    ),
     "env": ("harness/sandbox/env.py", ("tests/sandbox/test_env.py",)),
     "gates": ("harness/verify/gates.py", ("tests/verify/test_gate_verdicts.py",)),
     "json_reply": ("harness/core/json_reply.py", ("tests/core/test_json_reply.py",)),
@@ -87,7 +93,7 @@ SCOPES: dict[str, tuple[str, ...]] = {
     # kernel's cgroup tree (the sandbox attack tests cover them)
     "limits": ("Limits", "limits_prefix", "nproc_prefix", "Cgroup.__init__", "Cgroup.places",
                "Cgroup.exceeded", "Cgroup._write", "Cgroup._read"),
-    "bwrap": ("bwrap_argv", "bwrap_problem", "_home_to_hide"),  # not _mounted_back: it
+    "bwrap": ("bwrap_argv", "protected_paths", "bwrap_problem", "_home_to_hide"),  # not _mounted_back: it
     # depends on where this Python and PATH's programs live (the sandbox tests cover it)
 }  # fmt: skip
 """Module key: the functions and classes mutated when not the whole module (its other code is

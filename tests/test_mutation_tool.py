@@ -95,9 +95,24 @@ def test_mutants_of_every_measured_module_compile(key: str) -> None:
     assert all((ROOT / test).is_file() for test in tests)
     source = (ROOT / module).read_text()
     found = mutation.mutants(source)
-    assert len(found) >= 10  # the smallest measured module (pricing) has 16
+    assert len(found) > 10
+    scoped = mutation.mutants(source, mutation.SCOPES.get(key, ()))
+    assert 10 < len(scoped) <= len(found)
+    assert set(scoped) <= set(found)  # a scope only leaves mutants out
     unparsed = ast.unparse(ast.parse(source))
     for mutant in found[::7]:  # a sample: parsing and unparsing each one is slow
         mutated = mutation.apply(source, mutant)
         assert mutated != unparsed, mutant
         compile(mutated, module, "exec")
+
+
+def test_a_scope_mutates_only_the_functions_it_names() -> None:
+    source = (
+        "def a(x):\n    return x < 1\n\n\nclass B:\n    def c(self, y):\n        return y == 2\n"
+    )
+    assert {m.line for m in mutation.mutants(source, ("B.c",))} == {7}
+    assert {m.line for m in mutation.mutants(source, ("a",))} == {2}
+    assert {m.line for m in mutation.mutants(source, ("B",))} == {7}
+    assert {m.line for m in mutation.mutants(source)} == {2, 7}
+    assert mutation.mutants(source, ("c",)) == []  # a method is named with its class
+    assert set(mutation.SCOPES) <= set(mutation.MODULES)

@@ -116,3 +116,10 @@ def test_property_well_formed_references_parse_to_their_parts(
     text = ".".join(names) + "".join(f"[{i}]" for i in indices)
     assert parse_reference(text) == (*names, *map(str, indices))
     assert parse_reference(f"${text}") == parse_reference(text)
+
+
+@pytest.mark.parametrize("value", [5, None, ("history",)])
+def test_a_reference_that_is_not_text_is_a_configuration_error(value: Any) -> None:
+    with pytest.raises(ConfigError) as error:
+        parse_reference(value)
+    assert str(error.value) == f"reference: expected text, got {type(value).__name__}"

@@ -216,3 +216,27 @@ def test_a_hung_model_call_does_not_keep_the_process_alive_once_it_is_cut_off() 
         "called\ntime budget of 0.5s used: a model call was cut off after 0."
     )
     assert time.monotonic() - started < 30  # the process exits without waiting for the call
+
+
+def test_time_spent_waiting_for_a_person_does_not_count_against_the_time_budget() -> None:
+    clock = Clock(100.0)
+    meter = Meter(Budget(seconds=30), clock=clock)
+    clock.now = 110.0
+    with meter.paused():
+        clock.now = 500.0  # a person took their time
+    assert (meter.waited, meter.elapsed, meter.remaining_seconds()) == (390.0, 10.0, 20.0)
+    meter.check(0, 0.0)  # not stopped: only 10 of the 30 seconds are used
+
+    def wait_that_fails() -> None:
+        with meter.paused():
+            clock.now = 600.0
+            raise KeyError("the wait ended badly")
+
+    with pytest.raises(KeyError):
+        wait_that_fails()
+    assert meter.waited == 490.0  # counted even so
+    clock.now = 620.0
+    assert meter.elapsed == 30.0
+    with pytest.raises(Stopped) as stop:
+        meter.check_time()
+    assert stop.value.message == "time budget of 30s used (30.0s elapsed)"
