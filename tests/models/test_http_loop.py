@@ -143,12 +143,27 @@ def test_a_cost_budget_over_an_unpriced_model_is_named_at_the_start_and_its_call
     assert "note: budget.cost_usd ($0.5) cannot be enforced for openai/test-model" in report.stdout
 
 
-def test_the_first_critic_model_of_a_list_that_can_be_called_reviews(
-    tmp_path: Path, server: OpenAIServer
+AUTHOR_NOTE = (
+    "note: the critic uses the author's model (openai/test-model); a model grading its own "
+    "work is lenient"
+)
+
+
+@pytest.mark.parametrize(
+    ("critics", "models", "noted"),
+    [  # the first model of the list that can be called reviews; none callable: the author
+        ('["nosuchprovider/judge", "openai/judge", "openai/other"]', ["test-model"] * 2 + ["judge"], False),
+        ('["nosuchprovider/judge"]', ["test-model"] * 3, True),
+    ],
+)  # fmt: skip
+def test_a_critic_model_list_uses_its_first_callable_model_else_the_author_and_says_so(
+    tmp_path: Path, server: OpenAIServer, critics: str, models: list[str], noted: bool
 ) -> None:
     project = _project(tmp_path, server)
     toml = (project / "loop.toml").read_text()
-    toml = toml.replace('max_iterations = 2\n', 'max_iterations = 2\n[critic]\nmodel = ["nosuchprovider/judge", "openai/judge", "openai/other"]\n')  # fmt: skip
+    toml = toml.replace(
+        "max_iterations = 2\n", f"max_iterations = 2\n[critic]\nmodel = {critics}\n"
+    )
     (project / "loop.toml").write_text(toml)
     write = json.dumps({"path": "out.txt", "content": "yes\n"})
     server.queue(
@@ -158,27 +173,5 @@ def test_the_first_critic_model_of_a_list_that_can_be_called_reviews(
     )
     result = harness("run", cwd=project)
     assert result.returncode == 0, result.stderr
-    assert [r.body["model"] for r in server.requests] == ["test-model", "test-model", "judge"]
-    assert "the critic uses the author's model" not in result.stderr
-
-
-def test_a_critic_list_with_nothing_callable_falls_back_to_the_author_and_says_so(
-    tmp_path: Path, server: OpenAIServer
-) -> None:
-    project = _project(tmp_path, server)
-    toml = (project / "loop.toml").read_text()
-    toml = toml.replace('max_iterations = 2\n', 'max_iterations = 2\n[critic]\nmodel = ["nosuchprovider/judge"]\n')  # fmt: skip
-    (project / "loop.toml").write_text(toml)
-    write = json.dumps({"path": "out.txt", "content": "yes\n"})
-    server.queue(
-        ToolCalls((("call_1", "write_file", write),)),
-        Text("I wrote yes to out.txt."),
-        Text(json.dumps({"score": 9, "reasons": ["correct"], "fixes": []})),
-    )
-    result = harness("run", cwd=project)
-    assert result.returncode == 0, result.stderr
-    assert [r.body["model"] for r in server.requests] == ["test-model"] * 3
-    assert (
-        "note: the critic uses the author's model (openai/test-model); a model grading its own "
-        "work is lenient" in result.stderr
-    )
+    assert [r.body["model"] for r in server.requests] == models
+    assert (AUTHOR_NOTE in result.stderr) is noted
