@@ -76,8 +76,13 @@ class Sandbox:
         self.readonly = tuple(Path(p).absolute() for p in readonly)
         self._home: str | None = None
         self._container = (
-            Container(backend, image=image or "", network=network, limits=self.limits,
-                      readonly=self.readonly)  # fmt: skip
+            Container(
+                backend,
+                image=image or "",
+                network=network,
+                limits=self.limits,
+                readonly=self.readonly,
+            )  # fmt: skip
             if backend in ENGINES
             else None
         )

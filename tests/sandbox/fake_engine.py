@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-SCRIPT = r'''#!{python}
+SCRIPT = r"""#!{python}
 import json, os, resource, signal, subprocess, sys, time
 from pathlib import Path
 
@@ -100,7 +100,7 @@ except ProcessLookupError:
     pass
 (boxes / name).unlink(missing_ok=True)  # --rm
 sys.exit(code if code >= 0 else 128 - code)
-'''
+"""
 
 
 @dataclass

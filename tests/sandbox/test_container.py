@@ -160,8 +160,10 @@ def test_a_missing_folder_names_the_command_not_the_engine(
     result = Sandbox("docker", image="img").run(["ls"], cwd=tmp_path / "gone", timeout=20)
 
     assert result.exit_code == 127
-    assert result.output == f"cannot start ls: [Errno 2] No such file or directory: "\
+    assert (
+        result.output == f"cannot start ls: [Errno 2] No such file or directory: "
         f"{str(tmp_path / 'gone')!r}"
+    )
     assert engine.calls("run") == []
 
 
