@@ -15,7 +15,8 @@ masked early, which is cheap and keeps the context small long before a summary i
 
 Tokens are counted by the model's own ``count_tokens`` (its
 :class:`~harness.models.tokens.TokenCounter`), so a message counted here is not tokenised again for
-the model call. Tool schemas are not counted; the headroom above the threshold covers them. When :data:`MAX_ATTEMPTS` attempts
+the model call. While the model's cheap ceiling (:func:`~harness.models.base.token_ceiling`, the
+UTF-8 size) is below every trigger, nothing is tokenised at all. Tool schemas are not counted; the headroom above the threshold covers them. When :data:`MAX_ATTEMPTS` attempts
 cannot bring the context under the threshold, :class:`ContextOverflow` stops the session.
 The summary prompt is in :mod:`harness.agent.summary_prompt`, the transcript helpers in
 :mod:`harness.agent.transcript`.
@@ -44,7 +45,7 @@ from harness.agent.transcript import (
 )
 from harness.core.errors import ConfigError, HarnessError
 from harness.core.sink import NULL_SINK, EventSink
-from harness.models.base import Message, Model
+from harness.models.base import Message, Model, token_ceiling
 
 __all__ = [
     "MASK_PREFIX",
@@ -182,6 +183,9 @@ class _Strategy:
     ) -> list[Message]:
         window = self.context_window or model.context_window
         ctx = _Pass(model, ledger, window, int(window * self.threshold))
+        quiet = ctx.limit if self.soft_threshold is None else window * self.soft_threshold
+        if token_ceiling(model, messages) <= quiet:  # far below any trigger: nothing to count
+            return messages
         before = model.count_tokens(messages)
         started = time.monotonic()
         if before <= ctx.limit:

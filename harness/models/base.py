@@ -110,3 +110,16 @@ class Model(Protocol):
     def price_per_token(self) -> tuple[float, float]:
         """USD per input token and per output token; ``(0, 0)`` where the model is unpriced."""
         ...
+
+
+def token_ceiling(
+    model: Model, messages: list[Message], tools: list[ToolSchema] | None = None
+) -> int:
+    """At least ``model.count_tokens(messages, tools)``: the model's cheap upper bound where it
+    offers one (a ``token_ceiling`` method, no tokenizer run), else the count itself.
+
+    A check against a limit far above the request (the compaction trigger, a budget) needs no
+    exact count; only a ceiling that reaches the limit calls for one.
+    """
+    ceiling = getattr(model, "token_ceiling", None)
+    return ceiling(messages, tools) if callable(ceiling) else model.count_tokens(messages, tools)

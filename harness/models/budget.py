@@ -14,7 +14,7 @@ from harness.core.event_schema import Role
 from harness.core.sink import NULL_SINK, EventSink
 from harness.core.stop import StopReason
 from harness.core.usage import Usage
-from harness.models.base import Message, Model, Reply, ToolSchema
+from harness.models.base import Message, Model, Reply, ToolSchema, token_ceiling
 from harness.models.wrapper import Wrapper
 
 DEFAULT_MAX_TOKENS = 4096
@@ -99,20 +99,27 @@ class Meter:
     def check(self, tokens: int, cost_usd: float) -> None:
         """Raise :class:`Stopped` if a call costing at most ``tokens``/``cost_usd`` could cross a budget."""
         self.check_time()
+        stop = self.overrun(tokens, cost_usd)
+        if stop is not None:
+            raise stop
+
+    def overrun(self, tokens: int, cost_usd: float) -> Stopped | None:
+        """The stop a call costing up to ``tokens``/``cost_usd`` would cause; None if it fits."""
         with self._lock:
             used = self.prior + self.usage
         if self.budget.tokens is not None and used.total_tokens + tokens > self.budget.tokens:
-            raise Stopped(
+            return Stopped(
                 StopReason.BUDGET_TOKENS,
                 f"token budget: {used.total_tokens} used + up to {tokens} for the next call "
                 f"would exceed {self.budget.tokens}",
             )
         if self.budget.cost_usd is not None and used.cost_usd + cost_usd > self.budget.cost_usd:
-            raise Stopped(
+            return Stopped(
                 StopReason.BUDGET_COST,
                 f"cost budget: ${used.cost_usd:.4f} used + up to ${cost_usd:.4f} for the next "
                 f"call would exceed ${self.budget.cost_usd:.4f}",
             )
+        return None
 
     def record(self, usage: Usage) -> None:
         with self._lock:
@@ -183,10 +190,14 @@ class MeteredModel(Wrapper):
     ) -> Reply:
         if max_tokens is None:
             max_tokens = getattr(self.inner, "max_tokens", None) or self.default_max_tokens
-        prompt = self.inner.count_tokens(messages, tools)
         price_in, price_out = self.inner.price_per_token()
-        worst_tokens = prompt + max_tokens
-        worst_cost = prompt * price_in + max_tokens * price_out
+
+        def worst(prompt: int) -> tuple[int, float]:
+            return prompt + max_tokens, prompt * price_in + max_tokens * price_out
+
+        worst_tokens, worst_cost = worst(token_ceiling(self.inner, messages, tools))
+        if self.meter.overrun(worst_tokens, worst_cost) is not None:  # near a limit: count
+            worst_tokens, worst_cost = worst(self.inner.count_tokens(messages, tools))
         try:
             self.meter.check(worst_tokens, worst_cost)
         except Stopped as stop:

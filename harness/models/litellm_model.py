@@ -149,6 +149,10 @@ class LiteLLMModel:
     def count_tokens(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> int:
         return self._counter.count_request(messages, tools)
 
+    def token_ceiling(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> int:
+        """At least :meth:`count_tokens`, from the request's UTF-8 size: no tokenizer run."""
+        return self._counter.ceiling(messages, tools)
+
     def complete(
         self,
         messages: list[Message],

@@ -105,6 +105,10 @@ class ScriptedModel:
     def count_tokens(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> int:
         return self._counter.count_request(messages, tools)
 
+    def token_ceiling(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> int:
+        """At least :meth:`count_tokens`, from the request's UTF-8 size: no tokenizer run."""
+        return self._counter.ceiling(messages, tools)
+
     def begin_round(self, round_number: int) -> None:
         """Switch to the replies of ``round_number`` (only for ``rounds`` scripts)."""
         if not self._rounds:

@@ -15,7 +15,7 @@ import json
 import operator
 import os
 from collections import OrderedDict
-from collections.abc import Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -133,6 +133,49 @@ class _Lru(Generic[K, V]):
             self._items.popitem(last=False)
 
 
+class _Tally:
+    """The sum of a per-message figure over a list of messages, each message measured once.
+
+    A second look at the same message object costs a dictionary lookup; a list that starts with
+    the very message objects summed last (a session's history, grown by appends) costs only a
+    look at its new messages. At most ``cache_size`` messages are held.
+    """
+
+    def __init__(self, measure: Callable[[Message], int], cache_size: int) -> None:
+        self._measure = measure
+        # id -> (message, figure); holding the message keeps its id from being reused.
+        self._by_identity: _Lru[int, tuple[Message, int]] = _Lru(cache_size)
+        self._last: tuple[tuple[Message, ...], int] = ((), 0)  # the list summed last, its sum
+        self._cache_size = cache_size
+
+    def of(self, message: Message) -> int:
+        hit = self._by_identity.get(id(message))
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        figure = self._measure(message)
+        self._by_identity.put(id(message), (message, figure))
+        return figure
+
+    def total(self, messages: Iterable[Message]) -> int:
+        items = tuple(messages)
+        known, total = self._last
+        if known and len(items) >= len(known) and all(map(operator.is_, known, items)):
+            total += sum(map(self.of, items[len(known) :]))
+        else:
+            total = sum(map(self.of, items))
+        # A history longer than the caches is not kept: a tally holds at most cache_size messages.
+        self._last = (items, total) if len(items) <= self._cache_size else ((), 0)
+        return total
+
+
+def byte_ceiling(message: Message) -> int:
+    """An upper bound of a message's tokens that needs no tokenizer: its text's UTF-8 bytes.
+
+    Every token of a byte-level BPE (all tiktoken encodings) stands for at least one byte.
+    """
+    return len(message_text(message).encode("utf-8", "surrogatepass")) + MESSAGE_OVERHEAD
+
+
 class TokenCounter:
     """Counts chat messages, each distinct message once.
 
@@ -141,45 +184,43 @@ class TokenCounter:
     identity makes recounting the same message objects cheaper still (no key to build). Each
     cache keeps the ``cache_size`` most recently used counts, so a long session's dropped
     messages are released.
+
+    :meth:`ceiling` bounds a request from above without the tokenizer; callers that only compare
+    a count with a limit far above it (the compaction trigger, a budget) need no exact count.
     """
 
     def __init__(self, model: str = "", *, cache_size: int = CACHE_SIZE) -> None:
         self.model = model
         self._by_content: _Lru[tuple[Any, ...], int] = _Lru(cache_size)
-        # id -> (message, count); holding the message keeps its id from being reused.
-        self._by_identity: _Lru[int, tuple[Message, int]] = _Lru(cache_size)
+        self._exact = _Tally(self._tokenise, cache_size)
+        self._bytes = _Tally(byte_ceiling, cache_size)
         self._tools: _Lru[str, int] = _Lru(cache_size)
         self._tools_by_identity: _Lru[tuple[int, ...], tuple[list[dict[str, Any]], int]]
         self._tools_by_identity = _Lru(cache_size)
-        self._last: tuple[tuple[Message, ...], int] = ((), 0)  # the list counted last, its count
-        self._cache_size = cache_size
 
-    def count_message(self, message: Message) -> int:
-        """Tokens of one message. Messages are treated as immutable once counted."""
-        hit = self._by_identity.get(id(message))
-        if hit is not None and hit[0] is message:
-            return hit[1]
+    def _tokenise(self, message: Message) -> int:
         key = _cache_key(message)
         count = self._by_content.get(key)
         if count is None:
             count = count_text(message_text(message), self.model) + MESSAGE_OVERHEAD
             self._by_content.put(key, count)
-        self._by_identity.put(id(message), (message, count))
         return count
+
+    def count_message(self, message: Message) -> int:
+        """Tokens of one message. Messages are treated as immutable once counted."""
+        return self._exact.of(message)
 
     def count(self, messages: Iterable[Message]) -> int:
         """Tokens of ``messages``. A list that starts with the very message objects counted last
         (a session's history, grown by appends) costs only a look at its new messages: the
         compaction check and the budget check of one step count the history once."""
-        items = tuple(messages)
-        known, total = self._last
-        if known and len(items) >= len(known) and all(map(operator.is_, known, items)):
-            total += sum(self.count_message(m) for m in items[len(known) :])
-        else:
-            total = sum(self.count_message(m) for m in items)
-        # A history longer than the caches is not kept: a counter holds at most cache_size messages.
-        self._last = (items, total) if len(items) <= self._cache_size else ((), 0)
-        return total
+        return self._exact.total(messages)
+
+    def ceiling(
+        self, messages: Iterable[Message], tools: Iterable[dict[str, Any]] | None = None
+    ) -> int:
+        """At least :meth:`count_request` of the same request, at the cost of a byte count."""
+        return self._bytes.total(messages) + self.count_tools(tools)
 
     def count_tools(self, tools: Iterable[dict[str, Any]] | None) -> int:
         """Tokens of the tool schemas; the same schema objects again cost no serialisation."""

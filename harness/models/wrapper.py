@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.models.base import Message, Model, ToolSchema
+from harness.models.base import Message, Model, ToolSchema, token_ceiling
 
 
 class Wrapper:
@@ -16,6 +16,9 @@ class Wrapper:
 
     def count_tokens(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> int:
         return self.inner.count_tokens(messages, tools)
+
+    def token_ceiling(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> int:
+        return token_ceiling(self.inner, messages, tools)
 
     def price_per_token(self) -> tuple[float, float]:
         return self.inner.price_per_token()

@@ -105,6 +105,42 @@ def test_trigger_uses_the_context_window_override_instead_of_the_models() -> Non
     assert TokenCounter(model.name).count(masked) <= 1_600
 
 
+class CountingModel(ScriptedModel):
+    """A scripted model that notes each exact count asked of it."""
+
+    def __init__(self, context_window: int) -> None:
+        super().__init__([], context_window=context_window)
+        self.counted = 0
+
+    def count_tokens(self, messages: list[Message], tools: Any = None) -> int:
+        self.counted += 1
+        return super().count_tokens(messages, tools)
+
+
+@pytest.mark.parametrize("soft", [None, 0.5], ids=["hard", "soft"])
+def test_the_exact_count_is_taken_only_once_the_ceiling_reaches_a_trigger(
+    soft: float | None,
+) -> None:
+    messages = session(4, output_words=200)  # "lorem " is 6 bytes and 1 token
+    exact, ceiling = TokenCounter().count(messages), TokenCounter().ceiling(messages)
+    assert ceiling > 4 * exact
+    trigger = 0.8 if soft is None else soft
+    # A window whose trigger the ceiling stays under: nothing is counted.
+    roomy = CountingModel(context_window=int(ceiling / trigger) + 1)
+    assert MaskObservations(soft_threshold=soft).maybe_compact(messages, model=roomy) is messages
+    assert roomy.counted == 0
+    # The ceiling over the trigger, the count under it: counted once, nothing compacted.
+    close = CountingModel(context_window=int(2 * exact / trigger))
+    strategy = MaskObservations(soft_threshold=soft)
+    assert strategy.maybe_compact(messages, model=close) is messages
+    assert (close.counted, strategy.records) == (1, [])
+    # The count over the trigger: compacted as before.
+    full = CountingModel(context_window=int(exact / trigger) - 1)
+    strategy = MaskObservations(soft_threshold=soft, keep_last=1)
+    assert strategy.maybe_compact(messages, model=full) is not messages
+    assert [record.trigger for record in strategy.records] == ["hard" if soft is None else "soft"]
+
+
 # --- summarize --------------------------------------------------------------------------------
 
 

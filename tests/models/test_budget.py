@@ -234,6 +234,42 @@ def test_the_worst_case_cost_of_a_call_is_checked_before_it_is_made() -> None:
     assert len(model.calls) == 1
 
 
+class CountingModel(ScriptedModel):
+    """A scripted model that notes each exact count the meter asks of it."""
+
+    def __init__(self, replies: list[str], **kwargs: Any) -> None:
+        super().__init__(replies, **kwargs)
+        self.counted = 0
+
+    def count_tokens(self, messages: Any, tools: Any = None) -> int:
+        self.counted += 1
+        return super().count_tokens(messages, tools)
+
+    def complete(self, messages: Any, tools: Any = None, *, max_tokens: int | None = None) -> Any:
+        reply = super().complete(messages, tools, max_tokens=max_tokens)
+        self.counted -= 1  # the reply's own usage count is not the meter's
+        return reply
+
+
+def test_the_prompt_is_counted_exactly_only_when_its_ceiling_could_cross_a_budget() -> None:
+    prompt = ScriptedModel([]).count_tokens(USER)
+    ceiling = ScriptedModel([]).token_ceiling(USER)
+    assert ceiling > prompt
+    for budget, counted in (
+        (Budget(tokens=ceiling + 10), 0),  # the ceiling fits: no count
+        (Budget(tokens=prompt + 10), 1),  # only the exact count fits
+        (Budget(cost_usd=(ceiling + 10) * 0.5), 0),
+        (Budget(cost_usd=(prompt + 10) * 0.5), 1),
+    ):
+        model = CountingModel(["fits"], cost_per_token=(0.5, 0.5))
+        MeteredModel(model, Meter(budget)).complete(USER, max_tokens=10)
+        assert (len(model.calls), model.counted) == (1, counted), budget
+    model = CountingModel(["no"])
+    with pytest.raises(Stopped, match=f"up to {prompt + 11} for the next call"):
+        MeteredModel(model, Meter(Budget(tokens=prompt + 10))).complete(USER, max_tokens=11)
+    assert (model.calls, model.counted) == ([], 1)
+
+
 def test_the_metered_model_passes_through_what_it_does_not_meter() -> None:
     model = ScriptedModel.per_round(
         {1: ["one"], 2: ["two"]}, name="rounds", context_window=777, cost_per_token=(0.25, 0.5)

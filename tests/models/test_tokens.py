@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import tiktoken.core
 
+from harness.models.base import token_ceiling
 from harness.models.scripted import ScriptedModel
 from harness.models.tokens import (
     MESSAGE_OVERHEAD,
@@ -199,3 +200,77 @@ def test_a_models_prompt_count_includes_the_tool_schemas() -> None:
     assert model.count_tokens(messages, schemas) == bare + TokenCounter("gpt-4o-mini").count_tools(
         schemas
     )
+
+
+# --- the ceiling: an upper bound without the tokenizer ----------------------------------------
+
+HARD_TO_COMPRESS = [
+    MIXED,
+    "🙂🚀👩‍👩‍👧‍👦" * 40,  # several tokens per emoji
+    "".join(chr(c) for c in range(0x4E00, 0x4E00 + 300)),  # rare CJK ideographs
+    "x7$Qz!" * 50 + "<|endoftext|><|fim_prefix|>",  # special tokens as plain text
+    " \t\n" * 100,
+    "\udcff lone surrogate",
+    "",
+]
+
+
+@pytest.mark.parametrize("model", ["gpt-4o-mini", "gpt-3.5-turbo", "local/llama"])
+def test_the_ceiling_is_never_below_the_count(model: str) -> None:
+    tools = Toolbox(default_tools()).schemas()
+    call = {"id": "c1", "type": "function", "function": {"name": "run_shell", "arguments": "{}"}}
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "You are careful."}]
+    for text in HARD_TO_COMPRESS:
+        messages += [
+            {"role": "user", "content": text},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c1", "content": [{"type": "text", "text": text}]},
+        ]
+    counter = TokenCounter(model)
+    for message in messages:
+        assert counter.ceiling([message]) >= counter.count([message]), message
+    assert counter.ceiling(messages, tools) >= counter.count_request(messages, tools)
+
+
+def test_the_ceiling_is_the_utf8_size_plus_the_overhead_and_runs_no_tokenizer(
+    encodes: list[str],
+) -> None:
+    counter = TokenCounter("gpt-4o-mini")
+    messages = [
+        {"role": "user", "content": "Grüße"},  # 5 characters, 7 bytes
+        {"role": "assistant", "content": "东京"},  # 2 characters, 6 bytes
+    ]
+    # "user\nGrüße" is 12 bytes, "assistant\n东京" 16; each message adds MESSAGE_OVERHEAD.
+    assert counter.ceiling(messages) == 12 + 16 + 2 * MESSAGE_OVERHEAD
+    assert counter.ceiling([]) == 0
+    assert encodes == []
+    tools = Toolbox(default_tools()).schemas()
+    assert counter.ceiling(messages, tools) == counter.ceiling(messages) + counter.count_tools(
+        tools
+    )
+
+
+def test_the_ceiling_of_a_grown_or_changed_history_matches_a_fresh_counter() -> None:
+    counter = TokenCounter()
+    messages = history(4)
+    counter.ceiling(messages)
+    grown = [*messages, {"role": "assistant", "content": "next"}]
+    assert counter.ceiling(grown) == TokenCounter().ceiling(grown)
+    assert counter.ceiling(grown) - counter.ceiling(messages) == len("assistant\nnext") + 4
+    replaced = [*messages[:2], {"role": "user", "content": "short"}, *messages[3:]]
+    assert counter.ceiling(replaced) == TokenCounter().ceiling(replaced)
+    assert counter.ceiling(messages[:3]) == TokenCounter().ceiling(messages[:3])
+
+
+def test_a_model_without_a_ceiling_is_bounded_by_its_own_count() -> None:
+    class Counting:
+        name = "plain"
+        context_window = 1_000
+
+        def count_tokens(self, messages: list[Any], tools: Any = None) -> int:
+            return 7 * len(messages)
+
+    scripted = ScriptedModel([], name="gpt-4o-mini")
+    messages = history(2)
+    assert token_ceiling(Counting(), messages) == 21  # type: ignore[arg-type]
+    assert token_ceiling(scripted, messages) == TokenCounter("gpt-4o-mini").ceiling(messages)
