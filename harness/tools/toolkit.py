@@ -159,19 +159,21 @@ class Tool:
         raise TypeError(f"the tool returned {type(returned).__name__}, not str or ToolResult")
 
     def _validate(self, arguments: object) -> dict[str, Any]:
-        invalid = f"{_INVALID}{self.name}:"
-        expected = f"expected {self.signature}"
         if isinstance(arguments, str):
-            arguments = _parse_json(arguments, f"{invalid} not valid JSON", expected)
+            try:
+                arguments = json.loads(arguments) if arguments.strip() else {}
+            except (ValueError, RecursionError) as exc:  # ValueError covers JSONDecodeError
+                raise self._invalid(f"not valid JSON ({exc})") from None
         if not isinstance(arguments, dict):
-            raise ToolError(
-                f"{invalid} expected a JSON object, got {type(arguments).__name__}; {expected}"
-            )
+            raise self._invalid(f"expected a JSON object, got {type(arguments).__name__}")
         try:
             parsed = self._arguments.model_validate(arguments)
         except ValidationError as exc:
-            raise ToolError(f"{invalid} {_describe(exc)}; {expected}") from None
+            raise self._invalid(_describe(exc)) from None
         return {param: getattr(parsed, slot) for param, slot in self._params}
+
+    def _invalid(self, problem: str) -> ToolError:
+        return ToolError(f"{_INVALID}{self.name}: {problem}; expected {self.signature}")
 
 
 @overload
@@ -307,15 +309,6 @@ def _signature(name: str, model: type[BaseModel], params: list[tuple[str, str]])
         info = model.model_fields[slot]
         shown_params.append(param if info.is_required() else f"{param}={info.default!r}")
     return f"{name}({', '.join(shown_params)})"
-
-
-def _parse_json(text: str, invalid: str, expected: str) -> object:
-    if not text.strip():
-        return {}
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError) as exc:  # ValueError covers JSONDecodeError
-        raise ToolError(f"{invalid} ({exc}); {expected}") from None
 
 
 def _describe(exc: ValidationError) -> str:
