@@ -236,7 +236,8 @@ def _existing(ctx: ToolContext, path: str, *, want_file: bool) -> Path:
 
 def _open_text(ctx: ToolContext, target: Path, rel: str, *, whole_file: bool) -> IO[str]:
     """``target`` open for reading as text, once its size (when read whole) and its first bytes
-    (no NUL: not binary) are checked, all through one confined open."""
+    (no NUL: not binary) are checked, all through one confined open. A file no longer than the
+    bytes sniffed is read by then: its text comes from them."""
     raw = open(open_confined(ctx.workspace, target, os.O_RDONLY), "rb")  # noqa: SIM115
     try:
         info = os.fstat(raw.fileno())
@@ -246,8 +247,12 @@ def _open_text(ctx: ToolContext, target: Path, rel: str, *, whole_file: bool) ->
             raise ToolError(
                 f"{rel} is {info.st_size} bytes; read it in ranges (start_line, end_line)"
             )
-        if b"\0" in raw.read(BINARY_SNIFF_BYTES):
+        head = raw.read(BINARY_SNIFF_BYTES)
+        if b"\0" in head:
             raise ToolError(f"{rel} is a binary file ({info.st_size} bytes); not shown")
+        if len(head) < BINARY_SNIFF_BYTES:  # the end of the file was reached
+            raw.close()
+            return io.StringIO(head.decode("utf-8", errors="replace"), newline=None)
         raw.seek(0)
         return io.TextIOWrapper(raw, encoding="utf-8", errors="replace")
     except BaseException:

@@ -12,7 +12,12 @@ import pytest
 
 from harness.models.base import ToolCall
 from harness.sandbox import Sandbox
-from harness.tools.builtin import MAX_LIST_ENTRIES, MAX_SEARCH_MATCHES, default_tools
+from harness.tools.builtin import (
+    BINARY_SNIFF_BYTES,
+    MAX_LIST_ENTRIES,
+    MAX_SEARCH_MATCHES,
+    default_tools,
+)
 from harness.tools.toolkit import Toolbox, ToolContext, ToolResult
 
 BOX = Toolbox(default_tools())
@@ -120,6 +125,26 @@ def test_huge_files_are_read_in_ranges(ctx: ToolContext) -> None:
     )
     part = call(ctx, "read_file", path="big.log", start_line=2_000_000, end_line=2_000_001)
     assert part.output == ("2000000\tline\n2000001\tline\n(lines 2000000-2000001 of 2100000)")
+
+
+@pytest.mark.parametrize(
+    "size", [1, BINARY_SNIFF_BYTES - 1, BINARY_SNIFF_BYTES, BINARY_SNIFF_BYTES + 1]
+)
+def test_a_file_shorter_or_longer_than_the_sniffed_bytes_reads_the_same(
+    ctx: ToolContext, size: int
+) -> None:
+    """Line ends (CRLF, CR), bad UTF-8 and a character cut by the sniff's end read alike."""
+    ctx.max_output_chars = 100_000  # the whole file in one observation
+    pattern = b"ab\r\nc\xffd\re\xc3\xa9\n"
+    data = (pattern * (size // len(pattern) + 1))[:size]
+    (ctx.workspace / "mixed.txt").write_bytes(data)
+    text = data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    lines = lines[:-1] if text.endswith("\n") else lines
+    expected = "\n".join(f"{number:6}\t{line}" for number, line in enumerate(lines, 1))
+    assert call(ctx, "read_file", path="mixed.txt").output == expected
+    tail = call(ctx, "read_file", path="mixed.txt", start_line=len(lines))
+    assert tail.output.split("\n")[0] == f"{len(lines):6}\t{lines[-1]}"
 
 
 # write_file
