@@ -7,10 +7,12 @@ final answer. The bare loop sends the same messages (the harness's system prompt
 in read_file's numbered format) and tool schemas through ``litellm.completion`` and reads the
 lines asked for itself (the tool's work, without validation or confinement); the harness runs
 ``Agent`` over ``MeteredModel(LiteLLMModel)``, its tools executed for real. Trajectories
-alternate, bare then harness; the medians over ``--runs`` pairs are printed, and the median of
-the pairs' ratios (each pair ran back to back, so a load change on the machine shifts both).
+run in pairs, back to back, the first of a pair alternating between the two loops (what one
+trajectory leaves behind, such as garbage to collect, lands on both equally); the medians over
+``--runs`` pairs are printed, and the median of the pairs' ratios (a load change on the machine
+shifts both halves of a pair).
 
-    python bench/step_cpu.py [--steps 20] [--runs 7]
+    python bench/step_cpu.py [--steps 20] [--runs 21]
 """
 
 from __future__ import annotations
@@ -108,7 +110,7 @@ def harness(api_base: str, steps: int, workspace: Path) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--runs", type=int, default=21)
     args = parser.parse_args()
     trajectories = 2 * (args.runs + 1)
     code = SERVER.format(root=str(ROOT), trajectories=trajectories, steps=args.steps)
@@ -123,11 +125,11 @@ def main() -> None:
             (workspace / "notes.txt").write_text("".join(f"line {i}\n" for i in range(1, 41)))
             bare(api_base, args.steps, workspace)  # warm up: imports, tokenizer, connection pool
             harness(api_base, args.steps, workspace)
-            bare_cpu: list[float] = []
-            harness_cpu: list[float] = []
-            for _ in range(args.runs):
-                bare_cpu.append(bare(api_base, args.steps, workspace) / (args.steps + 1))
-                harness_cpu.append(harness(api_base, args.steps, workspace) / (args.steps + 1))
+            cpu: dict[Any, list[float]] = {bare: [], harness: []}
+            for run in range(args.runs):
+                for loop in (bare, harness) if run % 2 == 0 else (harness, bare):
+                    cpu[loop].append(loop(api_base, args.steps, workspace) / (args.steps + 1))
+            bare_cpu, harness_cpu = cpu[bare], cpu[harness]
     finally:
         if server.stdin is not None:
             server.stdin.close()
