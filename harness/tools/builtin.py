@@ -27,6 +27,7 @@ from harness.tools.confined_io import (
     open_confined,
     read_bytes_head,
     read_confined,
+    read_head,
     write_confined,
 )
 from harness.tools.paths import relative_path, resolve_in_workspace, shown, writable
@@ -238,25 +239,25 @@ def _open_text(ctx: ToolContext, target: Path, rel: str, *, whole_file: bool) ->
     """``target`` open for reading as text, once its size (when read whole) and its first bytes
     (no NUL: not binary) are checked, all through one confined open. A file no longer than the
     bytes sniffed is read by then: its text comes from them."""
-    raw = open(open_confined(ctx.workspace, target, os.O_RDONLY), "rb")  # noqa: SIM115
+    fd = open_confined(ctx.workspace, target, os.O_RDONLY)
     try:
-        info = os.fstat(raw.fileno())
+        info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):  # swapped since it was checked
             raise ToolError(f"{rel} is not a regular file (a named pipe, socket or device)")
         if whole_file and info.st_size > MAX_READ_BYTES:
             raise ToolError(
                 f"{rel} is {info.st_size} bytes; read it in ranges (start_line, end_line)"
             )
-        head = raw.read(BINARY_SNIFF_BYTES)
+        head = read_head(fd, BINARY_SNIFF_BYTES)
         if b"\0" in head:
             raise ToolError(f"{rel} is a binary file ({info.st_size} bytes); not shown")
         if len(head) < BINARY_SNIFF_BYTES:  # the end of the file was reached
-            raw.close()
+            os.close(fd)
             return io.StringIO(head.decode("utf-8", errors="replace"), newline=None)
-        raw.seek(0)
-        return io.TextIOWrapper(raw, encoding="utf-8", errors="replace")
+        os.lseek(fd, 0, os.SEEK_SET)
+        return open(fd, encoding="utf-8", errors="replace")  # noqa: SIM115
     except BaseException:
-        raw.close()
+        os.close(fd)
         raise
 
 

@@ -61,8 +61,24 @@ def read_confined(
 
 def read_bytes_head(root: Path, target: Path, size: int) -> bytes:
     """The first ``size`` bytes of ``target``, opened by :func:`open_confined`."""
-    with open(open_confined(root, target, os.O_RDONLY), "rb") as handle:
-        return handle.read(size)
+    fd = open_confined(root, target, os.O_RDONLY)
+    try:
+        return read_head(fd, size)
+    finally:
+        os.close(fd)
+
+
+def read_head(fd: int, size: int) -> bytes:
+    """Up to ``size`` bytes from ``fd``'s position: fewer only at the end of the file."""
+    chunks: list[bytes] = []
+    wanted = size
+    while wanted > 0:
+        chunk = os.read(fd, wanted)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        wanted -= len(chunk)
+    return b"".join(chunks)
 
 
 def write_confined(root: Path, target: Path, text: str, *, errors: str = "strict") -> None:
