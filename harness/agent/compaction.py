@@ -182,10 +182,11 @@ class _Strategy:
         events: EventSink = NULL_SINK,
     ) -> list[Message]:
         window = self.context_window or model.context_window
-        ctx = _Pass(model, ledger, window, int(window * self.threshold))
-        quiet = ctx.limit if self.soft_threshold is None else window * self.soft_threshold
+        limit = int(window * self.threshold)
+        quiet = limit if self.soft_threshold is None else window * self.soft_threshold
         if token_ceiling(model, messages) <= quiet:  # far below any trigger: nothing to count
             return messages
+        ctx = _Pass(model, ledger, window, limit)
         before = model.count_tokens(messages)
         started = time.monotonic()
         if before <= ctx.limit:
