@@ -13,7 +13,7 @@ import os
 import re
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO
 
@@ -66,7 +66,7 @@ def read_file(
         lines = enumerate(handle, 1)
         before = sum(1 for _ in itertools.islice(lines, first - 1))
         wanted = itertools.islice(lines, None if end_line is None else end_line - first + 1)
-        shown_lines = list(itertools.starmap(_numbered, wanted))
+        shown_lines = _numbered(wanted)
         total = before + len(shown_lines) + sum(1 for _ in lines)
     if first > max(total, 1):
         raise ToolError(f"start_line {first} is past the end of {rel} ({total} lines)")
@@ -272,8 +272,9 @@ def _is_binary(ctx: ToolContext, target: Path) -> bool:
     return b"\0" in read_bytes_head(ctx.workspace, target, BINARY_SNIFF_BYTES)
 
 
-def _numbered(number: int, line: str) -> str:
-    return f"{number:6}\t" + line.rstrip("\n")
+def _numbered(lines: Iterable[tuple[int, str]]) -> list[str]:
+    """Lines as read_file shows them: the number, a tab, the line without its newline."""
+    return [f"{number:6}\t" + line.rstrip("\n") for number, line in lines]
 
 
 def _line_count(text: str) -> int:
@@ -304,7 +305,7 @@ def _excerpt(text: str, first: int, last: int) -> str:
     lines = text.splitlines()
     low = max(first - EDIT_CONTEXT_LINES, 1)
     high = min(last + EDIT_CONTEXT_LINES, len(lines), low + 40)
-    return "\n".join(_numbered(n, lines[n - 1]) for n in range(low, high + 1))
+    return "\n".join(_numbered((n, lines[n - 1]) for n in range(low, high + 1)))
 
 
 def _refuse_huge(pattern: str) -> None:
