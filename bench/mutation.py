@@ -83,6 +83,7 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "limits": ("harness/sandbox/limits.py", ("tests/sandbox/test_policy_argv.py",)),
     "bwrap": ("harness/sandbox/bwrap.py", ("tests/sandbox/test_policy_argv.py",)),
     "provider_errors": ("harness/models/provider_errors.py", ("tests/models/test_error_kinds.py",)),
+    "tokens": ("harness/models/tokens.py", ("tests/models/test_tokens.py",)),
 }
 """Module key: (source file, its focused test files)."""
 
@@ -95,6 +96,9 @@ SCOPES: dict[str, tuple[str, ...]] = {
                "Cgroup.exceeded", "Cgroup._write", "Cgroup._read"),
     "bwrap": ("bwrap_argv", "protected_paths", "bwrap_problem", "_home_to_hide"),  # not _mounted_back: it
     # depends on where this Python and PATH's programs live (the sandbox tests cover it)
+    # the counts, the ceiling and their caches; not where tiktoken finds its files offline
+    "tokens": ("content_text", "message_text", "count_text", "encoding_name", "_cache_key",
+               "_Lru", "_Tally", "byte_ceiling", "TokenCounter"),
 }  # fmt: skip
 """Module key: the functions and classes mutated when not the whole module (its other code is
 measured elsewhere or is not what the key guards)."""

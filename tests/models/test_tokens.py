@@ -12,13 +12,16 @@ from typing import Any
 import pytest
 import tiktoken.core
 
-from harness.models.base import token_ceiling
+from harness.models.base import ToolCall, token_ceiling
 from harness.models.scripted import ScriptedModel
 from harness.models.tokens import (
     MESSAGE_OVERHEAD,
     TokenCounter,
+    _Lru,
+    _Tally,
     configure_offline_environment,
     count_text,
+    message_text,
 )
 from harness.tools import Toolbox, default_tools
 
@@ -274,3 +277,102 @@ def test_a_model_without_a_ceiling_is_bounded_by_its_own_count() -> None:
     messages = history(2)
     assert token_ceiling(Counting(), messages) == 21  # type: ignore[arg-type]
     assert token_ceiling(scripted, messages) == TokenCounter("gpt-4o-mini").ceiling(messages)
+
+
+# --- what is counted, and what is never counted twice ------------------------------------------
+
+
+def test_empty_text_and_an_empty_reply_run_no_tokenizer(encodes: list[str]) -> None:
+    assert count_text("") == 0
+    counter = TokenCounter()
+    assert counter.count_reply(None) == counter.count_reply("") == 0
+    assert encodes == []
+    call = ToolCall("read_file", {"path": "a.py"})
+    assert counter.count_reply("Reading.", [call]) == count_text("Reading.") + count_text(
+        'read_file{"path": "a.py"}'
+    )
+
+
+def test_the_text_of_a_message_holds_its_role_content_calls_and_name() -> None:
+    call = {"id": "c1", "type": "function", "function": {"name": "grep", "arguments": '{"q": 1}'}}
+    message = {"role": "assistant", "content": "Looking.", "tool_calls": [call], "name": "bot"}
+    assert message_text(message) == 'assistant\nLooking.\ngrep\n{"q": 1}\nbot'
+    assert message_text({"role": "tool", "content": None, "name": ""}) == "tool\n"
+
+
+def test_equal_content_with_keys_in_another_order_is_encoded_once(encodes: list[str]) -> None:
+    counter = TokenCounter()
+    part = {"type": "text", "text": "look at this"}
+    call = {"id": "c1", "type": "function", "function": {"name": "grep", "arguments": "{}"}}
+    first = {"role": "user", "content": [part], "tool_calls": [call]}
+    reordered = {
+        "role": "user",
+        "content": [dict(reversed(part.items()))],
+        "tool_calls": [dict(reversed(call.items()))],
+    }
+    assert counter.count_message(first) == counter.count_message(reordered)
+    assert len(encodes) == 1
+
+
+def test_the_lru_forgets_the_least_recently_used_entry_past_its_size() -> None:
+    lru: _Lru[str, int] = _Lru(2)
+    lru.put("a", 1)
+    lru.put("b", 2)
+    assert lru.get("a") == 1  # now "b" is the least recently used
+    lru.put("c", 3)
+    assert (lru.get("a"), lru.get("b"), lru.get("c")) == (1, None, 3)
+    lru.put("a", 4)  # a put refreshes too: "c" goes next
+    lru.put("d", 5)
+    assert (lru.get("a"), lru.get("c"), lru.get("d")) == (4, None, 5)
+    assert lru.get("missing") is None
+
+
+def test_a_tally_measures_each_message_once_and_looks_only_at_new_ones() -> None:
+    measured: list[str] = []
+
+    def measure(message: dict[str, Any]) -> int:
+        measured.append(message["content"])
+        return len(message["content"])
+
+    tally = _Tally(measure, cache_size=3)
+    looked: list[str] = []
+    of = tally.of
+    tally.of = lambda message: looked.append(message["content"]) or of(message)  # type: ignore[method-assign]
+    messages = [{"role": "user", "content": text} for text in ("a", "bb", "ccc")]
+    assert tally.total(messages) == 6
+    assert tally.total(messages) == 6  # the same list again: nothing looked at
+    assert (measured, looked) == (["a", "bb", "ccc"], ["a", "bb", "ccc"])
+    assert tally.total(messages[:2]) == 3  # shorter: looked at again, measured from the cache
+    assert (measured, looked[3:]) == (["a", "bb", "ccc"], ["a", "bb"])
+    grown = [*messages, {"role": "user", "content": "dddd"}]
+    looked.clear()
+    assert tally.total(messages) == 6  # grown from the last list: only its new message
+    assert tally.total(grown) == 10
+    assert looked == ["ccc", "dddd"]
+    # A list longer than the cache is not remembered: the next total looks at it all.
+    looked.clear()
+    assert tally.total(grown) == 10
+    assert looked == ["a", "bb", "ccc", "dddd"]
+    # ... and the cache holds three messages: walking four in order measures each one again.
+    assert measured == ["a", "bb", "ccc", "dddd", "a", "bb", "ccc", "dddd"]
+
+
+def test_tool_schemas_are_serialised_once_per_list_and_encoded_once_per_content(
+    encodes: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import harness.models.tokens as tokens
+
+    dumped: list[int] = []
+    dumps = json.dumps
+    monkeypatch.setattr(
+        tokens.json, "dumps", lambda obj, **kw: dumped.append(1) or dumps(obj, **kw)
+    )
+    schemas = Toolbox(default_tools()).schemas()
+    counter = TokenCounter("gpt-4o-mini")
+    tokens_first = counter.count_tools(schemas)
+    counter.count_tools(schemas)
+    counter.count_tools(list(schemas))  # another list of the very same schema objects
+    assert (len(dumped), len(encodes)) == (1, 1)
+    copies = json.loads(dumps(schemas))  # equal content, other objects
+    assert counter.count_tools(copies) == tokens_first
+    assert (len(dumped), len(encodes)) == (2, 1)
