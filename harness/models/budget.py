@@ -196,10 +196,11 @@ class MeteredModel(Wrapper):
             return prompt + max_tokens, prompt * price_in + max_tokens * price_out
 
         worst_tokens, worst_cost = worst(token_ceiling(self.inner, messages, tools))
-        if self.meter.overrun(worst_tokens, worst_cost) is not None:  # near a limit: count
-            worst_tokens, worst_cost = worst(self.inner.count_tokens(messages, tools))
         try:
-            self.meter.check(worst_tokens, worst_cost)
+            self.meter.check_time()
+            if self.meter.overrun(worst_tokens, worst_cost) is not None:  # the count decides
+                worst_tokens, worst_cost = worst(self.inner.count_tokens(messages, tools))
+                self.meter.check(worst_tokens, worst_cost)
         except Stopped as stop:
             self.events.emit(
                 "budget_check",

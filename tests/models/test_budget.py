@@ -270,6 +270,20 @@ def test_the_prompt_is_counted_exactly_only_when_its_ceiling_could_cross_a_budge
     assert (model.calls, model.counted) == ([], 1)
 
 
+def test_a_call_after_the_time_budget_is_refused_before_it_starts() -> None:
+    clock = Clock(100.0)
+    model = CountingModel(["too late"])
+    sink = RecordingSink()
+    metered = MeteredModel(model, Meter(Budget(seconds=30), clock=clock), events=sink)
+    clock.now = 130.0
+    with pytest.raises(Stopped) as stop:
+        metered.complete(USER, max_tokens=10)
+    assert stop.value.reason is StopReason.TIMEOUT
+    assert stop.value.message == "time budget of 30s used (30.0s elapsed)"
+    assert (model.calls, model.counted) == ([], 0)
+    assert [kind for kind, _ in sink.events] == ["budget_check"]
+
+
 def test_the_metered_model_passes_through_what_it_does_not_meter() -> None:
     model = ScriptedModel.per_round(
         {1: ["one"], 2: ["two"]}, name="rounds", context_window=777, cost_per_token=(0.25, 0.5)
