@@ -13,6 +13,8 @@ import pytest
 import tiktoken.core
 
 from harness.models.base import ToolCall, token_ceiling
+from harness.models.budget import MeteredModel
+from harness.models.rate_limit import RateLimitedModel, RateLimiter
 from harness.models.scripted import ScriptedModel
 from harness.models.tokens import (
     MESSAGE_OVERHEAD,
@@ -277,6 +279,11 @@ def test_a_model_without_a_ceiling_is_bounded_by_its_own_count() -> None:
     messages = history(2)
     assert token_ceiling(Counting(), messages) == 21  # type: ignore[arg-type]
     assert token_ceiling(scripted, messages) == TokenCounter("gpt-4o-mini").ceiling(messages)
+    # A wrapper (the meter, the rate limiter) passes its inner model's ceiling on.
+    assert token_ceiling(MeteredModel(Counting()), messages) == 21  # type: ignore[arg-type]
+    wrapped = RateLimitedModel(MeteredModel(scripted), RateLimiter(60))
+    assert token_ceiling(wrapped, messages) == token_ceiling(scripted, messages)
+    assert token_ceiling(wrapped, messages) > scripted.count_tokens(messages)
 
 
 # --- what is counted, and what is never counted twice ------------------------------------------
