@@ -24,6 +24,7 @@ from harness.agent.agent import Agent
 from harness.models.base import ToolCall
 from harness.models.scripted import ScriptedModel
 from harness.outer.loop import OuterLoop
+from harness.outer.options import LoopOptions
 from harness.scale.batch import Batch
 from harness.scale.batch_summary import BatchSummary
 from harness.scale.batch_task import BatchTask
@@ -61,8 +62,7 @@ def _loops(repo: Path, sleep: float, isolation: str):
         )
         return OuterLoop(
             "out.txt says yes", Agent(model), gates=[CommandGate("grep -qx yes out.txt")],
-            workspace=workspace, progress=run.progress, run_id=run.run_id, name=task.name,
-            max_iterations=1, isolation="auto" if isolation == "worktree" else "none",
+            workspace=workspace, progress=run.progress, max_iterations=1, isolation="auto" if isolation == "worktree" else "none", options=LoopOptions(run_id=run.run_id, name=task.name),
         )  # fmt: skip
 
     return loop_for

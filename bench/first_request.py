@@ -17,11 +17,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness.cli.config import load_config  # noqa: E402
-from harness.cli.runner import Overrides, build_loop  # noqa: E402
 from harness.core.sink import NULL_SINK  # noqa: E402
 from harness.models.scripted import ScriptedModel  # noqa: E402
 from harness.models.tokens import TokenCounter  # noqa: E402
+from harness.spec import LoopSpec  # noqa: E402
+from harness.spec.build import Overrides, build_loop  # noqa: E402
 
 EXAMPLES = ("bugfix", "content", "research")
 TARGET = 1_500
@@ -31,11 +31,10 @@ def first_request(example: str, scratch: Path) -> tuple[int, int, int, int]:
     """(total, system, task, tools) tokens of the example's first author request."""
     folder = scratch / "examples" / example  # examples name their skill as ../../skills/...
     shutil.copytree(ROOT / "examples" / example, folder)
-    config, root = load_config(folder)
-    config = config.model_copy(update={"isolation": "none"})  # the copy is no git repository
+    config = LoopSpec.from_toml(folder).with_changes(isolation="none")  # the copy is no git repo
     script = folder / "scripted-trajectory.json"
     overrides = Overrides(model=f"scripted:{script}", restart=True)
-    loop = build_loop(config, root, overrides=overrides, events=NULL_SINK)
+    loop = build_loop(config, overrides=overrides, events=NULL_SINK)
     model = loop.settings.agent.model
     assert isinstance(model, ScriptedModel)
     loop.run()

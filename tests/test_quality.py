@@ -84,8 +84,69 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 def test_the_package_has_no_import_cycle() -> None:
     graph = import_graph(ROOT / "harness")
     assert len(graph) > 60  # the walk found the package's modules
-    assert "harness.outer.loop" in graph["harness.cli.runner"]
+    assert "harness.outer.loop" in graph["harness.spec.build"]
     assert find_cycle(graph) is None, " -> ".join(find_cycle(graph) or [])
+
+
+LAYERS = {
+    "core": 0,
+    "models": 1,
+    "sandbox": 1,
+    "engine": 1,
+    "memory": 1,
+    "observe": 1,
+    "checks": 1,
+    "tools": 2,
+    "agent": 3,
+    "workspace": 3,
+    "verify": 3,
+    "outer": 4,
+    "spec": 5,
+    "scale": 6,
+    "cli": 7,
+}
+"""The package order of docs/architecture.md: a package imports only packages ranked below it."""
+
+
+def upward_imports(graph: dict[str, set[str]], layers: dict[str, int]) -> list[str]:
+    """Each ``module -> module`` import from a package to one of the same rank or higher."""
+    found = []
+    for name, targets in sorted(graph.items()):
+        source = name.split(".")[1] if name.count(".") else None
+        for target in sorted(targets):
+            package = target.split(".")[1] if target.count(".") else None
+            if source is None or package is None or package == source:
+                continue
+            if layers[package] >= layers[source]:
+                found.append(f"{name} -> {target}")
+    return found
+
+
+def test_every_package_has_a_place_in_the_order() -> None:
+    packages = {p.name for p in (ROOT / "harness").iterdir() if (p / "__init__.py").is_file()}
+    assert packages == set(LAYERS)
+
+
+def test_no_package_imports_one_above_it() -> None:
+    graph = import_graph(ROOT / "harness")
+    assert upward_imports(graph, LAYERS) == []
+
+
+def test_an_import_running_up_is_named() -> None:
+    graph = {
+        "harness.scale.toml_loop": {"harness.cli.runner", "harness.spec.build"},
+        "harness.spec.build": {"harness.outer.loop"},
+        "harness.outer.loop": {"harness.outer.run"},
+        "harness.outer.run": set(),
+        "harness.verify.gates": {"harness.tools.proc"},
+        "harness.tools.proc": {"harness.verify.gates"},
+    }
+    assert upward_imports(graph, LAYERS) == [
+        "harness.scale.toml_loop -> harness.cli.runner",
+        "harness.tools.proc -> harness.verify.gates",
+    ]
+    equal = {"harness.agent.agent": {"harness.workspace.git"}}
+    assert upward_imports(equal, LAYERS) == ["harness.agent.agent -> harness.workspace.git"]
 
 
 def test_a_cycle_is_found_and_named(tmp_path: Path) -> None:

@@ -5,20 +5,18 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-import uuid
 from pathlib import Path
 
-from harness.cli.config import LoopConfig
 from harness.cli.exit_codes import EXIT_ESCALATED, EXIT_PASSED
-from harness.cli.runner import Overrides, build_loop, build_sandbox, mcp_servers
-from harness.observe.events import EVENTS_FILE, EventLog
 from harness.observe.live import format_tokens
-from harness.observe.run_summary import RUNS_DIR
 from harness.outer.loop import OuterLoop
 from harness.scale.batch_summary import BatchSummary
 from harness.scale.batch_task import TaskRecord
 from harness.scale.best_of import Attempt, BestOf, BestOfResult
 from harness.scale.task_run import record_of
+from harness.spec import LoopSpec
+from harness.spec.build import Overrides, build_sandbox, mcp_servers
+from harness.spec.launch import recorded_loop
 from harness.tools import Tool
 from harness.tools.mcp import mcp_tools
 
@@ -26,38 +24,32 @@ ATTEMPTS_DIR = Path(".harness") / "attempts"
 """Where ``harness run --attempts`` writes each loop's attempts summary, under the project root."""
 
 
-def attempt_config(config: LoopConfig, root: Path, number: int) -> LoopConfig:
+def attempt_config(config: LoopSpec, number: int) -> LoopSpec:
     """Attempt ``number``'s loop: named ``<name>-attempt-<n>``, with its own progress file."""
-    progress = config.progress_path(root)
-    return config.model_copy(
-        update={
-            "name": f"{config.name}-attempt-{number}",
-            "progress": str(progress.with_name(f"{progress.stem}-attempt-{number}.md")),
-            "attempts": 1,
-        }
+    progress = config.progress_path()
+    return config.with_changes(
+        name=f"{config.name}-attempt-{number}",
+        progress=str(progress.with_name(f"{progress.stem}-attempt-{number}.md")),
+        attempts=1,
     )
 
 
-def run_attempts(args: argparse.Namespace, config: LoopConfig, root: Path) -> int:
+def run_attempts(args: argparse.Namespace, config: LoopSpec) -> int:
     count = args.attempts or config.attempts
     overrides = Overrides(args.model, args.critic_model, args.max_iterations, args.restart)
-    redactor = config.redactor(root)
     tools: list[Tool] = []  # the [[mcp]] servers' tools, shared by the attempts
 
     def loop_for(number: int) -> OuterLoop:
-        run_id = uuid.uuid4().hex[:8]
-        events = EventLog(root / RUNS_DIR / run_id / EVENTS_FILE, run_id=run_id, redactor=redactor)
-        return build_loop(
-            attempt_config(config, root, number), root, overrides=overrides, events=events,
-            run_id=run_id, redact=redactor.redact_text, tools=tools,
-        )  # fmt: skip
+        return recorded_loop(
+            attempt_config(config, number), overrides=overrides, tools=tools, start_servers=False
+        )
 
     print(f"{count} attempts at: {config.goal}", file=sys.stderr)
     started = time.monotonic()
-    with mcp_tools(mcp_servers(config, root), sandbox=build_sandbox(config, root)) as servers:
+    with mcp_tools(mcp_servers(config), sandbox=build_sandbox(config)) as servers:
         tools.extend(servers)
         result = BestOf(loop_for, attempts=count).run()
-    folder = root / ATTEMPTS_DIR / config.name
+    folder = config.root / ATTEMPTS_DIR / config.name
     attempts_summary(result, wall_seconds=time.monotonic() - started).save(folder)
     for attempt in result.attempts:
         mark = " <- winner" if attempt is result.winner else ""

@@ -6,7 +6,6 @@ import argparse
 import errno
 import shutil
 import sys
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -67,31 +66,31 @@ def _in_git(folder: Path) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.cli.config import find_config, load_config
     from harness.cli.fresh import (
         abandoned_branch,
         drop_stale_escalation,
         previous_name,
         set_aside_work,
     )
-    from harness.cli.runner import OverrideError, Overrides, build_loop, mcp_servers
     from harness.core.sink import EventSink, Tee
-    from harness.observe.events import EVENTS_FILE, EventLog
     from harness.observe.live import LiveProgress, Mode
+    from harness.spec import LoopSpec
+    from harness.spec.build import Overrides
+    from harness.spec.launch import recorded_loop
 
-    config, root = load_config(args.path)
+    config = LoopSpec.from_toml(args.path)
     if config.fleet is not None:
         from harness.cli.fleet import run_fleet
 
-        return run_fleet(args, config, root)
+        return run_fleet(args, config)
     if (args.attempts or config.attempts) > 1:
         from harness.cli.attempts import run_attempts
 
-        return run_attempts(args, config, root)
+        return run_attempts(args, config)
     if args.restart:
         talk = not args.quiet and not args.json
-        earlier = abandoned_branch(config, root)
-        for work in set_aside_work(config, root):
+        earlier = abandoned_branch(config)
+        for work in set_aside_work(config):
             if talk:
                 print(f"note: set {work} aside as {previous_name(work).name}", file=sys.stderr)
         if earlier and talk:
@@ -100,9 +99,8 @@ def run(args: argparse.Namespace) -> int:
                 "`harness clean` removes it (and its worktree, if it has one)",
                 file=sys.stderr,
             )
-    run_id = uuid.uuid4().hex[:8]
     mode: Mode = "json" if args.json else "quiet" if args.quiet else "live"
-    redactor = config.redactor(root)
+    redactor = config.redactor()
     echo: EventSink = LiveProgress(sys.stdout if args.json else sys.stderr, mode)
     flush = None
     if args.otel:
@@ -110,25 +108,18 @@ def run(args: argparse.Namespace) -> int:
 
         otel, flush = command_line_sink()
         echo = Tee(echo, otel)
-    events = EventLog(
-        root / RUNS_DIR / run_id / EVENTS_FILE, run_id=run_id, redactor=redactor, echo=echo
-    )
     overrides = Overrides(args.model, args.critic_model, args.max_iterations, args.restart)
     try:
-        loop = build_loop(
-            config, root, overrides=overrides, events=events, run_id=run_id,
-            redact=redactor.redact_text, mcp=mcp_servers(config, root),
-        )  # fmt: skip
-        result = loop.run()
-    except OverrideError:
-        raise  # the flag or variable is named; loop.toml is not to blame
-    except ConfigError as exc:
-        raise ConfigError(f"{find_config(args.path)}: {exc}") from exc
+        loop = recorded_loop(config, overrides=overrides, echo=echo)
+        try:
+            result = loop.run()
+        except ConfigError as exc:
+            raise ConfigError(f"{config.source}: {exc}") from exc
     finally:
         if flush is not None:
             flush()
     if result.passed:
-        drop_stale_escalation(config, root)
+        drop_stale_escalation(config)
     if not args.json:
         print_verdict(result, quiet=args.quiet, redact=redactor.redact_text)
     if result.stop_reason.is_success:
@@ -210,13 +201,12 @@ def note(args: argparse.Namespace) -> int:
 
 
 def _inbox(loop: str) -> Inbox:
-    from harness.cli.config import CONFIG_NAME, load_config
     from harness.memory.inbox import Inbox
+    from harness.spec import CONFIG_NAME, LoopSpec
 
     path = Path(loop)
     if path.is_file() or (path / CONFIG_NAME).is_file():
-        config, root = load_config(path)
-        return Inbox(config.progress_path(root))
+        return Inbox(LoopSpec.from_toml(path).progress_path())
     named = Path("progress") / f"{loop}.md"
     if "/" not in loop and (named.exists() or Inbox(named).request_file.exists()):
         return Inbox(named)

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.cli.config import CONFIG_NAME, LoopConfig, load_config
 from harness.core.errors import ConfigError
+from harness.spec import CONFIG_NAME, LoopSpec
 
 SET_ASIDE = (".escalation.md", ".previous.md")
 """Suffixes of files beside a progress file that are not progress files themselves."""
@@ -25,7 +25,7 @@ class FoundLoop:
     """A loop found under the path: its progress file, and its loop.toml when it has one."""
 
     progress: Path
-    config: LoopConfig | None = None
+    config: LoopSpec | None = None
     config_file: Path | None = None
     root: Path | None = None  # the folder loop.toml's relative paths start from
 
@@ -54,18 +54,18 @@ def find_loops(path: str | Path) -> tuple[list[FoundLoop], list[Unreadable]]:
     if path.is_file() and path.suffix == ".md":
         return [FoundLoop(path)], []
     if path.is_file() or (path / CONFIG_NAME).is_file():
-        config, root = load_config(path)
-        return [_from_config(config, root, path if path.is_file() else path / CONFIG_NAME)], []
+        config = LoopSpec.from_toml(path)
+        return [_from_config(config, path if path.is_file() else path / CONFIG_NAME)], []
     loops: list[FoundLoop] = []
     unreadable: list[Unreadable] = []
     seen: set[Path] = set()
     for config_file in _config_files(path):
         try:
-            config, root = load_config(config_file)
+            config = LoopSpec.from_toml(config_file)
         except ConfigError as exc:
             unreadable.append(Unreadable(config_file, str(exc)))
             continue
-        found = _from_config(config, root, config_file)
+        found = _from_config(config, config_file)
         seen.add(found.progress.resolve())
         loops.append(found)
     folders = [path / "progress", *(d / "progress" for d in _folders(path) if d != path)]
@@ -84,8 +84,8 @@ def find_loops(path: str | Path) -> tuple[list[FoundLoop], list[Unreadable]]:
     return loops, unreadable
 
 
-def _from_config(config: LoopConfig, root: Path, config_file: Path) -> FoundLoop:
-    return FoundLoop(config.progress_path(root), config, config_file, root)
+def _from_config(config: LoopSpec, config_file: Path) -> FoundLoop:
+    return FoundLoop(config.progress_path(), config, config_file, config.root)
 
 
 def _is_progress(file: Path) -> bool:

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.cli.config import LoopConfig
 from harness.core.errors import ConfigError
 from harness.memory.lock import LoopLock
 from harness.memory.progress import Progress
 from harness.memory.run_state import RunState
+from harness.spec import LoopSpec
 
 
 def previous_name(path: Path) -> Path:
@@ -24,7 +24,7 @@ def previous_name(path: Path) -> Path:
     return path.with_name(f"{path.stem}.previous{path.suffix}")
 
 
-def set_aside_work(config: LoopConfig, root: Path) -> list[Path]:
+def set_aside_work(config: LoopSpec) -> list[Path]:
     """Rename the loop's work file before a restart; the files set aside.
 
     Done under the loop's lock, so the file of a loop another process is running stays put
@@ -32,27 +32,27 @@ def set_aside_work(config: LoopConfig, root: Path) -> list[Path]:
     """
     if config.critic.artifact != "file" or not config.critic.file:
         return []
-    work = root / config.workspace / config.critic.file
+    work = config.root / config.workspace / config.critic.file
     moved = []
-    with LoopLock(config.progress_path(root)):
+    with LoopLock(config.progress_path()):
         if work.is_file():
             work.replace(previous_name(work))
             moved.append(work)
     return moved
 
 
-def drop_stale_escalation(config: LoopConfig, root: Path) -> Path | None:
+def drop_stale_escalation(config: LoopSpec) -> Path | None:
     """Remove the escalation report beside a loop's progress file; the path if there was one."""
-    report = config.progress_path(root).with_suffix(".escalation.md")
+    report = config.progress_path().with_suffix(".escalation.md")
     if not report.is_file():
         return None
     report.unlink()
     return report
 
 
-def abandoned_branch(config: LoopConfig, root: Path) -> str | None:
+def abandoned_branch(config: LoopSpec) -> str | None:
     """The run branch the loop's progress file names, which a restart leaves behind."""
-    path = config.progress_path(root)
+    path = config.progress_path()
     if not path.is_file():
         return None
     try:

@@ -32,6 +32,9 @@ def format_validation_error(
         loc = error["loc"]
         parts = [p for i, p in enumerate(loc)
                  if not (i > 1 and isinstance(loc[i - 1], int) and p in tags.get(str(loc[i - 2]), ()))]  # fmt: skip
+        if not parts and error["type"] == "value_error":  # a model's own check names its fields
+            lines.extend(f"{source}: {line}" for line in str(error["ctx"]["error"]).splitlines())
+            continue
         location = ".".join(_location_part(p) for p in parts) or "(top level)"
         location = re.sub(r"\.\[", "[", location)
         message = error["msg"]

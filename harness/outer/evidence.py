@@ -11,6 +11,7 @@ from pathlib import Path
 from harness.agent.agent import AgentRun
 from harness.agent.ledger import Ledger
 from harness.outer.decision import RoundReport, commit_message
+from harness.outer.options import ArtifactFile
 from harness.outer.people import ask_person, take_guidance
 from harness.outer.progress_tool import progress_tool
 from harness.outer.run import Run
@@ -123,9 +124,10 @@ def _baselines(settings: Settings, run: Run) -> dict[str, JUnitReport]:
 def _artifact(settings: Settings, run: Run, delivered: Path, session: AgentRun, diff: str) -> str:
     """What the critic judges: a named file as delivered, the diff (bounded), or the session's
     last answer."""
-    if settings.critic_artifact.startswith("file:"):
-        target = delivered / settings.critic_artifact.removeprefix("file:")
+    artifact = settings.options.critic_artifact
+    if isinstance(artifact, ArtifactFile):
+        target = delivered / artifact.path
         return target.read_text(encoding="utf-8") if target.is_file() else ""
-    if settings.critic_artifact == "diff" and run.workspace.base_commit:
+    if artifact == "diff" and run.workspace.base_commit:
         return truncate_diff(diff, CRITIC_DIFF_CHARS)
     return session.final or ""

@@ -2,9 +2,9 @@
 
 :class:`OuterLoop` is a thin driver. Each round gathers evidence (an agent session, the gates,
 the critic, a commit) into a :class:`~harness.outer.decision.RoundReport`; the pure
-:func:`~harness.outer.decision.decide` says whether to pass, stop or feed the failure back. Rounds are
-driven by the general :class:`~harness.engine.loop.Loop` engine, progress is saved atomically after
-every round, and any stop that is not a pass escalates to a person.
+:func:`~harness.outer.decision.decide` says whether to pass, stop or feed the failure back.
+:meth:`OuterLoop._play` reads top to bottom: each round is played, recorded (progress is saved
+atomically) and decided; any stop that is not a pass escalates to a person.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import traceback
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
@@ -20,10 +20,9 @@ from typing import Literal
 from harness.agent.agent import Agent
 from harness.core.errors import ConfigError, HarnessError, Stopped
 from harness.core.redact import Redactor
-from harness.core.sink import NULL_SINK, EventSink
 from harness.core.stop import StopReason
 from harness.core.usage import Usage
-from harness.engine.loop import Loop, LoopContext, finish_message
+from harness.engine.loop import finish_message
 from harness.memory.lock import LoopLock
 from harness.memory.progress import Progress
 from harness.memory.progress_items import Status
@@ -32,18 +31,18 @@ from harness.memory.spend import spend_path
 from harness.models.budget import Budget
 from harness.models.pricing import cost_budget_warning
 from harness.outer.claims import unconfirmed_pass
-from harness.outer.decision import RoundReport, decide
+from harness.outer.decision import decide
 from harness.outer.escalation import EscalationHook
 from harness.outer.evidence import play_round
-from harness.outer.people import RoundHook, notify_round
+from harness.outer.options import LoopOptions
+from harness.outer.people import notify_round
 from harness.outer.records import finish_run, keep_partial_work, record_round
 from harness.outer.result import RunResult
 from harness.outer.run import Run, run_warning, start_run
 from harness.outer.settings import Settings
 from harness.outer.task import TaskInputs, render_task
-from harness.sandbox import Sandbox, default_sandbox
-from harness.tools.mcp import McpServer, mcp_tools
-from harness.tools.paths import check_protect_patterns
+from harness.sandbox import default_sandbox
+from harness.tools.mcp import mcp_tools
 from harness.verify.critic import Critic
 from harness.verify.gates import Gate
 from harness.verify.human import HumanGate
@@ -54,9 +53,11 @@ from harness.workspace.git import Isolation
 class OuterLoop:
     """Keep ``agent`` working on ``goal`` until ``gates`` and ``critic`` pass, within bounds.
 
-    ``mcp`` servers belong to the loop: started (inside the agent's sandbox) when it runs, their
-    tools given to the agent beside its own, stopped when the run ends. The ``on_round`` and
-    ``on_escalate`` commands run inside ``hook_sandbox`` (default: the agent's sandbox).
+    Everything beyond the public keywords is in ``options`` (:class:`LoopOptions`): the loop's
+    name, protected paths, patience, rollback, bookkeeping and hooks. Its ``mcp`` servers belong
+    to the loop: started (inside the agent's sandbox) when it runs, their tools given to the agent
+    beside its own, stopped when the run ends. The ``on_round`` and ``on_escalate`` commands run
+    inside ``hook_sandbox`` (default: the agent's sandbox).
     """
 
     def __init__(
@@ -73,21 +74,9 @@ class OuterLoop:
         workspace: str | Path = ".",
         isolation: Isolation | Literal["auto"] = "auto",
         on_escalate: EscalationHook | None = None,
-        protect: Sequence[str] | None = None,
-        patience: int = 3,
-        rollback: str = "keep",
-        merge: bool = False,
-        name: str = "loop",
-        events: EventSink = NULL_SINK,
-        critic_artifact: str = "diff",
-        run_id: str | None = None,
-        redact: Callable[[str], str] | None = None,
-        checklist: Sequence[str] = (),
-        restart: bool = False,
-        on_round: RoundHook | None = None,
-        mcp: Sequence[McpServer] = (),
-        hook_sandbox: Sandbox | None = None,
+        options: LoopOptions | None = None,
     ) -> None:
+        options = options or LoopOptions()
         humans = [g for g in gates if isinstance(g, HumanGate)]
         if len(humans) > 1:
             raise ConfigError("gates: give at most one HumanGate")
@@ -103,25 +92,15 @@ class OuterLoop:
             workspace=Path(workspace),
             isolation=isolation,
             on_escalate=on_escalate,
-            protect=(
-                check_protect_patterns(protect) if protect is not None else default_protect(checks)
-            ),
-            patience=patience,
-            rollback=rollback,
-            merge=merge,
-            name=name,
-            events=events,
-            critic_artifact=critic_artifact,
-            run_id=run_id or uuid.uuid4().hex[:8],
-            redact=redact or Redactor().redact_text,
-            checklist=tuple(checklist),
-            restart=restart,
+            options=options,
+            protect=options.protect if options.protect is not None else default_protect(checks),
+            run_id=options.run_id or uuid.uuid4().hex[:8],
+            redact=options.redact or Redactor().redact_text,
             human=humans[0] if humans else None,
-            on_round=on_round,
-            hook_sandbox=hook_sandbox,
         )
-        self.mcp = tuple(mcp)
-        self.progress = _load_progress(progress, name, self.settings.goal, fresh=restart)
+        self.progress = _load_progress(
+            progress, options.name, self.settings.goal, fresh=options.restart
+        )
         self._progress_from_file = progress is not None and not isinstance(progress, Progress)
 
     def run(self) -> RunResult:
@@ -132,7 +111,7 @@ class OuterLoop:
         path = self.progress.path
         with LoopLock(path):
             # Read (or set aside) progress.md only now: another process may have moved it on.
-            if self.settings.restart:
+            if self.settings.options.restart:
                 if path.exists():
                     path.replace(path.with_suffix(".previous.md"))
                 spent = spend_path(path)
@@ -175,11 +154,12 @@ class OuterLoop:
     @contextmanager
     def _servers(self) -> Iterator[None]:
         """The run's MCP servers: their tools join the agent's while they run."""
-        if not self.mcp:
+        servers = self.settings.options.mcp
+        if not servers:
             yield
             return
         agent = self.settings.agent
-        with mcp_tools(self.mcp, sandbox=agent.sandbox or default_sandbox()) as tools:
+        with mcp_tools(servers, sandbox=agent.sandbox or default_sandbox()) as tools:
             self.settings = dataclasses.replace(self.settings, agent=agent.with_tools(tools))
             try:
                 self._check_fits()  # the servers' tool schemas are part of every request
@@ -204,12 +184,14 @@ class OuterLoop:
             warning=run_warning(settings, run),
             notes=self._start_notes(),
         )
-        remaining = settings.max_iterations - run.first_round + 1
-        if remaining < 1:
-            run.stop = StopReason.MAX_ITERATIONS
-            run.message = finish_message(run.first_round - 1, StopReason.MAX_ITERATIONS)
-        else:
-            Loop(lambda ctx: self._round(run, ctx), max_iterations=remaining).run()
+        number = run.first_round
+        while run.stop is None:  # each round: play, record, decide
+            if number > settings.max_iterations:  # resumed at its cap: nothing left to play
+                run.stop = StopReason.MAX_ITERATIONS
+                run.message = finish_message(number - 1, StopReason.MAX_ITERATIONS)
+                break
+            self._round(run, number)
+            number += 1
         return finish_run(settings, run)
 
     def _already_done(self) -> RunResult | None:
@@ -252,8 +234,8 @@ class OuterLoop:
             )
         return None
 
-    def _round(self, run: Run, ctx: LoopContext) -> RoundReport | None:
-        number = run.first_round + len(run.reports)
+    def _round(self, run: Run, number: int) -> None:
+        """Play round ``number``, record it, and decide: pass, stop, or feed the failure back."""
         try:
             report = play_round(self.settings, run, number)
         except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - every stop gets a name
@@ -261,22 +243,19 @@ class OuterLoop:
             run.cut_short = number
             run.bad_configuration = isinstance(exc, ConfigError)
             keep_partial_work(run, number)
-            ctx.exit(run.message)
-            return None
+            return
         run.reports.append(report)
         record_round(self.settings, run, report)
         notify_round(self.settings, report)
         decision = decide(
             run.reports,
             max_iterations=self.settings.max_iterations,
-            patience=self.settings.patience,
+            patience=self.settings.options.patience,
         )
         if decision.stop is not None:
             run.stop, run.message = decision.stop, decision.message
-            ctx.exit(decision.message)
         else:
             run.feedback = decision.message
-        return report
 
 
 def _load_progress(

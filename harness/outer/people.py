@@ -87,7 +87,7 @@ def _summary(settings: Settings, report: RoundReport) -> str:
 
 def notify_round(settings: Settings, report: RoundReport) -> None:
     """Run the ``on_round`` hook with the round's report; a failure is recorded, not raised."""
-    hook = settings.on_round
+    hook = settings.options.on_round
     if hook is None:
         return
     try:

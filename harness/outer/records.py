@@ -19,7 +19,7 @@ from harness.workspace.git import GitIsolationError
 def record_round(settings: Settings, run: Run, report: RoundReport) -> None:
     """Save the round for good: progress.md (atomic), then the event."""
     head = report.commit or run.state.head
-    if settings.rollback == "failed" and not report.passed and run.workspace.branch:
+    if settings.options.rollback == "failed" and not report.passed and run.workspace.branch:
         head = run.state.head or run.workspace.base_commit
         if head is not None:
             run.workspace.reset_to(head)
@@ -101,7 +101,7 @@ def finish_run(settings: Settings, run: Run) -> RunResult:
 
 def _land(settings: Settings, run: Run) -> None:
     """A pass: merge when asked, then remove the worktree (the branch stays)."""
-    if settings.merge:
+    if settings.options.merge:
         try:
             run.workspace.merge_ff()
             run.message += f"; merged into your branch ({run.workspace.branch})"

@@ -78,7 +78,7 @@ def start_run(settings: Settings, progress: Progress | None) -> Run:
     if progress is not None:
         if not begun:
             progress.iteration = 0
-            for item in settings.checklist:
+            for item in settings.options.checklist:
                 progress.add_item(item)
         progress.status = Status.IN_PROGRESS
         progress.max_iterations = settings.max_iterations

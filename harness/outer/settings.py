@@ -14,6 +14,7 @@ from harness.engine.loop import check_max_iterations
 from harness.memory.skill import Skill
 from harness.models.budget import Budget
 from harness.outer.escalation import EscalationHook
+from harness.outer.options import LoopOptions
 from harness.sandbox import Sandbox, default_sandbox
 from harness.verify.critic import Critic
 from harness.verify.gates import Gate
@@ -38,44 +39,32 @@ class Settings:
     workspace: Path
     isolation: Isolation | Literal["auto"]
     on_escalate: EscalationHook | None
-    protect: tuple[str, ...]
-    patience: int
-    rollback: str
-    merge: bool
-    name: str
-    events: EventSink
-    critic_artifact: str
+    options: LoopOptions
+    protect: tuple[str, ...]  # the options' patterns, or the gates' defaults
     run_id: str
     redact: Callable[[str], str]
-    checklist: tuple[str, ...]
-    restart: bool
     human: HumanGate | None = None  # asked after the gates and the critic pass
-    on_round: str | Callable[..., object] | None = None  # told of every recorded round
-    hook_sandbox: Sandbox | None = None  # where command hooks run; None: the agent's sandbox
+
+    @property
+    def name(self) -> str:
+        return self.options.name
+
+    @property
+    def events(self) -> EventSink:
+        return self.options.events
 
     def __post_init__(self) -> None:
         if not self.goal:
             raise ConfigError("goal: must not be empty")
         check_max_iterations(self.max_iterations)
-        if self.rollback not in ("keep", "failed"):
-            raise ConfigError(f"rollback: must be 'keep' or 'failed', got {self.rollback!r}")
-        artifact = self.critic_artifact
-        if artifact not in ("diff", "final") and not artifact.startswith("file:"):
-            raise ConfigError(
-                f"critic_artifact: must be 'diff', 'final' or 'file:PATH', got {artifact!r}"
-            )
-        if not isinstance(self.patience, int) or not 2 <= self.patience <= 100:
-            raise ConfigError(f"patience: must be an integer from 2 to 100, got {self.patience!r}")
         if not self.gates and self.critic is None and self.human is None:
             raise ConfigError(
                 "gates/critic: give at least one gate or a critic; nothing else can pass a round"
             )
-        if self.on_round is not None and not callable(self.on_round) and not self.on_round.strip():
-            raise ConfigError("on_round: give a command or a callable")
 
     def hooks_sandbox(self) -> Sandbox:
         """Where the ``on_round`` and ``on_escalate`` commands run."""
-        return self.hook_sandbox or self.agent.sandbox or default_sandbox()
+        return self.options.hook_sandbox or self.agent.sandbox or default_sandbox()
 
     def skill_criteria(self) -> str | None:
         """SKILL.md's success criteria, rubric and rules, unless the critic was given its own."""

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from harness.cli.config import LoopConfig, load_config
-from harness.cli.runner import Overrides, build_loop, mcp_servers
+from typing import Any
+
 from harness.core.errors import ConfigError
-from harness.observe.events import EVENTS_FILE, EventLog
-from harness.observe.run_summary import RUNS_DIR
 from harness.outer.loop import OuterLoop
 from harness.scale.batch_task import BatchTask
 from harness.scale.task_run import TaskRun
+from harness.spec import LoopSpec
+from harness.spec.build import Overrides
+from harness.spec.launch import recorded_loop
 
 
 def loop_from_toml(task: BatchTask, run: TaskRun) -> OuterLoop:
@@ -22,23 +23,13 @@ def loop_from_toml(task: BatchTask, run: TaskRun) -> OuterLoop:
     """
     if task.loop is None:
         raise ConfigError(f"task {task.name}: field 'loop': required to run a loop.toml task")
-    config, root = load_config(task.loop)
-    data = config.model_dump()
-    data.update(name=task.name, progress=str(run.progress.resolve()))
+    spec = LoopSpec.from_toml(task.loop)
+    changes: dict[str, Any] = {"name": task.name, "progress": str(run.progress.resolve())}
     for key in ("goal", "workspace", "max_iterations"):
         if getattr(task, key) is not None:
-            data[key] = getattr(task, key)
+            changes[key] = getattr(task, key)
     if task.budget is not None:
-        data["budget"] = task.budget.model_dump()
-    config = LoopConfig.model_validate(data)
-    redactor = config.redactor(root)
-    events = EventLog(
-        root / RUNS_DIR / run.run_id / EVENTS_FILE, run_id=run.run_id, redactor=redactor
+        changes["budget"] = task.budget.model_dump()
+    return recorded_loop(
+        spec.with_changes(**changes), overrides=Overrides(model=task.model), run_id=run.run_id
     )
-    try:
-        return build_loop(
-            config, root, overrides=Overrides(model=task.model), events=events,
-            run_id=run.run_id, redact=redactor.redact_text, mcp=mcp_servers(config, root),
-        )  # fmt: skip
-    except ConfigError as exc:
-        raise ConfigError(f"{task.loop}: {exc}") from exc

@@ -147,9 +147,9 @@ def test_init_scaffolds_a_loop_that_validates(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "skills" / "bugfix" / "SKILL.md").is_file()
     assert (tmp_path / "progress").is_dir()
-    from harness.cli.config import load_config
+    from harness.spec import LoopSpec
 
-    config, _ = load_config(tmp_path)
+    config = LoopSpec.from_toml(tmp_path)
     assert config.name == "bugfix"
     again = harness("init", "bugfix", cwd=tmp_path)
     assert again.returncode == 2

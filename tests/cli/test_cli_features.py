@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli.config import load_config
 from harness.memory.progress import Progress
 from harness.memory.progress_items import Status
 from harness.memory.skill import Skill
+from harness.spec import LoopSpec
 from tests.cli.test_cli import ROOT, harness, write_loop
 
 ANSWER_LOOP = """\
@@ -146,11 +146,11 @@ def test_init_scaffolds_a_loop_that_loads(
     result = harness(*args, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     target = tmp_path / folder
-    config, root = load_config(target)
-    assert root == target.resolve()
+    config = LoopSpec.from_toml(target)
+    assert config.root == target.resolve()
     assert config.name == kind
     assert config.skill is not None
-    assert Skill.load(root / config.skill).name == kind
+    assert Skill.load(config.root / config.skill).name == kind
     assert (target / "progress").is_dir()
     assert ".harness/" in (target / ".gitignore").read_text().splitlines()
     if folder != ".":

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli.config import load_config
-from harness.cli.runner import build_sandbox
 from harness.core.errors import ConfigError
+from harness.spec import LoopSpec
+from harness.spec.build import build_sandbox
 from tests.cli.test_cli import harness, write_loop
 from tests.conftest import make_repo
 from tests.sandbox.conftest import bwrap_ok  # noqa: F401 - the fixture
@@ -119,17 +119,17 @@ def test_hooks_without_a_sandbox_reach_what_the_harness_reaches(tmp_path: Path) 
 def test_bad_hooks_settings_name_the_field(tmp_path: Path, section: str, message: str) -> None:
     write_loop(tmp_path, f'goal = "g"\n[[gates]]\ntype = "command"\ncmd = "true"\n{section}\n')
     with pytest.raises(ConfigError, match=re.escape(message)):
-        load_config(tmp_path)
+        LoopSpec.from_toml(tmp_path)
 
 
 def test_hooks_get_their_own_variables_and_network_setting(tmp_path: Path) -> None:
     body = 'goal = "g"\n[[gates]]\ntype = "command"\ncmd = "true"\n'
     body += '[sandbox]\nbackend = "none"\nenv = ["CI"]\n'
     write_loop(tmp_path, body + '[hooks]\nenv = ["CHAT_TOKEN"]\nnetwork = true\n')
-    config, root = load_config(tmp_path)
-    agent, hooks = build_sandbox(config, root), build_sandbox(config, root, hooks=True)
+    config = LoopSpec.from_toml(tmp_path)
+    agent, hooks = build_sandbox(config), build_sandbox(config, hooks=True)
     assert (agent.env_names, agent.network) == (("CI",), False)
     assert (hooks.env_names, hooks.network) == (("CI", "CHAT_TOKEN"), True)
     write_loop(tmp_path, body.replace("backend", "network = true\nbackend"))
-    config, root = load_config(tmp_path)
-    assert build_sandbox(config, root, hooks=True).network  # as [sandbox] unless [hooks] says
+    config = LoopSpec.from_toml(tmp_path)
+    assert build_sandbox(config, hooks=True).network  # as [sandbox] unless [hooks] says

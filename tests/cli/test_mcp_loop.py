@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli.config import load_config
-from harness.cli.runner import build_loop, mcp_servers
 from harness.core.errors import ConfigError
 from harness.core.sink import NullSink
 from harness.models.scripted import ScriptedModel
+from harness.spec import LoopSpec
+from harness.spec.build import build_loop, mcp_servers
 from harness.tools.mcp import mcp_tools
 from tests.cli.test_cli import harness, write_loop
 from tests.conftest import git, make_repo
@@ -56,9 +56,9 @@ def test_the_agent_calls_a_registry_server_declared_in_loop_toml(tmp_path: Path)
         )
     )
     write_loop(tmp_path, TIME_LOOP)
-    config, root = load_config(tmp_path)
-    with mcp_tools(mcp_servers(config, root)) as tools:
-        loop = build_loop(config, root, events=NullSink(), tools=tools)
+    config = LoopSpec.from_toml(tmp_path)
+    with mcp_tools(mcp_servers(config)) as tools:
+        loop = build_loop(config, events=NullSink(), tools=tools)
         result = loop.run()
     assert result.passed
     model = loop.settings.agent.model
@@ -126,7 +126,7 @@ def test_bad_mcp_entries_name_the_field(tmp_path: Path, entry: str, message: str
         tmp_path, f'goal = "g"\n[[gates]]\ntype = "command"\ncmd = "true"\n[[mcp]]\n{entry}\n'
     )
     with pytest.raises(ConfigError, match=re.escape(message)):
-        load_config(tmp_path)
+        LoopSpec.from_toml(tmp_path)
 
 
 def test_env_values_can_name_environment_variables(
@@ -136,16 +136,16 @@ def test_env_values_can_name_environment_variables(
     write_loop(
         tmp_path, body + 'command = ["x"]\ncwd = "srv"\nenv = { TOKEN = "Bearer ${MY_TOKEN}" }\n'
     )
-    config, root = load_config(tmp_path)
+    config = LoopSpec.from_toml(tmp_path)
     monkeypatch.delenv("MY_TOKEN", raising=False)
     with pytest.raises(
         ConfigError, match="mcp\\[0\\].env.TOKEN: the environment variable MY_TOKEN is not set"
     ):
-        mcp_servers(config, root)
+        mcp_servers(config)
     monkeypatch.setenv("MY_TOKEN", "s3cret")
-    [server] = mcp_servers(config, root)
+    [server] = mcp_servers(config)
     assert server.env == {"TOKEN": "Bearer s3cret"}
-    assert server.cwd == root / "srv"
+    assert server.cwd == config.root / "srv"
 
 
 def test_attempts_share_the_servers_of_loop_toml(tmp_path: Path) -> None:

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli.config import load_config
-from harness.cli.runner import build_loop, mcp_servers
 from harness.core.sink import NullSink
 from harness.models.scripted import ScriptedModel
 from harness.sandbox import Sandbox
+from harness.spec import LoopSpec
+from harness.spec.build import build_loop, mcp_servers
 from harness.tools import ToolContext
 from harness.tools.mcp import McpServer, mcp_tools
 from tests.cli.test_cli import harness, write_loop
@@ -257,8 +257,8 @@ def test_a_loop_toml_registry_server_runs_under_bwrap(tmp_path: Path) -> None:
         )
     )
     write_loop(tmp_path, TIME_LOOP + '\n[sandbox]\nbackend = "bwrap"\n')
-    config, root = load_config(tmp_path)
-    loop = build_loop(config, root, events=NullSink(), mcp=mcp_servers(config, root))
+    config = LoopSpec.from_toml(tmp_path)
+    loop = build_loop(config, events=NullSink(), mcp=mcp_servers(config))
     result = loop.run()
     assert result.passed, result.message
     model = loop.settings.agent.model

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli.config import load_config
-from harness.cli.runner import build_loop
 from harness.core.errors import ConfigError
 from harness.core.sink import NullSink
 from harness.models.scripted import ScriptedModel
+from harness.spec import LoopSpec
+from harness.spec.build import build_loop
 from tests.cli.test_cli import write_loop
 from tests.tools.test_web import site  # noqa: F401 - the fixture
 
@@ -45,8 +45,8 @@ def test_the_agent_reads_an_allowed_page_and_is_refused_another(
     )
     web = '[web]\nallow_domains = ["127.0.0.1"]\nmax_bytes = 50_000\ntimeout = 5'
     write_loop(tmp_path, WEB_LOOP.format(web=web))
-    config, root = load_config(tmp_path)
-    loop = build_loop(config, root, events=NullSink())
+    config = LoopSpec.from_toml(tmp_path)
+    loop = build_loop(config, events=NullSink())
     assert loop.run().passed
     model = loop.settings.agent.model
     assert isinstance(model, ScriptedModel)
@@ -58,8 +58,8 @@ def test_the_agent_reads_an_allowed_page_and_is_refused_another(
 def test_without_a_web_section_there_is_no_fetch_tool(tmp_path: Path) -> None:
     (tmp_path / "author.json").write_text(json.dumps(["done"]))
     write_loop(tmp_path, WEB_LOOP.format(web=""))
-    config, root = load_config(tmp_path)
-    loop = build_loop(config, root, events=NullSink())
+    config = LoopSpec.from_toml(tmp_path)
+    loop = build_loop(config, events=NullSink())
     assert "fetch_url" not in loop.settings.agent.toolbox
 
 
@@ -75,7 +75,7 @@ def test_bad_web_sections_name_the_field(tmp_path: Path, web: str, message: str)
     (tmp_path / "author.json").write_text(json.dumps(["done"]))
     write_loop(tmp_path, WEB_LOOP.format(web=web))
     with pytest.raises(ConfigError, match=message):
-        build_loop(*load_config(tmp_path), events=NullSink())
+        build_loop(LoopSpec.from_toml(tmp_path), events=NullSink())
 
 
 def test_web_search_is_offered_only_when_configured_and_needs_its_key(
@@ -85,9 +85,9 @@ def test_web_search_is_offered_only_when_configured_and_needs_its_key(
     write_loop(tmp_path, WEB_LOOP.format(web='[web.search]\napi_key_env = "MY_SEARCH_KEY"'))
     monkeypatch.delenv("MY_SEARCH_KEY", raising=False)
     with pytest.raises(ConfigError, match=r"web\.search\.api_key_env: .*MY_SEARCH_KEY is not set"):
-        build_loop(*load_config(tmp_path), events=NullSink())
+        build_loop(LoopSpec.from_toml(tmp_path), events=NullSink())
     monkeypatch.setenv("MY_SEARCH_KEY", "k")
-    toolbox = build_loop(*load_config(tmp_path), events=NullSink()).settings.agent.toolbox
+    toolbox = build_loop(LoopSpec.from_toml(tmp_path), events=NullSink()).settings.agent.toolbox
     assert "web_search" in toolbox
     assert "fetch_url" not in toolbox  # no allow_domains: nothing to fetch from
 
@@ -95,4 +95,4 @@ def test_web_search_is_offered_only_when_configured_and_needs_its_key(
 def test_an_empty_web_section_is_refused(tmp_path: Path) -> None:
     write_loop(tmp_path, WEB_LOOP.format(web="[web]\ntimeout = 5"))
     with pytest.raises(ConfigError, match="field 'web': give allow_domains"):
-        load_config(tmp_path)
+        LoopSpec.from_toml(tmp_path)

@@ -23,6 +23,7 @@ from harness import (
 from harness.core.errors import ConfigError
 from harness.memory.spend import read_spent, spend_path
 from harness.models.base import Message, ToolSchema
+from harness.outer.options import LoopOptions
 from tests.conftest import make_repo
 from tests.openai_server import Hang, OpenAIServer
 
@@ -39,8 +40,7 @@ def _loop(repo: Path, progress: Path, *, restart: bool = False, **budget: float)
         progress=progress,
         budget=Budget(**budget),  # type: ignore[arg-type]
         max_iterations=50,
-        patience=50,
-        restart=restart,
+        options=LoopOptions(patience=50, restart=restart),
     )
 
 

@@ -15,6 +15,7 @@ from harness.models.budget import Meter
 from harness.observe.events import EVENTS_FILE, EventLog
 from harness.observe.report import render_text
 from harness.observe.run_summary import load_run
+from harness.outer.options import LoopOptions
 from tests.outer.test_people import say
 
 BUDGET = 6.0
@@ -56,9 +57,8 @@ def test_a_late_answer_still_lands_and_the_report_shows_the_wait(tmp_path: Path)
         workspace=work,
         isolation="none",
         progress=progress,
-        name="answer",
         budget=Budget(seconds=BUDGET),
-        events=EventLog(run_dir / EVENTS_FILE, run_id="wait"),
+        options=LoopOptions(name="answer", events=EventLog(run_dir / EVENTS_FILE, run_id="wait")),
     )
     person = slow_person(Inbox(progress), [("rejected", "say it politely"), ("approved", "")])
     started = time.monotonic()
@@ -109,8 +109,8 @@ def test_an_unanswered_request_escalates_and_the_report_says_how_long_it_waited(
         workspace=work,
         isolation="none",
         progress=progress,
-        name="answer",
         budget=Budget(seconds=BUDGET),
+        options=LoopOptions(name="answer"),
     )
     result = outer.run()
     assert result.stop_reason is StopReason.TIMEOUT

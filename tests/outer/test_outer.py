@@ -18,7 +18,8 @@ from harness import (
     StopReason,
     ToolCall,
 )
-from tests.conftest import git, make_repo
+from harness.outer.options import LoopOptions
+from tests.conftest import git, make_repo, with_options
 
 BUGGY = "def add(a, b):\n    return a - b\n"
 WRONG = "def add(a, b):\n    return a * b\n"
@@ -93,7 +94,7 @@ def test_critic_fixes_feed_the_next_round_and_critic_never_sees_the_author(
         gates=[PytestGate("tests")],
         critic=Critic(critic_model, criteria="the change is explained", threshold=8),
         workspace=repo,
-        patience=5,
+        options=LoopOptions(patience=5),
     )
     result = loop.run()
     assert result.stop_reason is StopReason.PASSED
@@ -128,9 +129,9 @@ def test_cap_reached_escalates_with_every_round_and_no_call_after_the_cap(
         gates=[PytestGate("tests")],
         workspace=repo,
         max_iterations=3,
-        patience=5,
         progress=tmp_path / "progress" / "calc.md",
         on_escalate=hooked.append,
+        options=LoopOptions(patience=5),
     )
     result = loop.run()
     assert result.stop_reason is StopReason.MAX_ITERATIONS
@@ -174,7 +175,7 @@ def test_editing_a_protected_test_fails_the_round(repo: Path) -> None:
         Agent(model),
         gates=[PytestGate("tests")],
         workspace=repo,
-        rollback="failed",
+        options=LoopOptions(rollback="failed"),
     )
     result = loop.run()
     first, second = result.rounds
@@ -196,7 +197,7 @@ def test_token_budget_stops_before_the_call_that_would_cross_it(repo: Path) -> N
         workspace=repo,
         budget=Budget(tokens=budget_tokens),
         max_iterations=10,
-        patience=50,
+        options=LoopOptions(patience=50),
     )
     result = loop.run()
     assert result.stop_reason is StopReason.BUDGET_TOKENS
@@ -215,7 +216,7 @@ def test_cost_budget_stops_before_the_call_that_would_cross_it(repo: Path) -> No
         workspace=repo,
         budget=Budget(cost_usd=0.02),
         max_iterations=10,
-        patience=50,
+        options=LoopOptions(patience=50),
     )
     result = loop.run()
     assert result.stop_reason is StopReason.BUDGET_COST
@@ -265,9 +266,9 @@ def test_bad_arguments_are_configuration_errors_naming_the_field(
 ) -> None:
     from harness import ConfigError
 
-    options: dict[str, object] = {"gates": [PytestGate("tests")], "workspace": repo, **kwargs}
+    given: dict[str, object] = {"gates": [PytestGate("tests")], "workspace": repo, **kwargs}
     with pytest.raises(ConfigError, match=field):
-        OuterLoop("goal", Agent(ScriptedModel([])), **options)  # type: ignore[arg-type]
+        OuterLoop("goal", Agent(ScriptedModel([])), **with_options({}, given))  # type: ignore[arg-type]
 
 
 def test_a_long_diff_reaches_the_critic_cut_with_a_stated_marker(repo: Path) -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from harness import Agent, CommandGate, OuterLoop, ScriptedModel, StopReason, ToolCall
 from harness.core.errors import ConfigError
+from harness.outer.options import LoopOptions
 from harness.outer.task import TaskInputs, render_task
 from harness.tools.mcp import McpServer
 from tests.cli.test_mcp_sandbox import server_pids
@@ -31,7 +32,7 @@ def outer(repo: Path, model: ScriptedModel) -> OuterLoop:
         gates=[CommandGate("test -s answer.txt", name="answered")],
         workspace=repo,
         max_iterations=1,
-        mcp=[TIME],
+        options=LoopOptions(mcp=[TIME]),
     )
 
 

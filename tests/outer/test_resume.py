@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from harness import Agent, CommandGate, OuterLoop, Progress, ScriptedModel, StopReason, ToolCall
-from tests.conftest import make_repo
+from tests.conftest import make_repo, with_options
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,7 +25,7 @@ def _loop(workspace: Path, progress: Path, model: ScriptedModel, **kwargs: objec
     return OuterLoop(
         "answer.txt must say yes", Agent(model),
         gates=[CommandGate("grep -qx yes answer.txt", name="says yes")],
-        workspace=workspace, progress=progress, patience=10, **kwargs,  # type: ignore[arg-type]
+        workspace=workspace, progress=progress, **with_options({"patience": 10}, kwargs),  # type: ignore[arg-type]
     )  # fmt: skip
 
 

@@ -393,10 +393,10 @@ BASE = 'goal = "g"\n[[gates]]\ntype = "command"\ncmd = "true"\n'
 
 
 def test_loop_toml_names_the_engine_and_its_image(tmp_path: Path) -> None:
-    from harness.cli.config import load_config
+    from harness.spec import LoopSpec
 
     (tmp_path / "loop.toml").write_text(BASE + '[sandbox]\nbackend = "podman"\nimage = "py:3"\n')
-    config, _ = load_config(tmp_path)
+    config = LoopSpec.from_toml(tmp_path)
     assert (config.sandbox.backend, config.sandbox.image) == ("podman", "py:3")
 
     for section, message in (
@@ -408,25 +408,25 @@ def test_loop_toml_names_the_engine_and_its_image(tmp_path: Path) -> None:
     ):  # fmt: skip
         (tmp_path / "loop.toml").write_text(BASE + f"[sandbox]\n{section}\n")
         with pytest.raises(ConfigError) as caught:
-            load_config(tmp_path)
+            LoopSpec.from_toml(tmp_path)
         assert f"{tmp_path / 'loop.toml'}: {message}" in str(caught.value)
 
 
 def test_an_engine_that_is_down_is_reported_against_loop_toml(
     engine: FakeEngine, tmp_path: Path
 ) -> None:
-    from harness.cli.config import load_config
-    from harness.cli.runner import build_sandbox
+    from harness.spec import LoopSpec
+    from harness.spec.build import build_sandbox
 
     engine.set_mode("down")
     (tmp_path / "loop.toml").write_text(BASE + '[sandbox]\nbackend = "docker"\nimage = "py"\n')
-    config, root = load_config(tmp_path)
+    config = LoopSpec.from_toml(tmp_path)
 
     with pytest.raises(ConfigError) as caught:
-        build_sandbox(config, root)
+        build_sandbox(config)
 
     assert str(caught.value) == (
-        f"{root / 'loop.toml'}: field 'sandbox.backend': 'docker' was asked for but `docker info` "
+        f"{config.source}: field 'sandbox.backend': 'docker' was asked for but `docker info` "
         "failed: Cannot connect to the Docker daemon at unix:///var/run/docker.sock."
     )
 

@@ -138,8 +138,8 @@ def test_a_workspace_inside_the_hidden_home_stays_writable(home_with_credentials
 
 
 def test_loop_toml_readonly_shows_a_home_folder_read_only(home_with_credentials: Path) -> None:
-    from harness.cli.config import load_config
-    from harness.cli.runner import build_sandbox
+    from harness.spec import LoopSpec
+    from harness.spec.build import build_sandbox
 
     tools = home_with_credentials / ".cargo"
     tools.mkdir()
@@ -149,9 +149,9 @@ def test_loop_toml_readonly_shows_a_home_folder_read_only(home_with_credentials:
         'goal = "g"\n[[gates]]\ntype = "command"\ncmd = "true"\n'
         '[sandbox]\nbackend = "bwrap"\nreadonly = ["~/.cargo"]\n'
     )
-    config, _ = load_config(loop)
+    config = LoopSpec.from_toml(loop)
 
-    result = build_sandbox(config, loop).run(
+    result = build_sandbox(config).run(
         f"cat {tools}/version.txt; echo x > {tools}/planted; cat {home_with_credentials}/.netrc",
         cwd=loop, timeout=10,
     )  # fmt: skip
@@ -230,14 +230,14 @@ def test_an_unknown_backend_is_a_config_error() -> None:
 
 
 def test_loop_toml_sandbox_section_is_validated_with_the_field_named(tmp_path: Path) -> None:
-    from harness.cli.config import load_config
+    from harness.spec import LoopSpec
 
     base = 'goal = "g"\n[[gates]]\ntype = "command"\ncmd = "true"\n'
     (tmp_path / "loop.toml").write_text(
         base + '[sandbox]\nbackend = "none"\nnetwork = true\nenv = ["CI"]\n'
         "[sandbox.limits]\nmemory_mb = 512\nprocesses = 64\n"
     )
-    config, _ = load_config(tmp_path)
+    config = LoopSpec.from_toml(tmp_path)
     assert (config.sandbox.backend, config.sandbox.network, config.sandbox.env) == (
         "none", True, ["CI"],
     )  # fmt: skip
@@ -246,10 +246,10 @@ def test_loop_toml_sandbox_section_is_validated_with_the_field_named(tmp_path: P
 
     (tmp_path / "loop.toml").write_text(base + "[sandbox.limits]\nprocesses = 1\n")
     with pytest.raises(ConfigError, match=r"loop.toml: field 'sandbox.limits.processes'"):
-        load_config(tmp_path)
+        LoopSpec.from_toml(tmp_path)
     (tmp_path / "loop.toml").write_text(base + '[sandbox]\nbackend = "docker2"\n')
     with pytest.raises(ConfigError, match=r"field 'sandbox.backend'"):
-        load_config(tmp_path)
+        LoopSpec.from_toml(tmp_path)
 
 
 def test_sandbox_is_a_public_name() -> None:

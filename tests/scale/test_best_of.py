@@ -19,6 +19,7 @@ from harness import (
     ToolCall,
 )
 from harness.core.errors import ConfigError
+from harness.outer.options import LoopOptions
 from harness.scale.best_of import Attempt, pick_winner
 from tests.conftest import git, make_repo
 
@@ -34,8 +35,7 @@ def _attempts(repo: Path, plan: dict[int, tuple[str, float]]):
         critic = ScriptedModel([json.dumps({"score": score, "reasons": ["r"], "fixes": []})])
         return OuterLoop(
             "out.txt says yes", Agent(author), gates=[CommandGate("grep -qx yes out.txt")],
-            critic=Critic(critic, threshold=5), workspace=repo, name=f"fix-{number}",
-            progress=repo.parent / "progress" / f"fix-{number}.md", max_iterations=1,
+            critic=Critic(critic, threshold=5), workspace=repo, progress=repo.parent / "progress" / f"fix-{number}.md", max_iterations=1, options=LoopOptions(name=f"fix-{number}"),
         )  # fmt: skip
 
     return loop_for

@@ -11,6 +11,7 @@ import pytest
 
 from harness import Agent, CommandGate, OuterLoop, ScriptedModel, ToolCall
 from harness.core.errors import ConfigError
+from harness.outer.options import LoopOptions
 from harness.scale.fleet import Fleet, FleetError, Subtask, SubtaskOutcome
 
 
@@ -164,7 +165,7 @@ def test_the_synthesis_request_carries_the_kept_subtasks_files_from_their_branch
         )
         return OuterLoop(
             subtask.goal, Agent(model), gates=[CommandGate("test -s report.md")], workspace=repo,
-            name=subtask.name, max_iterations=1,
+            max_iterations=1, options=LoopOptions(name=subtask.name),
         )  # fmt: skip
 
     synthesiser = ScriptedModel(["the combined answer"])
@@ -198,7 +199,7 @@ def test_evaluation_gates_run_on_each_subtask_branch(tmp_path: Path) -> None:
         )
         return OuterLoop(
             subtask.goal, Agent(model), gates=[CommandGate("test -s report.md")], workspace=repo,
-            name=subtask.name, max_iterations=1,
+            max_iterations=1, options=LoopOptions(name=subtask.name),
         )  # fmt: skip
 
     result = Fleet(

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness import Agent, OuterLoop, PredicateGate, PytestGate, ScriptedModel, StopReason, ToolCall
+from harness.outer.options import LoopOptions
 from tests.conftest import git, make_repo
 from tests.outer.test_outer import BUGGY, RIGHT, TESTS, write
 
@@ -71,7 +72,7 @@ def test_rollback_failed_resets_the_worktree_to_the_base_after_a_failed_round(
         Agent(model),
         gates=[PytestGate("tests")],
         workspace=repo,
-        rollback="failed",
+        options=LoopOptions(rollback="failed"),
     )
     result = loop.run()
     assert result.passed
@@ -98,7 +99,11 @@ def test_eight_parallel_runs_on_one_repository_keep_to_their_own_worktrees(tmp_p
             name="only my file",
         )
         results[index] = OuterLoop(
-            f"write {name}", Agent(model), gates=[gate], workspace=repo, name=f"job{index}"
+            f"write {name}",
+            Agent(model),
+            gates=[gate],
+            workspace=repo,
+            options=LoopOptions(name=f"job{index}"),
         ).run()
 
     threads = [threading.Thread(target=run, args=(i,)) for i in range(8)]
@@ -119,8 +124,7 @@ def test_merge_fast_forwards_the_users_branch_after_a_pass(tmp_path: Path) -> No
     repo = make_repo(tmp_path / "repo", {"calc.py": BUGGY, "tests/test_calc.py": TESTS})
     loop = OuterLoop(
         "make the tests pass", Agent(ScriptedModel(write(RIGHT))), gates=[PytestGate("tests")],
-        workspace=repo, merge=True,
-    )  # fmt: skip
+        workspace=repo, options=LoopOptions(merge=True), )  # fmt: skip
     result = loop.run()
     assert result.passed
     assert "merged" in result.message
@@ -133,8 +137,7 @@ def test_a_refused_merge_leaves_the_pass_and_says_why(tmp_path: Path) -> None:
     (repo / "calc.py").write_text(BUGGY + "# my own edit\n")  # a dirty checkout: never overwritten
     loop = OuterLoop(
         "make the tests pass", Agent(ScriptedModel(write(RIGHT))), gates=[PytestGate("tests")],
-        workspace=repo, merge=True,
-    )  # fmt: skip
+        workspace=repo, options=LoopOptions(merge=True), )  # fmt: skip
     result = loop.run()
     assert result.passed
     assert "not merged" in result.message

@@ -1,4 +1,4 @@
-"""From a validated ``loop.toml`` to a ready :class:`OuterLoop`."""
+"""From a :class:`~harness.spec.loop_spec.LoopSpec` to a ready :class:`OuterLoop`."""
 
 from __future__ import annotations
 
@@ -13,16 +13,6 @@ from typing import Any
 
 from harness.agent.agent import Agent
 from harness.agent.compaction import Compaction, MaskObservations, NoCompaction, Summarize
-from harness.cli.config import (
-    CONFIG_NAME,
-    AgentConfig,
-    CommandGateConfig,
-    GateConfig,
-    HumanGateConfig,
-    LoopConfig,
-    McpConfig,
-    PytestGateConfig,
-)
 from harness.core.errors import ConfigError
 from harness.core.sink import EventSink
 from harness.memory.skill import Skill
@@ -32,7 +22,17 @@ from harness.models.preflight import preflight
 from harness.models.resolve import resolve_model
 from harness.observe.run_summary import RUNS_DIR
 from harness.outer.loop import OuterLoop
+from harness.outer.options import ArtifactFile, CriticArtifact, LoopOptions
 from harness.sandbox import Sandbox
+from harness.spec.loop_spec import LoopSpec
+from harness.spec.sections import (
+    AgentConfig,
+    CommandGateConfig,
+    GateConfig,
+    HumanGateConfig,
+    McpConfig,
+    PytestGateConfig,
+)
 from harness.tools import Tool, default_tools
 from harness.tools.mcp import McpServer
 from harness.tools.web import WebLimits, fetch_url_tool
@@ -69,14 +69,14 @@ def choose_model(flag: str | None, configured: str | None) -> str:
     return chosen
 
 
-def build_sandbox(config: LoopConfig, root: Path, *, hooks: bool = False) -> Sandbox:
+def build_sandbox(config: LoopSpec, *, hooks: bool = False) -> Sandbox:
     """The ``[sandbox]`` of ``config``; the loop's progress file and run folders stay read-only.
 
-    ``readonly`` paths are relative to ``root`` unless absolute or under ``~``. ``hooks``: the
-    sandbox of the command hooks, with ``[hooks]``'s variables and network.
+    ``readonly`` paths are relative to the spec's root unless absolute or under ``~``. ``hooks``:
+    the sandbox of the command hooks, with ``[hooks]``'s variables and network.
     """
-    settings = config.sandbox
-    progress = config.progress_path(root)
+    settings, root = config.sandbox, config.root
+    progress = config.progress_path()
     state = [progress, progress.with_name(progress.name + ".lock"), root / RUNS_DIR]
     shown = [root / Path(path).expanduser() for path in settings.readonly]
     env, network = settings.env, settings.network
@@ -90,7 +90,7 @@ def build_sandbox(config: LoopConfig, root: Path, *, hooks: bool = False) -> San
         )  # fmt: skip
     except ConfigError as exc:  # "backend: x" -> "<folder>/loop.toml: field 'sandbox.backend': x"
         field, _, problem = str(exc).partition(": ")
-        raise ConfigError(f"{root / CONFIG_NAME}: field 'sandbox.{field}': {problem}") from None
+        raise ConfigError(f"{config.source}: field 'sandbox.{field}': {problem}") from None
 
 
 def build_gate(config: GateConfig, root: Path, sandbox: Sandbox | None = None) -> Gate | HumanGate:
@@ -121,8 +121,7 @@ def build_compaction(config: AgentConfig) -> Compaction:
 
 
 def build_loop(
-    config: LoopConfig,
-    root: Path,
+    config: LoopSpec,
     *,
     overrides: Overrides = Overrides(),
     events: EventSink,
@@ -131,18 +130,19 @@ def build_loop(
     tools: Sequence[Tool] = (),
     mcp: Sequence[McpServer] = (),
 ) -> OuterLoop:
-    """The outer loop ``config`` describes; relative paths start at ``root``.
+    """The outer loop ``config`` describes; relative paths start at its root.
 
     ``tools`` are given to the agent beside the built-ins (MCP servers' tools started by the
     caller); ``mcp`` are servers the loop starts and stops itself (see :func:`mcp_servers`).
     """
+    root = config.root
     model_name = choose_model(overrides.model, _rooted(config.model, root))
     model = _overridable(
         lambda: _model(model_name, config.model_options),
         "--model" if overrides.model else MODEL_ENV if os.environ.get(MODEL_ENV) else None,
     )
     skill = Skill.load(root / config.skill) if config.skill else None
-    sandbox = build_sandbox(config, root)
+    sandbox = build_sandbox(config)
     agent = Agent(
         model,
         [*default_tools(), *_web_tools(config), *tools],
@@ -177,31 +177,33 @@ def build_loop(
         gates=[build_gate(g, root, sandbox) for g in config.gates],
         critic=critic,
         skill=skill,
-        progress=config.progress_path(root),
-        checklist=config.checklist,
-        restart=overrides.restart,
+        progress=config.progress_path(),
         max_iterations=overrides.max_iterations or config.max_iterations,  # flag is 1-100
         budget=Budget(**config.budget.model_dump()),
         workspace=root / config.workspace,
         isolation=config.isolation,
         on_escalate=config.on_escalate,
-        on_round=config.on_round,
-        hook_sandbox=build_sandbox(config, root, hooks=True),
-        mcp=mcp,
-        protect=config.protect,
-        patience=config.patience,
-        rollback=config.rollback,
-        merge=config.merge,
-        name=config.name,
-        events=events,
-        critic_artifact=_artifact(config),
-        run_id=run_id,
-        redact=redact,
+        options=LoopOptions(
+            name=config.name,
+            protect=config.protect,
+            patience=config.patience,
+            rollback=config.rollback,
+            merge=config.merge,
+            checklist=tuple(config.checklist),
+            critic_artifact=_artifact(config),
+            restart=overrides.restart,
+            run_id=run_id,
+            events=events,
+            redact=redact,
+            on_round=config.on_round,
+            mcp=tuple(mcp),
+            hook_sandbox=build_sandbox(config, hooks=True),
+        ),
     )
 
 
 def _critic_model(
-    overrides: Overrides, config: LoopConfig, root: Path, author_name: str, author: Model
+    overrides: Overrides, config: LoopSpec, root: Path, author_name: str, author: Model
 ) -> Model:
     """``--critic-model``, else ``HARNESS_CRITIC_MODEL``, else ``[critic] model``: a name, or a
     list whose first model that passes :func:`preflight` is used (none: the author's model)."""
@@ -222,17 +224,18 @@ def _critic_model(
     return _model(single, config.model_options) if single and single != author_name else author
 
 
-def author_model(config: LoopConfig, root: Path, overrides: Overrides = Overrides()) -> Model:
+def author_model(config: LoopSpec, overrides: Overrides = Overrides()) -> Model:
     """The author model ``build_loop`` would use, for work around the loop (plans, syntheses)."""
-    return _model(choose_model(overrides.model, _rooted(config.model, root)), config.model_options)
+    chosen = choose_model(overrides.model, _rooted(config.model, config.root))
+    return _model(chosen, config.model_options)
 
 
-def named_model(name: str, config: LoopConfig, root: Path) -> Model:
+def named_model(name: str, config: LoopSpec) -> Model:
     """The model ``name`` as loop.toml spells it (a ``scripted:`` path is relative to it)."""
-    return _model(_rooted(name, root) or name, config.model_options)
+    return _model(_rooted(name, config.root) or name, config.model_options)
 
 
-def _web_tools(config: LoopConfig) -> list[Tool]:
+def _web_tools(config: LoopSpec) -> list[Tool]:
     web = config.web
     if web is None:
         return []
@@ -254,9 +257,9 @@ def _web_tools(config: LoopConfig) -> list[Tool]:
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
-def mcp_servers(config: LoopConfig, root: Path) -> list[McpServer]:
+def mcp_servers(config: LoopSpec) -> list[McpServer]:
     """loop.toml's ``[[mcp]]`` entries; ``${NAME}`` in an env value is taken from the environment."""
-    return [_mcp_server(entry, index, root) for index, entry in enumerate(config.mcp)]
+    return [_mcp_server(entry, index, config.root) for index, entry in enumerate(config.mcp)]
 
 
 def _mcp_server(entry: McpConfig, index: int, root: Path) -> McpServer:
@@ -281,11 +284,11 @@ def _mcp_server(entry: McpConfig, index: int, root: Path) -> McpServer:
     )
 
 
-def _artifact(config: LoopConfig) -> str:
+def _artifact(config: LoopSpec) -> CriticArtifact:
     if config.critic.artifact != "file":
         return config.critic.artifact
-    assert config.critic.file, "load_config checks critic.file"
-    return f"file:{config.critic.file}"
+    assert config.critic.file, "LoopSpec checks critic.file"
+    return ArtifactFile(config.critic.file)
 
 
 def _overridable(make: Callable[[], Model], source: str | None) -> Model:

@@ -1,0 +1,61 @@
+"""A spec's loop with its own run id and event log: what every command that runs a loop needs."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+
+from harness.core.errors import ConfigError
+from harness.core.sink import EventSink
+from harness.observe.events import EVENTS_FILE, EventLog
+from harness.observe.run_summary import RUNS_DIR
+from harness.outer.loop import OuterLoop
+from harness.spec.build import OverrideError, Overrides, build_loop, mcp_servers
+from harness.spec.loop_spec import LoopSpec
+from harness.tools import Tool
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex[:8]
+
+
+def recorded_loop(
+    spec: LoopSpec,
+    *,
+    overrides: Overrides | None = None,
+    run_id: str | None = None,
+    echo: EventSink | None = None,
+    tools: Sequence[Tool] = (),
+    start_servers: bool = True,
+) -> OuterLoop:
+    """``spec``'s loop, its events logged (redacted) under ``<root>/.harness/runs/<run id>/``.
+
+    ``echo`` also receives every event (the live display). ``tools`` are given to the agent
+    beside the built-ins; with ``start_servers`` the loop starts and stops the spec's ``[[mcp]]``
+    servers itself (callers that share servers between loops pass their tools instead).
+    An error in the spec names its loop.toml; one in a flag or variable names that.
+    """
+    run_id = run_id or new_run_id()
+    try:
+        redactor = spec.redactor()
+        events = EventLog(
+            spec.root / RUNS_DIR / run_id / EVENTS_FILE,
+            run_id=run_id,
+            redactor=redactor,
+            echo=echo,
+        )
+        return build_loop(
+            spec,
+            overrides=overrides or Overrides(),
+            events=events,
+            run_id=run_id,
+            redact=redactor.redact_text,
+            tools=tools,
+            mcp=mcp_servers(spec) if start_servers else (),
+        )
+    except OverrideError:
+        raise  # the flag or variable is named; loop.toml is not to blame
+    except ConfigError as exc:
+        if str(exc).startswith(str(spec.source)):
+            raise
+        raise ConfigError(f"{spec.source}: {exc}") from exc

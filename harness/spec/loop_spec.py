@@ -1,0 +1,202 @@
+"""``LoopSpec``: the one definition of an outer loop, as loop.toml declares it or Python builds it.
+
+Relative paths in a spec are relative to its :attr:`LoopSpec.root`: the folder of the loop.toml it
+was read from, else the current folder. :func:`harness.spec.build.build_loop` turns a spec into a
+ready :class:`~harness.outer.loop.OuterLoop`.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, PrivateAttr, ValidationError, model_validator
+
+from harness.core.errors import ConfigError
+from harness.core.redact import Redactor
+from harness.core.validation import format_validation_error
+from harness.engine.loop import MAX_ITERATIONS
+from harness.outer.options import LoopName, Patience, Rollback
+from harness.spec.sections import (
+    GATE_TYPES,
+    AgentConfig,
+    BudgetConfig,
+    CriticConfig,
+    FleetConfig,
+    GateConfig,
+    HooksConfig,
+    McpConfig,
+    RedactConfig,
+    SandboxConfig,
+    Section,
+    WebConfig,
+)
+
+CONFIG_NAME = "loop.toml"
+
+
+class LoopSpec(Section):
+    """The whole of a loop: ``LoopSpec.from_toml(path)``, or built in Python."""
+
+    goal: str = Field(min_length=1)
+    name: LoopName = "loop"
+    model: str | None = None
+    model_options: dict[str, str | int | float | bool | list[str]] = {}  # passed to litellm
+    workspace: str = "."
+    skill: str | None = None
+    progress: str | None = None
+    checklist: list[str] = []
+    max_iterations: int = Field(10, ge=1, le=MAX_ITERATIONS)
+    attempts: int = Field(1, ge=1, le=8)  # best-of-N: independent attempts, the best one kept
+    isolation: Literal["auto", "worktree", "branch", "none"] = "auto"  # auto: worktree in git
+    rollback: Rollback = "keep"
+    merge: bool = False
+    protect: list[str] | None = None
+    patience: Patience = 3
+    on_escalate: str | None = None
+    on_round: str | None = Field(None, min_length=1)  # command told of every round
+    hooks: HooksConfig = HooksConfig()
+    redact: list[str] | RedactConfig = []  # a list of regexes, or the [redact] table
+    agent: AgentConfig = AgentConfig()
+    critic: CriticConfig = CriticConfig()
+    budget: BudgetConfig = BudgetConfig()
+    gates: list[GateConfig] = []
+    fleet: FleetConfig | None = None
+    mcp: list[McpConfig] = []
+    web: WebConfig | None = None
+
+    sandbox: SandboxConfig = SandboxConfig()
+
+    _root: Path | None = PrivateAttr(None)
+    _file: Path | None = PrivateAttr(None)
+
+    @classmethod
+    def from_toml(cls, path: str | Path) -> LoopSpec:
+        """The spec in ``path`` (a loop.toml, or a folder holding one); errors name file and field."""
+        file = find_config(path)
+        spec = cls._validated(_read_toml(file), file)
+        spec._root, spec._file = file.parent.resolve(), file
+        return spec
+
+    @classmethod
+    def _validated(cls, data: dict[str, Any], source: Path | str) -> LoopSpec:
+        try:
+            spec = cls.model_validate(data)
+        except ValidationError as exc:
+            raise ConfigError(
+                format_validation_error(source, exc, union_tags={"gates": GATE_TYPES})
+            ) from None
+        return spec
+
+    @model_validator(mode="after")
+    def _fields_agree(self) -> LoopSpec:
+        """Rules that tie fields together; each problem on a line of its own."""
+        problems = [f"field '{field}': {problem}" for field, problem in _cross_checks(self)]
+        if problems:
+            raise ValueError("\n".join(problems))
+        return self
+
+    @property
+    def root(self) -> Path:
+        """Where relative paths start: the loop.toml's folder, else the current folder."""
+        return self._root if self._root is not None else Path.cwd()
+
+    @property
+    def source(self) -> Path | str:
+        """What errors about this spec name: its loop.toml, else ``LoopSpec``."""
+        return self._file if self._file is not None else "LoopSpec"
+
+    def with_changes(self, **changes: Any) -> LoopSpec:
+        """A copy with ``changes``, validated again, from the same root."""
+        spec = self._validated({**self.model_dump(), **changes}, self.source)
+        spec._root, spec._file = self._root, self._file
+        return spec
+
+    def progress_path(self) -> Path:
+        return self.root / (self.progress or f"progress/{self.name}.md")
+
+    def redactor(self) -> Redactor:
+        """The run's redactor: ``[redact]`` on top of the secrets found by default."""
+        if isinstance(self.redact, list):
+            return Redactor(self.redact)
+        values: list[str] = []
+        root = self.root
+        for index, name in enumerate(self.redact.values_from):
+            try:
+                text = (root / name).read_text(encoding="utf-8")
+            except OSError as exc:
+                raise ConfigError(
+                    f"field 'redact.values_from[{index}]': cannot read {root / name}: "
+                    f"{exc.strerror}"
+                ) from exc
+            values.extend(line.strip() for line in text.splitlines() if line.strip())
+        return Redactor(self.redact.patterns, secret_env=self.redact.env, values=values)
+
+
+def find_config(path: str | Path) -> Path:
+    """``path`` itself if it is a file, else ``path/loop.toml``."""
+    path = Path(path)
+    candidate = path / CONFIG_NAME if path.is_dir() else path
+    if not candidate.is_file():
+        raise ConfigError(
+            f"{candidate}: no such file (expected a {CONFIG_NAME} or a folder holding one)"
+        )
+    return candidate
+
+
+def _read_toml(file: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(file.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{file}: not valid TOML: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{file}: not UTF-8 text (byte {exc.start} is {exc.object[exc.start]:#04x}); "
+            "save it as UTF-8"
+        ) from None
+    except RecursionError:
+        raise ConfigError(f"{file}: nested too deeply to read") from None
+    except OSError as exc:
+        raise ConfigError(f"{file}: cannot read: {exc.strerror}") from exc
+
+
+def _cross_checks(config: LoopSpec) -> list[tuple[str, str]]:
+    """Rules that tie fields together, as (field, problem)."""
+    problems = []
+    if config.critic.artifact == "file" and not config.critic.file:
+        problems.append(("critic.file", "required when critic.artifact = 'file'"))
+    if not config.gates and not config.critic.enabled:
+        problems.append(
+            ("gates", "give at least one gate or enable the critic; nothing else can pass a round")
+        )
+    if config.fleet is not None and bool(config.fleet.subtasks) == config.fleet.plan:
+        problems.append(("fleet", "give subtasks = [...] or plan = true, not both"))
+    if config.fleet is not None and config.attempts > 1:
+        problems.append(("attempts", "a fleet runs one loop per subtask; attempts must be 1"))
+    if config.attempts > 1 and config.merge:
+        problems.append(("merge", "cannot merge with attempts > 1; the winner's branch is named"))
+    problems.extend(_mcp_checks(config.mcp))
+    engine = config.sandbox.backend in ("docker", "podman")
+    if engine and config.sandbox.image is None:
+        problems.append(("sandbox.image", f"required when backend = '{config.sandbox.backend}'"))
+    if not engine and config.sandbox.image is not None:
+        problems.append(("sandbox.image", "only the docker and podman backends use an image"))
+    if config.web is not None and config.web.allow_domains is None and config.web.search is None:
+        problems.append(("web", "give allow_domains (for fetch_url), [web.search], or both"))
+    return problems
+
+
+def _mcp_checks(servers: list[McpConfig]) -> list[tuple[str, str]]:
+    problems = []
+    seen: set[str] = set()
+    for index, server in enumerate(servers):
+        where = f"mcp[{index}]"
+        if (server.command is None) == (server.url is None):
+            problems.append((where, "give either command (stdio) or url (streamable HTTP)"))
+        if server.url is not None and (server.env or server.cwd):
+            problems.append((where, "env and cwd apply to a command, not to a url"))
+        if server.name in seen:
+            problems.append((f"{where}.name", f"{server.name!r} is used by an earlier server"))
+        seen.add(server.name)
+    return problems

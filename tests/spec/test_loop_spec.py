@@ -1,0 +1,117 @@
+"""LoopSpec: one definition, read from loop.toml or built in Python, checked the same way."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from harness.core.errors import ConfigError
+from harness.core.sink import NULL_SINK
+from harness.outer.options import ArtifactFile, LoopOptions
+from harness.spec import LoopSpec
+from harness.spec.build import build_loop
+
+GOOD = 'goal = "fix it"\nmodel = "scripted:replies.json"\n[[gates]]\ntype = "command"\ncmd = "true"\n'
+
+
+def _toml(folder: Path, text: str) -> Path:
+    (folder / "loop.toml").write_text(text, encoding="utf-8")
+    (folder / "replies.json").write_text("[]", encoding="utf-8")
+    return folder
+
+
+def test_from_toml_keeps_the_folder_its_paths_start_from(tmp_path: Path) -> None:
+    spec = LoopSpec.from_toml(_toml(tmp_path, GOOD))
+    assert spec.root == tmp_path.resolve()
+    assert spec.source == tmp_path / "loop.toml"
+    assert spec.progress_path() == tmp_path.resolve() / "progress" / "loop.md"
+
+
+def test_a_python_spec_starts_its_paths_at_the_current_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    spec = LoopSpec(goal="fix it", name="dates")
+    assert (spec.root, spec.source) == (tmp_path, "LoopSpec")
+    assert spec.progress_path() == tmp_path / "progress" / "dates.md"
+
+
+@pytest.mark.parametrize(
+    ("line", "field"),
+    [
+        ("patience = 1", "patience"),
+        ("patience = true", "patience"),
+        ('rollback = "sometimes"', "rollback"),
+        ("max_iterations = 101", "max_iterations"),
+        ('name = "../up"', "name"),
+    ],
+)
+def test_a_bad_value_names_the_file_and_the_field(tmp_path: Path, line: str, field: str) -> None:
+    _toml(tmp_path, GOOD.replace("[[gates]]", f"{line}\n[[gates]]"))
+    with pytest.raises(ConfigError) as caught:
+        LoopSpec.from_toml(tmp_path)
+    assert str(caught.value).startswith(f"{tmp_path / 'loop.toml'}: field '{field}'")
+
+
+def test_fields_that_disagree_are_named_in_python_too() -> None:
+    with pytest.raises(ValidationError, match=r"field 'critic.file': required"):
+        LoopSpec(goal="g", critic={"artifact": "file"})  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match=r"field 'gates': give at least one gate"):
+        LoopSpec(goal="g", critic={"enabled": False})  # type: ignore[arg-type]
+
+
+def test_every_problem_of_a_file_is_named_on_its_own_line(tmp_path: Path) -> None:
+    text = GOOD.replace("[[gates]]", "merge = true\nattempts = 2\n[[gates]]")
+    text += '[critic]\nartifact = "file"\n'
+    with pytest.raises(ConfigError) as caught:
+        LoopSpec.from_toml(_toml(tmp_path, text))
+    assert str(caught.value).splitlines() == [
+        f"{tmp_path / 'loop.toml'}: field 'critic.file': required when critic.artifact = 'file'",
+        f"{tmp_path / 'loop.toml'}: field 'merge': cannot merge with attempts > 1; "
+        "the winner's branch is named",
+    ]
+
+
+def test_with_changes_checks_the_changes_and_keeps_the_root(tmp_path: Path) -> None:
+    spec = LoopSpec.from_toml(_toml(tmp_path, GOOD))
+    changed = spec.with_changes(name="other", max_iterations=4)
+    assert (changed.name, changed.max_iterations, changed.root) == ("other", 4, spec.root)
+    assert spec.name == "loop"  # the original is untouched
+    with pytest.raises(ConfigError, match=r"loop\.toml: field 'max_iterations'"):
+        spec.with_changes(max_iterations=0)
+
+
+def test_the_critic_judges_a_named_file_as_a_typed_choice(tmp_path: Path) -> None:
+    text = GOOD + '[critic]\nartifact = "file"\nfile = "draft.md"\n'
+    loop = build_loop(LoopSpec.from_toml(_toml(tmp_path, text)), events=NULL_SINK)
+    assert loop.settings.options.critic_artifact == ArtifactFile("draft.md")
+    plain = build_loop(LoopSpec.from_toml(_toml(tmp_path, GOOD)), events=NULL_SINK)
+    assert plain.settings.options.critic_artifact == "diff"
+
+
+@pytest.mark.parametrize(
+    ("given", "field"),
+    [
+        ({"patience": 1}, "patience"),
+        ({"patience": 101}, "patience"),
+        ({"rollback": "never"}, "rollback"),
+        ({"name": "a b"}, "name"),
+        ({"on_round": "  "}, "on_round"),
+        ({"critic_artifact": "the draft"}, "critic_artifact"),
+        ({"protect": ["/etc/passwd"]}, "protect"),
+        ({"patients": 3}, "patients"),
+    ],
+)
+def test_loop_options_refuse_what_loop_toml_refuses(given: dict[str, object], field: str) -> None:
+    with pytest.raises(ConfigError, match=field):
+        LoopOptions(**given)  # type: ignore[arg-type]
+
+
+def test_loop_options_keep_what_they_are_given() -> None:
+    options = LoopOptions(patience=2, rollback="failed", protect=("tests/**",), name="x.y-1")
+    assert (options.patience, options.rollback, options.protect, options.name) == (
+        2, "failed", ("tests/**",), "x.y-1",
+    )  # fmt: skip
+    assert LoopOptions(patience=100).patience == 100
