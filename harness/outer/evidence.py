@@ -17,6 +17,7 @@ from harness.outer.run import Run
 from harness.outer.settings import CRITIC_DIFF_CHARS, Settings
 from harness.outer.task import TaskInputs, render_task
 from harness.tools import Toolbox
+from harness.verify.artifact import read_artifact
 from harness.verify.gates import PytestGate, measure_baselines
 from harness.verify.junit import JUnitReport
 from harness.verify.round import verify
@@ -124,8 +125,7 @@ def _artifact(settings: Settings, run: Run, delivered: Path, session: AgentRun, 
     """What the critic judges: a named file as delivered, the diff (bounded), or the session's
     last answer."""
     if settings.critic_artifact.startswith("file:"):
-        target = delivered / settings.critic_artifact.removeprefix("file:")
-        return target.read_text(encoding="utf-8") if target.is_file() else ""
+        return read_artifact(delivered, settings.critic_artifact.removeprefix("file:"))
     if settings.critic_artifact == "diff" and run.workspace.base_commit:
         return truncate_diff(diff, CRITIC_DIFF_CHARS)
     return session.final or ""
