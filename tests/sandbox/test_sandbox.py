@@ -8,6 +8,7 @@ import socket
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -185,6 +186,52 @@ def test_the_network_is_off_unless_enabled(tmp_path: Path) -> None:
     assert closed.exit_code != 0
     assert "Connection refused" in closed.output
     assert opened.exit_code == 0, opened.output
+    assert len(accepted) == 1
+
+
+@pytest.fixture
+def host_unix_server() -> Iterator[tuple[str, list[object]]]:
+    """A unix socket server of the host's in a folder of /run; what it accepted."""
+    try:
+        folder = Path(tempfile.mkdtemp(prefix="harness-test-", dir="/run"))
+    except OSError as exc:
+        pytest.skip(f"cannot make a folder in /run: {exc}")
+    path = str(folder / "service.sock")
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(path)
+    server.listen()
+    server.settimeout(10)  # the accepting thread ends by itself
+    accepted: list[object] = []
+    threading.Thread(target=lambda: accepted.append(server.accept()), daemon=True).start()
+    yield path, accepted
+    server.close()
+    shutil.rmtree(folder)
+
+
+def test_without_network_the_host_unix_sockets_in_run_are_out_of_reach(
+    tmp_path: Path, host_unix_server: tuple[str, list[object]]
+) -> None:
+    """A service's socket under /run (docker, D-Bus, a database) cannot be reached: the
+    sandbox gets an empty /run when the network is off.
+
+    What remains: a socket a host process keeps elsewhere in the read-only root (under
+    ``/var/lib``, say) or in the workspace itself (git's fsmonitor daemon in a ``.git``) is
+    still reachable; with ``network`` on, /run is the host's (its resolver may need it).
+    """
+    path, accepted = host_unix_server
+    probe = f"python3 -c \"import socket; socket.socket(socket.AF_UNIX).connect('{path}')\""
+
+    closed = Sandbox("bwrap").run(probe, cwd=tmp_path, timeout=10)
+
+    assert closed.exit_code != 0
+    assert "FileNotFoundError" in closed.output
+    assert accepted == []
+    with socket.socket(socket.AF_UNIX) as client:  # the service does listen
+        client.connect(path)
+    for _ in range(100):
+        if accepted:
+            break
+        time.sleep(0.05)
     assert len(accepted) == 1
 
 
