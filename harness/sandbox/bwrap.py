@@ -33,19 +33,23 @@ def bwrap_argv(
     cwd: Path,
     network: bool,
     tmp_bytes: int,
+    shm_bytes: int | None = None,
     readonly: Sequence[Path] = (),
     writable: Sequence[Path] = (),
 ) -> list[str]:
     """``bwrap ... -- command``: the root read-only, the workspace and ``writable`` not.
 
     New PID, IPC, UTS, cgroup, user and (unless ``network``) network namespaces; a private
-    ``/tmp`` of ``tmp_bytes``; without ``network``, empty :data:`RUNTIME_DIRS` (the host's
+    ``/tmp`` of ``tmp_bytes`` and ``/dev/shm`` of ``shm_bytes`` (default ``tmp_bytes``), the rest
+    of ``/dev`` read-only; without ``network``, empty :data:`RUNTIME_DIRS` (the host's
     unix sockets out of reach); the harness's home folder hidden (its credentials: ``~/.netrc``,
     ``~/.aws``, ``~/.ssh``) but for the interpreter's and ``PATH``'s folders in it; the
     workspace's ``.git``, the harness's state in its ``.harness`` and every ``readonly`` path
     mounted read-only over the writable workspace; no capabilities; killed with the harness.
     """
     argv = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    shm = str(tmp_bytes if shm_bytes is None else shm_bytes)
+    argv += ["--perms", "1777", "--size", shm, "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
     argv += ["--size", str(tmp_bytes), "--tmpfs", "/tmp", "--dir", SANDBOX_HOME]
     hidden = [Path("/tmp")]
     if not network:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import subprocess
 import sys
 import tempfile
 import threading
@@ -16,6 +17,7 @@ import pytest
 
 from harness.core.errors import ConfigError
 from harness.sandbox import Limits, Sandbox
+from harness.sandbox.limits import MB
 from harness.sandbox.sandbox import NOT_SANDBOXED
 
 pytestmark = pytest.mark.usefixtures("bwrap_ok")
@@ -233,6 +235,35 @@ def test_without_network_the_host_unix_sockets_in_run_are_out_of_reach(
             break
         time.sleep(0.05)
     assert len(accepted) == 1
+
+
+def park_in_shm(mb: int) -> str:
+    return (
+        f"head -c {mb * MB} /dev/zero > /dev/shm/parked; "
+        "echo parked=$(wc -c < /dev/shm/parked); echo x > /dev/parked || echo dev-refused"
+    )
+
+
+def test_dev_shm_is_bounded_by_the_memory_limit_without_a_cgroup(tmp_path: Path) -> None:
+    """A long-running process (:meth:`Sandbox.wrap`) never has a cgroup: before, 119 MB could
+    be parked in /dev/shm under ``memory_mb = 64``, counted by nothing."""
+    argv, env = Sandbox("bwrap", limits=Limits(memory_mb=64)).wrap(
+        ["/bin/sh", "-c", park_in_shm(119)], cwd=tmp_path
+    )
+    done = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True,
+                          timeout=30, check=False)  # fmt: skip
+    output = done.stdout + done.stderr
+    assert f"parked={64 * MB}\n" in output  # cut at the bound
+    assert "No space left on device" in output
+    assert "dev-refused" in output  # nor can it park anything in /dev itself
+
+
+def test_dev_shm_is_bounded_by_the_tmp_limit(tmp_path: Path) -> None:
+    result = Sandbox("bwrap", limits=Limits(tmp_mb=8)).run(park_in_shm(16), cwd=tmp_path,
+                                                           timeout=30)  # fmt: skip
+    assert f"parked={8 * MB}\n" in result.output
+    assert "No space left on device" in result.output
+    assert "dev-refused" in result.output
 
 
 @pytest.mark.parametrize(
