@@ -1,6 +1,25 @@
-"""Bounded text: one way to cut long output, keeping its head and tail."""
+"""Text for people: one way to cut long output, keeping its head and tail, and one way to make
+text from an agent inert on a terminal."""
 
 from __future__ import annotations
+
+import re
+
+_ESCAPES = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves, clearing the screen
+    r"|\x1b[\]PX^_][^\x07\x1b\n]*(?:\x07|\x1b\\)?"  # OSC (a clipboard write), DCS, ...: to their end
+    r"|\x1b[ -/]*[0-~]"  # the two-character escapes
+)
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # C0 but tab and newline, DEL, C1
+_LINE_BREAKS = re.compile(r"[\t\n]")
+
+
+def inert(text: str, *, multiline: bool = True) -> str:
+    """``text`` with every escape sequence and control character taken out, so that what an
+    agent wrote cannot clear the screen, colour a fake result, move the cursor or write the
+    clipboard when shown. Tabs and newlines stay when ``multiline``, else become spaces."""
+    text = _CONTROLS.sub("", _ESCAPES.sub("", text))
+    return text if multiline else _LINE_BREAKS.sub(" ", text)
 
 
 def truncate(text: str, limit: int, *, head_share: float = 0.5, total: int | None = None) -> str:

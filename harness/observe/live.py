@@ -1,6 +1,7 @@
 """Live progress of a run in the terminal, as an event sink.
 
 Wire it as an :class:`harness.observe.events.EventLog`'s ``echo`` so it only ever sees redacted events.
+Agent text reaches the terminal inert: no escape sequence or control character gets through.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from harness.core.event_schema import (
     ToolStart,
     make_event,
 )
+from harness.core.text import inert
 
 Mode = Literal["live", "quiet", "json"]
 MODES: tuple[Mode, ...] = ("live", "quiet", "json")
@@ -75,7 +77,7 @@ def argument_preview(arguments_json: str, *, limit: int) -> str:
     if isinstance(arguments, dict):
         texts = [value for value in arguments.values() if isinstance(value, str)]
         arguments = texts[0] if texts else ""
-    text = " ".join(str(arguments).split())
+    text = " ".join(inert(str(arguments)).split())
     return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
 
 
@@ -135,8 +137,8 @@ class LiveProgress:
         event = make_event(kind, **{"run_id": "", **data})
         with self._lock:
             self._update(event)
-            if self.mode == "json":
-                self._write_line(event.model_dump_json())
+            if self.mode == "json":  # ASCII: every control character escaped
+                self._write_line(json.dumps(event.model_dump(mode="json"), separators=(",", ":")))
             elif self.mode == "quiet":
                 return
             elif isinstance(event, RunEnd):
@@ -237,7 +239,8 @@ class LiveProgress:
             self._write_line(self.status_line())
 
     def _redraw(self, *, newline: bool = False) -> None:
-        self.stream.write("\r\x1b[K" + self.status_line(self._width()) + ("\n" if newline else ""))
+        line = inert(self.status_line(self._width()), multiline=False)
+        self.stream.write("\r\x1b[K" + line + ("\n" if newline else ""))
         self.stream.flush()
 
     def _start_ticker(self) -> None:
@@ -263,5 +266,5 @@ class LiveProgress:
 
     def _write_line(self, line: str) -> None:
         prefix = "\r\x1b[K" if self._tty and self.mode == "live" else ""
-        self.stream.write(prefix + line + "\n")
+        self.stream.write(prefix + inert(line) + "\n")
         self.stream.flush()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from harness.core.event_schema import GateReportEvent
+from harness.core.text import inert
 from harness.observe.live import format_cost, format_duration, format_tokens, gate_mark
 from harness.observe.report_html import render_html
 from harness.observe.run_summary import (
@@ -45,13 +46,14 @@ def render_runs(runs: list[RunInfo]) -> str:
         started = run.started.strftime("%Y-%m-%d %H:%M") if run.started else "?"
         lines.append(
             f"{run.run_id:<28} {started:<17} {run.outcome:<15} {run.rounds:>6} "
-            f"{format_cost(run.cost_usd):>8}  {_clip(run.goal, 50)}"
+            f"{format_cost(run.cost_usd):>8}  {_clip(inert(run.goal, multiline=False), 50)}"
         )
     return "\n".join(lines) + "\n"
 
 
 def render_text(summary: RunSummary) -> str:
-    """A plain-text report: the run's totals, a line per round, compactions and escalation."""
+    """A plain-text report: the run's totals, a line per round, compactions and escalation;
+    what the agent wrote in it is made inert (:func:`~harness.core.text.inert`)."""
     usage = summary.usage
     lines = [
         f"run {summary.run_id} · {summary.outcome} · {len(summary.rounds)}/"
@@ -87,7 +89,7 @@ def render_text(summary: RunSummary) -> str:
             lines.append(f"  report: {summary.escalation.report_path}")
     if summary.stop_message:
         lines += ["", f"stop: {summary.outcome} — {summary.stop_message}"]
-    return "\n".join(lines) + "\n"
+    return inert("\n".join(lines)) + "\n"
 
 
 def _gates_text(gates: Sequence[GateReportEvent]) -> str:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from harness.core.atomic import atomic_write_text
 from harness.core.stop import StopReason
+from harness.core.text import inert
 from harness.core.usage import Usage
 from harness.memory.progress_items import Attempt
 from harness.outer.decision import RoundReport
@@ -80,7 +81,7 @@ def render_escalation(e: Escalation) -> str:
         lines += ["## Critic's last verdict", "", f"Score {last_verdict.score:.1f}/10", ""]
         lines.extend(f"- {r}" for r in last_verdict.reasons)
         lines.append("")
-    return "\n".join(lines)
+    return inert("\n".join(lines))  # agent text, shown on a terminal or in an editor
 
 
 def _earlier_round(attempt: Attempt) -> list[str]:

@@ -18,6 +18,7 @@ from harness.outer.run import Run
 from harness.outer.settings import CRITIC_DIFF_CHARS, Settings
 from harness.outer.task import TaskInputs, render_task
 from harness.tools import Toolbox
+from harness.verify.artifact import read_artifact
 from harness.verify.gates import PytestGate, measure_baselines
 from harness.verify.junit import JUnitReport
 from harness.verify.round import verify
@@ -126,8 +127,7 @@ def _artifact(settings: Settings, run: Run, delivered: Path, session: AgentRun, 
     last answer."""
     artifact = settings.options.critic_artifact
     if isinstance(artifact, ArtifactFile):
-        target = delivered / artifact.path
-        return target.read_text(encoding="utf-8") if target.is_file() else ""
+        return read_artifact(delivered, artifact.path)
     if artifact == "diff" and run.workspace.base_commit:
         return truncate_diff(diff, CRITIC_DIFF_CHARS)
     return session.final or ""

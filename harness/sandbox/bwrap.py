@@ -20,6 +20,10 @@ MOUNT_POINTS_BYTES = 1 << 20
 """Size of the empty file system laid over the hidden home: room for mount points only."""
 STATE_GLOBS = (".harness/*.escalation.md", ".harness/*.lock")
 """The harness's own files in ``.harness`` (the rest of it is the workspace's)."""
+RUNTIME_DIRS = (Path("/run"), Path("/var/run"))
+"""Where the host's services keep their unix sockets (docker, D-Bus, databases, the user's
+session): replaced by an empty file system when the network is off, since a unix socket is
+reachable through a read-only mount and outside any network namespace."""
 
 
 def bwrap_argv(
@@ -29,24 +33,36 @@ def bwrap_argv(
     cwd: Path,
     network: bool,
     tmp_bytes: int,
+    shm_bytes: int | None = None,
     readonly: Sequence[Path] = (),
     writable: Sequence[Path] = (),
 ) -> list[str]:
     """``bwrap ... -- command``: the root read-only, the workspace and ``writable`` not.
 
     New PID, IPC, UTS, cgroup, user and (unless ``network``) network namespaces; a private
-    ``/tmp`` of ``tmp_bytes``; the harness's home folder hidden (its credentials: ``~/.netrc``,
+    ``/tmp`` of ``tmp_bytes`` and ``/dev/shm`` of ``shm_bytes`` (default ``tmp_bytes``), the rest
+    of ``/dev`` read-only; without ``network``, empty :data:`RUNTIME_DIRS` (the host's
+    unix sockets out of reach); the harness's home folder hidden (its credentials: ``~/.netrc``,
     ``~/.aws``, ``~/.ssh``) but for the interpreter's and ``PATH``'s folders in it; the
     workspace's ``.git``, the harness's state in its ``.harness`` and every ``readonly`` path
     mounted read-only over the writable workspace; no capabilities; killed with the harness.
     """
     argv = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    shm = str(tmp_bytes if shm_bytes is None else shm_bytes)
+    argv += ["--perms", "1777", "--size", shm, "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
     argv += ["--size", str(tmp_bytes), "--tmpfs", "/tmp", "--dir", SANDBOX_HOME]
+    hidden = [Path("/tmp")]
+    if not network:
+        runtime = [path for path in RUNTIME_DIRS if path.is_dir() and not path.is_symlink()]
+        for path in runtime:
+            argv += ["--size", str(MOUNT_POINTS_BYTES), "--tmpfs", str(path)]
+        hidden += runtime
     home = _home_to_hide(workspace)
     if home is not None:
         argv += ["--size", str(MOUNT_POINTS_BYTES), "--tmpfs", str(home)]
+        hidden.append(home)
     search_path = tuple(os.environ.get("PATH", "").split(os.pathsep))
-    for area in [Path("/tmp")] + ([home] if home is not None else []):
+    for area in hidden:
         for path in _mounted_back(area, search_path):
             argv += ["--ro-bind", str(path), str(path)]
     argv += ["--bind", str(workspace), str(workspace)]

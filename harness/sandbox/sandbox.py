@@ -199,6 +199,7 @@ class Sandbox:
             nproc_prefix(self.limits) + argv if nproc else argv,
             workspace=root, cwd=here, network=self.network,
             tmp_bytes=self.limits.tmp_mb * MB, readonly=self.readonly,
+            shm_bytes=min(self.limits.tmp_mb, self.limits.memory_mb) * MB,
             writable=[Path(p) for p in writable],
         )  # fmt: skip
 

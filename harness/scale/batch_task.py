@@ -98,7 +98,7 @@ def read_record(out: Path, name: str) -> TaskRecord | None:
     if not path.exists():
         return None
     try:
-        return TaskRecord.model_validate_json(path.read_text(encoding="utf-8"))
+        return TaskRecord.model_validate_json(path.read_bytes())  # not UTF-8: a named error
     except ValidationError as exc:
         raise ConfigError(format_validation_error(path, exc)) from None
 
@@ -110,6 +110,11 @@ def load_tasks(path: str | Path) -> list[BatchTask]:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read the task file: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path}: not UTF-8 text (byte {exc.start} is {exc.object[exc.start]:#04x}); "
+            "save it as UTF-8"
+        ) from None
     base = path.resolve().parent
     tasks: list[BatchTask] = []
     for number, line in enumerate(text.splitlines(), start=1):
@@ -120,6 +125,8 @@ def load_tasks(path: str | Path) -> list[BatchTask]:
             data = json.loads(line)
         except json.JSONDecodeError as exc:
             raise ConfigError(f"{where}: not valid JSON: {exc.msg}") from exc
+        except RecursionError:
+            raise ConfigError(f"{where}: nested too deeply to read") from None
         if not isinstance(data, dict):
             raise ConfigError(f"{where}: expected a JSON object with a name and a loop")
         try:

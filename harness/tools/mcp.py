@@ -241,7 +241,7 @@ class McpTool(Tool):
         return arguments
 
     def _call(self, kwargs: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        return observation(self.connection.call(self.remote_name, kwargs))
+        return observation(self.connection.call(self.remote_name, kwargs), ctx.max_output_chars)
 
 
 def _transport(server: McpServer, sandbox: Sandbox, stderr: TextIO) -> Any:

@@ -2,7 +2,13 @@
 
 Text blocks are kept as they are; structured content is shown as JSON when no text block
 carries it; images, audio and binary resources are described rather than pasted. A result the
-server marks as an error becomes an error observation.
+server marks as an error becomes an error observation. Each part is cut to the observation's
+limit before the parts are joined, so no second copy of a huge result is made here.
+
+What this cannot bound: the MCP SDK reads a whole JSON-RPC message before handing it over (its
+stdio reader joins the line's chunks, then parses it into a model), so a 20 MB result still
+costs the process about ten times its size while it is read (191 MB measured), released when the
+call returns.
 """
 
 from __future__ import annotations
@@ -10,17 +16,19 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from harness.core.text import truncate
 from harness.tools.toolkit import ERROR_PREFIX, ToolResult
 
 if TYPE_CHECKING:
     from mcp.types import CallToolResult
 
 
-def observation(result: CallToolResult) -> ToolResult:
-    parts = [_block_text(block) for block in result.content]
+def observation(result: CallToolResult, limit: int) -> ToolResult:
+    """``result`` as the model reads it, each part cut to ``limit`` characters (head and tail)."""
+    parts = [truncate(_block_text(block), limit) for block in result.content]
     structured = result.structured_content
     if structured is not None and not any(_block_kind(b) == "text" for b in result.content):
-        parts.append(json.dumps(structured, ensure_ascii=False, indent=2))
+        parts.append(truncate(json.dumps(structured, ensure_ascii=False, indent=2), limit))
     text = "\n".join(part for part in parts if part) or "(no output)"
     if result.is_error:
         return ToolResult(f"{ERROR_PREFIX}{text}", is_error=True)

@@ -144,14 +144,9 @@ class Critic:
         if not goal.strip():
             raise ConfigError("goal: empty")
         if not artifact.strip():
-            verdict = Verdict(
-                score=0.0,
-                passed=False,
-                reasons=["empty artifact"],
-                fixes=["Produce the artifact the goal asks for."],
-                threshold=self.threshold,
+            return self.fail(
+                "empty artifact", "Produce the artifact the goal asks for.", round=round
             )
-            return self._emit(verdict, round)
         rendered = self.criteria if criteria is None else _render_criteria(criteria)
         messages: list[Message] = [
             {"role": "system", "content": self.system_prompt},
@@ -186,6 +181,13 @@ class Critic:
             raw=raw,
         )
         return self._emit(verdict, round, messages)
+
+    def fail(self, reason: str, fix: str, *, round: int | None = None) -> Verdict:
+        """A failing verdict given without asking the model (nothing fit to judge)."""
+        verdict = Verdict(
+            score=0.0, passed=False, reasons=[reason], fixes=[fix], threshold=self.threshold
+        )
+        return self._emit(verdict, round)
 
     def _ask(self, messages: list[Message]) -> tuple[str, Usage]:
         reply = self.model.complete(messages, max_tokens=self.max_tokens)

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.core.errors import ConfigError
+from harness.core.errors import ConfigError, ToolError
 from harness.core.sink import EventSink
 from harness.tools.paths import check_protect_patterns, protecting_pattern
 from harness.verify.critic import Critic, Verdict
@@ -180,7 +180,16 @@ def verify(
         )
     if critic is None or not all(r.passed for r in reports):
         return Evidence((), reports, None)
-    verdict = critic.review(goal, artifact(), criteria=criteria, round=round_number)
+    try:
+        text = artifact()
+    except ToolError as exc:
+        verdict = critic.fail(
+            f"the artifact was not read: {exc}",
+            "Deliver the artifact as a regular file in the workspace, not a link to one.",
+            round=round_number,
+        )
+        return Evidence((), reports, verdict)
+    verdict = critic.review(goal, text, criteria=criteria, round=round_number)
     return Evidence((), reports, verdict)
 
 

@@ -135,6 +135,17 @@ def test_a_bad_task_file_exits_2_naming_line_and_field(tmp_path: Path) -> None:
     assert "tasks.jsonl:2: field 'max_iterations'" in result.stderr
 
 
+def test_a_task_file_not_utf8_or_nested_too_deeply_exits_2(tmp_path: Path) -> None:
+    (tmp_path / "latin1.jsonl").write_bytes(b'{"name": "caf\xe9", "loop": "x"}\n')
+    (tmp_path / "nested.jsonl").write_bytes(b"[" * 100_000 + b"]" * 100_000 + b"\n")
+    latin1 = harness("batch", "latin1.jsonl", cwd=tmp_path)
+    nested = harness("batch", "nested.jsonl", cwd=tmp_path)
+    assert (latin1.returncode, nested.returncode) == (2, 2)
+    assert "latin1.jsonl: not UTF-8 text (byte 13 is 0xe9)" in latin1.stderr
+    assert "nested.jsonl:1: nested too deeply to read" in nested.stderr
+    assert "Traceback" not in latin1.stderr + nested.stderr
+
+
 def test_an_interrupt_lets_the_running_task_end_and_starts_no_other(tmp_path: Path) -> None:
     _project(tmp_path)
     out = tmp_path / "out"

@@ -187,3 +187,35 @@ def test_formats_and_bad_mode() -> None:
     assert [format_duration(s) for s in (42, 725, 3723)] == ["00:42", "12:05", "1:02:03"]
     with pytest.raises(ConfigError, match="mode"):
         LiveProgress(io.StringIO(), mode="loud")  # type: ignore[arg-type]
+
+
+def test_agent_text_reaches_the_terminal_inert() -> None:
+    from tests.core.test_text import ATTACK
+
+    stream = TTYStream()
+    progress = LiveProgress(stream, clock=FakeClock(), tick=None, width=lambda: 200)
+    progress.emit("run_start", goal="g", model="m", max_iterations=2, workspace=".",
+                  notes=[ATTACK])  # fmt: skip
+    progress.emit("round_start", round=1, max_iterations=2)
+    progress.emit("tool_start", name="run_shell", arguments_preview=ATTACK, step=1)
+    progress.emit("stop", reason="ERROR", message=ATTACK)
+    shown = stream.getvalue().replace("\r\x1b[K", "")  # the redraw's own prefix
+    for control in ("\x1b", "\x07", "\x9b", "\r"):
+        assert control not in shown
+    assert "note: all good PASSED2Jdone\n" in shown
+    assert "stop: ERROR — all good PASSED2Jdone\n" in shown
+    assert "run_shell all good PASSED2Jdone" in shown
+    assert "Y3VybCBldmlsLnNoIHwgc2g=" not in shown  # the clipboard's payload is gone too
+
+
+def test_json_mode_escapes_every_control_character_and_loses_nothing() -> None:
+    import json
+
+    from tests.core.test_text import ATTACK
+
+    stream = io.StringIO()
+    LiveProgress(stream, mode="json").emit("stop", reason="ERROR", message=ATTACK)
+    line = stream.getvalue()
+    assert line.isascii()
+    assert "\x1b" not in line
+    assert json.loads(line)["message"] == ATTACK

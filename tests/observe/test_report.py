@@ -284,3 +284,21 @@ def test_each_timeline_band_says_how_long_its_round_took() -> None:
     svg = timeline(rows, title="t", total=3.8, fmt_time=lambda s: f"{s:.0f}")
     labels = re.findall(r'class="duration">([^<]*)</text>', svg)
     assert labels == ["3.7 s", "0.03 s"]  # the sliver of round 2 is still readable
+
+
+def test_agent_text_in_the_text_reports_comes_out_inert(tmp_path: Path) -> None:
+    from tests.core.test_text import ATTACK
+
+    run_dir = tmp_path / RUNS_DIR / "run-x"
+    log = EventLog(run_dir / "events.jsonl", run_id="run-x", redactor=Redactor(env={}))
+    log.emit("run_start", goal=ATTACK, model="m", max_iterations=1, workspace=".")
+    log.emit("stop", reason="ERROR", message=ATTACK)
+    log.emit("run_end", stop_reason="ERROR", passed=False, iterations=0, duration=1.0)
+    text = render_text(load_run(run_dir))
+    table = render_runs(list_runs(tmp_path / RUNS_DIR))
+    for shown in (text, table):
+        for control in ("\x1b", "\x07", "\x9b", "\r"):
+            assert control not in shown
+    assert "goal: all good PASSED2Jdone\n" in text
+    assert "stop: ERROR — all good PASSED2Jdone\n" in text
+    assert table.rstrip().endswith("all good PASSED2Jdone")

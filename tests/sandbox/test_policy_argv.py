@@ -16,6 +16,7 @@ from pydantic import ValidationError
 import harness.sandbox.bwrap
 from harness.sandbox.bwrap import (
     MOUNT_POINTS_BYTES,
+    RUNTIME_DIRS,
     SANDBOX_HOME,
     STATE_GLOBS,
     STATE_NAMES,
@@ -55,7 +56,14 @@ def test_the_bwrap_command_line_is_exactly_the_policy(
         readonly=[extra_ro, tmp_path / "missing"], writable=[extra_rw],
     )  # fmt: skip
     head = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+            "--perms", "1777", "--size", str(7 * MB), "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
             "--size", str(7 * MB), "--tmpfs", "/tmp", "--dir", SANDBOX_HOME]  # fmt: skip
+    head += [  # the host's unix sockets out of reach
+        part
+        for path in RUNTIME_DIRS
+        if path.is_dir() and not path.is_symlink()
+        for part in ("--size", str(MOUNT_POINTS_BYTES), "--tmpfs", str(path))
+    ]
     head += ["--size", str(MOUNT_POINTS_BYTES), "--tmpfs", str(home)]  # the home hidden
     assert argv[: len(head)] == head
     rest = argv[len(head) :]
@@ -88,9 +96,9 @@ def test_a_home_that_is_the_root_missing_or_in_the_workspace_is_not_hidden(
     ws = tmp_path / "workspace"
     (ws / "inner").mkdir(parents=True)
     monkeypatch.setenv("HOME", where if where == "/" else str(tmp_path / where))
-    argv = bwrap_argv(["true"], workspace=ws, cwd=ws, network=False, tmp_bytes=MB)
-    assert "--remount-ro" not in argv
-    assert argv.count("--tmpfs") == 1
+    argv = bwrap_argv(["true"], workspace=ws, cwd=ws, network=True, tmp_bytes=MB)
+    assert argv.count("--remount-ro") == 1  # /dev only
+    assert argv.count("--tmpfs") == 2  # /dev/shm and /tmp
 
 
 def test_the_home_is_found_through_its_real_path(
@@ -101,11 +109,11 @@ def test_the_home_is_found_through_its_real_path(
     monkeypatch.setenv("HOME", str(tmp_path / "link"))
     argv = bwrap_argv(["true"], workspace=tmp_path / "real" / "..", cwd=tmp_path, network=False,
                       tmp_bytes=MB)  # fmt: skip
-    assert "--remount-ro" not in argv  # the workspace holds the home, by its real path
+    assert str(tmp_path / "real") not in argv  # the workspace holds the home, by its real path
     ws = tmp_path / "ws"
     ws.mkdir()
     hidden = bwrap_argv(["true"], workspace=ws, cwd=ws, network=False, tmp_bytes=MB)
-    assert hidden[hidden.index("--remount-ro") + 1] == str(tmp_path / "real")
+    assert hidden[len(hidden) - hidden[::-1].index("--remount-ro")] == str(tmp_path / "real")
 
 
 def test_network_is_shared_only_when_asked(tmp_path: Path) -> None:
@@ -114,6 +122,13 @@ def test_network_is_shared_only_when_asked(tmp_path: Path) -> None:
     index = shared.index("--new-session")
     assert shared[index + 1] == "--share-net"
     assert shared.count("--share-net") == 1
+    assert "/run" not in shared  # the host's resolver may need it
+    closed = bwrap_argv(["true"], workspace=ws, cwd=ws, network=False, tmp_bytes=MB)
+    assert "--share-net" not in closed
+    if Path("/run").is_dir():
+        assert closed[closed.index("/run") - 3 :][:4] == [
+            "--size", str(MOUNT_POINTS_BYTES), "--tmpfs", "/run"
+        ]  # fmt: skip
 
 
 @pytest.mark.skipif(not HAS_BWRAP, reason="bubblewrap is not installed")

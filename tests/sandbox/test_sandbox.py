@@ -5,9 +5,11 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +17,7 @@ import pytest
 
 from harness.core.errors import ConfigError
 from harness.sandbox import Limits, Sandbox
+from harness.sandbox.limits import MB
 from harness.sandbox.sandbox import NOT_SANDBOXED
 
 pytestmark = pytest.mark.usefixtures("bwrap_ok")
@@ -186,6 +189,81 @@ def test_the_network_is_off_unless_enabled(tmp_path: Path) -> None:
     assert "Connection refused" in closed.output
     assert opened.exit_code == 0, opened.output
     assert len(accepted) == 1
+
+
+@pytest.fixture
+def host_unix_server() -> Iterator[tuple[str, list[object]]]:
+    """A unix socket server of the host's in a folder of /run; what it accepted."""
+    try:
+        folder = Path(tempfile.mkdtemp(prefix="harness-test-", dir="/run"))
+    except OSError as exc:
+        pytest.skip(f"cannot make a folder in /run: {exc}")
+    path = str(folder / "service.sock")
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(path)
+    server.listen()
+    server.settimeout(10)  # the accepting thread ends by itself
+    accepted: list[object] = []
+    threading.Thread(target=lambda: accepted.append(server.accept()), daemon=True).start()
+    yield path, accepted
+    server.close()
+    shutil.rmtree(folder)
+
+
+def test_without_network_the_host_unix_sockets_in_run_are_out_of_reach(
+    tmp_path: Path, host_unix_server: tuple[str, list[object]]
+) -> None:
+    """A service's socket under /run (docker, D-Bus, a database) cannot be reached: the
+    sandbox gets an empty /run when the network is off.
+
+    What remains: a socket a host process keeps elsewhere in the read-only root (under
+    ``/var/lib``, say) or in the workspace itself (git's fsmonitor daemon in a ``.git``) is
+    still reachable; with ``network`` on, /run is the host's (its resolver may need it).
+    """
+    path, accepted = host_unix_server
+    probe = f"python3 -c \"import socket; socket.socket(socket.AF_UNIX).connect('{path}')\""
+
+    closed = Sandbox("bwrap").run(probe, cwd=tmp_path, timeout=10)
+
+    assert closed.exit_code != 0
+    assert "FileNotFoundError" in closed.output
+    assert accepted == []
+    with socket.socket(socket.AF_UNIX) as client:  # the service does listen
+        client.connect(path)
+    for _ in range(100):
+        if accepted:
+            break
+        time.sleep(0.05)
+    assert len(accepted) == 1
+
+
+def park_in_shm(mb: int) -> str:
+    return (
+        f"head -c {mb * MB} /dev/zero > /dev/shm/parked; "
+        "echo parked=$(wc -c < /dev/shm/parked); echo x > /dev/parked || echo dev-refused"
+    )
+
+
+def test_dev_shm_is_bounded_by_the_memory_limit_without_a_cgroup(tmp_path: Path) -> None:
+    """A long-running process (:meth:`Sandbox.wrap`) never has a cgroup: before, 119 MB could
+    be parked in /dev/shm under ``memory_mb = 64``, counted by nothing."""
+    argv, env = Sandbox("bwrap", limits=Limits(memory_mb=64)).wrap(
+        ["/bin/sh", "-c", park_in_shm(119)], cwd=tmp_path
+    )
+    done = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True,
+                          timeout=30, check=False)  # fmt: skip
+    output = done.stdout + done.stderr
+    assert f"parked={64 * MB}\n" in output  # cut at the bound
+    assert "No space left on device" in output
+    assert "dev-refused" in output  # nor can it park anything in /dev itself
+
+
+def test_dev_shm_is_bounded_by_the_tmp_limit(tmp_path: Path) -> None:
+    result = Sandbox("bwrap", limits=Limits(tmp_mb=8)).run(park_in_shm(16), cwd=tmp_path,
+                                                           timeout=30)  # fmt: skip
+    assert f"parked={8 * MB}\n" in result.output
+    assert "No space left on device" in result.output
+    assert "dev-refused" in result.output
 
 
 @pytest.mark.parametrize(

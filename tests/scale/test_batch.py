@@ -157,6 +157,23 @@ def test_a_bad_task_line_is_named_by_line_and_field(
     assert expected in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (b'{"name": "b\xff"}', "tasks.jsonl: not UTF-8 text (byte 47 is 0xff); save it as UTF-8"),
+        (b"[" * 100_000 + b"]" * 100_000, "tasks.jsonl:2: nested too deeply to read"),
+    ],
+)
+def test_a_task_file_that_is_not_utf8_or_nested_too_deeply_is_a_config_error(
+    tmp_path: Path, line: bytes, expected: str
+) -> None:
+    file = tmp_path / "tasks.jsonl"
+    file.write_bytes(b'{"name": "first", "loop": "x.toml"}\n' + line + b"\n")
+    with pytest.raises(ConfigError) as caught:
+        load_tasks(file)
+    assert str(caught.value) == f"{tmp_path / expected}"
+
+
 def test_task_paths_start_at_the_task_file_folder(tmp_path: Path) -> None:
     file = tmp_path / "sub" / "tasks.jsonl"
     file.parent.mkdir()

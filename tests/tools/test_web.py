@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import threading
 import time
+import tracemalloc
+import zlib
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -25,6 +27,16 @@ ARTICLE = b"""<html><head><title>Tides</title><script>var tracking = 1;</script>
 BIG = b"<html><body><article>" + b"<p>" + b"tide " * 2_000_000 + b"</p></article></body></html>"
 
 
+def _gzip_bomb(megabytes: int) -> bytes:
+    """``megabytes`` MB of spaces, gzipped: a few hundred KB on the wire."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    block = b" " * (1 << 20)
+    return b"".join(packer.compress(block) for _ in range(megabytes)) + packer.flush()
+
+
+BOMB = _gzip_bomb(300)
+
+
 class _Pages(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 - the name http.server calls
         routes = {
@@ -39,6 +51,20 @@ class _Pages(BaseHTTPRequestHandler):
             self.send_response(302)
             self.send_header("Location", self.path.removeprefix("/redirect/").replace("~", "/"))
             self.end_headers()
+            return
+        if self.path == "/slow-headers":  # a byte every 0.3 s: no read ever waits 1 s
+            for byte in b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nX-Padding: " + b"x" * 40:
+                if not self._send(bytes([byte])):
+                    return
+                time.sleep(0.3)
+            return
+        if self.path == "/bomb":
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Encoding", "gzip")
+            self.send_header("Content-Length", str(len(BOMB)))
+            self.end_headers()
+            self._send(BOMB)
             return
         if self.path == "/slow":
             self.send_response(200)
@@ -139,6 +165,32 @@ def test_a_slow_page_is_stopped_at_the_timeout(site: str, ctx: ToolContext) -> N
     assert is_error
     assert "no complete answer within 1s (timeout)" in output
     assert time.monotonic() - started < 3.5
+
+
+def test_headers_sent_slowly_are_stopped_at_the_timeout(site: str, ctx: ToolContext) -> None:
+    """Before, only the body was timed: this server's headers took 25 s against timeout=1."""
+    started = time.monotonic()
+    output, is_error = fetch(f"{site}/slow-headers", ctx, timeout=1)
+    assert is_error
+    assert output == f"error: {site}/slow-headers: no complete answer within 1s (timeout)"
+    assert time.monotonic() - started < 2.5
+
+
+def test_a_gzip_bomb_is_cut_while_decompressing(site: str, ctx: ToolContext) -> None:
+    """300 MB of spaces in a 300 KB gzip body: decompressed a bounded piece at a time."""
+    assert len(BOMB) < 400_000
+    tracemalloc.start()
+    try:
+        output, is_error = fetch(f"{site}/bomb", ctx, max_bytes=100_000)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert not is_error
+    assert (
+        output
+        == f"# {site}/bomb\n\n(no readable text)\n\n[cut: the page is larger than 100000 bytes]"
+    )
+    assert peak < 8_000_000  # before: a whole compressed chunk decompressed at once, 60+ MB
 
 
 def test_redirects_are_followed_only_to_allowed_hosts(site: str, ctx: ToolContext) -> None:
