@@ -5,9 +5,13 @@ from __future__ import annotations
 import socket
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import settings
+
+if TYPE_CHECKING:
+    from harness.core.event_schema import EventBase
 
 # Fewer, fixed examples for bench/mutation.py, which runs the focused tests once per mutant.
 settings.register_profile("mutation", max_examples=25, derandomize=True)
@@ -60,3 +64,22 @@ def with_options(defaults: dict[str, object], kwargs: dict[str, object]) -> dict
     options = {**defaults, **{k: kwargs[k] for k in kwargs if k in LoopOptions.model_fields}}
     rest = {k: v for k, v in kwargs.items() if k not in LoopOptions.model_fields}
     return {**rest, "options": LoopOptions(**options)}
+
+
+def event(kind: str, /, **data: Any) -> EventBase:
+    """The event of ``kind`` with ``data``, as a component would emit it."""
+    from harness.core.event_schema import EVENT_MODELS
+
+    return EVENT_MODELS[kind](**data)
+
+
+class RecordingSink:
+    """Keeps every event emitted to it: ``events`` as (kind, the fields the emitter set)."""
+
+    def __init__(self) -> None:
+        self.models: list[EventBase] = []
+        self.events: list[tuple[str, dict[str, Any]]] = []
+
+    def emit(self, event: EventBase) -> None:
+        self.models.append(event)
+        self.events.append((event.kind, {k: getattr(event, k) for k in event.model_fields_set}))

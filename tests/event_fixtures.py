@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from harness.core.sink import EventSink
+from tests.conftest import event
 
 START = datetime(2026, 3, 1, 9, 30, tzinfo=UTC)
 CALLS = {  # role: (model, prompt tokens, completion tokens, cost)
@@ -44,7 +45,7 @@ class _Emitter:
 
     def emit(self, kind: str, after: float, **data: Any) -> None:
         self.now += timedelta(seconds=after)
-        self.sink.emit(kind, ts=self.now, **data)
+        self.sink.emit(event(kind, ts=self.now, **data))
 
     def model_call(self, role: str) -> None:
         model, prompt, completion, cost = CALLS[role]
@@ -77,15 +78,16 @@ def emit_sample_run(
 
     Round 2 compacts its context. With ``passes`` the last verdict is 9 and the run passes;
     otherwise it stops at MAX_ITERATIONS and escalates. Each round opens with a budget_check (a
-    refused call) so every kind appears, though a real run would stop after one. ``tool_output_note`` goes into each tool
-    call's output preview (to plant secrets).
+    refused call) so every kind appears, though a real run would stop after one.
+    ``tool_output_note`` goes into each shell call's arguments preview (to plant secrets).
     """
+    shell = '{"command": "pytest -q"}' + (f" {tool_output_note}" if tool_output_note else "")
     out = _Emitter(sink, start)
     sink.emit(
-        "run_start", ts=start, run_id=run_id, goal="Fix the failing test in calc.py",
+        event("run_start", ts=start, run_id=run_id, goal="Fix the failing test in calc.py",
         loop_name="bugfix", model="gpt-4o-mini", critic_model="claude-3-5-haiku",
         max_iterations=rounds, budget={"tokens": 200000, "cost_usd": 1.0, "seconds": 900},
-        workspace="/tmp/calc", branch="harness/fix-calc",
+        workspace="/tmp/calc", branch="harness/fix-calc"),
     )  # fmt: skip
     for round_ in range(1, rounds + 1):
         out.round = Tally()
@@ -101,9 +103,9 @@ def emit_sample_run(
                          arguments_preview='{"path": "calc.py"}', step=step)  # fmt: skip
             out.emit(
                 "tool_call", 0.5, name="read_file" if step == 1 else "run_shell",
-                arguments_preview='{"path": "calc.py"}' if step == 1 else '{"command": "pytest -q"}',
+                arguments_preview='{"path": "calc.py"}' if step == 1 else shell,
                 exit_code=1 if round_ == 1 and step == STEPS else 0, duration=0.4,
-                output_chars=812, step=step, output_preview=f"3 failed {tool_output_note}",
+                output_chars=812, step=step,
             )  # fmt: skip
             if round_ == 2 and step == 2:
                 out.model_call("summariser")

@@ -13,6 +13,7 @@ from harness.agent.compaction import Compaction, ContextOverflow, make_compactio
 from harness.agent.ledger import Ledger
 from harness.agent.stuck import StuckWatch
 from harness.core.errors import ConfigError, Stopped
+from harness.core.event_schema import ToolCallEvent, ToolStart
 from harness.core.sink import NULL_SINK, EventSink
 from harness.core.usage import Usage
 from harness.models.base import Message, Model, Reply, ToolCall
@@ -257,23 +258,21 @@ class _Session:
         """Run one call; the flag says whether the call itself was malformed."""
         started = time.monotonic()
         self.events.emit(
-            "tool_start",
-            name=call.name,
-            arguments_preview=call.arguments_json[:4000],
-            step=self.steps,
+            ToolStart(name=call.name, arguments_preview=call.arguments_json[:4000], step=self.steps)
         )
         result = self.agent.toolbox.execute(call, self.ctx)
         if result.arguments is not None and not result.is_error:
             self.ledger.note_tool_call(call.name, result.arguments)
         self.events.emit(
-            "tool_call",
-            name=call.name,
-            arguments_preview=call.arguments_json[:4000],  # the log cuts it after redacting
-            exit_code=result.exit_code,
-            is_error=result.is_error,
-            duration=time.monotonic() - started,
-            output_chars=len(result.output),
-            step=self.steps,
+            ToolCallEvent(
+                name=call.name,
+                arguments_preview=call.arguments_json[:4000],  # the log cuts it after redacting
+                exit_code=result.exit_code,
+                is_error=result.is_error,
+                duration=time.monotonic() - started,
+                output_chars=len(result.output),
+                step=self.steps,
+            )
         )
         return result, result.malformed
 

@@ -44,6 +44,7 @@ from harness.agent.transcript import (
     tail_start,
 )
 from harness.core.errors import ConfigError, HarnessError
+from harness.core.event_schema import Compaction as CompactionEvent
 from harness.core.sink import NULL_SINK, EventSink
 from harness.models.base import Message, Model, token_ceiling
 
@@ -227,7 +228,7 @@ class _Strategy:
 
     def _record(self, record: CompactionRecord, events: EventSink) -> None:
         self.records.append(record)
-        events.emit("compaction", **asdict(record))
+        events.emit(CompactionEvent(**asdict(record)))
 
 
 class MaskObservations(_Strategy):

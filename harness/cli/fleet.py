@@ -38,7 +38,9 @@ def run_fleet(args: argparse.Namespace, config: LoopSpec) -> int:
     redactor = config.redactor()
 
     def loop_for(subtask: FleetSubtask) -> OuterLoop:
-        return recorded_loop(subtask_config(config, subtask), overrides=overrides, start_servers=False)
+        return recorded_loop(
+            subtask_config(config, subtask), overrides=overrides, start_servers=False
+        )
 
     helper = (
         named_model(fleet_config.model, config)

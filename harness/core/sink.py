@@ -1,24 +1,27 @@
-"""Where components report what happened: ``sink.emit(kind, **data)``.
+"""Where components report what happened: ``sink.emit(RoundStart(round=1, max_iterations=3))``.
 
-The kinds and their fields are the models in :mod:`harness.core.event_schema`; a run's
-:class:`~harness.observe.events.EventLog` is the sink that validates and records them.
+An event is built as its model from :mod:`harness.core.event_schema` where it happens, so a
+wrong field fails there, whatever the sink. A run's :class:`~harness.observe.events.EventLog` is
+the sink that stamps the run id, redacts and records them.
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Protocol
+
+from harness.core.event_schema import EventBase
 
 
 class EventSink(Protocol):
-    """Receives events: ``emit("tool_call", name="read_file", ...)``."""
+    """Receives events."""
 
-    def emit(self, kind: str, **data: Any) -> None: ...
+    def emit(self, event: EventBase) -> None: ...
 
 
 class NullSink:
     """Discards every event."""
 
-    def emit(self, kind: str, **data: Any) -> None:
+    def emit(self, event: EventBase) -> None:
         return None
 
 
@@ -31,6 +34,6 @@ class Tee:
     def __init__(self, *sinks: EventSink) -> None:
         self.sinks = sinks
 
-    def emit(self, kind: str, **data: Any) -> None:
+    def emit(self, event: EventBase) -> None:
         for sink in self.sinks:
-            sink.emit(kind, **data)
+            sink.emit(event)

@@ -27,7 +27,7 @@ def format_validation_error(
     the location (gates.0.pytest.timeout) though they are not fields.
     """
     tags = union_tags or {}
-    lines = []
+    lines: list[str] = []
     for error in exc.errors():
         loc = error["loc"]
         parts = [p for i, p in enumerate(loc)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import get_args
 
 from harness.core.errors import ConfigError, Stopped
-from harness.core.event_schema import Role
+from harness.core.event_schema import BudgetCheck, ModelCall, Role
 from harness.core.sink import NULL_SINK, EventSink
 from harness.core.stop import StopReason
 from harness.core.usage import Usage
@@ -203,11 +203,12 @@ class MeteredModel(Wrapper):
                 self.meter.check(worst_tokens, worst_cost)
         except Stopped as stop:
             self.events.emit(
-                "budget_check",
-                role=self.role,
-                estimated_tokens=worst_tokens,
-                estimated_cost=worst_cost,
-                reason=stop.message,
+                BudgetCheck(
+                    role=self.role,
+                    estimated_tokens=worst_tokens,
+                    estimated_cost=worst_cost,
+                    reason=stop.message,
+                )
             )
             raise
         started = time.monotonic()
@@ -216,15 +217,16 @@ class MeteredModel(Wrapper):
         )
         self.meter.record(reply.usage)
         self.events.emit(
-            "model_call",
-            role=self.role,
-            model=self.inner.name,
-            prompt_tokens=reply.usage.prompt_tokens,
-            completion_tokens=reply.usage.completion_tokens,
-            cost_usd=reply.usage.cost_usd,
-            latency=time.monotonic() - started,
-            unpriced=reply.usage.unpriced_calls > 0,
-            cached_tokens=reply.usage.cached_tokens,
+            ModelCall(
+                role=self.role,
+                model=self.inner.name,
+                prompt_tokens=reply.usage.prompt_tokens,
+                completion_tokens=reply.usage.completion_tokens,
+                cost_usd=reply.usage.cost_usd,
+                latency=time.monotonic() - started,
+                unpriced=reply.usage.unpriced_calls > 0,
+                cached_tokens=reply.usage.cached_tokens,
+            )
         )
         return reply
 

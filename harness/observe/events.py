@@ -1,8 +1,9 @@
 """The run's JSON Lines event log.
 
-Components call ``sink.emit(kind, **data)`` (:mod:`harness.core.sink`); the kinds and their fields are the models in
-:mod:`harness.core.event_schema` (documented in docs/events.md). A run's :class:`EventLog` validates,
-redacts and appends each event to ``<run folder>/events.jsonl``.
+Components emit event models (:mod:`harness.core.sink`): the kinds and their fields are the
+models in :mod:`harness.core.event_schema` (documented in docs/events.md). A run's
+:class:`EventLog` stamps the run id, redacts and appends each event to
+``<run folder>/events.jsonl``.
 """
 
 from __future__ import annotations
@@ -11,10 +12,9 @@ import json
 import os
 import threading
 from pathlib import Path
-from typing import Any
 
 from harness.core.errors import ConfigError
-from harness.core.event_schema import Event, make_event, parse_event
+from harness.core.event_schema import Event, EventBase, parse_event
 from harness.core.redact import Redactor
 from harness.core.sink import EventSink
 
@@ -52,8 +52,9 @@ class EventLog:
         self._lock = threading.Lock()
         self._folder_made = False
 
-    def emit(self, kind: str, **data: Any) -> None:
-        event = make_event(kind, **{"run_id": self.run_id, **data})
+    def emit(self, event: EventBase) -> None:
+        if not event.run_id:
+            event = event.model_copy(update={"run_id": self.run_id})
         record = self.redactor.redact(event.model_dump(mode="json"))
         if isinstance(record.get("arguments_preview"), str):
             record["arguments_preview"] = record["arguments_preview"][:PREVIEW_CHARS]
@@ -65,9 +66,8 @@ class EventLog:
             with self.path.open("a", encoding="utf-8") as log:
                 log.write(line)
                 log.flush()
-            if self._echo is not None:
-                del record["kind"]
-                self._echo.emit(kind, **record)
+            if self._echo is not None:  # what the display shows is redacted as the log is
+                self._echo.emit(type(event).model_validate(record))
 
 
 def read_events(path: str | os.PathLike[str]) -> list[Event]:

@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, Literal, TextIO
+from typing import Literal, TextIO
 
 from harness.core.errors import ConfigError
 from harness.core.event_schema import (
@@ -27,7 +27,6 @@ from harness.core.event_schema import (
     Stop,
     ToolCallEvent,
     ToolStart,
-    make_event,
 )
 from harness.core.text import inert
 
@@ -133,8 +132,7 @@ class LiveProgress:
         self._tokens = 0
         self._cost = 0.0
 
-    def emit(self, kind: str, **data: Any) -> None:
-        event = make_event(kind, **{"run_id": "", **data})
+    def emit(self, event: EventBase) -> None:
         with self._lock:
             self._update(event)
             if self.mode == "json":  # ASCII: every control character escaped

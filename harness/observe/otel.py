@@ -27,7 +27,6 @@ from harness.core.event_schema import (
     RunStart,
     ToolCallEvent,
     ToolStart,
-    make_event,
 )
 
 if TYPE_CHECKING:
@@ -89,8 +88,7 @@ class OtelSink:
         self._run: Span | None = None
         self._round: Span | None = None
 
-    def emit(self, kind: str, **data: Any) -> None:
-        event = make_event(kind, **{"run_id": "", **data})
+    def emit(self, event: EventBase) -> None:
         with self._lock:
             self._handle(event)
 

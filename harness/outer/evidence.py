@@ -10,6 +10,7 @@ from pathlib import Path
 
 from harness.agent.agent import AgentRun
 from harness.agent.ledger import Ledger
+from harness.core.event_schema import RoundStart
 from harness.outer.decision import RoundReport, commit_message
 from harness.outer.options import ArtifactFile
 from harness.outer.people import ask_person, take_guidance
@@ -47,7 +48,7 @@ def play_round(settings: Settings, run: Run, number: int) -> RoundReport:
         )
     )
     settings.events.emit(
-        "round_start", round=number, max_iterations=settings.max_iterations, task=task
+        RoundStart(round=number, max_iterations=settings.max_iterations, task=task)
     )
     session = _session(settings, run, task)
     # The agent's work, taken once: protection, the critic's diff and the no-progress digest.

@@ -19,6 +19,7 @@ from typing import Literal
 
 from harness.agent.agent import Agent
 from harness.core.errors import ConfigError, HarnessError, Stopped
+from harness.core.event_schema import RunStart
 from harness.core.redact import Redactor
 from harness.core.stop import StopReason
 from harness.core.usage import Usage
@@ -171,18 +172,19 @@ class OuterLoop:
         settings = self.settings
         run = start_run(settings, self.progress)
         settings.events.emit(
-            "run_start",
-            run_id=settings.run_id,
-            goal=settings.goal,
-            loop_name=settings.name,
-            model=settings.agent.model.name,
-            critic_model=settings.critic.model.name if settings.critic else None,
-            max_iterations=settings.max_iterations,
-            budget=settings.budget.__dict__,
-            workspace=str(run.workspace.path),
-            branch=run.workspace.branch,
-            warning=run_warning(settings, run),
-            notes=self._start_notes(),
+            RunStart(
+                run_id=settings.run_id,
+                goal=settings.goal,
+                loop_name=settings.name,
+                model=settings.agent.model.name,
+                critic_model=settings.critic.model.name if settings.critic else None,
+                max_iterations=settings.max_iterations,
+                budget=settings.budget.__dict__,
+                workspace=str(run.workspace.path),
+                branch=run.workspace.branch,
+                warning=run_warning(settings, run),
+                notes=self._start_notes(),
+            )
         )
         number = run.first_round
         while run.stop is None:  # each round: play, record, decide

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from harness.core.errors import HarnessError
+from harness.core.event_schema import ApprovalEvent, HookFailed, NoteEvent
 from harness.memory.inbox import ApprovalRequest, Inbox
 from harness.outer.decision import RoundReport
 from harness.outer.run import Run, save_progress
@@ -44,7 +45,7 @@ def take_guidance(settings: Settings, run: Run, number: int) -> tuple[str, ...]:
         if run.progress.path is not None:
             save_progress(settings, run.progress)
     for note in notes:
-        settings.events.emit("note", round=number, text=note)
+        settings.events.emit(NoteEvent(round=number, text=note))
     return tuple(notes)
 
 
@@ -61,11 +62,12 @@ def ask_person(settings: Settings, run: Run, report: RoundReport) -> RoundReport
     with run.meter.paused():  # a person's time is not the loop's time budget
         approval = settings.human.review(request, inbox_for(settings, run))
     settings.events.emit(
-        "approval",
-        round=report.round,
-        outcome=approval.outcome,
-        note=approval.note,
-        waited=approval.waited,
+        ApprovalEvent(
+            round=report.round,
+            outcome=approval.outcome,
+            note=approval.note,
+            waited=approval.waited,
+        )
     )
     return dataclasses.replace(report, approval=approval)
 
@@ -104,9 +106,7 @@ def notify_round(settings: Settings, report: RoundReport) -> None:
         if result.exit_code != 0:
             raise HarnessError(f"exit code {result.exit_code}: {result.output[-500:]}")
     except Exception as exc:  # noqa: BLE001 - a notification must not stop the loop; recorded
-        settings.events.emit(
-            "hook_failed", hook="on_round", round=report.round, error=f"{exc}"[:1000]
-        )
+        settings.events.emit(HookFailed(hook="on_round", round=report.round, error=f"{exc}"[:1000]))
 
 
 def round_payload(settings: Settings, report: RoundReport) -> dict[str, object]:

@@ -5,6 +5,9 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from harness.core.event_schema import Escalation as EscalationEvent
+from harness.core.event_schema import RoundEnd, RunEnd
+from harness.core.event_schema import Stop as StopEvent
 from harness.core.stop import StopReason
 from harness.memory.progress_items import Status
 from harness.memory.spend import spend_path
@@ -42,12 +45,13 @@ def record_round(settings: Settings, run: Run, report: RoundReport) -> None:
         run.state.write(run.progress)
         save_progress(settings, run.progress)
     settings.events.emit(
-        "round_end",
-        round=report.round,
-        passed=report.passed,
-        outcome=report.outcome,
-        usage=report.usage,
-        duration=report.duration,
+        RoundEnd(
+            round=report.round,
+            passed=report.passed,
+            outcome=report.outcome,
+            usage=report.usage,
+            duration=report.duration,
+        )
     )
 
 
@@ -70,7 +74,7 @@ def finish_run(settings: Settings, run: Run) -> RunResult:
         _land(settings, run)
     else:
         escalation_path = _escalate(settings, run, stop)
-    settings.events.emit("stop", reason=stop.value, message=run.message)
+    settings.events.emit(StopEvent(reason=stop.value, message=run.message))
     result = RunResult(
         stop,
         run.message,
@@ -87,14 +91,15 @@ def finish_run(settings: Settings, run: Run) -> RunResult:
         waited=run.meter.waited,
     )
     settings.events.emit(
-        "run_end",
-        run_id=settings.run_id,
-        stop_reason=stop.value,
-        passed=result.passed,
-        iterations=result.iterations,
-        usage=result.usage,
-        duration=run.meter.elapsed + run.meter.waited,
-        waited=run.meter.waited,
+        RunEnd(
+            run_id=settings.run_id,
+            stop_reason=stop.value,
+            passed=result.passed,
+            iterations=result.iterations,
+            usage=result.usage,
+            duration=run.meter.elapsed + run.meter.waited,
+            waited=run.meter.waited,
+        )
     )
     return result
 
@@ -136,5 +141,5 @@ def _escalate(settings: Settings, run: Run, stop: StopReason) -> Path:
         sandbox=settings.hooks_sandbox(),
         workspace=settings.workspace,
     )
-    settings.events.emit("escalation", reason=stop.value, report_path=str(path))
+    settings.events.emit(EscalationEvent(reason=stop.value, report_path=str(path)))
     return path

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.core.errors import ConfigError, HarnessError
+from harness.core.event_schema import CriticVerdict
 from harness.core.json_reply import find_json, json_objects
 from harness.core.sink import NULL_SINK, EventSink
 from harness.core.usage import Usage
@@ -197,14 +198,15 @@ class Critic:
         self, verdict: Verdict, round: int | None, messages: list[Message] | None = None
     ) -> Verdict:
         self.events.emit(
-            "critic_verdict",
-            round=round,
-            score=verdict.score,
-            passed=verdict.passed,
-            reasons=verdict.reasons,
-            fixes=verdict.fixes,
-            threshold=verdict.threshold,
-            messages=messages or [],
+            CriticVerdict(
+                round=round,
+                score=verdict.score,
+                passed=verdict.passed,
+                reasons=verdict.reasons,
+                fixes=verdict.fixes,
+                threshold=verdict.threshold,
+                messages=messages or [],
+            )
         )
         return verdict
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.core.errors import ConfigError, ToolError
+from harness.core.event_schema import GateReportEvent
 from harness.core.sink import EventSink
 from harness.tools.paths import check_protect_patterns, protecting_pattern
 from harness.verify.critic import Critic, Verdict
@@ -170,13 +171,14 @@ def verify(
     reports = tuple(run_gates(gates, workspace, baselines=baselines))
     for report in reports:
         events.emit(
-            "gate_report",
-            round=round_number,
-            name=report.name,
-            passed=report.passed,
-            summary=report.summary,
-            failures=list(report.failures),
-            duration=report.duration,
+            GateReportEvent(
+                round=round_number,
+                name=report.name,
+                passed=report.passed,
+                summary=report.summary,
+                failures=list(report.failures),
+                duration=report.duration,
+            )
         )
     if critic is None or not all(r.passed for r in reports):
         return Evidence((), reports, None)

@@ -27,20 +27,13 @@ from harness.agent.compaction import (
 )
 from harness.agent.ledger import MAX_COMMAND_CHARS, Ledger
 from harness.core.errors import ConfigError
-from harness.core.event_schema import make_event
+from harness.core.event_schema import Compaction as CompactionEvent
 from harness.models.base import Message, ToolCall
 from harness.models.scripted import ScriptedModel
 from harness.models.tokens import TokenCounter, count_text
+from tests.conftest import RecordingSink
 
 SYSTEM = {"role": "system", "content": "You are a careful agent."}
-
-
-class RecordingSink:
-    def __init__(self) -> None:
-        self.events: list[tuple[str, dict[str, Any]]] = []
-
-    def emit(self, kind: str, **data: Any) -> None:
-        self.events.append((kind, data))
 
 
 def words(n: int, word: str = "lorem") -> str:
@@ -368,14 +361,12 @@ def test_each_compaction_is_recorded_and_emitted_with_what_it_dropped() -> None:
     assert len(record.dropped) == 15  # the task and 7 turns; the last 6 messages stay
     assert record.dropped[0].startswith("user: 'Goal: make tests pass.'")
     assert any('read_file {"path": "src/m0.py"}' in d for d in record.dropped)
-    (kind, data), *_ = sink.events
-    assert kind == "compaction"
-    event = make_event(kind, run_id="r1", **data)
-    assert event.tokens_before == record.tokens_before  # type: ignore[attr-defined]
-    assert event.dropped == list(record.dropped)  # type: ignore[attr-defined]
-    assert event.model_extra == {}  # every field the record emits is typed in the schema
-    assert (event.trigger, event.attempts) == ("hard", 1)  # type: ignore[attr-defined]
-    assert event.model_tokens == record.model_tokens  # type: ignore[attr-defined]
+    built, *_ = sink.models
+    assert isinstance(built, CompactionEvent)
+    assert built.tokens_before == record.tokens_before
+    assert built.dropped == list(record.dropped)
+    assert (built.trigger, built.attempts) == ("hard", 1)
+    assert built.model_tokens == record.model_tokens
 
 
 def test_ledger_survives_repeated_summaries_that_forget_everything() -> None:

@@ -11,16 +11,9 @@ from harness.core.stop import StopReason
 from harness.core.usage import Usage
 from harness.models.budget import DEFAULT_MAX_TOKENS, Budget, Meter, MeteredModel
 from harness.models.scripted import ScriptedModel
+from tests.conftest import RecordingSink
 
 USER = [{"role": "user", "content": "Say hello."}]
-
-
-class RecordingSink:
-    def __init__(self) -> None:
-        self.events: list[tuple[str, dict[str, Any]]] = []
-
-    def emit(self, kind: str, **data: Any) -> None:
-        self.events.append((kind, data))
 
 
 def test_the_models_own_max_tokens_is_the_limit_checked_and_sent() -> None:

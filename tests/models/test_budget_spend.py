@@ -16,6 +16,7 @@ from harness.core.usage import Usage
 from harness.models.base import Reply
 from harness.models.budget import Budget, Meter, MeteredModel
 from harness.models.scripted import ScriptedModel
+from tests.conftest import RecordingSink
 
 USER = [{"role": "user", "content": "Say hello."}]
 
@@ -159,16 +160,8 @@ class Unpriced(ScriptedModel):
         return Reply("ok", [], Usage(10, 2, 0.0, calls=1, unpriced_calls=1, cached_tokens=6))
 
 
-class Sink:
-    def __init__(self) -> None:
-        self.events: list[tuple[str, dict[str, Any]]] = []
-
-    def emit(self, kind: str, **data: Any) -> None:
-        self.events.append((kind, data))
-
-
 def test_the_call_event_says_when_a_call_had_no_price_and_what_the_cache_served() -> None:
-    sink = Sink()
+    sink = RecordingSink()
     MeteredModel(Unpriced(name="local"), events=sink).complete(USER)
     ((kind, data),) = sink.events
     assert kind == "model_call"

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from harness.core.errors import ConfigError
 from harness.core.event_schema import (
@@ -31,6 +32,7 @@ from harness.core.sink import NULL_SINK, Tee
 from harness.observe.events import EventLog, read_events
 from harness.observe.live import LiveProgress
 from harness.outer.options import LoopOptions
+from tests.conftest import event as new_event
 from tests.conftest import make_repo
 from tests.event_fixtures import emit_sample_run
 
@@ -55,7 +57,7 @@ def test_sample_run_has_every_kind_and_round_trips(tmp_path: Path) -> None:
         assert json.loads(line)["kind"] == event.kind
         assert parse_event(event.model_dump_json()) == event
     tool = next(event for event in events if isinstance(event, ToolCallEvent))
-    assert tool.model_extra == {"output_preview": "3 failed "}
+    assert tool.model_extra is None  # no field beyond the schema's is kept
 
 
 def test_model_call_tokens_add_up_to_the_reported_usage(tmp_path: Path) -> None:
@@ -80,15 +82,37 @@ def test_model_call_tokens_add_up_to_the_reported_usage(tmp_path: Path) -> None:
     assert [e.round for e in events if isinstance(e, RoundStart)] == [1, 2, 3, 4]
 
 
-def test_unknown_kind_and_bad_fields_are_value_errors(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("data", "field"),
+    [
+        (
+            {"role": "author", "model": "m", "prompt_tokens": "many", "completion_tokens": 1},
+            "prompt_tokens",
+        ),
+        ({"role": "judge", "model": "m", "prompt_tokens": 1, "completion_tokens": 1}, "role"),
+        (
+            {
+                "role": "author",
+                "model": "m",
+                "prompt_tokens": 1,
+                "completion_tokens": 1,
+                "tokens": 2,
+            },
+            "tokens",
+        ),
+        ({"role": "author", "model": "m", "prompt_tokens": 1}, "completion_tokens"),
+    ],
+)
+def test_a_bad_field_fails_where_the_event_is_built_whatever_the_sink(
+    tmp_path: Path, data: dict[str, object], field: str
+) -> None:
     log = _log(tmp_path)
-    with pytest.raises(ValueError, match="unknown event kind 'tool_cal'"):
-        log.emit("tool_cal", name="x")
-    with pytest.raises(ValueError, match="prompt_tokens"):
-        log.emit("model_call", role="author", model="m", prompt_tokens="many", completion_tokens=1)
-    with pytest.raises(ValueError, match="role"):
-        log.emit("model_call", role="judge", model="m", prompt_tokens=1, completion_tokens=1)
-    assert not log.path.exists() or log.path.read_text() == ""
+    for sink in (log, NULL_SINK):
+        with pytest.raises(ValidationError, match=field):
+            sink.emit(ModelCall(**data))  # type: ignore[arg-type]
+    assert not log.path.exists()
+    log.emit(ModelCall(role="author", model="m", prompt_tokens=1, completion_tokens=1))
+    assert [e.kind for e in read_events(log.path)] == ["model_call"]
 
 
 def test_torn_last_line_is_skipped_but_a_bad_middle_line_is_an_error(tmp_path: Path) -> None:
@@ -112,13 +136,14 @@ def test_torn_last_line_is_skipped_but_a_bad_middle_line_is_an_error(tmp_path: P
 
 CHILD = """
 import sys
+from harness.core.event_schema import ToolCallEvent
 from harness.observe.events import EventLog
 from harness.core.redact import Redactor
 log = EventLog(sys.argv[1], run_id="killed", redactor=Redactor(env={}))
 i = 0
 while True:
     i += 1
-    log.emit("tool_call", name="run_shell", arguments_preview="x" * 5000, step=i)
+    log.emit(ToolCallEvent(name="run_shell", arguments_preview="x" * 5000, step=i))
 """
 
 
@@ -146,7 +171,9 @@ def test_concurrent_writers_never_interleave_lines(tmp_path: Path) -> None:
 
     def write(worker: int) -> None:
         for step in range(150):
-            log.emit("tool_call", name=f"w{worker}", arguments_preview="y" * 300, step=step)
+            log.emit(
+                new_event("tool_call", name=f"w{worker}", arguments_preview="y" * 300, step=step)
+            )
 
     threads = [threading.Thread(target=write, args=(n,)) for n in range(6)]
     for thread in threads:
@@ -164,8 +191,10 @@ def test_planted_secrets_never_reach_the_log_or_its_echo(tmp_path: Path) -> None
     echoed = io.StringIO()
     log = _log(tmp_path, echo=LiveProgress(echoed, mode="json"))
     emit_sample_run(log, tool_output_note=f"OPENAI_API_KEY={SECRET} token {PLAIN_SECRET}")
-    log.emit("tool_call", name="run_shell", arguments_preview=f'{{"command": "echo {SECRET}"}}',
-             env={"api_key": "short"})  # fmt: skip
+    log.emit(new_event("critic_verdict", score=2, passed=False,
+                       messages=[{"role": "user", "api_key": "short"}]))  # fmt: skip
+    log.emit(new_event("tool_call", name="run_shell",
+                       arguments_preview=f'{{"command": "echo {SECRET}"}}'))  # fmt: skip
     text = log.path.read_text()
     for output in (text, echoed.getvalue()):
         assert SECRET not in output
@@ -184,7 +213,7 @@ def test_a_long_preview_is_cut_after_redaction_so_no_part_of_a_secret_is_left(
     echoed = io.StringIO()
     log = _log(tmp_path, echo=LiveProgress(echoed, mode="json"))
     preview = ("a" * 185 + secret).ljust(4_000, "b")
-    log.emit("tool_call", name="write_file", arguments_preview=preview)
+    log.emit(new_event("tool_call", name="write_file", arguments_preview=preview))
     (event,) = read_events(log.path)
     assert isinstance(event, ToolCallEvent)
     assert event.arguments_preview == "a" * 185 + (REDACTED + "b" * 10)[:15]
@@ -198,7 +227,7 @@ def test_default_redactor_reads_the_process_environment(
 ) -> None:
     monkeypatch.setenv("HARNESS_TEST_API_KEY", "planted-value-123")
     log = EventLog(tmp_path / "events.jsonl", run_id="r1")
-    log.emit("stop", reason="ERROR", message="auth failed with planted-value-123")
+    log.emit(new_event("stop", reason="ERROR", message="auth failed with planted-value-123"))
     assert "planted-value-123" not in log.path.read_text()
     assert read_events(log.path)[0].message == f"auth failed with {REDACTED}"  # type: ignore[union-attr]
 
@@ -233,7 +262,7 @@ def test_redactor_patterns_and_names() -> None:
 def test_tee_fans_out_and_null_sink_discards(tmp_path: Path) -> None:
     first, second = _log(tmp_path / "a"), _log(tmp_path / "b")
     tee = Tee(first, NULL_SINK, second)
-    tee.emit("stop", reason="PASSED")
+    tee.emit(new_event("stop", reason="PASSED"))
     assert (
         [e.kind for e in read_events(first.path)]
         == [e.kind for e in read_events(second.path)]

@@ -13,6 +13,7 @@ from harness.core.event_schema import parse_event
 from harness.core.redact import Redactor
 from harness.observe.events import EventLog, read_events
 from harness.observe.live import LiveProgress, format_cost, format_duration, format_tokens
+from tests.conftest import event
 from tests.event_fixtures import emit_sample_run
 
 
@@ -32,23 +33,25 @@ class TTYStream(io.StringIO):
 def test_status_line_shows_round_step_tool_gates_critic_usage_and_time() -> None:
     clock = FakeClock()
     progress = LiveProgress(io.StringIO(), clock=clock)
-    progress.emit("run_start", goal="g", model="m", max_iterations=10, workspace=".")
-    progress.emit("round_start", round=1, max_iterations=10)
-    progress.emit("critic_verdict", round=1, score=6.5, passed=False)
-    progress.emit("round_start", round=2, max_iterations=10)
-    progress.emit("model_call", role="author", model="m", prompt_tokens=11_000,
-                  completion_tokens=1_300, cost_usd=0.041)  # fmt: skip
-    progress.emit("tool_call", name="run_shell", step=7)
-    progress.emit("gate_report", round=2, name="pytest", passed=False, failures=["a", "b", "c"])
+    progress.emit(event("run_start", goal="g", model="m", max_iterations=10, workspace="."))
+    progress.emit(event("round_start", round=1, max_iterations=10))
+    progress.emit(event("critic_verdict", round=1, score=6.5, passed=False))
+    progress.emit(event("round_start", round=2, max_iterations=10))
+    progress.emit(event("model_call", role="author", model="m", prompt_tokens=11_000,
+                  completion_tokens=1_300, cost_usd=0.041))  # fmt: skip
+    progress.emit(event("tool_call", name="run_shell", step=7))
+    progress.emit(
+        event("gate_report", round=2, name="pytest", passed=False, failures=["a", "b", "c"])
+    )
     clock.now += 42
     assert progress.status_line() == (
         "round 2/10 · step 7 · run_shell · gates: pytest ✗ (3 failing) · last critic 6.5 · "
         "12.3k tok · $0.041 · 00:42"
     )
-    progress.emit("round_start", round=3, max_iterations=10)
-    progress.emit("gate_report", round=3, name="ruff", passed=True)
+    progress.emit(event("round_start", round=3, max_iterations=10))
+    progress.emit(event("gate_report", round=3, name="ruff", passed=True))
     assert "· gates: ruff ✓ ·" in progress.status_line()
-    progress.emit("round_start", round=4, max_iterations=10)
+    progress.emit(event("round_start", round=4, max_iterations=10))
     assert "· last gates: ruff ✓ ·" in progress.status_line()
 
 
@@ -95,16 +98,16 @@ def test_quiet_mode_prints_nothing_the_command_prints_the_verdict() -> None:
 
 def _busy(progress: LiveProgress) -> None:
     """A run in round 2 whose gates and critic have reported, now running a long command."""
-    progress.emit("run_start", goal="g", model="m", max_iterations=10, workspace=".")
-    progress.emit("round_start", round=2, max_iterations=10)
-    progress.emit("model_call", role="author", model="m", prompt_tokens=11_000,
-                  completion_tokens=1_300, cost_usd=0.041)  # fmt: skip
+    progress.emit(event("run_start", goal="g", model="m", max_iterations=10, workspace="."))
+    progress.emit(event("round_start", round=2, max_iterations=10))
+    progress.emit(event("model_call", role="author", model="m", prompt_tokens=11_000,
+                  completion_tokens=1_300, cost_usd=0.041))  # fmt: skip
     for name in ("length", "required facts", "no hype", "structure", "links"):
-        progress.emit("gate_report", round=2, name=name, passed=name != "links",
-                      failures=["https://x.invalid"] if name == "links" else [])  # fmt: skip
-    progress.emit("critic_verdict", round=2, score=6.5, passed=False)
-    progress.emit("tool_start", name="run_shell", step=12,
-                  arguments_preview='{"command": "python -m pytest -q tests/test_everything.py"}')  # fmt: skip
+        progress.emit(event("gate_report", round=2, name=name, passed=name != "links",
+                      failures=["https://x.invalid"] if name == "links" else []))  # fmt: skip
+    progress.emit(event("critic_verdict", round=2, score=6.5, passed=False))
+    progress.emit(event("tool_start", name="run_shell", step=12,
+                  arguments_preview='{"command": "python -m pytest -q tests/test_everything.py"}'))  # fmt: skip
 
 
 @pytest.mark.parametrize("width", [79, 60, 45])
@@ -133,7 +136,7 @@ def test_the_running_command_is_shown_until_its_call_ends() -> None:
     progress = LiveProgress(io.StringIO(), clock=FakeClock())
     _busy(progress)
     assert "· run_shell python -m pytest -q tests/test_everything.py ·" in progress.status_line()
-    progress.emit("tool_call", name="run_shell", step=12, exit_code=0)
+    progress.emit(event("tool_call", name="run_shell", step=12, exit_code=0))
     assert "· run_shell ·" in progress.status_line()
 
 
@@ -146,8 +149,8 @@ def test_on_a_terminal_the_line_is_redrawn_while_a_long_command_runs() -> None:
     while stream.getvalue().count("\r\x1b[K") < drawn + 3 and time.monotonic() < deadline:
         time.sleep(0.02)
     assert stream.getvalue().count("\r\x1b[K") >= drawn + 3  # redrawn with no new event
-    progress.emit("run_end", stop_reason="PASSED", passed=True, iterations=2,
-                  usage={"prompt_tokens": 1, "completion_tokens": 1}, duration=1.0)  # fmt: skip
+    progress.emit(event("run_end", stop_reason="PASSED", passed=True, iterations=2,
+                  usage={"prompt_tokens": 1, "completion_tokens": 1}, duration=1.0))  # fmt: skip
     after_end = stream.getvalue()
     time.sleep(0.1)
     assert stream.getvalue() == after_end  # the ticker stopped with the run
@@ -158,9 +161,9 @@ def test_on_a_terminal_the_line_is_redrawn_while_a_long_command_runs() -> None:
 def test_a_note_opens_the_run() -> None:
     stream = io.StringIO()
     progress = LiveProgress(stream, clock=FakeClock())
-    progress.emit("run_start", goal="g", model="m", max_iterations=3, workspace=".",
-                  warning="/repo has uncommitted changes (a.txt)")  # fmt: skip
-    progress.emit("round_start", round=1, max_iterations=3)
+    progress.emit(event("run_start", goal="g", model="m", max_iterations=3, workspace=".",
+                  warning="/repo has uncommitted changes (a.txt)"))  # fmt: skip
+    progress.emit(event("round_start", round=1, max_iterations=3))
     assert stream.getvalue().splitlines() == [
         "note: /repo has uncommitted changes (a.txt)",
         "round 1/3 · 0 tok · $0.000 · 00:00",
@@ -194,11 +197,11 @@ def test_agent_text_reaches_the_terminal_inert() -> None:
 
     stream = TTYStream()
     progress = LiveProgress(stream, clock=FakeClock(), tick=None, width=lambda: 200)
-    progress.emit("run_start", goal="g", model="m", max_iterations=2, workspace=".",
-                  notes=[ATTACK])  # fmt: skip
-    progress.emit("round_start", round=1, max_iterations=2)
-    progress.emit("tool_start", name="run_shell", arguments_preview=ATTACK, step=1)
-    progress.emit("stop", reason="ERROR", message=ATTACK)
+    progress.emit(event("run_start", goal="g", model="m", max_iterations=2, workspace=".",
+                  notes=[ATTACK]))  # fmt: skip
+    progress.emit(event("round_start", round=1, max_iterations=2))
+    progress.emit(event("tool_start", name="run_shell", arguments_preview=ATTACK, step=1))
+    progress.emit(event("stop", reason="ERROR", message=ATTACK))
     shown = stream.getvalue().replace("\r\x1b[K", "")  # the redraw's own prefix
     for control in ("\x1b", "\x07", "\x9b", "\r"):
         assert control not in shown
@@ -214,7 +217,7 @@ def test_json_mode_escapes_every_control_character_and_loses_nothing() -> None:
     from tests.core.test_text import ATTACK
 
     stream = io.StringIO()
-    LiveProgress(stream, mode="json").emit("stop", reason="ERROR", message=ATTACK)
+    LiveProgress(stream, mode="json").emit(event("stop", reason="ERROR", message=ATTACK))
     line = stream.getvalue()
     assert line.isascii()
     assert "\x1b" not in line

@@ -27,6 +27,7 @@ from harness.observe.report import (
     render_text,
 )
 from harness.observe.run_summary import round_failures, round_notes
+from tests.conftest import event
 from tests.event_fixtures import START, SampleRun, emit_sample_run
 
 SECRET = "sk-test-report-0123456789abcdef"
@@ -291,9 +292,9 @@ def test_agent_text_in_the_text_reports_comes_out_inert(tmp_path: Path) -> None:
 
     run_dir = tmp_path / RUNS_DIR / "run-x"
     log = EventLog(run_dir / "events.jsonl", run_id="run-x", redactor=Redactor(env={}))
-    log.emit("run_start", goal=ATTACK, model="m", max_iterations=1, workspace=".")
-    log.emit("stop", reason="ERROR", message=ATTACK)
-    log.emit("run_end", stop_reason="ERROR", passed=False, iterations=0, duration=1.0)
+    log.emit(event("run_start", goal=ATTACK, model="m", max_iterations=1, workspace="."))
+    log.emit(event("stop", reason="ERROR", message=ATTACK))
+    log.emit(event("run_end", stop_reason="ERROR", passed=False, iterations=0, duration=1.0))
     text = render_text(load_run(run_dir))
     table = render_runs(list_runs(tmp_path / RUNS_DIR))
     for shown in (text, table):

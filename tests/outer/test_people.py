@@ -22,7 +22,7 @@ from harness import (
 from harness.core.errors import ConfigError
 from harness.memory.inbox import Inbox
 from harness.outer.decision import RoundReport
-from tests.conftest import make_repo, with_options
+from tests.conftest import RecordingSink, make_repo, with_options
 from tests.outer.test_outer import tasks
 
 
@@ -146,20 +146,16 @@ def test_on_round_tells_of_every_round_and_a_failing_hook_does_not_stop(
     log = repo / "rounds.jsonl"  # the hook may write in the loop's folder (its sandbox)
     command = f'printf "%s\\n" "$HARNESS_ROUND_REPORT" >> {log}; exit 3'
     model = ScriptedModel([*say("no"), *say("yes")])
-    events: list[tuple[str, dict[str, object]]] = []
+    sink = RecordingSink()
 
-    class Sink:
-        def emit(self, kind: str, **data: object) -> None:
-            events.append((kind, data))
-
-    result = loop(repo, tmp_path, model, on_round=command, restart=True, events=Sink()).run()
+    result = loop(repo, tmp_path, model, on_round=command, restart=True, events=sink).run()
     assert result.passed
     rounds = [json.loads(line) for line in log.read_text().splitlines()]
     assert [(r["round"], r["passed"], r["outcome"]) for r in rounds] == [
         (1, False, "failed: says yes"),
         (2, True, "passed"),
     ]
-    failures = [data for kind, data in events if kind == "hook_failed"]
+    failures = [data for kind, data in sink.events if kind == "hook_failed"]
     assert [f["round"] for f in failures] == [1, 2]
     assert "exit code 3" in str(failures[0]["error"])
 

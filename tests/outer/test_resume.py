@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from harness import Agent, CommandGate, OuterLoop, Progress, ScriptedModel, StopReason, ToolCall
+from harness.core.event_schema import EventBase
 from tests.conftest import make_repo, with_options
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -241,6 +242,6 @@ class _StatusProbe:
     def __init__(self, path: Path, seen: list[str]) -> None:
         self.path, self.seen = path, seen
 
-    def emit(self, kind: str, **data: object) -> None:
-        if kind == "round_end":
+    def emit(self, event: EventBase) -> None:
+        if event.kind == "round_end":
             self.seen.append(self.path.read_text())

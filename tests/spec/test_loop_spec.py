@@ -13,7 +13,9 @@ from harness.outer.options import ArtifactFile, LoopOptions
 from harness.spec import LoopSpec
 from harness.spec.build import build_loop
 
-GOOD = 'goal = "fix it"\nmodel = "scripted:replies.json"\n[[gates]]\ntype = "command"\ncmd = "true"\n'
+GOOD = (
+    'goal = "fix it"\nmodel = "scripted:replies.json"\n[[gates]]\ntype = "command"\ncmd = "true"\n'
+)
 
 
 def _toml(folder: Path, text: str) -> Path:

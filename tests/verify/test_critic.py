@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from harness.core.errors import ConfigError, HarnessError
-from harness.core.event_schema import make_event
+from harness.core.event_schema import CriticVerdict
 from harness.models.scripted import ScriptedModel
 from harness.verify.critic import (
     CRITIC_RULES,
@@ -19,6 +19,7 @@ from harness.verify.critic import (
     CriticError,
     parse_reply,
 )
+from tests.conftest import RecordingSink
 
 GOAL = "Write a haiku about autumn rain."
 HAIKU = "cold rain on the roof\nthe maple lets go its leaves\none by one, then all"
@@ -38,14 +39,6 @@ def artifact_block(user_message: str) -> tuple[str, str]:
     closing = f'\n</artifact id="{nonce[1]}">'
     start = user_message.index(opening) + len(opening)
     return nonce[1], user_message[start : user_message.index(closing, start)]
-
-
-class RecordingSink:
-    def __init__(self) -> None:
-        self.events: list[tuple[str, dict[str, Any]]] = []
-
-    def emit(self, kind: str, **data: Any) -> None:
-        self.events.append((kind, data))
 
 
 # --- verdicts ----------------------------------------------------------------------------------
@@ -252,7 +245,7 @@ def test_verdict_event_matches_the_event_schema() -> None:
     Critic(model, events=sink).review(GOAL, HAIKU, round=3)
 
     [(kind, data)] = sink.events
-    make_event(kind, run_id="run-1", **data)  # raises if a field does not fit
+    assert isinstance(sink.models[0], CriticVerdict)
     assert kind == "critic_verdict"
     assert data["round"] == 3
     assert data["messages"] == model.calls[0].messages  # the rendered prompt is on record

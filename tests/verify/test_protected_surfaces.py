@@ -12,6 +12,7 @@ import pytest
 from harness import Critic, ScriptedModel
 from harness.verify.gates import GateReport, PredicateGate, PytestGate
 from harness.verify.round import default_protect, protected_changes, verify
+from tests.conftest import RecordingSink
 
 SURFACES = (
     "conftest.py", "tests/conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml",
@@ -100,14 +101,6 @@ def test_a_file_protected_whole_is_not_also_reported_by_its_table() -> None:
     assert changes == ("pyproject.toml", "setup.cfg")
 
 
-class Sink:
-    def __init__(self) -> None:
-        self.events: list[tuple[str, dict[str, Any]]] = []
-
-    def emit(self, kind: str, **data: Any) -> None:
-        self.events.append((kind, data))
-
-
 def gate(name: str, passed: bool, ran: list[str]) -> PredicateGate:
     def check(workspace: Path) -> GateReport:
         ran.append(name)
@@ -122,7 +115,7 @@ def critic(*replies: str) -> tuple[Critic, ScriptedModel]:
 
 
 def run(tmp_path: Path, gates: list[PredicateGate], judge: Critic | None, **kwargs: Any) -> Any:
-    sink = Sink()
+    sink = RecordingSink()
     evidence = verify(
         round_number=3, goal="make it work", workspace=tmp_path, gates=gates, critic=judge,
         artifact=lambda: "the diff", events=sink, **{"changed": [], "protect": (), **kwargs},

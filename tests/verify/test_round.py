@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from harness import Agent, Critic, OuterLoop, ScriptedModel
 from harness.core.errors import ConfigError
-from harness.core.event_schema import make_event
+from harness.core.event_schema import CriticVerdict
 from harness.tools.paths import protecting_pattern
 from harness.verify.gates import CommandGate, PytestGate
 from harness.verify.round import (
@@ -20,6 +19,7 @@ from harness.verify.round import (
     protected_changes,
     verify,
 )
+from tests.conftest import RecordingSink
 
 
 def test_named_test_paths_are_protected_relative_to_the_workspace() -> None:
@@ -68,14 +68,6 @@ def test_the_outer_loop_refuses_such_a_gate_when_it_is_built(tmp_path: Path) -> 
         OuterLoop("goal", Agent(ScriptedModel([])), gates=[PytestGate("../x")], workspace=tmp_path)
 
 
-class RecordingSink:
-    def __init__(self) -> None:
-        self.events: list[tuple[str, dict[str, Any]]] = []
-
-    def emit(self, kind: str, **data: Any) -> None:
-        self.events.append((kind, data))
-
-
 def test_the_critic_reports_its_verdict_once_with_the_round_and_its_prompt(
     tmp_path: Path,
 ) -> None:
@@ -101,7 +93,7 @@ def test_the_critic_reports_its_verdict_once_with_the_round_and_its_prompt(
     verdict = loop_events.events[1][1]
     assert verdict["round"] == 2
     assert verdict["messages"] == critic_model.calls[0].messages
-    make_event("critic_verdict", run_id="r", **verdict)
+    assert isinstance(loop_events.models[1], CriticVerdict)
 
 
 # --- pytest's configuration surfaces ---------------------------------------------------------
