@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -13,7 +12,7 @@ from pathlib import Path
 from harness.memory.lock import LoopLock
 from harness.memory.progress import Progress
 from harness.memory.run_state import RunState
-from tests.cli.test_cli import ROOT, harness
+from tests.cli.test_cli import harness
 from tests.conftest import git, make_repo
 
 LOOP = """\
@@ -67,7 +66,7 @@ def cancelled_run(repo: Path, tmp_path: Path) -> subprocess.CompletedProcess[str
     proc = subprocess.Popen(
         [sys.executable, "-m", "harness.cli.main", "run", "--restart", "--quiet",
          "--model", f"scripted:{tmp_path / 'slow.json'}"],
-        cwd=repo, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=repo,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         preexec_fn=_hear_ctrl_c,
     )  # fmt: skip
@@ -92,7 +91,6 @@ def killed_during_start_up(repo: Path) -> None:
     )
     proc = subprocess.run(
         [sys.executable, "-c", code, str(repo)],
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
         capture_output=True,
         text=True,
         timeout=60,
