@@ -264,4 +264,9 @@ def runs(args: argparse.Namespace) -> int:
 def clean(args: argparse.Namespace) -> int:
     from harness.cli.clean import clean_loops
 
-    return clean_loops(Path(args.path), dry_run=args.dry_run)
+    return clean_loops(
+        Path(args.path),
+        dry_run=args.dry_run,
+        branches=args.branch,
+        include_passed=args.include_passed,
+    )
