@@ -7,12 +7,19 @@ loop is never touched:
   next ``harness run``: kept, worktree and branch;
 * the run of a loop that passed keeps its branch (the work, unless it was merged) but not its
   worktree;
+* any other run whose branch holds a passed round that no branch of the user's holds (a passed
+  run set aside by ``--restart``) keeps its branch too, but not its worktree;
 * every other run of the loop (set aside by ``--restart``, killed during start-up, ...) loses its
   worktree and its branch.
+
+A branch kept for its passed work goes when it is named (``--branch``, which also limits the
+cleaning to the branches named) or with ``--include-passed``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.cli.discover import FoundLoop, find_loops
@@ -25,22 +32,45 @@ from harness.memory.run_state import RunState
 from harness.workspace import cleanup
 
 
-def clean_loops(path: Path, *, dry_run: bool) -> int:
-    """Clean every loop under ``path``; print one line per thing removed or kept."""
+def clean_loops(
+    path: Path, *, dry_run: bool, branches: Collection[str] = (), include_passed: bool = False
+) -> int:
+    """Clean every loop under ``path``; print one line per thing removed or kept.
+
+    ``branches``, when given, are the only run branches cleaned, passed work or not.
+    """
     loops, unreadable = find_loops(path)
     for problem in unreadable:
         print(f"{problem.path}: skipped, cannot be read: {problem.reason}")
     configured = [loop for loop in loops if loop.config is not None]
     if not configured:
         print(f"no loop.toml found under {path}; nothing to clean")
+    asked = _Asked(frozenset(branches), include_passed)
     for loop in configured:
         try:
             with LoopLock(loop.progress):
-                for line in _clean_loop(loop, dry_run=dry_run):
+                for line in _clean_loop(loop, dry_run=dry_run, asked=asked):
                     print(line)
         except LockHeld as exc:
             print(f"{_name(loop)}: running, left alone ({exc})")
+    for branch in sorted(asked.named - asked.seen):
+        print(f"{branch}: not a run branch of the loops under {path}; nothing done")
     return EXIT_PASSED
+
+
+@dataclass
+class _Asked:
+    """What the user asked to clean beyond the default: run branches by name, or passed work."""
+
+    named: frozenset[str]
+    include_passed: bool
+    seen: set[str] = field(default_factory=set)
+
+    def covers(self, branch: str) -> bool:
+        return not self.named or branch in self.named
+
+    def removes_passed(self, branch: str) -> bool:
+        return self.include_passed or branch in self.named
 
 
 def _name(loop: FoundLoop) -> str:
@@ -48,7 +78,7 @@ def _name(loop: FoundLoop) -> str:
     return loop.config.name
 
 
-def _clean_loop(loop: FoundLoop, *, dry_run: bool) -> list[str]:
+def _clean_loop(loop: FoundLoop, *, dry_run: bool, asked: _Asked) -> list[str]:
     assert loop.config is not None
     assert loop.root is not None
     name = loop.config.name
@@ -63,6 +93,9 @@ def _clean_loop(loop: FoundLoop, *, dry_run: bool) -> list[str]:
         return [f"{name}: skipped, its progress file cannot be read: {exc}"]
     lines = []
     for run in cleanup.run_branches(repo, name):
+        if not asked.covers(run.branch):
+            continue
+        asked.seen.add(run.branch)
         resumable = run.branch == current and status in (Status.IN_PROGRESS, Status.ESCALATED)
         if resumable:
             lines.append(f"{name}: kept {run.branch}: resumable by `harness run`")
@@ -74,22 +107,42 @@ def _clean_loop(loop: FoundLoop, *, dry_run: bool) -> list[str]:
             if not dry_run:
                 cleanup.remove_worktree(repo, run.worktree)
             lines.append(f"{name}: {removed} worktree {run.worktree}")
-        if run.branch == current and status is Status.PASSED:
-            lines.append(
-                f"{name}: kept {run.branch}: it holds the passed work "
-                f"(merge it, or `git branch -D {run.branch}`)"
+        kept = (
+            None
+            if asked.removes_passed(run.branch)
+            else _passed_work(
+                repo, run.branch, current=run.branch == current and status is Status.PASSED
             )
+        )
+        if kept is not None:
+            lines.append(f"{name}: kept {run.branch}: {kept}")
             continue
         if not dry_run:
             cleanup.remove_branch(repo, run.branch)
         lines.append(f"{name}: {removed} branch {run.branch}")
-    for folder in cleanup.stray_worktree_folders(repo, name):
+    strays = [] if asked.named else cleanup.stray_worktree_folders(repo, name)
+    for folder in strays:
         if not dry_run:
             cleanup.remove_folder(folder)
         lines.append(f"{name}: {removed} stray folder {folder}")
     if not lines:
         lines.append(f"{name}: nothing to clean")
     return lines
+
+
+def _passed_work(repo: Path, branch: str, *, current: bool) -> str | None:
+    """Why ``branch`` is kept for the passed work it holds; None when it holds none unmerged.
+
+    ``current``: the loop's progress file names this run, and it passed.
+    """
+    if current:
+        return f"it holds the passed work (merge it, or `git branch -D {branch}`)"
+    if cleanup.unmerged_pass(repo, branch) is not None:
+        return (
+            "it holds a passed round that no branch of yours holds "
+            f"(merge it, or `harness clean --branch {branch}`)"
+        )
+    return None
 
 
 def _current_run(progress: Path) -> tuple[str | None, Status | None]:

@@ -14,6 +14,7 @@ from harness.cli.exit_codes import EXIT_ERROR, EXIT_ESCALATED, EXIT_PASSED, EXIT
 from harness.core.errors import ConfigError
 from harness.core.stop import StopReason
 from harness.observe.run_summary import RUNS_DIR
+from harness.workspace.caches import CACHE_PATTERNS
 
 if TYPE_CHECKING:
     from harness.memory.inbox import Inbox
@@ -22,8 +23,9 @@ if TYPE_CHECKING:
 SKILLS_DIR = Path(__file__).resolve().parent / "skills"
 SYSTEM_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS})
 """Write errors that say the machine is in trouble (exit 1), not that the path was wrong (2)."""
-IGNORED = (".harness/", "progress/*.lock")
-"""What ``harness init`` adds to .gitignore: run data, and the lock file beside each progress file."""
+IGNORED = (".harness/", "progress/*.lock", *CACHE_PATTERNS)
+"""What ``harness init`` adds to .gitignore (the lines it lacks; the rest is kept): run data, the
+lock file beside each progress file, and byte code and tool caches."""
 
 
 def init(args: argparse.Namespace) -> int:
@@ -252,4 +254,9 @@ def runs(args: argparse.Namespace) -> int:
 def clean(args: argparse.Namespace) -> int:
     from harness.cli.clean import clean_loops
 
-    return clean_loops(Path(args.path), dry_run=args.dry_run)
+    return clean_loops(
+        Path(args.path),
+        dry_run=args.dry_run,
+        branches=args.branch,
+        include_passed=args.include_passed,
+    )

@@ -88,6 +88,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     clean.add_argument("path", nargs="?", default=".", help="a loop.toml or a folder of loops")
     clean.add_argument("--dry-run", action="store_true", help="say what would go; change nothing")
+    clean.add_argument(
+        "--branch",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="clean only this run branch, even if it holds a passed round (repeatable)",
+    )
+    clean.add_argument(
+        "--include-passed",
+        action="store_true",
+        help="also remove run branches that hold a passed round not merged anywhere",
+    )
     add_batch_parser(commands)
     return parser
 

@@ -11,6 +11,8 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from harness.sandbox.own_source import source_folders
+
 SANDBOX_HOME = "/tmp/home"
 """``HOME`` inside the sandbox: a folder of its private ``/tmp``."""
 
@@ -116,17 +118,19 @@ def _home_to_hide(workspace: Path) -> Path | None:
 
 @functools.cache
 def _mounted_back(area: Path, search_path: tuple[str, ...]) -> tuple[Path, ...]:
-    """The interpreter's folders and ``search_path``'s entries that lie under ``area``.
+    """The interpreter's folders, the harness's source and ``search_path``'s entries under ``area``.
 
     ``area`` (the private ``/tmp``, the hidden home) would hide them, and with them the Python
-    that runs the gates (a virtual environment made there) and the programs on ``PATH``; they
-    are mounted back read-only.
+    that runs the gates (a virtual environment made there), the harness's own package (a
+    checkout installed with ``pip install -e .``, which gates run as ``python -m harness...``)
+    and the programs on ``PATH``; they are mounted back read-only.
     """
     area = area.resolve()
+    interpreter = (sys.prefix, sys.exec_prefix, sys.base_prefix, *sys.path)
     found = sorted(
         {
             Path(entry).resolve()
-            for entry in (sys.prefix, sys.exec_prefix, sys.base_prefix, *sys.path, *search_path)
+            for entry in (*interpreter, *map(str, source_folders()), *search_path)
             if entry and Path(entry).is_dir() and Path(entry).resolve().is_relative_to(area)
         }
     )

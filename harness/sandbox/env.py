@@ -10,6 +10,8 @@ from harness.core.redact import SECRET_NAME
 
 ALLOWED_NAMES = ("PATH", "LANG", "TERM", "TZ")
 """Variables every sandboxed command gets from the harness's environment (plus ``LC_*``)."""
+ALWAYS_SET = {"PYTHONDONTWRITEBYTECODE": "1"}
+"""Values every sandboxed command gets: no byte code written into the workspace."""
 
 
 def safe_env(
@@ -39,14 +41,15 @@ def allowed_env(
 ) -> dict[str, str]:
     """Only ``PATH``, ``LANG``, ``LC_*``, ``TERM``, ``TZ`` and ``names`` from ``base``.
 
-    ``HOME`` is ``home`` (the sandbox's own); ``extra`` are values the harness sets on purpose.
-    Nothing else of the harness's environment reaches the command: no provider key, no
-    ``DATABASE_URL``, whatever its name.
+    ``HOME`` is ``home`` (the sandbox's own), :data:`ALWAYS_SET` is set; ``extra`` are values
+    the harness sets on purpose. Nothing else of the harness's environment reaches the command:
+    no provider key, no ``DATABASE_URL``, whatever its name.
     """
     source = os.environ if base is None else base
     wanted = set(ALLOWED_NAMES) | set(names)
     env = {k: v for k, v in source.items() if k in wanted or k.startswith("LC_")}
     env["HOME"] = home
+    env.update(ALWAYS_SET)
     env.update(extra or {})
     return with_python_first(env)
 

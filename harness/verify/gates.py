@@ -257,13 +257,20 @@ class PytestGate:
 
 
 def _not_run(report: JUnitReport, baseline: JUnitReport | None) -> list[str]:
-    """The tests that ran (were not skipped) at the base and did not pass in ``report``."""
+    """The tests that ran (were not skipped) at the base and did not pass in ``report``.
+
+    A module that could not be collected at the base is a condition of the base, not a test:
+    its tests are unknown there, and now they run (and must pass) under their own ids.
+    """
     if baseline is None:
         return []
+    uncollected = {problem.test_id for problem in baseline.problems if problem.collection}
     return [
         test_id
         for test_id, outcome in baseline.outcomes.items()
-        if outcome != "skipped" and report.outcomes.get(test_id) != "passed"
+        if outcome != "skipped"
+        and test_id not in uncollected
+        and report.outcomes.get(test_id) != "passed"
     ]
 
 

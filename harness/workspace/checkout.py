@@ -2,7 +2,7 @@
 
 The gates never run in the agent's working folder. :func:`clean_checkout` writes, into a fresh
 temporary folder, exactly the files a round commit holds (``git add -A``, so ``.gitignore`` and
-``.git/info/exclude`` leave files out), with every protected path as it was at the base commit
+``.git/info/exclude`` leave files out, and so do byte code and tool caches), with every protected path as it was at the base commit
 (a protected file the round added is left out, one it deleted is back). A ``conftest.py`` hidden
 from git, a cache or any other leftover cannot take part in a verdict. The one ignored folder
 delivered is the loop's work product, :data:`WORK_DIR`.
@@ -17,6 +17,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from harness.tools.paths import protecting_pattern
+from harness.workspace.caches import add_all
 from harness.workspace.git_cmd import git, run_git
 
 WORK_DIR = Path(".harness") / "work"
@@ -58,7 +59,7 @@ def clean_checkout(
         else:
             if index is not None and index.exists():
                 shutil.copy2(index, temp_index)  # mtime kept: see Workspace._against_base
-            git(root, "add", "-A", env=env)
+            git(root, *add_all(), env=env)
             _restore_protected(root, prefix, base, protect, env)
         tree = Path(tmp) / "tree"
         tree.mkdir()

@@ -48,6 +48,26 @@ def run_branches(repo: Path, loop_name: str) -> list[RunBranch]:
     return found
 
 
+PASSED_ROUND = re.compile(r"harness: round \d+: passed \(")
+"""The subject of a round commit that passed (``harness.outer.decision.commit_message``)."""
+
+
+def unmerged_pass(repo: Path, branch: str) -> str | None:
+    """The newest commit of ``branch`` whose round passed, unless a branch of the user's (any
+    outside ``harness/``) already holds it; None when there is no such commit."""
+    base = config_get(repo, f"branch.{branch}.harnessBase")
+    span = f"{base}..{branch}" if base else branch
+    log = git(repo, "log", "--format=%H %s", span, "--")
+    commits = (line.partition(" ") for line in log.splitlines())
+    passed = next((sha for sha, _, subject in commits if PASSED_ROUND.match(subject)), None)
+    if passed is None:
+        return None
+    holders = git(repo, "for-each-ref", "--contains", passed, "--format=%(refname:short)",
+                  "refs/heads/")  # fmt: skip
+    merged = any(not ref.startswith(BRANCH_PREFIX) for ref in holders.split())
+    return None if merged else passed
+
+
 def remove_worktree(repo: Path, worktree: Path) -> None:
     """Remove a run's worktree (never ``repo``'s own checkout) and tidy the empty folders."""
     if worktree.resolve() == repo.resolve():

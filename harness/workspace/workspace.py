@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Literal
 
 from harness.core.errors import ConfigError
+from harness.workspace.caches import add_all
 from harness.workspace.checkout import clean_checkout, file_at
 from harness.workspace.git_cmd import (
     GitIsolationError,
@@ -85,10 +86,11 @@ class Workspace:
         return removed
 
     def commit_round(self, round: int, message: str) -> str | None:
-        """Commit everything (untracked too, .gitignore respected); the sha, or None if nothing changed."""
+        """Commit everything (untracked too, .gitignore respected, caches left out); the sha,
+        or None if nothing changed."""
         if self.isolation == "none" or self.root is None:
             return None
-        git(self.root, "add", "-A")
+        git(self.root, *add_all())
         if git_test(self.root, "diff", "--cached", "--quiet"):
             return None
         trailer = f"Harness-Round: {round}"
@@ -121,8 +123,9 @@ class Workspace:
     def changes(self) -> tuple[list[str], str]:
         """Paths changed against the base and the whole diff, from one snapshot of the files.
 
-        Committed, uncommitted and untracked changes count (``.gitignore`` respected); paths are
-        relative to the workspace, and files outside the workspace folder are left out.
+        Committed, uncommitted and untracked changes count (``.gitignore`` respected, byte code
+        and tool caches never); paths are relative to the workspace, and files outside the
+        workspace folder are left out.
         """
         names, diff = self._against_base(_NAMES, _DIFF)
         return _split_names(names), diff
@@ -230,15 +233,15 @@ class Workspace:
         return self.root / git(self.root, "rev-parse", "--git-path", "index").strip()
 
     @cached_property
-    def _scope(self) -> tuple[str, ...]:
+    def _scope(self) -> str:
         """What a diff's ``add -A`` covers: the workspace folder, or the whole checkout when
         the workspace is its top or a folder git ignores (git refuses that as a pathspec)."""
         assert self.root is not None
         if self.path == self.root or git_test(
             self.root, "check-ignore", "-q", "--no-index", str(self.path)
         ):
-            return ()
-        return ("--", ".")
+            return ":/"
+        return "."
 
     def _against_base(self, *diff_args: tuple[str, ...]) -> list[str]:
         """``git diff --cached <base>`` once per argument tuple, all over one throwaway index
@@ -253,7 +256,7 @@ class Workspace:
                 # fresh mtime would hide such edits from the diff.
                 shutil.copy2(self._index, index)
             env = {"GIT_INDEX_FILE": str(index)}
-            git(self.path, "add", "-A", *self._scope, env=env)
+            git(self.path, *add_all(self._scope), env=env)
             # Run from the workspace with --relative: paths are the workspace's own and files
             # outside it (when the workspace is a folder inside the repository) are left out.
             return [

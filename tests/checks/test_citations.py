@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -181,7 +180,6 @@ def test_runs_as_a_module(sources: Path) -> None:
     Path("findings.md").write_text('# F\n\n[source: 01-log] "first lit in 1851"\n')
     result = subprocess.run(
         [sys.executable, "-m", "harness.checks.citations", "findings.md", "--sources", "sources"],
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
         capture_output=True,
         text=True,
     )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -188,7 +187,6 @@ def test_runs_as_a_module(tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "harness.checks.content", "words", "--min", "150", "draft.md"],
         cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
         capture_output=True,
         text=True,
     )

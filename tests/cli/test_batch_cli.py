@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.cli.test_cli import ROOT, harness, write_loop
+from tests.cli.test_cli import harness, write_loop
 from tests.conftest import git, make_repo
 
 TASKS = 6
@@ -67,7 +67,7 @@ def test_a_batch_killed_midway_resumes_and_every_task_ends_exactly_once(tmp_path
     out = tmp_path / "out"
     command = [sys.executable, "-m", "harness.cli.main", "batch", "tasks.jsonl", "--workers", "2",
                "--out", str(out)]  # fmt: skip
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = dict(os.environ)
     env.pop("HARNESS_MODEL", None)
     first = subprocess.Popen(command, cwd=tmp_path, env=env, start_new_session=True,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
@@ -149,7 +149,7 @@ def test_a_task_file_not_utf8_or_nested_too_deeply_exits_2(tmp_path: Path) -> No
 def test_an_interrupt_lets_the_running_task_end_and_starts_no_other(tmp_path: Path) -> None:
     _project(tmp_path)
     out = tmp_path / "out"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = dict(os.environ)
     env.pop("HARNESS_MODEL", None)
     batch = subprocess.Popen(
         [sys.executable, "-m", "harness.cli.main", "batch", "tasks.jsonl", "--workers", "1",
@@ -179,7 +179,7 @@ def test_an_interrupt_lets_the_running_task_end_and_starts_no_other(tmp_path: Pa
 def test_a_second_interrupt_quits_at_once_and_the_task_resumes_next_time(tmp_path: Path) -> None:
     project = _project(tmp_path, gate="sleep 3 && grep -qx yes out.txt")
     out = tmp_path / "out"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = dict(os.environ)
     env.pop("HARNESS_MODEL", None)
     batch = subprocess.Popen(
         [sys.executable, "-m", "harness.cli.main", "batch", "tasks.jsonl", "--workers", "1",

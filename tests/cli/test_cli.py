@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def harness(
     *args: str, cwd: Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    full_env = {**os.environ, **(env or {})}
     full_env.pop("HARNESS_MODEL", None)
     full_env.update(env or {})
     return subprocess.run(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -13,7 +12,7 @@ from pathlib import Path
 from harness.memory.lock import LoopLock
 from harness.memory.progress import Progress
 from harness.memory.run_state import RunState
-from tests.cli.test_cli import ROOT, harness
+from tests.cli.test_cli import harness
 from tests.conftest import git, make_repo
 
 LOOP = """\
@@ -31,6 +30,19 @@ cmd = "test -s done.txt"
 """
 PASSES = [{"name": "write_file", "arguments": {"path": "done.txt", "content": "yes"}}, "done"]
 SLOW = [{"name": "run_shell", "arguments": {"command": "touch started && sleep 30"}}]
+
+
+KEPT_PASSED = (
+    "tidy: kept {branch}: it holds a passed round that no branch of yours holds "
+    "(merge it, or `harness clean --branch {branch}`)"
+)
+
+
+def current_branch(repo: Path) -> str:
+    """The run branch the loop's progress file names."""
+    branch = RunState.read(Progress.load(repo / ".harness/progress/tidy.md")).branch
+    assert branch is not None
+    return branch
 
 
 def project(tmp_path: Path) -> Path:
@@ -67,7 +79,7 @@ def cancelled_run(repo: Path, tmp_path: Path) -> subprocess.CompletedProcess[str
     proc = subprocess.Popen(
         [sys.executable, "-m", "harness.cli.main", "run", "--restart", "--quiet",
          "--model", f"scripted:{tmp_path / 'slow.json'}"],
-        cwd=repo, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=repo,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         preexec_fn=_hear_ctrl_c,
     )  # fmt: skip
@@ -92,7 +104,6 @@ def killed_during_start_up(repo: Path) -> None:
     )
     proc = subprocess.run(
         [sys.executable, "-c", code, str(repo)],
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
         capture_output=True,
         text=True,
         timeout=60,
@@ -105,6 +116,7 @@ def test_clean_leaves_only_the_resumable_run_after_passed_error_cancelled_and_ki
 ) -> None:
     repo = project(tmp_path)
     assert harness("run", "--quiet", cwd=repo).returncode == 0  # PASSED
+    passed = current_branch(repo)
     errs = f"scripted:{tmp_path / 'errs.json'}"
     error = harness("run", "--restart", "--model", errs, cwd=repo)  # ERROR
     assert error.returncode == 1, error.stderr
@@ -123,15 +135,17 @@ def test_clean_leaves_only_the_resumable_run_after_passed_error_cancelled_and_ki
 
     dry = harness("clean", "--dry-run", cwd=repo)
     assert dry.returncode == 0, dry.stderr
-    assert dry.stdout.count("would remove branch") == 4
+    assert dry.stdout.count("would remove branch") == 3
     assert run_branches(repo) == before
 
     result = harness("clean", cwd=repo)
     assert result.returncode == 0, result.stderr
     assert f"tidy: kept {resumable}: resumable by `harness run`" in result.stdout
-    assert result.stdout.count("removed branch") == 4  # the passed run was set aside too
+    assert KEPT_PASSED.format(branch=passed) in result.stdout  # set aside, but it passed
+    assert result.stdout.count("removed branch") == 3
+    assert f"removed branch {passed}" not in result.stdout
     assert result.stdout.count("removed worktree") == 3
-    assert run_branches(repo) == {resumable}
+    assert run_branches(repo) == {resumable, passed}
     assert [p.name for p in worktrees(repo)] == ["repo", resumable.removeprefix("harness/")]
     # The user's own branches and checkout are untouched.
     refs = git(repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/").split()
@@ -141,11 +155,55 @@ def test_clean_leaves_only_the_resumable_run_after_passed_error_cancelled_and_ki
     resumed = harness("run", "--quiet", "--model", f"scripted:{tmp_path / 'passes.json'}", cwd=repo)
     assert resumed.returncode == 0, resumed.stderr
     final = harness("clean", cwd=repo)
-    assert (
-        final.stdout == f"tidy: kept {resumable}: it holds the passed work "
-        f"(merge it, or `git branch -D {resumable}`)\n"
-    )
+    assert sorted(final.stdout.splitlines()) == sorted([
+        f"tidy: kept {resumable}: it holds the passed work (merge it, or `git branch -D {resumable}`)",
+        KEPT_PASSED.format(branch=passed),
+    ])  # fmt: skip
     assert [p.name for p in worktrees(repo)] == ["repo"]
+
+
+def test_a_passed_run_set_aside_goes_only_when_named(tmp_path: Path) -> None:
+    repo = project(tmp_path)
+    assert harness("run", "--quiet", cwd=repo).returncode == 0
+    passed = current_branch(repo)
+    errs = f"scripted:{tmp_path / 'errs.json'}"
+    assert harness("run", "--restart", "--quiet", "--model", errs, cwd=repo).returncode == 1
+    errored = current_branch(repo)
+
+    plain = harness("clean", cwd=repo)
+
+    assert sorted(plain.stdout.splitlines()) == sorted([
+        KEPT_PASSED.format(branch=passed), f"tidy: kept {errored}: resumable by `harness run`",
+    ])  # fmt: skip
+    assert run_branches(repo) == {passed, errored}
+    named = harness("clean", "--branch", passed, "--branch", "harness/tidy-00000000", cwd=repo)
+
+    assert named.returncode == 0, named.stderr
+    assert named.stdout.splitlines() == [
+        f"tidy: removed branch {passed}",
+        "harness/tidy-00000000: not a run branch of the loops under .; nothing done",
+    ]
+    assert run_branches(repo) == {errored}  # only the branch named was cleaned
+
+
+def test_a_merged_pass_goes_and_include_passed_takes_the_unmerged_one(tmp_path: Path) -> None:
+    repo = project(tmp_path)
+    assert harness("run", "--quiet", cwd=repo).returncode == 0
+    merged = current_branch(repo)
+    assert harness("run", "--restart", "--quiet", cwd=repo).returncode == 0
+    unmerged = current_branch(repo)
+    errs = f"scripted:{tmp_path / 'errs.json'}"
+    assert harness("run", "--restart", "--quiet", "--model", errs, cwd=repo).returncode == 1
+    git(repo, "merge", "--quiet", "--ff-only", merged)
+
+    first = harness("clean", cwd=repo)
+
+    assert f"tidy: removed branch {merged}" in first.stdout
+    assert KEPT_PASSED.format(branch=unmerged) in first.stdout
+    assert unmerged in run_branches(repo)
+    second = harness("clean", "--include-passed", cwd=repo)
+    assert f"tidy: removed branch {unmerged}" in second.stdout
+    assert unmerged not in run_branches(repo)
 
 
 def test_clean_leaves_a_running_loop_alone(tmp_path: Path) -> None:

@@ -43,7 +43,6 @@ def harness_to_closed_pipe(*args: str, cwd: Path) -> subprocess.CompletedProcess
         return subprocess.run(
             [sys.executable, "-m", "harness.cli.main", *args],
             cwd=cwd,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
             stdout=write_end,
             stderr=subprocess.PIPE,
             text=True,

@@ -290,7 +290,7 @@ def _interrupted_run(tmp_path: Path) -> tuple[subprocess.CompletedProcess[str], 
     # tests/sandbox/test_survivors.py).
     extra = '[critic]\nenabled = false\n[sandbox]\nbackend = "none"'
     write_loop(tmp_path, ANSWER_LOOP.format(extra=extra))
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = dict(os.environ)
     env.pop("HARNESS_MODEL", None)
     process = subprocess.Popen(
         [sys.executable, "-m", "harness.cli.main", "run", "--quiet"],

@@ -60,11 +60,26 @@ def test_init_writes_auto_isolation_and_asks_for_a_commit_in_git(tmp_path: Path)
     config = tomllib.loads((repo / "loop.toml").read_text())
     assert config["isolation"] == "auto"
     assert "commit these files" in result.stdout
-    assert (repo / ".gitignore").read_text().splitlines() == [".harness/", "progress/*.lock"]
+    assert (repo / ".gitignore").read_text().splitlines() == [".harness/", "progress/*.lock",
+        "__pycache__/", "*.pyc", "*.pyo", ".pytest_cache/", ".ruff_cache/", ".mypy_cache/"]  # fmt: skip
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "harness init")
     (repo / "progress" / "bugfix.md.lock").write_text("")
-    assert git(repo, "status", "--porcelain") == ""  # the lock file a run leaves is ignored
+    for cache in ("tests/__pycache__/t.pyc", "a.pyo", ".pytest_cache/v", "x/.ruff_cache/c",
+                  ".mypy_cache/m", "b.pyc"):  # fmt: skip
+        (repo / cache).parent.mkdir(parents=True, exist_ok=True)
+        (repo / cache).write_text("")
+    assert git(repo, "status", "--porcelain") == ""  # the lock file and caches are ignored
+
+
+def test_init_keeps_an_existing_gitignore_and_adds_only_what_it_lacks(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {".gitignore": "node_modules/\n__pycache__/\n.harness/\n"})
+    result = harness("init", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    assert (repo / ".gitignore").read_text().splitlines() == [
+        "node_modules/", "__pycache__/", ".harness/", "progress/*.lock",
+        "*.pyc", "*.pyo", ".pytest_cache/", ".ruff_cache/", ".mypy_cache/",
+    ]  # fmt: skip
 
 
 def test_init_outside_git_does_not_ask_for_a_commit(tmp_path: Path) -> None:

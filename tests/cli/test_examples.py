@@ -26,7 +26,7 @@ from tests.conftest import git
 
 EXAMPLES = ROOT / "examples"
 SCRATCH = shutil.ignore_patterns(".harness", "__pycache__", ".pytest_cache", ".ruff_cache")
-PYTHON_ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+PYTHON_ENV = dict(os.environ)
 NEVER_SUCCEEDS = {"rounds": {"1": ["I could not finish the task."], "2": ["I gave up again."]}}
 
 

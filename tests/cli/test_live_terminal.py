@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_cli import ROOT, write_loop
+from tests.cli.test_cli import write_loop
 
 pytestmark = pytest.mark.skipif(
     shutil.which("tmux") is None, reason="tmux is not installed (Debian package 'tmux')"
@@ -70,7 +70,6 @@ def test_the_live_line_in_an_80_column_terminal_during_a_long_command(tmp_path: 
     command = " ".join(
         [
             f"cd {shlex.quote(str(tmp_path))} &&",
-            f"PYTHONPATH={shlex.quote(str(ROOT))}",
             shlex.quote(sys.executable),
             "-m harness.cli.main run; sleep 60",
         ]

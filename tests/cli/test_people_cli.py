@@ -11,7 +11,7 @@ from pathlib import Path
 
 from harness.memory.inbox import Inbox
 from harness.memory.progress import Progress
-from tests.cli.test_cli import ROOT, harness, write_loop
+from tests.cli.test_cli import harness, write_loop
 
 HUMAN_LOOP = """\
 name = "answer"
@@ -52,7 +52,7 @@ def wait_for_request(inbox: Inbox, round_number: int) -> None:
 def test_rejected_from_another_process_then_approved(tmp_path: Path) -> None:
     (tmp_path / "author.json").write_text(json.dumps([*say("yes"), *say("yes, politely")]))
     write_loop(tmp_path, HUMAN_LOOP)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = dict(os.environ)
     env.pop("HARNESS_MODEL", None)
     loop = subprocess.Popen(
         [sys.executable, "-m", "harness.cli.main", "run", "--json"],

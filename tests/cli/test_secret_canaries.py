@@ -15,7 +15,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-from tests.cli.test_cli import ROOT
 from tests.conftest import git, make_repo
 from tests.openai_server import OpenAIServer, Status
 
@@ -70,7 +69,6 @@ def test_no_canary_reaches_any_output(tmp_path: Path) -> None:
     git(project, "commit", "-qm", "loop")
     env = {
         **os.environ,
-        "PYTHONPATH": str(ROOT),
         "CANARY_API_KEY": NAMED,
         "BILLING_REF": MARKED,
         "DATABASE_URL": f"postgres://app:{IN_URL}@db/main",
@@ -121,7 +119,7 @@ def test_a_key_echoed_in_a_provider_error_is_redacted(tmp_path: Path) -> None:
         (project / ".gitignore").write_text(".harness/\nprogress/\n")
         git(project, "add", "-A")
         git(project, "commit", "-qm", "loop")
-        env = {**os.environ, "PYTHONPATH": str(ROOT), "OPENAI_API_KEY": key}
+        env = {**os.environ, "OPENAI_API_KEY": key}
 
         run = _harness("run", cwd=project, env=env)
 

@@ -52,7 +52,7 @@ print(json.dumps({
 
 def test_counting_works_offline_with_both_bundled_encodings(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "TIKTOKEN_CACHE_DIR"}
-    env.update(PYTHONPATH=str(ROOT), TMPDIR=str(tmp_path), HOME=str(tmp_path))  # no old cache
+    env.update(TMPDIR=str(tmp_path), HOME=str(tmp_path))  # no old cache
     out = subprocess.run(
         [sys.executable, "-c", OFFLINE_COUNT, MIXED],
         env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60,

@@ -64,7 +64,6 @@ def _start(project: Path) -> subprocess.Popen[bytes]:
         return subprocess.Popen(
             [sys.executable, "-m", "harness.cli.main", "run", "--quiet"],
             cwd=project,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
             stdout=subprocess.DEVNULL,
             stderr=stderr,
             start_new_session=True,

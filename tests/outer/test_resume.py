@@ -96,7 +96,7 @@ def test_a_broken_progress_file_names_the_line_and_is_left_alone(tmp_path: Path)
     (project / "progress" / "answer.md").write_text(broken)
     result = subprocess.run(
         [sys.executable, "-m", "harness.cli.main", "run"], cwd=project, capture_output=True, text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60,
+        env=dict(os.environ), timeout=60,
     )  # fmt: skip
     assert result.returncode == 2
     assert "answer.md:5" in result.stderr
@@ -122,7 +122,7 @@ def test_two_concurrent_runs_of_one_loop_exactly_one_runs(tmp_path: Path) -> Non
         cmd = "grep -qx yes answer.txt"
         """)
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = dict(os.environ)
     command = [sys.executable, "-m", "harness.cli.main", "run", "--quiet"]
     first = subprocess.Popen(command, cwd=project, env=env, stderr=subprocess.PIPE, text=True)
     lock = project / "progress" / "answer.md.lock"

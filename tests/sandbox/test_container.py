@@ -245,8 +245,7 @@ Sandbox("docker", image="img").run(sys.argv[1], cwd=sys.argv[2], timeout=300)
 
 def start_harness(folder: Path) -> subprocess.Popen[bytes]:
     folder.mkdir(exist_ok=True)
-    process = subprocess.Popen([sys.executable, "-c", HARNESS, BEAT, str(folder)],
-                               env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+    process = subprocess.Popen([sys.executable, "-c", HARNESS, BEAT, str(folder)])  # fmt: skip
     wait_for(folder / "beat")
     return process
 

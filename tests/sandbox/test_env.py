@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.sandbox import Sandbox
 from harness.sandbox.env import ALLOWED_NAMES, allowed_env, safe_env, with_python_first
 
 BIN = str(Path(sys.executable).parent)
@@ -24,8 +25,23 @@ def test_only_the_allowed_names_and_lc_variables_reach_a_sandboxed_command() -> 
     assert env == {
         "PATH": f"{BIN}{os.pathsep}/usr/bin:/bin", "LANG": "C.UTF-8", "TERM": "xterm",
         "TZ": "UTC", "LC_ALL": "C", "LC_CTYPE": "en_GB.UTF-8", "HOME": "/sandbox/home",
+        "PYTHONDONTWRITEBYTECODE": "1",
     }  # fmt: skip
     assert ALLOWED_NAMES == ("PATH", "LANG", "TERM", "TZ")
+
+
+@pytest.mark.parametrize("backend", ["bwrap", "none"])
+def test_python_in_a_sandboxed_command_writes_no_byte_code(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest
+) -> None:
+    if backend == "bwrap":
+        request.getfixturevalue("bwrap_ok")
+    (tmp_path / "calc.py").write_text("ANSWER = 42\n")
+    result = Sandbox(backend).run(  # type: ignore[arg-type]
+        [sys.executable, "-c", "import calc; print(calc.ANSWER)"], cwd=tmp_path, timeout=60
+    )
+    assert (result.exit_code, result.output.strip()) == (0, "42")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["calc.py"]  # no __pycache__/
 
 
 def test_names_asked_for_and_values_set_on_purpose_are_added_home_is_the_sandboxs() -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from harness.sandbox import Sandbox
-from tests.cli.test_cli import ROOT, write_loop
+from tests.cli.test_cli import write_loop
 
 pytestmark = pytest.mark.usefixtures("bwrap_ok")
 
@@ -86,7 +86,7 @@ def test_survivors_die_when_the_harness_is_killed_with_sigkill(tmp_path: Path) -
         [sandbox]
         backend = "bwrap"
         """)  # fmt: skip
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = dict(os.environ)
     env.pop("HARNESS_MODEL", None)
     process = subprocess.Popen(
         [sys.executable, "-m", "harness.cli.main", "run", "--quiet"], cwd=tmp_path, env=env,

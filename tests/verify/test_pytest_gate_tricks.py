@@ -24,12 +24,16 @@ def plain_pytest(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
 
 
-def project(root: Path, extra: dict[str, str]) -> Path:
-    for name, text in {**BUGGY, **extra}.items():
+def write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     return root
+
+
+def project(root: Path, extra: dict[str, str]) -> Path:
+    return write(root, {**BUGGY, **extra})
 
 
 FAKE_PYTEST = "import sys\nprint('1 passed')\nsys.exit(0)\n"
@@ -141,3 +145,34 @@ def test_the_fix_passes_against_the_baseline(tmp_path: Path) -> None:
 
     assert report.passed
     assert report.summary == "pytest: 2 passed of 2 tests"
+
+
+IMPORT_BUG = {
+    "calc/__init__.py": "",
+    "calc/helpers.py": "def normalize(text):\n    return text.strip().lower()\n",
+    "tests/test_calc.py": (
+        "from calc.helpers import normalise\n\n"
+        "def test_normalise():\n    assert normalise(' Ab ') == 'ab'\n"
+    ),
+    "tests/test_other.py": "def test_other():\n    assert True\n",
+}
+
+
+def test_a_module_that_could_not_be_collected_at_the_base_is_not_a_test_to_keep(
+    tmp_path: Path,
+) -> None:
+    base = write(tmp_path / "base", IMPORT_BUG)
+    gate = PytestGate("tests")
+    baselines = measure_baselines([gate], base)
+    assert baselines["pytest"].outcomes == {"tests/test_calc.py": "error"}  # nothing else ran
+    helpers = "def normalise(text):\n    return text.strip().lower()\n"
+    fixed = write(tmp_path / "round", {**IMPORT_BUG, "calc/helpers.py": helpers})
+
+    (report,) = run_gates([gate], fixed, baselines=baselines)
+
+    assert report.passed, report.summary
+    assert report.summary == "pytest: 2 passed of 2 tests"
+    assert "did not pass now" not in report.summary
+    (unfixed,) = run_gates([gate], base, baselines=baselines)
+    assert not unfixed.passed
+    assert unfixed.failures == ["tests/test_calc.py"]

@@ -1,0 +1,31 @@
+"""Byte code and tool caches: never a change of a round, never committed."""
+
+from __future__ import annotations
+
+CACHE_PATTERNS = (
+    "__pycache__/",
+    "*.pyc",
+    "*.pyo",
+    ".pytest_cache/",
+    ".ruff_cache/",
+    ".mypy_cache/",
+)
+"""What running Python, pytest, ruff or mypy leaves behind, in ``.gitignore`` syntax."""
+
+
+def _exclude(pattern: str) -> str:
+    """The pathspec that leaves ``pattern`` out anywhere in the checkout."""
+    glob = f"**/{pattern}**" if pattern.endswith("/") else f"**/{pattern}"
+    return f":(top,exclude,glob){glob}"
+
+
+CACHE_EXCLUDES = tuple(_exclude(pattern) for pattern in CACHE_PATTERNS)
+"""Pathspecs that leave :data:`CACHE_PATTERNS` out of ``git add``, whatever ``.gitignore`` says."""
+
+
+def add_all(scope: str = ":/") -> tuple[str, ...]:
+    """``git add -A`` of ``scope`` (default: the whole checkout) without the caches.
+
+    Tracked caches stay as the base has them: neither their changes nor their removal is added.
+    """
+    return ("add", "-A", "--", scope, *CACHE_EXCLUDES)
