@@ -118,6 +118,12 @@ class Agent:
         twin.toolbox = Toolbox([*self.toolbox, *tools])
         return twin
 
+    def with_model(self, model: Model) -> Agent:
+        """A copy of this agent that talks to ``model`` (the run's metered one)."""
+        twin = copy.copy(self)
+        twin.model = model
+        return twin
+
     def check_fits(self, task: str) -> None:
         """Raise :class:`ConfigError` when the first request of a session on ``task`` (system
         prompt, tool schemas and task) cannot fit the model's context window."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import hashlib
 import time
@@ -18,9 +17,8 @@ from harness.outer.progress_tool import progress_tool
 from harness.outer.run import Run
 from harness.outer.settings import CRITIC_DIFF_CHARS, Settings
 from harness.outer.task import TaskInputs, render_task
-from harness.tools import Toolbox
 from harness.verify.artifact import read_artifact
-from harness.verify.gates import PytestGate, measure_baselines
+from harness.verify.gates import SuiteGate, measure_baselines
 from harness.verify.junit import JUnitReport
 from harness.verify.round import verify
 from harness.workspace.workspace import truncate_diff
@@ -101,8 +99,7 @@ def _session(settings: Settings, run: Run, task: str) -> AgentRun:
     author = run.author
     if run.progress is not None:
         run.draft = run.progress.model_copy(deep=True)
-        author = copy.copy(run.author)
-        author.toolbox = Toolbox([*settings.agent.toolbox, progress_tool(run.draft)])
+        author = run.author.with_tools([progress_tool(run.draft)])
     session = author.run(
         task, run.workspace.path, ledger=ledger, protect=settings.protect, events=settings.events
     )
@@ -116,7 +113,7 @@ def _baselines(settings: Settings, run: Run) -> dict[str, JUnitReport]:
     if run.baselines is None:
         run.baselines = {}
         if run.workspace.base_commit is not None and any(
-            isinstance(gate, PytestGate) for gate in settings.gates
+            isinstance(gate, SuiteGate) for gate in settings.gates
         ):
             with run.workspace.clean_checkout((), at_base=True) as base:
                 run.baselines = measure_baselines(settings.gates, base)

@@ -1,8 +1,8 @@
 """How an outer loop runs besides its goal, checks and bounds: round rules, bookkeeping, hooks.
 
-:class:`LoopOptions` is the one place these settings are declared and checked. The value types
-(:data:`Patience`, :data:`Rollback`, :data:`LoopName`) are shared with
-:class:`~harness.spec.LoopSpec`, so loop.toml and Python reject the same values the same way.
+:class:`LoopRules` declares and checks the rules once; :class:`LoopOptions` (Python) and
+:class:`~harness.spec.LoopSpec` (loop.toml) both extend it, so they take and refuse the same
+values the same way.
 """
 
 from __future__ import annotations
@@ -49,17 +49,34 @@ CriticArtifact = Literal["diff", "final"] | ArtifactFile
 """What the critic judges: the run's diff, the session's last answer, or a named file."""
 
 
-class LoopOptions(BaseModel):
-    """Everything an :class:`~harness.outer.loop.OuterLoop` takes beyond the public keywords."""
+class LoopRules(BaseModel):
+    """The loop's own rules: the settings loop.toml and Python share, field for field.
 
-    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+    :class:`LoopOptions` and :class:`~harness.spec.LoopSpec` both extend it, so a rule is
+    declared and checked once and reaches the driver from either without a copy in between.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: LoopName = "loop"
-    protect: tuple[str, ...] | None = None  # None: the pytest gates' tests and pytest's config
+    protect: tuple[str, ...] | None = None  # None: the test gates' paths and pytest's config
     patience: Patience = 3
     rollback: Rollback = "keep"
     merge: bool = False  # fast-forward the user's branch when the run passes
-    checklist: tuple[str, ...] = ()  # items added to a new progress file
+    checklist: tuple[str, ...] = ()  # items a new progress file starts with
+
+    @field_validator("protect")
+    @classmethod
+    def _protect(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        return None if value is None else check_protect_patterns(value)
+
+
+class LoopOptions(LoopRules):
+    """Everything an :class:`~harness.outer.loop.OuterLoop` takes beyond the public keywords:
+    the loop's rules, and what only a running process can give (sinks, callables, servers)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
     critic_artifact: CriticArtifact = "diff"
     restart: bool = False  # set the old progress and spend aside and start over
     run_id: str | None = None  # None: a new one
@@ -74,11 +91,6 @@ class LoopOptions(BaseModel):
             super().__init__(**data)
         except ValidationError as exc:
             raise ConfigError(format_validation_error("options", exc)) from None
-
-    @field_validator("protect")
-    @classmethod
-    def _protect(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
-        return None if value is None else check_protect_patterns(value)
 
     @field_validator("on_round")
     @classmethod

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -64,16 +63,14 @@ def start_run(settings: Settings, progress: Progress | None) -> Run:
         if state.head:
             workspace.reset_to(state.head)  # a round cut off mid-way is discarded and redone
     meter = _meter(settings, progress)
-    author = copy.copy(settings.agent)
     author_model = MeteredModel(settings.agent.model, meter, role="author", events=settings.events)
-    author.model = author_model
+    author = settings.agent.with_model(author_model)
     models = [author_model]
     critic = None
     if settings.critic is not None:
-        critic = copy.copy(settings.critic)
-        critic.model = author_model.for_role("critic", settings.critic.model)
-        critic.events = settings.events
-        models.append(critic.model)
+        critic_model = author_model.for_role("critic", settings.critic.model)
+        critic = settings.critic.for_run(critic_model, settings.events)
+        models.append(critic_model)
     first = progress.iteration + 1 if progress is not None and begun else 1
     if progress is not None:
         if not begun:

@@ -22,7 +22,7 @@ from harness.models.preflight import preflight
 from harness.models.resolve import resolve_model
 from harness.observe.run_summary import RUNS_DIR
 from harness.outer.loop import OuterLoop
-from harness.outer.options import ArtifactFile, CriticArtifact, LoopOptions
+from harness.outer.options import ArtifactFile, CriticArtifact, LoopOptions, LoopRules
 from harness.sandbox import Sandbox
 from harness.spec.loop_spec import LoopSpec
 from harness.spec.sections import (
@@ -184,12 +184,7 @@ def build_loop(
         isolation=config.isolation,
         on_escalate=config.on_escalate,
         options=LoopOptions(
-            name=config.name,
-            protect=config.protect,
-            patience=config.patience,
-            rollback=config.rollback,
-            merge=config.merge,
-            checklist=tuple(config.checklist),
+            **config.model_dump(include=set(LoopRules.model_fields)),
             critic_artifact=_artifact(config),
             restart=overrides.restart,
             run_id=run_id,

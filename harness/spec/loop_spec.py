@@ -17,7 +17,7 @@ from harness.core.errors import ConfigError
 from harness.core.redact import Redactor
 from harness.core.validation import format_validation_error
 from harness.engine.loop import MAX_ITERATIONS
-from harness.outer.options import LoopName, Patience, Rollback
+from harness.outer.options import LoopRules
 from harness.spec.sections import (
     GATE_TYPES,
     AgentConfig,
@@ -36,24 +36,22 @@ from harness.spec.sections import (
 CONFIG_NAME = "loop.toml"
 
 
-class LoopSpec(Section):
-    """The whole of a loop: ``LoopSpec.from_toml(path)``, or built in Python."""
+class LoopSpec(LoopRules, Section):
+    """The whole of a loop: ``LoopSpec.from_toml(path)``, or built in Python.
+
+    The loop's rules (``name``, ``protect``, ``patience``, ``rollback``, ``merge``,
+    ``checklist``) are :class:`~harness.outer.options.LoopRules`' fields.
+    """
 
     goal: str = Field(min_length=1)
-    name: LoopName = "loop"
     model: str | None = None
     model_options: dict[str, str | int | float | bool | list[str]] = {}  # passed to litellm
     workspace: str = "."
     skill: str | None = None
     progress: str | None = None
-    checklist: list[str] = []
     max_iterations: int = Field(10, ge=1, le=MAX_ITERATIONS)
     attempts: int = Field(1, ge=1, le=8)  # best-of-N: independent attempts, the best one kept
     isolation: Literal["auto", "worktree", "branch", "none"] = "auto"  # auto: worktree in git
-    rollback: Rollback = "keep"
-    merge: bool = False
-    protect: list[str] | None = None
-    patience: Patience = 3
     on_escalate: str | None = None
     on_round: str | None = Field(None, min_length=1)  # command told of every round
     hooks: HooksConfig = HooksConfig()

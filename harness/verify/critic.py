@@ -8,6 +8,7 @@ block or pass itself off as instructions.
 
 from __future__ import annotations
 
+import copy
 import re
 import secrets
 from collections.abc import Sequence
@@ -182,6 +183,12 @@ class Critic:
             raw=raw,
         )
         return self._emit(verdict, round, messages)
+
+    def for_run(self, model: Model, events: EventSink) -> Critic:
+        """A copy of this critic that asks ``model`` and reports to ``events`` (one run's)."""
+        twin = copy.copy(self)
+        twin.model, twin.events = model, events
+        return twin
 
     def fail(self, reason: str, fix: str, *, round: int | None = None) -> Verdict:
         """A failing verdict given without asking the model (nothing fit to judge)."""

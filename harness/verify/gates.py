@@ -56,6 +56,24 @@ class Gate(Protocol):
     def check(self, workspace: str | Path) -> GateReport: ...
 
 
+@runtime_checkable
+class SuiteGate(Gate, Protocol):
+    """A gate that runs tests, and says so through this interface.
+
+    The outer loop protects its ``test_paths`` (``()``: the whole workspace's test files) and
+    pytest's configuration, measures it once at the run's base commit, and hands it that
+    ``baseline``: a test that ran there must run and pass now.
+    """
+
+    test_paths: tuple[str, ...]
+
+    def measure(self, workspace: str | Path) -> JUnitReport | None: ...
+
+    def check(
+        self, workspace: str | Path, *, baseline: JUnitReport | None = None
+    ) -> GateReport: ...
+
+
 def run_gates(
     gates: Iterable[Gate],
     workspace: str | Path,
@@ -64,12 +82,12 @@ def run_gates(
 ) -> list[GateReport]:
     """Check ``gates`` in order; the first failure ends verification (later gates do not run).
 
-    ``baselines`` holds, by gate name, what each pytest gate found at the run's base commit
+    ``baselines`` holds, by gate name, what each test gate found at the run's base commit
     (see :func:`measure_baselines`): a test that ran there must run and pass now.
     """
     reports: list[GateReport] = []
     for gate in gates:
-        if isinstance(gate, PytestGate):
+        if isinstance(gate, SuiteGate):
             reports.append(gate.check(workspace, baseline=(baselines or {}).get(gate.name)))
         else:
             reports.append(gate.check(workspace))
@@ -79,16 +97,14 @@ def run_gates(
 
 
 def measure_baselines(gates: Iterable[Gate], workspace: str | Path) -> dict[str, JUnitReport]:
-    """What each pytest gate finds in ``workspace`` (a checkout of the base), by gate name.
+    """What each test gate finds in ``workspace`` (a checkout of the base), by gate name.
 
     A gate that writes no report there has no baseline.
     """
     found: dict[str, JUnitReport] = {}
     for gate in gates:
-        if isinstance(gate, PytestGate):
-            _, junit = gate.run(workspace)
-            if isinstance(junit, JUnitReport):
-                found[gate.name] = junit
+        if isinstance(gate, SuiteGate) and (junit := gate.measure(workspace)) is not None:
+            found[gate.name] = junit
     return found
 
 
@@ -186,6 +202,11 @@ class PytestGate:
     def check(self, workspace: str | Path, *, baseline: JUnitReport | None = None) -> GateReport:
         result, junit = self.run(workspace)
         return self._report(result, junit, baseline)
+
+    def measure(self, workspace: str | Path) -> JUnitReport | None:
+        """What the tests find in ``workspace``, or ``None`` when pytest wrote no report."""
+        _, junit = self.run(workspace)
+        return junit if isinstance(junit, JUnitReport) else None
 
     def run(self, workspace: str | Path) -> tuple[CommandResult, JUnitReport | str]:
         """Run pytest in ``workspace``: what the command did, and its report or why none."""

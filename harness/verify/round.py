@@ -17,7 +17,7 @@ from harness.core.event_schema import GateReportEvent
 from harness.core.sink import EventSink
 from harness.tools.paths import check_protect_patterns, protecting_pattern
 from harness.verify.critic import Critic, Verdict
-from harness.verify.gates import Gate, GateReport, run_gates
+from harness.verify.gates import Gate, GateReport, SuiteGate, run_gates
 from harness.verify.junit import JUnitReport
 
 PYTEST_CONFIG_FILES = (
@@ -66,10 +66,9 @@ def default_protect(gates: Sequence[Gate]) -> tuple[str, ...]:
     """
     patterns: list[str] = []
     for gate in gates:
-        test_paths = getattr(gate, "test_paths", None)
-        if test_paths is None:
+        if not isinstance(gate, SuiteGate):
             continue
-        relative = [_inside(gate, str(path)) for path in test_paths]
+        relative = [_inside(gate, str(path)) for path in gate.test_paths]
         patterns.extend(path for path in relative if path != ".")
         if not relative or "." in relative:
             patterns.extend(ROOT_TEST_FILES)
