@@ -64,6 +64,7 @@ class LoopRules(BaseModel):
     rollback: Rollback = "keep"
     merge: bool = False  # fast-forward the user's branch when the run passes
     checklist: tuple[str, ...] = ()  # items a new progress file starts with
+    keep_worktree: bool = False  # after a pass, leave the run's worktree to look at and try
 
     @field_validator("protect")
     @classmethod

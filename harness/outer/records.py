@@ -105,7 +105,7 @@ def finish_run(settings: Settings, run: Run) -> RunResult:
 
 
 def _land(settings: Settings, run: Run) -> None:
-    """A pass: merge when asked, then remove the worktree (the branch stays)."""
+    """A pass: merge when asked, then remove the worktree (the branch stays) unless kept."""
     if settings.options.merge:
         try:
             run.workspace.merge_ff()
@@ -113,7 +113,7 @@ def _land(settings: Settings, run: Run) -> None:
         except GitIsolationError as exc:
             run.message += f"; not merged, the work stays on its branch: {exc}"
     try:
-        run.workspace.finish(prune=True)
+        run.workspace.finish(prune=not settings.options.keep_worktree)
     except GitIsolationError as exc:
         run.message += f"; the worktree was left in place: {exc}"
 

@@ -117,3 +117,11 @@ def test_loop_options_keep_what_they_are_given() -> None:
         2, "failed", ("tests/**",), "x.y-1",
     )  # fmt: skip
     assert LoopOptions(patience=100).patience == 100
+
+
+def test_a_rule_set_in_loop_toml_reaches_the_driver(tmp_path: Path) -> None:
+    text = GOOD.replace("[[gates]]", "keep_worktree = true\npatience = 5\n[[gates]]")
+    loop = build_loop(LoopSpec.from_toml(_toml(tmp_path, text)), events=NULL_SINK)
+    assert (loop.settings.options.keep_worktree, loop.settings.options.patience) == (True, 5)
+    plain = build_loop(LoopSpec.from_toml(_toml(tmp_path, GOOD)), events=NULL_SINK)
+    assert plain.settings.options.keep_worktree is False

@@ -173,3 +173,21 @@ def test_the_default_isolation_works_in_place_outside_git_and_in_a_worktree_insi
         OuterLoop(
             "say yes", Agent(model), gates=[gate], workspace=plain, isolation="worktree"
         ).run()
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_a_passed_runs_worktree_is_kept_only_when_asked(tmp_path: Path, keep: bool) -> None:
+    repo = make_repo(tmp_path / "repo", {"calc.py": BUGGY, "tests/test_calc.py": TESTS})
+    result = OuterLoop(
+        "make the tests pass", Agent(ScriptedModel(write(RIGHT))), gates=[PytestGate("tests")],
+        workspace=repo, options=LoopOptions(keep_worktree=keep),
+    ).run()  # fmt: skip
+    assert result.passed
+    assert result.worktree is not None
+    assert result.worktree.exists() is keep
+    if keep:  # the fix, checked out, to try by hand
+        assert (result.worktree / "calc.py").read_text() == RIGHT
+        assert str(result.worktree) in git(repo, "worktree", "list")
+    else:
+        assert str(result.worktree) not in git(repo, "worktree", "list")
+    assert (repo / "calc.py").read_text() == BUGGY  # the user's checkout is untouched
