@@ -1,34 +1,25 @@
-"""How an outer loop runs besides its goal, checks and bounds: round rules, bookkeeping, hooks.
+"""How an outer loop runs besides its goal, checks and bounds: its rules, bookkeeping, hooks.
 
-:class:`LoopRules` declares and checks the rules once; :class:`LoopOptions` (Python) and
-:class:`~harness.spec.LoopSpec` (loop.toml) both extend it, so they take and refuse the same
-values the same way.
+:class:`LoopOptions` extends the loop's :class:`~harness.outer.rules.LoopRules` (which loop.toml's
+:class:`~harness.spec.LoopSpec` extends too) with what only a running process can give: sinks,
+callables, servers, a sandbox.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SkipValidation, ValidationError, field_validator
+from pydantic import ConfigDict, SkipValidation, ValidationError, field_validator
 
 from harness.core.errors import ConfigError
 from harness.core.sink import NULL_SINK, EventSink
 from harness.core.validation import format_validation_error
 from harness.outer.decision import RoundReport
+from harness.outer.rules import LoopRules
 from harness.sandbox import Sandbox
 from harness.tools.mcp import McpServer
-from harness.tools.paths import check_protect_patterns
-
-Patience = Annotated[int, Field(ge=2, le=100, strict=True)]
-"""Rounds failing the same way before the loop stops with ``NO_PROGRESS``."""
-
-Rollback = Literal["keep", "failed"]
-"""``failed``: a failed round's changes are reset before the next round."""
-
-LoopName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]
-"""Names the progress file and the run branch."""
 
 RoundHook = str | Callable[[RoundReport], object]
 """Told of every recorded round: a command (run with the round as JSON on stdin) or a callable."""
@@ -47,29 +38,6 @@ class ArtifactFile:
 
 CriticArtifact = Literal["diff", "final"] | ArtifactFile
 """What the critic judges: the run's diff, the session's last answer, or a named file."""
-
-
-class LoopRules(BaseModel):
-    """The loop's own rules: the settings loop.toml and Python share, field for field.
-
-    :class:`LoopOptions` and :class:`~harness.spec.LoopSpec` both extend it, so a rule is
-    declared and checked once and reaches the driver from either without a copy in between.
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    name: LoopName = "loop"
-    protect: tuple[str, ...] | None = None  # None: the test gates' paths and pytest's config
-    patience: Patience = 3
-    rollback: Rollback = "keep"
-    merge: bool = False  # fast-forward the user's branch when the run passes
-    checklist: tuple[str, ...] = ()  # items a new progress file starts with
-    keep_worktree: bool = False  # after a pass, leave the run's worktree to look at and try
-
-    @field_validator("protect")
-    @classmethod
-    def _protect(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
-        return None if value is None else check_protect_patterns(value)
 
 
 class LoopOptions(LoopRules):

@@ -22,7 +22,8 @@ from harness.models.preflight import preflight
 from harness.models.resolve import resolve_model
 from harness.observe.run_summary import RUNS_DIR
 from harness.outer.loop import OuterLoop
-from harness.outer.options import ArtifactFile, CriticArtifact, LoopOptions, LoopRules
+from harness.outer.options import ArtifactFile, CriticArtifact, LoopOptions
+from harness.outer.rules import LoopRules
 from harness.sandbox import Sandbox
 from harness.spec.loop_spec import LoopSpec
 from harness.spec.sections import (

@@ -17,7 +17,7 @@ from harness.core.errors import ConfigError
 from harness.core.redact import Redactor
 from harness.core.validation import format_validation_error
 from harness.engine.loop import MAX_ITERATIONS
-from harness.outer.options import LoopRules
+from harness.outer.rules import LoopRules
 from harness.spec.sections import (
     GATE_TYPES,
     AgentConfig,

@@ -1,10 +1,33 @@
 """The tool layer in one import: the Tool type and decorator, the built-ins, confinement.
 
 Each part lives in its own module: :mod:`harness.tools.toolkit`, :mod:`harness.tools.builtin`,
-:mod:`harness.tools.paths`.
+:mod:`harness.tools.paths`. The names here load on first use, so a module that needs only path
+confinement does not import every built-in tool.
 """
 
-from harness.tools.builtin import default_tools
-from harness.tools.toolkit import Tool, Toolbox, ToolContext, ToolResult, tool
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS = {
+    "default_tools": "harness.tools.builtin",
+    "Tool": "harness.tools.toolkit",
+    "Toolbox": "harness.tools.toolkit",
+    "ToolContext": "harness.tools.toolkit",
+    "ToolResult": "harness.tools.toolkit",
+    "tool": "harness.tools.toolkit",
+}
 
 __all__ = ["Tool", "ToolContext", "ToolResult", "Toolbox", "default_tools", "tool"]
+
+if TYPE_CHECKING:
+    from harness.tools.builtin import default_tools
+    from harness.tools.toolkit import Tool, Toolbox, ToolContext, ToolResult, tool
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'harness.tools' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

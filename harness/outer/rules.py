@@ -1,0 +1,46 @@
+"""The loop's own rules, declared and checked once.
+
+:class:`LoopRules` is extended by :class:`~harness.outer.options.LoopOptions` (Python) and by
+:class:`~harness.spec.LoopSpec` (loop.toml), so both take and refuse the same values the same
+way. This module is light on purpose: reading a loop.toml must not import the driver.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from harness.tools.paths import check_protect_patterns
+
+Patience = Annotated[int, Field(ge=2, le=100, strict=True)]
+"""Rounds failing the same way before the loop stops with ``NO_PROGRESS``."""
+
+Rollback = Literal["keep", "failed"]
+"""``failed``: a failed round's changes are reset before the next round."""
+
+LoopName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]
+"""Names the progress file and the run branch."""
+
+
+class LoopRules(BaseModel):
+    """The loop's own rules: the settings loop.toml and Python share, field for field.
+
+    :class:`LoopOptions` and :class:`~harness.spec.LoopSpec` both extend it, so a rule is
+    declared and checked once and reaches the driver from either without a copy in between.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: LoopName = "loop"
+    protect: tuple[str, ...] | None = None  # None: the test gates' paths and pytest's config
+    patience: Patience = 3
+    rollback: Rollback = "keep"
+    merge: bool = False  # fast-forward the user's branch when the run passes
+    checklist: tuple[str, ...] = ()  # items a new progress file starts with
+    keep_worktree: bool = False  # after a pass, leave the run's worktree to look at and try
+
+    @field_validator("protect")
+    @classmethod
+    def _protect(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        return None if value is None else check_protect_patterns(value)
