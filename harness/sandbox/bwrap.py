@@ -38,6 +38,7 @@ def bwrap_argv(
     shm_bytes: int | None = None,
     readonly: Sequence[Path] = (),
     writable: Sequence[Path] = (),
+    unseen: Sequence[Path] = (),
 ) -> list[str]:
     """``bwrap ... -- command``: the root read-only, the workspace and ``writable`` not.
 
@@ -47,7 +48,8 @@ def bwrap_argv(
     unix sockets out of reach); the harness's home folder hidden (its credentials: ``~/.netrc``,
     ``~/.aws``, ``~/.ssh``) but for the interpreter's and ``PATH``'s folders in it; the
     workspace's ``.git``, the harness's state in its ``.harness`` and every ``readonly`` path
-    mounted read-only over the writable workspace; no capabilities; killed with the harness.
+    mounted read-only over the writable workspace; each ``unseen`` path (held-out tests) shown
+    empty; no capabilities; killed with the harness.
     """
     argv = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     shm = str(tmp_bytes if shm_bytes is None else shm_bytes)
@@ -74,12 +76,28 @@ def bwrap_argv(
         argv += ["--ro-bind", str(path), str(path)]
     if home is not None:  # only the folders mounted back show through; nothing new is written
         argv += ["--remount-ro", str(home)]
+    argv += hide(unseen)
     argv += ["--unshare-all", "--die-with-parent", "--new-session"]
     if network:
         argv.append("--share-net")
     if os.geteuid() == 0:  # root keeps every capability inside unless told otherwise
         argv += ["--cap-drop", "ALL"]
     argv += ["--chdir", str(cwd), "--", *command]
+    return argv
+
+
+def hide(paths: Sequence[Path]) -> list[str]:
+    """Mounts that show each of ``paths`` empty: a folder as an empty read-only file system, a
+    file as an empty read-only file; a path that does not exist, or is a link, needs none."""
+    argv: list[str] = []
+    for path in paths:
+        if path.is_symlink() or not path.exists():
+            continue
+        if path.is_dir():
+            argv += ["--size", str(MOUNT_POINTS_BYTES), "--tmpfs", str(path)]
+            argv += ["--remount-ro", str(path)]
+        else:
+            argv += ["--ro-bind", "/dev/null", str(path)]
     return argv
 
 

@@ -40,7 +40,9 @@ class Sandbox:
     the same promises; never chosen by ``auto``). ``network`` lets commands reach the network;
     ``env`` names the variables of the harness's environment that commands get beyond ``PATH``,
     ``LANG``, ``LC_*``, ``TERM``, ``TZ``; ``limits`` bounds memory, processes, file size,
-    ``/tmp`` and output; ``image`` is the container image (docker and podman only, required).
+    ``/tmp`` and output; ``image`` is the container image (docker and podman only, required);
+    ``hidden`` paths (held-out tests) are shown empty under ``bwrap``, are not in a container,
+    and cannot be hidden by ``none``.
     """
 
     def __init__(
@@ -52,6 +54,7 @@ class Sandbox:
         limits: Limits | None = None,
         readonly: Sequence[str | os.PathLike[str]] = (),
         image: str | None = None,
+        hidden: Sequence[str | os.PathLike[str]] = (),
     ) -> None:
         if backend not in BACKENDS:
             raise ConfigError(f"backend: expected one of {', '.join(BACKENDS)}, got {backend!r}")
@@ -74,6 +77,8 @@ class Sandbox:
         self.env_names = tuple(env)
         self.limits = limits or Limits()
         self.readonly = tuple(Path(p).absolute() for p in readonly)
+        self.hidden = tuple(Path(p).absolute() for p in hidden)
+        """Shown empty to commands (bwrap): what the agent must not read, such as held-out tests."""
         self._home: str | None = None
         self._container = (
             Container(
@@ -200,7 +205,7 @@ class Sandbox:
             workspace=root, cwd=here, network=self.network,
             tmp_bytes=self.limits.tmp_mb * MB, readonly=self.readonly,
             shm_bytes=min(self.limits.tmp_mb, self.limits.memory_mb) * MB,
-            writable=[Path(p) for p in writable],
+            writable=[Path(p) for p in writable], unseen=self.hidden,
         )  # fmt: skip
 
     def _own_home(self) -> str:

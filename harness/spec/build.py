@@ -30,9 +30,11 @@ from harness.spec.sections import (
     AgentConfig,
     CommandGateConfig,
     GateConfig,
+    HeldOutConfig,
     HumanGateConfig,
     McpConfig,
     PytestGateConfig,
+    ScriptGateConfig,
 )
 from harness.tools import Tool, default_tools
 from harness.tools.mcp import McpServer
@@ -40,6 +42,7 @@ from harness.tools.web import WebLimits, fetch_url_tool
 from harness.tools.web_search import SearchSettings, web_search_tool
 from harness.verify.critic import Critic
 from harness.verify.gates import CommandGate, Gate, PredicateGate, PytestGate
+from harness.verify.held_out import HeldOutGate
 from harness.verify.human import HumanGate
 
 MODEL_ENV = "HARNESS_MODEL"
@@ -78,6 +81,7 @@ def build_sandbox(config: LoopSpec, *, hooks: bool = False) -> Sandbox:
     """
     settings, root = config.sandbox, config.root
     progress = config.progress_path()
+    hidden = [root / path for path in held_out_folders(config)]
     state = [progress, progress.with_name(progress.name + ".lock"), root / RUNS_DIR]
     shown = [root / Path(path).expanduser() for path in settings.readonly]
     env, network = settings.env, settings.network
@@ -87,20 +91,51 @@ def build_sandbox(config: LoopSpec, *, hooks: bool = False) -> Sandbox:
     try:
         return Sandbox(
             settings.backend, network=network, env=env, limits=settings.limits,
-            readonly=state + shown, image=settings.image,
+            readonly=state + shown, image=settings.image, hidden=hidden,
         )  # fmt: skip
     except ConfigError as exc:  # "backend: x" -> "<folder>/loop.toml: field 'sandbox.backend': x"
         field, _, problem = str(exc).partition(": ")
         raise ConfigError(f"{config.source}: field 'sandbox.{field}': {problem}") from None
 
 
+def held_out_folders(config: LoopSpec) -> list[str]:
+    """The held-out folders the spec's gates name, as written (relative to its root)."""
+    return [g.held_out for g in config.gates if isinstance(g, HeldOutConfig) and g.held_out]
+
+
 def build_gate(config: GateConfig, root: Path, sandbox: Sandbox | None = None) -> Gate | HumanGate:
     if isinstance(config, HumanGateConfig):
         return HumanGate(timeout=config.timeout, interactive=config.interactive)
+    gate: Gate
     if isinstance(config, PytestGateConfig):
-        return PytestGate(config.args, timeout=config.timeout, sandbox=sandbox)
-    if isinstance(config, CommandGateConfig):
-        return CommandGate(config.cmd, name=config.name, timeout=config.timeout, sandbox=sandbox)
+        gate = PytestGate(config.args, timeout=config.timeout, sandbox=sandbox)
+    elif isinstance(config, CommandGateConfig):
+        gate = CommandGate(config.cmd, name=config.name, timeout=config.timeout, sandbox=sandbox)
+    else:
+        return _predicate_gate(config, root)
+    if config.held_out is None:
+        return gate
+    return HeldOutGate(gate, root / config.held_out, feedback=config.feedback)
+
+
+def _check_held_out(config: LoopSpec) -> None:
+    """Each held-out folder exists, and lies outside the workspace (the agent never sees it)."""
+    workspace = (config.root / config.workspace).resolve()
+    for index, gate in enumerate(config.gates):
+        if not isinstance(gate, HeldOutConfig) or gate.held_out is None:
+            continue
+        folder = (config.root / gate.held_out).resolve()
+        where = f"{config.source}: field 'gates[{index}].held_out'"
+        if not folder.is_dir():
+            raise ConfigError(f"{where}: {folder} is not a folder")
+        if folder == workspace or workspace in folder.parents or folder in workspace.parents:
+            raise ConfigError(
+                f"{where}: {folder} must lie outside the workspace ({workspace}), where the "
+                "agent cannot read it"
+            )
+
+
+def _predicate_gate(config: ScriptGateConfig, root: Path) -> Gate:
     module_name, _, function_name = config.target.partition(":")
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
@@ -137,6 +172,7 @@ def build_loop(
     caller); ``mcp`` are servers the loop starts and stops itself (see :func:`mcp_servers`).
     """
     root = config.root
+    _check_held_out(config)
     model_name = choose_model(overrides.model, _rooted(config.model, root))
     model = _overridable(
         lambda: _model(model_name, config.model_options),

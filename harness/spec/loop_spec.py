@@ -25,6 +25,7 @@ from harness.spec.sections import (
     CriticConfig,
     FleetConfig,
     GateConfig,
+    HeldOutConfig,
     HooksConfig,
     McpConfig,
     RedactConfig,
@@ -174,6 +175,11 @@ def _cross_checks(config: LoopSpec) -> list[tuple[str, str]]:
         problems.append(("attempts", "a fleet runs one loop per subtask; attempts must be 1"))
     if config.attempts > 1 and config.merge:
         problems.append(("merge", "cannot merge with attempts > 1; the winner's branch is named"))
+    for index, gate in enumerate(config.gates):
+        if not isinstance(gate, HeldOutConfig):
+            continue
+        if gate.feedback != "pass_fail" and gate.held_out is None:
+            problems.append((f"gates[{index}].feedback", "applies to a held_out gate only"))
     problems.extend(_mcp_checks(config.mcp))
     engine = config.sandbox.backend in ("docker", "podman")
     if engine and config.sandbox.image is None:

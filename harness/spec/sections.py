@@ -16,13 +16,21 @@ class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class PytestGateConfig(Section):
+class HeldOutConfig(Section):
+    """A gate that may judge with held-out files: a folder (relative to loop.toml, outside the
+    workspace) laid over a copy of the round's checkout only, never shown to the agent."""
+
+    held_out: str | None = Field(None, min_length=1)
+    feedback: Literal["none", "pass_fail", "ids"] = "pass_fail"  # what the agent is told
+
+
+class PytestGateConfig(HeldOutConfig):
     type: Literal["pytest"]
     args: str = ""
     timeout: float = Field(600, gt=0)
 
 
-class CommandGateConfig(Section):
+class CommandGateConfig(HeldOutConfig):
     type: Literal["command"]
     cmd: str = Field(min_length=1)
     name: str | None = None

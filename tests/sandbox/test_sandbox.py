@@ -44,7 +44,9 @@ def test_only_allow_listed_variables_reach_the_command(tmp_path: Path, canaries:
 
     names = {line.split("=", 1)[0] for line in result.output.splitlines() if "=" in line}
     assert result.exit_code == 0
-    assert names <= {"PATH", "HOME", "LANG", "TERM", "TZ", "PWD", "SHLVL", "PLAIN_NAME", "_"}
+    allowed = {"PATH", "HOME", "LANG", "TERM", "TZ", "PWD", "SHLVL", "PLAIN_NAME", "_"}
+    assert names <= allowed | {"PYTHONDONTWRITEBYTECODE"}  # set by the sandbox, not passed on
+    assert "PYTHONDONTWRITEBYTECODE=1" in result.output
     assert "HOME=/tmp/home" in result.output
     assert "PLAIN_NAME=canary-plain" in result.output  # named in env: passed on purpose
     for name in ("OPENAI_API_KEY", "DATABASE_URL", "GH_PAT", "MYAPIKEY"):
