@@ -2,12 +2,13 @@
 
 A mutant is the module with one small change a bug could make: a comparison flipped at its
 boundary or negated (``<`` to ``<=``, ``==`` to ``!=``, ``in`` to ``not in``), ``and``/``or``
-swapped, a ``not`` dropped, an integer constant moved by one, ``True``/``False`` flipped, a
-``return`` giving ``None``, one statement deleted, one element dropped from a module-level
-tuple, list, set or dict. A mutant is *killed* when the focused tests fail (or time out) with it
-in place; a *survivor* is a change no test noticed. Every mutant runs in a scratch copy of
-the code, tests and docs (the work tree is never touched), with Hypothesis on fixed examples (the
-``mutation`` profile in tests/conftest.py) so a re-run gives the same figures.
+swapped, a ``not`` dropped, an integer constant moved by one, a decimal constant moved by one
+(doubled and halved below one), ``True``/``False`` flipped, a ``return`` giving ``None``, one
+statement deleted, one element dropped from a module-level tuple, list, set or dict. A mutant is
+*killed* when the focused tests fail (or time out) with it in place; a *survivor* is a change no
+test noticed. Every mutant runs in a scratch copy of the code, tests and docs (the work tree is
+never touched), with Hypothesis on fixed examples (the ``mutation`` profile in
+tests/conftest.py) so a re-run gives the same figures.
 
     nice python bench/mutation.py                 # every module, a table and the survivors
     nice python bench/mutation.py redact budget   # some of them
@@ -84,12 +85,15 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "bwrap": ("harness/sandbox/bwrap.py", ("tests/sandbox/test_policy_argv.py",)),
     "provider_errors": ("harness/models/provider_errors.py", ("tests/models/test_error_kinds.py",)),
     "tokens": ("harness/models/tokens.py", ("tests/models/test_tokens.py",)),
+    "records": ("harness/outer/records.py", ("tests/outer/test_records.py",)),
 }
 """Module key: (source file, its focused test files)."""
 
 SCOPES: dict[str, tuple[str, ...]] = {
-    "gates": ("run_gates", "CommandGate.check", "PytestGate._report", "_not_run",
-              "PredicateGate.check", "_failure_text"),  # the verdicts; not how pytest is started
+    # the verdicts, their bounds and the gates' defaults; not how pytest is started
+    "gates": ("run_gates", "CommandGate.__init__", "CommandGate.check", "PytestGate.__init__",
+              "PytestGate._report", "_not_run", "PredicateGate.check", "_failure_text",
+              "TAIL_CHARS", "FAILURE_TEXT_CHARS", "PYTEST_NO_TESTS"),
     # the limits and their bookkeeping; making, sweeping and emptying a real cgroup need the
     # kernel's cgroup tree (the sandbox attack tests cover them)
     "limits": ("Limits", "limits_prefix", "nproc_prefix", "Cgroup.__init__", "Cgroup.places",
@@ -157,6 +161,9 @@ def _variants(node: ast.AST, parent: ast.AST | None) -> Iterator[str]:
     elif isinstance(node, ast.Constant) and isinstance(node.value, int):
         yield f"{node.value} -> {node.value + 1}"
         yield f"{node.value} -> {node.value - 1}"
+    elif isinstance(node, ast.Constant) and isinstance(node.value, float):
+        for moved in _moved(node.value):
+            yield f"{node.value!r} -> {moved!r}"
     elif isinstance(node, ast.Return) and not (
         node.value is None or (isinstance(node.value, ast.Constant) and node.value.value is None)
     ):
@@ -171,6 +178,14 @@ def _variants(node: ast.AST, parent: ast.AST | None) -> Iterator[str]:
         yield "delete statement"
     if isinstance(parent, ast.Module) and isinstance(node, ast.Assign | ast.AnnAssign):
         yield from _drops(node.value)
+
+
+def _moved(value: float) -> tuple[float, float]:
+    """A decimal constant moved up and down: by one, or doubled and halved below one (a
+    fraction moved by one changes sign or meaning, not its boundary)."""
+    if 0 < abs(value) < 1:
+        return value * 2, value / 2
+    return value + 1, value - 1
 
 
 def _drops(value: ast.expr | None) -> Iterator[str]:
@@ -189,19 +204,33 @@ def _drops(value: ast.expr | None) -> Iterator[str]:
 
 
 def _qualname(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> str:
-    """The dotted name of the functions and classes around ``node`` (``""`` at module level)."""
+    """The dotted name of the functions and classes around ``node``; inside a module-level
+    constant (``LIMIT = 1_200``), the constant's name; ``""`` elsewhere at module level."""
     names = []
     current: ast.AST | None = node
     while current is not None:
         if isinstance(current, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             names.append(current.name)
+        elif isinstance(parents.get(current), ast.Module) and _constant_name(current):
+            names.append(_constant_name(current))
         current = parents.get(current)
     return ".".join(reversed(names))
 
 
+def _constant_name(node: ast.AST) -> str:
+    """The one name a module-level assignment binds, or ``""``."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        target: ast.expr = node.targets[0]
+    elif isinstance(node, ast.AnnAssign):
+        target = node.target
+    else:
+        return ""
+    return target.id if isinstance(target, ast.Name) else ""
+
+
 def mutants(source: str, scope: tuple[str, ...] = ()) -> list[Mutant]:
-    """Every mutant of ``source``; with ``scope``, only those inside the functions or classes
-    it names (``"PytestGate._report"``, ``"run_gates"``)."""
+    """Every mutant of ``source``; with ``scope``, only those inside the functions, classes or
+    module-level constants it names (``"PytestGate._report"``, ``"run_gates"``, ``"LIMIT"``)."""
     tree = ast.parse(source)
     parents = _parents(tree)
     found = []
@@ -254,6 +283,8 @@ def apply(source: str, mutant: Mutant) -> str:
         node.value = not node.value
     elif isinstance(node, ast.Constant) and isinstance(node.value, int):
         node.value += 1 if mutant.variant == 0 else -1
+    elif isinstance(node, ast.Constant) and isinstance(node.value, float):
+        node.value = _moved(node.value)[mutant.variant]
     else:
         raise ValueError(f"cannot apply {mutant}")
     return ast.unparse(ast.fix_missing_locations(tree))

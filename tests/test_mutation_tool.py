@@ -116,3 +116,31 @@ def test_a_scope_mutates_only_the_functions_it_names() -> None:
     assert {m.line for m in mutation.mutants(source)} == {2, 7}
     assert mutation.mutants(source, ("c",)) == []  # a method is named with its class
     assert set(mutation.SCOPES) <= set(mutation.MODULES)
+
+
+def test_a_decimal_constant_moves_by_one_or_below_one_doubles_and_halves() -> None:
+    source = "LIMIT = 4.0\nSHARE = 0.25\n\n\ndef f(x):\n    return x * 0.0\n"
+    found = [(m.line, m.description) for m in mutation.mutants(source)]
+    assert found == [
+        (1, "4.0 -> 5.0"),
+        (1, "4.0 -> 3.0"),
+        (2, "0.25 -> 0.5"),
+        (2, "0.25 -> 0.125"),
+        (6, "return None"),
+        (6, "delete statement"),
+        (6, "0.0 -> 1.0"),
+        (6, "0.0 -> -1.0"),
+    ]
+    by_name = {m.description: m for m in mutation.mutants(source)}
+    assert mutation.apply(source, by_name["4.0 -> 3.0"]).splitlines()[0] == "LIMIT = 3.0"
+    assert mutation.apply(source, by_name["0.25 -> 0.125"]).splitlines()[1] == "SHARE = 0.125"
+
+
+def test_a_scope_can_name_a_module_level_constant() -> None:
+    source = "LIMIT = 1_200\nOTHER: int = 7\n\n\ndef f(x):\n    return x < LIMIT\n"
+    assert {m.description for m in mutation.mutants(source, ("LIMIT",))} == {
+        "1200 -> 1201",
+        "1200 -> 1199",
+    }
+    assert {m.line for m in mutation.mutants(source, ("OTHER",))} == {2}
+    assert {m.line for m in mutation.mutants(source, ("f",))} == {6}

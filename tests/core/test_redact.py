@@ -165,3 +165,16 @@ def test_scalars_and_strings_pass_through_redact() -> None:
 def test_a_token_of_exactly_the_minimum_entropy_is_redacted() -> None:
     token = "aB3dE5gH7jK9mN1p" * 2  # 16 distinct characters, each twice: exactly 4.0 bits each
     assert Redactor(env={}).redact_text(f"id {token} end") == f"id {REDACTED} end"
+
+
+@pytest.mark.parametrize(
+    "token",
+    [
+        "AaBbCcDd1234AaBbCcDd1234",  # 12 distinct characters, each twice: 3.58 bits each
+        "aB3dE5gH7jK9mN1p" * 2 + "a",  # one character more of the 4.0-bit token: 3.99 bits
+    ],
+)
+def test_a_mixed_token_below_the_minimum_entropy_is_left_alone(token: str) -> None:
+    text = f"id {token} end"
+    assert Redactor(env={}).redact_text(text) == text
+    assert REDACTED not in Redactor(env={}).redact_text(token)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.core.errors import ConfigError
 from harness.sandbox import CommandResult, Sandbox
 from harness.verify.gates import (
     FAILURE_TEXT_CHARS,
@@ -280,3 +281,51 @@ def test_a_command_gate_runs_in_the_sandbox_it_was_given(tmp_path: Path) -> None
     gate = CommandGate("touch ../outside", sandbox=NONE).check(workspace)
     assert gate.passed  # no sandbox: the folder beside the workspace is writable
     assert (tmp_path / "outside").exists()
+
+
+def test_a_failure_text_of_exactly_its_limit_is_whole_and_one_more_is_marked() -> None:
+    whole = "w" * 1_199 + "W"  # 1 200 characters, the limit
+    text = verdict(result(1), junit(failed=1, problems=(problem("t::a", text=whole),))).output_tail
+    assert text == "FAILED t::a: assert 1 == 2\n" + whole
+    assert "truncated" not in text
+    longer = "v" + whole  # 1 201 characters: the first is cut and the cut is counted
+    text = verdict(result(1), junit(failed=1, problems=(problem("t::a", text=longer),))).output_tail
+    kept = text.split("\n", 1)[1]
+    assert len(kept) == 1_200
+    assert kept.startswith("[... ")
+    assert "characters truncated ...]" in kept
+    assert kept.endswith("wwwW")
+    assert "v" not in kept
+
+
+def test_gates_are_built_with_their_defaults_and_names() -> None:
+    command = CommandGate("make check")
+    assert (command.name, command.cmd, command.timeout, command.sandbox) == (
+        "make check", "make check", 600, None
+    )  # fmt: skip
+    argv = CommandGate(["ruff", "check", "a b.py"], timeout=5, sandbox=NONE)
+    assert (argv.name, argv.cmd, argv.timeout, argv.sandbox) == (
+        "ruff check 'a b.py'", ["ruff", "check", "a b.py"], 5, NONE
+    )  # fmt: skip
+    assert CommandGate("true", name="named").name == "named"
+    pytest_gate = PytestGate("-q 'tests/unit' -k fast")
+    assert (pytest_gate.name, pytest_gate.timeout, pytest_gate.sandbox) == ("pytest", 600, None)
+    assert pytest_gate.args == ["-q", "tests/unit", "-k", "fast"]
+    assert pytest_gate.test_paths == ("tests/unit",)
+    listed = PytestGate(["tests a"], timeout=7, name="unit", sandbox=NONE)
+    assert (listed.args, listed.timeout, listed.name, listed.sandbox) == (
+        ["tests a"], 7, "unit", NONE
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("cmd", "message"),
+    [
+        ("  ", "cmd: empty command"),
+        ([], "cmd: expected a non-empty list of strings"),
+        (["ls", 3], "cmd: expected a non-empty list of strings"),
+    ],
+)
+def test_a_command_gate_without_a_command_is_refused(cmd: object, message: str) -> None:
+    with pytest.raises(ConfigError, match=f"^{message}$"):
+        CommandGate(cmd)  # type: ignore[arg-type]

@@ -1,0 +1,220 @@
+"""What each round leaves on disk and on the run's branch: progress.md, the spend record, and the
+commit of a round cut short."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness import (
+    Agent,
+    Budget,
+    CommandGate,
+    OuterLoop,
+    Progress,
+    ScriptedModel,
+    StopReason,
+    ToolCall,
+)
+from harness.memory.progress_items import Status
+from harness.memory.spend import read_spent, spend_path
+from harness.outer.decision import RoundReport
+from harness.outer.options import LoopOptions
+from tests.conftest import git, make_repo
+
+GOAL = "answer.txt must say yes"
+SAYS_YES = CommandGate("grep -qx yes answer.txt", name="says yes")
+
+
+def _write(content: str) -> ToolCall:
+    return ToolCall("write_file", {"path": "answer.txt", "content": content})
+
+
+def _loop(
+    repo: Path,
+    model: ScriptedModel,
+    progress: Path | None = None,
+    *,
+    options: LoopOptions | None = None,
+    **kwargs: object,
+) -> OuterLoop:
+    return OuterLoop(
+        GOAL, Agent(model, max_tokens=200), gates=[kwargs.pop("gate", SAYS_YES)],  # type: ignore[list-item]
+        workspace=repo, progress=progress, max_iterations=kwargs.pop("max_iterations", 1),  # type: ignore[arg-type]
+        options=options or LoopOptions(patience=10), **kwargs,  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+def _subjects(repo: Path, branch: str) -> list[str]:
+    return git(repo, "log", "--format=%s", branch).splitlines()
+
+
+def test_the_agents_resume_point_and_checklist_are_kept_when_its_round_completes(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"answer.txt": "no\n"})
+    path = tmp_path / "progress" / "answer.md"
+    update = ToolCall("update_progress", {"resume_point": "from X", "add": ["check spelling"]})
+    model = ScriptedModel([update, _write("maybe\n"), "done"])
+
+    result = _loop(repo, model, path).run()
+
+    assert result.stop_reason is StopReason.MAX_ITERATIONS  # the round completed, and failed
+    saved = Progress.load(path)
+    assert saved.resume_point == "from X"
+    assert [item.text for item in saved.checklist] == ["check spelling"]
+    assert "Resume point: from X" in path.read_text()
+
+
+def test_the_agents_summary_is_recorded_cut_to_exactly_300_characters(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"answer.txt": "no\n"})
+    path = tmp_path / "progress" / "answer.md"
+    summary = "a" * 299 + "b" + "c" * 100  # 400 characters; the 300th is the only b
+    model = ScriptedModel([_write("yes\n"), f"  {summary}\n"])
+
+    result = _loop(repo, model, path).run()
+
+    assert result.passed
+    recorded = Progress.load(path).attempts[0].summary
+    assert recorded == "a" * 299 + "b"
+    assert f"- Summary: {'a' * 299}b\n" in path.read_text()
+    assert "c" not in recorded
+
+
+def test_a_round_cut_short_by_the_budget_is_committed_on_the_runs_branch(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"answer.txt": "no\n"})
+    busy = [ToolCall("run_shell", {"command": "echo trying"}) for _ in range(30)]
+    model = ScriptedModel([_write("half done\n"), *busy])
+
+    result = _loop(repo, model, budget=Budget(tokens=3_000)).run()
+
+    assert result.stop_reason is StopReason.BUDGET_TOKENS
+    assert result.branch is not None
+    assert result.branch != "main"
+    subjects = git(repo, "log", "--format=%s", result.branch).splitlines()
+    assert subjects == ["harness: round 1 (interrupted, not verified)", "initial"]
+    assert git(repo, "show", f"{result.branch}:answer.txt") == "half done"
+    assert git(repo, "show", "main:answer.txt") == "no"  # the work stays on its branch
+
+
+def test_a_round_cut_short_without_a_branch_leaves_its_work_uncommitted(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"answer.txt": "no\n"})
+    busy = [ToolCall("run_shell", {"command": "echo trying"}) for _ in range(30)]
+    model = ScriptedModel([_write("half done\n"), *busy])
+
+    result = _loop(repo, model, budget=Budget(tokens=3_000), isolation="none").run()
+
+    assert result.stop_reason is StopReason.BUDGET_TOKENS
+    assert result.branch is None
+    assert git(repo, "log", "--format=%s") == "initial"
+    assert (repo / "answer.txt").read_text() == "half done\n"
+
+
+def test_the_spend_record_counts_the_time_the_gates_took_after_the_last_model_call(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"answer.txt": "no\n"})
+    path = tmp_path / "progress" / "answer.md"
+    slow = CommandGate("sleep 2; false", name="slow")
+
+    result = _loop(repo, ScriptedModel(["nothing to do"]), path, gate=slow).run()
+
+    assert result.stop_reason is StopReason.MAX_ITERATIONS
+    spent = read_spent(spend_path(path))
+    assert spent.calls == 1
+    assert spent.seconds >= 2  # a resumed run's time budget starts from here
+
+
+def test_each_round_is_on_disk_when_the_next_is_decided_and_a_pass_with_its_round(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"answer.txt": "no\n"})
+    path = tmp_path / "progress" / "answer.md"
+    seen: list[tuple[int, Status, list[int]]] = []
+
+    def on_round(report: RoundReport) -> None:
+        saved = Progress.load(path)
+        seen.append((report.round, saved.status, [a.round for a in saved.attempts]))
+
+    model = ScriptedModel([_write("maybe\n"), "done", _write("yes\n"), "done"])
+    options = LoopOptions(patience=10, on_round=on_round)
+
+    result = _loop(repo, model, path, options=options, max_iterations=2).run()
+
+    assert result.passed
+    assert result.escalation is None
+    assert seen == [(1, Status.IN_PROGRESS, [1]), (2, Status.PASSED, [1, 2])]
+    attempt = Progress.load(path).attempts[1]
+    assert attempt.outcome == "passed"
+    assert attempt.commit
+    assert git(repo, "rev-parse", result.branch or "").startswith(attempt.commit)
+    assert result.worktree is not None
+    assert not result.worktree.exists()  # the worktree is removed, the branch stays
+    assert _subjects(repo, result.branch or "")[-1] == "initial"
+
+
+def test_a_failed_round_is_rolled_back_when_asked_and_kept_otherwise(tmp_path: Path) -> None:
+    branches = {}
+    for rollback in ("failed", "keep"):
+        repo = make_repo(tmp_path / rollback, {"answer.txt": "no\n"})
+        junk = ToolCall("write_file", {"path": "junk.txt", "content": "junk\n"})
+        model = ScriptedModel([junk, _write("maybe\n"), "done", _write("yes\n"), "done"])
+        options = LoopOptions(patience=10, rollback=rollback)  # type: ignore[arg-type]
+
+        result = _loop(repo, model, options=options, max_iterations=2).run()
+
+        assert result.passed
+        assert result.branch is not None
+        branches[rollback] = git(repo, "ls-tree", "--name-only", result.branch).splitlines()
+        assert git(repo, "show", f"{result.branch}:answer.txt") == "yes"
+    assert branches == {"failed": ["answer.txt"], "keep": ["answer.txt", "junk.txt"]}
+
+
+def test_a_resumed_run_continues_from_the_last_rounds_commit(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"answer.txt": "no\n"})
+    path = tmp_path / "progress" / "answer.md"
+    junk = ToolCall("write_file", {"path": "junk.txt", "content": "junk\n"})
+    first = _loop(repo, ScriptedModel([junk, _write("maybe\n"), "done"]), path).run()
+    assert first.stop_reason is StopReason.MAX_ITERATIONS
+    assert first.escalation is not None
+    assert Progress.load(path).status is Status.ESCALATED
+
+    model = ScriptedModel.per_round({2: [_write("still no\n"), "done"]})
+    second = _loop(repo, model, path, max_iterations=2).run()
+
+    assert second.stop_reason is StopReason.MAX_ITERATIONS
+    assert second.branch == first.branch
+    assert git(repo, "show", f"{second.branch}:junk.txt") == "junk"  # round 1 was not redone
+    assert len(_subjects(repo, second.branch or "")) == 3  # round 2, round 1, initial
+    assert second.escalation is not None
+    report = second.escalation.read_text()
+    assert "### Round 1: failed: says yes (an earlier session)" in report
+    assert "### Round 2: failed: says yes (an earlier session)" not in report
+    assert "**Rounds:** 2" in report
+
+
+def test_a_pass_is_merged_into_the_users_branch_when_asked(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"answer.txt": "no\n"})
+    options = LoopOptions(patience=10, merge=True)
+
+    result = _loop(repo, ScriptedModel([_write("yes\n"), "done"]), options=options).run()
+
+    assert result.passed
+    assert "; merged into your branch" in result.message
+    assert git(repo, "show", "main:answer.txt") == "yes"
+
+
+def test_a_pass_that_cannot_be_merged_stays_on_its_branch_and_says_so(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"answer.txt": "no\n"})
+
+    def move_main(report: RoundReport) -> None:  # the user's branch moves on meanwhile
+        git(repo, "commit", "-q", "--allow-empty", "-m", "moved")
+
+    options = LoopOptions(patience=10, merge=True, on_round=move_main)
+
+    result = _loop(repo, ScriptedModel([_write("yes\n"), "done"]), options=options).run()
+
+    assert result.passed
+    assert "; not merged, the work stays on its branch: " in result.message
+    assert "merged into your branch" not in result.message
+    assert git(repo, "show", "main:answer.txt") == "no"
+    assert git(repo, "show", f"{result.branch}:answer.txt") == "yes"
