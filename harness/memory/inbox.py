@@ -7,7 +7,8 @@
   takes the whole queue at the start of a round.
 
 Every write is atomic or a single appended line, so a loop and a person's command in another
-process never see half a file.
+process never see half a file. No link is followed to reach them, each must be a regular file,
+and what is read is bounded (:mod:`harness.core.nofollow`).
 """
 
 from __future__ import annotations
@@ -21,8 +22,12 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from harness.core import nofollow
 from harness.core.atomic import atomic_write_text
 from harness.core.errors import ConfigError
+
+INBOX_LIMIT = 4 * 1024 * 1024
+"""The most an inbox file may hold when read (4 MB)."""
 
 Decision = Literal["approved", "rejected"]
 _Model = TypeVar("_Model", bound=BaseModel)
@@ -76,8 +81,7 @@ class Inbox:
 
     def ask(self, request: ApprovalRequest) -> None:
         """Post ``request``; an answer left from an earlier wait is dropped."""
-        self.answer_file.unlink(missing_ok=True)
-        self.progress.parent.mkdir(parents=True, exist_ok=True)
+        nofollow.unlink(self.answer_file)
         atomic_write_text(self.request_file, request.model_dump_json(indent=2) + "\n")
 
     def answer_for(self, round_number: int) -> ApprovalAnswer | None:
@@ -89,20 +93,18 @@ class Inbox:
 
     def close(self) -> None:
         """The wait is over: no request is pending and no answer is left."""
-        self.request_file.unlink(missing_ok=True)
-        self.answer_file.unlink(missing_ok=True)
+        nofollow.unlink(self.request_file)
+        nofollow.unlink(self.answer_file)
 
     def take_notes(self) -> list[str]:
         """Every queued note, oldest first; the queue is emptied."""
         taking = self._file(f"notes.{os.getpid()}.taking")
-        try:
-            os.replace(self.notes_file, taking)  # a note added from now on starts a new queue
-        except FileNotFoundError:
+        if not nofollow.rename(self.notes_file, taking.name):  # later notes start a new queue
             return []
         try:
-            lines = taking.read_text(encoding="utf-8").splitlines()
+            lines = nofollow.read_text(taking, limit=INBOX_LIMIT).splitlines()
         finally:
-            taking.unlink(missing_ok=True)
+            nofollow.unlink(taking)
         notes = []
         for line in lines:
             try:
@@ -133,17 +135,12 @@ class Inbox:
     def add_note(self, text: str) -> None:
         if not text.strip():
             raise ConfigError("note: the text is empty")
-        self.progress.parent.mkdir(parents=True, exist_ok=True)
         line = json.dumps({"text": text.strip(), "at": time.time()}) + "\n"
-        fd = os.open(self.notes_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        try:
-            os.write(fd, line.encode("utf-8"))  # one write of one line: appends never interleave
-        finally:
-            os.close(fd)
+        nofollow.append(self.notes_file, line.encode("utf-8"))  # one write: never interleaved
 
 
 def _read(path: Path, kind: type[_Model]) -> _Model | None:
     try:
-        return kind.model_validate_json(path.read_text(encoding="utf-8"))
+        return kind.model_validate_json(nofollow.read_bytes(path, limit=INBOX_LIMIT))
     except (FileNotFoundError, ValidationError):
         return None

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 
+from harness.core import nofollow
 from harness.core.errors import HarnessError
 
 
@@ -35,8 +36,9 @@ class LoopLock:
     """Exclusive, non-blocking lock for the loop whose state lives at ``path``.
 
     The lock file is ``<path>.lock``; while held it records the holder's pid, host and start
-    time as JSON; its folder is created if missing. The kernel releases the lock when the holder exits or dies, so a stale file
-    never blocks anyone. The descriptor is not inherited by child processes. Use it as a context
+    time as JSON; its folder is created if missing. It is opened without following a link
+    (:mod:`harness.core.nofollow`) and must be a regular file. The kernel releases the lock when
+    the holder exits or dies, so a stale file never blocks anyone. The descriptor is not inherited by child processes. Use it as a context
     manager, or call :meth:`acquire` and :meth:`release`.
     """
 
@@ -54,8 +56,7 @@ class LoopLock:
         """Take the lock or raise :class:`LockHeld` naming the current holder."""
         if self._fd is not None:
             return self
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = nofollow.open_file(self.path, os.O_RDWR | os.O_CREAT, make_folders=True)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

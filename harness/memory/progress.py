@@ -151,7 +151,7 @@ class Progress(BaseModel):
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Progress:
         """Read a progress.md; :class:`ConfigError` names the file and line if it is broken."""
-        progress = cls.parse(read_markdown(path, "progress file"), source=path)
+        progress = cls.parse(read_markdown(path, "progress file", own=True), source=path)
         progress.path = Path(path)
         return progress
 
@@ -165,7 +165,7 @@ class Progress(BaseModel):
         max_iterations: int | None = None,
     ) -> Progress:
         """Load ``path`` if it exists (a broken file still raises), else a fresh, unsaved one."""
-        if Path(path).exists():
+        if os.path.lexists(path):  # a link there is refused by load, not taken for no file
             return cls.load(path)
         return cls(name=name, goal=goal, max_iterations=max_iterations, path=Path(path))
 

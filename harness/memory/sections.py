@@ -13,6 +13,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
 
+from harness.core import nofollow
 from harness.core.errors import ConfigError
 
 # A closing run of '#' needs a space before it, so "## C#" is the heading "C#".
@@ -52,11 +53,15 @@ def located(source: object, line: int | None, message: str) -> ConfigError:
     return ConfigError(f"{where}: {message}")
 
 
-def read_markdown(path: str | os.PathLike[str], what: str) -> str:
-    """The text of ``path``; :class:`ConfigError` naming the file if it cannot be read."""
+def read_markdown(path: str | os.PathLike[str], what: str, *, own: bool = False) -> str:
+    """The text of ``path``; :class:`ConfigError` naming the file if it cannot be read.
+
+    ``own``: a file the harness writes itself (progress.md), read without following a link and
+    bounded in size (:mod:`harness.core.nofollow`).
+    """
     file = Path(path)
     try:
-        return file.read_text(encoding="utf-8")
+        return nofollow.read_text(file) if own else file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise located(file, None, f"cannot read {what}: {exc}") from exc
 

@@ -12,9 +12,13 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from harness.core import nofollow
 from harness.core.atomic import atomic_write_text
 from harness.core.errors import ConfigError
 from harness.core.usage import Usage
+
+SPEND_LIMIT = 64 * 1024
+"""The most a spend record may hold: it is a few numbers."""
 
 
 class Spent(BaseModel):
@@ -60,10 +64,10 @@ def read_spent(path: Path) -> Spent:
     """The spend recorded at ``path``; nothing spent when there is no file.
 
     A file that cannot be read is a :class:`ConfigError` naming it: the budget must not
-    silently start again from zero.
+    silently start again from zero. It is read without following a link and bounded in size.
     """
     try:
-        text = path.read_text(encoding="utf-8")
+        text = nofollow.read_bytes(path, limit=SPEND_LIMIT)
     except FileNotFoundError:
         return Spent()
     try:

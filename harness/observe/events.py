@@ -13,6 +13,7 @@ import os
 import threading
 from pathlib import Path
 
+from harness.core import nofollow
 from harness.core.errors import ConfigError
 from harness.core.event_schema import Event, EventBase, parse_event
 from harness.core.redact import Redactor
@@ -35,6 +36,12 @@ class EventLog:
     and is written as one line and flushed, so a killed process leaves at most a
     torn last line (which :func:`read_events` skips). ``echo`` (e.g. a :class:`harness.observe.live.LiveProgress`) receives the same redacted
     event, in the log's order. Without a ``redactor``, a :class:`Redactor` over ``os.environ`` is used.
+
+    The log is reached from ``root`` (a folder above it, default: its own folder) without
+    following any link (:mod:`harness.core.nofollow`), and every later write must find the very
+    file the first one made: a folder renamed and another put in its place, or a symlink planted
+    on the way, makes :meth:`emit` raise :class:`~harness.core.nofollow.UnsafePath` once; the
+    log is closed from then on (nothing more is written anywhere).
     """
 
     def __init__(
@@ -44,13 +51,16 @@ class EventLog:
         run_id: str,
         redactor: Redactor | None = None,
         echo: EventSink | None = None,
+        root: str | os.PathLike[str] | None = None,
     ) -> None:
         self.path = Path(path)
+        self.root = Path(root) if root is not None else None
         self.run_id = run_id
         self.redactor = redactor if redactor is not None else Redactor()
         self._echo = echo
         self._lock = threading.Lock()
-        self._folder_made = False
+        self._file: tuple[int, int] | None = None  # the log's identity once the first event made it
+        self._closed = False
 
     def emit(self, event: EventBase) -> None:
         if not event.run_id:
@@ -60,12 +70,15 @@ class EventLog:
             record["arguments_preview"] = record["arguments_preview"][:PREVIEW_CHARS]
         line = json.dumps(record, ensure_ascii=False) + "\n"
         with self._lock:
-            if not self._folder_made:  # on the first event: a run that never starts leaves nothing
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._folder_made = True
-            with self.path.open("a", encoding="utf-8") as log:
-                log.write(line)
-                log.flush()
+            if self._closed:
+                return
+            try:  # on the first event the folders are made: a run that never starts leaves nothing
+                self._file = nofollow.append(
+                    self.path, line.encode("utf-8"), root=self.root, expect=self._file
+                )
+            except nofollow.UnsafePath:
+                self._closed = True
+                raise
             if self._echo is not None:  # what the display shows is redacted as the log is
                 self._echo.emit(type(event).model_validate(record))
 
@@ -75,10 +88,11 @@ def read_events(path: str | os.PathLike[str]) -> list[Event]:
 
     A last line without its newline that does not parse is a write cut short by a crash and is
     skipped; any other line that does not parse, or a file that is not UTF-8, raises
-    :class:`ConfigError` naming the file and line.
+    :class:`ConfigError` naming the file and line. The file is read without following a link
+    and up to :data:`~harness.core.nofollow.READ_LIMIT` bytes.
     """
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = nofollow.read_text(path)
     except UnicodeDecodeError as err:
         bad_line = err.object[: err.start].count(b"\n") + 1
         raise ConfigError(f"{path}:{bad_line}: not UTF-8 text ({err.reason})") from err

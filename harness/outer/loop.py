@@ -10,6 +10,7 @@ atomically) and decided; any stop that is not a pass escalates to a person.
 from __future__ import annotations
 
 import dataclasses
+import os
 import traceback
 import uuid
 from collections.abc import Iterator, Sequence
@@ -18,8 +19,10 @@ from pathlib import Path
 from typing import Literal
 
 from harness.agent.agent import Agent
+from harness.core import nofollow
 from harness.core.errors import ConfigError, HarnessError, Stopped
 from harness.core.event_schema import RunStart
+from harness.core.nofollow import UnsafePath, trusted_root
 from harness.core.redact import Redactor
 from harness.core.stop import StopReason
 from harness.core.usage import Usage
@@ -105,23 +108,35 @@ class OuterLoop:
         self._progress_from_file = progress is not None and not isinstance(progress, Progress)
 
     def run(self) -> RunResult:
-        """Play rounds until a pass or a bound; escalate any other stop."""
+        """Play rounds until a pass or a bound; escalate any other stop.
+
+        While it runs, no link is followed below the workspace to reach the harness's own files
+        (:func:`~harness.core.nofollow.trusted_root`); a file of its own found behind one, or
+        moved or replaced, stops the run with ``ERROR`` naming it (nothing is written through).
+        """
         self._check_fits()  # a refused run leaves nothing behind, not even a lock file
+        with trusted_root(self.settings.workspace):
+            try:
+                return self._locked_run()
+            except UnsafePath as exc:
+                return RunResult(
+                    StopReason.ERROR, exc.message, [], Usage(), run_id=self.settings.run_id
+                )
+
+    def _locked_run(self) -> RunResult:
         if self.progress is None or self.progress.path is None:
             return self._run()
         path = self.progress.path
         with LoopLock(path):
             # Read (or set aside) progress.md only now: another process may have moved it on.
             if self.settings.options.restart:
-                if path.exists():
-                    path.replace(path.with_suffix(".previous.md"))
-                spent = spend_path(path)
-                if spent.exists():  # a restart starts a new budget
-                    spent.replace(spent.with_suffix(".previous.json"))
+                nofollow.rename(path, path.with_suffix(".previous.md").name)
+                spent = spend_path(path)  # a restart starts a new budget
+                nofollow.rename(spent, spent.with_suffix(".previous.json").name)
                 self.progress = Progress(
                     name=self.settings.name, goal=self.settings.goal, path=path
                 )
-            elif self._progress_from_file and path.exists():
+            elif self._progress_from_file and os.path.lexists(path):
                 self.progress = Progress.load(path)
             return self._run()
 

@@ -9,6 +9,7 @@ once the ended tasks have spent it. ``summary.json`` is rewritten after every ta
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 import uuid
@@ -19,7 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
+from harness.core import nofollow
 from harness.core.errors import ConfigError
+from harness.core.nofollow import trusted_root
 from harness.core.usage import Usage
 from harness.memory.lock import LoopLock
 from harness.models.budget import Budget
@@ -132,11 +135,16 @@ class Batch:
     def run(self) -> BatchSummary:
         """Run every task that has not ended yet; return (and save) the summary.
 
-        One batch at a time per output folder: a second one raises :class:`LockHeld`.
+        One batch at a time per output folder: a second one raises :class:`LockHeld`. No link
+        is followed below the folder a relative ``out`` starts from (else below ``out``'s
+        parent) to reach the records, the summary and the lock
+        (:func:`~harness.core.nofollow.trusted_root`).
         """
-        self.out.mkdir(parents=True, exist_ok=True)
-        with LoopLock(self.out / SUMMARY_FILE):
-            return self._run()
+        root = Path.cwd() if not self.out.is_absolute() else self.out.parent
+        with trusted_root(root):
+            os.close(nofollow.open_folder(self.out, make=True))
+            with LoopLock(self.out / SUMMARY_FILE):
+                return self._run()
 
     def _run(self) -> BatchSummary:
         started = time.monotonic()

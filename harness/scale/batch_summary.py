@@ -8,12 +8,17 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from harness.core import nofollow
 from harness.core.atomic import atomic_write_text
 from harness.core.errors import ConfigError
 from harness.core.validation import format_validation_error
 from harness.scale.batch_task import TaskRecord
 
 SUMMARY_FILE = "summary.json"
+
+
+SUMMARY_LIMIT = 64 * 1024 * 1024
+"""The most a batch summary may hold when read (64 MB)."""
 
 
 class Totals(BaseModel):
@@ -93,7 +98,7 @@ class BatchSummary(BaseModel):
     def load(cls, path: Path) -> BatchSummary:
         file = path / SUMMARY_FILE if path.is_dir() else path
         try:
-            return cls.model_validate_json(file.read_text(encoding="utf-8"))
+            return cls.model_validate_json(nofollow.read_bytes(file, limit=SUMMARY_LIMIT))
         except OSError as exc:
             raise ConfigError(f"{file}: cannot read the batch summary: {exc.strerror}") from exc
         except ValidationError as exc:

@@ -13,11 +13,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from harness.core.atomic import atomic_write_text
+from harness.core import nofollow
 from harness.core.errors import ConfigError
 from harness.core.usage import Usage
 from harness.core.validation import format_validation_error
 from harness.engine.loop import MAX_ITERATIONS
+from harness.scale import record_ledger
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 
@@ -85,22 +86,52 @@ class TaskRecord(BaseModel):
         return Usage(self.prompt_tokens, self.completion_tokens, self.cost_usd)
 
     def save(self, folder: Path) -> Path:
-        return atomic_write_text(record_path(folder, self.name), self.model_dump_json(indent=2))
+        """Write the record (no link followed) and keep its digest out of the tasks' reach."""
+        data = self.model_dump_json(indent=2).encode("utf-8")
+        path = nofollow.write_atomic(record_path(folder, self.name), data)
+        record_ledger.remember(folder, self.name, data)
+        return path
 
 
 def record_path(out: Path, name: str) -> Path:
     return out / "tasks" / name / "record.json"
 
 
+RECORD_LIMIT = 1024 * 1024
+"""The most a task's record may hold when read (1 MB)."""
+
+
 def read_record(out: Path, name: str) -> TaskRecord | None:
-    """The task's record, or None if it was never started."""
+    """The task's record, or None if it was never started.
+
+    A record that is not the one the batch wrote (:mod:`harness.scale.record_ledger`), changed
+    by a task's agent say, is not believed: it comes back ``interrupted``, so the task runs
+    again (its loop resumes from its progress and checks any pass it claims).
+    """
     path = record_path(out, name)
-    if not path.exists():
-        return None
     try:
-        return TaskRecord.model_validate_json(path.read_bytes())  # not UTF-8: a named error
+        data = nofollow.read_bytes(path, limit=RECORD_LIMIT)
+    except FileNotFoundError:
+        return None
+    if not record_ledger.trusted(out, name, data):
+        return TaskRecord(
+            name=name,
+            status="interrupted",
+            message=f"{path} is not the record the batch wrote; not trusted, run again",
+            starts=_starts(data),
+        )
+    try:
+        return TaskRecord.model_validate_json(data)  # not UTF-8: a named error
     except ValidationError as exc:
         raise ConfigError(format_validation_error(path, exc)) from None
+
+
+def _starts(data: bytes) -> int:
+    """The starts an untrusted record claims, when it can be read (only a count of runs)."""
+    try:
+        return TaskRecord.model_validate_json(data).starts
+    except ValidationError:
+        return 1
 
 
 def load_tasks(path: str | Path) -> list[BatchTask]:

@@ -43,6 +43,7 @@ def recorded_loop(
             run_id=run_id,
             redactor=redactor,
             echo=echo,
+            root=spec.root,
         )
         return build_loop(
             spec,

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness.core.atomic import atomic_write_text
+from harness.core.nofollow import UnsafePath
 from harness.memory.progress import Progress
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,6 +22,7 @@ WRITER = """
 import sys
 from pathlib import Path
 from harness.core.atomic import atomic_write_text
+from harness.core.nofollow import UnsafePath
 target, *sources = sys.argv[1:]
 texts = [Path(s).read_text(encoding="utf-8") for s in sources]
 n = 0
@@ -99,7 +101,7 @@ def test_a_failed_replace_leaves_no_temp_file(tmp_path: Path) -> None:
     target = tmp_path / "taken"
     target.mkdir()
 
-    with pytest.raises(IsADirectoryError):
+    with pytest.raises(UnsafePath, match="a folder, not a regular file"):
         atomic_write_text(target, "text")
 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]

@@ -1,0 +1,94 @@
+"""The harness's own files: no link followed, regular files only, reads bounded."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from harness.core import nofollow
+from harness.core.atomic import atomic_write_text
+from harness.core.nofollow import UnsafePath, trusted_root
+from harness.memory.inbox import Inbox
+from harness.memory.lock import LoopLock
+from harness.memory.spend import Spent, read_spent, write_spent
+
+
+@pytest.fixture
+def victim(tmp_path: Path) -> Path:
+    target = tmp_path / "outside" / ".bashrc"
+    target.parent.mkdir()
+    target.write_text("# mine\n")
+    return target
+
+
+def test_a_link_as_the_file_is_refused_for_every_kind_of_access(
+    tmp_path: Path, victim: Path
+) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    for name in ("p.md", "p.spend.json", "p.md.lock", "p.notes.jsonl", "p.approval.json"):
+        (state / name).symlink_to(victim)
+
+    with pytest.raises(UnsafePath, match="p.md"):
+        atomic_write_text(state / "p.md", "new")
+    with pytest.raises(UnsafePath, match="spend.json"):
+        read_spent(state / "p.spend.json")
+    with pytest.raises(UnsafePath, match="spend.json"):
+        write_spent(state / "p.spend.json", Spent())
+    with pytest.raises(UnsafePath, match=r"p\.md\.lock"):
+        LoopLock(state / "p.md").acquire()
+    with pytest.raises(UnsafePath, match="notes"):
+        Inbox(state / "p.md").add_note("a note")
+    with pytest.raises(UnsafePath, match="approval"):
+        Inbox(state / "p.md").answer_for(1)
+
+    assert victim.read_text() == "# mine\n"
+
+
+def test_no_folder_link_is_followed_below_a_trusted_root(tmp_path: Path, victim: Path) -> None:
+    root = tmp_path / "workspace"
+    root.mkdir()
+    (root / "progress").symlink_to(victim.parent)
+
+    atomic_write_text(root / "progress" / "p.md", "outside root: the folder is the caller's")
+    with trusted_root(root), pytest.raises(UnsafePath, match="'progress' on its path is a symlink"):
+        atomic_write_text(root / "progress" / "p.md", "refused")
+
+    assert sorted(p.name for p in victim.parent.iterdir()) == [".bashrc", "p.md"]
+
+
+def test_a_named_pipe_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
+    pipe = tmp_path / "events.jsonl"
+    os.mkfifo(pipe)
+
+    with pytest.raises(UnsafePath, match="named pipe"):
+        nofollow.read_text(pipe)
+    with pytest.raises(UnsafePath, match="named pipe"):
+        nofollow.append(pipe, b"line\n")
+
+
+def test_reads_are_bounded(tmp_path: Path) -> None:
+    big = tmp_path / "p.spend.json"
+    big.write_bytes(b" " * (128 * 1024))
+
+    with pytest.raises(UnsafePath, match="larger than 65536 bytes"):
+        read_spent(big)
+
+
+def test_an_append_finds_the_file_it_made_or_refuses(tmp_path: Path) -> None:
+    log = tmp_path / "run" / "events.jsonl"
+    made = nofollow.append(log, b"one\n")
+    assert nofollow.append(log, b"two\n", expect=made) == made
+
+    (tmp_path / "run").rename(tmp_path / "moved")
+    (tmp_path / "run").mkdir()
+    log.write_text("planted\n")
+    with pytest.raises(UnsafePath, match="not the file the harness made"):
+        nofollow.append(log, b"three\n", expect=made)
+    log.unlink()
+    with pytest.raises(UnsafePath, match="gone since the harness made it"):
+        nofollow.append(log, b"three\n", expect=made)
+
+    assert (tmp_path / "moved" / "events.jsonl").read_text() == "one\ntwo\n"
