@@ -5,8 +5,9 @@ Public names are loaded on first use, so ``import harness`` stays fast and never
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from harness.core.lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -119,13 +120,7 @@ if TYPE_CHECKING:
     from harness.verify.human import HumanGate
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'harness' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS)
 
 
 def __dir__() -> list[str]:

@@ -7,8 +7,9 @@ whole driver.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from harness.core.lazy import lazy_exports
 
 _EXPORTS = {"OuterLoop": "harness.outer.loop", "RunResult": "harness.outer.result"}
 
@@ -19,8 +20,4 @@ if TYPE_CHECKING:
     from harness.outer.result import RunResult
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'harness.outer' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_exports(__name__, _EXPORTS)

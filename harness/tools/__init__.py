@@ -7,8 +7,9 @@ confinement does not import every built-in tool.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from harness.core.lazy import lazy_exports
 
 _EXPORTS = {
     "default_tools": "harness.tools.builtin",
@@ -26,8 +27,4 @@ if TYPE_CHECKING:
     from harness.tools.toolkit import Tool, Toolbox, ToolContext, ToolResult, tool
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'harness.tools' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_exports(__name__, _EXPORTS)
