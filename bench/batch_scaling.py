@@ -62,7 +62,9 @@ def _loops(repo: Path, sleep: float, isolation: str):
         )
         return OuterLoop(
             "out.txt says yes", Agent(model), gates=[CommandGate("grep -qx yes out.txt")],
-            workspace=workspace, progress=run.progress, max_iterations=1, isolation="auto" if isolation == "worktree" else "none", options=LoopOptions(run_id=run.run_id, name=task.name),
+            workspace=workspace, progress=run.progress, max_iterations=1,
+            isolation="auto" if isolation == "worktree" else "none",
+            options=LoopOptions(run_id=run.run_id, name=task.name),
         )  # fmt: skip
 
     return loop_for

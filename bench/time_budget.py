@@ -13,14 +13,18 @@ from __future__ import annotations
 import argparse
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from harness import Agent, Budget, CommandGate, LiteLLMModel, OuterLoop, ScriptedModel, ToolCall
-from harness.models.base import Message, Model, ToolSchema
-from tests.openai_server import Hang, OpenAIServer
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # the tests' server, when run as a script
+
+from harness import Agent, Budget, CommandGate, LiteLLMModel, OuterLoop, ScriptedModel, ToolCall  # noqa: E402
+from harness.models.base import Message, Model, ToolSchema  # noqa: E402
+from tests.openai_server import Hang, OpenAIServer  # noqa: E402
 
 
 def _repo(folder: Path) -> Path:
