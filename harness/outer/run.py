@@ -84,6 +84,7 @@ def start_run(settings: Settings, progress: Progress | None) -> Run:
             worktree=str(workspace.path) if workspace.branch else None,
             base=workspace.base_commit,
             head=state.head or workspace.base_commit,
+            pins=settings.options.pins or state.pins,
         )
         state.write(progress)
         save_progress(settings, progress)

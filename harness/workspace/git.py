@@ -49,6 +49,7 @@ __all__ = [
     "BRANCH_PREFIX",
     "GitIsolationError",
     "Isolation",
+    "chosen_isolation",
     "Workspace",
     "open_workspace",
 ]
@@ -109,6 +110,15 @@ def open_workspace(
     if resume_branch is not None:
         return place.resume(resume_branch)
     return place.create(loop_name, run_id, origin, head)
+
+
+def chosen_isolation(path: str | Path, isolation: Isolation | Literal["auto"]) -> Isolation:
+    """What ``"auto"`` becomes for ``path`` (a worktree in a git repository with a commit, else
+    ``"none"``); any other isolation as given."""
+    if isolation != "auto":
+        return isolation
+    found = _discover(Path(path).resolve()) if Path(path).is_dir() else None
+    return "worktree" if found is not None and found[2] is not None else "none"
 
 
 def _discover(target: Path) -> tuple[Path, str | None, str | None] | None:

@@ -246,6 +246,7 @@ PYTHON_GATE_LOOP = """\
 name = "answer"
 goal = "out.txt says yes"
 isolation = "none"
+workspace = "work"
 model = "scripted:author.json"
 max_iterations = 1
 [critic]
@@ -260,7 +261,8 @@ target = "{target}"
 def test_a_python_gate_beside_loop_toml_decides_the_round(
     tmp_path: Path, answer: str, code: int
 ) -> None:
-    (tmp_path / "checks.py").write_text(CHECKS)
+    (tmp_path / "checks.py").write_text(CHECKS)  # beside loop.toml, out of the agent's reach
+    (tmp_path / "work").mkdir()
     script(tmp_path, "author.json", [say(answer), "done"])
     write_loop(tmp_path, PYTHON_GATE_LOOP.format(target="checks:has_yes"))
     result = harness("run", "--quiet", cwd=tmp_path)
@@ -271,6 +273,7 @@ def test_a_python_gate_beside_loop_toml_decides_the_round(
 
 def test_a_python_gate_that_cannot_be_loaded_exits_2_naming_it(tmp_path: Path) -> None:
     (tmp_path / "checks.py").write_text(CHECKS)
+    (tmp_path / "work").mkdir()
     script(tmp_path, "author.json", [say("yes"), "done"])
     write_loop(tmp_path, PYTHON_GATE_LOOP.format(target="checks:has_no"))
     result = harness("run", "--quiet", cwd=tmp_path)
