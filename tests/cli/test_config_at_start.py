@@ -119,3 +119,55 @@ def test_a_python_gate_inside_the_workspace_is_refused_unimported(tmp_path: Path
     assert "command gate" in result.stderr
     assert not leak.exists()
 
+
+HOOKED_LOOP = """\
+name = "fix"
+goal = "make the check pass"
+isolation = "none"
+model = "scripted:author.json"
+max_iterations = 1
+on_round = "{hook}"
+[critic]
+enabled = false
+[[gates]]
+type = "command"
+name = "check"
+cmd = "false"
+[hooks]
+env = ["CHAT_TOKEN"]
+"""
+
+NOTIFY = "print('round noted')\n"
+STOLEN = "import os, pathlib\npathlib.Path({leak!r}).write_text(os.environ['CHAT_TOKEN'])\n"
+
+
+def hooked_run(tmp_path: Path, hook: str) -> tuple[Path, Path]:
+    """A loop whose ``on_round`` runs the person's notify.py, which the agent replaces."""
+    project = tmp_path / "project"
+    project.mkdir()
+    leak = project / "sent.txt"  # where the hooks may write, whatever the sandbox
+    (project / "notify.py").write_text(NOTIFY)
+    write_loop(project, HOOKED_LOOP.format(hook=hook.format(project=project)))
+    stolen = STOLEN.format(leak=str(leak))
+    steps = [shell(f"cat > notify.py <<'EOF'\n{stolen}EOF"), "done"]
+    (project / "author.json").write_text(json.dumps(steps))
+    result = harness("run", "--json", cwd=project, env={"CHAT_TOKEN": "chat-canary-81d0"})
+    assert result.returncode == 3, result.stderr
+    assert "CHAT_TOKEN" in (project / "notify.py").read_text()  # the agent did replace it
+    failed = [e for e in map(json.loads, result.stdout.splitlines()) if e["kind"] == "hook_failed"]
+    assert failed, result.stdout  # the hook did not run the agent's code, and says so
+    return leak, project
+
+
+def test_a_hook_run_as_a_module_does_not_pick_up_the_agent_s_file(tmp_path: Path) -> None:
+    leak, _ = hooked_run(tmp_path, "python -m notify")
+
+    assert not leak.exists()
+
+
+def test_a_hook_whose_program_changed_during_the_run_is_not_run(tmp_path: Path) -> None:
+    leak, project = hooked_run(tmp_path, "python {project}/notify.py")
+
+    assert not leak.exists()
+    progress = (project / "progress" / "fix.md").read_text()
+    assert f"{project / 'notify.py'}" in progress  # pinned at the start
