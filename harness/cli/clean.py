@@ -92,7 +92,7 @@ def _clean_loop(loop: FoundLoop, *, dry_run: bool, asked: _Asked) -> list[str]:
     except ConfigError as exc:  # which run is resumable is unknown: remove nothing
         return [f"{name}: skipped, its progress file cannot be read: {exc}"]
     lines = []
-    for run in cleanup.run_branches(repo, name):
+    for run in cleanup.run_branches(repo, name, loop.progress):
         if not asked.covers(run.branch):
             continue
         asked.seen.add(run.branch)
@@ -120,7 +120,7 @@ def _clean_loop(loop: FoundLoop, *, dry_run: bool, asked: _Asked) -> list[str]:
         if not dry_run:
             cleanup.remove_branch(repo, run.branch)
         lines.append(f"{name}: {removed} branch {run.branch}")
-    strays = [] if asked.named else cleanup.stray_worktree_folders(repo, name)
+    strays = [] if asked.named else cleanup.stray_worktree_folders(repo, name, loop.progress)
     for folder in strays:
         if not dry_run:
             cleanup.remove_folder(folder)

@@ -2,13 +2,16 @@
 
     ## Run
 
-    Branch: harness/fix-dates-1a2b3c4d
-    Worktree: /home/me/.harness-worktrees/repo/fix-dates-1a2b3c4d
+    Branch: harness/fix-dates-5e6f7a8b-1a2b3c4d
+    Worktree: /home/me/.harness-worktrees/repo/fix-dates-5e6f7a8b-1a2b3c4d
     Base: 4f0c...
     Head: 9b1e...
+    Pinned: 3c9a... /home/me/repo/loop.toml
 
 ``Head`` is the commit of the last completed round: a resumed run resets the worktree to it, so a
-round that was cut off is discarded and redone, and a completed round is never lost.
+round that was cut off is discarded and redone, and a completed round is never lost. Each
+``Pinned`` line is the digest of a file the run's configuration or code came from when it began
+(loop.toml, SKILL.md, python gate modules, hook programs): a resumed run must find them unchanged.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from harness.memory.sections import Section, heading_key
 HEADING = "Run"
 _FIELDS = {"branch": "Branch", "worktree": "Worktree", "base": "Base", "head": "Head"}
 _FIELD_OF = {heading_key(label): name for name, label in _FIELDS.items()}
+_PINNED = "Pinned"
 
 
 @dataclass(frozen=True)
@@ -31,6 +35,7 @@ class RunState:
     worktree: str | None = None
     base: str | None = None
     head: str | None = None
+    pins: tuple[tuple[str, str], ...] = ()  # (path, sha256) of the files pinned at the start
 
     @classmethod
     def read(cls, progress: Progress) -> RunState:
@@ -39,12 +44,18 @@ class RunState:
         if section is None:
             return cls()
         values: dict[str, str] = {}
+        pins: list[tuple[str, str]] = []
         for line in section.body.splitlines():
             label, _, value = line.partition(":")
+            if heading_key(label) == heading_key(_PINNED):
+                sha, _, path = value.strip().partition(" ")
+                if sha and path:
+                    pins.append((path, sha))
+                continue
             name = _FIELD_OF.get(heading_key(label))
             if name and value.strip():
                 values[name] = value.strip()
-        return cls(**values)
+        return cls(**values, pins=tuple(pins))
 
     def write(self, progress: Progress) -> None:
         """Replace ``progress``'s Run section with this state (none when every field is unset)."""
@@ -53,6 +64,7 @@ class RunState:
             for name, label in _FIELDS.items()
             if getattr(self, name)
         ]
+        lines += [f"{_PINNED}: {sha} {path}" for path, sha in self.pins]
         section = Section(heading=HEADING, body="\n".join(lines))
         others = [s for s in progress.extra if not _is_run(s)]
         progress.extra = [*others, section] if lines else others

@@ -13,11 +13,13 @@ from harness.core.text import inert
 from harness.core.usage import Usage
 from harness.memory.progress_items import Attempt
 from harness.outer.decision import RoundReport
+from harness.outer.hooks import run_hook
+from harness.outer.pins import Pin
 from harness.sandbox import Sandbox, default_sandbox
 
 NEXT_STEPS = {
     StopReason.MAX_ITERATIONS: "Read the last round's failures below; sharpen the goal or the "
-    "skill's hints, or raise max_iterations if the score was still rising.",
+    "skill's hints, or run again with a higher --max-iterations if the score was still rising.",
     StopReason.NO_PROGRESS: "The agent repeated itself. Fix the blocker by hand or add a hint to "
     "the skill describing it, then resume.",
     StopReason.BUDGET_TOKENS: "Raise budget.tokens or use a cheaper model, then resume.",
@@ -134,21 +136,24 @@ def escalate(
     redact: Callable[[str], str] = lambda text: text,
     sandbox: Sandbox | None = None,
     workspace: Path | None = None,
+    pins: Sequence[Pin] = (),
 ) -> Path:
     """Write the report atomically to ``path`` and run ``hook`` with its path.
 
-    A command hook runs inside ``sandbox`` (default ``Sandbox("auto")``) in the report's folder,
-    and may write only in ``workspace`` (default that folder).
+    A command hook runs inside ``sandbox`` (default ``Sandbox("auto")``) in an empty folder of
+    its own, and may write only there and in ``workspace`` (default the report's folder); it is
+    refused (a :class:`HarnessError`, once the report is written) when a file of ``pins`` changed.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, redact(render_escalation(escalation)))
     if callable(hook):
         hook(path)
     elif hook:
-        (sandbox or default_sandbox()).run(
+        run_hook(
+            sandbox or default_sandbox(),
             f"{hook} {shlex.quote(str(path))}",
-            cwd=path.parent,
-            workspace=workspace if workspace is not None and workspace.is_dir() else path.parent,
+            writable=workspace if workspace is not None and workspace.is_dir() else path.parent,
+            pins=pins,
             timeout=60,
             env={"HARNESS_ESCALATION_REPORT": str(path)},
         )

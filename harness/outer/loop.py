@@ -242,7 +242,7 @@ class OuterLoop:
             return RunResult(
                 StopReason.MAX_ITERATIONS,
                 f"already escalated after round {progress.iteration} of {cap}; "
-                "raise max_iterations or restart to run again",
+                "raise the cap (--max-iterations) or restart to run again",
                 [],
                 Usage(),
                 escalation=report if report is not None and report.exists() else None,

@@ -54,6 +54,7 @@ class LoopOptions(LoopRules):
     on_round: SkipValidation[RoundHook | None] = None
     mcp: SkipValidation[tuple[McpServer, ...]] = ()  # started with the run, stopped at its end
     hook_sandbox: SkipValidation[Sandbox | None] = None  # None: the agent's sandbox
+    pins: tuple[tuple[str, str], ...] = ()  # (path, sha256) of the configuration files read
 
     def __init__(self, **data: Any) -> None:
         try:

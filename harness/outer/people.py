@@ -6,7 +6,8 @@
 * Notes queued with ``harness note`` are taken when a round starts: the round's task shows them
   and progress.md's Notes section records them.
 * The ``on_round`` hook (a callable given the :class:`RoundReport`, or a shell command given
-  the round as JSON in ``HARNESS_ROUND_REPORT``, run inside the loop's hook sandbox) runs after
+  the round as JSON in ``HARNESS_ROUND_REPORT``, run inside the loop's hook sandbox, in an
+  empty folder of its own: :mod:`harness.outer.hooks`) runs after
   every recorded round; its failure is a ``hook_failed`` event, never a stop.
 """
 
@@ -22,6 +23,7 @@ from harness.core.errors import HarnessError
 from harness.core.event_schema import ApprovalEvent, HookFailed, NoteEvent
 from harness.memory.inbox import ApprovalRequest, Inbox
 from harness.outer.decision import RoundReport
+from harness.outer.hooks import run_hook
 from harness.outer.run import Run, save_progress
 from harness.outer.settings import Settings
 
@@ -97,9 +99,11 @@ def notify_round(settings: Settings, report: RoundReport) -> None:
             hook(report)
             return
         payload = json.dumps(round_payload(settings, report))
-        result = settings.hooks_sandbox().run(
+        result = run_hook(
+            settings.hooks_sandbox(),
             hook,
-            cwd=settings.workspace if settings.workspace.is_dir() else Path.cwd(),
+            writable=settings.workspace if settings.workspace.is_dir() else Path.cwd(),
+            pins=settings.options.pins,
             timeout=HOOK_TIMEOUT,
             env={"HARNESS_ROUND_REPORT": payload, "HARNESS_LOOP": settings.name},
         )

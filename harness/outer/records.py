@@ -5,11 +5,12 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from harness.core.errors import HarnessError
 from harness.core.event_schema import Escalation as EscalationEvent
-from harness.core.event_schema import RoundEnd, RunEnd
+from harness.core.event_schema import HookFailed, RoundEnd, RunEnd
 from harness.core.event_schema import Stop as StopEvent
 from harness.core.stop import StopReason
-from harness.memory.progress_items import Status
+from harness.memory.progress_items import Attempt, Status
 from harness.memory.spend import spend_path
 from harness.outer.decision import RoundReport, gate_summary
 from harness.outer.escalation import Escalation, escalate
@@ -123,6 +124,22 @@ def _escalate(settings: Settings, run: Run, stop: StopReason) -> Path:
     path = settings.report_path(where, run.workspace.path)
     assert path is not None
     earlier = run.progress.attempts[: run.first_round - 1] if run.progress else []
+    try:
+        _report(settings, run, stop, path, where, earlier)
+    except HarnessError as exc:  # the hook was refused; the report is written
+        settings.events.emit(HookFailed(hook="on_escalate", error=f"{exc}"[:1000]))
+    settings.events.emit(EscalationEvent(reason=stop.value, report_path=str(path)))
+    return path
+
+
+def _report(
+    settings: Settings,
+    run: Run,
+    stop: StopReason,
+    path: Path,
+    where: Path | None,
+    earlier: list[Attempt],
+) -> None:
     escalate(
         Escalation(
             settings.goal,
@@ -140,6 +157,5 @@ def _escalate(settings: Settings, run: Run, stop: StopReason) -> Path:
         redact=settings.redact,
         sandbox=settings.hooks_sandbox(),
         workspace=settings.workspace,
+        pins=settings.options.pins,
     )
-    settings.events.emit(EscalationEvent(reason=stop.value, report_path=str(path)))
-    return path

@@ -57,6 +57,7 @@ def start_run(settings: Settings, progress: Progress | None) -> Run:
         run_id=settings.run_id,
         resume_branch=resume_branch,
         own_files=_own_files(progress),
+        loop_key=progress.path if progress is not None and progress.path else settings.workspace,
     )
     if resume_branch:
         workspace.clear_stale_locks()  # a killed run may have died inside a git command
@@ -84,6 +85,7 @@ def start_run(settings: Settings, progress: Progress | None) -> Run:
             worktree=str(workspace.path) if workspace.branch else None,
             base=workspace.base_commit,
             head=state.head or workspace.base_commit,
+            pins=settings.options.pins or state.pins,
         )
         state.write(progress)
         save_progress(settings, progress)

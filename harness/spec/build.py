@@ -26,6 +26,7 @@ from harness.outer.options import ArtifactFile, CriticArtifact, LoopOptions
 from harness.outer.rules import LoopRules
 from harness.sandbox import Sandbox
 from harness.spec.loop_spec import LoopSpec
+from harness.spec.pinning import check_gate_modules, check_unchanged, pins_of
 from harness.spec.sections import (
     AgentConfig,
     CommandGateConfig,
@@ -173,6 +174,10 @@ def build_loop(
     """
     root = config.root
     _check_held_out(config)
+    if not overrides.restart:
+        check_unchanged(config)  # before anything in those files is used
+    check_gate_modules(config)
+    pins = pins_of(config)  # what this run takes them to be, recorded when it begins
     model_name = choose_model(overrides.model, _rooted(config.model, root))
     model = _overridable(
         lambda: _model(model_name, config.model_options),
@@ -230,6 +235,7 @@ def build_loop(
             on_round=config.on_round,
             mcp=tuple(mcp),
             hook_sandbox=build_sandbox(config, hooks=True),
+            pins=pins,
         ),
     )
 

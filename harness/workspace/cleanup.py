@@ -1,8 +1,9 @@
 """Removing what finished and abandoned runs left in a repository: worktrees and run branches.
 
-Only branches a harness run made are ever touched: ``harness/<loop stem>-<8 hex>`` with the
-``branch.<name>.harnessBase`` key :mod:`harness.workspace.git` sets; never a branch checked out
-in the user's own checkout. Deciding which runs are finished or abandoned is the caller's job.
+Only branches a harness run of the loop made are ever touched: ``harness/<loop stem>-<8 hex>``
+(the stem ending with the loop's own digest) with the ``branch.<name>.harnessBase`` key and the
+``branch.<name>.harnessLoop`` key naming that loop, both set by :mod:`harness.workspace.git`;
+never a branch checked out in the user's own checkout. Deciding which runs are finished or abandoned is the caller's job.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.workspace.git import BRANCH_PREFIX, ref_stem
+from harness.workspace.git import BRANCH_PREFIX, loop_identity, ref_stem
 from harness.workspace.git_cmd import checkouts, config_get, git, run_git
 from harness.workspace.workspace import WORKTREES_FOLDER
 
@@ -32,9 +33,11 @@ def top_of(path: Path) -> Path | None:
     return Path(proc.stdout.strip()).resolve() if proc.returncode == 0 else None
 
 
-def run_branches(repo: Path, loop_name: str) -> list[RunBranch]:
-    """The branches harness runs of ``loop_name`` made in ``repo``, with their worktrees."""
-    stem = ref_stem(loop_name)
+def run_branches(repo: Path, loop_name: str, loop_key: Path) -> list[RunBranch]:
+    """The branches harness runs of the loop ``loop_name`` keyed ``loop_key`` (its progress
+    file) made in ``repo``, with their worktrees."""
+    stem = ref_stem(loop_name, loop_key)
+    owner = loop_identity(loop_key)
     pattern = re.compile(re.escape(f"{BRANCH_PREFIX}{stem}-") + r"[0-9a-f]{8}")
     refs = git(repo, "for-each-ref", "--format=%(refname:short)", f"refs/heads/{BRANCH_PREFIX}")
     held = checkouts(repo)
@@ -44,6 +47,8 @@ def run_branches(repo: Path, loop_name: str) -> list[RunBranch]:
             continue
         if config_get(repo, f"branch.{branch}.harnessBase") is None:
             continue  # named like a run branch, but not made by a run: the user's
+        if config_get(repo, f"branch.{branch}.harnessLoop") != owner:
+            continue  # not provably this loop's
         found.append(RunBranch(branch, held.get(f"refs/heads/{branch}")))
     return found
 
@@ -83,7 +88,7 @@ def remove_branch(repo: Path, branch: str) -> None:
     git(repo, "branch", "-D", "--quiet", branch)
 
 
-def stray_worktree_folders(repo: Path, loop_name: str) -> list[Path]:
+def stray_worktree_folders(repo: Path, loop_name: str, loop_key: Path) -> list[Path]:
     """Folders in the default worktree place named like this loop's runs that git does not know.
 
     A run killed while git was adding its worktree can leave one; it would block nothing but
@@ -94,7 +99,7 @@ def stray_worktree_folders(repo: Path, loop_name: str) -> list[Path]:
         return []
     known = {path.resolve() for path in checkouts(repo).values()}
     known |= {path.resolve() for path in _registered(repo)}
-    pattern = re.compile(re.escape(f"{ref_stem(loop_name)}-") + r"[0-9a-f]{8}")
+    pattern = re.compile(re.escape(f"{ref_stem(loop_name, loop_key)}-") + r"[0-9a-f]{8}")
     return [
         folder
         for folder in sorted(parent.iterdir())

@@ -2,7 +2,8 @@
 
 How a run meets the user's repository:
 
-* ``worktree`` (default): a new branch ``harness/<loop-name>-<8 hex>`` at the user's HEAD,
+* ``worktree`` (default): a new branch ``harness/<loop-name>-<8 hex>`` at the user's HEAD
+  (the outer loop's: ``harness/<loop-name>-<8 hex of its progress file>-<8 hex>``),
   checked out in ``<repo parent>/.harness-worktrees/<repo name>/<leaf>``. The user's HEAD,
   index and files are never written. Uncommitted user changes are *not* carried over; the
   workspace says so in ``warning``. A detached HEAD is fine (the run starts from that commit),
@@ -49,6 +50,7 @@ __all__ = [
     "BRANCH_PREFIX",
     "GitIsolationError",
     "Isolation",
+    "chosen_isolation",
     "Workspace",
     "open_workspace",
 ]
@@ -66,6 +68,7 @@ def open_workspace(
     worktrees_dir: str | Path | None = None,
     resume_branch: str | None = None,
     own_files: Sequence[Path] = (),
+    loop_key: str | Path | None = None,
 ) -> Workspace:
     """Prepare where a run works: a fresh branch (worktree or in place), a resumed one, or none.
 
@@ -75,6 +78,8 @@ def open_workspace(
     ``<repo parent>/.harness-worktrees/<repo name>``; it must be outside the repository.
     ``own_files`` are files the harness itself keeps in the checkout (progress.md and its
     companions): uncommitted, they are not the user's changes the ``warning`` tells of.
+    ``loop_key`` (the loop's progress file) goes into the branch's name (see :func:`ref_stem`) and
+    its ``branch.<name>.harnessLoop`` key, which ``harness clean`` checks before touching it.
     """
     if isolation not in (*get_args(Isolation), "auto"):
         raise ConfigError(
@@ -108,7 +113,16 @@ def open_workspace(
     place = _Placement(root, target.relative_to(root), worktrees_dir, isolation, own)
     if resume_branch is not None:
         return place.resume(resume_branch)
-    return place.create(loop_name, run_id, origin, head)
+    return place.create(loop_name, run_id, origin, head, loop_key)
+
+
+def chosen_isolation(path: str | Path, isolation: Isolation | Literal["auto"]) -> Isolation:
+    """What ``"auto"`` becomes for ``path`` (a worktree in a git repository with a commit, else
+    ``"none"``); any other isolation as given."""
+    if isolation != "auto":
+        return isolation
+    found = _discover(Path(path).resolve()) if Path(path).is_dir() else None
+    return "worktree" if found is not None and found[2] is not None else "none"
 
 
 def _discover(target: Path) -> tuple[Path, str | None, str | None] | None:
@@ -139,12 +153,24 @@ def _short_id(run_id: str | None) -> str:
     return sha256(run_id.encode()).hexdigest()[:8]
 
 
-def ref_stem(loop_name: str) -> str:
-    """The loop's part of its run branches' names: ``harness/<stem>-<8 hex>``."""
+def ref_stem(loop_name: str, loop_key: str | Path | None = None) -> str:
+    """The loop's part of its run branches' names: ``harness/<stem>-<8 hex>``.
+
+    With ``loop_key`` (what tells the loop apart from every other: its progress file) the stem
+    ends with 8 hex of its digest, so loops whose names read alike (``fix.api``, ``fix-api``, two
+    unnamed loops) never share a branch: ``harness/<name>-<8 hex of the loop>``.
+    """
     stem = re.sub(r"[^A-Za-z0-9_-]+", "-", loop_name).strip("-")
     if not stem:
         raise ConfigError(f"loop_name {loop_name!r} must contain a letter or a digit")
-    return stem
+    if loop_key is None:
+        return stem
+    return f"{stem}-{sha256(loop_identity(loop_key).encode()).hexdigest()[:8]}"
+
+
+def loop_identity(loop_key: str | Path) -> str:
+    """``loop_key`` as recorded in ``branch.<name>.harnessLoop``: an absolute, resolved path."""
+    return str(Path(loop_key).resolve())
 
 
 @dataclass(frozen=True)
@@ -169,7 +195,12 @@ class _Placement:
         return parent / leaf
 
     def create(
-        self, loop_name: str, run_id: str | None, origin: str | None, head: str
+        self,
+        loop_name: str,
+        run_id: str | None,
+        origin: str | None,
+        head: str,
+        loop_key: str | Path | None = None,
     ) -> Workspace:
         dirty = status(self.user_root)
         if dirty and self.isolation == "branch":
@@ -185,7 +216,7 @@ class _Placement:
                 f"{self.user_root} has uncommitted changes ({describe_dirty(dirty)}); the run "
                 f"starts from HEAD {head[:12]} without them"
             )
-        stem = ref_stem(loop_name)
+        stem = ref_stem(loop_name, loop_key)
         make = self._checkout_new if self.isolation == "branch" else self._worktree_new
         for _ in range(_ID_ATTEMPTS):
             leaf = f"{stem}-{_short_id(run_id)}"
@@ -195,6 +226,9 @@ class _Placement:
                 git(self.user_root, "config", f"branch.{branch}.harnessBase", head)
                 if origin is not None:
                     git(self.user_root, "config", f"branch.{branch}.harnessOrigin", origin)
+                if loop_key is not None:
+                    key = loop_identity(loop_key)
+                    git(self.user_root, "config", f"branch.{branch}.harnessLoop", key)
                 return self._workspace(root, branch, head, origin, warning)
             if run_id is not None:
                 raise GitIsolationError(

@@ -99,7 +99,8 @@ def killed_during_start_up(repo: Path) -> None:
     code = (
         "import os, signal, sys\n"
         "from harness.workspace.git import open_workspace\n"
-        "open_workspace(sys.argv[1], isolation='worktree', loop_name='tidy')\n"
+        "progress = os.path.join(sys.argv[1], '.harness/progress/tidy.md')\n"
+        "open_workspace(sys.argv[1], isolation='worktree', loop_name='tidy', loop_key=progress)\n"
         "os.kill(os.getpid(), signal.SIGKILL)\n"
     )
     proc = subprocess.run(
@@ -233,3 +234,62 @@ def test_an_old_escalation_report_goes_once_the_loop_passes(tmp_path: Path) -> N
     passed = harness("run", "--quiet", "--max-iterations", "2", cwd=repo)
     assert passed.returncode == 0, passed.stderr
     assert not report.exists()
+
+
+# --- two loops in one repository never share a run branch --------------------------------------
+
+TWIN = """\
+name = "{name}"
+goal = "write done.txt"
+model = "scripted:{script}"
+isolation = "worktree"
+max_iterations = 1
+[critic]
+enabled = false
+[[gates]]
+type = "command"
+name = "done"
+cmd = "test -s done.txt"
+"""
+
+
+def twins(tmp_path: Path, names: tuple[str, str]) -> tuple[Path, list[Path]]:
+    """Two loops in one repository whose names make the same branch stem, each escalated."""
+    (tmp_path / "errs.json").write_text(json.dumps(["done"]))
+    files = {".gitignore": ".harness/\nprogress/\n"}
+    for name, folder in zip(names, ("one", "two"), strict=True):
+        files[f"{folder}/loop.toml"] = TWIN.format(name=name, script=tmp_path / "errs.json")
+    repo = make_repo(tmp_path / "repo", files)
+    loops = [repo / "one" / "loop.toml", repo / "two" / "loop.toml"]
+    for loop in loops:
+        result = harness("run", "--quiet", str(loop), cwd=repo)
+        assert result.returncode == 3, result.stderr  # escalated: resumable
+    return repo, loops
+
+
+def test_loops_whose_names_make_one_stem_get_branches_of_their_own(tmp_path: Path) -> None:
+    repo, loops = twins(tmp_path, ("fix.api", "fix-api"))
+    branches = sorted(run_branches(repo))
+
+    assert len(branches) == 2
+    assert branches[0].rsplit("-", 1)[0] != branches[1].rsplit("-", 1)[0]  # different prefixes
+    cleaned = harness("clean", "one", cwd=repo)
+
+    assert cleaned.returncode == 0, cleaned.stderr
+    assert sorted(run_branches(repo)) == branches  # each is the resumable run of its own loop
+    assert "removed" not in cleaned.stdout
+
+
+def test_clean_of_one_unnamed_loop_leaves_another_s_resumable_run(tmp_path: Path) -> None:
+    repo, loops = twins(tmp_path, ("loop", "loop"))
+    before = run_branches(repo)
+    held = worktrees(repo)
+
+    cleaned = harness("clean", "one", cwd=repo)
+
+    assert cleaned.returncode == 0, cleaned.stderr
+    assert "removed" not in cleaned.stdout, cleaned.stdout
+    assert run_branches(repo) == before
+    assert worktrees(repo) == held
+    resumed = harness("run", "--quiet", "--max-iterations", "2", str(loops[1]), cwd=repo)
+    assert "cannot resume" not in resumed.stderr

@@ -215,11 +215,16 @@ def test_status_lists_the_shipped_progress_example(tmp_path: Path) -> None:
 # --- escalation hook, python gates ------------------------------------------------------------
 
 
-HOOK = "on_escalate = " + json.dumps("""sh -c 'echo "$0|$HARNESS_ESCALATION_REPORT" > hook.txt'""")
-"""A hook that records its first argument and the report path it finds in its environment."""
+HOOK = "on_escalate = " + json.dumps(
+    """sh -c 'echo "$0|$HARNESS_ESCALATION_REPORT|$(ls -A)" > "$(dirname "$0")/hook.txt"'"""
+)
+"""A hook that records its first argument, the report path it finds in its environment and what
+its working folder holds, in the report's folder."""
 
 
-def test_a_shell_escalation_hook_runs_in_the_reports_folder_with_its_path(tmp_path: Path) -> None:
+def test_a_shell_escalation_hook_gets_the_report_s_path_in_an_empty_folder(
+    tmp_path: Path,
+) -> None:
     script(tmp_path, "author.json", ["I could not do it."])
     extra = f"{HOOK}\nmax_iterations = 1\n[critic]\nenabled = false"
     write_loop(tmp_path, ANSWER_LOOP.format(extra=extra))
@@ -228,7 +233,7 @@ def test_a_shell_escalation_hook_runs_in_the_reports_folder_with_its_path(tmp_pa
     report = (tmp_path / "progress" / "answer.escalation.md").resolve()
     assert report.is_file()
     written = tmp_path / "progress" / "hook.txt"
-    assert written.read_text().strip() == f"{report}|{report}"
+    assert written.read_text().strip() == f"{report}|{report}|"  # run in a folder of its own
     assert f"escalation report: {report}" in result.stdout
 
 
@@ -246,6 +251,7 @@ PYTHON_GATE_LOOP = """\
 name = "answer"
 goal = "out.txt says yes"
 isolation = "none"
+workspace = "work"
 model = "scripted:author.json"
 max_iterations = 1
 [critic]
@@ -260,7 +266,8 @@ target = "{target}"
 def test_a_python_gate_beside_loop_toml_decides_the_round(
     tmp_path: Path, answer: str, code: int
 ) -> None:
-    (tmp_path / "checks.py").write_text(CHECKS)
+    (tmp_path / "checks.py").write_text(CHECKS)  # beside loop.toml, out of the agent's reach
+    (tmp_path / "work").mkdir()
     script(tmp_path, "author.json", [say(answer), "done"])
     write_loop(tmp_path, PYTHON_GATE_LOOP.format(target="checks:has_yes"))
     result = harness("run", "--quiet", cwd=tmp_path)
@@ -271,6 +278,7 @@ def test_a_python_gate_beside_loop_toml_decides_the_round(
 
 def test_a_python_gate_that_cannot_be_loaded_exits_2_naming_it(tmp_path: Path) -> None:
     (tmp_path / "checks.py").write_text(CHECKS)
+    (tmp_path / "work").mkdir()
     script(tmp_path, "author.json", [say("yes"), "done"])
     write_loop(tmp_path, PYTHON_GATE_LOOP.format(target="checks:has_no"))
     result = harness("run", "--quiet", cwd=tmp_path)

@@ -11,7 +11,10 @@ from harness.memory.sections import Section
 
 def test_written_state_reads_back_after_a_save(tmp_path: Path) -> None:
     progress = Progress(name="demo", extra=[Section(heading="Decisions", body="keep it")])
-    state = RunState(branch="harness/demo-1a2b3c4d", worktree="/w", base="abc", head="def")
+    pins = (("/w/loop.toml", "ab" * 32), ("/w/my checks/gate.py", "cd" * 32))
+    state = RunState(
+        branch="harness/demo-1a2b3c4d", worktree="/w", base="abc", head="def", pins=pins
+    )
 
     state.write(progress)
     progress.save(tmp_path / "progress.md")

@@ -1,0 +1,45 @@
+"""Where the loop's command hooks (``on_round``, ``on_escalate``) run.
+
+A hook is the person's program, but it runs beside the agent's work: it must not pick up code
+the agent wrote. So it runs in an empty folder of its own (outside the workspace, so ``python -m
+notify`` finds no ``notify.py`` the agent left there) with ``PYTHONSAFEPATH=1``, and a hook is
+not run at all once a file pinned at the run's start (its program among them) has changed.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from harness.core.errors import HarnessError
+from harness.outer.pins import Pin, first_changed
+from harness.sandbox import Sandbox
+from harness.sandbox.process import CommandResult
+
+SAFE_ENV = {"PYTHONSAFEPATH": "1"}
+
+
+def run_hook(
+    sandbox: Sandbox,
+    command: str,
+    *,
+    writable: Path,
+    pins: Iterable[Pin],
+    timeout: float,
+    env: Mapping[str, str],
+) -> CommandResult:
+    """Run ``command`` in a fresh empty folder under ``sandbox``, writing only there and in
+    ``writable``; refused (a :class:`HarnessError`) when a pinned file changed."""
+    changed = first_changed(pins)
+    if changed is not None:
+        raise HarnessError(f"not run: {changed} changed since the run began")
+    with tempfile.TemporaryDirectory(prefix="harness-hook-") as here:
+        return sandbox.run(
+            command,
+            cwd=here,
+            workspace=writable,
+            writable=[here],
+            timeout=timeout,
+            env={**env, **SAFE_ENV},
+        )

@@ -1,0 +1,49 @@
+"""The files a run's configuration and code come from, pinned by digest when the run begins.
+
+A run takes loop.toml, SKILL.md, its python gate modules and the programs its hooks name as
+they were when it began: their digests go into progress.md's ``## Run`` section, a resumed run
+whose files no longer match is refused before any of them is read for use, and a command hook
+whose program changed since the start is not run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from collections.abc import Iterable
+from pathlib import Path
+
+Pin = tuple[str, str]
+"""(absolute path, sha256 hex digest of its bytes; ``missing`` when there is no such file)."""
+
+MISSING = "missing"
+_MAX_BYTES = 16 << 20
+
+
+def digest(path: Path) -> str:
+    """The sha256 of the regular file at ``path`` (not followed if a link), else ``missing``."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return MISSING
+    with os.fdopen(fd, "rb") as file:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return MISSING
+        data = file.read(_MAX_BYTES + 1)
+    return hashlib.sha256(data).hexdigest()
+
+
+def pin(paths: Iterable[Path]) -> tuple[Pin, ...]:
+    """Each path (made absolute, once) with its digest now."""
+    seen: dict[str, str] = {}
+    for path in paths:
+        name = str(Path(path).absolute())
+        if name not in seen:
+            seen[name] = digest(Path(name))
+    return tuple(seen.items())
+
+
+def first_changed(pins: Iterable[Pin]) -> str | None:
+    """The first pinned file whose bytes are no longer what was pinned, or None."""
+    return next((name for name, sha in pins if digest(Path(name)) != sha), None)
