@@ -84,6 +84,7 @@ def build_sandbox(config: LoopSpec, *, hooks: bool = False) -> Sandbox:
     progress = config.progress_path()
     hidden = [root / path for path in held_out_folders(config)]
     state = [progress, progress.with_name(progress.name + ".lock"), root / RUNS_DIR]
+    state += _state_folder(progress, root / config.workspace)
     shown = [root / Path(path).expanduser() for path in settings.readonly]
     env, network = settings.env, settings.network
     if hooks:
@@ -97,6 +98,14 @@ def build_sandbox(config: LoopSpec, *, hooks: bool = False) -> Sandbox:
     except ConfigError as exc:  # "backend: x" -> "<folder>/loop.toml: field 'sandbox.backend': x"
         field, _, problem = str(exc).partition(": ")
         raise ConfigError(f"{config.source}: field 'sandbox.{field}': {problem}") from None
+
+
+def _state_folder(progress: Path, workspace: Path) -> list[Path]:
+    """The progress file's folder, when it is one of its own inside the workspace: read-only to
+    commands, so none can queue a note or an answer beside progress.md as if from a person (a
+    file that does not exist yet cannot be mounted read-only on its own)."""
+    folder, space = progress.parent.resolve(), workspace.resolve()
+    return [folder] if space in folder.parents else []
 
 
 def held_out_folders(config: LoopSpec) -> list[str]:
