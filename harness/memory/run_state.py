@@ -2,8 +2,8 @@
 
     ## Run
 
-    Branch: harness/fix-dates-5e6f7a8b-1a2b3c4d
-    Worktree: /home/me/.harness-worktrees/repo/fix-dates-5e6f7a8b-1a2b3c4d
+    Branch: harness/fix-dates.5e6f7a8b.1a2b3c4d
+    Worktree: /home/me/.harness-worktrees/repo/fix-dates.5e6f7a8b.1a2b3c4d
     Base: 4f0c...
     Head: 9b1e...
     Pinned: 3c9a... /home/me/repo/loop.toml

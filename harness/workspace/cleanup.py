@@ -14,7 +14,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.workspace.git import BRANCH_PREFIX, loop_identity, ref_stem
+from harness.workspace.git import BRANCH_PREFIX, PART, loop_identity, ref_stem
 from harness.workspace.git_cmd import checkouts, config_get, git, run_git
 from harness.workspace.workspace import WORKTREES_FOLDER
 
@@ -38,7 +38,7 @@ def run_branches(repo: Path, loop_name: str, loop_key: Path) -> list[RunBranch]:
     file) made in ``repo``, with their worktrees."""
     stem = ref_stem(loop_name, loop_key)
     owner = loop_identity(loop_key)
-    pattern = re.compile(re.escape(f"{BRANCH_PREFIX}{stem}-") + r"[0-9a-f]{8}")
+    pattern = re.compile(re.escape(f"{BRANCH_PREFIX}{stem}{PART}") + r"[0-9a-f]{8}")
     refs = git(repo, "for-each-ref", "--format=%(refname:short)", f"refs/heads/{BRANCH_PREFIX}")
     held = checkouts(repo)
     found = []
@@ -99,7 +99,7 @@ def stray_worktree_folders(repo: Path, loop_name: str, loop_key: Path) -> list[P
         return []
     known = {path.resolve() for path in checkouts(repo).values()}
     known |= {path.resolve() for path in _registered(repo)}
-    pattern = re.compile(re.escape(f"{ref_stem(loop_name, loop_key)}-") + r"[0-9a-f]{8}")
+    pattern = re.compile(re.escape(f"{ref_stem(loop_name, loop_key)}{PART}") + r"[0-9a-f]{8}")
     return [
         folder
         for folder in sorted(parent.iterdir())

@@ -153,19 +153,25 @@ def _short_id(run_id: str | None) -> str:
     return sha256(run_id.encode()).hexdigest()[:8]
 
 
+PART = "."
+"""Between the parts of a run branch's name (``harness/fix-api.3f9c1e2a.7b8d9e0f``): a dot, which
+redaction never takes as part of a token, so the name as a whole can never look like a secret and
+be redacted in progress.md's Run section (a resume could not find it) or in what a person reads."""
+
+
 def ref_stem(loop_name: str, loop_key: str | Path | None = None) -> str:
-    """The loop's part of its run branches' names: ``harness/<stem>-<8 hex>``.
+    """The loop's part of its run branches' names: ``harness/<stem>.<8 hex of the run>``.
 
     With ``loop_key`` (what tells the loop apart from every other: its progress file) the stem
     ends with 8 hex of its digest, so loops whose names read alike (``fix.api``, ``fix-api``, two
-    unnamed loops) never share a branch: ``harness/<name>-<8 hex of the loop>``.
+    unnamed loops) never share a branch: ``harness/<name>.<8 hex of the loop>``.
     """
     stem = re.sub(r"[^A-Za-z0-9_-]+", "-", loop_name).strip("-")
     if not stem:
         raise ConfigError(f"loop_name {loop_name!r} must contain a letter or a digit")
     if loop_key is None:
         return stem
-    return f"{stem}-{sha256(loop_identity(loop_key).encode()).hexdigest()[:8]}"
+    return f"{stem}{PART}{sha256(loop_identity(loop_key).encode()).hexdigest()[:8]}"
 
 
 def loop_identity(loop_key: str | Path) -> str:
@@ -219,7 +225,7 @@ class _Placement:
         stem = ref_stem(loop_name, loop_key)
         make = self._checkout_new if self.isolation == "branch" else self._worktree_new
         for _ in range(_ID_ATTEMPTS):
-            leaf = f"{stem}-{_short_id(run_id)}"
+            leaf = f"{stem}{PART}{_short_id(run_id)}"
             branch = BRANCH_PREFIX + leaf
             root = make(branch, leaf, head)
             if root is not None:
@@ -235,7 +241,9 @@ class _Placement:
                     f"branch {branch} (or its worktree) already exists in {self.user_root}; pass "
                     f"resume_branch={branch!r} to continue that run, or another run_id"
                 )
-        raise GitIsolationError(f"no free branch name {BRANCH_PREFIX}{stem}-* in {self.user_root}")
+        raise GitIsolationError(
+            f"no free branch name {BRANCH_PREFIX}{stem}{PART}* in {self.user_root}"
+        )
 
     def resume(self, branch: str) -> Workspace:
         if not branch_exists(self.user_root, branch):

@@ -272,7 +272,7 @@ def test_loops_whose_names_make_one_stem_get_branches_of_their_own(tmp_path: Pat
     branches = sorted(run_branches(repo))
 
     assert len(branches) == 2
-    assert branches[0].rsplit("-", 1)[0] != branches[1].rsplit("-", 1)[0]  # different prefixes
+    assert branches[0].rsplit(".", 1)[0] != branches[1].rsplit(".", 1)[0]  # different prefixes
     cleaned = harness("clean", "one", cwd=repo)
 
     assert cleaned.returncode == 0, cleaned.stderr

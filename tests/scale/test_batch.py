@@ -68,7 +68,7 @@ def test_every_task_runs_on_its_own_branch_and_the_totals_add_up(tmp_path: Path)
     for record in summary.tasks:
         assert record.rounds == 1
         assert record.branch is not None
-        assert record.branch.startswith(f"harness/{record.name}-")
+        assert record.branch.startswith(f"harness/{record.name}.")
         assert git(repo, "show", f"{record.branch}:out.txt") == answers[record.name]
     assert git(repo, "status", "--porcelain") == ""  # the user's checkout is untouched
     assert not (repo / "out.txt").exists()

@@ -78,8 +78,8 @@ def test_worktree_leaves_the_user_checkout_byte_for_byte_unchanged(repo: Path) -
     before = snapshot(repo)
 
     ws = open_workspace(repo, loop_name="fix bug", run_id="0123abcd-5678")
-    assert ws.branch == "harness/fix-bug-0123abcd"
-    assert ws.path == repo.parent / ".harness-worktrees" / "repo" / "fix-bug-0123abcd"
+    assert ws.branch == "harness/fix-bug.0123abcd"
+    assert ws.path == repo.parent / ".harness-worktrees" / "repo" / "fix-bug.0123abcd"
     assert ws.warning is not None
     assert str(repo) in ws.warning
     assert "notes.txt" in ws.warning
@@ -259,10 +259,10 @@ def test_detached_head_works_but_cannot_merge(repo: Path) -> None:
 
 def test_explicit_run_id_clash_is_refused_and_random_ids_differ(repo: Path) -> None:
     open_workspace(repo, run_id="deadbeef")
-    with pytest.raises(GitIsolationError, match="resume_branch='harness/run-deadbeef'"):
+    with pytest.raises(GitIsolationError, match="resume_branch='harness/run.deadbeef'"):
         open_workspace(repo, run_id="deadbeef")
     named = open_workspace(repo, loop_name="docs", run_id="nightly build")
-    assert re.fullmatch(r"harness/docs-[0-9a-f]{8}", str(named.branch))
+    assert re.fullmatch(r"harness/docs\.[0-9a-f]{8}", str(named.branch))
     branches = {open_workspace(repo).branch for _ in range(3)}
     assert len(branches) == 3
 
@@ -280,13 +280,13 @@ def test_branch_mode_refuses_a_dirty_checkout(repo: Path) -> None:
 def test_branch_mode_works_in_the_user_checkout_and_merges(repo: Path) -> None:
     ws = open_workspace(repo, isolation="branch", run_id="00000001")
     assert ws.path == repo
-    assert git(repo, "branch", "--show-current") == "harness/run-00000001"
+    assert git(repo, "branch", "--show-current") == "harness/run.00000001"
     (repo / "feature.txt").write_text("feature\n")
     sha = ws.commit_round(1, "feature")
     ws.merge_ff()
     assert git(repo, "rev-parse", "main") == sha
     ws.finish()
-    assert git(repo, "branch", "--show-current") == "harness/run-00000001"
+    assert git(repo, "branch", "--show-current") == "harness/run.00000001"
 
 
 def test_branch_mode_resumes_in_the_user_checkout(repo: Path) -> None:
@@ -305,7 +305,7 @@ def test_branch_mode_resumes_in_the_user_checkout(repo: Path) -> None:
     assert same == ws
     assert "mine.txt" in str(dirty.value)
     assert back == ws
-    assert git(repo, "branch", "--show-current") == "harness/fix-0000000b"
+    assert git(repo, "branch", "--show-current") == "harness/fix.0000000b"
     assert git(repo, "rev-parse", "HEAD") == sha
     assert back.changed_files() == ["a.txt"]
     back.merge_ff()
@@ -377,13 +377,13 @@ def test_resume_reuses_the_branch_and_recreates_a_pruned_worktree(repo: Path) ->
     ws.commit_round(1, "a")
     (ws.path / "wip.txt").write_text("wip\n")
 
-    again = open_workspace(repo, resume_branch="harness/fix-feedf00d")
+    again = open_workspace(repo, resume_branch="harness/fix.feedf00d")
     assert again.path == ws.path
     assert (again.path / "wip.txt").exists()
 
     ws.finish()
     git(repo, "commit", "-q", "--allow-empty", "-m", "user moves on")
-    resumed = open_workspace(repo, resume_branch="harness/fix-feedf00d")
+    resumed = open_workspace(repo, resume_branch="harness/fix.feedf00d")
     assert resumed.path == ws.path
     assert resumed.base_commit == ws.base_commit
     assert resumed.origin == "refs/heads/main"
@@ -391,7 +391,7 @@ def test_resume_reuses_the_branch_and_recreates_a_pruned_worktree(repo: Path) ->
     assert resumed.changed_files() == ["a.txt"]
 
     shutil.rmtree(resumed.path)  # deleted by hand, never pruned
-    third = open_workspace(repo, resume_branch="harness/fix-feedf00d")
+    third = open_workspace(repo, resume_branch="harness/fix.feedf00d")
     assert (third.path / "a.txt").exists()
 
 
@@ -519,3 +519,24 @@ def test_stale_locks_of_a_killed_run_are_cleared_on_resume(repo: Path) -> None:
     assert resumed.clear_stale_locks() == ["index.lock"]
     assert resumed.commit_round(1, "round 1") is not None
     assert not (repo / ".git" / "index.lock").exists()  # the user's own index is never touched
+
+
+def test_no_run_branch_name_reads_as_a_secret(tmp_path: Path) -> None:
+    """progress.md is saved redacted; a branch name taken for a token there could not be
+    resumed (``harness/task-2-3f9c1e2a-7b8d9e0f`` was, at 4.0 bits a character)."""
+    from harness.core.redact import Redactor
+    from harness.workspace.git import BRANCH_PREFIX, PART, ref_stem
+
+    redactor = Redactor()
+    assert (
+        redactor.redact_text("harness/task-2-3f9c1e2a-7b8d9e0f")
+        != "harness/task-2-3f9c1e2a-7b8d9e0f"
+    )
+    names = ["task-2", "fix-api", "loop", "nightly-dependency-upgrades"]
+    keys = [tmp_path / f"progress/{n}.md" for n in range(40)]
+    branches = [
+        f"{BRANCH_PREFIX}{ref_stem(name, key)}{PART}{index:08x}"
+        for name in names for index, key in enumerate(keys)
+    ]  # fmt: skip
+    assert len(set(branches)) == len(names) * len(keys)
+    assert [b for b in branches if redactor.redact_text(b) != b] == []
