@@ -30,7 +30,8 @@ def run_hook(
     env: Mapping[str, str],
 ) -> CommandResult:
     """Run ``command`` in a fresh empty folder under ``sandbox``, writing only there and in
-    ``writable``; refused (a :class:`HarnessError`) when a pinned file changed."""
+    ``writable`` (named to it as ``HARNESS_WORKSPACE``); refused (a :class:`HarnessError`) when a
+    pinned file changed."""
     changed = first_changed(pins)
     if changed is not None:
         raise HarnessError(f"not run: {changed} changed since the run began")
@@ -41,5 +42,5 @@ def run_hook(
             workspace=writable,
             writable=[here],
             timeout=timeout,
-            env={**env, **SAFE_ENV},
+            env={**env, "HARNESS_WORKSPACE": str(writable), **SAFE_ENV},
         )

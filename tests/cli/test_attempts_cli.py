@@ -54,7 +54,7 @@ def test_attempts_in_loop_toml_run_each_on_its_own_branch_and_name_the_winner(
     branches = [line.split("branch ")[1].split()[0] for line in lines]
     assert len(set(branches)) == 3
     for number, branch in enumerate(branches, start=1):
-        assert branch.startswith(f"harness/fix-attempt-{number}-")
+        assert branch.startswith(f"harness/fix-attempt-{number}.")
         assert git(project, "show", f"{branch}:out.txt") == "yes"
         assert (project / "progress" / f"fix-attempt-{number}.md").is_file()
     assert f"winner: attempt {winners[0]}, on branch {branches[winners[0] - 1]}" in result.stderr

@@ -122,7 +122,7 @@ def test_clean_leaves_only_the_resumable_run_after_passed_error_cancelled_and_ki
     error = harness("run", "--restart", "--model", errs, cwd=repo)  # ERROR
     assert error.returncode == 1, error.stderr
     assert "`harness run` resumes it, `harness clean` removes it" in error.stdout
-    assert "note: the earlier run's branch harness/tidy-" in error.stderr  # the passed run's
+    assert "note: the earlier run's branch harness/tidy." in error.stderr  # the passed run's
     assert harness("run", "--restart", "--quiet", "--model", errs, cwd=repo).returncode == 1
     killed_during_start_up(repo)
     cancelled = cancelled_run(repo, tmp_path)  # CANCELLED: the current, resumable run

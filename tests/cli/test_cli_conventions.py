@@ -145,7 +145,7 @@ def test_a_missing_script_given_on_the_command_line_is_not_blamed_on_loop_toml(
     assert "loop.toml" not in result.stderr
 
 
-def test_an_os_error_is_one_line_and_exit_1_and_debug_shows_the_traceback(
+def test_a_file_where_the_progress_folder_should_be_stops_the_run_naming_it(
     tmp_path: Path,
 ) -> None:
     passing_loop(tmp_path)
@@ -153,10 +153,23 @@ def test_an_os_error_is_one_line_and_exit_1_and_debug_shows_the_traceback(
     (tmp_path / "loop.toml").write_text('progress = "blocker/hello.md"\n' + PASSING_LOOP)
     result = harness("run", cwd=tmp_path)
     assert result.returncode == 1
+    assert result.stdout.startswith("ERROR: ")
+    assert "'blocker' on its path is a symlink or not a folder" in result.stdout
+    assert "Traceback" not in result.stderr
+
+
+def test_an_os_error_is_one_line_and_exit_1_and_debug_shows_the_traceback(
+    tmp_path: Path,
+) -> None:
+    passing_loop(tmp_path)
+    assert harness("run", "--quiet", cwd=tmp_path).returncode == 0
+    (run,) = (tmp_path / ".harness" / "runs").iterdir()
+    result = harness("report", run.name, "--html", "/dev/full", cwd=tmp_path)  # no space left
+    assert result.returncode == 1
     assert result.stderr.count("\n") == 1
     assert result.stderr.startswith("harness: ")
-    assert "blocker" in result.stderr
-    debug = harness("--debug", "run", cwd=tmp_path)
+    assert "/dev/full" in result.stderr
+    debug = harness("--debug", "report", run.name, "--html", "/dev/full", cwd=tmp_path)
     assert debug.returncode == 1
     assert "Traceback (most recent call last)" in debug.stderr
 

@@ -216,7 +216,7 @@ def test_status_lists_the_shipped_progress_example(tmp_path: Path) -> None:
 
 
 HOOK = "on_escalate = " + json.dumps(
-    """sh -c 'echo "$0|$HARNESS_ESCALATION_REPORT|$(ls -A)" > "$(dirname "$0")/hook.txt"'"""
+    """sh -c 'echo "$0|$HARNESS_ESCALATION_REPORT|$(ls -A)" > "$HARNESS_WORKSPACE/hook.txt"'"""
 )
 """A hook that records its first argument, the report path it finds in its environment and what
 its working folder holds, in the report's folder."""
@@ -232,7 +232,7 @@ def test_a_shell_escalation_hook_gets_the_report_s_path_in_an_empty_folder(
     assert result.returncode == 3, result.stderr
     report = (tmp_path / "progress" / "answer.escalation.md").resolve()
     assert report.is_file()
-    written = tmp_path / "progress" / "hook.txt"
+    written = tmp_path / "hook.txt"  # the progress folder is read-only to hooks
     assert written.read_text().strip() == f"{report}|{report}|"  # run in a folder of its own
     assert f"escalation report: {report}" in result.stdout
 

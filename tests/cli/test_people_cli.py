@@ -19,7 +19,7 @@ goal = "out.txt says yes"
 isolation = "none"
 model = "scripted:author.json"
 max_iterations = 3
-on_round = "echo round >> rounds.log"
+on_round = "echo round >> $HARNESS_WORKSPACE/rounds.log"
 
 [critic]
 enabled = false
