@@ -205,7 +205,7 @@ def porcelain(*args: str) -> list[str]:
 
 
 def run_branches() -> set[str]:
-    refs = git(ROOT, "for-each-ref", "--format=%(refname:short)", "refs/heads/harness/bugfix-*")
+    refs = git(ROOT, "for-each-ref", "--format=%(refname:short)", "refs/heads/harness/bugfix.*")
     return set(refs.split())
 
 

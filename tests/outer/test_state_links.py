@@ -123,7 +123,12 @@ def test_a_progress_folder_swapped_for_a_link_stops_the_run(tmp_path: Path, back
 
     result = _run(project)
 
-    assert result.stop_reason is StopReason.ERROR
-    assert "progress/links" in result.message
-    assert "'progress' on its path is a symlink" in result.message
+    if backend == "bwrap":  # the progress folder is read-only to commands: the swap itself fails
+        assert result.stop_reason is StopReason.PASSED
+        assert not (project / "progress").is_symlink()
+        assert (project / "progress" / "links.md").is_file()
+    else:
+        assert result.stop_reason is StopReason.ERROR
+        assert "progress/links" in result.message
+        assert "'progress' on its path is a symlink" in result.message
     assert list(elsewhere.iterdir()) == []  # no progress.md, spend record, report or temp file
