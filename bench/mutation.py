@@ -98,8 +98,9 @@ SCOPES: dict[str, tuple[str, ...]] = {
     # kernel's cgroup tree (the sandbox attack tests cover them)
     "limits": ("Limits", "limits_prefix", "nproc_prefix", "Cgroup.__init__", "Cgroup.places",
                "Cgroup.exceeded", "Cgroup._write", "Cgroup._read"),
-    "bwrap": ("bwrap_argv", "protected_paths", "bwrap_problem", "_home_to_hide"),  # not _mounted_back: it
-    # depends on where this Python and PATH's programs live (the sandbox tests cover it)
+    "bwrap": ("bwrap_argv", "hide", "protected_paths", "bwrap_problem", "_home_to_hide"),  # not
+    # _mounted_back: it depends on where this Python and PATH's programs live (the sandbox
+    # tests cover it)
     # the counts, the ceiling and their caches; not where tiktoken finds its files offline
     "tokens": ("content_text", "message_text", "count_text", "encoding_name", "_cache_key",
                "_Lru", "_Tally", "byte_ceiling", "TokenCounter"),

@@ -22,6 +22,7 @@ from harness.sandbox.bwrap import (
     STATE_NAMES,
     bwrap_argv,
     bwrap_problem,
+    hide,
 )
 from harness.sandbox.limits import MB, Cgroup, Limits, limits_prefix, nproc_prefix
 
@@ -129,6 +130,74 @@ def test_network_is_shared_only_when_asked(tmp_path: Path) -> None:
         assert closed[closed.index("/run") - 3 :][:4] == [
             "--size", str(MOUNT_POINTS_BYTES), "--tmpfs", "/run"
         ]  # fmt: skip
+
+
+def test_programs_on_path_under_an_emptied_runtime_folder_are_mounted_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # as NixOS's /run/current-system/sw/bin: a runtime folder emptied must not take PATH with it
+    monkeypatch.setattr(harness.sandbox.bwrap, "RUNTIME_DIRS", (Path("/usr"),))
+    monkeypatch.setenv("PATH", "/usr/bin")
+    argv = bwrap_argv(["true"], workspace=tmp_path, cwd=tmp_path, network=False, tmp_bytes=MB)
+    emptied = argv.index("/usr")
+    assert argv[emptied - 3 : emptied + 1] == [
+        "--size", str(MOUNT_POINTS_BYTES), "--tmpfs", "/usr"
+    ]  # fmt: skip
+    usr_bin = str(Path("/usr/bin").resolve())
+    binds = [argv[i : i + 3] for i in range(emptied, len(argv)) if argv[i] == "--ro-bind"]
+    assert ["--ro-bind", usr_bin, usr_bin] in binds
+
+
+def held_out(tmp_path: Path) -> Path:
+    ws = workspace(tmp_path)
+    (ws / "held").mkdir()
+    (ws / "held" / "test_secret.py").write_text("assert answer() == 42\n")
+    (ws / "held.py").write_text("SECRET = 42\n")
+    (ws / "to_folder").symlink_to(ws / "held")
+    (ws / "to_file").symlink_to(ws / "held.py")
+    return ws
+
+
+def test_held_out_paths_are_shown_empty_after_every_bind(tmp_path: Path) -> None:
+    ws = held_out(tmp_path)
+    shown_empty = [
+        "--size", str(MOUNT_POINTS_BYTES), "--tmpfs", str(ws / "held"),
+        "--remount-ro", str(ws / "held"),
+        "--ro-bind", "/dev/null", str(ws / "held.py"),
+    ]  # fmt: skip
+    # a missing path and links (to a folder, to a file) need no mount
+    paths = [ws / "gone", ws / "to_folder", ws / "held", ws / "to_file", ws / "held.py"]
+    assert hide(paths) == shown_empty
+    assert hide([]) == []
+    argv = bwrap_argv(["true"], workspace=ws, cwd=ws, network=True, tmp_bytes=MB,
+                      unseen=[ws / "held", ws / "held.py"])  # fmt: skip
+    # after the workspace's bind and its read-only parts, which would show them again
+    namespaces = argv.index("--unshare-all")
+    assert argv[namespaces - len(shown_empty) : namespaces] == shown_empty
+    assert argv.count(str(ws / "held")) == 2
+    assert max(i for i, part in enumerate(argv) if part == "--bind") < namespaces - 9
+
+
+@pytest.mark.skipif(not HAS_BWRAP, reason="bubblewrap is not installed")
+def test_held_out_paths_are_empty_and_read_only_inside(tmp_path: Path) -> None:
+    ws = held_out(tmp_path)
+    script = (
+        "ls -A held; cat held.py 2>/dev/null | wc -c; "  # empty, or not readable at all
+        "(echo no > held/forged) 2>/dev/null || echo folder-read-only; "
+        "(echo no > held.py) 2>/dev/null || echo file-read-only; "
+        "cat src/../.harness/notes.md"
+    )
+    argv = bwrap_argv(["/bin/sh", "-c", script], workspace=ws, cwd=ws, network=False,
+                      tmp_bytes=4 * MB, unseen=[ws / "held", ws / "held.py"])  # fmt: skip
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+    if done.returncode != 0 and "namespace" in done.stderr:
+        pytest.skip(f"bwrap cannot make namespaces here: {done.stderr.strip()}")
+    assert done.stdout.split("\n") == [
+        "0", "folder-read-only", "file-read-only", "the workspace's own",
+    ], done.stderr  # fmt: skip
+    assert (ws / "held" / "test_secret.py").read_text() == "assert answer() == 42\n"
+    assert (ws / "held.py").read_text() == "SECRET = 42\n"
+    assert not (ws / "held" / "forged").exists()
 
 
 @pytest.mark.skipif(not HAS_BWRAP, reason="bubblewrap is not installed")

@@ -11,6 +11,7 @@ from harness.core.errors import ConfigError
 from harness.core.usage import Usage
 from harness.models.scripted import ScriptedModel
 from harness.verify.critic import Critic, CriticError, Verdict, parse_reply
+from tests.conftest import RecordingSink
 
 VERDICT = json.dumps({"score": 9, "reasons": ["fine"], "fixes": []})
 
@@ -116,3 +117,27 @@ def test_usage_of_a_repaired_review_is_both_calls() -> None:
     verdict = Critic(model).review("g", "a")
     assert verdict.usage.calls == 2
     assert verdict.usage != Usage()
+
+
+def test_a_critic_for_a_run_asks_its_model_and_tells_its_events_with_the_same_settings() -> None:
+    own_model, own_events = ScriptedModel(), RecordingSink()
+    critic = Critic(own_model, criteria=["cites sources"], threshold=6.5, max_tokens=300,
+                    system_prompt="You judge reports.", events=own_events)  # fmt: skip
+    run_model = ScriptedModel([json.dumps({"score": 6.5, "reasons": ["fine"], "fixes": []})])
+    run_events = RecordingSink()
+
+    twin = critic.for_run(run_model, run_events)
+    verdict = twin.review("write the report", "the report", round=4)
+
+    assert (verdict.score, verdict.passed, verdict.threshold) == (6.5, True, 6.5)
+    [call] = run_model.calls
+    assert call.max_tokens == 300
+    assert call.messages[0]["content"] == critic.system_prompt
+    assert call.messages[0]["content"].startswith("You judge reports.\n\n")
+    assert "Success criteria:\n- cites sources\n\n" in call.messages[1]["content"]
+    assert [(kind, fields["round"]) for kind, fields in run_events.events] == [
+        ("critic_verdict", 4)
+    ]
+    # the critic it was copied from is unchanged: its own model, its own events
+    assert (critic.model, critic.events) == (own_model, own_events)
+    assert (own_model.calls, own_events.events) == ([], [])

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from harness import Agent, Critic, OuterLoop, ScriptedModel
-from harness.core.errors import ConfigError
+from harness.core.errors import ConfigError, ToolError
 from harness.core.event_schema import CriticVerdict
 from harness.tools.paths import protecting_pattern
+from harness.verify.critic import Verdict
 from harness.verify.gates import CommandGate, PytestGate
 from harness.verify.round import (
     PYTEST_CONFIG_FILES,
@@ -94,6 +95,42 @@ def test_the_critic_reports_its_verdict_once_with_the_round_and_its_prompt(
     assert verdict["round"] == 2
     assert verdict["messages"] == critic_model.calls[0].messages
     assert isinstance(loop_events.models[1], CriticVerdict)
+
+
+def test_an_artifact_that_cannot_be_read_fails_the_review_without_asking_the_critic(
+    tmp_path: Path,
+) -> None:
+    loop_events = RecordingSink()
+    critic_model = ScriptedModel([json.dumps({"score": 10, "reasons": [], "fixes": []})])
+    critic = Critic(critic_model, threshold=7.5, events=loop_events)
+
+    def artifact() -> str:
+        raise ToolError("report.md is a link")
+
+    evidence = verify(
+        round_number=3,
+        goal="write the report",
+        workspace=tmp_path,
+        changed=["report.md"],
+        protect=(),
+        gates=[CommandGate("true", name="ok")],
+        critic=critic,
+        artifact=artifact,
+        events=loop_events,
+    )
+
+    assert evidence.violations == ()
+    assert [report.name for report in evidence.gates] == ["ok"]
+    assert evidence.verdict == Verdict(
+        score=0.0,
+        passed=False,
+        reasons=["the artifact was not read: report.md is a link"],
+        fixes=["Deliver the artifact as a regular file in the workspace, not a link to one."],
+        threshold=7.5,
+    )
+    assert critic_model.calls == []
+    assert [kind for kind, _ in loop_events.events] == ["gate_report", "critic_verdict"]
+    assert loop_events.events[1][1]["round"] == 3
 
 
 # --- pytest's configuration surfaces ---------------------------------------------------------
