@@ -88,7 +88,8 @@ def bwrap_argv(
 
 def hide(paths: Sequence[Path]) -> list[str]:
     """Mounts that show each of ``paths`` empty: a folder as an empty read-only file system, a
-    file as an empty read-only file; a path that does not exist, or is a link, needs none."""
+    file as ``/dev/null`` read-only (which the sandbox's ``/dev`` rules make unreadable: nothing is
+    shown); a path that does not exist, or is a link, needs none."""
     argv: list[str] = []
     for path in paths:
         if path.is_symlink() or not path.exists():
