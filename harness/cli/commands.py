@@ -41,7 +41,8 @@ def init(args: argparse.Namespace) -> int:
         raise ConfigError(f"{skill_source}: the shipped skill is missing from this installation")
     skill_target = target / "skills" / args.kind / "SKILL.md"
     skill_target.parent.mkdir(parents=True, exist_ok=True)
-    if not skill_target.exists():
+    kept = skill_target.exists()
+    if not kept:
         shutil.copyfile(skill_source, skill_target)
     (target / "progress").mkdir(exist_ok=True)
     config.write_text(LOOP_TOML[args.kind], encoding="utf-8")
@@ -50,7 +51,10 @@ def init(args: argparse.Namespace) -> int:
     missing = [entry for entry in IGNORED if entry not in lines]
     if missing:
         ignore.write_text("\n".join([*lines, *missing]) + "\n", encoding="utf-8")
-    print(f"wrote {config}, {skill_target} and {target / 'progress'}/")
+    if kept:
+        print(f"wrote {config} and {target / 'progress'}/; kept your {skill_target}")
+    else:
+        print(f"wrote {config}, {skill_target} and {target / 'progress'}/")
     if _in_git(target):
         print(
             "next: commit these files (a run's worktree starts from your last commit), set a "

@@ -21,6 +21,7 @@ from harness.core.errors import HarnessError
 from harness.core.redact import Redactor
 
 KINDS = ("bugfix", "content", "research")
+DEBUG_HELP = "show the traceback of an error, not just its line"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -30,9 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Exit codes: 0 passed, 1 internal error, 2 bad usage or configuration, 3 escalated.",
     )
     parser.add_argument("--version", action=_Version, help="print the version and exit")
-    parser.add_argument(
-        "--debug", action="store_true", help="show the traceback of an error, not just its line"
-    )
+    parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     init = commands.add_parser("init", help="scaffold loop.toml, a skill and progress/ here")
@@ -101,6 +100,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="also remove run branches that hold a passed round not merged anywhere",
     )
     add_batch_parser(commands)
+    for command in commands.choices.values():  # `harness run --debug` as `harness --debug run`
+        command.add_argument(
+            "--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP
+        )
     return parser
 
 

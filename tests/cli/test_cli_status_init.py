@@ -6,6 +6,8 @@ import shutil
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from tests.cli.test_cli import ROOT, harness
 from tests.cli.test_examples import SCRATCH
 from tests.conftest import git, make_repo
@@ -99,3 +101,31 @@ def test_worktree_isolation_outside_git_gives_loop_toml_advice(tmp_path: Path) -
     assert result.returncode == 2
     assert 'set isolation = "none" in loop.toml' in result.stderr
     assert "pass isolation='none'" not in result.stderr
+
+
+def test_init_says_it_kept_a_skill_already_there_and_wrote_the_rest(tmp_path: Path) -> None:
+    skill = tmp_path / "skills" / "bugfix" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text("# my own rules\n")
+    result = harness("init", "bugfix", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    first = result.stdout.splitlines()[0]
+    assert first == f"wrote loop.toml and progress/; kept your {Path('skills/bugfix/SKILL.md')}"
+    assert skill.read_text() == "# my own rules\n"
+    fresh = harness("init", "content", "--dir", "other", cwd=tmp_path)
+    assert fresh.stdout.splitlines()[0] == (
+        "wrote other/loop.toml, other/skills/content/SKILL.md and other/progress/"
+    )
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_debug_is_taken_before_or_after_the_command(tmp_path: Path, where: str) -> None:
+    (tmp_path / "loop.toml").write_text('goal = "g"\n[critic]\nenabled = false\n')
+    argv = ["--debug", "run"] if where == "before" else ["run", "--debug"]
+    result = harness(*argv, cwd=tmp_path)
+    assert result.returncode == 2
+    assert "Traceback (most recent call last)" in result.stderr
+    plain = harness("run", cwd=tmp_path)
+    assert plain.returncode == 2
+    assert "Traceback" not in plain.stderr
+    assert "field 'gates'" in plain.stderr
