@@ -218,3 +218,47 @@ def test_a_pass_that_cannot_be_merged_stays_on_its_branch_and_says_so(tmp_path: 
     assert "merged into your branch" not in result.message
     assert git(repo, "show", "main:answer.txt") == "no"
     assert git(repo, "show", f"{result.branch}:answer.txt") == "yes"
+
+
+def test_a_run_that_escalates_reports_its_round_stop_escalation_and_end_in_order(
+    tmp_path: Path,
+) -> None:
+    from tests.conftest import RecordingSink
+
+    repo = make_repo(tmp_path / "repo", {"answer.txt": "no\n"})
+    sink = RecordingSink()
+    path = tmp_path / "progress" / "answer.md"
+    result = _loop(repo, ScriptedModel([_write("maybe\n"), "done"]), path,
+                   options=LoopOptions(patience=10, events=sink, run_id="r0000001")).run()  # fmt: skip
+    assert result.stop_reason is StopReason.MAX_ITERATIONS
+    closing = [(kind, data) for kind, data in sink.events if kind in RECORDS]
+    assert [kind for kind, _ in closing] == ["round_end", "escalation", "stop", "run_end"]
+    (_, round_end), (_, escalation), (_, stop), (_, run_end) = closing
+    assert (round_end["round"], round_end["passed"], round_end["outcome"]) == (
+        1, False, "failed: says yes",
+    )  # fmt: skip
+    assert stop == {"reason": "MAX_ITERATIONS", "message": result.message}
+    assert escalation == {"reason": "MAX_ITERATIONS", "report_path": str(result.escalation)}
+    assert (run_end["run_id"], run_end["stop_reason"], run_end["passed"]) == (
+        "r0000001", "MAX_ITERATIONS", False,
+    )  # fmt: skip
+    assert run_end["iterations"] == 1
+
+
+def test_a_run_that_passes_reports_no_escalation(tmp_path: Path) -> None:
+    from tests.conftest import RecordingSink
+
+    repo = make_repo(tmp_path / "repo", {"answer.txt": "no\n"})
+    sink = RecordingSink()
+    result = _loop(repo, ScriptedModel([_write("yes\n"), "done"]),
+                   options=LoopOptions(patience=10, events=sink)).run()  # fmt: skip
+    assert result.passed
+    closing = [(kind, data) for kind, data in sink.events if kind in RECORDS]
+    assert [kind for kind, _ in closing] == ["round_end", "stop", "run_end"]
+    assert closing[0][1]["passed"] is True
+    assert closing[1][1]["reason"] == "PASSED"
+    assert closing[2][1]["passed"] is True
+
+
+RECORDS = ("round_end", "stop", "escalation", "run_end")
+"""The events records.py emits as a round is saved and a run finishes."""
