@@ -16,7 +16,7 @@ from harness.spec.launch import recorded_loop
 def loop_from_toml(task: BatchTask, run: TaskRun) -> OuterLoop:
     """The loop ``task.loop`` declares, with the task's overrides, its own name and progress.
 
-    The loop is named after the task (so its branch is ``harness/<task>-<id>``), its progress
+    The loop is named after the task (so its branch is ``harness/<task>.<loop>.<id>``), its progress
     file is the batch's, and its events go to ``.harness/runs/<run id>/`` beside the loop.toml,
     so ``harness report <run id>`` works as for a single run. Its ``[[mcp]]`` servers are the
     loop's own: started when the task's loop runs and stopped when it ends.
