@@ -191,7 +191,12 @@ def test_a_merged_pass_goes_and_include_passed_takes_the_unmerged_one(tmp_path: 
     repo = project(tmp_path)
     assert harness("run", "--quiet", cwd=repo).returncode == 0
     merged = current_branch(repo)
-    assert harness("run", "--restart", "--quiet", cwd=repo).returncode == 0
+    # Another fix: the same one made in the same second would be the very commit now merged.
+    other = tmp_path / "passes-otherwise.json"
+    write = {"name": "write_file", "arguments": {"path": "done.txt", "content": "yes, again"}}
+    other.write_text(json.dumps([write, "done"]))
+    again = harness("run", "--restart", "--quiet", "--model", f"scripted:{other}", cwd=repo)
+    assert again.returncode == 0
     unmerged = current_branch(repo)
     errs = f"scripted:{tmp_path / 'errs.json'}"
     assert harness("run", "--restart", "--quiet", "--model", errs, cwd=repo).returncode == 1
