@@ -24,7 +24,7 @@ import os
 import secrets
 import stat
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from harness.core.errors import Stopped
@@ -121,7 +121,7 @@ def read_bytes(
     try:
         if os.fstat(fd).st_size > limit:
             raise UnsafePath(path, f"larger than {limit} bytes")
-        data = _read_all(fd, limit + 1)
+        data = read_up_to(fd, limit + 1)
     finally:
         os.close(fd)
     if len(data) > limit:
@@ -239,10 +239,13 @@ def rename(
         os.close(folder)
 
 
-def _walk(base: Path, names: tuple[str, ...], *, make: bool, shown: object) -> int:
-    """The folder ``base/names...``: ``base`` as it is, every name below it not followed."""
-    if make:
-        base.mkdir(parents=True, exist_ok=True)
+def descend(base: Path, names: Sequence[str], *, make: bool = False) -> int:
+    """A descriptor of the folder ``base/names...``: ``base`` taken as it is, each name below it
+    opened relative to its parent without following a link (made when missing, with ``make``).
+
+    An :class:`OSError` says why a step failed (``ELOOP``/``ENOTDIR``: a link or a file on the
+    way); the harness's files (:func:`_walk`) and the agent's tools each explain it their way.
+    """
     fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         for name in names:
@@ -253,9 +256,7 @@ def _walk(base: Path, names: tuple[str, ...], *, make: bool, shown: object) -> i
                     raise
                 with contextlib.suppress(FileExistsError):
                     os.mkdir(name, 0o755, dir_fd=fd)
-                child = _open_dir_at(fd, name, shown)
-            except OSError as exc:
-                raise _refusal(exc, shown, name) from None
+                child = os.open(name, _DIR_FLAGS, dir_fd=fd)
             os.close(fd)
             fd = child
     except BaseException:
@@ -264,11 +265,16 @@ def _walk(base: Path, names: tuple[str, ...], *, make: bool, shown: object) -> i
     return fd
 
 
-def _open_dir_at(fd: int, name: str, shown: object) -> int:
+def _walk(base: Path, names: tuple[str, ...], *, make: bool, shown: object) -> int:
+    """:func:`descend` for a file of the harness's own: a link on the way is an UnsafePath."""
+    if make:
+        base.mkdir(parents=True, exist_ok=True)
     try:
-        return os.open(name, _DIR_FLAGS, dir_fd=fd)
+        return descend(base, names, make=make)
+    except FileNotFoundError:
+        raise
     except OSError as exc:
-        raise _refusal(exc, shown, name) from None
+        raise _refusal(exc, shown, exc.filename or "a folder") from None
 
 
 def _open_at(folder: int, name: str, flags: int, mode: int, shown: object) -> int:
@@ -323,7 +329,8 @@ def _refusal(exc: OSError, shown: object, name: str) -> UnsafePath | OSError:
     return exc
 
 
-def _read_all(fd: int, most: int) -> bytes:
+def read_up_to(fd: int, most: int) -> bytes:
+    """Up to ``most`` bytes from ``fd``'s position: fewer only at the end of the file."""
     chunks: list[bytes] = []
     while most > 0:
         chunk = os.read(fd, min(most, 1 << 20))

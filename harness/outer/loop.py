@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import traceback
-import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -38,7 +37,7 @@ from harness.outer.claims import unconfirmed_pass
 from harness.outer.decision import decide
 from harness.outer.escalation import EscalationHook
 from harness.outer.evidence import play_round
-from harness.outer.options import LoopOptions
+from harness.outer.options import LoopOptions, new_run_id
 from harness.outer.people import notify_round
 from harness.outer.records import finish_run, keep_partial_work, record_round
 from harness.outer.result import RunResult
@@ -98,7 +97,7 @@ class OuterLoop:
             on_escalate=on_escalate,
             options=options,
             protect=options.protect if options.protect is not None else default_protect(checks),
-            run_id=options.run_id or uuid.uuid4().hex[:8],
+            run_id=options.run_id or new_run_id(),
             redact=options.redact or Redactor().redact_text,
             human=humans[0] if humans else None,
         )

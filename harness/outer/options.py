@@ -7,6 +7,7 @@ callables, servers, a sandbox.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -34,6 +35,11 @@ class ArtifactFile:
     def __post_init__(self) -> None:
         if not self.path.strip():
             raise ConfigError("critic_artifact: give the file's path")
+
+
+def new_run_id() -> str:
+    """A run's id when none is given: 8 hex characters (they seed its branch's name)."""
+    return uuid.uuid4().hex[:8]
 
 
 CriticArtifact = Literal["diff", "final"] | ArtifactFile

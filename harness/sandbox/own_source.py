@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 
@@ -9,6 +10,7 @@ PACKAGE = Path(__file__).resolve().parents[1]
 """The folder of the imported ``harness`` package."""
 
 
+@functools.cache  # the finders are set up at start: once per process, not per command
 def source_folders() -> tuple[Path, ...]:
     """The ``harness`` package's folder and every source an editable install's finder maps.
 

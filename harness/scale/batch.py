@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import threading
 import time
-import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
@@ -28,6 +27,7 @@ from harness.memory.lock import LoopLock
 from harness.models.budget import Budget
 from harness.models.rate_limit import shared_limiter
 from harness.outer.loop import OuterLoop
+from harness.outer.options import new_run_id
 from harness.scale.batch_summary import SUMMARY_FILE, BatchSummary
 from harness.scale.batch_task import BatchTask, TaskRecord, check_names, read_record
 from harness.scale.task_run import TaskRun, run_task
@@ -198,7 +198,7 @@ class Batch:
             task = queue.popleft()
             before = earlier[task.name]
             run = TaskRun(
-                run_id=uuid.uuid4().hex[:8],
+                run_id=new_run_id(),
                 progress=self.out / "tasks" / task.name / "progress.md",
                 starts=before.starts + 1 if before else 1,
             )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Sequence
 
 from harness.core.errors import ConfigError
@@ -10,13 +9,10 @@ from harness.core.sink import EventSink
 from harness.observe.events import EVENTS_FILE, EventLog
 from harness.observe.run_summary import RUNS_DIR
 from harness.outer.loop import OuterLoop
+from harness.outer.options import new_run_id
 from harness.spec.build import OverrideError, Overrides, build_loop, mcp_servers
 from harness.spec.loop_spec import LoopSpec
 from harness.tools import Tool
-
-
-def new_run_id() -> str:
-    return uuid.uuid4().hex[:8]
 
 
 def recorded_loop(

@@ -20,6 +20,7 @@ from typing import IO
 import regex
 
 from harness.core.errors import ToolError
+from harness.core.nofollow import read_up_to
 from harness.core.redact import SECRET_NAME
 from harness.core.text import truncate
 from harness.sandbox import default_sandbox
@@ -27,7 +28,6 @@ from harness.tools.confined_io import (
     open_confined,
     read_bytes_head,
     read_confined,
-    read_head,
     write_confined,
 )
 from harness.tools.paths import relative_path, resolve_in_workspace, shown, writable
@@ -248,7 +248,7 @@ def _open_text(ctx: ToolContext, target: Path, rel: str, *, whole_file: bool) ->
             raise ToolError(
                 f"{rel} is {info.st_size} bytes; read it in ranges (start_line, end_line)"
             )
-        head = read_head(fd, BINARY_SNIFF_BYTES)
+        head = read_up_to(fd, BINARY_SNIFF_BYTES)
         if b"\0" in head:
             raise ToolError(f"{rel} is a binary file ({info.st_size} bytes); not shown")
         if len(head) < BINARY_SNIFF_BYTES:  # the end of the file was reached

@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import IO
 
 from harness.core.errors import ToolError
-
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+from harness.core.nofollow import descend, read_up_to
 
 
 def open_confined(root: Path, target: Path, flags: int, *, make_parents: bool = False) -> int:
@@ -30,18 +29,11 @@ def open_confined(root: Path, target: Path, flags: int, *, make_parents: bool = 
     parts = target.relative_to(root).parts
     if not parts:
         raise ToolError("the workspace root is a directory, not a file")
-    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        for name in parts[:-1]:
-            try:
-                child = os.open(name, _DIR_FLAGS, dir_fd=fd)
-            except FileNotFoundError:
-                if not make_parents:
-                    raise
-                os.mkdir(name, dir_fd=fd)
-                child = os.open(name, _DIR_FLAGS, dir_fd=fd)
-            os.close(fd)
-            fd = child
+        fd = descend(root, parts[:-1], make=make_parents)
+    except OSError as exc:
+        raise _explained(exc, target.relative_to(root).as_posix()) from None
+    try:
         # O_NONBLOCK: a named pipe without a reader is an error, not a hang.
         return os.open(parts[-1], flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o666,
                        dir_fd=fd)  # fmt: skip
@@ -63,22 +55,9 @@ def read_bytes_head(root: Path, target: Path, size: int) -> bytes:
     """The first ``size`` bytes of ``target``, opened by :func:`open_confined`."""
     fd = open_confined(root, target, os.O_RDONLY)
     try:
-        return read_head(fd, size)
+        return read_up_to(fd, size)
     finally:
         os.close(fd)
-
-
-def read_head(fd: int, size: int) -> bytes:
-    """Up to ``size`` bytes from ``fd``'s position: fewer only at the end of the file."""
-    chunks: list[bytes] = []
-    wanted = size
-    while wanted > 0:
-        chunk = os.read(fd, wanted)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        wanted -= len(chunk)
-    return b"".join(chunks)
 
 
 def write_confined(root: Path, target: Path, text: str, *, errors: str = "strict") -> None:

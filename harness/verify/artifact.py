@@ -13,7 +13,8 @@ import stat
 from pathlib import Path, PurePosixPath
 
 from harness.core.errors import ToolError
-from harness.tools.confined_io import open_confined, read_head
+from harness.core.nofollow import read_up_to
+from harness.tools.confined_io import open_confined
 
 ARTIFACT_BYTES = 200_000
 """The most of a file artifact the critic is sent; the rest is cut with a stated marker."""
@@ -37,7 +38,7 @@ def read_artifact(root: Path, relative: str, *, limit: int = ARTIFACT_BYTES) -> 
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise ToolError(f"{relative} is not a regular file; not read")
-        data = read_head(fd, limit + 1)
+        data = read_up_to(fd, limit + 1)
     finally:
         os.close(fd)
     text = data[:limit].decode("utf-8", errors="replace")
