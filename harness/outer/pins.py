@@ -9,10 +9,10 @@ whose program changed since the start is not run.
 from __future__ import annotations
 
 import hashlib
-import os
-import stat
 from collections.abc import Iterable
 from pathlib import Path
+
+from harness.core import nofollow
 
 Pin = tuple[str, str]
 """(absolute path, sha256 hex digest of its bytes; ``missing`` when there is no such file)."""
@@ -22,15 +22,11 @@ _MAX_BYTES = 16 << 20
 
 
 def digest(path: Path) -> str:
-    """The sha256 of the regular file at ``path`` (not followed if a link), else ``missing``."""
+    """The sha256 of the regular file at ``path`` (no link followed), else ``missing``."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
+        data = nofollow.read_bytes(path, limit=_MAX_BYTES)
+    except (OSError, nofollow.UnsafePath):
         return MISSING
-    with os.fdopen(fd, "rb") as file:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return MISSING
-        data = file.read(_MAX_BYTES + 1)
     return hashlib.sha256(data).hexdigest()
 
 
