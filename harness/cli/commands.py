@@ -247,6 +247,12 @@ def batch(args: argparse.Namespace) -> int:
     return run_batch(args)
 
 
+def bench(args: argparse.Namespace) -> int:
+    from harness.cli.bench import run_swebench
+
+    return run_swebench(args)
+
+
 def runs(args: argparse.Namespace) -> int:
     from harness.observe.report import list_runs, render_runs
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness.cli.exit_codes import EXIT_ERROR, EXIT_ESCALATED, EXIT_PASSED, EXIT_USAGE
-from harness.cli.scale_args import add_attempts_argument, add_batch_parser
+from harness.cli.scale_args import add_attempts_argument, add_batch_parser, add_bench_parser
 from harness.core.errors import HarnessError
 from harness.core.redact import Redactor
 
@@ -100,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="also remove run branches that hold a passed round not merged anywhere",
     )
     add_batch_parser(commands)
+    add_bench_parser(commands)
     for command in commands.choices.values():  # `harness run --debug` as `harness --debug run`
         command.add_argument(
             "--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP
