@@ -24,8 +24,6 @@ def run_swebench(args: argparse.Namespace) -> int:
         feedback=args.feedback,
         hints=args.hints,
         workers=args.workers,
-        backend=args.backend,
-        ray_address=args.ray_address,
         budget=Budget(cost_usd=args.budget_cost),
     )
 

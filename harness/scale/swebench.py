@@ -12,7 +12,9 @@ the agent never reaches:
   through the tools (``gold``) or changes nothing (``empty``).
 
 The instances then run as a :class:`~harness.scale.batch.Batch` (workers, a batch-wide budget,
-resume after a kill, the Ray backend). An instance is resolved exactly when its loop passed:
+resume after a kill). Not on the Ray backend: it ships a task's git repository to the worker,
+and an instance's loop.toml and held-out files must stay outside the repository the agent works
+in. An instance is resolved exactly when its loop passed:
 every ``FAIL_TO_PASS`` and ``PASS_TO_PASS`` test passed with the test patch applied, as the
 official rule has it. After the batch, ``preds.jsonl`` (one line per instance that ended),
 ``results.jsonl`` and ``bench.json`` are written anew from the records, so a resumed run never
@@ -35,7 +37,7 @@ from pydantic import BaseModel, ConfigDict
 from harness.core import nofollow
 from harness.core.errors import ConfigError
 from harness.models.budget import Budget
-from harness.scale.batch import Backend, Batch, BatchProgress
+from harness.scale.batch import Batch, BatchProgress
 from harness.scale.batch_task import BatchTask, TaskRecord, read_record
 from harness.scale.swebench_instance import Instance
 from harness.verify.held_out import Feedback
@@ -60,8 +62,6 @@ class BenchOptions:
     feedback: Feedback = "pass_fail"
     hints: bool = False
     workers: int = 2
-    backend: Backend = "local"
-    ray_address: str | None = None
     budget: Budget | None = None
 
 
@@ -125,11 +125,9 @@ def run_bench(
     batch = Batch(
         tasks,
         workers=options.workers,
-        backend=options.backend,
         out=out / "batch",
         budget=options.budget,
         on_progress=on_progress,
-        ray_address=options.ray_address,
     )
     batch.run()
     return write_outputs(instances, options.model, out)
