@@ -1,0 +1,156 @@
+"""``[env]``: the project's Python environment a loop's commands run in, found or made once.
+
+:func:`project_env` picks, in order: ``[env] setup`` (a set-up command such as ``uv sync`` or
+``pip install -e .[test]``, run in a fresh virtual environment once per commit the run starts
+from and kept in ``<root>/.harness/envs/``, where no command of the agent can write),
+``[env] python`` (an interpreter used as it is), the active ``VIRTUAL_ENV``, a ``.venv`` at the
+workspace, the loop's root or the repository's root. ``uv`` ships with the harness: a set-up
+command finds it on ``PATH``, and ``uv sync`` fills the environment made for it
+(``UV_PROJECT_ENVIRONMENT``).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import uv
+
+from harness.core.errors import ConfigError
+from harness.sandbox import Sandbox
+from harness.sandbox.project_env import PythonEnv, detected_env
+from harness.spec.loop_spec import LoopSpec
+from harness.workspace.git_cmd import git, run_git
+
+ENVS_DIR = Path(".harness") / "envs"
+"""Where made environments are kept, below the loop's root: ``<key>/venv`` beside ``<key>/src``
+(the commit they were made from, which an editable install points to) and ``<key>/ready``."""
+
+
+def project_env(config: LoopSpec) -> PythonEnv | None:
+    """The Python environment ``config``'s commands run in; None for the harness's own."""
+    settings = config.env
+    if config.sandbox.backend in ("docker", "podman"):
+        return None  # the image's Python (LoopSpec refuses [env] python and setup there)
+    python = _interpreter(config) if settings.python else None
+    if settings.setup:
+        return made_env(config, python or Path(sys.executable))
+    if python is not None:
+        return PythonEnv.of_interpreter(python, "[env] python")
+    if not settings.detect:
+        return None
+    workspace = (config.root / config.workspace).resolve()
+    top = run_git(workspace, ("rev-parse", "--show-toplevel"), None).stdout.strip()
+    roots = [workspace, config.root.resolve(), *([Path(top)] if top else [])]
+    return detected_env(list(dict.fromkeys(roots)))
+
+
+def made_env(config: LoopSpec, python: Path) -> PythonEnv:
+    """The environment ``[env] setup`` makes at the commit the run starts from, made once.
+
+    Concurrent runs wait for each other; a failed set-up leaves nothing behind and is a
+    :class:`ConfigError` naming the field, the command and the end of its output.
+    """
+    setup = config.env.setup
+    assert setup is not None
+    repo, commit = _start_commit(config)
+    digest = hashlib.sha256(f"{setup}\0{python}".encode()).hexdigest()[:12]
+    envs = config.root / ENVS_DIR
+    home = envs / f"{commit[:16]}-{digest}"
+    envs.mkdir(parents=True, exist_ok=True)
+    with open(envs / f"{home.name}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # a concurrent run making the same one: wait for it
+        if not (home / "ready").is_file():
+            shutil.rmtree(home, ignore_errors=True)  # what a killed set-up left
+            try:
+                _make(config, setup, python, repo, commit, home)
+            except BaseException:
+                shutil.rmtree(home, ignore_errors=True)
+                raise
+    env = PythonEnv.of_venv(home / "venv", f"[env] setup at {commit[:12]}")
+    assert env is not None, "made with python -m venv"
+    return env
+
+
+def _make(config: LoopSpec, setup: str, python: Path, repo: Path, commit: str, home: Path) -> None:
+    """Export ``commit`` to ``home/src``, make ``home/venv`` and run ``setup`` in the sandbox."""
+    source, venv = home / "src", home / "venv"
+    source.mkdir(parents=True)
+    index = {"GIT_INDEX_FILE": str(home / "index")}
+    git(repo, "read-tree", commit, env=index)
+    git(repo, "checkout-index", "--all", "--force", f"--prefix={source}/", env=index)
+    (home / "index").unlink()
+    made = subprocess.run(
+        [str(python), "-m", "venv", str(venv)], capture_output=True, text=True, check=False
+    )
+    if made.returncode != 0:
+        raise ConfigError(
+            f"{config.source}: field 'env.python': {python} -m venv failed: {_last_lines(made.stderr)}"
+        )
+    env = PythonEnv.of_venv(venv, "[env] setup")
+    assert env is not None
+    cache = config.root / ENVS_DIR / "cache"
+    cache.mkdir(exist_ok=True)
+    settings = config.sandbox
+    sandbox = Sandbox(
+        settings.backend, network=True, env=settings.env, limits=settings.limits, python_env=env
+    )
+    uv_bin = os.path.dirname(uv.find_uv_bin())
+    started = time.monotonic()
+    place = (config.root / config.workspace).resolve().relative_to(repo)
+    result = sandbox.run(
+        setup, cwd=source / place, workspace=source, writable=[home, cache],
+        timeout=config.env.setup_timeout,
+        env={
+            "PATH": uv_bin + os.pathsep + os.environ.get("PATH", os.defpath),
+            "UV_PROJECT_ENVIRONMENT": str(venv), "UV_CACHE_DIR": str(cache / "uv"),
+            "UV_LINK_MODE": "copy", "PIP_CACHE_DIR": str(cache / "pip"),
+        },
+    )  # fmt: skip
+    if result.exit_code != 0:
+        raise ConfigError(
+            f"{config.source}: field 'env.setup': `{setup}` {result.status} at commit {commit[:12]}: "
+            f"{_last_lines(result.output)}"
+        )
+    ready = {"setup": setup, "commit": commit, "seconds": round(time.monotonic() - started, 1)}
+    (home / "ready").write_text(json.dumps(ready) + "\n", encoding="utf-8")
+
+
+def _start_commit(config: LoopSpec) -> tuple[Path, str]:
+    """The repository holding the workspace and the commit a run starts from (its ``HEAD``)."""
+    workspace = (config.root / config.workspace).resolve()
+    top = run_git(workspace, ("rev-parse", "--show-toplevel"), None)
+    head = run_git(workspace, ("rev-parse", "--verify", "HEAD"), None)
+    if top.returncode != 0 or head.returncode != 0:
+        raise ConfigError(
+            f"{config.source}: field 'env.setup': {workspace} is not in a git repository with a commit; the "
+            "environment is made once per commit (or give [env] python)"
+        )
+    return Path(top.stdout.strip()), head.stdout.strip()
+
+
+def _interpreter(config: LoopSpec) -> Path:
+    """``[env] python``: a path (``~`` expanded, relative to the loop's root) or a name on PATH."""
+    given = config.env.python
+    assert given is not None
+    if os.sep in given:
+        found: str | None = str(config.root / Path(given).expanduser())
+    else:
+        found = shutil.which(given)
+    if found is None or not os.path.isfile(found) or not os.access(found, os.X_OK):
+        raise ConfigError(
+            f"{config.source}: field 'env.python': {given!r} is not an interpreter that can be run"
+        )
+    return Path(os.path.abspath(found))
+
+
+def _last_lines(text: str, count: int = 3) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return " | ".join(lines[-count:]) or "no output"
