@@ -15,6 +15,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -28,6 +29,9 @@ from harness.sandbox import Sandbox
 from harness.sandbox.project_env import PythonEnv, detected_env
 from harness.spec.loop_spec import LoopSpec
 from harness.workspace.git_cmd import git, run_git
+
+CALLS_PIP = re.compile(r"(^|[;&|(]|(?<!\buv)\s)(pip3?|python3?\s+-m\s+pip)\s")
+"""A set-up command that runs pip itself (not ``uv pip``): its venv needs pip installed."""
 
 ENVS_DIR = Path(".harness") / "envs"
 """Where made environments are kept, below the loop's root: ``<key>/venv`` beside ``<key>/src``
@@ -87,36 +91,44 @@ def _make(config: LoopSpec, setup: str, python: Path, repo: Path, commit: str, h
     git(repo, "read-tree", commit, env=index)
     git(repo, "checkout-index", "--all", "--force", f"--prefix={source}/", env=index)
     (home / "index").unlink()
-    made = subprocess.run(
-        [str(python), "-m", "venv", str(venv)], capture_output=True, text=True, check=False
-    )
-    if made.returncode != 0:
-        raise ConfigError(
-            f"{config.source}: field 'env.python': {python} -m venv failed: {_last_lines(made.stderr)}"
-        )
+    cache = config.root / ENVS_DIR / "cache"
+    for tool in ("uv", "pip"):
+        (cache / tool).mkdir(parents=True, exist_ok=True)
+    uv_bin = uv.find_uv_bin()
+    steps = [[uv_bin, "venv", "--quiet", "--no-config", "--python", str(python), str(venv)]]
+    if CALLS_PIP.search(setup):  # uv makes venvs without pip; the standard library has one
+        steps.append([str(venv / "bin" / "python"), "-m", "ensurepip", "--default-pip"])
+    for step in steps:
+        made = subprocess.run(
+            step, cwd=home, capture_output=True, text=True, check=False,
+            env={**os.environ, "UV_CACHE_DIR": str(cache / "uv")},
+        )  # fmt: skip
+        if made.returncode != 0:
+            raise ConfigError(
+                f"{config.source}: field 'env.python': `{' '.join(step)}` failed: "
+                f"{_last_lines(made.stderr)}"
+            )
     env = PythonEnv.of_venv(venv, "[env] setup")
     assert env is not None
-    cache = config.root / ENVS_DIR / "cache"
-    cache.mkdir(exist_ok=True)
     settings = config.sandbox
     sandbox = Sandbox(
         settings.backend, network=True, env=settings.env, limits=settings.limits, python_env=env
     )
-    uv_bin = os.path.dirname(uv.find_uv_bin())
     started = time.monotonic()
     place = (config.root / config.workspace).resolve().relative_to(repo)
     result = sandbox.run(
         setup, cwd=source / place, workspace=source, writable=[home, cache],
         timeout=config.env.setup_timeout,
         env={
-            "PATH": uv_bin + os.pathsep + os.environ.get("PATH", os.defpath),
+            "PATH": os.path.dirname(uv_bin) + os.pathsep + os.environ.get("PATH", os.defpath),
             "UV_PROJECT_ENVIRONMENT": str(venv), "UV_CACHE_DIR": str(cache / "uv"),
             "UV_LINK_MODE": "copy", "PIP_CACHE_DIR": str(cache / "pip"),
         },
     )  # fmt: skip
     if result.exit_code != 0:
+        failed = result.status if result.timed_out else f"failed with {result.status}"
         raise ConfigError(
-            f"{config.source}: field 'env.setup': `{setup}` {result.status} at commit {commit[:12]}: "
+            f"{config.source}: field 'env.setup': `{setup}` {failed} at commit {commit[:12]}: "
             f"{_last_lines(result.output)}"
         )
     ready = {"setup": setup, "commit": commit, "seconds": round(time.monotonic() - started, 1)}
