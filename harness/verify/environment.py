@@ -47,7 +47,13 @@ def pytest_command(sandbox: Sandbox, boot: str) -> list[str]:
     if sandbox.python_env is None:
         return [sandbox.python, "-I", "-B", "-c", boot]
     names, where = harness_pytest()
-    return [sandbox.python, "-I", "-B", "-c", HARNESS_PYTEST.format(names=names, where=where) + boot]
+    return [
+        sandbox.python,
+        "-I",
+        "-B",
+        "-c",
+        HARNESS_PYTEST.format(names=names, where=where) + boot,
+    ]
 
 
 @functools.cache
@@ -85,17 +91,14 @@ def base_blocker(report: JUnitReport, checkout: Path) -> str | None:
         found = NO_MODULE.search(problem.cause) if problem.collection else None
         if found and not _provides(checkout, found[1].partition(".")[0]):
             return (
-                f"cannot collect at the base commit: ModuleNotFoundError: {found[1]} — "
-                f"{ENV_HINT}"
+                f"cannot collect at the base commit: ModuleNotFoundError: {found[1]} — {ENV_HINT}"
             )
     return None
 
 
 def _provides(checkout: Path, top: str) -> bool:
     """Whether the project holds a module or package named ``top`` anywhere in its files."""
-    return any(checkout.rglob(f"{top}.py")) or any(
-        path.is_dir() for path in checkout.rglob(top)
-    )
+    return any(checkout.rglob(f"{top}.py")) or any(path.is_dir() for path in checkout.rglob(top))
 
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")

@@ -49,7 +49,9 @@ def loop_toml(backend: str, env: str = "") -> str:
     )
 
 
-def project(tmp_path: Path, backend: str, env: str = "", extra: dict[str, str] | None = None) -> Path:
+def project(
+    tmp_path: Path, backend: str, env: str = "", extra: dict[str, str] | None = None
+) -> Path:
     files = {**BUGGY, "loop.toml": loop_toml(backend, env), ".gitignore": ".venv/\n.harness/\n"}
     return make_repo(tmp_path / "project", {**files, **(extra or {})})
 
@@ -66,10 +68,6 @@ def run(repo: Path, model: str, *more: str) -> tuple[int, str, str]:
     env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
     result = harness("run", "--quiet", "--model", model, *more, cwd=repo, env=env)
     return result.returncode, result.stdout, result.stderr
-
-
-def without_virtual_env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
