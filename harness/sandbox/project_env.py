@@ -27,11 +27,15 @@ class PythonEnv:
     ``prefix`` is the environment's folder (a virtual environment's root, holding
     ``pyvenv.cfg``), or the interpreter's installation for a plain interpreter; ``origin`` says
     in a few words where it came from (``.venv at /repo``, ``[env] python``), for messages.
+    ``source`` is the folder an editable install of the project in it points to, standing for
+    the workspace (the user's checkout, or the checkout a set-up ran in): the gates import the
+    project from the checkout they judge instead.
     """
 
     python: Path
     prefix: Path
     origin: str
+    source: Path | None = None
 
     @classmethod
     def of_interpreter(cls, python: Path, origin: str) -> PythonEnv:
@@ -72,16 +76,16 @@ class PythonEnv:
 def detected_env(
     roots: Sequence[Path], environ: Mapping[str, str] | None = None
 ) -> PythonEnv | None:
-    """The active ``VIRTUAL_ENV``, else the first ``.venv`` in ``roots``; None for none, or for
-    the harness's own environment (commands already run with it)."""
+    """The active ``VIRTUAL_ENV``, else the first ``.venv`` in ``roots``, passing over the
+    harness's own environment (commands run with it anyway); None for none."""
     environ = os.environ if environ is None else environ
     active = environ.get("VIRTUAL_ENV")
     candidates = [(Path(active), "the active VIRTUAL_ENV")] if active else []
     candidates += [(root / VENV_NAME, f"{VENV_NAME} at {root}") for root in roots]
     for folder, origin in candidates:
         found = PythonEnv.of_venv(folder, origin)
-        if found is not None:
-            return None if is_harness_env(found) else found
+        if found is not None and not is_harness_env(found):
+            return found
     return None
 
 

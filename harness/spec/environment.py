@@ -11,6 +11,7 @@ command finds it on ``PATH``, and ``uv sync`` fills the environment made for it
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import hashlib
 import json
@@ -46,14 +47,17 @@ def project_env(config: LoopSpec) -> PythonEnv | None:
     python = _interpreter(config) if settings.python else None
     if settings.setup:
         return made_env(config, python or Path(sys.executable))
-    if python is not None:
-        return PythonEnv.of_interpreter(python, "[env] python")
-    if not settings.detect:
-        return None
     workspace = (config.root / config.workspace).resolve()
-    top = run_git(workspace, ("rev-parse", "--show-toplevel"), None).stdout.strip()
-    roots = [workspace, config.root.resolve(), *([Path(top)] if top else [])]
-    return detected_env(list(dict.fromkeys(roots)))
+    found: PythonEnv | None = None
+    if python is not None:
+        found = PythonEnv.of_interpreter(python, "[env] python")
+    elif settings.detect:
+        roots = [workspace, config.root.resolve()]
+        if workspace.is_dir():  # else opening the workspace says so
+            top = run_git(workspace, ("rev-parse", "--show-toplevel"), None).stdout.strip()
+            roots += [Path(top)] if top else []
+        found = detected_env(list(dict.fromkeys(roots)))
+    return dataclasses.replace(found, source=workspace) if found is not None else None
 
 
 def made_env(config: LoopSpec, python: Path) -> PythonEnv:
@@ -79,8 +83,9 @@ def made_env(config: LoopSpec, python: Path) -> PythonEnv:
                 shutil.rmtree(home, ignore_errors=True)
                 raise
     env = PythonEnv.of_venv(home / "venv", f"[env] setup at {commit[:12]}")
-    assert env is not None, "made with python -m venv"
-    return env
+    assert env is not None, "made by uv venv"
+    place = (config.root / config.workspace).resolve().relative_to(repo)
+    return dataclasses.replace(env, source=home / "src" / place)
 
 
 def _make(config: LoopSpec, setup: str, python: Path, repo: Path, commit: str, home: Path) -> None:

@@ -37,6 +37,22 @@ if importlib.util.find_spec("pytest") is None:
 has no pytest, the harness's pytest and the packages it requires (and nothing else of the
 harness's environment) are found after the project's own."""
 
+FROM_WORKSPACE = """import os, sys
+source, here, env = {source!r}, os.getcwd(), {prefix!r}
+def judged(path):
+    inside = path == source or path.startswith(source + os.sep)
+    kept = path == env or path.startswith(env + os.sep)
+    return here + path[len(source):] if inside and not kept else path
+sys.path[:] = [judged(path) for path in sys.path]
+for module in list(sys.modules.values()):
+    mapping = getattr(module, "MAPPING", None)
+    if module.__name__.startswith("__editable__") and isinstance(mapping, dict):
+        mapping.update({{name: judged(path) for name, path in mapping.items()}})
+"""
+"""Next: an editable install of the project (a ``.pth`` path, setuptools' finder ``MAPPING``)
+points into the checkout the environment was made from; it is pointed at the checkout being
+judged, so a ``src/`` layout tests the round's code, not the base's."""
+
 NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
 
 ENV_HINT = "is the project's environment set up? see [env]"
@@ -46,14 +62,12 @@ def pytest_command(sandbox: Sandbox, boot: str) -> list[str]:
     """``python -I -B -c boot`` with the sandbox's interpreter; the harness's pytest on call."""
     if sandbox.python_env is None:
         return [sandbox.python, "-I", "-B", "-c", boot]
+    project = sandbox.python_env
     names, where = harness_pytest()
-    return [
-        sandbox.python,
-        "-I",
-        "-B",
-        "-c",
-        HARNESS_PYTEST.format(names=names, where=where) + boot,
-    ]
+    prelude = HARNESS_PYTEST.format(names=names, where=where)
+    if project.source is not None:
+        prelude += FROM_WORKSPACE.format(source=str(project.source), prefix=str(project.prefix))
+    return [sandbox.python, "-I", "-B", "-c", prelude + boot]
 
 
 @functools.cache

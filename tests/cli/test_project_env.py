@@ -160,3 +160,64 @@ def test_a_failing_setup_is_bad_configuration_naming_the_field(tmp_path: Path) -
     assert "no network here" in err
     envs = repo / ".harness" / "envs"
     assert [p.name for p in envs.iterdir() if p.is_dir() and p.name != "cache"] == []
+
+
+def test_a_module_missing_in_a_round_is_named_in_the_gate_report(tmp_path: Path) -> None:
+    files = {
+        "calc/__init__.py": "def quadruple(x):\n    return x * 4\n",
+        "tests/test_calc.py": BUGGY["tests/test_calc.py"],
+    }
+    repo = project(tmp_path, "none", extra=files)
+    edit = {
+        "path": "calc/__init__.py",
+        "old": "def quadruple",
+        "new": "import toolz\n\n\ndef quadruple",
+    }
+    round_1 = [{"name": "edit_file", "arguments": edit},
+               {"name": "submit", "arguments": {"summary": "uses toolz"}}]  # fmt: skip
+    (tmp_path / "script.json").write_text(json.dumps({"rounds": {"1": round_1}}))
+
+    code, out, err = run(repo, f"scripted:{tmp_path / 'script.json'}", "--max-iterations", "1")
+
+    assert code == 3, out + err
+    summaries = [g["summary"] for g in of_kind(read_events(repo), "gate_report")]
+    assert summaries == [
+        "pytest: 1 error of 1 tests; could not collect tests/test_calc.py "
+        "(ModuleNotFoundError: No module named 'toolz')"
+    ]
+
+
+SRC_LAYOUT = {
+    "src/calc/__init__.py": BUGGY["calc/__init__.py"],
+    "tests/test_calc.py": BUGGY["tests/test_calc.py"],
+}
+EDITABLE = (  # what an editable install of a src layout leaves: a .pth naming the source folder
+    'site="$(python -c "import sysconfig; print(sysconfig.get_path(\'purelib\'))")" && '
+    'cp -r vendor/toolz "$site/" && echo "$PWD/src" > "$site/_calc.pth"'
+)
+
+
+@pytest.mark.parametrize("made", ["detected", "setup"])
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_editable_src_layout_is_judged_from_the_round_not_the_checkout_it_was_installed_from(
+    tmp_path: Path, backend: str, made: str
+) -> None:
+    env = f"[env]\nsetup = '''{EDITABLE}'''\n" if made == "setup" else ""
+    files = {**SRC_LAYOUT, "vendor/toolz/__init__.py": TOOLZ}
+    repo = make_repo(tmp_path / "project", {**files, "loop.toml": loop_toml(backend, env),
+                                            ".gitignore": ".venv/\n.harness/\n"})  # fmt: skip
+    if made == "detected":
+        venv = make_venv(repo / ".venv")
+        site = next((venv.prefix / "lib").glob("python3*/site-packages"))
+        (site / "_calc.pth").write_text(f"{repo / 'src'}\n")  # as `pip install -e .` in the repo
+    fix = {**FIX, "path": "src/calc/__init__.py"}
+    round_1 = [{"name": "edit_file", "arguments": fix},
+               {"name": "submit", "arguments": {"summary": "fixed"}}]  # fmt: skip
+    (tmp_path / "script.json").write_text(json.dumps({"rounds": {"1": round_1}}))
+
+    code, out, err = run(repo, f"scripted:{tmp_path / 'script.json'}", "--max-iterations", "1")
+
+    assert code == 0, out + err
+    summaries = [g["summary"] for g in of_kind(read_events(repo), "gate_report")]
+    assert summaries == ["pytest: 1 passed of 1 tests"]
+    assert "double(x) + 2" in (repo / "src/calc/__init__.py").read_text()  # the user's, untouched

@@ -142,7 +142,10 @@ def test_detection_prefers_the_active_venv_then_the_first_root_and_skips_the_har
     assert found is not None
     assert (found.prefix, found.origin) == (repo / ".venv", f".venv at {repo}")
     assert detected_env([repo / "pkg"], {}) is None
-    assert detected_env([repo / "pkg", repo], {"VIRTUAL_ENV": sys.prefix}) is None
+    assert detected_env([repo / "pkg"], {"VIRTUAL_ENV": sys.prefix}) is None  # the harness's own
+    found = detected_env([repo / "pkg", repo], {"VIRTUAL_ENV": sys.prefix})
+    assert found is not None
+    assert found.prefix == repo / ".venv"
     (repo / ".venv" / "pyvenv.cfg").unlink()  # a folder named .venv that is no venv
     assert detected_env([repo], {}) is None
 
