@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -221,3 +222,37 @@ def test_an_editable_src_layout_is_judged_from_the_round_not_the_checkout_it_was
     summaries = [g["summary"] for g in of_kind(read_events(repo), "gate_report")]
     assert summaries == ["pytest: 1 passed of 1 tests"]
     assert "double(x) + 2" in (repo / "src/calc/__init__.py").read_text()  # the user's, untouched
+
+
+def write_wheel(folder: Path) -> str:
+    """A real wheel of the tiny ``toolz``, made by hand: pip installs it with no build backend."""
+    name = "toolz-0.1-py3-none-any.whl"
+    files = {
+        "toolz/__init__.py": TOOLZ,
+        "toolz-0.1.dist-info/METADATA": "Metadata-Version: 2.1\nName: toolz\nVersion: 0.1\n",
+        "toolz-0.1.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
+        "Tag: py3-none-any\n",
+    }
+    record = "".join(f"{path},,\n" for path in files) + "toolz-0.1.dist-info/RECORD,,\n"
+    folder.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(folder / name, "w") as wheel:
+        for path, text in {**files, "toolz-0.1.dist-info/RECORD": record}.items():
+            wheel.writestr(path, text)
+    return f"{folder.name}/{name}"
+
+
+def test_a_pip_setup_gets_pip_in_the_made_environment(tmp_path: Path) -> None:
+    repo = project(tmp_path, "none")
+    wheel = write_wheel(repo / "wheels")
+    loop = repo / "loop.toml"
+    loop.write_text(loop.read_text() + f"[env]\nsetup = 'pip install --no-index {wheel}'\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "a setup with pip")
+
+    code, out, err = run(repo, script(tmp_path))
+
+    assert code == 0, out + err
+    made = [p for p in (repo / ".harness" / "envs").iterdir() if (p / "ready").is_file()]
+    assert len(made) == 1
+    assert list((made[0] / "venv" / "bin").glob("pip")) != []
+    assert list((made[0] / "venv").glob("lib/python3*/site-packages/toolz-0.1.dist-info"))
