@@ -16,7 +16,7 @@ from harness.sandbox.own_source import source_folders
 SANDBOX_HOME = "/tmp/home"
 """``HOME`` inside the sandbox: a folder of its private ``/tmp``."""
 
-STATE_NAMES = (".git", ".harness/runs", ".harness/progress", ".harness/envs")
+STATE_NAMES = (".git", ".harness/runs", ".harness/progress")
 """Folders (or files) of a workspace a sandboxed command may read but never write."""
 MOUNT_POINTS_BYTES = 1 << 20
 """Size of the empty file system laid over the hidden home: room for mount points only."""

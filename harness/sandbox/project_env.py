@@ -4,8 +4,8 @@ A project's code often needs packages that only its own environment holds (its `
 with ``uv sync`` or ``pip install -e .``). A :class:`PythonEnv` names that environment; the
 :class:`~harness.sandbox.Sandbox` mounts it read-only and puts its ``bin`` first on ``PATH``, and
 the pytest gate starts the tests with its interpreter. :func:`detected_env` finds one the way a
-person would: the active ``VIRTUAL_ENV``, else a ``.venv`` at the loop's root, else at the
-repository's root.
+person would: the active ``VIRTUAL_ENV``, else a ``.venv`` in one of the folders it is given (the
+workspace, the loop's root, the repository's root).
 """
 
 from __future__ import annotations
@@ -60,6 +60,7 @@ class PythonEnv:
 
     @property
     def is_venv(self) -> bool:
+        """Whether it is a virtual environment (not a plain interpreter's installation)."""
         return (self.prefix / "pyvenv.cfg").is_file()
 
     def folders(self) -> tuple[Path, ...]:

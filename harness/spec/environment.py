@@ -2,7 +2,8 @@
 
 :func:`project_env` picks, in order: ``[env] setup`` (a set-up command such as ``uv sync`` or
 ``pip install -e .[test]``, run in a fresh virtual environment once per commit the run starts
-from and kept in ``<root>/.harness/envs/``, where no command of the agent can write),
+from and kept in the user's state folder, ``~/.local/state/harness/envs/``, outside every
+workspace and where no command can write),
 ``[env] python`` (an interpreter used as it is), the active ``VIRTUAL_ENV``, a ``.venv`` at the
 workspace, the loop's root or the repository's root. ``uv`` ships with the harness: a set-up
 command finds it on ``PATH``, and ``uv sync`` fills the environment made for it
@@ -26,6 +27,7 @@ from pathlib import Path
 import uv
 
 from harness.core.errors import ConfigError
+from harness.core.state import state_home
 from harness.sandbox import Sandbox
 from harness.sandbox.project_env import PythonEnv, detected_env
 from harness.spec.loop_spec import LoopSpec
@@ -34,9 +36,10 @@ from harness.workspace.git_cmd import git, run_git
 CALLS_PIP = re.compile(r"(^|[;&|(]|(?<!\buv)\s)(pip3?|python3?\s+-m\s+pip)\s")
 """A set-up command that runs pip itself (not ``uv pip``): its venv needs pip installed."""
 
-ENVS_DIR = Path(".harness") / "envs"
-"""Where made environments are kept, below the loop's root: ``<key>/venv`` beside ``<key>/src``
-(the commit they were made from, which an editable install points to) and ``<key>/ready``."""
+ENVS = "envs"
+"""Where made environments are kept, in the user's state folder: ``<repository>-<digest>/<commit>-
+<digest>/`` holds ``venv`` beside ``src`` (the commit it was made from, which an editable
+install points to) and ``ready``; ``cache`` holds uv's and pip's downloads."""
 
 
 def project_env(config: LoopSpec) -> PythonEnv | None:
@@ -70,7 +73,8 @@ def made_env(config: LoopSpec, python: Path) -> PythonEnv:
     assert setup is not None
     repo, commit = _start_commit(config)
     digest = hashlib.sha256(f"{setup}\0{python}".encode()).hexdigest()[:12]
-    envs = config.root / ENVS_DIR
+    where = hashlib.sha256(str(repo).encode()).hexdigest()[:12]
+    envs = state_home() / ENVS / f"{repo.name}-{where}"
     home = envs / f"{commit[:16]}-{digest}"
     envs.mkdir(parents=True, exist_ok=True)
     with open(envs / f"{home.name}.lock", "a") as lock:
@@ -96,7 +100,7 @@ def _make(config: LoopSpec, setup: str, python: Path, repo: Path, commit: str, h
     git(repo, "read-tree", commit, env=index)
     git(repo, "checkout-index", "--all", "--force", f"--prefix={source}/", env=index)
     (home / "index").unlink()
-    cache = config.root / ENVS_DIR / "cache"
+    cache = state_home() / ENVS / "cache"
     for tool in ("uv", "pip"):
         (cache / tool).mkdir(parents=True, exist_ok=True)
     uv_bin = uv.find_uv_bin()

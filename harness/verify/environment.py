@@ -37,13 +37,24 @@ if importlib.util.find_spec("pytest") is None:
 has no pytest, the harness's pytest and the packages it requires (and nothing else of the
 harness's environment) are found after the project's own."""
 
-FROM_WORKSPACE = """import os, sys
+FROM_WORKSPACE = """\
+import os, site, sys
 source, here, env = {source!r}, os.getcwd(), {prefix!r}
 def judged(path):
     inside = path == source or path.startswith(source + os.sep)
     kept = path == env or path.startswith(env + os.sep)
     return here + path[len(source):] if inside and not kept else path
 sys.path[:] = [judged(path) for path in sys.path]
+for folder in site.getsitepackages():
+    for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else ():
+        if not name.endswith(".pth"):
+            continue
+        with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as lines:
+            for line in lines:
+                given = os.path.join(folder, line.strip())
+                path = judged(given)
+                if path != given and path not in sys.path and os.path.isdir(path):
+                    sys.path.append(path)
 for module in list(sys.modules.values()):
     mapping = getattr(module, "MAPPING", None)
     if module.__name__.startswith("__editable__") and isinstance(mapping, dict):
@@ -51,7 +62,9 @@ for module in list(sys.modules.values()):
 """
 """Next: an editable install of the project (a ``.pth`` path, setuptools' finder ``MAPPING``)
 points into the checkout the environment was made from; it is pointed at the checkout being
-judged, so a ``src/`` layout tests the round's code, not the base's."""
+judged, so a ``src/`` layout tests the round's code, not the base's. A ``.pth`` path the
+sandbox does not show (a checkout in the hidden home) was left out of ``sys.path`` at start:
+its place in the judged checkout is added."""
 
 NO_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
 

@@ -41,6 +41,11 @@ SETUP = (
 )
 
 
+def envs() -> Path:
+    """Where made environments are kept: the test's own state folder (see conftest)."""
+    return Path(os.environ["XDG_STATE_HOME"]) / "harness" / "envs"
+
+
 def loop_toml(backend: str, env: str = "") -> str:
     return (
         'name = "fix"\ngoal = "Make the tests pass."\nmax_iterations = 3\n'
@@ -131,7 +136,7 @@ def test_env_setup_runs_once_per_base_commit_and_is_kept_across_runs(
 ) -> None:
     repo = project(tmp_path, backend, f"[env]\nsetup = '''{SETUP}'''\n",
                    {"vendor/toolz/__init__.py": TOOLZ})  # fmt: skip
-    runs = repo / ".harness" / "envs" / "cache" / "setup-runs"
+    runs = envs() / "cache" / "setup-runs"
     model = script(tmp_path)
 
     code, out, err = run(repo, model)
@@ -147,8 +152,7 @@ def test_env_setup_runs_once_per_base_commit_and_is_kept_across_runs(
     code, out, err = run(repo, model, "--restart")
     assert code == 0, out + err
     assert runs.read_text() == "ran\nran\n"
-    made = sorted(p.name for p in (repo / ".harness" / "envs").iterdir() if p.is_dir())
-    assert len([name for name in made if name != "cache"]) == 2
+    assert len(list(envs().glob("project-*/*/ready"))) == 2
 
 
 def test_a_failing_setup_is_bad_configuration_naming_the_field(tmp_path: Path) -> None:
@@ -159,8 +163,7 @@ def test_a_failing_setup_is_bad_configuration_naming_the_field(tmp_path: Path) -
     assert code == 2, out + err
     assert "field 'env.setup': `echo no network here; exit 4` failed with exit code 4" in err
     assert "no network here" in err
-    envs = repo / ".harness" / "envs"
-    assert [p.name for p in envs.iterdir() if p.is_dir() and p.name != "cache"] == []
+    assert list(envs().glob("*/*/venv")) == []
 
 
 def test_a_module_missing_in_a_round_is_named_in_the_gate_report(tmp_path: Path) -> None:
@@ -252,7 +255,7 @@ def test_a_pip_setup_gets_pip_in_the_made_environment(tmp_path: Path) -> None:
     code, out, err = run(repo, script(tmp_path))
 
     assert code == 0, out + err
-    made = [p for p in (repo / ".harness" / "envs").iterdir() if (p / "ready").is_file()]
+    made = [ready.parent for ready in envs().glob("*/*/ready")]
     assert len(made) == 1
     assert list((made[0] / "venv" / "bin").glob("pip")) != []
     assert list((made[0] / "venv").glob("lib/python3*/site-packages/toolz-0.1.dist-info"))

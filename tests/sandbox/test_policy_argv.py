@@ -86,7 +86,7 @@ def test_the_bwrap_command_line_is_exactly_the_policy(
     tail += ["--chdir", str(ws / "src"), "--", "pytest", "-q"]
     assert rest == binds + tail
     assert "--share-net" not in argv
-    assert STATE_NAMES == (".git", ".harness/runs", ".harness/progress", ".harness/envs")
+    assert STATE_NAMES == (".git", ".harness/runs", ".harness/progress")
     assert STATE_GLOBS == (".harness/*.escalation.md", ".harness/*.lock")
 
 
