@@ -84,8 +84,7 @@ def test_without_an_environment_the_run_stops_before_round_one_with_exit_2(
 
     code, out, err = run(repo, script(tmp_path))
 
-    assert code == 2, out + err
-    assert BLOCKED in out + err
+    assert (code, out, err) == (2, f"ERROR: {BLOCKED}\n", "")
     events = read_events(repo)
     assert of_kind(events, "round_start") == []
     assert of_kind(events, "stop")[0]["message"] == BLOCKED
@@ -126,8 +125,7 @@ def test_a_detected_venv_is_not_used_when_detection_is_off(tmp_path: Path) -> No
 
     code, out, err = run(repo, script(tmp_path))
 
-    assert code == 2
-    assert BLOCKED in out + err
+    assert (code, out, err) == (2, f"ERROR: {BLOCKED}\n", "")
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
