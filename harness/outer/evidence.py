@@ -18,6 +18,7 @@ from harness.outer.run import Run
 from harness.outer.settings import CRITIC_DIFF_CHARS, Settings
 from harness.outer.task import TaskInputs, render_task
 from harness.verify.artifact import read_artifact
+from harness.verify.environment import base_blocker
 from harness.verify.gates import SuiteGate, measure_baselines
 from harness.verify.junit import JUnitReport
 from harness.verify.round import verify
@@ -111,13 +112,23 @@ def _session(settings: Settings, run: Run, task: str) -> AgentRun:
 def _baselines(settings: Settings, run: Run) -> dict[str, JUnitReport]:
     """What the pytest gates find at the base commit, measured once per run."""
     if run.baselines is None:
-        run.baselines = {}
-        if run.workspace.base_commit is not None and any(
-            isinstance(gate, SuiteGate) for gate in settings.gates
-        ):
-            with run.workspace.clean_checkout((), at_base=True) as base:
-                run.baselines = measure_baselines(settings.gates, base)
+        measure_base(settings, run)
+    assert run.baselines is not None
     return run.baselines
+
+
+def measure_base(settings: Settings, run: Run) -> str | None:
+    """Measure the pytest gates at the base commit (into ``run.baselines``); why one of them
+    cannot even run there (a dependency missing from the environment), or None."""
+    run.baselines = {}
+    if run.workspace.base_commit is None or not any(
+        isinstance(gate, SuiteGate) for gate in settings.gates
+    ):
+        return None
+    with run.workspace.clean_checkout((), at_base=True) as base:
+        run.baselines = measure_baselines(settings.gates, base)
+        found = (base_blocker(report, base) for report in run.baselines.values())
+        return next((problem for problem in found if problem), None)
 
 
 def _artifact(settings: Settings, run: Run, delivered: Path, session: AgentRun, diff: str) -> str:

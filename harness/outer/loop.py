@@ -36,7 +36,7 @@ from harness.models.pricing import cost_budget_warning
 from harness.outer.claims import unconfirmed_pass
 from harness.outer.decision import decide
 from harness.outer.escalation import EscalationHook
-from harness.outer.evidence import play_round
+from harness.outer.evidence import measure_base, play_round
 from harness.outer.options import LoopOptions, new_run_id
 from harness.outer.people import notify_round
 from harness.outer.records import finish_run, keep_partial_work, record_round
@@ -146,6 +146,12 @@ class OuterLoop:
         author = settings.agent.model
         critic = settings.critic.model if settings.critic else None
         notes = [cost_budget_warning(settings.budget, [author, *([critic] if critic else [])])]
+        python_env = (settings.agent.sandbox or default_sandbox()).python_env
+        if python_env is not None:
+            notes.append(
+                f"commands run in the project's Python environment ({python_env.origin}): "
+                f"{python_env.python}"
+            )
         if critic is not None and critic.name == author.name:
             notes.append(
                 f"the critic uses the author's model ({critic.name}); a model grading its own "
@@ -200,6 +206,9 @@ class OuterLoop:
                 notes=self._start_notes(),
             )
         )
+        blocker = measure_base(settings, run)  # before round 1: a gate that cannot even run
+        if blocker is not None:
+            run.stop, run.message, run.bad_configuration = StopReason.ERROR, blocker, True
         number = run.first_round
         while run.stop is None:  # each round: play, record, decide
             if number > settings.max_iterations:  # resumed at its cap: nothing left to play

@@ -39,6 +39,7 @@ def bwrap_argv(
     readonly: Sequence[Path] = (),
     writable: Sequence[Path] = (),
     unseen: Sequence[Path] = (),
+    shown: Sequence[Path] = (),
 ) -> list[str]:
     """``bwrap ... -- command``: the root read-only, the workspace and ``writable`` not.
 
@@ -49,7 +50,8 @@ def bwrap_argv(
     ``~/.aws``, ``~/.ssh``) but for the interpreter's and ``PATH``'s folders in it; the
     workspace's ``.git``, the harness's state in its ``.harness`` and every ``readonly`` path
     mounted read-only over the writable workspace; each ``unseen`` path (held-out tests) shown
-    empty; no capabilities; killed with the harness.
+    empty; each ``shown`` folder (the project's Python environment) mounted read-only wherever it
+    lies, the hidden home and ``/tmp`` included; no capabilities; killed with the harness.
     """
     argv = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     shm = str(tmp_bytes if shm_bytes is None else shm_bytes)
@@ -69,10 +71,15 @@ def bwrap_argv(
     for area in hidden:
         for path in _mounted_back(area, search_path):
             argv += ["--ro-bind", str(path), str(path)]
+    inside = [path for path in shown if path.is_relative_to(workspace)]
+    for path in shown:  # before the workspace: a folder holding it must not hide it read-only
+        holds_hidden = any(area.is_relative_to(path) for area in hidden)  # never all of home
+        if path not in inside and path.is_dir() and not holds_hidden:
+            argv += ["--ro-bind", str(path), str(path)]
     argv += ["--bind", str(workspace), str(workspace)]
     for path in writable:
         argv += ["--bind", str(path), str(path)]
-    for path in protected_paths(workspace, readonly):
+    for path in protected_paths(workspace, [*readonly, *inside]):
         argv += ["--ro-bind", str(path), str(path)]
     if home is not None:  # only the folders mounted back show through; nothing new is written
         argv += ["--remount-ro", str(home)]

@@ -6,6 +6,7 @@ import functools
 import os
 import shutil
 import signal
+import sys
 import tempfile
 import time
 import weakref
@@ -20,6 +21,7 @@ from harness.sandbox.engine import ENGINES
 from harness.sandbox.env import allowed_env
 from harness.sandbox.limits import MB, Cgroup, Limits, limits_prefix, nproc_prefix
 from harness.sandbox.process import CommandResult, cannot_start, run_command
+from harness.sandbox.project_env import PythonEnv
 
 Backend = Literal["auto", "bwrap", "none", "docker", "podman"]
 BACKENDS = ("auto", "bwrap", "none", "docker", "podman")
@@ -42,7 +44,9 @@ class Sandbox:
     ``LANG``, ``LC_*``, ``TERM``, ``TZ``; ``limits`` bounds memory, processes, file size,
     ``/tmp`` and output; ``image`` is the container image (docker and podman only, required);
     ``hidden`` paths (held-out tests) are shown empty under ``bwrap``, are not in a container,
-    and cannot be hidden by ``none``.
+    and cannot be hidden by ``none``. ``python_env`` is the project's Python environment
+    (bwrap and none): mounted read-only, its ``bin`` first on ``PATH``, its interpreter
+    :attr:`python`.
     """
 
     def __init__(
@@ -55,12 +59,17 @@ class Sandbox:
         readonly: Sequence[str | os.PathLike[str]] = (),
         image: str | None = None,
         hidden: Sequence[str | os.PathLike[str]] = (),
+        python_env: PythonEnv | None = None,
     ) -> None:
         if backend not in BACKENDS:
             raise ConfigError(f"backend: expected one of {', '.join(BACKENDS)}, got {backend!r}")
         if image is not None and backend not in ENGINES:
             raise ConfigError(
                 f"image: only the docker and podman backends use one, not {backend!r}"
+            )
+        if python_env is not None and backend in ENGINES:
+            raise ConfigError(
+                f"python_env: the {backend} backend runs the image's Python, not {python_env.python}"
             )
         problem = bwrap_problem() if backend in ("auto", "bwrap") else None
         if backend == "bwrap" and problem:
@@ -79,6 +88,7 @@ class Sandbox:
         self.readonly = tuple(Path(p).absolute() for p in readonly)
         self.hidden = tuple(Path(p).absolute() for p in hidden)
         """Shown empty to commands (bwrap): what the agent must not read, such as held-out tests."""
+        self.python_env = python_env
         self._home: str | None = None
         self._container = (
             Container(
@@ -95,6 +105,20 @@ class Sandbox:
     def __repr__(self) -> str:
         image = f", image={self.image!r}" if self.image else ""
         return f"Sandbox(backend={self.backend!r}{image}, network={self.network})"
+
+    @property
+    def python(self) -> str:
+        """The interpreter Python commands run with: the project's, else the harness's own."""
+        return str(self.python_env.python) if self.python_env else sys.executable
+
+    def _env(self, home: str, extra: Mapping[str, str] | None) -> dict[str, str]:
+        """The allow-listed environment, the project's environment first on ``PATH``."""
+        project = self.python_env
+        if project is None:
+            return allowed_env(home=home, names=self.env_names, extra=extra)
+        values = {**project.variables(), **(extra or {})}
+        first = str(project.bin_dir)
+        return allowed_env(home=home, names=self.env_names, extra=values, first_on_path=first)
 
     def run(
         self,
@@ -127,7 +151,7 @@ class Sandbox:
                 watch=self._watch(None),
             )  # fmt: skip
         if not isinstance(command, str):  # inside, a missing program is only bwrap's exit 1
-            missing = _missing_program(argv, here)
+            missing = _missing_program(argv, here, self._env("", None)["PATH"])
             if missing:
                 return cannot_start(argv[0], missing, timeout=timeout, since=time.monotonic())
         cgroup = Cgroup.create(self.limits)
@@ -139,7 +163,7 @@ class Sandbox:
             else:
                 home = self._own_home()
             argv = limits_prefix(self.limits, cgroup) + argv
-            full_env = allowed_env(home=home, names=self.env_names, extra=env)
+            full_env = self._env(home, env)
             return run_command(
                 argv, cwd=here, timeout=timeout, env=full_env, max_output=max_output,
                 watch=self._watch(cgroup), explain=self._explain(cgroup),
@@ -179,7 +203,7 @@ class Sandbox:
                 env=allowed_env(home=CONTAINER_HOME, names=self.env_names, extra=env),
                 writable=[Path(p).absolute() for p in writable],
             )  # fmt: skip
-        missing = _missing_program(command, here)
+        missing = _missing_program(command, here, self._env("", None)["PATH"])
         if missing:
             raise FileNotFoundError(missing)
         home = SANDBOX_HOME
@@ -188,7 +212,7 @@ class Sandbox:
         else:
             home = self._own_home()
         command = limits_prefix(self.limits, None) + command
-        return command, allowed_env(home=home, names=self.env_names, extra=env)
+        return command, self._env(home, env)
 
     def _bwrap(
         self,
@@ -206,6 +230,7 @@ class Sandbox:
             tmp_bytes=self.limits.tmp_mb * MB, readonly=self.readonly,
             shm_bytes=min(self.limits.tmp_mb, self.limits.memory_mb) * MB,
             writable=[Path(p) for p in writable], unseen=self.hidden,
+            shown=self.python_env.folders() if self.python_env else (),
         )  # fmt: skip
 
     def _own_home(self) -> str:
@@ -239,13 +264,12 @@ class Sandbox:
         return explain
 
 
-def _missing_program(argv: list[str], cwd: Path) -> str | None:
-    """Why ``argv[0]`` cannot be started (found nowhere on PATH, missing cwd), or None."""
+def _missing_program(argv: list[str], cwd: Path, path: str) -> str | None:
+    """Why ``argv[0]`` cannot be started (found nowhere on ``path``, missing cwd), or None."""
     if not argv or not argv[0]:
         return "empty command"
     if not cwd.is_dir():
         return f"[Errno 2] No such file or directory: {str(cwd)!r}"
-    path = allowed_env(home="").get("PATH")
     program = argv[0] if "/" not in argv[0] else str(cwd / argv[0])
     if shutil.which(program, path=path) is None:
         return f"[Errno 2] No such file or directory: {argv[0]!r}"

@@ -25,6 +25,8 @@ from harness.outer.loop import OuterLoop
 from harness.outer.options import ArtifactFile, CriticArtifact, LoopOptions
 from harness.outer.rules import LoopRules
 from harness.sandbox import Sandbox
+from harness.sandbox.project_env import PythonEnv
+from harness.spec.environment import project_env
 from harness.spec.loop_spec import LoopSpec
 from harness.spec.pinning import check_gate_modules, check_unchanged, pins_of
 from harness.spec.sections import (
@@ -74,11 +76,14 @@ def choose_model(flag: str | None, configured: str | None) -> str:
     return chosen
 
 
-def build_sandbox(config: LoopSpec, *, hooks: bool = False) -> Sandbox:
+def build_sandbox(
+    config: LoopSpec, *, hooks: bool = False, python_env: PythonEnv | None = None
+) -> Sandbox:
     """The ``[sandbox]`` of ``config``; the loop's progress file and run folders stay read-only.
 
     ``readonly`` paths are relative to the spec's root unless absolute or under ``~``. ``hooks``:
-    the sandbox of the command hooks, with ``[hooks]``'s variables and network.
+    the sandbox of the command hooks, with ``[hooks]``'s variables and network. ``python_env``:
+    the project's environment (see :func:`~harness.spec.environment.project_env`).
     """
     settings, root = config.sandbox, config.root
     progress = config.progress_path()
@@ -93,7 +98,7 @@ def build_sandbox(config: LoopSpec, *, hooks: bool = False) -> Sandbox:
     try:
         return Sandbox(
             settings.backend, network=network, env=env, limits=settings.limits,
-            readonly=state + shown, image=settings.image, hidden=hidden,
+            readonly=state + shown, image=settings.image, hidden=hidden, python_env=python_env,
         )  # fmt: skip
     except ConfigError as exc:  # "backend: x" -> "<folder>/loop.toml: field 'sandbox.backend': x"
         field, _, problem = str(exc).partition(": ")
@@ -193,7 +198,8 @@ def build_loop(
         "--model" if overrides.model else MODEL_ENV if os.environ.get(MODEL_ENV) else None,
     )
     skill = Skill.load(root / config.skill) if config.skill else None
-    sandbox = build_sandbox(config)
+    python_env = project_env(config)  # a set-up command runs here, once per commit
+    sandbox = build_sandbox(config, python_env=python_env)
     agent = Agent(
         model,
         [*default_tools(), *_web_tools(config), *tools],
@@ -243,7 +249,7 @@ def build_loop(
             redact=redact,
             on_round=config.on_round,
             mcp=tuple(mcp),
-            hook_sandbox=build_sandbox(config, hooks=True),
+            hook_sandbox=build_sandbox(config, hooks=True, python_env=python_env),
             pins=pins,
         ),
     )

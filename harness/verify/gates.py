@@ -8,7 +8,6 @@ Python function. :func:`run_gates` checks them in order and stops at the first f
 from __future__ import annotations
 
 import shlex
-import sys
 import tempfile
 import time
 import traceback
@@ -21,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from harness.core.errors import ConfigError
 from harness.core.text import truncate
 from harness.sandbox import CommandResult, Sandbox, default_sandbox
+from harness.verify.environment import pytest_command
 from harness.verify.junit import JUnitProblem, JUnitReport, read_junit
 from harness.verify.pytest_args import positional_paths
 
@@ -173,7 +173,10 @@ take their place; then the workspace goes first on ``sys.path``, as ``python -m 
 
 
 class PytestGate:
-    """The harness's own pytest in the workspace; reports failing test ids and their text.
+    """pytest in the workspace; reports failing test ids and their text.
+
+    It runs with the sandbox's Python (the project's environment, when it has one) and the
+    harness's own pytest unless that environment holds one (:mod:`harness.verify.environment`).
 
     It passes only on a JUnit report with at least one test that passed, no failure or error,
     and exit code 0: no report, nothing collected and everything skipped are failures. With a
@@ -213,10 +216,10 @@ class PytestGate:
         root = _workspace(workspace)
         with tempfile.TemporaryDirectory(prefix="harness-junit-") as tmp:
             report_file = Path(tmp) / "report.xml"
-            command = [sys.executable, "-I", "-B", "-c", PYTEST_BOOT, "-q"]
+            sandbox = self.sandbox or default_sandbox()
+            command = [*pytest_command(sandbox, PYTEST_BOOT), "-q"]
             command += ["-p", "no:cacheprovider", "-o", "junit_family=xunit1"]
             command += [f"--junitxml={report_file}", *self.args]
-            sandbox = self.sandbox or default_sandbox()
             result = sandbox.run(
                 command, cwd=root, timeout=self.timeout, writable=[tmp],
                 env={"PYTHONDONTWRITEBYTECODE": "1"},
@@ -242,7 +245,11 @@ class PytestGate:
         elif junit.problems:
             failures = list(dict.fromkeys(problem.test_id for problem in junit.problems))
             summary = f"pytest: {junit.counts()}"
-            uncollected = [p.test_id for p in junit.problems if p.collection]
+            uncollected = [
+                f"{p.test_id} ({p.cause})" if p.cause else p.test_id
+                for p in junit.problems
+                if p.collection
+            ]
             summary += f"; could not collect {', '.join(uncollected)}" if uncollected else ""
             output = _failure_text(junit.problems)
         else:
