@@ -223,12 +223,13 @@ def _inbox(loop: str) -> Inbox:
 
 def report(args: argparse.Namespace) -> int:
     from harness.cli.batch import is_batch, report_batch
-    from harness.observe.report import find_run, load_run, render_html, render_text
+    from harness.cli.discover import find_run_under
+    from harness.observe.report import load_run, render_html, render_text
 
     if is_batch(args.run):
         return report_batch(args)
 
-    summary = load_run(find_run(args.run, root=args.root))
+    summary = load_run(find_run_under(args.run, args.root))
     if args.html:  # first: a reader that stops early (`| head`) must not cost the file
         try:
             args.html.write_text(render_html(summary), encoding="utf-8")
@@ -248,10 +249,12 @@ def batch(args: argparse.Namespace) -> int:
 
 
 def runs(args: argparse.Namespace) -> int:
-    from harness.observe.report import list_runs, render_runs
+    from harness.cli.discover import all_runs
+    from harness.observe.report import render_runs
 
-    found = list_runs(args.root / RUNS_DIR)
-    print(render_runs(found) if found else f"no runs under {args.root / RUNS_DIR}")
+    found = all_runs(args.root)
+    where = f"{args.root / RUNS_DIR} or the loops under {args.root}"
+    print(render_runs(found) if found else f"no runs under {where}")
     return EXIT_PASSED
 
 

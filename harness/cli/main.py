@@ -76,7 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     report = commands.add_parser("report", help="summarise a run")
     report.add_argument("run", help="a run id, a run folder, or a batch folder")
-    report.add_argument("--root", type=Path, default=Path("."), help="where .harness/runs lives")
+    report.add_argument(
+        "--root", type=Path, default=Path("."), help="look in its .harness/runs and its loops'"
+    )
     report.add_argument("--html", type=Path, metavar="FILE", help="also write an HTML report")
 
     runs = commands.add_parser("runs", help="list recent runs")
