@@ -182,10 +182,25 @@ def status(args: argparse.Namespace) -> int:
         open_items = len(progress.open_items)
         last = progress.attempts[-1].outcome if progress.attempts else "no rounds yet"
         print(
-            f"{progress.name or file.stem}: {progress.status.value}, round {progress.iteration}{cap}, "
-            f"{open_items} open item(s), last: {last}"
+            f"{progress.name or file.stem}: {_state(file, progress.status.value)}, round "
+            f"{progress.iteration}{cap}, {open_items} open item(s), last: {last}"
         )
     return EXIT_USAGE if broken else EXIT_PASSED
+
+
+def _state(progress: Path, recorded: str) -> str:
+    """What a loop is doing now: waiting for a person's approval (a request is pending),
+    running (a process holds its lock), else what its progress file records."""
+    from harness.memory.inbox import Inbox
+    from harness.memory.lock import LoopLock
+
+    request = Inbox(progress).pending()
+    if request is not None:
+        return f"waiting for approval of round {request.round} (`harness approve`)"
+    holder = LoopLock(progress).holder()
+    if holder is not None:
+        return f"running (pid {holder.get('pid', '?')} on {holder.get('host', '?')})"
+    return recorded
 
 
 def approve(args: argparse.Namespace) -> int:

@@ -1,10 +1,15 @@
 """``harness status``, ``runs`` and ``report`` find the same loops: a loop in a folder below
-(``examples/bugfix``) keeps its runs in its own ``.harness/runs``, and all three find them."""
+(``examples/bugfix``) keeps its runs in its own ``.harness/runs``, and all three find them. And
+status says what a loop does now: running, or waiting for a person's approval."""
 
 from __future__ import annotations
 
+import os
+import socket
 from pathlib import Path
 
+from harness.memory.inbox import ApprovalRequest, Inbox
+from harness.memory.lock import LoopLock
 from tests.cli.test_cli import harness
 from tests.cli.test_cli_conventions import passing_loop
 
@@ -41,3 +46,31 @@ def test_an_unknown_run_names_every_folder_looked_in(tmp_path: Path) -> None:
     empty.mkdir()
     none = harness("runs", cwd=empty)
     assert none.stdout == "no runs under .harness/runs or the loops under .\n"
+
+
+def test_status_says_running_while_a_process_holds_the_lock_and_not_after(
+    tmp_path: Path,
+) -> None:
+    passing_loop(tmp_path)
+    (tmp_path / "script.json").write_text('["still thinking"]')  # the gate fails: escalated
+    assert harness("run", "--quiet", "--max-iterations", "1", cwd=tmp_path).returncode == 3
+    progress = tmp_path / "progress" / "hello.md"
+    before = harness("status", cwd=tmp_path).stdout
+    assert before.startswith("hello: escalated, round 1 of 1")
+    with LoopLock(progress):  # as a run of this loop holds it
+        running = harness("status", cwd=tmp_path).stdout
+    assert running.startswith(
+        f"hello: running (pid {os.getpid()} on {socket.gethostname()}), round 1 of 1, "
+    )
+    assert harness("status", cwd=tmp_path).stdout == before
+
+
+def test_status_says_a_loop_waits_for_approval_while_a_request_is_pending(tmp_path: Path) -> None:
+    passing_loop(tmp_path)
+    assert harness("run", "--quiet", "--max-iterations", "1", cwd=tmp_path).returncode == 0
+    progress = tmp_path / "progress" / "hello.md"
+    Inbox(progress).ask(ApprovalRequest(loop="hello", round=1, summary="the gates passed"))
+    waiting = harness("status", cwd=tmp_path).stdout
+    assert waiting.startswith("hello: waiting for approval of round 1 (`harness approve`), round 1")
+    Inbox(progress).close()
+    assert harness("status", cwd=tmp_path).stdout.startswith("hello: passed, round 1")
