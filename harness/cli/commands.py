@@ -76,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
         abandoned_branch,
         drop_stale_escalation,
         previous_name,
+        refuse_unborn_repository,
         set_aside_work,
     )
     from harness.core.sink import EventSink, Tee
@@ -89,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
         from harness.cli.fleet import run_fleet
 
         return run_fleet(args, config)
+    refuse_unborn_repository(config)
     if (args.attempts or config.attempts) > 1:
         from harness.cli.attempts import run_attempts
 

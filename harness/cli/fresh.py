@@ -6,6 +6,8 @@
   describes a state that no longer holds (the event log of that run still has its stop).
 * ``--restart`` names the earlier run's branch it leaves behind: no longer resumable, it is
   for ``harness clean`` to remove.
+* A git repository with no commit yet is refused under ``isolation = "auto"``: there is no
+  commit to branch from, and working in place would leave nothing to go back to.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from harness.memory.lock import LoopLock
 from harness.memory.progress import Progress
 from harness.memory.run_state import RunState
 from harness.spec import LoopSpec
+from harness.workspace.cleanup import top_of
+from harness.workspace.git import chosen_isolation
 
 
 def previous_name(path: Path) -> Path:
@@ -59,3 +63,19 @@ def abandoned_branch(config: LoopSpec) -> str | None:
         return RunState.read(Progress.load(path)).branch
     except ConfigError:
         return None
+
+
+def refuse_unborn_repository(config: LoopSpec) -> None:
+    """Raise :class:`ConfigError` when ``isolation = "auto"`` would edit, in place, a git
+    repository that has no commit yet (``auto`` means a worktree only once there is a commit).
+    ``isolation = "none"`` says working in place is meant, and is left alone."""
+    workspace = config.root / config.workspace
+    if config.isolation != "auto" or not workspace.is_dir():
+        return
+    top = top_of(workspace)
+    if top is not None and chosen_isolation(workspace, "auto") == "none":
+        raise ConfigError(
+            f"{top} is a git repository with no commits yet, so a run has no commit to branch "
+            "from and would edit your files in place: make a first commit (`git add -A && git "
+            'commit -m "first commit"`), or set isolation = "none" in loop.toml to work in place'
+        )

@@ -1,5 +1,6 @@
 """A round that fails says why as it happens, and the verdict names the last round's failure:
-the gate that failed, and the session's own end when it was cut short (step cap, stuck, ...)."""
+the gate that failed, and the session's own end when it was cut short (step cap, stuck, ...).
+A run that could not do its work safely (a repository with no commit) is refused up front."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import json
 from pathlib import Path
 
 from tests.cli.test_cli import harness, write_loop
+from tests.cli.test_cli_conventions import PASSING_LOOP, WRITES_HELLO
+from tests.conftest import git
 
 CAPPED_LOOP = """\
 name = "capped"
@@ -48,3 +51,22 @@ def test_a_round_cut_short_by_the_step_cap_says_so_live_and_in_the_verdict(
         "MAX_ITERATIONS: Loop finished after 2 iteration(s): MAX_ITERATIONS (round 2 failed: "
         "hello exists; the session ended early: step cap of 1 reached)"
     )
+
+
+def test_a_git_repository_without_a_commit_is_refused_not_edited_in_place(tmp_path: Path) -> None:
+    project = tmp_path / "new"
+    write_loop(project, PASSING_LOOP.replace('isolation = "none"\n', ""))
+    (project / "script.json").write_text(json.dumps(WRITES_HELLO))
+    git(project, "init", "-q")
+    result = harness("run", cwd=project)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr == (
+        f"harness: {project.resolve()} is a git repository with no commits yet, so a run has no "
+        "commit to branch from and would edit your files in place: make a first commit (`git "
+        'add -A && git commit -m "first commit"`), or set isolation = "none" in loop.toml to '
+        "work in place\n"
+    )
+    assert sorted(p.name for p in project.iterdir()) == [".git", "loop.toml", "script.json"]
+    (project / "loop.toml").write_text(PASSING_LOOP)  # isolation = "none": in place, said so
+    assert harness("run", "--quiet", cwd=project).returncode == 0
+    assert (project / "hello.txt").read_text() == "hi"
