@@ -109,7 +109,8 @@ def run(args: argparse.Namespace) -> int:
             )
     mode: Mode = "json" if args.json else "quiet" if args.quiet else "live"
     redactor = config.redactor()
-    echo: EventSink = LiveProgress(sys.stdout if args.json else sys.stderr, mode)
+    live = LiveProgress(sys.stdout if args.json else sys.stderr, mode)
+    echo: EventSink = live
     flush = None
     if args.otel:
         from harness.observe.otel import command_line_sink
@@ -128,8 +129,7 @@ def run(args: argparse.Namespace) -> int:
             flush()
     if result.passed:
         drop_stale_escalation(config)
-    if not args.json:
-        print_verdict(result, quiet=args.quiet, redact=redactor.redact_text)
+    _tell(result, args, closed=live.closed, redact=redactor.redact_text)
     if result.stop_reason.is_success:
         return EXIT_PASSED
     if result.bad_configuration:
@@ -138,6 +138,27 @@ def run(args: argparse.Namespace) -> int:
 
 
 resume = run
+
+
+def _tell(
+    result: RunResult, args: argparse.Namespace, *, closed: bool, redact: Callable[[str], str]
+) -> None:
+    """The verdict on stdout; a reader gone (``| head``) changes neither the run nor its exit
+    code, which still says how the run ended."""
+    from harness.cli.pipe import silence_stdout
+
+    if closed:  # `--json | head`: the output stopped, the run did not
+        silence_stdout()
+        print(
+            f"harness: the reader of the output went away; the run went on to its end "
+            f"({result.stop_reason.value}); `harness report {result.run_id}` shows it",
+            file=sys.stderr,
+        )
+    elif not args.json:
+        try:
+            print_verdict(result, quiet=args.quiet, redact=redact)
+        except BrokenPipeError:
+            silence_stdout()
 
 
 def print_verdict(result: RunResult, *, quiet: bool, redact: Callable[[str], str] = str) -> None:

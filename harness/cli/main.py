@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -176,9 +175,9 @@ def _error(message: str, debug: bool) -> None:
 
 def _closed_pipe() -> int:
     """The reader went away (``| head``): stop quietly, and keep Python's exit flush quiet too."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    os.close(devnull)
+    from harness.cli.pipe import silence_stdout
+
+    silence_stdout()
     return EXIT_PASSED
 
 

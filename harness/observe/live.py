@@ -132,6 +132,7 @@ class LiveProgress:
         self._lock = threading.RLock()
         self._ticker: threading.Thread | None = None
         self._done = threading.Event()
+        self._closed = False
         self._round = 0
         self._max_rounds = 0
         self._step = 0
@@ -265,10 +266,25 @@ class LiveProgress:
         elif event.kind in _STATUS_KINDS:
             self._write_line(self.status_line())
 
+    @property
+    def closed(self) -> bool:
+        """The stream's reader went away (a closed pipe); nothing is written to it since."""
+        return self._closed
+
+    def _write(self, text: str) -> None:
+        """Write and flush; a closed pipe (``| head``) ends the output, never the run."""
+        if self._closed:
+            return
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except BrokenPipeError:
+            self._closed = True
+            self._done.set()  # the ticker has nowhere to draw
+
     def _redraw(self, *, newline: bool = False) -> None:
         line = inert(self.status_line(self._width()), multiline=False)
-        self.stream.write("\r\x1b[K" + line + ("\n" if newline else ""))
-        self.stream.flush()
+        self._write("\r\x1b[K" + line + ("\n" if newline else ""))
 
     def _start_ticker(self) -> None:
         """Redraw every ``tick`` seconds until the run ends (a daemon: it never holds up exit)."""
@@ -299,5 +315,4 @@ class LiveProgress:
 
     def _write_line(self, line: str) -> None:
         prefix = "\r\x1b[K" if self._tty and self.mode == "live" else ""
-        self.stream.write(prefix + inert(line) + "\n")
-        self.stream.flush()
+        self._write(prefix + inert(line) + "\n")

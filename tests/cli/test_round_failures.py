@@ -7,8 +7,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from harness.observe.events import read_events
 from tests.cli.test_cli import harness, write_loop
-from tests.cli.test_cli_conventions import PASSING_LOOP, WRITES_HELLO
+from tests.cli.test_cli_conventions import PASSING_LOOP, WRITES_HELLO, harness_to_closed_pipe
 from tests.conftest import git
 
 CAPPED_LOOP = """\
@@ -70,3 +73,27 @@ def test_a_git_repository_without_a_commit_is_refused_not_edited_in_place(tmp_pa
     (project / "loop.toml").write_text(PASSING_LOOP)  # isolation = "none": in place, said so
     assert harness("run", "--quiet", cwd=project).returncode == 0
     assert (project / "hello.txt").read_text() == "hi"
+
+
+@pytest.mark.parametrize(
+    ("script", "code", "stop"), [(WRITES_HELLO, 0, "PASSED"), (["no file"], 3, "MAX_ITERATIONS")]
+)
+@pytest.mark.parametrize("json_mode", [True, False])
+def test_a_closed_stdout_neither_ends_the_run_nor_hides_how_it_ended(
+    tmp_path: Path, script: list[object], code: int, stop: str, json_mode: bool
+) -> None:
+    write_loop(tmp_path, "max_iterations = 1\n" + PASSING_LOOP)
+    (tmp_path / "script.json").write_text(json.dumps(script))
+    args = ("run", "--json") if json_mode else ("run",)
+    result = harness_to_closed_pipe(*args, cwd=tmp_path)
+    assert result.returncode == code, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "ERROR" not in result.stderr
+    (run,) = (tmp_path / ".harness" / "runs").iterdir()
+    (end,) = [e for e in read_events(run / "events.jsonl") if e.kind == "run_end"]
+    assert end.stop_reason == stop  # the run went on to its own end
+    if json_mode:
+        assert result.stderr == (
+            "harness: the reader of the output went away; the run went on to its end "
+            f"({stop}); `harness report {run.name}` shows it\n"
+        )

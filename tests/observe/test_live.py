@@ -12,7 +12,13 @@ from harness.core.errors import ConfigError
 from harness.core.event_schema import parse_event
 from harness.core.redact import Redactor
 from harness.observe.events import EventLog, read_events
-from harness.observe.live import LiveProgress, format_cost, format_duration, format_tokens
+from harness.observe.live import (
+    LiveProgress,
+    Mode,
+    format_cost,
+    format_duration,
+    format_tokens,
+)
 from tests.conftest import event
 from tests.event_fixtures import emit_sample_run
 
@@ -292,3 +298,20 @@ def test_a_failed_round_gets_a_line_naming_why_on_a_plain_stream_and_a_terminal(
             "round 3/10 failed: pytest; the session ended early: step cap of 40 reached",
             "round 4/10 failed: critic 5.0/10",
         ]
+
+
+class ClosedPipe(io.StringIO):
+    """A stream whose reader went away: every write fails as a closed pipe does."""
+
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+@pytest.mark.parametrize("mode", ["live", "json"])
+def test_a_closed_stream_ends_the_output_not_the_run(mode: Mode) -> None:
+    progress = LiveProgress(ClosedPipe(), mode, clock=FakeClock())
+    assert not progress.closed
+    progress.emit(event("round_start", round=1, max_iterations=10))  # raises nothing
+    assert progress.closed
+    progress.emit(event("tool_call", name="run_shell", step=1))
+    assert progress.status_line().startswith("round 1/10 · step 1 · run_shell")
