@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import errno
 import shutil
 import sys
@@ -19,6 +20,7 @@ from harness.workspace.caches import CACHE_PATTERNS
 if TYPE_CHECKING:
     from harness.memory.inbox import Inbox
     from harness.outer.result import RunResult
+    from harness.spec import LoopSpec
 
 SKILLS_DIR = Path(__file__).resolve().parent / "skills"
 SYSTEM_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS})
@@ -74,7 +76,6 @@ def _in_git(folder: Path) -> bool:
 def run(args: argparse.Namespace) -> int:
     from harness.cli.fresh import (
         abandoned_branch,
-        drop_stale_escalation,
         previous_name,
         refuse_unborn_repository,
         set_aside_work,
@@ -127,8 +128,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if flush is not None:
             flush()
-    if result.passed:
-        drop_stale_escalation(config)
+    result = _tidy(config, result, redact=redactor.redact_text)
     _tell(result, args, closed=live.closed, redact=redactor.redact_text)
     if result.stop_reason.is_success:
         return EXIT_PASSED
@@ -138,6 +138,24 @@ def run(args: argparse.Namespace) -> int:
 
 
 resume = run
+
+
+def _tidy(config: LoopSpec, result: RunResult, *, redact: Callable[[str], str]) -> RunResult:
+    """What a finished run leaves that is of no use: a passed loop's stale escalation report;
+    the branch and worktree of a run that ended before any round did work."""
+    from harness.cli.fresh import drop_idle_run, drop_stale_escalation
+
+    if result.passed:
+        drop_stale_escalation(config)
+    removed = drop_idle_run(config, result, redact=redact)
+    if removed is None:
+        return result
+    print(
+        f"note: no round did any work, so nothing is kept: {removed}; the next `harness run` "
+        "starts afresh",
+        file=sys.stderr,
+    )
+    return dataclasses.replace(result, branch=None, worktree=None)
 
 
 def _tell(

@@ -5,6 +5,7 @@ A run that could not do its work safely (a repository with no commit) is refused
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ import pytest
 from harness.observe.events import read_events
 from tests.cli.test_cli import harness, write_loop
 from tests.cli.test_cli_conventions import PASSING_LOOP, WRITES_HELLO, harness_to_closed_pipe
-from tests.conftest import git
+from tests.conftest import git, make_repo
 
 CAPPED_LOOP = """\
 name = "capped"
@@ -97,3 +98,40 @@ def test_a_closed_stdout_neither_ends_the_run_nor_hides_how_it_ended(
             "harness: the reader of the output went away; the run went on to its end "
             f"({stop}); `harness report {run.name}` shows it\n"
         )
+
+
+def test_an_unreachable_provider_leaves_no_branch_or_worktree_and_the_next_run_starts_afresh(
+    tmp_path: Path,
+) -> None:
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()  # nothing listens there
+    project = make_repo(tmp_path / "project", {"README.md": "hi\n"})
+    base = f"http://127.0.0.1:{port}/v1"
+    write_loop(
+        project,
+        'name = "far"\ngoal = "write hello.txt"\nmodel = "openai/test-model"\n'
+        f'[model_options]\napi_key = "sk-test"\napi_base = "{base}"\nnum_retries = 0\n'
+        '[critic]\nenabled = false\n[[gates]]\ntype = "command"\ncmd = "test -s hello.txt"\n',
+    )
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "loop")
+    for _ in range(2):  # the second run is a new start, not a resume of a branch that is gone
+        result = harness("run", cwd=project)
+        assert result.returncode == 1, result.stderr
+        verdict = result.stdout.splitlines()
+        assert verdict[0] == (
+            "ERROR: round 1 failed: model error: model openai/test-model: cannot reach API base "
+            f"URL {base}: connection refused for {base}/chat/completions ([Errno 111] Connection "
+            "refused), gave up after 1 attempt"
+        )
+        assert not any(line.startswith("work is on branch") for line in verdict)
+        assert (
+            "note: no round did any work, so nothing is kept: removed its branch harness/far."
+            in (result.stderr)
+        )
+        assert git(project, "branch", "--format=%(refname:short)") == "main"
+        assert len(git(project, "worktree", "list").splitlines()) == 1
+        status = harness("status", cwd=project).stdout
+        assert status.startswith("far: not started, round 0")
