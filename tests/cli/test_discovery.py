@@ -4,8 +4,10 @@ status says what a loop does now: running, or waiting for a person's approval.""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
+import subprocess
 from pathlib import Path
 
 from harness.memory.inbox import ApprovalRequest, Inbox
@@ -62,6 +64,11 @@ def test_status_says_running_while_a_process_holds_the_lock_and_not_after(
     assert running.startswith(
         f"hello: running (pid {os.getpid()} on {socket.gethostname()}), round 1 of 1, "
     )
+    assert harness("status", cwd=tmp_path).stdout == before
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a run killed while it held the lock leaves its details in the file
+    lock = progress.with_name(progress.name + ".lock")
+    lock.write_text(json.dumps({"pid": gone.pid, "host": socket.gethostname()}) + "\n")
     assert harness("status", cwd=tmp_path).stdout == before
 
 
