@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -76,7 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     report = commands.add_parser("report", help="summarise a run")
     report.add_argument("run", help="a run id, a run folder, or a batch folder")
-    report.add_argument("--root", type=Path, default=Path("."), help="where .harness/runs lives")
+    report.add_argument(
+        "--root", type=Path, default=Path("."), help="look in its .harness/runs and its loops'"
+    )
     report.add_argument("--html", type=Path, metavar="FILE", help="also write an HTML report")
 
     runs = commands.add_parser("runs", help="list recent runs")
@@ -175,9 +176,9 @@ def _error(message: str, debug: bool) -> None:
 
 def _closed_pipe() -> int:
     """The reader went away (``| head``): stop quietly, and keep Python's exit flush quiet too."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    os.close(devnull)
+    from harness.cli.pipe import silence_stdout
+
+    silence_stdout()
     return EXIT_PASSED
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from harness.agent.agent import AgentRun
 from harness.agent.ledger import Ledger
-from harness.core.event_schema import RoundStart
+from harness.core.event_schema import ChecksStart, RoundStart
 from harness.outer.decision import RoundReport, commit_message
 from harness.outer.options import ArtifactFile
 from harness.outer.people import ask_person, take_guidance
@@ -50,6 +50,11 @@ def play_round(settings: Settings, run: Run, number: int) -> RoundReport:
         RoundStart(round=number, max_iterations=settings.max_iterations, task=task)
     )
     session = _session(settings, run, task)
+    settings.events.emit(
+        ChecksStart(
+            round=number, gates=[g.name for g in settings.gates], critic=run.critic is not None
+        )
+    )
     # The agent's work, taken once: protection, the critic's diff and the no-progress digest.
     changed_files, diff = run.workspace.changes()
     changed = tuple(changed_files)
@@ -73,6 +78,7 @@ def play_round(settings: Settings, run: Run, number: int) -> RoundReport:
     report = RoundReport(
         round=number,
         agent_stop=session.stop_reason,
+        agent_message=session.stop_message,
         agent_summary=session.final,
         steps=session.steps,
         gates=evidence.gates,

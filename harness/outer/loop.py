@@ -31,6 +31,7 @@ from harness.memory.progress import Progress
 from harness.memory.progress_items import Status
 from harness.memory.skill import Skill
 from harness.memory.spend import spend_path
+from harness.models.base import ModelError
 from harness.models.budget import Budget
 from harness.models.pricing import cost_budget_warning
 from harness.outer.claims import unconfirmed_pass
@@ -299,6 +300,8 @@ def _stop_for(exc: BaseException, number: int) -> tuple[StopReason, str]:
         return exc.reason, exc.message
     if isinstance(exc, KeyboardInterrupt):
         return StopReason.CANCELLED, f"cancelled during round {number}"
+    if isinstance(exc, ModelError):  # the model's name and the provider's error say it all
+        return StopReason.ERROR, f"round {number} failed: model error: {exc}"
     message = f"round {number} failed: {type(exc).__name__}: {exc}"
     if not isinstance(exc, HarnessError):  # a bug, not a named failure: keep where it happened
         trace = "".join(traceback.format_exception(exc)[-3:])

@@ -52,6 +52,7 @@ def record_round(settings: Settings, run: Run, report: RoundReport) -> None:
             outcome=report.outcome,
             usage=report.usage,
             duration=report.duration,
+            cause=report.cause,
         )
     )
 

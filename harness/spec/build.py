@@ -193,10 +193,10 @@ def build_loop(
     check_gate_modules(config)
     pins = pins_of(config)  # what this run takes them to be, recorded when it begins
     model_name = choose_model(overrides.model, _rooted(config.model, root))
-    model = _overridable(
-        lambda: _model(model_name, config.model_options),
-        "--model" if overrides.model else MODEL_ENV if os.environ.get(MODEL_ENV) else None,
+    model_source = (
+        "--model" if overrides.model else MODEL_ENV if os.environ.get(MODEL_ENV) else None
     )
+    model = _overridable(lambda: _model(model_name, config.model_options), model_source)
     skill = Skill.load(root / config.skill) if config.skill else None
     python_env = project_env(config)  # a set-up command runs here, once per commit
     sandbox = build_sandbox(config, python_env=python_env)
@@ -210,7 +210,7 @@ def build_loop(
         shell_timeout=config.agent.shell_timeout,
         sandbox=sandbox,
     )
-    critic = None
+    critic, source = None, None
     if config.critic.enabled:
         source = (
             "--critic-model"
@@ -227,7 +227,9 @@ def build_loop(
         if threshold is None:
             threshold = skill.threshold if skill and skill.threshold is not None else 8.0
         critic = Critic(critic_model, criteria=criteria, threshold=threshold)
-    preflight([("model", model), *([("critic.model", critic.model)] if critic else [])])
+    _preflight(model, model_source or "model")
+    if critic is not None:
+        _preflight(critic.model, source or "critic.model")
     return OuterLoop(
         config.goal,
         agent,
@@ -352,6 +354,17 @@ def _overridable(make: Callable[[], Model], source: str | None) -> Model:
         if source is None:
             raise
         raise OverrideError(f"{source}: {exc}") from exc
+
+
+def _preflight(model: Model, source: str) -> None:
+    """:func:`preflight` ``model``, its error starting with where it was given: the loop.toml
+    field, or the flag or variable (then loop.toml is not to blame)."""
+    try:
+        preflight([(source, model)])
+    except ConfigError as exc:
+        if source in ("model", "critic.model"):
+            raise
+        raise OverrideError(str(exc)) from exc
 
 
 def _model(name: str, options: dict[str, Any]) -> Model:

@@ -97,7 +97,7 @@ def test_a_model_the_provider_does_not_know_is_bad_configuration_exit_2(
     assert result.returncode == 2, result.stdout + result.stderr
     assert len(server.requests) == 1
     verdict = result.stdout.splitlines()[0]
-    assert verdict.startswith("ERROR: round 1 failed: UnknownModelError: model openai/test-model: ")
+    assert verdict.startswith("ERROR: round 1 failed: model error: model openai/test-model: ")
     assert "unknown model: NotFoundError (status 404), not retryable after 1 attempt" in verdict
     assert verdict.endswith(
         "the provider does not know 'openai/test-model': check the model's name"
