@@ -96,3 +96,29 @@ def test_pathological_text_is_scanned_once_not_once_per_character() -> None:
     redacted = Redactor(env={}).redact_text(text)
     # no "@": no password to take; a key with no END line is redacted to the end of the text
     assert redacted == "x" * 100_000 + " a://u:" + "y" * 10_000 + " [REDACTED]"
+
+
+# --- the thresholds of a generated token, on both sides --------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("token", "redacted"),
+    [
+        # mixed case, 26 distinct characters (4.7 bits): 10 changes of class in 25 steps is 0.4
+        ("abcDE123fgHIJ45klmNO67pqRS", True),
+        ("abcDE123fgHIJ45klmNO67pqrs", False),  # 9 changes: 0.36, a name's rhythm
+        # one case and digits: exactly a fifth of digits, then one fewer
+        ("abcdefghijklmnopqrst23456", True),
+        ("abcdefghijklmnopqrstu2345", False),
+        # one case: 13 distinct characters twice is log2(13) = 3.70 bits; 12 is 3.58
+        ("ghijklmn23456" * 2, True),
+        ("ghijklm23456" * 2, False),
+        ("abcdef0123456789abcdef0123", False),  # only hexadecimal letters: a hash
+        ("ghijklmnopqr-23456-stuvwxy", False),  # a separator: a name, not a token
+    ],
+)
+def test_a_generated_token_is_told_from_a_name_at_each_threshold(
+    token: str, redacted: bool
+) -> None:
+    shown = Redactor(env={}).redact_text(f"id {token} end")
+    assert shown == ("id [REDACTED] end" if redacted else f"id {token} end")
