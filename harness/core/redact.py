@@ -97,7 +97,7 @@ above which a run is taken for generated rather than written: a random base-62 t
 class at about 0.6 of its steps, a camel-case name (``AbstractSingletonProxyFactoryBean2``,
 ``getElementById2FromDocumentFragment``) at under 0.4."""
 
-MIN_SINGLE_CASE_ENTROPY = 3.7
+MIN_SINGLE_CASE_ENTROPY = 3.5
 """Bits per character above which a 24+ character run of one letter case and digits alone (no
 ``_``, ``-``: not a name like ``x86_64_linux``) is taken for a generated secret, when it holds a
 letter that is not a hexadecimal digit (commit ids, hashes and UUIDs are left alone) and at least
@@ -208,10 +208,11 @@ def _looks_generated(token: str) -> bool:
 
 
 def _case_changes(token: str) -> float:
-    """Share of neighbouring letters and digits in ``token`` that differ in class."""
-    classes = [0 if c.islower() else 1 if c.isupper() else 2 for c in token if c.isalnum()]
+    """Share of neighbouring letters and digits in ``token`` (which holds a lower-case letter,
+    an upper-case letter and a digit) that differ in class."""
+    classes = [(c.islower(), c.isupper()) for c in token if c.isalnum()]
     changes = sum(a != b for a, b in itertools.pairwise(classes))
-    return changes / max(len(classes) - 1, 1)
+    return changes / (len(classes) - 1)
 
 
 def _entropy(text: str) -> float:

@@ -107,12 +107,13 @@ def test_pathological_text_is_scanned_once_not_once_per_character() -> None:
         # mixed case, 26 distinct characters (4.7 bits): 10 changes of class in 25 steps is 0.4
         ("abcDE123fgHIJ45klmNO67pqRS", True),
         ("abcDE123fgHIJ45klmNO67pqrs", False),  # 9 changes: 0.36, a name's rhythm
+        ("abcDE123fgHIJ45klmNO67pqRST", False),  # 10 changes in 26 steps: 0.385
         # one case and digits: exactly a fifth of digits, then one fewer
         ("abcdefghijklmnopqrst23456", True),
         ("abcdefghijklmnopqrstu2345", False),
-        # one case: 13 distinct characters twice is log2(13) = 3.70 bits; 12 is 3.58
-        ("ghijklmn23456" * 2, True),
-        ("ghijklm23456" * 2, False),
+        # one case: 4 characters 4 times and 8 twice is exactly 3.5 bits; 5 and 6 is 3.375
+        ("gh23" * 4 + "ijkmnp45" * 2, True),
+        ("gh23q" * 4 + "ijkm45" * 2, False),
         ("abcdef0123456789abcdef0123", False),  # only hexadecimal letters: a hash
         ("ghijklmnopqr-23456-stuvwxy", False),  # a separator: a name, not a token
     ],
