@@ -87,8 +87,9 @@ _TOKEN_CANDIDATE = re.compile(r"(?<![A-Za-z0-9+_=-])[A-Za-z0-9+_=-]{24,}(?![A-Za
 
 MIN_TOKEN_ENTROPY = 4.0
 """Bits per character above which a 24+ character run of letters, digits and ``+_=-`` that mixes
-upper case, lower case and digits is taken for a generated secret (``/`` ends a run, so URL
-paths stay readable and only their secret segment goes). Hexadecimal (commit ids,
+upper case, lower case and digits, and changes class often (:data:`MIN_CASE_CHANGES`), is
+taken for a generated secret (``/`` ends a run, so URL paths stay readable and only their
+secret segment goes). Hexadecimal (commit ids,
 hashes) tops out at 4 bits and mixes no cases, so it is never redacted this way."""
 
 MIN_CASE_CHANGES = 0.4
@@ -104,6 +105,7 @@ letter that is not a hexadecimal digit (commit ids, hashes and UUIDs are left al
 :data:`MIN_DIGIT_SHARE` of both letters and digits."""
 
 MIN_DIGIT_SHARE = 0.2
+"""Share of a single-case token that must be digits, and letters, for it to look generated."""
 
 
 class Redactor:
@@ -112,8 +114,9 @@ class Redactor:
     Secrets are the values (8+ characters) of environment variables whose names look secret
     (see :data:`SECRET_NAME`) or are listed in ``secret_env``, the literal ``values`` given,
     anything matching ``patterns`` or :data:`DEFAULT_PATTERNS`, passwords inside URLs
-    (``postgres://app:[REDACTED]@db``), URL parameters named like secrets, long high-entropy
-    tokens (see :data:`MIN_TOKEN_ENTROPY`), and string values stored under a secret-looking key
+    (``postgres://app:[REDACTED]@db``), URL parameters named like secrets, the credential of an
+    ``Authorization`` header or after ``Bearer``, Slack and Discord webhook paths, long
+    generated-looking tokens (see :data:`MIN_TOKEN_ENTROPY`), and string values stored under a secret-looking key
     in a mapping (``{"api_key": ...}``). The environment is read once, at construction.
     """
 
