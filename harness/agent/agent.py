@@ -17,7 +17,7 @@ from harness.core.event_schema import ToolCallEvent, ToolStart
 from harness.core.sink import NULL_SINK, EventSink
 from harness.core.usage import Usage
 from harness.models.base import Message, Model, Reply, ToolCall
-from harness.models.budget import MeteredModel
+from harness.models.budget import metered
 from harness.sandbox import Sandbox
 from harness.tools import Tool, Toolbox, ToolContext, ToolResult, default_tools
 
@@ -172,10 +172,7 @@ class _Session:
             raise ConfigError(f"workspace: {workspace} is not a folder")
         self.agent = agent
         self.events = events
-        model = agent.model
-        self.model = (
-            model if isinstance(model, MeteredModel) else MeteredModel(model, events=events)
-        )
+        self.model = metered(agent.model, events=events)
         self.summariser = self.model.for_role("summariser")
         self.usage_before = self.model.meter.usage
         self.ledger = ledger or Ledger(goal=task)

@@ -64,7 +64,9 @@ def start_run(settings: Settings, progress: Progress | None) -> Run:
         if state.head:
             workspace.reset_to(state.head)  # a round cut off mid-way is discarded and redone
     meter = _meter(settings, progress)
-    author_model = MeteredModel(settings.agent.model, meter, role="author", events=settings.events)
+    author_model = MeteredModel(
+        settings.agent.model, meter, role="author", events=settings.events, redact=settings.redact
+    )
     author = settings.agent.with_model(author_model)
     models = [author_model]
     critic = None

@@ -21,6 +21,7 @@ from harness.core.json_reply import find_json, json_objects
 from harness.core.sink import NULL_SINK, EventSink
 from harness.core.usage import Usage
 from harness.models.base import Message, Model
+from harness.models.budget import metered
 from harness.models.resolve import resolve_model
 
 CRITIC_ROLE = """\
@@ -198,7 +199,7 @@ class Critic:
         return self._emit(verdict, round)
 
     def _ask(self, messages: list[Message]) -> tuple[str, Usage]:
-        reply = self.model.complete(messages, max_tokens=self.max_tokens)
+        reply = metered(self.model).complete(messages, max_tokens=self.max_tokens)
         return reply.content or "", reply.usage
 
     def _emit(
