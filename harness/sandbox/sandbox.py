@@ -156,12 +156,14 @@ class Sandbox:
         workspace: str | os.PathLike[str] | None = None,
         env: Mapping[str, str] | None = None,
         writable: Sequence[str | os.PathLike[str]] = (),
+        readonly: Sequence[str | os.PathLike[str]] = (),
     ) -> tuple[list[str], dict[str, str]]:
         """The command line and environment that start ``argv`` under this sandbox.
 
         For a long-running process the caller starts, talks to and stops itself (an MCP server
         over stdio): the same boundary as :meth:`run` (namespaces, read-only root, only
-        ``workspace`` (default ``cwd``) and ``writable`` writable, no network unless allowed,
+        ``workspace`` (default ``cwd``) and ``writable`` writable, ``readonly`` shown read-only
+        beside the sandbox's own (``cwd`` outside the workspace, say), no network unless allowed,
         the allow-listed environment plus ``env``, killed with the harness) and the limits that
         bound one process: memory (per process), file size and, outside a cgroup, the process
         count. No time or output limit: the caller decides when the process ends. Start the
@@ -171,20 +173,23 @@ class Sandbox:
         here = Path(cwd).absolute()
         root = Path(workspace).absolute() if workspace is not None else here
         command = list(argv)
+        shown = [Path(p).absolute() for p in readonly]
         if self._container is not None:  # the program is the image's: the engine looks for it
             if not here.is_dir():
                 raise FileNotFoundError(f"[Errno 2] No such file or directory: {str(here)!r}")
             return self._container.wrap(
                 command, cwd=here, workspace=root,
                 env=allowed_env(home=CONTAINER_HOME, names=self.env_names, extra=env),
-                writable=[Path(p).absolute() for p in writable],
+                writable=[Path(p).absolute() for p in writable], readonly=shown,
             )  # fmt: skip
         missing = _missing_program(command, here)
         if missing:
             raise FileNotFoundError(missing)
         home = SANDBOX_HOME
         if self.backend == "bwrap":
-            command = self._bwrap(command, root, here, writable, nproc=os.geteuid() != 0)
+            command = self._bwrap(
+                command, root, here, writable, nproc=os.geteuid() != 0, readonly=shown
+            )
         else:
             home = self._own_home()
         command = limits_prefix(self.limits, None) + command
@@ -198,12 +203,13 @@ class Sandbox:
         writable: Sequence[str | os.PathLike[str]],
         *,
         nproc: bool,
+        readonly: Sequence[Path] = (),
     ) -> list[str]:
         """``argv`` inside bubblewrap; ``nproc``: bound its process count with ``prlimit``."""
         return bwrap_argv(
             nproc_prefix(self.limits) + argv if nproc else argv,
             workspace=root, cwd=here, network=self.network,
-            tmp_bytes=self.limits.tmp_mb * MB, readonly=self.readonly,
+            tmp_bytes=self.limits.tmp_mb * MB, readonly=[*self.readonly, *readonly],
             shm_bytes=min(self.limits.tmp_mb, self.limits.memory_mb) * MB,
             writable=[Path(p) for p in writable], unseen=self.hidden,
         )  # fmt: skip
