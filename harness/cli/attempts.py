@@ -50,11 +50,14 @@ def run_attempts(args: argparse.Namespace, config: LoopSpec) -> int:
         tools.extend(servers)
         result = BestOf(loop_for, attempts=count).run()
     folder = config.root / ATTEMPTS_DIR / config.name
-    attempts_summary(result, wall_seconds=time.monotonic() - started).save(folder)
+    summary = attempts_summary(result, wall_seconds=time.monotonic() - started)
+    summary.save(folder)
     for attempt in result.attempts:
         mark = " <- winner" if attempt is result.winner else ""
         print(f"{_describe(attempt)}{mark}", file=sys.stderr)
     print(f"report: harness report {folder}", file=sys.stderr)
+    for reason in summary.unsandboxed:
+        print(f"note: {reason}", file=sys.stderr)
     if result.winner is None:
         print("no attempt passed; every attempt's branch and report is kept", file=sys.stderr)
         return EXIT_ESCALATED
