@@ -28,8 +28,11 @@ def test_a_link_as_the_file_is_refused_for_every_kind_of_access(
 ) -> None:
     state = tmp_path / "state"
     state.mkdir()
-    for name in ("p.md", "p.spend.json", "p.md.lock", "p.notes.jsonl", "p.approval.json"):
+    for name in ("p.md", "p.spend.json", "p.md.lock"):
         (state / name).symlink_to(victim)
+    inbox = Inbox(state / "p.md")  # in the user's state folder, where a link is refused too
+    for path in (inbox.notes_file, inbox.answer_file):
+        path.symlink_to(victim)
 
     with pytest.raises(UnsafePath, match="p.md"):
         atomic_write_text(state / "p.md", "new")
