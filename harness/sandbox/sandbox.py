@@ -18,7 +18,7 @@ from harness.sandbox.bwrap import SANDBOX_HOME, bwrap_argv, bwrap_problem
 from harness.sandbox.container import CONTAINER_HOME, Container
 from harness.sandbox.engine import ENGINES
 from harness.sandbox.env import allowed_env
-from harness.sandbox.limits import MB, Cgroup, Limits, limits_prefix, nproc_prefix
+from harness.sandbox.limits import MB, Cgroup, DiskWatch, Limits, limits_prefix, nproc_prefix
 from harness.sandbox.process import CommandResult, cannot_start, run_command
 
 Backend = Literal["auto", "bwrap", "none", "docker", "podman"]
@@ -111,11 +111,13 @@ class Sandbox:
 
         ``workspace`` (default ``cwd``) and ``writable`` are the only places it may write;
         ``env`` are values set on purpose on top of the allow-list. Killed at ``timeout`` or the
-        first limit exceeded; the result says which.
+        first limit exceeded (the workspace's disk filled by more than ``write_mb`` among
+        them); the result says which.
         """
         here = Path(cwd).absolute()
         root = Path(workspace).absolute() if workspace is not None else here
         argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
+        disk = DiskWatch([root, *(Path(p).absolute() for p in writable)])
         if self._container is not None:
             if not here.is_dir():  # else the engine's client would be named as what cannot start
                 gone = f"[Errno 2] No such file or directory: {str(here)!r}"
@@ -124,7 +126,7 @@ class Sandbox:
                 argv, cwd=here, workspace=root, timeout=timeout,
                 env=allowed_env(home=CONTAINER_HOME, names=self.env_names, extra=env),
                 writable=[Path(p).absolute() for p in writable], max_output=max_output,
-                watch=self._watch(None),
+                watch=self._watch(None, disk),
             )  # fmt: skip
         if not isinstance(command, str):  # inside, a missing program is only bwrap's exit 1
             missing = _missing_program(argv, here)
@@ -142,7 +144,7 @@ class Sandbox:
             full_env = allowed_env(home=home, names=self.env_names, extra=env)
             return run_command(
                 argv, cwd=here, timeout=timeout, env=full_env, max_output=max_output,
-                watch=self._watch(cgroup), explain=self._explain(cgroup),
+                watch=self._watch(cgroup, disk), explain=self._explain(cgroup),
             )  # fmt: skip
         finally:
             if cgroup is not None:
@@ -221,13 +223,16 @@ class Sandbox:
             weakref.finalize(self, shutil.rmtree, self._home, ignore_errors=True)
         return self._home
 
-    def _watch(self, cgroup: Cgroup | None) -> Callable[[int], str | None]:
+    def _watch(self, cgroup: Cgroup | None, disk: DiskWatch) -> Callable[[int], str | None]:
         names = self.limits.names()
         output_bytes = self.limits.output_mb * MB
+        write_bytes = self.limits.write_mb * MB
 
         def watch(written: int) -> str | None:
             if written > output_bytes:
                 return names["output"]
+            if disk.grown() > write_bytes:
+                return names["write"]
             hit = cgroup.exceeded() if cgroup is not None else None
             return names[hit] if hit else None
 
