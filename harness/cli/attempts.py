@@ -52,6 +52,8 @@ def run_attempts(args: argparse.Namespace, config: LoopSpec) -> int:
     folder = config.root / ATTEMPTS_DIR / config.name
     summary = attempts_summary(result, wall_seconds=time.monotonic() - started)
     summary.save(folder)
+    for reason in summary.unsandboxed:
+        print(f"note: {reason}", file=sys.stderr)
     if args.json:  # the summary itself, as saved in summary.json
         print(summary.model_dump_json())
     else:

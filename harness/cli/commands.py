@@ -183,6 +183,8 @@ def print_verdict(result: RunResult, *, quiet: bool, redact: Callable[[str], str
     """The run's outcome on stdout: the verdict line, then (unless quiet) where things are."""
     line = f"{result.stop_reason.value}: {result.message.splitlines()[0]}"
     print(redact(line), flush=True)
+    if result.unsandboxed:  # also when quiet: what the verdict is worth depends on it
+        print(f"note: {result.unsandboxed}", flush=True)
     if quiet:
         return
     if result.escalation:

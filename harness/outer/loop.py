@@ -19,7 +19,7 @@ from typing import Literal
 
 from harness.agent.agent import Agent
 from harness.core import nofollow
-from harness.core.errors import ConfigError, HarnessError, Stopped
+from harness.core.errors import BookkeepingError, ConfigError, HarnessError, Stopped
 from harness.core.event_schema import RunStart
 from harness.core.nofollow import UnsafePath, trusted_root
 from harness.core.redact import Redactor
@@ -268,10 +268,18 @@ class OuterLoop:
             run.stop, run.message = _stop_for(exc, number)
             run.cut_short = number
             run.bad_configuration = isinstance(exc, ConfigError)
-            keep_partial_work(run, number)
+            try:
+                keep_partial_work(run, number)
+            except BookkeepingError as kept:  # the stop stands; what was not kept is said
+                run.message += f"; its partial work was not kept: {kept}"
             return
         run.reports.append(report)
-        record_round(self.settings, run, report)
+        try:
+            record_round(self.settings, run, report)
+        except (BookkeepingError, OSError) as exc:  # a record the harness cannot keep: no pass
+            run.stop = StopReason.ERROR
+            run.message = f"round {number} could not be recorded: {exc}"
+            return
         notify_round(self.settings, report)
         decision = decide(
             run.reports,

@@ -19,7 +19,7 @@ from harness.sandbox.bwrap import SANDBOX_HOME, bwrap_argv, bwrap_problem
 from harness.sandbox.container import CONTAINER_HOME, Container
 from harness.sandbox.engine import ENGINES
 from harness.sandbox.env import allowed_env
-from harness.sandbox.limits import MB, Cgroup, Limits, limits_prefix, nproc_prefix
+from harness.sandbox.limits import MB, Cgroup, DiskWatch, Limits, limits_prefix, nproc_prefix
 from harness.sandbox.process import CommandResult, cannot_start, run_command
 from harness.sandbox.project_env import PythonEnv
 
@@ -135,11 +135,13 @@ class Sandbox:
 
         ``workspace`` (default ``cwd``) and ``writable`` are the only places it may write;
         ``env`` are values set on purpose on top of the allow-list. Killed at ``timeout`` or the
-        first limit exceeded; the result says which.
+        first limit exceeded (the workspace's disk filled by more than ``write_mb`` among
+        them); the result says which.
         """
         here = Path(cwd).absolute()
         root = Path(workspace).absolute() if workspace is not None else here
         argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
+        disk = DiskWatch([root, *(Path(p).absolute() for p in writable)])
         if self._container is not None:
             if not here.is_dir():  # else the engine's client would be named as what cannot start
                 gone = f"[Errno 2] No such file or directory: {str(here)!r}"
@@ -148,7 +150,7 @@ class Sandbox:
                 argv, cwd=here, workspace=root, timeout=timeout,
                 env=allowed_env(home=CONTAINER_HOME, names=self.env_names, extra=env),
                 writable=[Path(p).absolute() for p in writable], max_output=max_output,
-                watch=self._watch(None),
+                watch=self._watch(None, disk),
             )  # fmt: skip
         if not isinstance(command, str):  # inside, a missing program is only bwrap's exit 1
             missing = _missing_program(argv, here, self._env("", None)["PATH"])
@@ -166,7 +168,7 @@ class Sandbox:
             full_env = self._env(home, env)
             return run_command(
                 argv, cwd=here, timeout=timeout, env=full_env, max_output=max_output,
-                watch=self._watch(cgroup), explain=self._explain(cgroup),
+                watch=self._watch(cgroup, disk), explain=self._explain(cgroup),
             )  # fmt: skip
         finally:
             if cgroup is not None:
@@ -180,12 +182,14 @@ class Sandbox:
         workspace: str | os.PathLike[str] | None = None,
         env: Mapping[str, str] | None = None,
         writable: Sequence[str | os.PathLike[str]] = (),
+        readonly: Sequence[str | os.PathLike[str]] = (),
     ) -> tuple[list[str], dict[str, str]]:
         """The command line and environment that start ``argv`` under this sandbox.
 
         For a long-running process the caller starts, talks to and stops itself (an MCP server
         over stdio): the same boundary as :meth:`run` (namespaces, read-only root, only
-        ``workspace`` (default ``cwd``) and ``writable`` writable, no network unless allowed,
+        ``workspace`` (default ``cwd``) and ``writable`` writable, ``readonly`` shown read-only
+        beside the sandbox's own (``cwd`` outside the workspace, say), no network unless allowed,
         the allow-listed environment plus ``env``, killed with the harness) and the limits that
         bound one process: memory (per process), file size and, outside a cgroup, the process
         count. No time or output limit: the caller decides when the process ends. Start the
@@ -195,20 +199,23 @@ class Sandbox:
         here = Path(cwd).absolute()
         root = Path(workspace).absolute() if workspace is not None else here
         command = list(argv)
+        shown = [Path(p).absolute() for p in readonly]
         if self._container is not None:  # the program is the image's: the engine looks for it
             if not here.is_dir():
                 raise FileNotFoundError(f"[Errno 2] No such file or directory: {str(here)!r}")
             return self._container.wrap(
                 command, cwd=here, workspace=root,
                 env=allowed_env(home=CONTAINER_HOME, names=self.env_names, extra=env),
-                writable=[Path(p).absolute() for p in writable],
+                writable=[Path(p).absolute() for p in writable], readonly=shown,
             )  # fmt: skip
         missing = _missing_program(command, here, self._env("", None)["PATH"])
         if missing:
             raise FileNotFoundError(missing)
         home = SANDBOX_HOME
         if self.backend == "bwrap":
-            command = self._bwrap(command, root, here, writable, nproc=os.geteuid() != 0)
+            command = self._bwrap(
+                command, root, here, writable, nproc=os.geteuid() != 0, readonly=shown
+            )
         else:
             home = self._own_home()
         command = limits_prefix(self.limits, None) + command
@@ -222,12 +229,13 @@ class Sandbox:
         writable: Sequence[str | os.PathLike[str]],
         *,
         nproc: bool,
+        readonly: Sequence[Path] = (),
     ) -> list[str]:
         """``argv`` inside bubblewrap; ``nproc``: bound its process count with ``prlimit``."""
         return bwrap_argv(
             nproc_prefix(self.limits) + argv if nproc else argv,
             workspace=root, cwd=here, network=self.network,
-            tmp_bytes=self.limits.tmp_mb * MB, readonly=self.readonly,
+            tmp_bytes=self.limits.tmp_mb * MB, readonly=[*self.readonly, *readonly],
             shm_bytes=min(self.limits.tmp_mb, self.limits.memory_mb) * MB,
             writable=[Path(p) for p in writable], unseen=self.hidden,
             shown=self.python_env.folders() if self.python_env else (),
@@ -240,13 +248,16 @@ class Sandbox:
             weakref.finalize(self, shutil.rmtree, self._home, ignore_errors=True)
         return self._home
 
-    def _watch(self, cgroup: Cgroup | None) -> Callable[[int], str | None]:
+    def _watch(self, cgroup: Cgroup | None, disk: DiskWatch) -> Callable[[int], str | None]:
         names = self.limits.names()
         output_bytes = self.limits.output_mb * MB
+        write_bytes = self.limits.write_mb * MB
 
         def watch(written: int) -> str | None:
             if written > output_bytes:
                 return names["output"]
+            if disk.grown() > write_bytes:
+                return names["write"]
             hit = cgroup.exceeded() if cgroup is not None else None
             return names[hit] if hit else None
 

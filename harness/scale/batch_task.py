@@ -72,6 +72,8 @@ class TaskRecord(BaseModel):
     run_id: str | None = None
     starts: int = 1
     """How many times the task was started (more than one after an interrupted batch)."""
+    unsandboxed: str | None = None
+    """Why its commands ran without a sandbox, when they did."""
 
     @property
     def ended(self) -> bool:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from harness.core import nofollow
 from harness.core.atomic import atomic_write_text
-from harness.core.state import state_home
+from harness.core.state_home import state_home
 
 LEDGER_LIMIT = 16 * 1024 * 1024
 """The most a ledger may hold when read (16 MB: some hundred thousand tasks)."""

@@ -27,7 +27,7 @@ from pathlib import Path
 import uv
 
 from harness.core.errors import ConfigError
-from harness.core.state import state_home
+from harness.core.state_home import state_home
 from harness.sandbox import Sandbox
 from harness.sandbox.project_env import PythonEnv, detected_env
 from harness.spec.loop_spec import LoopSpec

@@ -7,6 +7,7 @@ started.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
@@ -21,6 +22,10 @@ if TYPE_CHECKING:
     from mcp.types import Tool as McpToolSpec
 
 PREFIX = "mcp__"
+SCRATCH_VARIABLE = "HARNESS_SCRATCH"
+"""Names a stdio server's scratch folder to it: the one place it may write."""
+MAX_MESSAGE_BYTES = 4 << 20
+"""The longest message of a stdio server's the harness reads; a longer answer is an error."""
 _BAD_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 
 
@@ -55,19 +60,23 @@ class McpServer:
                 raise ConfigError(f"mcp {self.name!r}: {key} must be positive")
 
 
-def launch_parameters(server: McpServer, sandbox: Sandbox) -> StdioServerParameters:
+def launch_parameters(server: McpServer, sandbox: Sandbox, scratch: Path) -> StdioServerParameters:
     """How a stdio server is started: inside ``sandbox``, the one place its command line is decided.
 
-    The server runs in its ``cwd`` (default: the current folder), which is where it may write;
-    it gets the sandbox's allow-listed environment plus ``server.env``, never the harness's own
-    environment (which may hold API keys), and the network only when the sandbox allows it.
+    The server runs in its ``cwd`` (default: the current folder), shown read-only, and may write
+    only in ``scratch``, a folder of its own named to it as ``HARNESS_SCRATCH`` (never the loop's
+    folder, where loop.toml and the harness's inboxes lie). It gets the sandbox's allow-listed
+    environment plus ``server.env``, never the harness's own environment (which may hold API
+    keys), and the network only when the sandbox allows it. Its stdout reaches the harness
+    through :mod:`harness.tools.mcp_relay`, so no message over :data:`MAX_MESSAGE_BYTES` is read.
     """
     from mcp import StdioServerParameters
 
     cwd = Path(server.cwd or Path.cwd()).absolute()
-    argv, env = sandbox.wrap(server.command, cwd=cwd, env=server.env)
-    program, *args = argv
-    return StdioServerParameters(command=program, args=args, env=env, cwd=cwd)
+    argv, env = sandbox.wrap(server.command, cwd=cwd, workspace=scratch, readonly=[cwd],
+                             env={**server.env, SCRATCH_VARIABLE: str(scratch)})  # fmt: skip
+    relay = ["-I", str(Path(__file__).with_name("mcp_relay.py")), str(MAX_MESSAGE_BYTES), "--"]
+    return StdioServerParameters(command=sys.executable, args=[*relay, *argv], env=env, cwd=cwd)
 
 
 def tool_name(server: str, remote: str) -> str:

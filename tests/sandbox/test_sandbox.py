@@ -231,9 +231,8 @@ def test_without_network_the_host_unix_sockets_in_run_are_out_of_reach(
     """A service's socket under /run (docker, D-Bus, a database) cannot be reached: the
     sandbox gets an empty /run when the network is off.
 
-    What remains: a socket a host process keeps elsewhere in the read-only root (under
-    ``/var/lib``, say) or in the workspace itself (git's fsmonitor daemon in a ``.git``) is
-    still reachable; with ``network`` on, /run is the host's (its resolver may need it).
+    Sockets elsewhere: tests/sandbox/test_host_sockets.py; with ``network`` on, /run is the
+    host's (its resolver may need it).
     """
     path, accepted = host_unix_server
     probe = f"python3 -c \"import socket; socket.socket(socket.AF_UNIX).connect('{path}')\""
