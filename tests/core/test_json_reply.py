@@ -39,4 +39,3 @@ def test_a_reply_without_an_object_is_an_error_that_says_which() -> None:
     for empty in ("", "  \n\t"):
         with pytest.raises(ValueError, match="^the reply is empty$"):
             find_json(empty)
-
