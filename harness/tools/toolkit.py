@@ -67,7 +67,7 @@ class ToolContext:
     files_touched: set[str] = field(default_factory=set)  # relative paths read or written
     commands_run: list[str] = field(default_factory=list)
     max_shell_timeout: float = 600.0  # the most a model may ask of run_shell's timeout
-    search_timeout: float = 5.0  # one search's budget, seconds: a pattern can backtrack for ever
+    search_timeout: float = 1.5  # one search's budget, seconds (a line costs ~0.1 s at most)
     sandbox: Sandbox | None = None  # where run_shell runs commands; None: Sandbox("auto")
     time_left: Callable[[], float | None] | None = None  # the run's time budget left, seconds
 
