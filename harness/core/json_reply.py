@@ -25,4 +25,3 @@ def find_json(text: str) -> Any:
         if isinstance(data, dict):
             return data
     raise ValueError("no JSON object found in the reply" if text.strip() else "the reply is empty")
-
