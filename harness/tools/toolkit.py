@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from harness.core.errors import ConfigError, ToolError
 from harness.core.text import truncate
+from harness.core.validation import positive_finite
 from harness.models.base import ToolCall
 from harness.sandbox import Sandbox
 from harness.tools.paths import check_protect_patterns, shown
@@ -77,8 +78,7 @@ class ToolContext:
             raise ConfigError(f"workspace: {self.workspace} is not a directory")
         self.protect = check_protect_patterns(self.protect)
         for name in ("shell_timeout", "max_shell_timeout", "max_output_chars", "search_timeout"):
-            if not getattr(self, name) > 0:
-                raise ConfigError(f"{name}: must be positive, got {getattr(self, name)!r}")
+            positive_finite(name, getattr(self, name))
 
 
 class Tool:

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from harness.core.errors import ConfigError
 from harness.core.text import truncate
+from harness.core.validation import positive_finite
 from harness.sandbox import CommandResult, Sandbox, default_sandbox
 from harness.verify.junit import JUnitProblem, JUnitReport, read_junit
 from harness.verify.pytest_args import positional_paths
@@ -393,6 +394,4 @@ def _workspace(path: str | Path) -> Path:
 
 
 def _checked_timeout(timeout: float) -> float:
-    if not timeout > 0:
-        raise ConfigError(f"timeout: must be positive, got {timeout!r}")
-    return timeout
+    return positive_finite("timeout", timeout)
