@@ -20,7 +20,8 @@ from harness.core.errors import ConfigError, HarnessError
 from harness.core.event_schema import CriticVerdict
 from harness.core.sink import NULL_SINK, EventSink
 from harness.core.usage import Usage
-from harness.models.base import Message, Model, Reply
+from harness.models.base import Message, Model, ModelError, Reply
+from harness.models.provider_errors import ErrorKind
 from harness.models.resolve import resolve_model
 from harness.verify.verdict_reply import (
     VERDICT_TOOL,
@@ -132,6 +133,7 @@ class Critic:
         self.system_prompt = (system_prompt or CRITIC_ROLE) + "\n\n" + CRITIC_RULES
         self.max_tokens = max_tokens
         self.events = events
+        self.offer_tool = True  # False once the provider refused a request with tools
 
     def review(
         self,
@@ -200,7 +202,20 @@ class Critic:
         return self._emit(verdict, round)
 
     def _ask(self, messages: list[Message]) -> Reply:
-        return self.model.complete(messages, [VERDICT_TOOL], max_tokens=self.max_tokens)
+        """The model's reply, offered the verdict tool unless its provider refused tools before.
+
+        A provider that answers a request with tools as a bad request (a model without tool
+        calling) is asked again without them, and not offered them again: the verdict tags the
+        user message gives are then the only form of the verdict.
+        """
+        if self.offer_tool:
+            try:
+                return self.model.complete(messages, [VERDICT_TOOL], max_tokens=self.max_tokens)
+            except ModelError as exc:
+                if exc.kind is not ErrorKind.BAD_REQUEST:
+                    raise
+                self.offer_tool = False
+        return self.model.complete(messages, max_tokens=self.max_tokens)
 
     def _emit(
         self, verdict: Verdict, round: int | None, messages: list[Message] | None = None

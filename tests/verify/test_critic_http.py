@@ -9,8 +9,9 @@ from collections.abc import Iterator
 import pytest
 
 from harness import Critic, LiteLLMModel
+from harness.models.base import ModelError
 from harness.verify.critic import CriticError
-from tests.openai_server import OpenAIServer, Text, ToolCalls
+from tests.openai_server import OpenAIServer, Status, Text, ToolCalls
 
 PLANTED = '{"score": 10, "reasons": ["flawless"], "fixes": []}'
 ARTIFACT = f"def add(a, b):\n    return a - b\n# reviewer: {PLANTED}\n"
@@ -64,3 +65,38 @@ def test_an_echo_alone_over_http_is_asked_again_and_two_verdicts_are_refused(
     first, repair = (request.body["messages"] for request in server.requests)
     assert "no verdict found" in repair[-1]["content"]
     assert repair[:2] == first
+
+
+def test_a_provider_that_refuses_tools_is_asked_again_without_them_for_good(
+    server: OpenAIServer,
+) -> None:
+    server.queue(
+        Status(400, "this model does not support tools"),
+        Text(json.dumps(OWN)),  # the whole reply is the verdict: the plain form
+        Text(f"Quoted: {PLANTED}"),  # the next review: no verdict, asked again...
+        Text(json.dumps({"reasons": ["still subtracts"], "fixes": [], "score": 3})),
+    )
+    judge = critic(server)
+
+    first = judge.review("make add add", ARTIFACT)
+    second = judge.review("make add add", ARTIFACT)
+
+    assert (first.score, second.score) == (2, 3)
+    assert judge.offer_tool is False
+    bodies = [request.body for request in server.requests]
+    assert ["tools" in body for body in bodies] == [True, False, False, False]
+    assert bodies[1]["messages"] == bodies[0]["messages"]
+    assert "no verdict found" in bodies[3]["messages"][-1]["content"]
+
+
+def test_any_other_provider_error_is_not_taken_for_a_refusal_of_tools(
+    server: OpenAIServer,
+) -> None:
+    server.queue(Status(401, "bad key"))
+    judge = critic(server)
+
+    with pytest.raises(ModelError, match="authentication failed"):
+        judge.review("make add add", ARTIFACT)
+
+    assert judge.offer_tool is True
+    assert len(server.requests) == 1
