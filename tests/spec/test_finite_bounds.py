@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import Budget, CommandGate, Critic, HumanGate, LiteLLMModel, PytestGate
+from harness import Budget, CommandGate, Critic, HumanGate, LiteLLMModel, PytestGate, Skill
 from harness.agent.compaction import MaskObservations
 from harness.core.errors import ConfigError
 from harness.engine.bounds import Watchdog
@@ -126,3 +126,10 @@ def test_finite_values_at_the_edges_are_accepted(tmp_path: Path) -> None:
     assert Watchdog(seconds=1e-3).seconds == 1e-3
     assert ToolContext(workspace=tmp_path, search_timeout=1e6).search_timeout == 1e6
     assert CommandGate("true", timeout=0.001).timeout == 0.001
+
+
+@pytest.mark.parametrize("value", ["inf", "nan"])
+def test_a_skills_threshold_must_be_finite(value: str) -> None:
+    text = f"---\nname: s\nthreshold: {value}\n---\n\n## Success\n\nok\n"
+    with pytest.raises(ConfigError, match="^<skill>: threshold: Input should be a finite number$"):
+        Skill.parse(text)
