@@ -66,9 +66,10 @@ class Agent:
     with an error observation the model can correct; ``max_malformed`` consecutive replies made
     only of such calls end the session with ``AgentStop.MALFORMED``.
 
-    A session going round in circles is ended with ``AgentStop.STUCK``: after ``max_repeats``
-    identical calls with identical results, or ``max_errors`` failed calls in a row, the
-    observation carries a note saying so; one more such call ends the session.
+    A session going round in circles is ended with ``AgentStop.STUCK``: after a cycle of calls
+    (the same call, or up to 4 calls in turn, A B A B ...) went round ``max_repeats`` times with
+    identical results, or ``max_errors`` failed calls in a row, the observation carries a note
+    saying so; one more call that keeps it going ends the session.
 
     ``compaction`` keeps the session inside the model's window: ``"mask_observations"`` (the
     default), ``"summarize"``, ``"none"``/``None``, or any object with ``maybe_compact``.

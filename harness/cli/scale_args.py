@@ -5,6 +5,7 @@ Kept free of heavy imports: ``harness --help`` builds these parsers."""
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 FEEDBACK_CHOICES = ("none", "pass_fail", "ids")
@@ -22,8 +23,8 @@ def positive_float(text: str) -> float:
         value = float(text)
     except ValueError:
         value = 0.0
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
+    if not 0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"must be a finite number above 0, got {text!r}")
     return value
 
 

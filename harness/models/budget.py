@@ -15,6 +15,7 @@ from harness.core.redact import Redactor
 from harness.core.sink import NULL_SINK, EventSink
 from harness.core.stop import StopReason
 from harness.core.usage import Usage
+from harness.core.validation import positive_finite
 from harness.models.base import Message, Model, Reply, ToolSchema, token_ceiling
 from harness.models.redaction import Redact, RequestRedactor
 from harness.models.wrapper import Wrapper
@@ -33,10 +34,13 @@ class Budget:
     seconds: float | None = None
 
     def __post_init__(self) -> None:
-        for name in ("tokens", "cost_usd", "seconds"):
-            value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or value <= 0):
-                raise ConfigError(f"budget.{name}: must be a positive number, got {value!r}")
+        tokens = self.tokens
+        if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int)
+                                   or tokens <= 0):  # fmt: skip
+            raise ConfigError(f"budget.tokens: must be a positive integer, got {tokens!r}")
+        for name in ("cost_usd", "seconds"):
+            if getattr(self, name) is not None:
+                positive_finite(f"budget.{name}", getattr(self, name))
 
 
 @dataclass

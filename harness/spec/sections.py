@@ -13,7 +13,7 @@ from harness.sandbox.limits import Limits
 
 
 class Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)  # finite bounds
 
 
 class HeldOutConfig(Section):

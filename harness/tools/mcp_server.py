@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.core.errors import ConfigError
+from harness.core.validation import positive_finite
 from harness.sandbox import Sandbox
 
 if TYPE_CHECKING:
@@ -56,8 +57,7 @@ class McpServer:
         if bool(self.command) == bool(self.url):
             raise ConfigError(f"mcp {self.name!r}: give either command or url, not both or neither")
         for key in ("startup_timeout", "call_timeout"):
-            if not getattr(self, key) > 0:
-                raise ConfigError(f"mcp {self.name!r}: {key} must be positive")
+            positive_finite(f"mcp {self.name!r}: {key}", getattr(self, key))
 
 
 def launch_parameters(server: McpServer, sandbox: Sandbox, scratch: Path) -> StdioServerParameters:

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from harness.core.errors import ConfigError
 from harness.core.text import truncate
+from harness.core.validation import positive_finite
 from harness.sandbox import CommandResult, Sandbox, default_sandbox
 from harness.verify.environment import pytest_command
 from harness.verify.junit import JUnitProblem, JUnitReport, read_junit
@@ -400,6 +401,4 @@ def _workspace(path: str | Path) -> Path:
 
 
 def _checked_timeout(timeout: float) -> float:
-    if not timeout > 0:
-        raise ConfigError(f"timeout: must be positive, got {timeout!r}")
-    return timeout
+    return positive_finite("timeout", timeout)

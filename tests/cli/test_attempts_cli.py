@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from tests.cli.test_cli import harness, write_loop
-from tests.conftest import git, make_repo
+from tests.conftest import git, make_repo, verdict_entry
 
 
 def _project(tmp_path: Path, extra: str = "") -> Path:
@@ -16,9 +16,7 @@ def _project(tmp_path: Path, extra: str = "") -> Path:
             [{"name": "write_file", "arguments": {"path": "out.txt", "content": "yes"}}, "done"]
         )
     )
-    (project / "critic.json").write_text(
-        json.dumps([json.dumps({"score": 7, "reasons": ["ok"], "fixes": []})])
-    )
+    (project / "critic.json").write_text(json.dumps([verdict_entry(7)]))
     write_loop(
         project,
         f"""\
