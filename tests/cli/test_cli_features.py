@@ -334,7 +334,11 @@ def test_ctrl_c_during_a_run_escalates_as_cancelled_with_exit_3(tmp_path: Path) 
     assert result.returncode == 3, result.stderr
     report = tmp_path / "progress" / "answer.escalation.md"
     assert "CANCELLED" in report.read_text()
-    assert result.stdout == "CANCELLED: cancelled during round 1\n"
+    assert result.stdout.splitlines() == [
+        "CANCELLED: cancelled during round 1",
+        "note: commands are not sandboxed: they run as the harness's user, with its files in reach "
+        "(backend 'none')",
+    ]
     assert Progress.load(tmp_path / "progress" / "answer.md").status is Status.ESCALATED
 
 
