@@ -151,6 +151,12 @@ def print_verdict(result: RunResult, *, quiet: bool, redact: Callable[[str], str
             f"work is on branch {result.branch} in {result.worktree}; `harness run` resumes it, "
             "`harness clean` removes it once you are done with it"
         )
+    elif result.branch and result.passed and not result.merged:
+        branch, base = result.branch, result.origin or "HEAD"
+        print(
+            f"the work is on branch {branch}: `git diff {base}...{branch}` shows it, "
+            f"`git merge {branch}` takes it (`merge = true` in loop.toml merges a pass itself)"
+        )
     elif result.branch:
         print(f"work is on branch {result.branch}")
 

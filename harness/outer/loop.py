@@ -25,7 +25,6 @@ from harness.core.nofollow import UnsafePath, trusted_root
 from harness.core.redact import Redactor
 from harness.core.stop import StopReason
 from harness.core.usage import Usage
-from harness.engine.loop import finish_message
 from harness.memory.lock import LoopLock
 from harness.memory.progress import Progress
 from harness.memory.progress_items import Status
@@ -34,7 +33,7 @@ from harness.memory.spend import spend_path
 from harness.models.budget import Budget
 from harness.models.pricing import cost_budget_warning
 from harness.outer.claims import unconfirmed_pass
-from harness.outer.decision import decide
+from harness.outer.decision import cap_message, decide
 from harness.outer.escalation import EscalationHook
 from harness.outer.evidence import play_round
 from harness.outer.options import LoopOptions, new_run_id
@@ -204,7 +203,7 @@ class OuterLoop:
         while run.stop is None:  # each round: play, record, decide
             if number > settings.max_iterations:  # resumed at its cap: nothing left to play
                 run.stop = StopReason.MAX_ITERATIONS
-                run.message = finish_message(number - 1, StopReason.MAX_ITERATIONS)
+                run.message = cap_message(number - 1)
                 break
             self._round(run, number)
             number += 1

@@ -29,6 +29,8 @@ class RunResult:
     """An ERROR stop caused by bad set-up that only showed once a round ran (a model the provider
     does not know, ...): the CLI exits 2 for it, as for any configuration error."""
     waited: float = 0.0  # seconds spent waiting for a person (not counted by budget.seconds)
+    origin: str | None = None  # the branch the run started from; None when HEAD was detached
+    merged: bool = False  # a pass fast-forwarded into ``origin`` (``merge = true``)
 
     @property
     def passed(self) -> bool:

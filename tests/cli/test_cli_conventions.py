@@ -55,7 +55,7 @@ def harness_to_closed_pipe(*args: str, cwd: Path) -> subprocess.CompletedProcess
 def test_the_verdict_goes_to_stdout_and_the_progress_to_stderr(tmp_path: Path) -> None:
     result = harness("run", cwd=passing_loop(tmp_path))
     assert result.returncode == 0, result.stderr
-    assert result.stdout == "PASSED: round 1 passed every gate and the review\n"
+    assert result.stdout == "PASSED: round 1 passed every gate\n"
     assert "round 1/10" in result.stderr
     assert "PASSED: round 1" not in result.stderr
 
@@ -63,7 +63,7 @@ def test_the_verdict_goes_to_stdout_and_the_progress_to_stderr(tmp_path: Path) -
 def test_quiet_prints_one_line_and_nothing_on_stderr(tmp_path: Path) -> None:
     result = harness("run", "--quiet", cwd=passing_loop(tmp_path))
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines() == ["PASSED: round 1 passed every gate and the review"]
+    assert result.stdout.splitlines() == ["PASSED: round 1 passed every gate"]
     assert result.stderr == ""
 
 
@@ -82,7 +82,7 @@ def test_the_uncommitted_changes_note_comes_first_on_stderr(tmp_path: Path) -> N
     assert first.startswith("note: ")
     assert "uncommitted changes (README.md)" in first
     assert "note:" not in result.stdout
-    assert result.stdout.startswith("PASSED: round 1 passed every gate and the review\n")
+    assert result.stdout.startswith("PASSED: round 1 passed every gate\n")
 
 
 @pytest.mark.parametrize("command", [["runs"], ["report", "RUN"]])
