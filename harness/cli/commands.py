@@ -73,6 +73,7 @@ def _in_git(folder: Path) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     from harness.cli.fresh import (
+        NotesAtStart,
         abandoned_branch,
         drop_stale_escalation,
         previous_name,
@@ -93,21 +94,22 @@ def run(args: argparse.Namespace) -> int:
         from harness.cli.attempts import run_attempts
 
         return run_attempts(args, config)
+    notes: list[str] = []
     if args.restart:
-        talk = not args.quiet and not args.json
         earlier = abandoned_branch(config)
         for work in set_aside_work(config):
-            if talk:
+            if not args.quiet and not args.json:
                 print(f"note: set {work} aside as {previous_name(work).name}", file=sys.stderr)
-        if earlier and talk:
-            print(
-                f"note: the earlier run's branch {earlier} is left as it was; "
-                "`harness clean` removes it (and its worktree, if it has one)",
-                file=sys.stderr,
+        if earlier:
+            notes.append(
+                f"the earlier run's branch {earlier} is left as it was; "
+                "`harness clean` removes it (and its worktree, if it has one)"
             )
     mode: Mode = "json" if args.json else "quiet" if args.quiet else "live"
     redactor = config.redactor()
     echo: EventSink = LiveProgress(sys.stdout if args.json else sys.stderr, mode)
+    if mode == "live":
+        echo = NotesAtStart(echo, notes, sys.stderr)
     flush = None
     if args.otel:
         from harness.observe.otel import command_line_sink

@@ -5,14 +5,18 @@
 * A loop that passes loses the escalation report an earlier run of it left: the report
   describes a state that no longer holds (the event log of that run still has its stop).
 * ``--restart`` names the earlier run's branch it leaves behind: no longer resumable, it is
-  for ``harness clean`` to remove.
+  for ``harness clean`` to remove. It says so once the run has begun (:class:`NotesAtStart`),
+  never for a restart that is then refused (a preflight failure, a loop running elsewhere).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TextIO
 
 from harness.core.errors import ConfigError
+from harness.core.event_schema import EventBase, RunStart
+from harness.core.sink import EventSink
 from harness.memory.lock import LoopLock
 from harness.memory.progress import Progress
 from harness.memory.run_state import RunState
@@ -59,3 +63,17 @@ def abandoned_branch(config: LoopSpec) -> str | None:
         return RunState.read(Progress.load(path)).branch
     except ConfigError:
         return None
+
+
+class NotesAtStart:
+    """Passes every event on to ``sink``, and prints ``notes`` to ``stream`` as the run starts."""
+
+    def __init__(self, sink: EventSink, notes: list[str], stream: TextIO) -> None:
+        self.sink, self.notes, self.stream = sink, notes, stream
+
+    def emit(self, event: EventBase) -> None:
+        if isinstance(event, RunStart):
+            for line in self.notes:
+                print(f"note: {line}", file=self.stream)
+            self.notes = []
+        self.sink.emit(event)

@@ -30,8 +30,11 @@ from harness.memory.progress import Progress
 from harness.memory.progress_items import Status
 from harness.memory.skill import Skill
 from harness.memory.spend import spend_path
+from harness.models.base import Model
 from harness.models.budget import Budget
 from harness.models.pricing import cost_budget_warning
+from harness.models.scripted import ScriptedModel
+from harness.models.wrapper import Wrapper
 from harness.outer.claims import unconfirmed_pass
 from harness.outer.decision import cap_message, decide
 from harness.outer.escalation import EscalationHook
@@ -140,12 +143,14 @@ class OuterLoop:
 
     def _start_notes(self) -> list[str]:
         """What the person should know as the run starts: a cost budget it cannot enforce, a
-        critic grading its own author's work."""
+        critic grading its own author's work. A scripted model costs nothing and its verdicts
+        are written out in advance, so neither is said of one."""
         settings = self.settings
         author = settings.agent.model
         critic = settings.critic.model if settings.critic else None
-        notes = [cost_budget_warning(settings.budget, [author, *([critic] if critic else [])])]
-        if critic is not None and critic.name == author.name:
+        models = [model for model in (author, critic) if model and not _scripted(model)]
+        notes = [cost_budget_warning(settings.budget, models)]
+        if critic is not None and critic.name == author.name and not _scripted(author):
             notes.append(
                 f"the critic uses the author's model ({critic.name}); a model grading its own "
                 "work is lenient: name another in [critic] model (or --critic-model)"
@@ -294,3 +299,10 @@ def _stop_for(exc: BaseException, number: int) -> tuple[StopReason, str]:
         trace = "".join(traceback.format_exception(exc)[-3:])
         message += f"\n{trace.rstrip()}"
     return StopReason.ERROR, message
+
+
+def _scripted(model: Model) -> bool:
+    """Whether ``model`` is (or wraps) a :class:`ScriptedModel`."""
+    while isinstance(model, Wrapper):
+        model = model.inner
+    return isinstance(model, ScriptedModel)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.memory.lock import LoopLock
 from tests.cli.test_cli import ROOT, harness, write_loop
 from tests.conftest import git, make_repo
 
@@ -225,6 +226,32 @@ def test_the_harness_own_progress_files_are_not_the_users_uncommitted_changes(
     notes = [line for line in mine.stderr.splitlines() if line.startswith("note: ")]
     assert len(notes) == 2  # the earlier branch, then the user's own change
     assert "uncommitted changes (README.md)" in notes[1]
+
+
+def test_a_restart_names_the_branch_it_leaves_only_once_it_goes_ahead(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "x\n", ".gitignore": ".harness/\n"})
+    passing_loop(repo)
+    (repo / "loop.toml").write_text(PASSING_LOOP.replace('"none"', '"worktree"'))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "loop")
+    assert harness("run", "--quiet", cwd=repo).returncode == 0
+    (branch,) = git(repo, "branch", "--list", "harness/*", "--format=%(refname:short)").split()
+
+    unknown = harness("run", "--restart", "--model", "nosuchprovider/model", cwd=repo)
+    assert unknown.returncode == 2, unknown.stderr
+    assert unknown.stderr.startswith("harness: ")
+    assert "note:" not in unknown.stderr  # refused by the preflight: nothing was left
+    with LoopLock(repo / "progress" / "hello.md"):
+        held = harness("run", "--restart", cwd=repo)
+    assert held.returncode == 2, held.stderr
+    assert "note:" not in held.stderr  # refused: the loop runs elsewhere
+
+    went = harness("run", "--restart", cwd=repo)
+    assert went.returncode == 0, went.stderr
+    assert [line for line in went.stderr.splitlines() if line.startswith("note: ")] == [
+        f"note: the earlier run's branch {branch} is left as it was; `harness clean` removes "
+        "it (and its worktree, if it has one)"
+    ]
 
 
 def test_a_full_disk_is_a_system_error_not_bad_usage(tmp_path: Path) -> None:
