@@ -193,8 +193,10 @@ def test_a_round_cut_short_by_an_error_is_counted_everywhere(tmp_path: Path) -> 
     assert result.stdout.startswith("ERROR: round 1 failed: ScriptExhausted")
     assert "ERROR (not passed) after 1 round(s)" in result.stderr
     runs = harness("runs", cwd=tmp_path)
-    (row,) = [line for line in runs.stdout.splitlines() if "ERROR" in line]
-    assert " 1 " in row  # one round, as the verdict says
+    header, row = runs.stdout.split("\n")[:2]
+    assert header.split() == ["run", "started", "outcome", "rounds", "cost", "goal"]
+    assert row.split()[3:6] == ["ERROR", "1", "$0.000"]  # one round, as the verdict says
+    assert runs.stdout.endswith(" write hello.txt\n")  # no blank line after the table
 
 
 def test_the_text_report_counts_tool_calls_under_that_name(tmp_path: Path) -> None:

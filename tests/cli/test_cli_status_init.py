@@ -16,6 +16,7 @@ from tests.conftest import git, make_repo
 def test_status_at_the_repository_root_lists_the_examples_loops(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "examples", tmp_path / "examples", ignore=SCRATCH)
     shutil.copyfile(ROOT / "README.md", tmp_path / "README.md")
+    shutil.copytree(ROOT / "progress", tmp_path / "progress")  # its sample is not a loop
     examples = tmp_path / "examples"
     for where in (tmp_path, examples):
         result = harness("status", str(where), cwd=tmp_path)
