@@ -352,7 +352,6 @@ def test_the_iteration_cap_is_reached_at_its_round_not_before() -> None:
     at_cap = decide([failing(1, "t::a"), failing(2, "t::b")], max_iterations=2)
     assert at_cap.stop is StopReason.MAX_ITERATIONS
     assert at_cap.message == "no round passed in 2 round(s), the round cap"
-    assert "MAX_ITERATIONS" not in at_cap.message and "iteration" not in at_cap.message
     past = decide([failing(5, "t::a")], max_iterations=3)  # a resumed run past a lowered cap
     assert past.stop is StopReason.MAX_ITERATIONS
 
