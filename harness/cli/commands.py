@@ -19,6 +19,7 @@ from harness.workspace.caches import CACHE_PATTERNS
 if TYPE_CHECKING:
     from harness.memory.inbox import Inbox
     from harness.outer.result import RunResult
+    from harness.spec import LoopSpec
 
 SKILLS_DIR = Path(__file__).resolve().parent / "skills"
 SYSTEM_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS})
@@ -81,11 +82,10 @@ def run(args: argparse.Namespace) -> int:
     )
     from harness.core.sink import EventSink, Tee
     from harness.observe.live import LiveProgress, Mode
-    from harness.spec import LoopSpec
     from harness.spec.build import Overrides
     from harness.spec.launch import recorded_loop
 
-    config = LoopSpec.from_toml(args.path)
+    config = _spec(Path(args.path))
     if config.fleet is not None:
         from harness.cli.fleet import run_fleet
 
@@ -138,6 +138,21 @@ def run(args: argparse.Namespace) -> int:
 
 
 resume = run
+
+
+def _spec(path: Path) -> LoopSpec:
+    """The loop.toml at ``path``; a folder without one is told how to make one."""
+    from harness.cli.templates import LOOP_TOML
+    from harness.spec import CONFIG_NAME, LoopSpec
+
+    if path.is_dir() and not (path / CONFIG_NAME).exists():
+        where = "" if path == Path(".") else f" --dir {path}"
+        *kinds, last = LOOP_TOML
+        raise ConfigError(
+            f"{path / CONFIG_NAME}: no such file; `harness init KIND{where}` writes one, KIND "
+            f"being {', '.join(kinds)} or {last}"
+        )
+    return LoopSpec.from_toml(path)
 
 
 def print_verdict(result: RunResult, *, quiet: bool, redact: Callable[[str], str] = str) -> None:

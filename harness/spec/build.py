@@ -128,6 +128,16 @@ def build_gate(config: GateConfig, root: Path, sandbox: Sandbox | None = None) -
     return HeldOutGate(gate, root / config.held_out, feedback=config.feedback)
 
 
+def _skill(config: LoopSpec) -> Skill | None:
+    """The loop's SKILL.md; an error names the ``skill`` field."""
+    if not config.skill:
+        return None
+    try:
+        return Skill.load(config.root / config.skill)
+    except ConfigError as exc:
+        raise ConfigError(f"field 'skill': {exc}") from exc
+
+
 def _check_held_out(config: LoopSpec) -> None:
     """Each held-out folder exists, and lies outside the workspace (the agent never sees it)."""
     workspace = (config.root / config.workspace).resolve()
@@ -192,7 +202,7 @@ def build_loop(
         lambda: _model(model_name, config.model_options),
         "--model" if overrides.model else MODEL_ENV if os.environ.get(MODEL_ENV) else None,
     )
-    skill = Skill.load(root / config.skill) if config.skill else None
+    skill = _skill(config)
     sandbox = build_sandbox(config)
     agent = Agent(
         model,
