@@ -12,7 +12,7 @@ from harness.observe.live import format_tokens
 from harness.outer.loop import OuterLoop
 from harness.scale.batch_summary import BatchSummary
 from harness.scale.batch_task import TaskRecord
-from harness.scale.best_of import Attempt, BestOf, BestOfResult
+from harness.scale.best_of import Attempt, BestOf, BestOfResult, why_it_won
 from harness.scale.task_run import record_of
 from harness.spec import LoopSpec
 from harness.spec.build import Overrides, build_sandbox, mcp_servers
@@ -58,8 +58,10 @@ def run_attempts(args: argparse.Namespace, config: LoopSpec) -> int:
     if result.winner is None:
         print("no attempt passed; every attempt's branch and report is kept", file=sys.stderr)
         return EXIT_ESCALATED
-    print(f"winner: attempt {result.winner.number}, on branch "
-          f"{result.winner.result.branch if result.winner.result else None}", file=sys.stderr)  # fmt: skip
+    winner = result.winner
+    branch = winner.result.branch if winner.result else None
+    reason = why_it_won(result.attempts, winner)
+    print(f"winner: attempt {winner.number}, on branch {branch}: {reason}", file=sys.stderr)
     return EXIT_PASSED
 
 
