@@ -12,7 +12,7 @@ from harness.observe.live import format_tokens
 from harness.outer.loop import OuterLoop
 from harness.scale.batch_summary import BatchSummary
 from harness.scale.batch_task import TaskRecord
-from harness.scale.best_of import Attempt, BestOf, BestOfResult
+from harness.scale.best_of import Attempt, BestOf, BestOfResult, why_it_won
 from harness.scale.task_run import record_of
 from harness.spec import LoopSpec
 from harness.spec.build import Overrides, build_sandbox, mcp_servers
@@ -73,7 +73,8 @@ def _summary_lines(result: BestOfResult, folder: Path) -> list[str]:
         lines.append("no attempt passed; every attempt's branch and report is kept")
     else:
         branch = winner.result.branch if winner.result else None
-        lines.append(f"winner: attempt {winner.number}, on branch {branch}")
+        reason = why_it_won(result.attempts, winner)
+        lines.append(f"winner: attempt {winner.number}, on branch {branch}: {reason}")
     return lines
 
 

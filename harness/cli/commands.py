@@ -75,6 +75,7 @@ def _in_git(folder: Path) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     from harness.cli.fresh import (
+        NotesAtStart,
         abandoned_branch,
         previous_name,
         refuse_unborn_repository,
@@ -82,11 +83,10 @@ def run(args: argparse.Namespace) -> int:
     )
     from harness.core.sink import EventSink, Tee
     from harness.observe.live import LiveProgress, Mode
-    from harness.spec import LoopSpec
     from harness.spec.build import Overrides
     from harness.spec.launch import recorded_loop
 
-    config = LoopSpec.from_toml(args.path)
+    config = _spec(Path(args.path))
     if config.fleet is not None:
         from harness.cli.fleet import run_fleet
 
@@ -96,22 +96,23 @@ def run(args: argparse.Namespace) -> int:
         from harness.cli.attempts import run_attempts
 
         return run_attempts(args, config)
+    notes: list[str] = []
     if args.restart:
-        talk = not args.quiet and not args.json
         earlier = abandoned_branch(config)
         for work in set_aside_work(config):
-            if talk:
+            if not args.quiet and not args.json:
                 print(f"note: set {work} aside as {previous_name(work).name}", file=sys.stderr)
-        if earlier and talk:
-            print(
-                f"note: the earlier run's branch {earlier} is left as it was; "
-                "`harness clean` removes it (and its worktree, if it has one)",
-                file=sys.stderr,
+        if earlier:
+            notes.append(
+                f"the earlier run's branch {earlier} is left as it was; "
+                "`harness clean` removes it (and its worktree, if it has one)"
             )
     mode: Mode = "json" if args.json else "quiet" if args.quiet else "live"
     redactor = config.redactor()
     live = LiveProgress(sys.stdout if args.json else sys.stderr, mode)
     echo: EventSink = live
+    if mode == "live":
+        echo = NotesAtStart(echo, notes, sys.stderr)
     flush = None
     if args.otel:
         from harness.observe.otel import command_line_sink
@@ -177,6 +178,19 @@ def _tell(
             print_verdict(result, quiet=args.quiet, redact=redact)
         except BrokenPipeError:
             silence_stdout()
+def _spec(path: Path) -> LoopSpec:
+    """The loop.toml at ``path``; a folder without one is told how to make one."""
+    from harness.cli.templates import LOOP_TOML
+    from harness.spec import CONFIG_NAME, LoopSpec
+
+    if path.is_dir() and not (path / CONFIG_NAME).exists():
+        where = "" if path == Path(".") else f" --dir {path}"
+        *kinds, last = LOOP_TOML
+        raise ConfigError(
+            f"{path / CONFIG_NAME}: no such file; `harness init KIND{where}` writes one, KIND "
+            f"being {', '.join(kinds)} or {last}"
+        )
+    return LoopSpec.from_toml(path)
 
 
 def print_verdict(result: RunResult, *, quiet: bool, redact: Callable[[str], str] = str) -> None:
@@ -193,6 +207,12 @@ def print_verdict(result: RunResult, *, quiet: bool, redact: Callable[[str], str
         print(
             f"work is on branch {result.branch} in {result.worktree}; `harness run` resumes it, "
             "`harness clean` removes it once you are done with it"
+        )
+    elif result.branch and result.passed and not result.merged:
+        branch, base = result.branch, result.origin or "HEAD"
+        print(
+            f"the work is on branch {branch}: `git diff {base}...{branch}` shows it, "
+            f"`git merge {branch}` takes it (`merge = true` in loop.toml merges a pass itself)"
         )
     elif result.branch:
         print(f"work is on branch {result.branch}")

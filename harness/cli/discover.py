@@ -16,8 +16,9 @@ from harness.core.errors import ConfigError
 from harness.observe.run_summary import RUNS_DIR, RunInfo, find_run, list_runs
 from harness.spec import CONFIG_NAME, LoopSpec
 
-SET_ASIDE = (".escalation.md", ".previous.md")
-"""Suffixes of files beside a progress file that are not progress files themselves."""
+SET_ASIDE = (".escalation.md", ".previous.md", ".sample.md")
+"""Suffixes of files beside a progress file that are not progress files themselves: an
+escalation report, a file set aside by a restart, a sample shipped to read (progress/)."""
 
 _SKIPPED = frozenset({"node_modules", "__pycache__", "site-packages"})
 

@@ -5,7 +5,8 @@
 * A loop that passes loses the escalation report an earlier run of it left: the report
   describes a state that no longer holds (the event log of that run still has its stop).
 * ``--restart`` names the earlier run's branch it leaves behind: no longer resumable, it is
-  for ``harness clean`` to remove.
+  for ``harness clean`` to remove. It says so once the run has begun (:class:`NotesAtStart`),
+  never for a restart that is then refused (a preflight failure, a loop running elsewhere).
 * A git repository with no commit yet is refused under ``isolation = "auto"``: there is no
   commit to branch from, and working in place would leave nothing to go back to.
 * A run that ended before any round did work (a wrong key, a provider that cannot be reached)
@@ -17,9 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TextIO
 
 from harness.core.atomic import atomic_write_text
 from harness.core.errors import ConfigError
+from harness.core.event_schema import EventBase, RunStart
+from harness.core.sink import EventSink
 from harness.memory.lock import LoopLock
 from harness.memory.progress import Progress
 from harness.memory.progress_items import Status
@@ -119,3 +123,15 @@ def drop_idle_run(
         RunState().write(progress)
         atomic_write_text(path, redact(progress.render()))
     return f"removed its branch {branch} and worktree {worktree}"
+class NotesAtStart:
+    """Passes every event on to ``sink``, and prints ``notes`` to ``stream`` as the run starts."""
+
+    def __init__(self, sink: EventSink, notes: list[str], stream: TextIO) -> None:
+        self.sink, self.notes, self.stream = sink, notes, stream
+
+    def emit(self, event: EventBase) -> None:
+        if isinstance(event, RunStart):
+            for line in self.notes:
+                print(f"note: {line}", file=self.stream)
+            self.notes = []
+        self.sink.emit(event)

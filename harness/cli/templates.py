@@ -39,11 +39,36 @@ skill = "skills/content/SKILL.md"
 workspace = "."
 max_iterations = 5
 isolation = "none"
+# The agent may write only draft.md: facts.md and brief.md, which the checks and the reviewer
+# trust, and everything else here are protected (its file tools refuse them, and a round that
+# changes one through a shell command fails).
+protect = ["**", "!draft.md"]
 
 [[gates]]
 type = "command"
-name = "draft exists"
-cmd = "test -s draft.md"
+name = "length"
+cmd = "python -m harness.checks.content words --min 300 --max 600 draft.md"
+
+[[gates]]
+type = "command"
+name = "no hype"
+cmd = 'python -m harness.checks.content banned --phrase "world-class" --phrase "cutting-edge" --phrase "game-changing" draft.md'
+
+# The facts the piece must carry, word for word (fill in your own):
+# [[gates]]
+# type = "command"
+# name = "required facts"
+# cmd = 'python -m harness.checks.content facts --require "12 April 2025" --require "Priya Nair" draft.md'
+
+# A title and at least 3 sections; every link well-formed:
+# [[gates]]
+# type = "command"
+# name = "structure"
+# cmd = "python -m harness.checks.content structure --min-sections 3 draft.md"
+# [[gates]]
+# type = "command"
+# name = "links"
+# cmd = "python -m harness.checks.content links draft.md"
 
 [critic]
 # model = ["anthropic/claude-sonnet-4-5", "gpt-4.1-mini"]  # an independent critic: the first one set up is used
@@ -62,11 +87,19 @@ skill = "skills/research/SKILL.md"
 workspace = "."
 max_iterations = 6
 isolation = "none"
+# The agent may write only findings.md: the sources the citation check quotes from, the
+# question and everything else here are protected (its file tools refuse them, and a round that
+# changes one through a shell command fails).
+protect = ["**", "!findings.md"]
 
+# Every quote must occur in the source it cites, and at least 3 sources must be cited.
 [[gates]]
 type = "command"
-name = "findings exist"
-cmd = "test -s findings.md"
+name = "citations"
+cmd = "python -m harness.checks.citations findings.md --sources sources --min-sources 3"
+
+# When the sources are known to disagree, also require a non-empty "## Contradictions" section:
+# cmd = "python -m harness.checks.citations findings.md --sources sources --min-sources 3 --require-contradictions"
 
 [critic]
 # model = ["anthropic/claude-sonnet-4-5", "gpt-4.1-mini"]  # an independent critic: the first one set up is used

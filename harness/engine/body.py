@@ -18,6 +18,10 @@ if TYPE_CHECKING:
 
 Body = Callable[["LoopContext"], Any]
 T = TypeVar("T")
+BODY_SIGNATURE = (
+    "def body(ctx): ... with the item as ctx.item (also ctx.index, ctx.total, ctx.vars)"
+)
+"""How a body is written, as the errors of a body written otherwise say."""
 
 
 class RoundEnded(BaseException):
@@ -126,6 +130,36 @@ def run_blocking(coroutine: Coroutine[Any, Any, T]) -> T:
         return asyncio.run(coroutine)
     coroutine.close()
     raise ConfigError("an async body cannot be run with run() inside an event loop; await arun()")
+
+
+def check_body(body: Callable[..., Any]) -> None:
+    """Refuse a body that cannot be called with the one argument every body gets, the context."""
+    try:
+        signature = inspect.signature(body)
+    except (TypeError, ValueError):  # a callable without a signature to read: let it run
+        return
+    try:
+        signature.bind(None)
+    except TypeError:
+        name = getattr(body, "__name__", type(body).__name__)
+        raise ConfigError(
+            f"body: {name}({', '.join(signature.parameters)}) cannot take the one argument a body is given, the loop "
+            f"context; write {BODY_SIGNATURE}"
+        ) from None
+
+
+def misused_context(exc: Exception, ctx: LoopContext) -> ConfigError | None:
+    """The error for a body that used its context as if it were the item (``def f(doc)`` then
+    ``doc.split()``): a mistake in the program, not a failure of one item; else None."""
+    on_context = getattr(exc, "obj", None) is ctx if isinstance(exc, AttributeError) else False
+    if not on_context and not (isinstance(exc, TypeError) and "'LoopContext'" in str(exc)):
+        return None
+    error = ConfigError(
+        f"body: {describe(exc)}: the body was given the loop context, not the item; "
+        f"write {BODY_SIGNATURE}"
+    )
+    error.__cause__ = exc
+    return error
 
 
 def describe(exc: BaseException) -> str:

@@ -20,8 +20,10 @@ from harness.engine.body import (
     LoopContext,
     RoundEnded,
     call_async,
+    check_body,
     describe,
     is_async,
+    misused_context,
     run_blocking,
     stray,
 )
@@ -49,6 +51,9 @@ class ForEach:
     ``ctx.exit()`` or a passing ``ctx.validate()`` starts no further item: the result then
     holds the items started so far. A :class:`Stopped` (e.g. a watchdog's ``TIMEOUT``) always
     propagates. The result is a :class:`ForEachResult`: a list with ``succeeded``/``total``.
+    A body is ``def body(ctx)``: one that cannot take that one argument is refused here, and one
+    that uses the context as the item (``def f(doc): doc.split()``) fails with a
+    :class:`ConfigError` saying so, even with ``continue_on_error``.
     """
 
     def __init__(
@@ -63,6 +68,7 @@ class ForEach:
     ) -> None:
         if not callable(body):
             raise ConfigError(f"body: must be callable, got {type(body).__name__}")
+        check_body(body)
         if isinstance(items, str):
             try:
                 parse_reference(items)
@@ -245,8 +251,12 @@ class _Batch:
             self.halt()
 
     def _failed(self, ctx: LoopContext, exc: Exception) -> bool:
-        """Record a failing item; whether the worker goes on with the next one."""
-        if self._each.continue_on_error and not isinstance(exc, Stopped):
+        """Record a failing item; whether the worker goes on with the next one. A body that
+        took its context for the item fails the run, even when continuing on error."""
+        misuse = misused_context(exc, ctx)
+        if misuse is not None:
+            exc = misuse
+        elif self._each.continue_on_error and not isinstance(exc, Stopped):
             with self._lock:
                 self._outputs[ctx.index] = {"error": describe(exc)}
                 self._failed_at.append(ctx.index)

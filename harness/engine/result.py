@@ -14,8 +14,8 @@ DONE_REASONS = frozenset({StopReason.CONDITION_MET, StopReason.PASSED})
 
 
 def finish_message(completed: int, reason: StopReason, detail: str = "") -> str:
-    """How a loop ended, for people: ``Loop finished after 3 iteration(s): MAX_ITERATIONS``."""
-    message = f"Loop finished after {completed} iteration(s): {reason}"
+    """How a loop ended, for people: ``Loop finished after 3 round(s): MAX_ITERATIONS``."""
+    message = f"Loop finished after {completed} round(s): {reason}"
     return f"{message} ({detail})" if detail else message
 
 

@@ -62,7 +62,9 @@ def read_markdown(path: str | os.PathLike[str], what: str, *, own: bool = False)
     file = Path(path)
     try:
         return nofollow.read_text(file) if own else file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:  # the file is named once, not again by the error's own text
+        raise located(file, None, f"cannot read {what}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
         raise located(file, None, f"cannot read {what}: {exc}") from exc
 
 

@@ -37,18 +37,38 @@ __all__ = [
 ]
 
 
+RUNS_WIDTH = 100
+"""The widest line of ``harness runs``: each column is as wide as its widest cell, and the goal
+is clipped to what is left (never below :data:`GOAL_MIN` characters)."""
+GOAL_MIN = 20
+
+
 def render_runs(runs: list[RunInfo]) -> str:
-    """``harness runs`` as a table."""
+    """``harness runs`` as a table, without a trailing newline."""
     if not runs:
-        return "no runs yet\n"
-    lines = [f"{'run':<28} {'started':<17} {'outcome':<15} {'rounds':>6} {'cost':>8}  goal"]
-    for run in runs:
-        started = run.started.strftime("%Y-%m-%d %H:%M") if run.started else "?"
-        lines.append(
-            f"{run.run_id:<28} {started:<17} {run.outcome:<15} {run.rounds:>6} "
-            f"{format_cost(run.cost_usd):>8}  {_clip(inert(run.goal, multiline=False), 50)}"
+        return "no runs yet"
+    header = ("run", "started", "outcome", "rounds", "cost")
+    rows = [
+        (
+            run.run_id,
+            run.started.strftime("%Y-%m-%d %H:%M") if run.started else "?",
+            run.outcome,
+            str(run.rounds),
+            format_cost(run.cost_usd),
         )
-    return "\n".join(lines) + "\n"
+        for run in runs
+    ]
+    widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
+    goal_width = max(RUNS_WIDTH - sum(widths) - 2 * len(widths), GOAL_MIN)
+    goals = ["goal", *(_clip(inert(run.goal, multiline=False), goal_width) for run in runs)]
+    lines = []
+    for (run_id, started, outcome, rounds, cost), goal in zip((header, *rows), goals, strict=True):
+        cells = (
+            run_id.ljust(widths[0]), started.ljust(widths[1]), outcome.ljust(widths[2]),
+            rounds.rjust(widths[3]), cost.rjust(widths[4]), goal,
+        )  # fmt: skip
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
 
 
 def render_text(summary: RunSummary) -> str:

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from harness.agent.agent import AgentStop
 from harness.core.stop import StopReason
 from harness.core.usage import Usage
-from harness.engine.loop import finish_message
 from harness.memory.progress_items import GateSummary
 from harness.verify.critic import Verdict
 from harness.verify.gates import GateReport
@@ -147,10 +146,7 @@ def decide(reports: Sequence[RoundReport], *, max_iterations: int, patience: int
     """What the outer loop does after the last of ``reports``."""
     last = reports[-1]
     if last.passed:
-        approved = "; a person approved it" if last.approval is not None else ""
-        return Decision(
-            StopReason.PASSED, f"round {last.round} passed every gate and the review{approved}"
-        )
+        return Decision(StopReason.PASSED, f"round {last.round} passed {_checks_passed(last)}")
     if last.approval is not None and last.approval.outcome == "timed_out":
         return Decision(
             StopReason.TIMEOUT,
@@ -164,9 +160,25 @@ def decide(reports: Sequence[RoundReport], *, max_iterations: int, patience: int
     if last.round >= max_iterations:
         return Decision(
             StopReason.MAX_ITERATIONS,
-            finish_message(last.round, StopReason.MAX_ITERATIONS, last.failure),
+            cap_message(last.round, last.failure),
         )
     return Decision(None, feedback(last))
+
+
+def cap_message(rounds: int, failure: str = "") -> str:
+    """Why a loop stopped at its round cap, in rounds (the verdict line names the reason), and
+    how its last round failed, when that is known."""
+    message = f"no round passed in {rounds} round(s), the round cap"
+    return f"{message} ({failure})" if failure else message
+
+
+def _checks_passed(report: RoundReport) -> str:
+    """What a passing round passed, naming only the checks it had: gates, review, a person."""
+    checks = ["every gate"] if report.gates else []
+    if report.verdict is not None:
+        checks.append("the review")
+    said = " and ".join(checks) or "its checks"
+    return f"{said}; a person approved it" if report.approval is not None else said
 
 
 def no_progress(reports: Sequence[RoundReport], patience: int) -> str:

@@ -25,17 +25,18 @@ from harness.core.nofollow import UnsafePath, trusted_root
 from harness.core.redact import Redactor
 from harness.core.stop import StopReason
 from harness.core.usage import Usage
-from harness.engine.loop import finish_message
 from harness.memory.lock import LoopLock
 from harness.memory.progress import Progress
 from harness.memory.progress_items import Status
 from harness.memory.skill import Skill
 from harness.memory.spend import spend_path
-from harness.models.base import ModelError
+from harness.models.base import Model, ModelError
 from harness.models.budget import Budget
 from harness.models.pricing import cost_budget_warning
+from harness.models.scripted import ScriptedModel
+from harness.models.wrapper import Wrapper
 from harness.outer.claims import unconfirmed_pass
-from harness.outer.decision import decide
+from harness.outer.decision import cap_message, decide
 from harness.outer.escalation import EscalationHook
 from harness.outer.evidence import measure_base, play_round
 from harness.outer.options import LoopOptions, new_run_id
@@ -142,18 +143,20 @@ class OuterLoop:
 
     def _start_notes(self) -> list[str]:
         """What the person should know as the run starts: a cost budget it cannot enforce, a
-        critic grading its own author's work."""
+        critic grading its own author's work. A scripted model costs nothing and its verdicts
+        are written out in advance, so neither is said of one."""
         settings = self.settings
         author = settings.agent.model
         critic = settings.critic.model if settings.critic else None
-        notes = [cost_budget_warning(settings.budget, [author, *([critic] if critic else [])])]
+        models = [model for model in (author, critic) if model and not _scripted(model)]
+        notes = [cost_budget_warning(settings.budget, models)]
         python_env = (settings.agent.sandbox or default_sandbox()).python_env
         if python_env is not None:
             notes.append(
                 f"commands run in the project's Python environment ({python_env.origin}): "
                 f"{python_env.python}"
             )
-        if critic is not None and critic.name == author.name:
+        if critic is not None and critic.name == author.name and not _scripted(author):
             notes.append(
                 f"the critic uses the author's model ({critic.name}); a model grading its own "
                 "work is lenient: name another in [critic] model (or --critic-model)"
@@ -214,7 +217,7 @@ class OuterLoop:
         while run.stop is None:  # each round: play, record, decide
             if number > settings.max_iterations:  # resumed at its cap: nothing left to play
                 run.stop = StopReason.MAX_ITERATIONS
-                run.message = finish_message(number - 1, StopReason.MAX_ITERATIONS)
+                run.message = cap_message(number - 1)
                 break
             self._round(run, number)
             number += 1
@@ -315,3 +318,10 @@ def _stop_for(exc: BaseException, number: int) -> tuple[StopReason, str]:
         trace = "".join(traceback.format_exception(exc)[-3:])
         message += f"\n{trace.rstrip()}"
     return StopReason.ERROR, message
+
+
+def _scripted(model: Model) -> bool:
+    """Whether ``model`` is (or wraps) a :class:`ScriptedModel`."""
+    while isinstance(model, Wrapper):
+        model = model.inner
+    return isinstance(model, ScriptedModel)

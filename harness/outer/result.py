@@ -31,6 +31,8 @@ class RunResult:
     waited: float = 0.0  # seconds spent waiting for a person (not counted by budget.seconds)
     unsandboxed: str | None = None
     """Why the agent's commands ran without a sandbox, when they did (also in ``warning``)."""
+    origin: str | None = None  # the branch the run started from; None when HEAD was detached
+    merged: bool = False  # a pass fast-forwarded into ``origin`` (``merge = true``)
 
     @property
     def passed(self) -> bool:

@@ -37,6 +37,7 @@ class Run:
     stop: StopReason | None = None
     cut_short: int | None = None  # the round stopped part-way, if one was
     bad_configuration: bool = False  # what stopped it is bad set-up found mid-run (a ConfigError)
+    merged: bool = False  # the pass was fast-forwarded into the user's branch
     message: str = ""
     feedback: str = ""
     draft: Progress | None = (

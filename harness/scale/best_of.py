@@ -68,6 +68,27 @@ def pick_winner(attempts: Sequence[Attempt]) -> Attempt | None:
     )
 
 
+def why_it_won(attempts: Sequence[Attempt], winner: Attempt) -> str:
+    """Why ``winner`` won, by :func:`pick_winner`'s order: the measure that set it apart from
+    the other passing attempts, or, when they tie on every measure, that the lowest number wins."""
+    rivals = [a for a in attempts if a.passed and a is not winner]
+    if not rivals:
+        return "the only attempt that passed"
+    score = "no score" if winner.score is None else f"score {winner.score:g}"
+    level = [a for a in rivals if a.score == winner.score]
+    if not level:
+        return f"the highest score ({score})"
+    numbers = ", ".join(str(a.number) for a in sorted(level, key=lambda a: a.number))
+    tied = [a for a in level if a.tokens == winner.tokens]
+    if not tied:
+        return f"tied on {score} with attempt {numbers}; the fewest tokens ({winner.tokens:,})"
+    numbers = ", ".join(str(a.number) for a in sorted(tied, key=lambda a: a.number))
+    return (
+        f"tied with attempt {numbers} on every measure ({score}, {winner.tokens:,} tokens); "
+        "the lowest-numbered attempt wins a tie"
+    )
+
+
 class BestOf:
     """Run ``attempts`` loops from ``loop_for`` at once and pick the winner."""
 

@@ -133,6 +133,16 @@ def build_gate(config: GateConfig, root: Path, sandbox: Sandbox | None = None) -
     return HeldOutGate(gate, root / config.held_out, feedback=config.feedback)
 
 
+def _skill(config: LoopSpec) -> Skill | None:
+    """The loop's SKILL.md; an error names the ``skill`` field."""
+    if not config.skill:
+        return None
+    try:
+        return Skill.load(config.root / config.skill)
+    except ConfigError as exc:
+        raise ConfigError(f"field 'skill': {exc}") from exc
+
+
 def _check_held_out(config: LoopSpec) -> None:
     """Each held-out folder exists, and lies outside the workspace (the agent never sees it)."""
     workspace = (config.root / config.workspace).resolve()
@@ -197,7 +207,7 @@ def build_loop(
         "--model" if overrides.model else MODEL_ENV if os.environ.get(MODEL_ENV) else None
     )
     model = _overridable(lambda: _model(model_name, config.model_options), model_source)
-    skill = Skill.load(root / config.skill) if config.skill else None
+    skill = _skill(config)
     python_env = project_env(config)  # a set-up command runs here, once per commit
     sandbox = build_sandbox(config, python_env=python_env)
     agent = Agent(

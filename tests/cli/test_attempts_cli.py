@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from tests.cli.test_cli import harness, write_loop
 from tests.conftest import git, make_repo, verdict_entry
@@ -38,6 +39,12 @@ def _project(tmp_path: Path, extra: str = "") -> Path:
     return project
 
 
+def summary_tasks(project: Path) -> list[dict[str, Any]]:
+    summary = project / ".harness" / "attempts" / "fix" / "summary.json"
+    tasks: list[dict[str, Any]] = json.loads(summary.read_text())["tasks"]
+    return tasks
+
+
 def test_attempts_in_loop_toml_run_each_on_its_own_branch_and_name_the_winner(
     tmp_path: Path,
 ) -> None:
@@ -55,9 +62,13 @@ def test_attempts_in_loop_toml_run_each_on_its_own_branch_and_name_the_winner(
         assert branch.startswith(f"harness/fix-attempt-{number}.")
         assert git(project, "show", f"{branch}:out.txt") == "yes"
         assert (project / "progress" / f"fix-attempt-{number}.md").is_file()
+    tokens = [t["prompt_tokens"] + t["completion_tokens"] for t in summary_tasks(project)]
+    fewest = tokens.index(min(tokens)) + 1  # equal scores: the fewest tokens win, and it says so
+    others = ", ".join(str(n) for n in (1, 2, 3) if n != fewest)
     assert result.stdout.splitlines()[3:] == [
         f"report: harness report {project.resolve() / '.harness' / 'attempts' / 'fix'}",
-        f"winner: attempt {winners[0]}, on branch {branches[winners[0] - 1]}",
+        f"winner: attempt {fewest}, on branch {branches[fewest - 1]}: tied on score 7 with "
+        f"attempt {others}; the fewest tokens ({min(tokens):,})",
     ]
     assert "attempt 1: " not in result.stderr
     assert not (project / "progress" / "fix.md").exists()

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.memory.lock import LoopLock
 from tests.cli.test_cli import ROOT, harness, write_loop
 from tests.conftest import git, make_repo
 
@@ -55,7 +56,7 @@ def harness_to_closed_pipe(*args: str, cwd: Path) -> subprocess.CompletedProcess
 def test_the_verdict_goes_to_stdout_and_the_progress_to_stderr(tmp_path: Path) -> None:
     result = harness("run", cwd=passing_loop(tmp_path))
     assert result.returncode == 0, result.stderr
-    assert result.stdout == "PASSED: round 1 passed every gate and the review\n"
+    assert result.stdout == "PASSED: round 1 passed every gate\n"
     assert "round 1/10" in result.stderr
     assert "PASSED: round 1" not in result.stderr
 
@@ -63,7 +64,7 @@ def test_the_verdict_goes_to_stdout_and_the_progress_to_stderr(tmp_path: Path) -
 def test_quiet_prints_one_line_and_nothing_on_stderr(tmp_path: Path) -> None:
     result = harness("run", "--quiet", cwd=passing_loop(tmp_path))
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines() == ["PASSED: round 1 passed every gate and the review"]
+    assert result.stdout.splitlines() == ["PASSED: round 1 passed every gate"]
     assert result.stderr == ""
 
 
@@ -82,7 +83,7 @@ def test_the_uncommitted_changes_note_comes_first_on_stderr(tmp_path: Path) -> N
     assert first.startswith("note: ")
     assert "uncommitted changes (README.md)" in first
     assert "note:" not in result.stdout
-    assert result.stdout.startswith("PASSED: round 1 passed every gate and the review\n")
+    assert result.stdout.startswith("PASSED: round 1 passed every gate\n")
 
 
 @pytest.mark.parametrize("command", [["runs"], ["report", "RUN"]])
@@ -192,8 +193,10 @@ def test_a_round_cut_short_by_an_error_is_counted_everywhere(tmp_path: Path) -> 
     assert result.stdout.startswith("ERROR: round 1 failed: ScriptExhausted")
     assert "ERROR (not passed) after 1 round(s)" in result.stderr
     runs = harness("runs", cwd=tmp_path)
-    (row,) = [line for line in runs.stdout.splitlines() if "ERROR" in line]
-    assert " 1 " in row  # one round, as the verdict says
+    header, row = runs.stdout.split("\n")[:2]
+    assert header.split() == ["run", "started", "outcome", "rounds", "cost", "goal"]
+    assert row.split()[3:6] == ["ERROR", "1", "$0.000"]  # one round, as the verdict says
+    assert runs.stdout.endswith(" write hello.txt\n")  # no blank line after the table
 
 
 def test_the_text_report_counts_tool_calls_under_that_name(tmp_path: Path) -> None:
@@ -225,6 +228,32 @@ def test_the_harness_own_progress_files_are_not_the_users_uncommitted_changes(
     notes = [line for line in mine.stderr.splitlines() if line.startswith("note: ")]
     assert len(notes) == 2  # the earlier branch, then the user's own change
     assert "uncommitted changes (README.md)" in notes[1]
+
+
+def test_a_restart_names_the_branch_it_leaves_only_once_it_goes_ahead(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "x\n", ".gitignore": ".harness/\n"})
+    passing_loop(repo)
+    (repo / "loop.toml").write_text(PASSING_LOOP.replace('"none"', '"worktree"'))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "loop")
+    assert harness("run", "--quiet", cwd=repo).returncode == 0
+    (branch,) = git(repo, "branch", "--list", "harness/*", "--format=%(refname:short)").split()
+
+    unknown = harness("run", "--restart", "--model", "nosuchprovider/model", cwd=repo)
+    assert unknown.returncode == 2, unknown.stderr
+    assert unknown.stderr.startswith("harness: ")
+    assert "note:" not in unknown.stderr  # refused by the preflight: nothing was left
+    with LoopLock(repo / "progress" / "hello.md"):
+        held = harness("run", "--restart", cwd=repo)
+    assert held.returncode == 2, held.stderr
+    assert "note:" not in held.stderr  # refused: the loop runs elsewhere
+
+    went = harness("run", "--restart", cwd=repo)
+    assert went.returncode == 0, went.stderr
+    assert [line for line in went.stderr.splitlines() if line.startswith("note: ")] == [
+        f"note: the earlier run's branch {branch} is left as it was; `harness clean` removes "
+        "it (and its worktree, if it has one)"
+    ]
 
 
 def test_a_full_disk_is_a_system_error_not_bad_usage(tmp_path: Path) -> None:

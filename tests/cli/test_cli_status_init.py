@@ -16,6 +16,7 @@ from tests.conftest import git, make_repo
 def test_status_at_the_repository_root_lists_the_examples_loops(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "examples", tmp_path / "examples", ignore=SCRATCH)
     shutil.copyfile(ROOT / "README.md", tmp_path / "README.md")
+    shutil.copytree(ROOT / "progress", tmp_path / "progress")  # its sample is not a loop
     examples = tmp_path / "examples"
     for where in (tmp_path, examples):
         result = harness("status", str(where), cwd=tmp_path)
@@ -129,3 +130,38 @@ def test_debug_is_taken_before_or_after_the_command(tmp_path: Path, where: str) 
     assert plain.returncode == 2
     assert "Traceback" not in plain.stderr
     assert "field 'gates'" in plain.stderr
+
+
+def test_run_in_a_folder_without_a_loop_says_how_to_make_one(tmp_path: Path) -> None:
+    here = harness("run", cwd=tmp_path)
+    assert here.returncode == 2
+    assert here.stderr == (
+        "harness: loop.toml: no such file; `harness init KIND` writes one, KIND being bugfix, "
+        "content or research\n"
+    )
+    (tmp_path / "sub").mkdir()
+    there = harness("run", "sub", cwd=tmp_path)
+    assert there.stderr == (
+        f"harness: {Path('sub/loop.toml')}: no such file; `harness init KIND --dir sub` writes "
+        "one, KIND being bugfix, content or research\n"
+    )
+    named = harness("run", "sub/other.toml", cwd=tmp_path)  # a file named: no folder to init
+    assert named.stderr == (
+        f"harness: {Path('sub/other.toml')}: no such file (expected a loop.toml or a folder "
+        "holding one)\n"
+    )
+
+
+def test_a_missing_skill_file_is_named_once_with_its_field(tmp_path: Path) -> None:
+    (tmp_path / "script.json").write_text('["done"]')
+    (tmp_path / "loop.toml").write_text(
+        'goal = "g"\nmodel = "scripted:script.json"\nskill = "skills/fix/SKILL.md"\n'
+        'isolation = "none"\n[critic]\nenabled = false\n'
+        '[[gates]]\ntype = "command"\ncmd = "true"\n'
+    )
+    result = harness("run", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"harness: loop.toml: field 'skill': {tmp_path / 'skills/fix/SKILL.md'}: cannot read "
+        "skill file: No such file or directory\n"
+    )

@@ -106,6 +106,10 @@ def test_bugfix_passes_in_two_rounds_on_its_run_branch(tmp_path: Path) -> None:
     assert [(g["name"], g["passed"]) for g in second] == [("pytest", True), ("ruff", True)]
     assert [v["score"] for v in of_kind(events, "critic_verdict")] == [9.0]
     branch = of_kind(events, "run_start")[0]["branch"]
+    assert result.stdout.splitlines()[1:] == [  # how to take the fix, after the verdict line
+        f"the work is on branch {branch}: `git diff main...{branch}` shows it, `git merge "
+        f"{branch}` takes it (`merge = true` in loop.toml merges a pass itself)"
+    ]
     assert git(example, "rev-list", "--count", f"{base}..{branch}") == "2"  # a commit per round
     assert git(example, "diff", "--name-only", base, branch) == "project/invoicing/dates.py"
     assert "day <= self.end" in git(example, "show", f"{branch}:project/invoicing/dates.py")
@@ -226,6 +230,7 @@ def test_content_draft_passes_every_check_after_one_critique(tmp_path: Path) -> 
     result = harness("run", str(example), cwd=tmp_path)
 
     events = assert_passed_in_two_rounds(example, "content", result)
+    assert "note:" not in result.stderr  # no budget or critic notes about a scripted model
     verdicts = of_kind(events, "critic_verdict")
     assert [(v["round"], v["score"], v["passed"]) for v in verdicts] == [
         (1, 6.0, False),

@@ -52,7 +52,7 @@ def test_a_round_cut_short_by_the_step_cap_says_so_live_and_in_the_verdict(
     ]
     assert "round 1/2 · step 1 · running gates hello exists · " in result.stderr
     assert result.stdout.splitlines()[0] == (
-        "MAX_ITERATIONS: Loop finished after 2 iteration(s): MAX_ITERATIONS (round 2 failed: "
+        "MAX_ITERATIONS: no round passed in 2 round(s), the round cap (round 2 failed: "
         "hello exists; the session ended early: step cap of 1 reached)"
     )
 

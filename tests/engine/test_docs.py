@@ -43,3 +43,17 @@ def test_a_snippet_prints_what_it_promises(code: str) -> None:
     with contextlib.redirect_stdout(printed):
         exec(compile(code, str(PAGE), "exec"), {"__name__": "snippet"})
     assert printed.getvalue().splitlines() == expected_output(code)
+
+
+def test_the_readme_loop_engine_snippet_shows_a_body_and_prints_what_it_promises() -> None:
+    readme = PAGE.parents[1] / "README.md"
+    (code,) = [block for block in _BLOCK.findall(readme.read_text()) if "ForEach(" in block]
+    assert "def summarise(ctx):" in code  # the body's signature is shown, not hidden
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(code, str(readme), "exec"), {"__name__": "snippet"})
+    assert (
+        printed.getvalue().splitlines()
+        == expected_output(code)
+        == ["3 draft 3", "['One', 'Three']"]
+    )

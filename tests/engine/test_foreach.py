@@ -247,3 +247,49 @@ def test_an_interrupt_in_a_worker_starts_no_further_item() -> None:
     with pytest.raises(KeyboardInterrupt):
         ForEach(body, range(50), concurrency=2).run()
     assert len(started) < 10
+
+
+HOW = "write def body(ctx): ... with the item as ctx.item (also ctx.index, ctx.total, ctx.vars)"
+
+
+def two_arguments(doc: str, style: str) -> str:
+    return doc + style
+
+
+def no_argument() -> int:
+    return 1
+
+
+@pytest.mark.parametrize(
+    ("body", "named"),
+    [(two_arguments, "two_arguments(doc, style)"), (no_argument, "no_argument()")],
+)
+def test_a_body_that_cannot_take_the_context_is_refused_naming_the_signature(
+    body: Any, named: str
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        ForEach(body, ["a"], continue_on_error=True)
+    assert str(caught.value) == (
+        f"body: {named} cannot take the one argument a body is given, the loop context; {HOW}"
+    )
+
+
+def test_a_body_that_takes_its_context_for_the_item_fails_even_when_continuing() -> None:
+    def summarise(doc: str) -> str:
+        return doc.upper()  # doc is the context, not the item
+
+    for continuing in (False, True):
+        with pytest.raises(ConfigError) as caught:
+            ForEach(summarise, ["a", "b"], continue_on_error=continuing).run()
+        assert str(caught.value) == (
+            "body: AttributeError: 'LoopContext' object has no attribute 'upper': the body was "
+            f"given the loop context, not the item; {HOW}"
+        )
+    with pytest.raises(ConfigError, match=r"^body: TypeError: 'LoopContext' object is not sub"):
+        ForEach(lambda doc: doc[0], ["a"], concurrency=2, continue_on_error=True).run()
+
+
+def test_an_items_own_attribute_and_type_errors_are_still_its_own() -> None:
+    outputs = ForEach(lambda ctx: ctx.item.upper(), ["a", 3], continue_on_error=True).run()
+    assert outputs == ["A", {"error": "AttributeError: 'int' object has no attribute 'upper'"}]
+    assert ForEach(lambda ctx, extra=1: ctx.item + extra, [1]).run() == [2]  # a default is fine

@@ -47,10 +47,10 @@ def test_the_shared_cap_and_finish_message() -> None:
     with pytest.raises(ConfigError, match=r"^max_iterations: must be .* 1 to 100, got True$"):
         check_max_iterations(True)
     assert finish_message(3, StopReason.MAX_ITERATIONS) == (
-        "Loop finished after 3 iteration(s): MAX_ITERATIONS"
+        "Loop finished after 3 round(s): MAX_ITERATIONS"
     )
     assert finish_message(0, StopReason.CONDITION_MET, "until x") == (
-        "Loop finished after 0 iteration(s): CONDITION_MET (until x)"
+        "Loop finished after 0 round(s): CONDITION_MET (until x)"
     )
 
 
@@ -193,7 +193,7 @@ def test_a_condition_already_met_runs_zero_rounds() -> None:
     assert result.loop_round == 0
     assert result.stop_reason is StopReason.CONDITION_MET
     assert result.history == ()
-    assert result.message == "Loop finished after 0 iteration(s): CONDITION_MET (until score >= 8)"
+    assert result.message == "Loop finished after 0 round(s): CONDITION_MET (until score >= 8)"
 
 
 def test_until_stops_after_the_round_that_meets_it() -> None:
@@ -294,7 +294,7 @@ def test_each_round_gets_the_previous_output_as_input() -> None:
 def test_the_cap_gives_up_with_max_iterations() -> None:
     result = Loop(counter, variables={"count": 0}, until="count >= 99", max_iterations=3).run()
     assert (result.loop_round, result.stop_reason) == (3, StopReason.MAX_ITERATIONS)
-    assert result.message == "Loop finished after 3 iteration(s): MAX_ITERATIONS"
+    assert result.message == "Loop finished after 3 round(s): MAX_ITERATIONS"
     assert result.output == {"count": 3}
     assert not result.stop_reason.is_success
 
@@ -307,7 +307,7 @@ def test_a_validator_pass_ends_the_loop_at_once() -> None:
 
     result = Loop(body, max_iterations=5).run()
     assert (result.loop_round, result.stop_reason, result.output) == (2, StopReason.PASSED, "good")
-    assert result.message == "Loop finished after 2 iteration(s): PASSED (draft was good)"
+    assert result.message == "Loop finished after 2 round(s): PASSED (draft was good)"
     assert [(r.passed, r.note) for r in result.history] == [
         (False, "draft was bad"),
         (True, "draft was good"),
@@ -318,7 +318,7 @@ def test_a_validator_that_never_passes_gives_up_at_the_cap() -> None:
     result = Loop(lambda ctx: ctx.validate(False, "too short"), max_iterations=3).run()
     assert result.stop_reason is StopReason.MAX_ITERATIONS
     assert result.message == (
-        "Loop finished after 3 iteration(s): MAX_ITERATIONS (the last check said: too short)"
+        "Loop finished after 3 round(s): MAX_ITERATIONS (the last check said: too short)"
     )
 
 
@@ -336,7 +336,7 @@ def test_an_explicit_exit_ends_after_its_round() -> None:
 def test_no_body_runs_nothing() -> None:
     result = Loop(None, variables={"score": 9}, until="score >= 8").run()
     assert (result.loop_round, result.stop_reason, result.history) == (0, StopReason.NO_BODY, ())
-    assert result.message == "Loop finished after 0 iteration(s): NO_BODY"
+    assert result.message == "Loop finished after 0 round(s): NO_BODY"
 
 
 # --- errors and stops ----------------------------------------------------------------------
@@ -360,7 +360,7 @@ def test_on_error_stop_records_error_and_keeps_the_last_good_state() -> None:
     assert (result.stop_reason, result.loop_round, result.output) == (StopReason.ERROR, 2, 1)
     assert result.variables == {"count": 2}
     assert result.message == (
-        "Loop finished after 2 iteration(s): ERROR (round 3: ZeroDivisionError: boom)"
+        "Loop finished after 2 round(s): ERROR (round 3: ZeroDivisionError: boom)"
     )
     failed = result.history[-1]
     assert (failed.round, failed.error, failed.variables) == (

@@ -77,7 +77,7 @@ def test_a_run_without_a_watchdog_stops_at_200_body_executions() -> None:
     # 4 bodies a round (the round and 3 inner): 50 rounds make 200; round 51 is refused
     assert (result.stop_reason, result.loop_round) == (StopReason.TIMEOUT, 50)
     assert result.message == (
-        "Loop finished after 50 iteration(s): TIMEOUT (watchdog: the run reached its limit of "
+        "Loop finished after 50 round(s): TIMEOUT (watchdog: the run reached its limit of "
         "200 body executions (the default; give the outermost loop watchdog=Watchdog(max_bodies=N)"
         " to change it))"
     )

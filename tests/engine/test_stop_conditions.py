@@ -30,7 +30,7 @@ def test_with_no_condition_an_output_with_done_true_stops_the_loop() -> None:
         True,
     )
     assert result.message == (
-        "Loop finished after 3 iteration(s): CONDITION_MET (until output.done == true)"
+        "Loop finished after 3 round(s): CONDITION_MET (until output.done == true)"
     )
     assert result.node_message == "looped 3 (done)"
     assert result.node_output == {"n": 2, "done": True, "_iterations": 3, "_done": True}
@@ -87,7 +87,7 @@ def test_an_empty_condition_string_runs_until_the_cap(blank: dict[str, str]) -> 
         StopReason.MAX_ITERATIONS,
         False,
     )
-    assert result.message == "Loop finished after 4 iteration(s): MAX_ITERATIONS"
+    assert result.message == "Loop finished after 4 round(s): MAX_ITERATIONS"
 
 
 def test_an_empty_condition_still_honours_a_validator_and_the_other_condition() -> None:

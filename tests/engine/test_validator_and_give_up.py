@@ -27,7 +27,7 @@ def test_a_validator_pass_ends_the_round_at_once() -> None:
     assert ran_after == [0, 1]
     assert result.output == "draft 2"
     assert [r.output for r in result.history] == ["after the check", "after the check", "draft 2"]
-    assert result.message == "Loop finished after 3 iteration(s): PASSED (draft 2 checked)"
+    assert result.message == "Loop finished after 3 round(s): PASSED (draft 2 checked)"
     assert result.node_message == "looped 3 (done)"
 
 
@@ -125,10 +125,10 @@ def test_a_custom_give_up_message_replaces_the_generated_one_only_on_giving_up()
     gave_up = never.run()
     assert (gave_up.stop_reason, gave_up.message) == (StopReason.MAX_ITERATIONS, "no draft")
     passes = Loop(lambda ctx: ctx.validate(True), max_iterations=3, give_up_message="no draft")
-    assert passes.run().message == "Loop finished after 1 iteration(s): PASSED"
+    assert passes.run().message == "Loop finished after 1 round(s): PASSED"
     default = Loop(lambda ctx: ctx.validate(False, "short"), max_iterations=2, give_up_message="")
     assert default.run().message == (
-        "Loop finished after 2 iteration(s): MAX_ITERATIONS (the last check said: short)"
+        "Loop finished after 2 round(s): MAX_ITERATIONS (the last check said: short)"
     )
 
 

@@ -11,7 +11,7 @@ PROGRESS = Path(__file__).resolve().parents[2] / "progress"
 
 
 def test_the_example_loads_with_every_part() -> None:
-    progress = Progress.load(PROGRESS / "example.md")
+    progress = Progress.load(PROGRESS / "example.sample.md")
     assert progress.name == "fix-dates"
     assert progress.status is Status.IN_PROGRESS
     assert (progress.iteration, progress.max_iterations) == (2, 10)
@@ -30,8 +30,8 @@ def test_the_example_loads_with_every_part() -> None:
 
 
 def test_the_example_round_trips_byte_for_byte(tmp_path: Path) -> None:
-    original = (PROGRESS / "example.md").read_bytes()
-    progress = Progress.load(PROGRESS / "example.md")
+    original = (PROGRESS / "example.sample.md").read_bytes()
+    progress = Progress.load(PROGRESS / "example.sample.md")
     assert progress.render().encode() == original
     progress.save(tmp_path / "copy.md")
     assert (tmp_path / "copy.md").read_bytes() == original
@@ -39,6 +39,6 @@ def test_the_example_round_trips_byte_for_byte(tmp_path: Path) -> None:
 
 def test_the_readme_snippet_prints_what_it_says() -> None:
     readme = (PROGRESS / "README.md").read_text(encoding="utf-8")
-    progress = Progress.load(PROGRESS / "example.md")
+    progress = Progress.load(PROGRESS / "example.sample.md")
     printed = f"{progress.status} {progress.iteration} {[i.text for i in progress.open_items]}"
     assert f"# {printed}\n" in readme

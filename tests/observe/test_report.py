@@ -26,7 +26,7 @@ from harness.observe.report import (
     render_runs,
     render_text,
 )
-from harness.observe.run_summary import round_failures, round_notes
+from harness.observe.run_summary import RunInfo, round_failures, round_notes
 from tests.conftest import event
 from tests.event_fixtures import START, SampleRun, emit_sample_run
 
@@ -173,7 +173,23 @@ def test_list_runs_newest_first_with_outcomes(tmp_path: Path) -> None:
     table = render_runs(runs).splitlines()
     assert table[1].split()[:3] == ["newest", "2026-03-01", "10:30"]
     assert list_runs(tmp_path / "nowhere") == []
-    assert render_runs([]) == "no runs yet\n"
+    assert render_runs([]) == "no runs yet"
+
+
+def test_the_runs_table_sizes_its_columns_to_their_cells_within_100_characters() -> None:
+    def info(run_id: str, outcome: str, goal: str) -> RunInfo:
+        return RunInfo(run_id, Path(run_id), START, outcome, outcome == "PASSED", 2, 0.0123, goal)
+
+    runs = [
+        info("9c4d2e7a", "PASSED", "Make the tests pass."),
+        info("01e75cda", "MAX_ITERATIONS", "Write draft.md from brief.md and facts.md. " * 4),
+    ]
+    assert render_runs(runs).split("\n") == [
+        "run       started           outcome         rounds    cost  goal",
+        "9c4d2e7a  2026-03-01 09:30  PASSED               2  $0.012  Make the tests pass.",
+        "01e75cda  2026-03-01 09:30  MAX_ITERATIONS       2  $0.012  Write draft.md from brief.md and facts.…",
+    ]  # fmt: skip
+    assert max(len(line) for line in render_runs(runs).split("\n")) == 100
 
 
 def test_an_unreadable_run_is_listed_as_such_and_its_report_names_the_line(

@@ -97,7 +97,7 @@ def test_a_failed_round_at_the_cap_stops_with_max_iterations_and_says_so() -> No
     decision = decide(reports, max_iterations=3, patience=3)
     assert decision.stop is StopReason.MAX_ITERATIONS
     assert decision.message == (
-        "Loop finished after 3 iteration(s): MAX_ITERATIONS (round 3 failed: pytest)"
+        "no round passed in 3 round(s), the round cap (round 3 failed: pytest)"
     )
 
 
@@ -125,7 +125,7 @@ def test_the_verdict_names_why_the_last_round_failed_its_session_cut_short_inclu
     at_cap = decide([failing(1, "t::b"), last], max_iterations=2, patience=5)
     early = f"; the session ended early: {cause}" if cause else ""
     assert at_cap.message == (
-        f"Loop finished after 2 iteration(s): MAX_ITERATIONS (round 2 failed: pytest{early})"
+        f"no round passed in 2 round(s), the round cap (round 2 failed: pytest{early})"
     )
     stuck = decide([failing(1, "t::a"), last], max_iterations=5, patience=2)
     assert stuck.stop is StopReason.NO_PROGRESS
@@ -358,7 +358,18 @@ def test_a_passed_last_round_wins_over_every_other_rule() -> None:
     decision = decide(reports, max_iterations=3, patience=2)
     assert decision == decide(reports, max_iterations=1, patience=3)
     assert decision.stop is StopReason.PASSED
-    assert decision.message == "round 3 passed every gate and the review"
+    assert decision.message == "round 3 passed every gate"
+
+
+def test_a_pass_names_only_the_checks_the_round_had() -> None:
+    assert decide([reviewed(2, 9)], max_iterations=5).message == (
+        "round 2 passed every gate and the review"
+    )
+    critic_off = decide([report(1, gate(True))], max_iterations=5).message
+    assert critic_off == "round 1 passed every gate"
+    assert "review" not in critic_off
+    review_only = decide([report(1, verdict=verdict(9))], max_iterations=5).message
+    assert review_only == "round 1 passed the review"
 
 
 def test_no_progress_is_named_before_the_iteration_cap() -> None:
@@ -375,7 +386,7 @@ def test_the_iteration_cap_is_reached_at_its_round_not_before() -> None:
     at_cap = decide([failing(1, "t::a"), failing(2, "t::b")], max_iterations=2)
     assert at_cap.stop is StopReason.MAX_ITERATIONS
     assert at_cap.message == (
-        "Loop finished after 2 iteration(s): MAX_ITERATIONS (round 2 failed: pytest)"
+        "no round passed in 2 round(s), the round cap (round 2 failed: pytest)"
     )
     past = decide([failing(5, "t::a")], max_iterations=3)  # a resumed run past a lowered cap
     assert past.stop is StopReason.MAX_ITERATIONS

@@ -89,9 +89,9 @@ def test_an_approved_round_stops_passed_and_says_a_person_approved_it() -> None:
     decision = decide([report(2, gate(True), approval=APPROVED, approval_required=True)],
                       max_iterations=5)  # fmt: skip
     assert decision.stop is StopReason.PASSED
-    assert decision.message == "round 2 passed every gate and the review; a person approved it"
+    assert decision.message == "round 2 passed every gate; a person approved it"
     plain = decide([report(2, gate(True))], max_iterations=5)
-    assert plain.message == "round 2 passed every gate and the review"
+    assert plain.message == "round 2 passed every gate"
 
 
 def test_a_round_no_one_approved_in_time_stops_with_timeout_before_any_other_rule() -> None:

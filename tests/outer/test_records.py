@@ -199,7 +199,8 @@ def test_a_pass_is_merged_into_the_users_branch_when_asked(tmp_path: Path) -> No
     result = _loop(repo, ScriptedModel([_write("yes\n"), "done"]), options=options).run()
 
     assert result.passed
-    assert "; merged into your branch" in result.message
+    assert result.message.endswith("; merged into your branch (main)")
+    assert (result.origin, result.merged) == ("main", True)
     assert git(repo, "show", "main:answer.txt") == "yes"
 
 
@@ -216,6 +217,7 @@ def test_a_pass_that_cannot_be_merged_stays_on_its_branch_and_says_so(tmp_path: 
     assert result.passed
     assert "; not merged, the work stays on its branch: " in result.message
     assert "merged into your branch" not in result.message
+    assert (result.origin, result.merged) == ("main", False)
     assert git(repo, "show", "main:answer.txt") == "no"
     assert git(repo, "show", f"{result.branch}:answer.txt") == "yes"
 

@@ -114,3 +114,33 @@ def test_attempts_are_not_cut_short_by_the_engines_default_body_cap() -> None:
     assert [a.number for a in result.attempts] == [1, 2, 3]
     assert all("loop_round=100" in (a.error or "") for a in result.attempts)
     assert result.winner is None
+
+
+def test_the_winner_is_explained_by_the_measure_that_set_it_apart() -> None:
+    from harness.core.stop import StopReason
+    from harness.core.usage import Usage
+    from harness.outer.result import RunResult
+    from harness.scale.best_of import why_it_won
+    from tests.outer.test_decision import gate, report, verdict
+
+    def attempt(number: int, score: float, tokens: int, passed: bool = True) -> Attempt:
+        stop = StopReason.PASSED if passed else StopReason.MAX_ITERATIONS
+        rounds = [report(1, gate(True), verdict=verdict(score))]
+        return Attempt(number, RunResult(stop, "", rounds, Usage(tokens, 0)))
+
+    def explained(*attempts: Attempt) -> tuple[int, str]:
+        winner = pick_winner(attempts)
+        assert winner is not None
+        return winner.number, why_it_won(attempts, winner)
+
+    assert explained(attempt(1, 9, 900), attempt(2, 9, 900, passed=False)) == (
+        1, "the only attempt that passed"
+    )  # fmt: skip
+    assert explained(attempt(1, 8, 100), attempt(2, 9, 900)) == (2, "the highest score (score 9)")
+    assert explained(attempt(1, 9, 1500), attempt(2, 9, 1200), attempt(3, 8, 10)) == (
+        2, "tied on score 9 with attempt 1; the fewest tokens (1,200)"
+    )  # fmt: skip
+    assert explained(attempt(3, 9, 1200), attempt(1, 9, 1200), attempt(2, 9, 1200)) == (
+        1, "tied with attempt 2, 3 on every measure (score 9, 1,200 tokens); the lowest-numbered "
+        "attempt wins a tie",
+    )  # fmt: skip
