@@ -7,12 +7,14 @@ Python function. :func:`run_gates` checks them in order and stops at the first f
 
 from __future__ import annotations
 
+import functools
 import shlex
 import sys
 import tempfile
 import time
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -21,8 +23,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from harness.core.errors import ConfigError
 from harness.core.text import truncate
 from harness.sandbox import CommandResult, Sandbox, default_sandbox
-from harness.verify.junit import JUnitProblem, JUnitReport, read_junit
+from harness.verify.junit import JUnitProblem, JUnitReport
 from harness.verify.pytest_args import positional_paths
+from harness.verify.report_channel import ChannelLog, ReportChannel
+from harness.verify.run_outcomes import suite_report
 
 TAIL_CHARS = 4_000
 """Most characters of output a report keeps."""
@@ -157,30 +161,32 @@ class CommandGate:
         )
 
 
-PYTEST_BOOT = """\
-import importlib, os, sys
-import pytest
-from _pytest.config import default_plugins
-for name in default_plugins:
-    importlib.import_module("_pytest." + name)
-sys.path.insert(0, os.getcwd())
-sys.exit(pytest.main(sys.argv[1:]))
-"""
-"""How the gate starts pytest: ``python -I -B -c PYTEST_BOOT``. Isolated mode keeps the workspace
-(and ``PYTHONPATH``, user site-packages) off ``sys.path`` until the harness's own pytest and its
-plugins are imported, so a workspace ``pytest.py``, ``pytest/`` or ``sitecustomize.py`` cannot
-take their place; then the workspace goes first on ``sys.path``, as ``python -m pytest`` puts it."""
+@functools.cache
+def reporter_source() -> str:
+    """The text of :mod:`harness.verify.pytest_reporter`, which the gate runs with ``python -c``.
+
+    ``python -I -B -c``: isolated mode keeps the workspace (and ``PYTHONPATH``, user
+    site-packages) off ``sys.path`` until the harness's own pytest and its plugins are imported,
+    so a workspace ``pytest.py``, ``pytest/`` or ``sitecustomize.py`` cannot take their place;
+    then the reporter puts the workspace first on ``sys.path``, as ``python -m pytest`` does.
+    """
+    return Path(__file__).with_name("pytest_reporter.py").read_text(encoding="utf-8")
 
 
 class PytestGate:
     """The harness's own pytest in the workspace; reports failing test ids and their text.
 
-    It passes only on a JUnit report with at least one test that passed, no failure or error,
-    and exit code 0: no report, nothing collected and everything skipped are failures. With a
-    ``baseline`` (the report at the run's base commit), every test that ran there must run and
-    pass now: a test deselected, deleted or newly skipped fails the gate.
+    The verdict comes from the harness's reporter inside pytest, which sends each phase of each
+    test through a keyed channel that the harness reads while the tests run (see
+    :mod:`harness.verify.pytest_reporter`), never from a results file or the output. It passes
+    only when at least one test passed, none failed or errored, every phase reported passed was
+    seen to run and return, the session finished with exit code 0, and the tests finished are
+    exactly those a separate ``--collect-only`` run (started at the same time) collected:
+    nothing collected, everything skipped, an early exit, a forged report or a line not from the
+    reporter are failures. With a ``baseline`` (the report at the run's base commit), every test
+    that ran there must run and pass now: a test deselected, deleted or newly skipped fails.
 
-    The JUnit report goes to a temporary file outside the workspace; the cache provider and
+    The channel lives in a temporary folder outside the workspace; the cache provider and
     byte-code writing are off, so checking leaves no files behind in the workspace.
     """
 
@@ -209,19 +215,29 @@ class PytestGate:
         return junit if isinstance(junit, JUnitReport) else None
 
     def run(self, workspace: str | Path) -> tuple[CommandResult, JUnitReport | str]:
-        """Run pytest in ``workspace``: what the command did, and its report or why none."""
+        """Run pytest in ``workspace``, and beside it a collection of the same tests: what the
+        run did, and its report or why there is none to trust."""
         root = _workspace(workspace)
-        with tempfile.TemporaryDirectory(prefix="harness-junit-") as tmp:
-            report_file = Path(tmp) / "report.xml"
-            command = [sys.executable, "-I", "-B", "-c", PYTEST_BOOT, "-q"]
-            command += ["-p", "no:cacheprovider", "-o", "junit_family=xunit1"]
-            command += [f"--junitxml={report_file}", *self.args]
+        with ThreadPoolExecutor(1, thread_name_prefix="pytest-collect") as pool:
+            collecting = pool.submit(self._pytest, root, ["--collect-only"])
+            result, log = self._pytest(root, [])
+            _, collection = collecting.result()
+        return result, suite_report(log, collection, result.exit_code)
+
+    def _pytest(self, root: Path, extra: list[str]) -> tuple[CommandResult, ChannelLog]:
+        """pytest with the reporter and ``extra`` arguments: what it did, and what it sent."""
+        with (
+            tempfile.TemporaryDirectory(prefix="harness-pytest-") as tmp,
+            ReportChannel(Path(tmp)) as channel,
+        ):
+            command = [sys.executable, "-I", "-B", "-c", reporter_source()]
+            command += [str(channel.key_file), str(channel.pipe), "-q", "-p", "no:cacheprovider"]
             sandbox = self.sandbox or default_sandbox()
             result = sandbox.run(
-                command, cwd=root, timeout=self.timeout, writable=[tmp],
+                [*command, *extra, *self.args], cwd=root, timeout=self.timeout, writable=[tmp],
                 env={"PYTHONDONTWRITEBYTECODE": "1"},
             )  # fmt: skip
-            return result, read_junit(report_file, root)
+        return result, channel.log
 
     def _report(
         self, result: CommandResult, junit: JUnitReport | str, baseline: JUnitReport | None
@@ -244,6 +260,7 @@ class PytestGate:
             summary = f"pytest: {junit.counts()}"
             uncollected = [p.test_id for p in junit.problems if p.collection]
             summary += f"; could not collect {', '.join(uncollected)}" if uncollected else ""
+            summary += "; yet pytest exited with code 0" if code == 0 else ""
             output = _failure_text(junit.problems)
         else:
             summary = f"pytest: {junit.counts()}"
