@@ -125,7 +125,7 @@ class ReportChannel:
         self._fd = os.open(self.pipe, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._read, name="pytest-report", daemon=True)
-        self._pending = b""
+        self._pending = bytearray()
         self._bytes = 0
         self._expected = 1
 
@@ -164,14 +164,18 @@ class ReportChannel:
         if self._bytes > MAX_BYTES:
             self.log.problem = f"its report channel carried more than {MAX_BYTES >> 20} MB"
             return
-        *lines, self._pending = (self._pending + chunk).split(b"\n")
+        self._pending += chunk
+        if b"\n" not in chunk:
+            return  # a line in the making: copied once more only when it ends
+        *lines, rest = self._pending.split(b"\n")
+        self._pending = bytearray(rest)
         for line in lines:
             problem = self._keep(line)
             if problem is not None:
                 self.log.problem = problem
                 return
 
-    def _keep(self, line: bytes) -> str | None:
+    def _keep(self, line: bytearray) -> str | None:
         """Keep the record ``line`` carries, or say what is wrong with it."""
         number = self._expected
         foreign = f"its report channel carried a line its reporter did not write (line {number})"
