@@ -51,6 +51,8 @@ _MUTATORS = frozenset({
 _OWN_PROCESS = frozenset({"getppid", "getpid", "getpgid", "getpgrp"})
 _BUILTINS = frozenset({"builtins", "__builtins__"})
 _IMPORTERS = frozenset({"__import__", "import_module"})
+_ALIASED = frozenset({"os", "posix", "sys", "gc", "builtins", "pytest", "importlib"})
+"""Modules followed under another name (``import os as _os``)."""
 
 
 @dataclass(frozen=True)
@@ -115,6 +117,7 @@ def reaches(path: str, text: str, added: set[int]) -> list[Reach]:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return []
+    _unalias(tree)
     found = {
         Reach(path, node.lineno, what)
         for node in ast.walk(tree)
@@ -122,6 +125,20 @@ def reaches(path: str, text: str, added: set[int]) -> list[Reach]:
         for what in _what(node)
     }
     return sorted(found, key=lambda reach: (reach.line, reach.what))
+
+
+def _unalias(tree: ast.AST) -> None:
+    """Call each module of :data:`_ALIASED` imported under another name by its own name."""
+    aliases = {
+        alias.asname: alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+        if alias.asname and alias.name in _ALIASED
+    }
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in aliases:
+            node.id = aliases[node.id]
 
 
 def _what(node: ast.AST) -> Iterator[str]:

@@ -29,6 +29,7 @@ def found(code: str) -> list[str]:
         ("from atexit import register\n", ["1 imports atexit"]),
         ("import os\nos._exit(0)\n", ["2 ends the process with os._exit"]),
         ("from os import _exit\n", ["1 imports os._exit"]),
+        ("import os as o\no._exit(0)\n", ["2 ends the process with os._exit"]),
         ("import sys\nsys.modules['x'] = None\n", ["2 changes sys.modules"]),
         ("import sys\ndel sys.modules['_pytest.runner']\n", ["2 changes sys.modules"]),
         ("import sys\nsys.modules.update(x=None)\n", ["2 changes sys.modules"]),
