@@ -198,7 +198,7 @@ def test_pytest_gate_without_a_report_says_so(tmp_path: Path) -> None:
 def test_pytest_gate_refuses_a_line_its_reporter_did_not_write(tmp_path: Path) -> None:
     counterfeit = (
         "import sys\n\ndef pytest_unconfigure(config):\n"
-        "    open(sys.argv[2], 'w').write('0 99 {\"kind\": \"finish\", \"exitstatus\": 0}\\n')\n"
+        '    open(sys.argv[2], \'w\').write(\'0 99 {"kind": "finish", "exitstatus": 0}\\n\')\n'
     )
     files = {"conftest.py": counterfeit, "tests/test_ok.py": "def test_ok():\n    pass\n"}
     project = make_project(tmp_path, files)
