@@ -7,9 +7,7 @@ Python function. :func:`run_gates` checks them in order and stops at the first f
 
 from __future__ import annotations
 
-import functools
 import shlex
-import sys
 import tempfile
 import time
 import traceback
@@ -161,18 +159,6 @@ class CommandGate:
         )
 
 
-@functools.cache
-def reporter_source() -> str:
-    """The text of :mod:`harness.verify.pytest_reporter`, which the gate runs with ``python -c``.
-
-    ``python -I -B -c``: isolated mode keeps the workspace (and ``PYTHONPATH``, user
-    site-packages) off ``sys.path`` until the harness's own pytest and its plugins are imported,
-    so a workspace ``pytest.py``, ``pytest/`` or ``sitecustomize.py`` cannot take their place;
-    then the reporter puts the workspace first on ``sys.path``, as ``python -m pytest`` does.
-    """
-    return Path(__file__).with_name("pytest_reporter.py").read_text(encoding="utf-8")
-
-
 class PytestGate:
     """The harness's own pytest in the workspace; reports failing test ids and their text.
 
@@ -230,8 +216,7 @@ class PytestGate:
             tempfile.TemporaryDirectory(prefix="harness-pytest-") as tmp,
             ReportChannel(Path(tmp)) as channel,
         ):
-            command = [sys.executable, "-I", "-B", "-c", reporter_source()]
-            command += [str(channel.key_file), str(channel.pipe), "-q", "-p", "no:cacheprovider"]
+            command = [*channel.reporter_command(), "-q", "-p", "no:cacheprovider"]
             sandbox = self.sandbox or default_sandbox()
             result = sandbox.run(
                 [*command, *extra, *self.args], cwd=root, timeout=self.timeout, writable=[tmp],

@@ -9,11 +9,13 @@ overlong channel is a :attr:`ChannelLog.problem`, and nothing after it is kept.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import os
 import secrets
 import select
+import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,6 +106,12 @@ class ChannelLog:
     problem: str | None = None
 
 
+@functools.cache
+def _reporter_source() -> str:
+    """The text of :mod:`harness.verify.pytest_reporter`, run with ``python -c``."""
+    return Path(__file__).with_name("pytest_reporter.py").read_text(encoding="utf-8")
+
+
 class ReportChannel:
     """A keyed named pipe in ``folder`` (a private, empty folder) and the thread reading it.
 
@@ -128,6 +136,17 @@ class ReportChannel:
         self._pending = bytearray()
         self._bytes = 0
         self._expected = 1
+
+    def reporter_command(self) -> list[str]:
+        """``python -I -B -c <reporter> KEY PIPE``: pytest's arguments follow.
+
+        The harness's own Python in isolated mode keeps the workspace (and ``PYTHONPATH``, user
+        site-packages) off ``sys.path`` until pytest, its plugins and the reporter are imported,
+        so a workspace ``pytest.py``, ``pytest/`` or ``sitecustomize.py`` cannot take their
+        place; then the reporter puts the workspace first, as ``python -m pytest`` does.
+        """
+        source = [sys.executable, "-I", "-B", "-c", _reporter_source()]
+        return [*source, str(self.key_file), str(self.pipe)]
 
     def __enter__(self) -> ReportChannel:
         self._thread.start()
