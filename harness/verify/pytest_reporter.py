@@ -30,6 +30,11 @@ from typing import Any
 import pytest
 from _pytest.outcomes import Skipped, XFailed
 
+try:
+    from _pytest.subtests import SubtestReport
+except ImportError:  # pytest before 9 has no subtests of its own
+    SubtestReport = None  # type: ignore[assignment,misc]
+
 TEXT_CHARS = 20_000
 """Most characters of one failure's text sent; the gate keeps far fewer."""
 
@@ -91,6 +96,8 @@ class Reporter:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record: dict[str, Any] = {"kind": "report", "id": report.nodeid, "when": report.when,
                                   "outcome": report.outcome, "xfail": hasattr(report, "wasxfail")}  # fmt: skip
+        if SubtestReport is not None and isinstance(report, SubtestReport):
+            record["subtest"] = report.head_line  # one of many reports of its test's call
         if report.outcome == "failed":
             record |= {"crash": _crash(report), "text": report.longreprtext[-TEXT_CHARS:]}
         self._channel.send(record)

@@ -65,6 +65,8 @@ class Reported(_Record):
     xfail: bool
     crash: str = ""
     text: str = ""
+    subtest: str | None = None
+    """A subtest's name: one of the many reports of its test's call."""
 
 
 class Uncollected(_Record):

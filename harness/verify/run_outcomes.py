@@ -67,6 +67,7 @@ class _Fold:
         self.phases: dict[str, dict[Phase, str]] = {}
         self.problems: list[JUnitProblem] = []
         self.uncollected: list[str] = []
+        self.failed_subtests: set[str] = set()
         self.finished: Finished | None = None
 
     def take(self, record: object) -> str | None:
@@ -75,6 +76,11 @@ class _Fold:
             if (record.id, record.when) in self.ran:
                 return f"ran the {record.when} of {record.id} twice"
             self.ran[record.id, record.when] = record.raised
+        elif isinstance(record, Reported) and record.subtest is not None:
+            if record.outcome == "failed":  # the test's own call report passes all the same
+                self.failed_subtests.add(record.id)
+                message = f"{record.subtest} failed: {record.crash}"
+                self.problems.append(JUnitProblem(record.id, "failure", message, record.text))
         elif isinstance(record, Reported):
             phases = self.phases.setdefault(record.id, {})
             if record.when in phases:
@@ -114,6 +120,8 @@ class _Fold:
         found: dict[str, str] = dict.fromkeys(self.uncollected, "error")
         for test_id, phases in self.phases.items():
             worst = max(phases.values(), key=_RANK.index)
+            if test_id in self.failed_subtests and worst == "passed":
+                worst = "failed"
             if worst != "passed" or "call" in phases:
                 found[test_id] = worst
         return found

@@ -437,3 +437,28 @@ def test_gate_report_is_frozen_and_fits_the_event_schema() -> None:
     fields = report.model_dump(include={"name", "passed", "summary", "failures", "duration"})
     built = GateReportEvent(run_id="run-1", round=2, **fields)
     assert built.model_dump()["failures"] == ["t.py::x"]
+
+
+SUBTESTS = """
+def test_each(subtests):
+    for n in range(3):
+        with subtests.test(msg="n", n=n):
+            assert n < LIMIT
+"""
+
+
+@pytest.mark.parametrize(("limit", "passed"), [(3, True), (2, False)])
+def test_pytest_gate_takes_subtests_as_parts_of_their_test(
+    tmp_path: Path, limit: int, passed: bool
+) -> None:
+    project = make_project(tmp_path, {"tests/test_sub.py": f"LIMIT = {limit}\n" + SUBTESTS})
+
+    report = PytestGate("tests").check(project)
+
+    assert report.passed is passed, report.summary
+    if passed:
+        assert report.summary == "pytest: 1 passed of 1 tests"
+    else:
+        assert report.summary == "pytest: 1 failed of 1 tests"
+        assert report.failures == ["tests/test_sub.py::test_each"]
+        assert "[n] (n=2) failed: assert 2 < 2" in report.output_tail
