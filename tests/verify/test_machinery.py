@@ -9,7 +9,7 @@ import pytest
 
 from harness import Agent, OuterLoop, PytestGate, Sandbox, ScriptedModel, StopReason, ToolCall
 from harness.verify.machinery import added_lines, machinery_reaches, reaches
-from tests.conftest import make_repo
+from tests.conftest import git, make_repo
 from tests.verify.verdict_tricks import TRICKS
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "bugfix" / "project"
@@ -124,9 +124,9 @@ def test_changed_files_are_read_from_the_workspace_without_following_links(tmp_p
 
 
 def example_repo(root: Path) -> Path:
-    files = {p.relative_to(EXAMPLE).as_posix(): p.read_text() for p in EXAMPLE.rglob("*")
-             if p.is_file() and "__pycache__" not in p.parts}  # fmt: skip
-    return make_repo(root, files)
+    """The example's project as this checkout tracks it (no caches a run left beside it)."""
+    tracked = git(EXAMPLE, "ls-files").split()
+    return make_repo(root, {name: (EXAMPLE / name).read_text() for name in tracked})
 
 
 @pytest.mark.parametrize("trick", TRICKS)
