@@ -12,7 +12,6 @@ import tempfile
 import time
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -167,7 +166,7 @@ class PytestGate:
     :mod:`harness.verify.pytest_reporter`), never from a results file or the output. It passes
     only when at least one test passed, none failed or errored, every phase reported passed was
     seen to run and return, the session finished with exit code 0, and the tests finished are
-    exactly those a separate ``--collect-only`` run (started at the same time) collected:
+    exactly those a separate ``--collect-only`` run (made once the run would pass) collected:
     nothing collected, everything skipped, an early exit, a forged report or a line not from the
     reporter are failures. With a ``baseline`` (the report at the run's base commit), every test
     that ran there must run and pass now: a test deselected, deleted or newly skipped fails.
@@ -201,14 +200,21 @@ class PytestGate:
         return junit if isinstance(junit, JUnitReport) else None
 
     def run(self, workspace: str | Path) -> tuple[CommandResult, JUnitReport | str]:
-        """Run pytest in ``workspace``, and beside it a collection of the same tests: what the
-        run did, and its report or why there is none to trust."""
+        """Run pytest in ``workspace``: what the run did, and its report or why there is none to
+        trust. A run that would pass is checked against a separate collection of its tests,
+        made then (a failing run needs none, so it costs one pytest process, as before)."""
         root = _workspace(workspace)
-        with ThreadPoolExecutor(1, thread_name_prefix="pytest-collect") as pool:
-            collecting = pool.submit(self._pytest, root, ["--collect-only"])
-            result, log = self._pytest(root, [])
-            _, collection = collecting.result()
-        return result, suite_report(log, collection, result.exit_code)
+        result, log = self._pytest(root, [])
+        found = suite_report(log, None, result.exit_code)
+        if (
+            isinstance(found, JUnitReport)
+            and found.passed
+            and not found.problems
+            and result.exit_code == 0
+        ):
+            _, collection = self._pytest(root, ["--collect-only"])
+            found = suite_report(log, collection, result.exit_code)
+        return result, found
 
     def _pytest(self, root: Path, extra: list[str]) -> tuple[CommandResult, ChannelLog]:
         """pytest with the reporter and ``extra`` arguments: what it did, and what it sent."""

@@ -33,11 +33,12 @@ _RANK = ("passed", "skipped", "failed", "error")
 
 
 def suite_report(
-    run: ChannelLog, collection: ChannelLog, exit_code: int | None
+    run: ChannelLog, collection: ChannelLog | None, exit_code: int | None
 ) -> JUnitReport | str:
     """The run's report, or why it cannot be trusted (completing "pytest exited with code N and").
 
-    ``collection`` is the separate ``--collect-only`` run's log; ``exit_code`` the run's.
+    ``collection`` is the separate ``--collect-only`` run's log (None: not made yet, and the
+    run's tests are not compared with it); ``exit_code`` the run's.
     """
     if run.problem is not None:
         return run.problem
@@ -143,11 +144,13 @@ class _Fold:
         return "teardown" in self.phases.get(test_id, {})
 
 
-def _not_whole(run: _Fold, collection: ChannelLog, exit_code: int | None) -> str | None:
+def _not_whole(run: _Fold, collection: ChannelLog | None, exit_code: int | None) -> str | None:
     """Why a passing run that finished is not the whole run, or None when it is."""
     status = run.finished.exitstatus if run.finished is not None else None
     if exit_code == 0 and status != 0:
         return f"its session ended with status {status}"
+    if collection is None:
+        return None
     if collection.problem is not None:
         return f"its separate collection failed: {collection.problem}"
     collected = next((r.ids for r in collection.records if isinstance(r, Collected)), None)
