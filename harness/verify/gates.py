@@ -161,15 +161,12 @@ class CommandGate:
 class PytestGate:
     """The harness's own pytest in the workspace; reports failing test ids and their text.
 
-    The verdict comes from the harness's reporter inside pytest, which sends each phase of each
-    test through a keyed channel that the harness reads while the tests run (see
-    :mod:`harness.verify.pytest_reporter`), never from a results file or the output. It passes
-    only when at least one test passed, none failed or errored, every phase reported passed was
-    seen to run and return, the session finished with exit code 0, and the tests finished are
-    exactly those a separate ``--collect-only`` run (made once the run would pass) collected:
-    nothing collected, everything skipped, an early exit, a forged report or a line not from the
-    reporter are failures. With a ``baseline`` (the report at the run's base commit), every test
-    that ran there must run and pass now: a test deselected, deleted or newly skipped fails.
+    The verdict comes from the harness's reporter inside pytest, through a keyed channel read
+    while the tests run (:mod:`harness.verify.run_outcomes`), never from a results file or the
+    output. It passes only when a test passed, none failed, every phase reported passed was
+    seen to run, the session finished with exit code 0, and exactly the tests a separate
+    ``--collect-only`` run collects finished. With a ``baseline`` (the report at the run's base
+    commit), every test that ran there must run and pass now.
 
     The channel lives in a temporary folder outside the workspace; the cache provider and
     byte-code writing are off, so checking leaves no files behind in the workspace.
@@ -200,9 +197,8 @@ class PytestGate:
         return junit if isinstance(junit, JUnitReport) else None
 
     def run(self, workspace: str | Path) -> tuple[CommandResult, JUnitReport | str]:
-        """Run pytest in ``workspace``: what the run did, and its report or why there is none to
-        trust. A run that would pass is checked against a separate collection of its tests,
-        made then (a failing run needs none, so it costs one pytest process, as before)."""
+        """Run pytest in ``workspace``: what it did, and its report or why none is trusted. Only
+        a run that would pass is compared with a separate collection, made then."""
         root = _workspace(workspace)
         result, log = self._pytest(root, [])
         found = suite_report(log, None, result.exit_code)
