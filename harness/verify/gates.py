@@ -168,8 +168,7 @@ class PytestGate:
     ``--collect-only`` run collects finished. With a ``baseline`` (the report at the run's base
     commit), every test that ran there must run and pass now.
 
-    The channel lives in a temporary folder outside the workspace; the cache provider and
-    byte-code writing are off, so checking leaves no files behind in the workspace.
+    The channel lives outside the workspace; with no cache or byte code, nothing is left there.
     """
 
     def __init__(
@@ -202,12 +201,8 @@ class PytestGate:
         root = _workspace(workspace)
         result, log = self._pytest(root, [])
         found = suite_report(log, None, result.exit_code)
-        if (
-            isinstance(found, JUnitReport)
-            and found.passed
-            and not found.problems
-            and result.exit_code == 0
-        ):
+        would_pass = isinstance(found, JUnitReport) and found.passed and not found.problems
+        if would_pass and result.exit_code == 0:
             _, collection = self._pytest(root, ["--collect-only"])
             found = suite_report(log, collection, result.exit_code)
         return result, found
