@@ -12,6 +12,7 @@ from hypothesis import settings
 
 if TYPE_CHECKING:
     from harness.core.event_schema import EventBase
+    from harness.models.base import ToolCall
 
 # Fewer, fixed examples for bench/mutation.py, which runs the focused tests once per mutant.
 settings.register_profile("mutation", max_examples=25, derandomize=True)
@@ -72,6 +73,29 @@ def with_options(defaults: dict[str, object], kwargs: dict[str, object]) -> dict
     options = {**defaults, **{k: kwargs[k] for k in kwargs if k in LoopOptions.model_fields}}
     rest = {k: v for k, v in kwargs.items() if k not in LoopOptions.model_fields}
     return {**rest, "options": LoopOptions(**options)}
+
+
+def verdict_arguments(
+    score: float, reasons: list[str] | None = None, fixes: list[str] | None = None
+) -> dict[str, Any]:
+    """The arguments of a critic's ``verdict`` call: reasons first, then fixes, then the score."""
+    return {"reasons": ["ok"] if reasons is None else reasons, "fixes": fixes or [], "score": score}
+
+
+def verdict_call(
+    score: float, reasons: list[str] | None = None, fixes: list[str] | None = None
+) -> ToolCall:
+    """A scripted critic reply: the ``verdict`` tool called with this verdict."""
+    from harness.models.base import ToolCall
+
+    return ToolCall("verdict", verdict_arguments(score, reasons, fixes))
+
+
+def verdict_entry(
+    score: float, reasons: list[str] | None = None, fixes: list[str] | None = None
+) -> dict[str, Any]:
+    """The same reply as an entry of a JSON script file (``scripted:PATH``)."""
+    return {"name": "verdict", "arguments": verdict_arguments(score, reasons, fixes)}
 
 
 def event(kind: str, /, **data: Any) -> EventBase:

@@ -113,6 +113,7 @@ def emit_sample_run(
                          tokens_after=11000, duration=2.1, dropped=["messages 2-14"],
                          trigger="hard", attempts=1, model_tokens=3200)  # fmt: skip
         gates_pass = round_ > 1
+        out.emit("checks_start", 0.1, round=round_, gates=["pytest", "ruff"], critic=True)
         out.emit(
             "gate_report", 3, round=round_, name="pytest", passed=gates_pass,
             summary="12 passed" if gates_pass else "3 failed, 9 passed",

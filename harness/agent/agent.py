@@ -17,7 +17,7 @@ from harness.core.event_schema import ToolCallEvent, ToolStart
 from harness.core.sink import NULL_SINK, EventSink
 from harness.core.usage import Usage
 from harness.models.base import Message, Model, Reply, ToolCall
-from harness.models.budget import MeteredModel
+from harness.models.budget import metered
 from harness.sandbox import Sandbox
 from harness.tools import Tool, Toolbox, ToolContext, ToolResult, default_tools
 
@@ -66,9 +66,10 @@ class Agent:
     with an error observation the model can correct; ``max_malformed`` consecutive replies made
     only of such calls end the session with ``AgentStop.MALFORMED``.
 
-    A session going round in circles is ended with ``AgentStop.STUCK``: after ``max_repeats``
-    identical calls with identical results, or ``max_errors`` failed calls in a row, the
-    observation carries a note saying so; one more such call ends the session.
+    A session going round in circles is ended with ``AgentStop.STUCK``: after a cycle of calls
+    (the same call, or up to 4 calls in turn, A B A B ...) went round ``max_repeats`` times with
+    identical results, or ``max_errors`` failed calls in a row, the observation carries a note
+    saying so; one more call that keeps it going ends the session.
 
     ``compaction`` keeps the session inside the model's window: ``"mask_observations"`` (the
     default), ``"summarize"``, ``"none"``/``None``, or any object with ``maybe_compact``.
@@ -172,10 +173,7 @@ class _Session:
             raise ConfigError(f"workspace: {workspace} is not a folder")
         self.agent = agent
         self.events = events
-        model = agent.model
-        self.model = (
-            model if isinstance(model, MeteredModel) else MeteredModel(model, events=events)
-        )
+        self.model = metered(agent.model, events=events)
         self.summariser = self.model.for_role("summariser")
         self.usage_before = self.model.meter.usage
         self.ledger = ledger or Ledger(goal=task)

@@ -47,6 +47,7 @@ from harness.core.errors import ConfigError, HarnessError
 from harness.core.event_schema import Compaction as CompactionEvent
 from harness.core.sink import NULL_SINK, EventSink
 from harness.models.base import Message, Model, token_ceiling
+from harness.models.budget import metered
 
 __all__ = [
     "MASK_PREFIX",
@@ -298,7 +299,7 @@ class Summarize(_Strategy):
         request_room = ctx.window - max_tokens - instruction - framing
         clip = min(self.clip_chars, max(200, request_room * _CHARS_PER_TOKEN // len(older)))
         request = summary_request(older, ledger_text, clip)
-        reply = ctx.model.complete(request, max_tokens=max_tokens)
+        reply = metered(ctx.model).complete(request, max_tokens=max_tokens)
         content = render_summary(reply.content or "", ledger_text, len(older))
         calls = calls_by_id(messages)
         dropped = tuple(describe(m, calls) for m in older)

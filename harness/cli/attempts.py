@@ -50,17 +50,31 @@ def run_attempts(args: argparse.Namespace, config: LoopSpec) -> int:
         tools.extend(servers)
         result = BestOf(loop_for, attempts=count).run()
     folder = config.root / ATTEMPTS_DIR / config.name
-    attempts_summary(result, wall_seconds=time.monotonic() - started).save(folder)
-    for attempt in result.attempts:
-        mark = " <- winner" if attempt is result.winner else ""
-        print(f"{_describe(attempt)}{mark}", file=sys.stderr)
-    print(f"report: harness report {folder}", file=sys.stderr)
-    if result.winner is None:
-        print("no attempt passed; every attempt's branch and report is kept", file=sys.stderr)
-        return EXIT_ESCALATED
-    print(f"winner: attempt {result.winner.number}, on branch "
-          f"{result.winner.result.branch if result.winner.result else None}", file=sys.stderr)  # fmt: skip
-    return EXIT_PASSED
+    summary = attempts_summary(result, wall_seconds=time.monotonic() - started)
+    summary.save(folder)
+    for reason in summary.unsandboxed:
+        print(f"note: {reason}", file=sys.stderr)
+    if args.json:  # the summary itself, as saved in summary.json
+        print(summary.model_dump_json())
+    else:
+        print(*_summary_lines(result, folder), sep="\n")
+    return EXIT_PASSED if result.winner is not None else EXIT_ESCALATED
+
+
+def _summary_lines(result: BestOfResult, folder: Path) -> list[str]:
+    """What the attempts came to, for stdout: one line each, where the report is, the winner."""
+    lines = [
+        _describe(attempt) + (" <- winner" if attempt is result.winner else "")
+        for attempt in result.attempts
+    ]
+    lines.append(f"report: harness report {folder}")
+    winner = result.winner
+    if winner is None:
+        lines.append("no attempt passed; every attempt's branch and report is kept")
+    else:
+        branch = winner.result.branch if winner.result else None
+        lines.append(f"winner: attempt {winner.number}, on branch {branch}")
+    return lines
 
 
 def attempts_summary(result: BestOfResult, *, wall_seconds: float) -> BatchSummary:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import errno
 import shutil
 import sys
@@ -19,6 +20,7 @@ from harness.workspace.caches import CACHE_PATTERNS
 if TYPE_CHECKING:
     from harness.memory.inbox import Inbox
     from harness.outer.result import RunResult
+    from harness.spec import LoopSpec
 
 SKILLS_DIR = Path(__file__).resolve().parent / "skills"
 SYSTEM_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS})
@@ -74,8 +76,8 @@ def _in_git(folder: Path) -> bool:
 def run(args: argparse.Namespace) -> int:
     from harness.cli.fresh import (
         abandoned_branch,
-        drop_stale_escalation,
         previous_name,
+        refuse_unborn_repository,
         set_aside_work,
     )
     from harness.core.sink import EventSink, Tee
@@ -89,6 +91,7 @@ def run(args: argparse.Namespace) -> int:
         from harness.cli.fleet import run_fleet
 
         return run_fleet(args, config)
+    refuse_unborn_repository(config)
     if (args.attempts or config.attempts) > 1:
         from harness.cli.attempts import run_attempts
 
@@ -107,7 +110,8 @@ def run(args: argparse.Namespace) -> int:
             )
     mode: Mode = "json" if args.json else "quiet" if args.quiet else "live"
     redactor = config.redactor()
-    echo: EventSink = LiveProgress(sys.stdout if args.json else sys.stderr, mode)
+    live = LiveProgress(sys.stdout if args.json else sys.stderr, mode)
+    echo: EventSink = live
     flush = None
     if args.otel:
         from harness.observe.otel import command_line_sink
@@ -124,10 +128,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if flush is not None:
             flush()
-    if result.passed:
-        drop_stale_escalation(config)
-    if not args.json:
-        print_verdict(result, quiet=args.quiet, redact=redactor.redact_text)
+    result = _tidy(config, result, redact=redactor.redact_text)
+    _tell(result, args, closed=live.closed, redact=redactor.redact_text)
     if result.stop_reason.is_success:
         return EXIT_PASSED
     if result.bad_configuration:
@@ -138,10 +140,51 @@ def run(args: argparse.Namespace) -> int:
 resume = run
 
 
+def _tidy(config: LoopSpec, result: RunResult, *, redact: Callable[[str], str]) -> RunResult:
+    """What a finished run leaves that is of no use: a passed loop's stale escalation report;
+    the branch and worktree of a run that ended before any round did work."""
+    from harness.cli.fresh import drop_idle_run, drop_stale_escalation
+
+    if result.passed:
+        drop_stale_escalation(config)
+    removed = drop_idle_run(config, result, redact=redact)
+    if removed is None:
+        return result
+    print(
+        f"note: no round did any work, so nothing is kept: {removed}; the next `harness run` "
+        "starts afresh",
+        file=sys.stderr,
+    )
+    return dataclasses.replace(result, branch=None, worktree=None)
+
+
+def _tell(
+    result: RunResult, args: argparse.Namespace, *, closed: bool, redact: Callable[[str], str]
+) -> None:
+    """The verdict on stdout; a reader gone (``| head``) changes neither the run nor its exit
+    code, which still says how the run ended."""
+    from harness.cli.pipe import silence_stdout
+
+    if closed:  # `--json | head`: the output stopped, the run did not
+        silence_stdout()
+        print(
+            f"harness: the reader of the output went away; the run went on to its end "
+            f"({result.stop_reason.value}); `harness report {result.run_id}` shows it",
+            file=sys.stderr,
+        )
+    elif not args.json:
+        try:
+            print_verdict(result, quiet=args.quiet, redact=redact)
+        except BrokenPipeError:
+            silence_stdout()
+
+
 def print_verdict(result: RunResult, *, quiet: bool, redact: Callable[[str], str] = str) -> None:
     """The run's outcome on stdout: the verdict line, then (unless quiet) where things are."""
     line = f"{result.stop_reason.value}: {result.message.splitlines()[0]}"
     print(redact(line), flush=True)
+    if result.unsandboxed:  # also when quiet: what the verdict is worth depends on it
+        print(f"note: {result.unsandboxed}", flush=True)
     if quiet:
         return
     if result.escalation:
@@ -182,10 +225,25 @@ def status(args: argparse.Namespace) -> int:
         open_items = len(progress.open_items)
         last = progress.attempts[-1].outcome if progress.attempts else "no rounds yet"
         print(
-            f"{progress.name or file.stem}: {progress.status.value}, round {progress.iteration}{cap}, "
-            f"{open_items} open item(s), last: {last}"
+            f"{progress.name or file.stem}: {_state(file, progress.status.value)}, round "
+            f"{progress.iteration}{cap}, {open_items} open item(s), last: {last}"
         )
     return EXIT_USAGE if broken else EXIT_PASSED
+
+
+def _state(progress: Path, recorded: str) -> str:
+    """What a loop is doing now: waiting for a person's approval (a request is pending),
+    running (a process holds its lock), else what its progress file records."""
+    from harness.memory.inbox import Inbox
+    from harness.memory.lock import LoopLock
+
+    request = Inbox(progress).pending()
+    if request is not None:
+        return f"waiting for approval of round {request.round} (`harness approve`)"
+    holder = LoopLock(progress).holder()
+    if holder is not None:
+        return f"running (pid {holder.get('pid', '?')} on {holder.get('host', '?')})"
+    return recorded
 
 
 def approve(args: argparse.Namespace) -> int:
@@ -223,12 +281,13 @@ def _inbox(loop: str) -> Inbox:
 
 def report(args: argparse.Namespace) -> int:
     from harness.cli.batch import is_batch, report_batch
-    from harness.observe.report import find_run, load_run, render_html, render_text
+    from harness.cli.discover import find_run_under
+    from harness.observe.report import load_run, render_html, render_text
 
     if is_batch(args.run):
         return report_batch(args)
 
-    summary = load_run(find_run(args.run, root=args.root))
+    summary = load_run(find_run_under(args.run, args.root))
     if args.html:  # first: a reader that stops early (`| head`) must not cost the file
         try:
             args.html.write_text(render_html(summary), encoding="utf-8")
@@ -247,11 +306,19 @@ def batch(args: argparse.Namespace) -> int:
     return run_batch(args)
 
 
-def runs(args: argparse.Namespace) -> int:
-    from harness.observe.report import list_runs, render_runs
+def bench(args: argparse.Namespace) -> int:
+    from harness.cli.bench import run_swebench
 
-    found = list_runs(args.root / RUNS_DIR)
-    print(render_runs(found) if found else f"no runs under {args.root / RUNS_DIR}")
+    return run_swebench(args)
+
+
+def runs(args: argparse.Namespace) -> int:
+    from harness.cli.discover import all_runs
+    from harness.observe.report import render_runs
+
+    found = all_runs(args.root)
+    where = f"{args.root / RUNS_DIR} or the loops under {args.root}"
+    print(render_runs(found) if found else f"no runs under {where}")
     return EXIT_PASSED
 
 

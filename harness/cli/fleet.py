@@ -8,6 +8,7 @@ import sys
 from harness.cli.exit_codes import EXIT_ESCALATED, EXIT_PASSED
 from harness.core.atomic import atomic_write_text
 from harness.core.errors import ConfigError
+from harness.models.budget import MeteredModel
 from harness.outer.loop import OuterLoop
 from harness.scale.evaluation import gates_on_branch
 from harness.scale.fleet import Fleet, SubtaskOutcome
@@ -42,10 +43,11 @@ def run_fleet(args: argparse.Namespace, config: LoopSpec) -> int:
             subtask_config(config, subtask), overrides=overrides, start_servers=False
         )
 
-    helper = (
+    helper = MeteredModel(  # planner and synthesiser: sent nothing the run's redactor knows
         named_model(fleet_config.model, config)
         if fleet_config.model
-        else author_model(config, overrides)
+        else author_model(config, overrides),
+        redact=redactor.redact_text,
     )
     workspace = config.root / config.workspace
     evaluate = (
@@ -66,7 +68,7 @@ def run_fleet(args: argparse.Namespace, config: LoopSpec) -> int:
     )
     result = fleet.run()
     for outcome in result.outcomes:
-        print(_describe(outcome), file=sys.stderr)
+        print(redactor.redact_text(_describe(outcome)), file=sys.stderr)
     if result.synthesis is not None:
         progress = config.progress_path()
         path = atomic_write_text(
@@ -74,7 +76,7 @@ def run_fleet(args: argparse.Namespace, config: LoopSpec) -> int:
             redactor.redact_text(result.synthesis),
         )
         print(f"synthesis ({len(result.kept)} kept subtask(s)): {path}", file=sys.stderr)
-        print(result.synthesis)
+        print(redactor.redact_text(result.synthesis))
     return EXIT_PASSED if len(result.kept) == len(result.outcomes) else EXIT_ESCALATED
 
 

@@ -6,17 +6,29 @@
   describes a state that no longer holds (the event log of that run still has its stop).
 * ``--restart`` names the earlier run's branch it leaves behind: no longer resumable, it is
   for ``harness clean`` to remove.
+* A git repository with no commit yet is refused under ``isolation = "auto"``: there is no
+  commit to branch from, and working in place would leave nothing to go back to.
+* A run that ended before any round did work (a wrong key, a provider that cannot be reached)
+  leaves no branch or worktree: there is nothing in them to resume or to look at, and the loop
+  starts afresh next time.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
+from harness.core.atomic import atomic_write_text
 from harness.core.errors import ConfigError
 from harness.memory.lock import LoopLock
 from harness.memory.progress import Progress
+from harness.memory.progress_items import Status
 from harness.memory.run_state import RunState
+from harness.outer.result import RunResult
 from harness.spec import LoopSpec
+from harness.workspace.cleanup import remove_branch, remove_worktree, top_of
+from harness.workspace.git import chosen_isolation
+from harness.workspace.git_cmd import config_get, git
 
 
 def previous_name(path: Path) -> Path:
@@ -59,3 +71,51 @@ def abandoned_branch(config: LoopSpec) -> str | None:
         return RunState.read(Progress.load(path)).branch
     except ConfigError:
         return None
+
+
+def refuse_unborn_repository(config: LoopSpec) -> None:
+    """Raise :class:`ConfigError` when ``isolation = "auto"`` would edit, in place, a git
+    repository that has no commit yet (``auto`` means a worktree only once there is a commit).
+    ``isolation = "none"`` says working in place is meant, and is left alone."""
+    workspace = config.root / config.workspace
+    if config.isolation != "auto" or not workspace.is_dir():
+        return
+    top = top_of(workspace)
+    if top is not None and chosen_isolation(workspace, "auto") == "none":
+        raise ConfigError(
+            f"{top} is a git repository with no commits yet, so a run has no commit to branch "
+            "from and would edit your files in place: make a first commit (`git add -A && git "
+            'commit -m "first commit"`), or set isolation = "none" in loop.toml to work in place'
+        )
+
+
+def drop_idle_run(
+    config: LoopSpec, result: RunResult, *, redact: Callable[[str], str] = str
+) -> str | None:
+    """Remove the worktree and branch of a run that ended before any round did work, and mark
+    the loop not started, so the next ``harness run`` starts afresh; what was removed, or None
+    when the run is kept.
+
+    Idle means: it did not pass, no round of the loop was ever recorded, and its branch (in a
+    worktree of its own) holds no commit beyond its base. Under the loop's lock, like a run.
+    """
+    worktree, branch = result.worktree, result.branch
+    if result.passed or result.rounds or worktree is None or branch is None:
+        return None
+    repo = top_of(config.root / config.workspace)
+    path = config.progress_path()
+    if repo is None or worktree.resolve() == repo or not path.is_file():
+        return None
+    with LoopLock(path):
+        progress = Progress.load(path)
+        base = config_get(repo, f"branch.{branch}.harnessBase")
+        if progress.iteration or progress.attempts or RunState.read(progress).branch != branch:
+            return None
+        if base is None or git(repo, "rev-parse", branch).strip() != base:
+            return None
+        remove_worktree(repo, worktree)
+        remove_branch(repo, branch)
+        progress.status = Status.NOT_STARTED
+        RunState().write(progress)
+        atomic_write_text(path, redact(progress.render()))
+    return f"removed its branch {branch} and worktree {worktree}"

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from harness.cli.exit_codes import EXIT_ERROR, EXIT_ESCALATED, EXIT_PASSED, EXIT_USAGE
-from harness.cli.scale_args import add_attempts_argument, add_batch_parser
+from harness.cli.scale_args import add_attempts_argument, add_batch_parser, add_bench_parser
 from harness.core.errors import HarnessError
 from harness.core.redact import Redactor
 
@@ -76,7 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     report = commands.add_parser("report", help="summarise a run")
     report.add_argument("run", help="a run id, a run folder, or a batch folder")
-    report.add_argument("--root", type=Path, default=Path("."), help="where .harness/runs lives")
+    report.add_argument(
+        "--root", type=Path, default=Path("."), help="look in its .harness/runs and its loops'"
+    )
     report.add_argument("--html", type=Path, metavar="FILE", help="also write an HTML report")
 
     runs = commands.add_parser("runs", help="list recent runs")
@@ -100,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="also remove run branches that hold a passed round not merged anywhere",
     )
     add_batch_parser(commands)
+    add_bench_parser(commands)
     for command in commands.choices.values():  # `harness run --debug` as `harness --debug run`
         command.add_argument(
             "--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP
@@ -174,9 +176,9 @@ def _error(message: str, debug: bool) -> None:
 
 def _closed_pipe() -> int:
     """The reader went away (``| head``): stop quietly, and keep Python's exit flush quiet too."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    os.close(devnull)
+    from harness.cli.pipe import silence_stdout
+
+    silence_stdout()
     return EXIT_PASSED
 
 

@@ -1,24 +1,30 @@
-"""Command-line arguments of the scale-out commands (``harness batch``)."""
+"""Command-line arguments of the scale-out commands (``harness batch``, ``harness bench``).
+
+Kept free of heavy imports: ``harness --help`` builds these parsers."""
 
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
+FEEDBACK_CHOICES = ("none", "pass_fail", "ids")
+"""``harness.verify.held_out.FEEDBACK``, named here so the parser imports nothing heavy."""
 
-def _positive_int(text: str) -> int:
+
+def positive_int(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
     return int(text)
 
 
-def _positive_float(text: str) -> float:
+def positive_float(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
         value = 0.0
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
+    if not 0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"must be a finite number above 0, got {text!r}")
     return value
 
 
@@ -26,7 +32,7 @@ def _rate_limit(text: str) -> tuple[str, float]:
     model, _, rate = text.rpartition("=")
     if not model:
         raise argparse.ArgumentTypeError(f"expected MODEL=REQUESTS_PER_MINUTE, got {text!r}")
-    return model, _positive_float(rate)
+    return model, positive_float(rate)
 
 
 def add_batch_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -34,16 +40,16 @@ def add_batch_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         "batch", help="run every task of a JSONL file, each a full loop (resumable)"
     )
     batch.add_argument("tasks", help='a JSONL file: one {"name": ..., "loop": "loop.toml"} a line')
-    batch.add_argument("--workers", type=_positive_int, default=4, help="loops at once (default 4)")
+    batch.add_argument("--workers", type=positive_int, default=4, help="loops at once (default 4)")
     batch.add_argument("--backend", choices=("local", "ray"), default="local")
     batch.add_argument(
         "--out", type=Path, help="records and summary.json (default .harness/batch/<file stem>)"
     )
     batch.add_argument(
-        "--budget-tokens", type=_positive_int, help="start no task past this many tokens"
+        "--budget-tokens", type=positive_int, help="start no task past this many tokens"
     )
     batch.add_argument(
-        "--budget-cost", type=_positive_float, help="start no task past this cost (USD)"
+        "--budget-cost", type=positive_float, help="start no task past this cost (USD)"
     )
     batch.add_argument(
         "--ray-address", help="join this Ray cluster (default: RAY_ADDRESS, else a local one)"
@@ -68,7 +74,45 @@ def add_attempts_argument(run: argparse.ArgumentParser) -> None:
 
 
 def _attempts(text: str) -> int:
-    value = _positive_int(text)
+    value = positive_int(text)
     if value > 8:
         raise argparse.ArgumentTypeError(f"must be an integer from 1 to 8, got {text!r}")
     return value
+
+
+def add_bench_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    bench = commands.add_parser("bench", help="run a benchmark's instances, one loop each")
+    kinds = bench.add_subparsers(dest="benchmark", required=True, metavar="BENCHMARK")
+    swebench = kinds.add_parser(
+        "swebench",
+        help="SWE-bench-format instances: held-out tests decide, preds.jsonl comes out",
+    )
+    swebench.add_argument("instances", help="instance records: a JSONL file or a JSON list")
+    swebench.add_argument(
+        "--repos",
+        type=Path,
+        help="a folder of clones or mirrors, OWNER__NAME or OWNER/NAME (default: clone the URL)",
+    )
+    swebench.add_argument(
+        "--model",
+        required=True,
+        help="the agent's model; 'gold' writes each reference patch, 'empty' changes nothing",
+    )
+    swebench.add_argument(
+        "--out", type=Path, help="where everything goes (default .harness/bench/<file stem>)"
+    )
+    swebench.add_argument("--workers", type=positive_int, default=2, help="loops at once")
+    swebench.add_argument(
+        "--max-iterations", type=positive_int, default=3, help="rounds per instance (default 3)"
+    )
+    swebench.add_argument(
+        "--feedback",
+        choices=FEEDBACK_CHOICES,
+        default="pass_fail",
+        help="what the agent is told of failing held-out tests (default pass_fail)",
+    )
+    swebench.add_argument("--hints", action="store_true", help="add hints_text to the goal")
+    swebench.add_argument(
+        "--budget-cost", type=positive_float, help="start no instance past this cost (USD)"
+    )
+    swebench.add_argument("--quiet", action="store_true", help="no live progress line")

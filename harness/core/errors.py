@@ -3,6 +3,7 @@
 * :class:`ConfigError` — the developer or user asked for something invalid; raised at
   construction or load time, with a message that names the field or file.
 * :class:`ToolError` — something the model should see and correct; becomes an observation.
+* :class:`BookkeepingError` — the harness could not record a run's work (git, the disk).
 * :class:`Stopped` — a run ends for a named reason (budget, timeout, ...).
 """
 
@@ -17,6 +18,12 @@ class HarnessError(Exception):
 
 class ConfigError(HarnessError, ValueError):
     """Invalid configuration or input; the message names the field or file."""
+
+
+class BookkeepingError(HarnessError):
+    """The harness could not keep its own records of a run (``git add -A`` of a round refused by
+    a nested repository without a commit, a full disk): the run stops with an error and an
+    escalation report; never a configuration error, since nothing in loop.toml is wrong."""
 
 
 class ToolError(HarnessError):

@@ -73,6 +73,7 @@ class RoundEnd(EventBase):
     outcome: str
     usage: Usage = Field(default_factory=Usage)
     duration: float
+    cause: str = ""  # why the author's session ended early (step cap, stuck, ...); "" if it did not
 
 
 class ModelCall(EventBase):
@@ -115,6 +116,15 @@ class GateReportEvent(EventBase):
     summary: str = ""
     failures: list[str] = Field(default_factory=list)
     duration: float = 0.0
+
+
+class ChecksStart(EventBase):
+    """The author's session is over; the round's gates (then the critic) judge it now."""
+
+    kind: Literal["checks_start"] = "checks_start"
+    round: int
+    gates: list[str] = Field(default_factory=list)
+    critic: bool = False
 
 
 class CriticVerdict(EventBase):
@@ -191,6 +201,7 @@ Event = Annotated[
     | ModelCall
     | ToolStart
     | ToolCallEvent
+    | ChecksStart
     | GateReportEvent
     | CriticVerdict
     | Compaction
@@ -213,6 +224,7 @@ EVENT_MODELS: dict[str, type[EventBase]] = {
         ModelCall,
         ToolStart,
         ToolCallEvent,
+        ChecksStart,
         GateReportEvent,
         CriticVerdict,
         Compaction,

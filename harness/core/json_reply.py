@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from typing import Any
 
 _FENCE = re.compile(r"```(?:json)?[ \t]*\n?(.*?)```", re.DOTALL | re.IGNORECASE)
@@ -26,19 +25,3 @@ def find_json(text: str) -> Any:
         if isinstance(data, dict):
             return data
     raise ValueError("no JSON object found in the reply" if text.strip() else "the reply is empty")
-
-
-def json_objects(text: str) -> Iterator[dict[str, Any]]:
-    """Every outermost JSON object in ``text``, in order; an object inside another is not
-    yielded on its own."""
-    decoder = json.JSONDecoder()
-    position = 0
-    while (start := text.find("{", position)) != -1:
-        try:
-            data, end = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
-            position = start + 1
-            continue
-        if isinstance(data, dict):
-            yield data
-        position = end

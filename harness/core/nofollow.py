@@ -95,7 +95,8 @@ def open_file(
     make_folders: bool = False,
     mode: int = 0o644,
 ) -> int:
-    """A descriptor of the regular file ``path`` opened with ``flags``, no link followed."""
+    """A descriptor of the regular file ``path`` opened with ``flags``, no link followed; opened
+    for writing, it must have no other name (a hard link would carry the writes elsewhere)."""
     base, names = split(path, root)
     folder = _walk(base, names[:-1], make=make_folders, shown=path)
     try:
@@ -104,6 +105,9 @@ def open_file(
         os.close(folder)
     try:
         _check_regular(fd, path)
+        if flags & (os.O_WRONLY | os.O_RDWR) and os.fstat(fd).st_nlink > 1:
+            raise UnsafePath(path, "has another name (a hard link): written in place, it would "
+                             "change another file")  # fmt: skip
     except BaseException:
         os.close(fd)
         raise

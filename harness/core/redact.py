@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import re
+import string
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -33,28 +35,77 @@ DEFAULT_PATTERNS: tuple[str, ...] = (
     r"xox[abprs]-[A-Za-z0-9-]{10,}",  # Slack
     r"AIza[0-9A-Za-z_-]{35}",  # Google API key
     r"hf_[A-Za-z0-9]{30,}",  # Hugging Face
-    r"(?<=Bearer )[A-Za-z0-9._~+/-]{16,}=*",
-    r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----",
+    # to its END line, or to the end of the text when it has none (a key cut short is a key)
+    r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]{0,40}PRIVATE KEY-----|\Z)",
 )
 """Common key shapes, redacted wherever they appear."""
 
-_URL_PASSWORD = re.compile(r"(?P<keep>[A-Za-z][A-Za-z0-9+.-]*://[^\s/@:]*:)[^\s/@]+(?=@)")
-"""The password of ``scheme://user:password@host`` (the user name is kept)."""
+_URL_PASSWORD = re.compile(
+    r"(?P<keep>(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,31}://[^\s/@:]{0,256}:)"
+    r"[^\s/@]{1,1024}(?=@)"
+)
+"""The password of ``scheme://user:password@host`` (the user name is kept). A scheme starts
+only where no scheme character precedes it and every part is bounded, so a long run of letters
+costs one scan, not one per letter."""
 
 _URL_SECRET_PARAM = re.compile(
-    r"(?P<keep>[?&][^=&\s#]*(?:token|key|secret|sig|signature|password|auth)[^=&\s#]*=)"
-    r"[^&\s#]+",
+    r"(?P<keep>[?&][^=&\s#]{0,64}?(?:token|key|secret|sig|signature|password|auth)"
+    r"[^=&\s#]{0,64}=)[^&\s#]+",
     re.IGNORECASE,
 )
-"""The value of a URL query parameter named like a secret (``?token=...``, ``&sig=...``)."""
+"""The value of a URL query parameter named like a secret (``?token=...``, ``&sig=...``); the
+name is bounded, so a ``?`` before a long run of text costs a bounded look."""
+
+_AUTHORIZATION = r"\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?"
+_CREDENTIAL_AFTER = re.compile(
+    rf"(?P<keep>{_AUTHORIZATION}(?:bearer|basic|token|bot)\s+)[^\s\"',;]{{8,}}"
+    rf"|(?P<bare>{_AUTHORIZATION})[A-Za-z0-9._~+/=-]{{16,}}"
+    r"|(?P<scheme>\bbearer\s+)[A-Za-z0-9._~+/-]{16,}=*",
+    re.IGNORECASE,
+)
+"""The credential of an ``Authorization:`` header (after ``Bearer``, ``Basic``, ``token``, or a
+bare one of 16+ characters; also as ``authorization=`` or a quoted key) and any ``Bearer``
+token; the header name and the scheme are kept."""
+
+_WEBHOOK = re.compile(
+    r"(?P<keep>\bhooks\.slack\.com/(?:services|workflows|triggers)/)[A-Za-z0-9/_-]+"
+    r"|(?P<discord>\bdiscord(?:app)?\.com/api/webhooks/)[0-9]+/[A-Za-z0-9_-]+",
+    re.IGNORECASE,
+)
+"""The secret path of a Slack or Discord webhook URL (the scheme and host are kept)."""
+
+_KEEPING_PREFIX = (
+    (_URL_PASSWORD, ("://",)),
+    (_URL_SECRET_PARAM, ("=",)),
+    (_CREDENTIAL_AFTER, ("authorization", "bearer")),
+    (_WEBHOOK, ("hooks.slack.com", "/api/webhooks/")),
+)
+"""Patterns that keep a prefix (a named group) and redact what follows it, each with the
+lower-case substrings it cannot match without: a text holding none of them is not scanned."""
 
 _TOKEN_CANDIDATE = re.compile(r"(?<![A-Za-z0-9+_=-])[A-Za-z0-9+_=-]{24,}(?![A-Za-z0-9+_=-])")
 
 MIN_TOKEN_ENTROPY = 4.0
 """Bits per character above which a 24+ character run of letters, digits and ``+_=-`` that mixes
-upper case, lower case and digits is taken for a generated secret (``/`` ends a run, so URL
-paths stay readable and only their secret segment goes). Hexadecimal (commit ids,
+upper case, lower case and digits, and changes class often (:data:`MIN_CASE_CHANGES`), is
+taken for a generated secret (``/`` ends a run, so URL paths stay readable and only their
+secret segment goes). Hexadecimal (commit ids,
 hashes) tops out at 4 bits and mixes no cases, so it is never redacted this way."""
+
+MIN_CASE_CHANGES = 0.4
+"""Share of neighbouring characters in a run that change class (upper case, lower case, digit)
+above which a run is taken for generated rather than written: a random base-62 token changes
+class at about 0.6 of its steps, a camel-case name (``AbstractSingletonProxyFactoryBean2``,
+``getElementById2FromDocumentFragment``) at under 0.4."""
+
+MIN_SINGLE_CASE_ENTROPY = 3.5
+"""Bits per character above which a 24+ character run of one letter case and digits alone (no
+``_``, ``-``: not a name like ``x86_64_linux``) is taken for a generated secret, when it holds a
+letter that is not a hexadecimal digit (commit ids, hashes and UUIDs are left alone) and at least
+:data:`MIN_DIGIT_SHARE` of both letters and digits."""
+
+MIN_DIGIT_SHARE = 0.2
+"""Share of a single-case token that must be digits, and letters, for it to look generated."""
 
 
 class Redactor:
@@ -63,8 +114,9 @@ class Redactor:
     Secrets are the values (8+ characters) of environment variables whose names look secret
     (see :data:`SECRET_NAME`) or are listed in ``secret_env``, the literal ``values`` given,
     anything matching ``patterns`` or :data:`DEFAULT_PATTERNS`, passwords inside URLs
-    (``postgres://app:[REDACTED]@db``), URL parameters named like secrets, long high-entropy
-    tokens (see :data:`MIN_TOKEN_ENTROPY`), and string values stored under a secret-looking key
+    (``postgres://app:[REDACTED]@db``), URL parameters named like secrets, the credential of an
+    ``Authorization`` header or after ``Bearer``, Slack and Discord webhook paths, long
+    generated-looking tokens (see :data:`MIN_TOKEN_ENTROPY`), and string values stored under a secret-looking key
     in a mapping (``{"api_key": ...}``). The environment is read once, at construction.
     """
 
@@ -88,7 +140,8 @@ class Redactor:
             key=len,
             reverse=True,
         )
-        alternatives = [re.escape(value) for value in values]
+        self._values = tuple(values)  # longest first: a secret that extends another goes whole
+        alternatives = []
         for index, pattern in enumerate((*patterns, *DEFAULT_PATTERNS)):
             try:
                 re.compile(pattern)
@@ -101,10 +154,16 @@ class Redactor:
 
     def redact_text(self, text: str) -> str:
         """``text`` with every secret replaced by ``[REDACTED]``: known values and key shapes,
-        passwords and secret-named parameters in URLs, and long high-entropy tokens."""
+        credentials in URLs and ``Authorization`` headers, webhook paths, and long high-entropy
+        tokens. The cost is linear in the text's length."""
+        for value in self._values:
+            if value in text:
+                text = text.replace(value, REDACTED)
         text = self._regex.sub(REDACTED, text)
-        text = _URL_PASSWORD.sub(rf"\g<keep>{REDACTED}", text)
-        text = _URL_SECRET_PARAM.sub(rf"\g<keep>{REDACTED}", text)
+        lowered = text.lower()
+        for pattern, needles in _KEEPING_PREFIX:
+            if any(needle in lowered for needle in needles):
+                text = pattern.sub(_keep_prefix, text)
         return _TOKEN_CANDIDATE.sub(_redact_token, text)
 
     def redact(self, data: Any) -> Any:
@@ -123,14 +182,40 @@ class Redactor:
         return self.redact(value)
 
 
+def _keep_prefix(match: re.Match[str]) -> str:
+    """The match's one non-empty named group (what is kept), then ``[REDACTED]``."""
+    kept = next(group for group in match.groupdict().values() if group is not None)
+    return kept + REDACTED
+
+
 def _redact_token(match: re.Match[str]) -> str:
     token = match.group(0)
-    mixed = (
-        any(c.islower() for c in token)
-        and any(c.isupper() for c in token)
-        and any(c.isdigit() for c in token)
+    return REDACTED if _looks_generated(token) else token
+
+
+def _looks_generated(token: str) -> bool:
+    """Whether a run of letters, digits and ``+_=-`` reads as a generated secret (see
+    :data:`MIN_TOKEN_ENTROPY`, :data:`MIN_CASE_CHANGES`, :data:`MIN_SINGLE_CASE_ENTROPY`)."""
+    lower = sum(c.islower() for c in token)
+    upper = sum(c.isupper() for c in token)
+    digits = sum(c.isdigit() for c in token)
+    if lower and upper and digits:
+        return _entropy(token) >= MIN_TOKEN_ENTROPY and _case_changes(token) >= MIN_CASE_CHANGES
+    letters = lower + upper
+    return (
+        letters + digits == len(token)
+        and min(letters, digits) >= MIN_DIGIT_SHARE * len(token)
+        and not all(c in string.hexdigits for c in token)
+        and _entropy(token) >= MIN_SINGLE_CASE_ENTROPY
     )
-    return REDACTED if mixed and _entropy(token) >= MIN_TOKEN_ENTROPY else token
+
+
+def _case_changes(token: str) -> float:
+    """Share of neighbouring letters and digits in ``token`` (which holds a lower-case letter,
+    an upper-case letter and a digit) that differ in class."""
+    classes = [(c.islower(), c.isupper()) for c in token if c.isalnum()]
+    changes = sum(a != b for a, b in itertools.pairwise(classes))
+    return changes / (len(classes) - 1)
 
 
 def _entropy(text: str) -> float:

@@ -1,11 +1,14 @@
-"""pydantic validation errors as messages that name the field."""
+"""pydantic validation errors as messages that name the field, and the check of a float bound."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Collection, Mapping
 
 from pydantic import ValidationError
+
+from harness.core.errors import ConfigError
 
 
 def validation_message(error: ValidationError) -> str:
@@ -48,3 +51,12 @@ def format_validation_error(
 
 def _location_part(part: str | int) -> str:
     return f"[{part}]" if isinstance(part, int) else str(part)
+
+
+def positive_finite(field: str, value: object) -> float:
+    """``value`` when it is a finite number above 0 (not a bool, not ``inf`` or ``nan``); else a
+    ConfigError naming ``field``. Every bound that is a float (seconds, USD, a rate) goes through
+    it, so ``inf`` never reaches arithmetic that overflows."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
+        raise ConfigError(f"{field}: must be a finite number above 0, got {value!r}")
+    return float(value)

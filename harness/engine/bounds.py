@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from harness.core.errors import ConfigError, Stopped
 from harness.core.stop import StopReason
+from harness.core.validation import positive_finite
 
 MAX_DEPTH = 5
 """Loops inside loops (Loop or ForEach) run at most this many levels deep."""
@@ -34,8 +35,8 @@ class Watchdog:
     """
 
     def __init__(self, seconds: float | None = None, max_bodies: int | None = None) -> None:
-        if seconds is not None and (isinstance(seconds, bool) or not seconds > 0):
-            raise ConfigError(f"Watchdog.seconds: must be a positive number, got {seconds!r}")
+        if seconds is not None:
+            positive_finite("Watchdog.seconds", seconds)
         if max_bodies is not None and (
             isinstance(max_bodies, bool) or not isinstance(max_bodies, int) or max_bodies < 1
         ):

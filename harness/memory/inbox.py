@@ -1,4 +1,9 @@
-"""How a person reaches a running loop: files beside its progress.md.
+"""How a person reaches a running loop: files in the user's state folder, kept for its progress.md.
+
+They lie in ``<state home>/inboxes/<24 hex of the progress file's path>/`` (see
+:mod:`harness.core.state_home`), never beside progress.md: that folder is the agent's to write
+under ``backend = "none"`` (or with ``isolation = "none"``, in its very workspace), and a note
+or an answer found there would be taken as a person's.
 
 * ``NAME.approval-request.json`` — written by the loop while it waits for a person to approve
   a round; removed when an answer is taken or the wait ends.
@@ -25,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from harness.core import nofollow
 from harness.core.atomic import atomic_write_text
 from harness.core.errors import ConfigError
+from harness.core.state_home import state_folder
 
 INBOX_LIMIT = 4 * 1024 * 1024
 """The most an inbox file may hold when read (4 MB)."""
@@ -63,7 +69,7 @@ class Inbox:
         return cls(Path(progress))
 
     def _file(self, suffix: str) -> Path:
-        return self.progress.with_name(f"{self.progress.stem}.{suffix}")
+        return state_folder("inboxes", self.progress) / f"{self.progress.stem}.{suffix}"
 
     @property
     def request_file(self) -> Path:

@@ -86,6 +86,30 @@ class LoopLock:
         finally:
             os.close(fd)
 
+    def holder(self) -> dict[str, object] | None:
+        """Who holds the lock, read without taking it (so a run starting now is not refused):
+        the details the holder wrote, unless they name a process of this host that is gone (a
+        killed holder's details stay behind). None when no one holds it."""
+        try:
+            fd = nofollow.open_file(self.path, os.O_RDONLY)
+        except FileNotFoundError:
+            return None
+        try:
+            details = _read_holder(fd)
+        finally:
+            os.close(fd)
+        if not details or self.held:
+            return None
+        pid = details.get("pid")
+        if details.get("host") == socket.gethostname() and isinstance(pid, int):
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return None
+            except PermissionError:
+                pass  # alive, another user's
+        return details
+
     def __enter__(self) -> LoopLock:
         return self.acquire()
 

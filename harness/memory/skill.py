@@ -96,7 +96,7 @@ class Skill(BaseModel):
     prohibitions: tuple[str, ...] = ()
     hints: tuple[str, ...] = ()
     rubric: tuple[str, ...] = ()
-    threshold: float | None = Field(default=None, ge=0, le=10)
+    threshold: float | None = Field(default=None, ge=0, le=10, allow_inf_nan=False)
     extra: tuple[Section, ...] = ()
     meta: dict[str, MetaValue] = Field(default_factory=dict)
     source: Path | None = None

@@ -11,10 +11,13 @@ from typing import get_args
 
 from harness.core.errors import ConfigError, Stopped
 from harness.core.event_schema import BudgetCheck, ModelCall, Role
+from harness.core.redact import Redactor
 from harness.core.sink import NULL_SINK, EventSink
 from harness.core.stop import StopReason
 from harness.core.usage import Usage
+from harness.core.validation import positive_finite
 from harness.models.base import Message, Model, Reply, ToolSchema, token_ceiling
+from harness.models.redaction import Redact, RequestRedactor
 from harness.models.wrapper import Wrapper
 
 DEFAULT_MAX_TOKENS = 4096
@@ -31,10 +34,13 @@ class Budget:
     seconds: float | None = None
 
     def __post_init__(self) -> None:
-        for name in ("tokens", "cost_usd", "seconds"):
-            value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or value <= 0):
-                raise ConfigError(f"budget.{name}: must be a positive number, got {value!r}")
+        tokens = self.tokens
+        if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int)
+                                   or tokens <= 0):  # fmt: skip
+            raise ConfigError(f"budget.tokens: must be a positive integer, got {tokens!r}")
+        for name in ("cost_usd", "seconds"):
+            if getattr(self, name) is not None:
+                positive_finite(f"budget.{name}", getattr(self, name))
 
 
 @dataclass
@@ -146,9 +152,14 @@ ROLES: tuple[Role, ...] = get_args(Role)
 
 
 class MeteredModel(Wrapper):
-    """A model whose every call is checked against a :class:`Meter` first and recorded after.
+    """A model whose every call is redacted, checked against a :class:`Meter` first and recorded
+    after: the one door through which the harness's requests leave the process.
 
-    Views for other roles (critic, summariser) share the meter: ``model.for_role("critic")``.
+    Every request's messages pass through ``redact`` (default: a :class:`Redactor` over this
+    process's environment; a run passes its own) before they are counted or sent, each message
+    once (see :class:`~harness.models.redaction.RequestRedactor`); the wrapped model never sees
+    a secret the redactor knows. Views for other roles (critic, summariser) share the meter and
+    the redactor: ``model.for_role("critic")``.
     A call without ``max_tokens`` gets the model's own ``max_tokens`` attribute (as
     :class:`~harness.models.litellm_model.LiteLLMModel` has), else ``default_max_tokens``; the budget
     is checked against that limit and the request carries it.
@@ -162,6 +173,7 @@ class MeteredModel(Wrapper):
         role: Role = "author",
         events: EventSink = NULL_SINK,
         default_max_tokens: int = DEFAULT_MAX_TOKENS,
+        redact: Redact | None = None,
     ) -> None:
         if role not in ROLES:
             raise ConfigError(f"role: expected one of {', '.join(ROLES)}, got {role!r}")
@@ -170,6 +182,8 @@ class MeteredModel(Wrapper):
         self.role = role
         self.events = events
         self.default_max_tokens = default_max_tokens
+        self.redact = redact or Redactor().redact_text
+        self.requests = RequestRedactor(self.redact)
         self.name = model.name
 
     def for_role(self, role: Role, model: Model | None = None) -> MeteredModel:
@@ -179,6 +193,7 @@ class MeteredModel(Wrapper):
             role=role,
             events=self.events,
             default_max_tokens=self.default_max_tokens,
+            redact=self.redact,
         )
 
     def complete(
@@ -188,6 +203,7 @@ class MeteredModel(Wrapper):
         *,
         max_tokens: int | None = None,
     ) -> Reply:
+        messages = self.requests.redact(messages)
         if max_tokens is None:
             max_tokens = getattr(self.inner, "max_tokens", None) or self.default_max_tokens
         price_in, price_out = self.inner.price_per_token()
@@ -229,6 +245,13 @@ class MeteredModel(Wrapper):
             )
         )
         return reply
+
+
+def metered(model: Model, *, events: EventSink = NULL_SINK) -> MeteredModel:
+    """``model`` itself when it is a :class:`MeteredModel`, else ``model`` behind one of its own
+    (no budget; requests redacted of the environment's secrets). Whatever calls a model it was
+    handed calls it through this, so no request skips redaction."""
+    return model if isinstance(model, MeteredModel) else MeteredModel(model, events=events)
 
 
 def _within(call: Callable[[], Reply], meter: Meter) -> Reply:

@@ -39,7 +39,13 @@ from harness.models.base import (
     UnknownModelError,
     new_call_id,
 )
-from harness.models.provider_errors import ErrorKind, classify, retry_after, retry_delay
+from harness.models.provider_errors import (
+    ErrorKind,
+    classify,
+    connection_failure,
+    retry_after,
+    retry_delay,
+)
 from harness.models.tokens import TokenCounter, configure_offline_environment
 
 DEFAULT_CONTEXT_WINDOW = 32_000
@@ -194,14 +200,17 @@ class LiteLLMModel:
             attempt += 1
 
     def _failure(self, kind: ErrorKind, exc: Exception, attempts: int) -> str:
-        status = getattr(exc, "status_code", None)
-        error = type(exc).__name__ + (f" (status {status})" if status is not None else "")
-        what = kind.value
-        if kind is ErrorKind.UNREACHABLE:
-            what += f" {self.litellm_kwargs.get('api_base') or '(the provider default)'}"
         verdict = "gave up" if kind.retryable else "not retryable"
         tried = f"{attempts} attempt" + ("" if attempts == 1 else "s")
-        message = f"model {self.name}: {what}: {error}, {verdict} after {tried}: {exc}"
+        if kind is ErrorKind.UNREACHABLE:  # litellm's "status 500" would hide the cause and URL
+            base = self.litellm_kwargs.get("api_base") or "(the provider's default)"
+            return (
+                f"model {self.name}: {kind.value} {base}: {connection_failure(exc)}, "
+                f"{verdict} after {tried}"
+            )
+        status = getattr(exc, "status_code", None)
+        error = type(exc).__name__ + (f" (status {status})" if status is not None else "")
+        message = f"model {self.name}: {kind.value}: {error}, {verdict} after {tried}: {exc}"
         if kind is ErrorKind.UNKNOWN_MODEL:
             message += f"; the provider does not know {self.name!r}: check the model's name"
         return message

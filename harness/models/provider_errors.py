@@ -13,6 +13,7 @@ from __future__ import annotations
 import random
 import socket
 import ssl
+from collections.abc import Iterator
 from enum import StrEnum
 from types import ModuleType
 
@@ -74,16 +75,55 @@ def classify(litellm: ModuleType, exc: BaseException) -> ErrorKind:
 
 def _unreachable(exc: BaseException) -> bool:
     """A refused connection, an unknown host or a failed TLS handshake, anywhere in the chain."""
+    return any(_connection_error(link) for link in _chain(exc))
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """``exc``, then what caused it, and so on (a loop in the chain ends it)."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
         seen.add(id(current))
-        if isinstance(current, ConnectionRefusedError | socket.gaierror | ssl.SSLError):
-            return True
-        if type(current).__name__ == "ConnectError":  # httpx/httpcore: refused, DNS or TLS
-            return True
+        yield current
         current = current.__cause__ or current.__context__
-    return False
+
+
+def _connection_error(exc: BaseException) -> bool:
+    if isinstance(exc, ConnectionRefusedError | socket.gaierror | ssl.SSLError):
+        return True
+    return type(exc).__name__ == "ConnectError"  # httpx/httpcore: refused, DNS or TLS
+
+
+def connection_failure(exc: BaseException) -> str:
+    """What an unreachable provider's connection failed with, and the URL it was for:
+    ``DNS lookup failed for https://api.example.com/v1/chat/completions ([Errno -2] Name or
+    service not known)``. litellm reports all of it as a bare "Connection error." (status 500);
+    the words are taken from the chain's own connection errors and the request they carry."""
+    links = list(_chain(exc))
+    failures = [link for link in links if _connection_error(link)]
+    deepest = failures[-1] if failures else exc
+    if any(isinstance(link, socket.gaierror) for link in failures):
+        what = "DNS lookup failed"
+    elif any(isinstance(link, ConnectionRefusedError) for link in failures):
+        what = "connection refused"
+    elif any(isinstance(link, ssl.SSLError) for link in failures):
+        what = "TLS handshake failed"
+    else:
+        what = "connection failed"
+    # The deepest request is the one sent: litellm's own errors carry a stand-in request.
+    url = next((found for link in reversed(links) if (found := _request_url(link))), None)
+    where = f" for {url}" if url else ""
+    return f"{what}{where} ({str(deepest) or type(deepest).__name__})"
+
+
+def _request_url(exc: BaseException) -> str | None:
+    """The URL of the request ``exc`` carries (httpx and openai errors do), if any."""
+    try:
+        request = getattr(exc, "request", None)  # httpx raises when the error has none
+    except RuntimeError:
+        return None
+    url = getattr(request, "url", None)
+    return str(url) if url else None
 
 
 def retry_after(litellm: ModuleType, exc: BaseException) -> float | None:

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
-from harness.core.errors import ConfigError
+from harness.core.validation import positive_finite
 from harness.models.base import Message, Model, Reply, ToolSchema
 from harness.models.wrapper import Wrapper
 
@@ -34,8 +34,7 @@ class RateLimiter:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        if isinstance(per_minute, bool) or not per_minute > 0:
-            raise ConfigError(f"requests per minute: must be a positive number, got {per_minute!r}")
+        positive_finite("requests per minute", per_minute)
         self.per_minute = per_minute
         self.interval = 60.0 / per_minute
         self._clock = clock

@@ -16,11 +16,13 @@ from typing import Literal, TextIO
 
 from harness.core.errors import ConfigError
 from harness.core.event_schema import (
+    ChecksStart,
     CriticVerdict,
     Escalation,
     EventBase,
     GateReportEvent,
     ModelCall,
+    RoundEnd,
     RoundStart,
     RunEnd,
     RunStart,
@@ -33,7 +35,14 @@ from harness.core.text import inert
 Mode = Literal["live", "quiet", "json"]
 MODES: tuple[Mode, ...] = ("live", "quiet", "json")
 
-_STATUS_KINDS = {"round_start", "tool_call", "gate_report", "critic_verdict", "compaction"}
+_STATUS_KINDS = {
+    "round_start",
+    "tool_call",
+    "checks_start",
+    "gate_report",
+    "critic_verdict",
+    "compaction",
+}
 """Events after which ``live`` mode on a plain stream prints a status line."""
 
 
@@ -89,7 +98,10 @@ class LiveProgress:
 
     * ``live``: a status line such as ``round 2/10 · step 7 · run_shell pytest -q · gates:
       pytest ✗ (3 failing) · critic 6.5 · 12.3k tok · $0.041 · 00:42`` (gates and critic as last
-      reported; the tool is the one running, or the last one). On a terminal it is redrawn in
+      reported; the tool is the one running, or the last one; once the session is over, what
+      judges it now: ``running gates pytest, ruff`` then ``running critic``). A round that fails
+      gets a line of its own naming why: ``round 3/10 failed: pytest; the session ended early:
+      step cap of 40 reached``. On a terminal it is redrawn in
       place, every second too so the time runs on during a long command, and shortened to fit
       the width (see :meth:`status_line`; round, tool, critic, tokens, cost and time stay). On any other stream it is printed as a new line after
       each round start, tool call, gate, verdict or compaction. A ``note:`` line starts the
@@ -120,11 +132,15 @@ class LiveProgress:
         self._lock = threading.RLock()
         self._ticker: threading.Thread | None = None
         self._done = threading.Event()
+        self._closed = False
         self._round = 0
         self._max_rounds = 0
         self._step = 0
         self._last_tool = ""
         self._running = ""  # the argument preview of the tool running now
+        self._checking: list[str] = []  # the gates judging the round now, until they report
+        self._critic_next = False  # the critic judges once the gates have passed
+        self._phase = ""  # "gates" or "critic" while they judge the round, else ""
         self._gates: dict[str, GateReportEvent] = {}
         self._gates_round = 0
         self._critic: float | None = None
@@ -173,7 +189,10 @@ class LiveProgress:
         parts = [rounds if compact or not self._max_rounds else f"round {rounds}"]
         if self._step and with_step:
             parts.append(f"step {self._step}")
-        if self._last_tool:
+        if self._phase:
+            names = ", ".join(self._checking) if self._phase == "gates" and detail else ""
+            parts.append(self._phase if compact else f"running {self._phase} {names}".rstrip())
+        elif self._last_tool:
             preview = argument_preview(self._running, limit=detail) if detail else ""
             parts.append(f"{self._last_tool} {preview}".rstrip())
         earlier = "last " if self._gates_round != self._round else ""
@@ -197,7 +216,7 @@ class LiveProgress:
     def _update(self, event: EventBase) -> None:
         if isinstance(event, RoundStart):
             self._round, self._max_rounds = event.round, event.max_iterations
-            self._step, self._last_tool, self._running = 0, "", ""
+            self._step, self._last_tool, self._running, self._phase = 0, "", "", ""
         elif isinstance(event, ModelCall):
             self._tokens += event.prompt_tokens + event.completion_tokens
             self._cost += event.cost_usd
@@ -207,12 +226,20 @@ class LiveProgress:
         elif isinstance(event, ToolCallEvent):
             self._step = event.step if event.step is not None else self._step + 1
             self._last_tool, self._running = event.name, ""
+        elif isinstance(event, ChecksStart):
+            self._checking, self._critic_next = list(event.gates), event.critic
+            self._phase = "gates" if event.gates else "critic" if event.critic else ""
         elif isinstance(event, GateReportEvent):
             if self._gates_round != self._round:
                 self._gates, self._gates_round = {}, self._round
             self._gates[event.name] = event
+            if self._phase == "gates":  # the gates stop at the first that fails
+                self._checking = [name for name in self._checking if name != event.name]
+                if not event.passed or not self._checking:
+                    self._phase = "critic" if self._critic_next and event.passed else ""
         elif isinstance(event, CriticVerdict):
             self._critic, self._critic_round = event.score, self._round
+            self._phase = ""
         elif isinstance(event, RunStart):
             self._started = self._clock()
 
@@ -231,15 +258,33 @@ class LiveProgress:
         elif isinstance(event, Escalation):
             where = f" → {event.report_path}" if event.report_path else ""
             self._write_line(f"escalated: {event.reason}{where}")
+        elif isinstance(event, RoundEnd) and not event.passed:
+            self._phase = ""
+            self._write_line(self._failed_line(event))
         elif self._tty:
             self._redraw(newline=event.kind == "round_end")
         elif event.kind in _STATUS_KINDS:
             self._write_line(self.status_line())
 
+    @property
+    def closed(self) -> bool:
+        """The stream's reader went away (a closed pipe); nothing is written to it since."""
+        return self._closed
+
+    def _write(self, text: str) -> None:
+        """Write and flush; a closed pipe (``| head``) ends the output, never the run."""
+        if self._closed:
+            return
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except BrokenPipeError:
+            self._closed = True
+            self._done.set()  # the ticker has nowhere to draw
+
     def _redraw(self, *, newline: bool = False) -> None:
         line = inert(self.status_line(self._width()), multiline=False)
-        self.stream.write("\r\x1b[K" + line + ("\n" if newline else ""))
-        self.stream.flush()
+        self._write("\r\x1b[K" + line + ("\n" if newline else ""))
 
     def _start_ticker(self) -> None:
         """Redraw every ``tick`` seconds until the run ends (a daemon: it never holds up exit)."""
@@ -254,6 +299,12 @@ class LiveProgress:
         self._ticker = threading.Thread(target=tick, name="harness-live", daemon=True)
         self._ticker.start()
 
+    def _failed_line(self, event: RoundEnd) -> str:
+        """``round 3/10 failed: pytest; the session ended early: step cap of 40 reached``."""
+        cap = f"/{self._max_rounds}" if self._max_rounds else ""
+        cause = f"; the session ended early: {event.cause}" if event.cause else ""
+        return f"round {event.round}{cap} {event.outcome}{cause}"
+
     def _final_line(self, event: RunEnd) -> str:
         verdict = "passed" if event.passed else "not passed"
         return (
@@ -264,5 +315,4 @@ class LiveProgress:
 
     def _write_line(self, line: str) -> None:
         prefix = "\r\x1b[K" if self._tty and self.mode == "live" else ""
-        self.stream.write(prefix + inert(line) + "\n")
-        self.stream.flush()
+        self._write(prefix + inert(line) + "\n")

@@ -73,6 +73,7 @@ def _header_html(summary: RunSummary) -> str:
         f'<h1>Run {escape(summary.run_id)} <span class="badge {css}">{escape(summary.outcome)}</span></h1>'
         f"<p><b>Goal:</b> {escape(summary.goal)}<br>model <code>{escape(summary.model)}</code>{critic}"
         + (f"<br>{escape(summary.stop_message)}" if summary.stop_message else "")
+        + "".join(f"<br><b>Note:</b> {escape(note)}" for note in summary.notes)
         + '</p><div class="cards">'
         + "".join(f'<div class="card">{name}<b>{escape(value)}</b></div>' for name, value in cards)
         + "</div>"

@@ -160,7 +160,7 @@ def load_run(run_dir: str | os.PathLike[str]) -> RunSummary:
         usage=usage,
         rounds=tuple(_round_summary(start, group) for start, group in round_events),
         escalation=_last(run_events, Escalation),
-        notes=tuple(start.notes) if start else (),
+        notes=(*([start.warning] if start.warning else []), *start.notes) if start else (),
         waited=end.waited if end else 0.0,
     )
 

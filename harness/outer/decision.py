@@ -38,6 +38,22 @@ class RoundReport:
     files_changed: tuple[str, ...] = field(default_factory=tuple)
     approval: Approval | None = None  # a person's answer, asked after the checks passed
     approval_required: bool = False
+    agent_message: str = ""  # how the author's session ended, in the agent's words
+
+    @property
+    def cause(self) -> str:
+        """Why the author's session ended early (step cap, stuck, malformed replies, context
+        full), or ``""`` when it finished by answering or submitting."""
+        if self.agent_stop in (AgentStop.ANSWERED, AgentStop.SUBMITTED):
+            return ""
+        return self.agent_message or self.agent_stop.value
+
+    @property
+    def failure(self) -> str:
+        """The round's outcome and, when its session ended early, why: ``round 3 failed:
+        pytest; the session ended early: step cap of 40 reached``."""
+        cause = f"; the session ended early: {self.cause}" if self.cause else ""
+        return f"round {self.round} {self.outcome}{cause}"
 
     @property
     def gates_passed(self) -> bool:
@@ -143,11 +159,12 @@ def decide(reports: Sequence[RoundReport], *, max_iterations: int, patience: int
         )
     stuck = no_progress(reports, patience)
     if stuck:
-        return Decision(StopReason.NO_PROGRESS, stuck)
+        cause = f" ({last.failure})" if last.cause else ""  # the gates alone do not say it
+        return Decision(StopReason.NO_PROGRESS, stuck + cause)
     if last.round >= max_iterations:
         return Decision(
             StopReason.MAX_ITERATIONS,
-            finish_message(last.round, StopReason.MAX_ITERATIONS),
+            finish_message(last.round, StopReason.MAX_ITERATIONS, last.failure),
         )
     return Decision(None, feedback(last))
 

@@ -44,6 +44,7 @@ class Escalation:
     worktree: Path | None
     progress_path: Path | None
     earlier: tuple[Attempt, ...] = ()  # rounds of earlier sessions, as progress.md recorded them
+    unsandboxed: str | None = None  # why the agent's commands ran without a sandbox, if they did
 
 
 def render_escalation(e: Escalation) -> str:
@@ -56,6 +57,7 @@ def render_escalation(e: Escalation) -> str:
         f"**Usage:** {e.usage.total_tokens} tokens ({e.usage.prompt_tokens} prompt, "
         f"{e.usage.completion_tokens} completion), ${e.usage.cost_usd:.4f} in "
         f"{e.usage.calls} model calls",
+        *([f"**Not sandboxed:** {e.unsandboxed}"] if e.unsandboxed else []),
         "",
         "## Where the work is",
         "",

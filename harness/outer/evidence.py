@@ -9,7 +9,7 @@ from pathlib import Path
 
 from harness.agent.agent import AgentRun
 from harness.agent.ledger import Ledger
-from harness.core.event_schema import RoundStart
+from harness.core.event_schema import ChecksStart, RoundStart
 from harness.outer.decision import RoundReport, commit_message
 from harness.outer.options import ArtifactFile
 from harness.outer.people import ask_person, take_guidance
@@ -18,6 +18,7 @@ from harness.outer.run import Run
 from harness.outer.settings import CRITIC_DIFF_CHARS, Settings
 from harness.outer.task import TaskInputs, render_task
 from harness.verify.artifact import read_artifact
+from harness.verify.environment import base_blocker
 from harness.verify.gates import SuiteGate, measure_baselines
 from harness.verify.junit import JUnitReport
 from harness.verify.round import verify
@@ -49,6 +50,11 @@ def play_round(settings: Settings, run: Run, number: int) -> RoundReport:
         RoundStart(round=number, max_iterations=settings.max_iterations, task=task)
     )
     session = _session(settings, run, task)
+    settings.events.emit(
+        ChecksStart(
+            round=number, gates=[g.name for g in settings.gates], critic=run.critic is not None
+        )
+    )
     # The agent's work, taken once: protection, the critic's diff and the no-progress digest.
     changed_files, diff = run.workspace.changes()
     changed = tuple(changed_files)
@@ -72,6 +78,7 @@ def play_round(settings: Settings, run: Run, number: int) -> RoundReport:
     report = RoundReport(
         round=number,
         agent_stop=session.stop_reason,
+        agent_message=session.stop_message,
         agent_summary=session.final,
         steps=session.steps,
         gates=evidence.gates,
@@ -111,13 +118,23 @@ def _session(settings: Settings, run: Run, task: str) -> AgentRun:
 def _baselines(settings: Settings, run: Run) -> dict[str, JUnitReport]:
     """What the pytest gates find at the base commit, measured once per run."""
     if run.baselines is None:
-        run.baselines = {}
-        if run.workspace.base_commit is not None and any(
-            isinstance(gate, SuiteGate) for gate in settings.gates
-        ):
-            with run.workspace.clean_checkout((), at_base=True) as base:
-                run.baselines = measure_baselines(settings.gates, base)
+        measure_base(settings, run)
+    assert run.baselines is not None
     return run.baselines
+
+
+def measure_base(settings: Settings, run: Run) -> str | None:
+    """Measure the pytest gates at the base commit (into ``run.baselines``); why one of them
+    cannot even run there (a dependency missing from the environment), or None."""
+    run.baselines = {}
+    if run.workspace.base_commit is None or not any(
+        isinstance(gate, SuiteGate) for gate in settings.gates
+    ):
+        return None
+    with run.workspace.clean_checkout((), at_base=True) as base:
+        run.baselines = measure_baselines(settings.gates, base)
+        found = (base_blocker(report, base) for report in run.baselines.values())
+        return next((problem for problem in found if problem), None)
 
 
 def _artifact(settings: Settings, run: Run, delivered: Path, session: AgentRun, diff: str) -> str:

@@ -19,7 +19,7 @@ from typing import Literal
 
 from harness.agent.agent import Agent
 from harness.core import nofollow
-from harness.core.errors import ConfigError, HarnessError, Stopped
+from harness.core.errors import BookkeepingError, ConfigError, HarnessError, Stopped
 from harness.core.event_schema import RunStart
 from harness.core.nofollow import UnsafePath, trusted_root
 from harness.core.redact import Redactor
@@ -31,12 +31,13 @@ from harness.memory.progress import Progress
 from harness.memory.progress_items import Status
 from harness.memory.skill import Skill
 from harness.memory.spend import spend_path
+from harness.models.base import ModelError
 from harness.models.budget import Budget
 from harness.models.pricing import cost_budget_warning
 from harness.outer.claims import unconfirmed_pass
 from harness.outer.decision import decide
 from harness.outer.escalation import EscalationHook
-from harness.outer.evidence import play_round
+from harness.outer.evidence import measure_base, play_round
 from harness.outer.options import LoopOptions, new_run_id
 from harness.outer.people import notify_round
 from harness.outer.records import finish_run, keep_partial_work, record_round
@@ -146,6 +147,12 @@ class OuterLoop:
         author = settings.agent.model
         critic = settings.critic.model if settings.critic else None
         notes = [cost_budget_warning(settings.budget, [author, *([critic] if critic else [])])]
+        python_env = (settings.agent.sandbox or default_sandbox()).python_env
+        if python_env is not None:
+            notes.append(
+                f"commands run in the project's Python environment ({python_env.origin}): "
+                f"{python_env.python}"
+            )
         if critic is not None and critic.name == author.name:
             notes.append(
                 f"the critic uses the author's model ({critic.name}); a model grading its own "
@@ -200,6 +207,9 @@ class OuterLoop:
                 notes=self._start_notes(),
             )
         )
+        blocker = measure_base(settings, run)  # before round 1: a gate that cannot even run
+        if blocker is not None:
+            run.stop, run.message, run.bad_configuration = StopReason.ERROR, blocker, True
         number = run.first_round
         while run.stop is None:  # each round: play, record, decide
             if number > settings.max_iterations:  # resumed at its cap: nothing left to play
@@ -258,10 +268,18 @@ class OuterLoop:
             run.stop, run.message = _stop_for(exc, number)
             run.cut_short = number
             run.bad_configuration = isinstance(exc, ConfigError)
-            keep_partial_work(run, number)
+            try:
+                keep_partial_work(run, number)
+            except BookkeepingError as kept:  # the stop stands; what was not kept is said
+                run.message += f"; its partial work was not kept: {kept}"
             return
         run.reports.append(report)
-        record_round(self.settings, run, report)
+        try:
+            record_round(self.settings, run, report)
+        except (BookkeepingError, OSError) as exc:  # a record the harness cannot keep: no pass
+            run.stop = StopReason.ERROR
+            run.message = f"round {number} could not be recorded: {exc}"
+            return
         notify_round(self.settings, report)
         decision = decide(
             run.reports,
@@ -290,6 +308,8 @@ def _stop_for(exc: BaseException, number: int) -> tuple[StopReason, str]:
         return exc.reason, exc.message
     if isinstance(exc, KeyboardInterrupt):
         return StopReason.CANCELLED, f"cancelled during round {number}"
+    if isinstance(exc, ModelError):  # the model's name and the provider's error say it all
+        return StopReason.ERROR, f"round {number} failed: model error: {exc}"
     message = f"round {number} failed: {type(exc).__name__}: {exc}"
     if not isinstance(exc, HarnessError):  # a bug, not a named failure: keep where it happened
         trace = "".join(traceback.format_exception(exc)[-3:])

@@ -15,7 +15,7 @@ from harness.memory.spend import spend_path
 from harness.outer.decision import RoundReport, gate_summary
 from harness.outer.escalation import Escalation, escalate
 from harness.outer.result import RunResult
-from harness.outer.run import Run, run_warning, save_progress, save_spent
+from harness.outer.run import Run, run_warning, save_progress, save_spent, unsandboxed
 from harness.outer.settings import Settings
 from harness.workspace.git import GitIsolationError
 
@@ -52,6 +52,7 @@ def record_round(settings: Settings, run: Run, report: RoundReport) -> None:
             outcome=report.outcome,
             usage=report.usage,
             duration=report.duration,
+            cause=report.cause,
         )
     )
 
@@ -90,6 +91,7 @@ def finish_run(settings: Settings, run: Run) -> RunResult:
         run.cut_short,
         bad_configuration=run.bad_configuration,
         waited=run.meter.waited,
+        unsandboxed=unsandboxed(settings),
     )
     settings.events.emit(
         RunEnd(
@@ -151,6 +153,7 @@ def _report(
             run.workspace.path if run.workspace.branch else None,
             where,
             earlier=tuple(earlier),
+            unsandboxed=unsandboxed(settings),
         ),
         path,
         hook=settings.on_escalate,

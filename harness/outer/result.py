@@ -29,6 +29,8 @@ class RunResult:
     """An ERROR stop caused by bad set-up that only showed once a round ran (a model the provider
     does not know, ...): the CLI exits 2 for it, as for any configuration error."""
     waited: float = 0.0  # seconds spent waiting for a person (not counted by budget.seconds)
+    unsandboxed: str | None = None
+    """Why the agent's commands ran without a sandbox, when they did (also in ``warning``)."""
 
     @property
     def passed(self) -> bool:

@@ -30,7 +30,7 @@ class LoopRules(BaseModel):
     declared and checked once and reaches the driver from either without a copy in between.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     name: LoopName = "loop"
     protect: tuple[str, ...] | None = None  # None: the test gates' paths and pytest's config

@@ -64,7 +64,9 @@ def start_run(settings: Settings, progress: Progress | None) -> Run:
         if state.head:
             workspace.reset_to(state.head)  # a round cut off mid-way is discarded and redone
     meter = _meter(settings, progress)
-    author_model = MeteredModel(settings.agent.model, meter, role="author", events=settings.events)
+    author_model = MeteredModel(
+        settings.agent.model, meter, role="author", events=settings.events, redact=settings.redact
+    )
     author = settings.agent.with_model(author_model)
     models = [author_model]
     critic = None
@@ -119,9 +121,14 @@ def save_progress(settings: Settings, progress: Progress) -> None:
 
 def run_warning(settings: Settings, run: Run) -> str | None:
     """What the run says once: about its workspace, and when commands are not sandboxed."""
-    sandbox = (settings.agent.sandbox or default_sandbox()).warning
-    found = [w for w in (run.workspace.warning, sandbox) if w]
+    found = [w for w in (run.workspace.warning, unsandboxed(settings)) if w]
     return "; ".join(found) or None
+
+
+def unsandboxed(settings: Settings) -> str | None:
+    """Why the agent's commands are not sandboxed (backend ``none``, or bwrap failed), or None:
+    said in every output and report of the run."""
+    return (settings.agent.sandbox or default_sandbox()).warning
 
 
 def _own_files(progress: Progress | None) -> tuple[Path, ...]:

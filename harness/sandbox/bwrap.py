@@ -11,6 +11,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from harness.sandbox.host_sockets import visible_sockets
 from harness.sandbox.own_source import source_folders
 
 SANDBOX_HOME = "/tmp/home"
@@ -26,6 +27,8 @@ RUNTIME_DIRS = (Path("/run"), Path("/var/run"))
 """Where the host's services keep their unix sockets (docker, D-Bus, databases, the user's
 session): replaced by an empty file system when the network is off, since a unix socket is
 reachable through a read-only mount and outside any network namespace."""
+FRESH_DIRS = (Path("/dev"), Path("/proc"))
+"""File systems of the sandbox's own: nothing of the host's shows in them."""
 
 
 def bwrap_argv(
@@ -39,6 +42,7 @@ def bwrap_argv(
     readonly: Sequence[Path] = (),
     writable: Sequence[Path] = (),
     unseen: Sequence[Path] = (),
+    shown: Sequence[Path] = (),
 ) -> list[str]:
     """``bwrap ... -- command``: the root read-only, the workspace and ``writable`` not.
 
@@ -49,7 +53,8 @@ def bwrap_argv(
     ``~/.aws``, ``~/.ssh``) but for the interpreter's and ``PATH``'s folders in it; the
     workspace's ``.git``, the harness's state in its ``.harness`` and every ``readonly`` path
     mounted read-only over the writable workspace; each ``unseen`` path (held-out tests) shown
-    empty; no capabilities; killed with the harness.
+    empty; each ``shown`` folder (the project's Python environment) mounted read-only wherever it
+    lies, the hidden home and ``/tmp`` included; no capabilities; killed with the harness.
     """
     argv = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     shm = str(tmp_bytes if shm_bytes is None else shm_bytes)
@@ -66,14 +71,25 @@ def bwrap_argv(
         argv += ["--size", str(MOUNT_POINTS_BYTES), "--tmpfs", str(home)]
         hidden.append(home)
     search_path = tuple(os.environ.get("PATH", "").split(os.pathsep))
-    for area in hidden:
-        for path in _mounted_back(area, search_path):
+    back = [path for area in hidden for path in _mounted_back(area, search_path)]
+    for path in back:
+        argv += ["--ro-bind", str(path), str(path)]
+    inside = [path for path in shown if path.is_relative_to(workspace)]
+    outside: list[Path] = []
+    for path in shown:  # before the workspace: a folder holding it must not hide it read-only
+        holds_hidden = any(area.is_relative_to(path) for area in hidden)  # never all of home
+        if path not in inside and path.is_dir() and not holds_hidden:
             argv += ["--ro-bind", str(path), str(path)]
+            outside.append(path)
     argv += ["--bind", str(workspace), str(workspace)]
     for path in writable:
         argv += ["--bind", str(path), str(path)]
-    for path in protected_paths(workspace, readonly):
+    for path in protected_paths(workspace, [*readonly, *inside]):
         argv += ["--ro-bind", str(path), str(path)]
+    if not network:  # what the root, the workspace and the folders shown again hold
+        reachable = [*back, *outside, workspace, *writable, *readonly]
+        for path in visible_sockets([*hidden, *FRESH_DIRS], reachable):
+            argv += ["--ro-bind", "/dev/null", str(path)]
     if home is not None:  # only the folders mounted back show through; nothing new is written
         argv += ["--remount-ro", str(home)]
     argv += hide(unseen)

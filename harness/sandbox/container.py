@@ -80,6 +80,7 @@ class Container:
         cwd: Path,
         env_names: Sequence[str],
         writable: Sequence[Path] = (),
+        readonly: Sequence[Path] = (),
     ) -> list[str]:
         """``<engine> run ... image command``: every promise as the engine's own flag.
 
@@ -103,7 +104,8 @@ class Container:
         argv += ["--mount", _bind(workspace)]
         for path in writable:
             argv += ["--mount", _bind(path)]
-        for path in [*protected_paths(workspace, self.readonly), *_shared_git_dir(workspace)]:
+        shown = protected_paths(workspace, [*self.readonly, *readonly])
+        for path in [*shown, *_shared_git_dir(workspace)]:
             argv += ["--mount", _bind(path, readonly=True)]
         argv += ["-w", str(cwd), "-e", f"HOME={CONTAINER_HOME}"]
         for variable in env_names:
@@ -146,11 +148,13 @@ class Container:
         workspace: Path,
         env: Mapping[str, str],
         writable: Sequence[Path] = (),
+        readonly: Sequence[Path] = (),
     ) -> tuple[list[str], dict[str, str]]:
         """The client's command line and environment that start ``command`` in a container and
         stay attached to its stdin and stdout; its container is removed once the client or the
-        harness ends, so killing the client's process group stops it."""
-        argv, client_env, name = self._client(command, cwd, workspace, env, writable)
+        harness ends, so killing the client's process group stops it. ``readonly`` paths are
+        shown read-only beside the sandbox's own."""
+        argv, client_env, name = self._client(command, cwd, workspace, env, writable, readonly)
         return guarded(argv, program=self.program, name=name, when="either"), client_env
 
     def _client(
@@ -160,6 +164,7 @@ class Container:
         workspace: Path,
         env: Mapping[str, str],
         writable: Sequence[Path],
+        readonly: Sequence[Path] = (),
     ) -> tuple[list[str], dict[str, str], str]:
         """(the client's argv, its environment, the container's name) for ``command``.
 
@@ -174,7 +179,7 @@ class Container:
         passed = {k: v for k, v in env.items() if k not in _NOT_PASSED}
         argv = self.argv(
             command, name=name, workspace=workspace, cwd=cwd, env_names=sorted(passed),
-            writable=writable,
+            writable=writable, readonly=readonly,
         )  # fmt: skip
         return argv, {**engine_env(), **passed}, name
 

@@ -38,12 +38,14 @@ def allowed_env(
     names: Iterable[str] = (),
     extra: Mapping[str, str] | None = None,
     base: Mapping[str, str] | None = None,
+    first_on_path: str | None = None,
 ) -> dict[str, str]:
     """Only ``PATH``, ``LANG``, ``LC_*``, ``TERM``, ``TZ`` and ``names`` from ``base``.
 
     ``HOME`` is ``home`` (the sandbox's own), :data:`ALWAYS_SET` is set; ``extra`` are values
     the harness sets on purpose. Nothing else of the harness's environment reaches the command:
-    no provider key, no ``DATABASE_URL``, whatever its name.
+    no provider key, no ``DATABASE_URL``, whatever its name. ``first_on_path`` (the project's
+    environment's ``bin``) goes first on ``PATH``, before the running Python's folder.
     """
     source = os.environ if base is None else base
     wanted = set(ALLOWED_NAMES) | set(names)
@@ -51,16 +53,18 @@ def allowed_env(
     env["HOME"] = home
     env.update(ALWAYS_SET)
     env.update(extra or {})
-    return with_python_first(env)
+    return with_python_first(env, first_on_path)
 
 
-def with_python_first(env: dict[str, str]) -> dict[str, str]:
-    """``env`` with the directory of the running Python first on ``PATH``.
+def with_python_first(env: dict[str, str], bin_dir: str | None = None) -> dict[str, str]:
+    """``env`` with ``bin_dir`` (default: the directory of the running Python) first on ``PATH``.
 
     So that ``python``, ``python -m pytest`` or ``ruff`` in a gate or a shell command find the
     same environment even when its virtual environment was never activated.
     """
-    bin_dir = os.path.dirname(sys.executable)
+    if bin_dir is not None:
+        env = with_python_first(env)
+    bin_dir = bin_dir or os.path.dirname(sys.executable)
     path = env.get("PATH", os.defpath)
     if bin_dir and path.split(os.pathsep)[0] != bin_dir:
         env["PATH"] = bin_dir + os.pathsep + path if path else bin_dir

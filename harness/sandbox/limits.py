@@ -3,7 +3,8 @@
 Each is enforced by the kernel where it can be: a cgroup (``pids.max``, the memory limit) when
 the harness may create one, else resource limits (``RLIMIT_AS``, ``RLIMIT_NPROC``);
 ``RLIMIT_FSIZE`` for the size of any one file; a sized tmpfs for ``/tmp``; the output file's size
-is watched. The command is killed at the first one exceeded and the result names it.
+and how much the workspace's disk filled (:class:`DiskWatch`) are watched. The command is killed
+at the first one exceeded and the result names it.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ class Limits(BaseModel):
     file_size_mb: int = Field(1024, ge=1)  # the largest file a command may write
     tmp_mb: int = Field(512, ge=1)  # the private /tmp (bwrap)
     output_mb: int = Field(64, ge=1)  # stdout and stderr together
+    write_mb: int = Field(4096, ge=1)  # what one command adds to its workspace's disk, in all
 
     def names(self) -> dict[str, str]:
         return {
@@ -40,6 +42,7 @@ class Limits(BaseModel):
             "processes": f"process limit ({self.processes})",
             "file_size": f"file size limit ({self.file_size_mb} MB)",
             "output": f"output limit ({self.output_mb} MB)",
+            "write": f"write limit ({self.write_mb} MB)",
         }
 
 
@@ -67,6 +70,36 @@ def nproc_prefix(limits: Limits) -> list[str]:
     if shutil.which("prlimit") is None:
         return []
     return ["prlimit", f"--nproc={limits.processes}:{limits.processes}", "--"]
+
+
+class DiskWatch:
+    """How much the file systems holding some folders (a command's workspace and writable
+    folders) have filled since it was made: one ``statvfs`` each, so it is cheap to ask often.
+
+    It counts what any process writes there, not the command alone: on a disk others write to
+    at the same time, their writes count too (a busy shared disk can stop a command early).
+    """
+
+    def __init__(self, folders: list[Path]) -> None:
+        self._start: dict[int, tuple[Path, int]] = {}
+        for folder in folders:
+            with contextlib.suppress(OSError):
+                device = folder.stat().st_dev
+                if device not in self._start:
+                    self._start[device] = (folder, _used(folder))
+
+    def grown(self) -> int:
+        """Bytes the file systems hold beyond what they held at the start (never below 0)."""
+        total = 0
+        for folder, start in self._start.values():
+            with contextlib.suppress(OSError):
+                total += max(_used(folder) - start, 0)
+        return total
+
+
+def _used(folder: Path) -> int:
+    stats = os.statvfs(folder)
+    return (stats.f_blocks - stats.f_bfree) * stats.f_frsize
 
 
 class Cgroup:

@@ -6,6 +6,7 @@ import functools
 import os
 import shutil
 import signal
+import sys
 import tempfile
 import time
 import weakref
@@ -18,8 +19,9 @@ from harness.sandbox.bwrap import SANDBOX_HOME, bwrap_argv, bwrap_problem
 from harness.sandbox.container import CONTAINER_HOME, Container
 from harness.sandbox.engine import ENGINES
 from harness.sandbox.env import allowed_env
-from harness.sandbox.limits import MB, Cgroup, Limits, limits_prefix, nproc_prefix
+from harness.sandbox.limits import MB, Cgroup, DiskWatch, Limits, limits_prefix, nproc_prefix
 from harness.sandbox.process import CommandResult, cannot_start, run_command
+from harness.sandbox.project_env import PythonEnv
 
 Backend = Literal["auto", "bwrap", "none", "docker", "podman"]
 BACKENDS = ("auto", "bwrap", "none", "docker", "podman")
@@ -42,7 +44,9 @@ class Sandbox:
     ``LANG``, ``LC_*``, ``TERM``, ``TZ``; ``limits`` bounds memory, processes, file size,
     ``/tmp`` and output; ``image`` is the container image (docker and podman only, required);
     ``hidden`` paths (held-out tests) are shown empty under ``bwrap``, are not in a container,
-    and cannot be hidden by ``none``.
+    and cannot be hidden by ``none``. ``python_env`` is the project's Python environment
+    (bwrap and none): mounted read-only, its ``bin`` first on ``PATH``, its interpreter
+    :attr:`python`.
     """
 
     def __init__(
@@ -55,12 +59,17 @@ class Sandbox:
         readonly: Sequence[str | os.PathLike[str]] = (),
         image: str | None = None,
         hidden: Sequence[str | os.PathLike[str]] = (),
+        python_env: PythonEnv | None = None,
     ) -> None:
         if backend not in BACKENDS:
             raise ConfigError(f"backend: expected one of {', '.join(BACKENDS)}, got {backend!r}")
         if image is not None and backend not in ENGINES:
             raise ConfigError(
                 f"image: only the docker and podman backends use one, not {backend!r}"
+            )
+        if python_env is not None and backend in ENGINES:
+            raise ConfigError(
+                f"python_env: the {backend} backend runs the image's Python, not {python_env.python}"
             )
         problem = bwrap_problem() if backend in ("auto", "bwrap") else None
         if backend == "bwrap" and problem:
@@ -79,6 +88,7 @@ class Sandbox:
         self.readonly = tuple(Path(p).absolute() for p in readonly)
         self.hidden = tuple(Path(p).absolute() for p in hidden)
         """Shown empty to commands (bwrap): what the agent must not read, such as held-out tests."""
+        self.python_env = python_env
         self._home: str | None = None
         self._container = (
             Container(
@@ -96,6 +106,20 @@ class Sandbox:
         image = f", image={self.image!r}" if self.image else ""
         return f"Sandbox(backend={self.backend!r}{image}, network={self.network})"
 
+    @property
+    def python(self) -> str:
+        """The interpreter Python commands run with: the project's, else the harness's own."""
+        return str(self.python_env.python) if self.python_env else sys.executable
+
+    def _env(self, home: str, extra: Mapping[str, str] | None) -> dict[str, str]:
+        """The allow-listed environment, the project's environment first on ``PATH``."""
+        project = self.python_env
+        if project is None:
+            return allowed_env(home=home, names=self.env_names, extra=extra)
+        values = {**project.variables(), **(extra or {})}
+        first = str(project.bin_dir)
+        return allowed_env(home=home, names=self.env_names, extra=values, first_on_path=first)
+
     def run(
         self,
         command: str | Sequence[str],
@@ -111,11 +135,13 @@ class Sandbox:
 
         ``workspace`` (default ``cwd``) and ``writable`` are the only places it may write;
         ``env`` are values set on purpose on top of the allow-list. Killed at ``timeout`` or the
-        first limit exceeded; the result says which.
+        first limit exceeded (the workspace's disk filled by more than ``write_mb`` among
+        them); the result says which.
         """
         here = Path(cwd).absolute()
         root = Path(workspace).absolute() if workspace is not None else here
         argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
+        disk = DiskWatch([root, *(Path(p).absolute() for p in writable)])
         if self._container is not None:
             if not here.is_dir():  # else the engine's client would be named as what cannot start
                 gone = f"[Errno 2] No such file or directory: {str(here)!r}"
@@ -124,10 +150,10 @@ class Sandbox:
                 argv, cwd=here, workspace=root, timeout=timeout,
                 env=allowed_env(home=CONTAINER_HOME, names=self.env_names, extra=env),
                 writable=[Path(p).absolute() for p in writable], max_output=max_output,
-                watch=self._watch(None),
+                watch=self._watch(None, disk),
             )  # fmt: skip
         if not isinstance(command, str):  # inside, a missing program is only bwrap's exit 1
-            missing = _missing_program(argv, here)
+            missing = _missing_program(argv, here, self._env("", None)["PATH"])
             if missing:
                 return cannot_start(argv[0], missing, timeout=timeout, since=time.monotonic())
         cgroup = Cgroup.create(self.limits)
@@ -139,10 +165,10 @@ class Sandbox:
             else:
                 home = self._own_home()
             argv = limits_prefix(self.limits, cgroup) + argv
-            full_env = allowed_env(home=home, names=self.env_names, extra=env)
+            full_env = self._env(home, env)
             return run_command(
                 argv, cwd=here, timeout=timeout, env=full_env, max_output=max_output,
-                watch=self._watch(cgroup), explain=self._explain(cgroup),
+                watch=self._watch(cgroup, disk), explain=self._explain(cgroup),
             )  # fmt: skip
         finally:
             if cgroup is not None:
@@ -156,12 +182,14 @@ class Sandbox:
         workspace: str | os.PathLike[str] | None = None,
         env: Mapping[str, str] | None = None,
         writable: Sequence[str | os.PathLike[str]] = (),
+        readonly: Sequence[str | os.PathLike[str]] = (),
     ) -> tuple[list[str], dict[str, str]]:
         """The command line and environment that start ``argv`` under this sandbox.
 
         For a long-running process the caller starts, talks to and stops itself (an MCP server
         over stdio): the same boundary as :meth:`run` (namespaces, read-only root, only
-        ``workspace`` (default ``cwd``) and ``writable`` writable, no network unless allowed,
+        ``workspace`` (default ``cwd``) and ``writable`` writable, ``readonly`` shown read-only
+        beside the sandbox's own (``cwd`` outside the workspace, say), no network unless allowed,
         the allow-listed environment plus ``env``, killed with the harness) and the limits that
         bound one process: memory (per process), file size and, outside a cgroup, the process
         count. No time or output limit: the caller decides when the process ends. Start the
@@ -171,24 +199,27 @@ class Sandbox:
         here = Path(cwd).absolute()
         root = Path(workspace).absolute() if workspace is not None else here
         command = list(argv)
+        shown = [Path(p).absolute() for p in readonly]
         if self._container is not None:  # the program is the image's: the engine looks for it
             if not here.is_dir():
                 raise FileNotFoundError(f"[Errno 2] No such file or directory: {str(here)!r}")
             return self._container.wrap(
                 command, cwd=here, workspace=root,
                 env=allowed_env(home=CONTAINER_HOME, names=self.env_names, extra=env),
-                writable=[Path(p).absolute() for p in writable],
+                writable=[Path(p).absolute() for p in writable], readonly=shown,
             )  # fmt: skip
-        missing = _missing_program(command, here)
+        missing = _missing_program(command, here, self._env("", None)["PATH"])
         if missing:
             raise FileNotFoundError(missing)
         home = SANDBOX_HOME
         if self.backend == "bwrap":
-            command = self._bwrap(command, root, here, writable, nproc=os.geteuid() != 0)
+            command = self._bwrap(
+                command, root, here, writable, nproc=os.geteuid() != 0, readonly=shown
+            )
         else:
             home = self._own_home()
         command = limits_prefix(self.limits, None) + command
-        return command, allowed_env(home=home, names=self.env_names, extra=env)
+        return command, self._env(home, env)
 
     def _bwrap(
         self,
@@ -198,14 +229,16 @@ class Sandbox:
         writable: Sequence[str | os.PathLike[str]],
         *,
         nproc: bool,
+        readonly: Sequence[Path] = (),
     ) -> list[str]:
         """``argv`` inside bubblewrap; ``nproc``: bound its process count with ``prlimit``."""
         return bwrap_argv(
             nproc_prefix(self.limits) + argv if nproc else argv,
             workspace=root, cwd=here, network=self.network,
-            tmp_bytes=self.limits.tmp_mb * MB, readonly=self.readonly,
+            tmp_bytes=self.limits.tmp_mb * MB, readonly=[*self.readonly, *readonly],
             shm_bytes=min(self.limits.tmp_mb, self.limits.memory_mb) * MB,
             writable=[Path(p) for p in writable], unseen=self.hidden,
+            shown=self.python_env.folders() if self.python_env else (),
         )  # fmt: skip
 
     def _own_home(self) -> str:
@@ -215,13 +248,16 @@ class Sandbox:
             weakref.finalize(self, shutil.rmtree, self._home, ignore_errors=True)
         return self._home
 
-    def _watch(self, cgroup: Cgroup | None) -> Callable[[int], str | None]:
+    def _watch(self, cgroup: Cgroup | None, disk: DiskWatch) -> Callable[[int], str | None]:
         names = self.limits.names()
         output_bytes = self.limits.output_mb * MB
+        write_bytes = self.limits.write_mb * MB
 
         def watch(written: int) -> str | None:
             if written > output_bytes:
                 return names["output"]
+            if disk.grown() > write_bytes:
+                return names["write"]
             hit = cgroup.exceeded() if cgroup is not None else None
             return names[hit] if hit else None
 
@@ -239,13 +275,12 @@ class Sandbox:
         return explain
 
 
-def _missing_program(argv: list[str], cwd: Path) -> str | None:
-    """Why ``argv[0]`` cannot be started (found nowhere on PATH, missing cwd), or None."""
+def _missing_program(argv: list[str], cwd: Path, path: str) -> str | None:
+    """Why ``argv[0]`` cannot be started (found nowhere on ``path``, missing cwd), or None."""
     if not argv or not argv[0]:
         return "empty command"
     if not cwd.is_dir():
         return f"[Errno 2] No such file or directory: {str(cwd)!r}"
-    path = allowed_env(home="").get("PATH")
     program = argv[0] if "/" not in argv[0] else str(cwd / argv[0])
     if shutil.which(program, path=path) is None:
         return f"[Errno 2] No such file or directory: {argv[0]!r}"

@@ -23,6 +23,7 @@ from harness.core import nofollow
 from harness.core.errors import ConfigError
 from harness.core.nofollow import trusted_root
 from harness.core.usage import Usage
+from harness.core.validation import positive_finite
 from harness.memory.lock import LoopLock
 from harness.models.budget import Budget
 from harness.models.rate_limit import shared_limiter
@@ -127,10 +128,7 @@ class Batch:
         self.rate_limits = dict(rate_limits or {})
         self.stopping = False
         for model, per_minute in self.rate_limits.items():
-            if isinstance(per_minute, bool) or not per_minute > 0:
-                raise ConfigError(
-                    f"rate_limits.{model}: requests per minute must be positive, got {per_minute!r}"
-                )
+            positive_finite(f"rate_limits.{model}", per_minute)
 
     def run(self) -> BatchSummary:
         """Run every task that has not ended yet; return (and save) the summary.

@@ -43,11 +43,20 @@ def _headline(summary: BatchSummary) -> str:
     )
 
 
+def _notes(summary: BatchSummary) -> list[str]:
+    """A line for each reason some tasks' commands ran without a sandbox."""
+    return [
+        f"note: {sum(r.unsandboxed == reason for r in summary.tasks)} of "
+        f"{len(summary.tasks)} tasks: {reason}"
+        for reason in summary.unsandboxed
+    ]
+
+
 def render_batch_text(summary: BatchSummary) -> str:
     """The headline, then one aligned row per task."""
     rows = [COLUMNS, *_rows(summary)]
     widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
-    lines = [_headline(summary), ""]
+    lines = [_headline(summary), *_notes(summary), ""]
     lines += [
         "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
         for row in rows
@@ -72,5 +81,6 @@ def render_batch_html(summary: BatchSummary) -> str:
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>harness {summary.kind}</title><style>{CSS}</style></head><body>"
         f"<h1>{summary.kind.capitalize()}</h1><p>{escape(_headline(summary))}</p>"
-        f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></body></html>\n"
+        + "".join(f"<p><b>{escape(note)}</b></p>" for note in _notes(summary))
+        + f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></body></html>\n"
     )

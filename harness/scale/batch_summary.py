@@ -50,6 +50,8 @@ class BatchSummary(BaseModel):
     kind: Literal["batch", "attempts"] = "batch"
     winner: str | None = None
     """Best-of-N: the attempt kept."""
+    unsandboxed: list[str] = []
+    """Each reason the tasks' commands ran without a sandbox, once (empty when none did)."""
 
     @classmethod
     def of(
@@ -89,6 +91,7 @@ class BatchSummary(BaseModel):
             backend=backend,
             kind=kind,
             winner=winner,
+            unsandboxed=sorted({r.unsandboxed for r in records if r.unsandboxed}),
         )
 
     def save(self, out: Path) -> Path:

@@ -26,7 +26,7 @@ NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 class TaskBudget(BaseModel):
     """One task's own ceilings (the run's :class:`~harness.models.budget.Budget`)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     tokens: int | None = Field(None, gt=0)
     cost_usd: float | None = Field(None, gt=0)
@@ -36,7 +36,7 @@ class TaskBudget(BaseModel):
 class BatchTask(BaseModel):
     """``{"name": ..., "loop": "path/to/loop.toml"}`` and optional overrides of that file."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     name: str = Field(pattern=NAME_PATTERN)
     loop: str | None = None
@@ -72,6 +72,8 @@ class TaskRecord(BaseModel):
     run_id: str | None = None
     starts: int = 1
     """How many times the task was started (more than one after an interrupted batch)."""
+    unsandboxed: str | None = None
+    """Why its commands ran without a sandbox, when they did."""
 
     @property
     def ended(self) -> bool:

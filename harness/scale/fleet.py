@@ -20,6 +20,7 @@ from harness.core.usage import Usage
 from harness.engine.bounds import Watchdog
 from harness.engine.foreach import MAX_CONCURRENCY, ForEach
 from harness.models.base import Model
+from harness.models.budget import metered
 from harness.outer.loop import OuterLoop
 from harness.outer.result import RunResult
 from harness.scale.artifacts import run_artifacts
@@ -159,9 +160,9 @@ class Fleet:
             {"role": "system", "content": PLAN_PROMPT.format(max_subtasks=self.max_subtasks)},
             {"role": "user", "content": self.goal},
         ]
-        problem = ""
+        planner, problem = metered(self.planner), ""
         for _ in range(2):
-            reply = self.planner.complete(messages, max_tokens=2_000)
+            reply = planner.complete(messages, max_tokens=2_000)
             self._usage = self._usage + reply.usage
             try:
                 return _parse_plan(reply.content or "", self.max_subtasks)
@@ -199,7 +200,7 @@ class Fleet:
              for o in kept],
             indent=2,
         )  # fmt: skip
-        reply = self.synthesiser.complete(
+        reply = metered(self.synthesiser).complete(
             [
                 {"role": "system", "content": SYNTHESIS_PROMPT},
                 {"role": "user", "content": f"Goal: {self.goal}\n\nVerified results:\n{results}"},

@@ -16,6 +16,7 @@ local Ray instance is started for the batch and stopped after it. Install with
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 import tempfile
 import time
@@ -25,10 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.core import nofollow
 from harness.core.errors import ConfigError
 from harness.models.rate_limit import Limiter, RateLimiter
 from harness.scale.batch_task import BatchTask, TaskRecord
 from harness.scale.task_run import TaskRun, run_task
+from harness.workspace.git import BRANCH_PREFIX, PART, is_run_branch, run_branch_suffix
 from harness.workspace.git_cmd import git
 
 if TYPE_CHECKING:
@@ -38,6 +41,8 @@ LoopFor = Callable[[BatchTask, TaskRun], "OuterLoop"]
 
 MAX_RETRIES = 3
 """How many times Ray runs a task again after its worker process died."""
+SHIP_LIMIT = 256 * 1024 * 1024
+"""The most a worker sends back of a run's files, all together (256 MB)."""
 
 
 @dataclass(frozen=True)
@@ -170,8 +175,19 @@ def repository_of(task: BatchTask) -> Path:
 
 
 def import_returned(returned: Returned, repo: Path, run: TaskRun) -> TaskRecord:
-    """Fetch the returned branch into ``repo`` and write the returned files where they belong."""
+    """Fetch the returned branch into ``repo`` and write the returned files where they belong.
+
+    Only a branch named as this run's (``harness/<loop>.<8 hex of the loop>.<8 hex of the run
+    id>``) is fetched: a worker's record naming ``main`` would otherwise replace the user's own.
+    Each file is written without following a link, inside its folder.
+    """
     record = returned.record
+    if record.branch and not is_run_branch(record.branch, run.run_id):
+        raise ConfigError(
+            f"ray: the worker returned branch {record.branch!r}, not one of run {run.run_id}'s "
+            f"({BRANCH_PREFIX}<loop>{PART}<8 hex>{PART}{run_branch_suffix(run.run_id)}); "
+            "nothing of it was fetched"
+        )
     if returned.branch_bundle is not None and record.branch:
         with tempfile.TemporaryDirectory(prefix="harness-ray-") as tmp:
             bundle = Path(tmp) / "branch.bundle"
@@ -191,11 +207,55 @@ def import_returned(returned: Returned, repo: Path, run: TaskRun) -> TaskRecord:
 
 
 def _write_inside(folder: Path, relative: str, data: bytes) -> None:
-    target = (folder / relative).resolve()
-    if not target.is_relative_to(folder.resolve()):
+    """Write ``data`` at ``relative`` under ``folder``, no link on the way followed."""
+    target = Path(os.path.normpath(folder / relative))
+    if Path(relative).is_absolute() or not target.is_relative_to(os.path.normpath(folder)):
         raise ConfigError(f"ray: a returned file {relative!r} points outside {folder}")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(data)
+    folder.mkdir(parents=True, exist_ok=True)
+    nofollow.write_atomic(target, data, root=folder)
+
+
+def pack_files(
+    clone: Path, run_id: str, progress: Path
+) -> tuple[dict[str, bytes], dict[str, bytes]]:
+    """On the worker: the run's folders' files (relative to ``clone``) and the progress
+    folder's (by name), regular files only, reached without following a link, together at most
+    :data:`SHIP_LIMIT` bytes; a link, a FIFO or a device among them is left behind."""
+    budget = [SHIP_LIMIT]
+    run_files: dict[str, bytes] = {}
+    for top, folders, _ in os.walk(clone):  # os.walk never descends a link to a folder
+        here = Path(top)
+        if here.name == "runs" and here.parent.name == ".harness" and run_id in folders:
+            for path in _regular_files(here / run_id):
+                run_files[str(path.relative_to(clone))] = _take(path, clone, budget)
+        folders[:] = [name for name in folders if name != ".git"]
+    progress_files = {
+        path.name: _take(path, progress, budget)
+        for path in _regular_files(progress, recurse=False)
+        if not path.name.startswith(".")
+    }
+    return run_files, progress_files
+
+
+def _regular_files(folder: Path, *, recurse: bool = True) -> list[Path]:
+    """The regular files under ``folder`` (none when it is a link or missing), links left out."""
+    if folder.is_symlink() or not folder.is_dir():
+        return []
+    found = []
+    for top, _folders, files in os.walk(folder):
+        found += [
+            Path(top, name) for name in files if stat.S_ISREG(os.lstat(Path(top, name)).st_mode)
+        ]
+        if not recurse:
+            break
+    return sorted(found)
+
+
+def _take(path: Path, root: Path, budget: list[int]) -> bytes:
+    """``path``'s bytes, read without following a link, counted against what is left."""
+    data = nofollow.read_bytes(path, root=root, limit=max(budget[0], 0))
+    budget[0] -= len(data)
+    return data
 
 
 def _bundle_all(repo: Path) -> bytes:
@@ -241,19 +301,5 @@ def _run_shipped(
             out = root / "branch.bundle"
             git(clone, "bundle", "create", "-q", str(out), f"refs/heads/{record.branch}")
             branch_bundle = out.read_bytes()
-        run_files = {
-            str(file.relative_to(clone)): file.read_bytes()
-            for folder in clone.glob(f"**/.harness/runs/{run.run_id}")
-            for file in folder.rglob("*")
-            if file.is_file()
-        }
-        progress_files = (
-            {
-                f.name: f.read_bytes()
-                for f in progress.parent.iterdir()
-                if f.is_file() and not f.name.startswith(".")
-            }
-            if progress.parent.is_dir()
-            else {}
-        )
+        run_files, progress_files = pack_files(clone, run.run_id, progress.parent)
         return Returned(record, branch_bundle, run_files, progress_files)

@@ -99,6 +99,7 @@ def record_of(
         branch=result.branch,
         run_id=result.run_id,
         starts=run.starts if run is not None else 1,
+        unsandboxed=result.unsandboxed,
     )
 
 

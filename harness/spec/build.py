@@ -25,6 +25,8 @@ from harness.outer.loop import OuterLoop
 from harness.outer.options import ArtifactFile, CriticArtifact, LoopOptions
 from harness.outer.rules import LoopRules
 from harness.sandbox import Sandbox
+from harness.sandbox.project_env import PythonEnv
+from harness.spec.environment import project_env
 from harness.spec.loop_spec import LoopSpec
 from harness.spec.pinning import check_gate_modules, check_unchanged, pins_of
 from harness.spec.sections import (
@@ -74,11 +76,14 @@ def choose_model(flag: str | None, configured: str | None) -> str:
     return chosen
 
 
-def build_sandbox(config: LoopSpec, *, hooks: bool = False) -> Sandbox:
+def build_sandbox(
+    config: LoopSpec, *, hooks: bool = False, python_env: PythonEnv | None = None
+) -> Sandbox:
     """The ``[sandbox]`` of ``config``; the loop's progress file and run folders stay read-only.
 
     ``readonly`` paths are relative to the spec's root unless absolute or under ``~``. ``hooks``:
-    the sandbox of the command hooks, with ``[hooks]``'s variables and network.
+    the sandbox of the command hooks, with ``[hooks]``'s variables and network. ``python_env``:
+    the project's environment (see :func:`~harness.spec.environment.project_env`).
     """
     settings, root = config.sandbox, config.root
     progress = config.progress_path()
@@ -93,7 +98,7 @@ def build_sandbox(config: LoopSpec, *, hooks: bool = False) -> Sandbox:
     try:
         return Sandbox(
             settings.backend, network=network, env=env, limits=settings.limits,
-            readonly=state + shown, image=settings.image, hidden=hidden,
+            readonly=state + shown, image=settings.image, hidden=hidden, python_env=python_env,
         )  # fmt: skip
     except ConfigError as exc:  # "backend: x" -> "<folder>/loop.toml: field 'sandbox.backend': x"
         field, _, problem = str(exc).partition(": ")
@@ -188,12 +193,13 @@ def build_loop(
     check_gate_modules(config)
     pins = pins_of(config)  # what this run takes them to be, recorded when it begins
     model_name = choose_model(overrides.model, _rooted(config.model, root))
-    model = _overridable(
-        lambda: _model(model_name, config.model_options),
-        "--model" if overrides.model else MODEL_ENV if os.environ.get(MODEL_ENV) else None,
+    model_source = (
+        "--model" if overrides.model else MODEL_ENV if os.environ.get(MODEL_ENV) else None
     )
+    model = _overridable(lambda: _model(model_name, config.model_options), model_source)
     skill = Skill.load(root / config.skill) if config.skill else None
-    sandbox = build_sandbox(config)
+    python_env = project_env(config)  # a set-up command runs here, once per commit
+    sandbox = build_sandbox(config, python_env=python_env)
     agent = Agent(
         model,
         [*default_tools(), *_web_tools(config), *tools],
@@ -204,7 +210,7 @@ def build_loop(
         shell_timeout=config.agent.shell_timeout,
         sandbox=sandbox,
     )
-    critic = None
+    critic, source = None, None
     if config.critic.enabled:
         source = (
             "--critic-model"
@@ -221,7 +227,9 @@ def build_loop(
         if threshold is None:
             threshold = skill.threshold if skill and skill.threshold is not None else 8.0
         critic = Critic(critic_model, criteria=criteria, threshold=threshold)
-    preflight([("model", model), *([("critic.model", critic.model)] if critic else [])])
+    _preflight(model, model_source or "model")
+    if critic is not None:
+        _preflight(critic.model, source or "critic.model")
     return OuterLoop(
         config.goal,
         agent,
@@ -243,7 +251,7 @@ def build_loop(
             redact=redact,
             on_round=config.on_round,
             mcp=tuple(mcp),
-            hook_sandbox=build_sandbox(config, hooks=True),
+            hook_sandbox=build_sandbox(config, hooks=True, python_env=python_env),
             pins=pins,
         ),
     )
@@ -346,6 +354,17 @@ def _overridable(make: Callable[[], Model], source: str | None) -> Model:
         if source is None:
             raise
         raise OverrideError(f"{source}: {exc}") from exc
+
+
+def _preflight(model: Model, source: str) -> None:
+    """:func:`preflight` ``model``, its error starting with where it was given: the loop.toml
+    field, or the flag or variable (then loop.toml is not to blame)."""
+    try:
+        preflight([(source, model)])
+    except ConfigError as exc:
+        if source in ("model", "critic.model"):
+            raise
+        raise OverrideError(str(exc)) from exc
 
 
 def _model(name: str, options: dict[str, Any]) -> Model:

@@ -23,6 +23,7 @@ from harness.spec.sections import (
     AgentConfig,
     BudgetConfig,
     CriticConfig,
+    EnvConfig,
     FleetConfig,
     GateConfig,
     HeldOutConfig,
@@ -66,6 +67,7 @@ class LoopSpec(LoopRules, Section):
     web: WebConfig | None = None
 
     sandbox: SandboxConfig = SandboxConfig()
+    env: EnvConfig = EnvConfig()
 
     _root: Path | None = PrivateAttr(None)
     _file: Path | None = PrivateAttr(None)
@@ -186,6 +188,8 @@ def _cross_checks(config: LoopSpec) -> list[tuple[str, str]]:
         problems.append(("sandbox.image", f"required when backend = '{config.sandbox.backend}'"))
     if not engine and config.sandbox.image is not None:
         problems.append(("sandbox.image", "only the docker and podman backends use an image"))
+    if engine and (config.env.python or config.env.setup):
+        problems.append(("env", "the docker and podman backends run the image's Python"))
     if config.web is not None and config.web.allow_domains is None and config.web.search is None:
         problems.append(("web", "give allow_domains (for fetch_url), [web.search], or both"))
     return problems

@@ -13,7 +13,7 @@ from harness.sandbox.limits import Limits
 
 
 class Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)  # finite bounds
 
 
 class HeldOutConfig(Section):
@@ -149,6 +149,19 @@ class SandboxConfig(Section):
     env: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = []
     readonly: list[Annotated[str, Field(min_length=1)]] = []  # shown read-only (~ expanded)
     limits: Limits = Limits()
+
+
+class EnvConfig(Section):
+    """``[env]``: the project's Python environment, where the gates and the agent's commands run.
+
+    Without ``python`` or ``setup``, an active ``VIRTUAL_ENV`` or a ``.venv`` at the loop's or
+    the repository's root is used (``detect = false``: the harness's own Python).
+    """
+
+    python: str | None = Field(None, min_length=1)  # an interpreter: a path (~, relative) or name
+    setup: str | None = Field(None, min_length=1)  # made into a fresh venv once per base commit
+    setup_timeout: float = Field(1800, gt=0)  # seconds the set-up command may take
+    detect: bool = True
 
 
 class HooksConfig(Section):

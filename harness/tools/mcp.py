@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import tempfile
 import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from harness.core.errors import ConfigError, ToolError
@@ -109,6 +111,8 @@ class _Connection:
         self.stderr: TextIO = tempfile.TemporaryFile(  # noqa: SIM115
             "w+", encoding="utf-8", errors="replace"
         )
+        self.scratch = Path(tempfile.mkdtemp(prefix=f"harness-mcp-{server.name}-"))
+        """The server's own folder, the one it may write in; removed by :meth:`stop`."""
         self._ready: Future[list[McpToolSpec]] = Future()
         self._stopping: asyncio.Event | None = None
         self._task: Future[None] | None = None
@@ -133,7 +137,7 @@ class _Connection:
 
         self._stopping = asyncio.Event()
         try:
-            async with _transport(self.server, self.sandbox, self.stderr) as streams:
+            async with _transport(self.server, self.sandbox, self.stderr, self.scratch) as streams:
                 read, write = streams[0], streams[1]
                 async with ClientSession(read, write) as session:
                     await session.initialize()
@@ -181,8 +185,14 @@ class _Connection:
         return result
 
     def stop(self) -> None:
-        if self._task is None or self._task.done():
+        try:
+            self._stop()
+        finally:
             self.stderr.close()
+            shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def _stop(self) -> None:
+        if self._task is None or self._task.done():
             return
         stopping = self._stopping
         if stopping is not None and self.session is not None:
@@ -193,7 +203,6 @@ class _Connection:
             self._task.result(_STOP_GRACE)
         except Exception:  # noqa: BLE001, S110 - shutting down: its failure was recorded in .gone
             self._task.cancel()
-        self.stderr.close()
 
     def _timed_out(self, tool_name: str) -> str:
         return (
@@ -244,14 +253,14 @@ class McpTool(Tool):
         return observation(self.connection.call(self.remote_name, kwargs), ctx.max_output_chars)
 
 
-def _transport(server: McpServer, sandbox: Sandbox, stderr: TextIO) -> Any:
+def _transport(server: McpServer, sandbox: Sandbox, stderr: TextIO, scratch: Path) -> Any:
     if server.url:
         from mcp.client.streamable_http import streamable_http_client
 
         return streamable_http_client(server.url)
     from mcp import stdio_client
 
-    return stdio_client(launch_parameters(server, sandbox), errlog=stderr)
+    return stdio_client(launch_parameters(server, sandbox, scratch), errlog=stderr)
 
 
 async def _list_tools(session: ClientSession) -> list[McpToolSpec]:

@@ -5,10 +5,10 @@ carries it; images, audio and binary resources are described rather than pasted.
 server marks as an error becomes an error observation. Each part is cut to the observation's
 limit before the parts are joined, so no second copy of a huge result is made here.
 
-What this cannot bound: the MCP SDK reads a whole JSON-RPC message before handing it over (its
-stdio reader joins the line's chunks, then parses it into a model), so a 20 MB result still
-costs the process about ten times its size while it is read (191 MB measured), released when the
-call returns.
+The MCP SDK reads a whole JSON-RPC message before handing it over, at about ten times its size;
+a stdio server's messages over :data:`~harness.tools.mcp_server.MAX_MESSAGE_BYTES` never reach
+it (:mod:`harness.tools.mcp_relay` answers in their place), which bounds that cost. A server
+over ``url`` is read by the SDK as it is.
 """
 
 from __future__ import annotations

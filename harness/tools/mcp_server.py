@@ -7,6 +7,7 @@ started.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.core.errors import ConfigError
+from harness.core.validation import positive_finite
 from harness.sandbox import Sandbox
 
 if TYPE_CHECKING:
@@ -21,6 +23,10 @@ if TYPE_CHECKING:
     from mcp.types import Tool as McpToolSpec
 
 PREFIX = "mcp__"
+SCRATCH_VARIABLE = "HARNESS_SCRATCH"
+"""Names a stdio server's scratch folder to it: the one place it may write."""
+MAX_MESSAGE_BYTES = 4 << 20
+"""The longest message of a stdio server's the harness reads; a longer answer is an error."""
 _BAD_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 
 
@@ -51,23 +57,26 @@ class McpServer:
         if bool(self.command) == bool(self.url):
             raise ConfigError(f"mcp {self.name!r}: give either command or url, not both or neither")
         for key in ("startup_timeout", "call_timeout"):
-            if not getattr(self, key) > 0:
-                raise ConfigError(f"mcp {self.name!r}: {key} must be positive")
+            positive_finite(f"mcp {self.name!r}: {key}", getattr(self, key))
 
 
-def launch_parameters(server: McpServer, sandbox: Sandbox) -> StdioServerParameters:
+def launch_parameters(server: McpServer, sandbox: Sandbox, scratch: Path) -> StdioServerParameters:
     """How a stdio server is started: inside ``sandbox``, the one place its command line is decided.
 
-    The server runs in its ``cwd`` (default: the current folder), which is where it may write;
-    it gets the sandbox's allow-listed environment plus ``server.env``, never the harness's own
-    environment (which may hold API keys), and the network only when the sandbox allows it.
+    The server runs in its ``cwd`` (default: the current folder), shown read-only, and may write
+    only in ``scratch``, a folder of its own named to it as ``HARNESS_SCRATCH`` (never the loop's
+    folder, where loop.toml and the harness's inboxes lie). It gets the sandbox's allow-listed
+    environment plus ``server.env``, never the harness's own environment (which may hold API
+    keys), and the network only when the sandbox allows it. Its stdout reaches the harness
+    through :mod:`harness.tools.mcp_relay`, so no message over :data:`MAX_MESSAGE_BYTES` is read.
     """
     from mcp import StdioServerParameters
 
     cwd = Path(server.cwd or Path.cwd()).absolute()
-    argv, env = sandbox.wrap(server.command, cwd=cwd, env=server.env)
-    program, *args = argv
-    return StdioServerParameters(command=program, args=args, env=env, cwd=cwd)
+    argv, env = sandbox.wrap(server.command, cwd=cwd, workspace=scratch, readonly=[cwd],
+                             env={**server.env, SCRATCH_VARIABLE: str(scratch)})  # fmt: skip
+    relay = ["-I", str(Path(__file__).with_name("mcp_relay.py")), str(MAX_MESSAGE_BYTES), "--"]
+    return StdioServerParameters(command=sys.executable, args=[*relay, *argv], env=env, cwd=cwd)
 
 
 def tool_name(server: str, remote: str) -> str:

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from harness.core.errors import ConfigError, ToolError
 from harness.core.text import truncate
+from harness.core.validation import positive_finite
 from harness.models.base import ToolCall
 from harness.sandbox import Sandbox
 from harness.tools.paths import check_protect_patterns, shown
@@ -67,7 +68,7 @@ class ToolContext:
     files_touched: set[str] = field(default_factory=set)  # relative paths read or written
     commands_run: list[str] = field(default_factory=list)
     max_shell_timeout: float = 600.0  # the most a model may ask of run_shell's timeout
-    search_timeout: float = 5.0  # one search's budget, seconds: a pattern can backtrack for ever
+    search_timeout: float = 1.5  # one search's budget, seconds (a line costs ~0.1 s at most)
     sandbox: Sandbox | None = None  # where run_shell runs commands; None: Sandbox("auto")
     time_left: Callable[[], float | None] | None = None  # the run's time budget left, seconds
 
@@ -77,8 +78,7 @@ class ToolContext:
             raise ConfigError(f"workspace: {self.workspace} is not a directory")
         self.protect = check_protect_patterns(self.protect)
         for name in ("shell_timeout", "max_shell_timeout", "max_output_chars", "search_timeout"):
-            if not getattr(self, name) > 0:
-                raise ConfigError(f"{name}: must be positive, got {getattr(self, name)!r}")
+            positive_finite(name, getattr(self, name))
 
 
 class Tool:

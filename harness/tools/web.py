@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
 from harness.core.errors import ConfigError, ToolError
+from harness.core.validation import positive_finite
 from harness.tools.toolkit import Tool, tool
 
 if TYPE_CHECKING:
@@ -52,8 +53,9 @@ class WebLimits:
                 raise ConfigError(
                     f"allow_domains: {domain!r} is not a host name (no scheme, port or path)"
                 )
-        if self.max_bytes < 1 or self.timeout <= 0:
-            raise ConfigError("max_bytes and timeout: must be positive")
+        if self.max_bytes < 1:
+            raise ConfigError(f"max_bytes: must be positive, got {self.max_bytes!r}")
+        positive_finite("timeout", self.timeout)
 
     def allows(self, host: str) -> bool:
         host = host.lower().rstrip(".")

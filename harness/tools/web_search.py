@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.core.errors import ConfigError, ToolError
+from harness.core.validation import positive_finite
 from harness.tools.toolkit import Tool, tool
 
 BRAVE_ENDPOINT = "https://api.search.brave.com/res/v1/web/search"
@@ -39,8 +40,7 @@ class SearchSettings:
             raise ConfigError(f"max_results: must be from 1 to 20, got {self.max_results}")
         if not self.endpoint.startswith(("https://", "http://")):
             raise ConfigError(f"endpoint: {self.endpoint!r} is not an http(s) address")
-        if not self.timeout > 0:
-            raise ConfigError("timeout: must be positive")
+        positive_finite("timeout", self.timeout)
 
 
 def web_search_tool(settings: SearchSettings, *, env: dict[str, str] | None = None) -> Tool:

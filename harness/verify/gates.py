@@ -19,10 +19,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from harness.core.errors import ConfigError
 from harness.core.text import truncate
+from harness.core.validation import positive_finite
 from harness.sandbox import CommandResult, Sandbox, default_sandbox
+from harness.verify.environment import pytest_command
 from harness.verify.junit import JUnitProblem, JUnitReport
 from harness.verify.pytest_args import positional_paths
-from harness.verify.report_channel import ChannelLog, ReportChannel
+from harness.verify.report_channel import ChannelLog, ReportChannel, reporter_source
 from harness.verify.run_outcomes import suite_report
 
 TAIL_CHARS = 4_000
@@ -159,7 +161,10 @@ class CommandGate:
 
 
 class PytestGate:
-    """The harness's own pytest in the workspace; reports failing test ids and their text.
+    """pytest in the workspace; reports failing test ids and their text.
+
+    It runs with the sandbox's Python (the project's environment, when it has one) and the
+    harness's own pytest unless that environment holds one (:mod:`harness.verify.environment`).
 
     The verdict comes from the harness's reporter inside pytest, through a keyed channel read
     while the tests run (:mod:`harness.verify.run_outcomes`), never from a results file or the
@@ -213,8 +218,9 @@ class PytestGate:
             tempfile.TemporaryDirectory(prefix="harness-pytest-") as tmp,
             ReportChannel(Path(tmp)) as channel,
         ):
-            command = [*channel.reporter_command(), "-q", "-p", "no:cacheprovider"]
             sandbox = self.sandbox or default_sandbox()
+            command = [*pytest_command(sandbox, reporter_source()), *channel.reporter_args()]
+            command += ["-q", "-p", "no:cacheprovider"]
             result = sandbox.run(
                 [*command, *extra, *self.args], cwd=root, timeout=self.timeout, writable=[tmp],
                 env={"PYTHONDONTWRITEBYTECODE": "1"},
@@ -240,7 +246,11 @@ class PytestGate:
         elif junit.problems:
             failures = list(dict.fromkeys(problem.test_id for problem in junit.problems))
             summary = f"pytest: {junit.counts()}"
-            uncollected = [p.test_id for p in junit.problems if p.collection]
+            uncollected = [
+                f"{p.test_id} ({p.cause})" if p.cause else p.test_id
+                for p in junit.problems
+                if p.collection
+            ]
             summary += f"; could not collect {', '.join(uncollected)}" if uncollected else ""
             summary += "; yet pytest exited with code 0" if code == 0 else ""
             output = _failure_text(junit.problems)
@@ -392,6 +402,4 @@ def _workspace(path: str | Path) -> Path:
 
 
 def _checked_timeout(timeout: float) -> float:
-    if not timeout > 0:
-        raise ConfigError(f"timeout: must be positive, got {timeout!r}")
-    return timeout
+    return positive_finite("timeout", timeout)

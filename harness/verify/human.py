@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from typing import Literal, TextIO
 
-from harness.core.errors import ConfigError
+from harness.core.validation import positive_finite
 from harness.memory.inbox import ApprovalRequest, Inbox
 
 Outcome = Literal["approved", "rejected", "timed_out"]
@@ -53,10 +53,8 @@ class HumanGate:
         stdin: TextIO | None = None,
         stdout: TextIO | None = None,
     ) -> None:
-        if not timeout > 0:
-            raise ConfigError(f"timeout: must be positive, got {timeout!r}")
-        if not poll_interval > 0:
-            raise ConfigError(f"poll_interval: must be positive, got {poll_interval!r}")
+        positive_finite("timeout", timeout)
+        positive_finite("poll_interval", poll_interval)
         self.timeout = timeout
         self.interactive = interactive
         self.poll_interval = poll_interval

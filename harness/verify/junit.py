@@ -23,6 +23,13 @@ class JUnitProblem:
         """Whether pytest could not even collect this module."""
         return self.kind == "error" and self.message == "collection failure"
 
+    @property
+    def cause(self) -> str:
+        """The exception pytest reported, its last ``E   `` line (``ModuleNotFoundError: No
+        module named 'toolz'``); "" when the text has none."""
+        raised = [line[1:].strip() for line in self.text.splitlines() if line.startswith("E ")]
+        return next((line for line in reversed(raised) if line), "")[:200]
+
 
 @dataclass(frozen=True)
 class JUnitReport:

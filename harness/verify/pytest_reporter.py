@@ -15,8 +15,8 @@ compares a report with what was seen to run: a phase reported passed that raised
 seen to run, was forged.
 """
 
-from __future__ import annotations
-
+# No ``from __future__`` import: a prelude may come before this text (see
+# harness.verify.environment), so the annotations are ones Python 3.9 can evaluate.
 import hashlib
 import hmac
 import importlib
@@ -137,7 +137,7 @@ def _crash(report: pytest.TestReport) -> str:
     return lines[-1] if lines else ""
 
 
-def main(argv: list[str]) -> int | pytest.ExitCode:
+def main(argv: list[str]) -> "int | pytest.ExitCode":
     """Take the key (``argv[0]``) and open the pipe (``argv[1]``), then run pytest on the rest."""
     key_file, pipe = Path(argv[0]), Path(argv[1])
     key = key_file.read_bytes()

@@ -15,7 +15,6 @@ import hmac
 import os
 import secrets
 import select
-import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -109,8 +108,9 @@ class ChannelLog:
 
 
 @functools.cache
-def _reporter_source() -> str:
-    """The text of :mod:`harness.verify.pytest_reporter`, run with ``python -c``."""
+def reporter_source() -> str:
+    """The text of :mod:`harness.verify.pytest_reporter`, the boot the gate runs with
+    ``python -I -B -c`` (see :func:`harness.verify.environment.pytest_command`)."""
     return Path(__file__).with_name("pytest_reporter.py").read_text(encoding="utf-8")
 
 
@@ -139,16 +139,9 @@ class ReportChannel:
         self._bytes = 0
         self._expected = 1
 
-    def reporter_command(self) -> list[str]:
-        """``python -I -B -c <reporter> KEY PIPE``: pytest's arguments follow.
-
-        The harness's own Python in isolated mode keeps the workspace (and ``PYTHONPATH``, user
-        site-packages) off ``sys.path`` until pytest, its plugins and the reporter are imported,
-        so a workspace ``pytest.py``, ``pytest/`` or ``sitecustomize.py`` cannot take their
-        place; then the reporter puts the workspace first, as ``python -m pytest`` does.
-        """
-        source = [sys.executable, "-I", "-B", "-c", _reporter_source()]
-        return [*source, str(self.key_file), str(self.pipe)]
+    def reporter_args(self) -> list[str]:
+        """``KEY PIPE``: the reporter's own arguments, before pytest's."""
+        return [str(self.key_file), str(self.pipe)]
 
     def __enter__(self) -> ReportChannel:
         self._thread.start()

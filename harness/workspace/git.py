@@ -148,9 +148,22 @@ def _short_id(run_id: str | None) -> str:
     """8 hex chars: the run id's own prefix when it starts with hex, else a digest of it."""
     if run_id is None:
         return secrets.token_hex(4)
+    return run_branch_suffix(run_id)
+
+
+def run_branch_suffix(run_id: str) -> str:
+    """The last part of run ``run_id``'s branch name: 8 hex of the id (its own when it starts
+    with them, else of its digest)."""
     if re.fullmatch(r"[0-9a-fA-F]{8}", run_id[:8]):
         return run_id[:8].lower()
     return sha256(run_id.encode()).hexdigest()[:8]
+
+
+def is_run_branch(branch: str, run_id: str) -> bool:
+    """Whether ``branch`` is named as run ``run_id``'s branch: ``harness/<loop>.<8 hex of the
+    loop>.<8 hex of the run>`` (or without the loop's part, for a loop made without a key)."""
+    pattern = rf"[A-Za-z0-9_-]+(\.[0-9a-f]{{8}})?\.{run_branch_suffix(run_id)}"
+    return re.fullmatch(re.escape(BRANCH_PREFIX) + pattern, branch) is not None
 
 
 PART = "."

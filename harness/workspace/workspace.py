@@ -11,14 +11,14 @@ import contextlib
 import os
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
-from harness.core.errors import ConfigError
+from harness.core.errors import BookkeepingError, ConfigError
 from harness.workspace.caches import add_all
 from harness.workspace.checkout import clean_checkout, file_at
 from harness.workspace.git_cmd import (
@@ -90,12 +90,13 @@ class Workspace:
         or None if nothing changed."""
         if self.isolation == "none" or self.root is None:
             return None
-        git(self.root, *add_all())
-        if git_test(self.root, "diff", "--cached", "--quiet"):
-            return None
-        trailer = f"Harness-Round: {round}"
-        git(self.root, *_COMMIT, "-m", message, "--trailer", trailer, env=IDENTITY_ENV)
-        return git(self.root, "rev-parse", "HEAD").strip()
+        with _bookkeeping(f"commit round {round}"):
+            git(self.root, *add_all())
+            if git_test(self.root, "diff", "--cached", "--quiet"):
+                return None
+            trailer = f"Harness-Round: {round}"
+            git(self.root, *_COMMIT, "-m", message, "--trailer", trailer, env=IDENTITY_ENV)
+            return git(self.root, "rev-parse", "HEAD").strip()
 
     def clean_checkout(
         self, protect: Sequence[str], *, at_base: bool = False
@@ -256,7 +257,8 @@ class Workspace:
                 # fresh mtime would hide such edits from the diff.
                 shutil.copy2(self._index, index)
             env = {"GIT_INDEX_FILE": str(index)}
-            git(self.path, *add_all(self._scope), env=env)
+            with _bookkeeping("read the workspace's changes"):
+                git(self.path, *add_all(self._scope), env=env)
             # Run from the workspace with --relative: paths are the workspace's own and files
             # outside it (when the workspace is a folder inside the repository) are left out.
             return [
@@ -267,6 +269,17 @@ class Workspace:
 
 _DIFF = ("--no-color", "--no-ext-diff", "--find-renames")
 _NAMES = ("--name-only", "-z", "--no-renames")
+
+
+@contextlib.contextmanager
+def _bookkeeping(what: str) -> Iterator[None]:
+    """A git failure while the harness records a round (never the user's configuration: the
+    workspace's files, a nested repository without a commit, a full disk) as a
+    :class:`BookkeepingError` naming what could not be done."""
+    try:
+        yield
+    except (GitIsolationError, OSError) as exc:
+        raise BookkeepingError(f"the harness could not {what}: {exc}") from exc
 
 
 def _split_names(names: str) -> list[str]:

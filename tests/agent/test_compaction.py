@@ -497,3 +497,17 @@ def test_make_compaction_resolves_names_and_objects() -> None:
 def test_invalid_options_name_the_field(options: dict[str, Any], field: str) -> None:
     with pytest.raises(ConfigError, match=f"^{field}:"):
         Summarize(**options)
+
+
+def test_the_summary_request_leaves_the_process_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = "canary-" + "Vb4Nc8Pq2Ws6"
+    monkeypatch.setenv("CANARY_API_KEY", secret)
+    messages = session(10)
+    messages[3] = {**messages[3], "content": f"DATABASE_URL=postgres://app:{secret}@db/main"}
+    model = summariser()
+
+    Summarize(context_window=3_000).maybe_compact(messages, model=model)
+
+    request = json.dumps(model.calls[0].messages)
+    assert "postgres://app:[REDACTED]@db/main" in request
+    assert secret not in request

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from tests.cli.test_cli import harness, write_loop
-from tests.conftest import git, make_repo
+from tests.conftest import git, make_repo, verdict_entry
 
 
 def _project(tmp_path: Path, extra: str = "") -> Path:
@@ -16,9 +16,7 @@ def _project(tmp_path: Path, extra: str = "") -> Path:
             [{"name": "write_file", "arguments": {"path": "out.txt", "content": "yes"}}, "done"]
         )
     )
-    (project / "critic.json").write_text(
-        json.dumps([json.dumps({"score": 7, "reasons": ["ok"], "fixes": []})])
-    )
+    (project / "critic.json").write_text(json.dumps([verdict_entry(7)]))
     write_loop(
         project,
         f"""\
@@ -46,7 +44,7 @@ def test_attempts_in_loop_toml_run_each_on_its_own_branch_and_name_the_winner(
     project = _project(tmp_path, "attempts = 3")
     result = harness("run", cwd=project)
     assert result.returncode == 0, result.stderr
-    lines = [line for line in result.stderr.splitlines() if line.startswith("attempt ")]
+    lines = [line for line in result.stdout.splitlines() if line.startswith("attempt ")]
     assert len(lines) == 3
     assert all("PASSED, score 7" in line for line in lines)
     winners = [number for number, line in enumerate(lines, start=1) if line.endswith("<- winner")]
@@ -57,7 +55,11 @@ def test_attempts_in_loop_toml_run_each_on_its_own_branch_and_name_the_winner(
         assert branch.startswith(f"harness/fix-attempt-{number}.")
         assert git(project, "show", f"{branch}:out.txt") == "yes"
         assert (project / "progress" / f"fix-attempt-{number}.md").is_file()
-    assert f"winner: attempt {winners[0]}, on branch {branches[winners[0] - 1]}" in result.stderr
+    assert result.stdout.splitlines()[3:] == [
+        f"report: harness report {project.resolve() / '.harness' / 'attempts' / 'fix'}",
+        f"winner: attempt {winners[0]}, on branch {branches[winners[0] - 1]}",
+    ]
+    assert "attempt 1: " not in result.stderr
     assert not (project / "progress" / "fix.md").exists()
     summary = json.loads((project / ".harness" / "attempts" / "fix" / "summary.json").read_text())
     assert summary["kind"] == "attempts"
@@ -74,7 +76,13 @@ def test_the_attempts_flag_beats_the_file_and_bad_values_exit_2(tmp_path: Path) 
     project = _project(tmp_path)
     result = harness("run", "--attempts", "2", cwd=project)
     assert result.returncode == 0, result.stderr
-    assert sum(line.startswith("attempt ") for line in result.stderr.splitlines()) == 2
+    assert sum(line.startswith("attempt ") for line in result.stdout.splitlines()) == 2
+    as_json = harness("run", "--attempts", "2", "--restart", "--json", cwd=project)
+    assert as_json.returncode == 0, as_json.stderr
+    summary = json.loads(as_json.stdout)  # one JSON document, nothing else
+    assert summary["kind"] == "attempts"
+    assert [t["name"] for t in summary["tasks"]] == ["attempt-1", "attempt-2"]
+    assert summary["winner"] in ("attempt-1", "attempt-2")
     bad = harness("run", "--attempts", "9", cwd=project)
     assert bad.returncode == 2
     assert "--attempts" in bad.stderr

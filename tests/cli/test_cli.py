@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import make_repo
+from tests.conftest import make_repo, verdict_entry
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -222,7 +222,7 @@ def test_the_skills_threshold_is_the_critics_pass_mark_unless_the_file_sets_one(
     )
     (tmp_path / "script.json").write_text(json.dumps([
         {"name": "write_file", "arguments": {"path": "out.txt", "content": "yes"}}, "done",
-        json.dumps({"score": 9, "reasons": ["good, not perfect"], "fixes": ["polish"]})]))  # fmt: skip
+        verdict_entry(9, ["good, not perfect"], ["polish"])]))  # fmt: skip
     write_loop(
         tmp_path,
         """\

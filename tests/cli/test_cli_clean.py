@@ -30,6 +30,8 @@ cmd = "test -s done.txt"
 """
 PASSES = [{"name": "write_file", "arguments": {"path": "done.txt", "content": "yes"}}, "done"]
 SLOW = [{"name": "run_shell", "arguments": {"command": "touch started && sleep 30"}}]
+ERRS = [{"name": "write_file", "arguments": {"path": "half.txt", "content": "half"}}]
+"""Some work, then an error (the script ends): a run that did nothing leaves no branch at all."""
 
 
 KEPT_PASSED = (
@@ -49,7 +51,7 @@ def project(tmp_path: Path) -> Path:
     repo = make_repo(
         tmp_path / "repo", {"README.md": "mine\n", ".gitignore": ".harness/\n", "loop.toml": ""}
     )
-    for name, script in {"passes": PASSES, "errs": [], "slow": SLOW}.items():
+    for name, script in {"passes": PASSES, "errs": ERRS, "slow": SLOW}.items():
         (tmp_path / f"{name}.json").write_text(json.dumps(script))
     (repo / "loop.toml").write_text(LOOP.format(script=tmp_path / "passes.json"))
     git(repo, "commit", "-qam", "loop")

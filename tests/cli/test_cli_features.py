@@ -18,6 +18,7 @@ from harness.memory.progress_items import Status
 from harness.memory.skill import Skill
 from harness.spec import LoopSpec
 from tests.cli.test_cli import ROOT, harness, write_loop
+from tests.conftest import verdict_entry
 
 ANSWER_LOOP = """\
 name = "answer"
@@ -42,8 +43,8 @@ def script(folder: Path, name: str, entries: object) -> Path:
     return path
 
 
-def verdict(score: float) -> str:
-    return json.dumps({"score": score, "reasons": [f"critic says {score}"], "fixes": []})
+def verdict(score: float) -> dict[str, object]:
+    return verdict_entry(score, [f"critic says {score}"])
 
 
 def events(stdout: str) -> list[dict[str, object]]:

@@ -22,7 +22,7 @@ from harness.checks.citations import check_findings
 from harness.memory.progress import Progress
 from harness.memory.progress_items import Status
 from tests.cli.test_cli import ROOT, harness
-from tests.conftest import git
+from tests.conftest import git, verdict_entry
 
 EXAMPLES = ROOT / "examples"
 SCRATCH = shutil.ignore_patterns(".harness", "__pycache__", ".pytest_cache", ".ruff_cache")
@@ -139,7 +139,7 @@ def test_bugfix_fails_a_round_that_changes_the_tests_through_the_shell(tmp_path:
     weaken = (
         "rm tests/test_statement.py && sed -i 's/31) in period/30) in period/' tests/test_dates.py"
     )
-    round_1 = [{"name": "run_shell", "arguments": {"command": weaken}}, "Done.", '{"score": 10}']
+    round_1 = [{"name": "run_shell", "arguments": {"command": weaken}}, "Done.", verdict_entry(10)]
     script = tmp_path / "weakens-the-tests.json"
     script.write_text(json.dumps({"rounds": {"1": round_1}}))
     model = f"scripted:{script}"
@@ -323,7 +323,7 @@ def test_bugfix_with_a_trick_applied_still_fails(tmp_path: Path, trick: str) -> 
     example = copy_example("bugfix", tmp_path)
     commit_copy(example)
     call = {"name": "run_shell", "arguments": {"command": EXAMPLE_TRICKS[trick]}}
-    round_1 = [call, "Done: every test passes.", '{"score": 10, "reasons": [], "fixes": []}']
+    round_1 = [call, "Done: every test passes.", verdict_entry(10, [])]
     script = tmp_path / "trick.json"
     script.write_text(json.dumps({"rounds": {"1": round_1}}))
 

@@ -12,14 +12,14 @@ from harness.memory.progress import Progress
 from harness.memory.progress_items import Status
 from tests.cli.test_cli import harness
 from tests.cli.test_examples import commit_copy, copy_example, of_kind, read_events
-from tests.conftest import git
+from tests.conftest import git, verdict_entry
 
 WORK = {"content": ".harness/work/draft.md", "research": ".harness/work/findings.md"}
 
 
 def writes_nothing(tmp_path: Path) -> str:
     script = tmp_path / "writes-nothing.json"
-    script.write_text(json.dumps({"rounds": {"1": ["I wrote hello.txt.", '{"score": 10}']}}))
+    script.write_text(json.dumps({"rounds": {"1": ["I wrote hello.txt.", verdict_entry(10)]}}))
     return f"scripted:{script}"
 
 

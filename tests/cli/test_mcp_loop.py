@@ -210,6 +210,9 @@ type = "command"
 name = "named"
 cmd = "test -s out.txt"
 
+[sandbox]
+backend = "none"  # the servers log in the loop's folder, which a sandbox keeps read-only to them
+
 [[mcp]]
 name = "counter"
 command = {json.dumps([sys.executable, "counter_server.py"])}

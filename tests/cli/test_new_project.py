@@ -14,7 +14,7 @@ import pytest
 
 from tests.cli.test_cli import harness
 from tests.cli.test_examples import of_kind, read_events
-from tests.conftest import git, make_repo
+from tests.conftest import git, make_repo, verdict_entry
 
 WRONG_RESULT = {
     "calc/__init__.py": "def add(a, b):\n    return a - b\n",
@@ -53,7 +53,7 @@ def test_a_new_project_passes_in_round_one(tmp_path: Path, bug: str) -> None:
         call("edit_file", path=path, old=old, new=new),
         pytest_run,
         call("submit", summary=f"fixed the {bug}"),
-        json.dumps({"score": 9, "reasons": ["the fix is right"], "fixes": []}),
+        verdict_entry(9, ["the fix is right"]),
     ]
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"rounds": {"1": round_1}}))

@@ -68,7 +68,7 @@ def test_the_critic_model_is_checked_too(tmp_path: Path) -> None:
         cwd=repo,
     )  # fmt: skip
     assert result.returncode == 2, result.stderr
-    assert "critic.model: unknown model 'nosuchprovider/judge'" in result.stderr
+    assert "harness: --critic-model: unknown model 'nosuchprovider/judge'" in result.stderr
     _assert_nothing_created(repo)
 
 
@@ -79,8 +79,9 @@ def test_an_anthropic_model_without_its_key_names_anthropic_api_key(tmp_path: Pa
         cwd=repo, env={"OPENAI_API_KEY": "sk-test"},
     )  # fmt: skip
     assert result.returncode == 2, result.stderr
-    assert "critic.model: model 'anthropic/claude-haiku-4-5' (anthropic) needs an API key: " in (
-        result.stderr
+    assert (
+        "harness: --critic-model: model 'anthropic/claude-haiku-4-5' (anthropic) needs an API key: "
+        in (result.stderr)
     )
     assert "ANTHROPIC_API_KEY" in result.stderr
     _assert_nothing_created(repo)
@@ -115,3 +116,36 @@ def test_a_goal_twice_the_context_window_is_refused_before_anything_is_created(
     assert restarted.returncode == 2, restarted.stdout + restarted.stderr
     _assert_nothing_created(repo)
     assert git(repo, "status", "--porcelain", "--untracked-files=all", "--ignored") == ""
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "named"),
+    [
+        (("--model", "openai/foo"), {}, "--model"),
+        ((), {"HARNESS_MODEL": "openai/foo"}, "HARNESS_MODEL"),
+        (("--critic-model", "openai/foo"), {"ANTHROPIC_API_KEY": "sk-x"}, "--critic-model"),
+        ((), {"HARNESS_CRITIC_MODEL": "openai/foo", "ANTHROPIC_API_KEY": "sk-x"},
+         "HARNESS_CRITIC_MODEL"),
+    ],
+)  # fmt: skip
+def test_a_model_given_by_a_flag_or_variable_is_blamed_on_it_not_on_loop_toml(
+    tmp_path: Path, args: tuple[str, ...], env: dict[str, str], named: str
+) -> None:
+    repo = _repo(tmp_path, 'model = "anthropic/claude-haiku-4-5"\n[critic]\nenabled = true\n')
+    result = harness("run", *args, cwd=repo, env=env)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr == (
+        f"harness: {named}: model 'openai/foo' (openai) needs an API key: set OPENAI_API_KEY "
+        "in the environment, or api_key in [model_options]\n"
+    )
+    _assert_nothing_created(repo)
+
+
+def test_a_model_from_loop_toml_is_still_blamed_on_its_field(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, 'model = "openai/foo"\n')
+    result = harness("run", cwd=repo)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr == (
+        "harness: loop.toml: model: model 'openai/foo' (openai) needs an API key: "
+        "set OPENAI_API_KEY in the environment, or api_key in [model_options]\n"
+    )

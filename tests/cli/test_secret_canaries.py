@@ -3,7 +3,9 @@
 The canaries are secret-named, marked secret in ``[redact]``, a password inside DATABASE_URL and
 a value read from a file; the agent reads them back from a file, a model reply repeats them, and
 a tool prints a high-entropy token. None may appear in events.jsonl, progress.md, the escalation
-report, the text and HTML reports, or the CLI's output.
+report, the text and HTML reports, or the CLI's output. Over litellm's real HTTP path, the same
+canaries and values under plain names (a GitHub token, a Slack webhook) reach no request the
+provider receives either.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import textwrap
 from pathlib import Path
 
 from tests.conftest import git, make_repo
-from tests.openai_server import OpenAIServer, Status
+from tests.openai_server import OpenAIServer, Status, Text, ToolCalls
 
 NAMED = "named-canary-7f3a9b"  # CANARY_API_KEY
 MARKED = "marked-canary-2d8e41"  # BILLING_REF, listed in [redact] env
@@ -134,3 +136,101 @@ def test_a_key_echoed_in_a_provider_error_is_redacted(tmp_path: Path) -> None:
         *(p.read_text() for p in (project / "progress").glob("*.escalation.md")),
     ]
     assert [key in text for text in (said, *written)] == [False] * (1 + len(written))
+
+
+GH_PAT = "ghp_" + "R8mKq2Vx7Lp4Wz9Nc3Bt6Hy1Jd5Fs0Ga2Qe4"  # a GitHub token under a plain name
+SLACK = "T01AB2CDE/B03FG4HIJ/k9Zr2Lq7Wm4Xp8Vt3Ns6Yb1D"  # the secret path of a Slack webhook
+PROVIDER_CANARIES = (*CANARIES[:3], TOKEN, GH_PAT, SLACK)
+
+
+def test_no_canary_reaches_a_provider_or_anything_the_run_writes(tmp_path: Path) -> None:
+    """Every channel a secret can take towards a model: a file the agent reads, the model's own
+    reply echoed back, a tool's output, the round's diff (the critic), the critic's verdict and
+    the gate's output (the next round's task, with the progress summary), and a provider error.
+    None of the canaries may appear in any request the server receives, nor in any file the run
+    writes, nor in what the CLI prints."""
+    slack_url = f"https://hooks.slack.com/services/{SLACK}"
+    leak = (
+        f"{NAMED} {MARKED} postgres://app:{IN_URL}@db/main {TOKEN} {GH_PAT} {slack_url} "
+        f"Authorization: Bearer {TOKEN}"
+    )
+    project = make_repo(tmp_path / "project", {"notes.txt": leak + "\n"})
+    env = {
+        **os.environ,
+        "CANARY_API_KEY": NAMED,
+        "BILLING_REF": MARKED,
+        "DATABASE_URL": f"postgres://app:{IN_URL}@db/main",
+        "GH_PAT": GH_PAT,
+        "SLACK_WEBHOOK": slack_url,
+    }
+
+    def calls(*pairs: tuple[str, dict[str, str]]) -> ToolCalls:
+        return ToolCalls(tuple((f"call_{i}", n, json.dumps(a)) for i, (n, a) in enumerate(pairs)))
+
+    verdict = {"score": 2, "reasons": [f"out.txt leaks {leak}"], "fixes": [f"drop {GH_PAT}"]}
+    with OpenAIServer(deadline=240) as server:
+        server.queue(
+            # round 1: read the file, echo through a tool, write it into the diff, say it
+            calls(("read_file", {"path": "notes.txt"})),
+            calls(("run_shell", {"command": f"echo {TOKEN} {GH_PAT}; cat notes.txt"})),
+            calls(("write_file", {"path": "out.txt", "content": leak + "\n"})),
+            Text(f"Done: out.txt holds {leak}"),
+            Text(json.dumps(verdict)),  # the critic, who was shown the diff
+            # round 2: the task carries progress and the critic's reasons; the gate fails
+            calls(("write_file", {"path": "broken", "content": leak})),
+            Text(f"Broke it with {leak}"),
+            # round 3: the task carries the gate's output; the provider fails, echoing them
+            Status(500, f"upstream rejected {leak}"),
+        )
+        (project / "loop.toml").write_text(
+            textwrap.dedent(f"""\
+            name = "leaky"
+            goal = "make the gate pass"
+            model = "openai/test-model"
+            max_iterations = 3
+            [model_options]
+            api_base = "{server.api_base}"
+            api_key = "not-a-real-key"
+            num_retries = 0
+            [redact]
+            env = ["BILLING_REF"]
+            [critic]
+            threshold = 8
+            [[gates]]
+            type = "command"
+            name = "leaky gate"
+            cmd = "cat out.txt; test ! -e broken"
+            """)
+        )
+        (project / ".gitignore").write_text(".harness/\nprogress/\n")
+        git(project, "add", "-A")
+        git(project, "commit", "-qm", "loop")
+        run = _harness("run", cwd=project, env=env)
+        (run_dir,) = (project / ".harness" / "runs").iterdir()
+        report = _harness("report", run_dir.name, "--html", "report.html", cwd=project, env=env)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    bodies = [r.body for r in server.requests]
+    assert len(bodies) == 8, [b["messages"][-1] for b in bodies]
+    # the channels were exercised: what each request carried, redacted
+    tool_results = [m["content"] for m in bodies[3]["messages"] if m["role"] == "tool"]
+    assert len(tool_results) == 3
+    assert all("[REDACTED]" in text for text in tool_results[:2])  # read_file, run_shell
+    assert "postgres://app:[REDACTED]@db/main" in bodies[4]["messages"][1]["content"]  # the diff
+    round_3_task = bodies[7]["messages"][1]["content"]
+    assert "# Progress so far" in round_3_task
+    assert "# What failed last round" in round_3_task
+    requests = {f"request {i + 1}": json.dumps(body) for i, body in enumerate(bodies)}
+    written = {
+        str(path.relative_to(tmp_path)): path.read_text(errors="replace")
+        for root in (project / ".harness", project / "progress", project / "report.html")
+        for path in ([root] if root.is_file() else root.rglob("*"))
+        if path.is_file()
+    }
+    printed = {"run": run.stdout + run.stderr, "report": report.stdout + report.stderr}
+    everything = {**requests, **written, **printed}
+    assert len(written) >= 4, sorted(written)
+    leaks = {
+        where: [c for c in PROVIDER_CANARIES if c in text] for where, text in everything.items()
+    }
+    assert leaks == {where: [] for where in everything}

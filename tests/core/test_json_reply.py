@@ -1,10 +1,10 @@
-"""Finding the JSON a model answered with: plain, fenced, inside prose, or several in a row."""
+"""Finding the JSON a model answered with: plain, fenced or inside prose."""
 
 from __future__ import annotations
 
 import pytest
 
-from harness.core.json_reply import find_json, json_objects
+from harness.core.json_reply import find_json
 
 
 @pytest.mark.parametrize(
@@ -39,11 +39,3 @@ def test_a_reply_without_an_object_is_an_error_that_says_which() -> None:
     for empty in ("", "  \n\t"):
         with pytest.raises(ValueError, match="^the reply is empty$"):
             find_json(empty)
-
-
-def test_json_objects_yields_every_outermost_object_in_order() -> None:
-    text = 'a {"x": {"y": 1}} b {bad} c [{"in": "list"}] {"z": 2}{"w": 3} {'
-    assert list(json_objects(text)) == [{"x": {"y": 1}}, {"in": "list"}, {"z": 2}, {"w": 3}]
-    assert list(json_objects("no braces")) == []
-    assert list(json_objects("{}")) == [{}]
-    assert list(json_objects('{{"a": 1}')) == [{"a": 1}]  # the next brace right after a bad one

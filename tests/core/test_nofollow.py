@@ -28,8 +28,11 @@ def test_a_link_as_the_file_is_refused_for_every_kind_of_access(
 ) -> None:
     state = tmp_path / "state"
     state.mkdir()
-    for name in ("p.md", "p.spend.json", "p.md.lock", "p.notes.jsonl", "p.approval.json"):
+    for name in ("p.md", "p.spend.json", "p.md.lock"):
         (state / name).symlink_to(victim)
+    inbox = Inbox(state / "p.md")  # in the user's state folder, where a link is refused too
+    for path in (inbox.notes_file, inbox.answer_file):
+        path.symlink_to(victim)
 
     with pytest.raises(UnsafePath, match="p.md"):
         atomic_write_text(state / "p.md", "new")
@@ -92,3 +95,20 @@ def test_an_append_finds_the_file_it_made_or_refuses(tmp_path: Path) -> None:
         nofollow.append(log, b"three\n", expect=made)
 
     assert (tmp_path / "moved" / "events.jsonl").read_text() == "one\ntwo\n"
+
+
+def test_a_hard_link_is_never_written_in_place(tmp_path: Path, victim: Path) -> None:
+    """Before: an agent's ``ln ~/.bashrc events.jsonl`` made the harness append its events to
+    the user's file, and a hard-linked lock emptied it."""
+    state = tmp_path / "state"
+    state.mkdir()
+    for name in ("p.events.jsonl", "p.md.lock"):
+        os.link(victim, state / name)
+
+    with pytest.raises(UnsafePath, match="hard link"):
+        nofollow.append(state / "p.events.jsonl", b"$(touch PWNED)\n")
+    with pytest.raises(UnsafePath, match="hard link"):
+        LoopLock(state / "p.md").acquire()
+
+    assert victim.read_text() == "# mine\n"
+    assert nofollow.read_bytes(state / "p.md.lock") == b"# mine\n"  # reading one is harmless

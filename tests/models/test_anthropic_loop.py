@@ -43,13 +43,13 @@ def _marked(blocks: Any) -> int:
 def test_a_whole_loop_runs_through_an_anthropic_server_with_its_prefix_cached(
     server: AnthropicServer, tmp_path: Path
 ) -> None:
-    verdict = json.dumps({"score": 9, "reasons": ["says yes"], "fixes": []})
+    verdict = json.dumps({"reasons": ["says yes"], "fixes": [], "score": 9})
     script = [  # (behaviour, cached tokens it reports)
         _write("toolu_1", "no\n", prompt=1500, cached=0),  # round 1: a wrong answer
         Text("Wrote no.", prompt_tokens=1600, completion_tokens=10, cached_tokens=1400),
         _write("toolu_2", "yes\n", prompt=1700, cached=1400),  # round 2: the gate's feedback
         Text("Wrote yes.", prompt_tokens=1800, completion_tokens=10, cached_tokens=1600),
-        Text(verdict, prompt_tokens=900, completion_tokens=40, cached_tokens=0),  # the critic
+        ToolCalls((("toolu_v", "verdict", verdict),), prompt_tokens=900, completion_tokens=40),
     ]
     server.queue(*script)
     options = {"api_base": server.api_base, "api_key": "sk-ant-test", "num_retries": 0}

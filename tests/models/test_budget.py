@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
@@ -61,13 +62,18 @@ class Clock:
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("tokens", 0), ("tokens", -5), ("tokens", True), ("cost_usd", 0.0), ("cost_usd", -0.01),
-     ("seconds", 0), ("seconds", -1.5), ("seconds", False)],
+    [("tokens", 0), ("tokens", -5), ("tokens", True), ("tokens", 1.5), ("tokens", math.inf),
+     ("cost_usd", 0.0), ("cost_usd", -0.01), ("cost_usd", math.inf), ("cost_usd", math.nan),
+     ("seconds", 0), ("seconds", -1.5), ("seconds", False), ("seconds", math.inf),
+     ("seconds", math.nan)],
 )  # fmt: skip
-def test_a_budget_that_is_not_a_positive_number_is_refused(field: str, value: object) -> None:
+def test_a_budget_that_is_not_a_positive_finite_number_is_refused(
+    field: str, value: object
+) -> None:
     with pytest.raises(ConfigError) as error:
         Budget(**{field: value})  # type: ignore[arg-type]
-    assert str(error.value) == f"budget.{field}: must be a positive number, got {value!r}"
+    what = "a positive integer" if field == "tokens" else "a finite number above 0"
+    assert str(error.value) == f"budget.{field}: must be {what}, got {value!r}"
 
 
 def test_the_smallest_positive_budgets_are_accepted() -> None:

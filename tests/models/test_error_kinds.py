@@ -21,6 +21,7 @@ from harness.models.provider_errors import (
     MAX_RETRY_AFTER_SECONDS,
     ErrorKind,
     classify,
+    connection_failure,
     retry_after,
     retry_delay,
 )
@@ -117,6 +118,27 @@ def test_a_server_that_cannot_be_reached_is_unreachable_anywhere_in_the_chain(
     )
     assert classify(litellm, chained(StatusOnly(500), cause, context=True)) is ErrorKind.UNREACHABLE
     assert classify(litellm, cause) is ErrorKind.UNREACHABLE
+
+
+def test_a_dns_failure_is_named_with_the_url_not_as_a_status_500(litellm: ModuleType) -> None:
+    """The chain litellm raises for a host that does not resolve: its own 500 over openai's
+    "Connection error." over httpx's ConnectError (which carries the request) over gaierror."""
+    url = "https://api.example.invalid/v1/chat/completions"
+    request = httpx.Request("POST", url)
+    top = chained(
+        litellm.InternalServerError("OpenAIException - Connection error.", "openai", "m"),
+        RuntimeError("Connection error."),
+        httpx.ConnectError("[Errno -2] Name or service not known", request=request),
+        socket.gaierror(-2, "Name or service not known"),
+    )
+    assert classify(litellm, top) is ErrorKind.UNREACHABLE
+    assert connection_failure(top) == (
+        f"DNS lookup failed for {url} ([Errno -2] Name or service not known)"
+    )
+    refused = chained(StatusOnly(500), ConnectionRefusedError(111, "Connection refused"))
+    assert connection_failure(refused) == "connection refused ([Errno 111] Connection refused)"
+    tls = connection_failure(chained(StatusOnly(500), ssl.SSLError(1, "handshake failed")))
+    assert tls == "TLS handshake failed (handshake failed)"
 
 
 def test_a_chain_without_a_connection_failure_or_with_a_loop_is_not_unreachable(

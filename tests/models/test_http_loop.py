@@ -16,6 +16,11 @@ import pytest
 from tests.cli.test_cli import harness
 from tests.openai_server import OpenAIServer, Status, Text, ToolCalls
 
+VERDICT = ToolCalls(
+    (("call_v", "verdict", json.dumps({"reasons": ["correct"], "fixes": [], "score": 9})),)
+)
+"""The critic's reply: the verdict tool called with a passing score."""
+
 
 @pytest.fixture
 def server() -> Iterator[OpenAIServer]:
@@ -54,7 +59,7 @@ def test_a_run_through_litellm_passes_with_a_retry_and_an_independent_verdict(
         Status(503),  # the provider hiccups once: retried
         ToolCalls((("call_1", "write_file", write),)),
         Text("I wrote yes to out.txt."),
-        Text(json.dumps({"score": 9, "reasons": ["correct"], "fixes": []})),
+        VERDICT,
     )
     result = harness("run", "--quiet", cwd=_project(tmp_path, server))
     assert result.returncode == 0, result.stderr
@@ -66,7 +71,7 @@ def test_a_run_through_litellm_passes_with_a_retry_and_an_independent_verdict(
     assert tool_result["role"] == "tool"
     assert tool_result["tool_call_id"] == "call_1"
     critic = bodies[3]
-    assert "tools" not in critic
+    assert [t["function"]["name"] for t in critic["tools"]] == ["verdict"]  # offered only that
     assert [m["role"] for m in critic["messages"]] == ["system", "user"]
     assert "I wrote yes" in critic["messages"][1]["content"]  # the final answer is the artifact
     assert all(r.headers.get("authorization") == "Bearer not-a-real-key" for r in server.requests)
@@ -97,7 +102,7 @@ def test_a_model_the_provider_does_not_know_is_bad_configuration_exit_2(
     assert result.returncode == 2, result.stdout + result.stderr
     assert len(server.requests) == 1
     verdict = result.stdout.splitlines()[0]
-    assert verdict.startswith("ERROR: round 1 failed: UnknownModelError: model openai/test-model: ")
+    assert verdict.startswith("ERROR: round 1 failed: model error: model openai/test-model: ")
     assert "unknown model: NotFoundError (status 404), not retryable after 1 attempt" in verdict
     assert verdict.endswith(
         "the provider does not know 'openai/test-model': check the model's name"
@@ -126,7 +131,7 @@ def test_a_cost_budget_over_an_unpriced_model_is_named_at_the_start_and_its_call
     server.queue(
         ToolCalls((("call_1", "write_file", write),)),
         Text("I wrote yes to out.txt."),
-        Text(json.dumps({"score": 9, "reasons": ["correct"], "fixes": []})),
+        VERDICT,
     )
     result = harness("run", cwd=project)
     assert result.returncode == 0, result.stderr
@@ -169,7 +174,7 @@ def test_a_critic_model_list_uses_its_first_callable_model_else_the_author_and_s
     server.queue(
         ToolCalls((("call_1", "write_file", write),)),
         Text("I wrote yes to out.txt."),
-        Text(json.dumps({"score": 9, "reasons": ["correct"], "fixes": []})),
+        VERDICT,
     )
     result = harness("run", cwd=project)
     assert result.returncode == 0, result.stderr

@@ -33,7 +33,7 @@ from harness.observe.events import EventLog, read_events
 from harness.observe.live import LiveProgress
 from harness.outer.options import LoopOptions
 from tests.conftest import event as new_event
-from tests.conftest import make_repo
+from tests.conftest import make_repo, verdict_call
 from tests.event_fixtures import emit_sample_run
 
 SECRET = "sk-test-9f8e7d6c5b4a39281706fedcba"
@@ -298,7 +298,7 @@ def test_a_scripted_outer_loop_run_logs_consistent_redacted_events(
         ToolCall("run_shell", {"command": f"echo {SECRET}"}), "looked around",
         ToolCall("write_file", {"path": "calc.py", "content": "def add(a, b):\n    return a + b\n"}), "fixed",
     ])  # fmt: skip
-    critic = ScriptedModel(['{"score": 9, "reasons": ["minimal fix"], "fixes": []}'])
+    critic = ScriptedModel([verdict_call(9, ["minimal fix"])])
     run_dir = repo / ".harness" / "runs" / "scripted"
     log = EventLog(run_dir / "events.jsonl", run_id="scripted")
     result = OuterLoop("fix add", Agent(author), gates=[PytestGate()], critic=Critic(critic),

@@ -12,7 +12,13 @@ from harness.core.errors import ConfigError
 from harness.core.event_schema import parse_event
 from harness.core.redact import Redactor
 from harness.observe.events import EventLog, read_events
-from harness.observe.live import LiveProgress, format_cost, format_duration, format_tokens
+from harness.observe.live import (
+    LiveProgress,
+    Mode,
+    format_cost,
+    format_duration,
+    format_tokens,
+)
 from tests.conftest import event
 from tests.event_fixtures import emit_sample_run
 
@@ -63,11 +69,20 @@ def test_live_mode_on_a_plain_stream_prints_lines(tmp_path: Path) -> None:
     lines = stream.getvalue().splitlines()
     assert "\r" not in stream.getvalue()
     assert lines[0] == "round 1/3 · 0 tok · $0.000 · 00:00"
-    assert (
-        "round 1/3 · step 3 · run_shell · gates: pytest ✗ (3 failing), ruff ✓ · 4.0k tok"
-        in lines[5]
-    )
+    assert lines[3:8] == [
+        "round 1/3 · step 3 · run_shell · 4.0k tok · $0.0063 · 00:00",
+        "round 1/3 · step 3 · running gates pytest, ruff · 4.0k tok · $0.0063 · 00:00",
+        "round 1/3 · step 3 · run_shell · gates: pytest ✗ (3 failing) · 4.0k tok · $0.0063 · 00:00",
+        "round 1/3 · step 3 · run_shell · gates: pytest ✗ (3 failing), ruff ✓ · 4.0k tok · "
+        "$0.0063 · 00:00",
+        "round 1/3 failed: pytest",
+    ]
     assert any("critic 7.5" in line and line.startswith("round 3/3") for line in lines)
+    assert [line for line in lines if " failed: " in line] == [
+        "round 1/3 failed: pytest",
+        "round 2/3 failed: critic 6.5/10",
+        "round 3/3 failed: critic 7.5/10",
+    ]
     assert lines[-3:] == [
         "stop: MAX_ITERATIONS — 3 of 3 rounds used",
         "escalated: MAX_ITERATIONS → progress/fix-calc.escalation.md",
@@ -222,3 +237,81 @@ def test_json_mode_escapes_every_control_character_and_loses_nothing() -> None:
     assert line.isascii()
     assert "\x1b" not in line
     assert json.loads(line)["message"] == ATTACK
+
+
+def test_while_the_round_is_judged_the_line_names_the_gates_then_the_critic() -> None:
+    progress = LiveProgress(io.StringIO(), clock=FakeClock())
+    progress.emit(event("round_start", round=1, max_iterations=10))
+    progress.emit(event("tool_call", name="submit", step=4))
+    assert progress.status_line().startswith("round 1/10 · step 4 · submit · ")
+    progress.emit(event("checks_start", round=1, gates=["pytest", "ruff"], critic=True))
+    assert progress.status_line().startswith("round 1/10 · step 4 · running gates pytest, ruff · ")
+    assert "submit" not in progress.status_line()
+    assert progress.status_line(width=40) == "1/10 gates 0 $0.000 00:00"
+    progress.emit(event("gate_report", round=1, name="pytest", passed=True))
+    assert "· running gates ruff · gates: pytest ✓ ·" in progress.status_line()
+    progress.emit(event("gate_report", round=1, name="ruff", passed=True))
+    assert "· running critic · gates: pytest ✓, ruff ✓ ·" in progress.status_line()
+    progress.emit(event("critic_verdict", round=1, score=9.0, passed=True))
+    assert "running" not in progress.status_line()
+    assert "· submit · gates: pytest ✓, ruff ✓ · critic 9 ·" in progress.status_line()
+
+
+@pytest.mark.parametrize(
+    ("gates", "critic", "reports", "after"),
+    [
+        (
+            ["pytest", "ruff"],
+            True,
+            [("pytest", False)],
+            "· submit ·",
+        ),  # the first failure ends them
+        (["pytest"], False, [("pytest", True)], "· submit ·"),  # no critic to wait for
+        ([], True, [], "· running critic ·"),  # a critic-only loop
+        ([], False, [], "· submit ·"),
+    ],
+)
+def test_the_judging_ends_with_the_first_failing_gate_or_the_last_check(
+    gates: list[str], critic: bool, reports: list[tuple[str, bool]], after: str
+) -> None:
+    progress = LiveProgress(io.StringIO(), clock=FakeClock())
+    progress.emit(event("round_start", round=1, max_iterations=10))
+    progress.emit(event("tool_call", name="submit", step=1))
+    progress.emit(event("checks_start", round=1, gates=gates, critic=critic))
+    for name, passed in reports:
+        progress.emit(event("gate_report", round=1, name=name, passed=passed))
+    assert after in progress.status_line()
+
+
+def test_a_failed_round_gets_a_line_naming_why_on_a_plain_stream_and_a_terminal() -> None:
+    for stream in (io.StringIO(), TTYStream()):
+        progress = LiveProgress(stream, clock=FakeClock(), width=lambda: 200, tick=None)
+        progress.emit(event("round_start", round=3, max_iterations=10))
+        progress.emit(event("round_end", round=3, passed=False, outcome="failed: pytest",
+                            duration=1.0, cause="step cap of 40 reached"))  # fmt: skip
+        progress.emit(event("round_start", round=4, max_iterations=10))
+        progress.emit(event("round_end", round=4, passed=False, outcome="failed: critic 5.0/10",
+                            duration=1.0))  # fmt: skip
+        lines = [line.rsplit("\r\x1b[K", 1)[-1] for line in stream.getvalue().split("\n")]
+        failed = [line for line in lines if "failed" in line]
+        assert failed == [
+            "round 3/10 failed: pytest; the session ended early: step cap of 40 reached",
+            "round 4/10 failed: critic 5.0/10",
+        ]
+
+
+class ClosedPipe(io.StringIO):
+    """A stream whose reader went away: every write fails as a closed pipe does."""
+
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+@pytest.mark.parametrize("mode", ["live", "json"])
+def test_a_closed_stream_ends_the_output_not_the_run(mode: Mode) -> None:
+    progress = LiveProgress(ClosedPipe(), mode, clock=FakeClock())
+    assert not progress.closed
+    progress.emit(event("round_start", round=1, max_iterations=10))  # raises nothing
+    assert progress.closed
+    progress.emit(event("tool_call", name="run_shell", step=1))
+    assert progress.status_line().startswith("round 1/10 · step 1 · run_shell")

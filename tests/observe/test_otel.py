@@ -37,7 +37,12 @@ def test_run_rounds_model_and_tool_calls_become_spans() -> None:
     rounds = [span for span in spans if span.name.startswith("round ")]
     assert [span.name for span in rounds] == ["round 1", "round 2", "round 3"]
     assert all(span.parent.span_id == run.context.span_id for span in rounds)  # type: ignore[union-attr]
-    assert [e.name for e in rounds[0].events] == ["budget_check", "gate_report", "gate_report"]
+    assert [e.name for e in rounds[0].events] == [
+        "budget_check",
+        "checks_start",
+        "gate_report",
+        "gate_report",
+    ]
     assert "compaction" in [e.name for e in rounds[1].events]
 
     chats = [span for span in spans if span.attributes.get("gen_ai.operation.name") == "chat"]

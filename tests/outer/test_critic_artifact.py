@@ -18,10 +18,10 @@ from harness import (
     ToolCall,
 )
 from harness.outer.options import ArtifactFile
-from tests.conftest import make_repo
+from tests.conftest import make_repo, verdict_call
 
 CANARY = "canary-3f9c1e-secret-key-material"
-VERDICT = json.dumps({"score": 9, "reasons": ["ok"], "fixes": []})
+VERDICT = verdict_call(9)
 
 
 def run_with_draft(repo: Path, command: str) -> tuple[ScriptedModel, RunResult]:

@@ -96,7 +96,41 @@ def test_a_failed_round_at_the_cap_stops_with_max_iterations_and_says_so() -> No
     reports = [failing(1, "t::a"), failing(2, "t::b"), failing(3, "t::c")]
     decision = decide(reports, max_iterations=3, patience=3)
     assert decision.stop is StopReason.MAX_ITERATIONS
-    assert decision.message == "Loop finished after 3 iteration(s): MAX_ITERATIONS"
+    assert decision.message == (
+        "Loop finished after 3 iteration(s): MAX_ITERATIONS (round 3 failed: pytest)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("stop", "message", "cause"),
+    [
+        (AgentStop.MAX_STEPS, "step cap of 40 reached", "step cap of 40 reached"),
+        (
+            AgentStop.STUCK,
+            "stuck: 4 tool calls in a row failed",
+            "stuck: 4 tool calls in a row failed",
+        ),
+        (AgentStop.CONTEXT_FULL, "", "context_full"),
+        (AgentStop.ANSWERED, "the model answered without a tool call", ""),
+        (AgentStop.SUBMITTED, "the model called submit", ""),
+    ],
+)
+def test_the_verdict_names_why_the_last_round_failed_its_session_cut_short_included(
+    stop: AgentStop, message: str, cause: str
+) -> None:
+    last = dataclasses.replace(
+        report(2, gate(False, ("t::a",)), stop=stop, digest="d2"), agent_message=message
+    )
+    assert last.cause == cause
+    at_cap = decide([failing(1, "t::b"), last], max_iterations=2, patience=5)
+    early = f"; the session ended early: {cause}" if cause else ""
+    assert at_cap.message == (
+        f"Loop finished after 2 iteration(s): MAX_ITERATIONS (round 2 failed: pytest{early})"
+    )
+    stuck = decide([failing(1, "t::a"), last], max_iterations=5, patience=2)
+    assert stuck.stop is StopReason.NO_PROGRESS
+    tail = f" (round 2 failed: pytest{early})" if cause else ""
+    assert stuck.message == f"the last 2 rounds failed the same tests: t::a{tail}"
 
 
 def test_a_failed_round_below_the_cap_continues_with_its_feedback() -> None:
@@ -340,7 +374,9 @@ def test_the_iteration_cap_is_reached_at_its_round_not_before() -> None:
     assert below.stop is None
     at_cap = decide([failing(1, "t::a"), failing(2, "t::b")], max_iterations=2)
     assert at_cap.stop is StopReason.MAX_ITERATIONS
-    assert at_cap.message == "Loop finished after 2 iteration(s): MAX_ITERATIONS"
+    assert at_cap.message == (
+        "Loop finished after 2 iteration(s): MAX_ITERATIONS (round 2 failed: pytest)"
+    )
     past = decide([failing(5, "t::a")], max_iterations=3)  # a resumed run past a lowered cap
     assert past.stop is StopReason.MAX_ITERATIONS
 

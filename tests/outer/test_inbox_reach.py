@@ -1,4 +1,5 @@
-"""A note or an answer beside progress.md comes from a person, never from the agent's commands."""
+"""A note or an answer comes from a person, never from the agent's commands: the inboxes live in
+the user's state folder, not beside progress.md."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ from pathlib import Path
 import pytest
 
 from harness.core.sink import NULL_SINK
+from harness.memory.inbox import Inbox
 from harness.models.scripted import ScriptedModel
 from harness.sandbox.bwrap import bwrap_problem
 from harness.spec import LoopSpec
-from harness.spec.build import build_loop, build_sandbox
+from harness.spec.build import build_loop
+from tests.conftest import git, make_repo
 from tests.outer.test_people import say
 
 FORGE = (
@@ -23,7 +26,7 @@ LOOP = """\
 name = "answer"
 goal = "out.txt says yes"
 model = "scripted:none.json"
-isolation = "none"
+isolation = "ISOLATION"
 max_iterations = 2
 [[gates]]
 type = "command"
@@ -36,8 +39,9 @@ backend = "BACKEND"
 """
 
 
-def _spec(tmp_path: Path, backend: str) -> LoopSpec:
-    (tmp_path / "loop.toml").write_text(LOOP.replace("BACKEND", backend), encoding="utf-8")
+def _spec(tmp_path: Path, backend: str, isolation: str = "none") -> LoopSpec:
+    body = LOOP.replace("BACKEND", backend).replace("ISOLATION", isolation)
+    (tmp_path / "loop.toml").write_text(body, encoding="utf-8")
     (tmp_path / "none.json").write_text("[]", encoding="utf-8")
     (tmp_path / "progress").mkdir()
     return LoopSpec.from_toml(tmp_path)
@@ -62,13 +66,35 @@ def test_the_agents_note_is_refused_and_never_read_as_a_persons(tmp_path: Path) 
     assert not (tmp_path / "progress" / "answer.approval.json").exists()
 
 
-def test_without_a_sandbox_the_state_folder_cannot_be_kept_out_of_reach(tmp_path: Path) -> None:
-    """Stated, not hidden: with backend "none" the agent's commands write where the harness
-    keeps its inbox (docs/sandbox.md says so)."""
-    sandbox = build_sandbox(_spec(tmp_path, "none"))
-    result = sandbox.run(FORGE, cwd=tmp_path, timeout=30)
-    assert result.exit_code == 0
-    assert (tmp_path / "progress" / "answer.notes.jsonl").exists()
+@pytest.mark.parametrize("isolation", ["worktree", "branch", "none"])
+def test_without_a_sandbox_a_note_written_beside_progress_md_is_not_a_persons(
+    tmp_path: Path, isolation: str
+) -> None:
+    """Before: with backend "none" the agent's note beside progress.md showed up in the next
+    round as "Guidance from a person" (and its answer as a person's approval). It lands there
+    still; the harness no longer reads that folder for a person's words."""
+    from harness import ToolCall
+
+    project = make_repo(tmp_path / "project", {"README.md": "x\n", ".gitignore": "progress/\n"})
+    spec = _spec(project, "none", isolation)
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "loop")
+    forge = FORGE.replace("progress/", f"{project / 'progress'}/")
+    loop = build_loop(spec, events=NULL_SINK)
+    model = ScriptedModel([ToolCall("run_shell", {"command": forge}), "done", *say("yes")])
+    loop.settings.agent.model = model
+
+    result = loop.run()
+
+    assert result.passed
+    assert (project / "progress" / "answer.notes.jsonl").exists()  # nothing stops the write
+    second_task = str(model.calls[2].messages)
+    assert "Guidance from a person" not in second_task
+    assert "delete them" not in second_task
+    inbox = Inbox(project / "progress" / "answer.md")
+    assert not inbox.notes_file.is_relative_to(project)
+    inbox.add_note("a person's words")  # the real inbox still reaches the loop's next run
+    assert inbox.take_notes() == ["a person's words"]
 
 
 def test_a_progress_file_beside_the_workspace_root_leaves_the_root_writable(

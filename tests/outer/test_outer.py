@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,7 @@ from harness import (
     ToolCall,
 )
 from harness.outer.options import LoopOptions
-from tests.conftest import git, make_repo, with_options
+from tests.conftest import git, make_repo, verdict_call, with_options
 
 BUGGY = "def add(a, b):\n    return a - b\n"
 WRONG = "def add(a, b):\n    return a * b\n"
@@ -84,8 +83,8 @@ def test_critic_fixes_feed_the_next_round_and_critic_never_sees_the_author(
     author = ScriptedModel([*write(RIGHT), *write(RIGHT + "\n# handles negatives\n")])
     critic_model = ScriptedModel(
         [
-            json.dumps({"score": 5, "reasons": ["no comment"], "fixes": ["explain negatives"]}),
-            json.dumps({"score": 9, "reasons": ["fine"], "fixes": []}),
+            verdict_call(5, ["no comment"], ["explain negatives"]),
+            verdict_call(9, ["fine"]),
         ]
     )
     loop = OuterLoop(
@@ -241,7 +240,7 @@ def test_the_critic_scores_against_the_skill_unless_given_its_own_criteria(repo:
     from harness import Skill
 
     skill = Skill.parse("## Success criteria\n\nThe sum is exact for huge integers.\n")
-    critic_model = ScriptedModel([json.dumps({"score": 9, "reasons": ["ok"], "fixes": []})])
+    critic_model = ScriptedModel([verdict_call(9)])
     result = OuterLoop(
         "make the tests pass", Agent(ScriptedModel(write(RIGHT))), gates=[PytestGate("tests")],
         critic=Critic(critic_model), skill=skill, workspace=repo,
@@ -273,7 +272,7 @@ def test_bad_arguments_are_configuration_errors_naming_the_field(
 
 def test_a_long_diff_reaches_the_critic_cut_with_a_stated_marker(repo: Path) -> None:
     big = RIGHT + "".join(f"# note {i}: {'x' * 60}\n" for i in range(600))
-    critic_model = ScriptedModel([json.dumps({"score": 9, "reasons": ["ok"], "fixes": []})])
+    critic_model = ScriptedModel([verdict_call(9)])
     OuterLoop(
         "make the tests pass", Agent(ScriptedModel(write(big))), gates=[PytestGate("tests")],
         critic=Critic(critic_model), workspace=repo,

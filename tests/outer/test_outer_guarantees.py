@@ -3,7 +3,6 @@ judges with a fresh context, and every bound is checked before the money or time
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from pathlib import Path
@@ -22,7 +21,7 @@ from harness import (
 )
 from harness.agent.agent import AgentStop
 from harness.outer.options import LoopOptions
-from tests.conftest import make_repo
+from tests.conftest import make_repo, verdict_call
 
 BUGGY = "def add(a, b):\n    return a - b\n"
 RIGHT = "def add(a, b):\n    return a + b\n"
@@ -44,8 +43,8 @@ def fix(content: str = RIGHT) -> ToolCall:
     return ToolCall("write_file", {"path": "calc.py", "content": content})
 
 
-def verdict(score: float, *fixes: str) -> str:
-    return json.dumps({"score": score, "reasons": [f"scored {score}"], "fixes": list(fixes)})
+def verdict(score: float, *fixes: str) -> ToolCall:
+    return verdict_call(score, [f"scored {score}"], list(fixes))
 
 
 def session_tasks(model: ScriptedModel) -> list[str]:

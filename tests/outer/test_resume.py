@@ -106,7 +106,9 @@ def test_a_broken_progress_file_names_the_line_and_is_left_alone(tmp_path: Path)
 def test_two_concurrent_runs_of_one_loop_exactly_one_runs(tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
-    slow_round = [{"name": "run_shell", "arguments": {"command": "sleep 3"}},
+    # The first run holds its lock until the test lets it go, after the second has ended.
+    held = "until [ -e release ]; do sleep 0.05; done"
+    slow_round = [{"name": "run_shell", "arguments": {"command": held}},
                   {"name": "write_file", "arguments": {"path": "answer.txt", "content": "yes\n"}}, "done"]  # fmt: skip
     (project / "script.json").write_text(json.dumps({"rounds": {"1": slow_round}}))
     (project / "loop.toml").write_text(
@@ -132,6 +134,7 @@ def test_two_concurrent_runs_of_one_loop_exactly_one_runs(tmp_path: Path) -> Non
     second = subprocess.run(
         command, cwd=project, env=env, capture_output=True, text=True, timeout=60
     )
+    (project / "release").touch()
     assert first.wait(timeout=60) == 0
     assert second.returncode == 2
     assert f"pid {first.pid}" in second.stderr

@@ -251,10 +251,10 @@ def test_nproc_prefix_bounds_the_processes_with_prlimit() -> None:
 
 def test_limits_have_documented_defaults_floors_and_names() -> None:
     assert Limits() == Limits(memory_mb=4096, processes=512, file_size_mb=1024, tmp_mb=512,
-                              output_mb=64)  # fmt: skip
-    Limits(memory_mb=16, processes=4, file_size_mb=1, tmp_mb=1, output_mb=1)
+                              output_mb=64, write_mb=4096)  # fmt: skip
+    Limits(memory_mb=16, processes=4, file_size_mb=1, tmp_mb=1, output_mb=1, write_mb=1)
     for field, low in (("memory_mb", 15), ("processes", 3), ("file_size_mb", 0), ("tmp_mb", 0),
-                       ("output_mb", 0)):  # fmt: skip
+                       ("output_mb", 0), ("write_mb", 0)):  # fmt: skip
         with pytest.raises(ValidationError, match=field):
             Limits(**{field: low})
     with pytest.raises(ValidationError, match="cpu"):
@@ -262,6 +262,7 @@ def test_limits_have_documented_defaults_floors_and_names() -> None:
     assert Limits(memory_mb=64, processes=9, file_size_mb=3, output_mb=5).names() == {
         "memory": "memory limit (64 MB)", "processes": "process limit (9)",
         "file_size": "file size limit (3 MB)", "output": "output limit (5 MB)",
+        "write": "write limit (4096 MB)",
     }  # fmt: skip
 
 

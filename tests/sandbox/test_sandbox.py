@@ -18,6 +18,7 @@ import pytest
 from harness.core.errors import ConfigError
 from harness.sandbox import Limits, Sandbox
 from harness.sandbox.limits import MB
+from harness.sandbox.own_source import source_folders
 from harness.sandbox.sandbox import NOT_SANDBOXED
 
 pytestmark = pytest.mark.usefixtures("bwrap_ok")
@@ -75,7 +76,7 @@ def test_only_the_workspace_is_writable_and_its_git_is_not(tmp_path: Path) -> No
     command = (
         f"echo x > {outside}; echo '[core] fsmonitor = evil' >> .git/config; "
         "mkdir .git/hooks2; echo x > .harness/runs/x; echo x > .harness/loop.lock; rm -rf .git; echo made > made.txt; "
-        "echo x > /etc/harness-test; ls /tmp"
+        "echo x > /etc/harness-test; echo /tmp:; ls /tmp"
     )
 
     result = Sandbox("bwrap").run(command, cwd=tmp_path, timeout=10)
@@ -88,9 +89,21 @@ def test_only_the_workspace_is_writable_and_its_git_is_not(tmp_path: Path) -> No
     assert (tmp_path / "made.txt").read_text() == "made\n"
     assert not Path("/etc/harness-test").exists()
     assert result.output.count("Read-only file system") >= 4
-    listed = result.output.splitlines()[-2:]  # the private /tmp: HOME and the way to the workspace
-    assert set(listed) <= {"home", tmp_path.parts[2]}
+    listed = result.output.split("/tmp:\n")[-1].split()
+    # The private /tmp holds HOME, the way to the workspace and the folders mounted back for the
+    # harness's own Python: a virtual environment or a clone made under /tmp.
+    assert set(listed) <= {"home", tmp_path.parts[2], *_interpreter_folders_under_tmp()}
     assert "home" in listed
+
+
+def _interpreter_folders_under_tmp() -> set[str]:
+    """The names in /tmp of the folders the interpreter and the harness load from."""
+    tmp = Path("/tmp").resolve()
+    loaded = (sys.prefix, sys.exec_prefix, sys.base_prefix, *sys.path, *map(str, source_folders()))
+    paths = {Path(entry).resolve() for entry in (*loaded, *os.environ["PATH"].split(os.pathsep))}
+    return {
+        path.relative_to(tmp).parts[0] for path in paths if path.is_relative_to(tmp) and path != tmp
+    }
 
 
 @pytest.fixture
@@ -218,9 +231,8 @@ def test_without_network_the_host_unix_sockets_in_run_are_out_of_reach(
     """A service's socket under /run (docker, D-Bus, a database) cannot be reached: the
     sandbox gets an empty /run when the network is off.
 
-    What remains: a socket a host process keeps elsewhere in the read-only root (under
-    ``/var/lib``, say) or in the workspace itself (git's fsmonitor daemon in a ``.git``) is
-    still reachable; with ``network`` on, /run is the host's (its resolver may need it).
+    Sockets elsewhere: tests/sandbox/test_host_sockets.py; with ``network`` on, /run is the
+    host's (its resolver may need it).
     """
     path, accepted = host_unix_server
     probe = f"python3 -c \"import socket; socket.socket(socket.AF_UNIX).connect('{path}')\""

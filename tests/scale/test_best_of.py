@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,7 @@ from harness import (
 from harness.core.errors import ConfigError
 from harness.outer.options import LoopOptions
 from harness.scale.best_of import Attempt, pick_winner
-from tests.conftest import git, make_repo
+from tests.conftest import git, make_repo, verdict_call
 
 
 def _attempts(repo: Path, plan: dict[int, tuple[str, float]]):
@@ -32,7 +31,7 @@ def _attempts(repo: Path, plan: dict[int, tuple[str, float]]):
         author = ScriptedModel(
             [ToolCall("write_file", {"path": "out.txt", "content": answer}), f"wrote {answer}"]
         )
-        critic = ScriptedModel([json.dumps({"score": score, "reasons": ["r"], "fixes": []})])
+        critic = ScriptedModel([verdict_call(score, ["r"])])
         return OuterLoop(
             "out.txt says yes", Agent(author), gates=[CommandGate("grep -qx yes out.txt")],
             critic=Critic(critic, threshold=5), workspace=repo, progress=repo.parent / "progress" / f"fix-{number}.md", max_iterations=1, options=LoopOptions(name=f"fix-{number}"),

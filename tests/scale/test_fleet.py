@@ -210,3 +210,16 @@ def test_evaluation_gates_run_on_each_subtask_branch(tmp_path: Path) -> None:
         ("alpha", True, True), ("beta", True, False),
     ]  # fmt: skip
     assert git(repo, "worktree", "list").count("\n") == 0  # the evaluation checkouts are gone
+
+
+def test_the_planner_is_sent_the_goal_redacted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = "canary-" + "Hx3Kd9Lq5Tz1"
+    monkeypatch.setenv("CANARY_API_KEY", secret)
+    planner = ScriptedModel(['{"subtasks": []}', '{"subtasks": []}'])
+    fleet = Fleet(f"rotate the key {secret}", _loop_factory(tmp_path, {}), planner=planner)
+    with pytest.raises(FleetError, match="no valid plan"):
+        fleet.run()
+    assert planner.calls[0].messages[1]["content"] == "rotate the key [REDACTED]"
+    assert secret not in json.dumps([call.messages for call in planner.calls])

@@ -125,3 +125,29 @@ def test_a_rule_set_in_loop_toml_reaches_the_driver(tmp_path: Path) -> None:
     assert (loop.settings.options.keep_worktree, loop.settings.options.patience) == (True, 5)
     plain = build_loop(LoopSpec.from_toml(_toml(tmp_path, GOOD)), events=NULL_SINK)
     assert plain.settings.options.keep_worktree is False
+
+
+@pytest.mark.parametrize(
+    ("table", "field"),
+    [
+        ('[env]\npyton = "python3"', "env.pyton"),
+        ('[env]\nsetup = ""', "env.setup"),
+        ("[env]\nsetup_timeout = 0", "env.setup_timeout"),
+        ('[env]\npython = "python3"\n[sandbox]\nbackend = "docker"\nimage = "python:3.12"', "env"),
+    ],
+)
+def test_a_bad_env_table_names_the_field(tmp_path: Path, table: str, field: str) -> None:
+    _toml(tmp_path, f"{GOOD}{table}\n")
+    with pytest.raises(ConfigError) as caught:
+        LoopSpec.from_toml(tmp_path)
+    assert str(caught.value).startswith(f"{tmp_path / 'loop.toml'}: field '{field}'")
+
+
+def test_an_env_python_that_cannot_run_is_named_when_the_loop_is_built(tmp_path: Path) -> None:
+    spec = LoopSpec.from_toml(_toml(tmp_path, f'{GOOD}[env]\npython = "bin/nowhere"\n'))
+    with pytest.raises(ConfigError) as caught:
+        build_loop(spec, events=NULL_SINK)
+    assert str(caught.value) == (
+        f"{tmp_path / 'loop.toml'}: field 'env.python': 'bin/nowhere' is not an interpreter "
+        "that can be run"
+    )

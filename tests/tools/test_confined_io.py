@@ -74,7 +74,7 @@ def test_parents_are_created_and_a_named_pipe_does_not_hang(ctx: ToolContext) ->
     )
 
 
-@pytest.mark.parametrize("pattern", ["a{1000000000}", "(a{1000}){1000}", "((x{99}){99}){99}"])
+@pytest.mark.parametrize("pattern", ["(a{1000}){1000}", "((x{99}){99}){99}", "\\pL{1000}"])
 def test_a_regex_bomb_is_an_error_observation_and_memory_stays_flat(
     ctx: ToolContext, pattern: str
 ) -> None:
@@ -83,7 +83,7 @@ def test_a_regex_bomb_is_an_error_observation_and_memory_stays_flat(
 
     output = call(ctx, "search", pattern=pattern)
 
-    assert output.startswith(f"error: regular expression {pattern!r} is too large to compile")
+    assert output.startswith(f"error: regular expression {pattern!r} cannot be used: ")
     grown_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
     assert grown_kb < 50_000
 

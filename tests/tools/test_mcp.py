@@ -226,7 +226,7 @@ def test_a_server_over_streamable_http(tmp_path: Path, ctx: ToolContext) -> None
         ({"name": "a__b", "command": ["x"]}, "single '_'"),
         ({"name": "a", "command": ["x"], "url": "http://127.0.0.1/mcp"}, "either command or url"),
         ({"name": "a"}, "either command or url"),
-        ({"name": "a", "command": ["x"], "call_timeout": 0}, "call_timeout must be positive"),
+        ({"name": "a", "command": ["x"], "call_timeout": 0}, "call_timeout: must be a finite"),
     ],
 )
 def test_bad_server_declarations_are_refused(kwargs: dict, message: str) -> None:

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
 
 from harness.core.errors import ConfigError
 from harness.core.usage import Usage
+from harness.models.base import Reply, ToolCall
 from harness.models.scripted import ScriptedModel
-from harness.verify.critic import Critic, CriticError, Verdict, parse_reply
-from tests.conftest import RecordingSink
+from harness.verify.critic import Critic, CriticError, Verdict
+from harness.verify.verdict_reply import parse_reply
+from tests.conftest import RecordingSink, verdict_call
 
-VERDICT = json.dumps({"score": 9, "reasons": ["fine"], "fixes": []})
+VERDICT = verdict_call(9, ["fine"])
 
 
 def test_the_threshold_may_be_anything_from_0_to_10_inclusive() -> None:
@@ -24,8 +25,7 @@ def test_the_threshold_may_be_anything_from_0_to_10_inclusive() -> None:
             ConfigError, match=rf"^threshold: must be between 0 and 10, got {outside}$"
         ):
             Critic(ScriptedModel(), threshold=outside)
-    strict = Critic(ScriptedModel([json.dumps({"score": 10}), json.dumps({"score": 9.99})]),
-                    threshold=10)  # fmt: skip
+    strict = Critic(ScriptedModel([verdict_call(10), verdict_call(9.99)]), threshold=10)
     assert strict.review("g", "a").passed is True
     assert strict.review("g", "a").passed is False
 
@@ -89,7 +89,8 @@ def test_a_critic_that_fails_twice_reports_both_calls_and_the_start_of_its_reply
     first, second = model.calls
     assert failure.value.usage.calls == 2
     assert failure.value.usage.prompt_tokens == (
-        model.count_tokens(first.messages) + model.count_tokens(second.messages)
+        model.count_tokens(first.messages, first.tools)
+        + model.count_tokens(second.messages, second.tools)
     )
     message = str(failure.value)
     assert message.endswith(f"(reply: {('x' * 150 + 'y' * 50)!r})")
@@ -105,11 +106,12 @@ def test_a_verdict_cannot_be_changed_once_given() -> None:
 
 
 def test_a_score_must_be_a_number_in_range_and_not_a_string() -> None:
-    for reply in ('{"score": NaN}', '{"score": Infinity}', '{"score": "9"}', '{"score": 10.5}'):
-        with pytest.raises(ValueError, match="score"):
-            parse_reply(reply)
-    assert parse_reply('{"score": 0}').score == 0.0
-    assert parse_reply('{"score": 10}').reasons == []
+    for raw in ('{"score": NaN}', '{"score": Infinity}', '{"score": "9"}', '{"score": 10.5}'):
+        for reply in (Reply(raw), Reply(None, (ToolCall("verdict", raw),))):
+            with pytest.raises(ValueError, match="score"):
+                parse_reply(reply, "0123456789abcdef")
+    assert parse_reply(Reply('{"score": 0}'), "0123456789abcdef")[0].score == 0.0
+    assert parse_reply(Reply('{"score": 10}'), "0123456789abcdef")[0].reasons == []
 
 
 def test_usage_of_a_repaired_review_is_both_calls() -> None:
@@ -123,7 +125,7 @@ def test_a_critic_for_a_run_asks_its_model_and_tells_its_events_with_the_same_se
     own_model, own_events = ScriptedModel(), RecordingSink()
     critic = Critic(own_model, criteria=["cites sources"], threshold=6.5, max_tokens=300,
                     system_prompt="You judge reports.", events=own_events)  # fmt: skip
-    run_model = ScriptedModel([json.dumps({"score": 6.5, "reasons": ["fine"], "fixes": []})])
+    run_model = ScriptedModel([verdict_call(6.5, ["fine"])])
     run_events = RecordingSink()
 
     twin = critic.for_run(run_model, run_events)

@@ -167,7 +167,10 @@ def test_pytest_gate_reports_collection_errors(tmp_path: Path) -> None:
 
     assert not report.passed
     assert report.failures == ["tests/test_broken.py"]
-    assert "could not collect tests/test_broken.py" in report.summary
+    assert report.summary.endswith(
+        "; could not collect tests/test_broken.py "
+        "(ModuleNotFoundError: No module named 'module_that_does_not_exist')"
+    )
     assert "No module named 'module_that_does_not_exist'" in report.output_tail
 
 

@@ -3,16 +3,15 @@ by name, and what runs (or does not) once something failed."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from harness import Critic, ScriptedModel
+from harness import Critic, ScriptedModel, ToolCall
 from harness.verify.gates import GateReport, PredicateGate, PytestGate
 from harness.verify.round import default_protect, protected_changes, verify
-from tests.conftest import RecordingSink
+from tests.conftest import RecordingSink, verdict_call
 
 SURFACES = (
     "conftest.py", "tests/conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml",
@@ -109,7 +108,7 @@ def gate(name: str, passed: bool, ran: list[str]) -> PredicateGate:
     return PredicateGate(check, name=name)
 
 
-def critic(*replies: str) -> tuple[Critic, ScriptedModel]:
+def critic(*replies: ToolCall) -> tuple[Critic, ScriptedModel]:
     model = ScriptedModel(list(replies))
     return Critic(model), model
 
@@ -125,7 +124,7 @@ def run(tmp_path: Path, gates: list[PredicateGate], judge: Critic | None, **kwar
 
 def test_a_protected_change_fails_the_round_before_any_gate_or_review(tmp_path: Path) -> None:
     ran: list[str] = []
-    judge, model = critic(json.dumps({"score": 10}))
+    judge, model = critic(verdict_call(10))
     evidence, events = run(tmp_path, [gate("unit", True, ran)], judge,
                            changed=["src/a.py", "tests/test_a.py"], protect=("tests",))  # fmt: skip
     assert (evidence.violations, evidence.gates, evidence.verdict) == (
@@ -138,7 +137,7 @@ def test_a_protected_change_fails_the_round_before_any_gate_or_review(tmp_path: 
 
 def test_each_gate_is_reported_and_the_critic_judges_only_when_all_passed(tmp_path: Path) -> None:
     ran: list[str] = []
-    judge, model = critic(json.dumps({"score": 9}))
+    judge, model = critic(verdict_call(9))
     evidence, events = run(tmp_path, [gate("lint", True, ran), gate("unit", False, ran),
                                       gate("late", True, ran)], judge)  # fmt: skip
     assert ran == ["lint", "unit"]
@@ -156,7 +155,7 @@ def test_each_gate_is_reported_and_the_critic_judges_only_when_all_passed(tmp_pa
 
 
 def test_with_every_gate_passed_the_critic_gives_the_verdict(tmp_path: Path) -> None:
-    judge, model = critic(json.dumps({"score": 6, "reasons": ["thin"]}))
+    judge, model = critic(verdict_call(6, ["thin"]))
     evidence, _ = run(tmp_path, [gate("unit", True, [])], judge, criteria="It has tests.")
     assert evidence.verdict is not None
     assert (evidence.verdict.score, evidence.verdict.passed) == (6.0, False)
@@ -165,7 +164,7 @@ def test_with_every_gate_passed_the_critic_gives_the_verdict(tmp_path: Path) -> 
     assert "the diff" in call.messages[1]["content"]
     no_critic, _ = run(tmp_path, [gate("unit", True, [])], None)
     assert no_critic.verdict is None
-    no_gates, _ = run(tmp_path, [], critic(json.dumps({"score": 9}))[0])
+    no_gates, _ = run(tmp_path, [], critic(verdict_call(9))[0])
     assert no_gates.verdict is not None
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,7 @@ from harness.verify.round import (
     protected_changes,
     verify,
 )
-from tests.conftest import RecordingSink
+from tests.conftest import RecordingSink, verdict_call
 
 
 def test_named_test_paths_are_protected_relative_to_the_workspace() -> None:
@@ -73,7 +72,7 @@ def test_the_critic_reports_its_verdict_once_with_the_round_and_its_prompt(
     tmp_path: Path,
 ) -> None:
     loop_events = RecordingSink()
-    critic_model = ScriptedModel([json.dumps({"score": 9, "reasons": ["ok"], "fixes": []})])
+    critic_model = ScriptedModel([verdict_call(9)])
     critic = Critic(critic_model, events=loop_events)
 
     evidence = verify(
@@ -101,7 +100,7 @@ def test_an_artifact_that_cannot_be_read_fails_the_review_without_asking_the_cri
     tmp_path: Path,
 ) -> None:
     loop_events = RecordingSink()
-    critic_model = ScriptedModel([json.dumps({"score": 10, "reasons": [], "fixes": []})])
+    critic_model = ScriptedModel([verdict_call(10, [])])
     critic = Critic(critic_model, threshold=7.5, events=loop_events)
 
     def artifact() -> str:

@@ -1,0 +1,106 @@
+"""Secrets kept out of every request to a model, each message redacted once.
+
+A :class:`~harness.models.budget.MeteredModel` — the wrapper every model call of the harness goes
+through (author, critic, summariser, planner, synthesiser) — passes each request's messages
+through a :class:`RequestRedactor` before they are counted or sent: the system prompt, the task
+(with the progress summary and last round's failures), tool observations, diffs, and the
+model's own replies and tool-call arguments when they are echoed back.
+
+Redaction is paid once per message, not once per request: a message object seen in an earlier
+request (with the same fields) is looked up by identity, so a long history costs a dictionary
+lookup per message per step. An unchanged message is passed on as the very same object, so the
+token counter's own identity caches keep working.
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+from collections.abc import Callable
+from typing import Any
+
+from harness.models.base import Message
+
+Redact = Callable[[str], str]
+"""Text in, the same text with secrets replaced (e.g. :meth:`Redactor.redact_text`)."""
+
+
+class RequestRedactor:
+    """Redacts the text a model would read in a list of chat messages.
+
+    Redacted: ``content`` (a string, or the ``text`` of each part of a multi-part content), and
+    each tool call's ``arguments`` (the string values inside the JSON, which is then written
+    again; a malformed arguments string is redacted as text). Roles, names and ids are kept.
+    Only the messages of the latest request are remembered, so the cache never outgrows the
+    history it serves.
+    """
+
+    def __init__(self, redact: Redact) -> None:
+        self._redact = redact
+        # id -> (message, its values when redacted, redacted message); holding the message
+        # keeps its id from being reused while the entry lives.
+        self._seen: dict[int, tuple[Message, tuple[Any, ...], Message]] = {}
+
+    def redact(self, messages: list[Message]) -> list[Message]:
+        """``messages`` as they may be sent: each one redacted, or itself where nothing was."""
+        seen: dict[int, tuple[Message, tuple[Any, ...], Message]] = {}
+        out = []
+        for message in messages:
+            hit = self._seen.get(id(message))
+            values = tuple(message.values())
+            if (
+                hit is None
+                or hit[0] is not message
+                or len(hit[1]) != len(values)
+                or not all(map(operator.is_, hit[1], values))
+            ):
+                hit = (message, values, self._message(message))
+            seen[id(message)] = hit
+            out.append(hit[2])
+        self._seen = seen
+        return out
+
+    def _message(self, message: Message) -> Message:
+        changed: Message = {}
+        content = message.get("content")
+        if isinstance(content, str):
+            changed["content"] = self._redact(content)
+        elif isinstance(content, list):
+            changed["content"] = [self._part(part) for part in content]
+        calls = message.get("tool_calls")
+        if isinstance(calls, list):
+            changed["tool_calls"] = [self._call(call) for call in calls]
+        if all(message.get(key) == value for key, value in changed.items()):
+            return message
+        return {**message, **changed}
+
+    def _part(self, part: Any) -> Any:
+        if isinstance(part, dict) and isinstance(part.get("text"), str):
+            return {**part, "text": self._redact(part["text"])}
+        return part
+
+    def _call(self, call: Any) -> Any:
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("arguments"), str):
+            return call
+        arguments = self._arguments(function["arguments"])
+        return {**call, "function": {**function, "arguments": arguments}}
+
+    def _arguments(self, raw: str) -> str:
+        """The arguments' JSON with its string values redacted (a secret stored with JSON escapes
+        is found by its value, not its escaped spelling); the raw text if it is not JSON."""
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            return self._redact(raw)
+        redacted = self._walk(data)
+        return raw if redacted == data else json.dumps(redacted)
+
+    def _walk(self, data: Any) -> Any:
+        if isinstance(data, str):
+            return self._redact(data)
+        if isinstance(data, dict):
+            return {key: self._walk(value) for key, value in data.items()}
+        if isinstance(data, list):
+            return [self._walk(item) for item in data]
+        return data

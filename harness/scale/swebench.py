@@ -1,0 +1,356 @@
+"""``harness bench swebench``: SWE-bench-format instances, one outer loop each, on the batch.
+
+For each instance the benchmark lays out, under its output folder, a folder of its own that
+the agent never reaches:
+
+* ``repo/``: a clone of the instance's repository at ``base_commit``, the workspace; the loop
+  works on a run branch in a worktree, so the clone stays at the base;
+* ``held_out/``: the files ``test_patch`` writes, laid over the round's clean checkout only;
+* ``loop.toml``: the goal (the problem statement), one held-out pytest gate running
+  ``FAIL_TO_PASS`` and ``PASS_TO_PASS``, no critic;
+* for the oracles, ``oracle.json``: the script of a model that writes the reference ``patch``
+  through the tools (``gold``) or changes nothing (``empty``).
+
+The instances then run as a :class:`~harness.scale.batch.Batch` (workers, a batch-wide budget,
+resume after a kill). Not on the Ray backend: it ships a task's git repository to the worker,
+and an instance's loop.toml and held-out files must stay outside the repository the agent works
+in. An instance is resolved exactly when its loop passed:
+every ``FAIL_TO_PASS`` and ``PASS_TO_PASS`` test passed with the test patch applied, as the
+official rule has it. After the batch, ``preds.jsonl`` (one line per instance that ended),
+``results.jsonl`` and ``bench.json`` are written anew from the records, so a resumed run never
+repeats a line.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shlex
+import shutil
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from harness.core import nofollow
+from harness.core.errors import ConfigError
+from harness.models.budget import Budget
+from harness.scale.batch import Batch, BatchProgress
+from harness.scale.batch_task import BatchTask, TaskRecord, read_record
+from harness.scale.swebench_instance import Instance
+from harness.verify.held_out import Feedback
+from harness.workspace.git_cmd import git
+
+ORACLES = ("gold", "empty")
+"""Models that need no provider: the reference patch written through the tools, or nothing."""
+
+PREDICTIONS = "preds.jsonl"
+RESULTS = "results.jsonl"
+SUMMARY = "bench.json"
+
+
+@dataclass(frozen=True)
+class BenchOptions:
+    """How to run a benchmark: where repositories come from and go, the model, the limits."""
+
+    out: Path
+    model: str
+    repos: Path | None = None
+    max_iterations: int = 3
+    feedback: Feedback = "pass_fail"
+    hints: bool = False
+    workers: int = 2
+    budget: Budget | None = None
+
+
+class InstanceResult(BaseModel):
+    """One line of ``results.jsonl``: how an instance ended."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    instance_id: str
+    resolved: bool
+    status: str
+    stop_reason: str | None
+    rounds: int
+    tokens: int
+    cost_usd: float
+    seconds: float
+    branch: str | None
+    trajectory: str | None
+    """The events of the instance's last run (every request, reply and tool call it made)."""
+
+
+class BenchSummary(BaseModel):
+    """``bench.json``: the resolve rate with its 95 % interval, cost and rounds."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str
+    instances: int
+    ended: int
+    resolved: int
+    resolved_rate: float
+    interval: tuple[float, float]
+    cost_usd: float
+    cost_per_resolved: float | None
+    mean_rounds: float
+
+    def table(self) -> str:
+        low, high = self.interval
+        per = "-" if self.cost_per_resolved is None else f"${self.cost_per_resolved:.4f}"
+        return "\n".join(
+            [
+                f"model       {self.model}",
+                f"resolved    {self.resolved}/{self.instances} "
+                f"({self.resolved_rate:.1%}; 95% interval {low:.1%}-{high:.1%})",
+                f"ended       {self.ended}/{self.instances}",
+                f"cost        ${self.cost_usd:.4f} ({per} per resolved instance)",
+                f"mean rounds {self.mean_rounds:.2f}",
+            ]
+        )
+
+
+def run_bench(
+    instances: Sequence[Instance],
+    options: BenchOptions,
+    *,
+    on_progress: Callable[[BatchProgress], None] | None = None,
+) -> BenchSummary:
+    """Prepare every instance, run them as a batch, and write the predictions and results."""
+    out = options.out.absolute()
+    tasks = [prepare(instance, options, out) for instance in instances]
+    batch = Batch(
+        tasks,
+        workers=options.workers,
+        out=out / "batch",
+        budget=options.budget,
+        on_progress=on_progress,
+    )
+    batch.run()
+    return write_outputs(instances, options.model, out)
+
+
+def instance_folder(out: Path, instance: Instance) -> Path:
+    return out / "instances" / instance.instance_id
+
+
+def prepare(instance: Instance, options: BenchOptions, out: Path) -> BatchTask:
+    """The instance's clone, held-out files, loop.toml (and oracle script); its batch task.
+
+    A folder prepared by an earlier run of the benchmark is kept as it is (its clone holds the
+    run branches the batch resumes from).
+    """
+    folder = instance_folder(out, instance)
+    loop = folder / "loop.toml"
+    if not loop.is_file():
+        folder.mkdir(parents=True, exist_ok=True)
+        repo = folder / "repo"
+        if not (repo / ".git").exists():
+            clone(instance, options.repos, repo)
+        written = apply_in_scratch(repo, instance.base_commit, instance.test_patch)
+        held_out = folder / "held_out"
+        shutil.rmtree(held_out, ignore_errors=True)
+        for path, content in written.items():
+            if content is not None:
+                target = held_out / path
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(content)
+        held_out.mkdir(exist_ok=True)
+        if options.model in ORACLES:
+            script = oracle_script(
+                instance, repo, gold=options.model == "gold", rounds=options.max_iterations
+            )
+            (folder / "oracle.json").write_text(json.dumps(script), encoding="utf-8")
+        tmp = loop.with_suffix(".toml.tmp")
+        tmp.write_text(loop_toml(instance, options), encoding="utf-8")
+        tmp.replace(loop)  # last: a folder with a loop.toml is a prepared one
+    model = f"scripted:{folder / 'oracle.json'}" if options.model in ORACLES else options.model
+    return BatchTask(name=instance.instance_id, loop=str(loop), model=model)
+
+
+def clone(instance: Instance, repos: Path | None, target: Path) -> None:
+    """``target``: a clone of the instance's repository with ``base_commit`` checked out."""
+    source = find_repository(instance.repo, repos)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    git(target.parent, "clone", "--quiet", "--no-checkout", source, str(target))
+    try:
+        git(target, "checkout", "--quiet", "-B", "base", instance.base_commit)
+    except ConfigError as exc:
+        raise ConfigError(
+            f"{instance.instance_id}: base_commit {instance.base_commit} is not in {source}"
+        ) from exc
+    git(target, "config", "user.name", "harness bench")
+    git(target, "config", "user.email", "bench@harness.invalid")
+
+
+def find_repository(repo: str, repos: Path | None) -> str:
+    """Where to clone ``owner/name`` from: a clone or mirror in ``repos``, else its public URL."""
+    owner, name = repo.split("/")
+    if repos is not None:
+        for candidate in (f"{owner}__{name}", f"{owner}/{name}", name):
+            for folder in (repos / candidate, repos / f"{candidate}.git"):
+                if folder.is_dir():
+                    return str(folder.absolute())
+        raise ConfigError(
+            f"--repos {repos}: no clone of {repo} (looked for {owner}__{name}, {owner}/{name} "
+            f"and {name}, each also with .git)"
+        )
+    return f"https://github.com/{repo}.git"
+
+
+def apply_in_scratch(repo: Path, commit: str, patch: str) -> dict[str, bytes | None]:
+    """The files ``patch`` leaves when applied at ``commit``: path -> content (None: deleted).
+
+    The patch is applied in a scratch worktree that is removed after; the clone is untouched.
+    """
+    with tempfile.TemporaryDirectory(prefix="harness-bench-") as scratch:
+        tree = Path(scratch) / "tree"
+        git(repo, "worktree", "add", "--quiet", "--detach", str(tree), commit)
+        try:
+            changed = [
+                line.split("\t", 2)[2]
+                for line in git(tree, "apply", "--numstat", "-", stdin=patch).splitlines()
+            ]
+            git(tree, "apply", "--whitespace=nowarn", "-", stdin=patch)
+            return {
+                path: (tree / path).read_bytes() if (tree / path).is_file() else None
+                for path in changed
+            }
+        finally:
+            git(repo, "worktree", "remove", "--force", str(tree))
+
+
+def oracle_script(instance: Instance, repo: Path, *, gold: bool, rounds: int) -> dict[str, object]:
+    """A rounds script, the same every round: ``gold`` writes the reference patch's files
+    through the tools, then submits; ``empty`` only submits."""
+    calls: list[object] = []
+    if gold:
+        for path, content in apply_in_scratch(repo, instance.base_commit, instance.patch).items():
+            if content is None:
+                command = f"rm -f -- {shlex.quote(path)}"
+                calls.append({"name": "run_shell", "arguments": {"command": command}})
+            else:
+                text = content.decode("utf-8")
+                calls.append({"name": "write_file", "arguments": {"path": path, "content": text}})
+    summary = "applied the reference patch" if gold else "changed nothing"
+    calls.append({"name": "submit", "arguments": {"summary": summary}})
+    return {"rounds": {str(number): calls for number in range(1, rounds + 1)}}
+
+
+def loop_toml(instance: Instance, options: BenchOptions) -> str:
+    goal = instance.problem_statement
+    if options.hints and instance.hints_text.strip():
+        goal += f"\n\nHints:\n{instance.hints_text}"
+    tests = " ".join(shlex.quote(test) for test in instance.tests)
+    return "\n".join(
+        [
+            f"name = {toml_string(instance.instance_id)}",
+            f"goal = {toml_string(goal)}",
+            'workspace = "repo"',
+            'isolation = "worktree"',
+            f"max_iterations = {options.max_iterations}",
+            "",
+            "[[gates]]",
+            'type = "pytest"',
+            f"args = {toml_string(tests)}",
+            'held_out = "held_out"',
+            f"feedback = {toml_string(options.feedback)}",
+            "",
+            "[critic]",
+            "enabled = false",
+            "",
+        ]
+    )
+
+
+def toml_string(text: str) -> str:
+    """``text`` as a TOML basic string."""
+    escaped = []
+    for char in text:
+        if char in '"\\':
+            escaped.append("\\" + char)
+        elif ord(char) < 0x20 or ord(char) == 0x7F:
+            escaped.append(f"\\u{ord(char):04x}")
+        else:
+            escaped.append(char)
+    return '"' + "".join(escaped) + '"'
+
+
+def write_outputs(instances: Sequence[Instance], model: str, out: Path) -> BenchSummary:
+    """``preds.jsonl``, ``results.jsonl`` and ``bench.json``, from the batch's records."""
+    predictions: list[str] = []
+    results: list[InstanceResult] = []
+    for instance in instances:
+        record = read_record(out / "batch", instance.instance_id)
+        if record is None or not record.ended:
+            continue
+        result = result_of(instance, record, out)
+        results.append(result)
+        patch = model_patch(instance, record, out)
+        line = {"instance_id": instance.instance_id, "model_name_or_path": model}
+        predictions.append(json.dumps({**line, "model_patch": patch}))
+    write_lines(out / PREDICTIONS, predictions)
+    write_lines(out / RESULTS, [r.model_dump_json() for r in results])
+    summary = summarise(model, len(instances), results)
+    nofollow.write_atomic(out / SUMMARY, summary.model_dump_json(indent=2).encode("utf-8"))
+    return summary
+
+
+def write_lines(path: Path, lines: list[str]) -> None:
+    nofollow.write_atomic(path, "".join(f"{line}\n" for line in lines).encode("utf-8"))
+
+
+def result_of(instance: Instance, record: TaskRecord, out: Path) -> InstanceResult:
+    folder = instance_folder(out, instance)
+    events = folder / ".harness" / "runs" / str(record.run_id) / "events.jsonl"
+    return InstanceResult(
+        instance_id=instance.instance_id,
+        resolved=record.status == "passed",
+        status=record.status,
+        stop_reason=record.stop_reason,
+        rounds=record.rounds,
+        tokens=record.tokens,
+        cost_usd=record.cost_usd,
+        seconds=record.seconds,
+        branch=record.branch,
+        trajectory=str(events) if record.run_id and events.is_file() else None,
+    )
+
+
+def model_patch(instance: Instance, record: TaskRecord, out: Path) -> str:
+    """What the agent changed: the diff from the base to its run branch's last commit."""
+    if not record.branch:
+        return ""
+    repo = instance_folder(out, instance) / "repo"
+    return git(repo, "diff", "--binary", instance.base_commit, record.branch)
+
+
+def summarise(model: str, total: int, results: Sequence[InstanceResult]) -> BenchSummary:
+    resolved = sum(r.resolved for r in results)
+    cost = sum(r.cost_usd for r in results)
+    return BenchSummary(
+        model=model,
+        instances=total,
+        ended=len(results),
+        resolved=resolved,
+        resolved_rate=resolved / total if total else 0.0,
+        interval=wilson(resolved, total),
+        cost_usd=round(cost, 6),
+        cost_per_resolved=round(cost / resolved, 6) if resolved else None,
+        mean_rounds=sum(r.rounds for r in results) / len(results) if results else 0.0,
+    )
+
+
+def wilson(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of a proportion (95 % by default); (0, 0) with no trials."""
+    if trials == 0:
+        return (0.0, 0.0)
+    p = successes / trials
+    centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
+    half = (
+        z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / (1 + z * z / trials)
+    )
+    return (round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4))

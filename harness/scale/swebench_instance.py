@@ -1,0 +1,107 @@
+"""A benchmark instance in the SWE-bench record format, read from a JSONL file or a JSON list.
+
+The published files give ``FAIL_TO_PASS`` and ``PASS_TO_PASS`` either as JSON lists or as
+JSON-encoded strings of lists; both are taken. Every record is validated; an error names the
+file, the record and the field.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from harness.core.errors import ConfigError
+from harness.core.validation import format_validation_error
+
+INSTANCE_ID = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+REPO = r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"
+
+
+class Instance(BaseModel):
+    """One instance: a repository at a commit, an issue, the reference fix and its tests."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    instance_id: str = Field(pattern=INSTANCE_ID)
+    repo: str = Field(pattern=REPO)
+    base_commit: str = Field(pattern=r"^[0-9a-f]{7,64}$")
+    problem_statement: str = Field(min_length=1)
+    hints_text: str = ""
+    patch: str = ""
+    test_patch: str = Field(min_length=1)
+    FAIL_TO_PASS: list[str] = Field(min_length=1)
+    PASS_TO_PASS: list[str] = []
+    version: str = ""
+    environment_setup_commit: str = ""
+
+    @field_validator("FAIL_TO_PASS", "PASS_TO_PASS", mode="before")
+    @classmethod
+    def _decoded(cls, value: Any) -> Any:
+        """A JSON-encoded list, as the published files hold it, is read as the list."""
+        if isinstance(value, str):
+            try:
+                return json.loads(value)
+            except json.JSONDecodeError as exc:
+                raise ValueError(
+                    f"a JSON list of test ids, or a list; not JSON: {exc.msg}"
+                ) from None
+        return value
+
+    @property
+    def tests(self) -> list[str]:
+        """Every held-out test the verdict runs: those that must start passing, then the rest."""
+        return [*self.FAIL_TO_PASS, *self.PASS_TO_PASS]
+
+
+def load_instances(path: str | Path) -> list[Instance]:
+    """The instances of ``path``: JSON Lines, or one JSON list; ids unique."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the instances: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    records = _records(path, text)
+    instances: list[Instance] = []
+    seen: set[str] = set()
+    for where, data in records:
+        if not isinstance(data, dict):
+            raise ConfigError(f"{where}: expected a JSON object (an instance record)")
+        try:
+            instance = Instance.model_validate(data)
+        except ValidationError as exc:
+            raise ConfigError(format_validation_error(where, exc)) from None
+        if instance.instance_id in seen:
+            raise ConfigError(f"{where}: instance_id {instance.instance_id!r} appears twice")
+        seen.add(instance.instance_id)
+        instances.append(instance)
+    if not instances:
+        raise ConfigError(f"{path}: no instances")
+    return instances
+
+
+def _records(path: Path, text: str) -> list[tuple[str, object]]:
+    """``(where, record)`` pairs: the items of a JSON list, else one a non-empty line."""
+    if text.lstrip().startswith("["):
+        items = _parsed(str(path), text)
+        if not isinstance(items, list):
+            raise ConfigError(f"{path}: expected a JSON list of instance records")
+        return [(f"{path}: record {number}", item) for number, item in enumerate(items, 1)]
+    return [
+        (f"{path}:{number}", _parsed(f"{path}:{number}", line))
+        for number, line in enumerate(text.splitlines(), 1)
+        if line.strip()
+    ]
+
+
+def _parsed(where: str, text: str) -> object:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{where}: not valid JSON (line {exc.lineno}): {exc.msg}") from None
+    except RecursionError:
+        raise ConfigError(f"{where}: nested too deeply to read") from None

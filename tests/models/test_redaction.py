@@ -1,0 +1,147 @@
+"""Every request to a model is redacted at the one door it leaves by, each message once."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness import Agent, Critic, ScriptedModel, ToolCall
+from harness.core.redact import Redactor
+from harness.models.base import Message
+from harness.models.budget import MeteredModel
+from harness.models.redaction import RequestRedactor
+
+SECRET = "canary-" + "5Jq8Xw2Lm7Rt"  # the value of a secret-named variable
+QUOTED = 'pass"word\\canary-77'  # a marked value that JSON escapes
+
+
+class Counting:
+    """A redactor that counts the texts it is asked to redact."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self._redactor = Redactor(
+            env={"CANARY_API_KEY": SECRET, "PLAIN": QUOTED}, secret_env=["PLAIN"]
+        )
+
+    def __call__(self, text: str) -> str:
+        self.texts.append(text)
+        return self._redactor.redact_text(text)
+
+
+def _call(arguments: str) -> dict[str, object]:
+    return {
+        "id": "c1",
+        "type": "function",
+        "function": {"name": "run_shell", "arguments": arguments},
+    }
+
+
+def test_every_text_a_model_reads_is_redacted_and_nothing_else_changes() -> None:
+    messages: list[Message] = [
+        {"role": "system", "content": f"key {SECRET}"},
+        {"role": "user", "content": [{"type": "text", "text": f"task {SECRET}"}, {"type": "x"}]},
+        {"role": "assistant", "content": None, "tool_calls": [_call(json.dumps({"command": f"echo {SECRET}"}))]},
+        {"role": "tool", "tool_call_id": "c1", "content": f"out {SECRET}"},
+        {"role": "assistant", "content": "", "tool_calls": [_call(f'{{"command": "echo {SECRET}')]},
+    ]  # fmt: skip
+    before = json.dumps(messages)
+
+    sent = RequestRedactor(Counting()).redact(messages)
+
+    assert sent == [
+        {"role": "system", "content": "key [REDACTED]"},
+        {"role": "user", "content": [{"type": "text", "text": "task [REDACTED]"}, {"type": "x"}]},
+        {"role": "assistant", "content": None, "tool_calls": [_call('{"command": "echo [REDACTED]"}')]},
+        {"role": "tool", "tool_call_id": "c1", "content": "out [REDACTED]"},
+        {"role": "assistant", "content": "", "tool_calls": [_call('{"command": "echo [REDACTED]')]},
+    ]  # fmt: skip
+    assert json.dumps(messages) == before  # the session's own history is not changed
+
+
+def test_a_secret_escaped_inside_tool_call_arguments_is_found_by_its_value() -> None:
+    arguments = json.dumps({"command": f"login {QUOTED}"})
+    assert QUOTED not in arguments  # only its escaped spelling is in the JSON text
+
+    (sent,) = RequestRedactor(Counting()).redact(
+        [{"role": "assistant", "content": None, "tool_calls": [_call(arguments)]}]
+    )
+
+    assert json.loads(sent["tool_calls"][0]["function"]["arguments"]) == {
+        "command": "login [REDACTED]"
+    }
+
+
+def test_a_growing_history_is_redacted_one_new_message_at_a_time() -> None:
+    redact = Counting()
+    requests = RequestRedactor(redact)
+    history: list[Message] = [{"role": "system", "content": "rules"}]
+    sent: list[list[Message]] = []
+    for step in range(50):
+        history.append({"role": "tool", "tool_call_id": f"c{step}", "content": f"{step} {SECRET}"})
+        sent.append(requests.redact(history))
+
+    assert len(redact.texts) == 51  # each message once, not once per request
+    assert sent[-1][0] is history[0]  # nothing to redact: the very same object is sent
+    assert all(a is b for a, b in zip(sent[-2], sent[-1], strict=False))  # same redacted objects
+    assert SECRET not in json.dumps(sent[-1])
+
+
+def test_a_message_changed_in_place_or_dropped_and_resent_is_redacted_again() -> None:
+    redact = Counting()
+    requests = RequestRedactor(redact)
+    message: Message = {"role": "user", "content": "clean"}
+    other: Message = {"role": "user", "content": "other"}
+    requests.redact([message])
+    message["content"] = f"now {SECRET}"
+
+    assert requests.redact([message]) == [{"role": "user", "content": "now [REDACTED]"}]
+    requests.redact([other])  # only the latest request's messages are remembered
+    requests.redact([message])
+    assert redact.texts == ["clean", f"now {SECRET}", "other", f"now {SECRET}"]
+
+
+def test_a_metered_model_sends_the_wrapped_model_only_redacted_requests() -> None:
+    inner = ScriptedModel(["ok"])
+    model = MeteredModel(inner, redact=Counting())
+    model.complete([{"role": "user", "content": f"use {SECRET}"}])
+    critic_view = model.for_role("critic", ScriptedModel(["ok"]))
+    critic_view.complete([{"role": "user", "content": f"judge {SECRET}"}])
+
+    assert inner.calls[0].messages == [{"role": "user", "content": "use [REDACTED]"}]
+    assert critic_view.inner.calls[0].messages == [  # type: ignore[attr-defined]
+        {"role": "user", "content": "judge [REDACTED]"}
+    ]
+
+
+def test_an_agent_on_a_bare_model_echoes_no_secret_back_to_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CANARY_API_KEY", SECRET)
+    (tmp_path / "notes.txt").write_text(f"the key is {SECRET}\n")
+    model = ScriptedModel(
+        [ToolCall("read_file", {"path": "notes.txt"}), ToolCall("submit", {"summary": SECRET})]
+    )
+
+    run = Agent(model).run(f"task mentioning {SECRET}", tmp_path)
+
+    assert run.steps == 2
+    second = json.dumps(model.calls[1].messages)
+    assert "the key is [REDACTED]" in second  # the file was read, and redacted on the way out
+    assert SECRET not in json.dumps([call.messages for call in model.calls])
+    assert SECRET in run.messages[1]["content"]  # the session itself keeps what it was given
+
+
+def test_a_critic_on_a_bare_model_is_sent_a_redacted_artifact(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("CANARY_API_KEY", SECRET)
+    model = ScriptedModel([json.dumps({"score": 9, "reasons": [], "fixes": []})])
+
+    verdict = Critic(model).review(f"goal {SECRET}", f"+DATABASE_PASSWORD={SECRET}")
+
+    assert verdict.score == 9
+    assert "+DATABASE_PASSWORD=[REDACTED]" in model.calls[0].messages[1]["content"]
+    assert SECRET not in json.dumps(model.calls[0].messages)

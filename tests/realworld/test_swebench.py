@@ -1,0 +1,187 @@
+"""``harness bench swebench`` on ten real instances from nine real repositories.
+
+The instances (``swebench/instances.jsonl``) are upstream bug fixes in the official record
+format: the real ``patch`` and ``test_patch``, ``FAIL_TO_PASS`` and ``PASS_TO_PASS`` as the
+published files hold them (JSON-encoded strings), and each ``base_commit`` the upstream commit
+id, held by a shallow bare clone in ``swebench/repos``. The oracles check the dataset: ``gold``
+resolves every instance, ``empty`` none.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.scale.swebench import wilson
+from harness.scale.swebench_instance import load_instances
+from tests.cli.test_cli import harness
+
+HERE = Path(__file__).parent / "swebench"
+INSTANCES = HERE / "instances.jsonl"
+IDS = [instance.instance_id for instance in load_instances(INSTANCES)]
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def repos(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("repos")
+    for packed in (HERE / "repos").glob("*.git.tar.gz"):
+        with tarfile.open(packed) as archive:
+            archive.extractall(folder, filter="data")
+    return folder
+
+
+def bench(repos: Path, out: Path, model: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    """The benchmark through the CLI, as a user runs it (ten loops: minutes, not seconds)."""
+    command = [
+        sys.executable, "-m", "harness.cli.main", "bench", "swebench", str(INSTANCES),
+        "--repos", str(repos), "--out", str(out), "--model", model, "--max-iterations", "1",
+        "--quiet", *extra,
+    ]  # fmt: skip
+    return subprocess.run(command, cwd=out.parent, capture_output=True, text=True, timeout=1200)
+
+
+def files(patch: str) -> set[str]:
+    """The paths a patch writes."""
+    return {line[6:] for line in patch.splitlines() if line.startswith("+++ b/")}
+
+
+def lines(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_the_dataset_is_ten_instances_of_nine_repositories() -> None:
+    instances = load_instances(INSTANCES)
+    assert len(instances) == 10
+    assert len({instance.repo for instance in instances}) == 9
+    assert all(instance.FAIL_TO_PASS and instance.patch for instance in instances)
+
+
+@pytest.mark.timeout(1200)
+def test_gold_resolves_every_instance(repos: Path, tmp_path: Path) -> None:
+    gold = bench(repos, tmp_path / "gold", "gold", "--workers", "2")
+    assert gold.returncode == 0, gold.stdout + gold.stderr
+    assert "resolved    10/10 (100.0%" in gold.stdout
+    results = lines(tmp_path / "gold" / "results.jsonl")
+    assert [(r["instance_id"], r["resolved"]) for r in results] == [(i, True) for i in IDS]
+    predictions = lines(tmp_path / "gold" / "preds.jsonl")
+    assert [p["instance_id"] for p in predictions] == IDS
+    assert {p["model_name_or_path"] for p in predictions} == {"gold"}
+    for prediction, instance in zip(predictions, load_instances(INSTANCES), strict=True):
+        assert files(str(prediction["model_patch"])) == files(instance.patch), instance.instance_id
+    summary = json.loads((tmp_path / "gold" / "bench.json").read_text())
+    assert (summary["resolved"], summary["ended"], summary["mean_rounds"]) == (10, 10, 1.0)
+
+
+@pytest.mark.timeout(1200)
+def test_empty_resolves_none(repos: Path, tmp_path: Path) -> None:
+    empty = bench(repos, tmp_path / "empty", "empty", "--workers", "2")
+    assert empty.returncode == 0, empty.stdout + empty.stderr
+    assert "resolved    0/10 (0.0%" in empty.stdout
+    results = lines(tmp_path / "empty" / "results.jsonl")
+    assert [(r["resolved"], r["stop_reason"]) for r in results] == [(False, "MAX_ITERATIONS")] * 10
+    assert {p["model_patch"] for p in lines(tmp_path / "empty" / "preds.jsonl")} == {""}
+
+
+def test_an_agent_that_edits_the_test_instead_of_the_code_is_not_resolved(
+    repos: Path, tmp_path: Path
+) -> None:
+    (instance,) = [i for i in load_instances(INSTANCES) if i.repo == "benjaminp/six"]
+    one = tmp_path / "one.jsonl"
+    one.write_text(instance.model_dump_json() + "\n")
+    cheat = "sed -i 's/assertRaises(AssertionError)/assertRaises(Exception)/' test_six.py"
+    rounds = {"1": [{"name": "run_shell", "arguments": {"command": cheat}}, "Done."]}
+    script = tmp_path / "cheat.json"
+    script.write_text(json.dumps({"rounds": rounds}))
+    out = tmp_path / "out"
+
+    result = harness(
+        "bench", "swebench", str(one), "--repos", str(repos), "--out", str(out),
+        "--model", f"scripted:{script}", "--max-iterations", "1", "--quiet", cwd=tmp_path,
+    )  # fmt: skip
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "resolved    0/1 (0.0%" in result.stdout
+    (prediction,) = lines(out / "preds.jsonl")
+    assert "+++ b/test_six.py" in str(prediction["model_patch"])  # the edit was made, not counted
+
+
+@pytest.mark.timeout(1200)
+def test_a_killed_benchmark_reruns_and_ends_every_instance_once(
+    repos: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    command = [
+        sys.executable, "-m", "harness.cli.main", "bench", "swebench", str(INSTANCES),
+        "--repos", str(repos), "--out", str(out), "--model", "gold", "--max-iterations", "1",
+        "--workers", "2", "--quiet",
+    ]  # fmt: skip
+    first = subprocess.Popen(command, cwd=tmp_path, start_new_session=True)
+    records = out / "batch" / "tasks"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not any(
+        '"passed"' in path.read_text() for path in records.glob("*/record.json")
+    ):
+        time.sleep(0.2)
+    os.killpg(first.pid, signal.SIGKILL)
+    first.wait()
+    ended_before = [
+        p.parent.name for p in records.glob("*/record.json") if '"passed"' in p.read_text()
+    ]
+    assert 0 < len(ended_before) < 10
+
+    second = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=900)
+
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "resolved    10/10" in second.stdout
+    assert [p["instance_id"] for p in lines(out / "preds.jsonl")] == IDS
+    starts = {
+        name: json.loads((records / name / "record.json").read_text())["starts"] for name in IDS
+    }
+    assert all(starts[name] == 1 for name in ended_before)  # an ended instance is not run again
+
+
+def test_bad_instance_files_name_the_record_and_the_field(tmp_path: Path) -> None:
+    (first, *_) = INSTANCES.read_text().splitlines()
+    record = json.loads(first)
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text(first + "\n" + json.dumps({**record, "FAIL_TO_PASS": "[not json"}) + "\n")
+
+    result = harness("bench", "swebench", str(broken), "--model", "gold", cwd=tmp_path)
+
+    assert result.returncode == 2
+    assert f"{broken}:2" in result.stderr
+    assert "FAIL_TO_PASS" in result.stderr
+
+
+def test_a_missing_repository_is_named(tmp_path: Path) -> None:
+    (tmp_path / "empty-repos").mkdir()
+    result = harness(
+        "bench", "swebench", str(INSTANCES), "--repos", str(tmp_path / "empty-repos"),
+        "--model", "gold", "--out", str(tmp_path / "out"), cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert "no clone of mahmoud/boltons" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("successes", "trials", "interval"),
+    [
+        (0, 0, (0.0, 0.0)),
+        (0, 10, (0.0, 0.2775)),
+        (10, 10, (0.7225, 1.0)),
+        (5, 10, (0.2366, 0.7634)),
+    ],
+)
+def test_the_resolve_rate_interval_is_wilsons(
+    successes: int, trials: int, interval: tuple[float, float]
+) -> None:
+    assert wilson(successes, trials) == interval

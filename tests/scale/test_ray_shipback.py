@@ -1,0 +1,127 @@
+"""The Ray ship-back follows no link and fetches only the run's own branch (no Ray needed: the
+worker's packing and the driver's import are plain functions)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from harness.core.errors import ConfigError
+from harness.core.nofollow import UnsafePath
+from harness.scale import ray_backend
+from harness.scale.batch_task import TaskRecord
+from harness.scale.ray_backend import Returned, import_returned, pack_files
+from harness.scale.task_run import TaskRun
+from harness.workspace.git import is_run_branch
+from tests.conftest import git, make_repo
+
+RUN_ID = "3f9c1e2a-0000"
+SECRET = "aws_secret_access_key = canary-7d41"
+
+
+@pytest.fixture
+def worker(tmp_path: Path) -> tuple[Path, Path]:
+    """A worker's clone after a run whose agent planted links and odd files in what is sent."""
+    secret = tmp_path / "home" / ".aws" / "credentials"  # the worker's own, hidden from the agent
+    secret.parent.mkdir(parents=True)
+    secret.write_text(SECRET)
+    clone = tmp_path / "clone"
+    run_folder = clone / "sub" / ".harness" / "runs" / RUN_ID
+    run_folder.mkdir(parents=True)
+    (run_folder / "events.jsonl").write_text('{"kind": "run_start"}\n')
+    (run_folder / "credentials").symlink_to(secret)
+    (run_folder / "aws").symlink_to(secret.parent, target_is_directory=True)
+    os.mkfifo(run_folder / "pipe")
+    (clone / ".harness" / "runs").mkdir(parents=True)
+    (clone / ".harness" / "runs" / RUN_ID).symlink_to(secret.parent, target_is_directory=True)
+    progress = tmp_path / "progress"
+    progress.mkdir()
+    (progress / "task.md").write_text("# Progress: task\n")
+    (progress / "task.escalation.md").symlink_to(secret)
+    return clone, progress
+
+
+def test_the_worker_sends_regular_files_only_and_no_link_is_followed(
+    worker: tuple[Path, Path],
+) -> None:
+    """Before: ``rglob`` and ``is_file()`` followed the links, and the worker's
+    ``~/.aws/credentials`` landed in the driver's repository."""
+    clone, progress = worker
+
+    run_files, progress_files = pack_files(clone, RUN_ID, progress)
+
+    assert run_files == {f"sub/.harness/runs/{RUN_ID}/events.jsonl": b'{"kind": "run_start"}\n'}
+    assert progress_files == {"task.md": b"# Progress: task\n"}
+    shipped = b"".join([*run_files.values(), *progress_files.values()])
+    assert SECRET.encode() not in shipped
+
+
+def test_what_a_worker_sends_is_bounded(
+    worker: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clone, progress = worker
+    monkeypatch.setattr(ray_backend, "SHIP_LIMIT", 30)  # the events file (22 bytes) fits, no more
+
+    with pytest.raises(UnsafePath, match="larger than 8 bytes"):
+        pack_files(clone, RUN_ID, progress)
+
+
+def _record(branch: str | None) -> TaskRecord:
+    return TaskRecord(name="task", status="passed", branch=branch, run_id=RUN_ID)
+
+
+@pytest.mark.parametrize(
+    "branch",
+    ["main", "harness/task.1a2b3c4d.00000000", "harness/other.1a2b3c4d.3f9c1e2a.x", "refs/x"],
+)
+def test_a_branch_not_named_as_the_runs_is_not_fetched(tmp_path: Path, branch: str) -> None:
+    """Before: ``+refs/heads/<branch>:refs/heads/<branch>`` was fetched whatever the name, so a
+    record naming ``main`` replaced the driver's own main."""
+    repo = make_repo(tmp_path / "repo", {"README.md": "mine\n"})
+    mine = git(repo, "rev-parse", "main")
+    run = TaskRun(RUN_ID, tmp_path / "progress" / "task.md")
+
+    with pytest.raises(ConfigError, match="nothing of it was fetched"):
+        import_returned(Returned(_record(branch), b"bundle", {}, {}), repo, run)
+
+    assert git(repo, "rev-parse", "main") == mine
+
+
+def test_the_runs_own_branch_and_files_come_back_inside_their_folders(tmp_path: Path) -> None:
+    worker_repo = make_repo(tmp_path / "worker", {"README.md": "mine\n"})
+    branch = "harness/task.1a2b3c4d.3f9c1e2a"
+    git(worker_repo, "checkout", "-qb", branch)
+    (worker_repo / "out.txt").write_text("done\n")
+    git(worker_repo, "add", "-A")
+    git(worker_repo, "commit", "-qm", "round 1")
+    bundle = tmp_path / "branch.bundle"
+    git(worker_repo, "bundle", "create", "-q", str(bundle), f"refs/heads/{branch}")
+    repo = make_repo(tmp_path / "repo", {"README.md": "mine\n"})
+    run = TaskRun(RUN_ID, tmp_path / "progress" / "task.md")
+    files = {f".harness/runs/{RUN_ID}/events.jsonl": b"{}\n"}
+    returned = Returned(_record(branch), bundle.read_bytes(), files, {"task.md": b"# P\n"})
+
+    import_returned(returned, repo, run)
+
+    assert git(repo, "show", f"{branch}:out.txt") == "done"
+    assert (repo / ".harness" / "runs" / RUN_ID / "events.jsonl").read_bytes() == b"{}\n"
+    assert (tmp_path / "progress" / "task.md").read_bytes() == b"# P\n"
+    outside = Returned(_record(None), None, {"../escaped.txt": b"x"}, {})
+    with pytest.raises(ConfigError, match="points outside"):
+        import_returned(outside, repo, run)
+    assert not (tmp_path / "escaped.txt").exists()
+    (repo / "linked").symlink_to(tmp_path, target_is_directory=True)
+    through_link = Returned(_record(None), None, {"linked/escaped.txt": b"x"}, {})
+    with pytest.raises(UnsafePath):
+        import_returned(through_link, repo, run)
+    assert not (tmp_path / "escaped.txt").exists()
+
+
+def test_run_branch_names() -> None:
+    assert is_run_branch("harness/fix-api.1a2b3c4d.3f9c1e2a", RUN_ID)
+    assert is_run_branch("harness/fix-api.3f9c1e2a", RUN_ID)  # a loop made without a key
+    assert not is_run_branch("harness/fix-api.1a2b3c4d.3f9c1e2b", RUN_ID)
+    assert not is_run_branch("harness/fix/api.1a2b3c4d.3f9c1e2a", RUN_ID)
+    assert not is_run_branch("xharness/fix.1a2b3c4d.3f9c1e2a", RUN_ID)
