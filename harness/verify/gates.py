@@ -22,8 +22,10 @@ from harness.core.text import truncate
 from harness.core.validation import positive_finite
 from harness.sandbox import CommandResult, Sandbox, default_sandbox
 from harness.verify.environment import pytest_command
-from harness.verify.junit import JUnitProblem, JUnitReport, read_junit
+from harness.verify.junit import JUnitProblem, JUnitReport
 from harness.verify.pytest_args import positional_paths
+from harness.verify.report_channel import ChannelLog, ReportChannel, reporter_source
+from harness.verify.run_outcomes import suite_report
 
 TAIL_CHARS = 4_000
 """Most characters of output a report keeps."""
@@ -158,34 +160,20 @@ class CommandGate:
         )
 
 
-PYTEST_BOOT = """\
-import importlib, os, sys
-import pytest
-from _pytest.config import default_plugins
-for name in default_plugins:
-    importlib.import_module("_pytest." + name)
-sys.path.insert(0, os.getcwd())
-sys.exit(pytest.main(sys.argv[1:]))
-"""
-"""How the gate starts pytest: ``python -I -B -c PYTEST_BOOT``. Isolated mode keeps the workspace
-(and ``PYTHONPATH``, user site-packages) off ``sys.path`` until the harness's own pytest and its
-plugins are imported, so a workspace ``pytest.py``, ``pytest/`` or ``sitecustomize.py`` cannot
-take their place; then the workspace goes first on ``sys.path``, as ``python -m pytest`` puts it."""
-
-
 class PytestGate:
     """pytest in the workspace; reports failing test ids and their text.
 
     It runs with the sandbox's Python (the project's environment, when it has one) and the
     harness's own pytest unless that environment holds one (:mod:`harness.verify.environment`).
 
-    It passes only on a JUnit report with at least one test that passed, no failure or error,
-    and exit code 0: no report, nothing collected and everything skipped are failures. With a
-    ``baseline`` (the report at the run's base commit), every test that ran there must run and
-    pass now: a test deselected, deleted or newly skipped fails the gate.
+    The verdict comes from the harness's reporter inside pytest, through a keyed channel read
+    while the tests run (:mod:`harness.verify.run_outcomes`), never from a results file or the
+    output. It passes only when a test passed, none failed, every phase reported passed was
+    seen to run, the session finished with exit code 0, and exactly the tests a separate
+    ``--collect-only`` run collects finished. With a ``baseline`` (the report at the run's base
+    commit), every test that ran there must run and pass now.
 
-    The JUnit report goes to a temporary file outside the workspace; the cache provider and
-    byte-code writing are off, so checking leaves no files behind in the workspace.
+    The channel lives outside the workspace; with no cache or byte code, nothing is left there.
     """
 
     def __init__(
@@ -213,19 +201,31 @@ class PytestGate:
         return junit if isinstance(junit, JUnitReport) else None
 
     def run(self, workspace: str | Path) -> tuple[CommandResult, JUnitReport | str]:
-        """Run pytest in ``workspace``: what the command did, and its report or why none."""
+        """Run pytest in ``workspace``: what it did, and its report or why none is trusted. Only
+        a run that would pass is compared with a separate collection, made then."""
         root = _workspace(workspace)
-        with tempfile.TemporaryDirectory(prefix="harness-junit-") as tmp:
-            report_file = Path(tmp) / "report.xml"
+        result, log = self._pytest(root, [])
+        found = suite_report(log, None, result.exit_code)
+        would_pass = isinstance(found, JUnitReport) and found.passed and not found.problems
+        if would_pass and result.exit_code == 0:
+            _, collection = self._pytest(root, ["--collect-only"])
+            found = suite_report(log, collection, result.exit_code)
+        return result, found
+
+    def _pytest(self, root: Path, extra: list[str]) -> tuple[CommandResult, ChannelLog]:
+        """pytest with the reporter and ``extra`` arguments: what it did, and what it sent."""
+        with (
+            tempfile.TemporaryDirectory(prefix="harness-pytest-") as tmp,
+            ReportChannel(Path(tmp)) as channel,
+        ):
             sandbox = self.sandbox or default_sandbox()
-            command = [*pytest_command(sandbox, PYTEST_BOOT), "-q"]
-            command += ["-p", "no:cacheprovider", "-o", "junit_family=xunit1"]
-            command += [f"--junitxml={report_file}", *self.args]
+            command = [*pytest_command(sandbox, reporter_source()), *channel.reporter_args()]
+            command += ["-q", "-p", "no:cacheprovider"]
             result = sandbox.run(
-                command, cwd=root, timeout=self.timeout, writable=[tmp],
+                [*command, *extra, *self.args], cwd=root, timeout=self.timeout, writable=[tmp],
                 env={"PYTHONDONTWRITEBYTECODE": "1"},
             )  # fmt: skip
-            return result, read_junit(report_file, root)
+        return result, channel.log
 
     def _report(
         self, result: CommandResult, junit: JUnitReport | str, baseline: JUnitReport | None
@@ -252,6 +252,7 @@ class PytestGate:
                 if p.collection
             ]
             summary += f"; could not collect {', '.join(uncollected)}" if uncollected else ""
+            summary += "; yet pytest exited with code 0" if code == 0 else ""
             output = _failure_text(junit.problems)
         else:
             summary = f"pytest: {junit.counts()}"

@@ -1,4 +1,5 @@
-"""One round's verification: protected files, then the objective gates, then the critic.
+"""One round's verification: protected files, code that reaches into the test machinery, then
+the objective gates, then the critic.
 
 The author's word never counts: a round passes only through what is decided here.
 """
@@ -19,6 +20,7 @@ from harness.tools.paths import check_protect_patterns, protecting_pattern
 from harness.verify.critic import Critic, Verdict
 from harness.verify.gates import Gate, GateReport, SuiteGate, run_gates
 from harness.verify.junit import JUnitReport
+from harness.verify.machinery import FileReader, machinery_reaches, machinery_report
 
 PYTEST_CONFIG_FILES = (
     "conftest.py",
@@ -118,9 +120,6 @@ def protected_changes(
     return tuple(found)
 
 
-FileReader = Callable[[str], "str | None"]
-"""The text of a workspace-relative path, or None when there is no such file."""
-
 _TABLE_PATTERN = re.compile(r"(.+\.toml):([A-Za-z0-9_.-]+)")
 
 
@@ -156,7 +155,9 @@ def verify(
     baselines: Mapping[str, JUnitReport] | None = None,
 ) -> Evidence:
     """Protected files first (the shell can bypass the tools, so the diff is what counts), then
-    the gates in order until one fails, then the critic only if every gate passed.
+    (when there are gates) the added lines that reach into the test machinery, which fail the
+    round as a report of their own; then the gates in order until one fails, then the critic
+    only if every gate passed.
 
     ``workspace`` is where the gates judge: the outer loop passes a clean checkout of the
     round. ``read_base`` reads a file at the base, for protected TOML tables; ``baselines`` are
@@ -167,7 +168,11 @@ def verify(
     )
     if violations:
         return Evidence(violations, (), None)
-    reports = tuple(run_gates(gates, workspace, baselines=baselines))
+    found = machinery_reaches(changed, workspace, read_base) if gates else []
+    if found:
+        reports: tuple[GateReport, ...] = (machinery_report(found),)
+    else:
+        reports = tuple(run_gates(gates, workspace, baselines=baselines))
     for report in reports:
         events.emit(
             GateReportEvent(

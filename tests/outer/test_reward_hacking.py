@@ -136,7 +136,11 @@ def test_no_trick_passes_the_round(tmp_path: Path, trick: str, gate: str) -> Non
     stop, outcome = run_round(tmp_path, GATES[gate](), TRICKS[trick])
 
     assert stop is StopReason.MAX_ITERATIONS
-    assert outcome in ("failed: pytest", "failed: protected files changed")
+    assert outcome in (
+        "failed: pytest",
+        "failed: protected files changed",
+        "failed: test machinery",
+    )
 
 
 @pytest.mark.parametrize("gate", GATES)

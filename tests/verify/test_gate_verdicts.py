@@ -114,7 +114,8 @@ def test_a_module_that_cannot_be_collected_is_named_even_with_exit_zero() -> Non
     gate = verdict(result(0), junit(1, errors=1, problems=(broken, problem("t::a"))))
     assert gate.passed is False
     assert gate.summary == (
-        "pytest: 1 error, 1 passed of 2 tests; could not collect tests/test_x.py"
+        "pytest: 1 error, 1 passed of 2 tests; could not collect tests/test_x.py; yet pytest "
+        "exited with code 0"
     )
     assert gate.failures == ["tests/test_x.py", "t::a"]
 

@@ -198,19 +198,23 @@ def test_pytest_gate_without_a_report_says_so(tmp_path: Path) -> None:
     assert "unrecognized arguments: --no-such-option" in report.output_tail
 
 
-def test_pytest_gate_with_an_unreadable_report_says_so(tmp_path: Path) -> None:
-    spoil = "def pytest_unconfigure(config):\n    open(config.option.xmlpath, 'w').write('<x')\n"
-    files = {"conftest.py": spoil, "tests/test_bad.py": "def test_bad():\n    assert 0\n"}
+def test_pytest_gate_refuses_a_line_its_reporter_did_not_write(tmp_path: Path) -> None:
+    counterfeit = (
+        "import sys\n\ndef pytest_unconfigure(config):\n"
+        '    open(sys.argv[2], \'w\').write(\'0 99 {"kind": "finish", "exitstatus": 0}\\n\')\n'
+    )
+    files = {"conftest.py": counterfeit, "tests/test_ok.py": "def test_ok():\n    pass\n"}
     project = make_project(tmp_path, files)
 
     report = PytestGate("tests").check(project)
 
     assert not report.passed
-    assert report.exit_code == 1
-    assert report.summary.startswith(
-        "pytest exited with code 1 and wrote an unreadable test report"
-    )
-    assert re.search(r"\): 1 failed in [\d.]+s$", report.summary), report.summary
+    assert report.exit_code == 0
+    assert re.fullmatch(
+        r"pytest exited with code 0 and its report channel carried a line its reporter did not "
+        r"write \(line \d+\)",
+        report.summary,
+    ), report.summary
 
 
 def test_pytest_gate_fails_a_clean_report_when_pytest_exits_non_zero(tmp_path: Path) -> None:
@@ -436,3 +440,28 @@ def test_gate_report_is_frozen_and_fits_the_event_schema() -> None:
     fields = report.model_dump(include={"name", "passed", "summary", "failures", "duration"})
     built = GateReportEvent(run_id="run-1", round=2, **fields)
     assert built.model_dump()["failures"] == ["t.py::x"]
+
+
+SUBTESTS = """
+def test_each(subtests):
+    for n in range(3):
+        with subtests.test(msg="n", n=n):
+            assert n < LIMIT
+"""
+
+
+@pytest.mark.parametrize(("limit", "passed"), [(3, True), (2, False)])
+def test_pytest_gate_takes_subtests_as_parts_of_their_test(
+    tmp_path: Path, limit: int, passed: bool
+) -> None:
+    project = make_project(tmp_path, {"tests/test_sub.py": f"LIMIT = {limit}\n" + SUBTESTS})
+
+    report = PytestGate("tests").check(project)
+
+    assert report.passed is passed, report.summary
+    if passed:
+        assert report.summary == "pytest: 1 passed of 1 tests"
+    else:
+        assert report.summary == "pytest: 1 failed of 1 tests"
+        assert report.failures == ["tests/test_sub.py::test_each"]
+        assert "[n] (n=2) failed: assert 2 < 2" in report.output_tail

@@ -1,0 +1,180 @@
+"""What a pytest run's records say, checked against what was seen to run and what was collected.
+
+:func:`suite_report` folds the reporter's records in the order they arrived. A phase that pytest
+reports as passed counts only if the reporter's own hook wrapper saw it run and return: reported
+passed but raising, or never seen to run, it is a failure whose message says so. A run that would
+pass must also be whole: its session finished with the status the process exited with, and it
+finished every test that a separate ``--collect-only`` run collected, and no other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from harness.verify.junit import JUnitProblem, JUnitReport
+from harness.verify.report_channel import (
+    ChannelLog,
+    Collected,
+    Finished,
+    Phase,
+    Ran,
+    Reported,
+    Started,
+    Uncollected,
+)
+
+NO_REPORT = "wrote no test report"
+
+_NOT_SEEN = object()
+"""A phase the reporter never saw run (``Ran.raised`` is ``None`` for one that returned)."""
+
+_RANK = ("passed", "skipped", "failed", "error")
+"""Outcomes from best to worst: a test keeps the worst of its phases."""
+
+
+def suite_report(
+    run: ChannelLog, collection: ChannelLog | None, exit_code: int | None
+) -> JUnitReport | str:
+    """The run's report, or why it cannot be trusted (completing "pytest exited with code N and").
+
+    ``collection`` is the separate ``--collect-only`` run's log (None: not made yet, and the
+    run's tests are not compared with it); ``exit_code`` the run's.
+    """
+    if run.problem is not None:
+        return run.problem
+    if not any(isinstance(record, Started) for record in run.records):
+        return NO_REPORT
+    folded = _Fold()
+    for record in run.records:
+        problem = folded.take(record)
+        if problem is not None:
+            return problem
+    report = folded.report()
+    if report.problems:
+        return report  # it fails as it is, and says which tests failed
+    if folded.finished is None:
+        return "ended before its session finished"
+    if report.passed == 0:
+        return report  # nothing was tested: it fails as it is
+    problem = _not_whole(folded, collection, exit_code)
+    return problem if problem is not None else report
+
+
+class _Fold:
+    """The records taken so far: what each phase raised, each test's outcomes, the problems."""
+
+    def __init__(self) -> None:
+        self.ran: dict[tuple[str, Phase], str | None] = {}
+        self.phases: dict[str, dict[Phase, str]] = {}
+        self.problems: list[JUnitProblem] = []
+        self.uncollected: list[str] = []
+        self.failed_subtests: set[str] = set()
+        self.finished: Finished | None = None
+
+    def take(self, record: object) -> str | None:
+        """Take one record; a reason the run cannot be trusted, or None."""
+        if isinstance(record, Ran):
+            if (record.id, record.when) in self.ran:
+                return f"ran the {record.when} of {record.id} twice"
+            self.ran[record.id, record.when] = record.raised
+        elif isinstance(record, Reported) and record.subtest is not None:
+            if record.outcome == "failed":  # the test's own call report passes all the same
+                self.failed_subtests.add(record.id)
+                message = f"{record.subtest} failed: {record.crash}"
+                self.problems.append(JUnitProblem(record.id, "failure", message, record.text))
+        elif isinstance(record, Reported):
+            phases = self.phases.setdefault(record.id, {})
+            if record.when in phases:
+                return f"reported the {record.when} of {record.id} twice"
+            phases[record.when] = self._outcome(record)
+        elif isinstance(record, Uncollected):
+            self.uncollected.append(record.id)
+            self.problems.append(
+                JUnitProblem(record.id, "error", "collection failure", record.text)
+            )
+        elif isinstance(record, Finished):
+            self.finished = record
+        return None
+
+    def _outcome(self, record: Reported) -> str:
+        """The phase's outcome; a failure becomes a problem, and so does a forged pass."""
+        kind = "failure" if record.when == "call" else "error"
+        if record.outcome == "passed":
+            raised = self.ran.get((record.id, record.when), _NOT_SEEN)
+            if raised is None:
+                return "passed"
+            seen = "it was never seen to run" if raised is _NOT_SEEN else f"it raised {raised}"
+            message = f"pytest's report says its {record.when} passed, but {seen}"
+            self.problems.append(JUnitProblem(record.id, kind, message, ""))
+            return "failed" if kind == "failure" else "error"
+        if record.outcome == "failed":
+            message = record.crash
+            if kind == "error":
+                message = f'failed on {record.when} with "{record.crash}"'
+            self.problems.append(JUnitProblem(record.id, kind, message, record.text))
+            return "failed" if kind == "failure" else "error"
+        return "skipped"
+
+    def outcomes(self) -> dict[str, str]:
+        """Each test's outcome (the worst of its phases); a test whose call was never reported
+        and that neither failed nor was skipped has none."""
+        found: dict[str, str] = dict.fromkeys(self.uncollected, "error")
+        for test_id, phases in self.phases.items():
+            worst = max(phases.values(), key=_RANK.index)
+            if test_id in self.failed_subtests and worst == "passed":
+                worst = "failed"
+            if worst != "passed" or "call" in phases:
+                found[test_id] = worst
+        return found
+
+    def report(self) -> JUnitReport:
+        outcomes = self.outcomes()
+        values = list(outcomes.values())
+        return JUnitReport(
+            tests=len(values),
+            failed=values.count("failed"),
+            errors=values.count("error"),
+            skipped=values.count("skipped"),
+            problems=self.problems,
+            outcomes=outcomes,
+        )
+
+    def whole(self, test_id: str) -> bool:
+        """Whether the test's teardown was reported: pytest is done with it."""
+        return "teardown" in self.phases.get(test_id, {})
+
+
+def _not_whole(run: _Fold, collection: ChannelLog | None, exit_code: int | None) -> str | None:
+    """Why a passing run that finished is not the whole run, or None when it is."""
+    status = run.finished.exitstatus if run.finished is not None else None
+    if exit_code == 0 and status != 0:
+        return f"its session ended with status {status}"
+    if collection is None:
+        return None
+    if collection.problem is not None:
+        return f"its separate collection failed: {collection.problem}"
+    collected = next((r.ids for r in collection.records if isinstance(r, Collected)), None)
+    uncollected = [r.id for r in collection.records if isinstance(r, Uncollected)]
+    if uncollected:
+        return f"its separate collection could not collect {_listed(uncollected)}"
+    if collected is None:
+        return f"its separate collection {NO_REPORT}"
+    missing = [test_id for test_id in dict.fromkeys(collected) if not run.whole(test_id)]
+    if missing:
+        return f"did not finish {_count(missing, 'collected test')}: {_listed(missing)}"
+    known = set(collected)
+    extra = [test_id for test_id in run.phases if test_id not in known]
+    if extra:
+        found = _count(extra, "test")
+        return f"reported {found} that its separate collection did not find: {_listed(extra)}"
+    return None
+
+
+def _count(items: Sequence[str], noun: str) -> str:
+    return f"{len(items)} {noun}{'s' if len(items) > 1 else ''}"
+
+
+def _listed(items: Sequence[str]) -> str:
+    """The first five, and how many more."""
+    shown = ", ".join(items[:5])
+    return shown + (f" and {len(items) - 5} more" if len(items) > 5 else "")

@@ -1,0 +1,188 @@
+"""The reporter's channel and what its records say: keyed lines in order, and outcomes that must
+have been seen to run, in a run as whole as its separate collection."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from harness.verify.junit import JUnitReport
+from harness.verify.report_channel import _RECORD as RECORD
+from harness.verify.report_channel import MAX_BYTES, ChannelLog, ReportChannel
+from harness.verify.run_outcomes import suite_report
+
+
+def framed(key: bytes, number: int, record: dict[str, object]) -> bytes:
+    line = f"{number} {json.dumps(record)}"
+    return f"{hmac.new(key, line.encode(), hashlib.sha256).hexdigest()} {line}\n".encode()
+
+
+def write(channel: ReportChannel, data: bytes) -> None:
+    pipe = os.open(channel.pipe, os.O_WRONLY)
+    os.write(pipe, data)
+    os.close(pipe)
+
+
+def take_key(channel: ReportChannel) -> bytes:
+    key = channel.key_file.read_bytes()
+    channel.key_file.unlink()
+    return key
+
+
+START = {"kind": "start"}
+FINISH = {"kind": "finish", "exitstatus": 0}
+
+
+def test_keyed_lines_in_order_are_kept_and_the_key_file_is_private(tmp_path: Path) -> None:
+    with ReportChannel(tmp_path) as channel:
+        assert channel.key_file.stat().st_mode & 0o777 == 0o600
+        key = take_key(channel)
+        assert len(key) == 32
+        write(channel, framed(key, 1, START) + framed(key, 2, FINISH))
+
+    assert channel.log.problem is None
+    assert [r.kind for r in channel.log.records] == ["start", "finish"]
+
+
+@pytest.mark.parametrize(
+    ("lines", "problem"),
+    [
+        (lambda key: framed(b"x" * 32, 1, START),
+         "its report channel carried a line its reporter did not write (line 1)"),
+        (lambda key: framed(key, 1, START) + b"1 {}\n",
+         "its report channel carried a line its reporter did not write (line 2)"),
+        (lambda key: framed(key, 1, START) + framed(key, 3, FINISH),
+         "its report channel lost line 2 (line 3 came next)"),
+        (lambda key: framed(key, 1, START) + framed(key, 1, START),
+         "its report channel lost line 2 (line 1 came next)"),
+        (lambda key: framed(key, 1, START) + framed(key, 2, FINISH)[:-9],
+         "its report channel ended inside line 2"),
+        (lambda key: framed(key, 1, {"kind": "finish"}),
+         "its reporter wrote a record the harness cannot read (line 1: "),
+    ],
+    ids=["wrong key", "unsigned", "gap", "replayed", "cut short", "malformed"],
+)  # fmt: skip
+def test_a_line_not_from_the_reporter_or_out_of_order_is_a_problem(
+    tmp_path: Path, lines: object, problem: str
+) -> None:
+    with ReportChannel(tmp_path) as channel:
+        key = take_key(channel)
+        write(channel, lines(key))  # type: ignore[operator]
+
+    assert channel.log.problem is not None
+    assert channel.log.problem.startswith(problem)
+    assert len(channel.log.records) <= 1  # nothing after the problem is kept
+
+
+def test_a_flood_is_cut_off_but_drained(tmp_path: Path) -> None:
+    with ReportChannel(tmp_path) as channel:
+        key = take_key(channel)
+        pipe = os.open(channel.pipe, os.O_WRONLY)
+        line = framed(key, 1, START)
+        os.write(pipe, line)
+        chunk = b"x" * (1 << 20)
+        for _ in range((MAX_BYTES >> 20) + 2):  # blocks unless the reader keeps draining
+            os.write(pipe, chunk)
+        os.close(pipe)
+
+    assert channel.log.problem == "its report channel carried more than 64 MB"
+
+
+def log(*records: dict[str, object], problem: str | None = None) -> ChannelLog:
+    return ChannelLog([RECORD.validate_python(r) for r in records], problem)
+
+
+def phases(test_id: str, raised: str | None = None, outcome: str = "passed",
+           when: tuple[str, ...] = ("setup", "call", "teardown")) -> list[dict[str, object]]:  # fmt: skip
+    out: list[dict[str, object]] = []
+    for phase in when:
+        failing = phase == "call"
+        out.append({"kind": "ran", "id": test_id, "when": phase,
+                    "raised": raised if failing else None})  # fmt: skip
+        out.append({"kind": "report", "id": test_id, "when": phase,
+                    "outcome": outcome if failing else "passed", "xfail": False})  # fmt: skip
+    return out
+
+
+COLLECTED = log({"kind": "collected", "ids": ["t::a", "t::b"]})
+
+
+def test_a_whole_run_is_a_report_of_each_test() -> None:
+    run = log(START, *phases("t::a"), *phases("t::b"), FINISH)
+
+    report = suite_report(run, COLLECTED, 0)
+
+    assert report == JUnitReport(2, 0, 0, 0, [], {"t::a": "passed", "t::b": "passed"})
+
+
+def test_a_pass_that_raised_or_never_ran_is_a_failure_that_says_so() -> None:
+    raised = [r for r in phases("t::a", raised="AssertionError")]  # reported passed all the same
+    unseen = [r for r in phases("t::b") if r["kind"] == "report"]
+
+    report = suite_report(log(START, *raised, *unseen, FINISH), COLLECTED, 0)
+
+    assert isinstance(report, JUnitReport)
+    assert report.outcomes == {"t::a": "failed", "t::b": "error"}
+    assert [(p.test_id, p.kind, p.message) for p in report.problems] == [
+        ("t::a", "failure", "pytest's report says its call passed, but it raised AssertionError"),
+        ("t::b", "error", "pytest's report says its setup passed, but it was never seen to run"),
+        ("t::b", "failure", "pytest's report says its call passed, but it was never seen to run"),
+        ("t::b", "error",
+         "pytest's report says its teardown passed, but it was never seen to run"),
+    ]  # fmt: skip
+
+
+def test_honest_failures_skips_and_xfails_keep_their_outcomes() -> None:
+    failed = phases("t::a", raised="AssertionError", outcome="failed")
+    skipped = phases("t::b", raised="skip", outcome="skipped")
+    run = log(START, *failed, *skipped, FINISH)
+
+    report = suite_report(run, COLLECTED, 1)
+
+    assert isinstance(report, JUnitReport)
+    assert report.outcomes == {"t::a": "failed", "t::b": "skipped"}
+    assert [p.test_id for p in report.problems] == ["t::a"]
+
+
+@pytest.mark.parametrize(
+    ("run", "collection", "code", "reason"),
+    [
+        ([], COLLECTED, 4, "wrote no test report"),
+        ([START, *phases("t::a"), *phases("t::b")], COLLECTED, 0,
+         "ended before its session finished"),
+        ([START, *phases("t::a"), *phases("t::b"), {"kind": "finish", "exitstatus": 1}],
+         COLLECTED, 0, "its session ended with status 1"),
+        ([START, *phases("t::a"), FINISH], COLLECTED, 0,
+         "did not finish 1 collected test: t::b"),
+        ([START, *phases("t::a"), *phases("t::b"), *phases("t::c"), FINISH], COLLECTED, 0,
+         "reported 1 test that its separate collection did not find: t::c"),
+        ([START, *phases("t::a"), *phases("t::a")], COLLECTED, 0,
+         "ran the setup of t::a twice"),
+        ([START, *phases("t::a"), *phases("t::b"), FINISH], log(problem="its report channel "
+         "lost line 2 (line 3 came next)"), 0,
+         "its separate collection failed: its report channel lost line 2 (line 3 came next)"),
+        ([START, *phases("t::a"), *phases("t::b"), FINISH], log(), 0,
+         "its separate collection wrote no test report"),
+        ([START, *phases("t::a"), *phases("t::b"), FINISH],
+         log({"kind": "uncollected", "id": "t.py", "text": "boom"}), 0,
+         "its separate collection could not collect t.py"),
+    ],
+    ids=["no report", "early end", "status", "missing", "extra", "twice", "collection channel",
+         "collection silent", "collection error"],
+)  # fmt: skip
+def test_a_run_that_is_not_whole_is_not_trusted(
+    run: list[dict[str, object]], collection: ChannelLog, code: int, reason: str
+) -> None:
+    assert suite_report(log(*run), collection, code) == reason
+
+
+def test_a_report_twice_and_a_problem_in_the_run_are_not_trusted() -> None:
+    twice = [r for r in phases("t::a") if r["kind"] == "report"][:1]
+    run = log(START, *phases("t::a"), *twice)
+    assert suite_report(run, COLLECTED, 0) == "reported the setup of t::a twice"
+    assert suite_report(log(problem="p"), COLLECTED, 0) == "p"
