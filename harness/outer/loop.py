@@ -201,14 +201,17 @@ class OuterLoop:
             )
         )
         number = run.first_round
-        while run.stop is None:  # each round: play, record, decide
-            if number > settings.max_iterations:  # resumed at its cap: nothing left to play
-                run.stop = StopReason.MAX_ITERATIONS
-                run.message = finish_message(number - 1, StopReason.MAX_ITERATIONS)
-                break
-            self._round(run, number)
-            number += 1
-        return finish_run(settings, run)
+        try:
+            while run.stop is None:  # each round: play, record, decide
+                if number > settings.max_iterations:  # resumed at its cap: nothing left to play
+                    run.stop = StopReason.MAX_ITERATIONS
+                    run.message = finish_message(number - 1, StopReason.MAX_ITERATIONS)
+                    break
+                self._round(run, number)
+                number += 1
+            return finish_run(settings, run)
+        finally:
+            run.workspace.close_checkout()  # the folder the gates judged every round
 
     def _already_done(self) -> RunResult | None:
         """The result for a loop whose progress says it passed, or escalated at its cap."""
