@@ -18,9 +18,10 @@ from harness.outer.run import Run
 from harness.outer.settings import CRITIC_DIFF_CHARS, Settings
 from harness.outer.task import TaskInputs, render_task
 from harness.verify.artifact import read_artifact
-from harness.verify.gates import SuiteGate, measure_baselines
+from harness.verify.base_results import measure_at_base
 from harness.verify.junit import JUnitReport
 from harness.verify.round import verify
+from harness.workspace.checkout import prefix_of
 from harness.workspace.workspace import truncate_diff
 
 
@@ -109,14 +110,17 @@ def _session(settings: Settings, run: Run, task: str) -> AgentRun:
 
 
 def _baselines(settings: Settings, run: Run) -> dict[str, JUnitReport]:
-    """What the pytest gates find at the base commit, measured once per run."""
+    """What the pytest gates find at the base commit: kept per base, else measured once."""
+    workspace = run.workspace
     if run.baselines is None:
         run.baselines = {}
-        if run.workspace.base_commit is not None and any(
-            isinstance(gate, SuiteGate) for gate in settings.gates
-        ):
-            with run.workspace.clean_checkout((), at_base=True) as base:
-                run.baselines = measure_baselines(settings.gates, base)
+        if workspace.root is not None and workspace.base_commit is not None:
+            run.baselines = measure_at_base(
+                settings.gates,
+                base=workspace.base_commit,
+                folder=prefix_of(workspace.root, workspace.path),
+                checkout=lambda: workspace.clean_checkout((), at_base=True),
+            )
     return run.baselines
 
 

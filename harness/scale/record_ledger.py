@@ -20,18 +20,12 @@ from pathlib import Path
 
 from harness.core import nofollow
 from harness.core.atomic import atomic_write_text
+from harness.memory.state_home import state_home
 
 LEDGER_LIMIT = 16 * 1024 * 1024
 """The most a ledger may hold when read (16 MB: some hundred thousand tasks)."""
 
 _lock = threading.Lock()
-
-
-def state_home() -> Path:
-    """The user's state folder: ``$XDG_STATE_HOME``, else ``~/.local/state``."""
-    configured = os.environ.get("XDG_STATE_HOME")
-    base = Path(configured) if configured else Path.home() / ".local" / "state"
-    return base / "harness"
 
 
 def ledger_path(out: Path) -> Path:
