@@ -177,12 +177,14 @@ def measure(files: int, runs: int, scratch: Path) -> float:
         first = first or wall
         own = [tally.own_time(start, end) for start, end in tally.rounds]
         sandboxed = sum(end - start for start, end in tally.sandboxed)
+        outside = wall - sum(end - start for start, end in tally.rounds)
         print(
             f"  {files:>6} files  run {run}: {wall:6.2f} s whole run"
             f" ({'passed' if passed else 'NOT passed'}, {len(tally.rounds)} rounds);"
             f" harness's own time per round {', '.join(f'{t:.2f}' for t in own)} s"
             f" (median {statistics.median(own) if own else 0:.2f});"
             f" sandboxed commands {sandboxed:.2f} s;"
+            f" outside the rounds (worktree made and removed) {outside:.2f} s;"
             f" suite runs: harness {tally.harness_suite_runs}, agent {tally.agent_suite_runs}"
         )
     return first
@@ -195,7 +197,7 @@ def main() -> None:
     args = parser.parse_args()
     print(
         f"The bug-fix example's two-round scripted loop in repositories of {args.sizes} files"
-        f" (+{sum(1 for _ in (ROOT / 'examples' / 'bugfix').rglob('*'))} of the example)"
+        " beside the example"
     )
     with tempfile.TemporaryDirectory(prefix="harness-bench-") as scratch, instrumented():
         # The loop's state (cached base results) goes to this scratch folder, not the user's.
@@ -204,6 +206,7 @@ def main() -> None:
     small, large = min(args.sizes), max(args.sizes)
     ratio = firsts[large] / firsts[small]
     mark = "ok" if ratio <= TARGET else "OVER"
+    print(f"(load average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())})")
     print(f"first run, {large} files over {small} files: {ratio:.2f}x (target <= {TARGET}x) {mark}")
 
 

@@ -206,14 +206,15 @@ def _restore_protected(
             protecting_pattern(protect, path[len(prefix) :]) is not None
         )
 
-    current = [p for p in git(root, "ls-files", "-z", env=env).split("\0") if p]
+    # Nothing outside the workspace is protected: list only its folder (ls-tree takes a path).
+    listed = ("--", f":(literal){prefix}") if prefix else ()
+    current = [p for p in git(root, "ls-files", "-z", *listed, env=env).split("\0") if p]
     drop = [path for path in current if protected(path)]
     if drop:
         git(root, "update-index", "--force-remove", "-z", "--stdin", env=env, stdin="\0".join(drop))
-    at_base = [
-        line
-        for line in git(root, "ls-tree", "-r", "-z", "--full-tree", base).split("\0")
-        if line and protected(line.split("\t", 1)[1])
-    ]
+    tree = git(
+        root, "ls-tree", "-r", "-z", "--full-tree", base, *(("--", prefix) if prefix else ())
+    )
+    at_base = [line for line in tree.split("\0") if line and protected(line.split("\t", 1)[1])]
     if at_base:
         git(root, "update-index", "-z", "--index-info", env=env, stdin="\0".join(at_base) + "\0")
