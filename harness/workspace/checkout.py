@@ -12,13 +12,14 @@ to the next one by writing only the files that differ (``git read-tree -m -u OLD
 round's cost follows its change, not the repository's size. Before each use, whatever the last
 gate run left is undone: tracked files it changed or removed are checked out again (``git
 diff-files``: their stat data, ctime included, differs from the checkout's own index) and every
-other file or folder is removed (``git clean -ffdx``, nested repositories too). Anything that
-fails on the way starts a fresh folder.
+other file or folder is removed (``git clean -ffdx``, nested repositories too, then every
+``.git``, which git never lists). Anything that fails on the way starts a fresh folder.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -147,12 +148,29 @@ class ReusedCheckout:
             raise GitIsolationError("no checkout to reuse yet")
         changed = self._git("diff-files", "--name-only", "-z")
         self._git("clean", "-ffdxq")
+        _remove_git_entries(self._top)
         if changed:
             self._git("checkout-index", "--force", "-u", "-z", "--stdin", stdin=changed)
         if tree != self._tree:
             self._git("read-tree", "-m", "-u", self._tree, tree)
             self._tree = tree
         return self._top
+
+
+def _remove_git_entries(top: Path) -> None:
+    """Remove every ``.git`` below ``top``: git's own clean never lists one, and a checkout
+    written by git never holds one."""
+    for folder, dirs, files in os.walk(top):  # links to folders are listed, never entered
+        here = Path(folder)
+        if ".git" in dirs:
+            dirs.remove(".git")
+            found = here / ".git"
+            if found.is_symlink():
+                found.unlink()
+            else:
+                shutil.rmtree(found)
+        if ".git" in files:
+            (here / ".git").unlink()
 
 
 @contextlib.contextmanager

@@ -62,6 +62,9 @@ def test_what_a_gate_run_left_is_gone_in_the_next_round(tmp_path: Path) -> None:
         (copy / "empty").mkdir()  # an empty folder imports as a namespace package
         (copy / "nested/.git").mkdir(parents=True)  # a repository git clean -fdx would keep
         (copy / "nested/conftest.py").write_text("planted\n")
+        (copy / ".git").mkdir()  # git's own clean never lists a .git
+        (copy / ".git/conftest.py").write_text("planted\n")
+        (copy / "tests/.git").write_text("gitdir: /nowhere\n")
         (copy / "calc.py").write_text("def add(a, b):\n    return 3\n")  # tracked, changed
         (copy / "tests/test_calc.py").unlink()  # tracked, removed
         (copy / "vendor/f1.txt").unlink()
