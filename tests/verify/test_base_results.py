@@ -151,6 +151,7 @@ def test_the_suite_runs_once_a_round_and_once_per_base_commit(
     assert first.iterations == 2
     assert len(runs) == 3  # the base once, then each round
     assert len(set(runs)) == 1  # one checkout folder for the base and both rounds
+    assert not Path(runs[0]).exists()  # removed when the run ended
     second = loop().run()  # a new run from the same base commit
     assert second.iterations == 2
     assert len(runs) == 5  # each round; the base's results were kept
