@@ -5,7 +5,7 @@ The base does not change while runs start from it, so its results are measured o
 the user's state folder (``<state>/base-results/<key>.json``, see
 :mod:`harness.memory.state_home`), out of every sandboxed command's reach. The key is a digest of
 the base commit, the workspace's folder in it, the gate (its type, name, arguments, timeout and
-sandbox), the interpreter and pytest that run it, and the harness's version: any of them
+sandbox, with the values of the variables it passes on), the interpreter and pytest that run it, and the harness's version: any of them
 changed, the base is measured again. An entry is read without following links, bounded, and
 validated; one that is unreadable, malformed or made for another key is not believed: the base is
 measured again and the entry rewritten. Gates of other types than :class:`PytestGate` are
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
@@ -94,7 +95,8 @@ def entry_key(gate: Gate, *, base: str, folder: str) -> str | None:
             "backend": sandbox.backend,
             "image": sandbox.image,
             "network": sandbox.network,
-            "env": list(sandbox.env_names),
+            # the values too (only their digest is kept): a PYTHONPATH passed on changes results
+            "env": {name: os.environ.get(name) for name in sandbox.env_names},
             "limits": sandbox.limits.model_dump(mode="json"),
             "readonly": [str(p) for p in sandbox.readonly],
             "hidden": [str(p) for p in sandbox.hidden],

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import Agent, OuterLoop, PytestGate, ScriptedModel, StopReason, ToolCall
+from harness import Agent, OuterLoop, PytestGate, Sandbox, ScriptedModel, StopReason, ToolCall
 from harness.memory.state_home import state_home
 from harness.verify.base_results import FOLDER, entry_key, entry_path, measure_at_base
 from harness.verify.gates import CommandGate
@@ -158,3 +158,16 @@ def test_the_suite_runs_once_a_round_and_once_per_base_commit(
     git(repo, "commit", "--allow-empty", "-qm", "a new base")
     loop().run()
     assert len(runs) == 8  # a new base commit is measured once more
+
+
+def test_the_value_of_a_variable_the_sandbox_passes_on_is_part_of_the_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    gate = PytestGate("tests", sandbox=Sandbox("none", env=["PROJECT_FLAG"]))
+    keys = []
+    for value in ("1", "2", "1"):
+        monkeypatch.setenv("PROJECT_FLAG", value)
+        keys.append(entry_key(gate, base="a" * 40, folder=""))
+    assert keys[0] == keys[2]
+    assert keys[0] != keys[1]
+    assert all(key is not None and len(key) == 64 for key in keys)  # a digest, not the value
