@@ -178,6 +178,8 @@ def _tell(
             print_verdict(result, quiet=args.quiet, redact=redact)
         except BrokenPipeError:
             silence_stdout()
+
+
 def _spec(path: Path) -> LoopSpec:
     """The loop.toml at ``path``; a folder without one is told how to make one."""
     from harness.cli.templates import LOOP_TOML

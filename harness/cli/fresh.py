@@ -123,6 +123,8 @@ def drop_idle_run(
         RunState().write(progress)
         atomic_write_text(path, redact(progress.render()))
     return f"removed its branch {branch} and worktree {worktree}"
+
+
 class NotesAtStart:
     """Passes every event on to ``sink``, and prints ``notes`` to ``stream`` as the run starts."""
 

@@ -12,8 +12,9 @@ from pathlib import Path
 from harness.memory.progress import Progress
 from harness.memory.run_state import RunState
 from harness.outer.settings import Settings
-from harness.verify.gates import GateReport, measure_baselines, run_gates
-from harness.workspace.checkout import clean_checkout
+from harness.verify.base_results import measure_at_base
+from harness.verify.gates import GateReport, run_gates
+from harness.workspace.checkout import clean_checkout, prefix_of
 from harness.workspace.git_cmd import run_git
 
 
@@ -38,8 +39,12 @@ def unconfirmed_pass(settings: Settings, progress: Progress) -> str | None:
     if run_git(root, ("merge-base", "--is-ancestor", base, commit), None).returncode != 0:
         return f"progress.md says passed at {commit[:12]}, which does not descend from the base"
     where = Path(settings.workspace)
-    with clean_checkout(root, where, base=base, protect=(), at_base=True) as at_base:
-        baselines = measure_baselines(settings.gates, at_base)
+    baselines = measure_at_base(
+        settings.gates,
+        base=base,
+        folder=prefix_of(root, where),
+        checkout=lambda: clean_checkout(root, where, base=base, protect=(), at_base=True),
+    )
     if state.branch is None:  # isolation "none": the pass lives in the folder, uncommitted
         with clean_checkout(root, where, base=base, protect=settings.protect) as copy:
             reports = run_gates(settings.gates, copy, baselines=baselines)

@@ -18,10 +18,12 @@ from harness.outer.run import Run
 from harness.outer.settings import CRITIC_DIFF_CHARS, Settings
 from harness.outer.task import TaskInputs, render_task
 from harness.verify.artifact import read_artifact
+from harness.verify.base_results import measure_at_base
 from harness.verify.environment import base_blocker
-from harness.verify.gates import SuiteGate, measure_baselines
+from harness.verify.gates import SuiteGate
 from harness.verify.junit import JUnitReport
 from harness.verify.round import verify
+from harness.workspace.checkout import prefix_of
 from harness.workspace.workspace import truncate_diff
 
 
@@ -116,7 +118,7 @@ def _session(settings: Settings, run: Run, task: str) -> AgentRun:
 
 
 def _baselines(settings: Settings, run: Run) -> dict[str, JUnitReport]:
-    """What the pytest gates find at the base commit, measured once per run."""
+    """What the pytest gates find at the base commit: kept per base, else measured once."""
     if run.baselines is None:
         measure_base(settings, run)
     assert run.baselines is not None
@@ -126,13 +128,23 @@ def _baselines(settings: Settings, run: Run) -> dict[str, JUnitReport]:
 def measure_base(settings: Settings, run: Run) -> str | None:
     """Measure the pytest gates at the base commit (into ``run.baselines``); why one of them
     cannot even run there (a dependency missing from the environment), or None."""
+    workspace = run.workspace
     run.baselines = {}
-    if run.workspace.base_commit is None or not any(
-        isinstance(gate, SuiteGate) for gate in settings.gates
+    if (
+        workspace.root is None
+        or workspace.base_commit is None
+        or not any(isinstance(gate, SuiteGate) for gate in settings.gates)
     ):
         return None
-    with run.workspace.clean_checkout((), at_base=True) as base:
-        run.baselines = measure_baselines(settings.gates, base)
+    run.baselines = measure_at_base(
+        settings.gates,
+        base=workspace.base_commit,
+        folder=prefix_of(workspace.root, workspace.path),
+        checkout=lambda: workspace.clean_checkout((), at_base=True),
+    )
+    if not any(report.problems for report in run.baselines.values()):
+        return None
+    with workspace.clean_checkout((), at_base=True) as base:  # what the project holds
         found = (base_blocker(report, base) for report in run.baselines.values())
         return next((problem for problem in found if problem), None)
 

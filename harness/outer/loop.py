@@ -210,18 +210,21 @@ class OuterLoop:
                 notes=self._start_notes(),
             )
         )
-        blocker = measure_base(settings, run)  # before round 1: a gate that cannot even run
-        if blocker is not None:
-            run.stop, run.message, run.bad_configuration = StopReason.ERROR, blocker, True
         number = run.first_round
-        while run.stop is None:  # each round: play, record, decide
-            if number > settings.max_iterations:  # resumed at its cap: nothing left to play
-                run.stop = StopReason.MAX_ITERATIONS
-                run.message = cap_message(number - 1)
-                break
-            self._round(run, number)
-            number += 1
-        return finish_run(settings, run)
+        try:
+            blocker = measure_base(settings, run)  # before round 1: a gate that cannot even run
+            if blocker is not None:
+                run.stop, run.message, run.bad_configuration = StopReason.ERROR, blocker, True
+            while run.stop is None:  # each round: play, record, decide
+                if number > settings.max_iterations:  # resumed at its cap: nothing left to play
+                    run.stop = StopReason.MAX_ITERATIONS
+                    run.message = cap_message(number - 1)
+                    break
+                self._round(run, number)
+                number += 1
+            return finish_run(settings, run)
+        finally:
+            run.workspace.close_checkout()  # the folder the gates judged every round
 
     def _already_done(self) -> RunResult | None:
         """The result for a loop whose progress says it passed, or escalated at its cap."""

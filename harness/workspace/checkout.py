@@ -1,16 +1,25 @@
 """A clean checkout of what a round delivers: where the gates judge it.
 
-The gates never run in the agent's working folder. :func:`clean_checkout` writes, into a fresh
-temporary folder, exactly the files a round commit holds (``git add -A``, so ``.gitignore`` and
-``.git/info/exclude`` leave files out, and so do byte code and tool caches), with every protected path as it was at the base commit
+The gates never run in the agent's working folder. They judge a folder holding exactly the files
+a round commit holds (``git add -A``, so ``.gitignore`` and ``.git/info/exclude`` leave files out,
+and so do byte code and tool caches), with every protected path as it was at the base commit
 (a protected file the round added is left out, one it deleted is back). A ``conftest.py`` hidden
 from git, a cache or any other leftover cannot take part in a verdict. The one ignored folder
 delivered is the loop's work product, :data:`WORK_DIR`.
+
+That folder is a :class:`ReusedCheckout`: made once per run, then brought from the tree it holds
+to the next one by writing only the files that differ (``git read-tree -m -u OLD NEW``), so a
+round's cost follows its change, not the repository's size. Before each use, whatever the last
+gate run left is undone: tracked files it changed or removed are checked out again (``git
+diff-files``: their stat data, ctime included, differs from the checkout's own index) and every
+other file or folder is removed (``git clean -ffdx``, nested repositories too, then every
+``.git``, which git never lists). Anything that fails on the way starts a fresh folder.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -18,13 +27,150 @@ from pathlib import Path
 
 from harness.tools.paths import protecting_pattern
 from harness.workspace.caches import add_all
-from harness.workspace.git_cmd import git, run_git
+from harness.workspace.git_cmd import GitIsolationError, git, run_git
 
 WORK_DIR = Path(".harness") / "work"
 """A loop's work product that git ignores (a draft, findings): the gates judge it all the same.
 
 It is copied into the checkout as it is in the workspace (links as links). Nothing there can
 switch a check off: pytest does not collect dot folders, and protected paths lie elsewhere."""
+
+
+def prefix_of(root: Path, workspace: Path) -> str:
+    """``workspace``'s path in the checkout whose top is ``root``: ``""`` or ``"app/"``."""
+    prefix = workspace.resolve().relative_to(root.resolve()).as_posix()
+    return "" if prefix == "." else prefix + "/"
+
+
+def delivered_tree(
+    root: Path,
+    workspace: Path,
+    *,
+    base: str,
+    protect: Sequence[str],
+    index: Path | None = None,
+    commit: str | None = None,
+) -> str:
+    """The tree object a round delivers: ``commit``'s, or the checkout's files as ``git add -A``
+    takes them, with every protected path as at ``base``.
+
+    ``index`` is the checkout's own index (its stat cache makes ``add -A`` fast).
+    """
+    prefix = prefix_of(root, workspace)
+    with tempfile.TemporaryDirectory(prefix="harness-index-") as tmp:
+        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        if commit is not None:
+            git(root, "read-tree", commit, env=env)
+        else:
+            if index is not None and index.exists():
+                # mtime kept: see Workspace._against_base
+                shutil.copy2(index, env["GIT_INDEX_FILE"])
+            git(root, *add_all(), env=env)
+        _restore_protected(root, prefix, base, protect, env)
+        return git(root, "write-tree", env=env).strip()
+
+
+def tree_of(root: Path, commit: str) -> str:
+    """The tree object of ``commit``."""
+    return git(root, "rev-parse", "--verify", f"{commit}^{{tree}}").strip()
+
+
+class ReusedCheckout:
+    """One folder outside the workspace, brought to each tree the gates judge and reused.
+
+    Its files are written by git from its own index (in the same private temporary folder);
+    it has no ``.git``. :meth:`close` removes it (so does the end of the process).
+    """
+
+    def __init__(self, root: Path, workspace: Path) -> None:
+        self.root = root
+        self.workspace = workspace
+        self.prefix = prefix_of(root, workspace)
+        self._git_dir: str | None = None
+        self._folder: tempfile.TemporaryDirectory[str] | None = None
+        self._tree: str | None = None  # what the folder holds; None: nothing yet
+        self.fresh_checkouts = 0
+        """How many times the whole tree was written (the first use, and each start afresh)."""
+
+    @contextlib.contextmanager
+    def holding(self, tree: str, *, work: bool = True) -> Iterator[Path]:
+        """The folder standing for the workspace, holding exactly ``tree`` and, with ``work``,
+        the workspace's :data:`WORK_DIR`; it stays (for the next use) when the block ends."""
+        try:
+            top = self._update(tree)
+        except (GitIsolationError, OSError):
+            top = self._fresh(tree)
+        target = top / self.prefix
+        target.mkdir(parents=True, exist_ok=True)
+        source = self.workspace / WORK_DIR
+        if work and source.is_dir() and not source.is_symlink():
+            shutil.copytree(source, target / WORK_DIR, symlinks=True, dirs_exist_ok=True)
+        yield target
+
+    def close(self) -> None:
+        """Remove the folder; the next use starts a fresh one."""
+        if self._folder is not None:
+            self._folder.cleanup()
+        self._folder, self._tree = None, None
+
+    def _git(self, *args: str, stdin: str | None = None) -> str:
+        assert self._folder is not None
+        if self._git_dir is None:
+            self._git_dir = git(self.root, "rev-parse", "--absolute-git-dir").strip()
+        env = {
+            "GIT_DIR": self._git_dir,
+            "GIT_WORK_TREE": str(self._top),
+            "GIT_INDEX_FILE": str(Path(self._folder.name) / "index"),
+        }
+        return git(self._top, *args, env=env, stdin=stdin)
+
+    @property
+    def _top(self) -> Path:
+        assert self._folder is not None
+        return Path(self._folder.name) / "tree"
+
+    def _fresh(self, tree: str) -> Path:
+        """A new folder with every file of ``tree`` written."""
+        self.close()
+        self._folder = tempfile.TemporaryDirectory(prefix="harness-verify-")
+        self._top.mkdir()
+        self._git("read-tree", tree)
+        # -u keeps each file's stat data in the index: the next use spots what a gate changed.
+        self._git("checkout-index", "--all", "--force", "-u")
+        self._tree = tree
+        self.fresh_checkouts += 1
+        return self._top
+
+    def _update(self, tree: str) -> Path:
+        """The folder brought from what it holds to ``tree``, leftovers undone; raises when it
+        cannot be (there is none yet, or git fails)."""
+        if self._folder is None or self._tree is None:
+            raise GitIsolationError("no checkout to reuse yet")
+        changed = self._git("diff-files", "--name-only", "-z")
+        self._git("clean", "-ffdxq")
+        _remove_git_entries(self._top)
+        if changed:
+            self._git("checkout-index", "--force", "-u", "-z", "--stdin", stdin=changed)
+        if tree != self._tree:
+            self._git("read-tree", "-m", "-u", self._tree, tree)
+            self._tree = tree
+        return self._top
+
+
+def _remove_git_entries(top: Path) -> None:
+    """Remove every ``.git`` below ``top``: git's own clean never lists one, and a checkout
+    written by git never holds one."""
+    for folder, dirs, files in os.walk(top):  # links to folders are listed, never entered
+        here = Path(folder)
+        if ".git" in dirs:
+            dirs.remove(".git")
+            found = here / ".git"
+            if found.is_symlink():
+                found.unlink()
+            else:
+                shutil.rmtree(found)
+        if ".git" in files:
+            (here / ".git").unlink()
 
 
 @contextlib.contextmanager
@@ -41,36 +187,23 @@ def clean_checkout(
     """A temporary copy of ``workspace`` as a round commit would hold it; removed on exit.
 
     ``root`` is the top of the checkout and ``workspace`` a folder in it (or the top itself);
-    ``protect`` patterns are relative to ``workspace``. ``index`` is the checkout's own index
-    (its stat cache makes ``add -A`` fast). With ``at_base`` the copy is the base commit itself;
-    with ``commit`` it is that commit (protected paths still as at ``base``).
-    Yields the copy's folder that stands for ``workspace``.
+    ``protect`` patterns are relative to ``workspace``. ``index`` is the checkout's own index.
+    With ``at_base`` the copy is the base commit itself; with ``commit`` it is that commit
+    (protected paths still as at ``base``). Yields the copy's folder that stands for
+    ``workspace``. A run's rounds use one :class:`ReusedCheckout` instead.
     """
-    prefix = workspace.resolve().relative_to(root.resolve()).as_posix()
-    prefix = "" if prefix == "." else prefix + "/"
-    with tempfile.TemporaryDirectory(prefix="harness-verify-") as tmp:
-        temp_index = Path(tmp) / "index"
-        env = {"GIT_INDEX_FILE": str(temp_index)}
-        if at_base:
-            git(root, "read-tree", base, env=env)
-        elif commit is not None:
-            git(root, "read-tree", commit, env=env)
-            _restore_protected(root, prefix, base, protect, env)
-        else:
-            if index is not None and index.exists():
-                shutil.copy2(index, temp_index)  # mtime kept: see Workspace._against_base
-            git(root, *add_all(), env=env)
-            _restore_protected(root, prefix, base, protect, env)
-        tree = Path(tmp) / "tree"
-        tree.mkdir()
-        # checkout-index wants the prefix to end in a slash; it writes no .git folder.
-        git(root, "checkout-index", "--all", "--force", f"--prefix={tree}/", env=env)
-        target = tree / prefix
-        target.mkdir(parents=True, exist_ok=True)
-        work = workspace / WORK_DIR
-        if not at_base and work.is_dir() and not work.is_symlink():
-            shutil.copytree(work, target / WORK_DIR, symlinks=True, dirs_exist_ok=True)
-        yield target
+    if at_base:
+        tree = tree_of(root, base)
+    else:
+        tree = delivered_tree(
+            root, workspace, base=base, protect=protect, index=index, commit=commit
+        )
+    checkout = ReusedCheckout(root, workspace)
+    try:
+        with checkout.holding(tree, work=not at_base) as target:
+            yield target
+    finally:
+        checkout.close()
 
 
 def file_at(root: Path, commit: str, path: str) -> str | None:
@@ -91,14 +224,15 @@ def _restore_protected(
             protecting_pattern(protect, path[len(prefix) :]) is not None
         )
 
-    current = [p for p in git(root, "ls-files", "-z", env=env).split("\0") if p]
+    # Nothing outside the workspace is protected: list only its folder (ls-tree takes a path).
+    listed = ("--", f":(literal){prefix}") if prefix else ()
+    current = [p for p in git(root, "ls-files", "-z", *listed, env=env).split("\0") if p]
     drop = [path for path in current if protected(path)]
     if drop:
         git(root, "update-index", "--force-remove", "-z", "--stdin", env=env, stdin="\0".join(drop))
-    at_base = [
-        line
-        for line in git(root, "ls-tree", "-r", "-z", "--full-tree", base).split("\0")
-        if line and protected(line.split("\t", 1)[1])
-    ]
+    tree = git(
+        root, "ls-tree", "-r", "-z", "--full-tree", base, *(("--", prefix) if prefix else ())
+    )
+    at_base = [line for line in tree.split("\0") if line and protected(line.split("\t", 1)[1])]
     if at_base:
         git(root, "update-index", "-z", "--index-info", env=env, stdin="\0".join(at_base) + "\0")

@@ -20,7 +20,7 @@ from typing import Literal
 
 from harness.core.errors import BookkeepingError, ConfigError
 from harness.workspace.caches import add_all
-from harness.workspace.checkout import clean_checkout, file_at
+from harness.workspace.checkout import ReusedCheckout, delivered_tree, file_at, tree_of
 from harness.workspace.git_cmd import (
     GitIsolationError,
     checkouts,
@@ -101,18 +101,29 @@ class Workspace:
     def clean_checkout(
         self, protect: Sequence[str], *, at_base: bool = False
     ) -> AbstractContextManager[Path]:
-        """A temporary copy of the workspace as the round commit holds it, protected paths as
-        at the base (see :mod:`harness.workspace.checkout`); the workspace itself outside git."""
+        """The workspace as the round commit holds it, protected paths as at the base (see
+        :mod:`harness.workspace.checkout`), in the run's one reused checkout: it stays for the
+        next round until :meth:`close_checkout`; the workspace itself outside git."""
         if self.root is None or self.base_commit is None:
             return contextlib.nullcontext(self.path)
-        return clean_checkout(
-            self.root,
-            self.path,
-            base=self.base_commit,
-            protect=protect,
-            index=self._index,
-            at_base=at_base,
-        )
+        if at_base:
+            tree = tree_of(self.root, self.base_commit)
+        else:
+            tree = delivered_tree(
+                self.root, self.path, base=self.base_commit, protect=protect, index=self._index
+            )
+        return self.checkout.holding(tree, work=not at_base)
+
+    @cached_property
+    def checkout(self) -> ReusedCheckout:
+        """Where the gates judge this workspace's rounds (see :meth:`clean_checkout`)."""
+        assert self.root is not None
+        return ReusedCheckout(self.root, self.path)
+
+    def close_checkout(self) -> None:
+        """Remove the reused checkout of :meth:`clean_checkout`, if one was made."""
+        if "checkout" in self.__dict__:
+            self.checkout.close()
 
     def file_at_base(self, path: str) -> str | None:
         """The text of ``path`` (relative to the workspace) at the base; None if it was absent."""
@@ -198,6 +209,7 @@ class Workspace:
 
         Raises :class:`GitIsolationError` naming the worktree when git cannot remove it.
         """
+        self.close_checkout()
         if self.isolation != "worktree" or not prune or self.root is None:
             return
         user_root = self.user_root or self.root

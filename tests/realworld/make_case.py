@@ -17,8 +17,22 @@ import subprocess
 import tarfile
 from pathlib import Path, PurePosixPath
 
-LEFT_OUT = {".github", "docs", "doc", "documentation", "bench", "benchmarks", "examples", "misc",
-            "releasenotes", "conda.recipe", "newsfragments", ".omp", "scripts", "requirements"}
+LEFT_OUT = {
+    ".github",
+    "docs",
+    "doc",
+    "documentation",
+    "bench",
+    "benchmarks",
+    "examples",
+    "misc",
+    "releasenotes",
+    "conda.recipe",
+    "newsfragments",
+    ".omp",
+    "scripts",
+    "requirements",
+}
 LARGEST = 256 * 1024
 
 

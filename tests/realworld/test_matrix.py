@@ -46,7 +46,9 @@ class Case(BaseModel):
     fixed: list[str]
     tests: list[str]
     environment: list[str] = []  # wheels the project's own .venv holds
-    editable: str | None = None  # a folder the .venv imports the project from (``pip install -e .``)
+    editable: str | None = (
+        None  # a folder the .venv imports the project from (``pip install -e .``)
+    )
 
 
 def load(name: str) -> Case:

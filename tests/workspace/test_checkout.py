@@ -57,6 +57,8 @@ def test_the_copy_holds_the_round_and_protected_paths_as_at_base(
             "tests/test_calc.py": BASE["tests/test_calc.py"],
         }
         assert not (copy / ".git").exists()
+    assert copy.exists()  # kept for the next round, until the run closes it
+    workspace.close_checkout()
     assert not copy.exists()
     assert (work / "tests/conftest.py").exists()  # the agent's folder is left as it was
 

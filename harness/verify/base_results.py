@@ -1,0 +1,153 @@
+"""What the test gates find at a base commit, measured once per base and kept.
+
+A pytest gate compares each round with the base (a test that ran there must run and pass now).
+The base does not change while runs start from it, so its results are measured once and kept in
+the user's state folder (``<state>/base-results/<key>.json``, see
+:mod:`harness.core.state_home`), out of every sandboxed command's reach. The key is a digest of
+the base commit, the workspace's folder in it, the gate (its type, name, arguments, timeout and
+sandbox, with the values of the variables it passes on), the interpreter and pytest that run it, and the harness's version: any of them
+changed, the base is measured again. An entry is read without following links, bounded, and
+validated; one that is unreadable, malformed or made for another key is not believed: the base is
+measured again and the entry rewritten. Gates of other types than :class:`PytestGate` are
+measured every time (what their results depend on is theirs to know).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from harness import __version__
+from harness.core import nofollow
+from harness.core.state_home import state_home
+from harness.sandbox import default_sandbox
+from harness.sandbox.project_env import PythonEnv
+from harness.verify.gates import Gate, PytestGate, SuiteGate, measure_baselines
+from harness.verify.junit import JUnitReport
+
+ENTRY_LIMIT = 16 * 1024 * 1024
+"""The most an entry may hold when read back (a suite of some ten thousand tests)."""
+
+FOLDER = "base-results"
+
+
+class BaseResults(BaseModel):
+    """One kept entry: the key it was made for and the gate's report at the base."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    key: str
+    report: JUnitReport
+
+
+def measure_at_base(
+    gates: Sequence[Gate],
+    *,
+    base: str,
+    folder: str,
+    checkout: Callable[[], AbstractContextManager[Path]],
+) -> dict[str, JUnitReport]:
+    """Each test gate's report at ``base``, by gate name: kept ones read, the rest measured.
+
+    ``folder`` is the workspace's path in the repository (``""`` at its top); ``checkout``
+    gives a clean checkout of the base's workspace, entered only when something is measured.
+    A gate that writes no report there has no baseline.
+    """
+    found: dict[str, JUnitReport] = {}
+    missing: list[tuple[SuiteGate, str | None]] = []
+    for gate in gates:
+        if not isinstance(gate, SuiteGate):
+            continue
+        key = entry_key(gate, base=base, folder=folder)
+        kept = _read(key) if key is not None else None
+        if kept is not None:
+            found[gate.name] = kept
+        else:
+            missing.append((gate, key))
+    if missing:
+        with checkout() as workspace:
+            measured = measure_baselines([gate for gate, _ in missing], workspace)
+        for gate, key in missing:
+            if gate.name in measured and key is not None:
+                _write(key, measured[gate.name])
+        found.update(measured)
+    return found
+
+
+def entry_key(gate: Gate, *, base: str, folder: str) -> str | None:
+    """The key of ``gate``'s results at ``base``; None for a gate whose results are not kept."""
+    if type(gate) is not PytestGate:
+        return None
+    sandbox = gate.sandbox or default_sandbox()
+    described = {
+        "harness": __version__,
+        "base": base,
+        "folder": folder,
+        "gate": {"name": gate.name, "args": gate.args, "timeout": gate.timeout},
+        "sandbox": {
+            "backend": sandbox.backend,
+            "image": sandbox.image,
+            "network": sandbox.network,
+            # the values too (only their digest is kept): a PYTHONPATH passed on changes results
+            "env": {name: os.environ.get(name) for name in sandbox.env_names},
+            "limits": sandbox.limits.model_dump(mode="json"),
+            "readonly": [str(p) for p in sandbox.readonly],
+            "hidden": [str(p) for p in sandbox.hidden],
+        },
+        "python": [sys.executable, sys.version],
+        "pytest": _pytest_version(),
+        "environment": _environment(sandbox.python_env),
+    }
+    return hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()
+
+
+def _environment(env: PythonEnv | None) -> dict[str, object] | None:
+    """The project's environment as the key sees it: its interpreter, and what its
+    site-packages hold (names only), so installing a dependency there measures the base anew."""
+    if env is None:
+        return None
+    installed = sorted(
+        f"{folder.name}/{entry.name}"
+        for folder in env.prefix.glob("lib*/python3*/site-packages")
+        for entry in folder.iterdir()
+    )
+    return {"python": str(env.python), "prefix": str(env.prefix), "installed": installed}
+
+
+def entry_path(key: str) -> Path:
+    """Where the entry of ``key`` is kept."""
+    return state_home() / FOLDER / f"{key}.json"
+
+
+def _read(key: str) -> JUnitReport | None:
+    """The kept report of ``key``; None when there is none or it is not to be believed."""
+    try:
+        data = nofollow.read_bytes(entry_path(key), root=state_home(), limit=ENTRY_LIMIT)
+        entry = BaseResults.model_validate_json(data)
+    except (OSError, nofollow.UnsafePath, ValidationError):
+        return None
+    return entry.report if entry.key == key else None
+
+
+def _write(key: str, report: JUnitReport) -> None:
+    """Keep ``report`` under ``key``; a place that cannot take it (a link, a folder) is left."""
+    data = BaseResults(key=key, report=report).model_dump_json().encode()
+    try:
+        nofollow.write_atomic(entry_path(key), data, root=state_home())
+    except (OSError, nofollow.UnsafePath):
+        return
+
+
+def _pytest_version() -> str:
+    try:
+        return version("pytest")
+    except PackageNotFoundError:
+        return "unknown"
