@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Collection, Mapping
+from pathlib import Path
 
 from pydantic import ValidationError
 
@@ -60,3 +61,17 @@ def positive_finite(field: str, value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
         raise ConfigError(f"{field}: must be a finite number above 0, got {value!r}")
     return float(value)
+
+
+def read_utf8(path: Path, what: str) -> str:
+    """The text of ``path``, a file the user gave; one that cannot be read, or is not UTF-8, is a
+    :class:`ConfigError` naming the file (``what`` says what it should hold)."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read {what}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path}: not UTF-8 text (byte {exc.start} is {exc.object[exc.start]:#04x}); "
+            "save it as UTF-8"
+        ) from None

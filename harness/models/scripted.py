@@ -11,6 +11,7 @@ from typing import Any
 
 from harness.core.errors import ConfigError, ScriptExhausted
 from harness.core.usage import Usage
+from harness.core.validation import read_utf8
 from harness.models.base import Message, Reply, ToolCall, ToolSchema
 from harness.models.tokens import TokenCounter
 
@@ -74,12 +75,7 @@ class ScriptedModel:
         entries, or ``{"rounds": {"1": [...], "2": [...]}}`` for a rounds script.
         """
         path = Path(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(f"{path}: cannot read script: {exc.strerror}") from exc
-        except UnicodeDecodeError as exc:
-            raise ConfigError(f"{path}: cannot read script: not UTF-8 text ({exc.reason})") from exc
+        text = read_utf8(path, "script")
         kwargs = {"name": f"scripted:{path.name}", **kwargs}
         if path.suffix.lower() == ".jsonl":
             return cls(_jsonl_entries(text, path), **kwargs)

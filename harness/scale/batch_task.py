@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from harness.core import nofollow
 from harness.core.errors import ConfigError
 from harness.core.usage import Usage
-from harness.core.validation import format_validation_error
+from harness.core.validation import format_validation_error, read_utf8
 from harness.engine.loop import MAX_ITERATIONS
 from harness.scale import record_ledger
 
@@ -139,15 +139,7 @@ def _starts(data: bytes) -> int:
 def load_tasks(path: str | Path) -> list[BatchTask]:
     """The tasks of a JSONL file, one per non-empty line, names unique."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the task file: {exc.strerror}") from exc
-    except UnicodeDecodeError as exc:
-        raise ConfigError(
-            f"{path}: not UTF-8 text (byte {exc.start} is {exc.object[exc.start]:#04x}); "
-            "save it as UTF-8"
-        ) from None
+    text = read_utf8(path, "the task file")
     base = path.resolve().parent
     tasks: list[BatchTask] = []
     for number, line in enumerate(text.splitlines(), start=1):

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from harness.core.errors import ConfigError
-from harness.core.validation import format_validation_error
+from harness.core.validation import format_validation_error, read_utf8
 
 INSTANCE_ID = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 REPO = r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"
@@ -59,13 +59,7 @@ class Instance(BaseModel):
 def load_instances(path: str | Path) -> list[Instance]:
     """The instances of ``path``: JSON Lines, or one JSON list; ids unique."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the instances: {exc.strerror}") from exc
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    records = _records(path, text)
+    records = _records(path, read_utf8(path, "the instances"))
     instances: list[Instance] = []
     seen: set[str] = set()
     for where, data in records:

@@ -198,7 +198,8 @@ def test_cost_per_token_prices_prompt_and_completion() -> None:
 def test_a_script_that_is_not_utf8_is_a_clear_error(tmp_path: Path) -> None:
     script = tmp_path / "binary.json"
     script.write_bytes(b"\xff\xfe[\x00")
-    with pytest.raises(ConfigError, match="binary.json: cannot read script: not UTF-8"):
+    not_utf8 = r"binary.json: not UTF-8 text \(byte \d+ is 0x[0-9a-f]{2}\); save it as UTF-8"
+    with pytest.raises(ConfigError, match=not_utf8):
         ScriptedModel.from_file(script)
 
 
