@@ -42,7 +42,7 @@ def example(tmp_path: Path) -> Iterator[Path]:
 def test_web_research_reads_the_page_and_passes_in_two_rounds(example: Path) -> None:
     started = time.monotonic()
     result = harness("run", str(example), cwd=example.parent)
-    events = assert_passed_in_two_rounds(example, "web-research", result)
+    events = assert_passed_in_two_rounds(example, "web-research", result, "every gate")
     fetches = [e for e in of_kind(events, "tool_call") if e["name"] == "fetch_url"]
     assert [(f["is_error"], "wikipedia" in f["arguments_preview"]) for f in fetches] == [
         (False, False),  # the page, read

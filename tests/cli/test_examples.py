@@ -26,7 +26,11 @@ from tests.conftest import git, verdict_entry
 
 EXAMPLES = ROOT / "examples"
 SCRATCH = shutil.ignore_patterns(".harness", "__pycache__", ".pytest_cache", ".ruff_cache")
-PYTHON_ENV = dict(os.environ)
+# The example's commands as its gates run them: `python` is the harness's (as in its venv).
+PYTHON_ENV = {
+    **os.environ,
+    "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+}
 NEVER_SUCCEEDS = {"rounds": {"1": ["I could not finish the task."], "2": ["I gave up again."]}}
 
 
@@ -57,10 +61,13 @@ def of_kind(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
 
 
 def assert_passed_in_two_rounds(
-    folder: Path, name: str, result: subprocess.CompletedProcess[str]
+    folder: Path,
+    name: str,
+    result: subprocess.CompletedProcess[str],
+    checks: str = "every gate and the review",
 ) -> list[dict[str, Any]]:
     assert result.returncode == 0, result.stderr
-    assert "PASSED: round 2 passed every gate and the review" in result.stdout
+    assert f"PASSED: round 2 passed {checks}" in result.stdout.splitlines()
     progress = Progress.load(folder / ".harness" / "progress" / f"{name}.md")
     assert progress.status is Status.PASSED
     assert progress.iteration == 2
