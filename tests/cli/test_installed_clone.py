@@ -59,10 +59,16 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def user_env(home: Path) -> dict[str, str]:
-    """The clone's virtual environment active, ``HOME`` the temporary one, no ``PYTHONPATH``."""
+    """The clone's virtual environment active, ``HOME`` the temporary one, no ``PYTHONPATH``.
+
+    Active as ``activate`` makes it: its ``bin`` first on ``PATH`` and ``VIRTUAL_ENV`` naming it
+    (not the environment the tests run in, which the harness would take for the project's).
+    """
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "HARNESS_MODEL")}
     tools = os.path.dirname(sys.executable)  # ruff, which the examples' extra would install
-    env["PATH"] = os.pathsep.join([str(home / "harness" / ".venv" / "bin"), tools, env["PATH"]])
+    venv = home / "harness" / ".venv"
+    env["PATH"] = os.pathsep.join([str(venv / "bin"), tools, env["PATH"]])
+    env["VIRTUAL_ENV"] = str(venv)
     env["HOME"] = str(home)
     return env
 
