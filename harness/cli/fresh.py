@@ -100,8 +100,9 @@ def drop_idle_run(
     the loop not started, so the next ``harness run`` starts afresh; what was removed, or None
     when the run is kept.
 
-    Idle means: it did not pass, no round of the loop was ever recorded, and its branch (in a
-    worktree of its own) holds no commit beyond its base. Under the loop's lock, like a run.
+    Idle means: it did not pass, no round of the loop was ever recorded, its branch (in a
+    worktree of its own) holds no commit beyond its base and its worktree no change. Under the
+    loop's lock, like a run.
     """
     worktree, branch = result.worktree, result.branch
     if result.passed or result.rounds or worktree is None or branch is None:
@@ -117,6 +118,8 @@ def drop_idle_run(
             return None
         if base is None or git(repo, "rev-parse", branch).strip() != base:
             return None
+        if git(worktree, "status", "--porcelain", "--untracked-files=all").strip():
+            return None  # work a round could not commit (a failing git add) is kept
         remove_worktree(repo, worktree)
         remove_branch(repo, branch)
         progress.status = Status.NOT_STARTED
