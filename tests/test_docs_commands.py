@@ -238,7 +238,8 @@ def shim(folder: Path) -> dict[str, str]:
     )
     (bin_dir / "harness").chmod(0o755)
     path = os.pathsep.join([str(bin_dir), str(Path(sys.executable).parent), os.environ["PATH"]])
-    env = {**os.environ, "PATH": path, "PYTHONPATH": str(ROOT)}
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # as a user runs it
+    env["PATH"] = path
     env.pop("HARNESS_MODEL", None)
     return env
 
