@@ -93,7 +93,7 @@ def test_findings_that_check_out(sources: Path) -> None:
     assert report.passed
     assert report.problems == ()
     assert len(report.citations) == 4
-    assert [p.name for p in report.sources_verified] == [
+    assert [Path(p).name for p in report.sources_verified] == [
         "01-log.md",
         "03-diary.md",
         "04-inquiry.md",
