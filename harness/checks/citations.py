@@ -155,7 +155,7 @@ class SourceReader:
             return f"{named}: not a fetched source's id or address"
         path = resolve_source(citation.source, self.sources)
         if path is None:
-            return f"line {citation.line}: [{citation.source}] is not a file in {self.sources}/"
+            return f"{named}: not a file in {self.sources}/"
         if not normalise(citation.quote):
             return f"line {citation.line}: empty quote from {citation.source}"
         key = str(path)

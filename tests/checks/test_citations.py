@@ -119,7 +119,7 @@ def test_every_problem_is_reported(sources: Path) -> None:
     )
     report = check_findings(text, Path("sources"), min_sources=2, require_contradictions=True)
     assert report.problems == (
-        "line 3: [sources/09-none.md] is not a file in sources/",
+        'line 3: [sources/09-none.md] "anything": not a file in sources/',
         "1 distinct sources cited with a verified quote; at least 2 required",
         'the "Contradictions" section is empty',
     )

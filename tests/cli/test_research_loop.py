@@ -1,0 +1,150 @@
+"""A research loop from loop.toml over the local web: citations and convergence gates, per round.
+
+A scripted agent fetches pages (through redirects, a PDF among them), writes cited claims and
+then leaves them alone: the loop passes once the claims are stable. One that fabricates a quote
+fails its round naming the citation; one whose key claim rests on sources that disagree never
+converges.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harness.checks.archive import ARCHIVE_DIR, SourceArchive, source_id
+from harness.checks.claim_ledger import LEDGER_FILE, read_ledger
+from harness.observe.report import render_text
+from harness.observe.run_summary import load_run
+from harness.spec import LoopSpec
+from harness.spec.build import run_folder
+from harness.spec.launch import recorded_loop
+from tests.cli.test_cli import write_loop
+from tests.research_web import HISTORY, Web, serve_web
+
+LOOP = """\
+name = "bridge"
+goal = "When did the Harran Bridge open, and how long is its main span? Cite every claim."
+isolation = "none"
+model = "scripted:author.json"
+max_iterations = {rounds}
+
+[web]
+allow_domains = ["127.0.0.1"]
+timeout = 10
+
+[critic]
+enabled = false
+
+[[gates]]
+type = "citations"
+file = "findings.md"
+min_sources = 2
+
+[[gates]]
+type = "convergence"
+file = "findings.md"
+stable_rounds = 1
+min_sources = 2
+"""
+
+
+@pytest.fixture(scope="module")
+def web() -> Iterator[Web]:
+    with serve_web() as served:
+        yield served
+
+
+def findings(web: Web, span_source: str) -> str:
+    a, b = web.gazette.url, web.archive.url
+    return (
+        "# The Harran Bridge\n\n"
+        f'- C1 (key): It opened in 1887 [source: {a}/history.html] "opened on 14 May 1887" '
+        f'[source: {b}/report.pdf] "The bridge opened to traffic in 1887"\n'
+        f"- C2 (key): Its main span is 142 metres [source: {source_id(HISTORY)}] "
+        f'"Its main span is 142 metres long" {span_source}\n'
+    )
+
+
+def write_script(folder: Path, web: Web, text: str, rounds: int) -> None:
+    fetches = [
+        {"name": "fetch_url", "arguments": {"url": url}}
+        for url in (
+            f"{web.gazette.url}/old/history",
+            f"{web.archive.url}/go/report",
+            f"{web.survey.url}/span-survey.html",
+        )
+    ]
+    write = {"name": "write_file", "arguments": {"path": "findings.md", "content": text}}
+    script = {"1": [{"content": "Reading.", "tool_calls": fetches}, write, "Written."]}
+    for number in range(2, rounds + 1):
+        script[str(number)] = ["The findings stand as they are."]
+    (folder / "author.json").write_text(json.dumps({"rounds": script}))
+
+
+def run(tmp_path: Path, web: Web, text: str, rounds: int):  # noqa: ANN201 - a RunResult
+    write_script(tmp_path, web, text, rounds)
+    write_loop(tmp_path, LOOP.format(rounds=rounds))
+    return recorded_loop(LoopSpec.from_toml(tmp_path)).run()
+
+
+def gates_of(result) -> list[list[tuple[str, bool]]]:  # noqa: ANN001
+    return [[(g.name, g.passed) for g in r.gates] for r in result.rounds]
+
+
+def test_claims_that_stop_changing_end_the_loop(tmp_path: Path, web: Web) -> None:
+    agreed = f'[source: {web.archive.url}/go/report] "The main span measures 142 metres"'
+    result = run(tmp_path, web, findings(web, agreed), rounds=4)
+    assert result.passed
+    assert gates_of(result) == [
+        [("citations", True), ("convergence", False)],
+        [("citations", True), ("convergence", True)],
+    ]
+    first = result.rounds[0].gates[1]
+    assert first.summary == (
+        "2 claims this round: +2 added (C1, C2), ~0 changed, -0 dropped; "
+        "the claims are not yet settled: unchanged for 0 rounds, 1 needed"
+    )
+    assert result.rounds[1].gates[1].summary == (
+        "2 claims this round: +0 added, ~0 changed, -0 dropped; settled for 1 rounds"
+    )
+    run_dir = run_folder(tmp_path, result.run_id)
+    report = render_text(load_run(run_dir))  # what `harness report` prints
+    assert "round 1:\n  gate convergence failed (2 claims this round: +2 added (C1, C2)," in report
+    assert [e.moved for e in read_ledger(run_dir / LEDGER_FILE)] == [True, False]
+    archived = SourceArchive(run_dir / ARCHIVE_DIR).records()
+    assert [r.requested.rsplit("/", 1)[1] for r in archived] == [
+        "history",
+        "report",
+        "span-survey.html",
+    ]
+
+
+def test_a_fabricated_quote_fails_the_round_naming_it(tmp_path: Path, web: Web) -> None:
+    made_up = f'[source: {web.archive.url}/report.pdf] "The main span measures 148 metres"'
+    result = run(tmp_path, web, findings(web, made_up), rounds=1)
+    assert not result.passed
+    [[citations]] = [r.gates for r in result.rounds]
+    assert not citations.passed
+    problem = f'- line 4: [{web.archive.url}/report.pdf] "The main span measures 148 metres": '
+    assert citations.output_tail.startswith(problem + "quote not found in s-")
+    assert citations.output_tail.endswith(f"({web.archive.url}/report.pdf)")
+    assert citations.summary.startswith("1 problem(s) in 4 citations")
+
+
+def test_a_loop_whose_sources_disagree_does_not_converge(tmp_path: Path, web: Web) -> None:
+    disputed = f'[source: {web.survey.url}/span-survey.html] "measured the main span at 148 metres"'
+    result = run(tmp_path, web, findings(web, disputed), rounds=3)
+    assert not result.passed
+    assert gates_of(result) == [[("citations", True), ("convergence", False)]] * 3
+    last = result.rounds[-1].gates[1]
+    assert last.summary == (
+        "2 claims this round: +0 added, ~0 changed, -0 dropped; the sources of key claim C2 disagree"
+    )
+    assert "the sources of key claim C2 disagree" in last.output_tail
+    assert (
+        f"- C2: {source_id(HISTORY)} ({web.gazette.url.removeprefix('http://')}) says "
+        f'"Its main span is 142 metres long" but'
+    ) in last.output_tail
