@@ -244,7 +244,12 @@ def _parser() -> argparse.ArgumentParser:
         epilog="Exit codes: 0 every check passed, 1 a check failed, 2 a file cannot be read.",
     )
     parser.add_argument("findings", type=Path, help="the findings file (Markdown)")
-    parser.add_argument("--sources", type=Path, default=Path("sources"), help="sources folder")
+    parser.add_argument(
+        "--sources",
+        type=Path,
+        default=None,
+        help="sources folder (default: sources, none with --archive)",
+    )
     parser.add_argument(
         "--archive", type=Path, default=None, help="the run's archive of fetched sources"
     )
@@ -259,6 +264,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.sources is None and args.archive is None:
+        args.sources = Path("sources")
     for folder in (args.sources, args.archive):
         if folder is not None and not folder.is_dir():
             print(f"citations: cannot read {folder}: not a folder")

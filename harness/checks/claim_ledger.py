@@ -40,6 +40,7 @@ from harness.checks.markdown import parse_heading
 from harness.core.errors import ConfigError
 
 LEDGER_FILE = "claims.jsonl"
+CONTRADICTIONS = "Contradictions between sources:"
 _CLAIM = re.compile(
     r"^\s*(?:[-*+]|\d+[.)])?\s*\**(?P<id>C\d+)\**\s*(?P<key>\(key\))?\s*[:.]\**\s*(?P<rest>.*)$"
 )
@@ -195,7 +196,7 @@ class Convergence:
         lines = [f"{len(self.entry.claims)} claims this round: {self.entry.summary()}"]
         lines += [f"- {problem}" for problem in self.problems]
         if self.contradictions:
-            lines.append("Contradictions between sources:")
+            lines.append(CONTRADICTIONS)
             lines += [f"- {c.describe()}" for c in self.contradictions]
         return "\n".join(lines)
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from harness.checks.archive import SourceArchive
 from harness.checks.citations import check_findings
-from harness.checks.claim_ledger import converged
+from harness.checks.claim_ledger import CONTRADICTIONS, converged
 from harness.core.errors import ConfigError
 from harness.verify.gates import GateReport, PredicateGate
 
@@ -79,6 +79,7 @@ def convergence_gate(
             passed=found.passed,
             summary=f"{output.splitlines()[0]}; {first}",
             output_tail=output,
+            notes=output[output.index(CONTRADICTIONS) :] if found.contradictions else "",
         )
 
     return PredicateGate(check, name=name)

@@ -9,6 +9,7 @@ converges.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import pytest
 
 from harness.checks.archive import ARCHIVE_DIR, SourceArchive, source_id
 from harness.checks.claim_ledger import LEDGER_FILE, read_ledger
+from harness.core.errors import ConfigError
 from harness.observe.report import render_text
 from harness.observe.run_summary import load_run
 from harness.spec import LoopSpec
@@ -110,6 +112,7 @@ def test_claims_that_stop_changing_end_the_loop(tmp_path: Path, web: Web) -> Non
     assert result.rounds[1].gates[1].summary == (
         "2 claims this round: +0 added, ~0 changed, -0 dropped; settled for 1 rounds"
     )
+    assert result.rounds[1].gates[1].notes == ""  # no contradiction to show the critic
     run_dir = run_folder(tmp_path, result.run_id)
     report = render_text(load_run(run_dir))  # what `harness report` prints
     assert "round 1:\n  gate convergence failed (2 claims this round: +2 added (C1, C2)," in report
@@ -144,7 +147,65 @@ def test_a_loop_whose_sources_disagree_does_not_converge(tmp_path: Path, web: We
         "2 claims this round: +0 added, ~0 changed, -0 dropped; the sources of key claim C2 disagree"
     )
     assert "the sources of key claim C2 disagree" in last.output_tail
+    assert last.notes.startswith("Contradictions between sources:\n- C2: ")  # for the critic
     assert (
         f"- C2: {source_id(HISTORY)} ({web.gazette.url.removeprefix('http://')}) says "
         f'"Its main span is 142 metres long" but'
     ) in last.output_tail
+
+
+def test_an_archived_run_replays_with_the_web_gone(tmp_path: Path) -> None:
+    with serve_web() as gone:
+        agreed = f'[source: {gone.archive.url}/go/report] "The main span measures 142 metres"'
+        first = run(tmp_path, gone, findings(gone, agreed), rounds=2)
+    assert first.passed
+    archive = run_folder(tmp_path, first.run_id) / ARCHIVE_DIR
+    loop = tmp_path / "loop.toml"
+    replay = f'replay = "{archive.relative_to(tmp_path)}"\n'
+    loop.write_text(loop.read_text().replace("timeout = 10\n", f"timeout = 10\n{replay}"))
+    (tmp_path / "findings.md").unlink()
+    (tmp_path / "progress").rename(tmp_path / "first-progress")  # a new run, not a resumed one
+    again = recorded_loop(LoopSpec.from_toml(tmp_path)).run()
+    assert again.passed
+    assert gates_of(again) == gates_of(first)
+    replayed = SourceArchive(run_folder(tmp_path, again.run_id) / ARCHIVE_DIR).records()
+    assert [r.id for r in replayed] == [r.id for r in SourceArchive(archive).records()]
+
+
+SEARCH_LOOP = """\
+name = "finder"
+goal = "find"
+isolation = "none"
+model = "scripted:author.json"
+max_iterations = 1
+[critic]
+enabled = false
+[[gates]]
+type = "command"
+cmd = "true"
+[web.search]
+"""
+
+
+@pytest.mark.parametrize(
+    ("search", "error"),
+    [
+        ('provider = "searxng"\nendpoint = "http://127.0.0.1:9/search"', None),
+        ('provider = "searxng"', "web.search.endpoint: the searxng provider needs its endpoint"),
+        ('provider = "bing"', "field 'web.search.provider'"),
+        ('provider = "brave"\napi_key_env = "NO_SUCH_KEY_SET"', "NO_SUCH_KEY_SET is not set"),
+    ],
+)
+def test_the_search_provider_is_chosen_in_loop_toml(
+    tmp_path: Path, search: str, error: str | None
+) -> None:
+    (tmp_path / "author.json").write_text(json.dumps(["done"]))
+    write_loop(tmp_path, SEARCH_LOOP + search + "\n")
+    if error is not None:
+        with pytest.raises(ConfigError, match=re.escape(error)):
+            recorded_loop(LoopSpec.from_toml(tmp_path))
+        return
+    loop = recorded_loop(LoopSpec.from_toml(tmp_path))
+    tools = {tool.name for tool in loop.settings.agent.toolbox}
+    assert {"web_search", "read_source"} <= tools
+    assert "fetch_url" not in tools

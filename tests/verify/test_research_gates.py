@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness.checks.archive import SourceArchive, source_id
+from harness.checks.citations import main
 from harness.tools import ToolContext
 from harness.tools.web import WebLimits, fetch_url_tool
 from harness.verify.research_gates import citations_gate
@@ -198,3 +199,23 @@ def test_archived_bytes_changed_after_the_fetch_fail_the_gate(
     assert not passed
     assert "do not match their hash" in problems
     assert f"{fetched.web.archive.url}/report.pdf" in problems
+
+
+def test_the_command_line_checks_against_an_archive(
+    fetched: Fetched, capsys: pytest.CaptureFixture[str]
+) -> None:
+    findings = fetched.workspace / "cli-findings.md"
+    a = fetched.web.gazette.url
+    findings.write_text(f'[source: {a}/tolls.html] "In 1901 the toll was abolished"\n')
+    archive = str(fetched.archive.folder)
+    assert main([str(findings), "--archive", archive]) == 0  # no sources folder needed
+    assert capsys.readouterr().out.endswith(
+        "1 citations, 1 sources verified, every quote found in its source\n"
+    )
+    findings.write_text(f'[source: {a}/tolls.html] "In 1902 the toll was abolished"\n')
+    assert main([str(findings), "--archive", archive]) == 1
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith(
+        f'- line 1: [{a}/tolls.html] "In 1902 the toll was abolished": quote not found'
+    )
+    assert main([str(findings), "--archive", str(fetched.workspace / "none")]) == 2
