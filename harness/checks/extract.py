@@ -30,18 +30,24 @@ def is_readable(kind: str) -> bool:
 
 
 def renditions(body: bytes, kind: str, encoding: str | None = None) -> tuple[str, ...]:
-    """The texts a body of media type ``kind`` reads as: the first is what the agent is shown.
+    """The texts a body of media type ``kind`` reads as, :func:`shown_text` first; an HTML page
+    also as plain text (a quote copied without Markdown's marks matches it)."""
+    shown = shown_text(body, kind, encoding)
+    if kind in HTML_TYPES:
+        return shown, html_plain(body.decode(encoding or "utf-8", errors="replace"))
+    return (shown,)
 
-    An HTML page gives its Markdown and its plain text; a PDF its pages' text; text itself.
-    A :class:`ToolError` names a type that is not text.
-    """
+
+def shown_text(body: bytes, kind: str, encoding: str | None = None) -> str:
+    """What the agent is shown of a body of media type ``kind``: an HTML page's Markdown, a
+    PDF's pages' text, text itself. A :class:`ToolError` names a type that is not text."""
     if kind in PDF_TYPES:
-        return (pdf_text(body),)
+        return pdf_text(body)
     text = body.decode(encoding or "utf-8", errors="replace")
     if kind in HTML_TYPES:
-        return html_markdown(text), html_plain(text)
+        return html_markdown(text)
     if kind in TEXT_TYPES or kind.startswith("text/"):
-        return (text,)
+        return text
     raise ToolError(f"{kind} is not text; only pages, PDFs and text files can be read")
 
 

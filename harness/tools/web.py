@@ -20,7 +20,9 @@ Requires the ``web`` extra (``pip install 'harness[web]'``).
 from __future__ import annotations
 
 import contextlib
+import functools
 import socket
+import ssl
 import threading
 import zlib
 from collections.abc import Iterator, Sequence
@@ -29,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
 from harness.checks.archive import ArchivedFetch, SourceArchive
-from harness.checks.extract import is_readable, media_type, renditions
+from harness.checks.extract import is_readable, media_type, shown_text
 from harness.core.errors import ConfigError, ToolError
 from harness.core.validation import positive_finite
 from harness.tools.toolkit import Tool, tool
@@ -114,7 +116,9 @@ def read_source_tool(archive: SourceArchive) -> Tool:
         record = archive.find(source)
         if record is None:
             raise ToolError(f"{source}: not in this run's archive; fetch it first")
-        return _shown(record, archive.texts(record)[0], None)
+        return _shown(
+            record, shown_text(archive.body(record), record.content_type, record.encoding), None
+        )
 
     return read_source
 
@@ -152,7 +156,7 @@ def fetch_page(url: str, limits: WebLimits, archive: SourceArchive | None = None
     }
     with (
         _Deadline(limits.timeout) as deadline,
-        httpx.Client(follow_redirects=False, timeout=limits.timeout) as client,
+        httpx.Client(follow_redirects=False, timeout=limits.timeout, verify=_tls()) as client,
     ):
         for _ in range(MAX_REDIRECTS + 1):
             _check_url(url, limits)
@@ -184,6 +188,15 @@ def fetch_page(url: str, limits: WebLimits, archive: SourceArchive | None = None
                     raise ToolError(_too_slow(url, limits)) from None
                 raise ToolError(f"{url}: cannot fetch: {exc}") from None
     raise ToolError(f"{url}: more than {MAX_REDIRECTS} redirects")
+
+
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    """The TLS settings of every fetch (httpx's defaults), made once: loading the certificate
+    authorities takes longer than fetching a small page."""
+    import httpx
+
+    return httpx.create_ssl_context()
 
 
 class _Deadline:
@@ -272,7 +285,7 @@ def _decoded(reply: httpx.Response, most: int) -> Iterator[bytes]:
 def _text(url: str, body: bytes, kind: str, encoding: str | None) -> str:
     """The text the agent is shown; a :class:`ToolError` naming ``url`` when there is none."""
     try:
-        return renditions(body, kind, encoding)[0]
+        return shown_text(body, kind, encoding)
     except ToolError as exc:
         raise ToolError(f"{url}: {exc}") from None
 
