@@ -67,6 +67,7 @@ class SourceArchive:
     def __init__(self, folder: str | Path) -> None:
         self.folder = Path(folder)
         self._lock = threading.Lock()
+        self._read: tuple[tuple[int, int], list[ArchivedFetch]] | None = None  # as last read
 
     @property
     def index(self) -> Path:
@@ -115,9 +116,16 @@ class SourceArchive:
         return record
 
     def records(self) -> list[ArchivedFetch]:
-        """Every fetch recorded, oldest first; none when nothing was archived."""
-        if not self.index.is_file():
+        """Every fetch recorded, oldest first; none when nothing was archived.
+
+        The index is read again only when its size or time changed."""
+        try:
+            stat = self.index.stat()
+        except FileNotFoundError:
             return []
+        version = (stat.st_size, stat.st_mtime_ns)
+        if self._read is not None and self._read[0] == version:
+            return list(self._read[1])
         found = []
         for number, line in enumerate(self.index.read_text(encoding="utf-8").splitlines(), 1):
             if not line.strip():
@@ -128,7 +136,8 @@ class SourceArchive:
                 raise ConfigError(
                     f"{self.index}: line {number} is not a fetch record: {exc}"
                 ) from None
-        return found
+        self._read = (version, found)
+        return list(found)
 
     def find(self, name: str) -> ArchivedFetch | None:
         """The latest fetch that ``name`` (an id or an address) names; None when there is none."""

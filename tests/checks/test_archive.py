@@ -83,3 +83,13 @@ def test_what_is_not_text_is_refused() -> None:
         renditions(b"\x89PNG", "image/png")
     with pytest.raises(ToolError, match="the PDF cannot be read"):
         renditions(b"%PDF-1.4 broken", "application/pdf")
+
+
+def test_fetches_added_by_another_reader_of_the_folder_are_seen(tmp_path: Path) -> None:
+    writer, reader = SourceArchive(tmp_path), SourceArchive(tmp_path)
+    writer.add("http://a.example/1", b"one")
+    assert [r.url for r in reader.records()] == ["http://a.example/1"]
+    writer.add("http://a.example/2", b"two")
+    assert [r.url for r in reader.records()] == ["http://a.example/1", "http://a.example/2"]
+    reader.records().clear()  # a copy: the archive's own list is not the caller's
+    assert len(reader.records()) == 2
