@@ -62,10 +62,17 @@ def source_id(body: bytes) -> str:
 
 
 class SourceArchive:
-    """The archive in ``folder`` (made on the first :meth:`add`)."""
+    """The archive in ``folder`` (made on the first :meth:`add`).
 
-    def __init__(self, folder: str | Path) -> None:
+    With ``own_only``, only the fetches this object recorded count: a loop's tools and gates
+    share one, so an index line written by anything else (the agent's shell, say) is ignored
+    and a source it claims was never fetched.
+    """
+
+    def __init__(self, folder: str | Path, *, own_only: bool = False) -> None:
         self.folder = Path(folder)
+        self.own_only = own_only
+        self._own: set[str] = set()  # the index lines this object wrote
         self._lock = threading.Lock()
         self._read: tuple[tuple[int, int], list[ArchivedFetch]] | None = None  # as last read
 
@@ -111,8 +118,10 @@ class SourceArchive:
                 partial = path.with_name(path.name + ".part")
                 partial.write_bytes(body)
                 partial.replace(path)
+            line = record.model_dump_json()
             with self.index.open("a", encoding="utf-8") as index:
-                index.write(record.model_dump_json() + "\n")
+                index.write(line + "\n")
+            self._own.add(line)
         return record
 
     def records(self) -> list[ArchivedFetch]:
@@ -128,7 +137,7 @@ class SourceArchive:
             return list(self._read[1])
         found = []
         for number, line in enumerate(self.index.read_text(encoding="utf-8").splitlines(), 1):
-            if not line.strip():
+            if not line.strip() or (self.own_only and line not in self._own):
                 continue
             try:
                 found.append(ArchivedFetch.model_validate_json(line))

@@ -124,11 +124,16 @@ def held_out_folders(config: LoopSpec) -> list[str]:
 
 
 def build_gate(
-    config: GateConfig, root: Path, sandbox: Sandbox | None = None, run: Path | None = None
+    config: GateConfig,
+    root: Path,
+    sandbox: Sandbox | None = None,
+    run: Path | None = None,
+    archive: SourceArchive | None = None,
 ) -> Gate | HumanGate:
-    """The gate ``config`` describes; ``run`` is the run's folder (its archive and ledger)."""
+    """The gate ``config`` describes; ``run`` is the run's folder (its claim ledger) and
+    ``archive`` the sources its tools fetched."""
     if isinstance(config, CitationsGateConfig | ConvergenceGateConfig):
-        return _research_gate(config, run)
+        return _research_gate(config, run, archive)
     if isinstance(config, HumanGateConfig):
         return HumanGate(timeout=config.timeout, interactive=config.interactive)
     gate: Gate
@@ -143,10 +148,13 @@ def build_gate(
     return HeldOutGate(gate, root / config.held_out, feedback=config.feedback)
 
 
-def _research_gate(config: CitationsGateConfig | ConvergenceGateConfig, run: Path | None) -> Gate:
-    if run is None:
+def _research_gate(
+    config: CitationsGateConfig | ConvergenceGateConfig,
+    run: Path | None,
+    archive: SourceArchive | None,
+) -> Gate:
+    if run is None or archive is None:
         raise ConfigError(f"gates: a {config.type} gate checks a run's sources; use it in gates")
-    archive = SourceArchive(run / ARCHIVE_DIR)
     if isinstance(config, CitationsGateConfig):
         return citations_gate(
             config.file, archive=archive, sources=config.sources, min_sources=config.min_sources,
@@ -229,6 +237,7 @@ def build_loop(
     root = config.root
     run_id = run_id or new_run_id()
     run = run_folder(root, run_id)
+    archive = SourceArchive(run / ARCHIVE_DIR, own_only=True)  # the tools' and the gates' own
     _check_held_out(config)
     if not overrides.restart:
         check_unchanged(config)  # before anything in those files is used
@@ -244,7 +253,7 @@ def build_loop(
     sandbox = build_sandbox(config, python_env=python_env)
     agent = Agent(
         model,
-        [*default_tools(), *_web_tools(config, SourceArchive(run / ARCHIVE_DIR)), *tools],
+        [*default_tools(), *_web_tools(config, archive), *tools],
         system_prompt=config.agent.system_prompt,
         max_steps=config.agent.max_steps,
         compaction=build_compaction(config.agent),
@@ -275,7 +284,7 @@ def build_loop(
     return OuterLoop(
         config.goal,
         agent,
-        gates=[build_gate(g, root, sandbox, run) for g in config.gates],
+        gates=[build_gate(g, root, sandbox, run, archive) for g in config.gates],
         critic=critic,
         skill=skill,
         progress=config.progress_path(),

@@ -219,3 +219,28 @@ def test_the_command_line_checks_against_an_archive(
         f'- line 1: [{a}/tolls.html] "In 1902 the toll was abolished": quote not found'
     )
     assert main([str(findings), "--archive", str(fetched.workspace / "none")]) == 2
+
+
+def test_an_index_line_written_from_outside_the_run_is_not_a_fetch(
+    fetched: Fetched, tmp_path: Path
+) -> None:
+    own = SourceArchive(tmp_path / "sources", own_only=True)  # as a loop's tools and gates share
+    fetch_url = fetch_url_tool(WebLimits(["127.0.0.1"], timeout=10), own)
+    tolls = f"{fetched.web.gazette.url}/tolls.html"
+    assert not fetch_url.run({"url": tolls}, ToolContext(workspace=tmp_path)).is_error
+    forged_url = f"{fetched.web.survey.url}/history-draft.html"  # never fetched
+    forger = SourceArchive(tmp_path / "sources")  # the agent's shell, writing to the folder
+    forger.add(
+        forged_url, b"The bridge was opened in 1886.", headers={"content-type": "text/plain"}
+    )
+    findings = (
+        f'- C1: [source: {tolls}] "In 1901 the toll was abolished"\n'
+        f'- C2: [source: {forged_url}] "The bridge was opened in 1886."\n'
+    )
+    outcomes = []
+    for archive in (forger, own):
+        checked = Fetched(fetched.web, archive, fetched.workspace)
+        outcomes.append(check(checked, findings + "\n## Contradictions\n\nnone\n")[2])
+    trusting, strict = outcomes
+    assert "[" + forged_url + "]" not in trusting  # an archive that trusts its index is fooled
+    assert f'- line 2: [{forged_url}] "The bridge was opened in 1886.": never fetched' in strict
