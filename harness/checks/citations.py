@@ -7,7 +7,8 @@ A citation is a source in brackets followed by a quote::
 
 The source may be a path (relative to where the check runs, or to the folder holding the
 sources folder) or a file name inside the sources folder, with or without ``.md``;
-``[03-harbour-log] "..."`` works too. With a run's archive (see :mod:`harness.checks.archive`),
+``[03-harbour-log] "..."`` works too; a local PDF or HTML file is read as a fetched one
+would be. With a run's archive (see :mod:`harness.checks.archive`),
 it may also be a fetched source's id (``[source: s-1a2b3c4d5e6f]``) or the address it was
 fetched from; a web source that was never fetched fails. Straight or curly double quotes both
 delimit a quote. A quote passes when it occurs in the cited document's text (an archived
@@ -25,6 +26,8 @@ It exits 0 when every check passes, 1 when one fails and 2 when a file cannot be
 from __future__ import annotations
 
 import argparse
+import hashlib
+import mimetypes
 import re
 import sys
 from collections.abc import Sequence
@@ -33,6 +36,7 @@ from pathlib import Path, PurePath
 from urllib.parse import urlsplit
 
 from harness.checks.archive import ID_DIGITS, ID_PREFIX, SourceArchive
+from harness.checks.extract import HTML_TYPES, PDF_TYPES, renditions
 from harness.checks.markdown import EXIT_FAILED, EXIT_PASSED, EXIT_UNREADABLE, read_text, section
 from harness.core.errors import ConfigError, ToolError
 
@@ -137,11 +141,23 @@ def resolve_source(name: str, sources: Path) -> Path | None:
 
 class SourceReader:
     """Checks quotes against the sources they cite: local files in ``sources``, fetched ones
-    in ``archive``; each document is read and normalised once."""
+    in ``archive``; each document is read and normalised once.
 
-    def __init__(self, sources: Path | None, archive: SourceArchive | None = None) -> None:
+    With ``keep_local``, each local file cited is kept in ``archive`` too (as
+    ``file:<path>``, once per content) and its quotes are checked against the archived bytes,
+    so the run holds every byte its quotes were checked against.
+    """
+
+    def __init__(
+        self,
+        sources: Path | None,
+        archive: SourceArchive | None = None,
+        *,
+        keep_local: bool = False,
+    ) -> None:
         self.sources = sources
         self.archive = archive
+        self.keep_local = keep_local
         self._texts: dict[str, tuple[str, ...]] = {}
 
     def verify(self, citation: Citation) -> Verified | str:
@@ -160,13 +176,31 @@ class SourceReader:
             return f"line {citation.line}: empty quote from {citation.source}"
         key = str(path)
         if key not in self._texts:
-            self._texts[key] = (normalise(path.read_text(encoding="utf-8", errors="replace")),)
+            try:
+                self._texts[key] = tuple(normalise(text) for text in self._local_texts(path))
+            except (ConfigError, ToolError) as exc:
+                return f"{named}: {exc}"
         if not _found(citation.quote, self._texts[key]):
             return (
                 f"line {citation.line}: quote not found in {citation.source}: "
                 f'"{_shorten(citation.quote)}"'
             )
         return Verified(citation, key, key)
+
+    def _local_texts(self, path: Path) -> tuple[str, ...]:
+        """A local file's texts: a PDF's or an HTML page's as a fetched one's, else its text."""
+        guessed = mimetypes.guess_type(path.name)[0] or ""
+        kind = guessed if guessed in PDF_TYPES or guessed in HTML_TYPES else "text/plain"
+        body = path.read_bytes()
+        if self.keep_local and self.archive is not None:
+            address = f"file:{_shown_path(path, self.sources)}"
+            record = self.archive.find(address)
+            if record is None or record.sha256 != hashlib.sha256(body).hexdigest():
+                record = self.archive.add(
+                    address, body, headers={"content-type": kind}, encoding="utf-8", kind="file"
+                )
+            body = self.archive.body(record)
+        return renditions(body, kind, "utf-8")
 
     def _verify_archived(
         self, citation: Citation, named: str, archive: SourceArchive
@@ -193,16 +227,17 @@ def check_findings(
     sources: Path | None,
     *,
     archive: SourceArchive | None = None,
+    keep_local: bool = False,
     min_sources: int = 1,
     require_contradictions: bool = False,
 ) -> FindingsReport:
     """Verify every quote against its source, count distinct sources, look for Contradictions.
 
     ``sources`` is the folder of local documents (None: there are none); ``archive`` holds the
-    sources fetched in this run.
+    sources fetched in this run; with ``keep_local`` the local files cited are kept there too.
     """
     citations = parse_citations(text)
-    reader = SourceReader(sources, archive)
+    reader = SourceReader(sources, archive, keep_local=keep_local)
     problems: list[str] = []
     found: list[Verified] = []
     for citation in citations:
@@ -226,6 +261,12 @@ def check_findings(
         elif not body:
             problems.append('the "Contradictions" section is empty')
     return FindingsReport(tuple(citations), verified, tuple(problems), tuple(found))
+
+
+def _shown_path(path: Path, sources: Path | None) -> str:
+    """``path`` from the folder holding ``sources`` (as a citation names it), when inside."""
+    base = sources.resolve().parent if sources is not None else None
+    return path.relative_to(base).as_posix() if base and path.is_relative_to(base) else str(path)
 
 
 def _found(quote: str, texts: tuple[str, ...]) -> bool:

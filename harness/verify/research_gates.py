@@ -38,6 +38,7 @@ def citations_gate(
             text,
             workspace / sources if sources else None,
             archive=archive,
+            keep_local=True,
             min_sources=min_sources,
             require_contradictions=require_contradictions,
         )

@@ -244,3 +244,31 @@ def test_an_index_line_written_from_outside_the_run_is_not_a_fetch(
     trusting, strict = outcomes
     assert "[" + forged_url + "]" not in trusting  # an archive that trusts its index is fooled
     assert f'- line 2: [{forged_url}] "The bridge was opened in 1886.": never fetched' in strict
+
+
+def test_local_files_are_archived_and_read_like_fetched_ones(tmp_path: Path) -> None:
+    (tmp_path / "sources").mkdir()
+    (tmp_path / "sources" / "keeper.md").write_text(KEEPER)
+    (tmp_path / "sources" / "report.pdf").write_bytes(REPORT)
+    archive = SourceArchive(tmp_path / "run", own_only=True)
+    findings = (
+        '- C1: [source: sources/keeper.md] "first lit on 20 May 1887"\n'
+        '- C2: [source: report.pdf] "The bridge opened to traffic in 1887"\n'
+    )
+    (tmp_path / "findings.md").write_text(findings)
+    gate = citations_gate("findings.md", archive=archive, sources="sources", min_sources=2)
+    for _ in range(2):  # each content is kept once, however often it is checked
+        assert gate.check(tmp_path).passed
+    kept = [(r.url, r.kind, r.content_type) for r in archive.records()]
+    assert kept == [
+        ("file:sources/keeper.md", "file", "text/plain"),
+        ("file:sources/report.pdf", "file", "application/pdf"),
+    ]
+    (tmp_path / "sources" / "keeper.md").write_text(KEEPER.replace("20 May", "21 May"))
+    report = gate.check(tmp_path)
+    assert not report.passed
+    assert report.output_tail.splitlines()[0] == (
+        '- line 1: quote not found in sources/keeper.md: "first lit on 20 May 1887"'
+    )
+    assert [r.url for r in archive.records()][-1] == "file:sources/keeper.md"  # the new bytes
+    assert len(archive.records()) == 3
