@@ -116,9 +116,8 @@ def read_source_tool(archive: SourceArchive) -> Tool:
         record = archive.find(source)
         if record is None:
             raise ToolError(f"{source}: not in this run's archive; fetch it first")
-        return _shown(
-            record, shown_text(archive.body(record), record.content_type, record.encoding), None
-        )
+        body = _archived(archive, record)
+        return _shown(record, _text(record.url, body, record.content_type, record.encoding), None)
 
     return read_source
 
@@ -132,7 +131,7 @@ def replayed_page(
     record = replay.find(url)
     if record is None:
         raise ToolError(f"{url}: not in the replayed archive {replay.folder} (offline)")
-    body = replay.body(record)
+    body = _archived(replay, record)
     if archive is not None:
         record = archive.add(
             record.url, body, requested=url, status=record.status, headers=record.headers,
@@ -280,6 +279,14 @@ def _decoded(reply: httpx.Response, most: int) -> Iterator[bytes]:
                 raise ToolError(f"{reply.url}: the {encoding} body is corrupt: {exc}") from None
             yield piece
             data = decoder.unconsumed_tail
+
+
+def _archived(archive: SourceArchive, record: ArchivedFetch) -> bytes:
+    """``record``'s archived bytes; a :class:`ToolError` when they are not as kept."""
+    try:
+        return archive.body(record)
+    except ConfigError as exc:
+        raise ToolError(str(exc)) from None
 
 
 def _text(url: str, body: bytes, kind: str, encoding: str | None) -> str:

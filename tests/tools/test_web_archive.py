@@ -83,3 +83,17 @@ def test_a_replayed_run_fetches_from_its_archive_only(tmp_path: Path) -> None:
     refused, is_error = fetch("http://elsewhere.example/", again, tmp_path, replay=first)
     assert is_error
     assert "elsewhere.example is not an allowed domain" in refused
+
+
+def test_a_changed_archive_is_an_error_observation(tmp_path: Path) -> None:
+    archive = SourceArchive(tmp_path / "archive")
+    record = archive.add("http://127.0.0.1:9/h", HISTORY, headers={"content-type": "text/html"})
+    (archive.folder / record.file).write_bytes(HISTORY.replace(b"1887", b"1888"))
+    result = read_source_tool(archive).run({"source": record.id}, ToolContext(workspace=tmp_path))
+    assert result.is_error
+    assert f"the archived bytes of {record.id} do not match their hash" in result.output
+    replayed, is_error = fetch("http://127.0.0.1:9/h", SourceArchive(tmp_path / "b"), tmp_path,
+                               replay=archive)  # fmt: skip
+    assert is_error
+    assert "do not match their hash" in replayed
+    assert "1888" not in replayed
