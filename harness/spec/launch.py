@@ -7,10 +7,9 @@ from collections.abc import Sequence
 from harness.core.errors import ConfigError
 from harness.core.sink import EventSink
 from harness.observe.events import EVENTS_FILE, EventLog
-from harness.observe.run_summary import RUNS_DIR
 from harness.outer.loop import OuterLoop
 from harness.outer.options import new_run_id
-from harness.spec.build import OverrideError, Overrides, build_loop, mcp_servers
+from harness.spec.build import OverrideError, Overrides, build_loop, mcp_servers, run_folder
 from harness.spec.loop_spec import LoopSpec
 from harness.tools import Tool
 
@@ -35,7 +34,7 @@ def recorded_loop(
     try:
         redactor = spec.redactor()
         events = EventLog(
-            spec.root / RUNS_DIR / run_id / EVENTS_FILE,
+            run_folder(spec.root, run_id) / EVENTS_FILE,
             run_id=run_id,
             redactor=redactor,
             echo=echo,

@@ -21,8 +21,9 @@ from harness.core.errors import ConfigError
 from harness.observe.report import render_text
 from harness.observe.run_summary import load_run
 from harness.spec import LoopSpec
-from harness.spec.build import run_folder
+from harness.spec.build import build_gate, run_folder
 from harness.spec.launch import recorded_loop
+from harness.spec.sections import CitationsGateConfig
 from tests.cli.test_cli import write_loop
 from tests.research_web import HISTORY, Web, serve_web
 
@@ -209,3 +210,11 @@ def test_the_search_provider_is_chosen_in_loop_toml(
     tools = {tool.name for tool in loop.settings.agent.toolbox}
     assert {"web_search", "read_source"} <= tools
     assert "fetch_url" not in tools
+
+
+def test_a_research_gate_outside_a_run_is_refused(tmp_path: Path) -> None:
+    config = CitationsGateConfig(type="citations", file="findings.md")
+    with pytest.raises(
+        ConfigError, match="a citations gate checks a run's sources; use it in gates"
+    ):
+        build_gate(config, tmp_path)  # as fleet.evaluate builds its gates
