@@ -7,7 +7,9 @@ archive (:mod:`harness.checks.archive`), local ones in a folder of the checkout.
   it names, or whose source was never fetched.
 - :func:`convergence_gate` records the claims in the run's ledger each time it runs and passes
   when they have stayed unchanged for ``stable_rounds`` rounds and every key claim has
-  ``min_sources`` independent sources that agree (see :mod:`harness.checks.claim_ledger`).
+  ``min_sources`` independent sources that agree (see :mod:`harness.checks.claim_ledger`); the
+  sources that disagree are written to ``contradictions.md`` beside the ledger, named in its
+  summary and noted for the critic.
 """
 
 from __future__ import annotations
@@ -17,8 +19,12 @@ from pathlib import Path
 from harness.checks.archive import SourceArchive
 from harness.checks.citations import check_findings
 from harness.checks.claim_ledger import CONTRADICTIONS, converged
+from harness.core.atomic import atomic_write_text
 from harness.core.errors import ConfigError
 from harness.verify.gates import GateReport, PredicateGate
+
+CONTRADICTIONS_FILE = "contradictions.md"
+"""Beside the ledger: the contradictions the last check found, for the person to read."""
 
 
 def citations_gate(
@@ -75,12 +81,16 @@ def convergence_gate(
         )
         output = found.report(stable_rounds)
         first = found.problems[0] if found.problems else f"settled for {found.stable} rounds"
+        disputed = list(dict.fromkeys(c.claim for c in found.contradictions))
+        listed = output[output.index(CONTRADICTIONS) :] if disputed else ""
+        atomic_write_text(ledger.with_name(CONTRADICTIONS_FILE), listed or "none\n")
         return GateReport(
             name=name,
             passed=found.passed,
-            summary=f"{output.splitlines()[0]}; {first}",
+            summary=f"{output.splitlines()[0]}; {first}"
+            + (f"; sources disagree on {', '.join(disputed)}" if disputed else ""),
             output_tail=output,
-            notes=output[output.index(CONTRADICTIONS) :] if found.contradictions else "",
+            notes=listed,
         )
 
     return PredicateGate(check, name=name)

@@ -118,6 +118,7 @@ def test_claims_that_stop_changing_end_the_loop(tmp_path: Path, web: Web) -> Non
     report = render_text(load_run(run_dir))  # what `harness report` prints
     assert "round 1:\n  gate convergence failed (2 claims this round: +2 added (C1, C2)," in report
     assert [e.moved for e in read_ledger(run_dir / LEDGER_FILE)] == [True, False]
+    assert (run_dir / "contradictions.md").read_text() == "none\n"
     archived = SourceArchive(run_dir / ARCHIVE_DIR).records()
     assert [r.requested.rsplit("/", 1)[1] for r in archived] == [
         "history",
@@ -145,8 +146,11 @@ def test_a_loop_whose_sources_disagree_does_not_converge(tmp_path: Path, web: We
     assert gates_of(result) == [[("citations", True), ("convergence", False)]] * 3
     last = result.rounds[-1].gates[1]
     assert last.summary == (
-        "2 claims this round: +0 added, ~0 changed, -0 dropped; the sources of key claim C2 disagree"
+        "2 claims this round: +0 added, ~0 changed, -0 dropped; the sources of key claim C2 "
+        "disagree; sources disagree on C2"
     )
+    listed = (run_folder(tmp_path, result.run_id) / "contradictions.md").read_text()
+    assert listed == last.notes  # for the person, as for the critic
     assert "the sources of key claim C2 disagree" in last.output_tail
     assert last.notes.startswith("Contradictions between sources:\n- C2: ")  # for the critic
     assert (
