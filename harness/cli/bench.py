@@ -24,6 +24,7 @@ def run_swebench(args: argparse.Namespace) -> int:
         feedback=args.feedback,
         hints=args.hints,
         workers=args.workers,
+        attempts=args.attempts,
         budget=Budget(cost_usd=args.budget_cost),
     )
 
@@ -35,4 +36,5 @@ def run_swebench(args: argparse.Namespace) -> int:
     print(summary.table())
     for name in (PREDICTIONS, RESULTS, SUMMARY):
         print(f"{name}: {out / name}")
-    return EXIT_PASSED if summary.ended == summary.instances else EXIT_ESCALATED
+    every = summary.instances * summary.attempts
+    return EXIT_PASSED if summary.ended == every else EXIT_ESCALATED

@@ -113,6 +113,12 @@ def add_bench_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
     )
     swebench.add_argument("--hints", action="store_true", help="add hints_text to the goal")
     swebench.add_argument(
+        "--attempts",
+        type=_attempts,
+        default=1,
+        help="independent attempts per instance, 1 to 8, for pass@k (default 1)",
+    )
+    swebench.add_argument(
         "--budget-cost", type=positive_float, help="start no instance past this cost (USD)"
     )
     swebench.add_argument("--quiet", action="store_true", help="no live progress line")

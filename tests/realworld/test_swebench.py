@@ -114,6 +114,32 @@ def test_an_agent_that_edits_the_test_instead_of_the_code_is_not_resolved(
     assert "+++ b/test_six.py" in str(prediction["model_patch"])  # the edit was made, not counted
 
 
+def test_attempts_give_pass_at_k_and_one_prediction_per_instance(
+    repos: Path, tmp_path: Path
+) -> None:
+    (instance,) = [i for i in load_instances(INSTANCES) if i.repo == "benjaminp/six"]
+    one = tmp_path / "one.jsonl"
+    one.write_text(instance.model_dump_json() + "\n")
+    out = tmp_path / "out"
+
+    result = harness(
+        "bench", "swebench", str(one), "--repos", str(repos), "--out", str(out),
+        "--model", "gold", "--max-iterations", "1", "--attempts", "2", "--quiet", cwd=tmp_path,
+    )  # fmt: skip
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "ended       2/2 attempts" in result.stdout
+    assert "pass        @1 100.0% (0.0%-100.0%), @2 100.0% (0.0%-100.0%)" in result.stdout
+    results = lines(out / "results.jsonl")
+    assert [(r["attempt"], r["resolved"]) for r in results] == [(1, True), (2, True)]
+    assert results[0]["branch"] != results[1]["branch"]  # each attempt on a branch of its own
+    (prediction,) = lines(out / "preds.jsonl")
+    assert prediction["instance_id"] == instance.instance_id
+    summary = json.loads((out / "bench.json").read_text())
+    assert (summary["attempts"], summary["resolved"], summary["ended"]) == (2, 1, 2)
+    assert [p["estimate"] for p in summary["pass_at"]] == [1.0, 1.0]
+
+
 @pytest.mark.timeout(1200)
 def test_a_killed_benchmark_reruns_and_ends_every_instance_once(
     repos: Path, tmp_path: Path
