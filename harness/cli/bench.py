@@ -10,6 +10,7 @@ from harness.cli.exit_codes import EXIT_ESCALATED, EXIT_PASSED
 from harness.models.budget import Budget
 from harness.scale.batch import BatchProgress
 from harness.scale.swebench import PREDICTIONS, RESULTS, SUMMARY, BenchOptions, run_bench
+from harness.scale.swebench_envs import load_env_table
 from harness.scale.swebench_instance import load_instances
 
 
@@ -25,6 +26,7 @@ def run_swebench(args: argparse.Namespace) -> int:
         hints=args.hints,
         workers=args.workers,
         attempts=args.attempts,
+        envs=load_env_table(args.envs) if args.envs else None,
         budget=Budget(cost_usd=args.budget_cost),
     )
 

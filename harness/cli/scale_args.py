@@ -113,6 +113,12 @@ def add_bench_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
     )
     swebench.add_argument("--hints", action="store_true", help="add hints_text to the goal")
     swebench.add_argument(
+        "--envs",
+        type=Path,
+        help="a TOML table of set-up commands per repo/version: each environment made once "
+        "per (repo, environment_setup_commit) and kept (default: the harness's Python)",
+    )
+    swebench.add_argument(
         "--attempts",
         type=_attempts,
         default=1,

@@ -41,6 +41,7 @@ from harness.core.errors import ConfigError
 from harness.models.budget import Budget
 from harness.scale.batch import Batch, BatchProgress
 from harness.scale.batch_task import BatchTask, TaskRecord, read_record
+from harness.scale.swebench_envs import EnvTable
 from harness.scale.swebench_instance import Instance
 from harness.verify.held_out import Feedback
 from harness.workspace.git_cmd import git
@@ -69,6 +70,8 @@ class BenchOptions:
     budget: Budget | None = None
     attempts: int = 1
     """Independent attempts per instance (pass@k); the first one gives ``preds.jsonl``."""
+    envs: EnvTable | None = None
+    """How instances' environments are made; None: the tests run in the harness's Python."""
 
 
 class InstanceResult(BaseModel):
@@ -315,8 +318,21 @@ def loop_toml(instance: Instance, options: BenchOptions) -> str:
             "[critic]",
             "enabled = false",
             "",
+            *env_section(instance, options.envs),
         ]
     )
+
+
+def env_section(instance: Instance, envs: EnvTable | None) -> list[str]:
+    """``[env]``: the table's set-up command, run once at the instance's environment commit."""
+    recipe = envs.recipe(instance) if envs is not None else None
+    if recipe is None:
+        return []
+    commit = instance.environment_setup_commit or instance.base_commit
+    lines = ["[env]", f"setup = {toml_string(recipe.setup)}", f"commit = {toml_string(commit)}"]
+    if recipe.python is not None:
+        lines.append(f"python = {toml_string(recipe.python)}")
+    return [*lines, ""]
 
 
 def toml_string(text: str) -> str:

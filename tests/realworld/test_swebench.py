@@ -140,6 +140,48 @@ def test_attempts_give_pass_at_k_and_one_prediction_per_instance(
     assert [p["estimate"] for p in summary["pass_at"]] == [1.0, 1.0]
 
 
+EDITABLE = (
+    'echo ran >> "$UV_CACHE_DIR/../setup-runs" && '
+    'site="$(python -c "import sysconfig; print(sysconfig.get_path(\'purelib\'))")" && '
+    'echo "$PWD" > "$site/_project.pth"'
+)
+"""A set-up that works offline: counts itself, installs the project as an editable path."""
+
+
+def test_instances_of_one_repository_and_environment_commit_share_one_environment(
+    repos: Path, tmp_path: Path
+) -> None:
+    first, second = [i for i in load_instances(INSTANCES) if i.repo == "mahmoud/boltons"]
+    assert first.environment_setup_commit != second.environment_setup_commit
+    second = second.model_copy(update={"environment_setup_commit": first.base_commit})
+    two = tmp_path / "two.jsonl"
+    two.write_text(first.model_dump_json() + "\n" + second.model_dump_json() + "\n")
+    table = tmp_path / "envs.toml"
+    table.write_text(f"[[env]]\nrepo = \"mahmoud/boltons\"\nsetup = '''{EDITABLE}'''\n")
+    out = tmp_path / "out"
+
+    result = harness(
+        "bench", "swebench", str(two), "--repos", str(repos), "--out", str(out), "--model",
+        "gold", "--max-iterations", "1", "--envs", str(table), "--workers", "2", "--quiet",
+        cwd=tmp_path,
+    )  # fmt: skip
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "resolved    2/2 (100.0%" in result.stdout
+    envs = Path(os.environ["XDG_STATE_HOME"]) / "harness" / "envs"
+    assert (envs / "cache" / "setup-runs").read_text() == "ran\n"  # made once, then reused
+    (made,) = [path for path in (envs / "commits").iterdir() if path.is_dir()]
+    assert made.name.startswith(first.base_commit[:16])
+    assert json.loads((made / "ready").read_text())["commit"] == first.base_commit
+    python = made / "venv" / "bin" / "python"
+    for line in lines(out / "results.jsonl"):
+        events = lines(Path(str(line["trajectory"])))
+        (start,) = [event for event in events if event["kind"] == "run_start"]
+        origin = f"[env] setup at {first.base_commit[:12]}"
+        note = f"commands run in the project's Python environment ({origin}): {python}"
+        assert note in start["notes"], start["notes"]
+
+
 @pytest.mark.timeout(1200)
 def test_a_killed_benchmark_reruns_and_ends_every_instance_once(
     repos: Path, tmp_path: Path
