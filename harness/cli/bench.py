@@ -26,6 +26,8 @@ def run_swebench(args: argparse.Namespace) -> int:
         hints=args.hints,
         workers=args.workers,
         attempts=args.attempts,
+        backend=args.backend,
+        ray_address=args.ray_address,
         envs=load_env_table(args.envs) if args.envs else None,
         budget=Budget(cost_usd=args.budget_cost),
     )

@@ -102,6 +102,10 @@ def add_bench_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         "--out", type=Path, help="where everything goes (default .harness/bench/<file stem>)"
     )
     swebench.add_argument("--workers", type=positive_int, default=2, help="loops at once")
+    swebench.add_argument("--backend", choices=("local", "ray"), default="local")
+    swebench.add_argument(
+        "--ray-address", help="join this Ray cluster (default: RAY_ADDRESS, else a local one)"
+    )
     swebench.add_argument(
         "--max-iterations", type=positive_int, default=3, help="rounds per instance (default 3)"
     )

@@ -12,9 +12,9 @@ the agent never reaches:
   through the tools (``gold``) or changes nothing (``empty``).
 
 The instances then run as a :class:`~harness.scale.batch.Batch` (workers, a batch-wide budget,
-resume after a kill). Not on the Ray backend: it ships a task's git repository to the worker,
-and an instance's loop.toml and held-out files must stay outside the repository the agent works
-in. An instance is resolved exactly when its loop passed:
+resume after a kill), locally or on Ray: the Ray backend ships the instance's folder (loop.toml,
+held-out files, the oracle's script) around its repository, which stays the only thing the
+agent works in. An instance is resolved exactly when its loop passed:
 every ``FAIL_TO_PASS`` and ``PASS_TO_PASS`` test passed with the test patch applied, as the
 official rule has it. With several attempts per instance, each is a batch task of its own on
 the same prepared folder (its own run branch). After the batch, ``preds.jsonl`` (one line per
@@ -39,7 +39,7 @@ from pydantic import BaseModel, ConfigDict
 from harness.core import nofollow
 from harness.core.errors import ConfigError
 from harness.models.budget import Budget
-from harness.scale.batch import Batch, BatchProgress
+from harness.scale.batch import Backend, Batch, BatchProgress
 from harness.scale.batch_task import BatchTask, TaskRecord, read_record
 from harness.scale.swebench_envs import EnvTable
 from harness.scale.swebench_instance import Instance
@@ -72,6 +72,8 @@ class BenchOptions:
     """Independent attempts per instance (pass@k); the first one gives ``preds.jsonl``."""
     envs: EnvTable | None = None
     """How instances' environments are made; None: the tests run in the harness's Python."""
+    backend: Backend = "local"
+    ray_address: str | None = None
 
 
 class InstanceResult(BaseModel):
@@ -165,6 +167,8 @@ def run_bench(
         out=out / "batch",
         budget=options.budget,
         on_progress=on_progress,
+        backend=options.backend,
+        ray_address=options.ray_address,
     )
     batch.run()
     return write_outputs(instances, options.model, out, attempts=options.attempts)
@@ -205,7 +209,8 @@ def prepare(instance: Instance, options: BenchOptions, out: Path) -> BatchTask:
         tmp.write_text(loop_toml(instance, options), encoding="utf-8")
         tmp.replace(loop)  # last: a folder with a loop.toml is a prepared one
     model = f"scripted:{folder / 'oracle.json'}" if options.model in ORACLES else options.model
-    return BatchTask(name=instance.instance_id, loop=str(loop), model=model)
+    workspace = str(folder / "repo")  # named, so the Ray backend finds the repository to ship
+    return BatchTask(name=instance.instance_id, loop=str(loop), model=model, workspace=workspace)
 
 
 def attempt_name(instance_id: str, attempt: int) -> str:

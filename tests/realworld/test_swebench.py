@@ -182,6 +182,41 @@ def test_instances_of_one_repository_and_environment_commit_share_one_environmen
         assert note in start["notes"], start["notes"]
 
 
+@pytest.mark.timeout(300)
+def test_the_benchmark_runs_on_the_ray_backend(repos: Path, tmp_path: Path) -> None:
+    """Two instances (a Ray start is tens of seconds here): gold resolves both on Ray workers,
+    which get each instance's folder shipped around its repository, nothing shared."""
+    pytest.importorskip("ray", reason="the Ray backend needs the ray extra")
+    chosen = [
+        i for i in load_instances(INSTANCES) if i.repo in ("hukkin/tomli", "jmespath/jmespath.py")
+    ]
+    subset = tmp_path / "two.jsonl"
+    subset.write_text("".join(i.model_dump_json() + "\n" for i in chosen))
+    out = tmp_path / "out"
+    command = [
+        sys.executable, "-m", "harness.cli.main", "bench", "swebench", str(subset),
+        "--repos", str(repos), "--out", str(out), "--model", "gold", "--max-iterations", "1",
+        "--backend", "ray", "--workers", "2", "--quiet",
+    ]  # fmt: skip
+
+    result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=280)
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "resolved    2/2 (100.0%" in result.stdout
+    summary = json.loads((out / "batch" / "summary.json").read_text())
+    assert summary["backend"] == "ray"
+    results = lines(out / "results.jsonl")
+    assert [(r["instance_id"], r["resolved"]) for r in results] == [
+        (i.instance_id, True) for i in chosen
+    ]
+    for result_line, instance in zip(results, chosen, strict=True):
+        trajectory = Path(str(result_line["trajectory"]))  # the run's files came back
+        assert trajectory.is_relative_to(out / "instances" / instance.instance_id / ".harness")
+        assert any('"kind": "run_end"' in line for line in trajectory.read_text().splitlines())
+    for prediction, instance in zip(lines(out / "preds.jsonl"), chosen, strict=True):
+        assert files(str(prediction["model_patch"])) == files(instance.patch)  # branch fetched
+
+
 @pytest.mark.timeout(1200)
 def test_a_killed_benchmark_reruns_and_ends_every_instance_once(
     repos: Path, tmp_path: Path
