@@ -102,7 +102,12 @@ def add_bench_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         "--out", type=Path, help="where everything goes (default .harness/bench/<file stem>)"
     )
     swebench.add_argument("--workers", type=positive_int, default=2, help="loops at once")
-    swebench.add_argument("--backend", choices=("local", "ray"), default="local")
+    swebench.add_argument(
+        "--backend",
+        choices=("local", "ray"),
+        default="local",
+        help="where the loops run (default local; ray ships each instance to a worker)",
+    )
     swebench.add_argument(
         "--ray-address", help="join this Ray cluster (default: RAY_ADDRESS, else a local one)"
     )
