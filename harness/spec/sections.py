@@ -192,6 +192,8 @@ class EnvConfig(Section):
 
     python: str | None = Field(None, min_length=1)  # an interpreter: a path (~, relative) or name
     setup: str | None = Field(None, min_length=1)  # made into a fresh venv once per base commit
+    # the commit setup runs at instead of the run's start (a benchmark's environment commit)
+    commit: str | None = Field(None, pattern=r"^[0-9a-f]{7,64}$")
     setup_timeout: float = Field(1800, gt=0)  # seconds the set-up command may take
     detect: bool = True
 
