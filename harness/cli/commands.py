@@ -273,6 +273,9 @@ def approve(args: argparse.Namespace) -> int:
     inbox = _inbox(args.loop)
     rejected = args.reject is not None
     request = inbox.answer("rejected" if rejected else "approved", args.reject or "")
+    if request.action:
+        print(f"{request.loop}: {request.action} ({'rejected' if rejected else 'approved'})")
+        return EXIT_PASSED
     verb = "rejected; the note is its next round's feedback" if rejected else "approved"
     print(f"{request.loop}: round {request.round} {verb}")
     return EXIT_PASSED

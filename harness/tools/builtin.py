@@ -85,6 +85,7 @@ def write_file(ctx: ToolContext, path: str, content: str) -> str:
     verb = "overwrote" if target.exists() else "created"
     write_confined(ctx.workspace, target, content)
     ctx.files_touched.add(rel)
+    ctx.files_written.add(rel)
     return f"{verb} {rel} ({len(content)} characters, {_line_count(content)} lines)"
 
 
@@ -115,6 +116,7 @@ def edit_file(ctx: ToolContext, path: str, old: str, new: str) -> str:
     updated = text[:start] + new + text[start + len(old) :]
     write_confined(ctx.workspace, target, updated, errors="surrogateescape")
     ctx.files_touched.add(rel)
+    ctx.files_written.add(rel)
     first = text.count("\n", 0, start) + 1
     return f"edited {rel}:\n" + _excerpt(updated, first, first + new.count("\n"))
 

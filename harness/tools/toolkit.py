@@ -66,6 +66,7 @@ class ToolContext:
     max_output_chars: int = 20_000  # observation cap, head + tail kept
     env: dict[str, str] | None = None  # values run_shell sets on top of the allow-list
     files_touched: set[str] = field(default_factory=set)  # relative paths read or written
+    files_written: set[str] = field(default_factory=set)  # relative paths written or edited
     commands_run: list[str] = field(default_factory=list)
     max_shell_timeout: float = 600.0  # the most a model may ask of run_shell's timeout
     search_timeout: float = 1.5  # one search's budget, seconds (a line costs ~0.1 s at most)
