@@ -6,11 +6,12 @@ the line as bash does and every simple command in it is returned, quotes removed
 ``git``). A program is named by its last path part (``/usr/bin/git`` is ``git``), and what a
 wrapper runs is read through it: ``env X=1 cmd``, ``command``, ``exec``, ``nohup``, ``nice``,
 ``timeout``, ``time``, ``sudo``, ``xargs``, ``busybox``, ``find -exec``, and the script of ``sh -c``
-/ ``bash -c`` / ``eval``, parsed in turn.
+/ ``bash -c`` / ``eval`` / ``watch`` / ``trap`` / ``su -c``, parsed in turn.
 
 What cannot be read for certain raises :class:`Unreadable`, so a caller fails closed: a line bash
 would not parse, a program named by an expansion (``$CMD push``), a shell reading its commands
-from standard input (``... | sh``), an alias defined on the line, a wrapper option not known here.
+from standard input (``... | sh``), an alias defined on the line, a wrapper option not known here,
+a command substitution inside a here-document or a ``${...}`` expansion.
 """
 
 from __future__ import annotations
@@ -93,6 +94,11 @@ _SHELL_VALUED = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 
 
+_EXPANDING = "$`*?[{~"
+"""Characters that let the shell turn a word into another (after quotes are removed)."""
+_RUNS_STRINGS = frozenset({"`", "$("})
+
+
 class Unreadable(ValueError):
     """The line cannot be read for certain; the message says why."""
 
@@ -116,14 +122,18 @@ def matches(pattern: str, command: Command, *, loose: bool) -> bool:
     """Whether ``command`` fits ``pattern``, a glob over its words joined by spaces (``git push*``).
 
     ``loose`` also lets the pattern's words after the program match the command's words in order
-    with others between them (``git push*`` fits ``git -C . push``): deny and ask rules are read
-    so, so that options put in front cannot slip a command past them.
+    with others between them (``git push*`` fits ``git -C . push``), and lets a command of the
+    pattern's program fit whenever one of its words holds an expansion or a glob the shell would
+    fill in (``git pu$@sh``, ``git p*``): deny and ask rules are read so, so that options put in
+    front or words the shell rewrites cannot slip a command past them.
     """
     if fnmatch.fnmatchcase(" ".join(command), pattern):
         return True
     words = pattern.split()
     if not loose or not words or not command or not fnmatch.fnmatchcase(command[0], words[0]):
         return False
+    if any(char in word for word in command[1:] for char in _EXPANDING):
+        return True
     rest = iter(command[1:])
     wanted = [word for word in words[1:] if word != "*"]
     return all(any(fnmatch.fnmatchcase(word, want) for word in rest) for want in wanted)
@@ -134,10 +144,15 @@ def _simple_commands(node: object) -> Iterator[object]:
     kind = getattr(node, "kind", "")
     if kind == "command":
         yield node
+    if kind in ("parameter", "heredoc") and any(
+        mark in str(getattr(node, "value", "")) for mark in _RUNS_STRINGS
+    ):
+        what = "a here-document" if kind == "heredoc" else "a parameter expansion"
+        raise Unreadable(f"{what} holds a command substitution")
     for attribute in ("parts", "list"):
         for child in getattr(node, attribute, None) or ():
             yield from _simple_commands(child)
-    for attribute in ("command", "output"):
+    for attribute in ("command", "output", "heredoc"):
         child = getattr(node, attribute, None)
         if child is not None and not isinstance(child, int | str):
             yield from _simple_commands(child)
@@ -164,8 +179,13 @@ def _unwrap(words: Sequence[str], depth: int) -> list[Command]:
         return [command, *_unwrap(args, depth)]
     if program in SHELLS:
         return [command, *_shell_script(program, args, depth)]
-    if program == "eval":
-        return [command, *commands(" ".join(args), depth=depth + 1)]
+    if program == "eval" or (program == "watch" and args):
+        script = " ".join(args if program == "eval" else _watched(args))
+        return [command, *commands(script, depth=depth + 1)]
+    if program == "trap" and args and not args[0].startswith("-"):
+        return [command, *commands(args[0], depth=depth + 1)]
+    if program in ("su", "runuser") and "-c" in args[:-1]:
+        return [command, *commands(args[args.index("-c") + 1], depth=depth + 1)]
     if program == "alias" and any("=" in arg for arg in args):
         raise Unreadable("an alias is defined on the line")
     if program == "find":
@@ -202,6 +222,14 @@ def _shell_script(program: str, args: list[str], depth: int) -> list[Command]:
     if rest:
         return []
     raise Unreadable(f"{program} reads its commands from standard input")
+
+
+def _watched(args: list[str]) -> list[str]:
+    """The command ``watch`` runs (through ``sh -c``): its words after its options."""
+    index = 0
+    while index < len(args) and args[index].startswith("-"):
+        index += 2 if args[index] in ("-n", "--interval", "-d", "--differences") else 1
+    return args[index:]
 
 
 def _has_c(options: list[str]) -> bool:
