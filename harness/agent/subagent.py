@@ -14,14 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from harness.core.errors import ConfigError, ToolError
+from harness.core.errors import ConfigError, Stopped, ToolError
 from harness.models.base import Model
 from harness.tools import Tool, ToolResult
-
-if TYPE_CHECKING:
-    from harness.agent.agent import AgentRun
 
 SUBAGENT_TOOL = "subagent"
 MAX_DEPTH = 5
@@ -63,7 +60,24 @@ class Subagents:
         return self.profiles[name]
 
 
-Delegate = Callable[[str, str | None, list[str] | None], "AgentRun"]
+class ChildRun(Protocol):
+    """What the observation reads of a child's :class:`~harness.agent.agent.AgentRun`."""
+
+    @property
+    def final(self) -> str | None: ...
+    @property
+    def steps(self) -> int: ...
+    @property
+    def stop_reason(self) -> str: ...
+    @property
+    def stop_message(self) -> str: ...
+    @property
+    def interruption(self) -> Stopped | None: ...
+    @property
+    def files_written(self) -> set[str]: ...
+
+
+Delegate = Callable[[str, str | None, list[str] | None], ChildRun]
 
 
 def subagent_tool(delegate: Delegate, profiles: Mapping[str, Profile]) -> Tool:
@@ -91,7 +105,7 @@ def subagent_tool(delegate: Delegate, profiles: Mapping[str, Profile]) -> Tool:
     return tool
 
 
-def _observation(run: AgentRun) -> ToolResult:
+def _observation(run: ChildRun) -> ToolResult:
     changed = sorted(run.files_written)
     files = f"\nfiles changed: {', '.join(changed)}" if changed else "\nfiles changed: none"
     if run.interruption is not None:
