@@ -71,8 +71,8 @@ HookFunction = Callable[[ActionCall], "str | Block | None"]
 class ActionHook:
     """Run ``run`` before or after each call of the tools named by ``tools`` (globs).
 
-    ``run`` is a shell command, run in the sandbox in the workspace with the call as JSON in
-    ``HARNESS_ACTION`` (a before hook that exits non-zero blocks the call, its output the
+    ``run`` is a shell command, run in the sandbox in the workspace with the environment
+    ``run_shell`` gets and the call as JSON in ``HARNESS_ACTION`` (a before hook that exits non-zero blocks the call, its output the
     reason; an after hook's output is added when it exits non-zero, or always with
     ``observe="always"``), or a callable given an :class:`ActionCall` that returns a
     :class:`Block` (before only), text to add to the observation, or None.
@@ -187,7 +187,7 @@ class ActionGuard:
             hook.run,
             cwd=self.ctx.workspace,
             timeout=hook.timeout,
-            env={"HARNESS_ACTION": _payload(action)},
+            env={**self.ctx.command_env(), "HARNESS_ACTION": _payload(action)},
             max_output=HOOK_OUTPUT_CHARS,
         )
         output = truncate(result.output.strip(), HOOK_OUTPUT_CHARS)

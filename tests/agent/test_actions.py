@@ -160,3 +160,14 @@ def test_hooks_are_checked_when_the_agent_is_built() -> None:
         ActionHook("x", "during", "true")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="run must be a command or a callable"):
         ActionHook("x", "after", "  ")
+
+
+def test_a_command_hook_gets_the_sessions_environment_and_the_call(tmp_path: Path) -> None:
+    check = (
+        'test "$MODE" = strict && python3 -c "import json, os; '
+        "print(json.loads(os.environ['HARNESS_ACTION'])['arguments']['command'])\"; exit 1"
+    )
+    hook = ActionHook("echo-call", "after", check, tools=("run_shell",))
+    model = ScriptedModel([shell("echo hi"), "done"])
+    run = Agent(model, hooks=[hook]).run("go", tmp_path, env={"MODE": "strict", "API_TOKEN": "s"})
+    assert observations(run.messages)[0].endswith("[hook echo-call]\n[exit code 1]\necho hi")
