@@ -20,8 +20,6 @@ import fnmatch
 import posixpath
 from collections.abc import Iterator, Sequence
 
-import bashlex
-
 Command = tuple[str, ...]
 """One simple command's words: the program's name (its last path part), then its arguments."""
 
@@ -107,6 +105,8 @@ def commands(line: str, *, depth: int = 0) -> list[Command]:
     """Every simple command ``line`` would run, wrappers and nested shells looked through."""
     if depth > MAX_NESTING:
         raise Unreadable(f"shells nest more than {MAX_NESTING} deep")
+    import bashlex  # loaded on first use: most runs judge no command line
+
     try:
         trees = bashlex.parse(line)
     except Exception as exc:  # bashlex raises its own errors and NotImplementedError
