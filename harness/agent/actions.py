@@ -27,7 +27,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Literal
 
-from harness.core.errors import ConfigError
+from harness.core.errors import ConfigError, Stopped
 from harness.core.event_schema import ActionHookEvent, PermissionEvent
 from harness.core.sink import EventSink
 from harness.core.text import truncate
@@ -75,7 +75,8 @@ class ActionHook:
     ``run_shell`` gets and the call as JSON in ``HARNESS_ACTION`` (a before hook that exits non-zero blocks the call, its output the
     reason; an after hook's output is added when it exits non-zero, or always with
     ``observe="always"``), or a callable given an :class:`ActionCall` that returns a
-    :class:`Block` (before only), text to add to the observation, or None.
+    :class:`Block` (before only), text to add to the observation, or None. A callable that
+    raises blocks the call (before) or has its error added to the observation (after).
     """
 
     name: str
@@ -176,7 +177,14 @@ class ActionGuard:
     def _call(self, hook: ActionHook, action: ActionCall) -> tuple[object, str, str]:
         """What the hook said, and the outcome and detail its event records."""
         if not isinstance(hook.run, str):
-            said = hook.run(action)
+            try:
+                said = hook.run(action)
+            except Stopped:
+                raise  # a run-wide bound reached inside the hook stops the session too
+            except Exception as exc:  # recorded, and the call is judged as the hook's failure
+                failure = f"{type(exc).__name__}: {exc}"
+                said = Block(f"the hook failed: {failure}") if hook.when == "before" else failure
+                return said, "blocked" if hook.when == "before" else "failed", failure[:1000]
             if isinstance(said, Block):
                 if hook.when == "after":
                     raise ConfigError(f"hook {hook.name!r}: an after hook cannot block")

@@ -171,3 +171,25 @@ def test_a_command_hook_gets_the_sessions_environment_and_the_call(tmp_path: Pat
     model = ScriptedModel([shell("echo hi"), "done"])
     run = Agent(model, hooks=[hook]).run("go", tmp_path, env={"MODE": "strict", "API_TOKEN": "s"})
     assert observations(run.messages)[0].endswith("[hook echo-call]\n[exit code 1]\necho hi")
+
+
+def test_a_hook_that_raises_blocks_before_and_is_reported_after(tmp_path: Path) -> None:
+    def broken(call: ActionCall) -> str:
+        raise RuntimeError(f"cannot judge {call.tool}")
+
+    hooks = [
+        ActionHook("strict", "before", broken, tools=("run_shell",)),
+        ActionHook("report", "after", broken, tools=("write_file",)),
+    ]
+    model = ScriptedModel(
+        [shell("touch ran"), ToolCall("write_file", {"path": "a.md", "content": "x"}), "done"]
+    )
+    run = Agent(model, hooks=hooks).run("go", tmp_path)
+    blocked, written = observations(run.messages)
+    assert (
+        blocked
+        == "error: blocked by hook strict: the hook failed: RuntimeError: cannot judge run_shell"
+    )
+    assert not (tmp_path / "ran").exists()
+    assert written.endswith("[hook report]\nRuntimeError: cannot judge write_file")
+    assert (tmp_path / "a.md").read_text() == "x"
