@@ -308,7 +308,7 @@ class _Session:
             ToolStart(name=call.name, arguments_preview=call.arguments_json[:4000], step=self.steps)
         )
         refusal = self.guard.before(call)
-        result = refusal or self.toolbox.execute(call, self.ctx)
+        result = refusal if refusal is not None else self.toolbox.execute(call, self.ctx)
         if refusal is None and not result.malformed:
             result = self.guard.after(call, result)
         if result.arguments is not None and not result.is_error:
