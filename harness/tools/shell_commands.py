@@ -188,6 +188,8 @@ def _unwrap(words: Sequence[str], depth: int) -> list[Command]:
         return [command, *commands(args[args.index("-c") + 1], depth=depth + 1)]
     if program == "alias" and any("=" in arg for arg in args):
         raise Unreadable("an alias is defined on the line")
+    if program == "git" and any(arg.lower().startswith("alias.") for arg in args):
+        raise Unreadable("a git alias is defined on the line")
     if program == "find":
         return [command, *_find_exec(args, depth)]
     if program in _WRAPPERS:

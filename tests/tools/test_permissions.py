@@ -68,6 +68,9 @@ SMUGGLED = [
     "watch -n 1 git push",
     "su -c 'git push' root",
     "builtin eval 'git push'",
+    "! git push",
+    "echo | xargs -I{} git push",
+    "true && \\\ngit push",
 ]
 
 UNREADABLE = [
@@ -84,6 +87,9 @@ UNREADABLE = [
     "cat <<EOF\n$(git push)\nEOF",
     "cat <<EOF\n`git push`\nEOF",
     "echo ${x:-$(git push)}",
+    "git${IFS}push",
+    "$(echo git) push",
+    "git -c alias.p=push p",
 ]
 
 
