@@ -260,6 +260,8 @@ def _state(progress: Path, recorded: str) -> str:
     from harness.memory.lock import LoopLock
 
     request = Inbox(progress).pending()
+    if request is not None and request.action:
+        return f"waiting for approval of an action: {request.action} (`harness approve`)"
     if request is not None:
         return f"waiting for approval of round {request.round} (`harness approve`)"
     holder = LoopLock(progress).holder()

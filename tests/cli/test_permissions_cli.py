@@ -75,6 +75,10 @@ def test_an_ask_is_approved_and_another_rejected_from_a_second_process(tmp_path:
         assert first.round == 1
         assert "rule run_shell(touch*)" in first.action
         assert not (tmp_path / "approved.txt").exists()  # nothing ran before the answer
+        status = harness("status", ".", cwd=tmp_path)
+        assert "waiting for approval of an action: The agent asks to run run_shell: touch" in (
+            status.stdout
+        )
         approved = harness("approve", "loop.toml", cwd=tmp_path)
         assert approved.returncode == 0, approved.stderr
         assert "(approved)" in approved.stdout
