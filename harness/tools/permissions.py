@@ -54,14 +54,14 @@ class Decision:
 class Permissions(BaseModel):
     """``[permissions]``: rules over tool names, shell commands, paths and MCP tools."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     allow: list[str] = []
     ask: list[str] = []
     deny: list[str] = []
     default: Verdict = "allow"  # for a call no rule names
     unreadable: Literal["deny", "ask"] = "deny"  # for a command line that cannot be read
-    ask_timeout: float = Field(300, gt=0)  # seconds to wait for `harness approve`
+    ask_timeout: float = Field(300, gt=0, le=86_400)  # seconds to wait for `harness approve`
     attended: bool = True  # False: nobody is asked; `unattended` answers at once
     unattended: Literal["deny", "allow"] = "deny"  # the answer to `ask` when nobody can be asked
 
