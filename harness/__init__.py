@@ -19,6 +19,10 @@ _EXPORTS = {
     "Agent": "harness.agent.agent",
     "AgentRun": "harness.agent.agent",
     "AgentStop": "harness.agent.agent",
+    "ActionHook": "harness.agent.actions",
+    "Block": "harness.agent.actions",
+    "Subagents": "harness.agent.subagent",
+    "Permissions": "harness.tools.permissions",
     "Tool": "harness.tools",
     "ToolResult": "harness.tools",
     "tool": "harness.tools",
@@ -53,12 +57,14 @@ _EXPORTS = {
 }
 
 __all__ = [
+    "ActionHook",
     "Agent",
     "AgentRun",
     "AgentStop",
     "Batch",
     "BatchTask",
     "BestOf",
+    "Block",
     "Budget",
     "CommandGate",
     "Condition",
@@ -75,6 +81,7 @@ __all__ = [
     "LoopResult",
     "LoopSpec",
     "OuterLoop",
+    "Permissions",
     "PredicateGate",
     "Progress",
     "PytestGate",
@@ -83,6 +90,7 @@ __all__ = [
     "ScriptedModel",
     "Skill",
     "StopReason",
+    "Subagents",
     "Subtask",
     "Tool",
     "ToolCall",
@@ -94,7 +102,9 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from harness.agent.actions import ActionHook, Block
     from harness.agent.agent import Agent, AgentRun, AgentStop
+    from harness.agent.subagent import Subagents
     from harness.core.errors import ConfigError, HarnessError
     from harness.core.stop import StopReason
     from harness.core.usage import Usage
@@ -115,6 +125,7 @@ if TYPE_CHECKING:
     from harness.scale.best_of import BestOf
     from harness.scale.fleet import Fleet, Subtask
     from harness.tools import Tool, ToolResult, default_tools, tool
+    from harness.tools.permissions import Permissions
     from harness.verify.critic import Critic, Verdict
     from harness.verify.gates import CommandGate, GateReport, PredicateGate, PytestGate
     from harness.verify.human import HumanGate

@@ -140,6 +140,12 @@ def emit_sample_run(
                  usage=out.round.as_dict())  # fmt: skip
         if round_ == 1:
             out.emit("hook_failed", 0, hook="on_round", round=round_, error="exit code 7: ")
+            out.emit("permission", 0, tool="run_shell", subject="git push", verdict="deny",
+                     decision="denied", rule="run_shell(git push*)")  # fmt: skip
+            out.emit("action_hook", 0, hook="lint", when="after", tool="write_file",
+                     outcome="observed", detail="exit code 1")  # fmt: skip
+            out.emit("subagent", 0, profile="searcher", depth=1, model="scripted",
+                     stop_reason="answered", steps=2, tokens=300, files=["notes.md"])  # fmt: skip
     reason = "PASSED" if passes else "MAX_ITERATIONS"
     out.emit("stop", 0.1, reason=reason,
              message="gates and critic passed" if passes else f"{rounds} of {rounds} rounds used")  # fmt: skip

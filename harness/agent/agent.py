@@ -9,17 +9,20 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
+from harness.agent.actions import ActionGuard, ActionHook, Asker, check_hooks
 from harness.agent.compaction import Compaction, ContextOverflow, make_compaction
 from harness.agent.ledger import Ledger
 from harness.agent.stuck import StuckWatch
-from harness.core.errors import ConfigError, Stopped
-from harness.core.event_schema import ToolCallEvent, ToolStart
+from harness.agent.subagent import SUBAGENT_TOOL, Profile, Subagents, subagent_tool
+from harness.core.errors import ConfigError, Stopped, ToolError
+from harness.core.event_schema import SubagentEvent, ToolCallEvent, ToolStart
 from harness.core.sink import NULL_SINK, EventSink
 from harness.core.usage import Usage
 from harness.models.base import Message, Model, Reply, ToolCall
 from harness.models.budget import metered
 from harness.sandbox import Sandbox
 from harness.tools import Tool, Toolbox, ToolContext, ToolResult, default_tools
+from harness.tools.permissions import Permissions
 
 DEFAULT_SYSTEM_PROMPT = """\
 You are a careful software agent in a workspace folder; paths are relative to it. Use the tools \
@@ -56,6 +59,8 @@ class AgentRun:
     interruption: Stopped | None = None
     files_touched: set[str] = field(default_factory=set)
     commands_run: list[str] = field(default_factory=list)
+    files_written: set[str] = field(default_factory=set)
+    subagents: list[AgentRun] = field(default_factory=list)  # the child sessions it started
 
 
 class Agent:
@@ -73,6 +78,11 @@ class Agent:
 
     ``compaction`` keeps the session inside the model's window: ``"mask_observations"`` (the
     default), ``"summarize"``, ``"none"``/``None``, or any object with ``maybe_compact``.
+
+    ``permissions`` judge every call before it runs, ``asker`` asks a person when they say
+    ``ask`` (none: the run is unattended), and ``hooks`` run before and after calls
+    (:mod:`harness.agent.actions`). ``subagents`` gives the agent the ``subagent`` tool
+    (:mod:`harness.agent.subagent`).
     """
 
     def __init__(
@@ -90,6 +100,10 @@ class Agent:
         shell_timeout: float = 120.0,
         max_output_chars: int = 20_000,
         sandbox: Sandbox | None = None,
+        permissions: Permissions | None = None,
+        asker: Asker | None = None,
+        hooks: Iterable[ActionHook] = (),
+        subagents: Subagents | None = None,
     ) -> None:
         if not isinstance(max_steps, int) or max_steps < 1:
             raise ConfigError(f"max_steps: must be a positive integer, got {max_steps!r}")
@@ -112,6 +126,11 @@ class Agent:
         self.shell_timeout = shell_timeout
         self.max_output_chars = max_output_chars
         self.sandbox = sandbox  # where run_shell runs; None: Sandbox("auto")
+        self.permissions = permissions
+        self.asker = asker
+        self.hooks = check_hooks(hooks)
+        self.subagents = subagents
+        self.depth = 0  # how deep a child session this agent runs (0: not a child)
 
     def with_tools(self, tools: Iterable[Tool]) -> Agent:
         """A copy of this agent that also has ``tools`` (an MCP server's, for one run)."""
@@ -123,6 +142,22 @@ class Agent:
         """A copy of this agent that talks to ``model`` (the run's metered one)."""
         twin = copy.copy(self)
         twin.model = model
+        return twin
+
+    def with_asker(self, asker: Asker | None) -> Agent:
+        """A copy of this agent whose permission asks go to ``asker`` (a round's approval inbox)."""
+        twin = copy.copy(self)
+        twin.asker = asker
+        return twin
+
+    def child(self, model: Model, tools: list[Tool], profile: Profile, *, nested: bool) -> Agent:
+        """The agent of a child session: one level deeper, with ``profile``'s prompt and step
+        cap, ``tools`` and ``model``; it may start children of its own only when ``nested``."""
+        twin = copy.copy(self)
+        twin.model, twin.toolbox, twin.max_steps = model, Toolbox(tools), profile.max_steps
+        twin.system_prompt = profile.system_prompt or DEFAULT_SYSTEM_PROMPT
+        twin.depth = self.depth + 1
+        twin.subagents = self.subagents if nested else None
         return twin
 
     def check_fits(self, task: str) -> None:
@@ -186,6 +221,14 @@ class _Session:
             sandbox=agent.sandbox,
             time_left=self.model.meter.remaining_seconds,
         )
+        self.toolbox = agent.toolbox
+        if agent.subagents is not None:
+            delegate = subagent_tool(self.delegate, agent.subagents.profiles)
+            self.toolbox = Toolbox([*agent.toolbox, delegate])
+        self.children: list[AgentRun] = []
+        self.guard = ActionGuard(
+            self.ctx, events, agent.permissions, agent.hooks, agent.asker, lambda: self.steps
+        )
         self.messages: list[Message] = [
             {"role": "system", "content": agent.system_prompt},
             {"role": "user", "content": task},
@@ -219,7 +262,7 @@ class _Session:
             events=self.events,
         )
         reply = self.model.complete(
-            self.messages, self.agent.toolbox.schemas(), max_tokens=self.agent.max_tokens
+            self.messages, self.toolbox.schemas(), max_tokens=self.agent.max_tokens
         )
         self.steps += 1
         self.messages.append(reply.to_message())
@@ -264,7 +307,10 @@ class _Session:
         self.events.emit(
             ToolStart(name=call.name, arguments_preview=call.arguments_json[:4000], step=self.steps)
         )
-        result = self.agent.toolbox.execute(call, self.ctx)
+        refusal = self.guard.before(call)
+        result = refusal if refusal is not None else self.toolbox.execute(call, self.ctx)
+        if refusal is None and not result.malformed:
+            result = self.guard.after(call, result)
         if result.arguments is not None and not result.is_error:
             self.ledger.note_tool_call(call.name, result.arguments)
         self.events.emit(
@@ -290,4 +336,48 @@ class _Session:
             stop_message=message,
             files_touched=set(self.ctx.files_touched),
             commands_run=list(self.ctx.commands_run),
+            files_written=set(self.ctx.files_written),
+            subagents=self.children,
         )
+
+    def delegate(self, task: str, name: str | None, tools: list[str] | None) -> AgentRun:
+        """Run a child session on ``task`` (the ``subagent`` tool); refused past the depth cap."""
+        config = self.agent.subagents
+        assert config is not None
+        if self.agent.depth >= config.max_depth:
+            raise ToolError(
+                f"refused: subagents nest at most {config.max_depth} deep, "
+                f"and this session is at depth {self.agent.depth}"
+            )
+        profile = config.profile(name)
+        mine = [tool.name for tool in self.toolbox]
+        offered = list(profile.tools) if profile.tools is not None else mine
+        chosen = offered if tools is None else tools
+        unknown = [tool for tool in chosen if tool not in offered or tool not in mine]
+        if unknown:
+            raise ToolError(f"tools not available to the subagent: {', '.join(unknown)}; "
+                            f"it may use: {', '.join(t for t in offered if t in mine)}")  # fmt: skip
+        model = self.model.for_role("author", profile.model) if profile.model else self.model
+        tool_list = [tool for tool in self.agent.toolbox if tool.name in chosen]
+        nested = SUBAGENT_TOOL in chosen
+        child = self.agent.child(model, tool_list, profile, nested=nested)
+        run = child.run(
+            task, self.ctx.workspace, protect=self.ctx.protect, events=self.events, env=self.ctx.env
+        )
+        self.children.append(run)
+        self.ctx.files_touched |= run.files_touched
+        self.ctx.files_written |= run.files_written
+        self.ctx.commands_run.extend(run.commands_run)
+        self.events.emit(
+            SubagentEvent(
+                profile=name,
+                depth=child.depth,
+                model=model.name,
+                stop_reason=str(run.stop_reason),
+                steps=run.steps,
+                tokens=run.usage.total_tokens,
+                cost_usd=run.usage.cost_usd,
+                files=sorted(run.files_written),
+            )
+        )
+        return run

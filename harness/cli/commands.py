@@ -260,6 +260,8 @@ def _state(progress: Path, recorded: str) -> str:
     from harness.memory.lock import LoopLock
 
     request = Inbox(progress).pending()
+    if request is not None and request.action:
+        return f"waiting for approval of an action: {request.action} (`harness approve`)"
     if request is not None:
         return f"waiting for approval of round {request.round} (`harness approve`)"
     holder = LoopLock(progress).holder()
@@ -273,6 +275,9 @@ def approve(args: argparse.Namespace) -> int:
     inbox = _inbox(args.loop)
     rejected = args.reject is not None
     request = inbox.answer("rejected" if rejected else "approved", args.reject or "")
+    if request.action:
+        print(f"{request.loop}: {request.action} ({'rejected' if rejected else 'approved'})")
+        return EXIT_PASSED
     verb = "rejected; the note is its next round's feedback" if rejected else "approved"
     print(f"{request.loop}: round {request.round} {verb}")
     return EXIT_PASSED

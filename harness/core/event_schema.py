@@ -193,6 +193,47 @@ class HookFailed(EventBase):
     error: str
 
 
+class PermissionEvent(EventBase):
+    """What the permission rules said of a tool call, and a person's answer when asked."""
+
+    kind: Literal["permission"] = "permission"
+    tool: str
+    subject: str  # the command, path or tool name judged
+    verdict: Literal["allow", "ask", "deny"]  # what the rules said
+    decision: Literal["allowed", "denied"]  # what happened to the call
+    rule: str | None = None
+    source: Literal["rule", "default", "unreadable"] = "rule"
+    answer: Literal["approved", "rejected", "timed_out", "unattended"] | None = None
+    reason: str = ""
+    step: int | None = None
+
+
+class ActionHookEvent(EventBase):
+    """An action hook ran before or after a tool call (or was kept from running)."""
+
+    kind: Literal["action_hook"] = "action_hook"
+    hook: str
+    when: Literal["before", "after"]
+    tool: str
+    outcome: Literal["passed", "blocked", "observed", "failed", "guarded"]
+    detail: str = ""
+    step: int | None = None
+
+
+class SubagentEvent(EventBase):
+    """A child session the agent started with the subagent tool ended."""
+
+    kind: Literal["subagent"] = "subagent"
+    profile: str | None = None
+    depth: int
+    model: str
+    stop_reason: str
+    steps: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+    files: list[str] = []
+
+
 Event = Annotated[
     RunStart
     | RunEnd
@@ -210,7 +251,10 @@ Event = Annotated[
     | Escalation
     | ApprovalEvent
     | NoteEvent
-    | HookFailed,
+    | HookFailed
+    | PermissionEvent
+    | ActionHookEvent
+    | SubagentEvent,
     Field(discriminator="kind"),
 ]
 
@@ -234,6 +278,9 @@ EVENT_MODELS: dict[str, type[EventBase]] = {
         ApprovalEvent,
         NoteEvent,
         HookFailed,
+        PermissionEvent,
+        ActionHookEvent,
+        SubagentEvent,
     )
 }
 """Each event kind and its model."""

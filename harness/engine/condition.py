@@ -2,7 +2,8 @@
 
 ``left`` is a reference (:mod:`harness.engine.reference`) whose first part names a root (a
 loop variable, ``loop_round``, ``output``, ``history`` ..., as the caller's ``root`` function
-decides). A reference that does not resolve is *missing*, and no operator holds on a missing
+decides). In text, a leading ``$`` says the first part *is* a root: :meth:`ConditionSet.check_roots`
+refuses one that is not among the caller's roots. A reference that does not resolve is *missing*, and no operator holds on a missing
 value: a condition on an output that was not produced counts as not met, whatever the operator.
 A bare reference (``"needs_retry"``) is a truth test, ``"not needs_retry"`` its opposite.
 """
@@ -99,6 +100,11 @@ class Condition(BaseModel):
 
         The value is JSON when it parses, else plain text.
         """
+        return cls._read(text, case_sensitive)[0]
+
+    @classmethod
+    def _read(cls, text: str, case_sensitive: bool = True) -> tuple[Condition, str]:
+        """The condition in ``text`` and its reference as written (a leading ``$`` kept)."""
         if not isinstance(text, str) or not text.strip():
             raise ConfigError(f"condition {text!r}: empty; give e.g. 'score >= 8' or 'needs_retry'")
         if _joins(text):
@@ -110,15 +116,16 @@ class Condition(BaseModel):
         if match is None:
             return cls._bare(text, case_sensitive)
         right = match["right"]
-        return cls(
+        condition = cls(
             match["left"],
             match["op"],
             _literal(right) if right else None,
             case_sensitive=case_sensitive,
         )
+        return condition, match["left"]
 
     @classmethod
-    def _bare(cls, text: str, case_sensitive: bool) -> Condition:
+    def _bare(cls, text: str, case_sensitive: bool) -> tuple[Condition, str]:
         """``"needs_retry"`` (truthy) or ``"not needs_retry"`` (falsy); else a clear error."""
         negated = _NEGATION.fullmatch(text)
         reference = (negated["left"] if negated else text).strip()
@@ -131,7 +138,8 @@ class Condition(BaseModel):
             parse_reference(reference)
         except ConfigError as exc:
             raise ConfigError(f"condition {text!r}: {exc}") from None
-        return cls(reference, Op.FALSY if negated else Op.TRUTHY, case_sensitive=case_sensitive)
+        op = Op.FALSY if negated else Op.TRUTHY
+        return cls(reference, op, case_sensitive=case_sensitive), reference
 
     def holds(self, root: Root) -> bool:
         """Whether the comparison holds; never on a missing value."""
@@ -164,10 +172,15 @@ def _literal(text: str) -> Any:
 
 @dataclass(frozen=True, slots=True)
 class ConditionSet:
-    """Conditions joined by AND (all hold) or OR (any holds)."""
+    """Conditions joined by AND (all hold) or OR (any holds).
+
+    ``rooted`` holds the references that were written with a leading ``$`` (``$memory.x``):
+    each must name a root of the loop, which :meth:`check_roots` enforces.
+    """
 
     conditions: tuple[Condition, ...]
     combine: Combine = "and"
+    rooted: tuple[str, ...] = ()
 
     def holds(self, root: Root) -> bool:
         test = any if self.combine == "or" else all
@@ -175,6 +188,22 @@ class ConditionSet:
 
     def __str__(self) -> str:
         return f" {self.combine} ".join(map(str, self.conditions))
+
+    def check_roots(self, roots: Iterable[str], field: str) -> None:
+        """Refuse a ``$``-reference whose root is not one of ``roots``, naming both.
+
+        Without ``$`` a name that is no root may still be read from the round's output, so
+        only ``$name`` can be known to be wrong before the loop runs.
+        """
+        known = tuple(roots)
+        for reference in self.rooted:
+            name = parse_reference(reference)[0]
+            if name not in known:
+                raise ConfigError(
+                    f"{field}: reference {reference!r} names an unknown root {name!r}; "
+                    f"the known roots are {', '.join(known)} (declare {name!r} as a loop "
+                    "variable, or drop the '$' to read a field of the round's output)"
+                )
 
     @classmethod
     def build(
@@ -189,8 +218,8 @@ class ConditionSet:
         items = [spec] if isinstance(spec, Condition) else list(spec)
         if not items:
             raise ConfigError(f"{field}: give at least one condition, or None")
-        conditions = tuple(_one(item, field) for item in items)
-        return cls(conditions, "or" if combine == "or" else "and")
+        read = [_one(item, field) for item in items]
+        return cls._of(read, "or" if combine == "or" else "and")
 
     @classmethod
     def parse(cls, text: str, field: str = "condition") -> ConditionSet:
@@ -204,7 +233,12 @@ class ConditionSet:
                 f"{field}: {text!r} mixes 'and' with 'or'; pass a list of conditions and combine="
             )
         combine: Combine = "or" if "or" in joins else "and"
-        return cls(tuple(_one(part, field) for part in parts), combine)
+        return cls._of([_one(part, field) for part in parts], combine)
+
+    @classmethod
+    def _of(cls, read: list[tuple[Condition, str]], combine: Combine) -> ConditionSet:
+        rooted = tuple(written for _, written in read if written.startswith("$"))
+        return cls(tuple(condition for condition, _ in read), combine, rooted)
 
 
 def _joins(text: str) -> list[re.Match[str]]:
@@ -212,11 +246,12 @@ def _joins(text: str) -> list[re.Match[str]]:
     return [match for match in _CONNECTIVE.finditer(text) if match[2]]
 
 
-def _one(item: Condition | str, field: str) -> Condition:
+def _one(item: Condition | str, field: str) -> tuple[Condition, str]:
+    """The condition ``item`` gives and its reference as written."""
     if isinstance(item, Condition):
-        return item
+        return item, item.left
     if isinstance(item, str):
-        return Condition.parse(item)
+        return Condition._read(item)
     raise ConfigError(f"{field}: expected a Condition or a string, got {type(item).__name__}")
 
 

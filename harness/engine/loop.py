@@ -52,6 +52,9 @@ __all__ = [
 MAX_ITERATIONS = 100
 """The most rounds any loop may be given (the engine's, the outer loop's, the CLI's)."""
 
+ROOTS = ("loop_round", "output", "history", "vars", "loop")
+"""The roots a loop's conditions may name besides its variables (``$output``, ``$history[-1]``)."""
+
 
 def check_max_iterations(value: object) -> int:
     """``value`` if it is a whole number from 1 to :data:`MAX_ITERATIONS`, else ConfigError."""
@@ -115,6 +118,10 @@ class Loop:
         self.body = body
         self.variables = declare_variables(variables)
         self.until, self.while_ = exit_conditions(until, while_, combine)
+        roots = (*self.variables, *ROOTS)
+        for field, conditions in (("until", self.until), ("while_", self.while_)):
+            if conditions is not None:
+                conditions.check_roots(roots, field)
         self.max_iterations = max_iterations
         self.on_error = on_error
         self.watchdog = watchdog

@@ -47,6 +47,7 @@ class ApprovalRequest(BaseModel):
     loop: str
     round: int = Field(ge=1)
     summary: str  # what the person reads: diff stat, gates, the critic's verdict, report path
+    action: str = ""  # set when an agent's action (a permission rule's `ask`) waits, not a round
     asked_at: float = Field(default_factory=time.time)
 
 

@@ -12,7 +12,7 @@ from harness.agent.ledger import Ledger
 from harness.core.event_schema import ChecksStart, RoundStart
 from harness.outer.decision import RoundReport, commit_message
 from harness.outer.options import ArtifactFile
-from harness.outer.people import ask_person, take_guidance
+from harness.outer.people import action_asker, ask_person, take_guidance
 from harness.outer.progress_tool import progress_tool
 from harness.outer.run import Run
 from harness.outer.settings import CRITIC_DIFF_CHARS, Settings
@@ -51,7 +51,7 @@ def play_round(settings: Settings, run: Run, number: int) -> RoundReport:
     settings.events.emit(
         RoundStart(round=number, max_iterations=settings.max_iterations, task=task)
     )
-    session = _session(settings, run, task)
+    session = _session(settings, run, task, number)
     settings.events.emit(
         ChecksStart(
             round=number, gates=[g.name for g in settings.gates], critic=run.critic is not None
@@ -97,7 +97,7 @@ def play_round(settings: Settings, run: Run, number: int) -> RoundReport:
     return dataclasses.replace(report, commit=commit)
 
 
-def _session(settings: Settings, run: Run, task: str) -> AgentRun:
+def _session(settings: Settings, run: Run, task: str, number: int) -> AgentRun:
     """The author's session; it edits a draft of progress that is kept only if the round ends."""
     skill = settings.skill
     ledger = Ledger(
@@ -105,10 +105,10 @@ def _session(settings: Settings, run: Run, task: str) -> AgentRun:
         rules=skill.rules if skill else (),
         open_items=[i.text for i in run.progress.checklist if not i.done] if run.progress else (),
     )
-    author = run.author
+    author = run.author.with_asker(action_asker(settings, run, number))
     if run.progress is not None:
         run.draft = run.progress.model_copy(deep=True)
-        author = run.author.with_tools([progress_tool(run.draft)])
+        author = author.with_tools([progress_tool(run.draft)])
     session = author.run(
         task, run.workspace.path, ledger=ledger, protect=settings.protect, events=settings.events
     )

@@ -26,6 +26,7 @@ from harness.outer.decision import RoundReport
 from harness.outer.hooks import run_hook
 from harness.outer.run import Run, save_progress
 from harness.outer.settings import Settings
+from harness.verify.human import Outcome, inbox_asker
 
 RoundHook = str | Callable[[RoundReport], object]
 HOOK_TIMEOUT = 60.0
@@ -49,6 +50,18 @@ def take_guidance(settings: Settings, run: Run, number: int) -> tuple[str, ...]:
     for note in notes:
         settings.events.emit(NoteEvent(round=number, text=note))
     return tuple(notes)
+
+
+def action_asker(settings: Settings, run: Run, number: int) -> Callable[[str, float], Outcome]:
+    """How round ``number``'s agent asks a person to allow an action: through the loop's inbox
+    (``harness approve``), the time budget standing still while it waits."""
+    ask = inbox_asker(inbox_for(settings, run), settings.name, number)
+
+    def asker(question: str, timeout: float) -> Outcome:
+        with run.meter.paused():
+            return ask(question, timeout)
+
+    return asker
 
 
 def ask_person(settings: Settings, run: Run, report: RoundReport) -> RoundReport:

@@ -28,6 +28,7 @@ from harness.outer.options import ArtifactFile, CriticArtifact, LoopOptions, new
 from harness.outer.rules import LoopRules
 from harness.sandbox import Sandbox
 from harness.sandbox.project_env import PythonEnv
+from harness.spec import session
 from harness.spec.environment import project_env
 from harness.spec.loop_spec import LoopSpec
 from harness.spec.pinning import check_gate_modules, check_unchanged, pins_of
@@ -260,6 +261,9 @@ def build_loop(
         max_tokens=config.agent.max_tokens,
         shell_timeout=config.agent.shell_timeout,
         sandbox=sandbox,
+        permissions=session.permissions(config),
+        hooks=session.action_hooks(config),
+        subagents=session.subagents(config, lambda name: named_model(name, config)),
     )
     critic, source = None, None
     if config.critic.enabled:

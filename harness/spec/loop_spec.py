@@ -20,6 +20,7 @@ from harness.engine.loop import MAX_ITERATIONS
 from harness.outer.rules import LoopRules
 from harness.spec.sections import (
     GATE_TYPES,
+    ActionHookConfig,
     AgentConfig,
     BudgetConfig,
     CriticConfig,
@@ -32,8 +33,10 @@ from harness.spec.sections import (
     RedactConfig,
     SandboxConfig,
     Section,
+    SubagentsConfig,
     WebConfig,
 )
+from harness.tools.permissions import Permissions
 
 CONFIG_NAME = "loop.toml"
 
@@ -68,6 +71,9 @@ class LoopSpec(LoopRules, Section):
 
     sandbox: SandboxConfig = SandboxConfig()
     env: EnvConfig = EnvConfig()
+    permissions: Permissions = Permissions()
+    action_hooks: list[ActionHookConfig] = []
+    subagents: SubagentsConfig | None = None
 
     _root: Path | None = PrivateAttr(None)
     _file: Path | None = PrivateAttr(None)

@@ -203,3 +203,33 @@ class HooksConfig(Section):
 
     env: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = []
     network: bool | None = None  # None: as [sandbox] network
+
+
+class ActionHookConfig(Section):
+    """One ``[[action_hooks]]``: a command run before or after the agent's calls of ``tools``
+    (see harness.agent.actions): before, a non-zero exit blocks the call; after, its output is
+    added to the observation when it fails (or always, with ``observe = "always"``)."""
+
+    name: str = Field(pattern=r"^[\w.-]{1,64}$")
+    when: Literal["before", "after"]
+    command: str = Field(min_length=1)
+    tools: list[Annotated[str, Field(min_length=1)]] = ["*"]  # tool names or globs
+    timeout: float = Field(120, gt=0, le=3600)
+    observe: Literal["failure", "always"] = "failure"
+
+
+class SubagentProfileConfig(Section):
+    """``[subagents.profiles.NAME]``: how a child session the agent starts is set up."""
+
+    model: str | None = Field(None, min_length=1)  # default: the author's model
+    system_prompt: str | None = None
+    tools: list[str] | None = None  # a subset of the agent's tools; default: all of them
+    max_steps: int = Field(20, ge=1, le=10_000)
+
+
+class SubagentsConfig(Section):
+    """``[subagents]``: gives the agent the ``subagent`` tool."""
+
+    max_depth: int = Field(1, ge=1, le=5)  # children of children ... at most this deep
+    max_steps: int = Field(20, ge=1, le=10_000)  # a child's step cap when no profile is named
+    profiles: dict[Annotated[str, Field(pattern=r"^[\w.-]{1,64}$")], SubagentProfileConfig] = {}

@@ -19,7 +19,6 @@ from typing import IO
 
 from harness.core.errors import ToolError
 from harness.core.nofollow import read_up_to
-from harness.core.redact import SECRET_NAME
 from harness.core.text import truncate
 from harness.sandbox import default_sandbox
 from harness.tools.confined_io import (
@@ -85,6 +84,7 @@ def write_file(ctx: ToolContext, path: str, content: str) -> str:
     verb = "overwrote" if target.exists() else "created"
     write_confined(ctx.workspace, target, content)
     ctx.files_touched.add(rel)
+    ctx.files_written.add(rel)
     return f"{verb} {rel} ({len(content)} characters, {_line_count(content)} lines)"
 
 
@@ -115,6 +115,7 @@ def edit_file(ctx: ToolContext, path: str, old: str, new: str) -> str:
     updated = text[:start] + new + text[start + len(old) :]
     write_confined(ctx.workspace, target, updated, errors="surrogateescape")
     ctx.files_touched.add(rel)
+    ctx.files_written.add(rel)
     first = text.count("\n", 0, start) + 1
     return f"edited {rel}:\n" + _excerpt(updated, first, first + new.count("\n"))
 
@@ -184,12 +185,11 @@ def run_shell(ctx: ToolContext, command: str, timeout: float | None = None) -> T
     if left is not None:  # the run's time budget cuts a command too
         timeout = min(timeout, max(left, 0.05))
     sandbox = ctx.sandbox or default_sandbox()
-    chosen = {k: v for k, v in (ctx.env or {}).items() if not SECRET_NAME.search(k)}
     result = sandbox.run(
         command,
         cwd=ctx.workspace,
         timeout=timeout,
-        env=chosen,
+        env=ctx.command_env(),
         max_output=cap,
     )
     status = f"[{result.status}]\n"

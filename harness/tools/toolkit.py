@@ -24,6 +24,7 @@ from typing import Any, get_type_hints, overload
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from harness.core.errors import ConfigError, ToolError
+from harness.core.redact import SECRET_NAME
 from harness.core.text import truncate
 from harness.core.validation import positive_finite
 from harness.models.base import ToolCall
@@ -66,11 +67,17 @@ class ToolContext:
     max_output_chars: int = 20_000  # observation cap, head + tail kept
     env: dict[str, str] | None = None  # values run_shell sets on top of the allow-list
     files_touched: set[str] = field(default_factory=set)  # relative paths read or written
+    files_written: set[str] = field(default_factory=set)  # relative paths written or edited
     commands_run: list[str] = field(default_factory=list)
     max_shell_timeout: float = 600.0  # the most a model may ask of run_shell's timeout
     search_timeout: float = 1.5  # one search's budget, seconds (a line costs ~0.1 s at most)
     sandbox: Sandbox | None = None  # where run_shell runs commands; None: Sandbox("auto")
     time_left: Callable[[], float | None] | None = None  # the run's time budget left, seconds
+
+    def command_env(self) -> dict[str, str]:
+        """The values a command the agent causes gets on top of the allow-list: ``env`` less
+        every secret-looking name."""
+        return {k: v for k, v in (self.env or {}).items() if not SECRET_NAME.search(k)}
 
     def __post_init__(self) -> None:
         self.workspace = Path(self.workspace).resolve()

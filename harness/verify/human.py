@@ -11,6 +11,7 @@ from __future__ import annotations
 import select
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, TextIO
 
@@ -100,8 +101,9 @@ class HumanGate:
     def _wait(self, request: ApprovalRequest, inbox: Inbox, stdout: TextIO) -> Approval:
         started = time.monotonic()
         inbox.ask(request)
+        what = f"action {request.action!r} of round" if request.action else "round"
         stdout.write(
-            f"round {request.round} waits for a person: harness approve {request.loop} "
+            f"{what} {request.round} waits for a person: harness approve {request.loop} "
             f'[--reject "note"] (up to {self.timeout:g}s)\n'
         )
         stdout.flush()
@@ -114,6 +116,21 @@ class HumanGate:
             return Approval("timed_out", waited=time.monotonic() - started)
         finally:
             inbox.close()
+
+
+def inbox_asker(
+    inbox: Inbox, loop: str, round_number: int, *, poll_interval: float = 0.25
+) -> Callable[[str, float], Outcome]:
+    """Asks a person to allow one of the agent's actions (a permission rule's ``ask``) through
+    ``inbox``, which ``harness approve LOOP [--reject NOTE]`` answers; waits up to the timeout
+    it is given, then answers ``timed_out``."""
+
+    def ask(question: str, timeout: float) -> Outcome:
+        gate = HumanGate(timeout=timeout, interactive=False, poll_interval=poll_interval)
+        request = ApprovalRequest(loop=loop, round=round_number, summary=question, action=question)
+        return gate.review(request, inbox).outcome
+
+    return ask
 
 
 def _read_line(stream: TextIO, deadline: float) -> str:

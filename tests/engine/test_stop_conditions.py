@@ -136,6 +136,33 @@ def test_a_bare_reference_that_does_not_resolve_is_not_met() -> None:
     assert Loop(lambda ctx: {}, until="not absent", max_iterations=5).run().loop_round == 5
 
 
+@pytest.mark.parametrize("field", ["while_", "until"])
+def test_a_dollar_reference_to_an_unknown_root_is_refused_naming_it(field: str) -> None:
+    ran: list[int] = []
+    with pytest.raises(ConfigError) as caught:
+        Loop(lambda ctx: ran.append(1), max_iterations=3, **{field: "$memory.loop.needs_retry"})
+    message = str(caught.value)
+    assert message.startswith(f"{field}: reference '$memory.loop.needs_retry'")
+    assert "unknown root 'memory'" in message
+    assert "known roots are loop_round, output, history, vars, loop" in message
+    assert ran == []
+    with pytest.raises(ConfigError, match=r"known roots are count, loop_round, .* 'mem'"):
+        Loop(lambda ctx: None, variables={"count": 0}, until=["count >= 1", "$mem == 1"])
+
+
+def test_a_dollar_reference_to_a_known_root_runs() -> None:
+    retry = Loop(
+        lambda ctx: ctx.vars.__setitem__("memory", {"loop": {"needs_retry": ctx.index < 1}}),
+        variables={"memory": {"loop": {"needs_retry": True}}},
+        while_="$memory.loop.needs_retry",
+        max_iterations=5,
+    )
+    assert retry.run().loop_round == 2
+    counted = Loop(lambda ctx: {"n": ctx.index}, until="$output.n >= 2", max_iterations=9)
+    assert counted.run().loop_round == 3
+    assert Loop(lambda ctx: None, until="$loop_round >= 4", max_iterations=9).run().loop_round == 4
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

@@ -36,6 +36,8 @@ GATE = '[[gates]]\ntype = "command"\ncmd = "true"\n'
         ("[critic]", "threshold", "critic.threshold"),
         ("[model_options]", "timeout", "model_options.timeout"),
         ("[web]", "timeout", "web.timeout"),
+        ("[permissions]", "ask_timeout", "permissions.ask_timeout"),
+        ("[subagents]", "max_depth", "subagents.max_depth"),
     ],
 )
 def test_loop_toml_refuses_inf_and_nan_naming_the_field(

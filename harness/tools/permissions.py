@@ -1,0 +1,154 @@
+"""Permission rules: allow, ask or deny each tool call before it runs (``[permissions]``).
+
+A rule is one of:
+
+* ``TOOL`` — every call of a tool, by name or glob (``write_file``, ``mcp__github__*``, ``web_*``);
+* ``run_shell(PATTERN)`` — a shell command, as a glob over its words (``git push*``, ``pytest*``).
+  The command line is parsed (:mod:`harness.tools.shell_commands`) and *every* program it would
+  run is judged on its own, so ``a && b``, ``$(b)`` or ``sh -c 'b'`` cannot carry ``b`` past a
+  rule; deny and ask patterns also match when options stand between the words (``git -C . push``);
+* ``TOOL(PATH)`` — a file tool's ``path`` argument, normalised (``./src/../tests/x`` is
+  ``tests/x``), as a glob where ``*`` also crosses ``/`` (``write_file(tests/*)``).
+
+Deny beats ask, ask beats allow; what no rule names gets ``default``. A command line that cannot
+be read for certain gets ``unreadable`` (deny, or ask): the rules fail closed. Deciding is pure;
+asking a person and recording the decision is the agent's business (:mod:`harness.agent.actions`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from harness.tools.shell_commands import Unreadable, commands, matches
+
+Verdict = Literal["allow", "ask", "deny"]
+Source = Literal["rule", "default", "unreadable"]
+
+SHELL_TOOL = "run_shell"
+PATH_ARGUMENT = "path"
+_RULE = re.compile(r"(?P<tool>[A-Za-z0-9_*?\[\]-]+)(?:\((?P<pattern>.*)\))?", re.DOTALL)
+_STRICTNESS: dict[Verdict, int] = {"allow": 0, "ask": 1, "deny": 2}
+
+Fits = Callable[[str, Verdict], bool]
+"""Whether a rule's pattern fits the subject, for a rule of that verdict."""
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the rules say of one call: the verdict, the rule that gave it, and what it judged."""
+
+    verdict: Verdict
+    subject: str  # the command, path or tool name judged
+    rule: str | None = None  # the rule as written, None for the default
+    source: Source = "rule"
+    reason: str = ""  # why the line was unreadable
+
+
+class Permissions(BaseModel):
+    """``[permissions]``: rules over tool names, shell commands, paths and MCP tools."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    allow: list[str] = []
+    ask: list[str] = []
+    deny: list[str] = []
+    default: Verdict = "allow"  # for a call no rule names
+    unreadable: Literal["deny", "ask"] = "deny"  # for a command line that cannot be read
+    ask_timeout: float = Field(300, gt=0, le=86_400)  # seconds to wait for `harness approve`
+    attended: bool = True  # False: nobody is asked; `unattended` answers at once
+    unattended: Literal["deny", "allow"] = "deny"  # the answer to `ask` when nobody can be asked
+
+    @field_validator("allow", "ask", "deny")
+    @classmethod
+    def _rules(cls, rules: list[str]) -> list[str]:
+        for rule in rules:
+            match = _RULE.fullmatch(rule.strip())
+            if match is None or (match["pattern"] is not None and not match["pattern"].strip()):
+                raise ValueError(
+                    f"rule {rule!r}: expected TOOL, TOOL(PATH) or run_shell(COMMAND), "
+                    "e.g. 'write_file', 'write_file(tests/*)', 'run_shell(git push*)'"
+                )
+        return [rule.strip() for rule in rules]
+
+    @property
+    def reads_commands(self) -> bool:
+        """Whether any shell command must be parsed: a command rule, or a default not allow."""
+        rules = (_split(rule) for rule in (*self.allow, *self.ask, *self.deny))
+        return self.default != "allow" or any(
+            pattern is not None and fnmatch.fnmatchcase(SHELL_TOOL, name) for name, pattern in rules
+        )
+
+    def decide(self, tool: str, arguments: Mapping[str, Any]) -> Decision:
+        """The verdict on calling ``tool`` with ``arguments``: the strictest of its parts."""
+        if tool == SHELL_TOOL and isinstance(arguments.get("command"), str):
+            return self._shell(arguments["command"])
+        path = arguments.get(PATH_ARGUMENT)
+        if not isinstance(path, str):
+            return self._judge(tool, tool, None)
+        subject = _normal(path)
+        return self._judge(tool, subject, lambda pattern, _: fnmatch.fnmatchcase(subject, pattern))
+
+    def _shell(self, line: str) -> Decision:
+        """The strictest verdict on any program the line runs; a bare ``run_shell`` rule is
+        the verdict on what no command rule names."""
+        whole = self._judge(SHELL_TOOL, line, None)
+        if whole.verdict == "deny" or not self.reads_commands:
+            return whole
+        try:
+            found = commands(line)
+        except Unreadable as exc:
+            return Decision(self.unreadable, line, None, "unreadable", str(exc))
+        decisions = [
+            self._judge(SHELL_TOOL, " ".join(command), _command_fits(command), whole, bare=False)
+            for command in found
+        ]
+        return max(decisions, key=lambda decision: _STRICTNESS[decision.verdict], default=whole)
+
+    def _judge(
+        self,
+        tool: str,
+        subject: str,
+        fits: Fits | None,
+        fallback: Decision | None = None,
+        *,
+        bare: bool = True,
+    ) -> Decision:
+        """The strictest rule on ``tool``: a bare one (with ``bare``), or one whose pattern
+        ``fits``; ``fallback`` (else the default) when none does."""
+        for verdict in ("deny", "ask", "allow"):
+            for rule in getattr(self, verdict):
+                name, pattern = _split(rule)
+                if not fnmatch.fnmatchcase(tool, name):
+                    continue
+                if (pattern is None and bare) or (
+                    pattern is not None and fits is not None and fits(pattern, verdict)
+                ):
+                    return Decision(verdict, subject, rule)  # type: ignore[arg-type]
+        if fallback is not None:
+            return fallback
+        return Decision(self.default, subject, None, "default")
+
+
+def _command_fits(command: tuple[str, ...]) -> Fits:
+    def fits(pattern: str, verdict: Verdict) -> bool:
+        return matches(pattern, command, loose=verdict != "allow")
+
+    return fits
+
+
+def _split(rule: str) -> tuple[str, str | None]:
+    match = _RULE.fullmatch(rule)
+    assert match is not None  # checked when the rules were read
+    return match["tool"], match["pattern"]
+
+
+def _normal(path: str) -> str:
+    """``path`` as the file tools resolve it inside the workspace, for matching."""
+    return posixpath.normpath(path.replace("\\", "/")).lstrip("/") or "."

@@ -1,0 +1,276 @@
+"""The programs a shell command line would run, read so that permission rules can judge each one.
+
+``a && b``, ``a; b``, ``a | b``, ``a &``, subshells, ``{ ...; }``, ``if``/``for``/``while``
+bodies, function bodies, ``$(...)``, backticks and ``<(...)`` all hide commands; bashlex parses
+the line as bash does and every simple command in it is returned, quotes removed (``g"i"t`` is
+``git``). A program is named by its last path part (``/usr/bin/git`` is ``git``), and what a
+wrapper runs is read through it: ``env X=1 cmd``, ``command``, ``exec``, ``nohup``, ``nice``,
+``timeout``, ``time``, ``sudo``, ``xargs``, ``busybox``, ``find -exec``, and the script of ``sh -c``
+/ ``bash -c`` / ``eval`` / ``watch`` / ``trap`` / ``su -c``, parsed in turn.
+
+What cannot be read for certain raises :class:`Unreadable`, so a caller fails closed: a line bash
+would not parse, a program named by an expansion (``$CMD push``), a shell reading its commands
+from standard input (``... | sh``), an alias defined on the line, a wrapper option not known here,
+a command substitution inside a here-document or a ``${...}`` expansion.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+from collections.abc import Iterator, Sequence
+
+Command = tuple[str, ...]
+"""One simple command's words: the program's name (its last path part), then its arguments."""
+
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh"})
+MAX_NESTING = 8
+"""How deep ``sh -c "sh -c ..."`` and ``$( $( ... ) )`` are followed before the line is unreadable."""
+
+# Wrappers that run the rest of their words as a command: the options each takes with a value,
+# and the options that take none. An option outside both makes the line unreadable.
+_WRAPPERS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "command": (frozenset(), frozenset({"-p", "-v", "-V"})),
+    "builtin": (frozenset(), frozenset()),
+    "exec": (frozenset({"-a"}), frozenset({"-c", "-l"})),
+    "nohup": (frozenset(), frozenset()),
+    "time": (frozenset({"-f", "-o"}), frozenset({"-p", "-v", "-a"})),
+    "nice": (frozenset({"-n", "--adjustment"}), frozenset()),
+    "ionice": (frozenset({"-c", "-n", "-p"}), frozenset({"-t"})),
+    "setsid": (frozenset(), frozenset({"-f", "-w", "-c"})),
+    "stdbuf": (frozenset({"-i", "-o", "-e"}), frozenset()),
+    "timeout": (
+        frozenset({"-s", "-k", "--signal", "--kill-after"}),
+        frozenset({"-v", "--verbose", "--preserve-status", "--foreground"}),
+    ),
+    "sudo": (
+        frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T"}),
+        frozenset({"-E", "-H", "-n", "-P", "-S", "-b", "-i", "-s", "-k", "-K", "-A", "-B"}),
+    ),
+    "doas": (frozenset({"-u", "-C"}), frozenset({"-n", "-s"})),
+    "xargs": (
+        frozenset(
+            {
+                "-a",
+                "-d",
+                "-E",
+                "-I",
+                "-L",
+                "-n",
+                "-P",
+                "-s",
+                "--arg-file",
+                "--delimiter",
+                "--max-args",
+                "--max-procs",
+                "--max-lines",
+                "--max-chars",
+                "--replace",
+            }
+        ),
+        frozenset(
+            {
+                "-0",
+                "-r",
+                "-t",
+                "-p",
+                "-x",
+                "--null",
+                "--no-run-if-empty",
+                "--verbose",
+                "--interactive",
+                "--exit",
+            }
+        ),
+    ),  # fmt: skip
+    "env": (
+        frozenset({"-u", "--unset", "-C", "--chdir"}),
+        frozenset({"-i", "--ignore-environment", "-0", "--null", "-v", "--debug", "-"}),
+    ),
+}
+_SHELL_VALUED = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
+_FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+
+
+_EXPANDING = "$`*?[{~"
+"""Characters that let the shell turn a word into another (after quotes are removed)."""
+_RUNS_STRINGS = frozenset({"`", "$("})
+
+
+class Unreadable(ValueError):
+    """The line cannot be read for certain; the message says why."""
+
+
+def commands(line: str, *, depth: int = 0) -> list[Command]:
+    """Every simple command ``line`` would run, wrappers and nested shells looked through."""
+    if depth > MAX_NESTING:
+        raise Unreadable(f"shells nest more than {MAX_NESTING} deep")
+    import bashlex  # loaded on first use: most runs judge no command line
+
+    try:
+        trees = bashlex.parse(line)
+    except Exception as exc:  # bashlex raises its own errors and NotImplementedError
+        raise Unreadable(f"not parsed as a shell line ({type(exc).__name__}: {exc})") from None
+    found: list[Command] = []
+    for tree in trees:
+        for node in _simple_commands(tree):
+            found.extend(_read(node, depth))
+    return found
+
+
+def matches(pattern: str, command: Command, *, loose: bool) -> bool:
+    """Whether ``command`` fits ``pattern``, a glob over its words joined by spaces (``git push*``).
+
+    ``loose`` also lets the pattern's words after the program match the command's words in order
+    with others between them (``git push*`` fits ``git -C . push``), and lets a command of the
+    pattern's program fit whenever one of its words holds an expansion or a glob the shell would
+    fill in (``git pu$@sh``, ``git p*``): deny and ask rules are read so, so that options put in
+    front or words the shell rewrites cannot slip a command past them.
+    """
+    if fnmatch.fnmatchcase(" ".join(command), pattern):
+        return True
+    words = pattern.split()
+    if not loose or not words or not command or not fnmatch.fnmatchcase(command[0], words[0]):
+        return False
+    if any(char in word for word in command[1:] for char in _EXPANDING):
+        return True
+    rest = iter(command[1:])
+    wanted = [word for word in words[1:] if word != "*"]
+    return all(any(fnmatch.fnmatchcase(word, want) for word in rest) for want in wanted)
+
+
+def _simple_commands(node: object) -> Iterator[object]:
+    """The command nodes under ``node`` (function bodies and substitutions included)."""
+    kind = getattr(node, "kind", "")
+    if kind == "command":
+        yield node
+    if kind in ("parameter", "heredoc") and any(
+        mark in str(getattr(node, "value", "")) for mark in _RUNS_STRINGS
+    ):
+        what = "a here-document" if kind == "heredoc" else "a parameter expansion"
+        raise Unreadable(f"{what} holds a command substitution")
+    for attribute in ("parts", "list"):
+        for child in getattr(node, attribute, None) or ():
+            yield from _simple_commands(child)
+    for attribute in ("command", "output", "heredoc"):
+        child = getattr(node, attribute, None)
+        if child is not None and not isinstance(child, int | str):
+            yield from _simple_commands(child)
+
+
+def _read(node: object, depth: int) -> list[Command]:
+    """The commands one command node runs: itself, through any wrapper."""
+    words = [part for part in getattr(node, "parts", ()) if getattr(part, "kind", "") == "word"]
+    if not words:
+        return []  # assignments or redirections alone; their substitutions are walked apart
+    name = words[0]
+    if any(getattr(part, "kind", "") != "tilde" for part in getattr(name, "parts", ()) or ()):
+        raise Unreadable(f"the program is named by an expansion: {name.word!r}")
+    if any(char in name.word for char in "*?["):
+        raise Unreadable(f"the program is named by a pattern: {name.word!r}")
+    return _unwrap([str(word.word) for word in words], depth)
+
+
+def _unwrap(words: Sequence[str], depth: int) -> list[Command]:
+    program = posixpath.basename(words[0]) or words[0]
+    args = list(words[1:])
+    command: Command = (program, *args)
+    if program == "busybox" and args:
+        return [command, *_unwrap(args, depth)]
+    if program in SHELLS:
+        return [command, *_shell_script(program, args, depth)]
+    if program == "eval" or (program == "watch" and args):
+        script = " ".join(args if program == "eval" else _watched(args))
+        return [command, *commands(script, depth=depth + 1)]
+    if program == "trap" and args and not args[0].startswith("-"):
+        return [command, *commands(args[0], depth=depth + 1)]
+    if program in ("su", "runuser") and "-c" in args[:-1]:
+        return [command, *commands(args[args.index("-c") + 1], depth=depth + 1)]
+    if program == "alias" and any("=" in arg for arg in args):
+        raise Unreadable("an alias is defined on the line")
+    if program == "git" and any(arg.lower().startswith("alias.") for arg in args):
+        raise Unreadable("a git alias is defined on the line")
+    if program == "find":
+        return [command, *_find_exec(args, depth)]
+    if program in _WRAPPERS:
+        rest = _after_options(program, args)
+        return [command, *(_unwrap(rest, depth) if rest else [])]
+    return [command]
+
+
+def _shell_script(program: str, args: list[str], depth: int) -> list[Command]:
+    """What ``sh -c SCRIPT`` runs; a script file is judged as the command it is; a shell
+    reading standard input is unreadable."""
+    options: list[str] = []
+    rest: list[str] = []
+    words = iter(args)
+    for arg in words:
+        if arg == "--":
+            rest = list(words)
+            break
+        if not arg.startswith(("-", "+")) or arg in ("-", "+"):
+            rest = [arg, *words]
+            break
+        if arg in ("-s", "--stdin"):
+            raise Unreadable(f"{program} reads its commands from standard input")
+        if arg in _SHELL_VALUED:
+            next(words, None)
+        else:
+            options.append(arg)
+    if _has_c(options):
+        if not rest:
+            raise Unreadable(f"{program} -c has no script")
+        return commands(rest[0], depth=depth + 1)
+    if rest:
+        return []
+    raise Unreadable(f"{program} reads its commands from standard input")
+
+
+def _watched(args: list[str]) -> list[str]:
+    """The command ``watch`` runs (through ``sh -c``): its words after its options."""
+    index = 0
+    while index < len(args) and args[index].startswith("-"):
+        index += 2 if args[index] in ("-n", "--interval", "-d", "--differences") else 1
+    return args[index:]
+
+
+def _has_c(options: list[str]) -> bool:
+    return any(not option.startswith("--") and "c" in option for option in options)
+
+
+def _find_exec(args: list[str], depth: int) -> list[Command]:
+    found: list[Command] = []
+    for index, arg in enumerate(args):
+        if arg in _FIND_EXEC and index + 1 < len(args):
+            run = args[index + 1 :]
+            end = next((i for i, word in enumerate(run) if word in (";", "+")), len(run))
+            found.extend(_unwrap(run[:end], depth))
+    return found
+
+
+def _after_options(program: str, args: list[str]) -> list[str]:
+    """The words of the command a wrapper runs; an unknown option is unreadable."""
+    valued, flags = _WRAPPERS[program]
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if program == "env" and "=" in arg and not arg.startswith("-"):
+            index += 1  # NAME=value
+            continue
+        if arg == "--":
+            return args[index + 1 :]
+        if not arg.startswith("-") or arg == "-" and program != "env":
+            break
+        option, has_value, _ = arg.partition("=")
+        if arg in flags or (program == "nice" and arg[1:].lstrip("-").isdigit()):
+            index += 1
+        elif option in valued:
+            index += 1 if has_value else 2
+        elif arg[:2] in valued and len(arg) > 2:  # -n10, -oL
+            index += 1
+        else:
+            raise Unreadable(f"{program}: option {arg!r} is not known here")
+    rest = args[index:]
+    if program == "timeout" and rest:
+        rest = rest[1:]  # the duration
+    return rest

@@ -1,0 +1,190 @@
+"""Permission rules: a denied command stays denied however it is spelt, and the rules fail closed."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.core.errors import ConfigError
+from harness.spec.loop_spec import LoopSpec
+from harness.tools.permissions import Permissions
+from harness.tools.shell_commands import Unreadable, commands
+
+RULES = Permissions(
+    allow=["run_shell(pytest*)", "run_shell(git status*)"],
+    ask=["run_shell(pip install*)"],
+    deny=["run_shell(git push*)"],
+)
+
+SMUGGLED = [
+    "git push",
+    "git push origin main --force",
+    "/usr/bin/git push",
+    "env git push",
+    "env X=1 Y=2 git push",
+    "env -i PATH=/usr/bin /usr/bin/git push",
+    "X=1 git push",
+    "pytest -q && git push",
+    "pytest -q; git push",
+    "pytest -q || git push",
+    "git status | git push",
+    "git push &",
+    "echo $(git push)",
+    "echo `git push`",
+    'echo "$(echo ok; git push)"',
+    "cat <(git push)",
+    "(git push)",
+    "{ git push; }",
+    "if true; then git push; fi",
+    "for i in 1; do git push; done",
+    "f() { git push; }; f",
+    "sh -c 'git push'",
+    'bash -c "git push"',
+    "bash -lc 'echo x; git push'",
+    "bash -o pipefail -c 'git push'",
+    "sh -c \"sh -c 'git push'\"",
+    'g"i"t pu""sh',
+    "'git' \"push\"",
+    "\\git pu\\sh",
+    "command git push",
+    "exec git push",
+    "nohup git push",
+    "timeout 10 git push",
+    "nice -n 5 git push",
+    "sudo -u root git push",
+    "xargs git push < /dev/null",
+    "find . -maxdepth 0 -exec git push \\;",
+    'eval "git push"',
+    "git -C . push",
+    "git --no-pager push origin",
+    "git push 2>/dev/null >&2",
+    "echo hi > $(git push)",
+    "x=$(git push)",
+    "cat <<< $(git push)",
+    "git pu$@sh",
+    "git $'push'",
+    "git p*",
+    "git pu{s,}h",
+    'trap "git push" EXIT',
+    "watch -n 1 git push",
+    "su -c 'git push' root",
+    "builtin eval 'git push'",
+    "! git push",
+    "echo | xargs -I{} git push",
+    "true && \\\ngit push",
+]
+
+UNREADABLE = [
+    "$GIT push",
+    "${G}it push",
+    "echo git push | sh",
+    "sh <<EOF\ngit push\nEOF",
+    "alias p='git push'; p",
+    "case x in x) git push;; esac",
+    "echo $((1+1)); git push",
+    "env -S 'git push'",
+    "g* push",
+    'echo "unclosed',
+    "cat <<EOF\n$(git push)\nEOF",
+    "cat <<EOF\n`git push`\nEOF",
+    "echo ${x:-$(git push)}",
+    "git${IFS}push",
+    "$(echo git) push",
+    "git -c alias.p=push p",
+]
+
+
+@pytest.mark.parametrize("line", SMUGGLED)
+def test_every_spelling_of_a_denied_command_is_denied_by_its_rule(line: str) -> None:
+    decision = RULES.decide("run_shell", {"command": line})
+    assert decision.verdict == "deny"
+    assert decision.rule == "run_shell(git push*)"
+    assert decision.subject.startswith("git")
+
+
+@pytest.mark.parametrize("line", UNREADABLE)
+def test_a_line_that_cannot_be_read_fails_closed(line: str) -> None:
+    decision = RULES.decide("run_shell", {"command": line})
+    assert (decision.verdict, decision.source, decision.rule) == ("deny", "unreadable", None)
+    assert decision.reason
+    asking = RULES.model_copy(update={"unreadable": "ask"})
+    assert asking.decide("run_shell", {"command": line}).verdict == "ask"
+
+
+def test_there_are_thirty_and_more_spellings() -> None:
+    assert len(SMUGGLED) + len(UNREADABLE) >= 30
+    assert len(set(SMUGGLED)) == len(SMUGGLED)
+
+
+@pytest.mark.parametrize(
+    ("line", "verdict"),
+    [
+        ("pytest -q", "allow"),
+        ("git status", "allow"),
+        ("echo 'git push'", "allow"),  # a word that says it is not a command that runs it
+        ("git pull", "allow"),
+        ("pip install requests", "ask"),
+        ("pytest && pip install x", "ask"),
+        ("pip install x; git push", "deny"),
+        ("ls", "allow"),
+    ],
+)
+def test_allowed_and_asked_commands_are_not_over_denied(line: str, verdict: str) -> None:
+    assert RULES.decide("run_shell", {"command": line}).verdict == verdict
+
+
+def test_the_default_and_a_bare_tool_rule_cover_what_no_command_rule_names() -> None:
+    strict = Permissions(allow=["run_shell(pytest*)"], default="ask")
+    assert strict.decide("run_shell", {"command": "pytest"}).verdict == "allow"
+    assert strict.decide("run_shell", {"command": "pytest && ls"}).verdict == "ask"
+    assert strict.decide("read_file", {"path": "a"}).verdict == "ask"
+    shell_ok = Permissions(allow=["run_shell"], deny=["run_shell(rm *)"], default="deny")
+    assert shell_ok.decide("run_shell", {"command": "ls -la"}).verdict == "allow"
+    assert shell_ok.decide("run_shell", {"command": "ls; rm -rf x"}).verdict == "deny"
+    no_shell = Permissions(deny=["run_shell"], allow=["run_shell(pytest*)"])
+    assert no_shell.decide("run_shell", {"command": "pytest"}).verdict == "deny"
+
+
+def test_path_rules_match_the_normalised_path_and_tool_rules_match_mcp_tools() -> None:
+    rules = Permissions(
+        deny=["write_file(tests/*)", "edit_file(tests/*)", "mcp__github__*"],
+        ask=["mcp__files__delete"],
+    )
+    for path in ("tests/test_a.py", "./tests/test_a.py", "src/../tests/deep/x.py", "tests\\x.py"):
+        assert rules.decide("write_file", {"path": path}).verdict == "deny", path
+    assert rules.decide("write_file", {"path": "src/tests/x.py"}).verdict == "allow"
+    assert rules.decide("read_file", {"path": "tests/test_a.py"}).verdict == "allow"
+    assert rules.decide("mcp__github__create_issue", {"title": "x"}).rule == "mcp__github__*"
+    assert rules.decide("mcp__files__delete", {}).verdict == "ask"
+    assert rules.decide("mcp__files__read", {}).verdict == "allow"
+
+
+def test_without_command_rules_no_line_is_parsed() -> None:
+    rules = Permissions(deny=["write_file(tests/*)"])
+    assert not rules.reads_commands
+    assert rules.decide("run_shell", {"command": "$X push"}).verdict == "allow"
+
+
+def test_a_malformed_rule_is_a_configuration_error_naming_it(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    toml = tmp_path / "loop.toml"
+    toml.write_text('goal = "g"\n[permissions]\ndeny = ["run_shell()"]\n')
+    with pytest.raises(ConfigError, match=r"permissions.deny.*rule 'run_shell\(\)'"):
+        LoopSpec.from_toml(toml)
+    toml.write_text('goal = "g"\n[permissions]\ndeny = ["run_shell(git push*)"]\nallw = []\n')
+    with pytest.raises(ConfigError, match="allw"):
+        LoopSpec.from_toml(toml)
+
+
+def test_commands_reads_wrappers_and_nested_shells() -> None:
+    assert commands("env X=1 /usr/bin/git push") == [
+        ("env", "X=1", "/usr/bin/git", "push"),
+        ("git", "push"),
+    ]
+    assert commands("sh script.sh") == [("sh", "script.sh")]
+    assert commands("nice -n 5 make") == [("nice", "-n", "5", "make"), ("make",)]
+    with pytest.raises(Unreadable, match="option '-Z' is not known"):
+        commands("timeout -Z 5 git push")
+    deep = "git push"
+    for _ in range(10):
+        deep = f"sh -c {deep!r}".replace("'", '"') if '"' not in deep else f"eval {deep!r}"
+    with pytest.raises(Unreadable):
+        commands(deep)
