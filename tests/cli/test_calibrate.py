@@ -91,8 +91,7 @@ def scripted_critics(monkeypatch: pytest.MonkeyPatch) -> dict[str, ScriptedModel
 def loop(folder: Path, critic: str) -> Path:
     folder.mkdir()
     (folder / "loop.toml").write_text(
-        'goal = "A report whose every claim cites a source"\nmodel = "openai/author"\n'
-        f"gates = []\n{critic}",
+        f'goal = "A report whose every claim cites a source"\nmodel = "openai/author"\n{critic}',
         encoding="utf-8",
     )
     return folder
@@ -207,3 +206,17 @@ def test_the_report_reads_as_a_table_with_what_it_rests_on(
     progress = captured.err.splitlines()
     assert len(progress) == 48
     assert progress[0].startswith("[1/48] report-00.md: person reject")
+
+
+def test_calibrate_without_examples_or_with_the_critic_off_is_bad_usage(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = loop(tmp_path / "alone", LENIENT)
+    assert main(["calibrate", str(folder)]) == 2
+    assert "calibrate: give --examples DIR or --approvals RUNS" in capsys.readouterr().err
+    off = loop(
+        tmp_path / "off", '[critic]\nenabled = false\n[[gates]]\ntype = "command"\ncmd = "true"\n'
+    )
+    examples(tmp_path / "examples")
+    assert main(["calibrate", str(off), "--examples", str(tmp_path / "examples")]) == 2
+    assert "field 'critic.enabled': the critic is disabled" in capsys.readouterr().err
