@@ -29,6 +29,7 @@ _EXPORTS = {
     "GateReport": "harness.verify.gates",
     "Critic": "harness.verify.critic",
     "Verdict": "harness.verify.critic",
+    "CriticPanel": "harness.verify.panel",
     "Skill": "harness.memory.skill",
     "Progress": "harness.memory.progress",
     "Loop": "harness.engine.loop",
@@ -64,6 +65,7 @@ __all__ = [
     "Condition",
     "ConfigError",
     "Critic",
+    "CriticPanel",
     "Fleet",
     "ForEach",
     "GateReport",
@@ -116,6 +118,7 @@ if TYPE_CHECKING:
     from harness.scale.fleet import Fleet, Subtask
     from harness.tools import Tool, ToolResult, default_tools, tool
     from harness.verify.critic import Critic, Verdict
+    from harness.verify.panel import CriticPanel
     from harness.verify.gates import CommandGate, GateReport, PredicateGate, PytestGate
     from harness.verify.human import HumanGate
 
