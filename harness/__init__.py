@@ -118,9 +118,9 @@ if TYPE_CHECKING:
     from harness.scale.fleet import Fleet, Subtask
     from harness.tools import Tool, ToolResult, default_tools, tool
     from harness.verify.critic import Critic, Verdict
-    from harness.verify.panel import CriticPanel
     from harness.verify.gates import CommandGate, GateReport, PredicateGate, PytestGate
     from harness.verify.human import HumanGate
+    from harness.verify.panel import CriticPanel
 
 
 __getattr__ = lazy_exports(__name__, _EXPORTS)

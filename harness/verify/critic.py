@@ -215,7 +215,10 @@ class Critic:
         tag = fresh_tag(goal, rendered, artifact, self.system_prompt)
         messages: list[Message] = [
             {"role": "system", "content": self.system_prompt},
-            {"role": "user", "content": self._review_message(goal, artifact, rendered, tag)},
+            {
+                "role": "user",
+                "content": render_review(goal, artifact, rendered, tag, answer=self._answer(tag)),
+            },
         ]
         answer = self._ask(messages)
         usage = answer.usage
@@ -240,11 +243,6 @@ class Critic:
     def label(self) -> str:
         """The critic's name on a panel: its role, else its model's name."""
         return self.role or self.model.name
-
-    def _review_message(self, goal: str, artifact: str, criteria: str, tag: str) -> str:
-        if not self.rubric:
-            return render_review(goal, artifact, criteria, tag)
-        return render_review(goal, artifact, criteria, tag, answer=self._answer(tag))
 
     def _answer(self, tag: str) -> str:
         template = RUBRIC_ANSWER_TEMPLATE if self.rubric else ANSWER_TEMPLATE

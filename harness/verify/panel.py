@@ -231,7 +231,7 @@ def _sent(events: list[EventBase]) -> list[Message]:
     """The request a critic's model was sent, from the verdict event it emitted."""
     for event in events:
         if isinstance(event, CriticVerdict):
-            return list(event.messages)  # type: ignore[arg-type]
+            return list(event.messages)
     return []
 
 
