@@ -33,6 +33,7 @@ _EXPORTS = {
     "GateReport": "harness.verify.gates",
     "Critic": "harness.verify.critic",
     "Verdict": "harness.verify.critic",
+    "CriticPanel": "harness.verify.panel",
     "Skill": "harness.memory.skill",
     "Progress": "harness.memory.progress",
     "Loop": "harness.engine.loop",
@@ -70,6 +71,7 @@ __all__ = [
     "Condition",
     "ConfigError",
     "Critic",
+    "CriticPanel",
     "Fleet",
     "ForEach",
     "GateReport",
@@ -129,6 +131,7 @@ if TYPE_CHECKING:
     from harness.verify.critic import Critic, Verdict
     from harness.verify.gates import CommandGate, GateReport, PredicateGate, PytestGate
     from harness.verify.human import HumanGate
+    from harness.verify.panel import CriticPanel
 
 
 __getattr__ = lazy_exports(__name__, _EXPORTS)

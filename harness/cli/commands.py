@@ -339,6 +339,12 @@ def bench(args: argparse.Namespace) -> int:
     return run_swebench(args)
 
 
+def calibrate(args: argparse.Namespace) -> int:
+    from harness.cli.calibrate import run_calibrate
+
+    return run_calibrate(_spec(Path(args.path)), args)
+
+
 def runs(args: argparse.Namespace) -> int:
     from harness.cli.discover import all_runs
     from harness.observe.report import render_runs

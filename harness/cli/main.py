@@ -1,4 +1,5 @@
-"""The ``harness`` command: init, run, resume, status, approve, note, report, runs, clean.
+"""The ``harness`` command: init, run, resume, status, approve, note, report, calibrate, runs,
+clean, batch, bench.
 
 Exit codes: 0 passed, 1 internal error, 2 bad usage or configuration, 3 escalated.
 Heavy modules are imported inside the commands, so ``harness --help`` stays instant.
@@ -79,6 +80,31 @@ def build_parser() -> argparse.ArgumentParser:
         "--root", type=Path, default=Path("."), help="look in its .harness/runs and its loops'"
     )
     report.add_argument("--html", type=Path, metavar="FILE", help="also write an HTML report")
+
+    calibrate = commands.add_parser(
+        "calibrate", help="measure how well the critic setup agrees with a person's labels"
+    )
+    calibrate.add_argument("path", nargs="?", default=".", help="a loop.toml or its folder")
+    calibrate.add_argument(
+        "--examples",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder of artifacts with labels.jsonl (accept/reject; repeatable)",
+    )
+    calibrate.add_argument(
+        "--approvals",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="RUNS",
+        help="a run folder, or a folder of them, whose recorded approvals are labels (repeatable)",
+    )
+    calibrate.add_argument("--model", help="author model (the critic's default)")
+    calibrate.add_argument("--critic-model", help="critic model (as for `harness run`)")
+    calibrate.add_argument("--json", action="store_true", help="print the report as JSON")
+    calibrate.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
     runs = commands.add_parser("runs", help="list recent runs")
     runs.add_argument("root", nargs="?", type=Path, default=Path("."))

@@ -127,6 +127,16 @@ class ChecksStart(EventBase):
     critic: bool = False
 
 
+class PanelMember(BaseModel):
+    """One critic's verdict inside a panel's ``critic_verdict``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    critic: str  # its role, else its model
+    score: float
+    passed: bool
+
+
 class CriticVerdict(EventBase):
     kind: Literal["critic_verdict"] = "critic_verdict"
     round: int | None = None
@@ -136,6 +146,11 @@ class CriticVerdict(EventBase):
     fixes: list[str] = Field(default_factory=list)
     threshold: float | None = None
     messages: list[dict[str, Any]] = Field(default_factory=list)  # the request, redacted in the log
+    # A panel's verdict only: each critic's, how they were combined, and whether they split.
+    members: list[PanelMember] = Field(default_factory=list)
+    aggregate: str | None = None
+    spread: float | None = None
+    split: bool = False
 
 
 class Compaction(EventBase):

@@ -15,6 +15,14 @@ A skill file is Markdown with optional front matter::
     ## Don't
     - edit tests
 
+Each rubric item is also a :class:`Criterion` a critic panel scores on its own
+(:attr:`Skill.criteria`): ``must:`` in front makes it must-pass, ``(weight N)`` at its end
+weighs it (default 1)::
+
+    ## Critic rubric
+    - must: Every claim cites a source.
+    - Reads clearly. (weight 2)
+
 Headings are matched case-insensitively with synonyms (``Success criteria``, ``Definition of
 done``, ``Don't``, ``Never``, ``Tips`` ...). Sections the harness does not know are kept
 verbatim, in order, and shown to the agent. Unknown front-matter keys land in :attr:`Skill.meta`.
@@ -77,11 +85,37 @@ _SYNONYMS: dict[str, tuple[str, ...]] = {
 _FIELD_OF = {synonym: name for name, synonyms in _SYNONYMS.items() for synonym in synonyms}
 _LISTS = ("rules", "prohibitions", "hints", "rubric")
 
+_MUST = re.compile(r"^must(?:[ -]pass)?\s*:\s*", re.IGNORECASE)
+_WEIGHT = re.compile(r"\s*\(weight\s*:?\s*([0-9]*\.?[0-9]+)\s*\)\s*$", re.IGNORECASE)
 _KEY = re.compile(r"^([A-Za-z_][\w' -]*?)\s*:\s*(.*)$")
 _ITEM = re.compile(r"^\s*-\s+(.*)$")
 _TITLE = re.compile(r"^#(?!#)\s*(.*?)\s*$")
 
 MetaValue = str | list[str]
+
+
+class Criterion(BaseModel):
+    """One rubric item as a critic panel scores it: must-pass or weighed with the rest."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str = Field(min_length=1)
+    must_pass: bool = False
+    weight: float = Field(1.0, gt=0, le=100, allow_inf_nan=False)
+
+    @classmethod
+    def parse(cls, item: str) -> Criterion:
+        """``must: text (weight 2)`` -> must-pass, weight 2; a plain item: weight 1."""
+        must = _MUST.match(item)
+        text = item[must.end() :] if must else item
+        weight = _WEIGHT.search(text)
+        if weight:
+            text = text[: weight.start()]
+        return cls(
+            text=text.strip(),
+            must_pass=must is not None,
+            weight=float(weight.group(1)) if weight else 1.0,
+        )
 
 
 class Skill(BaseModel):
@@ -119,7 +153,7 @@ class Skill(BaseModel):
         draft.absorb_body(lines, where)
         draft.text.setdefault("name", _default_name(source))
         try:
-            return cls.model_validate(
+            skill = cls.model_validate(
                 {
                     **draft.text,
                     **draft.lists,
@@ -131,6 +165,17 @@ class Skill(BaseModel):
             )
         except ValidationError as exc:
             raise located(where, None, validation_message(exc)) from exc
+        skill.criteria  # noqa: B018 - a rubric item no critic could score is named now
+        return skill
+
+    @property
+    def criteria(self) -> tuple[Criterion, ...]:
+        """The rubric's items as criteria (must-pass, weights); none without a rubric."""
+        try:
+            return tuple(Criterion.parse(item) for item in self.rubric)
+        except ValidationError as exc:
+            where = self.source or "<skill>"
+            raise located(where, None, f"rubric: {validation_message(exc)}") from exc
 
     def render_for_agent(self) -> str:
         """Everything the author needs, as Markdown: success, rules, prohibitions, hints, rest."""

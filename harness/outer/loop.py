@@ -48,9 +48,9 @@ from harness.outer.settings import Settings
 from harness.outer.task import TaskInputs, render_task
 from harness.sandbox import default_sandbox
 from harness.tools.mcp import mcp_tools
-from harness.verify.critic import Critic
 from harness.verify.gates import Gate
 from harness.verify.human import HumanGate
+from harness.verify.panel import Reviewer
 from harness.verify.round import default_protect
 from harness.workspace.git import Isolation
 
@@ -71,7 +71,7 @@ class OuterLoop:
         agent: Agent,
         *,
         gates: Sequence[Gate | HumanGate] = (),
-        critic: Critic | None = None,
+        critic: Reviewer | None = None,
         skill: Skill | str | Path | None = None,
         progress: Progress | str | Path | None = None,
         max_iterations: int = 10,
@@ -147,8 +147,8 @@ class OuterLoop:
         are written out in advance, so neither is said of one."""
         settings = self.settings
         author = settings.agent.model
-        critic = settings.critic.model if settings.critic else None
-        models = [model for model in (author, critic) if model and not _scripted(model)]
+        critics = settings.critic.models if settings.critic else ()
+        models = [model for model in (author, *critics) if not _scripted(model)]
         notes = [cost_budget_warning(settings.budget, models)]
         python_env = (settings.agent.sandbox or default_sandbox()).python_env
         if python_env is not None:
@@ -156,11 +156,12 @@ class OuterLoop:
                 f"commands run in the project's Python environment ({python_env.origin}): "
                 f"{python_env.python}"
             )
-        if critic is not None and critic.name == author.name and not _scripted(author):
-            notes.append(
-                f"the critic uses the author's model ({critic.name}); a model grading its own "
-                "work is lenient: name another in [critic] model (or --critic-model)"
-            )
+        for critic in critics:
+            if critic.name == author.name and not _scripted(author):
+                notes.append(
+                    f"the critic uses the author's model ({critic.name}); a model grading its "
+                    "own work is lenient: name another in [critic] model (or --critic-model)"
+                )
         return [note for note in notes if note]
 
     def _check_fits(self) -> None:
@@ -201,7 +202,9 @@ class OuterLoop:
                 goal=settings.goal,
                 loop_name=settings.name,
                 model=settings.agent.model.name,
-                critic_model=settings.critic.model.name if settings.critic else None,
+                critic_model=(
+                    ", ".join(m.name for m in settings.critic.models) if settings.critic else None
+                ),
                 max_iterations=settings.max_iterations,
                 budget=settings.budget.__dict__,
                 workspace=str(run.workspace.path),

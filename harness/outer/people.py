@@ -26,7 +26,8 @@ from harness.outer.decision import RoundReport
 from harness.outer.hooks import run_hook
 from harness.outer.run import Run, save_progress
 from harness.outer.settings import Settings
-from harness.verify.human import Outcome, inbox_asker
+from harness.verify.human import HumanGate, Outcome, inbox_asker
+from harness.verify.panel import CriticPanel, PanelVerdict, split_reason
 
 RoundHook = str | Callable[[RoundReport], object]
 HOOK_TIMEOUT = 60.0
@@ -65,8 +66,10 @@ def action_asker(settings: Settings, run: Run, number: int) -> Callable[[str, fl
 
 
 def ask_person(settings: Settings, run: Run, report: RoundReport) -> RoundReport:
-    """``report`` with the person's answer, when a human gate is set and everything else passed."""
-    if settings.human is None:
+    """``report`` with the person's answer, when a human gate is set and everything else passed
+    (or the critic panel, set to send its splits to a person, passed the round while split)."""
+    human = settings.human or _referee(run, report)
+    if human is None:
         return report
     report = dataclasses.replace(report, approval_required=True)
     if not report.checks_passed:
@@ -75,7 +78,7 @@ def ask_person(settings: Settings, run: Run, report: RoundReport) -> RoundReport
         loop=settings.name, round=report.round, summary=_summary(settings, report)
     )
     with run.meter.paused():  # a person's time is not the loop's time budget
-        approval = settings.human.review(request, inbox_for(settings, run))
+        approval = human.review(request, inbox_for(settings, run))
     settings.events.emit(
         ApprovalEvent(
             round=report.round,
@@ -87,6 +90,14 @@ def ask_person(settings: Settings, run: Run, report: RoundReport) -> RoundReport
     return dataclasses.replace(report, approval=approval)
 
 
+def _referee(run: Run, report: RoundReport) -> HumanGate | None:
+    """The person a panel sends a round to when its critics split over it."""
+    verdict, panel = report.verdict, run.critic
+    if isinstance(verdict, PanelVerdict) and verdict.split and isinstance(panel, CriticPanel):
+        return panel.referee
+    return None
+
+
 def _summary(settings: Settings, report: RoundReport) -> str:
     lines = [f"Loop {settings.name}, round {report.round}: the gates and the critic passed."]
     files = report.files_changed
@@ -96,6 +107,10 @@ def _summary(settings: Settings, report: RoundReport) -> str:
     if report.verdict is not None:
         reasons = "; ".join(report.verdict.reasons[:3])
         lines.append(f"Critic: {report.verdict.score:.1f}/10{' — ' + reasons if reasons else ''}")
+        if isinstance(report.verdict, PanelVerdict) and report.verdict.split:
+            lines.append(
+                f"Critics split: {split_reason(report.verdict.members, report.verdict.spread)}"
+            )
     if report.commit:
         lines.append(f"Commit: {report.commit}")
     lines.append(f"Report: harness report {settings.run_id}")

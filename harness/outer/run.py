@@ -16,8 +16,8 @@ from harness.models.budget import Meter, MeteredModel
 from harness.outer.decision import RoundReport
 from harness.outer.settings import Settings
 from harness.sandbox import default_sandbox
-from harness.verify.critic import Critic
 from harness.verify.junit import JUnitReport
+from harness.verify.panel import Reviewer
 from harness.workspace.git import Workspace, open_workspace
 
 
@@ -28,7 +28,7 @@ class Run:
     workspace: Workspace
     meter: Meter
     author: Agent
-    critic: Critic | None
+    critic: Reviewer | None
     progress: Progress | None
     state: RunState
     first_round: int
@@ -72,9 +72,9 @@ def start_run(settings: Settings, progress: Progress | None) -> Run:
     models = [author_model]
     critic = None
     if settings.critic is not None:
-        critic_model = author_model.for_role("critic", settings.critic.model)
-        critic = settings.critic.for_run(critic_model, settings.events)
-        models.append(critic_model)
+        critic_models = [author_model.for_role("critic", m) for m in settings.critic.models]
+        critic = settings.critic.with_models(critic_models, settings.events)
+        models += critic_models
     first = progress.iteration + 1 if progress is not None and begun else 1
     if progress is not None:
         if not begun:

@@ -16,9 +16,9 @@ from harness.models.budget import Budget
 from harness.outer.escalation import EscalationHook
 from harness.outer.options import LoopOptions
 from harness.sandbox import Sandbox, default_sandbox
-from harness.verify.critic import Critic
 from harness.verify.gates import Gate
 from harness.verify.human import HumanGate
+from harness.verify.panel import Reviewer
 from harness.workspace.git import Isolation
 
 CRITIC_DIFF_CHARS = 20_000
@@ -32,7 +32,7 @@ class Settings:
     goal: str
     agent: Agent
     gates: tuple[Gate, ...]
-    critic: Critic | None
+    critic: Reviewer | None
     skill: Skill | None
     max_iterations: int
     budget: Budget

@@ -66,8 +66,7 @@ def limit_rates(loop: OuterLoop, limiters: Mapping[str, Limiter]) -> None:
     agent.model = limited(agent.model)
     critic = settings.critic
     if critic is not None:
-        critic = copy.copy(critic)
-        critic.model = limited(critic.model)
+        critic = critic.with_models([limited(m) for m in critic.models], critic.events)
     loop.settings = dataclasses.replace(settings, agent=agent, critic=critic)
 
 

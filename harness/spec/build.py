@@ -20,6 +20,7 @@ from harness.core.sink import EventSink
 from harness.memory.skill import Skill
 from harness.models.base import Model
 from harness.models.budget import Budget
+from harness.models.family import other_families_first
 from harness.models.preflight import preflight
 from harness.models.resolve import resolve_model
 from harness.observe.run_summary import RUNS_DIR
@@ -41,6 +42,7 @@ from harness.spec.sections import (
     HeldOutConfig,
     HumanGateConfig,
     McpConfig,
+    ModelChoice,
     PytestGateConfig,
     ScriptGateConfig,
 )
@@ -52,6 +54,7 @@ from harness.verify.critic import Critic
 from harness.verify.gates import CommandGate, Gate, PredicateGate, PytestGate
 from harness.verify.held_out import HeldOutGate
 from harness.verify.human import HumanGate
+from harness.verify.panel import CriticPanel, Reviewer
 from harness.verify.research_gates import citations_gate, convergence_gate
 
 MODEL_ENV = "HARNESS_MODEL"
@@ -265,26 +268,9 @@ def build_loop(
         hooks=session.action_hooks(config),
         subagents=session.subagents(config, lambda name: named_model(name, config)),
     )
-    critic, source = None, None
-    if config.critic.enabled:
-        source = (
-            "--critic-model"
-            if overrides.critic_model
-            else CRITIC_MODEL_ENV
-            if os.environ.get(CRITIC_MODEL_ENV)
-            else None
-        )
-        critic_model = _overridable(
-            lambda: _critic_model(overrides, config, root, model_name, model), source
-        )
-        criteria = config.critic.criteria or (skill.render_for_critic() if skill else None)
-        threshold = config.critic.threshold
-        if threshold is None:
-            threshold = skill.threshold if skill and skill.threshold is not None else 8.0
-        critic = Critic(critic_model, criteria=criteria, threshold=threshold)
-    _preflight(model, model_source or "model")
-    if critic is not None:
-        _preflight(critic.model, source or "critic.model")
+    critic, checks = _critic(config, overrides, skill, model_name, model)
+    for made, source in [(model, model_source or "model"), *checks]:
+        _preflight(made, source)
     return OuterLoop(
         config.goal,
         agent,
@@ -312,13 +298,94 @@ def build_loop(
     )
 
 
+def build_critic(
+    config: LoopSpec,
+    overrides: Overrides,
+    skill: Skill | None,
+    author_name: str,
+    author: Model,
+) -> Reviewer | None:
+    """``[critic]``: one critic, or a panel of ``[[critic.panel]]`` critics; None if disabled.
+
+    Every model is preflighted; an error names the field that chose it (or the flag/variable).
+    """
+    critic, checks = _critic(config, overrides, skill, author_name, author)
+    for made, source in checks:
+        _preflight(made, source)
+    return critic
+
+
+def loop_critic(config: LoopSpec, overrides: Overrides = Overrides()) -> Reviewer | None:
+    """The critic (or panel) ``build_loop`` would give the loop, on its own (for calibration)."""
+    name = choose_model(overrides.model, _rooted(config.model, config.root))
+    author = _overridable(lambda: _model(name, config.model_options), overrides.model and "--model")
+    return build_critic(config, overrides, _skill(config), name, author)
+
+
+def _critic(
+    config: LoopSpec,
+    overrides: Overrides,
+    skill: Skill | None,
+    author_name: str,
+    author: Model,
+) -> tuple[Reviewer | None, list[tuple[Model, str]]]:
+    """:func:`build_critic` before the preflight, and each model with the field that chose it."""
+    settings = config.critic
+    checks: list[tuple[Model, str]] = []
+    if not settings.enabled:
+        return None, checks
+    criteria = settings.criteria or (skill.render_for_critic() if skill else None)
+    threshold = settings.threshold
+    if threshold is None:
+        threshold = skill.threshold if skill and skill.threshold is not None else 8.0
+    fallback = (
+        "--critic-model"
+        if overrides.critic_model
+        else CRITIC_MODEL_ENV
+        if os.environ.get(CRITIC_MODEL_ENV)
+        else None
+    )
+    default = overrides.critic_model or os.environ.get(CRITIC_MODEL_ENV) or settings.model
+
+    def chosen(given: ModelChoice | None, field: str) -> Model:
+        source = fallback if given is None else None
+        made = _overridable(
+            lambda: _critic_model(default if given is None else given, config, author_name, author),
+            source,
+        )
+        checks.append((made, source or field))
+        return made
+
+    if not settings.panel:
+        return Critic(chosen(None, "critic.model"), criteria=criteria, threshold=threshold), checks
+    critics = [
+        Critic(
+            chosen(seat.model, f"critic.panel[{index}].model"),
+            criteria=criteria,
+            threshold=threshold,
+            rubric=skill.criteria if skill else (),
+            role=seat.role,
+            instructions=seat.instructions,
+        )
+        for index, seat in enumerate(settings.panel)
+    ]
+    referee = HumanGate() if settings.on_split == "person" else None
+    panel = CriticPanel(
+        critics, aggregate=settings.aggregate, spread=settings.spread, referee=referee
+    )
+    return panel, checks
+
+
 def _critic_model(
-    overrides: Overrides, config: LoopSpec, root: Path, author_name: str, author: Model
+    chosen: ModelChoice | None, config: LoopSpec, author_name: str, author: Model
 ) -> Model:
-    """``--critic-model``, else ``HARNESS_CRITIC_MODEL``, else ``[critic] model``: a name, or a
-    list whose first model that passes :func:`preflight` is used (none: the author's model)."""
-    chosen = overrides.critic_model or os.environ.get(CRITIC_MODEL_ENV) or config.critic.model
+    """A critic's model: a name, or a list whose first model that passes :func:`preflight` is
+    used (other families than the author's first with ``prefer_other_family``); none: the
+    author's model."""
+    root = config.root
     if isinstance(chosen, list):
+        if config.critic.prefer_other_family:
+            chosen = other_families_first(chosen, author_name)
         for name in chosen:
             candidate = _rooted(name, root) or name
             if candidate == author_name:
@@ -426,7 +493,7 @@ def _preflight(model: Model, source: str) -> None:
     try:
         preflight([(source, model)])
     except ConfigError as exc:
-        if source in ("model", "critic.model"):
+        if source in ("model", "critic.model") or source.startswith("critic.panel["):
             raise
         raise OverrideError(str(exc)) from exc
 

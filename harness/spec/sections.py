@@ -100,13 +100,31 @@ class AgentConfig(Section):
     shell_timeout: float = Field(120, gt=0)
 
 
+ModelChoice = str | list[str]  # a list: the first whose provider is set up is used
+
+
+class PanelSeatConfig(Section):
+    """One ``[[critic.panel]]`` critic: its model (default: ``[critic] model``), its role (an
+    editor, a fact-checker, the audience) and instructions of its own."""
+
+    model: ModelChoice | None = None
+    role: str | None = Field(None, min_length=1)
+    instructions: str | None = Field(None, min_length=1)
+
+
 class CriticConfig(Section):
     enabled: bool = True
-    model: str | list[str] | None = None  # a list: the first whose provider is set up is used
+    model: ModelChoice | None = None
     threshold: float | None = Field(None, ge=0, le=10)  # default: the skill's, else 8
     criteria: str | None = None
     artifact: Literal["diff", "final", "file"] = "diff"
     file: str | None = None
+    # A panel: several critics scoring each SKILL.md criterion, their verdicts combined.
+    panel: list[PanelSeatConfig] = []
+    aggregate: Literal["median", "minimum", "majority"] = "median"
+    spread: float = Field(3.0, gt=0, le=10)  # scores this far apart: the critics split
+    on_split: Literal["report", "person"] = "report"  # person: a split pass needs approval
+    prefer_other_family: bool = False  # model lists: other families than the author's first
 
 
 class BudgetConfig(Section):

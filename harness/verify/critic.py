@@ -20,15 +20,19 @@ from harness.core.errors import ConfigError, HarnessError
 from harness.core.event_schema import CriticVerdict
 from harness.core.sink import NULL_SINK, EventSink
 from harness.core.usage import Usage
+from harness.memory.skill import Criterion
 from harness.models.base import Message, Model, ModelError, Reply
 from harness.models.budget import metered
 from harness.models.provider_errors import ErrorKind
 from harness.models.resolve import resolve_model
 from harness.verify.verdict_reply import (
+    RUBRIC_TOOL,
     VERDICT_TOOL,
+    CriticReply,
+    RubricReply,
     fence,
     fresh_tag,
-    parse_reply,
+    parse_verdict,
 )
 
 CRITIC_ROLE = """\
@@ -79,6 +83,19 @@ ANSWER_TEMPLATE = """\
 Call the verdict tool once. Without tools, answer with exactly one block: {opening}\
 {{"reasons": [...], "fixes": [...], "score": <number from 0 to 10>}}{closing}"""
 
+RUBRIC_ANSWER_TEMPLATE = """\
+Score each numbered criterion on its own, its reasons before its score. Call the verdict tool \
+once. Without tools, answer with exactly one block: {opening}\
+{{"criteria": [{{"criterion": 1, "reasons": [...], "score": <number from 0 to 10>}}, ...], \
+"fixes": [...]}}{closing}"""
+
+RUBRIC_TEMPLATE = """\
+{criteria}
+
+Numbered criteria, each scored on its own (a must-pass criterion fails the artifact when it \
+scores below {threshold:g}, whatever the others score):
+{items}"""
+
 REPAIR_TEMPLATE = """\
 Your reply could not be used: {error}
 Give your verdict again. {answer}"""
@@ -94,8 +111,25 @@ class CriticError(HarnessError):
         self.usage = usage  # what the failed review cost, for the run's budget
 
 
+class CriterionScore(BaseModel):
+    """How a critic scored one criterion of the rubric."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    must_pass: bool = False
+    weight: float = 1.0
+    score: float
+    reasons: list[str] = Field(default_factory=list)
+
+
 class Verdict(BaseModel):
-    """A critic's judgement: ``passed`` is ``score >= threshold``."""
+    """A critic's judgement: ``passed`` is ``score >= threshold``.
+
+    A critic given a rubric scores each criterion (``criteria``); its ``score`` is their
+    weighted mean, and it passes only if every must-pass criterion reaches the threshold too.
+    ``critic`` names the critic (its role, else its model) when it sits on a panel.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -106,10 +140,17 @@ class Verdict(BaseModel):
     threshold: float
     usage: Usage = Field(default_factory=Usage)
     raw: str = ""
+    criteria: tuple[CriterionScore, ...] = ()
+    critic: str = ""
 
 
 class Critic:
-    """Scores artifacts with its own model, system prompt and criteria, in a fresh context."""
+    """Scores artifacts with its own model, system prompt and criteria, in a fresh context.
+
+    ``rubric``: criteria scored one by one (must-pass, weights; see :class:`Criterion`).
+    ``role`` (an editor, a fact-checker, the audience) and ``instructions`` are added to the
+    system prompt; a panel (:class:`~harness.verify.panel.CriticPanel`) names its critics by them.
+    """
 
     def __init__(
         self,
@@ -120,18 +161,29 @@ class Critic:
         system_prompt: str | None = None,
         max_tokens: int = 2000,
         events: EventSink = NULL_SINK,
+        rubric: Sequence[Criterion] = (),
+        role: str | None = None,
+        instructions: str | None = None,
     ) -> None:
         if not 0 <= threshold <= 10:
             raise ConfigError(f"threshold: must be between 0 and 10, got {threshold!r}")
         if max_tokens < 1:
             raise ConfigError(f"max_tokens: must be at least 1, got {max_tokens!r}")
-        if system_prompt is not None and not system_prompt.strip():
-            raise ConfigError("system_prompt: empty")
+        for field, text in (("system_prompt", system_prompt), ("role", role)):
+            if text is not None and not text.strip():
+                raise ConfigError(f"{field}: empty")
         self.model = resolve_model(model)
         self.criteria = _render_criteria(DEFAULT_CRITERIA if criteria is None else criteria)
         self.criteria_given = criteria is not None  # else a loop's SKILL.md may supply them
         self.threshold = threshold
-        self.system_prompt = (system_prompt or CRITIC_ROLE) + "\n\n" + CRITIC_RULES
+        self.rubric = tuple(rubric)
+        self.role = role.strip() if role else None
+        parts = [system_prompt or CRITIC_ROLE]
+        if self.role:
+            parts.append(f"On this review panel you are the {self.role}.")
+        if instructions and instructions.strip():
+            parts.append(instructions.strip())
+        self.system_prompt = "\n\n".join([*parts, CRITIC_RULES])
         self.max_tokens = max_tokens
         self.events = events
         self.offer_tool = True  # False once the provider refused a request with tools
@@ -156,38 +208,85 @@ class Critic:
                 "empty artifact", "Produce the artifact the goal asks for.", round=round
             )
         rendered = self.criteria if criteria is None else _render_criteria(criteria)
+        if self.rubric:
+            rendered = RUBRIC_TEMPLATE.format(
+                criteria=rendered, threshold=self.threshold, items=_numbered(self.rubric)
+            )
         tag = fresh_tag(goal, rendered, artifact, self.system_prompt)
         messages: list[Message] = [
             {"role": "system", "content": self.system_prompt},
-            {"role": "user", "content": render_review(goal, artifact, rendered, tag)},
+            {
+                "role": "user",
+                "content": render_review(goal, artifact, rendered, tag, answer=self._answer(tag)),
+            },
         ]
         answer = self._ask(messages)
         usage = answer.usage
         try:
-            reply, raw = parse_reply(answer, tag)
+            verdict = self._verdict(answer, tag)
         except ValueError as first:
             tag = fresh_tag(*(str(m["content"]) for m in messages), _shown(answer))
-            messages = [*messages, *_repair(answer, str(first), tag)]
+            messages = [*messages, *_repair(answer, str(first), self._answer(tag))]
             answer = self._ask(messages)
             usage += answer.usage
             try:
-                reply, raw = parse_reply(answer, tag)
+                verdict = self._verdict(answer, tag)
             except ValueError as second:
                 raise CriticError(
                     f"critic {self.model.name}: invalid verdict after one repair request: "
                     f"{second} (reply: {_shown(answer)[:200]!r})",
                     usage=usage,
                 ) from second
-        verdict = Verdict(
-            score=reply.score,
-            passed=reply.score >= self.threshold,
-            reasons=reply.reasons,
-            fixes=reply.fixes,
+        return self._emit(verdict.model_copy(update={"usage": usage}), round, messages)
+
+    @property
+    def label(self) -> str:
+        """The critic's name on a panel: its role, else its model's name."""
+        return self.role or self.model.name
+
+    def _answer(self, tag: str) -> str:
+        template = RUBRIC_ANSWER_TEMPLATE if self.rubric else ANSWER_TEMPLATE
+        opening, closing = fence(tag)
+        return template.format(opening=opening, closing=closing)
+
+    def _verdict(self, answer: Reply, tag: str) -> Verdict:
+        """The verdict in ``answer`` (ValueError when it holds none fit to use)."""
+        if not self.rubric:
+            reply, raw = parse_verdict(answer, tag, CriticReply)
+            return Verdict(
+                score=reply.score,
+                passed=reply.score >= self.threshold,
+                reasons=reply.reasons,
+                fixes=reply.fixes,
+                threshold=self.threshold,
+                raw=raw,
+            )
+        scored, raw = parse_verdict(answer, tag, RubricReply)
+        criteria = _scored(self.rubric, scored)
+        total = sum(c.weight for c in criteria)
+        score = round(sum(c.score * c.weight for c in criteria) / total, 2)
+        short = [c for c in criteria if c.must_pass and c.score < self.threshold]
+        reasons = [f"{c.text}: {reason}" for c in criteria for reason in c.reasons]
+        reasons += [f"must-pass criterion below {self.threshold:g}: {c.text}" for c in short]
+        return Verdict(
+            score=score,
+            passed=score >= self.threshold and not short,
+            reasons=reasons,
+            fixes=scored.fixes,
             threshold=self.threshold,
-            usage=usage,
             raw=raw,
+            criteria=criteria,
         )
-        return self._emit(verdict, round, messages)
+
+    @property
+    def models(self) -> tuple[Model, ...]:
+        """The models this critic asks (one; a panel has one per critic)."""
+        return (self.model,)
+
+    def with_models(self, models: Sequence[Model], events: EventSink) -> Critic:
+        """:meth:`for_run` with ``models`` as :attr:`models` gives them."""
+        (model,) = models
+        return self.for_run(model, events)
 
     def for_run(self, model: Model, events: EventSink) -> Critic:
         """A copy of this critic that asks ``model`` and reports to ``events`` (one run's)."""
@@ -198,7 +297,11 @@ class Critic:
     def fail(self, reason: str, fix: str, *, round: int | None = None) -> Verdict:
         """A failing verdict given without asking the model (nothing fit to judge)."""
         verdict = Verdict(
-            score=0.0, passed=False, reasons=[reason], fixes=[fix], threshold=self.threshold
+            score=0.0,
+            passed=False,
+            reasons=[reason],
+            fixes=[fix],
+            threshold=self.threshold,
         )
         return self._emit(verdict, round)
 
@@ -211,8 +314,9 @@ class Critic:
         """
         model = metered(self.model)  # every request leaves redacted
         if self.offer_tool:
+            tool = RUBRIC_TOOL if self.rubric else VERDICT_TOOL
             try:
-                return model.complete(messages, [VERDICT_TOOL], max_tokens=self.max_tokens)
+                return model.complete(messages, [tool], max_tokens=self.max_tokens)
             except ModelError as exc:
                 if exc.kind is not ErrorKind.BAD_REQUEST:
                     raise
@@ -236,7 +340,9 @@ class Critic:
         return verdict
 
 
-def render_review(goal: str, artifact: str, criteria: str, tag: str) -> str:
+def render_review(
+    goal: str, artifact: str, criteria: str, tag: str, *, answer: str | None = None
+) -> str:
     """The critic's user message: goal, criteria, the artifact inside unique delimiters, and how
     to answer (the verdict tool, or the verdict tags of ``tag``).
 
@@ -246,7 +352,11 @@ def render_review(goal: str, artifact: str, criteria: str, tag: str) -> str:
     nonce = fresh_tag(artifact)  # fresh per review: the artifact cannot know it
     fenced = _CLOSING_TAG.sub(r"<\\/\1artifact", artifact)
     return REVIEW_TEMPLATE.format(
-        goal=goal, criteria=criteria, nonce=nonce, artifact=fenced, answer=_answer(tag)
+        goal=goal,
+        criteria=criteria,
+        nonce=nonce,
+        artifact=fenced,
+        answer=answer if answer is not None else _answer(tag),
     )
 
 
@@ -255,14 +365,46 @@ def _answer(tag: str) -> str:
     return ANSWER_TEMPLATE.format(opening=opening, closing=closing)
 
 
-def _repair(answer: Reply, error: str, tag: str) -> list[Message]:
+def _numbered(rubric: Sequence[Criterion]) -> str:
+    lines = []
+    for number, criterion in enumerate(rubric, start=1):
+        marks = ["must pass"] if criterion.must_pass else []
+        if criterion.weight != 1:
+            marks.append(f"weight {criterion.weight:g}")
+        shown = f" ({', '.join(marks)})" if marks else ""
+        lines.append(f"{number}. {criterion.text}{shown}")
+    return "\n".join(lines)
+
+
+def _scored(rubric: Sequence[Criterion], reply: RubricReply) -> tuple[CriterionScore, ...]:
+    """Each criterion with its score; ValueError unless every one is scored exactly once."""
+    given = [entry.criterion for entry in reply.criteria]
+    expected = list(range(1, len(rubric) + 1))
+    if sorted(given) != expected:
+        raise ValueError(
+            f"score each of the criteria 1 to {len(rubric)} exactly once (got {given or 'none'})"
+        )
+    by_number = {entry.criterion: entry for entry in reply.criteria}
+    return tuple(
+        CriterionScore(
+            text=criterion.text,
+            must_pass=criterion.must_pass,
+            weight=criterion.weight,
+            score=by_number[number].score,
+            reasons=by_number[number].reasons,
+        )
+        for number, criterion in enumerate(rubric, start=1)
+    )
+
+
+def _repair(answer: Reply, error: str, how: str) -> list[Message]:
     """The unusable reply, a tool result for each call it made, and the request to answer again
     (with a new verdict tag)."""
     results: list[Message] = [
         {"role": "tool", "tool_call_id": call.id, "content": f"not accepted: {error}"}
         for call in answer.tool_calls
     ]
-    repair = REPAIR_TEMPLATE.format(error=error, answer=_answer(tag))
+    repair = REPAIR_TEMPLATE.format(error=error, answer=how)
     return [answer.to_message(), *results, {"role": "user", "content": repair}]
 
 

@@ -17,10 +17,11 @@ from harness.core.errors import ConfigError, ToolError
 from harness.core.event_schema import GateReportEvent
 from harness.core.sink import EventSink
 from harness.tools.paths import check_protect_patterns, protecting_pattern
-from harness.verify.critic import Critic, Verdict
+from harness.verify.critic import Verdict
 from harness.verify.gates import Gate, GateReport, SuiteGate, run_gates
 from harness.verify.junit import JUnitReport
 from harness.verify.machinery import FileReader, machinery_reaches, machinery_report
+from harness.verify.panel import Reviewer
 
 PYTEST_CONFIG_FILES = (
     "conftest.py",
@@ -147,7 +148,7 @@ def verify(
     changed: Sequence[str],
     protect: Sequence[str],
     gates: Sequence[Gate],
-    critic: Critic | None,
+    critic: Reviewer | None,
     artifact: Callable[[], str],
     events: EventSink,
     criteria: str | None = None,

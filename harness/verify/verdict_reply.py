@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -48,28 +48,63 @@ class CriticReply(BaseModel):
     )
 
 
-def _verdict_tool() -> ToolSchema:
+class CriterionReply(BaseModel):
+    """One criterion's score, its reasons given first."""
+
+    criterion: int = Field(ge=1, strict=True, description="The criterion's number as listed.")
+    reasons: list[str] = Field(
+        default_factory=list, description="What the artifact does or misses on this criterion."
+    )
+    score: float = Field(
+        ge=0, le=10, strict=True, allow_inf_nan=False, description="0 to 10 on this criterion."
+    )
+
+
+class RubricReply(BaseModel):
+    """The verdict of a critic that scores each numbered criterion on its own."""
+
+    criteria: list[CriterionReply] = Field(
+        description="One entry per numbered criterion, each with its reasons before its score."
+    )
+    fixes: list[str] = Field(
+        default_factory=list,
+        description="One concrete change that would raise the score per item.",
+    )
+
+
+_Schema = TypeVar("_Schema", CriticReply, RubricReply)
+
+
+def verdict_tool(schema: type[CriticReply] | type[RubricReply] = CriticReply) -> ToolSchema:
+    """The ``verdict`` tool whose arguments are a ``schema`` (the reasons come first)."""
+    full = schema.model_json_schema()
     properties = {
         name: {key: value for key, value in spec.items() if key != "title"}
-        for name, spec in CriticReply.model_json_schema()["properties"].items()
+        for name, spec in full["properties"].items()
     }
+    parameters: dict[str, Any] = {
+        "type": "object",
+        "properties": properties,
+        "required": list(schema.model_fields),
+    }
+    if "$defs" in full:
+        parameters["$defs"] = full["$defs"]
     return {
         "type": "function",
         "function": {
             "name": VERDICT_TOOL_NAME,
             "description": "Give your verdict on the artifact, once: the reasons first, then "
             "the fixes, then the score.",
-            "parameters": {
-                "type": "object",
-                "properties": properties,
-                "required": list(CriticReply.model_fields),
-            },
+            "parameters": parameters,
         },
     }
 
 
-VERDICT_TOOL: ToolSchema = _verdict_tool()
+VERDICT_TOOL: ToolSchema = verdict_tool()
 """The tool the critic's model calls to give its verdict (its arguments are a CriticReply)."""
+
+RUBRIC_TOOL: ToolSchema = verdict_tool(RubricReply)
+"""The verdict tool of a critic scoring each criterion (its arguments are a RubricReply)."""
 
 _WHOLE_FENCE = re.compile(r"```(?:json)?[ \t]*\n?(.*?)```", re.DOTALL | re.IGNORECASE)
 
@@ -92,6 +127,11 @@ def parse_reply(reply: Reply, tag: str) -> tuple[CriticReply, str]:
 
     ``tag`` is the verdict tag of the request this reply answers.
     """
+    return parse_verdict(reply, tag, CriticReply)
+
+
+def parse_verdict(reply: Reply, tag: str, schema: type[_Schema]) -> tuple[_Schema, str]:
+    """:func:`parse_reply` for a verdict of the form ``schema``."""
     found = [call.arguments_json for call in reply.tool_calls if call.name == VERDICT_TOOL_NAME]
     text = reply.content or ""
     found += _fenced(text, tag)
@@ -102,7 +142,7 @@ def parse_reply(reply: Reply, tag: str) -> tuple[CriticReply, str]:
         raise ValueError(f"the reply holds {len(found)} verdicts; give exactly one")
     if not found:
         raise ValueError(_missing(reply, text))
-    return _validated(found[0]), found[0]
+    return _validated(found[0], schema), found[0]
 
 
 def _fenced(text: str, tag: str) -> list[str]:
@@ -136,7 +176,7 @@ def _missing(reply: Reply, text: str) -> str:
     return f"no verdict found: call the {VERDICT_TOOL_NAME} tool or use the verdict tags"
 
 
-def _validated(raw: str) -> CriticReply:
+def _validated(raw: str, schema: type[_Schema]) -> _Schema:
     try:
         data: Any = json.loads(raw)
     except json.JSONDecodeError as exc:
@@ -144,7 +184,7 @@ def _validated(raw: str) -> CriticReply:
     if not isinstance(data, dict):
         raise ValueError(f"the verdict must be a JSON object, got {type(data).__name__}")
     try:
-        return CriticReply.model_validate(data)
+        return schema.model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(part) for part in error['loc'])}: {error['msg']}"
