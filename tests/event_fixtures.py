@@ -140,6 +140,10 @@ def emit_sample_run(
                  usage=out.round.as_dict())  # fmt: skip
         if round_ == 1:
             out.emit("hook_failed", 0, hook="on_round", round=round_, error="exit code 7: ")
+            out.emit("connector", 0, connector="pull_request", occasion="round", ok=False,
+                     detail="POST /repos/acme/widgets/pulls: HTTP 502")  # fmt: skip
+            out.emit("trigger", 0, trigger="schedule", loop_name="fix-calc", started=False,
+                     reason="still running (this watcher)", issue=None, started_run=None)  # fmt: skip
     reason = "PASSED" if passes else "MAX_ITERATIONS"
     out.emit("stop", 0.1, reason=reason,
              message="gates and critic passed" if passes else f"{rounds} of {rounds} rounds used")  # fmt: skip
