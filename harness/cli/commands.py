@@ -356,6 +356,12 @@ def runs(args: argparse.Namespace) -> int:
     return EXIT_PASSED
 
 
+def watch(args: argparse.Namespace) -> int:
+    from harness.cli.watch import watch as run_watch
+
+    return run_watch(args, _spec(args.path), print_verdict)
+
+
 def clean(args: argparse.Namespace) -> int:
     from harness.cli.clean import clean_loops
 
