@@ -119,7 +119,9 @@ def run(args: argparse.Namespace) -> int:
 
         otel, flush = command_line_sink()
         echo = Tee(echo, otel)
-    overrides = Overrides(args.model, args.critic_model, args.max_iterations, args.restart)
+    overrides = Overrides(
+        args.model, args.critic_model, args.max_iterations, args.restart, issue=args.issue
+    )
     try:
         loop = recorded_loop(config, overrides=overrides, echo=echo)
         try:

@@ -50,6 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
         )
         run.add_argument("--max-iterations", type=_rounds, help="round cap (1-100)")
         run.add_argument("--restart", action="store_true", help="start over, even if finished")
+        run.add_argument("--issue", type=_positive_int, metavar="N",
+                         help="the issue the run is for: its connectors comment there")  # fmt: skip
         add_attempts_argument(run)
         run.add_argument(
             "--otel", action="store_true", help="export spans with OpenTelemetry (harness[otel])"
