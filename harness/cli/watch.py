@@ -139,7 +139,8 @@ class Watcher:
             try:
                 starts = trigger.poll(now)
             except Exception as exc:  # noqa: BLE001 - one trigger's host down stops no other
-                print(f"harness watch: {trigger.kind}: {exc}", file=sys.stderr)
+                print(self.log.redactor.redact_text(f"harness watch: {trigger.kind}: {exc}"),
+                      file=sys.stderr)  # fmt: skip
                 continue
             for start in starts:
                 self.start(start)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from harness.connect.connectors import Host, open_or_update
 from harness.connect.git_publish import origin_branch
@@ -35,7 +35,6 @@ class CiWaiter:
     events: EventSink = NULL_SINK
     clock: Callable[[], float] = time.monotonic
     sleep: Callable[[float], None] = time.sleep
-    pulls: dict[str, int] = field(default_factory=dict)  # branch -> pull request number
 
     def __call__(self, ci: CiRound) -> GateReport:
         started = self.clock()
@@ -57,9 +56,10 @@ class CiWaiter:
             raise HostError("no base branch: the run started on a detached HEAD; set github.base")
         body = (f"Round {ci.round} (`{ci.commit[:12]}`) passed its gates; waiting for CI. "
                 "The verdict replaces this text when the run ends.\n")  # fmt: skip
-        pull = open_or_update(client, head=ci.branch, base=base, title=self.title, body=body,
-                              draft=True)  # fmt: skip
-        self.pulls[ci.branch] = pull.number
+        # not a draft: the REST API cannot mark one ready once CI passes
+        pull = open_or_update(
+            client, head=ci.branch, base=base, title=self.title, body=body, draft=False
+        )
         return pull.number
 
     def _wait(self, client: GitHub, sha: str, deadline: float, started: float) -> GateReport:

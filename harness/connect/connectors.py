@@ -72,7 +72,7 @@ def describe(result: RunResult, context: RunContext) -> str:
         f"**harness** loop `{context.loop_name}`, run `{result.run_id}`: **{verdict}**",
         "",
         f"**Goal:** {context.goal.strip().splitlines()[0] if context.goal.strip() else ''}",
-        f"**Verdict:** {result.stop_reason.value}: {result.message.splitlines()[0]}",
+        f"**Verdict:** {result.stop_reason.value}: {(result.message.splitlines() or [''])[0]}",
         f"**Rounds:** {result.iterations}",
     ]
     if result.branch:
@@ -226,9 +226,10 @@ class Connectors:
                 continue
             try:
                 detail, ok = connector.send(result, self.context), True
+            except (HostError, OSError) as exc:  # the reason says it all
+                detail, ok = str(exc), False
             except Exception as exc:  # noqa: BLE001 - a connector never changes the verdict
-                detail, ok = f"{type(exc).__name__}: {exc}" if not isinstance(
-                    exc, HostError | OSError) else str(exc), False  # fmt: skip
+                detail, ok = f"{type(exc).__name__}: {exc}", False
             self.events.emit(
                 ConnectorEvent(
                     connector=connector.kind, occasion=occasion, ok=ok, detail=detail[:1000]

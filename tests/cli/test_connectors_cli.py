@@ -87,6 +87,10 @@ def test_a_connector_whose_server_is_down_leaves_the_verdict_and_says_so(tmp_pat
     assert "passed" in (project / "progress" / "pub.md").read_text().lower()
     # the push before the pull request did go through: only the host was down
     assert git(tmp_path / "remote.git", "branch", "--list").strip()
+    report = _harness("report", run_dir.name, cwd=project, env=env)
+    assert report.returncode == 0, report.stderr
+    assert pull in report.stdout.splitlines()
+    assert f"run {run_dir.name} · PASSED" in report.stdout
     assert TOKEN not in done.stdout + done.stderr + (run_dir / "events.jsonl").read_text()
 
 

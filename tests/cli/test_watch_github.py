@@ -115,6 +115,7 @@ def test_a_labelled_issue_becomes_a_pull_request_that_ci_sends_back_once(tmp_pat
     assert pull["head"]["ref"] == branch
     assert pull["base"]["ref"] == "main"
     assert pull["updates"] == 2
+    assert pull["draft"] is False
     assert "**passed**" in pull["body"]
     assert "PASSED" in pull["body"]
     assert "`calc`" in pull["body"]
