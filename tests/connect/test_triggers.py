@@ -155,3 +155,23 @@ def test_a_signed_labelled_issue_delivery_starts_a_loop_with_the_issue_as_goal()
     finally:
         trigger.close()
     assert start == Start("webhook", "Crash on empty input\n\nparse('') raises\n\n(issue #5)", 5)
+
+
+def test_watch_without_triggers_or_without_the_webhook_secret_names_the_field(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.cli.watch import make_triggers
+    from harness.core.errors import ConfigError
+
+    (tmp_path / "loop.toml").write_text('goal = "g"\n[[gates]]\ntype = "command"\ncmd = "true"\n')
+    with pytest.raises(ConfigError, match=r"loop\.toml: field 'triggers': give at least one"):
+        make_triggers(LoopSpec.from_toml(tmp_path), now=T0)
+    with (tmp_path / "loop.toml").open("a") as toml:
+        toml.write('[[triggers]]\ntype = "webhook"\nport = 0\nsecret_env = "HOOK_SHARED"\n')
+    monkeypatch.delenv("HOOK_SHARED", raising=False)
+    with pytest.raises(ConfigError, match=r"field 'triggers\[0\]\.secret_env': .* HOOK_SHARED"):
+        make_triggers(LoopSpec.from_toml(tmp_path), now=T0)
+    monkeypatch.setenv("HOOK_SHARED", "s3cret-value")
+    (trigger,) = make_triggers(LoopSpec.from_toml(tmp_path), now=T0)
+    assert isinstance(trigger, WebhookTrigger)
+    trigger.close()
