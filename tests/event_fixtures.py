@@ -146,6 +146,10 @@ def emit_sample_run(
                      outcome="observed", detail="exit code 1")  # fmt: skip
             out.emit("subagent", 0, profile="searcher", depth=1, model="scripted",
                      stop_reason="answered", steps=2, tokens=300, files=["notes.md"])  # fmt: skip
+            out.emit("connector", 0, connector="pull_request", occasion="round", ok=False,
+                     detail="POST /repos/acme/widgets/pulls: HTTP 502")  # fmt: skip
+            out.emit("trigger", 0, trigger="schedule", loop_name="fix-calc", started=False,
+                     reason="still running (this watcher)", issue=None, started_run=None)  # fmt: skip
     reason = "PASSED" if passes else "MAX_ITERATIONS"
     out.emit("stop", 0.1, reason=reason,
              message="gates and critic passed" if passes else f"{rounds} of {rounds} rounds used")  # fmt: skip

@@ -114,6 +114,7 @@ COMMANDS: dict[str, Here | By | NotOffline] = {
     "harness bench swebench instances.jsonl --repos ~/mirrors --model openai/gpt-4.1 --workers 4": NotOffline("calls a real model"),
     "harness batch tasks.jsonl --backend ray --workers 16": NotOffline("starts a Ray cluster (harness[ray]); tests/scale/test_ray_backend.py runs Ray in-process"),
     "harness batch tasks.jsonl --backend ray --ray-address ray://head:10001": NotOffline("joins a Ray cluster at a remote address"),
+    "harness watch --once": By("tests/cli/test_watch_github.py::test_a_labelled_issue_becomes_a_pull_request_that_ci_sends_back_once"),
     "python -m pytest -q tests/engine": NotOffline("a part of the suite, which CI runs on its own"),
     "nice python -m pytest -q": NotOffline("the whole suite, which CI runs on its own (17+ minutes)"),
     "nice python bench/mutation.py": NotOffline("a mutation run takes minutes to hours (docs/testing.md); not in CI"),

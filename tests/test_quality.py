@@ -101,9 +101,10 @@ LAYERS = {
     "workspace": 3,
     "verify": 3,
     "outer": 4,
-    "spec": 5,
-    "scale": 6,
-    "cli": 7,
+    "connect": 5,
+    "spec": 6,
+    "scale": 7,
+    "cli": 8,
 }
 """The package order of docs/architecture.md: a package imports only packages ranked below it."""
 

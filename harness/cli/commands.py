@@ -9,7 +9,7 @@ import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from harness.cli.exit_codes import EXIT_ERROR, EXIT_ESCALATED, EXIT_PASSED, EXIT_USAGE
 from harness.core.errors import ConfigError
@@ -119,7 +119,9 @@ def run(args: argparse.Namespace) -> int:
 
         otel, flush = command_line_sink()
         echo = Tee(echo, otel)
-    overrides = Overrides(args.model, args.critic_model, args.max_iterations, args.restart)
+    overrides = Overrides(
+        args.model, args.critic_model, args.max_iterations, args.restart, issue=args.issue
+    )
     try:
         loop = recorded_loop(config, overrides=overrides, echo=echo)
         try:
@@ -195,29 +197,41 @@ def _spec(path: Path) -> LoopSpec:
     return LoopSpec.from_toml(path)
 
 
-def print_verdict(result: RunResult, *, quiet: bool, redact: Callable[[str], str] = str) -> None:
-    """The run's outcome on stdout: the verdict line, then (unless quiet) where things are."""
+def print_verdict(
+    result: RunResult,
+    *,
+    quiet: bool,
+    redact: Callable[[str], str] = str,
+    out: TextIO | None = None,
+) -> None:
+    """The run's outcome on ``out`` (stdout): the verdict line, then (unless quiet) what the
+    connectors did and where things are."""
+    out = out or sys.stdout
     line = f"{result.stop_reason.value}: {result.message.splitlines()[0]}"
-    print(redact(line), flush=True)
+    print(redact(line), flush=True, file=out)
     if result.unsandboxed:  # also when quiet: what the verdict is worth depends on it
-        print(f"note: {result.unsandboxed}", flush=True)
+        print(f"note: {result.unsandboxed}", flush=True, file=out)
     if quiet:
         return
+    for connector in result.connectors:
+        print(redact(connector), file=out)
     if result.escalation:
-        print(f"escalation report: {result.escalation}")
+        print(f"escalation report: {result.escalation}", file=out)
     if result.branch and result.worktree is not None and result.worktree.exists():
         print(
             f"work is on branch {result.branch} in {result.worktree}; `harness run` resumes it, "
-            "`harness clean` removes it once you are done with it"
+            "`harness clean` removes it once you are done with it",
+            file=out,
         )
     elif result.branch and result.passed and not result.merged:
         branch, base = result.branch, result.origin or "HEAD"
         print(
             f"the work is on branch {branch}: `git diff {base}...{branch}` shows it, "
-            f"`git merge {branch}` takes it (`merge = true` in loop.toml merges a pass itself)"
+            f"`git merge {branch}` takes it (`merge = true` in loop.toml merges a pass itself)",
+            file=out,
         )
     elif result.branch:
-        print(f"work is on branch {result.branch}")
+        print(f"work is on branch {result.branch}", file=out)
 
 
 def status(args: argparse.Namespace) -> int:
@@ -353,6 +367,12 @@ def runs(args: argparse.Namespace) -> int:
     where = f"{args.root / RUNS_DIR} or the loops under {args.root}"
     print(render_runs(found) if found else f"no runs under {where}")
     return EXIT_PASSED
+
+
+def watch(args: argparse.Namespace) -> int:
+    from harness.cli.watch import watch as run_watch
+
+    return run_watch(args, _spec(args.path), print_verdict)
 
 
 def clean(args: argparse.Namespace) -> int:

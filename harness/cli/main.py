@@ -1,5 +1,5 @@
-"""The ``harness`` command: init, run, resume, status, approve, note, report, calibrate, runs,
-clean, batch, bench.
+"""The ``harness`` command: init, run, resume, watch, status, approve, note, report, calibrate,
+runs, clean, batch, bench.
 
 Exit codes: 0 passed, 1 internal error, 2 bad usage or configuration, 3 escalated.
 Heavy modules are imported inside the commands, so ``harness --help`` stays instant.
@@ -51,6 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
         )
         run.add_argument("--max-iterations", type=_rounds, help="round cap (1-100)")
         run.add_argument("--restart", action="store_true", help="start over, even if finished")
+        run.add_argument("--issue", type=_positive_int, metavar="N",
+                         help="the issue the run is for: its connectors comment there")  # fmt: skip
         add_attempts_argument(run)
         run.add_argument(
             "--otel", action="store_true", help="export spans with OpenTelemetry (harness[otel])"
@@ -60,6 +62,23 @@ def build_parser() -> argparse.ArgumentParser:
             "--quiet", action="store_true", help="no progress; print only the verdict line"
         )
         output.add_argument("--json", action="store_true", help="print every event as JSON")
+
+    watch = commands.add_parser(
+        "watch", help="run a loop whenever its [[triggers]] fire (schedule, issues, webhook)"
+    )
+    watch.add_argument("path", nargs="?", type=Path, default=Path("."),
+                       help="a loop.toml or a folder holding one")  # fmt: skip
+    watch.add_argument("--model", help="author model (overrides HARNESS_MODEL and the file)")
+    watch.add_argument(
+        "--critic-model", help="critic model (default: the file's, else the author's)"
+    )
+    polls = watch.add_mutually_exclusive_group()
+    polls.add_argument("--once", action="store_true",
+                       help="poll the triggers once, wait for the runs started, and exit")  # fmt: skip
+    polls.add_argument("--polls", type=_positive_int, metavar="N",
+                       help="poll N times, then wait for the runs started, and exit")  # fmt: skip
+    watch.add_argument("--interval", type=float, default=30.0, metavar="SECONDS",
+                       help="seconds between polls (default 30)")  # fmt: skip
 
     status = commands.add_parser("status", help="where each loop stands")
     status.add_argument("path", nargs="?", default=".", help="loop.toml, its folder, or progress/")
@@ -161,6 +180,12 @@ def _rounds(text: str) -> int:
             f"must be an integer from 1 to {MAX_ITERATIONS}, got {text!r}"
         )
     return value
+
+
+def _positive_int(text: str) -> int:
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return int(text)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

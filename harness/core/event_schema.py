@@ -249,6 +249,29 @@ class SubagentEvent(EventBase):
     files: list[str] = []
 
 
+class ConnectorEvent(EventBase):
+    """A connector ran at the end of a run (or for a round's CI): what it did, or why it failed.
+    A failure never changes the run's verdict."""
+
+    kind: Literal["connector"] = "connector"
+    connector: str  # its type: push, pull_request, issue_comment, webhook, artifact
+    occasion: str  # pass, escalate, or round
+    ok: bool
+    detail: str = ""  # what it did (a URL, a commit) or why it failed
+
+
+class TriggerEvent(EventBase):
+    """``harness watch``: a trigger fired; the loop started, or not (it was still running)."""
+
+    kind: Literal["trigger"] = "trigger"
+    trigger: str  # schedule, issues, webhook
+    loop_name: str
+    started: bool
+    reason: str = ""  # why not, when not started
+    issue: int | None = None
+    started_run: str | None = None  # the run id it started
+
+
 Event = Annotated[
     RunStart
     | RunEnd
@@ -269,7 +292,9 @@ Event = Annotated[
     | HookFailed
     | PermissionEvent
     | ActionHookEvent
-    | SubagentEvent,
+    | SubagentEvent
+    | ConnectorEvent
+    | TriggerEvent,
     Field(discriminator="kind"),
 ]
 
@@ -296,6 +321,8 @@ EVENT_MODELS: dict[str, type[EventBase]] = {
         PermissionEvent,
         ActionHookEvent,
         SubagentEvent,
+        ConnectorEvent,
+        TriggerEvent,
     )
 }
 """Each event kind and its model."""

@@ -109,6 +109,9 @@ def render_text(summary: RunSummary) -> str:
             lines.append(f"  report: {summary.escalation.report_path}")
     if summary.stop_message:
         lines += ["", f"stop: {summary.outcome} — {summary.stop_message}"]
+    for connector in summary.connectors:  # a failure changed nothing above, and is said here
+        state = "" if connector.ok else "FAILED: "
+        lines.append(f"connector {connector.connector}: {state}{connector.detail}")
     return inert("\n".join(lines)) + "\n"
 
 

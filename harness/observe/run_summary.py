@@ -14,6 +14,7 @@ from typing import TypeVar
 from harness.core.errors import ConfigError
 from harness.core.event_schema import (
     Compaction,
+    ConnectorEvent,
     CriticVerdict,
     Escalation,
     Event,
@@ -74,6 +75,7 @@ class RunSummary:
     escalation: Escalation | None
     notes: tuple[str, ...] = ()
     waited: float = 0.0  # seconds of ``duration`` spent waiting for a person
+    connectors: tuple[ConnectorEvent, ...] = ()  # what the connectors did as the run ended
 
     @property
     def outcome(self) -> str:
@@ -162,6 +164,7 @@ def load_run(run_dir: str | os.PathLike[str]) -> RunSummary:
         escalation=_last(run_events, Escalation),
         notes=(*([start.warning] if start.warning else []), *start.notes) if start else (),
         waited=end.waited if end else 0.0,
+        connectors=tuple(_all(run_events, ConnectorEvent)),
     )
 
 

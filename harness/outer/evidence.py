@@ -9,9 +9,9 @@ from pathlib import Path
 
 from harness.agent.agent import AgentRun
 from harness.agent.ledger import Ledger
-from harness.core.event_schema import ChecksStart, RoundStart
+from harness.core.event_schema import ChecksStart, GateReportEvent, RoundStart
 from harness.outer.decision import RoundReport, commit_message
-from harness.outer.options import ArtifactFile
+from harness.outer.options import ArtifactFile, CiRound
 from harness.outer.people import action_asker, ask_person, take_guidance
 from harness.outer.progress_tool import progress_tool
 from harness.outer.run import Run
@@ -94,7 +94,31 @@ def play_round(settings: Settings, run: Run, number: int) -> RoundReport:
     )
     report = ask_person(settings, run, report)
     commit = run.workspace.commit_round(number, commit_message(report))
-    return dataclasses.replace(report, commit=commit)
+    report = dataclasses.replace(report, commit=commit)
+    return _wait_for_ci(settings, run, report)
+
+
+def _wait_for_ci(settings: Settings, run: Run, report: RoundReport) -> RoundReport:
+    """A round that passed: with ``ci``, its commit is published and the host's checks on it
+    are one more gate (``ci``); a failed check's log is the next round's input."""
+    wait, branch = settings.options.ci, run.workspace.branch
+    head = report.commit or run.state.head
+    if wait is None or not report.passed or branch is None or head is None:
+        return report
+    started = time.monotonic()
+    gate = wait(CiRound(report.round, head, branch, run.workspace.path,
+                        run.meter.remaining_seconds()))  # fmt: skip
+    settings.events.emit(
+        GateReportEvent(
+            round=report.round,
+            name=gate.name,
+            passed=gate.passed,
+            summary=gate.summary,
+            failures=gate.failures,
+            duration=time.monotonic() - started,
+        )  # fmt: skip
+    )
+    return dataclasses.replace(report, gates=(*report.gates, gate))
 
 
 def _session(settings: Settings, run: Run, task: str, number: int) -> AgentRun:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import ConfigDict, SkipValidation, ValidationError, field_validator
@@ -18,9 +19,11 @@ from harness.core.errors import ConfigError
 from harness.core.sink import NULL_SINK, EventSink
 from harness.core.validation import format_validation_error
 from harness.outer.decision import RoundReport
+from harness.outer.result import RunResult
 from harness.outer.rules import LoopRules
 from harness.sandbox import Sandbox
 from harness.tools.mcp import McpServer
+from harness.verify.gates import GateReport
 
 RoundHook = str | Callable[[RoundReport], object]
 """Told of every recorded round: a command (run with the round as JSON on stdin) or a callable."""
@@ -35,6 +38,25 @@ class ArtifactFile:
     def __post_init__(self) -> None:
         if not self.path.strip():
             raise ConfigError("critic_artifact: give the file's path")
+
+
+@dataclass(frozen=True)
+class CiRound:
+    """A round that passed its checks, for the CI wait: its commit is on ``branch``."""
+
+    round: int
+    commit: str
+    branch: str
+    repo: Path  # a checkout of the repository (the run's worktree)
+    seconds_left: float | None  # of the run's time budget; None without one
+
+
+CiWait = Callable[[CiRound], GateReport]
+"""Publishes a passing round and waits for the host's checks on it: a gate named ``ci``."""
+
+FinishHook = Callable[[RunResult], tuple[str, ...]]
+"""Told of the run's result (connectors): one line for each thing it did or failed to do; it
+must not raise, and cannot change the result."""
 
 
 def new_run_id() -> str:
@@ -61,6 +83,8 @@ class LoopOptions(LoopRules):
     mcp: SkipValidation[tuple[McpServer, ...]] = ()  # started with the run, stopped at its end
     hook_sandbox: SkipValidation[Sandbox | None] = None  # None: the agent's sandbox
     pins: tuple[tuple[str, str], ...] = ()  # (path, sha256) of the configuration files read
+    ci: SkipValidation[CiWait | None] = None  # waits for CI on each round that passed its checks
+    on_finish: SkipValidation[FinishHook | None] = None  # the connectors, told of the result
 
     def __init__(self, **data: Any) -> None:
         try:

@@ -95,6 +95,8 @@ def finish_run(settings: Settings, run: Run) -> RunResult:
         origin=_origin(run),
         merged=run.merged,
     )
+    if settings.options.on_finish is not None:  # it cannot change the verdict, only report
+        result = dataclasses.replace(result, connectors=settings.options.on_finish(result))
     settings.events.emit(
         RunEnd(
             run_id=settings.run_id,

@@ -33,6 +33,7 @@ class RunResult:
     """Why the agent's commands ran without a sandbox, when they did (also in ``warning``)."""
     origin: str | None = None  # the branch the run started from; None when HEAD was detached
     merged: bool = False  # a pass fast-forwarded into ``origin`` (``merge = true``)
+    connectors: tuple[str, ...] = ()  # what each connector did, or why it failed
 
     @property
     def passed(self) -> bool:

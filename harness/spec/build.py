@@ -30,6 +30,7 @@ from harness.outer.rules import LoopRules
 from harness.sandbox import Sandbox
 from harness.sandbox.project_env import PythonEnv
 from harness.spec import session
+from harness.spec.connectors import build_connectors
 from harness.spec.environment import project_env
 from harness.spec.loop_spec import LoopSpec
 from harness.spec.pinning import check_gate_modules, check_unchanged, pins_of
@@ -73,6 +74,7 @@ class Overrides:
     critic_model: str | None = None
     max_iterations: int | None = None
     restart: bool = False
+    issue: int | None = None  # the issue the run came from (its connectors comment there)
 
 
 def choose_model(flag: str | None, configured: str | None) -> str:
@@ -271,6 +273,7 @@ def build_loop(
     critic, checks = _critic(config, overrides, skill, model_name, model)
     for made, source in [(model, model_source or "model"), *checks]:
         _preflight(made, source)
+    on_finish, ci = build_connectors(config, events=events, issue=overrides.issue)
     return OuterLoop(
         config.goal,
         agent,
@@ -294,6 +297,8 @@ def build_loop(
             mcp=tuple(mcp),
             hook_sandbox=build_sandbox(config, hooks=True, python_env=python_env),
             pins=pins,
+            ci=ci,
+            on_finish=on_finish,
         ),
     )
 

@@ -19,26 +19,39 @@ from harness.core.validation import format_validation_error
 from harness.engine.loop import MAX_ITERATIONS
 from harness.outer.rules import LoopRules
 from harness.spec.sections import (
+    CONNECTOR_TYPES,
     GATE_TYPES,
+    TRIGGER_TYPES,
     ActionHookConfig,
     AgentConfig,
+    ArtifactConnectorConfig,
     BudgetConfig,
+    CiConfig,
+    ConnectorConfig,
     CriticConfig,
     EnvConfig,
     FleetConfig,
     GateConfig,
+    GitHubConfig,
     HeldOutConfig,
     HooksConfig,
+    IssueCommentConnectorConfig,
+    IssuesTriggerConfig,
     McpConfig,
+    PullRequestConnectorConfig,
     RedactConfig,
     SandboxConfig,
     Section,
     SubagentsConfig,
+    TriggerConfig,
     WebConfig,
+    WebhookConnectorConfig,
+    WebhookTriggerConfig,
 )
 from harness.tools.permissions import Permissions
 
 CONFIG_NAME = "loop.toml"
+UNION_TAGS = {"gates": GATE_TYPES, "connectors": CONNECTOR_TYPES, "triggers": TRIGGER_TYPES}
 
 
 class LoopSpec(LoopRules, Section):
@@ -68,6 +81,10 @@ class LoopSpec(LoopRules, Section):
     fleet: FleetConfig | None = None
     mcp: list[McpConfig] = []
     web: WebConfig | None = None
+    github: GitHubConfig | None = None
+    connectors: list[ConnectorConfig] = []  # where a pass or an escalation is reflected
+    ci: CiConfig | None = None  # wait for the host's check runs on each passing round
+    triggers: list[TriggerConfig] = []  # what starts the loop under `harness watch`
 
     sandbox: SandboxConfig = SandboxConfig()
     env: EnvConfig = EnvConfig()
@@ -91,9 +108,7 @@ class LoopSpec(LoopRules, Section):
         try:
             spec = cls.model_validate(data)
         except ValidationError as exc:
-            raise ConfigError(
-                format_validation_error(source, exc, union_tags={"gates": GATE_TYPES})
-            ) from None
+            raise ConfigError(format_validation_error(source, exc, union_tags=UNION_TAGS)) from None
         return spec
 
     @model_validator(mode="after")
@@ -125,8 +140,9 @@ class LoopSpec(LoopRules, Section):
 
     def redactor(self) -> Redactor:
         """The run's redactor: ``[redact]`` on top of the secrets found by default."""
+        secret_env = self.secret_env()
         if isinstance(self.redact, list):
-            return Redactor(self.redact)
+            return Redactor(self.redact, secret_env=secret_env)
         values: list[str] = []
         root = self.root
         for index, name in enumerate(self.redact.values_from):
@@ -138,7 +154,16 @@ class LoopSpec(LoopRules, Section):
                     f"{exc.strerror}"
                 ) from exc
             values.extend(line.strip() for line in text.splitlines() if line.strip())
-        return Redactor(self.redact.patterns, secret_env=self.redact.env, values=values)
+        return Redactor(
+            self.redact.patterns, secret_env=[*self.redact.env, *secret_env], values=values
+        )
+
+    def secret_env(self) -> list[str]:
+        """The environment variables the connectors and triggers read secrets from."""
+        names = [self.github.token_env] if self.github is not None else []
+        names += [c.url_env for c in self.connectors if isinstance(c, WebhookConnectorConfig)]
+        names += [t.secret_env for t in self.triggers if isinstance(t, WebhookTriggerConfig)]
+        return names
 
 
 def find_config(path: str | Path) -> Path:
@@ -189,6 +214,7 @@ def _cross_checks(config: LoopSpec) -> list[tuple[str, str]]:
         if gate.feedback != "pass_fail" and gate.held_out is None:
             problems.append((f"gates[{index}].feedback", "applies to a held_out gate only"))
     problems.extend(_mcp_checks(config.mcp))
+    problems.extend(_connector_checks(config))
     engine = config.sandbox.backend in ("docker", "podman")
     if engine and config.sandbox.image is None:
         problems.append(("sandbox.image", f"required when backend = '{config.sandbox.backend}'"))
@@ -215,4 +241,29 @@ def _mcp_checks(servers: list[McpConfig]) -> list[tuple[str, str]]:
         if server.name in seen:
             problems.append((f"{where}.name", f"{server.name!r} is used by an earlier server"))
         seen.add(server.name)
+    return problems
+
+
+def _connector_checks(config: LoopSpec) -> list[tuple[str, str]]:
+    """The host's connectors, ``[ci]`` and the issue trigger need ``[github]``; an artifact
+    goes to a folder or a branch."""
+    problems = []
+    hosted = (PullRequestConnectorConfig, IssueCommentConnectorConfig)
+    if config.github is None:
+        for index, connector in enumerate(config.connectors):
+            if isinstance(connector, hosted) or connector.type == "push":
+                problems.append((f"connectors[{index}]", f"{connector.type} needs [github]"))
+        if config.ci is not None:
+            problems.append(("ci", "waiting for check runs needs [github]"))
+        for index, trigger in enumerate(config.triggers):
+            if isinstance(trigger, IssuesTriggerConfig):
+                problems.append((f"triggers[{index}]", "the issues trigger needs [github]"))
+    for index, connector in enumerate(config.connectors):
+        both = isinstance(connector, ArtifactConnectorConfig) and (
+            (connector.folder is None) == (connector.branch is None)
+        )
+        if both:
+            problems.append((f"connectors[{index}]", "give folder or branch, not both"))
+    if config.ci is not None and config.isolation == "none":
+        problems.append(("ci", "needs the run's own branch (isolation other than 'none')"))
     return problems

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from harness.sandbox.limits import Limits
 
@@ -251,3 +251,130 @@ class SubagentsConfig(Section):
     max_depth: int = Field(1, ge=1, le=5)  # children of children ... at most this deep
     max_steps: int = Field(20, ge=1, le=10_000)  # a child's step cap when no profile is named
     profiles: dict[Annotated[str, Field(pattern=r"^[\w.-]{1,64}$")], SubagentProfileConfig] = {}
+
+
+EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+"""The name of an environment variable: where a secret is read from (never the secret itself)."""
+
+
+class GitHubConfig(Section):
+    """``[github]``: the repository host the connectors, ``[ci]`` and the issue trigger speak to
+    (GitHub's REST API, or a server speaking its subset at ``api_url``)."""
+
+    repo: str = Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")  # owner/name
+    api_url: str = Field("https://api.github.com", pattern=r"^https?://")
+    token_env: EnvName = "GITHUB_TOKEN"  # the token is read from this variable, never a file
+    remote: str = Field("origin", min_length=1)  # the git remote the run's branch is pushed to
+    base: str | None = Field(None, min_length=1)  # the pull request's base (default: the run's)
+    timeout: float = Field(30, gt=0, le=600)  # seconds for one request
+
+
+Occasion = Literal["pass", "escalate"]
+
+
+class ConnectorBase(Section):
+    on: list[Occasion] = Field(["pass"], min_length=1)  # when it runs
+
+
+class PushConnectorConfig(ConnectorBase):
+    """Push the run's branch to ``[github] remote``."""
+
+    type: Literal["push"]
+
+
+class PullRequestConnectorConfig(ConnectorBase):
+    """Push the run's branch and open (or update) its pull request; needs ``[github]``."""
+
+    type: Literal["pull_request"]
+    title: str | None = Field(None, min_length=1)  # default: the goal's first line
+    draft_on_escalate: bool = True
+
+
+class IssueCommentConnectorConfig(ConnectorBase):
+    """Comment on the originating issue (``--issue N``, or the issue that triggered the run)."""
+
+    type: Literal["issue_comment"]
+    issue: int | None = Field(None, ge=1)  # a fixed issue instead of the originating one
+
+
+class WebhookConnectorConfig(ConnectorBase):
+    """POST a Slack-compatible message (``{"text": ...}``) to the URL held in ``url_env``."""
+
+    type: Literal["webhook"]
+    url_env: EnvName  # a webhook URL is a secret: it is read from the environment
+    timeout: float = Field(20, gt=0, le=600)
+
+
+class ArtifactConnectorConfig(ConnectorBase):
+    """Publish ``file`` as the run's branch holds it: copy it into ``folder``, or commit it to
+    ``branch`` (created if missing)."""
+
+    type: Literal["artifact"]
+    file: str = Field(min_length=1)  # relative to the repository's root
+    folder: str | None = Field(None, min_length=1)  # relative to loop.toml unless absolute
+    branch: str | None = Field(None, min_length=1)
+
+
+CONNECTOR_TYPES = ("push", "pull_request", "issue_comment", "webhook", "artifact")
+
+ConnectorConfig = Annotated[
+    PushConnectorConfig
+    | PullRequestConnectorConfig
+    | IssueCommentConnectorConfig
+    | WebhookConnectorConfig
+    | ArtifactConnectorConfig,
+    Field(discriminator="type"),
+]
+
+
+class CiConfig(Section):
+    """``[ci]``: after a round passes its checks, push it, open its pull request and wait for the
+    host's check runs on its commit; a failed check fails the round, its log the next input."""
+
+    checks: list[str] = []  # names of the check runs to wait for (empty: all of them)
+    timeout: float = Field(1800, gt=0)  # seconds per round (also bounded by budget.seconds)
+    poll: float = Field(15, gt=0, le=3600)  # seconds between looks
+    settle: float = Field(60, ge=0)  # seconds to wait for a first check run to appear
+    log_chars: int = Field(4000, ge=200, le=100_000)  # of a failed check's log, fed back
+
+
+class ScheduleTriggerConfig(Section):
+    """Start the loop on a cron schedule (five fields, UTC)."""
+
+    type: Literal["schedule"]
+    cron: str = Field(min_length=1)
+
+    @field_validator("cron")
+    @classmethod
+    def _cron(cls, value: str) -> str:
+        from croniter import croniter
+
+        if len(value.split()) != 5 or not croniter.is_valid(value):
+            raise ValueError(f"{value!r} is not a cron schedule of five fields (m h dom mon dow)")
+        return value
+
+
+class IssuesTriggerConfig(Section):
+    """Start a loop for each open issue carrying ``label`` (polling ``[github]``)."""
+
+    type: Literal["issues"]
+    label: str = Field("harness", min_length=1)
+    poll: float = Field(60, ge=1)  # seconds between looks
+
+
+class WebhookTriggerConfig(Section):
+    """Start loops from signed webhook deliveries (GitHub's ``X-Hub-Signature-256``)."""
+
+    type: Literal["webhook"]
+    host: str = "127.0.0.1"
+    port: int = Field(8787, ge=0, le=65535)
+    secret_env: EnvName = "HARNESS_WEBHOOK_SECRET"
+    label: str = Field("harness", min_length=1)  # an issue event starts a loop with this label
+
+
+TRIGGER_TYPES = ("schedule", "issues", "webhook")
+
+TriggerConfig = Annotated[
+    ScheduleTriggerConfig | IssuesTriggerConfig | WebhookTriggerConfig,
+    Field(discriminator="type"),
+]

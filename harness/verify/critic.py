@@ -194,9 +194,11 @@ class Critic:
         artifact: str,
         *,
         criteria: str | Sequence[str] | None = None,
+        notes: Sequence[str] = (),
         round: int | None = None,
     ) -> Verdict:
-        """Judge ``artifact`` against ``goal`` and the criteria (these, or the critic's own).
+        """Judge ``artifact`` against ``goal`` and the criteria (these, or the critic's own),
+        with ``notes`` (what passing gates want weighed) after them.
 
         The verdict goes to ``events`` as ``critic_verdict`` with ``round`` and the messages
         the critic's model was sent.
@@ -208,6 +210,7 @@ class Critic:
                 "empty artifact", "Produce the artifact the goal asks for.", round=round
             )
         rendered = self.criteria if criteria is None else _render_criteria(criteria)
+        rendered = "\n\n".join([rendered, *notes])
         if self.rubric:
             rendered = RUBRIC_TEMPLATE.format(
                 criteria=rendered, threshold=self.threshold, items=_numbered(self.rubric)

@@ -129,13 +129,14 @@ class CriticPanel:
         artifact: str,
         *,
         criteria: str | Sequence[str] | None = None,
+        notes: Sequence[str] = (),
         round: int | None = None,
     ) -> PanelVerdict:
         """Every critic's verdict on ``artifact``, combined; one ``critic_verdict`` event."""
         verdicts, messages = [], []
         for critic, collected in self._seats:
             collected.events.clear()
-            verdict = critic.review(goal, artifact, criteria=criteria, round=round)
+            verdict = critic.review(goal, artifact, criteria=criteria, notes=notes, round=round)
             verdicts.append(verdict.model_copy(update={"critic": critic.label}))
             messages.append(_sent(collected.events))
         return self._emit(self.combine(verdicts), round, messages[0])

@@ -1,0 +1,209 @@
+"""``harness watch``: run a loop whenever one of its ``[[triggers]]`` fires.
+
+Each start runs the same outer loop as ``harness run`` (in a thread of the watcher), with the
+trigger's input in its task: an issue's title and body become the goal of a loop of its own,
+``NAME-issue-N``, whose connectors comment on that issue. A loop still running (this watcher's
+run, or any process holding its lock) is never started a second time; every start, and every
+start refused, is a ``trigger`` event in ``.harness/watch/events.jsonl`` (a started run's log
+begins with it too).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import TextIO
+
+from harness.cli.exit_codes import EXIT_PASSED
+from harness.connect.triggers import (
+    IssuesTrigger,
+    ScheduleTrigger,
+    Start,
+    Trigger,
+    WebhookTrigger,
+)
+from harness.core.errors import ConfigError
+from harness.core.event_schema import TriggerEvent
+from harness.memory.lock import LoopLock
+from harness.observe.events import EVENTS_FILE, EventLog
+from harness.observe.run_summary import RUNS_DIR
+from harness.outer.options import new_run_id
+from harness.spec import LoopSpec
+from harness.spec.build import Overrides
+from harness.spec.connectors import host_of
+from harness.spec.launch import recorded_loop
+from harness.spec.sections import IssuesTriggerConfig, ScheduleTriggerConfig
+from harness.tools import Tool
+
+WATCH_DIR = "watch"  # under .harness/: the watcher's own event log
+
+
+Verdict = Callable[..., None]
+"""How a finished run is told: :func:`harness.cli.commands.print_verdict`'s signature."""
+
+
+def watch(args: argparse.Namespace, spec: LoopSpec, verdict: Verdict) -> int:
+    """``harness watch``: poll ``spec``'s triggers as ``args`` say; ``verdict`` tells each run."""
+    triggers = make_triggers(spec, now=datetime.now(UTC))
+    overrides = Overrides(model=args.model, critic_model=args.critic_model)
+    watcher = Watcher(spec, triggers, overrides=overrides, verdict=verdict)
+    try:
+        print(f"watching {spec.name}: {', '.join(t.kind for t in triggers)}", file=sys.stderr)
+        watcher.run(polls=1 if args.once else args.polls, interval=args.interval)
+    finally:
+        watcher.close()
+    return EXIT_PASSED
+
+
+def make_triggers(spec: LoopSpec, *, now: datetime) -> list[Trigger]:
+    """The spec's ``[[triggers]]``; a webhook's endpoint starts listening here."""
+    if not spec.triggers:
+        raise ConfigError(
+            f"{spec.source}: field 'triggers': give at least one [[triggers]] to watch"
+        )
+    made: list[Trigger] = []
+    for index, entry in enumerate(spec.triggers):
+        if isinstance(entry, ScheduleTriggerConfig):
+            made.append(ScheduleTrigger(entry.cron, now=now))
+        elif isinstance(entry, IssuesTriggerConfig):
+            assert spec.github is not None, "LoopSpec checks that the issues trigger has [github]"
+            made.append(IssuesTrigger(host_of(spec.github).client, entry.label, every=entry.poll))
+        else:
+            secret = os.environ.get(entry.secret_env, "")
+            if not secret:
+                raise ConfigError(
+                    f"{spec.source}: field 'triggers[{index}].secret_env': the environment "
+                    f"variable {entry.secret_env} holding the webhook's secret is not set"
+                )
+            try:
+                made.append(WebhookTrigger(secret.encode(), host=entry.host, port=entry.port,
+                                           label=entry.label))  # fmt: skip
+            except OSError as exc:
+                raise ConfigError(
+                    f"{spec.source}: field 'triggers[{index}]': cannot listen on "
+                    f"{entry.host}:{entry.port}: {exc.strerror}"
+                ) from exc
+    return made
+
+
+class Watcher:
+    """Polls ``triggers`` and starts ``spec``'s loop for each start, never twice at once."""
+
+    def __init__(
+        self,
+        spec: LoopSpec,
+        triggers: Sequence[Trigger],
+        *,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        overrides: Overrides | None = None,
+        tools: Sequence[Tool] = (),
+        out: TextIO | None = None,
+        verdict: Verdict | None = None,
+    ) -> None:
+        self.spec = spec
+        self.triggers = tuple(triggers)
+        self.clock = clock
+        self.overrides = overrides or Overrides()
+        self.tools = tuple(tools)
+        self.out = out or sys.stdout
+        self.verdict = verdict
+        self.log = EventLog(
+            spec.root / RUNS_DIR.parent / WATCH_DIR / EVENTS_FILE, run_id="watch",
+            redactor=spec.redactor(), root=spec.root,
+        )  # fmt: skip
+        self._lock = threading.Lock()
+        self._running: dict[str, threading.Thread] = {}
+        self.started: list[str] = []  # run ids, in order
+
+    def run(self, *, polls: int | None, interval: float,
+            sleep: Callable[[float], None] = time.sleep) -> None:  # fmt: skip
+        """Poll ``polls`` times (None: until interrupted), ``interval`` seconds apart, then wait
+        for the runs started to end."""
+        done = 0
+        while polls is None or done < polls:
+            self.tick()
+            done += 1
+            if polls is None or done < polls:
+                sleep(interval)
+        self.wait()
+
+    def tick(self) -> None:
+        """Poll every trigger once and start what is due."""
+        now = self.clock()
+        for trigger in self.triggers:
+            try:
+                starts = trigger.poll(now)
+            except Exception as exc:  # noqa: BLE001 - one trigger's host down stops no other
+                print(self.log.redactor.redact_text(f"harness watch: {trigger.kind}: {exc}"),
+                      file=sys.stderr)  # fmt: skip
+                continue
+            for start in starts:
+                self.start(start)
+
+    def start(self, start: Start) -> str | None:
+        """Start the loop for ``start`` in a thread; its run id, or None when it is running."""
+        spec = self._spec_for(start)
+        event = TriggerEvent(trigger=start.trigger, loop_name=spec.name, started=False,
+                             issue=start.issue)  # fmt: skip
+        with self._lock:
+            mine = self._running.get(spec.name)
+            ours = mine is not None and mine.is_alive()
+            holder = None if ours else LoopLock(spec.progress_path()).holder()
+            if ours or holder is not None:
+                who = f"pid {holder.get('pid', '?')}" if holder else "this watcher"
+                self.log.emit(event.model_copy(update={"reason": f"still running ({who})"}))
+                print(f"{spec.name}: not started ({start.trigger}): still running", file=self.out)
+                return None
+            run_id = new_run_id()
+            started = event.model_copy(update={"started": True, "started_run": run_id})
+            thread = threading.Thread(target=self._run, args=(spec, start, started, run_id),
+                                      name=f"watch-{spec.name}", daemon=True)  # fmt: skip
+            self._running[spec.name] = thread
+            self.started.append(run_id)
+            self.log.emit(started)
+            thread.start()
+        return run_id
+
+    def wait(self) -> None:
+        """Wait for every run started to end."""
+        for thread in list(self._running.values()):
+            thread.join()
+
+    def close(self) -> None:
+        for trigger in self.triggers:
+            if isinstance(trigger, WebhookTrigger):
+                trigger.close()
+
+    def _spec_for(self, start: Start) -> LoopSpec:
+        changes: dict[str, object] = {}
+        if start.goal is not None:
+            changes["goal"] = start.goal
+        if start.issue is not None:
+            changes["name"] = f"{self.spec.name}-issue-{start.issue}"
+            changes["progress"] = None  # progress/NAME-issue-N.md: a loop of its own
+        return self.spec.with_changes(**changes) if changes else self.spec
+
+    def _run(self, spec: LoopSpec, start: Start, event: TriggerEvent, run_id: str) -> None:
+        overrides = Overrides(
+            self.overrides.model, self.overrides.critic_model, self.overrides.max_iterations,
+            restart=start.issue is None,  # a schedule or a goal: a fresh run each time
+            issue=start.issue,
+        )  # fmt: skip
+        redact = spec.redactor().redact_text
+        try:
+            loop = recorded_loop(spec, overrides=overrides, run_id=run_id, tools=self.tools)
+            loop.settings.events.emit(event)
+            result = loop.run()
+        except Exception as exc:  # noqa: BLE001 - one run's failure stops no other
+            print(redact(f"{spec.name}: not run: {exc}"), file=self.out, flush=True)
+            return
+        print(f"{spec.name} (run {run_id}, {start.trigger}):", end=" ", file=self.out)
+        if self.verdict is not None:
+            self.verdict(result, quiet=False, redact=redact, out=self.out)
+        else:
+            print(redact(f"{result.stop_reason.value}: {result.message}"), file=self.out)

@@ -1,0 +1,79 @@
+"""The git side of publishing: push the run's branch, commit a file to another branch.
+
+Every call goes through :mod:`harness.workspace.git_cmd` (no repository-configured program
+runs). A token for an ``http(s)`` remote travels in the environment (``GIT_CONFIG_*``), never on
+a command line where another user could read it.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import tempfile
+from pathlib import Path
+
+from harness.workspace.git_cmd import config_get, git, run_git
+
+
+def push_branch(root: Path, remote: str, branch: str, *, token: str | None = None) -> str:
+    """Push ``branch`` to ``remote`` (forced: a run's branch is the run's own); its head."""
+    env = _token_env(root, remote, token)
+    proc = run_git(root, ("push", "--force", "--quiet", remote,
+                          f"refs/heads/{branch}:refs/heads/{branch}"), env)  # fmt: skip
+    if proc.returncode != 0:
+        raise OSError(f"git push to {remote} failed: {proc.stderr.strip()[-500:]}")
+    return git(root, "rev-parse", f"refs/heads/{branch}").strip()
+
+
+def show_file(root: Path, ref: str, path: str) -> str:
+    """The text of ``path`` as ``ref`` holds it."""
+    proc = run_git(root, ("cat-file", "blob", f"{ref}:{path}"), None)
+    if proc.returncode != 0:
+        raise OSError(f"{path} is not on {ref}: {proc.stderr.strip()}")
+    return proc.stdout
+
+
+def commit_file(root: Path, branch: str, path: str, content: str, message: str) -> str:
+    """Commit ``content`` as ``path`` on ``branch`` (made if missing) without touching any
+    checkout; the new commit."""
+    blob = git(root, "hash-object", "-w", "--stdin", stdin=content).strip()
+    parent = run_git(root, ("rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"), None)
+    head = parent.stdout.strip() if parent.returncode == 0 else None
+    with tempfile.TemporaryDirectory(prefix="harness-index-") as folder:
+        env = {"GIT_INDEX_FILE": str(Path(folder) / "index")}
+        if head:
+            git(root, "read-tree", head, env=env)
+        git(root, "update-index", "--add", "--cacheinfo", f"100644,{blob},{path}", env=env)
+        tree = git(root, "write-tree", env=env).strip()
+    parents = ("-p", head) if head else ()
+    commit = git(root, "commit-tree", tree, *parents, "-m", message, env=_author(root)).strip()
+    git(root, "update-ref", f"refs/heads/{branch}", commit, *((head,) if head else ()))
+    return commit
+
+
+def _author(root: Path) -> dict[str, str]:
+    """The repository's identity, else the harness's (commit-tree needs one)."""
+    name = config_get(root, "user.name") or "harness"
+    email = config_get(root, "user.email") or "harness@localhost"
+    return {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email,
+            "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email}  # fmt: skip
+
+
+def _token_env(root: Path, remote: str, token: str | None) -> dict[str, str]:
+    """For an ``http(s)`` remote and a token: the header git sends, set through the environment."""
+    url = config_get(root, f"remote.{remote}.url") or ""
+    if not token or not url.startswith(("https://", "http://")):
+        return {}
+    basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+    count = int(os.environ.get("GIT_CONFIG_COUNT", "0") or 0)
+    return {
+        "GIT_CONFIG_COUNT": str(count + 1),
+        f"GIT_CONFIG_KEY_{count}": "http.extraHeader",
+        f"GIT_CONFIG_VALUE_{count}": f"Authorization: Basic {basic}",
+    }
+
+
+def origin_branch(repo: Path, branch: str) -> str | None:
+    """The branch run branch ``branch`` started from (as the workspace recorded it)."""
+    origin = config_get(repo, f"branch.{branch}.harnessOrigin")
+    return origin.removeprefix("refs/heads/") if origin else None

@@ -1,0 +1,171 @@
+"""The subset of GitHub's REST API the connectors, ``[ci]`` and the issue trigger use.
+
+Requests go to ``api_url`` (GitHub's, or a server speaking the same subset). The token is read
+from the environment variable the configuration names, sent only in the ``Authorization``
+header, and never put in an error: a failure names the request and the host's message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from typing import Any
+
+from harness.core.errors import HarnessError
+
+MAX_RESPONSE_BYTES = 20_000_000
+"""Bound on one response body (a check run's log included)."""
+
+
+class HostError(HarnessError):
+    """A request to the repository host failed; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class PullRequest:
+    number: int
+    url: str
+    head_sha: str
+
+
+@dataclass(frozen=True)
+class Issue:
+    number: int
+    title: str
+    body: str
+    labels: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CheckRun:
+    id: int
+    name: str
+    status: str  # queued, in_progress, completed
+    conclusion: str | None  # success, failure, neutral, cancelled, skipped, timed_out, ...
+    summary: str  # the run's output title, summary and text
+
+
+class GitHub:
+    """A client for ``repo`` (``owner/name``) at ``api_url``, authenticated by ``token``."""
+
+    def __init__(self, repo: str, *, api_url: str, token: str | None, timeout: float = 30) -> None:
+        self.repo = repo
+        self.api_url = api_url.rstrip("/")
+        self._token = token
+        self.timeout = timeout
+
+    @classmethod
+    def from_env(cls, repo: str, *, api_url: str, token_env: str, timeout: float) -> GitHub:
+        """A client whose token is ``$token_env``; a missing variable is an error naming it."""
+        token = os.environ.get(token_env, "")
+        if not token.strip():
+            raise HostError(f"the environment variable {token_env} (github.token_env) is not set")
+        return cls(repo, api_url=api_url, token=token, timeout=timeout)
+
+    def find_pull(self, head: str) -> PullRequest | None:
+        """The open pull request from branch ``head`` of this repository, if there is one."""
+        owner = self.repo.split("/")[0]
+        query = urllib.parse.urlencode({"head": f"{owner}:{head}", "state": "open"})
+        found = self._call("GET", f"/repos/{self.repo}/pulls?{query}")
+        return _pull(found[0]) if isinstance(found, list) and found else None
+
+    def open_pull(self, *, head: str, base: str, title: str, body: str, draft: bool) -> PullRequest:
+        data = {"head": head, "base": base, "title": title, "body": body, "draft": draft}
+        return _pull(self._call("POST", f"/repos/{self.repo}/pulls", data))
+
+    def update_pull(self, number: int, *, title: str, body: str) -> PullRequest:
+        data = {"title": title, "body": body}
+        return _pull(self._call("PATCH", f"/repos/{self.repo}/pulls/{number}", data))
+
+    def comment(self, issue: int, body: str) -> str:
+        """Post ``body`` on issue (or pull request) ``issue``; the comment's URL."""
+        made = self._call("POST", f"/repos/{self.repo}/issues/{issue}/comments", {"body": body})
+        return str(made.get("html_url") or made.get("url") or "") if isinstance(made, dict) else ""
+
+    def labelled_issues(self, label: str) -> list[Issue]:
+        """Open issues carrying ``label`` (pull requests, which the API lists too, left out)."""
+        query = urllib.parse.urlencode({"labels": label, "state": "open", "per_page": 100})
+        found = self._call("GET", f"/repos/{self.repo}/issues?{query}")
+        return [issue_of(i) for i in found or [] if isinstance(i, dict) and "pull_request" not in i]
+
+    def check_runs(self, sha: str) -> list[CheckRun]:
+        found = self._call("GET", f"/repos/{self.repo}/commits/{sha}/check-runs?per_page=100")
+        runs = found.get("check_runs", []) if isinstance(found, dict) else []
+        return [_check_run(run) for run in runs if isinstance(run, dict)]
+
+    def job_log(self, job: int) -> str | None:
+        """The log of the Actions job behind check run ``job``; None when the host has none."""
+        try:
+            text = self._call("GET", f"/repos/{self.repo}/actions/jobs/{job}/logs", raw=True)
+        except HostError:
+            return None
+        return text if isinstance(text, str) else None
+
+    def _call(self, method: str, path: str, data: object = None, *, raw: bool = False) -> Any:
+        body = json.dumps(data).encode() if data is not None else None
+        request = urllib.request.Request(self.api_url + path, data=body, method=method)
+        request.add_header("Accept", "application/vnd.github+json")
+        request.add_header("X-GitHub-Api-Version", "2022-11-28")
+        if body is not None:
+            request.add_header("Content-Type", "application/json")
+        if self._token:
+            request.add_header("Authorization", f"Bearer {self._token}")
+        where = f"{method} {path.split('?')[0]}"
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                payload = response.read(MAX_RESPONSE_BYTES).decode("utf-8", errors="replace")
+        except urllib.error.HTTPError as exc:
+            raise HostError(f"{where}: HTTP {exc.code}: {_message(exc)}") from None
+        except (urllib.error.URLError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise HostError(f"{where}: {self.api_url} cannot be reached: {reason}") from None
+        if raw:
+            return payload
+        try:
+            return json.loads(payload) if payload.strip() else None
+        except json.JSONDecodeError:
+            raise HostError(f"{where}: the reply is not JSON") from None
+
+
+def issue_of(data: dict[str, Any]) -> Issue:
+    """An issue from the API's (or a webhook delivery's) JSON."""
+    labels = tuple(
+        str(label.get("name") if isinstance(label, dict) else label)
+        for label in data.get("labels") or []
+    )
+    return Issue(int(data["number"]), str(data.get("title") or ""), str(data.get("body") or ""),
+                 labels)  # fmt: skip
+
+
+def _pull(data: Any) -> PullRequest:
+    if not isinstance(data, dict) or "number" not in data:
+        raise HostError("the host's reply holds no pull request")
+    head = data.get("head") or {}
+    return PullRequest(int(data["number"]), str(data.get("html_url") or data.get("url") or ""),
+                       str(head.get("sha") or ""))  # fmt: skip
+
+
+def _check_run(data: dict[str, Any]) -> CheckRun:
+    output = data.get("output") or {}
+    parts = [output.get(key) for key in ("title", "summary", "text")]
+    return CheckRun(
+        int(data.get("id") or 0),
+        str(data.get("name") or "?"),
+        str(data.get("status") or "queued"),
+        data.get("conclusion"),
+        "\n".join(str(part) for part in parts if part),
+    )
+
+
+def _message(exc: urllib.error.HTTPError) -> str:
+    """The host's ``message`` from an error reply, bounded."""
+    try:
+        text = exc.read(10_000).decode("utf-8", errors="replace")
+        data = json.loads(text)
+        return str(data.get("message", text))[:300] if isinstance(data, dict) else text[:300]
+    except (OSError, json.JSONDecodeError):
+        return exc.reason if isinstance(exc.reason, str) else "no message"

@@ -1,0 +1,194 @@
+"""What starts a loop under ``harness watch``: a cron schedule, labelled issues on the
+repository host, and signed webhook deliveries.
+
+Each trigger is polled with the time (an injectable clock) and returns the starts it has: a
+:class:`Start` carries the loop's input (an issue's title and body as the goal).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import queue
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Protocol
+
+from harness.connect.github import GitHub, Issue, issue_of
+
+MAX_DELIVERY_BYTES = 1_000_000
+"""Bound on a webhook delivery's body; a larger one is refused unread."""
+
+
+@dataclass(frozen=True)
+class Start:
+    """One start of the loop: what fired, and its input."""
+
+    trigger: str  # schedule, issues, webhook
+    goal: str | None = None  # None: the loop's own goal
+    issue: int | None = None
+
+
+class Trigger(Protocol):
+    @property
+    def kind(self) -> str: ...
+
+    def poll(self, now: datetime) -> list[Start]:
+        """The starts due at ``now``."""
+        ...
+
+
+def issue_goal(issue: Issue) -> str:
+    """The goal of a loop started from ``issue``: its title and body."""
+    body = issue.body.strip()
+    return f"{issue.title.strip()}\n\n{body}\n\n(issue #{issue.number})" if body else (
+        f"{issue.title.strip()} (issue #{issue.number})"
+    )  # fmt: skip
+
+
+class ScheduleTrigger:
+    """Fires at the times of a five-field cron schedule; firings missed between two polls
+    collapse into one start."""
+
+    kind = "schedule"
+
+    def __init__(self, cron: str, *, now: datetime) -> None:
+        from croniter import croniter
+
+        self._times = croniter(cron, now)
+        self._next: datetime = self._times.get_next(datetime)
+
+    def poll(self, now: datetime) -> list[Start]:
+        due = False
+        while self._next <= now:
+            due, self._next = True, self._times.get_next(datetime)
+        return [Start(self.kind)] if due else []
+
+
+class IssuesTrigger:
+    """Open issues carrying ``label``, looked for every ``every`` seconds; each issue starts
+    once per watcher (its loop, ``NAME-issue-N``, resumes if the watcher starts again)."""
+
+    kind = "issues"
+
+    def __init__(self, client: Callable[[], GitHub], label: str, *, every: float) -> None:
+        self._client = client
+        self.label = label
+        self.every = every
+        self._seen: set[int] = set()
+        self._last: datetime | None = None
+
+    def poll(self, now: datetime) -> list[Start]:
+        if self._last is not None and (now - self._last).total_seconds() < self.every:
+            return []
+        self._last = now
+        fresh = [
+            i for i in self._client().labelled_issues(self.label) if i.number not in self._seen
+        ]
+        self._seen.update(issue.number for issue in fresh)
+        return [Start(self.kind, issue_goal(i), i.number) for i in sorted(fresh, key=_number)]
+
+
+def _number(issue: Issue) -> int:
+    return issue.number
+
+
+def signature(secret: bytes, body: bytes) -> str:
+    """GitHub's ``X-Hub-Signature-256`` of ``body``: ``sha256=`` and the HMAC's hex digest."""
+    return "sha256=" + hmac.new(secret, body, hashlib.sha256).hexdigest()
+
+
+class WebhookTrigger:
+    """A small HTTP endpoint (``POST /``) whose deliveries must carry the HMAC-SHA256
+    signature of their body (``X-Hub-Signature-256``) under the shared secret.
+
+    A GitHub ``issues`` delivery (opened or labelled) for an issue carrying ``label`` starts a
+    loop with the issue as its goal; any other signed JSON object with a ``goal`` string starts
+    one with that goal; ``ping`` is answered. A missing or wrong signature is refused (401).
+    """
+
+    kind = "webhook"
+
+    def __init__(self, secret: bytes, *, host: str = "127.0.0.1", port: int = 0,
+                 label: str = "harness") -> None:  # fmt: skip
+        self.secret = secret
+        self.label = label
+        self._starts: queue.Queue[Start] = queue.Queue()
+        self.server = ThreadingHTTPServer((host, port), _handler(self))
+        self.server.daemon_threads = True
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True,
+                                        name="harness-webhook")  # fmt: skip
+        self._thread.start()
+
+    @property
+    def address(self) -> tuple[str, int]:
+        host, port = self.server.server_address[:2]
+        return str(host), int(port)
+
+    def poll(self, now: datetime) -> list[Start]:
+        starts = []
+        while not self._starts.empty():
+            starts.append(self._starts.get_nowait())
+        return starts
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def accept(self, event: str, body: bytes) -> tuple[int, str]:
+        """A signed delivery: the HTTP status and a word on what was done."""
+        if event == "ping":
+            return 200, "pong"
+        try:
+            data: Any = json.loads(body)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return 400, "the body is not JSON"
+        if not isinstance(data, dict):
+            return 400, "the body is not a JSON object"
+        if event == "issues":
+            issue = data.get("issue")
+            if data.get("action") not in ("opened", "labeled", "reopened") or not isinstance(
+                issue, dict
+            ):
+                return 202, "ignored: not an opened or labelled issue"
+            found = issue_of(issue)
+            if self.label not in found.labels:
+                return 202, f"ignored: the issue is not labelled {self.label!r}"
+            self._starts.put(Start(self.kind, issue_goal(found), found.number))
+            return 202, f"starting for issue #{found.number}"
+        goal = data.get("goal")
+        if isinstance(goal, str) and goal.strip():
+            self._starts.put(Start(self.kind, goal.strip()))
+            return 202, "starting"
+        return 202, "ignored: no goal and not an issue event"
+
+
+def _handler(trigger: WebhookTrigger) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - the http.server name
+            length = int(self.headers.get("Content-Length") or 0)
+            if length > MAX_DELIVERY_BYTES:
+                return self._answer(413, "too large")
+            body = self.rfile.read(length)
+            given = self.headers.get("X-Hub-Signature-256") or ""
+            if not hmac.compare_digest(given.encode(), signature(trigger.secret, body).encode()):
+                return self._answer(401, "bad signature")
+            status, text = trigger.accept(self.headers.get("X-GitHub-Event") or "", body)
+            return self._answer(status, text)
+
+        def _answer(self, status: int, text: str) -> None:
+            payload = json.dumps({"status": text}).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+            return None  # quiet: the watcher reports what it starts
+
+    return Handler

@@ -1,0 +1,102 @@
+"""From loop.toml's ``[github]``, ``[[connectors]]`` and ``[ci]`` to the outer loop's
+``on_finish`` and ``ci`` (see :mod:`harness.connect`)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from harness.connect.ci import CiWaiter
+from harness.connect.connectors import (
+    ArtifactConnector,
+    Connector,
+    Connectors,
+    Host,
+    IssueCommentConnector,
+    PullRequestConnector,
+    PushConnector,
+    RunContext,
+    WebhookConnector,
+)
+from harness.connect.github import GitHub, HostError
+from harness.core.sink import EventSink
+from harness.spec.loop_spec import LoopSpec
+from harness.spec.sections import (
+    ArtifactConnectorConfig,
+    ConnectorConfig,
+    GitHubConfig,
+    IssueCommentConnectorConfig,
+    PullRequestConnectorConfig,
+    PushConnectorConfig,
+)
+
+
+def build_connectors(
+    config: LoopSpec, *, events: EventSink, issue: int | None = None
+) -> tuple[Connectors | None, CiWaiter | None]:
+    """The loop's connectors (None without any) and its CI wait (None without ``[ci]``);
+    ``issue`` is the issue the run came from."""
+    host = host_of(config.github) if config.github is not None else None
+    context = RunContext(config.goal, config.name, config.root / config.workspace, issue)
+    connectors = [_connector(entry, host, config.root) for entry in config.connectors]
+    finish = Connectors(connectors, context, events) if connectors else None
+    ci = None
+    if config.ci is not None:
+        assert host is not None, "LoopSpec checks that [ci] has [github]"
+        ci = CiWaiter(
+            host,
+            title=_title(config),
+            checks=tuple(config.ci.checks),
+            timeout=config.ci.timeout,
+            poll=config.ci.poll,
+            settle=config.ci.settle,
+            log_chars=config.ci.log_chars,
+            events=events,
+        )
+    return finish, ci
+
+
+def host_of(github: GitHubConfig) -> Host:
+    """The host ``[github]`` names; its client reads the token when first needed."""
+    return Host(
+        client=lambda: GitHub.from_env(
+            github.repo, api_url=github.api_url, token_env=github.token_env, timeout=github.timeout
+        ),
+        remote=github.remote,
+        base=github.base,
+        token_env=github.token_env,
+    )
+
+
+def _connector(entry: ConnectorConfig, host: Host | None, root: Path) -> Connector:
+    on = tuple(entry.on)
+    if isinstance(entry, ArtifactConnectorConfig):
+        folder = root / Path(entry.folder).expanduser() if entry.folder else None
+        return ArtifactConnector(entry.file, folder=folder, branch=entry.branch, on=on)
+    if entry.type == "webhook":
+        name = entry.url_env
+        return WebhookConnector(lambda: _env(name, "url_env"), timeout=entry.timeout, on=on)
+    assert host is not None, "LoopSpec checks that these connectors have [github]"
+    if isinstance(entry, PushConnectorConfig):
+        return PushConnector(host, on=on)
+    if isinstance(entry, PullRequestConnectorConfig):
+        return PullRequestConnector(
+            host, title=entry.title, draft_on_escalate=entry.draft_on_escalate, on=on
+        )
+    assert isinstance(entry, IssueCommentConnectorConfig)
+    return IssueCommentConnector(host, issue=entry.issue, on=on)
+
+
+def _env(name: str, field: str) -> str:
+    value = os.environ.get(name, "")
+    if not value.strip():
+        raise HostError(f"the environment variable {name} ({field}) is not set")
+    return value
+
+
+def _title(config: LoopSpec) -> str:
+    for entry in config.connectors:
+        if isinstance(entry, PullRequestConnectorConfig) and entry.title:
+            return entry.title
+    goal = config.goal.strip().splitlines()
+    return goal[0][:120] if goal else config.name

@@ -1,0 +1,177 @@
+"""Triggers of `harness watch`: a schedule never starts a loop still running; webhook
+deliveries must be signed with the shared secret."""
+
+from __future__ import annotations
+
+import io
+import json
+import textwrap
+import threading
+import urllib.error
+import urllib.request
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from harness.cli.watch import Watcher
+from harness.connect.triggers import ScheduleTrigger, Start, WebhookTrigger, signature
+from harness.memory.lock import LoopLock
+from harness.spec import LoopSpec
+from harness.tools import tool
+from tests.conftest import git, make_repo
+
+T0 = datetime(2026, 1, 1, 6, 0, 30, tzinfo=UTC)
+
+
+def test_a_schedule_fires_once_per_due_time_and_collapses_missed_ones() -> None:
+    trigger = ScheduleTrigger("0 * * * *", now=T0)
+    assert trigger.poll(T0 + timedelta(minutes=59)) == []
+    assert trigger.poll(T0 + timedelta(minutes=60)) == [Start("schedule")]  # 07:00:30
+    assert trigger.poll(T0 + timedelta(minutes=61)) == []
+    assert trigger.poll(T0 + timedelta(hours=5)) == [Start("schedule")]  # four missed: one start
+
+
+def _spec(tmp_path: Path) -> LoopSpec:
+    project = make_repo(tmp_path / "project", {"notes.txt": "x\n"})
+    script = [{"name": "hold", "arguments": {}}, "held"]
+    (tmp_path / "script.json").write_text(json.dumps(script))
+    (project / "loop.toml").write_text(textwrap.dedent("""\
+        name = "daily"
+        goal = "keep the notes"
+        model = "scripted:../script.json"
+        max_iterations = 1
+        [critic]
+        enabled = false
+        [[gates]]
+        type = "command"
+        cmd = "true"
+        [[triggers]]
+        type = "schedule"
+        cron = "* * * * *"
+        """))  # fmt: skip
+    (project / ".gitignore").write_text(".harness/\nprogress/\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "loop")
+    return LoopSpec.from_toml(project)
+
+
+def test_a_schedule_firing_twice_while_the_run_goes_on_starts_one_run(tmp_path: Path) -> None:
+    entered, release = threading.Event(), threading.Event()
+
+    @tool
+    def hold() -> str:
+        """Wait until the test lets the run go on."""
+        entered.set()
+        release.wait(30)
+        return "released"
+
+    spec = _spec(tmp_path)
+    now = [T0]
+    out = io.StringIO()
+    trigger = ScheduleTrigger("* * * * *", now=T0)
+    watcher = Watcher(spec, [trigger], clock=lambda: now[0], tools=[hold], out=out)
+    now[0] += timedelta(minutes=1)
+    watcher.tick()
+    assert entered.wait(30)  # the first run is inside its round
+    now[0] += timedelta(minutes=1)
+    watcher.tick()  # due again: the loop is still running
+    release.set()
+    watcher.wait()
+
+    runs = list((spec.root / ".harness" / "runs").iterdir())
+    assert [run.name for run in runs] == watcher.started
+    assert len(runs) == 1
+    log = spec.root / ".harness" / "watch" / "events.jsonl"
+    fired = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(e["started"], e["reason"]) for e in fired] == [
+        (True, ""),
+        (False, "still running (this watcher)"),
+    ]
+    assert "daily: not started (schedule): still running" in out.getvalue()
+    assert "PASSED" in out.getvalue()
+
+    now[0] += timedelta(minutes=1)  # once it ended, the next firing starts a fresh run
+    watcher.tick()
+    watcher.wait()
+    assert len(watcher.started) == 2
+    assert len(list((spec.root / ".harness" / "runs").iterdir())) == 2
+
+
+def test_a_loop_another_process_runs_is_not_started(tmp_path: Path) -> None:
+    spec = _spec(tmp_path)
+    watcher = Watcher(spec, [], out=io.StringIO())
+    with LoopLock(spec.progress_path()):  # `harness run` by hand, say
+        assert watcher.start(Start("webhook", "do it")) is None
+    assert not (spec.root / ".harness" / "runs").exists()
+    (event,) = (spec.root / ".harness" / "watch" / "events.jsonl").read_text().splitlines()
+    assert json.loads(event)["reason"].startswith("still running (pid ")
+
+
+def _post(address: tuple[str, int], body: bytes, headers: dict[str, str]) -> int:
+    request = urllib.request.Request(f"http://{address[0]}:{address[1]}/", data=body,
+                                     headers=headers, method="POST")  # fmt: skip
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
+ISSUE_EVENT = json.dumps({
+    "action": "labeled",
+    "issue": {"number": 5, "title": "Crash on empty input", "body": "parse('') raises",
+              "labels": [{"name": "harness"}]},
+}).encode()  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "signed",
+    [None, "sha256=" + "0" * 64, signature(b"another secret", ISSUE_EVENT), "sha1=abc"],
+    ids=["missing", "zeros", "other-secret", "wrong-scheme"],
+)
+def test_a_webhook_with_a_wrong_signature_is_refused(signed: str | None) -> None:
+    trigger = WebhookTrigger(b"shared secret", port=0)
+    try:
+        headers = {"X-GitHub-Event": "issues", "Content-Type": "application/json"}
+        if signed is not None:
+            headers["X-Hub-Signature-256"] = signed
+        assert _post(trigger.address, ISSUE_EVENT, headers) == 401
+        assert trigger.poll(T0) == []
+    finally:
+        trigger.close()
+
+
+def test_a_signed_labelled_issue_delivery_starts_a_loop_with_the_issue_as_goal() -> None:
+    trigger = WebhookTrigger(b"shared secret", port=0)
+    try:
+        sign = {"X-Hub-Signature-256": signature(b"shared secret", ISSUE_EVENT)}
+        assert trigger.address[0] == "127.0.0.1"
+        assert _post(trigger.address, ISSUE_EVENT, {"X-GitHub-Event": "issues", **sign}) == 202
+        unlabelled = ISSUE_EVENT.replace(b'"harness"', b'"question"')
+        signed = {"X-Hub-Signature-256": signature(b"shared secret", unlabelled)}
+        assert _post(trigger.address, unlabelled, {"X-GitHub-Event": "issues", **signed}) == 202
+        (start,) = trigger.poll(T0)
+    finally:
+        trigger.close()
+    assert start == Start("webhook", "Crash on empty input\n\nparse('') raises\n\n(issue #5)", 5)
+
+
+def test_watch_without_triggers_or_without_the_webhook_secret_names_the_field(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.cli.watch import make_triggers
+    from harness.core.errors import ConfigError
+
+    (tmp_path / "loop.toml").write_text('goal = "g"\n[[gates]]\ntype = "command"\ncmd = "true"\n')
+    with pytest.raises(ConfigError, match=r"loop\.toml: field 'triggers': give at least one"):
+        make_triggers(LoopSpec.from_toml(tmp_path), now=T0)
+    with (tmp_path / "loop.toml").open("a") as toml:
+        toml.write('[[triggers]]\ntype = "webhook"\nport = 0\nsecret_env = "HOOK_SHARED"\n')
+    monkeypatch.delenv("HOOK_SHARED", raising=False)
+    with pytest.raises(ConfigError, match=r"field 'triggers\[0\]\.secret_env': .* HOOK_SHARED"):
+        make_triggers(LoopSpec.from_toml(tmp_path), now=T0)
+    monkeypatch.setenv("HOOK_SHARED", "s3cret-value")
+    (trigger,) = make_triggers(LoopSpec.from_toml(tmp_path), now=T0)
+    assert isinstance(trigger, WebhookTrigger)
+    trigger.close()
