@@ -19,6 +19,19 @@ from harness.core.errors import ConfigError, Stopped
 from harness.core.stop import StopReason
 from harness.core.validation import positive_finite
 
+MAX_ITERATIONS = 100
+"""The most rounds any loop may be given (the engine's, the outer loop's, the CLI's)."""
+
+
+def check_max_iterations(value: object) -> int:
+    """``value`` if it is a whole number from 1 to :data:`MAX_ITERATIONS`, else ConfigError."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_ITERATIONS:
+        raise ConfigError(
+            f"max_iterations: must be an integer from 1 to {MAX_ITERATIONS}, got {value!r}"
+        )
+    return value
+
+
 MAX_DEPTH = 5
 """Loops inside loops (Loop or ForEach) run at most this many levels deep."""
 

@@ -30,7 +30,14 @@ from harness.engine.body import (
     run_blocking,
     stray,
 )
-from harness.engine.bounds import MAX_DEPTH, Frame, Watchdog, enter_loop
+from harness.engine.bounds import (
+    MAX_DEPTH,
+    MAX_ITERATIONS,
+    Frame,
+    Watchdog,
+    check_max_iterations,
+    enter_loop,
+)
 from harness.engine.condition import Combine, ConditionSpec, exit_conditions
 from harness.engine.reference import MISSING, step
 from harness.engine.result import LoopResult, RoundRecord, finish_message
@@ -48,18 +55,6 @@ __all__ = [
     "check_max_iterations",
     "finish_message",
 ]
-
-MAX_ITERATIONS = 100
-"""The most rounds any loop may be given (the engine's, the outer loop's, the CLI's)."""
-
-
-def check_max_iterations(value: object) -> int:
-    """``value`` if it is a whole number from 1 to :data:`MAX_ITERATIONS`, else ConfigError."""
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_ITERATIONS:
-        raise ConfigError(
-            f"max_iterations: must be an integer from 1 to {MAX_ITERATIONS}, got {value!r}"
-        )
-    return value
 
 
 class Loop:
