@@ -56,6 +56,10 @@ __all__ = [
     "finish_message",
 ]
 
+_PLAIN = frozenset({type(None), bool, int, float, str, bytes, dict, list, tuple})
+"""Types of body output that cannot be awaitable, so the check for one is skipped (exact types:
+a subclass may define ``__await__``)."""
+
 
 class Loop:
     """Run ``body(ctx)`` round after round until a condition, a validator, an exit or the cap.
@@ -133,7 +137,7 @@ class Loop:
                 while True:
                     try:
                         output = body(ctx)
-                        if inspect.isawaitable(output):
+                        if type(output) not in _PLAIN and inspect.isawaitable(output):
                             if inspect.iscoroutine(output):
                                 output.close()
                             raise ConfigError(
@@ -190,6 +194,7 @@ class Loop:
         if not self.do_while and (reason := self._condition_stop(state, 0, MISSING, history)):
             return self._end(StopReason.CONDITION_MET, settled, history, None, reason)
         previous, tally = input, frame.tally
+        conditions = self.until is not None or self.while_ is not None
         for number in range(1, self.max_iterations + 1):
             before = tally.count
             try:
@@ -201,22 +206,31 @@ class Loop:
             try:
                 output = yield ctx
             except Exception as exc:
-                timing = (time.perf_counter() - clock, tally.count - before, started)
-                snapshot = state.snapshot()
-                history.append(_record(number, previous, None, snapshot, timing, describe(exc)))
+                seconds, steps = time.perf_counter() - clock, tally.count - before
+                snapshot, error = state.snapshot(), describe(exc)
+                history.append(
+                    RoundRecord(
+                        number, previous, None, snapshot, seconds, error, None, "", steps, started
+                    )
+                )
                 if isinstance(exc, Stopped):
                     return self._end(exc.reason, settled, history, output, exc.message)
                 if self.on_error == "fail":
                     exc.add_note(f"raised in loop round {number}")
                     raise
-                detail = f"round {number}: {describe(exc)}"
+                detail = f"round {number}: {error}"
                 return self._end(StopReason.ERROR, settled, history, output, detail)
             settled = state.snapshot()
-            timing = (time.perf_counter() - clock, tally.count - before, started)
-            history.append(_record(number, previous, output, settled, timing, None, ctx))
+            seconds, steps = time.perf_counter() - clock, tally.count - before
+            history.append(
+                RoundRecord(
+                    number, previous, output, settled, seconds, None, ctx.passed, ctx.note,
+                    steps, started,
+                )
+            )  # fmt: skip
             if ctx.stop is not None:
                 return self._end(ctx.stop, settled, history, output, ctx.note)
-            if reason := self._condition_stop(state, number, output, history):
+            if conditions and (reason := self._condition_stop(state, number, output, history)):
                 return self._end(StopReason.CONDITION_MET, settled, history, output, reason)
             if self.feedback:
                 previous = output
@@ -273,20 +287,3 @@ class Loop:
         if self.on_give_up is not None and not result.stop_reason.is_success:
             self.on_give_up(result)
         return result
-
-
-def _record(
-    number: int,
-    input: Any,
-    output: Any,
-    variables: dict[str, Any],
-    timing: tuple[float, int, float],
-    error: str | None,
-    ctx: LoopContext | None = None,
-) -> RoundRecord:
-    """One round's record; ``timing`` is (seconds, steps, started)."""
-    seconds, steps, started = timing
-    passed, note = (ctx.passed, ctx.note) if ctx is not None else (None, "")
-    return RoundRecord(
-        number, input, output, variables, seconds, error, passed, note, steps, started
-    )

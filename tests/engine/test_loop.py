@@ -577,3 +577,13 @@ def test_property_loop_round_never_exceeds_max_iterations(
     assert len(result.history) == result.loop_round
     ends = [stop_at, max_iterations] + ([exit_at] if exit_at else [])
     assert result.loop_round == min(ends)
+
+
+def test_a_rounds_record_cannot_be_changed_and_reads_by_name() -> None:
+    result = Loop(lambda ctx: {"n": ctx.index}, until="", max_iterations=2).run()
+
+    first = result.history[0]
+    assert (first.round, first.output, first.steps, first.error) == (1, {"n": 0}, 1, None)
+    with pytest.raises(AttributeError):
+        first.output = "changed"  # type: ignore[misc]
+    assert result.history[1].input == {"n": 0}
