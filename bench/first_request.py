@@ -24,7 +24,7 @@ from harness.models.tokens import TokenCounter  # noqa: E402
 from harness.spec import LoopSpec  # noqa: E402
 from harness.spec.build import Overrides, build_loop  # noqa: E402
 
-EXAMPLES = ("bugfix", "content", "research")
+EXAMPLES = ("bugfix", "content", "research", "web-research")
 TARGET = 1_500
 _LEFTOVERS = shutil.ignore_patterns(".harness", "__pycache__", ".pytest_cache", ".ruff_cache")
 
@@ -63,7 +63,7 @@ def _commit(repo: Path, message: str) -> None:
 
 def main() -> None:
     print(f"First request of round 1, prompt tokens (gpt-4o-mini tokenizer; target <= {TARGET:,})")
-    print(f"  {'example':<10} {'total':>6} {'system':>7} {'task':>6} {'tools':>6}  tools share")
+    print(f"  {'example':<12} {'total':>6} {'system':>7} {'task':>6} {'tools':>6}  tools share")
     with tempfile.TemporaryDirectory() as parent:  # the runs' worktrees are made beside repo
         repo = Path(parent) / "repo"
         shutil.copytree(ROOT / "skills", repo / "skills")
@@ -75,7 +75,7 @@ def main() -> None:
             total, system, task, tools = first_request(example, repo)
             mark = "ok" if total <= TARGET else "OVER"
             print(
-                f"  {example:<10} {total:>6} {system:>7} {task:>6} {tools:>6}  "
+                f"  {example:<12} {total:>6} {system:>7} {task:>6} {tools:>6}  "
                 f"{tools / total:>6.0%}  {mark}"
             )
 
