@@ -1,8 +1,8 @@
 """How many prompt tokens the first request of a round costs, for each bundled example.
 
-Each example runs in a temporary copy with its scripted trajectory; the first request the
-author's model received is counted with the gpt-4o-mini tokenizer (offline), split into the
-system prompt, the task and the tool schemas.
+Each example runs in a temporary git checkout (its own worktree and branch, as a user's run has
+them) with its scripted trajectory; the first request the author's model received is counted with
+the gpt-4o-mini tokenizer (offline), split into the system prompt, the task and the tool schemas.
 
     python bench/first_request.py
 """
@@ -10,6 +10,7 @@ system prompt, the task and the tool schemas.
 from __future__ import annotations
 
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -23,15 +24,17 @@ from harness.models.tokens import TokenCounter  # noqa: E402
 from harness.spec import LoopSpec  # noqa: E402
 from harness.spec.build import Overrides, build_loop  # noqa: E402
 
-EXAMPLES = ("bugfix", "content", "research")
+EXAMPLES = ("bugfix", "content", "research", "web-research")
 TARGET = 1_500
+_LEFTOVERS = shutil.ignore_patterns(".harness", "__pycache__", ".pytest_cache", ".ruff_cache")
 
 
 def first_request(example: str, scratch: Path) -> tuple[int, int, int, int]:
     """(total, system, task, tools) tokens of the example's first author request."""
     folder = scratch / "examples" / example  # examples name their skill as ../../skills/...
-    shutil.copytree(ROOT / "examples" / example, folder)
-    config = LoopSpec.from_toml(folder).with_changes(isolation="none")  # the copy is no git repo
+    shutil.copytree(ROOT / "examples" / example, folder, ignore=_LEFTOVERS)
+    _commit(scratch, f"the {example} example")
+    config = LoopSpec.from_toml(folder)
     script = folder / "scripted-trajectory.json"
     overrides = Overrides(model=f"scripted:{script}", restart=True)
     loop = build_loop(config, overrides=overrides, events=NULL_SINK)
@@ -49,16 +52,30 @@ def first_request(example: str, scratch: Path) -> tuple[int, int, int, int]:
     )
 
 
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def _commit(repo: Path, message: str) -> None:
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", message)
+
+
 def main() -> None:
     print(f"First request of round 1, prompt tokens (gpt-4o-mini tokenizer; target <= {TARGET:,})")
-    print(f"  {'example':<10} {'total':>6} {'system':>7} {'task':>6} {'tools':>6}  tools share")
-    with tempfile.TemporaryDirectory() as scratch:
-        shutil.copytree(ROOT / "skills", Path(scratch) / "skills")
+    print(f"  {'example':<12} {'total':>6} {'system':>7} {'task':>6} {'tools':>6}  tools share")
+    with tempfile.TemporaryDirectory() as parent:  # the runs' worktrees are made beside repo
+        repo = Path(parent) / "repo"
+        shutil.copytree(ROOT / "skills", repo / "skills")
+        _git(repo, "init", "-q", "-b", "main")
+        _git(repo, "config", "user.email", "bench@example.com")
+        _git(repo, "config", "user.name", "Bench")
+        _commit(repo, "skills")
         for example in EXAMPLES:
-            total, system, task, tools = first_request(example, Path(scratch))
+            total, system, task, tools = first_request(example, repo)
             mark = "ok" if total <= TARGET else "OVER"
             print(
-                f"  {example:<10} {total:>6} {system:>7} {task:>6} {tools:>6}  "
+                f"  {example:<12} {total:>6} {system:>7} {task:>6} {tools:>6}  "
                 f"{tools / total:>6.0%}  {mark}"
             )
 

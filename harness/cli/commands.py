@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, TextIO
 from harness.cli.exit_codes import EXIT_ERROR, EXIT_ESCALATED, EXIT_PASSED, EXIT_USAGE
 from harness.core.errors import ConfigError
 from harness.core.stop import StopReason
-from harness.observe.run_summary import RUNS_DIR
 from harness.workspace.caches import CACHE_PATTERNS
 
 if TYPE_CHECKING:
@@ -322,7 +321,7 @@ def _inbox(loop: str) -> Inbox:
 
 def report(args: argparse.Namespace) -> int:
     from harness.cli.batch import is_batch, report_batch
-    from harness.cli.discover import find_run_under
+    from harness.cli.run_folders import find_run_under
     from harness.observe.report import load_run, render_html, render_text
 
     if is_batch(args.run):
@@ -360,8 +359,9 @@ def calibrate(args: argparse.Namespace) -> int:
 
 
 def runs(args: argparse.Namespace) -> int:
-    from harness.cli.discover import all_runs
+    from harness.cli.run_folders import all_runs
     from harness.observe.report import render_runs
+    from harness.observe.run_summary import RUNS_DIR
 
     found = all_runs(args.root)
     where = f"{args.root / RUNS_DIR} or the loops under {args.root}"

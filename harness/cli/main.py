@@ -172,7 +172,7 @@ class _Version(argparse.Action):
 
 
 def _rounds(text: str) -> int:
-    from harness.engine.loop import MAX_ITERATIONS
+    from harness.engine.bounds import MAX_ITERATIONS
 
     value = int(text) if text.strip().lstrip("-").isdigit() else 0
     if not 1 <= value <= MAX_ITERATIONS:

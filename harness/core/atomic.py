@@ -14,6 +14,7 @@ def atomic_write_text(
     *,
     encoding: str = "utf-8",
     root: str | os.PathLike[str] | None = None,
+    durable: bool = True,
 ) -> Path:
     """Replace ``path`` with ``text`` atomically and durably; return the path.
 
@@ -26,5 +27,9 @@ def atomic_write_text(
     No link is followed below the trusted root (``root``, else the one registered with
     :func:`harness.core.nofollow.trusted_root`, else the file's folder), and a target that is
     not a regular file is refused (:class:`~harness.core.nofollow.UnsafePath`).
+
+    ``durable=False`` leaves out the fsyncs: still atomic for every process, but not proof
+    against an operating-system crash or power cut (for a record rewritten very often that a
+    durable write follows later).
     """
-    return write_atomic(path, text.encode(encoding), root=root)
+    return write_atomic(path, text.encode(encoding), root=root, durable=durable)

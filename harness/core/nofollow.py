@@ -177,13 +177,21 @@ def append(
 
 
 def write_atomic(
-    path: str | os.PathLike[str], data: bytes, *, root: str | os.PathLike[str] | None = None
+    path: str | os.PathLike[str],
+    data: bytes,
+    *,
+    root: str | os.PathLike[str] | None = None,
+    durable: bool = True,
 ) -> Path:
     """Replace ``path`` with ``data`` atomically and durably; its folders are made when missing.
 
     The data goes to a new temporary file beside the target, flushed and fsynced, renamed over
     it and the folder fsynced, all relative to the folder's descriptor. An existing target that
     is not a regular file (a symlink among them) is refused; its permission bits are kept.
+
+    ``durable=False`` skips both fsyncs: the replacement is still atomic for every process (a
+    reader, or a process killed at any moment, sees the old file or the new one), but an
+    operating-system crash or power cut may undo it.
     """
     base, names = split(path, root)
     folder = _walk(base, names[:-1], make=True, shown=path)
@@ -197,7 +205,8 @@ def write_atomic(
             try:
                 _write_all(fd, data)
                 os.fchmod(fd, mode)
-                os.fsync(fd)
+                if durable:
+                    os.fsync(fd)
             finally:
                 os.close(fd)
             os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
@@ -205,7 +214,8 @@ def write_atomic(
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp, dir_fd=folder)
             raise
-        os.fsync(folder)
+        if durable:
+            os.fsync(folder)
     finally:
         os.close(folder)
     return Path(path)

@@ -4,26 +4,43 @@ Loops (and :class:`~harness.engine.foreach.ForEach`) nest at most :data:`MAX_DEP
 thread and task through a context variable; each level carries the watchdogs of the loops
 around it, so one watchdog bounds everything inside the loop that was given it. A run with
 no watchdog anywhere gets a default one of :data:`DEFAULT_MAX_BODIES` body executions.
+
+Admitting a body (checking and counting it against every watchdog, and counting it in the
+tally of every loop around it) takes one lock for the whole process: one acquisition per body,
+however deep the nesting, instead of one per watchdog and per tally.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
 
 from harness.core.errors import ConfigError, Stopped
 from harness.core.stop import StopReason
 from harness.core.validation import positive_finite
+
+MAX_ITERATIONS = 100
+"""The most rounds any loop may be given (the engine's, the outer loop's, the CLI's)."""
+
+
+def check_max_iterations(value: object) -> int:
+    """``value`` if it is a whole number from 1 to :data:`MAX_ITERATIONS`, else ConfigError."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_ITERATIONS:
+        raise ConfigError(
+            f"max_iterations: must be an integer from 1 to {MAX_ITERATIONS}, got {value!r}"
+        )
+    return value
+
 
 MAX_DEPTH = 5
 """Loops inside loops (Loop or ForEach) run at most this many levels deep."""
 
 DEFAULT_MAX_BODIES = 200
 """Body executions a run may make when no loop in it was given a :class:`Watchdog`."""
+
+_ADMISSION = threading.Lock()
+"""Guards every watchdog's body count and clock start, and every tally."""
 
 
 class Watchdog:
@@ -46,8 +63,8 @@ class Watchdog:
         self.seconds = seconds
         self.max_bodies = max_bodies
         self._hint = ""
-        self._lock = threading.Lock()
         self._started: float | None = None
+        self._deadline: float | None = None  # on the monotonic clock, once started
         self._bodies = 0
 
     @property
@@ -56,30 +73,35 @@ class Watchdog:
         return self._bodies
 
     def start(self) -> None:
-        with self._lock:
+        with _ADMISSION:
             if self._started is None:
                 self._started = time.monotonic()
+                if self.seconds is not None:
+                    self._deadline = self._started + self.seconds
 
     def remaining(self) -> float | None:
-        if self.seconds is None or self._started is None:
+        if self._deadline is None:
             return None
-        return self.seconds - (time.monotonic() - self._started)
+        return self._deadline - time.monotonic()
 
     def admit(self) -> None:
         """Count one body call, or raise :class:`Stopped` (``TIMEOUT``) past a limit."""
-        with self._lock:
-            left = self.remaining()
-            if left is not None and left <= 0:
-                raise Stopped(
-                    StopReason.TIMEOUT, f"watchdog: the run passed its {self.seconds:g} s limit"
-                )
-            if self.max_bodies is not None and self._bodies >= self.max_bodies:
-                raise Stopped(
-                    StopReason.TIMEOUT,
-                    f"watchdog: the run reached its limit of {self.max_bodies} body executions"
-                    + self._hint,
-                )
-            self._bodies += 1
+        with _ADMISSION:
+            self._admit()
+
+    def _admit(self) -> None:
+        """:meth:`admit`, with the admission lock held."""
+        if self._deadline is not None and time.monotonic() >= self._deadline:
+            raise Stopped(
+                StopReason.TIMEOUT, f"watchdog: the run passed its {self.seconds:g} s limit"
+            )
+        if self.max_bodies is not None and self._bodies >= self.max_bodies:
+            raise Stopped(
+                StopReason.TIMEOUT,
+                f"watchdog: the run reached its limit of {self.max_bodies} body executions"
+                + self._hint,
+            )
+        self._bodies += 1
 
 
 def default_watchdog() -> Watchdog:
@@ -92,30 +114,35 @@ def default_watchdog() -> Watchdog:
 
 
 class Tally:
-    """Body executions admitted inside one loop run, its nested loops included."""
+    """Body executions admitted inside one loop run, its nested loops included (counted by
+    :meth:`Frame.admit`, under the admission lock)."""
 
-    __slots__ = ("count", "_lock")
+    __slots__ = ("count",)
 
     def __init__(self) -> None:
         self.count = 0
-        self._lock = threading.Lock()
-
-    def add(self) -> None:
-        with self._lock:
-            self.count += 1
 
 
-@dataclass(frozen=True, slots=True)
 class Frame:
     """A loop's nesting level, the watchdogs that bound it and the tallies that count its bodies.
 
     ``sealed`` names an enclosing loop that refuses loops inside it (``allow_nested=False``).
+    Never changed once made (a plain class with slots: one is made per loop run).
     """
 
-    depth: int = 0
-    watchdogs: tuple[Watchdog, ...] = ()
-    tallies: tuple[Tally, ...] = ()
-    sealed: str = ""
+    __slots__ = ("depth", "sealed", "tallies", "watchdogs")
+
+    def __init__(
+        self,
+        depth: int = 0,
+        watchdogs: tuple[Watchdog, ...] = (),
+        tallies: tuple[Tally, ...] = (),
+        sealed: str = "",
+    ) -> None:
+        self.depth = depth
+        self.watchdogs = watchdogs
+        self.tallies = tallies
+        self.sealed = sealed
 
     @property
     def tally(self) -> Tally:
@@ -123,10 +150,12 @@ class Frame:
         return self.tallies[-1]
 
     def admit(self) -> None:
-        for watchdog in self.watchdogs:
-            watchdog.admit()
-        for tally in self.tallies:
-            tally.add()
+        """Admit one body: every watchdog checks and counts it, every tally counts it."""
+        with _ADMISSION:
+            for watchdog in self.watchdogs:
+                watchdog._admit()
+            for tally in self.tallies:
+                tally.count += 1
 
     def remaining(self) -> float | None:
         left = [r for w in self.watchdogs if (r := w.remaining()) is not None]
@@ -137,11 +166,9 @@ _OUTERMOST = Frame()
 _FRAME: ContextVar[Frame] = ContextVar("harness_loop_frame", default=_OUTERMOST)
 
 
-@contextmanager
-def enter_loop(
-    watchdog: Watchdog | None, kind: str, *, allow_nested: bool = True
-) -> Iterator[Frame]:
-    """One level deeper, with ``watchdog`` joining those of the enclosing loops.
+def enter_loop(watchdog: Watchdog | None, kind: str, *, allow_nested: bool = True) -> Level:
+    """One level deeper, with ``watchdog`` joining those of the enclosing loops: use it as
+    ``with enter_loop(...) as frame``.
 
     With no watchdog here or around, the run gets :func:`default_watchdog`. With
     ``allow_nested=False`` any loop started inside this one is refused.
@@ -162,11 +189,23 @@ def enter_loop(
     if watchdog is not None and watchdog not in watchdogs:
         watchdog.start()
         watchdogs = (*watchdogs, watchdog)
-    frame = Frame(
-        outer.depth + 1, watchdogs, (*outer.tallies, Tally()), "" if allow_nested else kind
+    return Level(
+        Frame(outer.depth + 1, watchdogs, (*outer.tallies, Tally()), "" if allow_nested else kind)
     )
-    token = _FRAME.set(frame)
-    try:
-        yield frame
-    finally:
-        _FRAME.reset(token)
+
+
+class Level:
+    """The context in which a loop's ``frame`` is the current one (a plain class rather than a
+    ``contextmanager`` generator: it is entered once per loop run, nested runs included)."""
+
+    __slots__ = ("_token", "frame")
+
+    def __init__(self, frame: Frame) -> None:
+        self.frame = frame
+
+    def __enter__(self) -> Frame:
+        self._token = _FRAME.set(self.frame)
+        return self.frame
+
+    def __exit__(self, *exc: object) -> None:
+        _FRAME.reset(self._token)

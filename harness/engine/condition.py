@@ -183,8 +183,16 @@ class ConditionSet:
     rooted: tuple[str, ...] = ()
 
     def holds(self, root: Root) -> bool:
-        test = any if self.combine == "or" else all
-        return test(condition.holds(root) for condition in self.conditions)
+        # checked before and after every round: plain loops, no generator made each time
+        if self.combine == "or":
+            for condition in self.conditions:  # noqa: SIM110 (any() would make a generator)
+                if condition.holds(root):
+                    return True
+            return False
+        for condition in self.conditions:  # noqa: SIM110
+            if not condition.holds(root):
+                return False
+        return True
 
     def __str__(self) -> str:
         return f" {self.combine} ".join(map(str, self.conditions))

@@ -30,7 +30,14 @@ from harness.engine.body import (
     run_blocking,
     stray,
 )
-from harness.engine.bounds import MAX_DEPTH, Frame, Watchdog, enter_loop
+from harness.engine.bounds import (
+    MAX_DEPTH,
+    MAX_ITERATIONS,
+    Frame,
+    Watchdog,
+    check_max_iterations,
+    enter_loop,
+)
 from harness.engine.condition import Combine, ConditionSpec, exit_conditions
 from harness.engine.reference import MISSING, step
 from harness.engine.result import LoopResult, RoundRecord, finish_message
@@ -49,20 +56,12 @@ __all__ = [
     "finish_message",
 ]
 
-MAX_ITERATIONS = 100
-"""The most rounds any loop may be given (the engine's, the outer loop's, the CLI's)."""
-
 ROOTS = ("loop_round", "output", "history", "vars", "loop")
 """The roots a loop's conditions may name besides its variables (``$output``, ``$history[-1]``)."""
 
-
-def check_max_iterations(value: object) -> int:
-    """``value`` if it is a whole number from 1 to :data:`MAX_ITERATIONS`, else ConfigError."""
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_ITERATIONS:
-        raise ConfigError(
-            f"max_iterations: must be an integer from 1 to {MAX_ITERATIONS}, got {value!r}"
-        )
-    return value
+_PLAIN = frozenset({type(None), bool, int, float, str, bytes, dict, list, tuple})
+"""Types of body output that cannot be awaitable, so the check for one is skipped (exact types:
+a subclass may define ``__await__``)."""
 
 
 class Loop:
@@ -145,7 +144,7 @@ class Loop:
                 while True:
                     try:
                         output = body(ctx)
-                        if inspect.isawaitable(output):
+                        if type(output) not in _PLAIN and inspect.isawaitable(output):
                             if inspect.iscoroutine(output):
                                 output.close()
                             raise ConfigError(
@@ -202,6 +201,7 @@ class Loop:
         if not self.do_while and (reason := self._condition_stop(state, 0, MISSING, history)):
             return self._end(StopReason.CONDITION_MET, settled, history, None, reason)
         previous, tally = input, frame.tally
+        conditions = self.until is not None or self.while_ is not None
         for number in range(1, self.max_iterations + 1):
             before = tally.count
             try:
@@ -213,22 +213,31 @@ class Loop:
             try:
                 output = yield ctx
             except Exception as exc:
-                timing = (time.perf_counter() - clock, tally.count - before, started)
-                snapshot = state.snapshot()
-                history.append(_record(number, previous, None, snapshot, timing, describe(exc)))
+                seconds, steps = time.perf_counter() - clock, tally.count - before
+                snapshot, error = state.snapshot(), describe(exc)
+                history.append(
+                    RoundRecord(
+                        number, previous, None, snapshot, seconds, error, None, "", steps, started
+                    )
+                )
                 if isinstance(exc, Stopped):
                     return self._end(exc.reason, settled, history, output, exc.message)
                 if self.on_error == "fail":
                     exc.add_note(f"raised in loop round {number}")
                     raise
-                detail = f"round {number}: {describe(exc)}"
+                detail = f"round {number}: {error}"
                 return self._end(StopReason.ERROR, settled, history, output, detail)
             settled = state.snapshot()
-            timing = (time.perf_counter() - clock, tally.count - before, started)
-            history.append(_record(number, previous, output, settled, timing, None, ctx))
+            seconds, steps = time.perf_counter() - clock, tally.count - before
+            history.append(
+                RoundRecord(
+                    number, previous, output, settled, seconds, None, ctx.passed, ctx.note,
+                    steps, started,
+                )
+            )  # fmt: skip
             if ctx.stop is not None:
                 return self._end(ctx.stop, settled, history, output, ctx.note)
-            if reason := self._condition_stop(state, number, output, history):
+            if conditions and (reason := self._condition_stop(state, number, output, history)):
                 return self._end(StopReason.CONDITION_MET, settled, history, output, reason)
             if self.feedback:
                 previous = output
@@ -285,20 +294,3 @@ class Loop:
         if self.on_give_up is not None and not result.stop_reason.is_success:
             self.on_give_up(result)
         return result
-
-
-def _record(
-    number: int,
-    input: Any,
-    output: Any,
-    variables: dict[str, Any],
-    timing: tuple[float, int, float],
-    error: str | None,
-    ctx: LoopContext | None = None,
-) -> RoundRecord:
-    """One round's record; ``timing`` is (seconds, steps, started)."""
-    seconds, steps, started = timing
-    passed, note = (ctx.passed, ctx.note) if ctx is not None else (None, "")
-    return RoundRecord(
-        number, input, output, variables, seconds, error, passed, note, steps, started
-    )

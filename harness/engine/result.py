@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from harness.core.stop import StopReason
 
@@ -15,17 +15,19 @@ DONE_REASONS = frozenset({StopReason.CONDITION_MET, StopReason.PASSED})
 
 def finish_message(completed: int, reason: StopReason, detail: str = "") -> str:
     """How a loop ended, for people: ``Loop finished after 3 round(s): MAX_ITERATIONS``."""
-    message = f"Loop finished after {completed} round(s): {reason}"
+    message = f"Loop finished after {completed} round(s): {reason!s}"
     return f"{message} ({detail})" if detail else message
 
 
-@dataclass(frozen=True, slots=True)
-class RoundRecord:
+class RoundRecord(NamedTuple):
     """One round: its input and output, the variables after it, its timing, what it said.
 
     ``started`` is the wall-clock time (seconds since the epoch) the round began, ``seconds``
     how long it took, ``steps`` how many bodies ran in it: 1 for the round's own body, plus
     every body of the loops nested in it.
+
+    A named tuple, immutable like the result that holds it: one is made after every round, and
+    a tuple is made several times faster than a frozen dataclass.
     """
 
     round: int

@@ -89,6 +89,10 @@ def declare_variables(
     return declared
 
 
+_IMMUTABLE = (str, int, float)
+"""Values a snapshot keeps as they are (a tuple: ``isinstance`` reads it faster than a union)."""
+
+
 class Vars:
     """Loop variables as the body sees them: ``ctx.vars.score`` or ``ctx.vars["score"]``.
 
@@ -138,7 +142,9 @@ class Vars:
 
     def snapshot(self) -> dict[str, Any]:
         """A copy that later assignments or in-place edits cannot change."""
+        if not self._values:  # taken after every round: a loop without variables pays nothing
+            return {}
         return {
-            name: value if isinstance(value, str | int | float) else copy.deepcopy(value)
+            name: value if isinstance(value, _IMMUTABLE) else copy.deepcopy(value)
             for name, value in self._values.items()
         }

@@ -205,6 +205,21 @@ class Progress(BaseModel):
         return "\n\n".join(parts) + "\n"
 
     def render_for_agent(self, *, last_attempts: int = 3) -> str:
-        """The document as a session starts from it, with only the latest attempts."""
+        """What a session resumes from, as it reads in the round's task: the status, the resume
+        point, the checklist, the latest attempts, the notes and kept sections.
+
+        The goal and the round are left out (the task states both above it), and so is every
+        empty part: a session is charged for each token of its first request.
+        """
         shown = self.attempts[-last_attempts:] if last_attempts > 0 else []
-        return self.model_copy(update={"attempts": shown}).render()
+        sections = [
+            Section(heading="Checklist", body="\n".join(i.render() for i in self.checklist)),
+            Section(heading="Attempts", body="\n\n".join(a.render() for a in shown)),
+            Section(heading="Notes", body=self.notes),
+            *self.extra,
+        ]
+        header = [f"Status: {self.status}"]
+        if self.resume_point:
+            header.append(hanging("Resume point: ", self.resume_point))
+        parts = ["\n".join(header), *(s.render() for s in sections if s.body)]
+        return "\n\n".join(parts) + "\n"

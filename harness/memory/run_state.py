@@ -73,3 +73,9 @@ class RunState:
 def _is_run(section: Section) -> bool:
     """Whether ``section`` is the ``## Run`` section, however a person spelled the heading."""
     return heading_key(section.heading) == heading_key(HEADING)
+
+
+def without_run_state(progress: Progress) -> Progress:
+    """A copy of ``progress`` without its Run section: the harness's own record of where the
+    run's work lives, which a session neither needs (it already works there) nor can use."""
+    return progress.model_copy(update={"extra": [s for s in progress.extra if not _is_run(s)]})

@@ -1,9 +1,20 @@
 """What a loop has spent, kept beside its progress.md so the budget covers every re-run.
 
 ``progress/<name>.spend.json`` holds the tokens, cost and seconds of every process that worked on
-the loop. It is rewritten atomically after each model call, so a run stopped by its budget,
-killed, or cut off mid-round is counted; a re-run starts from it, and ``--restart`` sets it aside
-with progress.md.
+the loop; a re-run starts from it, and ``--restart`` sets it aside with progress.md.
+
+What survives a crash:
+
+- **The process killed or cut off at any moment** (a budget stop, a kill, an exception): every
+  model call is counted. The record is replaced atomically (temporary file, then rename) after
+  each call, so the file holds the calls up to the last one, never a torn record.
+- **The machine crashing or losing power**: what was recorded by the end of the last completed
+  round (and by the end of the run) is counted. Those writes are durable (file and folder
+  fsynced); the per-call writes skip the fsyncs, which would cost two disk flushes per model
+  call, so the calls of the round in progress may be lost with the operating system's cache.
+  On a file system that does not order a rename after its data, such a crash may leave the
+  file unreadable: the next run then stops naming it (:func:`read_spent`), never restarting
+  the budget from zero.
 """
 
 from __future__ import annotations
@@ -79,6 +90,7 @@ def read_spent(path: Path) -> Spent:
         ) from exc
 
 
-def write_spent(path: Path, spent: Spent) -> None:
-    """Save ``spent`` at ``path`` atomically."""
-    atomic_write_text(path, spent.model_dump_json(indent=2) + "\n")
+def write_spent(path: Path, spent: Spent, *, durable: bool = True) -> None:
+    """Save ``spent`` at ``path`` atomically; ``durable=False`` for the write after each model
+    call (atomic for every process, not proof against a power cut: see the module's notes)."""
+    atomic_write_text(path, spent.model_dump_json(indent=2) + "\n", durable=durable)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +18,68 @@ ReplySpec = str | ToolCall | Sequence[ToolCall] | Reply
 ScriptEntry = ReplySpec | Callable[[list[Message], list[ToolSchema]], ReplySpec]
 
 
-@dataclass(frozen=True)
 class ModelRequest:
-    """One request a ScriptedModel received."""
+    """One request a ScriptedModel received: :attr:`messages`, :attr:`tools`, :attr:`max_tokens`.
 
-    messages: list[Message]
-    tools: list[ToolSchema]
-    max_tokens: int | None = None
+    The requests of a session share the messages they have in common: a recorded request keeps
+    the one before it, how many of its first messages it repeats, and copies of the messages it
+    adds. Recording a session therefore costs memory in proportion to its new messages, not to
+    its length times its steps; :attr:`messages` is put together when read.
+    """
+
+    __slots__ = ("_added", "_previous", "_shared", "max_tokens", "tools")
+
+    def __init__(
+        self, messages: Sequence[Message], tools: list[ToolSchema], max_tokens: int | None = None
+    ) -> None:
+        self._previous: ModelRequest | None = None
+        self._shared = 0
+        self._added = tuple(messages)
+        self.tools = tools
+        self.max_tokens = max_tokens
+
+    @classmethod
+    def _after(
+        cls,
+        previous: ModelRequest | None,
+        shared: int,
+        added: tuple[Message, ...],
+        tools: list[ToolSchema],
+        max_tokens: int | None,
+    ) -> ModelRequest:
+        """The request made of ``previous``'s first ``shared`` messages, then ``added``."""
+        request = cls(added, tools, max_tokens)
+        request._previous, request._shared = previous, shared
+        return request
+
+    @property
+    def messages(self) -> list[Message]:
+        """The messages as they were when the request was made (a new list on every read)."""
+        pieces, need, node = [self._added], self._shared, self._previous
+        while need:  # the first ``need`` messages of ``node`` are still to be collected
+            assert node is not None
+            if need > node._shared:
+                pieces.append(node._added[: need - node._shared])
+                need = node._shared
+            node = node._previous
+        return [message for piece in reversed(pieces) for message in piece]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ModelRequest):
+            return NotImplemented
+        return (self.messages, self.tools, self.max_tokens) == (
+            other.messages,
+            other.tools,
+            other.max_tokens,
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"ModelRequest(messages={self.messages!r}, tools={self.tools!r}, "
+            f"max_tokens={self.max_tokens!r})"
+        )
 
 
 class ScriptedModel:
@@ -62,6 +116,7 @@ class ScriptedModel:
         self._lock = threading.Lock()
         self._counter = TokenCounter(name)
         self.calls: list[ModelRequest] = []
+        self._last: list[Message] = []  # the messages of the last request, as recorded
 
     @classmethod
     def per_round(cls, rounds: Mapping[int, Sequence[ScriptEntry]], **kwargs: Any) -> ScriptedModel:
@@ -130,7 +185,7 @@ class ScriptedModel:
     ) -> Reply:
         limit = max_tokens if max_tokens is not None else self.max_tokens
         with self._lock:
-            self.calls.append(ModelRequest([dict(m) for m in messages], list(tools or []), limit))
+            self.calls.append(self._record(messages, list(tools or []), limit))
             if self._cursor >= len(self._script):
                 raise ScriptExhausted(
                     f"{self.name}: script exhausted: it holds {len(self._script)} replies "
@@ -146,6 +201,20 @@ class ScriptedModel:
         price_in, price_out = self._price
         usage = Usage(prompt, completion, prompt * price_in + completion * price_out, calls=1)
         return Reply(reply.content, reply.tool_calls, usage)
+
+    def _record(
+        self, messages: list[Message], tools: list[ToolSchema], limit: int | None
+    ) -> ModelRequest:
+        """The request, sharing with the last one the messages both begin with (equal to what
+        was recorded then: a message changed since is copied again)."""
+        last, shared = self._last, 0
+        end = min(len(last), len(messages))
+        while shared < end and last[shared] == messages[shared]:
+            shared += 1
+        added = tuple(dict(m) for m in messages[shared:])
+        previous = self.calls[-1] if self.calls else None
+        self._last = [*last[:shared], *added]
+        return ModelRequest._after(previous, shared, added, tools, limit)
 
 
 def _to_reply(entry: object) -> Reply:

@@ -44,6 +44,8 @@ def record_round(settings: Settings, run: Run, report: RoundReport) -> None:
         if report.passed:  # in the same atomic write: a pass survives a kill right after it
             run.progress.status = Status.PASSED
         run.state.write(run.progress)
+        if run.progress.path is not None:  # the round's model calls, proof against a power cut
+            save_spent(run.meter, spend_path(run.progress.path))
         save_progress(settings, run.progress)
     settings.events.emit(
         RoundEnd(

@@ -105,13 +105,15 @@ def _meter(settings: Settings, progress: Progress | None) -> Meter:
         settings.budget,
         prior=spent.usage,
         prior_seconds=spent.seconds,
-        on_record=lambda meter: save_spent(meter, path),
+        on_record=lambda meter: save_spent(meter, path, durable=False),
     )
 
 
-def save_spent(meter: Meter, path: Path) -> None:
-    """Record everything ``meter`` has counted, earlier processes included."""
-    write_spent(path, Spent.of(meter.total, meter.prior_seconds + meter.elapsed))
+def save_spent(meter: Meter, path: Path, *, durable: bool = True) -> None:
+    """Record everything ``meter`` has counted, earlier processes included: after each model
+    call without fsync, durably at each round's end and the run's (see
+    :mod:`harness.memory.spend` for what survives which crash)."""
+    write_spent(path, Spent.of(meter.total, meter.prior_seconds + meter.elapsed), durable=durable)
 
 
 def save_progress(settings: Settings, progress: Progress) -> None:

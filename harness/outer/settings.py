@@ -10,7 +10,7 @@ from typing import Literal
 from harness.agent.agent import Agent
 from harness.core.errors import ConfigError
 from harness.core.sink import EventSink
-from harness.engine.loop import check_max_iterations
+from harness.engine.bounds import check_max_iterations
 from harness.memory.skill import Skill
 from harness.models.budget import Budget
 from harness.outer.escalation import EscalationHook

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.memory.progress import Progress
+from harness.memory.run_state import without_run_state
 from harness.memory.skill import Skill
 
 TASK_TEMPLATE = """\
@@ -41,8 +42,9 @@ def render_task(inputs: TaskInputs) -> str:
     """The round's task text. Every part a model reads is visible here."""
     skill = inputs.skill.render_for_agent().strip() + "\n\n" if inputs.skill is not None else ""
     sections = []
-    if inputs.progress is not None and _has_notes(inputs.progress):
-        sections.append("# Progress so far\n" + inputs.progress.render_for_agent())
+    progress = without_run_state(inputs.progress) if inputs.progress is not None else None
+    if progress is not None and _has_notes(progress):
+        sections.append("# Progress so far\n" + progress.render_for_agent())
     if inputs.guidance:
         sections.append(
             "# Guidance from a person\nA person watching this loop asks you to take this into "

@@ -17,7 +17,7 @@ from harness.core import nofollow
 from harness.core.errors import ConfigError
 from harness.core.usage import Usage
 from harness.core.validation import format_validation_error, read_utf8
-from harness.engine.loop import MAX_ITERATIONS
+from harness.engine.bounds import MAX_ITERATIONS
 from harness.scale import record_ledger
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"

@@ -16,7 +16,7 @@ from pydantic import Field, PrivateAttr, ValidationError, model_validator
 from harness.core.errors import ConfigError
 from harness.core.redact import Redactor
 from harness.core.validation import format_validation_error
-from harness.engine.loop import MAX_ITERATIONS
+from harness.engine.bounds import MAX_ITERATIONS
 from harness.outer.rules import LoopRules
 from harness.spec.sections import (
     CONNECTOR_TYPES,

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -26,6 +28,29 @@ def test_status_at_the_repository_root_lists_the_examples_loops(tmp_path: Path) 
             for name in sorted(p.parent.name for p in examples.glob("*/loop.toml"))
         ]
         assert "README" not in result.stdout
+
+
+def test_status_imports_neither_the_event_models_nor_the_engine_it_never_uses(
+    tmp_path: Path,
+) -> None:
+    shutil.copytree(ROOT / "examples", tmp_path / "examples", ignore=SCRATCH)
+    code = (
+        "import sys\n"
+        "from harness.cli.main import main\n"
+        "code = main(['status', 'examples'])\n"
+        "print(sorted(m for m in sys.modules if m.startswith('harness.')))\n"
+        "sys.exit(code)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert "bugfix: not started" in result.stdout
+    loaded = result.stdout.splitlines()[-1]
+    assert "'harness.spec.loop_spec'" in loaded  # the loops were read
+    for unused in ("core.event_schema", "observe.run_summary", "engine.loop", "sandbox.sandbox"):
+        assert f"'harness.{unused}'" not in loaded
 
 
 def test_status_reports_a_broken_loop_toml_beside_the_good_ones(tmp_path: Path) -> None:

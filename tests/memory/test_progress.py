@@ -283,6 +283,25 @@ def test_notes_and_agent_view() -> None:
     assert "### Round 5 — failed 4" in view
     assert "### Round 3" not in view
     assert len(progress.attempts) == 5
+    assert view.startswith("Status: in progress\nResume point: a\n  b\n\n## Attempts\n\n")
+    assert view.endswith("## Notes\n\nfirst\n\nsecond\n")
+
+
+def test_the_agent_view_leaves_out_what_the_task_says_and_what_is_empty() -> None:
+    progress = Progress(name="x", goal="make it pass", max_iterations=10)
+    progress.record_attempt("failed")
+
+    assert progress.render_for_agent(last_attempts=0) == "Status: in progress\n"
+    progress.extra = [Section(heading="Decisions", body="keep the API"), Section(heading="Empty")]
+    progress.add_item("read the test")
+    view = progress.render_for_agent(last_attempts=0)
+    assert view == (
+        "Status: in progress\n\n## Checklist\n\n- [ ] read the test\n\n"
+        "## Decisions\n\nkeep the API\n"
+    )
+    assert "make it pass" not in view
+    assert "Round:" not in view
+    assert "Goal:" in progress.render()  # the file itself keeps all of it
 
 
 def test_values_that_would_not_read_back_the_same_are_refused() -> None:

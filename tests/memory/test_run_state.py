@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.memory.progress import Progress
-from harness.memory.run_state import RunState
+from harness.memory.run_state import RunState, without_run_state
 from harness.memory.sections import Section
 
 
@@ -49,3 +49,15 @@ def test_an_empty_state_removes_the_section_and_reads_as_nothing() -> None:
 
     assert progress.extra == []
     assert RunState.read(progress) == RunState()
+
+
+def test_the_copy_without_run_state_keeps_every_other_section_and_leaves_the_original() -> None:
+    progress = Progress.parse(
+        "# Progress: demo\n\n## Decisions\n\nkeep it\n\n## run:\n\nBranch: b\nBase: abc\n"
+    )
+
+    shown = without_run_state(progress)
+
+    assert [s.heading for s in shown.extra] == ["Decisions"]
+    assert RunState.read(shown) == RunState()
+    assert RunState.read(progress) == RunState(branch="b", base="abc")

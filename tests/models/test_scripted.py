@@ -228,3 +228,36 @@ def test_max_tokens_is_recorded_for_calls_made_without_one() -> None:
     assert [call.max_tokens for call in model.calls] == [300, 10]
     with pytest.raises(ConfigError, match="^max_tokens: expected a positive integer, got 0"):
         ScriptedModel(max_tokens=0)
+
+
+def test_a_sessions_requests_share_what_they_repeat_and_each_reads_as_it_was_sent() -> None:
+    model = ScriptedModel(["a", "b", "c", "d", "e"])
+    history: list[dict[str, object]] = [dict(USER[0])]
+    model.complete(history)
+    history.append({"role": "assistant", "content": "first"})
+    model.complete(history)
+    first = [dict(m) for m in history]
+    history[1]["content"] = "edited in place"  # a change to a message already sent
+    history.append({"role": "user", "content": "more"})
+    model.complete(history)
+    history[1:] = [{"role": "user", "content": "summary"}]  # compacted: a new tail
+    model.complete(history, TOOLS)
+    model.complete([])
+
+    one, two, three, four, five = (call.messages for call in model.calls)
+    assert one == USER
+    assert two == first
+    assert three == [
+        USER[0],
+        {"role": "assistant", "content": "edited in place"},
+        {"role": "user", "content": "more"},
+    ]
+    assert four == [USER[0], {"role": "user", "content": "summary"}]
+    assert five == []
+    assert model.calls[3].tools == TOOLS
+    assert model.calls[2].tools == []
+    # what a request repeats is the same record, not a copy per request
+    assert one[0] is two[0] is three[0] is four[0]
+    assert two[1] is not three[1]  # changed since it was sent: recorded again
+    assert model.calls[1] == ModelRequest(first, [], None)
+    assert model.calls[1] != ModelRequest(first[:1], [], None)

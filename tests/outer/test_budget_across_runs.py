@@ -4,6 +4,7 @@ model, a hung provider or a sleeping command is cut at the time budget."""
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -149,3 +150,41 @@ def test_a_provider_that_never_answers_is_cut_at_the_time_budget(
     assert "a model call was cut off" in message
     assert took < 7
     assert len(server.requests) == 1
+
+
+def test_the_spend_record_is_written_after_every_call_and_flushed_to_disk_once_a_round(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    progress = tmp_path / "progress" / "loop.md"
+    synced: list[str] = []
+    fsync = os.fsync
+
+    def watched(fd: int) -> None:
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", watched)
+    writes: list[int] = []
+    calls = [ToolCall("run_shell", {"command": "true"}), ToolCall("list_files", {}), "done"]
+
+    def count_then(reply: object) -> object:
+        def entry(messages: list[Message], tools: list[ToolSchema]) -> object:
+            writes.append(read_spent(spend_path(progress)).calls)  # the calls recorded so far
+            return reply
+
+        return entry
+
+    result = OuterLoop(
+        "make the gate pass",
+        Agent(ScriptedModel([count_then(c) for c in calls * 2])),
+        gates=[CommandGate("false", name="never")],
+        workspace=workspace, progress=progress, isolation="none", max_iterations=2,
+    ).run()  # fmt: skip
+
+    assert result.stop_reason is StopReason.MAX_ITERATIONS
+    assert writes == [0, 1, 2, 3, 4, 5]  # each call was on file before the next began
+    assert read_spent(spend_path(progress)).usage == result.usage
+    spend_syncs = [p for p in synced if p.startswith(str(progress.parent / ".loop.spend.json."))]
+    assert len(spend_syncs) == 3  # the end of each round, and of the run: not each of 6 calls

@@ -57,6 +57,12 @@ def test_a_new_session_resumes_at_the_next_round_with_a_persons_edits(tmp_path: 
     assert "The answer is a single lowercase word." in task
     assert "- [x] look at the spelling" in task
     assert "Round 1" in task  # the earlier attempt is in context
+    # Said once, and the harness's own record of the run (branch, worktree, commits) not at all.
+    assert task.count("answer.txt must say yes") == 1
+    assert "Branch:" not in task
+    assert "Worktree:" not in task
+    assert "Head:" not in task
+    assert "\nBranch: harness/" in progress_path.read_text()  # the file keeps it for the next run
     final = Progress.load(progress_path)
     assert [a.round for a in final.attempts] == [1, 2]
     assert final.checklist[0].done
