@@ -33,6 +33,10 @@ class RunResult:
     """Why the agent's commands ran without a sandbox, when they did (also in ``warning``)."""
     origin: str | None = None  # the branch the run started from; None when HEAD was detached
     merged: bool = False  # a pass fast-forwarded into ``origin`` (``merge = true``)
+    best_round: int | None = None
+    """The best round played by the order of :mod:`harness.outer.best` (gates, then the critic's
+    score, the earlier on a tie), earlier sessions' rounds included; None when none was played."""
+    best: str = ""  # that round described: ``round 2 (2/3 gates passed, critic 7.0/10)``
 
     @property
     def passed(self) -> bool:
