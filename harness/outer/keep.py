@@ -27,8 +27,9 @@ from harness.observe.run_summary import RUNS_DIR
 from harness.outer.best import RoundMark, best_of
 from harness.outer.decision import RoundReport
 from harness.outer.run import Run, own_files
+from harness.workspace.git_cmd import GitIsolationError
 from harness.workspace.round_refs import keep_round as keep_ref
-from harness.workspace.round_refs import kept_round, restore_commit, round_ref
+from harness.workspace.round_refs import kept_round, restore_commit, round_diff, round_ref
 from harness.workspace.snapshots import Snapshots
 from harness.workspace.workspace import truncate_diff
 
@@ -70,29 +71,33 @@ def best_round_note(run: Run, best: RoundMark | None) -> str:
     last = run.reports[-1].round if run.reports else best.round
     lines = [f"The best round by the documented order is {best.describe()}; the last was {last}."]
     workspace = run.workspace
-    restore = (
-        "`harness restore LOOP` brings it back (LOOP: its loop.toml or its folder; "
-        "`--round N` brings back another round)."
-    )
     if workspace.branch is not None and workspace.root is not None:
         if kept_round(workspace.root, workspace.branch, best.round) is None:
             return lines[0]
-        ref = round_ref(workspace.branch, best.round)
-        lines.append(f"It is kept as `{ref}`; {restore}")
-        if last != best.round:
-            lines.append(
-                f"What changed since: `git diff {ref} {round_ref(workspace.branch, last)}`"
-            )
-        return "\n\n".join(lines)
-    kept = snapshots(workspace.path, run.progress.path if run.progress else None)
-    lines.append(f"Its files are kept in `{kept.folder / str(best.round)}`; {restore}")
+        where = f"It is kept as `{round_ref(workspace.branch, best.round)}`"
+    else:
+        kept = snapshots(workspace.path, run.progress.path if run.progress else None)
+        where = f"Its files are kept in `{kept.folder / str(best.round)}`"
+    lines.append(
+        f"{where}; `harness restore LOOP` brings it back (LOOP: its loop.toml or its folder; "
+        "`--round N` brings back another round)."
+    )
     if last != best.round:
         try:
-            diff = truncate_diff(kept.diff(best.round, last), REPORT_DIFF_CHARS)
-        except BookkeepingError as exc:
-            diff = f"(no diff: {exc})"
+            diff = truncate_diff(_round_diff(run, best.round, last), REPORT_DIFF_CHARS)
+        except (BookkeepingError, GitIsolationError) as exc:
+            diff = f"(no diff: {exc})\n"
         lines.append(f"What changed from round {best.round} to round {last}:\n\n```diff\n{diff}```")
     return "\n\n".join(lines)
+
+
+def _round_diff(run: Run, first: int, second: int) -> str:
+    """The diff from round ``first``'s kept files to round ``second``'s."""
+    workspace = run.workspace
+    if workspace.branch is not None and workspace.root is not None:
+        return round_diff(workspace.root, workspace.branch, first, second)
+    kept = snapshots(workspace.path, run.progress.path if run.progress else None)
+    return kept.diff(first, second)
 
 
 def round_record(report: RoundReport) -> dict[str, object]:

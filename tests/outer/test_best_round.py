@@ -88,9 +88,12 @@ def test_a_git_loop_that_regresses_names_round_2_and_restores_its_files(
     assert result.worktree is not None
     kept = [git(repo, "rev-parse", round_ref(result.branch, n)) for n in (1, 2, 3)]
     assert [git(repo, "show", f"{sha}:work/draft.md") + "\n" for sha in kept] == list(DRAFTS)
-    assert f"It is kept as `{round_ref(result.branch, 2)}`" in result.escalation.read_text()
+    report = result.escalation.read_text()
+    assert f"It is kept as `{round_ref(result.branch, 2)}`" in report
+    assert "What changed from round 2 to round 3:" in report
+    assert "-two\n+three\n" in report
 
-    restored = harness("restore", "loop.toml", cwd=repo)
+    restored = harness("restore", cwd=repo)
     assert restored.returncode == 0, restored.stderr
     assert restored.stdout.startswith(f"restored the best, {BEST}: branch {result.branch} now")
     tip_tree = git(repo, "rev-parse", f"{result.branch}^{{tree}}")
@@ -101,7 +104,7 @@ def test_a_git_loop_that_regresses_names_round_2_and_restores_its_files(
     head = git(repo, "rev-parse", result.branch)
     assert f"Head: {head}" in (repo / "progress/essay.md").read_text()  # a resume starts here
 
-    again = harness("restore", "loop.toml", "--round", "3", cwd=repo)
+    again = harness("restore", "--round", "3", cwd=repo)
     assert again.returncode == 0, again.stderr
     assert (result.worktree / "work/draft.md").read_text() == "three\n"
     assert (result.worktree / "work/late.txt").read_text() == "only round 3\n"
@@ -134,7 +137,7 @@ def test_a_content_loop_without_git_keeps_every_draft_and_restores_round_2(
     assert "-two\n+three\n" in report
     assert "+only round 3\n" in report
 
-    restored = harness("restore", str(folder), cwd=tmp_path)
+    restored = harness("restore", cwd=folder)
     assert restored.returncode == 0, restored.stderr
     assert restored.stdout == f"restored the best, {BEST}: the files of {folder} are that round's\n"
     assert (folder / "work/draft.md").read_text() == "two\n"
