@@ -19,7 +19,7 @@ from pathlib import Path
 
 from harness.core.errors import BookkeepingError
 from harness.outer.keep import snapshots
-from harness.outer.run import Run, own_files
+from harness.outer.run import Run
 from harness.workspace.checkout import file_at
 from harness.workspace.git_cmd import git, run_git
 from harness.workspace.round_refs import uncommitted
@@ -44,6 +44,7 @@ def person_edits(run: Run, number: int) -> tuple[PersonEdit, ...]:
     if number <= 1:
         return ()
     workspace = run.workspace
+    kept = snapshots(workspace.path, run.progress.path if run.progress else None)
     if workspace.branch is not None and workspace.root is not None:
         head = git(workspace.path, "rev-parse", "HEAD").strip()
         prefix = workspace.path.resolve().relative_to(workspace.root.resolve()).as_posix()
@@ -53,7 +54,6 @@ def person_edits(run: Run, number: int) -> tuple[PersonEdit, ...]:
         }
         edits = [_edit(rel, text, workspace.path / rel) for rel, text in before.items()]
     else:
-        kept = snapshots(workspace.path, run.progress.path if run.progress else None)
         if kept.record(number - 1) is None:
             return ()
         try:
@@ -66,8 +66,7 @@ def person_edits(run: Run, number: int) -> tuple[PersonEdit, ...]:
             for rel in sorted(set(old) | set(now))
             if old.get(rel) != now.get(rel)
         ]
-    own = {str(p.resolve()) for p in own_files(run.progress.path if run.progress else None)}
-    return tuple(e for e in edits if str((workspace.path / e.path).resolve()) not in own)
+    return tuple(e for e in edits if kept.takes(e.path))  # never the harness's own files
 
 
 def describe_edits(edits: tuple[PersonEdit, ...]) -> str:

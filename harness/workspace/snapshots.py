@@ -46,22 +46,27 @@ class Snapshots:
         for top, dirs, names in os.walk(self.workspace):
             rel_top = Path(top).relative_to(self.workspace).as_posix()
             prefix = "" if rel_top == "." else rel_top + "/"
-            dirs[:] = sorted(d for d in dirs if not self._skipped(prefix + d + "/"))
+            dirs[:] = sorted(d for d in dirs if self.takes(prefix + d + "/"))
             for name in sorted(names):
                 path = Path(top) / name
-                if not self._skipped(prefix + name) and path.is_file() and not path.is_symlink():
+                if self.takes(prefix + name) and path.is_file() and not path.is_symlink():
                     found[prefix + name] = path
         return found
 
-    def _skipped(self, rel: str) -> bool:
-        name = rel.rstrip("/").rsplit("/", 1)[-1] + ("/" if rel.endswith("/") else "")
+    def takes(self, rel: str) -> bool:
+        """Whether a snapshot takes the workspace's path ``rel`` (a folder's ends with ``/``): not
+        in ``.git``, a cache or :attr:`exclude`."""
+        parts = rel.rstrip("/").split("/")
+        folders = [f"{'/'.join(parts[: i + 1])}/" for i in range(len(parts) - 1)]
+        if rel.endswith("/"):
+            folders.append(rel)
         for pattern in (*SKIPPED, *self.exclude):
             if pattern.endswith("/"):
-                if rel.endswith("/") and (rel == pattern or name == pattern):
-                    return True
-            elif fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(name, pattern):
-                return True
-        return False
+                if any(f == pattern or f.endswith("/" + pattern) for f in folders):
+                    return False
+            elif fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(parts[-1], pattern):
+                return False
+        return True
 
     def take(self, number: int, record: Mapping[str, object]) -> bool:
         """Keep the workspace's files as round ``number`` with ``record``; False (and the record
