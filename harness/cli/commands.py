@@ -205,7 +205,7 @@ def print_verdict(result: RunResult, *, quiet: bool, redact: Callable[[str], str
         return
     if result.escalation:
         print(f"escalation report: {result.escalation}")
-    if result.best and not result.passed:
+    if result.best and not result.passed and result.best_round != result.iterations:
         print(f"best round: {result.best}; `harness restore` brings it back")
     if result.branch and result.worktree is not None and result.worktree.exists():
         print(
@@ -250,10 +250,11 @@ def status(args: argparse.Namespace) -> int:
         open_items = len(progress.open_items)
         last = progress.attempts[-1].outcome if progress.attempts else "no rounds yet"
         best = best_of(progress.attempts, ())
+        behind = best is not None and not best.passed and best.round != progress.attempts[-1].round
         print(
             f"{progress.name or file.stem}: {_state(file, progress.status.value)}, round "
             f"{progress.iteration}{cap}, {open_items} open item(s), last: {last}"
-            + (f", best: {best.describe()}" if best is not None and not best.passed else "")
+            + (f", best: {best.describe()}" if best is not None and behind else "")
         )
     return EXIT_USAGE if broken else EXIT_PASSED
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 from pathlib import Path
 
 import pytest
 
 from harness import Agent, CommandGate, Critic, OuterLoop, RunResult, ScriptedModel, ToolCall
+from harness.cli.commands import print_verdict
 from harness.core.stop import StopReason
 from harness.outer.keep import snapshots
 from harness.outer.options import ArtifactFile, LoopOptions
@@ -59,9 +62,14 @@ def play(
 
 
 def names_round_2(folder: Path, result: RunResult) -> None:
-    """The result, the escalation report and `harness status` all name round 2 as the best."""
+    """The result, the verdict `harness run` prints, the escalation report and `harness status`
+    all name round 2 as the best."""
     assert result.stop_reason is StopReason.MAX_ITERATIONS
     assert (result.best_round, result.best) == (2, BEST)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        print_verdict(result, quiet=False)
+    assert f"best round: {BEST}; `harness restore` brings it back\n" in printed.getvalue()
     assert result.escalation is not None
     report = result.escalation.read_text()
     assert f"The best round by the documented order is {BEST}; the last was 3." in report
@@ -169,6 +177,10 @@ def test_a_passing_loop_names_its_passing_round_and_says_nothing_of_a_best_one(
     assert result.passed
     assert (result.best_round, result.best) == (2, "round 2 (passed, critic 9.0/10)")
     assert result.escalation is None
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        print_verdict(result, quiet=False)
+    assert "best round" not in printed.getvalue()
 
 
 def test_each_snapshot_records_the_rounds_gates_and_reasons(tmp_path: Path) -> None:
