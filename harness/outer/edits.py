@@ -18,11 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.core.errors import BookkeepingError
-from harness.outer.keep import snapshots
+from harness.outer.keep import harness_paths, snapshots
 from harness.outer.run import Run
 from harness.workspace.checkout import file_at
 from harness.workspace.git_cmd import git, run_git
 from harness.workspace.round_refs import uncommitted
+from harness.workspace.snapshots import takes
 from harness.workspace.workspace import truncate_diff
 
 EDITS_SHOWN_CHARS = 8_000
@@ -44,7 +45,8 @@ def person_edits(run: Run, number: int) -> tuple[PersonEdit, ...]:
     if number <= 1:
         return ()
     workspace = run.workspace
-    kept = snapshots(workspace.path, run.progress.path if run.progress else None)
+    progress_path = run.progress.path if run.progress else None
+    own = harness_paths(workspace.path, progress_path)
     if workspace.branch is not None and workspace.root is not None:
         head = git(workspace.path, "rev-parse", "HEAD").strip()
         prefix = workspace.path.resolve().relative_to(workspace.root.resolve()).as_posix()
@@ -54,7 +56,8 @@ def person_edits(run: Run, number: int) -> tuple[PersonEdit, ...]:
         }
         edits = [_edit(rel, text, workspace.path / rel) for rel, text in before.items()]
     else:
-        if kept.record(number - 1) is None:
+        kept = snapshots(workspace.path, progress_path)
+        if kept.record(number - 1) is None or kept.cut_short() is not None:
             return ()
         try:
             old = kept.kept(number - 1)
@@ -66,7 +69,7 @@ def person_edits(run: Run, number: int) -> tuple[PersonEdit, ...]:
             for rel in sorted(set(old) | set(now))
             if old.get(rel) != now.get(rel)
         ]
-    return tuple(e for e in edits if kept.takes(e.path))  # never the harness's own files
+    return tuple(e for e in edits if takes(e.path, own))  # never the harness's own files
 
 
 def describe_edits(edits: tuple[PersonEdit, ...]) -> str:

@@ -39,13 +39,28 @@ REPORT_DIFF_CHARS = 8_000
 
 def snapshots(workspace: Path, progress_path: Path | None) -> Snapshots:
     """Where the rounds of a loop working outside git in ``workspace`` are kept."""
+    folder = state_folder("rounds", progress_path if progress_path is not None else workspace)
+    return Snapshots(folder, workspace.resolve(), harness_paths(workspace, progress_path))
+
+
+def harness_paths(workspace: Path, progress_path: Path | None) -> tuple[str, ...]:
+    """The harness's own paths inside ``workspace`` (run logs, progress and its companions),
+    as a snapshot's ``exclude``: never the work of a round or of a person."""
     workspace = workspace.resolve()
     exclude = [RUNS_DIR.as_posix() + "/"]
     for path in own_files(progress_path):
         if path.resolve().is_relative_to(workspace):
             exclude.append(path.resolve().relative_to(workspace).as_posix())
-    folder = state_folder("rounds", progress_path if progress_path is not None else workspace)
-    return Snapshots(folder, workspace, tuple(exclude))
+    return tuple(exclude)
+
+
+def note_cut_short(run: Run, number: int) -> None:
+    """Outside git, round ``number`` stopped part-way: the round that replays it must not take
+    what it left for a person's edit."""
+    if run.workspace.branch is None:
+        snapshots(run.workspace.path, run.progress.path if run.progress else None).note_cut_short(
+            number
+        )
 
 
 def keep_round(run: Run, report: RoundReport, files_at: str | None) -> str:

@@ -15,7 +15,7 @@ from harness.memory.spend import spend_path
 from harness.outer.best import RoundMark, best_of
 from harness.outer.decision import RoundReport, gate_summary
 from harness.outer.escalation import Escalation, escalate
-from harness.outer.keep import best_round_note, keep_round
+from harness.outer.keep import best_round_note, keep_round, note_cut_short
 from harness.outer.result import RunResult
 from harness.outer.run import Run, run_warning, save_progress, save_spent, unsandboxed
 from harness.outer.settings import Settings
@@ -62,9 +62,12 @@ def record_round(settings: Settings, run: Run, report: RoundReport) -> None:
 
 
 def keep_partial_work(run: Run, number: int) -> None:
-    """A round cut short by a bound: commit what it left so nothing is lost."""
+    """A round cut short by a bound: commit what it left so nothing is lost (outside git, note
+    that it was cut short: what it left is not a person's edit)."""
     if run.workspace.branch:
         run.workspace.commit_round(number, f"harness: round {number} (interrupted, not verified)")
+    else:
+        note_cut_short(run, number)
 
 
 def finish_run(settings: Settings, run: Run) -> RunResult:

@@ -29,6 +29,7 @@ MAX_BYTES = 50 * 1024 * 1024
 """The most a snapshot copies; a workspace holding more is not kept (and says so)."""
 RECORD = "round.json"
 BEFORE_RESTORE = "before-restore"
+CUT_SHORT = "cut-short"  # the number of a round stopped part-way, until a round completes
 SKIPPED = (".git/", *CACHE_PATTERNS)
 
 
@@ -54,19 +55,8 @@ class Snapshots:
         return found
 
     def takes(self, rel: str) -> bool:
-        """Whether a snapshot takes the workspace's path ``rel`` (a folder's ends with ``/``): not
-        in ``.git``, a cache or :attr:`exclude`."""
-        parts = rel.rstrip("/").split("/")
-        folders = [f"{'/'.join(parts[: i + 1])}/" for i in range(len(parts) - 1)]
-        if rel.endswith("/"):
-            folders.append(rel)
-        for pattern in (*SKIPPED, *self.exclude):
-            if pattern.endswith("/"):
-                if any(f == pattern or f.endswith("/" + pattern) for f in folders):
-                    return False
-            elif fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(parts[-1], pattern):
-                return False
-        return True
+        """Whether a snapshot takes the workspace's path ``rel``: see :func:`takes`."""
+        return takes(rel, self.exclude)
 
     def take(self, number: int, record: Mapping[str, object]) -> bool:
         """Keep the workspace's files as round ``number`` with ``record``; False (and the record
@@ -75,6 +65,7 @@ class Snapshots:
         size = sum(path.stat().st_size for path in files.values())
         target = self.folder / str(number)
         try:
+            (self.folder / CUT_SHORT).unlink(missing_ok=True)
             _replace(target, files if size <= MAX_BYTES else {})
             kept = size <= MAX_BYTES
             note = (
@@ -84,6 +75,17 @@ class Snapshots:
         except OSError as exc:
             raise BookkeepingError(f"the harness could not keep round {number}: {exc}") from exc
         return kept
+
+    def note_cut_short(self, number: int) -> None:
+        """Round ``number`` stopped part-way: what it left is its own work, not a person's."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(self.folder / CUT_SHORT, str(number))
+
+    def cut_short(self) -> int | None:
+        """The round that stopped part-way since the last one kept, if one did."""
+        path = self.folder / CUT_SHORT
+        text = path.read_text(encoding="utf-8").strip() if path.is_file() else ""
+        return int(text) if text.isdigit() else None
 
     def record(self, number: int) -> dict[str, object] | None:
         """Round ``number``'s record, or None when it was not kept."""
@@ -127,6 +129,22 @@ class Snapshots:
         binary file is named, not shown)."""
         old, new = self.kept(first), self.kept(second)
         return "".join(_diff(old, new, first, second))
+
+
+def takes(rel: str, exclude: tuple[str, ...] = ()) -> bool:
+    """Whether a snapshot takes the workspace's path ``rel`` (a folder's ends with ``/``): not in
+    ``.git``, a cache or ``exclude`` (paths or globs; a folder's ends with ``/``)."""
+    parts = rel.rstrip("/").split("/")
+    folders = [f"{'/'.join(parts[: i + 1])}/" for i in range(len(parts) - 1)]
+    if rel.endswith("/"):
+        folders.append(rel)
+    for pattern in (*SKIPPED, *exclude):
+        if pattern.endswith("/"):
+            if any(f == pattern or f.endswith("/" + pattern) for f in folders):
+                return False
+        elif fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(parts[-1], pattern):
+            return False
+    return True
 
 
 def _diff(

@@ -113,3 +113,49 @@ def test_a_file_the_person_removed_stays_removed(tmp_path: Path) -> None:
     ).run()
     assert not (folder / "notes.md").exists()
     assert result.rounds[1].restored_edits == ("notes.md",)
+
+
+def resume(folder: Path, script: list[object], cap: int) -> tuple[RunResult, ScriptedModel]:
+    """A run of a loop outside git with a progress file, up to round ``cap``."""
+    author = ScriptedModel(script)
+    result = OuterLoop(
+        "write the draft",
+        Agent(author),
+        critic=Critic(ScriptedModel([verdict_call(5)])),
+        progress=folder.parent / "progress.md",
+        max_iterations=cap,
+        workspace=folder,
+        isolation="none",
+    ).run()
+    return result, author
+
+
+def test_an_edit_between_two_runs_outside_git_is_kept_by_the_resumed_round(
+    tmp_path: Path,
+) -> None:
+    folder = workspace(tmp_path, "none")
+    first, _ = resume(
+        folder, [ToolCall("write_file", {"path": "draft.md", "content": DRAFT}), "done"], 1
+    )
+    assert first.iterations == 1
+    (folder / "draft.md").write_text(PERSON)  # the person edits while no process runs
+    later, author = resume(
+        folder, [ToolCall("write_file", {"path": "draft.md", "content": UNDONE}), "done"], 2
+    )
+    assert later.first_round == 2
+    assert (folder / "draft.md").read_text() == MERGED
+    assert later.rounds[0].restored_edits == ("draft.md",)
+    assert "+end, as a person wrote it\n" in author.calls[0].messages[1]["content"]
+
+
+def test_what_a_round_cut_short_left_is_not_taken_for_a_persons_edit(tmp_path: Path) -> None:
+    folder = workspace(tmp_path, "none")
+    write = ToolCall("write_file", {"path": "draft.md", "content": DRAFT})
+    partial = ToolCall("write_file", {"path": "draft.md", "content": "half of a rewrite\n"})
+    cut, _ = resume(folder, [write, "done", partial], 2)  # round 2's script runs out mid-way
+    assert (cut.stop_reason.value, cut.cut_short) == ("ERROR", 2)
+    assert (folder / "draft.md").read_text() == "half of a rewrite\n"
+    later, author = resume(folder, [write, "done"], 2)
+    assert later.rounds[0].restored_edits == ()
+    assert "A person's edits" not in author.calls[0].messages[1]["content"]
+    assert (folder / "draft.md").read_text() == DRAFT
