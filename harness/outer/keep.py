@@ -69,7 +69,12 @@ def keep_round(run: Run, report: RoundReport, files_at: str | None) -> str:
     if workspace.branch is not None and workspace.root is not None:
         if files_at is None:
             return ""
-        keep_ref(workspace.root, workspace.branch, report.round, files_at)
+        try:
+            keep_ref(workspace.root, workspace.branch, report.round, files_at)
+        except GitIsolationError as exc:
+            raise BookkeepingError(
+                f"the harness could not keep round {report.round}: {exc}"
+            ) from exc
         return files_at
     where = snapshots(workspace.path, run.progress.path if run.progress else None)
     if report.round == 1 and where.folder.exists():  # a new run: an earlier run's rounds go

@@ -198,3 +198,19 @@ def test_each_snapshot_records_the_rounds_gates_and_reasons(tmp_path: Path) -> N
         "critic_score": 4.0,
         "critic_reasons": ["ok"],
     }
+
+
+def test_a_round_that_cannot_be_kept_stops_the_run_with_error_naming_it(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "x\n"})
+    (repo / ".git" / "refs" / "harness").write_text("in the way\n")  # no ref can be made below
+    result = OuterLoop(
+        "write the draft",
+        Agent(ScriptedModel(write("one\n"))),
+        critic=Critic(ScriptedModel([verdict_call(5)])),
+        max_iterations=2,
+        workspace=repo,
+    ).run()
+    assert result.stop_reason is StopReason.ERROR
+    assert result.message.startswith(
+        "round 1 could not be recorded: the harness could not keep round 1: git update-ref"
+    )
