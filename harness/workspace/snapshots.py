@@ -78,8 +78,11 @@ class Snapshots:
 
     def note_cut_short(self, number: int) -> None:
         """Round ``number`` stopped part-way: what it left is its own work, not a person's."""
-        self.folder.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(self.folder / CUT_SHORT, str(number))
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(self.folder / CUT_SHORT, str(number))
+        except OSError as exc:
+            raise BookkeepingError(f"the harness could not note round {number}: {exc}") from exc
 
     def cut_short(self) -> int | None:
         """The round that stopped part-way since the last one kept, if one did."""
