@@ -84,6 +84,7 @@ COMMANDS: dict[str, Here | By | NotOffline] = {
     "harness run --model gpt-4o-mini": NotOffline(API_KEY),
     "harness status": Here("init"),
     "harness runs": Here("init"),
+    "harness restore": By("tests/outer/test_best_round.py::test_a_git_loop_that_regresses_names_round_2_and_restores_its_files"),
     "harness report RUN_ID --html report.html": By("tests/cli/test_cli_conventions.py::test_report_html_is_written_even_when_the_reader_stops_early"),
     "harness clean": Here("init"),
     "harness clean --dry-run": Here("init"),
@@ -105,6 +106,7 @@ COMMANDS: dict[str, Here | By | NotOffline] = {
     "OPENAI_API_BASE=http://localhost:8000/v1 OPENAI_API_KEY=none harness run examples/bugfix --restart --model openai/qwen2.5-coder": NotOffline(LOCAL_SERVER),
     "OLLAMA_API_BASE=http://localhost:11434 harness run examples/bugfix --restart --model ollama_chat/llama3.1": NotOffline(LOCAL_SERVER),
     # docs/
+    "harness restore --round 3": By("tests/outer/test_best_round.py::test_a_git_loop_that_regresses_names_round_2_and_restores_its_files"),
     'harness note . "the flaky test in tests/test_io.py is known; do not touch it"': Here("init"),
     "harness batch tasks.jsonl --workers 3 --out batch-out": Here("block"),
     "harness report batch-out": Here("block"),

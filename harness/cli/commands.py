@@ -216,6 +216,8 @@ def print_verdict(
         print(redact(connector), file=out)
     if result.escalation:
         print(f"escalation report: {result.escalation}", file=out)
+    if result.best and not result.passed and result.best_round != result.iterations:
+        print(f"best round: {result.best}; `harness restore` brings it back", file=out)
     if result.branch and result.worktree is not None and result.worktree.exists():
         print(
             f"work is on branch {result.branch} in {result.worktree}; `harness run` resumes it, "
@@ -236,6 +238,7 @@ def print_verdict(
 def status(args: argparse.Namespace) -> int:
     from harness.cli.discover import find_loops
     from harness.memory.progress import Progress
+    from harness.outer.best import best_of
 
     path = Path(args.path)
     loops, unreadable = find_loops(path)
@@ -259,9 +262,12 @@ def status(args: argparse.Namespace) -> int:
         cap = f" of {progress.max_iterations}" if progress.max_iterations else ""
         open_items = len(progress.open_items)
         last = progress.attempts[-1].outcome if progress.attempts else "no rounds yet"
+        best = best_of(progress.attempts, ())
+        behind = best is not None and not best.passed and best.round != progress.attempts[-1].round
         print(
             f"{progress.name or file.stem}: {_state(file, progress.status.value)}, round "
             f"{progress.iteration}{cap}, {open_items} open item(s), last: {last}"
+            + (f", best: {best.describe()}" if best is not None and behind else "")
         )
     return EXIT_USAGE if broken else EXIT_PASSED
 
@@ -301,6 +307,19 @@ def note(args: argparse.Namespace) -> int:
     inbox = _inbox(args.loop)
     inbox.add_note(args.text)
     print(f"{inbox.progress.stem}: note queued for the next round")
+    return EXIT_PASSED
+
+
+def restore(args: argparse.Namespace) -> int:
+    """Bring a loop's best round (``--round N``: that round) back into its work."""
+    from harness.outer.keep import restore_round
+    from harness.spec import CONFIG_NAME, LoopSpec
+
+    path = Path(args.loop)
+    if not (path.is_file() or (path / CONFIG_NAME).is_file()):
+        raise ConfigError(f"{args.loop}: not a loop.toml or a folder holding one")
+    spec = LoopSpec.from_toml(path)
+    print(restore_round(spec.progress_path(), spec.root / spec.workspace, args.round))
     return EXIT_PASSED
 
 

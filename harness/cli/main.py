@@ -1,5 +1,5 @@
-"""The ``harness`` command: init, run, resume, watch, status, approve, note, report, calibrate,
-runs, clean, batch, bench.
+"""The ``harness`` command: init, run, resume, watch, status, approve, note, restore, report,
+calibrate, runs, clean, batch, bench.
 
 Exit codes: 0 passed, 1 internal error, 2 bad usage or configuration, 3 escalated.
 Heavy modules are imported inside the commands, so ``harness --help`` stays instant.
@@ -92,6 +92,14 @@ def build_parser() -> argparse.ArgumentParser:
     note = commands.add_parser("note", help="queue guidance for a loop's next round")
     note.add_argument("loop", help=loop_help)
     note.add_argument("text", help="what the next round should take into account")
+
+    restore = commands.add_parser(
+        "restore", help="bring a loop's best round (or round N) back into its work"
+    )
+    restore.add_argument("loop", nargs="?", default=".", help="a loop.toml or its folder")
+    restore.add_argument(
+        "--round", type=_rounds, metavar="N", help="this round instead of the best one"
+    )
 
     report = commands.add_parser("report", help="summarise a run")
     report.add_argument("run", help="a run id, a run folder, or a batch folder")

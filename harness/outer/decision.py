@@ -38,6 +38,7 @@ class RoundReport:
     approval: Approval | None = None  # a person's answer, asked after the checks passed
     approval_required: bool = False
     agent_message: str = ""  # how the author's session ended, in the agent's words
+    restored_edits: tuple[str, ...] = ()  # files where the round undid a person's edit, put back
 
     @property
     def cause(self) -> str:
@@ -123,6 +124,12 @@ def feedback(report: RoundReport) -> str:
         lines.append(
             "- The checks passed, but a person reviewed the work and rejected it: "
             + (report.approval.note or "(no note given)")
+        )
+    if report.restored_edits:
+        lines.append(
+            "- Your session undid part of a person's edits, which were put back: "
+            + ", ".join(report.restored_edits)
+            + ". Keep a person's changes."
         )
     if report.agent_stop is AgentStop.MAX_STEPS:
         lines.append("- Your session hit its step cap before finishing; plan fewer, larger steps.")

@@ -45,6 +45,7 @@ class Escalation:
     progress_path: Path | None
     earlier: tuple[Attempt, ...] = ()  # rounds of earlier sessions, as progress.md recorded them
     unsandboxed: str | None = None  # why the agent's commands ran without a sandbox, if they did
+    best: str = ""  # the best round: which, where it is kept, how to restore it
 
 
 def render_escalation(e: Escalation) -> str:
@@ -68,6 +69,8 @@ def render_escalation(e: Escalation) -> str:
         lines.append(f"- Worktree: `{e.worktree}`")
     if e.progress_path:
         lines.append(f"- Progress: `{e.progress_path}`")
+    if e.best:
+        lines += ["", "## Best round", "", e.best]
     lines += [
         "",
         "## Suggested next step",

@@ -11,6 +11,7 @@ from harness.agent.agent import AgentRun
 from harness.agent.ledger import Ledger
 from harness.core.event_schema import ChecksStart, GateReportEvent, RoundStart
 from harness.outer.decision import RoundReport, commit_message
+from harness.outer.edits import describe_edits, keep_person_edits, person_edits
 from harness.outer.options import ArtifactFile, CiRound
 from harness.outer.people import action_asker, ask_person, take_guidance
 from harness.outer.progress_tool import progress_tool
@@ -34,6 +35,7 @@ def play_round(settings: Settings, run: Run, number: int) -> RoundReport:
     for model in {id(m.inner): m for m in run.models}.values():
         model.begin_round(number)
     usage_before = run.meter.usage
+    edits = person_edits(run, number)
     task = render_task(
         TaskInputs(
             goal=settings.goal,
@@ -46,12 +48,14 @@ def play_round(settings: Settings, run: Run, number: int) -> RoundReport:
             critic=run.critic is not None,
             protect=settings.protect,
             guidance=take_guidance(settings, run, number),
+            edits=describe_edits(edits),
         )
     )
     settings.events.emit(
         RoundStart(round=number, max_iterations=settings.max_iterations, task=task)
     )
     session = _session(settings, run, task, number)
+    restored = keep_person_edits(run.workspace.path, edits)
     settings.events.emit(
         ChecksStart(
             round=number, gates=[g.name for g in settings.gates], critic=run.critic is not None
@@ -91,6 +95,7 @@ def play_round(settings: Settings, run: Run, number: int) -> RoundReport:
         diff_digest=hashlib.sha256(diff.encode()).hexdigest() if diff else None,
         critic_required=run.critic is not None,
         files_changed=changed,
+        restored_edits=restored,
     )
     report = ask_person(settings, run, report)
     commit = run.workspace.commit_round(number, commit_message(report))

@@ -12,8 +12,10 @@ from harness.core.event_schema import Stop as StopEvent
 from harness.core.stop import StopReason
 from harness.memory.progress_items import Attempt, Status
 from harness.memory.spend import spend_path
+from harness.outer.best import RoundMark, best_of
 from harness.outer.decision import RoundReport, gate_summary
 from harness.outer.escalation import Escalation, escalate
+from harness.outer.keep import best_round_note, keep_round, note_cut_short
 from harness.outer.result import RunResult
 from harness.outer.run import Run, run_warning, save_progress, save_spent, unsandboxed
 from harness.outer.settings import Settings
@@ -21,8 +23,10 @@ from harness.workspace.git import GitIsolationError
 
 
 def record_round(settings: Settings, run: Run, report: RoundReport) -> None:
-    """Save the round for good: progress.md (atomic), then the event."""
+    """Save the round for good: its files kept (:mod:`harness.outer.keep`), progress.md
+    (atomic), then the event."""
     head = report.commit or run.state.head
+    keep_round(run, report, head)
     if settings.options.rollback == "failed" and not report.passed and run.workspace.branch:
         head = run.state.head or run.workspace.base_commit
         if head is not None:
@@ -60,15 +64,19 @@ def record_round(settings: Settings, run: Run, report: RoundReport) -> None:
 
 
 def keep_partial_work(run: Run, number: int) -> None:
-    """A round cut short by a bound: commit what it left so nothing is lost."""
+    """A round cut short by a bound: commit what it left so nothing is lost (outside git, note
+    that it was cut short: what it left is not a person's edit)."""
     if run.workspace.branch:
         run.workspace.commit_round(number, f"harness: round {number} (interrupted, not verified)")
+    else:
+        note_cut_short(run, number)
 
 
 def finish_run(settings: Settings, run: Run) -> RunResult:
     """Mark progress, merge or escalate, and give the result its named stop."""
     stop = run.stop or StopReason.ERROR
     escalation_path = None
+    best = best_of(_earlier(run), run.reports)
     if run.progress is not None and run.progress.path is not None:
         save_spent(run.meter, spend_path(run.progress.path))
     if run.progress is not None:
@@ -77,7 +85,7 @@ def finish_run(settings: Settings, run: Run) -> RunResult:
     if stop is StopReason.PASSED:
         _land(settings, run)
     else:
-        escalation_path = _escalate(settings, run, stop)
+        escalation_path = _escalate(settings, run, stop, best)
     settings.events.emit(StopEvent(reason=stop.value, message=run.message))
     result = RunResult(
         stop,
@@ -96,6 +104,8 @@ def finish_run(settings: Settings, run: Run) -> RunResult:
         unsandboxed=unsandboxed(settings),
         origin=_origin(run),
         merged=run.merged,
+        best_round=best.round if best is not None else None,
+        best=best.describe() if best is not None else "",
     )
     if settings.options.on_finish is not None:  # it cannot change the verdict, only report
         result = dataclasses.replace(result, connectors=settings.options.on_finish(result))
@@ -134,13 +144,17 @@ def _land(settings: Settings, run: Run) -> None:
         run.message += f"; the worktree was left in place: {exc}"
 
 
-def _escalate(settings: Settings, run: Run, stop: StopReason) -> Path:
+def _earlier(run: Run) -> list[Attempt]:
+    """The rounds earlier sessions of this run recorded."""
+    return run.progress.attempts[: run.first_round - 1] if run.progress else []
+
+
+def _escalate(settings: Settings, run: Run, stop: StopReason, best: RoundMark | None) -> Path:
     where = run.progress.path if run.progress and run.progress.path else None
     path = settings.report_path(where, run.workspace.path)
     assert path is not None
-    earlier = run.progress.attempts[: run.first_round - 1] if run.progress else []
     try:
-        _report(settings, run, stop, path, where, earlier)
+        _report(settings, run, stop, path, where, best)
     except HarnessError as exc:  # the hook was refused; the report is written
         settings.events.emit(HookFailed(hook="on_escalate", error=f"{exc}"[:1000]))
     settings.events.emit(EscalationEvent(reason=stop.value, report_path=str(path)))
@@ -153,7 +167,7 @@ def _report(
     stop: StopReason,
     path: Path,
     where: Path | None,
-    earlier: list[Attempt],
+    best: RoundMark | None,
 ) -> None:
     escalate(
         Escalation(
@@ -165,8 +179,9 @@ def _report(
             run.workspace.branch,
             run.workspace.path if run.workspace.branch else None,
             where,
-            earlier=tuple(earlier),
+            earlier=tuple(_earlier(run)),
             unsandboxed=unsandboxed(settings),
+            best=best_round_note(run, best),
         ),
         path,
         hook=settings.on_escalate,

@@ -34,6 +34,10 @@ class RunResult:
     origin: str | None = None  # the branch the run started from; None when HEAD was detached
     merged: bool = False  # a pass fast-forwarded into ``origin`` (``merge = true``)
     connectors: tuple[str, ...] = ()  # what each connector did, or why it failed
+    best_round: int | None = None
+    """The best round played by the order of :mod:`harness.outer.best` (gates, then the critic's
+    score, the earlier on a tie), earlier sessions' rounds included; None when none was played."""
+    best: str = ""  # that round described: ``round 2 (2/3 gates passed, critic 7.0/10)``
 
     @property
     def passed(self) -> bool:

@@ -57,7 +57,7 @@ def start_run(settings: Settings, progress: Progress | None) -> Run:
         loop_name=settings.name,
         run_id=settings.run_id,
         resume_branch=resume_branch,
-        own_files=_own_files(progress),
+        own_files=own_files(progress.path if progress is not None else None),
         loop_key=progress.path if progress is not None and progress.path else settings.workspace,
     )
     if resume_branch:
@@ -134,11 +134,10 @@ def unsandboxed(settings: Settings) -> str | None:
     return (settings.agent.sandbox or default_sandbox()).warning
 
 
-def _own_files(progress: Progress | None) -> tuple[Path, ...]:
-    """What the harness keeps beside the checkout's progress file: not the user's changes."""
-    if progress is None or progress.path is None:
+def own_files(path: Path | None) -> tuple[Path, ...]:
+    """What the harness keeps beside the progress file at ``path``: not the user's changes."""
+    if path is None:
         return ()
-    path = progress.path
     return (
         path,
         path.with_suffix(".previous.md"),

@@ -36,6 +36,7 @@ class TaskInputs:
     critic: bool = False
     protect: tuple[str, ...] = ()
     guidance: tuple[str, ...] = ()  # notes a person queued with `harness note`
+    edits: str = ""  # a person's edits since the last round, as a diff
 
 
 def render_task(inputs: TaskInputs) -> str:
@@ -49,6 +50,12 @@ def render_task(inputs: TaskInputs) -> str:
         sections.append(
             "# Guidance from a person\nA person watching this loop asks you to take this into "
             "account this round:\n" + "\n".join(f"- {note}" for note in inputs.guidance)
+        )
+    if inputs.edits:
+        sections.append(
+            "# A person's edits since the last round\nA person changed the work since the last "
+            "round ended. Build on their changes and keep them: any part of them this round "
+            "removes or rewrites is put back when it ends.\n" + inputs.edits
         )
     if inputs.feedback:
         sections.append("# What failed last round\n" + inputs.feedback)

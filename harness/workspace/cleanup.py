@@ -16,6 +16,7 @@ from pathlib import Path
 
 from harness.workspace.git import BRANCH_PREFIX, PART, loop_identity, ref_stem
 from harness.workspace.git_cmd import checkouts, config_get, git, run_git
+from harness.workspace.round_refs import drop_rounds
 from harness.workspace.workspace import WORKTREES_FOLDER
 
 
@@ -84,8 +85,9 @@ def remove_worktree(repo: Path, worktree: Path) -> None:
 
 
 def remove_branch(repo: Path, branch: str) -> None:
-    """Delete a run branch (its ``branch.<name>.*`` keys go with it)."""
+    """Delete a run branch (its ``branch.<name>.*`` keys and its round refs go with it)."""
     git(repo, "branch", "-D", "--quiet", branch)
+    drop_rounds(repo, branch)
 
 
 def stray_worktree_folders(repo: Path, loop_name: str, loop_key: Path) -> list[Path]:

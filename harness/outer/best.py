@@ -1,0 +1,83 @@
+"""Which round was best: the order a loop that ends without a pass, or regresses, points by.
+
+The order, best first:
+
+1. a round that passed;
+2. more gates passed (a round that changed a protected file counts as passing none);
+3. a higher critic score (a round the critic did not score counts below any score);
+4. on a tie, the earlier round: a later round must do better to replace it.
+
+The same order reads a round's :class:`~harness.outer.decision.RoundReport` and its attempt in
+progress.md, so ``harness status`` and a resumed run name the same round as the run did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from harness.memory.progress_items import Attempt, GateSummary
+
+if TYPE_CHECKING:
+    from harness.outer.decision import RoundReport
+
+
+@dataclass(frozen=True)
+class RoundMark:
+    """What the order weighs of one round."""
+
+    round: int
+    passed: bool
+    gates_passed: int
+    gates: int
+    score: float | None
+
+    @classmethod
+    def of_report(cls, report: RoundReport) -> RoundMark:
+        clean = not report.protected_violations
+        return cls(
+            round=report.round,
+            passed=report.passed,
+            gates_passed=sum(g.passed for g in report.gates) if clean else 0,
+            gates=len(report.gates),
+            score=report.verdict.score if report.verdict is not None else None,
+        )
+
+    @classmethod
+    def of_attempt(cls, attempt: Attempt) -> RoundMark:
+        gates = [g for g in attempt.gates if isinstance(g, GateSummary)]
+        clean = "protected" not in attempt.outcome
+        return cls(
+            round=attempt.round,
+            passed=attempt.outcome == "passed",
+            gates_passed=sum(g.passed for g in gates) if clean else 0,
+            gates=len(gates),
+            score=attempt.critic_score,
+        )
+
+    def describe(self) -> str:
+        """``round 2 (2/3 gates passed, critic 7.0/10)``."""
+        parts = ["passed"] if self.passed else []
+        if self.gates:
+            parts.append(f"{self.gates_passed}/{self.gates} gates passed")
+        if self.score is not None:
+            parts.append(f"critic {self.score:.1f}/10")
+        return f"round {self.round}" + (f" ({', '.join(parts)})" if parts else "")
+
+
+def _rank(mark: RoundMark) -> tuple[bool, int, float, int]:
+    return (mark.passed, mark.gates_passed, -1.0 if mark.score is None else mark.score, -mark.round)
+
+
+def best_round(marks: Iterable[RoundMark]) -> RoundMark | None:
+    """The best of ``marks`` by the order above; None when there are none."""
+    return max(marks, key=_rank, default=None)
+
+
+def best_of(attempts: Iterable[Attempt], reports: Iterable[RoundReport]) -> RoundMark | None:
+    """The best round of a run: earlier sessions' ``attempts`` and this session's ``reports``
+    (a round in both is read from its report)."""
+    played = {r.round: RoundMark.of_report(r) for r in reports}
+    earlier = [RoundMark.of_attempt(a) for a in attempts if a.round not in played]
+    return best_round([*earlier, *played.values()])
