@@ -76,6 +76,7 @@ class Reply:
     content: str | None
     tool_calls: tuple[ToolCall, ...] = ()
     usage: Usage = field(default_factory=Usage)
+    reasoning: str | None = None  # the model's reasoning, where the provider returns it
 
     def to_message(self) -> Message:
         message: Message = {"role": "assistant", "content": self.content}

@@ -238,7 +238,9 @@ class LiteLLMModel:
         cost = self._cost(litellm, response, attached=reported)
         unpriced = int(cost is None)
         cached = _cached_tokens(usage) if reported else 0
-        return Reply(content, calls, Usage(prompt, completion, cost or 0.0, 1, unpriced, cached))
+        usage_of = Usage(prompt, completion, cost or 0.0, 1, unpriced, cached)
+        reasoning = getattr(message, "reasoning_content", None)
+        return Reply(content, calls, usage_of, reasoning if isinstance(reasoning, str) else None)
 
     def _cost(self, litellm: ModuleType, response: Any, *, attached: bool) -> float | None:
         """What the reply cost in USD; ``None`` where it cannot be priced.

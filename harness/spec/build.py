@@ -15,6 +15,7 @@ from harness.agent.agent import Agent
 from harness.agent.compaction import Compaction, MaskObservations, NoCompaction, Summarize
 from harness.core.errors import ConfigError
 from harness.core.sink import EventSink
+from harness.core.trajectory_schema import NULL_TRAJECTORY, TrajectorySink
 from harness.memory.skill import Skill
 from harness.models.base import Model
 from harness.models.budget import Budget
@@ -186,6 +187,7 @@ def build_loop(
     *,
     overrides: Overrides = Overrides(),
     events: EventSink,
+    trajectory: TrajectorySink = NULL_TRAJECTORY,
     run_id: str | None = None,
     redact: Callable[[str], str] | None = None,
     tools: Sequence[Tool] = (),
@@ -258,6 +260,8 @@ def build_loop(
             restart=overrides.restart,
             run_id=run_id,
             events=events,
+            trajectory=trajectory,
+            loop_file=str(config.source) if isinstance(config.source, Path) else None,
             redact=redact,
             on_round=config.on_round,
             mcp=tuple(mcp),

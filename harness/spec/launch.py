@@ -8,6 +8,7 @@ from harness.core.errors import ConfigError
 from harness.core.sink import EventSink
 from harness.observe.events import EVENTS_FILE, EventLog
 from harness.observe.run_summary import RUNS_DIR
+from harness.observe.trajectory import TRAJECTORY_FILE, TrajectoryLog
 from harness.outer.loop import OuterLoop
 from harness.outer.options import new_run_id
 from harness.spec.build import OverrideError, Overrides, build_loop, mcp_servers
@@ -24,7 +25,8 @@ def recorded_loop(
     tools: Sequence[Tool] = (),
     start_servers: bool = True,
 ) -> OuterLoop:
-    """``spec``'s loop, its events logged (redacted) under ``<root>/.harness/runs/<run id>/``.
+    """``spec``'s loop, its events and trajectory recorded (redacted) under
+    ``<root>/.harness/runs/<run id>/``.
 
     ``echo`` also receives every event (the live display). ``tools`` are given to the agent
     beside the built-ins; with ``start_servers`` the loop starts and stops the spec's ``[[mcp]]``
@@ -34,17 +36,16 @@ def recorded_loop(
     run_id = run_id or new_run_id()
     try:
         redactor = spec.redactor()
+        folder = spec.root / RUNS_DIR / run_id
         events = EventLog(
-            spec.root / RUNS_DIR / run_id / EVENTS_FILE,
-            run_id=run_id,
-            redactor=redactor,
-            echo=echo,
-            root=spec.root,
+            folder / EVENTS_FILE, run_id=run_id, redactor=redactor, echo=echo, root=spec.root
         )
+        trajectory = TrajectoryLog(folder / TRAJECTORY_FILE, redactor=redactor, root=spec.root)
         return build_loop(
             spec,
             overrides=overrides or Overrides(),
             events=events,
+            trajectory=trajectory,
             run_id=run_id,
             redact=redactor.redact_text,
             tools=tools,
