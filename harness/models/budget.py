@@ -270,7 +270,9 @@ class MeteredModel(Wrapper):
 
 
 def _recorded(reply: Reply) -> RecordedReply:
-    calls = [RecordedCall(id=c.id, name=c.name, arguments=c.arguments_json) for c in reply.tool_calls]
+    calls = [
+        RecordedCall(id=c.id, name=c.name, arguments=c.arguments_json) for c in reply.tool_calls
+    ]
     return RecordedReply(content=reply.content, tool_calls=calls, reasoning=reply.reasoning)
 
 

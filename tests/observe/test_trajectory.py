@@ -49,7 +49,9 @@ def leak() -> str:
     return f"the key is {SECRET}"
 
 
-def _session(tmp_path: Path, script: list[object], tools: list[object]) -> tuple[ScriptedModel, Path]:
+def _session(
+    tmp_path: Path, script: list[object], tools: list[object]
+) -> tuple[ScriptedModel, Path]:
     redactor = Redactor(env={"OPENAI_API_KEY": SECRET})
     log = TrajectoryLog(tmp_path / "run" / TRAJECTORY_FILE, redactor=redactor)
     scripted = ScriptedModel(script)  # type: ignore[arg-type]
@@ -80,7 +82,13 @@ def test_every_request_is_rebuilt_as_the_model_received_it(tmp_path: Path) -> No
 def test_records_carry_version_round_and_session(tmp_path: Path) -> None:
     _, run = _session(tmp_path, [ToolCall("big", {"part": "same"}), "done"], [big])
     records = read_trajectory(run / TRAJECTORY_FILE)
-    assert [r.kind for r in records] == ["round", "session", "model_call", "tool_call", "model_call"]
+    assert [r.kind for r in records] == [
+        "round",
+        "session",
+        "model_call",
+        "tool_call",
+        "model_call",
+    ]
     assert all(r.v == TRAJECTORY_VERSION and r.round == 1 for r in records)
     assert [r.session for r in records] == [None, 1, 1, 1, 1]
     (session,) = [r for r in records if isinstance(r, SessionBegin)]
