@@ -91,6 +91,9 @@ class Request(BaseModel):
     messages: list[dict[str, Any]]  # the ones after them; a long ``content`` is a Blob's fields
     tools: str | None = None  # the blob of the tool schemas' JSON; None: no tools were offered
     max_tokens: int | None = None
+    wire: dict[str, Any] | None = None
+    """The rest of the body as it went on the wire (model, limits, a provider's system field),
+    where the model reported it: then ``messages`` and ``tools`` are the wire's too."""
 
 
 class RecordedCall(BaseModel):
@@ -184,8 +187,9 @@ def parse_record(line: str | bytes) -> Record:
 class TrajectorySink(Protocol):
     """Receives trajectory records.
 
-    A model call comes as the request itself (the messages and tool schemas as sent): the sink
-    makes the :class:`ModelStep` of it, keeping only what changed since the previous request.
+    A model call comes as the request itself (the messages and tool schemas, and the body that
+    went on the wire where the model reported it as ``sent``): the sink makes the
+    :class:`ModelStep` of it, keeping only what changed since the previous request.
     """
 
     def record(self, record: RecordBase) -> None: ...
@@ -201,6 +205,7 @@ class TrajectorySink(Protocol):
         reply: RecordedReply,
         usage: Usage,
         latency: float,
+        sent: dict[str, Any] | None = None,
     ) -> None: ...
 
 
@@ -221,6 +226,7 @@ class NullTrajectory:
         reply: RecordedReply,
         usage: Usage,
         latency: float,
+        sent: dict[str, Any] | None = None,
     ) -> None:
         return None
 

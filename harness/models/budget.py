@@ -253,6 +253,7 @@ class MeteredModel(Wrapper):
             reply=_recorded(reply),
             usage=reply.usage,
             latency=latency,
+            sent=reply.sent,
         )
         self.events.emit(
             ModelCall(

@@ -115,9 +115,15 @@ class TrajectoryLog:
         reply: RecordedReply,
         usage: Usage,
         latency: float,
+        sent: dict[str, Any] | None = None,
     ) -> None:
         """Record one call: the request (redacted already) as the change since the previous
-        request of the same session and role, the reply redacted."""
+        request of the same session and role, the reply redacted. With ``sent`` (the body on
+        the wire), its messages and tools are what is kept, and the rest of it beside them."""
+        wire = None
+        if sent is not None and isinstance(sent.get("messages"), list):
+            messages, tools = sent["messages"], sent.get("tools")
+            wire = {k: v for k, v in sent.items() if k not in ("messages", "tools")}
         with self._lock:
             key = (self._session, role)
             previous = self._previous.get(key, [])
@@ -134,7 +140,13 @@ class TrajectoryLog:
                 ModelStep(
                     role=role,
                     model=model,
-                    request=Request(keep=keep, messages=[], tools=schemas, max_tokens=max_tokens),
+                    request=Request(
+                        keep=keep,
+                        messages=[],
+                        tools=schemas,
+                        max_tokens=max_tokens,
+                        wire=None if wire is None else self.redactor.redact(wire),
+                    ),
                     reply=RecordedReply.model_validate(self.redactor.redact(reply.model_dump())),
                     usage=usage,
                     latency=latency,
@@ -221,6 +233,14 @@ class Call:
     step: ModelStep
     messages: list[Message]
     tools: list[dict[str, Any]] | None
+
+    def body(self) -> dict[str, Any]:
+        """The request's body as it went on the wire (as far as the model reported it)."""
+        body: dict[str, Any] = dict(self.step.request.wire or {})
+        body["messages"] = self.messages
+        if self.tools is not None:
+            body["tools"] = self.tools
+        return body
 
 
 @dataclass
