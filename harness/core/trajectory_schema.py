@@ -66,6 +66,7 @@ class RunBegin(RecordBase):
     workspace: str  # the folder the agent worked in (a worktree of its own, or the user's)
     folder: str = ""  # the workspace's folder inside the repository ("" at its top)
     base: str | None = None  # the commit the run started from
+    context_window: int | None = None  # the author model's, which decides when to compact
 
 
 class RoundBegin(RecordBase):

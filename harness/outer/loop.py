@@ -222,6 +222,7 @@ class OuterLoop:
                 workspace=str(workspace.path),
                 folder=prefix_of(workspace.root, workspace.path) if workspace.root else "",
                 base=workspace.base_commit,
+                context_window=settings.agent.model.context_window,
             )
         )
         number = run.first_round

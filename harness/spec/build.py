@@ -192,11 +192,13 @@ def build_loop(
     redact: Callable[[str], str] | None = None,
     tools: Sequence[Tool] = (),
     mcp: Sequence[McpServer] = (),
+    model: Model | None = None,
 ) -> OuterLoop:
     """The outer loop ``config`` describes; relative paths start at its root.
 
     ``tools`` are given to the agent beside the built-ins (MCP servers' tools started by the
     caller); ``mcp`` are servers the loop starts and stops itself (see :func:`mcp_servers`).
+    ``model`` answers for the author and the critic both, whatever the spec names (a replay's).
     """
     root = config.root
     _check_held_out(config)
@@ -204,11 +206,12 @@ def build_loop(
         check_unchanged(config)  # before anything in those files is used
     check_gate_modules(config)
     pins = pins_of(config)  # what this run takes them to be, recorded when it begins
-    model_name = choose_model(overrides.model, _rooted(config.model, root))
+    given = model
+    model_name = given.name if given else choose_model(overrides.model, _rooted(config.model, root))
     model_source = (
         "--model" if overrides.model else MODEL_ENV if os.environ.get(MODEL_ENV) else None
     )
-    model = _overridable(lambda: _model(model_name, config.model_options), model_source)
+    model = given or _overridable(lambda: _model(model_name, config.model_options), model_source)
     skill = _skill(config)
     python_env = project_env(config)  # a set-up command runs here, once per commit
     sandbox = build_sandbox(config, python_env=python_env)
@@ -231,7 +234,7 @@ def build_loop(
             if os.environ.get(CRITIC_MODEL_ENV)
             else None
         )
-        critic_model = _overridable(
+        critic_model = given or _overridable(
             lambda: _critic_model(overrides, config, root, model_name, model), source
         )
         criteria = config.critic.criteria or (skill.render_for_critic() if skill else None)
@@ -261,7 +264,7 @@ def build_loop(
             run_id=run_id,
             events=events,
             trajectory=trajectory,
-            loop_file=str(config.source) if isinstance(config.source, Path) else None,
+            loop_file=str(config.source.resolve()) if isinstance(config.source, Path) else None,
             redact=redact,
             on_round=config.on_round,
             mcp=tuple(mcp),

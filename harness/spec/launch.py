@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from harness.core.errors import ConfigError
 from harness.core.sink import EventSink
+from harness.models.base import Model
 from harness.observe.events import EVENTS_FILE, EventLog
 from harness.observe.run_summary import RUNS_DIR
 from harness.observe.trajectory import TRAJECTORY_FILE, TrajectoryLog
@@ -24,6 +25,7 @@ def recorded_loop(
     echo: EventSink | None = None,
     tools: Sequence[Tool] = (),
     start_servers: bool = True,
+    model: Model | None = None,
 ) -> OuterLoop:
     """``spec``'s loop, its events and trajectory recorded (redacted) under
     ``<root>/.harness/runs/<run id>/``.
@@ -31,6 +33,7 @@ def recorded_loop(
     ``echo`` also receives every event (the live display). ``tools`` are given to the agent
     beside the built-ins; with ``start_servers`` the loop starts and stops the spec's ``[[mcp]]``
     servers itself (callers that share servers between loops pass their tools instead).
+    ``model`` answers for the author and the critic whatever the spec names (a replay's).
     An error in the spec names its loop.toml; one in a flag or variable names that.
     """
     run_id = run_id or new_run_id()
@@ -50,6 +53,7 @@ def recorded_loop(
             redact=redactor.redact_text,
             tools=tools,
             mcp=mcp_servers(spec) if start_servers else (),
+            model=model,
         )
     except OverrideError:
         raise  # the flag or variable is named; loop.toml is not to blame
