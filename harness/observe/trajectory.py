@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 import os
 import threading
+import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +55,9 @@ INLINE_CHARS = 2_000
 _LONG_FIELDS = ("observation", "output_tail")
 """The fields of a record whose text may be long enough to go to the side folder."""
 
+_REMEMBERED = 64
+"""Long texts whose redacted form is kept, to be found again without a scan."""
+
 _ROUND_LEVEL = (RunBegin, RoundBegin, GateStep, VerdictStep, RoundFinish)
 """Records of the run or the round, in no session."""
 
@@ -65,8 +70,9 @@ class TrajectoryLog:
 
     Records get ``round`` (from the last :class:`RoundBegin`) and ``session`` (counted by
     :class:`SessionBegin`) where they have none. Like the event log, the file is reached from
-    ``root`` without following a link, and a later write that finds another file in its place
-    raises :class:`~harness.core.nofollow.UnsafePath` and closes the log.
+    ``root`` without following a link (a link on the way raises
+    :class:`~harness.core.nofollow.UnsafePath` and closes the log); it is then kept open, so no
+    later line can be sent elsewhere by a folder moved or replaced.
     """
 
     def __init__(
@@ -83,12 +89,14 @@ class TrajectoryLog:
         self.redactor = redactor if redactor is not None else Redactor()
         self.inline_chars = inline_chars
         self._lock = threading.Lock()
-        self._file: tuple[int, int] | None = None
         self._closed = False
         self._round: int | None = None
         self._session: int | None = None
         self._sessions = 0
         self._stored: set[str] = set()
+        self._clean: dict[str, str] = {}  # long texts and their redacted form, the latest ones
+        self._fd: int | None = None
+        self._tools: tuple[object, str] = (None, "")  # the last schemas sent, and their hash
         self._previous: dict[tuple[int | None, str], list[Message]] = {}
 
     def record(self, record: RecordBase) -> None:
@@ -98,10 +106,13 @@ class TrajectoryLog:
             elif isinstance(record, SessionBegin):
                 self._sessions += 1
                 self._session = self._sessions
-            data = self.redactor.redact(self._stamped(record).model_dump(mode="json"))
-            for name in _LONG_FIELDS:
-                if isinstance(data.get(name), str):
-                    data[name] = self._text(data[name])
+            data = self._stamped(record).model_dump(mode="json")
+            long = {
+                name: data.pop(name) for name in _LONG_FIELDS if isinstance(data.get(name), str)
+            }
+            data = self.redactor.redact(data)
+            for name, text in long.items():
+                data[name] = self._text(self._redacted(text))
             self._write(data)
 
     def model_call(
@@ -126,16 +137,13 @@ class TrajectoryLog:
             wire = {k: v for k, v in sent.items() if k not in ("messages", "tools")}
         with self._lock:
             key = (self._session, role)
-            previous = self._previous.get(key, [])
-            keep = 0
-            for before, now in zip(previous, messages, strict=False):
-                if before is not now and before != now:
-                    break
-                keep += 1
+            keep = _kept(self._previous.get(key, []), messages)
             self._previous[key] = list(messages)
             schemas = None
             if tools:
-                schemas = self._store(json.dumps(tools, ensure_ascii=False))
+                if tools is not self._tools[0]:  # the same schemas are sent at every step
+                    self._tools = (tools, self._store(json.dumps(tools, ensure_ascii=False)))
+                schemas = self._tools[1]
             step = self._stamped(
                 ModelStep(
                     role=role,
@@ -155,6 +163,17 @@ class TrajectoryLog:
             data = step.model_dump(mode="json")
             data["request"]["messages"] = [self._message(m) for m in messages[keep:]]
             self._write(data)
+
+    def _redacted(self, text: str) -> str:
+        """``text`` redacted; the same long text again (a test run twice, a file read again) is
+        looked up, not scanned again."""
+        clean = self._clean.get(text)
+        if clean is None:
+            clean = self.redactor.redact_text(text)
+            if len(self._clean) >= _REMEMBERED:
+                del self._clean[next(iter(self._clean))]
+            self._clean[text] = clean
+        return clean
 
     def _stamped(self, record: RecordBase) -> RecordBase:
         session = None if isinstance(record, _ROUND_LEVEL) else self._session
@@ -187,16 +206,33 @@ class TrajectoryLog:
         return digest
 
     def _write(self, data: dict[str, Any]) -> None:
+        """One line, in one write. The file is opened once (made with its folders, no link
+        followed) and kept open: every line goes to the file the first one made."""
         if self._closed:
             return
-        line = json.dumps(data, ensure_ascii=False) + "\n"
-        try:
-            self._file = nofollow.append(
-                self.path, line.encode("utf-8"), root=self.root, expect=self._file
-            )
-        except nofollow.UnsafePath:
-            self._closed = True
-            raise
+        line = (json.dumps(data, ensure_ascii=False) + "\n").encode("utf-8")
+        if self._fd is None:
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+            try:
+                self._fd = nofollow.open_file(self.path, flags, root=self.root, make_folders=True)
+            except nofollow.UnsafePath:
+                self._closed = True
+                raise
+            weakref.finalize(self, os.close, self._fd)
+        os.write(self._fd, line)
+
+
+def _kept(previous: list[Message], messages: list[Message]) -> int:
+    """How many messages at the start of ``messages`` are those of ``previous``: at once when
+    the whole previous request is still there, as the very same objects (a step added to it)."""
+    if len(messages) >= len(previous) and all(map(operator.is_, previous, messages)):
+        return len(previous)
+    keep = 0
+    for before, now in zip(previous, messages, strict=False):
+        if before is not now and before != now:
+            break
+        keep += 1
+    return keep
 
 
 def read_trajectory(path: str | os.PathLike[str]) -> list[Record]:
