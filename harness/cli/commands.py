@@ -353,7 +353,8 @@ def replay(args: argparse.Namespace) -> int:
     from harness.cli.discover import find_run_under
     from harness.spec.replay import replay_run
 
-    outcome = replay_run(find_run_under(args.run, args.root), last_round=args.round)
+    folder = find_run_under(args.run, args.root)
+    outcome = replay_run(folder, last_round=args.round, repo=args.repo)
     print(outcome.describe())
     return EXIT_PASSED if outcome.divergence is None else EXIT_ESCALATED
 

@@ -93,6 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("run", help="a run id or a run folder")
     replay.add_argument("--round", type=_rounds, metavar="N", help="replay rounds 1 to N only")
     replay.add_argument(
+        "--repo", type=Path, help="the repository to replay in (default: where it was recorded)"
+    )
+    replay.add_argument(
         "--root", type=Path, default=Path("."), help="look in its .harness/runs and its loops'"
     )
 

@@ -72,8 +72,15 @@ class ReplayOutcome:
         return f"{head}\nfirst divergence at {self.divergence.describe()}"
 
 
-def replay_run(run_dir: Path, *, last_round: int | None = None) -> ReplayOutcome:
-    """Replay the run recorded in ``run_dir`` (rounds 1 to ``last_round``, else all)."""
+def replay_run(
+    run_dir: Path, *, last_round: int | None = None, repo: Path | None = None
+) -> ReplayOutcome:
+    """Replay the run recorded in ``run_dir`` (rounds 1 to ``last_round``, else all).
+
+    ``repo``: the repository to take the base commit and today's loop.toml from, when it is not
+    where the run was recorded (a recording kept in a project's tests, replayed on another
+    machine); the loop.toml is found at the same place inside it.
+    """
     trajectory = Trajectory.load(run_dir)
     header = next((r for r in trajectory.records if isinstance(r, RunBegin)), None)
     if header is None or header.loop_file is None:
@@ -82,14 +89,18 @@ def replay_run(run_dir: Path, *, last_round: int | None = None) -> ReplayOutcome
     if header.repo_root is None or header.base is None:
         raise ConfigError(f"{trajectory.path}: the run's workspace was not in git; there is no "
                           "base commit to replay it from")  # fmt: skip
-    loop_file = Path(header.loop_file)
-    repo = Path(header.repo_root)
+    recorded_repo = Path(header.repo_root)
     try:
-        inside = loop_file.parent.relative_to(repo)
+        inside = Path(header.loop_file).parent.relative_to(recorded_repo)
     except ValueError:
-        raise ConfigError(f"{loop_file}: not inside the run's repository {repo}") from None
+        raise ConfigError(
+            f"{header.loop_file}: not inside the run's repository {recorded_repo}"
+        ) from None
+    repo = (repo or recorded_repo).resolve()
+    loop_file = repo / inside / Path(header.loop_file).name
     if not loop_file.is_file():
-        raise ConfigError(f"{loop_file}: the run's loop.toml is gone")
+        raise ConfigError(f"{loop_file}: the run's loop.toml is not there (--repo names the "
+                          "repository to replay in)")  # fmt: skip
     recorded_rounds = [n for n in trajectory.rounds() if last_round is None or n <= last_round]
     with tempfile.TemporaryDirectory(prefix="harness-replay-") as scratch:
         checkout = Path(scratch) / repo.name
