@@ -17,8 +17,8 @@ and an instance's loop.toml and held-out files must stay outside the repository 
 in. An instance is resolved exactly when its loop passed:
 every ``FAIL_TO_PASS`` and ``PASS_TO_PASS`` test passed with the test patch applied, as the
 official rule has it. After the batch, ``preds.jsonl`` (one line per instance that ended),
-``results.jsonl`` and ``bench.json`` are written anew from the records, so a resumed run never
-repeats a line.
+``results.jsonl``, ``bench.json`` and ``trajs/<instance_id>.traj`` (each instance's trajectory
+in SWE-agent's form) are written anew from the records, so a resumed run never repeats a line.
 """
 
 from __future__ import annotations
@@ -37,6 +37,9 @@ from pydantic import BaseModel, ConfigDict
 from harness.core import nofollow
 from harness.core.errors import ConfigError
 from harness.models.budget import Budget
+from harness.observe.run_summary import RUNS_DIR
+from harness.observe.trajectory import TRAJECTORY_FILE, Trajectory
+from harness.observe.trajectory_export import swe_agent_traj
 from harness.scale.batch import Batch, BatchProgress
 from harness.scale.batch_task import BatchTask, TaskRecord, read_record
 from harness.scale.swebench_instance import Instance
@@ -49,6 +52,8 @@ ORACLES = ("gold", "empty")
 PREDICTIONS = "preds.jsonl"
 RESULTS = "results.jsonl"
 SUMMARY = "bench.json"
+TRAJS = "trajs"
+"""The folder of the instances' trajectories in SWE-agent's form, ``<instance_id>.traj``."""
 
 
 @dataclass(frozen=True)
@@ -80,7 +85,7 @@ class InstanceResult(BaseModel):
     seconds: float
     branch: str | None
     trajectory: str | None
-    """The events of the instance's last run (every request, reply and tool call it made)."""
+    """The trajectory of the instance's last run (every request, reply and tool call it made)."""
 
 
 class BenchSummary(BaseModel):
@@ -290,6 +295,7 @@ def write_outputs(instances: Sequence[Instance], model: str, out: Path) -> Bench
         result = result_of(instance, record, out)
         results.append(result)
         patch = model_patch(instance, record, out)
+        write_traj(out, instance, record, patch)
         line = {"instance_id": instance.instance_id, "model_name_or_path": model}
         predictions.append(json.dumps({**line, "model_patch": patch}))
     write_lines(out / PREDICTIONS, predictions)
@@ -304,8 +310,7 @@ def write_lines(path: Path, lines: list[str]) -> None:
 
 
 def result_of(instance: Instance, record: TaskRecord, out: Path) -> InstanceResult:
-    folder = instance_folder(out, instance)
-    events = folder / ".harness" / "runs" / str(record.run_id) / "events.jsonl"
+    run = run_folder(out, instance, record)
     return InstanceResult(
         instance_id=instance.instance_id,
         resolved=record.status == "passed",
@@ -316,8 +321,26 @@ def result_of(instance: Instance, record: TaskRecord, out: Path) -> InstanceResu
         cost_usd=record.cost_usd,
         seconds=record.seconds,
         branch=record.branch,
-        trajectory=str(events) if record.run_id and events.is_file() else None,
+        trajectory=str(run / TRAJECTORY_FILE) if run is not None else None,
     )
+
+
+def run_folder(out: Path, instance: Instance, record: TaskRecord) -> Path | None:
+    """The folder of the instance's last run, when it recorded a trajectory."""
+    folder = instance_folder(out, instance) / RUNS_DIR / str(record.run_id)
+    return folder if record.run_id and (folder / TRAJECTORY_FILE).is_file() else None
+
+
+def write_traj(out: Path, instance: Instance, record: TaskRecord, patch: str) -> None:
+    """``trajs/<instance_id>.traj``: the instance's trajectory in SWE-agent's form."""
+    run = run_folder(out, instance, record)
+    if run is None:
+        return
+    traj = swe_agent_traj(
+        Trajectory.load(run), submission=patch, exit_status=record.stop_reason or record.status
+    )
+    path = out / TRAJS / f"{instance.instance_id}.traj"
+    nofollow.write_atomic(path, json.dumps(traj, indent=1).encode("utf-8"))
 
 
 def model_patch(instance: Instance, record: TaskRecord, out: Path) -> str:

@@ -17,7 +17,8 @@ from harness.core.trajectory_schema import (
     SessionBegin,
     ToolStep,
 )
-from harness.models.base import ToolCall
+from harness.core.usage import Usage
+from harness.models.base import Reply, ToolCall
 from harness.models.budget import MeteredModel
 from harness.models.scripted import ScriptedModel
 from harness.observe.trajectory import (
@@ -27,6 +28,7 @@ from harness.observe.trajectory import (
     TrajectoryLog,
     read_trajectory,
 )
+from harness.observe.trajectory_export import swe_agent_traj
 from harness.tools import tool
 
 SECRET = "sk-test-9f8e7d6c5b4a39281706fedcba"
@@ -137,3 +139,25 @@ def test_a_torn_last_line_is_skipped_and_a_bad_one_inside_is_named(tmp_path: Pat
 def test_a_run_without_a_trajectory_is_named(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="no trajectory"):
         Trajectory.load(tmp_path)
+
+
+def test_the_swe_agent_form_has_each_action_its_observation_and_the_stats(tmp_path: Path) -> None:
+    call = ToolCall("big", {"part": "p1"})
+    script = [Reply("Reading it.", (call,), Usage()), "done"]
+    _, run = _session(tmp_path, script, [big])
+    traj = swe_agent_traj(Trajectory.load(run), submission="diff --git a", exit_status="PASSED")
+    (step,) = traj["trajectory"]
+    assert step["thought"] == "Reading it."
+    assert step["action"] == 'big {"part": "p1"}'
+    assert step["observation"] == f"p1\n{BIG}"  # whole, read back from the side folder
+    assert traj["info"]["submission"] == "diff --git a"
+    assert traj["info"]["exit_status"] == "PASSED"
+    assert traj["info"]["model_stats"]["api_calls"] == 2
+    assert traj["history"][-1] == {"role": "assistant", "content": "done"}
+    assert [m["role"] for m in traj["history"]] == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+    ]
