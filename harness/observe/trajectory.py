@@ -24,7 +24,7 @@ from typing import Any
 from harness.core import nofollow
 from harness.core.errors import ConfigError
 from harness.core.event_schema import Role
-from harness.core.redact import Redactor
+from harness.core.redact import REDACTED, SECRET_NAME, Redactor
 from harness.core.trajectory_schema import (
     Blob,
     GateStep,
@@ -55,8 +55,12 @@ INLINE_CHARS = 2_000
 _LONG_FIELDS = ("observation", "output_tail")
 """The fields of a record whose text may be long enough to go to the side folder."""
 
-_REMEMBERED = 64
-"""Long texts whose redacted form is kept, to be found again without a scan."""
+_NAMES = frozenset({"kind", "v", "ts", "round", "session", "role", "model", "name", "call_id",
+                    "id", "step", "usage", "blob", "chars", "passed", "is_error"})  # fmt: skip
+"""Fields that name, count or time things: no secret can be in them, so they are not scanned."""
+
+_REMEMBERED = 256
+"""Texts whose redacted form is kept, to be found again without a scan."""
 
 _ROUND_LEVEL = (RunBegin, RoundBegin, GateStep, VerdictStep, RoundFinish)
 """Records of the run or the round, in no session."""
@@ -94,7 +98,7 @@ class TrajectoryLog:
         self._session: int | None = None
         self._sessions = 0
         self._stored: set[str] = set()
-        self._clean: dict[str, str] = {}  # long texts and their redacted form, the latest ones
+        self._clean: dict[str, str] = {}  # texts and their redacted form, the latest ones
         self._fd: int | None = None
         self._tools: tuple[object, str] = (None, "")  # the last schemas sent, and their hash
         self._previous: dict[tuple[int | None, str], list[Message]] = {}
@@ -110,7 +114,7 @@ class TrajectoryLog:
             long = {
                 name: data.pop(name) for name in _LONG_FIELDS if isinstance(data.get(name), str)
             }
-            data = self.redactor.redact(data)
+            data = self._scrub(data)
             for name, text in long.items():
                 data[name] = self._text(self._redacted(text))
             self._write(data)
@@ -155,7 +159,7 @@ class TrajectoryLog:
                         max_tokens=max_tokens,
                         wire=None if wire is None else self.redactor.redact(wire),
                     ),
-                    reply=RecordedReply.model_validate(self.redactor.redact(reply.model_dump())),
+                    reply=RecordedReply.model_validate(self._scrub(reply.model_dump())),
                     usage=usage,
                     latency=latency,
                 )
@@ -164,9 +168,29 @@ class TrajectoryLog:
             data["request"]["messages"] = [self._message(m) for m in messages[keep:]]
             self._write(data)
 
+    def _scrub(self, data: Any) -> Any:
+        """``data`` redacted, but for the fields that only name things (:data:`_NAMES`)."""
+        if isinstance(data, dict):
+            return {
+                key: value if key in _NAMES else self._clean_item(key, value)
+                for key, value in data.items()
+            }
+        if isinstance(data, list):
+            return [self._scrub(item) for item in data]
+        return self._redacted(data) if isinstance(data, str) else data
+
+    def _clean_item(self, key: str, value: Any) -> Any:
+        if isinstance(value, dict | list):
+            return self._scrub(value)
+        if not isinstance(value, str) or not value:
+            return value
+        if SECRET_NAME.search(key):  # as the redactor has it: a secret-looking key's value
+            return REDACTED
+        return self._redacted(value)
+
     def _redacted(self, text: str) -> str:
-        """``text`` redacted; the same long text again (a test run twice, a file read again) is
-        looked up, not scanned again."""
+        """``text`` redacted; the same text again (a test run twice, a file read again, a tool
+        call's arguments in its reply and then in its step) is looked up, not scanned again."""
         clean = self._clean.get(text)
         if clean is None:
             clean = self.redactor.redact_text(text)
