@@ -110,13 +110,11 @@ class TrajectoryLog:
             elif isinstance(record, SessionBegin):
                 self._sessions += 1
                 self._session = self._sessions
-            data = self._stamped(record).model_dump(mode="json")
-            long = {
-                name: data.pop(name) for name in _LONG_FIELDS if isinstance(data.get(name), str)
-            }
-            data = self._scrub(data)
-            for name, text in long.items():
-                data[name] = self._text(self._redacted(text))
+                self._previous.clear()  # no request of an earlier session comes again
+            data = self._scrub(self._stamped(record).model_dump(mode="json"))
+            for name in _LONG_FIELDS:
+                if isinstance(data.get(name), str):
+                    data[name] = self._text(data[name])
             self._write(data)
 
     def model_call(
