@@ -51,6 +51,15 @@ def test_show_prints_each_step_of_a_round(tmp_path: Path) -> None:
     assert '│   → read_file {"path": "notes.txt"}' in body  # the reply that asked for it
     assert "session 2: critic" in body
     assert "\x1b" not in body  # not a terminal: plain text, no pager
+    report = harness("report", run, "--html", "page.html", cwd=root)
+    assert report.returncode == 0, report.stderr
+    page = (root / "page.html").read_text()
+    section = page[page.index("<h2>Trajectory</h2>") :]
+    assert "<summary>round 1: " in section
+    assert "<summary>tool read_file (step 2) · " in section
+    assert "a note" in section
+    assert "<p>gate says yes: passed (`says yes` passed)</p>" in section  # nothing under it
+    assert "<pre>reason: it says yes</pre>" in section
 
 
 def test_show_names_the_rounds_a_run_has(tmp_path: Path) -> None:
