@@ -7,9 +7,14 @@ A citation is a source in brackets followed by a quote::
 
 The source may be a path (relative to where the check runs, or to the folder holding the
 sources folder) or a file name inside the sources folder, with or without ``.md``;
-``[03-harbour-log] "..."`` works too. Straight or curly double quotes both delimit a quote. A
-quote passes when it occurs in the cited document once runs of whitespace, typographic quotes
-and dashes are made uniform; anything else must match exactly.
+``[03-harbour-log] "..."`` works too; a local PDF or HTML file is read as a fetched one
+would be. With a run's archive (see :mod:`harness.checks.archive`),
+it may also be a fetched source's id (``[source: s-1a2b3c4d5e6f]``) or the address it was
+fetched from; a web source that was never fetched fails. Straight or curly double quotes both
+delimit a quote. A quote passes when it occurs in the cited document's text (an archived
+source's text derived afresh from its archived bytes) once runs of whitespace (no-break spaces
+included), typographic quotes, dashes and the ellipsis character are made uniform; anything
+else must match exactly.
 
 The command line checks one findings file, for use as a command gate::
 
@@ -21,14 +26,19 @@ It exits 0 when every check passes, 1 when one fails and 2 when a file cannot be
 from __future__ import annotations
 
 import argparse
+import hashlib
+import mimetypes
 import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
+from urllib.parse import urlsplit
 
+from harness.checks.archive import ID_DIGITS, ID_PREFIX, SourceArchive
+from harness.checks.extract import HTML_TYPES, PDF_TYPES, renditions
 from harness.checks.markdown import EXIT_FAILED, EXIT_PASSED, EXIT_UNREADABLE, read_text, section
-from harness.core.errors import ConfigError
+from harness.core.errors import ConfigError, ToolError
 
 QUOTE_SHOWN = 80
 """Characters of a quote repeated in a problem message."""
@@ -36,7 +46,15 @@ QUOTE_SHOWN = 80
 _CITATION = re.compile(
     r"\[(?:source:\s*)?(?P<source>[^\]\n]+?)\s*\]\s*[\"“](?P<quote>(?:(?!\n\s*\n)[^\"”])+)[\"”]"
 )
-_UNIFORM = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "–": "-", "—": "-"})
+_UNIFORM = str.maketrans(
+    {
+        **dict.fromkeys("‘’‚‛′", "'"),
+        **dict.fromkeys("“”„‟″", '"'),
+        **dict.fromkeys("‐‑‒–—―", "-"),
+        "…": "...",
+    }
+)
+_ARCHIVED = re.compile(rf"^(?:{ID_PREFIX}[0-9a-f]{{{ID_DIGITS}}}|https?://\S+)$")
 
 
 @dataclass(frozen=True)
@@ -49,12 +67,24 @@ class Citation:
 
 
 @dataclass(frozen=True)
+class Verified:
+    """A citation whose quote was found: in which ``source`` (an archived source's id, or a
+    local file's path) and its ``origin`` (the host and port where a web source's bytes were
+    first fetched, a local file's path), which says whether two sources are independent."""
+
+    citation: Citation
+    source: str
+    origin: str
+
+
+@dataclass(frozen=True)
 class FindingsReport:
     """What the checks found: ``problems`` is empty when the findings pass."""
 
     citations: tuple[Citation, ...]
-    sources_verified: tuple[Path, ...]
+    sources_verified: tuple[str, ...]
     problems: tuple[str, ...]
+    verified: tuple[Verified, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -81,8 +111,14 @@ def parse_citations(text: str) -> list[Citation]:
     ]
 
 
+def without_citations(text: str) -> str:
+    """``text`` with each citation (source and quote) taken out."""
+    return _CITATION.sub(" ", text)
+
+
 def normalise(text: str) -> str:
-    """``text`` with runs of whitespace as one space and typographic quotes and dashes plain."""
+    """``text`` with runs of whitespace (no-break spaces too) as one space, and typographic
+    quotes, dashes and the ellipsis character plain."""
     return " ".join(text.translate(_UNIFORM).split())
 
 
@@ -103,37 +139,114 @@ def resolve_source(name: str, sources: Path) -> Path | None:
     return None
 
 
-def check_findings(
-    text: str,
-    sources: Path,
-    *,
-    min_sources: int = 1,
-    require_contradictions: bool = False,
-) -> FindingsReport:
-    """Verify every quote against its source, count distinct sources, look for Contradictions."""
-    citations = parse_citations(text)
-    problems: list[str] = []
-    verified: dict[Path, None] = {}  # sources with at least one quote found, in citing order
-    documents: dict[Path, str] = {}
-    for citation in citations:
-        path = resolve_source(citation.source, sources)
+class SourceReader:
+    """Checks quotes against the sources they cite: local files in ``sources``, fetched ones
+    in ``archive``; each document is read and normalised once.
+
+    With ``keep_local``, each local file cited is kept in ``archive`` too (as
+    ``file:<path>``, once per content) and its quotes are checked against the archived bytes,
+    so the run holds every byte its quotes were checked against.
+    """
+
+    def __init__(
+        self,
+        sources: Path | None,
+        archive: SourceArchive | None = None,
+        *,
+        keep_local: bool = False,
+    ) -> None:
+        self.sources = sources
+        self.archive = archive
+        self.keep_local = keep_local
+        self._texts: dict[str, tuple[str, ...]] = {}
+
+    def verify(self, citation: Citation) -> Verified | str:
+        """Where ``citation``'s quote was found, or the problem (naming the citation)."""
+        named = f'line {citation.line}: [{citation.source}] "{_shorten(citation.quote)}"'
+        if _ARCHIVED.match(citation.source):
+            if self.archive is None:
+                return f"{named}: a fetched source, but no archive of fetched sources was given"
+            return self._verify_archived(citation, named, self.archive)
+        if self.sources is None:
+            return f"{named}: not a fetched source's id or address"
+        path = resolve_source(citation.source, self.sources)
         if path is None:
-            problems.append(
-                f"line {citation.line}: [{citation.source}] is not a file in {sources}/"
-            )
-            continue
+            return f"{named}: not a file in {self.sources}/"
         if not normalise(citation.quote):
-            problems.append(f"line {citation.line}: empty quote from {citation.source}")
-            continue
-        if path not in documents:
-            documents[path] = normalise(path.read_text(encoding="utf-8", errors="replace"))
-        if normalise(citation.quote) in documents[path]:
-            verified[path] = None
-        else:
-            problems.append(
+            return f"line {citation.line}: empty quote from {citation.source}"
+        key = str(path)
+        if key not in self._texts:
+            try:
+                self._texts[key] = tuple(normalise(text) for text in self._local_texts(path))
+            except (ConfigError, ToolError) as exc:
+                return f"{named}: {exc}"
+        if not _found(citation.quote, self._texts[key]):
+            return (
                 f"line {citation.line}: quote not found in {citation.source}: "
                 f'"{_shorten(citation.quote)}"'
             )
+        return Verified(citation, key, key)
+
+    def _local_texts(self, path: Path) -> tuple[str, ...]:
+        """A local file's texts: a PDF's or an HTML page's as a fetched one's, else its text."""
+        guessed = mimetypes.guess_type(path.name)[0] or ""
+        kind = guessed if guessed in PDF_TYPES or guessed in HTML_TYPES else "text/plain"
+        body = path.read_bytes()
+        if self.keep_local and self.archive is not None:
+            address = f"file:{_shown_path(path, self.sources)}"
+            record = self.archive.find(address)
+            if record is None or record.sha256 != hashlib.sha256(body).hexdigest():
+                record = self.archive.add(
+                    address, body, headers={"content-type": kind}, encoding="utf-8", kind="file"
+                )
+            body = self.archive.body(record)
+        return renditions(body, kind, "utf-8")
+
+    def _verify_archived(
+        self, citation: Citation, named: str, archive: SourceArchive
+    ) -> Verified | str:
+        record = archive.find(citation.source)
+        if record is None:
+            return f"{named}: never fetched in this run (not in {archive.folder})"
+        if not normalise(citation.quote):
+            return f"line {citation.line}: empty quote from {citation.source}"
+        if record.id not in self._texts:
+            try:
+                texts = archive.texts(record)
+            except (ConfigError, ToolError) as exc:
+                return f"{named}: {exc}"
+            self._texts[record.id] = tuple(normalise(text) for text in texts)
+        if not _found(citation.quote, self._texts[record.id]):
+            return f"{named}: quote not found in {record.id} ({record.url})"
+        first = archive.first(record)  # the same bytes on two hosts are one source
+        return Verified(citation, record.id, urlsplit(first.url).netloc.lower() or first.url)
+
+
+def check_findings(
+    text: str,
+    sources: Path | None,
+    *,
+    archive: SourceArchive | None = None,
+    keep_local: bool = False,
+    min_sources: int = 1,
+    require_contradictions: bool = False,
+) -> FindingsReport:
+    """Verify every quote against its source, count distinct sources, look for Contradictions.
+
+    ``sources`` is the folder of local documents (None: there are none); ``archive`` holds the
+    sources fetched in this run; with ``keep_local`` the local files cited are kept there too.
+    """
+    citations = parse_citations(text)
+    reader = SourceReader(sources, archive, keep_local=keep_local)
+    problems: list[str] = []
+    found: list[Verified] = []
+    for citation in citations:
+        outcome = reader.verify(citation)
+        if isinstance(outcome, str):
+            problems.append(outcome)
+        else:
+            found.append(outcome)
+    verified = tuple(dict.fromkeys(item.source for item in found))  # in citing order
     if not citations:
         problems.append('no citations found; cite as [source: PATH] "exact quote"')
     if len(verified) < min_sources:
@@ -147,7 +260,18 @@ def check_findings(
             problems.append('no "## Contradictions" section')
         elif not body:
             problems.append('the "Contradictions" section is empty')
-    return FindingsReport(tuple(citations), tuple(verified), tuple(problems))
+    return FindingsReport(tuple(citations), verified, tuple(problems), tuple(found))
+
+
+def _shown_path(path: Path, sources: Path | None) -> str:
+    """``path`` from the folder holding ``sources`` (as a citation names it), when inside."""
+    base = sources.resolve().parent if sources is not None else None
+    return path.relative_to(base).as_posix() if base and path.is_relative_to(base) else str(path)
+
+
+def _found(quote: str, texts: tuple[str, ...]) -> bool:
+    wanted = normalise(quote)
+    return any(wanted in text for text in texts)
 
 
 def _shorten(quote: str) -> str:
@@ -161,7 +285,15 @@ def _parser() -> argparse.ArgumentParser:
         epilog="Exit codes: 0 every check passed, 1 a check failed, 2 a file cannot be read.",
     )
     parser.add_argument("findings", type=Path, help="the findings file (Markdown)")
-    parser.add_argument("--sources", type=Path, default=Path("sources"), help="sources folder")
+    parser.add_argument(
+        "--sources",
+        type=Path,
+        default=None,
+        help="sources folder (default: sources, none with --archive)",
+    )
+    parser.add_argument(
+        "--archive", type=Path, default=None, help="the run's archive of fetched sources"
+    )
     parser.add_argument("--min-sources", type=int, default=1, help="distinct sources required")
     parser.add_argument(
         "--require-contradictions",
@@ -173,9 +305,12 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    if not args.sources.is_dir():
-        print(f"citations: cannot read {args.sources}: not a folder")
-        return EXIT_UNREADABLE
+    if args.sources is None and args.archive is None:
+        args.sources = Path("sources")
+    for folder in (args.sources, args.archive):
+        if folder is not None and not folder.is_dir():
+            print(f"citations: cannot read {folder}: not a folder")
+            return EXIT_UNREADABLE
     try:
         text = read_text(args.findings)
     except ConfigError as exc:
@@ -184,6 +319,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     report = check_findings(
         text,
         args.sources,
+        archive=SourceArchive(args.archive) if args.archive else None,
         min_sources=args.min_sources,
         require_contradictions=args.require_contradictions,
     )

@@ -10,6 +10,7 @@ from harness.cli.exit_codes import EXIT_ESCALATED, EXIT_PASSED
 from harness.models.budget import Budget
 from harness.scale.batch import BatchProgress
 from harness.scale.swebench import PREDICTIONS, RESULTS, SUMMARY, BenchOptions, run_bench
+from harness.scale.swebench_envs import load_env_table
 from harness.scale.swebench_instance import load_instances
 
 
@@ -24,6 +25,10 @@ def run_swebench(args: argparse.Namespace) -> int:
         feedback=args.feedback,
         hints=args.hints,
         workers=args.workers,
+        attempts=args.attempts,
+        backend=args.backend,
+        ray_address=args.ray_address,
+        envs=load_env_table(args.envs) if args.envs else None,
         budget=Budget(cost_usd=args.budget_cost),
     )
 
@@ -35,4 +40,5 @@ def run_swebench(args: argparse.Namespace) -> int:
     print(summary.table())
     for name in (PREDICTIONS, RESULTS, SUMMARY):
         print(f"{name}: {out / name}")
-    return EXIT_PASSED if summary.ended == summary.instances else EXIT_ESCALATED
+    every = summary.instances * summary.attempts
+    return EXIT_PASSED if summary.ended == every else EXIT_ESCALATED

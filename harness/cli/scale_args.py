@@ -103,6 +103,15 @@ def add_bench_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
     )
     swebench.add_argument("--workers", type=positive_int, default=2, help="loops at once")
     swebench.add_argument(
+        "--backend",
+        choices=("local", "ray"),
+        default="local",
+        help="where the loops run (default local; ray ships each instance to a worker)",
+    )
+    swebench.add_argument(
+        "--ray-address", help="join this Ray cluster (default: RAY_ADDRESS, else a local one)"
+    )
+    swebench.add_argument(
         "--max-iterations", type=positive_int, default=3, help="rounds per instance (default 3)"
     )
     swebench.add_argument(
@@ -112,6 +121,18 @@ def add_bench_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         help="what the agent is told of failing held-out tests (default pass_fail)",
     )
     swebench.add_argument("--hints", action="store_true", help="add hints_text to the goal")
+    swebench.add_argument(
+        "--envs",
+        type=Path,
+        help="a TOML table of set-up commands per repo/version: each environment made once "
+        "per (repo, environment_setup_commit) and kept (default: the harness's Python)",
+    )
+    swebench.add_argument(
+        "--attempts",
+        type=_attempts,
+        default=1,
+        help="independent attempts per instance, 1 to 8, for pass@k (default 1)",
+    )
     swebench.add_argument(
         "--budget-cost", type=positive_float, help="start no instance past this cost (USD)"
     )

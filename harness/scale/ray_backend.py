@@ -7,6 +7,11 @@ its progress file and escalation report). The driver fetches the branch into the
 repository and writes the files where a local run would have, so branches and ``harness report``
 work exactly as after a local batch. Nothing relies on a shared filesystem.
 
+A task whose loop.toml lies outside its repository, in a folder that holds the repository (a
+benchmark instance: loop.toml and held-out tests beside the clone the agent works in), ships
+that folder too: its regular files outside the repository and its ``.harness`` folders, links
+left out; the worker lays them around its clone, and the run's files come back to that folder.
+
 Ray retries a task whose worker process dies (``max_retries``); the retry starts again from the
 shipped repository. ``address`` (or ``RAY_ADDRESS``) joins an existing cluster; without one a
 local Ray instance is started for the batch and stopped after it. Install with
@@ -22,7 +27,7 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +37,7 @@ from harness.models.rate_limit import Limiter, RateLimiter
 from harness.scale.batch_task import BatchTask, TaskRecord
 from harness.scale.task_run import TaskRun, run_task
 from harness.workspace.git import BRANCH_PREFIX, PART, is_run_branch, run_branch_suffix
-from harness.workspace.git_cmd import git
+from harness.workspace.git_cmd import git, run_git
 
 if TYPE_CHECKING:
     from harness.outer.loop import OuterLoop
@@ -50,8 +55,16 @@ class Shipment:
     """What a worker needs: the repository as a bundle and the task's paths inside it."""
 
     bundle: bytes
-    task: BatchTask  # loop and workspace relative to the repository's top folder
+    task: BatchTask  # loop, workspace and a scripted model's file relative to the shipped top
     run: TaskRun  # progress relative to the shipped progress folder
+    repo_at: str = "."
+    """Where the repository goes, relative to the shipped top (the loop's folder, or itself)."""
+    files: Mapping[str, bytes] = field(default_factory=dict)
+    """The loop's folder's files around the repository, relative to the top."""
+    shallow: str = ""
+    """A shallow repository's boundary commits (its ``shallow`` file); empty for a full one."""
+    head: str = ""
+    """For a shallow repository: the branch checked out (``refs/heads/...``), or the commit."""
 
 
 @dataclass(frozen=True)
@@ -60,7 +73,7 @@ class Returned:
 
     record: TaskRecord
     branch_bundle: bytes | None
-    run_files: dict[str, bytes]  # relative to the repository's top folder
+    run_files: dict[str, bytes]  # relative to the shipped top (the repository's top folder)
     progress_files: dict[str, bytes]  # names in the task's progress folder
 
 
@@ -103,13 +116,18 @@ class RayExecutor:
 
     def submit(self, task: BatchTask, run: TaskRun) -> Future[TaskRecord]:
         repo = repository_of(task)
-        shipment = Shipment(_bundle_all(repo), _relative(task, repo), run)
+        top = shipped_top(task, repo)
+        files = folder_files(top, repo) if top != repo else {}
+        repo_at = os.path.relpath(repo, top)
+        shipment = Shipment(
+            _bundle_all(repo), _relative(task, top), run, repo_at, files, *_shallow_of(repo)
+        )
         done: Future[TaskRecord] = Future()
         ref = self._remote.remote(shipment, self.loop_for, self.limiters)
 
         def imported(remote: Future[Returned]) -> None:
             try:
-                done.set_result(import_returned(remote.result(), repo, run))
+                done.set_result(import_returned(remote.result(), repo, run, top=top))
             except Exception as exc:  # noqa: BLE001 - a task Ray gave up on is an error record
                 done.set_result(
                     TaskRecord(
@@ -174,8 +192,47 @@ def repository_of(task: BatchTask) -> Path:
         ) from exc
 
 
-def import_returned(returned: Returned, repo: Path, run: TaskRun) -> TaskRecord:
-    """Fetch the returned branch into ``repo`` and write the returned files where they belong.
+def shipped_top(task: BatchTask, repo: Path) -> Path:
+    """What is shipped around ``repo``: itself when the task's loop.toml lies in it, else the
+    loop's folder, which must hold the repository."""
+    if task.loop is None:
+        return repo
+    folder = Path(task.loop).resolve().parent
+    if folder.is_relative_to(repo.resolve()):
+        return repo
+    if repo.resolve().is_relative_to(folder):
+        return folder
+    raise ConfigError(
+        f"task {task.name}: backend 'ray' ships the task's repository ({repo}) and the folder "
+        f"of its loop.toml ({folder}); the loop's folder must lie in the repository or hold it"
+    )
+
+
+def folder_files(top: Path, repo: Path) -> dict[str, bytes]:
+    """On the driver: the regular files under ``top`` outside ``repo`` and every ``.harness``
+    folder (loop.toml, held-out tests, a scripted model's file), relative to ``top``; links
+    are left out, and all together at most :data:`SHIP_LIMIT` bytes."""
+    budget = [SHIP_LIMIT]
+    files: dict[str, bytes] = {}
+    skipped = {os.path.normpath(repo.resolve())}
+    for here, folders, names in os.walk(top.resolve()):  # never descends a link to a folder
+        folders[:] = sorted(
+            name
+            for name in folders
+            if name not in (".harness", ".git") and os.path.join(here, name) not in skipped
+        )
+        for name in sorted(names):
+            path = Path(here, name)
+            if stat.S_ISREG(os.lstat(path).st_mode):
+                files[str(path.relative_to(top.resolve()))] = _take(path, top.resolve(), budget)
+    return files
+
+
+def import_returned(
+    returned: Returned, repo: Path, run: TaskRun, *, top: Path | None = None
+) -> TaskRecord:
+    """Fetch the returned branch into ``repo`` and write the returned files where they belong:
+    the run's under ``top`` (the shipped folder; default ``repo``).
 
     Only a branch named as this run's (``harness/<loop>.<8 hex of the loop>.<8 hex of the run
     id>``) is fetched: a worker's record naming ``main`` would otherwise replace the user's own.
@@ -200,7 +257,7 @@ def import_returned(returned: Returned, repo: Path, run: TaskRun) -> TaskRecord:
                 f"+refs/heads/{record.branch}:refs/heads/{record.branch}",
             )
     for relative, data in returned.run_files.items():
-        _write_inside(repo, relative, data)
+        _write_inside(top or repo, relative, data)
     for name, data in returned.progress_files.items():
         _write_inside(run.progress.parent, name, data)
     return record
@@ -265,13 +322,55 @@ def _bundle_all(repo: Path) -> bytes:
         return bundle.read_bytes()
 
 
-def _relative(task: BatchTask, repo: Path) -> BatchTask:
+def _shallow_of(repo: Path) -> tuple[str, str]:
+    """A shallow repository's boundary commits and checked-out branch (or commit, detached);
+    empty for a full one."""
+    shallow = Path(repo, git(repo, "rev-parse", "--git-path", "shallow").strip())
+    if not shallow.is_file():
+        return "", ""
+    head = run_git(repo, ("symbolic-ref", "-q", "HEAD"), None).stdout.strip()
+    head = head or git(repo, "rev-parse", "HEAD").strip()
+    return shallow.read_text(encoding="utf-8"), head
+
+
+def _clone_bundle(bundle: Path, clone: Path, shallow: str, head: str) -> None:
+    """Clone ``bundle`` into ``clone``. A bundle of a shallow repository lacks the parents of
+    its boundary commits, so a clone refuses it: the repository is made from a fetch into one
+    told where its history stops, its branches local, ``head`` (a branch or a commit) checked
+    out."""
+    if not shallow:
+        subprocess.run(["git", "clone", "-q", str(bundle), str(clone)], check=True,
+                       capture_output=True)  # fmt: skip
+        return
+    clone.mkdir(parents=True)
+    git(clone, "init", "-q")
+    Path(clone, git(clone, "rev-parse", "--git-path", "shallow").strip()).write_text(shallow)
+    branch = head.startswith("refs/")
+    if branch:
+        git(clone, "symbolic-ref", "HEAD", head)
+    git(clone, "fetch", "-q", "--update-head-ok", str(bundle), "+refs/*:refs/*")
+    if branch:
+        git(clone, "reset", "-q", "--hard", "HEAD")
+    else:
+        git(clone, "checkout", "-q", "--detach", head)
+
+
+def _relative(task: BatchTask, top: Path) -> BatchTask:
+    """The task with its paths relative to ``top``; a scripted model's file inside ``top``
+    too (``scripted:`` and a relative path, found on the worker at its place there)."""
     update = {
-        key: os.path.relpath(Path(value).resolve(), repo.resolve())
+        key: os.path.relpath(Path(value).resolve(), top.resolve())
         for key, value in (("loop", task.loop), ("workspace", task.workspace))
         if value is not None
     }
+    if task.model is not None and task.model.startswith(SCRIPTED):
+        script = Path(task.model.removeprefix(SCRIPTED)).resolve()
+        inside = script.is_relative_to(top.resolve())
+        update["model"] = SCRIPTED + str(script.relative_to(top.resolve()) if inside else script)
     return task.model_copy(update=update)
+
+
+SCRIPTED = "scripted:"
 
 
 def _run_shipped(
@@ -281,18 +380,20 @@ def _run_shipped(
     with tempfile.TemporaryDirectory(prefix="harness-ray-") as tmp:
         root = Path(tmp)
         (root / "in.bundle").write_bytes(shipment.bundle)
-        clone = root / "repo"
-        subprocess.run(
-            ["git", "clone", "-q", str(root / "in.bundle"), str(clone)],
-            check=True,
-            capture_output=True,
-        )
+        top = root / "repo"
+        clone = Path(os.path.normpath(top / shipment.repo_at))
+        _clone_bundle(root / "in.bundle", clone, shipment.shallow, shipment.head)
+        for relative, data in shipment.files.items():
+            _write_inside(top, relative, data)
         task = shipment.task
         update: dict[str, Any] = {
-            key: str(clone / value)
+            key: str(top / value)
             for key, value in (("loop", task.loop), ("workspace", task.workspace))
             if value is not None
         }
+        script = task.model.removeprefix(SCRIPTED) if task.model else ""
+        if task.model and task.model.startswith(SCRIPTED) and not os.path.isabs(script):
+            update["model"] = SCRIPTED + str(top / script)
         progress = root / "progress" / shipment.run.progress.name
         run = TaskRun(shipment.run.run_id, progress, shipment.run.starts)
         record = run_task(task.model_copy(update=update), run, loop_for, limiters=limiters)
@@ -301,5 +402,5 @@ def _run_shipped(
             out = root / "branch.bundle"
             git(clone, "bundle", "create", "-q", str(out), f"refs/heads/{record.branch}")
             branch_bundle = out.read_bytes()
-        run_files, progress_files = pack_files(clone, run.run_id, progress.parent)
+        run_files, progress_files = pack_files(top, run.run_id, progress.parent)
         return Returned(record, branch_bundle, run_files, progress_files)

@@ -12,13 +12,15 @@ the agent never reaches:
   through the tools (``gold``) or changes nothing (``empty``).
 
 The instances then run as a :class:`~harness.scale.batch.Batch` (workers, a batch-wide budget,
-resume after a kill). Not on the Ray backend: it ships a task's git repository to the worker,
-and an instance's loop.toml and held-out files must stay outside the repository the agent works
-in. An instance is resolved exactly when its loop passed:
+resume after a kill), locally or on Ray: the Ray backend ships the instance's folder (loop.toml,
+held-out files, the oracle's script) around its repository, which stays the only thing the
+agent works in. An instance is resolved exactly when its loop passed:
 every ``FAIL_TO_PASS`` and ``PASS_TO_PASS`` test passed with the test patch applied, as the
-official rule has it. After the batch, ``preds.jsonl`` (one line per instance that ended),
-``results.jsonl``, ``bench.json`` and ``trajs/<instance_id>.traj`` (each instance's trajectory
-in SWE-agent's form) are written anew from the records, so a resumed run never repeats a line.
+official rule has it. With several attempts per instance, each is a batch task of its own on
+the same prepared folder (its own run branch). After the batch, ``preds.jsonl`` (one line per
+instance whose first attempt ended), ``results.jsonl`` (one per attempt) and ``bench.json``
+(resolve rate, cost, rounds, pass@k) and ``trajs/<task>.traj`` (each attempt's trajectory in
+SWE-agent's form) are written anew from the records, so a resumed run never repeats a line.
 """
 
 from __future__ import annotations
@@ -37,12 +39,13 @@ from pydantic import BaseModel, ConfigDict
 from harness.core import nofollow
 from harness.core.errors import ConfigError
 from harness.models.budget import Budget
-from harness.observe.run_summary import RUNS_DIR
 from harness.observe.trajectory import TRAJECTORY_FILE, Trajectory
 from harness.observe.trajectory_export import swe_agent_traj
-from harness.scale.batch import Batch, BatchProgress
+from harness.scale.batch import Backend, Batch, BatchProgress
 from harness.scale.batch_task import BatchTask, TaskRecord, read_record
+from harness.scale.swebench_envs import EnvTable
 from harness.scale.swebench_instance import Instance
+from harness.spec.build import run_folder
 from harness.verify.held_out import Feedback
 from harness.workspace.git_cmd import git
 
@@ -53,7 +56,9 @@ PREDICTIONS = "preds.jsonl"
 RESULTS = "results.jsonl"
 SUMMARY = "bench.json"
 TRAJS = "trajs"
-"""The folder of the instances' trajectories in SWE-agent's form, ``<instance_id>.traj``."""
+"""The folder of the attempts' trajectories in SWE-agent's form, ``<task name>.traj``."""
+MAX_NAME = 64
+"""The longest batch task name (:data:`harness.scale.batch_task.NAME_PATTERN`)."""
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,12 @@ class BenchOptions:
     hints: bool = False
     workers: int = 2
     budget: Budget | None = None
+    attempts: int = 1
+    """Independent attempts per instance (pass@k); the first one gives ``preds.jsonl``."""
+    envs: EnvTable | None = None
+    """How instances' environments are made; None: the tests run in the harness's Python."""
+    backend: Backend = "local"
+    ray_address: str | None = None
 
 
 class InstanceResult(BaseModel):
@@ -76,6 +87,7 @@ class InstanceResult(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     instance_id: str
+    attempt: int
     resolved: bool
     status: str
     stop_reason: str | None
@@ -85,35 +97,58 @@ class InstanceResult(BaseModel):
     seconds: float
     branch: str | None
     trajectory: str | None
-    """The trajectory of the instance's last run (every request, reply and tool call it made)."""
+    """The event log of the instance's last run (its full exchange is in ``trajs/``)."""
+
+
+class PassAtK(BaseModel):
+    """pass@k: the chance that at least one of k attempts resolves an instance, estimated
+    without bias from all the attempts, with its 95 % interval over the instances."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    k: int
+    estimate: float
+    interval: tuple[float, float]
 
 
 class BenchSummary(BaseModel):
-    """``bench.json``: the resolve rate with its 95 % interval, cost and rounds."""
+    """``bench.json``: the resolve rate with its 95 % interval, cost, rounds and pass@k.
+
+    ``resolved`` counts the instances whose first attempt resolved them (the attempt
+    ``preds.jsonl`` holds); ``ended``, ``cost_usd`` and ``mean_rounds`` count every attempt.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     model: str
     instances: int
+    attempts: int
     ended: int
     resolved: int
     resolved_rate: float
     interval: tuple[float, float]
     cost_usd: float
     cost_per_resolved: float | None
+    """The cost of every attempt over the number of attempts that resolved their instance."""
     mean_rounds: float
+    pass_at: list[PassAtK]
 
     def table(self) -> str:
         low, high = self.interval
         per = "-" if self.cost_per_resolved is None else f"${self.cost_per_resolved:.4f}"
+        passes = ", ".join(
+            f"@{p.k} {p.estimate:.1%} ({p.interval[0]:.1%}-{p.interval[1]:.1%})"
+            for p in self.pass_at
+        )
         return "\n".join(
             [
                 f"model       {self.model}",
                 f"resolved    {self.resolved}/{self.instances} "
                 f"({self.resolved_rate:.1%}; 95% interval {low:.1%}-{high:.1%})",
-                f"ended       {self.ended}/{self.instances}",
+                f"ended       {self.ended}/{self.instances * self.attempts} attempts",
                 f"cost        ${self.cost_usd:.4f} ({per} per resolved instance)",
                 f"mean rounds {self.mean_rounds:.2f}",
+                f"pass        {passes}",
             ]
         )
 
@@ -126,16 +161,22 @@ def run_bench(
 ) -> BenchSummary:
     """Prepare every instance, run them as a batch, and write the predictions and results."""
     out = options.out.absolute()
-    tasks = [prepare(instance, options, out) for instance in instances]
+    tasks = [
+        task
+        for instance in instances
+        for task in attempt_tasks(prepare(instance, options, out), options.attempts)
+    ]
     batch = Batch(
         tasks,
         workers=options.workers,
         out=out / "batch",
         budget=options.budget,
         on_progress=on_progress,
+        backend=options.backend,
+        ray_address=options.ray_address,
     )
     batch.run()
-    return write_outputs(instances, options.model, out)
+    return write_outputs(instances, options.model, out, attempts=options.attempts)
 
 
 def instance_folder(out: Path, instance: Instance) -> Path:
@@ -173,7 +214,27 @@ def prepare(instance: Instance, options: BenchOptions, out: Path) -> BatchTask:
         tmp.write_text(loop_toml(instance, options), encoding="utf-8")
         tmp.replace(loop)  # last: a folder with a loop.toml is a prepared one
     model = f"scripted:{folder / 'oracle.json'}" if options.model in ORACLES else options.model
-    return BatchTask(name=instance.instance_id, loop=str(loop), model=model)
+    workspace = str(folder / "repo")  # named, so the Ray backend finds the repository to ship
+    return BatchTask(name=instance.instance_id, loop=str(loop), model=model, workspace=workspace)
+
+
+def attempt_name(instance_id: str, attempt: int) -> str:
+    """The batch task of an instance's attempt: its id for the first, ``<id>.<n>`` after."""
+    return instance_id if attempt == 1 else f"{instance_id}.{attempt}"
+
+
+def attempt_tasks(task: BatchTask, attempts: int) -> list[BatchTask]:
+    """``attempts`` tasks running ``task``'s loop, each on a run branch of its own."""
+    tasks = [task]
+    for attempt in range(2, attempts + 1):
+        name = attempt_name(task.name, attempt)
+        if len(name) > MAX_NAME:
+            raise ConfigError(
+                f"instance_id {task.name!r}: too long for {attempts} attempts "
+                f"(at most {MAX_NAME - 2} characters)"
+            )
+        tasks.append(task.model_copy(update={"name": name}))
+    return tasks
 
 
 def clone(instance: Instance, repos: Path | None, target: Path) -> None:
@@ -267,8 +328,21 @@ def loop_toml(instance: Instance, options: BenchOptions) -> str:
             "[critic]",
             "enabled = false",
             "",
+            *env_section(instance, options.envs),
         ]
     )
+
+
+def env_section(instance: Instance, envs: EnvTable | None) -> list[str]:
+    """``[env]``: the table's set-up command, run once at the instance's environment commit."""
+    recipe = envs.recipe(instance) if envs is not None else None
+    if recipe is None:
+        return []
+    commit = instance.environment_setup_commit or instance.base_commit
+    lines = ["[env]", f"setup = {toml_string(recipe.setup)}", f"commit = {toml_string(commit)}"]
+    if recipe.python is not None:
+        lines.append(f"python = {toml_string(recipe.python)}")
+    return [*lines, ""]
 
 
 def toml_string(text: str) -> str:
@@ -284,23 +358,28 @@ def toml_string(text: str) -> str:
     return '"' + "".join(escaped) + '"'
 
 
-def write_outputs(instances: Sequence[Instance], model: str, out: Path) -> BenchSummary:
-    """``preds.jsonl``, ``results.jsonl`` and ``bench.json``, from the batch's records."""
+def write_outputs(
+    instances: Sequence[Instance], model: str, out: Path, *, attempts: int = 1
+) -> BenchSummary:
+    """``preds.jsonl`` (first attempts), ``results.jsonl`` (every attempt that ended) and
+    ``bench.json``, from the batch's records."""
     predictions: list[str] = []
     results: list[InstanceResult] = []
     for instance in instances:
-        record = read_record(out / "batch", instance.instance_id)
-        if record is None or not record.ended:
-            continue
-        result = result_of(instance, record, out)
-        results.append(result)
-        patch = model_patch(instance, record, out)
-        write_traj(out, instance, record, patch)
-        line = {"instance_id": instance.instance_id, "model_name_or_path": model}
-        predictions.append(json.dumps({**line, "model_patch": patch}))
+        for attempt in range(1, attempts + 1):
+            name = attempt_name(instance.instance_id, attempt)
+            record = read_record(out / "batch", name)
+            if record is None or not record.ended:
+                continue
+            results.append(result_of(instance, attempt, record, out))
+            patch = model_patch(instance, record, out)
+            write_traj(out, name, instance, record, patch)
+            if attempt == 1:
+                line = {"instance_id": instance.instance_id, "model_name_or_path": model}
+                predictions.append(json.dumps({**line, "model_patch": patch}))
     write_lines(out / PREDICTIONS, predictions)
     write_lines(out / RESULTS, [r.model_dump_json() for r in results])
-    summary = summarise(model, len(instances), results)
+    summary = summarise(model, [i.instance_id for i in instances], attempts, results)
     nofollow.write_atomic(out / SUMMARY, summary.model_dump_json(indent=2).encode("utf-8"))
     return summary
 
@@ -309,10 +388,11 @@ def write_lines(path: Path, lines: list[str]) -> None:
     nofollow.write_atomic(path, "".join(f"{line}\n" for line in lines).encode("utf-8"))
 
 
-def result_of(instance: Instance, record: TaskRecord, out: Path) -> InstanceResult:
-    run = run_folder(out, instance, record)
+def result_of(instance: Instance, attempt: int, record: TaskRecord, out: Path) -> InstanceResult:
+    events = run_folder(instance_folder(out, instance), str(record.run_id)) / "events.jsonl"
     return InstanceResult(
         instance_id=instance.instance_id,
+        attempt=attempt,
         resolved=record.status == "passed",
         status=record.status,
         stop_reason=record.stop_reason,
@@ -321,25 +401,25 @@ def result_of(instance: Instance, record: TaskRecord, out: Path) -> InstanceResu
         cost_usd=record.cost_usd,
         seconds=record.seconds,
         branch=record.branch,
-        trajectory=str(run / TRAJECTORY_FILE) if run is not None else None,
+        trajectory=str(events) if record.run_id and events.is_file() else None,
     )
 
 
-def run_folder(out: Path, instance: Instance, record: TaskRecord) -> Path | None:
-    """The folder of the instance's last run, when it recorded a trajectory."""
-    folder = instance_folder(out, instance) / RUNS_DIR / str(record.run_id)
+def recorded_run(out: Path, instance: Instance, record: TaskRecord) -> Path | None:
+    """The folder of the attempt's run, when it recorded a trajectory."""
+    folder = run_folder(instance_folder(out, instance), str(record.run_id))
     return folder if record.run_id and (folder / TRAJECTORY_FILE).is_file() else None
 
 
-def write_traj(out: Path, instance: Instance, record: TaskRecord, patch: str) -> None:
-    """``trajs/<instance_id>.traj``: the instance's trajectory in SWE-agent's form."""
-    run = run_folder(out, instance, record)
+def write_traj(out: Path, name: str, instance: Instance, record: TaskRecord, patch: str) -> None:
+    """``trajs/<name>.traj``: the trajectory of the attempt ``name`` in SWE-agent's form."""
+    run = recorded_run(out, instance, record)
     if run is None:
         return
     traj = swe_agent_traj(
         Trajectory.load(run), submission=patch, exit_status=record.stop_reason or record.status
     )
-    path = out / TRAJS / f"{instance.instance_id}.traj"
+    path = out / TRAJS / f"{name}.traj"
     nofollow.write_atomic(path, json.dumps(traj, indent=1).encode("utf-8"))
 
 
@@ -351,20 +431,50 @@ def model_patch(instance: Instance, record: TaskRecord, out: Path) -> str:
     return git(repo, "diff", "--binary", instance.base_commit, record.branch)
 
 
-def summarise(model: str, total: int, results: Sequence[InstanceResult]) -> BenchSummary:
-    resolved = sum(r.resolved for r in results)
+def summarise(
+    model: str, ids: Sequence[str], attempts: int, results: Sequence[InstanceResult]
+) -> BenchSummary:
+    """The figures of ``results`` (the attempts that ended) over the instances ``ids``; an
+    attempt that did not end counts as not resolved."""
+    total = len(ids)
+    resolved = sum(r.resolved for r in results if r.attempt == 1)
+    resolved_attempts = sum(r.resolved for r in results)
     cost = sum(r.cost_usd for r in results)
+    successes = {name: 0 for name in ids}
+    for result in results:
+        successes[result.instance_id] += result.resolved
     return BenchSummary(
         model=model,
         instances=total,
+        attempts=attempts,
         ended=len(results),
         resolved=resolved,
         resolved_rate=resolved / total if total else 0.0,
         interval=wilson(resolved, total),
         cost_usd=round(cost, 6),
-        cost_per_resolved=round(cost / resolved, 6) if resolved else None,
+        cost_per_resolved=round(cost / resolved_attempts, 6) if resolved_attempts else None,
         mean_rounds=sum(r.rounds for r in results) / len(results) if results else 0.0,
+        pass_at=[pass_at(list(successes.values()), attempts, k) for k in range(1, attempts + 1)],
     )
+
+
+def pass_at(successes: Sequence[int], attempts: int, k: int, z: float = 1.96) -> PassAtK:
+    """pass@k over instances with ``successes[i]`` of ``attempts`` attempts resolved.
+
+    Each instance's estimate is the unbiased ``1 - C(n - c, k) / C(n, k)``; the figure is their
+    mean, with the normal interval of a mean (``z`` standard errors of the instances' sample
+    standard deviation), clipped to [0, 1]; (0, 1) with fewer than two instances.
+    """
+    each = [1 - math.comb(attempts - c, k) / math.comb(attempts, k) for c in successes]
+    if not each:
+        return PassAtK(k=k, estimate=0.0, interval=(0.0, 0.0))
+    mean = sum(each) / len(each)
+    if len(each) < 2:
+        return PassAtK(k=k, estimate=round(mean, 4), interval=(0.0, 1.0))
+    spread = math.sqrt(sum((x - mean) ** 2 for x in each) / (len(each) - 1))
+    half = z * spread / math.sqrt(len(each))
+    interval = (round(max(0.0, mean - half), 4), round(min(1.0, mean + half), 4))
+    return PassAtK(k=k, estimate=round(mean, 4), interval=interval)
 
 
 def wilson(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:

@@ -13,6 +13,8 @@ from typing import Any
 
 from harness.agent.agent import Agent
 from harness.agent.compaction import Compaction, MaskObservations, NoCompaction, Summarize
+from harness.checks.archive import ARCHIVE_DIR, INDEX_FILE, SourceArchive
+from harness.checks.claim_ledger import LEDGER_FILE
 from harness.core.errors import ConfigError
 from harness.core.sink import EventSink
 from harness.core.trajectory_schema import NULL_TRAJECTORY, TrajectorySink
@@ -23,7 +25,7 @@ from harness.models.preflight import preflight
 from harness.models.resolve import resolve_model
 from harness.observe.run_summary import RUNS_DIR
 from harness.outer.loop import OuterLoop
-from harness.outer.options import ArtifactFile, CriticArtifact, LoopOptions
+from harness.outer.options import ArtifactFile, CriticArtifact, LoopOptions, new_run_id
 from harness.outer.rules import LoopRules
 from harness.sandbox import Sandbox
 from harness.sandbox.project_env import PythonEnv
@@ -32,7 +34,9 @@ from harness.spec.loop_spec import LoopSpec
 from harness.spec.pinning import check_gate_modules, check_unchanged, pins_of
 from harness.spec.sections import (
     AgentConfig,
+    CitationsGateConfig,
     CommandGateConfig,
+    ConvergenceGateConfig,
     GateConfig,
     HeldOutConfig,
     HumanGateConfig,
@@ -42,12 +46,13 @@ from harness.spec.sections import (
 )
 from harness.tools import Tool, default_tools
 from harness.tools.mcp import McpServer
-from harness.tools.web import WebLimits, fetch_url_tool
+from harness.tools.web import WebLimits, fetch_url_tool, read_source_tool
 from harness.tools.web_search import SearchSettings, web_search_tool
 from harness.verify.critic import Critic
 from harness.verify.gates import CommandGate, Gate, PredicateGate, PytestGate
 from harness.verify.held_out import HeldOutGate
 from harness.verify.human import HumanGate
+from harness.verify.research_gates import citations_gate, convergence_gate
 
 MODEL_ENV = "HARNESS_MODEL"
 CRITIC_MODEL_ENV = "HARNESS_CRITIC_MODEL"
@@ -119,7 +124,17 @@ def held_out_folders(config: LoopSpec) -> list[str]:
     return [g.held_out for g in config.gates if isinstance(g, HeldOutConfig) and g.held_out]
 
 
-def build_gate(config: GateConfig, root: Path, sandbox: Sandbox | None = None) -> Gate | HumanGate:
+def build_gate(
+    config: GateConfig,
+    root: Path,
+    sandbox: Sandbox | None = None,
+    run: Path | None = None,
+    archive: SourceArchive | None = None,
+) -> Gate | HumanGate:
+    """The gate ``config`` describes; ``run`` is the run's folder (its claim ledger) and
+    ``archive`` the sources its tools fetched."""
+    if isinstance(config, CitationsGateConfig | ConvergenceGateConfig):
+        return _research_gate(config, run, archive)
     if isinstance(config, HumanGateConfig):
         return HumanGate(timeout=config.timeout, interactive=config.interactive)
     gate: Gate
@@ -132,6 +147,29 @@ def build_gate(config: GateConfig, root: Path, sandbox: Sandbox | None = None) -
     if config.held_out is None:
         return gate
     return HeldOutGate(gate, root / config.held_out, feedback=config.feedback)
+
+
+def _research_gate(
+    config: CitationsGateConfig | ConvergenceGateConfig,
+    run: Path | None,
+    archive: SourceArchive | None,
+) -> Gate:
+    if run is None or archive is None:
+        raise ConfigError(f"gates: a {config.type} gate checks a run's sources; use it in gates")
+    if isinstance(config, CitationsGateConfig):
+        return citations_gate(
+            config.file, archive=archive, sources=config.sources, min_sources=config.min_sources,
+            require_contradictions=config.require_contradictions, name=config.name,
+        )  # fmt: skip
+    return convergence_gate(
+        config.file, archive=archive, ledger=run / LEDGER_FILE, sources=config.sources,
+        stable_rounds=config.stable_rounds, min_sources=config.min_sources, name=config.name,
+    )  # fmt: skip
+
+
+def run_folder(root: Path, run_id: str) -> Path:
+    """Where a run keeps its events, its archive of sources and its claim ledger."""
+    return root / RUNS_DIR / run_id
 
 
 def _skill(config: LoopSpec) -> Skill | None:
@@ -201,6 +239,9 @@ def build_loop(
     ``model`` answers for the author and the critic both, whatever the spec names (a replay's).
     """
     root = config.root
+    run_id = run_id or new_run_id()
+    run = run_folder(root, run_id)
+    archive = SourceArchive(run / ARCHIVE_DIR, own_only=True)  # the tools' and the gates' own
     _check_held_out(config)
     if not overrides.restart:
         check_unchanged(config)  # before anything in those files is used
@@ -217,7 +258,7 @@ def build_loop(
     sandbox = build_sandbox(config, python_env=python_env)
     agent = Agent(
         model,
-        [*default_tools(), *_web_tools(config), *tools],
+        [*default_tools(), *_web_tools(config, archive), *tools],
         system_prompt=config.agent.system_prompt,
         max_steps=config.agent.max_steps,
         compaction=build_compaction(config.agent),
@@ -248,7 +289,7 @@ def build_loop(
     return OuterLoop(
         config.goal,
         agent,
-        gates=[build_gate(g, root, sandbox) for g in config.gates],
+        gates=[build_gate(g, root, sandbox, run, archive) for g in config.gates],
         critic=critic,
         skill=skill,
         progress=config.progress_path(),
@@ -307,20 +348,29 @@ def named_model(name: str, config: LoopSpec) -> Model:
     return _model(_rooted(name, config.root) or name, config.model_options)
 
 
-def _web_tools(config: LoopSpec) -> list[Tool]:
+def _web_tools(config: LoopSpec, archive: SourceArchive) -> list[Tool]:
+    """``fetch_url``, ``web_search`` and ``read_source`` as ``[web]`` asks, keeping what they
+    read in ``archive``."""
     web = config.web
     if web is None:
         return []
-    tools = []
+    tools = [read_source_tool(archive)]
     try:
         if web.allow_domains is not None:
             limits = WebLimits(web.allow_domains, max_bytes=web.max_bytes, timeout=web.timeout)
-            tools.append(fetch_url_tool(limits))
+            replay = None
+            if web.replay is not None:
+                folder = config.root / web.replay
+                if not (folder / INDEX_FILE).is_file():
+                    raise ConfigError(f"replay: {folder} is not an archive (no {INDEX_FILE})")
+                replay = SourceArchive(folder)
+            tools.append(fetch_url_tool(limits, archive, replay=replay))
     except ConfigError as exc:
         raise ConfigError(f"web.{exc}") from exc
     try:
         if web.search is not None:
-            tools.append(web_search_tool(SearchSettings(**web.search.model_dump())))
+            settings = SearchSettings(**web.search.model_dump())
+            tools.append(web_search_tool(settings, archive=archive))
     except ConfigError as exc:
         raise ConfigError(f"web.search.{exc}") from exc
     return tools

@@ -2,7 +2,7 @@
 
 :func:`project_env` picks, in order: ``[env] setup`` (a set-up command such as ``uv sync`` or
 ``pip install -e .[test]``, run in a fresh virtual environment once per commit the run starts
-from and kept in the user's state folder, ``~/.local/state/harness/envs/``, outside every
+from, or ``[env] commit``, and kept in the user's state folder, ``~/.local/state/harness/envs/``, outside every
 workspace and where no command can write),
 ``[env] python`` (an interpreter used as it is), the active ``VIRTUAL_ENV``, a ``.venv`` at the
 workspace, the loop's root or the repository's root. ``uv`` ships with the harness: a set-up
@@ -41,6 +41,11 @@ ENVS = "envs"
 <digest>/`` holds ``venv`` beside ``src`` (the commit it was made from, which an editable
 install points to) and ``ready``; ``cache`` holds uv's and pip's downloads."""
 
+NAMED = "commits"
+"""Where environments made at an ``[env] commit`` are kept, under :data:`ENVS`: by commit alone,
+so every clone holding the commit (a benchmark's instances of one repository) shares one; a
+commit id names its files."""
+
 
 def project_env(config: LoopSpec) -> PythonEnv | None:
     """The Python environment ``config``'s commands run in; None for the harness's own."""
@@ -73,8 +78,12 @@ def made_env(config: LoopSpec, python: Path) -> PythonEnv:
     assert setup is not None
     repo, commit = _start_commit(config)
     digest = hashlib.sha256(f"{setup}\0{python}".encode()).hexdigest()[:12]
-    where = hashlib.sha256(str(repo).encode()).hexdigest()[:12]
-    envs = state_home() / ENVS / f"{repo.name}-{where}"
+    if config.env.commit is None:
+        where = hashlib.sha256(str(repo).encode()).hexdigest()[:12]
+        envs = state_home() / ENVS / f"{repo.name}-{where}"
+    else:
+        commit = _named_commit(config, repo, config.env.commit)
+        envs = state_home() / ENVS / NAMED
     home = envs / f"{commit[:16]}-{digest}"
     envs.mkdir(parents=True, exist_ok=True)
     with open(envs / f"{home.name}.lock", "a") as lock:
@@ -155,6 +164,14 @@ def _start_commit(config: LoopSpec) -> tuple[Path, str]:
             "environment is made once per commit (or give [env] python)"
         )
     return Path(top.stdout.strip()), head.stdout.strip()
+
+
+def _named_commit(config: LoopSpec, repo: Path, given: str) -> str:
+    """``[env] commit`` as the full id of a commit ``repo`` holds."""
+    found = run_git(repo, ("rev-parse", "--verify", "--quiet", f"{given}^{{commit}}"), None)
+    if found.returncode != 0:
+        raise ConfigError(f"{config.source}: field 'env.commit': {given} is not a commit of {repo}")
+    return found.stdout.strip()
 
 
 def _interpreter(config: LoopSpec) -> Path:

@@ -8,11 +8,10 @@ from harness.core.errors import ConfigError
 from harness.core.sink import EventSink
 from harness.models.base import Model
 from harness.observe.events import EVENTS_FILE, EventLog
-from harness.observe.run_summary import RUNS_DIR
 from harness.observe.trajectory import TRAJECTORY_FILE, TrajectoryLog
 from harness.outer.loop import OuterLoop
 from harness.outer.options import new_run_id
-from harness.spec.build import OverrideError, Overrides, build_loop, mcp_servers
+from harness.spec.build import OverrideError, Overrides, build_loop, mcp_servers, run_folder
 from harness.spec.loop_spec import LoopSpec
 from harness.tools import Tool
 
@@ -39,9 +38,13 @@ def recorded_loop(
     run_id = run_id or new_run_id()
     try:
         redactor = spec.redactor()
-        folder = spec.root / RUNS_DIR / run_id
+        folder = run_folder(spec.root, run_id)
         events = EventLog(
-            folder / EVENTS_FILE, run_id=run_id, redactor=redactor, echo=echo, root=spec.root
+            folder / EVENTS_FILE,
+            run_id=run_id,
+            redactor=redactor,
+            echo=echo,
+            root=spec.root,
         )
         trajectory = TrajectoryLog(folder / TRAJECTORY_FILE, redactor=redactor, root=spec.root)
         return build_loop(

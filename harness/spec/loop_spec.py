@@ -190,6 +190,8 @@ def _cross_checks(config: LoopSpec) -> list[tuple[str, str]]:
         problems.append(("sandbox.image", "only the docker and podman backends use an image"))
     if engine and (config.env.python or config.env.setup):
         problems.append(("env", "the docker and podman backends run the image's Python"))
+    if config.env.commit is not None and config.env.setup is None:
+        problems.append(("env.commit", "the commit a set-up runs at: give [env] setup too"))
     if config.web is not None and config.web.allow_domains is None and config.web.search is None:
         problems.append(("web", "give allow_domains (for fetch_url), [web.search], or both"))
     return problems

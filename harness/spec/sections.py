@@ -53,10 +53,39 @@ class HumanGateConfig(Section):
     interactive: bool | None = None  # None: ask inline when run on a terminal
 
 
-GATE_TYPES = ("pytest", "command", "python", "human")
+class CitationsGateConfig(Section):
+    """Every quote in ``file`` found in the source it cites: a file in ``sources`` (a folder of
+    the workspace) or a source fetched in this run (its id or address)."""
+
+    type: Literal["citations"]
+    file: str = Field(min_length=1)
+    sources: str | None = Field(None, min_length=1)
+    min_sources: int = Field(1, ge=0)  # distinct sources with a verified quote
+    require_contradictions: bool = False  # a non-empty "## Contradictions" section
+    name: str = Field("citations", min_length=1)
+
+
+class ConvergenceGateConfig(Section):
+    """The claims in ``file`` unchanged for ``stable_rounds`` rounds, each key claim backed by
+    ``min_sources`` independent sources that do not disagree."""
+
+    type: Literal["convergence"]
+    file: str = Field(min_length=1)
+    sources: str | None = Field(None, min_length=1)
+    stable_rounds: int = Field(2, ge=1, le=100)
+    min_sources: int = Field(2, ge=1)
+    name: str = Field("convergence", min_length=1)
+
+
+GATE_TYPES = ("pytest", "command", "python", "human", "citations", "convergence")
 
 GateConfig = Annotated[
-    PytestGateConfig | CommandGateConfig | ScriptGateConfig | HumanGateConfig,
+    PytestGateConfig
+    | CommandGateConfig
+    | ScriptGateConfig
+    | HumanGateConfig
+    | CitationsGateConfig
+    | ConvergenceGateConfig,
     Field(discriminator="type"),
 ]
 
@@ -124,9 +153,11 @@ class McpConfig(Section):
 class WebSearchConfig(Section):
     """``[web.search]``: gives the agent ``web_search`` through a provider's HTTP API."""
 
-    provider: Literal["brave"] = "brave"
-    api_key_env: str = Field("BRAVE_API_KEY", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
-    endpoint: str = Field("https://api.search.brave.com/res/v1/web/search", pattern=r"^https?://")
+    provider: Literal["brave", "searxng"] = "brave"
+    # None: the provider's own (brave: BRAVE_API_KEY; searxng: no key)
+    api_key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    # None: the provider's own (brave: its API; searxng has none: name the instance's /search)
+    endpoint: str | None = Field(None, pattern=r"^https?://")
     max_results: int = Field(5, ge=1, le=20)
     timeout: float = Field(20, gt=0, le=600)
 
@@ -138,6 +169,7 @@ class WebConfig(Section):
     max_bytes: int = Field(2_000_000, ge=1, le=100_000_000)
     timeout: float = Field(20, gt=0, le=600)
     search: WebSearchConfig | None = None
+    replay: str | None = Field(None, min_length=1)  # an archive folder: fetch_url reads it only
 
 
 class SandboxConfig(Section):
@@ -160,6 +192,8 @@ class EnvConfig(Section):
 
     python: str | None = Field(None, min_length=1)  # an interpreter: a path (~, relative) or name
     setup: str | None = Field(None, min_length=1)  # made into a fresh venv once per base commit
+    # the commit setup runs at instead of the run's start (a benchmark's environment commit)
+    commit: str | None = Field(None, pattern=r"^[0-9a-f]{7,64}$")
     setup_timeout: float = Field(1800, gt=0)  # seconds the set-up command may take
     detect: bool = True
 

@@ -6,8 +6,13 @@ and every redirect is checked against it before it is followed. A page larger th
 never grows past the limit), a fetch that takes longer than ``timeout`` seconds in all
 (connection, headers and body, a server that drips them included) is stopped, and both are
 said in the observation. HTML is reduced to its main content as Markdown
-by trafilatura (navigation, footers and scripts left out); text, Markdown and JSON are shown as
-they are; anything else is refused.
+by trafilatura (navigation, footers and scripts left out), a PDF to its text by pypdf; text,
+Markdown and JSON are shown as they are; anything else is refused.
+
+With an archive (see :mod:`harness.checks.archive`), every body read is kept there with its
+address, time and headers, and the observation ends with its source id. ``read_source`` reads
+an archived source again without the network; a replayed archive makes ``fetch_url`` answer
+from it alone.
 
 Requires the ``web`` extra (``pip install 'harness[web]'``).
 """
@@ -15,7 +20,9 @@ Requires the ``web`` extra (``pip install 'harness[web]'``).
 from __future__ import annotations
 
 import contextlib
+import functools
 import socket
+import ssl
 import threading
 import zlib
 from collections.abc import Iterator, Sequence
@@ -23,6 +30,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
+from harness.checks.archive import ArchivedFetch, SourceArchive
+from harness.checks.extract import is_readable, media_type, shown_text
 from harness.core.errors import ConfigError, ToolError
 from harness.core.validation import positive_finite
 from harness.tools.toolkit import Tool, tool
@@ -31,8 +40,6 @@ if TYPE_CHECKING:
     import httpx
 
 MAX_REDIRECTS = 5
-_TEXT_TYPES = ("text/plain", "text/markdown", "application/json", "text/csv", "text/xml")
-_HTML_TYPES = ("text/html", "application/xhtml+xml")
 _WBITS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
 """The content encodings asked for, by what ``zlib`` needs to read each."""
 
@@ -65,34 +72,90 @@ class WebLimits:
         )
 
 
-def fetch_url_tool(limits: WebLimits) -> Tool:
-    """The ``fetch_url`` tool, bound to ``limits``."""
+def fetch_url_tool(
+    limits: WebLimits,
+    archive: SourceArchive | None = None,
+    *,
+    replay: SourceArchive | None = None,
+) -> Tool:
+    """The ``fetch_url`` tool, bound to ``limits``; what it reads is kept in ``archive``.
+
+    With ``replay``, pages are read from that archive only, never from the network.
+    """
     try:
         import httpx  # noqa: F401 - fail at set-up, not at the first call
+        import pypdf  # noqa: F401
         import trafilatura  # noqa: F401
     except ImportError as exc:
         raise ConfigError(f"web: {exc.name} is not installed; pip install 'harness[web]'") from exc
 
     @tool
     def fetch_url(url: str) -> str:
-        """Fetch a web page and return its main content as Markdown (links kept).
+        """Fetch a web page or PDF and return its main content as Markdown (links kept).
 
         Args:
             url: An http or https address on an allowed domain.
         """
-        return fetch_page(url, limits)
+        if replay is not None:
+            return replayed_page(url, limits, replay, archive)
+        return fetch_page(url, limits, archive)
 
     return fetch_url
 
 
-def fetch_page(url: str, limits: WebLimits) -> str:
-    """``url`` as readable text, following allowed redirects; a :class:`ToolError` otherwise."""
+def read_source_tool(archive: SourceArchive) -> Tool:
+    """The ``read_source`` tool: an archived source's text again, by id or address, offline."""
+
+    @tool
+    def read_source(source: str) -> str:
+        """Read a source fetched earlier in this run again, from the archive (no network).
+
+        Args:
+            source: The source's id (s-...) or the address it was fetched from.
+        """
+        record = archive.find(source)
+        if record is None:
+            raise ToolError(f"{source}: not in this run's archive; fetch it first")
+        body = _archived(archive, record)
+        return _shown(record, _text(record.url, body, record.content_type, record.encoding), None)
+
+    return read_source
+
+
+def replayed_page(
+    url: str, limits: WebLimits, replay: SourceArchive, archive: SourceArchive | None = None
+) -> str:
+    """``url`` as :func:`fetch_page` showed it, from the archive ``replay`` (kept again in
+    ``archive``); a :class:`ToolError` when it was never archived there."""
+    _check_url(url, limits)
+    record = replay.find(url)
+    if record is None:
+        raise ToolError(f"{url}: not in the replayed archive {replay.folder} (offline)")
+    body = _archived(replay, record)
+    if archive is not None:
+        record = archive.add(
+            record.url, body, requested=url, status=record.status, headers=record.headers,
+            encoding=record.encoding, cut=record.cut,
+        )  # fmt: skip
+    text = _text(url, body, record.content_type, record.encoding)
+    return _shown(record, text, limits.max_bytes if record.cut else None)
+
+
+def fetch_page(url: str, limits: WebLimits, archive: SourceArchive | None = None) -> str:
+    """``url`` as readable text, following allowed redirects; a :class:`ToolError` otherwise.
+
+    The body is kept in ``archive`` when one is given, and the text ends with its source id.
+    """
     import httpx
 
-    headers = {"Accept": "text/html, text/*", "Accept-Encoding": ", ".join(_WBITS)}
+    requested = url
+    headers = {
+        "Accept": "text/html, text/*, application/pdf",
+        "Accept-Encoding": ", ".join(_WBITS),
+    }
     with (
         _Deadline(limits.timeout) as deadline,
-        httpx.Client(follow_redirects=False, timeout=limits.timeout) as client,
+        httpx.Client(follow_redirects=False, timeout=limits.timeout, verify=_tls()) as client,
     ):
         for _ in range(MAX_REDIRECTS + 1):
             _check_url(url, limits)
@@ -104,15 +167,35 @@ def fetch_page(url: str, limits: WebLimits) -> str:
                         continue
                     if reply.status_code >= 400:
                         raise ToolError(f"{url}: HTTP {reply.status_code} {reply.reason_phrase}")
+                    kind = media_type(reply.headers.get("content-type"))
+                    if not is_readable(kind):
+                        raise ToolError(f"{url}: {kind} is not text; fetch_url reads pages, "
+                                        "PDFs and text files")  # fmt: skip
                     body, cut = _read_limited(reply, limits)
                     deadline.check(url, limits)  # a cut connection may look like a short page
-                    return _render(url, reply, body, cut, limits)
+                    text = _text(url, body, kind, reply.encoding)
+                    record = None
+                    if archive is not None:
+                        record = archive.add(
+                            url, body, requested=requested, status=reply.status_code,
+                            headers=reply.headers, encoding=reply.encoding, cut=cut,
+                        )  # fmt: skip
+                    return _shown(record, text, limits.max_bytes if cut else None, url=url)
             except httpx.HTTPError as exc:
                 deadline.check(url, limits)
                 if isinstance(exc, httpx.TimeoutException):
                     raise ToolError(_too_slow(url, limits)) from None
                 raise ToolError(f"{url}: cannot fetch: {exc}") from None
     raise ToolError(f"{url}: more than {MAX_REDIRECTS} redirects")
+
+
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    """The TLS settings of every fetch (httpx's defaults), made once: loading the certificate
+    authorities takes longer than fetching a small page."""
+    import httpx
+
+    return httpx.create_ssl_context()
 
 
 class _Deadline:
@@ -198,30 +281,31 @@ def _decoded(reply: httpx.Response, most: int) -> Iterator[bytes]:
             data = decoder.unconsumed_tail
 
 
-def _render(url: str, reply: httpx.Response, body: bytes, cut: bool, limits: WebLimits) -> str:
-    kind = reply.headers.get("content-type", "text/html").split(";")[0].strip().lower()
-    text = body.decode(reply.encoding or "utf-8", errors="replace")
-    if kind in _HTML_TYPES:
-        text = _markdown(text)
-    elif not (kind in _TEXT_TYPES or kind.startswith("text/")):
-        raise ToolError(f"{url}: {kind} is not text; fetch_url reads pages and text files")
-    note = f"\n\n[cut: the page is larger than {limits.max_bytes} bytes]" if cut else ""
-    return f"# {url}\n\n{text.strip() or '(no readable text)'}{note}"
+def _archived(archive: SourceArchive, record: ArchivedFetch) -> bytes:
+    """``record``'s archived bytes; a :class:`ToolError` when they are not as kept."""
+    try:
+        return archive.body(record)
+    except ConfigError as exc:
+        raise ToolError(str(exc)) from None
 
 
-def _markdown(html: str) -> str:
-    import trafilatura
-    from trafilatura.settings import use_config
+def _text(url: str, body: bytes, kind: str, encoding: str | None) -> str:
+    """The text the agent is shown; a :class:`ToolError` naming ``url`` when there is none."""
+    try:
+        return shown_text(body, kind, encoding)
+    except ToolError as exc:
+        raise ToolError(f"{url}: {exc}") from None
 
-    settings = use_config()
-    settings.set("DEFAULT", "MIN_EXTRACTED_SIZE", "1")  # short pages are pages too
-    settings.set("DEFAULT", "MAX_FILE_SIZE", str(len(html) + 1))  # our own limit was applied
-    settings.set("DEFAULT", "EXTRACTION_TIMEOUT", "0")  # its timeout uses signals: main thread only
-    extracted = trafilatura.extract(
-        html, output_format="markdown", include_links=True, include_formatting=True,
-        include_tables=True, favor_recall=True, config=settings,
-    )  # fmt: skip
-    return extracted if extracted else str(trafilatura.html2txt(html))
+
+def _shown(
+    record: ArchivedFetch | None, text: str, cut_at: int | None, *, url: str | None = None
+) -> str:
+    """What the agent sees: the address, the text, whether it was cut at ``cut_at`` bytes, and
+    the source id."""
+    address = record.url if record is not None else url
+    note = f"\n\n[cut: the page is larger than {cut_at} bytes]" if cut_at else ""
+    source = f"\n\n[archived as {record.id}]" if record is not None else ""
+    return f"# {address}\n\n{text.strip() or '(no readable text)'}{note}{source}"
 
 
 def _too_slow(url: str, limits: WebLimits) -> str:

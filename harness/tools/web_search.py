@@ -1,8 +1,15 @@
-"""``web_search``: a search provider's HTTP API as a tool (Brave Search), off unless configured.
+"""``web_search``: a search provider's HTTP API as a tool, off unless configured.
 
-The key is read from the environment when the tool is made (a missing key is a
+Providers, chosen by ``provider``:
+
+- ``brave``: the Brave Search API; its key is required.
+- ``searxng``: a SearXNG instance's JSON API (``/search?format=json``), which can be
+  self-hosted; no key unless the instance wants one (sent as a bearer token).
+
+A key is read from the environment when the tool is made (a missing key is a
 :class:`ConfigError` naming the variable), sent only to the provider's endpoint, and never shown
-to the model. Results come back as a numbered list of title, address and snippet.
+to the model. Results come back as a numbered list of title, address and snippet; with an
+archive, each answer is kept there as the provider sent it.
 
 Requires the ``web`` extra (``pip install 'harness[web]'``).
 """
@@ -12,9 +19,11 @@ from __future__ import annotations
 import html
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from harness.checks.archive import SourceArchive
 from harness.core.errors import ConfigError, ToolError
 from harness.core.validation import positive_finite
 from harness.tools.toolkit import Tool, tool
@@ -22,35 +31,104 @@ from harness.tools.toolkit import Tool, tool
 BRAVE_ENDPOINT = "https://api.search.brave.com/res/v1/web/search"
 _TAG = re.compile(r"<[^>]+>")
 
+Results = list[dict[str, str]]
+
+
+@dataclass(frozen=True)
+class Provider:
+    """How one search API is asked and how its answer reads."""
+
+    endpoint: str | None  # the default endpoint; None: loop.toml must name one
+    key_env: str | None  # the default key variable; None: no key unless one is named
+    params: Callable[[str, int], dict[str, str | int]]
+    key_header: Callable[[str], dict[str, str]]
+    results: Callable[[Any], Results]
+
+
+def _brave_results(data: Any) -> Results:
+    found = (data.get("web") or {}).get("results") or []
+    return _listed(found, snippet="description")
+
+
+def _searxng_results(data: Any) -> Results:
+    return _listed(data.get("results") or [], snippet="content")
+
+
+PROVIDERS: dict[str, Provider] = {
+    "brave": Provider(
+        endpoint=BRAVE_ENDPOINT,
+        key_env="BRAVE_API_KEY",
+        params=lambda query, count: {"q": query, "count": count},
+        key_header=lambda key: {"X-Subscription-Token": key},
+        results=_brave_results,
+    ),
+    "searxng": Provider(
+        endpoint=None,
+        key_env=None,
+        params=lambda query, count: {"q": query, "format": "json"},
+        key_header=lambda key: {"Authorization": f"Bearer {key}"},
+        results=_searxng_results,
+    ),
+}
+
 
 @dataclass(frozen=True)
 class SearchSettings:
-    """Which provider to ask, with which key, for how many results."""
+    """Which provider to ask, at which endpoint, with which key, for how many results.
+
+    ``endpoint`` and ``api_key_env`` default to the provider's own (SearXNG has no default
+    endpoint: name your instance's ``/search`` address).
+    """
 
     provider: str = "brave"
-    api_key_env: str = "BRAVE_API_KEY"
-    endpoint: str = BRAVE_ENDPOINT
+    api_key_env: str | None = None
+    endpoint: str | None = None
     max_results: int = 5
     timeout: float = 20.0
 
     def __post_init__(self) -> None:
-        if self.provider != "brave":
-            raise ConfigError(f"provider: {self.provider!r} is not supported (use 'brave')")
+        if self.provider not in PROVIDERS:
+            raise ConfigError(
+                f"provider: {self.provider!r} is not supported (use {' or '.join(map(repr, PROVIDERS))})"
+            )
         if not 1 <= self.max_results <= 20:
             raise ConfigError(f"max_results: must be from 1 to 20, got {self.max_results}")
-        if not self.endpoint.startswith(("https://", "http://")):
-            raise ConfigError(f"endpoint: {self.endpoint!r} is not an http(s) address")
+        if not self.address:
+            raise ConfigError(f"endpoint: the {self.provider} provider needs its endpoint named")
+        if not self.address.startswith(("https://", "http://")):
+            raise ConfigError(f"endpoint: {self.address!r} is not an http(s) address")
         positive_finite("timeout", self.timeout)
 
+    @property
+    def api(self) -> Provider:
+        return PROVIDERS[self.provider]
 
-def web_search_tool(settings: SearchSettings, *, env: dict[str, str] | None = None) -> Tool:
+    @property
+    def address(self) -> str:
+        """The endpoint asked: loop.toml's, else the provider's own ("" when neither is set)."""
+        return self.endpoint or self.api.endpoint or ""
+
+    @property
+    def key_env(self) -> str | None:
+        """The variable holding the key, or None when this provider is asked without one."""
+        return self.api_key_env or self.api.key_env
+
+
+def web_search_tool(
+    settings: SearchSettings,
+    *,
+    env: dict[str, str] | None = None,
+    archive: SourceArchive | None = None,
+) -> Tool:
     """The ``web_search`` tool; the key is taken from ``env`` (default: this process's)."""
-    key = (os.environ if env is None else env).get(settings.api_key_env, "").strip()
-    if not key:
-        raise ConfigError(
-            f"api_key_env: the environment variable {settings.api_key_env} is not set "
-            f"(the {settings.provider} search key)"
-        )
+    key = None
+    if settings.key_env is not None:
+        key = (os.environ if env is None else env).get(settings.key_env, "").strip()
+        if not key:
+            raise ConfigError(
+                f"api_key_env: the environment variable {settings.key_env} is not set "
+                f"(the {settings.provider} search key)"
+            )
     try:
         import httpx  # noqa: F401 - fail at set-up, not at the first call
     except ImportError as exc:
@@ -63,22 +141,25 @@ def web_search_tool(settings: SearchSettings, *, env: dict[str, str] | None = No
         Args:
             query: What to search for, as you would type it into a search engine.
         """
-        return search(query, settings, key)
+        return search(query, settings, key, archive)
 
     return web_search
 
 
-def search(query: str, settings: SearchSettings, key: str) -> str:
+def search(
+    query: str, settings: SearchSettings, key: str | None, archive: SourceArchive | None = None
+) -> str:
     """The results for ``query`` as text; a :class:`ToolError` when the provider fails."""
     import httpx
 
     if not query.strip():
         raise ToolError("web_search: the query is empty")
+    headers = {"Accept": "application/json", **(settings.api.key_header(key) if key else {})}
     try:
         reply = httpx.get(
-            settings.endpoint,
-            params={"q": query, "count": settings.max_results},
-            headers={"Accept": "application/json", "X-Subscription-Token": key},
+            settings.address,
+            params=settings.api.params(query, settings.max_results),
+            headers=headers,
             timeout=settings.timeout,
             follow_redirects=False,
         )
@@ -96,19 +177,20 @@ def search(query: str, settings: SearchSettings, key: str) -> str:
     if reply.status_code >= 300:
         raise ToolError(f"web_search: the provider answered HTTP {reply.status_code}")
     try:
-        results = _results(reply.json())
+        results = settings.api.results(reply.json())
     except (ValueError, TypeError, AttributeError) as exc:
         raise ToolError(f"web_search: the provider's answer is not readable: {exc}") from None
+    if archive is not None:
+        archive.add(str(reply.url), reply.content, headers=reply.headers, kind="search")
     return render_results(query, results[: settings.max_results])
 
 
-def _results(data: Any) -> list[dict[str, str]]:
-    found = (data.get("web") or {}).get("results") or []
+def _listed(found: Any, *, snippet: str) -> Results:
     return [
         {
             "title": _plain(item.get("title", "")),
             "url": str(item.get("url", "")),
-            "snippet": _plain(item.get("description", "")),
+            "snippet": _plain(item.get(snippet, "")),
         }
         for item in found
         if isinstance(item, dict) and item.get("url")

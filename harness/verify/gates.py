@@ -48,6 +48,7 @@ class GateReport(BaseModel):
     output_tail: str = ""
     duration: float = 0.0
     exit_code: int | None = None
+    notes: str = ""  # what a gate wants the critic to weigh (sources that disagree, say)
 
 
 @runtime_checkable

@@ -195,6 +195,9 @@ def verify(
             round=round_number,
         )
         return Evidence((), reports, verdict)
+    notes = [f"The {r.name} gate notes:\n{r.notes.strip()}" for r in reports if r.notes.strip()]
+    if notes:  # what the passing gates want weighed, after the criteria
+        criteria = "\n\n".join([critic.criteria if criteria is None else criteria, *notes])
     verdict = critic.review(goal, text, criteria=criteria, round=round_number)
     return Evidence((), reports, verdict)
 

@@ -93,7 +93,7 @@ def test_findings_that_check_out(sources: Path) -> None:
     assert report.passed
     assert report.problems == ()
     assert len(report.citations) == 4
-    assert [p.name for p in report.sources_verified] == [
+    assert [Path(p).name for p in report.sources_verified] == [
         "01-log.md",
         "03-diary.md",
         "04-inquiry.md",
@@ -119,7 +119,7 @@ def test_every_problem_is_reported(sources: Path) -> None:
     )
     report = check_findings(text, Path("sources"), min_sources=2, require_contradictions=True)
     assert report.problems == (
-        "line 3: [sources/09-none.md] is not a file in sources/",
+        'line 3: [sources/09-none.md] "anything": not a file in sources/',
         "1 distinct sources cited with a verified quote; at least 2 required",
         'the "Contradictions" section is empty',
     )

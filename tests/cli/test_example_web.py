@@ -51,9 +51,19 @@ def test_web_research_reads_the_page_and_passes_in_two_rounds(example: Path) -> 
     ]
     assert fetches[0]["output_chars"] > 300
     gates = of_kind(events, "gate_report")
-    assert [(g["round"], g["name"], g["passed"]) for g in gates][:1] == [
-        (1, "cites the page", False)
+    assert [(g["round"], g["name"], g["passed"]) for g in gates] == [
+        (1, "cites the page", False),
+        (2, "cites the page", True),
+        (2, "covers neap tides", True),
+        (2, "quotes checked", True),
     ]
+    assert gates[-1]["summary"] == (
+        "3 citations, 1 sources verified, every quote found in its source"
+    )
+    run = next((example / ".harness" / "runs").iterdir())
+    [archived] = {line.split('"id":"')[1][:14] for line in (run / "sources" / "index.jsonl").open()}
+    assert fetches[0]["output_chars"] > 300
+    assert archived.startswith("s-")
     notes = (example / ".harness" / "work" / "notes.md").read_text()
     assert "neap tides" in notes
     assert time.monotonic() - started < 120

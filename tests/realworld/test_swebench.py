@@ -112,8 +112,6 @@ def test_an_agent_that_edits_the_test_instead_of_the_code_is_not_resolved(
     assert "resolved    0/1 (0.0%" in result.stdout
     (prediction,) = lines(out / "preds.jsonl")
     assert "+++ b/test_six.py" in str(prediction["model_patch"])  # the edit was made, not counted
-    (result_line,) = lines(out / "results.jsonl")
-    assert str(result_line["trajectory"]).endswith("/trajectory.jsonl")
     traj = json.loads((out / "trajs" / f"{instance.instance_id}.traj").read_text())
     assert [step["action"] for step in traj["trajectory"]] == [
         "run_shell " + json.dumps({"command": cheat})
@@ -121,6 +119,109 @@ def test_an_agent_that_edits_the_test_instead_of_the_code_is_not_resolved(
     assert traj["info"]["submission"] == prediction["model_patch"]
     assert traj["info"]["exit_status"] == "MAX_ITERATIONS"
     assert traj["history"][-1] == {"role": "assistant", "content": "Done."}
+
+
+def test_attempts_give_pass_at_k_and_one_prediction_per_instance(
+    repos: Path, tmp_path: Path
+) -> None:
+    (instance,) = [i for i in load_instances(INSTANCES) if i.repo == "benjaminp/six"]
+    one = tmp_path / "one.jsonl"
+    one.write_text(instance.model_dump_json() + "\n")
+    out = tmp_path / "out"
+
+    result = harness(
+        "bench", "swebench", str(one), "--repos", str(repos), "--out", str(out),
+        "--model", "gold", "--max-iterations", "1", "--attempts", "2", "--quiet", cwd=tmp_path,
+    )  # fmt: skip
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "ended       2/2 attempts" in result.stdout
+    assert "pass        @1 100.0% (0.0%-100.0%), @2 100.0% (0.0%-100.0%)" in result.stdout
+    results = lines(out / "results.jsonl")
+    assert [(r["attempt"], r["resolved"]) for r in results] == [(1, True), (2, True)]
+    assert results[0]["branch"] != results[1]["branch"]  # each attempt on a branch of its own
+    (prediction,) = lines(out / "preds.jsonl")
+    assert prediction["instance_id"] == instance.instance_id
+    summary = json.loads((out / "bench.json").read_text())
+    assert (summary["attempts"], summary["resolved"], summary["ended"]) == (2, 1, 2)
+    assert [p["estimate"] for p in summary["pass_at"]] == [1.0, 1.0]
+
+
+EDITABLE = (
+    'echo ran >> "$UV_CACHE_DIR/../setup-runs" && '
+    'site="$(python -c "import sysconfig; print(sysconfig.get_path(\'purelib\'))")" && '
+    'echo "$PWD" > "$site/_project.pth"'
+)
+"""A set-up that works offline: counts itself, installs the project as an editable path."""
+
+
+def test_instances_of_one_repository_and_environment_commit_share_one_environment(
+    repos: Path, tmp_path: Path
+) -> None:
+    first, second = [i for i in load_instances(INSTANCES) if i.repo == "mahmoud/boltons"]
+    assert first.environment_setup_commit != second.environment_setup_commit
+    second = second.model_copy(update={"environment_setup_commit": first.base_commit})
+    two = tmp_path / "two.jsonl"
+    two.write_text(first.model_dump_json() + "\n" + second.model_dump_json() + "\n")
+    table = tmp_path / "envs.toml"
+    table.write_text(f"[[env]]\nrepo = \"mahmoud/boltons\"\nsetup = '''{EDITABLE}'''\n")
+    out = tmp_path / "out"
+
+    result = harness(
+        "bench", "swebench", str(two), "--repos", str(repos), "--out", str(out), "--model",
+        "gold", "--max-iterations", "1", "--envs", str(table), "--workers", "2", "--quiet",
+        cwd=tmp_path,
+    )  # fmt: skip
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "resolved    2/2 (100.0%" in result.stdout
+    envs = Path(os.environ["XDG_STATE_HOME"]) / "harness" / "envs"
+    assert (envs / "cache" / "setup-runs").read_text() == "ran\n"  # made once, then reused
+    (made,) = [path for path in (envs / "commits").iterdir() if path.is_dir()]
+    assert made.name.startswith(first.base_commit[:16])
+    assert json.loads((made / "ready").read_text())["commit"] == first.base_commit
+    python = made / "venv" / "bin" / "python"
+    for line in lines(out / "results.jsonl"):
+        events = lines(Path(str(line["trajectory"])))
+        (start,) = [event for event in events if event["kind"] == "run_start"]
+        origin = f"[env] setup at {first.base_commit[:12]}"
+        note = f"commands run in the project's Python environment ({origin}): {python}"
+        assert note in start["notes"], start["notes"]
+
+
+@pytest.mark.timeout(300)
+def test_the_benchmark_runs_on_the_ray_backend(repos: Path, tmp_path: Path) -> None:
+    """Two instances (a Ray start is tens of seconds here): gold resolves both on Ray workers,
+    which get each instance's folder shipped around its repository, nothing shared."""
+    pytest.importorskip("ray", reason="the Ray backend needs the ray extra")
+    chosen = [
+        i for i in load_instances(INSTANCES) if i.repo in ("hukkin/tomli", "jmespath/jmespath.py")
+    ]
+    subset = tmp_path / "two.jsonl"
+    subset.write_text("".join(i.model_dump_json() + "\n" for i in chosen))
+    out = tmp_path / "out"
+    command = [
+        sys.executable, "-m", "harness.cli.main", "bench", "swebench", str(subset),
+        "--repos", str(repos), "--out", str(out), "--model", "gold", "--max-iterations", "1",
+        "--backend", "ray", "--workers", "2", "--quiet",
+    ]  # fmt: skip
+
+    result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=280)
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "resolved    2/2 (100.0%" in result.stdout
+    summary = json.loads((out / "batch" / "summary.json").read_text())
+    assert summary["backend"] == "ray"
+    results = lines(out / "results.jsonl")
+    assert [(r["instance_id"], r["resolved"]) for r in results] == [
+        (i.instance_id, True) for i in chosen
+    ]
+    for result_line, instance in zip(results, chosen, strict=True):
+        trajectory = Path(str(result_line["trajectory"]))  # the run's files came back
+        assert trajectory.is_relative_to(out / "instances" / instance.instance_id / ".harness")
+        assert any('"kind": "run_end"' in line for line in trajectory.read_text().splitlines())
+    for prediction, instance in zip(lines(out / "preds.jsonl"), chosen, strict=True):
+        assert files(str(prediction["model_patch"])) == files(instance.patch)  # branch fetched
 
 
 @pytest.mark.timeout(1200)

@@ -4,6 +4,7 @@ worker's packing and the driver's import are plain functions)."""
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from harness.core.errors import ConfigError
 from harness.core.nofollow import UnsafePath
 from harness.scale import ray_backend
-from harness.scale.batch_task import TaskRecord
+from harness.scale.batch_task import BatchTask, TaskRecord
 from harness.scale.ray_backend import Returned, import_returned, pack_files
 from harness.scale.task_run import TaskRun
 from harness.workspace.git import is_run_branch
@@ -125,3 +126,61 @@ def test_run_branch_names() -> None:
     assert not is_run_branch("harness/fix-api.1a2b3c4d.3f9c1e2b", RUN_ID)
     assert not is_run_branch("harness/fix/api.1a2b3c4d.3f9c1e2a", RUN_ID)
     assert not is_run_branch("xharness/fix.1a2b3c4d.3f9c1e2a", RUN_ID)
+
+
+# --- what the driver ships: a shallow repository, the loop's folder around it ------------------
+
+
+def test_a_shallow_repository_is_shipped_and_cloned_on_the_worker(tmp_path: Path) -> None:
+    full = make_repo(tmp_path / "full", {"a.txt": "1\n"})
+    (full / "a.txt").write_text("2\n")
+    git(full, "commit", "-qam", "second")
+    shallow = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{full}", str(shallow))
+    git(shallow, "checkout", "-qb", "base")
+    bundle = tmp_path / "repo.bundle"
+    bundle.write_bytes(ray_backend._bundle_all(shallow))
+    refused = subprocess.run(["git", "clone", "-q", str(bundle), str(tmp_path / "plain")],
+                             capture_output=True, text=True)  # fmt: skip
+    assert refused.returncode != 0  # what a plain clone of it does
+
+    boundary, head = ray_backend._shallow_of(shallow)
+    worker = tmp_path / "worker" / "top" / "repo"
+    ray_backend._clone_bundle(bundle, worker, boundary, head)
+
+    assert (boundary, head) == (git(full, "rev-parse", "HEAD") + "\n", "refs/heads/base")
+    assert git(worker, "rev-parse", "HEAD") == git(full, "rev-parse", "HEAD")
+    assert git(worker, "symbolic-ref", "HEAD") == "refs/heads/base"
+    assert (worker / "a.txt").read_text() == "2\n"
+    assert git(worker, "status", "--porcelain") == ""
+    assert ray_backend._shallow_of(full) == ("", "")  # a full one is cloned as before
+
+
+def test_the_loops_folder_around_its_repository_is_shipped_without_runs_or_links(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "instance"
+    repo = make_repo(folder / "repo", {"code.py": "x = 1\n"})
+    (folder / "loop.toml").write_text('goal = "g"\n')
+    (folder / "held_out" / "tests").mkdir(parents=True)
+    (folder / "held_out" / "tests" / "test_x.py").write_text("def test(): pass\n")
+    (folder / ".harness" / "runs" / "old").mkdir(parents=True)
+    (folder / ".harness" / "runs" / "old" / "events.jsonl").write_text("{}\n")
+    (folder / "credentials").symlink_to(tmp_path / "elsewhere")
+    task = BatchTask(name="i", loop=str(folder / "loop.toml"), workspace=str(repo),
+                     model=f"scripted:{folder / 'oracle.json'}")  # fmt: skip
+
+    assert ray_backend.shipped_top(task, repo) == folder
+    assert ray_backend.folder_files(folder, repo) == {
+        "held_out/tests/test_x.py": b"def test(): pass\n",
+        "loop.toml": b'goal = "g"\n',
+    }
+    relative = ray_backend._relative(task, folder)
+    assert (relative.loop, relative.workspace, relative.model) == (
+        "loop.toml", "repo", "scripted:oracle.json"
+    )  # fmt: skip
+    inside = BatchTask(name="i", loop=str(repo / "loop.toml"))
+    assert ray_backend.shipped_top(inside, repo) == repo
+    apart = BatchTask(name="i", loop=str(tmp_path / "other" / "loop.toml"))
+    with pytest.raises(ConfigError, match="must lie in the repository or hold it"):
+        ray_backend.shipped_top(apart, repo)

@@ -13,9 +13,10 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from harness.checks.archive import SourceArchive
 from harness.core.errors import ConfigError
 from harness.tools import ToolContext
-from harness.tools.web_search import SearchSettings, web_search_tool
+from harness.tools.web_search import BRAVE_ENDPOINT, SearchSettings, web_search_tool
 
 KEY = "brave-test-key-123"
 RESULTS = {
@@ -139,3 +140,87 @@ def test_a_missing_key_is_a_configuration_error() -> None:
 def test_bad_settings_are_refused(settings: dict[str, object], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         SearchSettings(**settings)  # type: ignore[arg-type]
+
+
+class _SearXNG(BaseHTTPRequestHandler):
+    """SearXNG's JSON API: ``GET /search?q=...&format=json``, results with ``content``."""
+
+    seen: list[dict[str, object]] = []
+
+    def do_GET(self) -> None:  # noqa: N802 - the name http.server calls
+        parts = urlsplit(self.path)
+        query = parse_qs(parts.query)
+        _SearXNG.seen.append({"path": parts.path, "query": query, **dict(self.headers)})
+        if parts.path != "/search" or query.get("format") != ["json"]:
+            return _Provider._reply(self, 403, {"error": "format not allowed"})  # type: ignore[arg-type]
+        results = [
+            {
+                "title": "Harran <b>Bridge</b>",
+                "url": "http://bridge.example/",
+                "content": "Opened 1887.",
+            },
+            {"title": "No address", "content": "dropped"},
+            {
+                "title": "Span",
+                "url": "http://span.example/",
+                "content": "148 &amp; 142 m",
+                "engine": "x",
+            },
+        ]
+        return _Provider._reply(self, 200, {"query": query["q"][0], "results": results})  # type: ignore[arg-type]
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        pass
+
+
+@pytest.fixture
+def searxng() -> Iterator[str]:
+    _SearXNG.seen = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _SearXNG)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}/search"
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_searxng_instance_answers_without_a_key_and_is_archived(
+    searxng: str, tmp_path: Path
+) -> None:
+    archive = SourceArchive(tmp_path / "archive")
+    settings = SearchSettings(provider="searxng", endpoint=searxng, max_results=5)
+    found = web_search_tool(settings, env={}, archive=archive)  # no key needed
+    result = found.run({"query": "harran bridge"}, ToolContext(workspace=tmp_path))
+    assert not result.is_error
+    assert result.output == (
+        "Results for 'harran bridge':\n"
+        "1. Harran Bridge\n   http://bridge.example/\n   Opened 1887.\n"
+        "2. Span\n   http://span.example/\n   148 & 142 m"
+    )
+    [request] = _SearXNG.seen
+    assert request["query"] == {"q": ["harran bridge"], "format": ["json"]}
+    assert "Authorization" not in request
+    assert "X-Subscription-Token" not in request
+    [record] = archive.records()
+    assert (record.kind, record.content_type) == ("search", "application/json")
+    assert record.url == f"{searxng}?q=harran+bridge&format=json"
+    assert b'"Opened 1887."' in archive.body(record)
+
+
+def test_a_searxng_key_when_named_is_a_bearer_token(searxng: str, tmp_path: Path) -> None:
+    settings = SearchSettings(provider="searxng", endpoint=searxng, api_key_env="SX_KEY")
+    found = web_search_tool(settings, env={"SX_KEY": "sx-secret"})
+    result = found.run({"query": "q"}, ToolContext(workspace=tmp_path))
+    assert not result.is_error
+    assert _SearXNG.seen[0]["Authorization"] == "Bearer sx-secret"
+    assert "sx-secret" not in result.output
+    with pytest.raises(ConfigError, match="SX_KEY is not set"):
+        web_search_tool(settings, env={})
+
+
+def test_the_provider_decides_the_defaults() -> None:
+    brave = SearchSettings()
+    assert (brave.address, brave.key_env) == (BRAVE_ENDPOINT, "BRAVE_API_KEY")
+    with pytest.raises(ConfigError, match="endpoint: the searxng provider needs its endpoint"):
+        SearchSettings(provider="searxng")
+    with pytest.raises(ConfigError, match="'bing' is not supported \\(use 'brave' or 'searxng'\\)"):
+        SearchSettings(provider="bing")

@@ -11,7 +11,7 @@ from harness.core.errors import ConfigError, ToolError
 from harness.core.event_schema import CriticVerdict
 from harness.tools.paths import protecting_pattern
 from harness.verify.critic import Verdict
-from harness.verify.gates import CommandGate, PytestGate
+from harness.verify.gates import CommandGate, GateReport, PredicateGate, PytestGate
 from harness.verify.round import (
     PYTEST_CONFIG_FILES,
     ROOT_TEST_FILES,
@@ -188,4 +188,26 @@ def test_a_new_pyproject_with_a_pytest_table_is_a_violation() -> None:
 
     assert protected_changes(["sub/pyproject.toml"], protect, before=lambda _: None, after=now) == (
         "sub/pyproject.toml [tool.pytest]",
+    )
+
+
+def test_the_critic_is_shown_what_a_passing_gate_notes(tmp_path: Path) -> None:
+    def noting(workspace: Path) -> GateReport:
+        return GateReport(
+            name="x", passed=True, summary="ok", notes="C3: s-1 says 1887 but s-2 says 1888"
+        )
+
+    silent = PredicateGate(lambda workspace: True, name="silent")
+    critic_model = ScriptedModel([verdict_call(9), verdict_call(9)])
+    critic = Critic(critic_model, criteria="Judge the findings.")
+    for gates in ([silent], [PredicateGate(noting, name="sources"), silent]):
+        verify(
+            round_number=1, goal="answer", workspace=tmp_path, changed=[], protect=(),
+            gates=gates, critic=critic, artifact=lambda: "findings", events=RecordingSink(),
+        )  # fmt: skip
+    without, noted = (str(call.messages[-1]["content"]) for call in critic_model.calls)
+    assert "gate notes" not in without
+    assert (
+        "Judge the findings.\n\nThe sources gate notes:\nC3: s-1 says 1887 but s-2 says 1888"
+        in noted
     )

@@ -1,0 +1,190 @@
+"""The archive of a run's sources: every page fetched and every search answer, kept by content hash.
+
+A folder a person can open::
+
+    index.jsonl               one JSON object a line, one line a fetch (see ArchivedFetch)
+    bytes/<sha256>.<ext>      the body as received (decompressed), once per distinct content
+
+A source's id is ``s-`` and the first 12 hex digits of its SHA-256, so the same bytes fetched
+from two addresses are one source with two index lines. Reading a body checks its hash: a file
+changed after it was archived is refused, never quoted from.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ValidationError
+
+from harness.checks.extract import PDF_TYPES, media_type, renditions
+from harness.core.errors import ConfigError
+
+ARCHIVE_DIR = "sources"
+"""The folder of a run's folder (``.harness/runs/<run id>/``) that holds its archive."""
+INDEX_FILE = "index.jsonl"
+BYTES_DIR = "bytes"
+ID_PREFIX = "s-"
+ID_DIGITS = 12
+_EXTENSIONS = {"text/html": ".html", "application/json": ".json", "text/markdown": ".md"}
+_KEPT_HEADERS = ("content-type", "content-length", "last-modified", "etag", "date", "server")
+
+
+class ArchivedFetch(BaseModel):
+    """One fetch: which address gave which bytes, when, with which headers."""
+
+    id: str
+    sha256: str
+    url: str  # the address the bytes came from (after redirects)
+    requested: str  # the address asked for
+    fetched_at: str  # ISO 8601, UTC
+    status: int
+    headers: dict[str, str]
+    content_type: str
+    encoding: str | None = None
+    file: str  # relative to the archive's folder
+    kind: Literal["page", "search", "file"] = "page"
+    cut: bool = False  # the body was cut at the fetch's byte limit
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """What a citation may call this source: its id or either address."""
+        return (self.id, self.url, self.requested)
+
+
+def source_id(body: bytes) -> str:
+    """The id of the source whose bytes are ``body``."""
+    return ID_PREFIX + hashlib.sha256(body).hexdigest()[:ID_DIGITS]
+
+
+class SourceArchive:
+    """The archive in ``folder`` (made on the first :meth:`add`).
+
+    With ``own_only``, only the fetches this object recorded count: a loop's tools and gates
+    share one, so an index line written by anything else (the agent's shell, say) is ignored
+    and a source it claims was never fetched.
+    """
+
+    def __init__(self, folder: str | Path, *, own_only: bool = False) -> None:
+        self.folder = Path(folder)
+        self.own_only = own_only
+        self._own: set[str] = set()  # the index lines this object wrote
+        self._lock = threading.Lock()
+        self._read: tuple[tuple[int, int], list[ArchivedFetch]] | None = None  # as last read
+
+    @property
+    def index(self) -> Path:
+        return self.folder / INDEX_FILE
+
+    def add(
+        self,
+        url: str,
+        body: bytes,
+        *,
+        requested: str | None = None,
+        status: int = 200,
+        headers: Mapping[str, str] | None = None,
+        encoding: str | None = None,
+        kind: Literal["page", "search", "file"] = "page",
+        cut: bool = False,
+    ) -> ArchivedFetch:
+        """Keep ``body`` (once per content) and record this fetch of it."""
+        digest = hashlib.sha256(body).hexdigest()
+        kept = {k.lower(): v for k, v in (headers or {}).items() if k.lower() in _KEPT_HEADERS}
+        content_type = media_type(kept.get("content-type"))
+        file = f"{BYTES_DIR}/{digest}{_extension(content_type)}"
+        record = ArchivedFetch(
+            id=ID_PREFIX + digest[:ID_DIGITS],
+            sha256=digest,
+            url=url,
+            requested=requested or url,
+            fetched_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            status=status,
+            headers=kept,
+            content_type=content_type,
+            encoding=encoding,
+            file=file,
+            kind=kind,
+            cut=cut,
+        )
+        with self._lock:
+            path = self.folder / file
+            if not path.is_file():
+                path.parent.mkdir(parents=True, exist_ok=True)
+                partial = path.with_name(path.name + ".part")
+                partial.write_bytes(body)
+                partial.replace(path)
+            line = record.model_dump_json()
+            with self.index.open("a", encoding="utf-8") as index:
+                index.write(line + "\n")
+            self._own.add(line)
+        return record
+
+    def records(self) -> list[ArchivedFetch]:
+        """Every fetch recorded, oldest first; none when nothing was archived.
+
+        The index is read again only when its size or time changed."""
+        try:
+            stat = self.index.stat()
+        except FileNotFoundError:
+            return []
+        version = (stat.st_size, stat.st_mtime_ns)
+        if self._read is not None and self._read[0] == version:
+            return list(self._read[1])
+        found = []
+        for number, line in enumerate(self.index.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip() or (self.own_only and line not in self._own):
+                continue
+            try:
+                found.append(ArchivedFetch.model_validate_json(line))
+            except ValidationError as exc:
+                raise ConfigError(
+                    f"{self.index}: line {number} is not a fetch record: {exc}"
+                ) from None
+        self._read = (version, found)
+        return list(found)
+
+    def find(self, name: str) -> ArchivedFetch | None:
+        """The latest fetch that ``name`` (an id or an address) names; None when there is none."""
+        name = name.strip()
+        for record in reversed(self.records()):
+            if name in record.names or _same_address(name, record):
+                return record
+        return None
+
+    def first(self, record: ArchivedFetch) -> ArchivedFetch:
+        """The earliest fetch of ``record``'s content: where that content was first found."""
+        return next(r for r in self.records() if r.sha256 == record.sha256)
+
+    def body(self, record: ArchivedFetch) -> bytes:
+        """The archived bytes of ``record``; a :class:`ConfigError` when they are not as kept."""
+        path = self.folder / record.file
+        try:
+            body = path.read_bytes()
+        except OSError as exc:
+            raise ConfigError(
+                f"{path}: the archived bytes of {record.id} cannot be read: {exc}"
+            ) from None
+        if hashlib.sha256(body).hexdigest() != record.sha256:
+            raise ConfigError(f"{path}: the archived bytes of {record.id} do not match their hash")
+        return body
+
+    def texts(self, record: ArchivedFetch) -> tuple[str, ...]:
+        """The texts the archived bytes read as (see :func:`renditions`), the agent's first."""
+        return renditions(self.body(record), record.content_type, record.encoding)
+
+
+def _same_address(name: str, record: ArchivedFetch) -> bool:
+    """``http://host/page`` and ``http://host/page/`` name one address; so do fragments."""
+    bare = name.split("#", 1)[0].rstrip("/")
+    return bool(bare) and bare in (record.url.rstrip("/"), record.requested.rstrip("/"))
+
+
+def _extension(content_type: str) -> str:
+    if content_type in PDF_TYPES:
+        return ".pdf"
+    return _EXTENSIONS.get(content_type, ".txt" if content_type.startswith("text/") else ".bin")

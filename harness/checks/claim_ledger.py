@@ -1,0 +1,249 @@
+"""The claims of a findings file, carried across rounds, and whether they have settled.
+
+A claim is a list item or paragraph that starts with its id, ``C`` and a number, and
+``(key)`` when the answer rests on it::
+
+    - C1 (key): The light was first shown in 1851 [source: s-1a2b3c4d5e6f] "first shown on
+      the evening of 1 November 1851" [source: sources/03-harbour-log.md] "lit in 1851".
+    - C2: The keepers left in 1988 [source: http://example.org/notice] "automated in 1988".
+
+It runs to the next blank line, claim or heading. Each check of the findings appends one entry
+to the ledger (``claims.jsonl`` in the run's folder): the claims as they stand, and which were
+added, changed (text, key mark or citations) or dropped since the entry before. The
+:func:`converged` check passes when the claims have not changed for ``stable_rounds`` entries
+and every key claim is backed by at least ``min_sources`` independent sources (different hosts
+for web sources, different files for local ones) whose quotes were found; two independent
+sources of one claim whose quotes share no number are listed as a contradiction, and a key
+claim with one has not converged.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import BaseModel, ValidationError
+
+from harness.checks.archive import SourceArchive
+from harness.checks.citations import (
+    Citation,
+    SourceReader,
+    Verified,
+    normalise,
+    parse_citations,
+    without_citations,
+)
+from harness.checks.markdown import parse_heading
+from harness.core.errors import ConfigError
+
+LEDGER_FILE = "claims.jsonl"
+CONTRADICTIONS = "Contradictions between sources:"
+_CLAIM = re.compile(
+    r"^\s*(?:[-*+]|\d+[.)])?\s*\**(?P<id>C\d+)\**\s*(?P<key>\(key\))?\s*[:.]\**\s*(?P<rest>.*)$"
+)
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+class Claim(BaseModel):
+    """One claim as the findings state it: its words (citations left out), whether it is a key
+    claim, and its citations as ``[source, quote]`` pairs."""
+
+    text: str
+    key: bool = False
+    citations: list[tuple[str, str]] = []
+
+
+class LedgerEntry(BaseModel):
+    """The claims after one check, and how they moved since the entry before."""
+
+    at: str
+    claims: dict[str, Claim]
+    added: list[str] = []
+    changed: list[str] = []
+    dropped: list[str] = []
+
+    @property
+    def moved(self) -> bool:
+        return bool(self.added or self.changed or self.dropped)
+
+    def summary(self) -> str:
+        """``+1 added (C3), ~1 changed (C2), -0 dropped``."""
+        parts = []
+        for sign, word, ids in (
+            ("+", "added", self.added),
+            ("~", "changed", self.changed),
+            ("-", "dropped", self.dropped),
+        ):
+            parts.append(f"{sign}{len(ids)} {word}" + (f" ({', '.join(ids)})" if ids else ""))
+        return ", ".join(parts)
+
+
+def parse_claims(text: str) -> dict[str, Claim]:
+    """The claims in ``text`` by id; a :class:`ConfigError` names an id used twice."""
+    claims: dict[str, Claim] = {}
+    current: tuple[str, bool, list[str]] | None = None
+
+    def close() -> None:
+        if current is None:
+            return
+        claim_id, key, lines = current
+        if claim_id in claims:
+            raise ConfigError(f"claim {claim_id} is stated twice")
+        body = "\n".join(lines)
+        citations = [(c.source, c.quote) for c in parse_citations(body)]
+        words = normalise(without_citations(body))
+        claims[claim_id] = Claim(text=words, key=key, citations=citations)
+
+    for line in text.splitlines():
+        match = _CLAIM.match(line)
+        ends = not line.strip() or parse_heading(line) is not None or _LIST_ITEM.match(line)
+        if match or ends:
+            close()
+            current = None
+        if match:
+            current = (match.group("id"), bool(match.group("key")), [match.group("rest")])
+        elif current is not None:
+            current[2].append(line)
+    close()
+    return claims
+
+
+def read_ledger(path: Path) -> list[LedgerEntry]:
+    """The ledger's entries, oldest first (none when it does not exist yet)."""
+    if not path.is_file():
+        return []
+    entries = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        try:
+            entries.append(LedgerEntry.model_validate_json(line))
+        except ValidationError as exc:
+            raise ConfigError(f"{path}: line {number} is not a ledger entry: {exc}") from None
+    return entries
+
+
+def record_claims(path: Path, claims: dict[str, Claim]) -> LedgerEntry:
+    """Append ``claims`` to the ledger at ``path``, with what moved since its last entry."""
+    before = read_ledger(path)
+    previous = before[-1].claims if before else {}
+    entry = LedgerEntry(
+        at=datetime.now(UTC).isoformat(timespec="seconds"),
+        claims=claims,
+        added=[i for i in claims if i not in previous],
+        changed=[i for i in claims if i in previous and previous[i] != claims[i]],
+        dropped=[i for i in previous if i not in claims],
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as ledger:
+        ledger.write(entry.model_dump_json() + "\n")
+    return entry
+
+
+def stable_for(entries: list[LedgerEntry]) -> int:
+    """How many of the latest entries in a row moved no claim."""
+    count = 0
+    for entry in reversed(entries):
+        if entry.moved:
+            break
+        count += 1
+    return count
+
+
+@dataclass(frozen=True)
+class Contradiction:
+    """Two independent sources of one claim whose quotes share no number."""
+
+    claim: str
+    first: Verified
+    second: Verified
+
+    def describe(self) -> str:
+        return f"{self.claim}: {_said(self.first)} but {_said(self.second)}"
+
+
+def contradictions(claim_id: str, verified: Iterable[Verified]) -> list[Contradiction]:
+    """Pairs of ``claim_id``'s verified citations, from different origins, whose quotes hold
+    numbers and share none of them."""
+    found: list[Contradiction] = []
+    items = [v for v in verified if _numbers(v.citation.quote)]
+    for index, first in enumerate(items):
+        for second in items[index + 1 :]:
+            if first.origin == second.origin:
+                continue
+            if not _numbers(first.citation.quote) & _numbers(second.citation.quote):
+                found.append(Contradiction(claim_id, first, second))
+    return found
+
+
+@dataclass(frozen=True)
+class Convergence:
+    """What :func:`converged` found: ``problems`` is empty when the claims have converged."""
+
+    entry: LedgerEntry
+    stable: int
+    problems: tuple[str, ...]
+    contradictions: tuple[Contradiction, ...]
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems
+
+    def report(self, stable_rounds: int) -> str:
+        """Lines for the gate's output: the round's moves, the problems, the contradictions."""
+        lines = [f"{len(self.entry.claims)} claims this round: {self.entry.summary()}"]
+        lines += [f"- {problem}" for problem in self.problems]
+        if self.contradictions:
+            lines.append(CONTRADICTIONS)
+            lines += [f"- {c.describe()}" for c in self.contradictions]
+        return "\n".join(lines)
+
+
+def converged(
+    text: str,
+    ledger: Path,
+    *,
+    sources: Path | None,
+    archive: SourceArchive | None,
+    stable_rounds: int,
+    min_sources: int = 2,
+) -> Convergence:
+    """Record ``text``'s claims in ``ledger`` and judge whether they have converged."""
+    claims = parse_claims(text)
+    entry = record_claims(ledger, claims)
+    stable = stable_for(read_ledger(ledger))
+    problems: list[str] = []
+    if not claims:
+        problems.append('no claims found; state each as "- C1 (key): ..." with its citations')
+    if stable < stable_rounds:
+        problems.append(
+            f"the claims are not yet settled: unchanged for {stable} rounds, {stable_rounds} needed"
+        )
+    reader = SourceReader(sources, archive)
+    found: list[Contradiction] = []
+    for claim_id, claim in claims.items():
+        checked = [reader.verify(Citation(source, quote, 0)) for source, quote in claim.citations]
+        verified = [item for item in checked if isinstance(item, Verified)]
+        disputes = contradictions(claim_id, verified)
+        found += disputes
+        if not claim.key:
+            continue
+        origins = {v.origin for v in verified}
+        if len(origins) < min_sources:
+            problems.append(
+                f"key claim {claim_id} has {len(origins)} independent sources with a verified "
+                f"quote; at least {min_sources} required"
+            )
+        if disputes:
+            problems.append(f"the sources of key claim {claim_id} disagree")
+    return Convergence(entry, stable, tuple(problems), tuple(found))
+
+
+def _numbers(quote: str) -> frozenset[str]:
+    return frozenset(n.replace(",", "") for n in _NUMBER.findall(quote))
+
+
+def _said(item: Verified) -> str:
+    return f'{item.source} ({item.origin}) says "{item.citation.quote}"'

@@ -1,0 +1,72 @@
+"""The set-up commands of a benchmark's environments: a small TOML table the user writes.
+
+```toml
+[[env]]
+repo = "pallets/flask"       # owner/name, or "*" for every repository
+version = "2.0"              # an instance's version, or "*" (the default) for every one
+setup = "uv pip install -e . pytest==7.4.0"
+python = "python3.11"        # optional: the interpreter the venv is made from
+```
+
+An instance takes the first entry naming its repository and version, else its repository and
+``"*"``, else ``"*"`` and ``"*"``; without one, its tests run in the harness's own Python. The
+environment is made once per (repository, ``environment_setup_commit``) with ``[env] setup``
+and ``[env] commit`` (:mod:`harness.spec.environment`) and kept for every later instance and run.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from harness.core.errors import ConfigError
+from harness.core.validation import format_validation_error, read_utf8
+from harness.scale.swebench_instance import Instance
+
+ANY = "*"
+
+
+class EnvRecipe(BaseModel):
+    """How the environments of one repository (at one version, or all) are made."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    repo: str = Field(pattern=r"^([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+|\*)$")  # REPO, or "*"
+    version: str = Field(ANY, min_length=1)
+    setup: str = Field(min_length=1)
+    python: str | None = Field(None, min_length=1)
+
+
+class EnvTable(BaseModel):
+    """``[[env]]`` entries, in the order they were written."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    env: list[EnvRecipe] = []
+
+    def recipe(self, instance: Instance) -> EnvRecipe | None:
+        """The entry ``instance``'s environment is made with, or None for the harness's own."""
+        for repo, version in (
+            (instance.repo, instance.version),
+            (instance.repo, ANY),
+            (ANY, ANY),
+        ):
+            for entry in self.env:
+                if (entry.repo, entry.version) == (repo, version):
+                    return entry
+        return None
+
+
+def load_env_table(path: str | Path) -> EnvTable:
+    """The table in ``path``; an error names the file and the field."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(read_utf8(path, "a table of environments"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    try:
+        return EnvTable.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(format_validation_error(path, exc)) from None

@@ -1,0 +1,95 @@
+"""The archive of fetched sources: kept by content hash, found by id or address, never altered."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.checks.archive import INDEX_FILE, SourceArchive, source_id
+from harness.checks.extract import renditions
+from harness.core.errors import ConfigError, ToolError
+from tests.research_web import HISTORY, REPORT
+
+
+def test_the_same_bytes_from_two_addresses_are_one_source(tmp_path: Path) -> None:
+    archive = SourceArchive(tmp_path)
+    headers = {"Content-Type": "text/html; charset=utf-8", "Set-Cookie": "s=1", "ETag": "x"}
+    first = archive.add(
+        "http://a.example/h", HISTORY, requested="http://a.example/old", headers=headers
+    )
+    second = archive.add("http://b.example/mirror", HISTORY, headers=headers)
+    digest = hashlib.sha256(HISTORY).hexdigest()
+    assert first.id == second.id == source_id(HISTORY) == "s-" + digest[:12]
+    assert [p.name for p in (tmp_path / "bytes").iterdir()] == [f"{digest}.html"]
+    lines = [json.loads(line) for line in (tmp_path / INDEX_FILE).read_text().splitlines()]
+    assert [(r["url"], r["requested"]) for r in lines] == [
+        ("http://a.example/h", "http://a.example/old"),
+        ("http://b.example/mirror", "http://b.example/mirror"),
+    ]
+    assert lines[0]["headers"] == {"content-type": "text/html; charset=utf-8", "etag": "x"}
+    assert lines[0]["content_type"] == "text/html"
+    assert lines[0]["fetched_at"].endswith("+00:00")
+    assert archive.first(second).url == "http://a.example/h"
+
+
+def test_a_source_is_found_by_id_or_either_address(tmp_path: Path) -> None:
+    archive = SourceArchive(tmp_path)
+    record = archive.add("http://a.example/h", HISTORY, requested="http://a.example/old")
+    for name in (record.id, "http://a.example/h", "http://a.example/old", "http://a.example/h/#x"):
+        assert archive.find(name) == record, name
+    for name in ("http://a.example/", "http://a.example/h2", "s-000000000000", "h", ""):
+        assert archive.find(name) is None, name
+
+
+def test_bytes_changed_after_archiving_are_refused(tmp_path: Path) -> None:
+    archive = SourceArchive(tmp_path)
+    record = archive.add("http://a.example/h", HISTORY, headers={"content-type": "text/html"})
+    assert "14 May 1887" in archive.texts(record)[0]
+    path = tmp_path / record.file
+    path.write_bytes(HISTORY.replace(b"14 May", b"15 May"))
+    with pytest.raises(ConfigError, match="do not match their hash"):
+        archive.texts(record)
+    path.unlink()
+    with pytest.raises(ConfigError, match=f"the archived bytes of {record.id} cannot be read"):
+        archive.body(record)
+
+
+def test_a_corrupt_index_line_is_named(tmp_path: Path) -> None:
+    archive = SourceArchive(tmp_path)
+    archive.add("http://a.example/h", b"text")
+    with (tmp_path / INDEX_FILE).open("a") as index:
+        index.write('{"id": "s-1"}\n')
+    with pytest.raises(ConfigError, match=f"{INDEX_FILE}: line 2 is not a fetch record"):
+        archive.records()
+    assert SourceArchive(tmp_path / "none").records() == []
+
+
+def test_html_reads_as_markdown_and_plain_text_and_a_pdf_as_its_text() -> None:
+    markdown, plain = renditions(HISTORY, "text/html")
+    assert markdown.startswith("# The Harran Bridge\n")
+    assert "Home" not in markdown  # navigation left out
+    assert "Copyright" not in plain  # and the footer
+    assert "Its main span is 142 metres long" in plain  # the no-break space as a space
+    [text] = renditions(REPORT, "application/pdf")
+    assert "The bridge opened to traffic in 1887 after four years of work." in text
+    assert "41,250 pounds" in text
+
+
+def test_what_is_not_text_is_refused() -> None:
+    with pytest.raises(ToolError, match="image/png is not text"):
+        renditions(b"\x89PNG", "image/png")
+    with pytest.raises(ToolError, match="the PDF cannot be read"):
+        renditions(b"%PDF-1.4 broken", "application/pdf")
+
+
+def test_fetches_added_by_another_reader_of_the_folder_are_seen(tmp_path: Path) -> None:
+    writer, reader = SourceArchive(tmp_path), SourceArchive(tmp_path)
+    writer.add("http://a.example/1", b"one")
+    assert [r.url for r in reader.records()] == ["http://a.example/1"]
+    writer.add("http://a.example/2", b"two")
+    assert [r.url for r in reader.records()] == ["http://a.example/1", "http://a.example/2"]
+    reader.records().clear()  # a copy: the archive's own list is not the caller's
+    assert len(reader.records()) == 2

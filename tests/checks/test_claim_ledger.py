@@ -1,0 +1,177 @@
+"""The claim ledger: claims parsed from findings, their moves per round, and convergence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.checks.claim_ledger import (
+    Claim,
+    converged,
+    parse_claims,
+    read_ledger,
+    record_claims,
+    stable_for,
+)
+from harness.core.errors import ConfigError
+
+FINDINGS = """\
+# Findings
+
+Opening words that are no claim [log] "first lit".
+
+- C1 (key): The light was first lit in 1851 [log] "first lit on 1 November 1851"
+  [gazette] "lit in 1851".
+- **C2**: The fire of 1907 began in the oil store
+  [inquiry] "began in the oil store".
+- a list item that is no claim
+C3. A paragraph claim [diary] "the keepers left"
+
+## Contradictions
+C4: under a heading [log] "x"
+"""
+
+SOURCES = {
+    "log.md": "The lamp was first lit on 1 November 1851 by the keeper.",
+    "gazette.md": "The light, lit in 1851, was rebuilt in 1880.",
+    "inquiry.md": "The fire began in the oil store at night.",
+    "diary.md": "In 1988 the keepers left for good.",
+    "survey.md": "The light was first lit in 1852, the survey says.",
+}
+
+
+@pytest.fixture
+def sources(tmp_path: Path) -> Path:
+    folder = tmp_path / "sources"
+    folder.mkdir()
+    for name, text in SOURCES.items():
+        (folder / name).write_text(text)
+    return folder
+
+
+def test_claims_are_parsed_with_their_key_mark_and_citations() -> None:
+    claims = parse_claims(FINDINGS)
+    assert list(claims) == ["C1", "C2", "C3", "C4"]
+    assert claims["C1"] == Claim(
+        text="The light was first lit in 1851 .",
+        key=True,
+        citations=[("log", "first lit on 1 November 1851"), ("gazette", "lit in 1851")],
+    )
+    assert claims["C2"] == Claim(
+        text="The fire of 1907 began in the oil store .",
+        citations=[("inquiry", "began in the oil store")],
+    )
+    assert claims["C3"].citations == [("diary", "the keepers left")]
+    assert claims["C4"].text == "under a heading"
+
+
+def test_a_claim_stated_twice_is_named() -> None:
+    with pytest.raises(ConfigError, match="claim C1 is stated twice"):
+        parse_claims("- C1: a\n- C1: b\n")
+
+
+def test_each_record_says_what_moved(tmp_path: Path) -> None:
+    ledger = tmp_path / "claims.jsonl"
+    first = record_claims(ledger, parse_claims(FINDINGS))
+    assert (first.added, first.changed, first.dropped) == (["C1", "C2", "C3", "C4"], [], [])
+    same = record_claims(ledger, parse_claims(FINDINGS))
+    assert not same.moved
+    assert same.summary() == "+0 added, ~0 changed, -0 dropped"
+    edited = FINDINGS.replace("1907", "1908").replace("C3.", "C5.").replace("(key)", "")
+    moved = record_claims(ledger, parse_claims(edited))
+    assert (moved.added, moved.changed, moved.dropped) == (["C5"], ["C1", "C2"], ["C3"])
+    assert moved.summary() == "+1 added (C5), ~2 changed (C1, C2), -1 dropped (C3)"
+    assert [e.moved for e in read_ledger(ledger)] == [True, False, True]
+    assert stable_for(read_ledger(ledger)) == 0
+    record_claims(ledger, parse_claims(edited))
+    record_claims(ledger, parse_claims(edited))
+    assert stable_for(read_ledger(ledger)) == 2
+
+
+def test_a_changed_citation_is_a_changed_claim(tmp_path: Path) -> None:
+    ledger = tmp_path / "claims.jsonl"
+    record_claims(ledger, parse_claims(FINDINGS))
+    moved = record_claims(ledger, parse_claims(FINDINGS.replace('"lit in 1851"', '"lit in"')))
+    assert moved.changed == ["C1"]
+
+
+AGREED = """\
+- C1 (key): First lit in 1851 [log] "first lit on 1 November 1851" [gazette] "lit in 1851"
+- C2: The fire began in the oil store [inquiry] "began in the oil store"
+"""
+
+
+def test_claims_converge_once_unchanged_for_k_rounds(tmp_path: Path, sources: Path) -> None:
+    ledger = tmp_path / "claims.jsonl"
+    outcomes = []
+    for _ in range(3):
+        found = converged(AGREED, ledger, sources=sources, archive=None, stable_rounds=2)
+        outcomes.append((found.passed, found.stable))
+    assert outcomes == [(False, 0), (False, 1), (True, 2)]
+    assert found.report(2) == "2 claims this round: +0 added, ~0 changed, -0 dropped"
+    moved = converged(AGREED.replace("First lit", "First shown"), ledger, sources=sources, archive=None,
+                      stable_rounds=2)  # fmt: skip
+    assert (moved.passed, moved.stable) == (False, 0)
+    assert moved.entry.summary() == "+0 added, ~1 changed (C1), -0 dropped"
+    assert moved.problems == ("the claims are not yet settled: unchanged for 0 rounds, 2 needed",)
+
+
+def test_a_key_claim_needs_two_independent_verified_sources(tmp_path: Path, sources: Path) -> None:
+    one = '- C1 (key): First lit in 1851 [log] "first lit on 1 November 1851" [gazette] "lit in 1852"\n'
+    ledger = tmp_path / "claims.jsonl"
+    for _ in range(2):
+        found = converged(one, ledger, sources=sources, archive=None, stable_rounds=1)
+    assert found.problems == (
+        "key claim C1 has 1 independent sources with a verified quote; at least 2 required",
+    )
+    twice = (
+        '- C1 (key): 1851 [log] "first lit on 1 November 1851" [sources/log.md] "by the keeper"\n'
+    )
+    found = converged(
+        twice, tmp_path / "other.jsonl", sources=sources, archive=None, stable_rounds=1
+    )
+    assert "key claim C1 has 1 independent sources" in found.problems[-1]
+
+
+def test_sources_that_disagree_on_a_number_stop_convergence(tmp_path: Path, sources: Path) -> None:
+    disputed = AGREED.replace('[gazette] "lit in 1851"', '[survey] "first lit in 1852"')
+    ledger = tmp_path / "claims.jsonl"
+    for _ in range(3):
+        found = converged(disputed, ledger, sources=sources, archive=None, stable_rounds=1)
+    assert not found.passed
+    assert found.problems == ("the sources of key claim C1 disagree",)
+    [contradiction] = found.contradictions
+    assert contradiction.describe() == (
+        f'C1: {sources / "log.md"} ({sources / "log.md"}) says "first lit on 1 November 1851" '
+        f'but {sources / "survey.md"} ({sources / "survey.md"}) says "first lit in 1852"'
+    )
+    assert "Contradictions between sources:\n- C1: " in found.report(1)
+
+
+def test_a_disputed_claim_that_is_not_key_is_listed_but_passes(
+    tmp_path: Path, sources: Path
+) -> None:
+    text = AGREED + '- C3: The date is disputed [log] "1851" [survey] "1852"\n'
+    ledger = tmp_path / "claims.jsonl"
+    for _ in range(2):
+        found = converged(text, ledger, sources=sources, archive=None, stable_rounds=1)
+    assert found.passed
+    assert [c.claim for c in found.contradictions] == ["C3"]
+
+
+def test_numbers_in_common_are_agreement(tmp_path: Path, sources: Path) -> None:
+    text = '- C1 (key): x [log] "1 November 1851" [gazette] "lit in 1851, was rebuilt in 1880"\n'
+    ledger = tmp_path / "claims.jsonl"
+    for _ in range(2):
+        found = converged(text, ledger, sources=sources, archive=None, stable_rounds=1)
+    assert (found.passed, found.contradictions) == (True, ())
+
+
+def test_findings_without_claims_do_not_converge(tmp_path: Path, sources: Path) -> None:
+    ledger = tmp_path / "claims.jsonl"
+    for _ in range(2):
+        found = converged("# Nothing\n", ledger, sources=sources, archive=None, stable_rounds=1)
+    assert found.problems == (
+        'no claims found; state each as "- C1 (key): ..." with its citations',
+    )
