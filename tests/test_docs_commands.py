@@ -126,6 +126,9 @@ COMMANDS: dict[str, Here | By | NotOffline] = {
     "nice python bench/mutation.py decision --tests tests/outer": NotOffline("a mutation run takes minutes (docs/testing.md); not in CI"),
     "nice python bench/mutation.py gates --recheck old.txt": NotOffline("needs old.txt, the survivors of an earlier mutation run"),
     "nice python bench/mutation.py --jobs 2": NotOffline("a mutation run of every module takes hours; not in CI"),
+    "harness show RUN_ID --round 1": By("tests/cli/test_show_replay_cli.py::test_show_prints_each_step_of_a_round"),
+    "harness replay RUN_ID": By("tests/cli/test_show_replay_cli.py::test_show_and_replay_do_not_load_litellm"),
+    "harness replay tests/recorded/RUN_ID --repo .": By("tests/cli/test_show_replay_cli.py::test_a_recording_kept_in_the_tests_replays_in_another_clone"),
 }  # fmt: skip
 
 

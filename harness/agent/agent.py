@@ -17,6 +17,7 @@ from harness.agent.subagent import SUBAGENT_TOOL, Profile, Subagents, subagent_t
 from harness.core.errors import ConfigError, Stopped, ToolError
 from harness.core.event_schema import SubagentEvent, ToolCallEvent, ToolStart
 from harness.core.sink import NULL_SINK, EventSink
+from harness.core.trajectory_schema import SessionBegin, ToolStep
 from harness.core.usage import Usage
 from harness.models.base import Message, Model, Reply, ToolCall
 from harness.models.budget import metered
@@ -238,6 +239,7 @@ class _Session:
         self.stuck = StuckWatch(agent.max_repeats, agent.max_errors)
 
     def run(self) -> AgentRun:
+        self.model.trajectory.record(SessionBegin(role="author", model=self.model.name))
         try:
             while self.steps < self.agent.max_steps:
                 outcome = self.step()
@@ -274,6 +276,7 @@ class _Session:
         submitted: str | None = None
         malformed = 0
         for call in reply.tool_calls:
+            started = time.monotonic()
             result, was_malformed = self.execute(call)
             malformed += was_malformed
             note = None  # malformed calls have their own limit, max_malformed
@@ -282,6 +285,18 @@ class _Session:
                     call.name, call.arguments_json, result.output, failed=result.is_error
                 )
             content = result.output + (f"\n\n{note}" if note else "")
+            self.model.trajectory.record(
+                ToolStep(
+                    step=self.steps,
+                    call_id=call.id,
+                    name=call.name,
+                    arguments=call.arguments_json,
+                    observation=content,
+                    exit_code=result.exit_code,
+                    is_error=result.is_error,
+                    duration=time.monotonic() - started,
+                )
+            )
             self.messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
             if result.final and submitted is None:
                 submitted = result.output

@@ -346,10 +346,15 @@ def report(args: argparse.Namespace) -> int:
     if is_batch(args.run):
         return report_batch(args)
 
-    summary = load_run(find_run_under(args.run, args.root))
+    folder = find_run_under(args.run, args.root)
+    summary = load_run(folder)
     if args.html:  # first: a reader that stops early (`| head`) must not cost the file
+        from harness.observe.trajectory import TRAJECTORY_FILE, Trajectory
+
+        recorded = (folder / TRAJECTORY_FILE).is_file()
+        page = render_html(summary, Trajectory.load(folder) if recorded else None)
         try:
-            args.html.write_text(render_html(summary), encoding="utf-8")
+            args.html.write_text(page, encoding="utf-8")
         except OSError as exc:
             if exc.errno in SYSTEM_ERRNOS:  # the machine's trouble, not a bad path: exit 1
                 raise OSError(exc.errno, exc.strerror, str(args.html)) from exc
@@ -357,6 +362,38 @@ def report(args: argparse.Namespace) -> int:
         print(f"wrote {args.html}", file=sys.stderr)
     print(render_text(summary))
     return EXIT_PASSED
+
+
+def show(args: argparse.Namespace) -> int:
+    """A run's trajectory, step by step: through a pager on a terminal, else plain."""
+    from harness.cli.run_folders import find_run_under
+    from harness.observe.trajectory import Trajectory
+    from harness.observe.trajectory_view import render_text
+
+    trajectory = Trajectory.load(find_run_under(args.run, args.root))
+    if args.round is not None and args.round not in trajectory.rounds():
+        recorded = ", ".join(map(str, trajectory.rounds())) or "none"
+        raise ConfigError(f"--round {args.round}: not in the trajectory (rounds: {recorded})")
+    text = render_text(trajectory, args.round)
+    if sys.stdout.isatty():
+        import pydoc
+
+        pydoc.pager(text)
+    else:
+        sys.stdout.write(text)
+    return EXIT_PASSED
+
+
+def replay(args: argparse.Namespace) -> int:
+    """Re-run a recorded run with its recorded replies; exit 0 when nothing diverged, 3 when
+    something did."""
+    from harness.cli.run_folders import find_run_under
+    from harness.spec.replay import replay_run
+
+    folder = find_run_under(args.run, args.root)
+    outcome = replay_run(folder, last_round=args.round, repo=args.repo)
+    print(outcome.describe())
+    return EXIT_PASSED if outcome.divergence is None else EXIT_ESCALATED
 
 
 def batch(args: argparse.Namespace) -> int:

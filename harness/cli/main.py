@@ -133,6 +133,25 @@ def build_parser() -> argparse.ArgumentParser:
     calibrate.add_argument("--json", action="store_true", help="print the report as JSON")
     calibrate.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
+    show = commands.add_parser("show", help="show a run's trajectory step by step")
+    show.add_argument("run", help="a run id or a run folder")
+    show.add_argument("--round", type=_rounds, metavar="N", help="only round N")
+    show.add_argument(
+        "--root", type=Path, default=Path("."), help="look in its .harness/runs and its loops'"
+    )
+
+    replay = commands.add_parser(
+        "replay", help="re-run a recorded run with its recorded replies and report divergences"
+    )
+    replay.add_argument("run", help="a run id or a run folder")
+    replay.add_argument("--round", type=_rounds, metavar="N", help="replay rounds 1 to N only")
+    replay.add_argument(
+        "--repo", type=Path, help="the repository to replay in (default: where it was recorded)"
+    )
+    replay.add_argument(
+        "--root", type=Path, default=Path("."), help="look in its .harness/runs and its loops'"
+    )
+
     runs = commands.add_parser("runs", help="list recent runs")
     runs.add_argument("root", nargs="?", type=Path, default=Path("."))
 

@@ -76,6 +76,10 @@ class Reply:
     content: str | None
     tool_calls: tuple[ToolCall, ...] = ()
     usage: Usage = field(default_factory=Usage)
+    reasoning: str | None = None  # the model's reasoning, where the provider returns it
+    sent: dict[str, Any] | None = None
+    """The request's body as it went on the wire, where the model can tell (litellm's: its
+    provider's form of the messages and tools); None: the messages as given were sent."""
 
     def to_message(self) -> Message:
         message: Message = {"role": "assistant", "content": self.content}

@@ -14,6 +14,12 @@ from harness.core.event_schema import BudgetCheck, ModelCall, Role
 from harness.core.redact import Redactor
 from harness.core.sink import NULL_SINK, EventSink
 from harness.core.stop import StopReason
+from harness.core.trajectory_schema import (
+    NULL_TRAJECTORY,
+    RecordedCall,
+    RecordedReply,
+    TrajectorySink,
+)
 from harness.core.usage import Usage
 from harness.core.validation import positive_finite
 from harness.models.base import Message, Model, Reply, ToolSchema, token_ceiling
@@ -163,6 +169,8 @@ class MeteredModel(Wrapper):
     A call without ``max_tokens`` gets the model's own ``max_tokens`` attribute (as
     :class:`~harness.models.litellm_model.LiteLLMModel` has), else ``default_max_tokens``; the budget
     is checked against that limit and the request carries it.
+    Each call is recorded in ``trajectory`` (the run's, shared by every role): the request as it
+    is sent, after redaction, and the reply.
     """
 
     def __init__(
@@ -174,6 +182,7 @@ class MeteredModel(Wrapper):
         events: EventSink = NULL_SINK,
         default_max_tokens: int = DEFAULT_MAX_TOKENS,
         redact: Redact | None = None,
+        trajectory: TrajectorySink = NULL_TRAJECTORY,
     ) -> None:
         if role not in ROLES:
             raise ConfigError(f"role: expected one of {', '.join(ROLES)}, got {role!r}")
@@ -184,6 +193,7 @@ class MeteredModel(Wrapper):
         self.default_max_tokens = default_max_tokens
         self.redact = redact or Redactor().redact_text
         self.requests = RequestRedactor(self.redact)
+        self.trajectory = trajectory
         self.name = model.name
 
     def for_role(self, role: Role, model: Model | None = None) -> MeteredModel:
@@ -194,6 +204,7 @@ class MeteredModel(Wrapper):
             events=self.events,
             default_max_tokens=self.default_max_tokens,
             redact=self.redact,
+            trajectory=self.trajectory,
         )
 
     def complete(
@@ -231,7 +242,19 @@ class MeteredModel(Wrapper):
         reply = _within(
             lambda: self.inner.complete(messages, tools, max_tokens=max_tokens), self.meter
         )
+        latency = time.monotonic() - started
         self.meter.record(reply.usage)
+        self.trajectory.model_call(
+            role=self.role,
+            model=self.inner.name,
+            messages=messages,
+            tools=tools,
+            max_tokens=max_tokens,
+            reply=_recorded(reply),
+            usage=reply.usage,
+            latency=latency,
+            sent=reply.sent,
+        )
         self.events.emit(
             ModelCall(
                 role=self.role,
@@ -239,12 +262,19 @@ class MeteredModel(Wrapper):
                 prompt_tokens=reply.usage.prompt_tokens,
                 completion_tokens=reply.usage.completion_tokens,
                 cost_usd=reply.usage.cost_usd,
-                latency=time.monotonic() - started,
+                latency=latency,
                 unpriced=reply.usage.unpriced_calls > 0,
                 cached_tokens=reply.usage.cached_tokens,
             )
         )
         return reply
+
+
+def _recorded(reply: Reply) -> RecordedReply:
+    calls = [
+        RecordedCall(id=c.id, name=c.name, arguments=c.arguments_json) for c in reply.tool_calls
+    ]
+    return RecordedReply(content=reply.content, tool_calls=calls, reasoning=reply.reasoning)
 
 
 def metered(model: Model, *, events: EventSink = NULL_SINK) -> MeteredModel:

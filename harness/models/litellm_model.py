@@ -19,6 +19,7 @@ throughout as a connection error, so our retry loop retries the whole chain.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import math
@@ -62,7 +63,7 @@ last message, so the next step reads the whole conversation so far from the cach
 
 _BREAKPOINT_PROVIDERS = frozenset({"anthropic", "bedrock", "bedrock_converse", "vertex_ai"})
 
-_RESERVED_KWARGS = frozenset({"model", "messages", "tools", "stream", "max_retries"})
+_RESERVED_KWARGS = frozenset({"model", "messages", "tools", "stream", "max_retries", "logger_fn"})
 
 
 @cache
@@ -181,8 +182,11 @@ class LiteLLMModel:
         limit = max_tokens if max_tokens is not None else self.max_tokens
         if limit is not None:
             request["max_tokens"] = limit
+        sent: list[dict[str, Any]] = []
+        request["logger_fn"] = lambda details: _keep_body(details, sent)
         response = self._call(litellm, request)
-        return self._reply(litellm, response, messages, tools)
+        reply = self._reply(litellm, response, messages, tools)
+        return dataclasses.replace(reply, sent=sent[-1]) if sent else reply
 
     def _call(self, litellm: ModuleType, request: dict[str, Any]) -> Any:
         attempt = 1
@@ -238,7 +242,9 @@ class LiteLLMModel:
         cost = self._cost(litellm, response, attached=reported)
         unpriced = int(cost is None)
         cached = _cached_tokens(usage) if reported else 0
-        return Reply(content, calls, Usage(prompt, completion, cost or 0.0, 1, unpriced, cached))
+        usage_of = Usage(prompt, completion, cost or 0.0, 1, unpriced, cached)
+        reasoning = getattr(message, "reasoning_content", None)
+        return Reply(content, calls, usage_of, reasoning if isinstance(reasoning, str) else None)
 
     def _cost(self, litellm: ModuleType, response: Any, *, attached: bool) -> float | None:
         """What the reply cost in USD; ``None`` where it cannot be priced.
@@ -281,6 +287,17 @@ class LiteLLMModel:
             return dict(litellm.get_model_info(self.name))
         except Exception:  # not mapped, or a model string litellm cannot place: no entry
             return {}
+
+
+def _keep_body(details: Any, sent: list[dict[str, Any]]) -> None:
+    """litellm's report before a request: the body it puts on the wire, added to ``sent``
+    (``extra_body`` merged in, as the OpenAI client does when it sends it)."""
+    arguments = details.get("additional_args") if isinstance(details, dict) else None
+    body = arguments.get("complete_input_dict") if isinstance(arguments, dict) else None
+    if isinstance(body, dict):
+        body = dict(body)
+        extra = body.pop("extra_body", None)
+        sent.append({**body, **extra} if isinstance(extra, dict) else body)
 
 
 def _tool_call(call: Any) -> ToolCall:

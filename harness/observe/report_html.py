@@ -14,6 +14,8 @@ from harness.core.event_schema import SCHEMA_VERSION, GateReportEvent
 from harness.observe.charts import Mark, Series, TimelineRow, bar_chart, line_chart, timeline
 from harness.observe.live import format_cost, format_duration, format_tokens, gate_mark
 from harness.observe.run_summary import RoundSummary, RunSummary, round_failures, round_notes
+from harness.observe.trajectory import Trajectory
+from harness.observe.trajectory_view import render_html as trajectory_html
 
 CSS = """
 body { font: 14px/1.45 system-ui, sans-serif; color: #222; margin: 24px auto; max-width: 960px;
@@ -32,11 +34,13 @@ th, td { border: 1px solid #ddd; padding: 4px 8px; text-align: left; vertical-al
 th { background: #f4f4f4; } td.pass { color: #2e7d32; } td.fail { color: #c62828; }
 .escalation { border: 2px solid #c62828; border-radius: 6px; padding: 8px 16px; background: #fff5f5; }
 .muted { color: #777; } code { font-size: 12px; }
+pre { white-space: pre-wrap; background: #f8f8f8; padding: 6px; font-size: 12px; }
 """
 
 
-def render_html(summary: RunSummary) -> str:
-    """One self-contained HTML page: totals, charts, timeline, gates, rounds, escalation."""
+def render_html(summary: RunSummary, trajectory: Trajectory | None = None) -> str:
+    """One self-contained HTML page: totals, charts, timeline, gates, rounds, escalation, and
+    the trajectory of each round when the run recorded one."""
     sections = [
         _header_html(summary),
         _charts_html(summary),
@@ -44,6 +48,7 @@ def render_html(summary: RunSummary) -> str:
         _gates_html(summary),
         _rounds_html(summary),
         _escalation_html(summary),
+        trajectory_html(trajectory) if trajectory is not None else "",
     ]
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'

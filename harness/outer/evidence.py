@@ -10,6 +10,7 @@ from pathlib import Path
 from harness.agent.agent import AgentRun
 from harness.agent.ledger import Ledger
 from harness.core.event_schema import ChecksStart, GateReportEvent, RoundStart
+from harness.core.trajectory_schema import RoundBegin
 from harness.outer.decision import RoundReport, commit_message
 from harness.outer.edits import describe_edits, keep_person_edits, person_edits
 from harness.outer.options import ArtifactFile, CiRound
@@ -54,6 +55,7 @@ def play_round(settings: Settings, run: Run, number: int) -> RoundReport:
     settings.events.emit(
         RoundStart(round=number, max_iterations=settings.max_iterations, task=task)
     )
+    settings.options.trajectory.record(RoundBegin(round=number, head=run.state.head))
     session = _session(settings, run, task, number)
     restored = keep_person_edits(run.workspace.path, edits)
     settings.events.emit(

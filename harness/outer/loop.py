@@ -24,6 +24,7 @@ from harness.core.event_schema import RunStart
 from harness.core.nofollow import UnsafePath, trusted_root
 from harness.core.redact import Redactor
 from harness.core.stop import StopReason
+from harness.core.trajectory_schema import RunBegin
 from harness.core.usage import Usage
 from harness.memory.lock import LoopLock
 from harness.memory.progress import Progress
@@ -52,6 +53,7 @@ from harness.verify.gates import Gate
 from harness.verify.human import HumanGate
 from harness.verify.panel import Reviewer
 from harness.verify.round import default_protect
+from harness.workspace.checkout import prefix_of
 from harness.workspace.git import Isolation
 
 
@@ -211,6 +213,19 @@ class OuterLoop:
                 branch=run.workspace.branch,
                 warning=run_warning(settings, run),
                 notes=self._start_notes(),
+            )
+        )
+        workspace = run.workspace
+        settings.options.trajectory.record(
+            RunBegin(
+                run_id=settings.run_id,
+                goal=settings.goal,
+                loop_file=settings.options.loop_file,
+                repo_root=str(workspace.user_root or workspace.root or "") or None,
+                workspace=str(workspace.path),
+                folder=prefix_of(workspace.root, workspace.path) if workspace.root else "",
+                base=workspace.base_commit,
+                context_window=settings.agent.model.context_window,
             )
         )
         number = run.first_round

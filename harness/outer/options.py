@@ -17,6 +17,7 @@ from pydantic import ConfigDict, SkipValidation, ValidationError, field_validato
 
 from harness.core.errors import ConfigError
 from harness.core.sink import NULL_SINK, EventSink
+from harness.core.trajectory_schema import NULL_TRAJECTORY, TrajectorySink
 from harness.core.validation import format_validation_error
 from harness.outer.decision import RoundReport
 from harness.outer.result import RunResult
@@ -78,6 +79,8 @@ class LoopOptions(LoopRules):
     restart: bool = False  # set the old progress and spend aside and start over
     run_id: str | None = None  # None: a new one
     events: SkipValidation[EventSink] = NULL_SINK
+    trajectory: SkipValidation[TrajectorySink] = NULL_TRAJECTORY  # every request, reply, step
+    loop_file: str | None = None  # the loop.toml the loop was built from, for a replay
     redact: SkipValidation[Callable[[str], str] | None] = None  # None: the default redactor
     on_round: SkipValidation[RoundHook | None] = None
     mcp: SkipValidation[tuple[McpServer, ...]] = ()  # started with the run, stopped at its end

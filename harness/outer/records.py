@@ -10,6 +10,7 @@ from harness.core.event_schema import Escalation as EscalationEvent
 from harness.core.event_schema import HookFailed, RoundEnd, RunEnd
 from harness.core.event_schema import Stop as StopEvent
 from harness.core.stop import StopReason
+from harness.core.trajectory_schema import GateStep, RoundFinish, VerdictStep
 from harness.memory.progress_items import Attempt, Status
 from harness.memory.spend import spend_path
 from harness.outer.best import RoundMark, best_of
@@ -24,7 +25,7 @@ from harness.workspace.git import GitIsolationError
 
 def record_round(settings: Settings, run: Run, report: RoundReport) -> None:
     """Save the round for good: its files kept (:mod:`harness.outer.keep`), progress.md
-    (atomic), then the event."""
+    (atomic), then the event and the trajectory's account of the round's checks."""
     head = report.commit or run.state.head
     keep_round(run, report, head)
     if settings.options.rollback == "failed" and not report.passed and run.workspace.branch:
@@ -51,6 +52,7 @@ def record_round(settings: Settings, run: Run, report: RoundReport) -> None:
         if run.progress.path is not None:  # the round's model calls, proof against a power cut
             save_spent(run.meter, spend_path(run.progress.path))
         save_progress(settings, run.progress)
+    _trajectory(settings, report)
     settings.events.emit(
         RoundEnd(
             round=report.round,
@@ -59,6 +61,43 @@ def record_round(settings: Settings, run: Run, report: RoundReport) -> None:
             usage=report.usage,
             duration=report.duration,
             cause=report.cause,
+        )
+    )
+
+
+def _trajectory(settings: Settings, report: RoundReport) -> None:
+    """The round's gate reports, verdict and outcome, in the trajectory."""
+    trajectory, number = settings.options.trajectory, report.round
+    for gate in report.gates:
+        trajectory.record(
+            GateStep(
+                round=number,
+                name=gate.name,
+                passed=gate.passed,
+                summary=gate.summary,
+                failures=gate.failures,
+                output_tail=gate.output_tail,
+            )
+        )
+    verdict = report.verdict
+    if verdict is not None:
+        trajectory.record(
+            VerdictStep(
+                round=number,
+                score=verdict.score,
+                passed=verdict.passed,
+                reasons=verdict.reasons,
+                fixes=verdict.fixes,
+                threshold=verdict.threshold,
+            )
+        )
+    trajectory.record(
+        RoundFinish(
+            round=number,
+            passed=report.passed,
+            outcome=report.outcome,
+            usage=report.usage,
+            duration=report.duration,
         )
     )
 

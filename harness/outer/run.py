@@ -66,7 +66,12 @@ def start_run(settings: Settings, progress: Progress | None) -> Run:
             workspace.reset_to(state.head)  # a round cut off mid-way is discarded and redone
     meter = _meter(settings, progress)
     author_model = MeteredModel(
-        settings.agent.model, meter, role="author", events=settings.events, redact=settings.redact
+        settings.agent.model,
+        meter,
+        role="author",
+        events=settings.events,
+        redact=settings.redact,
+        trajectory=settings.options.trajectory,
     )
     author = settings.agent.with_model(author_model)
     models = [author_model]

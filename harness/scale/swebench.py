@@ -19,8 +19,8 @@ every ``FAIL_TO_PASS`` and ``PASS_TO_PASS`` test passed with the test patch appl
 official rule has it. With several attempts per instance, each is a batch task of its own on
 the same prepared folder (its own run branch). After the batch, ``preds.jsonl`` (one line per
 instance whose first attempt ended), ``results.jsonl`` (one per attempt) and ``bench.json``
-(resolve rate, cost, rounds, pass@k) are written anew from the records, so a resumed run never
-repeats a line.
+(resolve rate, cost, rounds, pass@k) and ``trajs/<task>.traj`` (each attempt's trajectory in
+SWE-agent's form) are written anew from the records, so a resumed run never repeats a line.
 """
 
 from __future__ import annotations
@@ -39,10 +39,13 @@ from pydantic import BaseModel, ConfigDict
 from harness.core import nofollow
 from harness.core.errors import ConfigError
 from harness.models.budget import Budget
+from harness.observe.trajectory import TRAJECTORY_FILE, Trajectory
+from harness.observe.trajectory_export import swe_agent_traj
 from harness.scale.batch import Backend, Batch, BatchProgress
 from harness.scale.batch_task import BatchTask, TaskRecord, read_record
 from harness.scale.swebench_envs import EnvTable
 from harness.scale.swebench_instance import Instance
+from harness.spec.build import run_folder
 from harness.verify.held_out import Feedback
 from harness.workspace.git_cmd import git
 
@@ -52,6 +55,8 @@ ORACLES = ("gold", "empty")
 PREDICTIONS = "preds.jsonl"
 RESULTS = "results.jsonl"
 SUMMARY = "bench.json"
+TRAJS = "trajs"
+"""The folder of the attempts' trajectories in SWE-agent's form, ``<task name>.traj``."""
 MAX_NAME = 64
 """The longest batch task name (:data:`harness.scale.batch_task.NAME_PATTERN`)."""
 
@@ -92,7 +97,7 @@ class InstanceResult(BaseModel):
     seconds: float
     branch: str | None
     trajectory: str | None
-    """The events of the instance's last run (every request, reply and tool call it made)."""
+    """The event log of the instance's last run (its full exchange is in ``trajs/``)."""
 
 
 class PassAtK(BaseModel):
@@ -362,12 +367,14 @@ def write_outputs(
     results: list[InstanceResult] = []
     for instance in instances:
         for attempt in range(1, attempts + 1):
-            record = read_record(out / "batch", attempt_name(instance.instance_id, attempt))
+            name = attempt_name(instance.instance_id, attempt)
+            record = read_record(out / "batch", name)
             if record is None or not record.ended:
                 continue
             results.append(result_of(instance, attempt, record, out))
+            patch = model_patch(instance, record, out)
+            write_traj(out, name, instance, record, patch)
             if attempt == 1:
-                patch = model_patch(instance, record, out)
                 line = {"instance_id": instance.instance_id, "model_name_or_path": model}
                 predictions.append(json.dumps({**line, "model_patch": patch}))
     write_lines(out / PREDICTIONS, predictions)
@@ -382,8 +389,7 @@ def write_lines(path: Path, lines: list[str]) -> None:
 
 
 def result_of(instance: Instance, attempt: int, record: TaskRecord, out: Path) -> InstanceResult:
-    folder = instance_folder(out, instance)
-    events = folder / ".harness" / "runs" / str(record.run_id) / "events.jsonl"
+    events = run_folder(instance_folder(out, instance), str(record.run_id)) / "events.jsonl"
     return InstanceResult(
         instance_id=instance.instance_id,
         attempt=attempt,
@@ -397,6 +403,24 @@ def result_of(instance: Instance, attempt: int, record: TaskRecord, out: Path) -
         branch=record.branch,
         trajectory=str(events) if record.run_id and events.is_file() else None,
     )
+
+
+def recorded_run(out: Path, instance: Instance, record: TaskRecord) -> Path | None:
+    """The folder of the attempt's run, when it recorded a trajectory."""
+    folder = run_folder(instance_folder(out, instance), str(record.run_id))
+    return folder if record.run_id and (folder / TRAJECTORY_FILE).is_file() else None
+
+
+def write_traj(out: Path, name: str, instance: Instance, record: TaskRecord, patch: str) -> None:
+    """``trajs/<name>.traj``: the trajectory of the attempt ``name`` in SWE-agent's form."""
+    run = recorded_run(out, instance, record)
+    if run is None:
+        return
+    traj = swe_agent_traj(
+        Trajectory.load(run), submission=patch, exit_status=record.stop_reason or record.status
+    )
+    path = out / TRAJS / f"{name}.traj"
+    nofollow.write_atomic(path, json.dumps(traj, indent=1).encode("utf-8"))
 
 
 def model_patch(instance: Instance, record: TaskRecord, out: Path) -> str:

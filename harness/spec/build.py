@@ -17,6 +17,7 @@ from harness.checks.archive import ARCHIVE_DIR, INDEX_FILE, SourceArchive
 from harness.checks.claim_ledger import LEDGER_FILE
 from harness.core.errors import ConfigError
 from harness.core.sink import EventSink
+from harness.core.trajectory_schema import NULL_TRAJECTORY, TrajectorySink
 from harness.memory.skill import Skill
 from harness.models.base import Model
 from harness.models.budget import Budget
@@ -230,15 +231,18 @@ def build_loop(
     *,
     overrides: Overrides = Overrides(),
     events: EventSink,
+    trajectory: TrajectorySink = NULL_TRAJECTORY,
     run_id: str | None = None,
     redact: Callable[[str], str] | None = None,
     tools: Sequence[Tool] = (),
     mcp: Sequence[McpServer] = (),
+    model: Model | None = None,
 ) -> OuterLoop:
     """The outer loop ``config`` describes; relative paths start at its root.
 
     ``tools`` are given to the agent beside the built-ins (MCP servers' tools started by the
     caller); ``mcp`` are servers the loop starts and stops itself (see :func:`mcp_servers`).
+    ``model`` answers for the author and the critic both, whatever the spec names (a replay's).
     """
     root = config.root
     run_id = run_id or new_run_id()
@@ -249,11 +253,12 @@ def build_loop(
         check_unchanged(config)  # before anything in those files is used
     check_gate_modules(config)
     pins = pins_of(config)  # what this run takes them to be, recorded when it begins
-    model_name = choose_model(overrides.model, _rooted(config.model, root))
+    given = model
+    model_name = given.name if given else choose_model(overrides.model, _rooted(config.model, root))
     model_source = (
         "--model" if overrides.model else MODEL_ENV if os.environ.get(MODEL_ENV) else None
     )
-    model = _overridable(lambda: _model(model_name, config.model_options), model_source)
+    model = given or _overridable(lambda: _model(model_name, config.model_options), model_source)
     skill = _skill(config)
     python_env = project_env(config)  # a set-up command runs here, once per commit
     sandbox = build_sandbox(config, python_env=python_env)
@@ -270,7 +275,7 @@ def build_loop(
         hooks=session.action_hooks(config),
         subagents=session.subagents(config, lambda name: named_model(name, config)),
     )
-    critic, checks = _critic(config, overrides, skill, model_name, model)
+    critic, checks = _critic(config, overrides, skill, model_name, model, replay=given)
     for made, source in [(model, model_source or "model"), *checks]:
         _preflight(made, source)
     on_finish, ci = build_connectors(config, events=events, issue=overrides.issue)
@@ -292,6 +297,8 @@ def build_loop(
             restart=overrides.restart,
             run_id=run_id,
             events=events,
+            trajectory=trajectory,
+            loop_file=str(config.source.resolve()) if isinstance(config.source, Path) else None,
             redact=redact,
             on_round=config.on_round,
             mcp=tuple(mcp),
@@ -333,8 +340,11 @@ def _critic(
     skill: Skill | None,
     author_name: str,
     author: Model,
+    *,
+    replay: Model | None = None,
 ) -> tuple[Reviewer | None, list[tuple[Model, str]]]:
-    """:func:`build_critic` before the preflight, and each model with the field that chose it."""
+    """:func:`build_critic` before the preflight, and each model with the field that chose it
+    (``replay``, when given, answers for every critic)."""
     settings = config.critic
     checks: list[tuple[Model, str]] = []
     if not settings.enabled:
@@ -354,7 +364,7 @@ def _critic(
 
     def chosen(given: ModelChoice | None, field: str) -> Model:
         source = fallback if given is None else None
-        made = _overridable(
+        made = replay or _overridable(
             lambda: _critic_model(default if given is None else given, config, author_name, author),
             source,
         )

@@ -6,7 +6,9 @@ from collections.abc import Sequence
 
 from harness.core.errors import ConfigError
 from harness.core.sink import EventSink
+from harness.models.base import Model
 from harness.observe.events import EVENTS_FILE, EventLog
+from harness.observe.trajectory import TRAJECTORY_FILE, TrajectoryLog
 from harness.outer.loop import OuterLoop
 from harness.outer.options import new_run_id
 from harness.spec.build import OverrideError, Overrides, build_loop, mcp_servers, run_folder
@@ -22,32 +24,39 @@ def recorded_loop(
     echo: EventSink | None = None,
     tools: Sequence[Tool] = (),
     start_servers: bool = True,
+    model: Model | None = None,
 ) -> OuterLoop:
-    """``spec``'s loop, its events logged (redacted) under ``<root>/.harness/runs/<run id>/``.
+    """``spec``'s loop, its events and trajectory recorded (redacted) under
+    ``<root>/.harness/runs/<run id>/``.
 
     ``echo`` also receives every event (the live display). ``tools`` are given to the agent
     beside the built-ins; with ``start_servers`` the loop starts and stops the spec's ``[[mcp]]``
     servers itself (callers that share servers between loops pass their tools instead).
+    ``model`` answers for the author and the critic whatever the spec names (a replay's).
     An error in the spec names its loop.toml; one in a flag or variable names that.
     """
     run_id = run_id or new_run_id()
     try:
         redactor = spec.redactor()
+        folder = run_folder(spec.root, run_id)
         events = EventLog(
-            run_folder(spec.root, run_id) / EVENTS_FILE,
+            folder / EVENTS_FILE,
             run_id=run_id,
             redactor=redactor,
             echo=echo,
             root=spec.root,
         )
+        trajectory = TrajectoryLog(folder / TRAJECTORY_FILE, redactor=redactor, root=spec.root)
         return build_loop(
             spec,
             overrides=overrides or Overrides(),
             events=events,
+            trajectory=trajectory,
             run_id=run_id,
             redact=redactor.redact_text,
             tools=tools,
             mcp=mcp_servers(spec) if start_servers else (),
+            model=model,
         )
     except OverrideError:
         raise  # the flag or variable is named; loop.toml is not to blame

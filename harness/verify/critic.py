@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from harness.core.errors import ConfigError, HarnessError
 from harness.core.event_schema import CriticVerdict
 from harness.core.sink import NULL_SINK, EventSink
+from harness.core.trajectory_schema import SessionBegin
 from harness.core.usage import Usage
 from harness.memory.skill import Criterion
 from harness.models.base import Message, Model, ModelError, Reply
@@ -223,6 +224,8 @@ class Critic:
                 "content": render_review(goal, artifact, rendered, tag, answer=self._answer(tag)),
             },
         ]
+        model = metered(self.model)
+        model.trajectory.record(SessionBegin(role="critic", model=model.name))
         answer = self._ask(messages)
         usage = answer.usage
         try:

@@ -112,6 +112,13 @@ def test_an_agent_that_edits_the_test_instead_of_the_code_is_not_resolved(
     assert "resolved    0/1 (0.0%" in result.stdout
     (prediction,) = lines(out / "preds.jsonl")
     assert "+++ b/test_six.py" in str(prediction["model_patch"])  # the edit was made, not counted
+    traj = json.loads((out / "trajs" / f"{instance.instance_id}.traj").read_text())
+    assert [step["action"] for step in traj["trajectory"]] == [
+        "run_shell " + json.dumps({"command": cheat})
+    ]
+    assert traj["info"]["submission"] == prediction["model_patch"]
+    assert traj["info"]["exit_status"] == "MAX_ITERATIONS"
+    assert traj["history"][-1] == {"role": "assistant", "content": "Done."}
 
 
 def test_attempts_give_pass_at_k_and_one_prediction_per_instance(

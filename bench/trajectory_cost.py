@@ -1,0 +1,107 @@
+"""What recording a trajectory costs: CPU per step, and the size of a long session's file.
+
+One agent session of ``--steps`` tool calls runs in-process over a ScriptedModel behind the
+MeteredModel every run uses, once recording to a trajectory and once not, in pairs, back to back
+(the first of a pair alternating); CPU is ``time.process_time``. Each tool call returns one of
+``--distinct`` long observations (``--chars`` characters each) in turn, as a session that reads
+the same files or runs the same tests again does. Printed: the median CPU per step of each, the
+recording's share of a step, and the trajectory's size (its lines, and the side folder of long
+texts) for one session.
+
+    python bench/trajectory_cost.py [--steps 1000] [--runs 3] [--chars 8000] [--distinct 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from harness.agent.agent import Agent, AgentStop  # noqa: E402
+from harness.core.redact import Redactor  # noqa: E402
+from harness.core.trajectory_schema import NULL_TRAJECTORY, RoundBegin, TrajectorySink  # noqa: E402
+from harness.models.base import ToolCall  # noqa: E402
+from harness.models.budget import MeteredModel  # noqa: E402
+from harness.models.scripted import ScriptedModel  # noqa: E402
+from harness.observe.trajectory import BLOBS_DIR, TRAJECTORY_FILE, TrajectoryLog  # noqa: E402
+from harness.tools import Tool, tool  # noqa: E402
+
+
+def observation_tool(chars: int, distinct: int) -> Tool:
+    texts = [f"observation {i}\n" + (f"line {i} " * chars)[:chars] for i in range(distinct)]
+
+    @tool
+    def observe(n: int) -> str:
+        """Return the n-th observation.
+
+        Args:
+            n: which step asks.
+        """
+        return texts[n % distinct]
+
+    return observe
+
+
+def session(steps: int, observe: Tool, trajectory: TrajectorySink, workspace: Path) -> float:
+    """CPU seconds of one session of ``steps`` tool calls and a final answer."""
+    script: list[object] = [ToolCall("observe", {"n": n}) for n in range(steps)] + ["done"]
+    redactor = Redactor()
+    model = MeteredModel(
+        ScriptedModel(script, context_window=10_000_000),  # type: ignore[arg-type]
+        redact=redactor.redact_text,
+        trajectory=trajectory,
+    )
+    trajectory.record(RoundBegin(round=1))
+    agent = Agent(model, [observe], max_steps=steps + 1, compaction="none", max_repeats=steps)
+    started = time.process_time()
+    run = agent.run("observe every step", workspace)
+    spent = time.process_time() - started
+    assert run.stop_reason is AgentStop.ANSWERED, run.stop_message
+    return spent
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=1000)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--chars", type=int, default=8000)
+    parser.add_argument("--distinct", type=int, default=5)
+    args = parser.parse_args()
+    observe = observation_tool(args.chars, args.distinct)
+    plain: list[float] = []
+    recorded: list[float] = []
+    size = blobs = 0
+    with tempfile.TemporaryDirectory() as scratch:
+        workspace = Path(scratch) / "ws"
+        workspace.mkdir()
+        session(10, observe, NULL_TRAJECTORY, workspace)  # warm-up: the tokenizer loads once
+        for run in range(args.runs):
+            folder = Path(scratch) / f"run{run}"
+            log = TrajectoryLog(folder / TRAJECTORY_FILE, redactor=Redactor())
+            order = [("plain", NULL_TRAJECTORY), ("recorded", log)]
+            for name, sink in order if run % 2 == 0 else reversed(order):
+                spent = session(args.steps, observe, sink, workspace)
+                (plain if name == "plain" else recorded).append(spent)
+            size = (folder / TRAJECTORY_FILE).stat().st_size
+            blobs = sum(p.stat().st_size for p in (folder / BLOBS_DIR).iterdir())
+    per_plain = statistics.median(plain) / (args.steps + 1)
+    per_recorded = statistics.median(recorded) / (args.steps + 1)
+    share = (per_recorded - per_plain) / per_plain
+    print(f"steps per session:            {args.steps} ({args.distinct} distinct observations "
+          f"of {args.chars} characters)")  # fmt: skip
+    print(f"CPU per step, not recorded:   {per_plain * 1000:.3f} ms")
+    print(f"CPU per step, recorded:       {per_recorded * 1000:.3f} ms")
+    print(f"recording's CPU per step:     {(per_recorded - per_plain) * 1000:.3f} ms")
+    print(f"recording's share of a step:  {share:+.1%} of this scripted step (target <= 5 %)")
+    print(f"trajectory of one session:    {(size + blobs) / 1e6:.2f} MB "
+          f"({size / 1e6:.2f} MB of lines, {blobs / 1e6:.2f} MB of stored texts; target < 10 MB)")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,235 @@
+"""The trajectory's schema: one frozen pydantic model per record kind (documented in
+docs/trajectories.md).
+
+A trajectory is what a run said to its models and what it got back, step by step: every request
+as it was sent, every reply, every tool call with its observation, each round's gate reports and
+verdict. Every record carries ``kind`` (the discriminator), ``v`` (:data:`TRAJECTORY_VERSION`),
+``ts``, and the ``round`` and ``session`` it belongs to (stamped by the writer). A component
+records a step by building its model and handing it to a :class:`TrajectorySink`.
+
+Two forms keep the file small. A request holds only what changed since the previous request of
+the same session and role (``keep`` messages are taken from it, ``messages`` follow), and its
+tool schemas by hash. A text longer than the writer's limit (an observation, a message's content,
+a gate's output) is a :class:`Blob`: its SHA-256, stored once in the side folder.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from harness.core.event_schema import Role
+from harness.core.usage import Usage
+
+TRAJECTORY_VERSION = 1
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Blob(BaseModel):
+    """A text stored once in the trajectory's side folder, by the SHA-256 of its UTF-8 bytes."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    blob: str
+    chars: int
+
+
+Text = str | Blob
+"""A text kept in the line, or a reference to it in the side folder."""
+
+
+class RecordBase(BaseModel):
+    """Fields every record has."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: str
+    v: int = TRAJECTORY_VERSION
+    ts: datetime = Field(default_factory=_now)
+    round: int | None = None
+    session: int | None = None
+
+
+class RunBegin(RecordBase):
+    """The run: what a replay needs to start again from the same place."""
+
+    kind: Literal["run"] = "run"
+    run_id: str
+    goal: str
+    loop_file: str | None = None  # the loop.toml the run was built from, when it had one
+    repo_root: str | None = None  # the git repository the workspace is in
+    workspace: str  # the folder the agent worked in (a worktree of its own, or the user's)
+    folder: str = ""  # the workspace's folder inside the repository ("" at its top)
+    base: str | None = None  # the commit the run started from
+    context_window: int | None = None  # the author model's, which decides when to compact
+
+
+class RoundBegin(RecordBase):
+    kind: Literal["round"] = "round"
+    round: int
+    head: str | None = None  # the commit the round starts from
+
+
+class SessionBegin(RecordBase):
+    """An agent session or a critic call: the steps after it belong to it."""
+
+    kind: Literal["session"] = "session"
+    role: Role
+    model: str
+
+
+class Request(BaseModel):
+    """A request as sent, relative to the previous one of its session and role."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    keep: int = 0  # messages taken, in order, from the start of the previous request
+    messages: list[dict[str, Any]]  # the ones after them; a long ``content`` is a Blob's fields
+    tools: str | None = None  # the blob of the tool schemas' JSON; None: no tools were offered
+    max_tokens: int | None = None
+    wire: dict[str, Any] | None = None
+    """The rest of the body as it went on the wire (model, limits, a provider's system field),
+    where the model reported it: then ``messages`` and ``tools`` are the wire's too."""
+
+
+class RecordedCall(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    name: str
+    arguments: str  # as the model sent it (may be malformed JSON)
+
+
+class RecordedReply(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    content: str | None = None
+    tool_calls: list[RecordedCall] = Field(default_factory=list)
+    reasoning: str | None = None  # where the provider returns it
+
+
+class ModelStep(RecordBase):
+    """One model call: the request as sent (after compaction and redaction) and the reply."""
+
+    kind: Literal["model_call"] = "model_call"
+    role: Role
+    model: str
+    request: Request
+    reply: RecordedReply
+    usage: Usage = Field(default_factory=Usage)
+    latency: float = 0.0
+
+
+class ToolStep(RecordBase):
+    """One tool call and its full observation (what the model is sent back)."""
+
+    kind: Literal["tool_call"] = "tool_call"
+    step: int
+    call_id: str
+    name: str
+    arguments: str
+    observation: Text
+    exit_code: int | None = None
+    is_error: bool = False
+    duration: float = 0.0
+
+
+class GateStep(RecordBase):
+    kind: Literal["gate"] = "gate"
+    name: str
+    passed: bool
+    summary: str = ""
+    failures: list[str] = Field(default_factory=list)
+    output_tail: Text = ""
+
+
+class VerdictStep(RecordBase):
+    kind: Literal["verdict"] = "verdict"
+    score: float
+    passed: bool
+    reasons: list[str] = Field(default_factory=list)
+    fixes: list[str] = Field(default_factory=list)
+    threshold: float | None = None
+
+
+class RoundFinish(RecordBase):
+    kind: Literal["round_end"] = "round_end"
+    passed: bool
+    outcome: str
+    usage: Usage = Field(default_factory=Usage)
+    duration: float = 0.0
+
+
+Record = Annotated[
+    RunBegin
+    | RoundBegin
+    | SessionBegin
+    | ModelStep
+    | ToolStep
+    | GateStep
+    | VerdictStep
+    | RoundFinish,
+    Field(discriminator="kind"),
+]
+
+_ADAPTER: TypeAdapter[Record] = TypeAdapter(Record)
+
+
+def parse_record(line: str | bytes) -> Record:
+    """One record from one JSON line (as the trajectory stores it)."""
+    return _ADAPTER.validate_json(line)
+
+
+class TrajectorySink(Protocol):
+    """Receives trajectory records.
+
+    A model call comes as the request itself (the messages and tool schemas, and the body that
+    went on the wire where the model reported it as ``sent``): the sink makes the
+    :class:`ModelStep` of it, keeping only what changed since the previous request.
+    """
+
+    def record(self, record: RecordBase) -> None: ...
+
+    def model_call(
+        self,
+        *,
+        role: Role,
+        model: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        max_tokens: int | None,
+        reply: RecordedReply,
+        usage: Usage,
+        latency: float,
+        sent: dict[str, Any] | None = None,
+    ) -> None: ...
+
+
+class NullTrajectory:
+    """Keeps nothing."""
+
+    def record(self, record: RecordBase) -> None:
+        return None
+
+    def model_call(
+        self,
+        *,
+        role: Role,
+        model: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        max_tokens: int | None,
+        reply: RecordedReply,
+        usage: Usage,
+        latency: float,
+        sent: dict[str, Any] | None = None,
+    ) -> None:
+        return None
+
+
+NULL_TRAJECTORY = NullTrajectory()

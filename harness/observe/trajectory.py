@@ -1,0 +1,353 @@
+"""The run's trajectory: written step by step beside its event log, and read back whole.
+
+A :class:`TrajectoryLog` appends one JSON line per record (:mod:`harness.core.trajectory_schema`)
+to ``<run folder>/trajectory.jsonl`` in a single write, so a process killed at any moment leaves
+every earlier line whole and at most a torn last one (which :func:`read_trajectory` skips). A
+text longer than ``inline_chars`` goes, once, to ``<run folder>/trajectory-blobs/<sha256>``
+before the line that names it. Everything is redacted first (a request arrives redacted by the
+:class:`~harness.models.budget.MeteredModel` that sent it, and is kept as sent).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import operator
+import os
+import threading
+import weakref
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.core import nofollow
+from harness.core.errors import ConfigError
+from harness.core.event_schema import Role
+from harness.core.redact import REDACTED, SECRET_NAME, Redactor
+from harness.core.trajectory_schema import (
+    Blob,
+    GateStep,
+    ModelStep,
+    Record,
+    RecordBase,
+    RecordedReply,
+    Request,
+    RoundBegin,
+    RoundFinish,
+    RunBegin,
+    SessionBegin,
+    Text,
+    VerdictStep,
+    parse_record,
+)
+from harness.core.usage import Usage
+
+TRAJECTORY_FILE = "trajectory.jsonl"
+"""The trajectory's name inside a run folder."""
+
+BLOBS_DIR = "trajectory-blobs"
+"""The side folder of long texts, beside the trajectory."""
+
+INLINE_CHARS = 2_000
+"""Texts up to this length stay in their line; longer ones are stored once by hash."""
+
+_LONG_FIELDS = ("observation", "output_tail")
+"""The fields of a record whose text may be long enough to go to the side folder."""
+
+_NAMES = frozenset({"kind", "v", "ts", "round", "session", "role", "model", "name", "call_id",
+                    "id", "step", "usage", "blob", "chars", "passed", "is_error"})  # fmt: skip
+"""Fields that name, count or time things: no secret can be in them, so they are not scanned."""
+
+_REMEMBERED = 256
+"""Texts whose redacted form is kept, to be found again without a scan."""
+
+_ROUND_LEVEL = (RunBegin, RoundBegin, GateStep, VerdictStep, RoundFinish)
+"""Records of the run or the round, in no session."""
+
+Message = dict[str, Any]
+
+
+class TrajectoryLog:
+    """An append-only trajectory; thread-safe. A :class:`~harness.core.trajectory_schema.
+    TrajectorySink`.
+
+    Records get ``round`` (from the last :class:`RoundBegin`) and ``session`` (counted by
+    :class:`SessionBegin`) where they have none. Like the event log, the file is reached from
+    ``root`` without following a link (a link on the way raises
+    :class:`~harness.core.nofollow.UnsafePath` and closes the log); it is then kept open, so no
+    later line can be sent elsewhere by a folder moved or replaced.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        redactor: Redactor | None = None,
+        root: str | os.PathLike[str] | None = None,
+        inline_chars: int = INLINE_CHARS,
+    ) -> None:
+        self.path = Path(path)
+        self.blobs = self.path.with_name(BLOBS_DIR)
+        self.root = Path(root) if root is not None else None
+        self.redactor = redactor if redactor is not None else Redactor()
+        self.inline_chars = inline_chars
+        self._lock = threading.Lock()
+        self._closed = False
+        self._round: int | None = None
+        self._session: int | None = None
+        self._sessions = 0
+        self._stored: set[str] = set()
+        self._clean: dict[str, str] = {}  # texts and their redacted form, the latest ones
+        self._fd: int | None = None
+        self._tools: tuple[object, str] = (None, "")  # the last schemas sent, and their hash
+        self._previous: dict[tuple[int | None, str], list[Message]] = {}
+
+    def record(self, record: RecordBase) -> None:
+        with self._lock:
+            if isinstance(record, RoundBegin):
+                self._round, self._session = record.round, None
+            elif isinstance(record, SessionBegin):
+                self._sessions += 1
+                self._session = self._sessions
+                self._previous.clear()  # no request of an earlier session comes again
+            data = self._scrub(self._stamped(record).model_dump(mode="json"))
+            for name in _LONG_FIELDS:
+                if isinstance(data.get(name), str):
+                    data[name] = self._text(data[name])
+            self._write(data)
+
+    def model_call(
+        self,
+        *,
+        role: Role,
+        model: str,
+        messages: list[Message],
+        tools: list[dict[str, Any]] | None,
+        max_tokens: int | None,
+        reply: RecordedReply,
+        usage: Usage,
+        latency: float,
+        sent: dict[str, Any] | None = None,
+    ) -> None:
+        """Record one call: the request (redacted already) as the change since the previous
+        request of the same session and role, the reply redacted. With ``sent`` (the body on
+        the wire), its messages and tools are what is kept, and the rest of it beside them."""
+        wire = None
+        if sent is not None and isinstance(sent.get("messages"), list):
+            messages, tools = sent["messages"], sent.get("tools")
+            wire = {k: v for k, v in sent.items() if k not in ("messages", "tools")}
+        with self._lock:
+            key = (self._session, role)
+            keep = _kept(self._previous.get(key, []), messages)
+            self._previous[key] = list(messages)
+            schemas = None
+            if tools:
+                if tools is not self._tools[0]:  # the same schemas are sent at every step
+                    self._tools = (tools, self._store(json.dumps(tools, ensure_ascii=False)))
+                schemas = self._tools[1]
+            step = self._stamped(
+                ModelStep(
+                    role=role,
+                    model=model,
+                    request=Request(
+                        keep=keep,
+                        messages=[],
+                        tools=schemas,
+                        max_tokens=max_tokens,
+                        wire=None if wire is None else self.redactor.redact(wire),
+                    ),
+                    reply=RecordedReply.model_validate(self._scrub(reply.model_dump())),
+                    usage=usage,
+                    latency=latency,
+                )
+            )
+            data = step.model_dump(mode="json")
+            data["request"]["messages"] = [self._message(m) for m in messages[keep:]]
+            self._write(data)
+
+    def _scrub(self, data: Any) -> Any:
+        """``data`` redacted, but for the fields that only name things (:data:`_NAMES`)."""
+        if isinstance(data, dict):
+            return {
+                key: value if key in _NAMES else self._clean_item(key, value)
+                for key, value in data.items()
+            }
+        if isinstance(data, list):
+            return [self._scrub(item) for item in data]
+        return self._redacted(data) if isinstance(data, str) else data
+
+    def _clean_item(self, key: str, value: Any) -> Any:
+        if isinstance(value, dict | list):
+            return self._scrub(value)
+        if not isinstance(value, str) or not value:
+            return value
+        if SECRET_NAME.search(key):  # as the redactor has it: a secret-looking key's value
+            return REDACTED
+        return self._redacted(value)
+
+    def _redacted(self, text: str) -> str:
+        """``text`` redacted; the same text again (a test run twice, a file read again, a tool
+        call's arguments in its reply and then in its step) is looked up, not scanned again."""
+        clean = self._clean.get(text)
+        if clean is None:
+            clean = self.redactor.redact_text(text)
+            if len(self._clean) >= _REMEMBERED:
+                del self._clean[next(iter(self._clean))]
+            self._clean[text] = clean
+        return clean
+
+    def _stamped(self, record: RecordBase) -> RecordBase:
+        session = None if isinstance(record, _ROUND_LEVEL) else self._session
+        missing = {
+            name: value
+            for name, value in (("round", self._round), ("session", session))
+            if getattr(record, name) is None and value is not None
+        }
+        return record.model_copy(update=missing) if missing else record
+
+    def _message(self, message: Message) -> Message:
+        content = message.get("content")
+        if isinstance(content, str) and len(content) > self.inline_chars:
+            return {**message, "content": self._text(content)}
+        return message
+
+    def _text(self, text: str) -> Text | dict[str, Any]:
+        """``text`` itself when short, else the fields of its :class:`Blob`."""
+        if len(text) <= self.inline_chars:
+            return text
+        return Blob(blob=self._store(text), chars=len(text)).model_dump()
+
+    def _store(self, text: str) -> str:
+        """Write ``text`` to the side folder once; its hash."""
+        data = text.encode("utf-8")
+        digest = hashlib.sha256(data).hexdigest()
+        if digest not in self._stored and not self._closed:
+            nofollow.write_atomic(self.blobs / digest, data, root=self.root)
+            self._stored.add(digest)
+        return digest
+
+    def _write(self, data: dict[str, Any]) -> None:
+        """One line, in one write. The file is opened once (made with its folders, no link
+        followed) and kept open: every line goes to the file the first one made."""
+        if self._closed:
+            return
+        line = (json.dumps(data, ensure_ascii=False) + "\n").encode("utf-8")
+        if self._fd is None:
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+            try:
+                self._fd = nofollow.open_file(self.path, flags, root=self.root, make_folders=True)
+            except nofollow.UnsafePath:
+                self._closed = True
+                raise
+            weakref.finalize(self, os.close, self._fd)
+        os.write(self._fd, line)
+
+
+def _kept(previous: list[Message], messages: list[Message]) -> int:
+    """How many messages at the start of ``messages`` are those of ``previous``: at once when
+    the whole previous request is still there, as the very same objects (a step added to it)."""
+    if len(messages) >= len(previous) and all(map(operator.is_, previous, messages)):
+        return len(previous)
+    keep = 0
+    for before, now in zip(previous, messages, strict=False):
+        if before is not now and before != now:
+            break
+        keep += 1
+    return keep
+
+
+def read_trajectory(path: str | os.PathLike[str]) -> list[Record]:
+    """Every record of a trajectory, in order.
+
+    A last line that does not parse is a write cut short by a kill and is skipped; any other
+    line that does not parse raises :class:`ConfigError` naming the file and line.
+    """
+    try:
+        text = nofollow.read_text(path, limit=1 << 34)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no trajectory (the run recorded none)") from None
+    except UnicodeDecodeError as err:
+        bad_line = err.object[: err.start].count(b"\n") + 1
+        raise ConfigError(f"{path}:{bad_line}: not UTF-8 text ({err.reason})") from err
+    lines = text.split("\n")
+    records: list[Record] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(parse_record(line))
+        except ValueError as err:
+            if number == len(lines):
+                break
+            raise ConfigError(f"{path}:{number}: not a valid trajectory record: {err}") from err
+    return records
+
+
+@dataclass
+class Call:
+    """A recorded model call with its whole request rebuilt."""
+
+    step: ModelStep
+    messages: list[Message]
+    tools: list[dict[str, Any]] | None
+
+    def body(self) -> dict[str, Any]:
+        """The request's body as it went on the wire (as far as the model reported it)."""
+        body: dict[str, Any] = dict(self.step.request.wire or {})
+        body["messages"] = self.messages
+        if self.tools is not None:
+            body["tools"] = self.tools
+        return body
+
+
+@dataclass
+class Trajectory:
+    """A recorded trajectory, read back: its records, and their long texts from the side folder."""
+
+    path: Path
+    records: list[Record]
+    _texts: dict[str, str] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def load(cls, run_dir: str | os.PathLike[str]) -> Trajectory:
+        path = Path(run_dir) / TRAJECTORY_FILE
+        return cls(path, read_trajectory(path))
+
+    def text(self, value: Text | dict[str, Any]) -> str:
+        """The text itself, read from the side folder when it is a blob."""
+        if isinstance(value, str):
+            return value
+        return self.blob(value.blob if isinstance(value, Blob) else str(value["blob"]))
+
+    def blob(self, digest: str) -> str:
+        """The text stored in the side folder under ``digest``."""
+        if digest not in self._texts:
+            blob = self.path.with_name(BLOBS_DIR) / digest
+            try:
+                self._texts[digest] = nofollow.read_bytes(blob, limit=1 << 32).decode("utf-8")
+            except FileNotFoundError:
+                raise ConfigError(f"{blob}: missing from the trajectory's side folder") from None
+        return self._texts[digest]
+
+    def rounds(self) -> list[int]:
+        return sorted({r.round for r in self.records if isinstance(r, RoundBegin)})
+
+    def calls(self) -> Iterator[Call]:
+        """Every model call, its request rebuilt as it was sent."""
+        previous: dict[tuple[int | None, str], list[Message]] = {}
+        for record in self.records:
+            if not isinstance(record, ModelStep):
+                continue
+            key = (record.session, record.role)
+            kept = previous.get(key, [])[: record.request.keep]
+            messages = kept + [self._message(m) for m in record.request.messages]
+            previous[key] = messages
+            tools = record.request.tools
+            yield Call(record, messages, json.loads(self.blob(tools)) if tools else None)
+
+    def _message(self, message: Message) -> Message:
+        content = message.get("content")
+        if isinstance(content, dict) and "blob" in content:
+            return {**message, "content": self.text(content)}
+        return message

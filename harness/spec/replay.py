@@ -1,0 +1,242 @@
+"""``harness replay``: a recorded run played again, offline, and where it now differs.
+
+The recorded replies answer as the model (:class:`~harness.models.replay.ReplayModel`); everything
+else is today's: the loop.toml as it is now (its tools, gates, critic settings), run on a fresh
+clone of the repository checked out at the run's base commit. The first divergence is reported:
+a tool observation that differs (at its round and step), a model call the recording does not
+have, a gate whose result changed, a verdict or an outcome that changed.
+
+The replay is a run of its own: its events and trajectory are kept under the loop's
+``.harness/runs/`` like any other, so ``harness show`` reads it too.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.core.errors import ConfigError
+from harness.core.trajectory_schema import (
+    GateStep,
+    ModelStep,
+    RoundFinish,
+    RunBegin,
+    ToolStep,
+    VerdictStep,
+)
+from harness.models.replay import Divergence, Observation, RecordedTurn, ReplayModel
+from harness.observe.run_summary import RUNS_DIR
+from harness.observe.trajectory import Trajectory
+from harness.outer.decision import RoundReport
+from harness.outer.options import new_run_id
+from harness.outer.result import RunResult
+from harness.spec.build import Overrides
+from harness.spec.launch import recorded_loop
+from harness.spec.loop_spec import LoopSpec
+from harness.workspace.git_cmd import git
+from harness.workspace.workspace import IDENTITY_ENV
+
+
+@dataclass(frozen=True)
+class RecordedRound:
+    """What the recording says a round's checks found."""
+
+    gates: dict[str, tuple[bool, tuple[str, ...]]] = field(default_factory=dict)
+    verdict: tuple[float, bool] | None = None
+    outcome: str | None = None
+
+
+@dataclass(frozen=True)
+class ReplayOutcome:
+    """A replay's result: the run it made, and the first divergence (None: none)."""
+
+    recorded_run: str
+    run_id: str
+    result: RunResult
+    divergence: Divergence | None
+    rounds: int
+
+    def describe(self) -> str:
+        head = (
+            f"replay of run {self.recorded_run} (recorded again as run {self.run_id}): "
+            f"{self.rounds} round(s), {self.result.stop_reason.value}"
+        )
+        if self.divergence is None:
+            return (
+                f"{head}\nno divergence: every observation, gate, verdict and outcome as recorded"
+            )
+        return f"{head}\nfirst divergence at {self.divergence.describe()}"
+
+
+def replay_run(
+    run_dir: Path, *, last_round: int | None = None, repo: Path | None = None
+) -> ReplayOutcome:
+    """Replay the run recorded in ``run_dir`` (rounds 1 to ``last_round``, else all).
+
+    ``repo``: the repository to take the base commit and today's loop.toml from, when it is not
+    where the run was recorded (a recording kept in a project's tests, replayed on another
+    machine); the loop.toml is found at the same place inside it.
+    """
+    trajectory = Trajectory.load(run_dir)
+    header = next((r for r in trajectory.records if isinstance(r, RunBegin)), None)
+    if header is None or header.loop_file is None:
+        raise ConfigError(f"{trajectory.path}: the run was not started from a loop.toml; it "
+                          "cannot be replayed")  # fmt: skip
+    if header.repo_root is None or header.base is None:
+        raise ConfigError(f"{trajectory.path}: the run's workspace was not in git; there is no "
+                          "base commit to replay it from")  # fmt: skip
+    recorded_repo = Path(header.repo_root)
+    try:
+        inside = Path(header.loop_file).parent.relative_to(recorded_repo)
+    except ValueError:
+        raise ConfigError(
+            f"{header.loop_file}: not inside the run's repository {recorded_repo}"
+        ) from None
+    repo = (repo or recorded_repo).resolve()
+    loop_file = repo / inside / Path(header.loop_file).name
+    if not loop_file.is_file():
+        raise ConfigError(f"{loop_file}: the run's loop.toml is not there (--repo names the "
+                          "repository to replay in)")  # fmt: skip
+    recorded_rounds = [n for n in trajectory.rounds() if last_round is None or n <= last_round]
+    with tempfile.TemporaryDirectory(prefix="harness-replay-") as scratch:
+        checkout = Path(scratch) / repo.name
+        git(
+            Path(scratch), "clone", "--quiet", "--no-checkout", "--shared", str(repo), str(checkout)
+        )
+        git(checkout, "checkout", "--quiet", "--detach", header.base)
+        root = checkout / inside
+        shutil.copyfile(loop_file, root / loop_file.name)  # today's settings
+        git(checkout, "-c", f"core.hooksPath={os.devnull}", "commit", "--quiet", "--no-gpg-sign",
+            "--allow-empty", "-am", "harness replay: loop.toml as it is now", env=IDENTITY_ENV)  # fmt: skip
+        model = _replay_model(trajectory, header, recorded_rounds, [str(checkout), scratch])
+        spec = LoopSpec.from_toml(root / loop_file.name)
+        run_id = new_run_id()
+        cap = max(recorded_rounds, default=1) if last_round is not None else None
+        loop = recorded_loop(
+            spec, overrides=Overrides(max_iterations=cap, restart=True), run_id=run_id, model=model
+        )
+        result = loop.run()
+        kept = loop_file.parent / RUNS_DIR / run_id
+        shutil.copytree(root / RUNS_DIR / run_id, kept, dirs_exist_ok=True)
+    divergence = first_divergence(trajectory, model.divergences, result.rounds, recorded_rounds)
+    return ReplayOutcome(header.run_id, run_id, result, divergence, len(result.rounds))
+
+
+def _replay_model(
+    trajectory: Trajectory, header: RunBegin, rounds: list[int], folders: list[str]
+) -> ReplayModel:
+    turns: dict[int, list[RecordedTurn]] = defaultdict(list)
+    observations: dict[tuple[int, str], Observation] = {}
+    for record in trajectory.records:
+        if record.round not in rounds:
+            continue
+        assert record.round is not None
+        if isinstance(record, ModelStep):
+            turns[record.round].append(RecordedTurn(record.role, record.reply, record.usage))
+        elif isinstance(record, ToolStep):
+            text = trajectory.text(record.observation)
+            observations[(record.round, record.call_id)] = Observation(
+                record.step, record.name, text
+            )
+    for number in rounds:
+        turns.setdefault(number, [])
+    return ReplayModel(
+        turns,
+        observations,
+        name=f"replay:{header.run_id}",
+        context_window=header.context_window or 128_000,
+        folders=[header.workspace, *folders],
+    )
+
+
+def recorded_checks(trajectory: Trajectory) -> dict[int, RecordedRound]:
+    """Each recorded round's gates, verdict and outcome."""
+    gates: dict[int, dict[str, tuple[bool, tuple[str, ...]]]] = defaultdict(dict)
+    verdicts: dict[int, tuple[float, bool]] = {}
+    outcomes: dict[int, str] = {}
+    for record in trajectory.records:
+        if record.round is None:
+            continue
+        if isinstance(record, GateStep):
+            gates[record.round][record.name] = (record.passed, tuple(record.failures))
+        elif isinstance(record, VerdictStep):
+            verdicts[record.round] = (record.score, record.passed)
+        elif isinstance(record, RoundFinish):
+            outcomes[record.round] = record.outcome
+    numbers = set(gates) | set(verdicts) | set(outcomes)
+    return {n: RecordedRound(gates.get(n, {}), verdicts.get(n), outcomes.get(n)) for n in numbers}
+
+
+def first_divergence(
+    trajectory: Trajectory,
+    model_divergences: list[Divergence],
+    reports: list[RoundReport],
+    rounds: list[int],
+) -> Divergence | None:
+    """The earliest difference, round by round: in a round, the model's (a tool observation, a
+    model call) come before the gates', then the verdict's, then the outcome's."""
+    checks = recorded_checks(trajectory)
+    played = {report.round: report for report in reports}
+    for number in rounds:
+        in_round = [d for d in model_divergences if d.round == number]
+        if in_round:
+            return in_round[0]
+        recorded = checks.get(number)
+        report = played.get(number)
+        if recorded is None or recorded.outcome is None:
+            if report is not None:
+                return Divergence(number, None, "the round ended; the recording of it did not")
+            continue
+        if report is None:
+            return Divergence(number, None, "the round did not end", recorded.outcome, "")
+        found = _check_divergence(number, recorded, report)
+        if found is not None:
+            return found
+    later = [d for d in model_divergences if d.round not in rounds]
+    if later:
+        return later[0]
+    extra = [r.round for r in reports if r.round not in rounds]
+    if extra:
+        return Divergence(extra[0], None, "the replay played a round the recording does not have")
+    return None
+
+
+def _check_divergence(
+    number: int, recorded: RecordedRound, report: RoundReport
+) -> Divergence | None:
+    now_gates = {g.name: (g.passed, tuple(g.failures)) for g in report.gates}
+    for name in dict.fromkeys([*recorded.gates, *now_gates]):
+        before, after = recorded.gates.get(name), now_gates.get(name)
+        if before != after:
+            return Divergence(
+                number, None, f"gate {name} differs", _gate_text(before), _gate_text(after)
+            )
+    now_verdict = (report.verdict.score, report.verdict.passed) if report.verdict else None
+    if recorded.verdict != now_verdict:
+        return Divergence(
+            number, None, "the verdict differs", _verdict_text(recorded.verdict),
+            _verdict_text(now_verdict),
+        )  # fmt: skip
+    if recorded.outcome != report.outcome:
+        return Divergence(
+            number, None, "the outcome differs", recorded.outcome or "", report.outcome
+        )
+    return None
+
+
+def _gate_text(gate: tuple[bool, tuple[str, ...]] | None) -> str:
+    if gate is None:
+        return "not run"
+    passed, failures = gate
+    return ("passed" if passed else "failed") + (f": {', '.join(failures)}" if failures else "")
+
+
+def _verdict_text(verdict: tuple[float, bool] | None) -> str:
+    if verdict is None:
+        return "no verdict"
+    score, passed = verdict
+    return f"{score:g}/10, {'passed' if passed else 'failed'}"

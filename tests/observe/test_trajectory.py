@@ -1,0 +1,163 @@
+"""The trajectory: every request rebuilt as sent, observations stored once, torn lines, redaction."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.agent.agent import Agent
+from harness.core.errors import ConfigError
+from harness.core.redact import REDACTED, Redactor
+from harness.core.trajectory_schema import (
+    TRAJECTORY_VERSION,
+    ModelStep,
+    RoundBegin,
+    SessionBegin,
+    ToolStep,
+)
+from harness.core.usage import Usage
+from harness.models.base import Reply, ToolCall
+from harness.models.budget import MeteredModel
+from harness.models.scripted import ScriptedModel
+from harness.observe.trajectory import (
+    BLOBS_DIR,
+    TRAJECTORY_FILE,
+    Trajectory,
+    TrajectoryLog,
+    read_trajectory,
+)
+from harness.observe.trajectory_export import swe_agent_traj
+from harness.tools import tool
+
+SECRET = "sk-test-9f8e7d6c5b4a39281706fedcba"
+BIG = "x" * 5_000  # longer than the inline limit
+
+
+@tool
+def big(part: str) -> str:
+    """Return a long text.
+
+    Args:
+        part: which text: "same" (always the same) or anything else (holds it).
+    """
+    return BIG if part == "same" else f"{part}\n{BIG}"
+
+
+@tool
+def leak() -> str:
+    """Return a text holding a secret."""
+    return f"the key is {SECRET}"
+
+
+def _session(
+    tmp_path: Path, script: list[object], tools: list[object]
+) -> tuple[ScriptedModel, Path]:
+    redactor = Redactor(env={"OPENAI_API_KEY": SECRET})
+    log = TrajectoryLog(tmp_path / "run" / TRAJECTORY_FILE, redactor=redactor)
+    scripted = ScriptedModel(script)  # type: ignore[arg-type]
+    model = MeteredModel(scripted, redact=redactor.redact_text, trajectory=log)
+    log.record(RoundBegin(round=1))
+    # the same call again and again is what this file tests: not stuck
+    Agent(model, tools, max_steps=50, max_repeats=50).run("do it", tmp_path)  # type: ignore[arg-type]
+    return scripted, tmp_path / "run"
+
+
+def test_every_request_is_rebuilt_as_the_model_received_it(tmp_path: Path) -> None:
+    script = [ToolCall("big", {"part": f"p{i}"}) for i in range(6)] + ["done"]
+    scripted, run = _session(tmp_path, script, [big])
+    trajectory = Trajectory.load(run)
+    calls = list(trajectory.calls())
+    assert len(calls) == len(scripted.calls) == 7
+    for call, received in zip(calls, scripted.calls, strict=True):
+        assert json.dumps(call.messages) == json.dumps(received.messages)  # byte for byte
+        assert call.tools == received.tools
+        assert call.step.request.max_tokens == received.max_tokens
+    lines = [json.loads(line) for line in (run / TRAJECTORY_FILE).read_text().splitlines()]
+    requests = [line["request"] for line in lines if line["kind"] == "model_call"]
+    assert [r["keep"] for r in requests] == [0, 2, 4, 6, 8, 10, 12]  # only what is new is kept
+    assert all(len(r["messages"]) == 2 for r in requests)
+    assert len({r["tools"] for r in requests}) == 1  # the schemas are stored once
+
+
+def test_records_carry_version_round_and_session(tmp_path: Path) -> None:
+    _, run = _session(tmp_path, [ToolCall("big", {"part": "same"}), "done"], [big])
+    records = read_trajectory(run / TRAJECTORY_FILE)
+    assert [r.kind for r in records] == [
+        "round",
+        "session",
+        "model_call",
+        "tool_call",
+        "model_call",
+    ]
+    assert all(r.v == TRAJECTORY_VERSION and r.round == 1 for r in records)
+    assert [r.session for r in records] == [None, 1, 1, 1, 1]
+    (session,) = [r for r in records if isinstance(r, SessionBegin)]
+    assert (session.role, session.model) == ("author", "scripted")
+    (step,) = [r for r in records if isinstance(r, ToolStep)]
+    assert (step.step, step.name, step.arguments) == (1, "big", '{"part": "same"}')
+    assert Trajectory.load(run).text(step.observation) == BIG
+    reply = [r for r in records if isinstance(r, ModelStep)][-1].reply
+    assert (reply.content, reply.tool_calls) == ("done", [])
+
+
+def test_a_repeated_long_observation_is_stored_once(tmp_path: Path) -> None:
+    script = [ToolCall("big", {"part": "same"}) for _ in range(20)] + ["done"]
+    _, run = _session(tmp_path, script, [big])
+    blobs = sorted(p.name for p in (run / BLOBS_DIR).iterdir())
+    assert len(blobs) == 2  # the observation and the tool schemas, each once
+    size = (run / TRAJECTORY_FILE).stat().st_size
+    assert size < 20 * len(BIG)  # neither the observation nor the history is repeated inline
+    assert BIG not in (run / TRAJECTORY_FILE).read_text()
+
+
+def test_secrets_are_redacted_in_lines_and_blobs(tmp_path: Path) -> None:
+    script = [ToolCall("leak", {}), ToolCall("big", {"part": SECRET}), "done"]
+    _, run = _session(tmp_path, script, [leak, big])
+    written = (run / TRAJECTORY_FILE).read_text()
+    written += "".join(p.read_text() for p in (run / BLOBS_DIR).iterdir())
+    assert SECRET not in written
+    assert f"the key is {REDACTED}" in written
+    calls = list(Trajectory.load(run).calls())
+    assert calls[1].messages[-1]["content"] == f"the key is {REDACTED}"
+
+
+def test_a_torn_last_line_is_skipped_and_a_bad_one_inside_is_named(tmp_path: Path) -> None:
+    _, run = _session(tmp_path, [ToolCall("big", {"part": "same"}), "done"], [big])
+    path = run / TRAJECTORY_FILE
+    whole = path.read_text()
+    path.write_text(whole + '{"kind": "tool_call", "v": 1, "st')
+    assert len(read_trajectory(path)) == 5
+    lines = whole.splitlines()
+    lines[2] = lines[2][:40]
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ConfigError, match=rf"{path}:3: not a valid trajectory record"):
+        read_trajectory(path)
+
+
+def test_a_run_without_a_trajectory_is_named(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="no trajectory"):
+        Trajectory.load(tmp_path)
+
+
+def test_the_swe_agent_form_has_each_action_its_observation_and_the_stats(tmp_path: Path) -> None:
+    call = ToolCall("big", {"part": "p1"})
+    script = [Reply("Reading it.", (call,), Usage()), "done"]
+    _, run = _session(tmp_path, script, [big])
+    traj = swe_agent_traj(Trajectory.load(run), submission="diff --git a", exit_status="PASSED")
+    (step,) = traj["trajectory"]
+    assert step["thought"] == "Reading it."
+    assert step["action"] == 'big {"part": "p1"}'
+    assert step["observation"] == f"p1\n{BIG}"  # whole, read back from the side folder
+    assert traj["info"]["submission"] == "diff --git a"
+    assert traj["info"]["exit_status"] == "PASSED"
+    assert traj["info"]["model_stats"]["api_calls"] == 2
+    assert traj["history"][-1] == {"role": "assistant", "content": "done"}
+    assert [m["role"] for m in traj["history"]] == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+    ]

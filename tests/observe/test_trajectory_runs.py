@@ -1,0 +1,157 @@
+"""Trajectories of whole runs: litellm's real HTTP path recorded byte for byte, and a run killed
+with SIGKILL mid-session leaving every complete step readable."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+from harness.core.redact import REDACTED
+from harness.core.trajectory_schema import ModelStep, RoundBegin, RunBegin, ToolStep, parse_record
+from harness.observe.trajectory import TRAJECTORY_FILE, Trajectory, read_trajectory
+from tests.cli.test_cli import harness
+from tests.conftest import make_repo
+from tests.openai_server import OpenAIServer, Text, ToolCalls
+
+SECRET = "planted-canary-4e7d1c9b"
+VERDICT = ToolCalls(
+    (("call_v", "verdict", json.dumps({"reasons": ["correct"], "fixes": [], "score": 9})),)
+)
+
+
+def _run_folder(root: Path) -> Path:
+    (folder,) = (root / ".harness" / "runs").iterdir()
+    return folder
+
+
+def test_the_trajectory_holds_every_request_as_the_server_received_it(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text(f"the deploy key is {SECRET}\n")
+    with OpenAIServer(deadline=120) as server:
+        (tmp_path / "loop.toml").write_text(
+            textwrap.dedent(f"""\
+            name = "http"
+            goal = "out.txt must say yes"
+            model = "openai/test-model"
+            isolation = "none"
+            max_iterations = 1
+            [model_options]
+            api_base = "{server.api_base}"
+            api_key = "not-a-real-key"
+            timeout = 10
+            num_retries = 0
+            [[gates]]
+            type = "command"
+            name = "says yes"
+            cmd = "grep -qx yes out.txt"
+            """)
+        )
+        write = json.dumps({"path": "out.txt", "content": "yes\n"})
+        server.queue(
+            ToolCalls((("call_1", "read_file", json.dumps({"path": "notes.txt"})),)),
+            ToolCalls((("call_2", "write_file", write),), content="Writing it."),
+            Text("I wrote yes to out.txt."),
+            VERDICT,
+        )
+        result = harness("run", "--quiet", cwd=tmp_path, env={"DEPLOY_KEY": SECRET})
+    assert result.returncode == 0, result.stdout + result.stderr
+    bodies = [request.body for request in server.requests]
+    assert len(bodies) == 4
+    run = _run_folder(tmp_path)
+    calls = list(Trajectory.load(run).calls())
+    assert [call.step.role for call in calls] == ["author", "author", "author", "critic"]
+    for call, body in zip(calls, bodies, strict=True):
+        assert json.dumps(call.messages) == json.dumps(body["messages"])  # byte for byte
+        assert json.dumps(call.tools) == json.dumps(body["tools"])
+        assert call.body() == body  # and the rest of the body: model, limits
+        assert call.step.request.max_tokens == body["max_tokens"]
+    seen = calls[1].messages[-1]
+    assert seen["role"] == "tool"
+    assert seen["content"].endswith(f"the deploy key is {REDACTED}")  # the line as read
+    assert calls[1].step.reply.content == "Writing it."
+    assert calls[1].step.usage.prompt_tokens == 20  # as the server reported it
+    written = "".join(p.read_text() for p in run.rglob("*") if p.is_file())
+    assert SECRET not in written
+    assert "not-a-real-key" not in written
+
+
+def _killable_project(root: Path) -> Path:
+    script = {
+        "rounds": {
+            "1": [
+                {"name": "write_file", "arguments": {"path": "a.txt", "content": "one\n"}},
+                {"name": "run_shell", "arguments": {"command": "sleep 60"}},
+                "never reached",
+            ]
+        }
+    }
+    make_repo(
+        root,
+        {
+            "script.json": json.dumps(script),
+            "loop.toml": textwrap.dedent("""\
+                name = "killed"
+                goal = "a.txt must say one"
+                model = "scripted:script.json"
+                isolation = "none"
+                max_iterations = 1
+                [agent]
+                shell_timeout = 120
+                [[gates]]
+                type = "command"
+                name = "one"
+                cmd = "grep -qx one a.txt"
+                """),
+            ".gitignore": ".harness/\nprogress/\n",
+        },
+    )
+    return root
+
+
+def test_a_run_killed_mid_session_leaves_a_trajectory_whose_every_line_parses(
+    tmp_path: Path,
+) -> None:
+    root = _killable_project(tmp_path / "project")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "harness.cli.main", "run", "--quiet"],
+        cwd=root,
+        env={**os.environ, "HARNESS_MODEL": ""},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        path = None
+        while time.monotonic() < deadline:  # until the second model call is on record
+            runs = list((root / ".harness" / "runs").glob(f"*/{TRAJECTORY_FILE}"))
+            if runs and runs[0].read_text().count('"kind": "model_call"') >= 2:
+                path = runs[0]
+                break
+            time.sleep(0.05)
+        assert path is not None, "the run never reached its second model call"
+        os.killpg(process.pid, signal.SIGKILL)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=30)
+    text = path.read_text()
+    complete = text[: text.rfind("\n") + 1].splitlines()
+    records = [parse_record(line) for line in complete]  # every complete line parses
+    assert records == read_trajectory(path)[: len(records)]
+    kinds = [r.kind for r in records]
+    assert kinds[:6] == ["run", "round", "session", "model_call", "tool_call", "model_call"]
+    assert isinstance(records[0], RunBegin)
+    assert isinstance(records[1], RoundBegin)
+    write = records[4]
+    assert isinstance(write, ToolStep)
+    assert write.name == "write_file"
+    second = records[5]
+    assert isinstance(second, ModelStep)
+    assert second.reply.tool_calls[0].name == "run_shell"
+    assert "round_end" not in kinds  # the round never ended
