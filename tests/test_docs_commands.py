@@ -74,7 +74,7 @@ COMMANDS: dict[str, Here | By | NotOffline] = {
     "python3 -m venv .venv": NotOffline("creates a virtual environment (and pip's packages)"),
     "pip install -e '.[examples]'": NotOffline(INSTALLS),
     "pip install -e '.[dev]'": NotOffline(INSTALLS),
-    "python -m pytest": NotOffline("the whole suite, which CI runs on its own (17+ minutes)"),
+    "python -m pytest -n auto": NotOffline("the whole suite, which CI runs on its own"),
     "harness run examples/bugfix": By(EXAMPLES + "test_bugfix_runs_in_place_as_the_readme_says"),
     "harness run examples/content": By(EXAMPLES + "test_content_draft_passes_every_check_after_one_critique"),
     "harness run examples/research": By(EXAMPLES + "test_research_findings_cite_verified_quotes_after_the_gate_fails_once"),

@@ -28,7 +28,7 @@ def harness(
         env=full_env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=240,  # generous: a loaded machine starts litellm slowly
     )
 
 

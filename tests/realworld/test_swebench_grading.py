@@ -34,7 +34,9 @@ from harness.verify.held_out import HeldOutGate, lay_over
 from harness.workspace.git_cmd import git
 from tests.realworld.test_swebench import INSTANCES, repos  # noqa: F401 - the fixture
 
-grading = pytest.importorskip("swebench.harness.grading", reason="the dev extra's swebench")
+grading = pytest.importorskip(
+    "swebench.harness.grading", reason="the grading extra: pip install -e '.[grading]'"
+)
 constants = pytest.importorskip("swebench.harness.constants")
 swebench_types = pytest.importorskip("swebench.types")
 
