@@ -45,6 +45,16 @@ def _project(tmp_path: Path, *, gate: str = "sleep 1 && grep -qx yes out.txt") -
     return project
 
 
+def _failures(out: Path) -> str:
+    """Each task that did not pass: its status, stop reason and message."""
+    records = [json.loads(p.read_text()) for p in sorted(out.glob("tasks/*/record.json"))]
+    return "".join(
+        f"\n{r['name']}: {r['status']} ({r['stop_reason']}): {r['message']}"
+        for r in records
+        if r["status"] != "passed"
+    )
+
+
 def _run_ends(project: Path) -> dict[str, int]:
     """How many times each task's loop ended, from every run's event log."""
     ends: dict[str, int] = {}
@@ -88,7 +98,7 @@ def test_a_batch_killed_midway_resumes_and_every_task_ends_exactly_once(tmp_path
     assert "running" in statuses.values()  # it really was killed mid-task
 
     again = harness("batch", "tasks.jsonl", "--workers", "2", "--out", str(out), cwd=tmp_path)
-    assert again.returncode == 0, again.stderr
+    assert again.returncode == 0, again.stderr + _failures(out)
     summary = json.loads((out / "summary.json").read_text())
     assert [t["name"] for t in summary["tasks"]] == [f"task-{i}" for i in range(TASKS)]
     assert {t["status"] for t in summary["tasks"]} == {"passed"}

@@ -195,7 +195,7 @@ def test_run_gates_stops_at_the_first_failure_and_hands_each_pytest_gate_its_bas
 def test_a_predicates_answer_is_its_verdict(tmp_path: Path) -> None:
     assert predicate(True).check(tmp_path).model_dump(exclude={"duration"}) == {
         "name": "check", "passed": True, "summary": "check passed", "failures": [],
-        "output_tail": "", "exit_code": None,
+        "output_tail": "", "exit_code": None, "notes": "",
     }  # fmt: skip
     failed = predicate((False, "\n  missing README\nsecond line")).check(tmp_path)
     assert (failed.passed, failed.summary) == (False, "missing README")
