@@ -118,7 +118,7 @@ COMMANDS: dict[str, Here | By | NotOffline] = {
     "harness batch tasks.jsonl --backend ray --ray-address ray://head:10001": NotOffline("joins a Ray cluster at a remote address"),
     "harness watch --once": By("tests/cli/test_watch_github.py::test_a_labelled_issue_becomes_a_pull_request_that_ci_sends_back_once"),
     "python -m pytest -q tests/engine": NotOffline("a part of the suite, which CI runs on its own"),
-    "nice python -m pytest -q": NotOffline("the whole suite, which CI runs on its own (17+ minutes)"),
+    "nice python -m pytest -q -n auto": NotOffline("the whole suite, which CI runs on its own"),
     "nice python bench/mutation.py": NotOffline("a mutation run takes minutes to hours (docs/testing.md); not in CI"),
     "nice python bench/mutation.py budget": NotOffline("a mutation run takes minutes (docs/testing.md); not in CI"),
     "nice python bench/mutation.py redact budget": NotOffline("a mutation run takes minutes (docs/testing.md); not in CI"),
