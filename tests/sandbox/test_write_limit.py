@@ -31,7 +31,10 @@ def test_many_small_files_are_stopped_at_the_write_limit(
     assert result.limit == "write limit (40 MB)", result.output[-300:]
     assert result.status == "killed: write limit (40 MB) exceeded"
     assert "filled" not in result.output
-    assert 40 * MB < _written(tmp_path) < 150 * MB  # stopped soon after the bound, not at 300
+    # Stopped soon after the bound, not at 300 MB. The bound counts the whole disk's growth, so
+    # what other processes write meanwhile (the suite's other workers) can stop it a little early:
+    # the lower bound still catches a limit off by a unit (KB for MB) or stopping at once.
+    assert 20 * MB <= _written(tmp_path) < 150 * MB
 
 
 def test_a_writable_folder_counts_and_a_command_within_the_limit_runs_on(tmp_path: Path) -> None:
