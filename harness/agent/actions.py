@@ -107,25 +107,36 @@ class ActionGuard:
     asker: Asker | None = None
     step: Callable[[], int] = field(default=lambda: 0)
 
+    def __post_init__(self) -> None:
+        # split once: a session with no rules and no hooks pays nothing per call
+        self._before = tuple(hook for hook in self.hooks if hook.when == "before")
+        self._after = tuple(hook for hook in self.hooks if hook.when == "after")
+
     def before(self, call: ToolCall) -> ToolResult | None:
         """None to run ``call``; else the refusal the model reads in its place."""
+        hooks = _applying(self._before, call.name)
+        if self.permissions is None and not hooks:
+            return None
         arguments = _arguments(call)
         if self.permissions is not None:
             refusal = self._permit(call.name, arguments)
             if refusal is not None:
                 return refusal
         action = ActionCall(call.name, arguments, self.ctx.workspace)
-        for hook, said in self._run_hooks("before", action):
+        for hook, said in self._run_hooks(hooks, action):
             if isinstance(said, Block):
                 return ToolResult(f"error: blocked by hook {hook.name}: {said.reason}", True)
         return None
 
     def after(self, call: ToolCall, result: ToolResult) -> ToolResult:
         """``result`` with what the after hooks said added to its observation."""
+        hooks = _applying(self._after, call.name)
+        if not hooks:
+            return result
         action = ActionCall(call.name, _arguments(call), self.ctx.workspace, result)
         notes = [
             f"[hook {hook.name}]\n{said}"
-            for hook, said in self._run_hooks("after", action)
+            for hook, said in self._run_hooks(hooks, action)
             if isinstance(said, str) and said.strip()
         ]
         if not notes:
@@ -160,10 +171,10 @@ class ActionGuard:
             return None
         return ToolResult(f"error: {_refusal(decision, answer)}", is_error=True)
 
-    def _run_hooks(self, when: When, action: ActionCall) -> Iterator[tuple[ActionHook, object]]:
-        for hook in self.hooks:
-            if hook.when != when or not hook.applies_to(action.tool):
-                continue
+    def _run_hooks(
+        self, hooks: tuple[ActionHook, ...], action: ActionCall
+    ) -> Iterator[tuple[ActionHook, object]]:
+        for hook in hooks:
             running = _RUNNING.get()
             if hook.name in running or len(running) >= MAX_HOOK_DEPTH:
                 inside = " > ".join(running)
@@ -227,13 +238,18 @@ class ActionGuard:
 def check_hooks(hooks: Iterable[ActionHook]) -> tuple[ActionHook, ...]:
     """``hooks`` as a tuple; two hooks of one name are refused (the guard tells them by name)."""
     found = tuple(hooks)
-    names = [hook.name for hook in found]
+    names: set[str] = set()
     for hook in found:
         if not isinstance(hook, ActionHook):
             raise ConfigError(f"hooks: {hook!r} is not an ActionHook")
-        if names.count(hook.name) > 1:
+        if hook.name in names:
             raise ConfigError(f"hooks: two hooks are named {hook.name!r}")
+        names.add(hook.name)
     return found
+
+
+def _applying(hooks: tuple[ActionHook, ...], tool: str) -> tuple[ActionHook, ...]:
+    return tuple(hook for hook in hooks if hook.applies_to(tool)) if hooks else ()
 
 
 @contextmanager
