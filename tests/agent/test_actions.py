@@ -156,6 +156,8 @@ def test_hooks_are_checked_when_the_agent_is_built() -> None:
     model = ScriptedModel([])
     with pytest.raises(ConfigError, match="two hooks are named 'x'"):
         Agent(model, hooks=[ActionHook("x", "after", "true"), ActionHook("x", "before", "true")])
+    with pytest.raises(ConfigError, match="hooks: 'ruff check .' is not an ActionHook"):
+        Agent(model, hooks=["ruff check ."])  # type: ignore[list-item]
     with pytest.raises(ConfigError, match="when must be 'before' or 'after'"):
         ActionHook("x", "during", "true")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="run must be a command or a callable"):
