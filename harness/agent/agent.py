@@ -226,6 +226,7 @@ class _Session:
         if agent.subagents is not None:
             delegate = subagent_tool(self.delegate, agent.subagents.profiles)
             self.toolbox = Toolbox([*agent.toolbox, delegate])
+        self.schemas = self.toolbox.schemas()  # one list a session: the trajectory keeps it once
         self.children: list[AgentRun] = []
         self.guard = ActionGuard(
             self.ctx, events, agent.permissions, agent.hooks, agent.asker, lambda: self.steps
@@ -263,9 +264,7 @@ class _Session:
             ledger=self.ledger,
             events=self.events,
         )
-        reply = self.model.complete(
-            self.messages, self.toolbox.schemas(), max_tokens=self.agent.max_tokens
-        )
+        reply = self.model.complete(self.messages, self.schemas, max_tokens=self.agent.max_tokens)
         self.steps += 1
         self.messages.append(reply.to_message())
         if not reply.tool_calls:
