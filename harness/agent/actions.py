@@ -44,6 +44,8 @@ When = Literal["before", "after"]
 MAX_HOOK_DEPTH = 3
 """Hooks running inside hooks at most this deep; deeper ones are skipped as ``guarded``."""
 HOOK_OUTPUT_CHARS = 4_000
+PAYLOAD_CHARS = 100_000
+"""The most of ``HARNESS_ACTION``: Linux refuses one environment string over 128 KiB."""
 _RUNNING: ContextVar[tuple[str, ...]] = ContextVar("harness_action_hooks", default=())
 
 
@@ -272,16 +274,29 @@ def _arguments(call: ToolCall) -> dict[str, Any]:
 
 
 def _payload(action: ActionCall) -> str:
+    """The call as JSON for ``HARNESS_ACTION``; long text arguments are cut (marked) so that it
+    stays whole JSON within :data:`PAYLOAD_CHARS`."""
     result = action.result
-    return json.dumps(
-        {
-            "tool": action.tool,
-            "arguments": dict(action.arguments),
-            "output": None if result is None else result.output[-HOOK_OUTPUT_CHARS:],
-            "is_error": None if result is None else result.is_error,
-        },
-        default=str,
-    )[:100_000]
+    data = {
+        "tool": action.tool,
+        "arguments": dict(action.arguments),
+        "output": None if result is None else result.output[-HOOK_OUTPUT_CHARS:],
+        "is_error": None if result is None else result.is_error,
+    }
+    text = json.dumps(data, default=str)
+    if len(text) <= PAYLOAD_CHARS:
+        return text
+    scale = 0.9 * PAYLOAD_CHARS / len(text)  # each long text shrinks as much as the whole must
+    data["arguments"] = {
+        name: truncate(value, max(1_000, int(len(value) * scale)))
+        if isinstance(value, str)
+        else value
+        for name, value in action.arguments.items()
+    }
+    text = json.dumps(data, default=str)
+    if len(text) <= PAYLOAD_CHARS:
+        return text
+    return json.dumps({**data, "arguments": {}, "arguments_cut": True}, default=str)
 
 
 def _question(tool: str, decision: Decision) -> str:

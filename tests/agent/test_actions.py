@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -195,3 +196,35 @@ def test_a_hook_that_raises_blocks_before_and_is_reported_after(tmp_path: Path) 
     assert not (tmp_path / "ran").exists()
     assert written.endswith("[hook report]\nRuntimeError: cannot judge write_file")
     assert (tmp_path / "a.md").read_text() == "x"
+
+
+@pytest.mark.parametrize("filler", ["x", "é"])
+def test_a_command_hook_reads_the_call_as_json_even_when_its_arguments_are_long(
+    tmp_path: Path, filler: str
+) -> None:
+    read = (
+        "python3 -c \"import json, os; a = json.loads(os.environ['HARNESS_ACTION']); "
+        "c = a['arguments']['content']; print(a['arguments']['path'], len(c) < 100000, c[:5])\""
+    )
+    hook = ActionHook("show", "after", read, tools=("write_file",), observe="always")
+    content = "hello" + filler * 300_000  # more than one environment string may hold
+    model = ScriptedModel([ToolCall("write_file", {"path": "big.txt", "content": content}), "ok"])
+    run = Agent(model, hooks=[hook]).run("go", tmp_path)
+    (observation,) = observations(run.messages)
+    assert observation.endswith("[hook show]\n[exit code 0]\nbig.txt True hello")
+    assert (tmp_path / "big.txt").read_text() == content
+
+
+def test_an_action_too_long_even_cut_reaches_a_hook_as_json_without_its_arguments() -> None:
+    from harness.agent.actions import PAYLOAD_CHARS, _payload
+
+    rows = ["row"] * 50_000  # no single long text to cut
+    payload = _payload(ActionCall("mcp__db__insert", {"rows": rows}, Path(".")))
+    assert len(payload) <= PAYLOAD_CHARS
+    assert json.loads(payload) == {
+        "tool": "mcp__db__insert",
+        "arguments": {},
+        "arguments_cut": True,
+        "output": None,
+        "is_error": None,
+    }
