@@ -118,15 +118,13 @@ class HumanGate:
             inbox.close()
 
 
-def inbox_asker(
-    inbox: Inbox, loop: str, round_number: int, *, poll_interval: float = 0.25
-) -> Callable[[str, float], Outcome]:
+def inbox_asker(inbox: Inbox, loop: str, round_number: int) -> Callable[[str, float], Outcome]:
     """Asks a person to allow one of the agent's actions (a permission rule's ``ask``) through
     ``inbox``, which ``harness approve LOOP [--reject NOTE]`` answers; waits up to the timeout
     it is given, then answers ``timed_out``."""
 
     def ask(question: str, timeout: float) -> Outcome:
-        gate = HumanGate(timeout=timeout, interactive=False, poll_interval=poll_interval)
+        gate = HumanGate(timeout=timeout, interactive=False, poll_interval=0.25)
         request = ApprovalRequest(loop=loop, round=round_number, summary=question, action=question)
         return gate.review(request, inbox).outcome
 
