@@ -313,8 +313,14 @@ class _Placement:
             raise GitIsolationError(
                 f"cannot resume {branch}: {target} exists but is not its worktree; move it away"
             )
-        target.parent.mkdir(parents=True, exist_ok=True)
-        git(self.user_root, "worktree", "add", "--quiet", str(target), branch)
+        # The folder itself, made first, keeps a run finishing alongside from tidying away its
+        # still-empty parents before git writes into it.
+        target.mkdir(parents=True)
+        try:
+            git(self.user_root, "worktree", "add", "--quiet", str(target), branch)
+        except GitIsolationError:
+            target.rmdir()
+            raise
         return target
 
     def _checkout_existing(self, branch: str, leaf: str) -> Path:

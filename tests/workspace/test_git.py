@@ -487,6 +487,35 @@ def test_eight_parallel_workspaces_do_not_clobber_each_other(repo: Path) -> None
     assert snapshot(repo) == before
 
 
+def test_a_run_starting_while_another_tidies_up_keeps_its_folder(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A finishing run removes the worktrees folder when it looks empty. A run starting alongside
+    must already hold its place in it when git checks out, or git fails half-way."""
+    import harness.workspace.git as git_module
+
+    real_git = git_module.git
+    tidied: list[bool] = []
+
+    def tidy_first(cwd: Path, *args: str, **kwargs: object) -> str:
+        if args[:2] == ("worktree", "add"):
+            leaf = Path(args[-2])
+            try:  # exactly what a finishing run does with the shared folders
+                leaf.parent.rmdir()
+                leaf.parent.parent.rmdir()
+                tidied.append(True)
+            except OSError:
+                tidied.append(False)
+        return real_git(cwd, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(git_module, "git", tidy_first)
+    ws = open_workspace(repo, loop_name="late")
+    assert tidied == [False]
+    assert (ws.path / "README.md").is_file()
+    ws.finish()
+    assert not (repo.parent / ".harness-worktrees").exists()
+
+
 def test_same_size_edit_right_after_checkout_shows_in_the_diff(repo: Path) -> None:
     # Same size, same second as the checkout: only git's racy-clean check can see the change,
     # and that check needs the index file's own mtime.
