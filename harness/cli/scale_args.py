@@ -41,7 +41,7 @@ def add_batch_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
     )
     batch.add_argument("tasks", help='a JSONL file: one {"name": ..., "loop": "loop.toml"} a line')
     batch.add_argument("--workers", type=positive_int, default=4, help="loops at once (default 4)")
-    batch.add_argument("--backend", choices=("local", "ray"), default="local")
+    add_backend_arguments(batch)
     batch.add_argument(
         "--out", type=Path, help="records and summary.json (default .harness/batch/<file stem>)"
     )
@@ -52,9 +52,6 @@ def add_batch_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         "--budget-cost", type=positive_float, help="start no task past this cost (USD)"
     )
     batch.add_argument(
-        "--ray-address", help="join this Ray cluster (default: RAY_ADDRESS, else a local one)"
-    )
-    batch.add_argument(
         "--rate-limit",
         type=_rate_limit,
         action="append",
@@ -63,6 +60,19 @@ def add_batch_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         help="requests per minute to MODEL, shared by every worker (repeatable)",
     )
     batch.add_argument("--quiet", action="store_true", help="no live progress line")
+
+
+def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--backend`` and ``--ray-address``: where a batch's loops run."""
+    parser.add_argument(
+        "--backend",
+        choices=("local", "ray"),
+        default="local",
+        help="where the loops run (default local; ray ships each loop to a worker)",
+    )
+    parser.add_argument(
+        "--ray-address", help="join this Ray cluster (default: RAY_ADDRESS, else a local one)"
+    )
 
 
 def add_attempts_argument(run: argparse.ArgumentParser) -> None:
@@ -102,15 +112,7 @@ def add_bench_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         "--out", type=Path, help="where everything goes (default .harness/bench/<file stem>)"
     )
     swebench.add_argument("--workers", type=positive_int, default=2, help="loops at once")
-    swebench.add_argument(
-        "--backend",
-        choices=("local", "ray"),
-        default="local",
-        help="where the loops run (default local; ray ships each instance to a worker)",
-    )
-    swebench.add_argument(
-        "--ray-address", help="join this Ray cluster (default: RAY_ADDRESS, else a local one)"
-    )
+    add_backend_arguments(swebench)
     swebench.add_argument(
         "--max-iterations", type=positive_int, default=3, help="rounds per instance (default 3)"
     )

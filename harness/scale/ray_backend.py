@@ -36,6 +36,7 @@ from harness.core.errors import ConfigError
 from harness.models.rate_limit import Limiter, RateLimiter
 from harness.scale.batch_task import BatchTask, TaskRecord
 from harness.scale.task_run import TaskRun, run_task
+from harness.spec.build import rooted_model
 from harness.workspace.git import BRANCH_PREFIX, PART, is_run_branch, run_branch_suffix
 from harness.workspace.git_cmd import git, run_git
 
@@ -47,7 +48,10 @@ LoopFor = Callable[[BatchTask, TaskRun], "OuterLoop"]
 MAX_RETRIES = 3
 """How many times Ray runs a task again after its worker process died."""
 SHIP_LIMIT = 256 * 1024 * 1024
-"""The most a worker sends back of a run's files, all together (256 MB)."""
+"""The most a worker sends back of a run's files, and the driver ships of a loop's folder
+around its repository, all together (256 MB)."""
+SCRIPTED = "scripted:"
+"""The prefix of a scripted model's name: a file, shipped relative to the task's folder."""
 
 
 @dataclass(frozen=True)
@@ -370,9 +374,6 @@ def _relative(task: BatchTask, top: Path) -> BatchTask:
     return task.model_copy(update=update)
 
 
-SCRIPTED = "scripted:"
-
-
 def _run_shipped(
     shipment: Shipment, loop_for: LoopFor, limiters: Mapping[str, Limiter]
 ) -> Returned:
@@ -391,9 +392,7 @@ def _run_shipped(
             for key, value in (("loop", task.loop), ("workspace", task.workspace))
             if value is not None
         }
-        script = task.model.removeprefix(SCRIPTED) if task.model else ""
-        if task.model and task.model.startswith(SCRIPTED) and not os.path.isabs(script):
-            update["model"] = SCRIPTED + str(top / script)
+        update["model"] = rooted_model(task.model, top)
         progress = root / "progress" / shipment.run.progress.name
         run = TaskRun(shipment.run.run_id, progress, shipment.run.starts)
         record = run_task(task.model_copy(update=update), run, loop_for, limiters=limiters)

@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict
 from harness.core import nofollow
 from harness.core.errors import ConfigError
 from harness.models.budget import Budget
+from harness.observe.events import EVENTS_FILE
 from harness.observe.trajectory import TRAJECTORY_FILE, Trajectory
 from harness.observe.trajectory_export import swe_agent_traj
 from harness.scale.batch import Backend, Batch, BatchProgress
@@ -389,7 +390,8 @@ def write_lines(path: Path, lines: list[str]) -> None:
 
 
 def result_of(instance: Instance, attempt: int, record: TaskRecord, out: Path) -> InstanceResult:
-    events = run_folder(instance_folder(out, instance), str(record.run_id)) / "events.jsonl"
+    run = attempt_run(out, instance, record)
+    events = run / EVENTS_FILE if run is not None else None
     return InstanceResult(
         instance_id=instance.instance_id,
         attempt=attempt,
@@ -401,20 +403,19 @@ def result_of(instance: Instance, attempt: int, record: TaskRecord, out: Path) -
         cost_usd=record.cost_usd,
         seconds=record.seconds,
         branch=record.branch,
-        trajectory=str(events) if record.run_id and events.is_file() else None,
+        trajectory=str(events) if events is not None and events.is_file() else None,
     )
 
 
-def recorded_run(out: Path, instance: Instance, record: TaskRecord) -> Path | None:
-    """The folder of the attempt's run, when it recorded a trajectory."""
-    folder = run_folder(instance_folder(out, instance), str(record.run_id))
-    return folder if record.run_id and (folder / TRAJECTORY_FILE).is_file() else None
+def attempt_run(out: Path, instance: Instance, record: TaskRecord) -> Path | None:
+    """The folder of the attempt's run; None when the attempt never started one."""
+    return run_folder(instance_folder(out, instance), record.run_id) if record.run_id else None
 
 
 def write_traj(out: Path, name: str, instance: Instance, record: TaskRecord, patch: str) -> None:
     """``trajs/<name>.traj``: the trajectory of the attempt ``name`` in SWE-agent's form."""
-    run = recorded_run(out, instance, record)
-    if run is None:
+    run = attempt_run(out, instance, record)
+    if run is None or not (run / TRAJECTORY_FILE).is_file():
         return
     traj = swe_agent_traj(
         Trajectory.load(run), submission=patch, exit_status=record.stop_reason or record.status

@@ -254,7 +254,9 @@ def build_loop(
     check_gate_modules(config)
     pins = pins_of(config)  # what this run takes them to be, recorded when it begins
     given = model
-    model_name = given.name if given else choose_model(overrides.model, _rooted(config.model, root))
+    model_name = (
+        given.name if given else choose_model(overrides.model, rooted_model(config.model, root))
+    )
     model_source = (
         "--model" if overrides.model else MODEL_ENV if os.environ.get(MODEL_ENV) else None
     )
@@ -329,7 +331,7 @@ def build_critic(
 
 def loop_critic(config: LoopSpec, overrides: Overrides = Overrides()) -> Reviewer | None:
     """The critic (or panel) ``build_loop`` would give the loop, on its own (for calibration)."""
-    name = choose_model(overrides.model, _rooted(config.model, config.root))
+    name = choose_model(overrides.model, rooted_model(config.model, config.root))
     author = _overridable(lambda: _model(name, config.model_options), overrides.model and "--model")
     return build_critic(config, overrides, _skill(config), name, author)
 
@@ -402,7 +404,7 @@ def _critic_model(
         if config.critic.prefer_other_family:
             chosen = other_families_first(chosen, author_name)
         for name in chosen:
-            candidate = _rooted(name, root) or name
+            candidate = rooted_model(name, root) or name
             if candidate == author_name:
                 return author
             try:
@@ -412,19 +414,19 @@ def _critic_model(
                 continue  # not set up here (no key, unknown provider): try the next one
             return found
         return author
-    single = _rooted(chosen, root)
+    single = rooted_model(chosen, root)
     return _model(single, config.model_options) if single and single != author_name else author
 
 
 def author_model(config: LoopSpec, overrides: Overrides = Overrides()) -> Model:
     """The author model ``build_loop`` would use, for work around the loop (plans, syntheses)."""
-    chosen = choose_model(overrides.model, _rooted(config.model, config.root))
+    chosen = choose_model(overrides.model, rooted_model(config.model, config.root))
     return _model(chosen, config.model_options)
 
 
 def named_model(name: str, config: LoopSpec) -> Model:
     """The model ``name`` as loop.toml spells it (a ``scripted:`` path is relative to it)."""
-    return _model(_rooted(name, config.root) or name, config.model_options)
+    return _model(rooted_model(name, config.root) or name, config.model_options)
 
 
 def _web_tools(config: LoopSpec, archive: SourceArchive) -> list[Tool]:
@@ -523,7 +525,7 @@ def _model(name: str, options: dict[str, Any]) -> Model:
         raise ConfigError(f"model_options.{exc}") from exc
 
 
-def _rooted(model: str | None, root: Path) -> str | None:
+def rooted_model(model: str | None, root: Path) -> str | None:
     """A ``scripted:PATH`` in loop.toml is relative to the file's folder."""
     if model and model.startswith("scripted:"):
         path = Path(model.removeprefix("scripted:"))

@@ -2,8 +2,8 @@
 
 :func:`project_env` picks, in order: ``[env] setup`` (a set-up command such as ``uv sync`` or
 ``pip install -e .[test]``, run in a fresh virtual environment once per commit the run starts
-from, or ``[env] commit``, and kept in the user's state folder, ``~/.local/state/harness/envs/``, outside every
-workspace and where no command can write),
+from, or ``[env] commit``, and kept in the user's state folder, ``~/.local/state/harness/envs/``,
+outside every workspace and where no command can write),
 ``[env] python`` (an interpreter used as it is), the active ``VIRTUAL_ENV``, a ``.venv`` at the
 workspace, the loop's root or the repository's root. ``uv`` ships with the harness: a set-up
 command finds it on ``PATH``, and ``uv sync`` fills the environment made for it

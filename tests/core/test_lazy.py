@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
 from pathlib import Path
@@ -43,3 +44,30 @@ def test_an_unknown_name_is_an_attribute_error_naming_the_package() -> None:
 
     with pytest.raises(AttributeError, match="module 'harness.tools' has no attribute 'Nope'"):
         harness.tools.Nope  # noqa: B018
+
+
+LAZY = ("harness", "harness.engine", "harness.memory", "harness.outer", "harness.sandbox",
+        "harness.tools")  # fmt: skip
+
+
+@pytest.mark.parametrize("package", LAZY)
+def test_every_name_a_package_lists_is_one_it_loads(package: str) -> None:
+    module = importlib.import_module(package)
+    exports = vars(module)["_EXPORTS"]
+    assert sorted(module.__all__) == sorted(exports)  # each listed name has a module
+    for name in module.__all__:
+        assert getattr(module, name) is getattr(importlib.import_module(exports[name]), name)
+
+
+@pytest.mark.parametrize(
+    ("statement", "absent"),
+    [
+        ("import harness.engine.bounds", "harness.engine.loop"),  # a loop's cap on rounds
+        ("import harness.sandbox.limits", "harness.sandbox.sandbox"),  # [sandbox] limits
+        ("import harness.memory.progress", "harness.memory.skill"),  # progress.md alone
+    ],
+)
+def test_a_module_of_a_package_loads_without_the_rest_of_it(statement: str, absent: str) -> None:
+    loaded = _modules_after(statement)
+    assert statement.removeprefix("import ") in loaded
+    assert absent not in loaded

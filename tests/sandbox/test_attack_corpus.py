@@ -77,9 +77,9 @@ def run_corpus(world: World, *, host_safe: bool = False) -> tuple[int, Counter[s
         result = world.call("run_shell", command=command, timeout=60)
         record("limits", name, not result.output.startswith(f"[killed: {limit}"))
     for pattern in ("a{1000000000}", "(a{1000}){1000}", "((x{99}){99}){99}"):
-        started = time.monotonic()  # RE2 refuses a bomb or matches in linear time: within 2 s
+        started = time.monotonic()  # RE2 refuses a bomb or matches in linear time: within 30 s
         world.call("search", pattern=pattern)
-        record("search: regex bomb", pattern, time.monotonic() - started > 2)
+        record("search: regex bomb", pattern, time.monotonic() - started > 30)
     return attempts, escapes, names
 
 

@@ -342,7 +342,7 @@ def test_an_engine_that_never_answers_is_a_config_error_not_a_hang(engine: FakeE
     with pytest.raises(ConfigError, match=r"`docker info` did not answer within 10s"):
         Sandbox("docker", image="img")
 
-    assert ENGINE_SECONDS <= time.monotonic() - start < ENGINE_SECONDS + 5
+    assert ENGINE_SECONDS <= time.monotonic() - start < ENGINE_SECONDS + 60  # not 1000 s
 
 
 def test_a_missing_image_is_a_config_error_saying_how_to_get_it(engine: FakeEngine) -> None:

@@ -13,6 +13,7 @@ from harness.scale.swebench_envs import EnvTable, load_env_table
 from harness.scale.swebench_instance import Instance
 from harness.spec import LoopSpec
 from harness.spec.environment import project_env
+from harness.workspace.git_cmd import git
 from tests.conftest import make_repo
 
 TABLE = """\
@@ -110,3 +111,32 @@ def test_an_env_commit_the_repository_lacks_is_named(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"loop.toml": loop})
     with pytest.raises(ConfigError, match=rf"field 'env.commit': {'c' * 40} is not a commit of"):
         project_env(LoopSpec.from_toml(repo))
+
+
+def test_clones_at_one_env_commit_share_one_environment_made_from_that_commit(
+    tmp_path: Path,
+) -> None:
+    """Two instances of one repository (two clones, the base past the environment commit):
+    the set-up runs once, at the environment commit, and both get that environment."""
+    origin = make_repo(tmp_path / "origin", {"version.txt": "at the environment commit\n"})
+    env_commit = git(origin, "rev-parse", "HEAD").strip()
+    (origin / "version.txt").write_text("at the base\n")
+    git(origin, "commit", "-qam", "base")
+    loop = (
+        'goal = "g"\n[sandbox]\nbackend = "none"\n'
+        f'[env]\nsetup = "cat version.txt >> made.txt"\ncommit = "{env_commit[:12]}"\n'
+    )
+    envs = []
+    for name in ("one", "two"):
+        clone = tmp_path / name
+        git(tmp_path, "clone", "-q", str(origin), str(clone))
+        (clone / "loop.toml").write_text(loop)
+        env = project_env(LoopSpec.from_toml(clone))
+        assert env is not None
+        envs.append(env)
+
+    assert envs[0] == envs[1]  # one environment, the same source and interpreter
+    assert envs[0].source is not None
+    assert envs[0].source.parent.parent.name == "commits"
+    assert envs[0].source.parent.name.startswith(env_commit[:16])
+    assert (envs[0].source / "made.txt").read_text() == "at the environment commit\n"  # once

@@ -6,7 +6,16 @@ import math
 
 import pytest
 
-from harness.scale.swebench import InstanceResult, PassAtK, attempt_name, pass_at, summarise
+from harness.core.errors import ConfigError
+from harness.scale.batch_task import BatchTask
+from harness.scale.swebench import (
+    InstanceResult,
+    PassAtK,
+    attempt_name,
+    attempt_tasks,
+    pass_at,
+    summarise,
+)
 
 
 def result(
@@ -78,3 +87,17 @@ def test_nothing_resolved_has_no_cost_per_resolved_instance() -> None:
 
 def test_attempts_after_the_first_are_named_apart() -> None:
     assert [attempt_name("six-1", n) for n in (1, 2, 8)] == ["six-1", "six-1.2", "six-1.8"]
+
+
+def test_attempts_share_the_prepared_task_and_a_name_too_long_for_them_is_refused() -> None:
+    task = BatchTask(name="a" * 62, loop="/i/loop.toml", model="m", workspace="/i/repo")
+    tasks = attempt_tasks(task, 3)
+    assert [t.name for t in tasks] == ["a" * 62, "a" * 62 + ".2", "a" * 62 + ".3"]
+    assert {(t.loop, t.model, t.workspace) for t in tasks} == {("/i/loop.toml", "m", "/i/repo")}
+    assert attempt_tasks(task, 1) == [task]
+    longer = task.model_copy(update={"name": "a" * 63})
+    assert attempt_tasks(longer, 1) == [longer]  # one attempt keeps the id as it is
+    with pytest.raises(
+        ConfigError, match=r"^instance_id 'a{63}': too long for 2 attempts \(at most 62 "
+    ):
+        attempt_tasks(longer, 2)

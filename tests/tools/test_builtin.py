@@ -313,7 +313,7 @@ def test_search_runs_nested_repetition_in_linear_time_and_stops_at_its_deadline(
     start = time.monotonic()
     assert call(ctx, "search", pattern="(a|a)+$").output == "no matches for '(a|a)+$' in ."
     assert call(ctx, "search", pattern="(a+)+$").output == "no matches for '(a+)+$' in ."
-    assert time.monotonic() - start < 1
+    assert time.monotonic() - start < 10  # backtracking would take years, not seconds
 
     (tmp_path / "many.txt").write_text("line\n" * 200_000)
     hurried = ToolContext(workspace=tmp_path, search_timeout=0.01)
@@ -387,7 +387,7 @@ def test_run_shell_timeout_is_capped_by_the_context(tmp_path: Path) -> None:
     ctx = ToolContext(workspace=tmp_path, max_shell_timeout=0.5)
     started = time.monotonic()
     result = call(ctx, "run_shell", command="sleep 30", timeout=3600)
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < 20  # not the command's 30 s
     assert result.output.startswith("[timed out after 0.5s (process group killed)]")
 
 
@@ -407,7 +407,7 @@ def test_run_shell_timeout_kills_the_process_group(tmp_path: Path) -> None:
         ctx, "run_shell", command="sleep 1000 & echo $! > child.pid; sleep 1000", timeout=2
     )
     elapsed = time.monotonic() - started
-    assert 1.9 < elapsed < 5
+    assert 1.9 < elapsed < 60  # never before the timeout; far less than the command's 1000 s
     assert result.is_error
     assert result.exit_code is None
     assert result.output.startswith("[timed out after 2s (process group killed)]\n")

@@ -70,7 +70,7 @@ class _Pages(BaseHTTPRequestHandler):
             self.send_response(200)
             self.send_header("Content-Type", "text/plain")
             self.end_headers()
-            for _ in range(40):
+            for _ in range(600):  # a minute of drips: only the timeout ends it sooner
                 if not self._send(b"drip\n"):
                     return
                 time.sleep(0.1)
@@ -164,7 +164,7 @@ def test_a_slow_page_is_stopped_at_the_timeout(site: str, ctx: ToolContext) -> N
     output, is_error = fetch(f"{site}/slow", ctx, timeout=1)
     assert is_error
     assert "no complete answer within 1s (timeout)" in output
-    assert time.monotonic() - started < 3.5
+    assert time.monotonic() - started < 30  # not the page's minute
 
 
 def test_headers_sent_slowly_are_stopped_at_the_timeout(site: str, ctx: ToolContext) -> None:
@@ -173,7 +173,7 @@ def test_headers_sent_slowly_are_stopped_at_the_timeout(site: str, ctx: ToolCont
     output, is_error = fetch(f"{site}/slow-headers", ctx, timeout=1)
     assert is_error
     assert output == f"error: {site}/slow-headers: no complete answer within 1s (timeout)"
-    assert time.monotonic() - started < 2.5
+    assert time.monotonic() - started < 20  # not the headers' 28 s
 
 
 def test_a_gzip_bomb_is_cut_while_decompressing(site: str, ctx: ToolContext) -> None:

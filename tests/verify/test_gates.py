@@ -294,7 +294,7 @@ def test_command_gate_timeout_kills_the_process_group(tmp_path: Path) -> None:
     report = CommandGate(command, name="sleepy", timeout=1, sandbox=sandbox).check(tmp_path)
     elapsed = time.monotonic() - start
 
-    assert elapsed < 5
+    assert elapsed < 60  # the timeout's 1 s, not the command's 100 s
     assert not report.passed
     assert report.exit_code is None
     assert report.summary == "`sleepy` timed out after 1s (process group killed)"
