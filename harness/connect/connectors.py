@@ -38,6 +38,13 @@ class Host:
     base: str | None = None  # the pull request's base; None: the branch the run started from
     token_env: str = "GITHUB_TOKEN"
 
+    def base_for(self, origin: str | None) -> str:
+        """The pull request's base: ``base``, else ``origin``, the branch the run started from."""
+        base = self.base or origin
+        if base is None:
+            raise HostError("no base branch: the run started on a detached HEAD; set github.base")
+        return base
+
     def push(self, repo: Path, branch: str) -> str:
         """Push ``branch``; its head commit."""
         return push_branch(repo, self.remote, branch, token=os.environ.get(self.token_env))
@@ -121,9 +128,7 @@ class PullRequestConnector:
     def send(self, result: RunResult, context: RunContext) -> str:
         branch = _branch(result)
         self.host.push(context.repo, branch)
-        base = self.host.base or result.origin
-        if base is None:
-            raise HostError("no base branch: the run started on a detached HEAD; set github.base")
+        base = self.host.base_for(result.origin)
         title = self.title or _title(context.goal)
         pull = open_or_update(
             self.host.client(), head=branch, base=base, title=title,
