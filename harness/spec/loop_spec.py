@@ -259,11 +259,11 @@ def _connector_checks(config: LoopSpec) -> list[tuple[str, str]]:
             if isinstance(trigger, IssuesTriggerConfig):
                 problems.append((f"triggers[{index}]", "the issues trigger needs [github]"))
     for index, connector in enumerate(config.connectors):
-        both = isinstance(connector, ArtifactConnectorConfig) and (
-            (connector.folder is None) == (connector.branch is None)
-        )
-        if both:
-            problems.append((f"connectors[{index}]", "give folder or branch, not both"))
+        if isinstance(connector, ArtifactConnectorConfig):
+            given = (connector.folder is not None) + (connector.branch is not None)
+            if given != 1:
+                said = "neither is given" if given == 0 else "not both"
+                problems.append((f"connectors[{index}]", f"give folder or branch: {said}"))
     if config.ci is not None and config.isolation == "none":
         problems.append(("ci", "needs the run's own branch (isolation other than 'none')"))
     return problems
