@@ -90,11 +90,8 @@ class IssuesTrigger:
             i for i in self._client().labelled_issues(self.label) if i.number not in self._seen
         ]
         self._seen.update(issue.number for issue in fresh)
-        return [Start(self.kind, issue_goal(i), i.number) for i in sorted(fresh, key=_number)]
-
-
-def _number(issue: Issue) -> int:
-    return issue.number
+        fresh.sort(key=lambda issue: issue.number)
+        return [Start(self.kind, issue_goal(issue), issue.number) for issue in fresh]
 
 
 def signature(secret: bytes, body: bytes) -> str:
