@@ -167,7 +167,10 @@ class WebhookTrigger:
 def _handler(trigger: WebhookTrigger) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:  # noqa: N802 - the http.server name
-            length = int(self.headers.get("Content-Length") or 0)
+            given = self.headers.get("Content-Length") or "0"
+            if not given.isdigit():  # a negative length would read until the sender stops
+                return self._answer(400, f"bad Content-Length: {given[:20]!r}")
+            length = int(given)
             if length > MAX_DELIVERY_BYTES:
                 return self._answer(413, "too large")
             body = self.rfile.read(length)

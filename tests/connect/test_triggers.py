@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import socket
 import textwrap
 import threading
 import urllib.error
@@ -170,6 +171,21 @@ def test_a_webhook_with_a_wrong_signature_is_refused(signed: str | None) -> None
         assert trigger.poll(T0) == []
     finally:
         trigger.close()
+
+
+@pytest.mark.parametrize("length", ["-1", "ten"])
+def test_a_delivery_with_a_bad_length_is_refused_unread(length: str) -> None:
+    trigger = WebhookTrigger(b"shared secret", port=0)
+    try:
+        with socket.create_connection(trigger.address, timeout=10) as client:
+            client.sendall(
+                f"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: {length}\r\n\r\n{{".encode()
+            )
+            answer = client.recv(1000)  # the body never ends: reading it would wait forever
+        assert trigger.poll(T0) == []
+    finally:
+        trigger.close()
+    assert answer.startswith(b"HTTP/1.0 400 "), answer
 
 
 def test_a_signed_labelled_issue_delivery_starts_a_loop_with_the_issue_as_goal() -> None:
