@@ -28,6 +28,7 @@ from harness.spec.sections import (
     IssueCommentConnectorConfig,
     PullRequestConnectorConfig,
     PushConnectorConfig,
+    WebhookConnectorConfig,
 )
 
 
@@ -73,7 +74,7 @@ def _connector(entry: ConnectorConfig, host: Host | None, root: Path) -> Connect
     if isinstance(entry, ArtifactConnectorConfig):
         folder = root / Path(entry.folder).expanduser() if entry.folder else None
         return ArtifactConnector(entry.file, folder=folder, branch=entry.branch, on=on)
-    if entry.type == "webhook":
+    if isinstance(entry, WebhookConnectorConfig):
         name = entry.url_env
         return WebhookConnector(lambda: env_value(name, "url_env"), timeout=entry.timeout, on=on)
     assert host is not None, "LoopSpec checks that these connectors have [github]"

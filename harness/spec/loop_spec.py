@@ -39,6 +39,7 @@ from harness.spec.sections import (
     IssuesTriggerConfig,
     McpConfig,
     PullRequestConnectorConfig,
+    PushConnectorConfig,
     RedactConfig,
     SandboxConfig,
     Section,
@@ -248,10 +249,10 @@ def _connector_checks(config: LoopSpec) -> list[tuple[str, str]]:
     """The host's connectors, ``[ci]`` and the issue trigger need ``[github]``; an artifact
     goes to a folder or a branch."""
     problems = []
-    hosted = (PullRequestConnectorConfig, IssueCommentConnectorConfig)
+    hosted = (PushConnectorConfig, PullRequestConnectorConfig, IssueCommentConnectorConfig)
     if config.github is None:
         for index, connector in enumerate(config.connectors):
-            if isinstance(connector, hosted) or connector.type == "push":
+            if isinstance(connector, hosted):
                 problems.append((f"connectors[{index}]", f"{connector.type} needs [github]"))
         if config.ci is not None:
             problems.append(("ci", "waiting for check runs needs [github]"))

@@ -23,6 +23,7 @@ def _load(tmp_path: Path, text: str) -> LoopSpec:
     ("text", "named"),
     [
         ('[[connectors]]\ntype = "pull_request"\n', "field 'connectors[0]': pull_request needs [github]"),
+        ('[[connectors]]\ntype = "push"\n', "field 'connectors[0]': push needs [github]"),
         ("[ci]\n", "field 'ci': waiting for check runs needs [github]"),
         ('[[triggers]]\ntype = "issues"\n', "field 'triggers[0]': the issues trigger needs [github]"),
         ('[[triggers]]\ntype = "schedule"\ncron = "61 * * * *"\n', "field 'triggers[0].cron': Value error"),
