@@ -11,6 +11,7 @@ begins with it too).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import threading
@@ -189,11 +190,11 @@ class Watcher:
         return self.spec.with_changes(**changes) if changes else self.spec
 
     def _run(self, spec: LoopSpec, start: Start, event: TriggerEvent, run_id: str) -> None:
-        overrides = Overrides(
-            self.overrides.model, self.overrides.critic_model, self.overrides.max_iterations,
+        overrides = dataclasses.replace(
+            self.overrides,
             restart=start.issue is None,  # a schedule or a goal: a fresh run each time
             issue=start.issue,
-        )  # fmt: skip
+        )
         redact = spec.redactor().redact_text
         try:
             loop = recorded_loop(spec, overrides=overrides, run_id=run_id, tools=self.tools)

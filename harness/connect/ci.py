@@ -9,7 +9,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from harness.connect.connectors import Host, open_or_update
-from harness.connect.git_publish import origin_branch
 from harness.connect.github import CheckRun, GitHub, HostError
 from harness.core.event_schema import ConnectorEvent
 from harness.core.sink import NULL_SINK, EventSink
@@ -44,16 +43,14 @@ class CiWaiter:
             pull = self._publish(client, ci)
         except (HostError, OSError) as exc:
             self._event(False, str(exc))
-            return GateReport(name=GATE_NAME, passed=False,
+            return GateReport(name=GATE_NAME, passed=False, duration=self.clock() - started,
                               summary=f"the round could not be published: {exc}")  # fmt: skip
         self._event(True, f"round {ci.round} on pull request #{pull} ({ci.commit[:12]})")
         limit = self.timeout if ci.seconds_left is None else min(self.timeout, ci.seconds_left)
         return self._wait(client, ci.commit, started + limit, started)
 
     def _publish(self, client: GitHub, ci: CiRound) -> int:
-        base = self.host.base or origin_branch(ci.repo, ci.branch)
-        if base is None:
-            raise HostError("no base branch: the run started on a detached HEAD; set github.base")
+        base = self.host.base_for(ci.origin)
         body = (f"Round {ci.round} (`{ci.commit[:12]}`) passed its gates; waiting for CI. "
                 "The verdict replaces this text when the run ends.\n")  # fmt: skip
         # not a draft: the REST API cannot mark one ready once CI passes

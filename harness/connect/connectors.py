@@ -38,6 +38,13 @@ class Host:
     base: str | None = None  # the pull request's base; None: the branch the run started from
     token_env: str = "GITHUB_TOKEN"
 
+    def base_for(self, origin: str | None) -> str:
+        """The pull request's base: ``base``, else ``origin``, the branch the run started from."""
+        base = self.base or origin
+        if base is None:
+            raise HostError("no base branch: the run started on a detached HEAD; set github.base")
+        return base
+
     def push(self, repo: Path, branch: str) -> str:
         """Push ``branch``; its head commit."""
         return push_branch(repo, self.remote, branch, token=os.environ.get(self.token_env))
@@ -71,8 +78,8 @@ def describe(result: RunResult, context: RunContext) -> str:
     lines = [
         f"**harness** loop `{context.loop_name}`, run `{result.run_id}`: **{verdict}**",
         "",
-        f"**Goal:** {context.goal.strip().splitlines()[0] if context.goal.strip() else ''}",
-        f"**Verdict:** {result.stop_reason.value}: {(result.message.splitlines() or [''])[0]}",
+        f"**Goal:** {_first_line(context.goal)}",
+        f"**Verdict:** {result.stop_reason.value}: {_first_line(result.message)}",
         f"**Rounds:** {result.iterations}",
     ]
     if result.branch:
@@ -121,10 +128,8 @@ class PullRequestConnector:
     def send(self, result: RunResult, context: RunContext) -> str:
         branch = _branch(result)
         self.host.push(context.repo, branch)
-        base = self.host.base or result.origin
-        if base is None:
-            raise HostError("no base branch: the run started on a detached HEAD; set github.base")
-        title = self.title or _title(context.goal)
+        base = self.host.base_for(result.origin)
+        title = pull_title(context.goal, context.loop_name, self.title)
         pull = open_or_update(
             self.host.client(), head=branch, base=base, title=title,
             body=describe(result, context), draft=self.draft_on_escalate and not result.passed,
@@ -245,6 +250,11 @@ def _branch(result: RunResult) -> str:
     return result.branch
 
 
-def _title(goal: str) -> str:
-    first = goal.strip().splitlines()[0] if goal.strip() else "harness run"
-    return first[:120]
+def pull_title(goal: str, loop_name: str, title: str | None = None) -> str:
+    """A pull request's title: ``title``, else the goal's first line, else the loop's name."""
+    return title or _first_line(goal)[:120] or loop_name
+
+
+def _first_line(text: str) -> str:
+    lines = text.strip().splitlines()
+    return lines[0] if lines else ""

@@ -71,9 +71,3 @@ def _token_env(root: Path, remote: str, token: str | None) -> dict[str, str]:
         f"GIT_CONFIG_KEY_{count}": "http.extraHeader",
         f"GIT_CONFIG_VALUE_{count}": f"Authorization: Basic {basic}",
     }
-
-
-def origin_branch(repo: Path, branch: str) -> str | None:
-    """The branch run branch ``branch`` started from (as the workspace recorded it)."""
-    origin = config_get(repo, f"branch.{branch}.harnessOrigin")
-    return origin.removeprefix("refs/heads/") if origin else None

@@ -61,9 +61,7 @@ class GitHub:
     @classmethod
     def from_env(cls, repo: str, *, api_url: str, token_env: str, timeout: float) -> GitHub:
         """A client whose token is ``$token_env``; a missing variable is an error naming it."""
-        token = os.environ.get(token_env, "")
-        if not token.strip():
-            raise HostError(f"the environment variable {token_env} (github.token_env) is not set")
+        token = env_value(token_env, "github.token_env")
         return cls(repo, api_url=api_url, token=token, timeout=timeout)
 
     def find_pull(self, head: str) -> PullRequest | None:
@@ -129,6 +127,14 @@ class GitHub:
             return json.loads(payload) if payload.strip() else None
         except json.JSONDecodeError:
             raise HostError(f"{where}: the reply is not JSON") from None
+
+
+def env_value(name: str, field: str) -> str:
+    """The secret in environment variable ``name`` (configured by ``field``); unset is an error."""
+    value = os.environ.get(name, "")
+    if not value.strip():
+        raise HostError(f"the environment variable {name} ({field}) is not set")
+    return value
 
 
 def issue_of(data: dict[str, Any]) -> Issue:

@@ -90,11 +90,8 @@ class IssuesTrigger:
             i for i in self._client().labelled_issues(self.label) if i.number not in self._seen
         ]
         self._seen.update(issue.number for issue in fresh)
-        return [Start(self.kind, issue_goal(i), i.number) for i in sorted(fresh, key=_number)]
-
-
-def _number(issue: Issue) -> int:
-    return issue.number
+        fresh.sort(key=lambda issue: issue.number)
+        return [Start(self.kind, issue_goal(issue), issue.number) for issue in fresh]
 
 
 def signature(secret: bytes, body: bytes) -> str:
@@ -170,7 +167,10 @@ class WebhookTrigger:
 def _handler(trigger: WebhookTrigger) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:  # noqa: N802 - the http.server name
-            length = int(self.headers.get("Content-Length") or 0)
+            given = self.headers.get("Content-Length") or "0"
+            if not given.isdigit():  # a negative length would read until the sender stops
+                return self._answer(400, f"bad Content-Length: {given[:20]!r}")
+            length = int(given)
             if length > MAX_DELIVERY_BYTES:
                 return self._answer(413, "too large")
             body = self.rfile.read(length)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from harness.agent.agent import AgentRun
 from harness.agent.ledger import Ledger
-from harness.core.event_schema import ChecksStart, GateReportEvent, RoundStart
+from harness.core.event_schema import ChecksStart, RoundStart
 from harness.core.trajectory_schema import RoundBegin
 from harness.outer.decision import RoundReport, commit_message
 from harness.outer.edits import describe_edits, keep_person_edits, person_edits
@@ -24,7 +24,7 @@ from harness.verify.base_results import measure_at_base
 from harness.verify.environment import base_blocker
 from harness.verify.gates import SuiteGate
 from harness.verify.junit import JUnitReport
-from harness.verify.round import verify
+from harness.verify.round import gate_event, verify
 from harness.workspace.checkout import prefix_of
 from harness.workspace.workspace import truncate_diff
 
@@ -112,19 +112,9 @@ def _wait_for_ci(settings: Settings, run: Run, report: RoundReport) -> RoundRepo
     head = report.commit or run.state.head
     if wait is None or not report.passed or branch is None or head is None:
         return report
-    started = time.monotonic()
-    gate = wait(CiRound(report.round, head, branch, run.workspace.path,
+    gate = wait(CiRound(report.round, head, branch, run.workspace.path, run.origin,
                         run.meter.remaining_seconds()))  # fmt: skip
-    settings.events.emit(
-        GateReportEvent(
-            round=report.round,
-            name=gate.name,
-            passed=gate.passed,
-            summary=gate.summary,
-            failures=gate.failures,
-            duration=time.monotonic() - started,
-        )  # fmt: skip
-    )
+    settings.events.emit(gate_event(report.round, gate))
     return dataclasses.replace(report, gates=(*report.gates, gate))
 
 

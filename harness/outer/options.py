@@ -49,6 +49,7 @@ class CiRound:
     commit: str
     branch: str
     repo: Path  # a checkout of the repository (the run's worktree)
+    origin: str | None  # the branch the run started from; None when HEAD was detached
     seconds_left: float | None  # of the run's time budget; None without one
 
 

@@ -141,7 +141,7 @@ def finish_run(settings: Settings, run: Run) -> RunResult:
         bad_configuration=run.bad_configuration,
         waited=run.meter.waited,
         unsandboxed=unsandboxed(settings),
-        origin=_origin(run),
+        origin=run.origin,
         merged=run.merged,
         best_round=best.round if best is not None else None,
         best=best.describe() if best is not None else "",
@@ -162,19 +162,13 @@ def finish_run(settings: Settings, run: Run) -> RunResult:
     return result
 
 
-def _origin(run: Run) -> str | None:
-    """The name of the branch the run started from (``main``), None when HEAD was detached."""
-    origin = run.workspace.origin
-    return origin.removeprefix("refs/heads/") if origin else None
-
-
 def _land(settings: Settings, run: Run) -> None:
     """A pass: merge when asked, then remove the worktree (the branch stays) unless kept."""
     if settings.options.merge:
         try:
             run.workspace.merge_ff()
             run.merged = True
-            run.message += f"; merged into your branch ({_origin(run)})"
+            run.message += f"; merged into your branch ({run.origin})"
         except GitIsolationError as exc:
             run.message += f"; not merged, the work stays on its branch: {exc}"
     try:

@@ -45,6 +45,12 @@ class Run:
     )
     baselines: dict[str, JUnitReport] | None = None  # the pytest gates at the base, once measured
 
+    @property
+    def origin(self) -> str | None:
+        """The name of the branch the run started from (``main``), None when HEAD was detached."""
+        origin = self.workspace.origin
+        return origin.removeprefix("refs/heads/") if origin else None
+
 
 def start_run(settings: Settings, progress: Progress | None) -> Run:
     """Open the workspace (resuming the recorded branch), meter the models, mark progress begun."""

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from harness.connect.ci import CiWaiter
@@ -17,8 +16,9 @@ from harness.connect.connectors import (
     PushConnector,
     RunContext,
     WebhookConnector,
+    pull_title,
 )
-from harness.connect.github import GitHub, HostError
+from harness.connect.github import GitHub, env_value
 from harness.core.sink import EventSink
 from harness.spec.loop_spec import LoopSpec
 from harness.spec.sections import (
@@ -28,6 +28,7 @@ from harness.spec.sections import (
     IssueCommentConnectorConfig,
     PullRequestConnectorConfig,
     PushConnectorConfig,
+    WebhookConnectorConfig,
 )
 
 
@@ -73,9 +74,9 @@ def _connector(entry: ConnectorConfig, host: Host | None, root: Path) -> Connect
     if isinstance(entry, ArtifactConnectorConfig):
         folder = root / Path(entry.folder).expanduser() if entry.folder else None
         return ArtifactConnector(entry.file, folder=folder, branch=entry.branch, on=on)
-    if entry.type == "webhook":
+    if isinstance(entry, WebhookConnectorConfig):
         name = entry.url_env
-        return WebhookConnector(lambda: _env(name, "url_env"), timeout=entry.timeout, on=on)
+        return WebhookConnector(lambda: env_value(name, "url_env"), timeout=entry.timeout, on=on)
     assert host is not None, "LoopSpec checks that these connectors have [github]"
     if isinstance(entry, PushConnectorConfig):
         return PushConnector(host, on=on)
@@ -87,16 +88,7 @@ def _connector(entry: ConnectorConfig, host: Host | None, root: Path) -> Connect
     return IssueCommentConnector(host, issue=entry.issue, on=on)
 
 
-def _env(name: str, field: str) -> str:
-    value = os.environ.get(name, "")
-    if not value.strip():
-        raise HostError(f"the environment variable {name} ({field}) is not set")
-    return value
-
-
 def _title(config: LoopSpec) -> str:
-    for entry in config.connectors:
-        if isinstance(entry, PullRequestConnectorConfig) and entry.title:
-            return entry.title
-    goal = config.goal.strip().splitlines()
-    return goal[0][:120] if goal else config.name
+    """The title the pull request connector gives, for the pull request the CI wait opens."""
+    titles = [c.title for c in config.connectors if isinstance(c, PullRequestConnectorConfig)]
+    return pull_title(config.goal, config.name, next((t for t in titles if t), None))

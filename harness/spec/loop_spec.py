@@ -39,6 +39,7 @@ from harness.spec.sections import (
     IssuesTriggerConfig,
     McpConfig,
     PullRequestConnectorConfig,
+    PushConnectorConfig,
     RedactConfig,
     SandboxConfig,
     Section,
@@ -248,10 +249,10 @@ def _connector_checks(config: LoopSpec) -> list[tuple[str, str]]:
     """The host's connectors, ``[ci]`` and the issue trigger need ``[github]``; an artifact
     goes to a folder or a branch."""
     problems = []
-    hosted = (PullRequestConnectorConfig, IssueCommentConnectorConfig)
+    hosted = (PushConnectorConfig, PullRequestConnectorConfig, IssueCommentConnectorConfig)
     if config.github is None:
         for index, connector in enumerate(config.connectors):
-            if isinstance(connector, hosted) or connector.type == "push":
+            if isinstance(connector, hosted):
                 problems.append((f"connectors[{index}]", f"{connector.type} needs [github]"))
         if config.ci is not None:
             problems.append(("ci", "waiting for check runs needs [github]"))
@@ -259,11 +260,11 @@ def _connector_checks(config: LoopSpec) -> list[tuple[str, str]]:
             if isinstance(trigger, IssuesTriggerConfig):
                 problems.append((f"triggers[{index}]", "the issues trigger needs [github]"))
     for index, connector in enumerate(config.connectors):
-        both = isinstance(connector, ArtifactConnectorConfig) and (
-            (connector.folder is None) == (connector.branch is None)
-        )
-        if both:
-            problems.append((f"connectors[{index}]", "give folder or branch, not both"))
+        if isinstance(connector, ArtifactConnectorConfig):
+            given = (connector.folder is not None) + (connector.branch is not None)
+            if given != 1:
+                said = "neither is given" if given == 0 else "not both"
+                problems.append((f"connectors[{index}]", f"give folder or branch: {said}"))
     if config.ci is not None and config.isolation == "none":
         problems.append(("ci", "needs the run's own branch (isolation other than 'none')"))
     return problems

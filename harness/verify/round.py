@@ -140,6 +140,18 @@ def _toml_table(text: str | None, table: str) -> object:
     return data
 
 
+def gate_event(round_number: int, report: GateReport) -> GateReportEvent:
+    """The ``gate_report`` event of ``report``, a gate of round ``round_number``."""
+    return GateReportEvent(
+        round=round_number,
+        name=report.name,
+        passed=report.passed,
+        summary=report.summary,
+        failures=list(report.failures),
+        duration=report.duration,
+    )
+
+
 def verify(
     *,
     round_number: int,
@@ -175,16 +187,7 @@ def verify(
     else:
         reports = tuple(run_gates(gates, workspace, baselines=baselines))
     for report in reports:
-        events.emit(
-            GateReportEvent(
-                round=round_number,
-                name=report.name,
-                passed=report.passed,
-                summary=report.summary,
-                failures=list(report.failures),
-                duration=report.duration,
-            )
-        )
+        events.emit(gate_event(round_number, report))
     if critic is None or not all(r.passed for r in reports):
         return Evidence((), reports, None)
     try:

@@ -116,6 +116,8 @@ def test_a_labelled_issue_becomes_a_pull_request_that_ci_sends_back_once(tmp_pat
     assert pull["base"]["ref"] == "main"
     assert pull["updates"] == 2
     assert pull["draft"] is False
+    titles = {r.body.get("title") for r in server.requests if isinstance(r.body, dict)}
+    assert titles - {None} == {"add() subtracts"}  # the CI wait's and the verdict's alike
     assert "**passed**" in pull["body"]
     assert "PASSED" in pull["body"]
     assert "`calc`" in pull["body"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -38,12 +39,11 @@ def _round(tmp_path: Path, server: GitHubServer) -> CiRound:
     git(repo, "remote", "add", "origin", str(remote))
     git(repo, "branch", "harness/x/1")
     server.remote = remote
-    return CiRound(1, git(repo, "rev-parse", "HEAD"), "harness/x/1", repo, seconds_left=None)
+    return CiRound(1, git(repo, "rev-parse", "HEAD"), "harness/x/1", repo, "main", None)
 
 
 def _waiter(server: GitHubServer, clock: Clock, **kwargs: Any) -> CiWaiter:
-    host = Host(lambda: GitHub("acme/widgets", api_url=server.url, token=TOKEN), "origin",
-                base="main")  # fmt: skip
+    host = Host(lambda: GitHub("acme/widgets", api_url=server.url, token=TOKEN), "origin")
     return CiWaiter(host, "t", poll=5, clock=clock, sleep=clock.sleep, **kwargs)
 
 
@@ -55,7 +55,7 @@ def test_checks_still_running_when_the_budget_ends_fail_the_gate(tmp_path: Path)
     with GitHubServer(token=TOKEN, checks=_pending) as server:
         ci = _round(tmp_path, server)
         clock = Clock()
-        left = CiRound(ci.round, ci.commit, ci.branch, ci.repo, seconds_left=12)
+        left = dataclasses.replace(ci, seconds_left=12)
         report = _waiter(server, clock, timeout=600)(left)
     assert not report.passed
     assert report.summary == f"checks not finished in time on {ci.commit[:12]}: tests"
@@ -93,3 +93,21 @@ def test_a_host_refusing_the_token_fails_the_round_with_the_reason(tmp_path: Pat
     assert report.summary == (
         "the round could not be published: GET /repos/acme/widgets/pulls: HTTP 401: Bad credentials"
     )
+
+
+def test_the_base_is_where_the_run_started_and_a_detached_start_says_so(tmp_path: Path) -> None:
+    passing = [{"id": 5, "name": "tests", "status": "completed", "conclusion": "success"}]
+    with GitHubServer(token=TOKEN, checks=lambda sha: passing) as server:
+        ci = _round(tmp_path, server)
+        clock = Clock()
+        detached = _waiter(server, clock)(dataclasses.replace(ci, origin=None))
+        assert server.pulls == []
+        started = _waiter(server, clock)(ci)
+    assert not detached.passed
+    assert detached.summary == (
+        "the round could not be published: no base branch: the run started on a detached HEAD; "
+        "set github.base"
+    )
+    assert started.passed, started.summary
+    (pull,) = server.pulls
+    assert pull["base"]["ref"] == "main"

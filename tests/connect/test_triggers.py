@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import socket
 import textwrap
 import threading
 import urllib.error
@@ -15,11 +16,19 @@ from pathlib import Path
 import pytest
 
 from harness.cli.watch import Watcher
-from harness.connect.triggers import ScheduleTrigger, Start, WebhookTrigger, signature
+from harness.connect.github import GitHub
+from harness.connect.triggers import (
+    IssuesTrigger,
+    ScheduleTrigger,
+    Start,
+    WebhookTrigger,
+    signature,
+)
 from harness.memory.lock import LoopLock
 from harness.spec import LoopSpec
 from harness.tools import tool
 from tests.conftest import git, make_repo
+from tests.github_server import GitHubServer
 
 T0 = datetime(2026, 1, 1, 6, 0, 30, tzinfo=UTC)
 
@@ -54,6 +63,28 @@ def _spec(tmp_path: Path) -> LoopSpec:
     git(project, "add", "-A")
     git(project, "commit", "-qm", "loop")
     return LoopSpec.from_toml(project)
+
+
+def test_labelled_issues_start_once_each_and_the_host_is_asked_every_poll_seconds() -> None:
+    with GitHubServer(token="t") as server:
+        server.add_issue(5, "second", "", ["harness"])
+        server.add_issue(3, "first", "it breaks", ["harness", "bug"])
+        server.add_issue(4, "a question", "", ["question"])
+        trigger = IssuesTrigger(
+            lambda: GitHub(server.repo, api_url=server.url, token="t"), "harness", every=60
+        )
+        first = trigger.poll(T0)
+        server.add_issue(6, "third", "", ["harness"])
+        early = trigger.poll(T0 + timedelta(seconds=59))
+        asked = len(server.requests)
+        later = trigger.poll(T0 + timedelta(seconds=60))
+    assert first == [
+        Start("issues", "first\n\nit breaks\n\n(issue #3)", 3),
+        Start("issues", "second (issue #5)", 5),
+    ]
+    assert early == []
+    assert asked == 1  # the early poll did not ask the host
+    assert later == [Start("issues", "third (issue #6)", 6)]  # 3 and 5 are not started again
 
 
 def test_a_schedule_firing_twice_while_the_run_goes_on_starts_one_run(tmp_path: Path) -> None:
@@ -140,6 +171,21 @@ def test_a_webhook_with_a_wrong_signature_is_refused(signed: str | None) -> None
         assert trigger.poll(T0) == []
     finally:
         trigger.close()
+
+
+@pytest.mark.parametrize("length", ["-1", "ten"])
+def test_a_delivery_with_a_bad_length_is_refused_unread(length: str) -> None:
+    trigger = WebhookTrigger(b"shared secret", port=0)
+    try:
+        with socket.create_connection(trigger.address, timeout=10) as client:
+            client.sendall(
+                f"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: {length}\r\n\r\n{{".encode()
+            )
+            answer = client.recv(1000)  # the body never ends: reading it would wait forever
+        assert trigger.poll(T0) == []
+    finally:
+        trigger.close()
+    assert answer.startswith(b"HTTP/1.0 400 "), answer
 
 
 def test_a_signed_labelled_issue_delivery_starts_a_loop_with_the_issue_as_goal() -> None:
