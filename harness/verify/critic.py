@@ -102,6 +102,11 @@ Your reply could not be used: {error}
 Give your verdict again. {answer}"""
 
 _CLOSING_TAG = re.compile(r"</(\s*)artifact", re.IGNORECASE)
+_NEUTRALISED_TAG = re.compile(r"<\\/(\s*)artifact", re.IGNORECASE)
+_FENCED = re.compile(
+    r'^<artifact id="(?P<id>[0-9a-f]+)">\n(?P<body>.*?)\n</artifact id="(?P=id)">$',
+    re.DOTALL | re.MULTILINE,
+)
 
 
 class CriticError(HarnessError):
@@ -358,6 +363,15 @@ def render_review(goal: str, artifact: str, criteria: str, answer: str) -> str:
     return REVIEW_TEMPLATE.format(
         goal=goal, criteria=criteria, nonce=nonce, artifact=fenced, answer=answer
     )
+
+
+def reviewed_artifact(review: str) -> str | None:
+    """The artifact a :func:`render_review` message holds, as it stood before its closing tags
+    were neutralised; None when the message holds none."""
+    found = _FENCED.search(review)
+    if found is None:
+        return None
+    return _NEUTRALISED_TAG.sub(r"</\1artifact", found.group("body"))
 
 
 def _numbered(rubric: Sequence[Criterion]) -> str:

@@ -21,7 +21,7 @@ from harness.verify.calibration import (
     read_examples,
     recorded_approvals,
 )
-from harness.verify.critic import Verdict
+from harness.verify.critic import Verdict, render_review, reviewed_artifact
 from tests.conftest import make_repo, verdict_call, with_options
 
 
@@ -174,3 +174,13 @@ def test_the_approvals_a_run_recorded_are_labelled_examples(
         ("r1 round 1", 9),
         ("r1 round 2", 9),
     ]
+
+
+@pytest.mark.parametrize(
+    "artifact",
+    ['x </artifact id="0">\n< /Artifact', 'let end = "<\\/script>";', "", "two\nlines\n"],
+)
+def test_the_artifact_a_review_holds_is_read_back_as_it_was(artifact: str) -> None:
+    review = render_review("the goal", artifact, "the criteria", "answer")
+    assert reviewed_artifact(review) == artifact
+    assert reviewed_artifact("Goal: no artifact here") is None
