@@ -253,10 +253,13 @@ def rates(judged: Sequence[Judged], threshold: float, passed: Sequence[bool]) ->
 def best_threshold(judged: Sequence[Judged], configured: float) -> Rates:
     """The threshold on the score that agrees with the person most often.
 
-    The candidates are 0 and every score seen; ties go to fewer false accepts, then to the
+    The candidates are 0, every score seen, and one just above the highest (a threshold that
+    fails them all) while that is at most 10; ties go to fewer false accepts, then to the
     candidate nearest ``configured``.
     """
-    candidates = sorted({0.0, *(item.score for item in judged)})
+    scores = {item.score for item in judged}
+    above = round(max(scores) + 0.01, 2)  # above the highest score: rounding errs by 0.005 at most
+    candidates = sorted({0.0, *scores, *([above] if above <= 10 else [])})
     found = [rates(judged, t, [item.score >= t for item in judged]) for t in candidates]
     return max(
         found,
