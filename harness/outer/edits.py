@@ -57,11 +57,11 @@ def person_edits(run: Run, number: int) -> tuple[PersonEdit, ...]:
         edits = [_edit(rel, text, workspace.path / rel) for rel, text in before.items()]
     else:
         kept = run_snapshots(run)
-        if kept.record(number - 1) is None or kept.cut_short() is not None:
+        if kept.cut_short() is not None:
             return ()
         try:
             old = kept.kept(number - 1)
-        except BookkeepingError:
+        except BookkeepingError:  # not kept: nothing to compare with
             return ()
         now = {rel: path.read_bytes() for rel, path in kept.files().items()}
         edits = [

@@ -93,3 +93,18 @@ def test_a_diff_between_rounds_names_a_binary_file_without_showing_it(tmp_path: 
     kept.take(2, {})
     assert kept.diff(1, 2) == "binary file logo.png differs\n"
     assert kept.diff(2, 2) == ""
+
+
+@pytest.mark.parametrize("text", ["{not json", "[1]", "\xff"])
+def test_an_unreadable_round_record_is_named_and_nothing_is_restored(
+    tmp_path: Path, text: str
+) -> None:
+    work = tmp_path / "work"
+    files(work, {"a.md": "first\n"})
+    kept = Snapshots(tmp_path / "kept", work)
+    kept.take(1, {"round": 1})
+    (tmp_path / "kept" / "1" / "round.json").write_bytes(text.encode("latin-1"))
+    files(work, {"a.md": "second\n"})
+    with pytest.raises(BookkeepingError, match=r"kept/1/round.json: the round's record"):
+        kept.restore(1)
+    assert (work / "a.md").read_text() == "second\n"
