@@ -15,15 +15,16 @@ from harness.verify.calibration import Judged, calibrate, read_examples, recorde
 def run_calibrate(config: LoopSpec, args: argparse.Namespace) -> int:
     if not args.examples and not args.approvals:
         raise ConfigError("calibrate: give --examples DIR or --approvals RUNS (or both)")
-    critic = loop_critic(config, Overrides(model=args.model, critic_model=args.critic_model))
-    if critic is None:
-        raise ConfigError(f"{config.source}: field 'critic.enabled': the critic is disabled")
     examples = [e for folder in args.examples for e in read_examples(folder, config.goal)]
     for folder in args.approvals:
         found = recorded_approvals(folder)
         if not found:
             raise ConfigError(f"{folder}: no approved or rejected round with a critic's verdict")
         examples += found
+    # The examples first: a mistake in them is told before any model is set up.
+    critic = loop_critic(config, Overrides(model=args.model, critic_model=args.critic_model))
+    if critic is None:
+        raise ConfigError(f"{config.source}: field 'critic.enabled': the critic is disabled")
 
     def show(index: int, item: Judged) -> None:
         if not args.quiet:

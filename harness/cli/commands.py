@@ -313,12 +313,8 @@ def note(args: argparse.Namespace) -> int:
 def restore(args: argparse.Namespace) -> int:
     """Bring a loop's best round (``--round N``: that round) back into its work."""
     from harness.outer.keep import restore_round
-    from harness.spec import CONFIG_NAME, LoopSpec
 
-    path = Path(args.loop)
-    if not (path.is_file() or (path / CONFIG_NAME).is_file()):
-        raise ConfigError(f"{args.loop}: not a loop.toml or a folder holding one")
-    spec = LoopSpec.from_toml(path)
+    spec = _spec(Path(args.loop))
     print(restore_round(spec.progress_path(), spec.root / spec.workspace, args.round))
     return EXIT_PASSED
 

@@ -59,6 +59,10 @@ class GateSummary(BaseModel):
         return f"{self.name} — {state}" + (f" ({self.detail})" if self.detail else "")
 
 
+PROTECTED_CHANGED = "failed: protected files changed"
+"""An attempt's outcome when its round changed a protected file (whatever its gates said)."""
+
+
 class Attempt(BaseModel):
     """What one round tried and how it ended."""
 

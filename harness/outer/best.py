@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.memory.progress_items import Attempt, GateSummary
+from harness.memory.progress_items import PROTECTED_CHANGED, Attempt, GateSummary
 
 if TYPE_CHECKING:
     from harness.outer.decision import RoundReport
@@ -47,7 +47,7 @@ class RoundMark:
     @classmethod
     def of_attempt(cls, attempt: Attempt) -> RoundMark:
         gates = [g for g in attempt.gates if isinstance(g, GateSummary)]
-        clean = "protected" not in attempt.outcome
+        clean = attempt.outcome != PROTECTED_CHANGED
         return cls(
             round=attempt.round,
             passed=attempt.outcome == "passed",

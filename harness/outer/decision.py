@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from harness.agent.agent import AgentStop
 from harness.core.stop import StopReason
 from harness.core.usage import Usage
-from harness.memory.progress_items import GateSummary
+from harness.memory.progress_items import PROTECTED_CHANGED, GateSummary
 from harness.verify.critic import Verdict
 from harness.verify.gates import GateReport
 from harness.verify.human import Approval
@@ -85,7 +85,7 @@ class RoundReport:
         if self.passed:
             return "passed"
         if self.protected_violations:
-            return "failed: protected files changed"
+            return PROTECTED_CHANGED
         failed = [g.name for g in self.gates if not g.passed]
         if failed:
             return "failed: " + ", ".join(failed)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.core.errors import BookkeepingError
-from harness.outer.keep import harness_paths, snapshots
+from harness.outer.keep import harness_paths, run_snapshots
 from harness.outer.run import Run
 from harness.workspace.checkout import file_at
 from harness.workspace.git_cmd import git, run_git
@@ -56,12 +56,12 @@ def person_edits(run: Run, number: int) -> tuple[PersonEdit, ...]:
         }
         edits = [_edit(rel, text, workspace.path / rel) for rel, text in before.items()]
     else:
-        kept = snapshots(workspace.path, progress_path)
-        if kept.record(number - 1) is None or kept.cut_short() is not None:
+        kept = run_snapshots(run)
+        if kept.cut_short() is not None:
             return ()
         try:
             old = kept.kept(number - 1)
-        except BookkeepingError:
+        except BookkeepingError:  # not kept: nothing to compare with
             return ()
         now = {rel: path.read_bytes() for rel, path in kept.files().items()}
         edits = [

@@ -43,6 +43,11 @@ def snapshots(workspace: Path, progress_path: Path | None) -> Snapshots:
     return Snapshots(folder, workspace.resolve(), harness_paths(workspace, progress_path))
 
 
+def run_snapshots(run: Run) -> Snapshots:
+    """Where the rounds of ``run`` are kept when it works outside git."""
+    return snapshots(run.workspace.path, run.progress.path if run.progress else None)
+
+
 def harness_paths(workspace: Path, progress_path: Path | None) -> tuple[str, ...]:
     """The harness's own paths inside ``workspace`` (run logs, progress and its companions),
     as a snapshot's ``exclude``: never the work of a round or of a person."""
@@ -58,29 +63,26 @@ def note_cut_short(run: Run, number: int) -> None:
     """Outside git, round ``number`` stopped part-way: the round that replays it must not take
     what it left for a person's edit."""
     if run.workspace.branch is None:
-        snapshots(run.workspace.path, run.progress.path if run.progress else None).note_cut_short(
-            number
-        )
+        run_snapshots(run).note_cut_short(number)
 
 
-def keep_round(run: Run, report: RoundReport, files_at: str | None) -> str:
-    """Keep ``report``'s round (in git: ``files_at``, the commit holding its files); where."""
+def keep_round(run: Run, report: RoundReport, files_at: str | None) -> None:
+    """Keep ``report``'s round (in git: ``files_at``, the commit holding its files)."""
     workspace = run.workspace
     if workspace.branch is not None and workspace.root is not None:
         if files_at is None:
-            return ""
+            return
         try:
             keep_ref(workspace.root, workspace.branch, report.round, files_at)
         except GitIsolationError as exc:
             raise BookkeepingError(
                 f"the harness could not keep round {report.round}: {exc}"
             ) from exc
-        return files_at
-    where = snapshots(workspace.path, run.progress.path if run.progress else None)
+        return
+    where = run_snapshots(run)
     if report.round == 1 and where.folder.exists():  # a new run: an earlier run's rounds go
         shutil.rmtree(where.folder)
-    kept = where.take(report.round, round_record(report))
-    return str(where.folder / str(report.round)) if kept else ""
+    where.take(report.round, round_record(report))
 
 
 def best_round_note(run: Run, best: RoundMark | None) -> str:
@@ -96,8 +98,7 @@ def best_round_note(run: Run, best: RoundMark | None) -> str:
             return lines[0]
         where = f"It is kept as `{round_ref(workspace.branch, best.round)}`"
     else:
-        kept = snapshots(workspace.path, run.progress.path if run.progress else None)
-        where = f"Its files are kept in `{kept.folder / str(best.round)}`"
+        where = f"Its files are kept in `{run_snapshots(run).folder / str(best.round)}`"
     lines.append(
         f"{where}; `harness restore LOOP` brings it back (LOOP: its loop.toml or its folder; "
         "`--round N` brings back another round)."
@@ -116,8 +117,7 @@ def _round_diff(run: Run, first: int, second: int) -> str:
     workspace = run.workspace
     if workspace.branch is not None and workspace.root is not None:
         return round_diff(workspace.root, workspace.branch, first, second)
-    kept = snapshots(workspace.path, run.progress.path if run.progress else None)
-    return kept.diff(first, second)
+    return run_snapshots(run).diff(first, second)
 
 
 def round_record(report: RoundReport) -> dict[str, object]:

@@ -18,7 +18,6 @@ The folder holds the artifacts and ``labels.jsonl``, one :class:`Label` a line::
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -31,7 +30,8 @@ from harness.core.event_schema import ApprovalEvent, CriticVerdict, RunStart
 from harness.core.usage import Usage
 from harness.core.validation import read_utf8, validation_message
 from harness.observe.events import EVENTS_FILE, read_events
-from harness.verify.critic import Verdict
+from harness.verify.critic import Verdict, reviewed_artifact
+from harness.verify.panel import PanelVerdict
 
 LABELS_FILE = "labels.jsonl"
 ARTIFACT_LIMIT = 1_000_000
@@ -161,12 +161,6 @@ def read_examples(folder: Path, goal: str) -> list[Example]:
     return examples
 
 
-_ARTIFACT = re.compile(
-    r'^<artifact id="(?P<id>[0-9a-f]+)">\n(?P<body>.*?)\n</artifact id="(?P=id)">$',
-    re.DOTALL | re.MULTILINE,
-)
-
-
 def recorded_approvals(folder: Path) -> list[Example]:
     """The rounds a person approved or rejected in the runs under ``folder`` (a run folder, or
     one holding run folders), each with the artifact its critic judged, as recorded."""
@@ -194,9 +188,9 @@ def _artifact(event: CriticVerdict) -> str | None:
     for message in event.messages:
         content = message.get("content")
         if message.get("role") == "user" and isinstance(content, str):
-            found = _ARTIFACT.search(content)
-            if found:
-                return found.group("body").replace("<\\/", "</")
+            artifact = reviewed_artifact(content)
+            if artifact is not None:
+                return artifact
     return None
 
 
@@ -224,7 +218,7 @@ def calibrate(
             accepted=example.accepted,
             score=verdict.score,
             passed=verdict.passed,
-            split=bool(getattr(verdict, "split", False)),
+            split=isinstance(verdict, PanelVerdict) and verdict.split,
         )
         judged.append(item)
         if on_example is not None:
@@ -259,10 +253,13 @@ def rates(judged: Sequence[Judged], threshold: float, passed: Sequence[bool]) ->
 def best_threshold(judged: Sequence[Judged], configured: float) -> Rates:
     """The threshold on the score that agrees with the person most often.
 
-    The candidates are 0 and every score seen; ties go to fewer false accepts, then to the
+    The candidates are 0, every score seen, and one just above the highest (a threshold that
+    fails them all) while that is at most 10; ties go to fewer false accepts, then to the
     candidate nearest ``configured``.
     """
-    candidates = sorted({0.0, *(item.score for item in judged)})
+    scores = {item.score for item in judged}
+    above = round(max(scores) + 0.01, 2)  # above the highest score: rounding errs by 0.005 at most
+    candidates = sorted({0.0, *scores, *([above] if above <= 10 else [])})
     found = [rates(judged, t, [item.score >= t for item in judged]) for t in candidates]
     return max(
         found,

@@ -102,6 +102,11 @@ Your reply could not be used: {error}
 Give your verdict again. {answer}"""
 
 _CLOSING_TAG = re.compile(r"</(\s*)artifact", re.IGNORECASE)
+_NEUTRALISED_TAG = re.compile(r"<\\/(\s*)artifact", re.IGNORECASE)
+_FENCED = re.compile(
+    r'^<artifact id="(?P<id>[0-9a-f]+)">\n(?P<body>.*?)\n</artifact id="(?P=id)">$',
+    re.DOTALL | re.MULTILINE,
+)
 
 
 class CriticError(HarnessError):
@@ -221,7 +226,7 @@ class Critic:
             {"role": "system", "content": self.system_prompt},
             {
                 "role": "user",
-                "content": render_review(goal, artifact, rendered, tag, answer=self._answer(tag)),
+                "content": render_review(goal, artifact, rendered, self._answer(tag)),
             },
         ]
         model = metered(self.model)
@@ -346,11 +351,9 @@ class Critic:
         return verdict
 
 
-def render_review(
-    goal: str, artifact: str, criteria: str, tag: str, *, answer: str | None = None
-) -> str:
+def render_review(goal: str, artifact: str, criteria: str, answer: str) -> str:
     """The critic's user message: goal, criteria, the artifact inside unique delimiters, and how
-    to answer (the verdict tool, or the verdict tags of ``tag``).
+    to ``answer`` (the verdict tool, or the verdict tags).
 
     Every closing ``</artifact`` inside the artifact is neutralised (``<\\/artifact``), so the
     data cannot end its own block, whatever id it guesses.
@@ -358,17 +361,17 @@ def render_review(
     nonce = fresh_tag(artifact)  # fresh per review: the artifact cannot know it
     fenced = _CLOSING_TAG.sub(r"<\\/\1artifact", artifact)
     return REVIEW_TEMPLATE.format(
-        goal=goal,
-        criteria=criteria,
-        nonce=nonce,
-        artifact=fenced,
-        answer=answer if answer is not None else _answer(tag),
+        goal=goal, criteria=criteria, nonce=nonce, artifact=fenced, answer=answer
     )
 
 
-def _answer(tag: str) -> str:
-    opening, closing = fence(tag)
-    return ANSWER_TEMPLATE.format(opening=opening, closing=closing)
+def reviewed_artifact(review: str) -> str | None:
+    """The artifact a :func:`render_review` message holds, as it stood before its closing tags
+    were neutralised; None when the message holds none."""
+    found = _FENCED.search(review)
+    if found is None:
+        return None
+    return _NEUTRALISED_TAG.sub(r"</\1artifact", found.group("body"))
 
 
 def _numbered(rubric: Sequence[Criterion]) -> str:

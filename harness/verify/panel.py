@@ -133,13 +133,13 @@ class CriticPanel:
         round: int | None = None,
     ) -> PanelVerdict:
         """Every critic's verdict on ``artifact``, combined; one ``critic_verdict`` event."""
-        verdicts, messages = [], []
+        verdicts = []
         for critic, collected in self._seats:
             collected.events.clear()
             verdict = critic.review(goal, artifact, criteria=criteria, notes=notes, round=round)
             verdicts.append(verdict.model_copy(update={"critic": critic.label}))
-            messages.append(_sent(collected.events))
-        return self._emit(self.combine(verdicts), round, messages[0])
+        first_seat = self._seats[0][1]  # its request holds the artifact every critic judged
+        return self._emit(self.combine(verdicts), round, _sent(first_seat.events))
 
     def fail(self, reason: str, fix: str, *, round: int | None = None) -> PanelVerdict:
         """A failing verdict given without asking the critics (nothing fit to judge)."""

@@ -91,12 +91,17 @@ class Snapshots:
         return int(text) if text.isdigit() else None
 
     def record(self, number: int) -> dict[str, object] | None:
-        """Round ``number``'s record, or None when it was not kept."""
+        """Round ``number``'s record, or None when it was not kept; raises when it is unreadable."""
         path = self.folder / str(number) / RECORD
         if not path.is_file():
             return None
-        loaded = json.loads(path.read_text(encoding="utf-8"))
-        return loaded if isinstance(loaded, dict) else None
+        try:
+            loaded = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise BookkeepingError(f"{path}: the round's record cannot be read: {exc}") from exc
+        if not isinstance(loaded, dict):
+            raise BookkeepingError(f"{path}: the round's record is not a JSON object")
+        return loaded
 
     def kept(self, number: int) -> dict[str, bytes]:
         """Round ``number``'s files by relative path; raises when it was not kept."""

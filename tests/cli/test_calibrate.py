@@ -220,3 +220,16 @@ def test_calibrate_without_examples_or_with_the_critic_off_is_bad_usage(
     examples(tmp_path / "examples")
     assert main(["calibrate", str(off), "--examples", str(tmp_path / "examples")]) == 2
     assert "field 'critic.enabled': the critic is disabled" in capsys.readouterr().err
+
+
+def test_calibrate_on_runs_that_recorded_no_approval_is_bad_usage(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = loop(tmp_path / "alone", LENIENT)
+    runs = tmp_path / "runs"
+    (runs / "r1").mkdir(parents=True)
+    (runs / "r1" / "events.jsonl").write_text("", encoding="utf-8")
+    assert main(["calibrate", str(folder), "--approvals", str(runs)]) == 2
+    assert capsys.readouterr().err == (
+        f"harness: {runs}: no approved or rejected round with a critic's verdict\n"
+    )

@@ -37,3 +37,7 @@ def test_progress_attempts_read_alike_and_a_protected_change_passes_no_gate() ->
     assert best is not None
     assert best.describe() == "round 1 (2/2 gates passed, critic 5.0/10)"
     assert RoundMark.of_attempt(attempts[1]).gates_passed == 0
+    # A gate whose name holds "protected" is a gate like any other.
+    named = (GateSummary(name="a", passed=True), GateSummary(name="protected_api", passed=False))
+    failed_gate = Attempt(round=3, outcome="failed: protected_api", gates=named)
+    assert RoundMark.of_attempt(failed_gate).gates_passed == 1

@@ -214,3 +214,15 @@ def test_a_round_that_cannot_be_kept_stops_the_run_with_error_naming_it(tmp_path
     assert result.message.startswith(
         "round 1 could not be recorded: the harness could not keep round 1: git update-ref"
     )
+
+
+def test_restore_names_what_is_missing_a_loop_toml_or_a_round_played(tmp_path: Path) -> None:
+    empty = harness("restore", cwd=tmp_path)
+    assert empty.returncode == 2
+    assert empty.stderr.startswith("harness: loop.toml: no such file; `harness init KIND` writes")
+    (tmp_path / "loop.toml").write_text(LOOP_TOML.format(isolation="none"))
+    unplayed = harness("restore", cwd=tmp_path)
+    assert unplayed.returncode == 2
+    progress = tmp_path / "progress" / "essay.md"
+    assert unplayed.stderr == f"harness: {progress}: no such progress file; the loop has not run\n"
+    assert unplayed.stdout == ""

@@ -21,7 +21,7 @@ from harness.verify.calibration import (
     read_examples,
     recorded_approvals,
 )
-from harness.verify.critic import Verdict
+from harness.verify.critic import Verdict, render_review, reviewed_artifact
 from tests.conftest import make_repo, verdict_call, with_options
 
 
@@ -47,8 +47,16 @@ def test_the_best_threshold_matches_the_person_most_often_then_accepts_less_bad_
     items = judged((True, 9), (True, 8.5), (False, 8), (False, 2))
     best = best_threshold(items, 7)
     assert (best.threshold, best.agreement, best.false_accept_rate) == (8.5, 1.0, 0.0)
-    tie = judged((True, 6), (False, 6))  # 0 and 6 agree equally: the nearer to 7 wins
+    tie = judged((True, 6), (True, 8))  # 0 and 6 agree equally: the nearer to 7 wins
     assert best_threshold(tie, 7).threshold == 6
+    # A person who rejected the highest-scored work is matched by a threshold above it all.
+    top_rejected = judged((True, 6), (False, 6), (False, 3.333))
+    best = best_threshold(top_rejected, 7)
+    assert (best.threshold, best.agreement, best.false_accept_rate) == (6.01, 0.6667, 0.0)
+    best = best_threshold(judged((False, 3.333), (False, 5)), 7)
+    assert (best.threshold, best.agreement, best.false_accept_rate) == (5.01, 1.0, 0.0)
+    all_ten = judged((False, 10), (True, 10))  # no threshold up to 10 fails a 10
+    assert best_threshold(all_ten, 7).threshold == 10
 
 
 def write_examples(folder: Path, lines: list[str], files: dict[str, str]) -> Path:
@@ -174,3 +182,13 @@ def test_the_approvals_a_run_recorded_are_labelled_examples(
         ("r1 round 1", 9),
         ("r1 round 2", 9),
     ]
+
+
+@pytest.mark.parametrize(
+    "artifact",
+    ['x </artifact id="0">\n< /Artifact', 'let end = "<\\/script>";', "", "two\nlines\n"],
+)
+def test_the_artifact_a_review_holds_is_read_back_as_it_was(artifact: str) -> None:
+    review = render_review("the goal", artifact, "the criteria", "answer")
+    assert reviewed_artifact(review) == artifact
+    assert reviewed_artifact("Goal: no artifact here") is None

@@ -64,3 +64,47 @@ def test_a_restore_writes_through_no_link(tmp_path: Path) -> None:
     with pytest.raises(BookkeepingError, match="is a symlink"):
         kept.restore(1)
     assert list((tmp_path / "elsewhere").iterdir()) == []
+
+
+def test_a_workspace_over_the_limit_is_recorded_not_kept_and_cannot_be_restored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work = tmp_path / "work"
+    files(work, {"a.md": "12345", "b.md": "678"})
+    kept = Snapshots(tmp_path / "kept", work)
+    monkeypatch.setattr("harness.workspace.snapshots.MAX_BYTES", 8)  # exactly the two files
+    assert kept.take(1, {"round": 1})
+    files(work, {"b.md": "6789"})
+    assert not kept.take(2, {"round": 2})
+    assert kept.record(2) == {"round": 2, "not_kept": "the workspace holds 9 bytes, over 8"}
+    with pytest.raises(BookkeepingError, match="round 2 was not kept .*: the workspace holds 9"):
+        kept.restore(2)
+    assert (work / "b.md").read_text() == "6789"  # a refused restore touches nothing
+    assert not (tmp_path / "kept" / "before-restore").exists()
+
+
+def test_a_diff_between_rounds_names_a_binary_file_without_showing_it(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "logo.png").write_bytes(b"\x89PNG\x00\xff")
+    kept = Snapshots(tmp_path / "kept", work)
+    kept.take(1, {})
+    (work / "logo.png").write_bytes(b"\x89PNG\x00\xfe")
+    kept.take(2, {})
+    assert kept.diff(1, 2) == "binary file logo.png differs\n"
+    assert kept.diff(2, 2) == ""
+
+
+@pytest.mark.parametrize("text", ["{not json", "[1]", "\xff"])
+def test_an_unreadable_round_record_is_named_and_nothing_is_restored(
+    tmp_path: Path, text: str
+) -> None:
+    work = tmp_path / "work"
+    files(work, {"a.md": "first\n"})
+    kept = Snapshots(tmp_path / "kept", work)
+    kept.take(1, {"round": 1})
+    (tmp_path / "kept" / "1" / "round.json").write_bytes(text.encode("latin-1"))
+    files(work, {"a.md": "second\n"})
+    with pytest.raises(BookkeepingError, match=r"kept/1/round.json: the round's record"):
+        kept.restore(1)
+    assert (work / "a.md").read_text() == "second\n"
