@@ -23,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from harness.checks.extract import PDF_TYPES, media_type, renditions
 from harness.core.errors import ConfigError
+from harness.core.nofollow import append, write_atomic
 
 ARCHIVE_DIR = "sources"
 """The folder of a run's folder (``.harness/runs/<run id>/``) that holds its archive."""
@@ -111,16 +112,13 @@ class SourceArchive:
             kind=kind,
             cut=cut,
         )
-        with self._lock:
+        with self._lock:  # no link below the folder is followed: its files are the run's own
             path = self.folder / file
-            if not path.is_file():
+            if path.is_symlink() or not path.is_file():
                 path.parent.mkdir(parents=True, exist_ok=True)
-                partial = path.with_name(path.name + ".part")
-                partial.write_bytes(body)
-                partial.replace(path)
+                write_atomic(path, body, root=self.folder, durable=False)
             line = record.model_dump_json()
-            with self.index.open("a", encoding="utf-8") as index:
-                index.write(line + "\n")
+            append(self.index, (line + "\n").encode(), root=self.folder)
             self._own.add(line)
         return record
 

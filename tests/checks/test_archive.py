@@ -11,6 +11,7 @@ import pytest
 from harness.checks.archive import INDEX_FILE, SourceArchive, source_id
 from harness.checks.extract import renditions
 from harness.core.errors import ConfigError, ToolError
+from harness.core.nofollow import UnsafePath
 from tests.research_web import HISTORY, REPORT
 
 
@@ -93,3 +94,21 @@ def test_fetches_added_by_another_reader_of_the_folder_are_seen(tmp_path: Path) 
     assert [r.url for r in reader.records()] == ["http://a.example/1", "http://a.example/2"]
     reader.records().clear()  # a copy: the archive's own list is not the caller's
     assert len(reader.records()) == 2
+
+
+def test_a_link_planted_in_the_archive_is_not_written_through(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("kept\n")
+    folder = tmp_path / "sources"
+    (folder / "bytes").mkdir(parents=True)
+    (folder / INDEX_FILE).symlink_to(outside)
+    archive = SourceArchive(folder)
+    with pytest.raises(UnsafePath):
+        archive.add("http://a.example/h", HISTORY)
+    assert outside.read_text() == "kept\n"
+    (folder / INDEX_FILE).unlink()
+    digest = hashlib.sha256(REPORT).hexdigest()
+    (folder / "bytes" / f"{digest}.html").symlink_to(outside)
+    with pytest.raises(UnsafePath):
+        archive.add("http://a.example/r", REPORT)
+    assert outside.read_text() == "kept\n"
