@@ -79,7 +79,7 @@ def convergence_gate(
             stable_rounds=stable_rounds,
             min_sources=min_sources,
         )
-        output = found.report(stable_rounds)
+        output = found.report()
         first = found.problems[0] if found.problems else f"settled for {found.stable} rounds"
         disputed = list(dict.fromkeys(c.claim for c in found.contradictions))
         listed = output[output.index(CONTRADICTIONS) :] if disputed else ""
