@@ -92,8 +92,10 @@ class SourceArchive:
         encoding: str | None = None,
         kind: Literal["page", "search", "file"] = "page",
         cut: bool = False,
+        fetched_at: str | None = None,
     ) -> ArchivedFetch:
-        """Keep ``body`` (once per content) and record this fetch of it."""
+        """Keep ``body`` (once per content) and record this fetch of it (made now, unless
+        ``fetched_at`` says when)."""
         digest = hashlib.sha256(body).hexdigest()
         kept = {k.lower(): v for k, v in (headers or {}).items() if k.lower() in _KEPT_HEADERS}
         content_type = media_type(kept.get("content-type"))
@@ -103,7 +105,7 @@ class SourceArchive:
             sha256=digest,
             url=url,
             requested=requested or url,
-            fetched_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            fetched_at=fetched_at or datetime.now(UTC).isoformat(timespec="seconds"),
             status=status,
             headers=kept,
             content_type=content_type,
@@ -121,6 +123,16 @@ class SourceArchive:
             append(self.index, (line + "\n").encode(), root=self.folder)
             self._own.add(line)
         return record
+
+    def keep_all(self, other: SourceArchive) -> None:
+        """Record every fetch ``other`` holds here too, as it was recorded there; bytes that are
+        not as ``other`` kept them are refused (a :class:`ConfigError`)."""
+        for record in other.records():
+            self.add(
+                record.url, other.body(record), requested=record.requested, status=record.status,
+                headers=record.headers, encoding=record.encoding, kind=record.kind, cut=record.cut,
+                fetched_at=record.fetched_at,
+            )  # fmt: skip
 
     def records(self) -> list[ArchivedFetch]:
         """Every fetch recorded, oldest first; none when nothing was archived.

@@ -112,3 +112,22 @@ def test_a_link_planted_in_the_archive_is_not_written_through(tmp_path: Path) ->
     with pytest.raises(UnsafePath):
         archive.add("http://a.example/r", REPORT)
     assert outside.read_text() == "kept\n"
+
+
+def test_one_archive_keeps_all_of_another_as_recorded_there(tmp_path: Path) -> None:
+    first = SourceArchive(tmp_path / "first")
+    page = first.add(
+        "http://a.example/h", HISTORY, requested="http://a.example/old",
+        headers={"content-type": "text/html"}, cut=True, fetched_at="2020-01-02T03:04:05+00:00",
+    )  # fmt: skip
+    search = first.add("http://s.example/?q=x", b"{}", kind="search",
+                       headers={"content-type": "application/json"})  # fmt: skip
+    merged = SourceArchive(tmp_path / "merged")
+    merged.add("http://b.example/r", REPORT)
+    merged.keep_all(first)
+    assert merged.records()[1:] == [page, search]  # the time of each fetch as it was
+    assert merged.records()[1].fetched_at == "2020-01-02T03:04:05+00:00"
+    assert merged.texts(merged.find("http://a.example/old")) == first.texts(page)
+    (first.folder / page.file).write_bytes(b"altered")
+    with pytest.raises(ConfigError, match="do not match their hash"):
+        SourceArchive(tmp_path / "again").keep_all(first)
