@@ -140,7 +140,7 @@ def build_gate(
     """The gate ``config`` describes; ``run`` is the run's folder (its claim ledger) and
     ``archive`` the sources its tools fetched."""
     if isinstance(config, CitationsGateConfig | ConvergenceGateConfig):
-        return _research_gate(config, run, archive)
+        return research_gate(config, run, archive)
     if isinstance(config, HumanGateConfig):
         return HumanGate(timeout=config.timeout, interactive=config.interactive)
     gate: Gate
@@ -155,7 +155,7 @@ def build_gate(
     return HeldOutGate(gate, root / config.held_out, feedback=config.feedback)
 
 
-def _research_gate(
+def research_gate(
     config: CitationsGateConfig | ConvergenceGateConfig,
     run: Path | None,
     archive: SourceArchive | None,
