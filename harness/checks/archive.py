@@ -76,6 +76,7 @@ class SourceArchive:
         self._own: set[str] = set()  # the index lines this object wrote
         self._lock = threading.Lock()
         self._read: tuple[tuple[int, int], list[ArchivedFetch]] | None = None  # as last read
+        self._texts: dict[tuple[str, str, str | None], tuple[str, ...]] = {}  # by content
 
     @property
     def index(self) -> Path:
@@ -184,8 +185,15 @@ class SourceArchive:
         return body
 
     def texts(self, record: ArchivedFetch) -> tuple[str, ...]:
-        """The texts the archived bytes read as (see :func:`renditions`), the agent's first."""
-        return renditions(self.body(record), record.content_type, record.encoding)
+        """The texts the archived bytes read as (see :func:`renditions`), the agent's first.
+
+        The bytes are checked against their hash on every call; their text is extracted once
+        per content (every gate of every round reads the same sources)."""
+        body = self.body(record)
+        key = (record.sha256, record.content_type, record.encoding)
+        if key not in self._texts:
+            self._texts[key] = renditions(body, record.content_type, record.encoding)
+        return self._texts[key]
 
 
 def _same_address(name: str, record: ArchivedFetch) -> bool:

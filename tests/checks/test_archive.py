@@ -131,3 +131,23 @@ def test_one_archive_keeps_all_of_another_as_recorded_there(tmp_path: Path) -> N
     (first.folder / page.file).write_bytes(b"altered")
     with pytest.raises(ConfigError, match="do not match their hash"):
         SourceArchive(tmp_path / "again").keep_all(first)
+
+
+def test_a_contents_text_is_extracted_once_and_its_bytes_checked_every_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    extracted: list[bytes] = []
+
+    def counted(body: bytes, kind: str, encoding: str | None = None) -> tuple[str, ...]:
+        extracted.append(body)
+        return renditions(body, kind, encoding)
+
+    monkeypatch.setattr("harness.checks.archive.renditions", counted)
+    archive = SourceArchive(tmp_path)
+    first = archive.add("http://a.example/h", HISTORY, headers={"content-type": "text/html"})
+    mirror = archive.add("http://b.example/h", HISTORY, headers={"content-type": "text/html"})
+    assert archive.texts(first) == archive.texts(mirror) == renditions(HISTORY, "text/html")
+    assert extracted == [HISTORY]
+    (tmp_path / first.file).write_bytes(HISTORY.replace(b"14 May", b"15 May"))
+    with pytest.raises(ConfigError, match="do not match their hash"):
+        archive.texts(first)
