@@ -196,10 +196,13 @@ class Convergence:
         """Lines for the gate's output: the round's moves, the problems, the contradictions."""
         lines = [f"{len(self.entry.claims)} claims this round: {self.entry.summary()}"]
         lines += [f"- {problem}" for problem in self.problems]
-        if self.contradictions:
-            lines.append(CONTRADICTIONS)
-            lines += [f"- {c.describe()}" for c in self.contradictions]
-        return "\n".join(lines)
+        return "\n".join([*lines, self.listed()] if self.contradictions else lines)
+
+    def listed(self) -> str:
+        """The contradictions under their heading; "" when there are none."""
+        if not self.contradictions:
+            return ""
+        return "\n".join([CONTRADICTIONS, *(f"- {c.describe()}" for c in self.contradictions)])
 
 
 def converged(
