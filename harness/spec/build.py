@@ -160,6 +160,8 @@ def research_gate(
     run: Path | None,
     archive: SourceArchive | None,
 ) -> Gate:
+    """A citations or convergence gate reading ``archive`` (the ledger in the folder ``run``);
+    a :class:`ConfigError` when there is no run to read (``fleet.evaluate``)."""
     if run is None or archive is None:
         raise ConfigError(f"gates: a {config.type} gate checks a run's sources; use it in gates")
     if isinstance(config, CitationsGateConfig):
