@@ -23,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from harness.checks.extract import PDF_TYPES, media_type, renditions
 from harness.core.errors import ConfigError
+from harness.core.nofollow import append, write_atomic
 
 ARCHIVE_DIR = "sources"
 """The folder of a run's folder (``.harness/runs/<run id>/``) that holds its archive."""
@@ -75,6 +76,7 @@ class SourceArchive:
         self._own: set[str] = set()  # the index lines this object wrote
         self._lock = threading.Lock()
         self._read: tuple[tuple[int, int], list[ArchivedFetch]] | None = None  # as last read
+        self._texts: dict[tuple[str, str, str | None], tuple[str, ...]] = {}  # by content
 
     @property
     def index(self) -> Path:
@@ -91,8 +93,10 @@ class SourceArchive:
         encoding: str | None = None,
         kind: Literal["page", "search", "file"] = "page",
         cut: bool = False,
+        fetched_at: str | None = None,
     ) -> ArchivedFetch:
-        """Keep ``body`` (once per content) and record this fetch of it."""
+        """Keep ``body`` (once per content) and record this fetch of it (made now, unless
+        ``fetched_at`` says when)."""
         digest = hashlib.sha256(body).hexdigest()
         kept = {k.lower(): v for k, v in (headers or {}).items() if k.lower() in _KEPT_HEADERS}
         content_type = media_type(kept.get("content-type"))
@@ -102,7 +106,7 @@ class SourceArchive:
             sha256=digest,
             url=url,
             requested=requested or url,
-            fetched_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            fetched_at=fetched_at or datetime.now(UTC).isoformat(timespec="seconds"),
             status=status,
             headers=kept,
             content_type=content_type,
@@ -111,18 +115,25 @@ class SourceArchive:
             kind=kind,
             cut=cut,
         )
-        with self._lock:
+        with self._lock:  # no link below the folder is followed: its files are the run's own
             path = self.folder / file
-            if not path.is_file():
+            if path.is_symlink() or not path.is_file():
                 path.parent.mkdir(parents=True, exist_ok=True)
-                partial = path.with_name(path.name + ".part")
-                partial.write_bytes(body)
-                partial.replace(path)
+                write_atomic(path, body, root=self.folder, durable=False)
             line = record.model_dump_json()
-            with self.index.open("a", encoding="utf-8") as index:
-                index.write(line + "\n")
+            append(self.index, (line + "\n").encode(), root=self.folder)
             self._own.add(line)
         return record
+
+    def keep_all(self, other: SourceArchive) -> None:
+        """Record every fetch ``other`` holds here too, as it was recorded there; bytes that are
+        not as ``other`` kept them are refused (a :class:`ConfigError`)."""
+        for record in other.records():
+            self.add(
+                record.url, other.body(record), requested=record.requested, status=record.status,
+                headers=record.headers, encoding=record.encoding, kind=record.kind, cut=record.cut,
+                fetched_at=record.fetched_at,
+            )  # fmt: skip
 
     def records(self) -> list[ArchivedFetch]:
         """Every fetch recorded, oldest first; none when nothing was archived.
@@ -174,8 +185,15 @@ class SourceArchive:
         return body
 
     def texts(self, record: ArchivedFetch) -> tuple[str, ...]:
-        """The texts the archived bytes read as (see :func:`renditions`), the agent's first."""
-        return renditions(self.body(record), record.content_type, record.encoding)
+        """The texts the archived bytes read as (see :func:`renditions`), the agent's first.
+
+        The bytes are checked against their hash on every call; their text is extracted once
+        per content (every gate of every round reads the same sources)."""
+        body = self.body(record)
+        key = (record.sha256, record.content_type, record.encoding)
+        if key not in self._texts:
+            self._texts[key] = renditions(body, record.content_type, record.encoding)
+        return self._texts[key]
 
 
 def _same_address(name: str, record: ArchivedFetch) -> bool:

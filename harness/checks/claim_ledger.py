@@ -125,8 +125,9 @@ def read_ledger(path: Path) -> list[LedgerEntry]:
     return entries
 
 
-def record_claims(path: Path, claims: dict[str, Claim]) -> LedgerEntry:
-    """Append ``claims`` to the ledger at ``path``, with what moved since its last entry."""
+def record_claims(path: Path, claims: dict[str, Claim]) -> list[LedgerEntry]:
+    """Append ``claims`` to the ledger at ``path``, with what moved since its last entry; the
+    ledger's entries, the new one last."""
     before = read_ledger(path)
     previous = before[-1].claims if before else {}
     entry = LedgerEntry(
@@ -139,7 +140,7 @@ def record_claims(path: Path, claims: dict[str, Claim]) -> LedgerEntry:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a", encoding="utf-8") as ledger:
         ledger.write(entry.model_dump_json() + "\n")
-    return entry
+    return [*before, entry]
 
 
 def stable_for(entries: list[LedgerEntry]) -> int:
@@ -191,14 +192,17 @@ class Convergence:
     def passed(self) -> bool:
         return not self.problems
 
-    def report(self, stable_rounds: int) -> str:
+    def report(self) -> str:
         """Lines for the gate's output: the round's moves, the problems, the contradictions."""
         lines = [f"{len(self.entry.claims)} claims this round: {self.entry.summary()}"]
         lines += [f"- {problem}" for problem in self.problems]
-        if self.contradictions:
-            lines.append(CONTRADICTIONS)
-            lines += [f"- {c.describe()}" for c in self.contradictions]
-        return "\n".join(lines)
+        return "\n".join([*lines, self.listed()] if self.contradictions else lines)
+
+    def listed(self) -> str:
+        """The contradictions under their heading; "" when there are none."""
+        if not self.contradictions:
+            return ""
+        return "\n".join([CONTRADICTIONS, *(f"- {c.describe()}" for c in self.contradictions)])
 
 
 def converged(
@@ -212,8 +216,8 @@ def converged(
 ) -> Convergence:
     """Record ``text``'s claims in ``ledger`` and judge whether they have converged."""
     claims = parse_claims(text)
-    entry = record_claims(ledger, claims)
-    stable = stable_for(read_ledger(ledger))
+    entries = record_claims(ledger, claims)
+    stable = stable_for(entries)
     problems: list[str] = []
     if not claims:
         problems.append('no claims found; state each as "- C1 (key): ..." with its citations')
@@ -238,7 +242,7 @@ def converged(
             )
         if disputes:
             problems.append(f"the sources of key claim {claim_id} disagree")
-    return Convergence(entry, stable, tuple(problems), tuple(found))
+    return Convergence(entries[-1], stable, tuple(problems), tuple(found))
 
 
 def _numbers(quote: str) -> frozenset[str]:

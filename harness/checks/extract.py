@@ -41,14 +41,12 @@ def renditions(body: bytes, kind: str, encoding: str | None = None) -> tuple[str
 def shown_text(body: bytes, kind: str, encoding: str | None = None) -> str:
     """What the agent is shown of a body of media type ``kind``: an HTML page's Markdown, a
     PDF's pages' text, text itself. A :class:`ToolError` names a type that is not text."""
+    if not is_readable(kind):
+        raise ToolError(f"{kind} is not text; only pages, PDFs and text files can be read")
     if kind in PDF_TYPES:
         return pdf_text(body)
     text = body.decode(encoding or "utf-8", errors="replace")
-    if kind in HTML_TYPES:
-        return html_markdown(text)
-    if kind in TEXT_TYPES or kind.startswith("text/"):
-        return text
-    raise ToolError(f"{kind} is not text; only pages, PDFs and text files can be read")
+    return html_markdown(text) if kind in HTML_TYPES else text
 
 
 def html_markdown(html: str) -> str:

@@ -4,20 +4,31 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
+from harness.checks.archive import ARCHIVE_DIR, SourceArchive
 from harness.cli.exit_codes import EXIT_ESCALATED, EXIT_PASSED
 from harness.core.atomic import atomic_write_text
 from harness.core.errors import ConfigError
 from harness.models.budget import MeteredModel
 from harness.outer.loop import OuterLoop
+from harness.outer.options import new_run_id
 from harness.scale.evaluation import gates_on_branch
-from harness.scale.fleet import Fleet, SubtaskOutcome
+from harness.scale.fleet import Fleet, SubtaskOutcome, SynthesisGates
 from harness.scale.fleet import Subtask as FleetSubtask
 from harness.spec import LoopSpec
-from harness.spec.build import Overrides, author_model, build_gate, named_model
+from harness.spec.build import (
+    Overrides,
+    author_model,
+    build_gate,
+    named_model,
+    research_gate,
+    run_folder,
+)
 from harness.spec.launch import recorded_loop
-from harness.spec.sections import GateConfig
-from harness.verify.gates import Gate
+from harness.spec.sections import CitationsGateConfig, GateConfig
+from harness.verify.gates import Gate, GateReport, run_gates
 from harness.verify.human import HumanGate
 
 
@@ -50,6 +61,8 @@ def run_fleet(args: argparse.Namespace, config: LoopSpec) -> int:
         redact=redactor.redact_text,
     )
     workspace = config.root / config.workspace
+    progress = config.progress_path()
+    synthesis_file = progress.with_name(f"{progress.stem}.synthesis.md")
     evaluate = (
         gates_on_branch([_evaluate_gate(g, config) for g in fleet_config.evaluate], workspace)
         if fleet_config.evaluate
@@ -65,19 +78,49 @@ def run_fleet(args: argparse.Namespace, config: LoopSpec) -> int:
         evaluate=evaluate,
         synthesiser=helper if fleet_config.synthesise else None,
         artifacts=fleet_config.artifacts,
+        synthesis_gates=_synthesis_gates(config, synthesis_file, redactor.redact_text),
     )
     result = fleet.run()
     for outcome in result.outcomes:
         print(redactor.redact_text(_describe(outcome)), file=sys.stderr)
     if result.synthesis is not None:
-        progress = config.progress_path()
-        path = atomic_write_text(
-            progress.with_name(f"{progress.stem}.synthesis.md"),
-            redactor.redact_text(result.synthesis),
-        )
+        path = atomic_write_text(synthesis_file, redactor.redact_text(result.synthesis))
         print(f"synthesis ({len(result.kept)} kept subtask(s)): {path}", file=sys.stderr)
+        for report in result.synthesis_checks:
+            if not report.passed:
+                shown = f"{report.name}: {report.summary}\n{report.output_tail}".strip()
+                print(redactor.redact_text(f"synthesis failed {shown}"), file=sys.stderr)
         print(redactor.redact_text(result.synthesis))
-    return EXIT_PASSED if len(result.kept) == len(result.outcomes) else EXIT_ESCALATED
+    every = len(result.kept) == len(result.outcomes) and result.synthesis_passed
+    return EXIT_PASSED if every else EXIT_ESCALATED
+
+
+def _synthesis_gates(
+    config: LoopSpec, synthesis: Path, redact: Callable[[str], str]
+) -> SynthesisGates | None:
+    """The loop's citations gates, checking the synthesis (as written to ``synthesis``) against
+    the sources its kept subtasks fetched, copied into an archive of its own; None when the loop
+    has no citations gate."""
+    cited = [g for g in config.gates if isinstance(g, CitationsGateConfig)]
+    if not cited:
+        return None
+    folder = run_folder(config.root, f"{new_run_id()}-synthesis")
+    archive = SourceArchive(folder / ARCHIVE_DIR)
+    gates = [
+        research_gate(g.model_copy(update={"file": str(synthesis)}), folder, archive) for g in cited
+    ]
+    copied: set[str] = set()
+
+    def check(text: str, kept: Sequence[SubtaskOutcome]) -> list[GateReport]:
+        for outcome in kept:
+            run_id = outcome.result.run_id if outcome.result else ""
+            if run_id and run_id not in copied:
+                archive.keep_all(SourceArchive(run_folder(config.root, run_id) / ARCHIVE_DIR))
+                copied.add(run_id)
+        atomic_write_text(synthesis, redact(text))
+        return run_gates(gates, config.root / config.workspace)
+
+    return check
 
 
 def _describe(outcome: SubtaskOutcome) -> str:

@@ -24,6 +24,7 @@ from harness.models.budget import metered
 from harness.outer.loop import OuterLoop
 from harness.outer.result import RunResult
 from harness.scale.artifacts import run_artifacts
+from harness.verify.gates import GateReport
 
 PLAN_PROMPT = """\
 You split a broad goal into independent subtasks that separate agents can each finish and \
@@ -35,7 +36,12 @@ SYNTHESIS_PROMPT = """\
 You combine the verified results of independent subtasks into one answer to the overall goal. \
 Each result gives the subtask's last summary and its artifacts: the content of the files it \
 produced. Use only what the results say; name any subtask that did not pass and what is missing \
-because of it."""
+because of it. Keep each citation ([source: ...] "quote") exactly as the results give it."""
+
+SYNTHESIS_REPAIR = """\
+That synthesis failed the checks every round passes:
+{failures}
+Answer again with the whole synthesis, every quote exactly as the results give it."""
 
 
 class FleetError(HarnessError):
@@ -73,14 +79,22 @@ class FleetResult:
     outcomes: tuple[SubtaskOutcome, ...]
     synthesis: str | None
     usage: Usage = field(default_factory=Usage)
+    synthesis_checks: tuple[GateReport, ...] = ()
+    """What the synthesis gates found of the synthesis (none: there were none to run)."""
 
     @property
     def kept(self) -> list[SubtaskOutcome]:
         return [outcome for outcome in self.outcomes if outcome.kept]
 
+    @property
+    def synthesis_passed(self) -> bool:
+        return all(report.passed for report in self.synthesis_checks)
+
 
 Evaluation = Callable[[Subtask, RunResult], bool]
 Synthesiser = Callable[[str, Sequence[SubtaskOutcome]], str]
+SynthesisGates = Callable[[str, Sequence[SubtaskOutcome]], Sequence[GateReport]]
+"""``(synthesis, kept) -> reports``: the checks a synthesis must pass, as a round's would."""
 
 
 class Fleet:
@@ -91,6 +105,8 @@ class Fleet:
     is a model answering :data:`SYNTHESIS_PROMPT`, or a function ``(goal, kept) -> text``. The
     synthesis reads each kept subtask's artifacts: the files named in ``artifacts`` (paths in
     the subtask's workspace), by default every file its loop changed, bounded.
+    ``synthesis_gates`` checks the synthesis as a round is checked; a synthesiser model whose
+    synthesis fails is told why and asked once more.
     """
 
     def __init__(
@@ -105,6 +121,7 @@ class Fleet:
         evaluate: Evaluation | None = None,
         synthesiser: Model | Synthesiser | None = None,
         artifacts: Sequence[str] = (),
+        synthesis_gates: SynthesisGates | None = None,
     ) -> None:
         if not goal.strip():
             raise ConfigError("goal: must not be empty")
@@ -125,6 +142,7 @@ class Fleet:
         self.evaluate = evaluate
         self.synthesiser = synthesiser
         self.artifacts = tuple(artifacts)
+        self.synthesis_gates = synthesis_gates
         self._usage = Usage()
 
     def run(self) -> FleetResult:
@@ -149,9 +167,11 @@ class Fleet:
             for s, output in zip(subtasks, outputs, strict=True)
         )
         kept = [o for o in outcomes if o.kept]
-        synthesis = self._synthesise(kept) if kept and self.synthesiser is not None else None
+        synthesis, checks = (
+            self._synthesise(kept) if kept and self.synthesiser is not None else (None, ())
+        )
         usage = sum((o.result.usage for o in outcomes if o.result), start=self._usage)
-        return FleetResult(self.goal, outcomes, synthesis, usage)
+        return FleetResult(self.goal, outcomes, synthesis, usage, checks)
 
     def plan(self) -> list[Subtask]:
         """Ask the planner for subtasks; one repair attempt on an invalid answer."""
@@ -189,10 +209,12 @@ class Fleet:
         )
         return SubtaskOutcome(subtask, output, None, kept, artifacts)
 
-    def _synthesise(self, kept: Sequence[SubtaskOutcome]) -> str:
+    def _synthesise(self, kept: Sequence[SubtaskOutcome]) -> tuple[str, tuple[GateReport, ...]]:
+        """The synthesis and what its gates found; a model gets one repair attempt."""
         if not isinstance(self.synthesiser, Model):
             assert self.synthesiser is not None
-            return self.synthesiser(self.goal, kept)
+            text = self.synthesiser(self.goal, kept)
+            return text, self._check(text, kept)
         results = json.dumps(
             [{"subtask": o.subtask.name, "goal": o.subtask.goal,
               "result": (o.result.rounds[-1].agent_summary if o.result and o.result.rounds else ""),
@@ -200,15 +222,31 @@ class Fleet:
              for o in kept],
             indent=2,
         )  # fmt: skip
-        reply = metered(self.synthesiser).complete(
-            [
-                {"role": "system", "content": SYNTHESIS_PROMPT},
-                {"role": "user", "content": f"Goal: {self.goal}\n\nVerified results:\n{results}"},
-            ],
-            max_tokens=4_000,
-        )
+        messages = [
+            {"role": "system", "content": SYNTHESIS_PROMPT},
+            {"role": "user", "content": f"Goal: {self.goal}\n\nVerified results:\n{results}"},
+        ]
+        text = self._ask(self.synthesiser, messages)
+        checks = self._check(text, kept)
+        if not all(report.passed for report in checks):
+            failures = "\n".join(
+                f"{r.name}: {r.summary}\n{r.output_tail}".strip() for r in checks if not r.passed
+            )
+            messages += [
+                {"role": "assistant", "content": text},
+                {"role": "user", "content": SYNTHESIS_REPAIR.format(failures=failures)},
+            ]
+            text = self._ask(self.synthesiser, messages)
+            checks = self._check(text, kept)
+        return text, checks
+
+    def _ask(self, model: Model, messages: list[dict[str, str]]) -> str:
+        reply = metered(model).complete(messages, max_tokens=4_000)
         self._usage = self._usage + reply.usage
         return reply.content or ""
+
+    def _check(self, text: str, kept: Sequence[SubtaskOutcome]) -> tuple[GateReport, ...]:
+        return tuple(self.synthesis_gates(text, kept)) if self.synthesis_gates else ()
 
 
 def _given(subtasks: Sequence[Subtask | str], max_subtasks: int) -> list[Subtask]:

@@ -140,7 +140,7 @@ def build_gate(
     """The gate ``config`` describes; ``run`` is the run's folder (its claim ledger) and
     ``archive`` the sources its tools fetched."""
     if isinstance(config, CitationsGateConfig | ConvergenceGateConfig):
-        return _research_gate(config, run, archive)
+        return research_gate(config, run, archive)
     if isinstance(config, HumanGateConfig):
         return HumanGate(timeout=config.timeout, interactive=config.interactive)
     gate: Gate
@@ -155,11 +155,13 @@ def build_gate(
     return HeldOutGate(gate, root / config.held_out, feedback=config.feedback)
 
 
-def _research_gate(
+def research_gate(
     config: CitationsGateConfig | ConvergenceGateConfig,
     run: Path | None,
     archive: SourceArchive | None,
 ) -> Gate:
+    """A citations or convergence gate reading ``archive`` (the ledger in the folder ``run``);
+    a :class:`ConfigError` when there is no run to read (``fleet.evaluate``)."""
     if run is None or archive is None:
         raise ConfigError(f"gates: a {config.type} gate checks a run's sources; use it in gates")
     if isinstance(config, CitationsGateConfig):

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from harness.checks.archive import SourceArchive
 from harness.checks.citations import check_findings
-from harness.checks.claim_ledger import CONTRADICTIONS, converged
+from harness.checks.claim_ledger import converged
 from harness.core.atomic import atomic_write_text
 from harness.core.errors import ConfigError
 from harness.verify.gates import GateReport, PredicateGate
@@ -79,10 +79,10 @@ def convergence_gate(
             stable_rounds=stable_rounds,
             min_sources=min_sources,
         )
-        output = found.report(stable_rounds)
+        output = found.report()
         first = found.problems[0] if found.problems else f"settled for {found.stable} rounds"
         disputed = list(dict.fromkeys(c.claim for c in found.contradictions))
-        listed = output[output.index(CONTRADICTIONS) :] if disputed else ""
+        listed = found.listed()
         atomic_write_text(ledger.with_name(CONTRADICTIONS_FILE), listed or "none\n")
         return GateReport(
             name=name,

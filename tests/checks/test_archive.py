@@ -11,6 +11,7 @@ import pytest
 from harness.checks.archive import INDEX_FILE, SourceArchive, source_id
 from harness.checks.extract import renditions
 from harness.core.errors import ConfigError, ToolError
+from harness.core.nofollow import UnsafePath
 from tests.research_web import HISTORY, REPORT
 
 
@@ -93,3 +94,60 @@ def test_fetches_added_by_another_reader_of_the_folder_are_seen(tmp_path: Path) 
     assert [r.url for r in reader.records()] == ["http://a.example/1", "http://a.example/2"]
     reader.records().clear()  # a copy: the archive's own list is not the caller's
     assert len(reader.records()) == 2
+
+
+def test_a_link_planted_in_the_archive_is_not_written_through(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("kept\n")
+    folder = tmp_path / "sources"
+    (folder / "bytes").mkdir(parents=True)
+    (folder / INDEX_FILE).symlink_to(outside)
+    archive = SourceArchive(folder)
+    with pytest.raises(UnsafePath):
+        archive.add("http://a.example/h", HISTORY)
+    assert outside.read_text() == "kept\n"
+    (folder / INDEX_FILE).unlink()
+    digest = hashlib.sha256(REPORT).hexdigest()
+    (folder / "bytes" / f"{digest}.html").symlink_to(outside)
+    with pytest.raises(UnsafePath):
+        archive.add("http://a.example/r", REPORT)
+    assert outside.read_text() == "kept\n"
+
+
+def test_one_archive_keeps_all_of_another_as_recorded_there(tmp_path: Path) -> None:
+    first = SourceArchive(tmp_path / "first")
+    page = first.add(
+        "http://a.example/h", HISTORY, requested="http://a.example/old",
+        headers={"content-type": "text/html"}, cut=True, fetched_at="2020-01-02T03:04:05+00:00",
+    )  # fmt: skip
+    search = first.add("http://s.example/?q=x", b"{}", kind="search",
+                       headers={"content-type": "application/json"})  # fmt: skip
+    merged = SourceArchive(tmp_path / "merged")
+    merged.add("http://b.example/r", REPORT)
+    merged.keep_all(first)
+    assert merged.records()[1:] == [page, search]  # the time of each fetch as it was
+    assert merged.records()[1].fetched_at == "2020-01-02T03:04:05+00:00"
+    assert merged.texts(merged.find("http://a.example/old")) == first.texts(page)
+    (first.folder / page.file).write_bytes(b"altered")
+    with pytest.raises(ConfigError, match="do not match their hash"):
+        SourceArchive(tmp_path / "again").keep_all(first)
+
+
+def test_a_contents_text_is_extracted_once_and_its_bytes_checked_every_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    extracted: list[bytes] = []
+
+    def counted(body: bytes, kind: str, encoding: str | None = None) -> tuple[str, ...]:
+        extracted.append(body)
+        return renditions(body, kind, encoding)
+
+    monkeypatch.setattr("harness.checks.archive.renditions", counted)
+    archive = SourceArchive(tmp_path)
+    first = archive.add("http://a.example/h", HISTORY, headers={"content-type": "text/html"})
+    mirror = archive.add("http://b.example/h", HISTORY, headers={"content-type": "text/html"})
+    assert archive.texts(first) == archive.texts(mirror) == renditions(HISTORY, "text/html")
+    assert extracted == [HISTORY]
+    (tmp_path / first.file).write_bytes(HISTORY.replace(b"14 May", b"15 May"))
+    with pytest.raises(ConfigError, match="do not match their hash"):
+        archive.texts(first)

@@ -73,13 +73,13 @@ def test_a_claim_stated_twice_is_named() -> None:
 
 def test_each_record_says_what_moved(tmp_path: Path) -> None:
     ledger = tmp_path / "claims.jsonl"
-    first = record_claims(ledger, parse_claims(FINDINGS))
+    first = record_claims(ledger, parse_claims(FINDINGS))[-1]
     assert (first.added, first.changed, first.dropped) == (["C1", "C2", "C3", "C4"], [], [])
-    same = record_claims(ledger, parse_claims(FINDINGS))
+    same = record_claims(ledger, parse_claims(FINDINGS))[-1]
     assert not same.moved
     assert same.summary() == "+0 added, ~0 changed, -0 dropped"
     edited = FINDINGS.replace("1907", "1908").replace("C3.", "C5.").replace("(key)", "")
-    moved = record_claims(ledger, parse_claims(edited))
+    moved = record_claims(ledger, parse_claims(edited))[-1]
     assert (moved.added, moved.changed, moved.dropped) == (["C5"], ["C1", "C2"], ["C3"])
     assert moved.summary() == "+1 added (C5), ~2 changed (C1, C2), -1 dropped (C3)"
     assert [e.moved for e in read_ledger(ledger)] == [True, False, True]
@@ -92,7 +92,7 @@ def test_each_record_says_what_moved(tmp_path: Path) -> None:
 def test_a_changed_citation_is_a_changed_claim(tmp_path: Path) -> None:
     ledger = tmp_path / "claims.jsonl"
     record_claims(ledger, parse_claims(FINDINGS))
-    moved = record_claims(ledger, parse_claims(FINDINGS.replace('"lit in 1851"', '"lit in"')))
+    moved = record_claims(ledger, parse_claims(FINDINGS.replace('"lit in 1851"', '"lit in"')))[-1]
     assert moved.changed == ["C1"]
 
 
@@ -109,7 +109,7 @@ def test_claims_converge_once_unchanged_for_k_rounds(tmp_path: Path, sources: Pa
         found = converged(AGREED, ledger, sources=sources, archive=None, stable_rounds=2)
         outcomes.append((found.passed, found.stable))
     assert outcomes == [(False, 0), (False, 1), (True, 2)]
-    assert found.report(2) == "2 claims this round: +0 added, ~0 changed, -0 dropped"
+    assert found.report() == "2 claims this round: +0 added, ~0 changed, -0 dropped"
     moved = converged(AGREED.replace("First lit", "First shown"), ledger, sources=sources, archive=None,
                       stable_rounds=2)  # fmt: skip
     assert (moved.passed, moved.stable) == (False, 0)
@@ -146,7 +146,7 @@ def test_sources_that_disagree_on_a_number_stop_convergence(tmp_path: Path, sour
         f'C1: {sources / "log.md"} ({sources / "log.md"}) says "first lit on 1 November 1851" '
         f'but {sources / "survey.md"} ({sources / "survey.md"}) says "first lit in 1852"'
     )
-    assert "Contradictions between sources:\n- C1: " in found.report(1)
+    assert "Contradictions between sources:\n- C1: " in found.report()
 
 
 def test_a_disputed_claim_that_is_not_key_is_listed_but_passes(

@@ -94,3 +94,70 @@ def test_a_fleet_with_both_subtasks_and_a_plan_is_refused_naming_the_field(tmp_p
     result = harness("run", cwd=project)
     assert result.returncode == 2
     assert "field 'fleet'" in result.stderr
+
+
+def _cited_project(tmp_path: Path, synthesis: list[str]) -> Path:
+    """Each subtask writes findings whose quote is in sources/log.md; the loop checks citations."""
+    project = make_repo(
+        tmp_path / "project",
+        {"README.md": "hi\n", "sources/log.md": "The light was first lit in 1851.\n"},
+    )
+    findings = '- C1: lit in 1851 [source: sources/log.md] "first lit in 1851"\n'
+    (project / "script.json").write_text(
+        json.dumps(
+            [
+                {"name": "write_file", "arguments": {"path": "findings.md", "content": findings}},
+                "done",
+            ]
+        )
+    )
+    (project / "synth.json").write_text(json.dumps(synthesis))
+    write_loop(
+        project,
+        """\
+        name = "survey"
+        goal = "when was it lit"
+        model = "scripted:script.json"
+        max_iterations = 1
+        [critic]
+        enabled = false
+        [[gates]]
+        type = "citations"
+        file = "findings.md"
+        sources = "sources"
+        [fleet]
+        subtasks = ["look in the log"]
+        model = "scripted:synth.json"
+        """,
+    )
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "loop")
+    return project
+
+
+FABRICATED = 'Lit in 1852 [source: sources/log.md] "first lit in 1852".'
+RIGHT = 'Lit in 1851 [source: sources/log.md] "first lit in 1851".'
+
+
+def test_a_synthesis_with_a_fabricated_quote_fails_the_rounds_citations_gate(
+    tmp_path: Path,
+) -> None:
+    project = _cited_project(tmp_path, [FABRICATED, FABRICATED])
+    result = harness("run", cwd=project)
+    assert result.returncode == 3, result.stderr
+    assert "task-1: PASSED, kept" in result.stderr
+    assert "synthesis failed citations: " in result.stderr
+    assert 'line 1: quote not found in sources/log.md: "first lit in 1852"' in result.stderr
+    assert result.stdout.strip() == FABRICATED
+    assert (project / "progress" / "survey.synthesis.md").read_text() == FABRICATED
+
+
+def test_a_synthesis_repaired_after_its_failed_check_passes(tmp_path: Path) -> None:
+    project = _cited_project(tmp_path, [FABRICATED, RIGHT])
+    result = harness("run", cwd=project)
+    assert result.returncode == 0, result.stderr
+    assert "synthesis failed" not in result.stderr
+    assert result.stdout.strip() == RIGHT
+    (synthesis_run,) = (project / ".harness" / "runs").glob("*-synthesis")
+    kept = (synthesis_run / "sources" / "index.jsonl").read_text()
+    assert '"url":"file:sources/log.md"' in kept  # the bytes the quote was checked against

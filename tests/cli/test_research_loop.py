@@ -24,7 +24,8 @@ from harness.spec import LoopSpec
 from harness.spec.build import build_gate, run_folder
 from harness.spec.launch import recorded_loop
 from harness.spec.sections import CitationsGateConfig
-from tests.cli.test_cli import write_loop
+from tests.cli.test_cli import harness, write_loop
+from tests.conftest import git, make_repo
 from tests.research_web import HISTORY, Web, serve_web
 
 LOOP = """\
@@ -222,3 +223,34 @@ def test_a_research_gate_outside_a_run_is_refused(tmp_path: Path) -> None:
         ConfigError, match="a citations gate checks a run's sources; use it in gates"
     ):
         build_gate(config, tmp_path)  # as fleet.evaluate builds its gates
+
+
+def test_a_fleets_synthesis_is_checked_against_the_sources_its_subtasks_fetched(
+    tmp_path: Path, web: Web
+) -> None:
+    project = make_repo(tmp_path / "project", {"README.md": "hi\n"})
+    agreed = f'[source: {web.archive.url}/go/report] "The main span measures 142 metres"'
+    write_script(project, web, findings(web, agreed), rounds=2)
+    span = f'[source: {source_id(HISTORY)}] "Its main span is 142 metres long"'
+    opened = f'[source: {web.archive.url}/report.pdf] "The bridge opened to traffic in 1887"'
+    altered = f"Opened 1887 {opened}; span 148 m {span.replace('142', '148')}."
+    right = f"Opened 1887 {opened}; span 142 m {span}."
+    (project / "synth.json").write_text(json.dumps([altered, right]))
+    write_loop(
+        project,
+        LOOP.format(rounds=2)
+        + '[fleet]\nsubtasks = ["find the dates"]\nmodel = "scripted:synth.json"\n',
+    )
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "loop")
+    result = harness("run", cwd=project)
+    assert result.returncode == 0, result.stderr
+    assert "task-1: PASSED, kept" in result.stderr
+    assert result.stdout.strip() == right  # the altered quote was sent back, the right one kept
+    (synthesis_run,) = (project / ".harness" / "runs").glob("*-synthesis")
+    kept = SourceArchive(synthesis_run / ARCHIVE_DIR).records()
+    assert [r.requested.rsplit("/", 1)[1] for r in kept] == [
+        "history",
+        "report",
+        "span-survey.html",
+    ]

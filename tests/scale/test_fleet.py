@@ -5,14 +5,18 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from harness import Agent, CommandGate, OuterLoop, ScriptedModel, ToolCall
+from harness.checks.archive import SourceArchive
 from harness.core.errors import ConfigError
 from harness.outer.options import LoopOptions
-from harness.scale.fleet import Fleet, FleetError, Subtask, SubtaskOutcome
+from harness.scale.fleet import Fleet, FleetError, Subtask, SubtaskOutcome, SynthesisGates
+from harness.verify.gates import GateReport
+from harness.verify.research_gates import citations_gate
 
 
 def _loop_factory(tmp_path: Path, answers: dict[str, str], running: list[int] | None = None):
@@ -223,3 +227,67 @@ def test_the_planner_is_sent_the_goal_redacted(
         fleet.run()
     assert planner.calls[0].messages[1]["content"] == "rotate the key [REDACTED]"
     assert secret not in json.dumps([call.messages for call in planner.calls])
+
+
+def _synthesis_gates(tmp_path: Path) -> tuple[str, list[list[str]], SynthesisGates]:
+    """A citations gate on the synthesis, over an archive holding one fetched source."""
+    archive = SourceArchive(tmp_path / "archive")
+    record = archive.add(
+        "http://a.example/log", b"The light was first lit in 1851.\n",
+        headers={"content-type": "text/plain"},
+    )  # fmt: skip
+    gate = citations_gate("synthesis.md", archive=archive)
+    seen: list[list[str]] = []
+
+    def gates(text: str, kept: Sequence[SubtaskOutcome]) -> list[GateReport]:
+        seen.append([o.subtask.name for o in kept])
+        (tmp_path / "synthesis.md").write_text(text)
+        return [gate.check(tmp_path)]
+
+    return record.id, seen, gates
+
+
+def test_a_synthesis_failing_its_gates_is_sent_back_once_with_the_citation_named(
+    tmp_path: Path,
+) -> None:
+    source, seen, gates = _synthesis_gates(tmp_path)
+    fabricated = f'It was lit in 1852 [source: {source}] "first lit in 1852".'
+    right = f'It was lit in 1851 [source: {source}] "first lit in 1851".'
+    synthesiser = ScriptedModel([fabricated, right])
+    result = Fleet(
+        "when was it lit", _loop_factory(tmp_path, {"task-1": "yes\n"}), subtasks=["say yes"],
+        synthesiser=synthesiser, synthesis_gates=gates,
+    ).run()  # fmt: skip
+    assert result.synthesis == right
+    assert [r.passed for r in result.synthesis_checks] == [True]
+    assert result.synthesis_passed
+    assert seen == [["task-1"], ["task-1"]]
+    assert "Keep each citation" in synthesiser.calls[0].messages[0]["content"]
+    repair = synthesiser.calls[1].messages[-1]["content"]
+    assert f'line 1: [{source}] "first lit in 1852": quote not found in {source}' in repair
+    assert synthesiser.calls[1].messages[-2] == {"role": "assistant", "content": fabricated}
+
+
+def test_a_synthesis_that_fails_again_is_reported_not_passed(tmp_path: Path) -> None:
+    source, seen, gates = _synthesis_gates(tmp_path)
+    fabricated = f'It was lit in 1852 [source: {source}] "first lit in 1852".'
+    never = 'It was lit in 1851 [source: http://b.example/] "first lit in 1851".'
+    synthesiser = ScriptedModel([fabricated, never, "not asked"])
+    result = Fleet(
+        "when was it lit", _loop_factory(tmp_path, {"task-1": "yes\n"}), subtasks=["say yes"],
+        synthesiser=synthesiser, synthesis_gates=gates,
+    ).run()  # fmt: skip
+    assert result.synthesis == never
+    assert not result.synthesis_passed
+    (report,) = result.synthesis_checks
+    assert "[http://b.example/]" in report.output_tail
+    assert "never fetched in this run" in report.output_tail
+    assert len(synthesiser.calls) == 2
+    (tmp_path / "again").mkdir()
+    called = Fleet(
+        "when was it lit", _loop_factory(tmp_path / "again", {"task-1": "yes\n"}),
+        subtasks=["say yes"], synthesiser=lambda goal, kept: fabricated, synthesis_gates=gates,
+    ).run()  # fmt: skip
+    assert called.synthesis == fabricated
+    assert not called.synthesis_passed
+    assert len(seen) == 3  # a function is checked, never asked again
