@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from harness.connect.connectors import Host, open_or_update
+from harness.connect.connectors import Host
 from harness.connect.github import CheckRun, GitHub, HostError
 from harness.core.event_schema import ConnectorEvent
 from harness.core.sink import NULL_SINK, EventSink
@@ -37,27 +37,20 @@ class CiWaiter:
 
     def __call__(self, ci: CiRound) -> GateReport:
         started = self.clock()
+        body = (f"Round {ci.round} (`{ci.commit[:12]}`) passed its gates; waiting for CI. "
+                "The verdict replaces this text when the run ends.\n")  # fmt: skip
         try:
             client = self.host.client()
-            self.host.push(ci.repo, ci.branch)
-            pull = self._publish(client, ci)
+            # not a draft: the REST API cannot mark one ready once CI passes
+            pull = self.host.publish(ci.repo, ci.branch, ci.origin, title=self.title, body=body,
+                                     draft=False)  # fmt: skip
         except (HostError, OSError) as exc:
             self._event(False, str(exc))
             return GateReport(name=GATE_NAME, passed=False, duration=self.clock() - started,
                               summary=f"the round could not be published: {exc}")  # fmt: skip
-        self._event(True, f"round {ci.round} on pull request #{pull} ({ci.commit[:12]})")
+        self._event(True, f"round {ci.round} on pull request #{pull.number} ({ci.commit[:12]})")
         limit = self.timeout if ci.seconds_left is None else min(self.timeout, ci.seconds_left)
         return self._wait(client, ci.commit, started + limit, started)
-
-    def _publish(self, client: GitHub, ci: CiRound) -> int:
-        base = self.host.base_for(ci.origin)
-        body = (f"Round {ci.round} (`{ci.commit[:12]}`) passed its gates; waiting for CI. "
-                "The verdict replaces this text when the run ends.\n")  # fmt: skip
-        # not a draft: the REST API cannot mark one ready once CI passes
-        pull = open_or_update(
-            client, head=ci.branch, base=base, title=self.title, body=body, draft=False
-        )
-        return pull.number
 
     def _wait(self, client: GitHub, sha: str, deadline: float, started: float) -> GateReport:
         while True:

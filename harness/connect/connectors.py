@@ -38,12 +38,20 @@ class Host:
     base: str | None = None  # the pull request's base; None: the branch the run started from
     token_env: str = "GITHUB_TOKEN"
 
-    def base_for(self, origin: str | None) -> str:
-        """The pull request's base: ``base``, else ``origin``, the branch the run started from."""
+    def publish(
+        self, repo: Path, branch: str, origin: str | None, *, title: str, body: str, draft: bool
+    ) -> PullRequest:
+        """Push ``branch``, then open its pull request into ``base`` (else ``origin``, the branch
+        the run started from), or replace the open one's title and body."""
+        self.push(repo, branch)
         base = self.base or origin
         if base is None:
             raise HostError("no base branch: the run started on a detached HEAD; set github.base")
-        return base
+        client = self.client()
+        found = client.find_pull(branch)
+        if found is not None:
+            return client.update_pull(found.number, title=title, body=body)
+        return client.open_pull(head=branch, base=base, title=title, body=body, draft=draft)
 
     def push(self, repo: Path, branch: str) -> str:
         """Push ``branch``; its head commit."""
@@ -126,25 +134,12 @@ class PullRequestConnector:
     kind: str = "pull_request"
 
     def send(self, result: RunResult, context: RunContext) -> str:
-        branch = _branch(result)
-        self.host.push(context.repo, branch)
-        base = self.host.base_for(result.origin)
-        title = pull_title(context.goal, context.loop_name, self.title)
-        pull = open_or_update(
-            self.host.client(), head=branch, base=base, title=title,
+        pull = self.host.publish(
+            context.repo, _branch(result), result.origin,
+            title=pull_title(context.goal, context.loop_name, self.title),
             body=describe(result, context), draft=self.draft_on_escalate and not result.passed,
         )  # fmt: skip
         return f"pull request #{pull.number} {pull.url}"
-
-
-def open_or_update(
-    client: GitHub, *, head: str, base: str, title: str, body: str, draft: bool
-) -> PullRequest:
-    """The open pull request from ``head``, its body replaced; else a new one."""
-    found = client.find_pull(head)
-    if found is not None:
-        return client.update_pull(found.number, title=title, body=body)
-    return client.open_pull(head=head, base=base, title=title, body=body, draft=draft)
 
 
 @dataclass(frozen=True)

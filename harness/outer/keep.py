@@ -156,7 +156,7 @@ def restore_round(progress_path: Path, workspace: Path, number: int | None) -> s
             return f"restored {said}: the files of {workspace} are that round's"
         worktree = Path(state.worktree) if state.worktree else None
         root = worktree if worktree is not None and worktree.is_dir() else progress_path.parent
-        head = restore_commit(root, state.branch, number, worktree=worktree)
+        head = restore_commit(root, state.branch, number)
         RunState(state.branch, state.worktree, state.base, head, state.pins).write(progress)
         progress.save()
         return f"restored {said}: branch {state.branch} now holds its files (commit {head[:12]})"

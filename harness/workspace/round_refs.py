@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.workspace.caches import CACHE_EXCLUDES
-from harness.workspace.git_cmd import GitIsolationError, git, run_git
+from harness.workspace.git_cmd import GitIsolationError, checkouts, git, run_git
 from harness.workspace.workspace import IDENTITY_ENV
 
 ROUNDS_PREFIX = "refs/harness/rounds/"
@@ -63,26 +63,27 @@ def uncommitted(workspace: Path) -> list[str]:
     return sorted({name for name in (changed + new).split("\0") if name})
 
 
-def restore_commit(root: Path, branch: str, number: int, *, worktree: Path | None) -> str:
-    """Put round ``number``'s files on top of ``branch`` as a new commit (history kept), in
-    ``worktree`` when the branch is checked out there; the new commit's sha.
+def restore_commit(root: Path, branch: str, number: int) -> str:
+    """Put round ``number``'s files on top of ``branch`` as a new commit (history kept), in the
+    checkout that has the branch checked out, if one does; the new commit's sha.
 
-    Refused when the worktree has uncommitted changes: they would be lost.
+    Refused when that checkout has uncommitted changes: they would be lost.
     """
     sha = kept_round(root, branch, number)
     if sha is None:
         raise GitIsolationError(f"round {number} of {branch} was not kept in {root}")
     message = f"harness: restore round {number}\n\nHarness-Restored-Round: {number}"
-    if worktree is not None and worktree.is_dir():
-        if uncommitted(worktree):
+    checkout = checkouts(root).get(f"refs/heads/{branch}")
+    if checkout is not None:
+        if uncommitted(checkout):
             raise GitIsolationError(
-                f"{worktree} has uncommitted changes; commit or discard them, then restore"
+                f"{checkout} has uncommitted changes; commit or discard them, then restore"
             )
-        git(worktree, "read-tree", "-u", "--reset", sha)
-        if git(worktree, "diff", "--cached", "--name-only", "HEAD").strip():
-            git(worktree, "-c", "core.hooksPath=/dev/null", "commit", "--quiet", "--no-gpg-sign",
+        git(checkout, "read-tree", "-u", "--reset", sha)
+        if git(checkout, "diff", "--cached", "--name-only", "HEAD").strip():
+            git(checkout, "-c", "core.hooksPath=/dev/null", "commit", "--quiet", "--no-gpg-sign",
                 "-m", message, env=IDENTITY_ENV)  # fmt: skip
-        return git(worktree, "rev-parse", "HEAD").strip()
+        return git(checkout, "rev-parse", "HEAD").strip()
     tip = git(root, "rev-parse", f"refs/heads/{branch}").strip()
     tree = git(root, "rev-parse", f"{sha}^{{tree}}").strip()
     if tree == git(root, "rev-parse", f"{tip}^{{tree}}").strip():

@@ -226,3 +226,27 @@ def test_restore_names_what_is_missing_a_loop_toml_or_a_round_played(tmp_path: P
     progress = tmp_path / "progress" / "essay.md"
     assert unplayed.stderr == f"harness: {progress}: no such progress file; the loop has not run\n"
     assert unplayed.stdout == ""
+
+
+def test_restore_moves_the_run_branch_only_even_when_its_checkout_is_on_another_branch(
+    tmp_path: Path,
+) -> None:
+    files = {"loop.toml": LOOP_TOML.format(isolation="branch"), ".gitignore": "progress/\n"}
+    repo = make_repo(tmp_path / "repo", files)
+    result, _ = play(repo, isolation="branch", rounds=[write(d) for d in DRAFTS])
+    assert (result.best_round, result.origin) == (2, "main")
+    assert result.branch is not None
+    git(repo, "checkout", "--quiet", "main")  # the person went back to their own branch
+    main_before = git(repo, "rev-parse", "main")
+
+    restored = harness("restore", cwd=repo)
+    assert restored.returncode == 0, restored.stderr
+    assert git(repo, "rev-parse", "main") == main_before  # their branch and files untouched
+    assert git(repo, "rev-parse", "--abbrev-ref", "HEAD") == "main"
+    assert not (repo / "work/draft.md").exists()
+    tip = git(repo, "rev-parse", result.branch)
+    assert restored.stdout.endswith(f"now holds its files (commit {tip[:12]})\n")
+    kept = git(repo, "rev-parse", round_ref(result.branch, 2))
+    assert git(repo, "rev-parse", f"{tip}^{{tree}}") == git(repo, "rev-parse", f"{kept}^{{tree}}")
+    assert git(repo, "show", f"{tip}:work/draft.md") == "two"
+    assert f"Head: {tip}" in (repo / "progress/essay.md").read_text()
