@@ -10,7 +10,8 @@ loop is never touched:
 * any other run whose branch holds a passed round that no branch of the user's holds (a passed
   run set aside by ``--restart``) keeps its branch too, but not its worktree;
 * every other run of the loop (set aside by ``--restart``, killed during start-up, ...) loses its
-  worktree and its branch.
+  worktree and its branch;
+* the worktrees passed runs parked for the next run (:mod:`harness.workspace.parked`) go.
 
 A branch kept for its passed work goes when it is named (``--branch``, which also limits the
 cleaning to the branches named) or with ``--include-passed``.
@@ -120,13 +121,26 @@ def _clean_loop(loop: FoundLoop, *, dry_run: bool, asked: _Asked) -> list[str]:
         if not dry_run:
             cleanup.remove_branch(repo, run.branch)
         lines.append(f"{name}: {removed} branch {run.branch}")
-    strays = [] if asked.named else cleanup.stray_worktree_folders(repo, name, loop.progress)
-    for folder in strays:
+    if not asked.named:
+        lines += _debris(repo, loop, dry_run=dry_run)
+    if not lines:
+        lines.append(f"{name}: nothing to clean")
+    return lines
+
+
+def _debris(repo: Path, loop: FoundLoop, *, dry_run: bool) -> list[str]:
+    """Remove the folders no run owns: strays of this loop's runs and parked worktrees."""
+    name = _name(loop)
+    removed = "would remove" if dry_run else "removed"
+    lines = []
+    for folder in cleanup.stray_worktree_folders(repo, name, loop.progress):
         if not dry_run:
             cleanup.remove_folder(folder)
         lines.append(f"{name}: {removed} stray folder {folder}")
-    if not lines:
-        lines.append(f"{name}: nothing to clean")
+    for parked in cleanup.parked_worktrees_of(repo):
+        if not dry_run:
+            cleanup.remove_worktree(repo, parked)
+        lines.append(f"{name}: {removed} parked worktree {parked}")
     return lines
 
 

@@ -172,7 +172,7 @@ def _land(settings: Settings, run: Run) -> None:
         except GitIsolationError as exc:
             run.message += f"; not merged, the work stays on its branch: {exc}"
     try:
-        run.workspace.finish(prune=not settings.options.keep_worktree)
+        run.workspace.finish(prune=not settings.options.keep_worktree, park=True)
     except GitIsolationError as exc:
         run.message += f"; the worktree was left in place: {exc}"
 

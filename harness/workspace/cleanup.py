@@ -16,6 +16,7 @@ from pathlib import Path
 
 from harness.workspace.git import BRANCH_PREFIX, PART, loop_identity, ref_stem
 from harness.workspace.git_cmd import checkouts, config_get, git, run_git
+from harness.workspace.parked import PARKED, parked_worktrees
 from harness.workspace.round_refs import drop_rounds
 from harness.workspace.workspace import WORKTREES_FOLDER
 
@@ -81,7 +82,12 @@ def remove_worktree(repo: Path, worktree: Path) -> None:
     if worktree.exists():
         git(repo, "worktree", "remove", "--force", "--force", str(worktree))
     git(repo, "worktree", "prune")
-    _tidy(worktree.parent)
+    if worktree.parent.name == PARKED:
+        with contextlib.suppress(OSError):
+            worktree.parent.rmdir()
+        _tidy(worktree.parent.parent)
+    else:
+        _tidy(worktree.parent)
 
 
 def remove_branch(repo: Path, branch: str) -> None:
@@ -107,6 +113,11 @@ def stray_worktree_folders(repo: Path, loop_name: str, loop_key: Path) -> list[P
         for folder in sorted(parent.iterdir())
         if folder.is_dir() and pattern.fullmatch(folder.name) and folder.resolve() not in known
     ]
+
+
+def parked_worktrees_of(repo: Path) -> list[Path]:
+    """The worktrees passed runs parked in ``repo``'s default worktree place."""
+    return parked_worktrees(repo.parent / WORKTREES_FOLDER / repo.name)
 
 
 def remove_folder(folder: Path) -> None:

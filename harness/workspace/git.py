@@ -44,6 +44,7 @@ from harness.workspace.git_cmd import (
     git,
     status,
 )
+from harness.workspace.parked import unpark
 from harness.workspace.workspace import WORKTREES_FOLDER, Isolation, Workspace
 
 __all__ = [
@@ -313,6 +314,10 @@ class _Placement:
             raise GitIsolationError(
                 f"cannot resume {branch}: {target} exists but is not its worktree; move it away"
             )
+        target.parent.mkdir(parents=True, exist_ok=True)
+        reused = unpark(self.user_root, target, branch)
+        if reused is not None:
+            return reused
         # The folder itself, made first, keeps a run finishing alongside from tidying away its
         # still-empty parents before git writes into it.
         target.mkdir(parents=True)

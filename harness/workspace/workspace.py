@@ -30,6 +30,7 @@ from harness.workspace.git_cmd import (
     run_git,
     status,
 )
+from harness.workspace.parked import park as park_worktree
 
 Isolation = Literal["worktree", "branch", "none"]
 
@@ -204,15 +205,19 @@ class Workspace:
             )
         git(holder, "merge", "--ff-only", "--quiet", run_tip)
 
-    def finish(self, *, prune: bool = True) -> None:
+    def finish(self, *, prune: bool = True, park: bool = False) -> None:
         """Remove the run's worktree (uncommitted leftovers go with it); the branch stays.
 
+        With ``park`` the worktree is kept, detached, for the next run in the repository to
+        take (see :mod:`harness.workspace.parked`) while fewer than its maximum wait.
         Raises :class:`GitIsolationError` naming the worktree when git cannot remove it.
         """
         self.close_checkout()
         if self.isolation != "worktree" or not prune or self.root is None:
             return
         user_root = self.user_root or self.root
+        if park and self.root.exists() and park_worktree(user_root, self.root):
+            return
         if self.root.exists():
             proc = run_git(user_root, ("worktree", "remove", "--force", str(self.root)), None)
             if proc.returncode != 0:
