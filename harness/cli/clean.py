@@ -11,7 +11,8 @@ loop is never touched:
   run set aside by ``--restart``) keeps its branch too, but not its worktree;
 * every other run of the loop (set aside by ``--restart``, killed during start-up, ...) loses its
   worktree and its branch;
-* the worktrees passed runs parked for the next run (:mod:`harness.workspace.parked`) go.
+* the worktrees passed runs parked for the next run (:mod:`harness.workspace.parked`) go, and so
+  do the gates' checkouts finished runs parked (:mod:`harness.workspace.checkout`).
 
 A branch kept for its passed work goes when it is named (``--branch``, which also limits the
 cleaning to the branches named) or with ``--include-passed``.
@@ -129,7 +130,8 @@ def _clean_loop(loop: FoundLoop, *, dry_run: bool, asked: _Asked) -> list[str]:
 
 
 def _debris(repo: Path, loop: FoundLoop, *, dry_run: bool) -> list[str]:
-    """Remove the folders no run owns: strays of this loop's runs and parked worktrees."""
+    """Remove the folders no run owns: strays of this loop's runs, parked worktrees and
+    checkouts."""
     name = _name(loop)
     removed = "would remove" if dry_run else "removed"
     lines = []
@@ -141,6 +143,10 @@ def _debris(repo: Path, loop: FoundLoop, *, dry_run: bool) -> list[str]:
         if not dry_run:
             cleanup.remove_worktree(repo, parked)
         lines.append(f"{name}: {removed} parked worktree {parked}")
+    for parked in cleanup.parked_checkouts_of(repo):
+        if not dry_run:
+            cleanup.remove_parked_checkout(parked)
+        lines.append(f"{name}: {removed} parked checkout {parked}")
     return lines
 
 

@@ -242,7 +242,7 @@ class OuterLoop:
                 number += 1
             return finish_run(settings, run)
         finally:
-            run.workspace.close_checkout()  # the folder the gates judged every round
+            run.workspace.close_checkout(park=True)  # the gates' folder, for the next run
 
     def _already_done(self) -> RunResult | None:
         """The result for a loop whose progress says it passed, or escalated at its cap."""

@@ -14,26 +14,38 @@ gate run left is undone: tracked files it changed or removed are checked out aga
 diff-files``: their stat data, ctime included, differs from the checkout's own index) and every
 other file or folder is removed (``git clean -ffdx``, nested repositories too, then every
 ``.git``, which git never lists). Anything that fails on the way starts a fresh folder.
+
+A run in its own worktree keeps the folder among its repository's run worktrees, in
+``.checkouts/``, where the agent's sandbox cannot write; at the end of the run the folder is
+parked there (at most :data:`MAX_PARKED`), and the next run's first use takes it and brings it to
+its tree the same way, from the tree its own index holds, instead of writing every file again.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import shutil
 import tempfile
+import weakref
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from harness.tools.paths import protecting_pattern
 from harness.workspace.caches import add_all
 from harness.workspace.git_cmd import GitIsolationError, git, run_git
+from harness.workspace.parked import MAX_PARKED
 
 WORK_DIR = Path(".harness") / "work"
 """A loop's work product that git ignores (a draft, findings): the gates judge it all the same.
 
 It is copied into the checkout as it is in the workspace (links as links). Nothing there can
 switch a check off: pytest does not collect dot folders, and protected paths lie elsewhere."""
+
+CHECKOUTS = ".checkouts"
+"""The folder, among a repository's run worktrees, holding the runs' reused checkouts."""
+_IN_USE = "inuse-"  # a checkout a run holds; the others in the pool are parked
 
 
 def prefix_of(root: Path, workspace: Path) -> str:
@@ -78,16 +90,20 @@ def tree_of(root: Path, commit: str) -> str:
 class ReusedCheckout:
     """One folder outside the workspace, brought to each tree the gates judge and reused.
 
-    Its files are written by git from its own index (in the same private temporary folder);
-    it has no ``.git``. :meth:`close` removes it (so does the end of the process).
+    Its files are written by git from its own index (beside them, in the same private folder);
+    it has no ``.git``. With a ``pool`` (a folder the agent cannot write), the folder lives
+    there and :meth:`close` with ``park`` leaves it for the next run's first use; otherwise it is
+    a temporary folder. :meth:`close` removes it (so does the end of the process).
     """
 
-    def __init__(self, root: Path, workspace: Path) -> None:
+    def __init__(self, root: Path, workspace: Path, pool: Path | None = None) -> None:
         self.root = root
         self.workspace = workspace
         self.prefix = prefix_of(root, workspace)
+        self.pool = pool
         self._git_dir: str | None = None
-        self._folder: tempfile.TemporaryDirectory[str] | None = None
+        self._folder: Path | None = None
+        self._removal: weakref.finalize | None = None
         self._tree: str | None = None  # what the folder holds; None: nothing yet
         self.fresh_checkouts = 0
         """How many times the whole tree was written (the first use, and each start afresh)."""
@@ -107,11 +123,19 @@ class ReusedCheckout:
             shutil.copytree(source, target / WORK_DIR, symlinks=True, dirs_exist_ok=True)
         yield target
 
-    def close(self) -> None:
-        """Remove the folder; the next use starts a fresh one."""
-        if self._folder is not None:
-            self._folder.cleanup()
-        self._folder, self._tree = None, None
+    def close(self, *, park: bool = False) -> None:
+        """Remove the folder, or with ``park`` leave it in the pool for a later run (while
+        fewer than :data:`MAX_PARKED` wait there); the next use starts afresh."""
+        folder, removal = self._folder, self._removal
+        self._folder, self._removal, self._tree = None, None, None
+        if folder is None or removal is None:
+            return
+        if park and self.pool is not None and len(parked_checkouts(self.pool)) < MAX_PARKED:
+            with contextlib.suppress(OSError):
+                os.rename(folder, self.pool / secrets.token_hex(4))
+                removal.detach()
+                return
+        removal()
 
     def _git(self, *args: str, stdin: str | None = None) -> str:
         assert self._folder is not None
@@ -120,19 +144,27 @@ class ReusedCheckout:
         env = {
             "GIT_DIR": self._git_dir,
             "GIT_WORK_TREE": str(self._top),
-            "GIT_INDEX_FILE": str(Path(self._folder.name) / "index"),
+            "GIT_INDEX_FILE": str(self._folder / "index"),
         }
         return git(self._top, *args, env=env, stdin=stdin)
 
     @property
     def _top(self) -> Path:
         assert self._folder is not None
-        return Path(self._folder.name) / "tree"
+        return self._folder / "tree"
+
+    def _hold(self, folder: Path) -> None:
+        self._folder = folder
+        self._removal = weakref.finalize(self, shutil.rmtree, folder, ignore_errors=True)
 
     def _fresh(self, tree: str) -> Path:
         """A new folder with every file of ``tree`` written."""
         self.close()
-        self._folder = tempfile.TemporaryDirectory(prefix="harness-verify-")
+        if self.pool is None:
+            self._hold(Path(tempfile.mkdtemp(prefix="harness-verify-")))
+        else:
+            self.pool.mkdir(parents=True, exist_ok=True)
+            self._hold(Path(tempfile.mkdtemp(prefix=_IN_USE, dir=self.pool)))
         self._top.mkdir()
         self._git("read-tree", tree)
         # -u keeps each file's stat data in the index: the next use spots what a gate changed.
@@ -141,20 +173,50 @@ class ReusedCheckout:
         self.fresh_checkouts += 1
         return self._top
 
+    def _take_parked(self) -> bool:
+        """Hold a checkout an earlier run parked, at the tree its index holds; False if none."""
+        for parked in parked_checkouts(self.pool) if self.pool is not None else []:
+            folder = parked.with_name(_IN_USE + secrets.token_hex(4))
+            try:
+                os.rename(parked, folder)  # the claim: another process's rename of it fails
+            except OSError:
+                continue
+            self._hold(folder)
+            try:
+                self._tree = self._git("write-tree").strip()
+            except GitIsolationError:
+                self.close()
+                continue
+            return True
+        return False
+
     def _update(self, tree: str) -> Path:
         """The folder brought from what it holds to ``tree``, leftovers undone; raises when it
         cannot be (there is none yet, or git fails)."""
-        if self._folder is None or self._tree is None:
+        if (self._folder is None or self._tree is None) and not self._take_parked():
             raise GitIsolationError("no checkout to reuse yet")
+        held = self._tree
+        assert held is not None
         changed = self._git("diff-files", "--name-only", "-z")
         self._git("clean", "-ffdxq")
         _remove_git_entries(self._top)
         if changed:
             self._git("checkout-index", "--force", "-u", "-z", "--stdin", stdin=changed)
-        if tree != self._tree:
-            self._git("read-tree", "-m", "-u", self._tree, tree)
+        if tree != held:
+            self._git("read-tree", "-m", "-u", held, tree)
             self._tree = tree
         return self._top
+
+
+def parked_checkouts(pool: Path) -> list[Path]:
+    """The checkouts parked in ``pool`` (not those a run holds)."""
+    if not pool.is_dir():
+        return []
+    return sorted(
+        p
+        for p in pool.iterdir()
+        if p.is_dir() and not p.is_symlink() and not p.name.startswith(_IN_USE)
+    )
 
 
 def _remove_git_entries(top: Path) -> None:

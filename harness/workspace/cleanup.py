@@ -14,6 +14,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.workspace.checkout import CHECKOUTS, parked_checkouts
 from harness.workspace.git import BRANCH_PREFIX, PART, loop_identity, ref_stem
 from harness.workspace.git_cmd import checkouts, config_get, git, run_git
 from harness.workspace.parked import PARKED, parked_worktrees
@@ -118,6 +119,18 @@ def stray_worktree_folders(repo: Path, loop_name: str, loop_key: Path) -> list[P
 def parked_worktrees_of(repo: Path) -> list[Path]:
     """The worktrees passed runs parked in ``repo``'s default worktree place."""
     return parked_worktrees(repo.parent / WORKTREES_FOLDER / repo.name)
+
+
+def parked_checkouts_of(repo: Path) -> list[Path]:
+    """The gates' checkouts finished runs parked in ``repo``'s default worktree place."""
+    return parked_checkouts(repo.parent / WORKTREES_FOLDER / repo.name / CHECKOUTS)
+
+
+def remove_parked_checkout(folder: Path) -> None:
+    shutil.rmtree(folder)
+    with contextlib.suppress(OSError):
+        folder.parent.rmdir()
+    _tidy(folder.parent.parent)
 
 
 def remove_folder(folder: Path) -> None:

@@ -20,7 +20,7 @@ from typing import Literal
 
 from harness.core.errors import BookkeepingError, ConfigError
 from harness.workspace.caches import add_all
-from harness.workspace.checkout import ReusedCheckout, delivered_tree, file_at, tree_of
+from harness.workspace.checkout import CHECKOUTS, ReusedCheckout, delivered_tree, file_at, tree_of
 from harness.workspace.git_cmd import (
     GitIsolationError,
     checkouts,
@@ -119,12 +119,15 @@ class Workspace:
     def checkout(self) -> ReusedCheckout:
         """Where the gates judge this workspace's rounds (see :meth:`clean_checkout`)."""
         assert self.root is not None
-        return ReusedCheckout(self.root, self.path)
+        pool = self.root.parent / CHECKOUTS if self.isolation == "worktree" else None
+        return ReusedCheckout(self.root, self.path, pool)
 
-    def close_checkout(self) -> None:
-        """Remove the reused checkout of :meth:`clean_checkout`, if one was made."""
+    def close_checkout(self, *, park: bool = False) -> None:
+        """Remove the reused checkout of :meth:`clean_checkout`, if one was made; with ``park``
+        a run in its own worktree leaves it for the next run (see
+        :mod:`harness.workspace.checkout`)."""
         if "checkout" in self.__dict__:
-            self.checkout.close()
+            self.checkout.close(park=park)
 
     def file_at_base(self, path: str) -> str | None:
         """The text of ``path`` (relative to the workspace) at the base; None if it was absent."""
@@ -212,7 +215,7 @@ class Workspace:
         take (see :mod:`harness.workspace.parked`) while fewer than its maximum wait.
         Raises :class:`GitIsolationError` naming the worktree when git cannot remove it.
         """
-        self.close_checkout()
+        self.close_checkout(park=park)
         if self.isolation != "worktree" or not prune or self.root is None:
             return
         user_root = self.user_root or self.root

@@ -158,11 +158,13 @@ def test_clean_leaves_only_the_resumable_run_after_passed_error_cancelled_and_ki
     resumed = harness("run", "--quiet", "--model", f"scripted:{tmp_path / 'passes.json'}", cwd=repo)
     assert resumed.returncode == 0, resumed.stderr
     [parked] = list((repo.parent / ".harness-worktrees/repo/.parked").iterdir())
+    [checkout] = list((repo.parent / ".harness-worktrees/repo/.checkouts").iterdir())
     final = harness("clean", cwd=repo)
     assert sorted(final.stdout.splitlines()) == sorted([
         f"tidy: kept {resumable}: it holds the passed work (merge it, or `git branch -D {resumable}`)",
         KEPT_PASSED.format(branch=passed),
         f"tidy: removed parked worktree {parked}",
+        f"tidy: removed parked checkout {checkout}",
     ])  # fmt: skip
     assert not (repo.parent / ".harness-worktrees").exists()
     assert [p.name for p in worktrees(repo)] == ["repo"]

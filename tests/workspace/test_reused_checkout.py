@@ -118,3 +118,53 @@ def test_a_folder_of_the_repository_as_workspace(tmp_path: Path) -> None:
     with workspace.clean_checkout(()) as copy:
         assert (copy / "calc.py").read_text() == "fixed\n"
         assert sorted(p.name for p in copy.parent.iterdir()) == ["README", "app"]
+
+
+def test_the_next_run_takes_the_parked_checkout_and_rewrites_only_what_differs(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo", BASE)
+    first = open_workspace(repo, isolation="worktree", loop_name="l", run_id="r1")
+    (first.path / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    first.commit_round(1, "round 1")
+    with first.clean_checkout(()) as copy:
+        (copy / "conftest.py").write_text("import os\nos._exit(0)\n")  # a gate run's leftover
+        (copy / "vendor/f2.txt").write_text("changed by a gate\n")
+        kept = (copy / "vendor/f3.txt").stat()
+    first.close_checkout(park=True)
+    pool = first.checkout.pool
+    assert pool is not None
+    [parked] = [p for p in pool.iterdir()]
+    assert not copy.exists()  # moved among the parked ones
+
+    second = open_workspace(repo, isolation="worktree", loop_name="l", run_id="r2")
+    (second.path / "new.py").write_text("NEW = 1\n")
+    with second.clean_checkout(()) as again:
+        assert files(again) == {**BASE, "new.py": "NEW = 1\n"}  # the base, not round 1's fix
+        same = (again / "vendor/f3.txt").stat()
+        assert (same.st_ino, same.st_ctime_ns) == (kept.st_ino, kept.st_ctime_ns)  # untouched
+    assert second.checkout.fresh_checkouts == 0
+    assert not parked.exists()
+    second.close_checkout()
+    assert list(pool.iterdir()) == []
+
+
+def test_a_parked_checkout_with_a_broken_index_is_replaced_by_a_fresh_one(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo", BASE)
+    first = open_workspace(repo, isolation="worktree", loop_name="l", run_id="r1")
+    with first.clean_checkout(()):
+        pass
+    first.close_checkout(park=True)
+    pool = first.checkout.pool
+    assert pool is not None
+    [parked] = list(pool.iterdir())
+    (parked / "index").write_bytes(b"not an index")
+    (parked / "tree/calc.py").write_text("planted\n")
+
+    second = open_workspace(repo, isolation="worktree", loop_name="l", run_id="r2")
+    with second.clean_checkout(()) as copy:
+        assert files(copy) == BASE
+    assert second.checkout.fresh_checkouts == 1
+    assert not parked.exists()
