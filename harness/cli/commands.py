@@ -237,8 +237,6 @@ def print_verdict(
 
 def status(args: argparse.Namespace) -> int:
     from harness.cli.discover import find_loops
-    from harness.memory.progress import Progress
-    from harness.outer.best import best_of
 
     path = Path(args.path)
     loops, unreadable = find_loops(path)
@@ -253,6 +251,9 @@ def status(args: argparse.Namespace) -> int:
             name = loop.config.name if loop.config else file.stem
             print(f"{name}: not started ({loop.config_file or file})")
             continue
+        from harness.memory.progress import Progress  # only once a loop has one
+        from harness.outer.best import best_of
+
         try:
             progress = Progress.load(file)
         except ConfigError as exc:  # one broken file must not hide the other loops
