@@ -21,6 +21,7 @@ import pytest
 from harness.checks.citations import check_findings
 from harness.memory.progress import Progress
 from harness.memory.progress_items import Status
+from harness.workspace import cleanup
 from tests.cli.test_cli import ROOT, harness
 from tests.conftest import git, verdict_entry
 
@@ -180,6 +181,7 @@ def test_bugfix_runs_in_place_as_the_readme_says(tmp_path: Path) -> None:
     saved = tmp_path / "saved-state"
     before = checkout_entries()
     branches_before = run_branches()
+    parked_before = parked_folders()
     if state.exists():
         shutil.move(state, saved)
     try:
@@ -197,9 +199,22 @@ def test_bugfix_runs_in_place_as_the_readme_says(tmp_path: Path) -> None:
         for branch in run_branches() - branches_before:
             remove_worktree_of(branch)
             git(ROOT, "branch", "-D", branch)
+        remove_parked(parked_before)  # what the passed run parked beside this checkout
         shutil.rmtree(state, ignore_errors=True)
         if saved.exists():
             shutil.move(saved, state)
+
+
+def parked_folders() -> set[Path]:
+    return {*cleanup.parked_worktrees_of(ROOT), *cleanup.parked_checkouts_of(ROOT)}
+
+
+def remove_parked(before: set[Path]) -> None:
+    for folder in parked_folders() - before:
+        if folder in cleanup.parked_worktrees_of(ROOT):
+            cleanup.remove_worktree(ROOT, folder)
+        else:
+            cleanup.remove_parked_checkout(folder)
 
 
 def checkout_entries() -> set[str]:

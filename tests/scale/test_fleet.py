@@ -213,7 +213,8 @@ def test_evaluation_gates_run_on_each_subtask_branch(tmp_path: Path) -> None:
     assert [(o.subtask.name, o.result.passed if o.result else None, o.kept) for o in result.outcomes] == [
         ("alpha", True, True), ("beta", True, False),
     ]  # fmt: skip
-    assert git(repo, "worktree", "list").count("\n") == 0  # the evaluation checkouts are gone
+    listed = git(repo, "worktree", "list").splitlines()[1:]
+    assert [line for line in listed if "/.parked/" not in line] == []  # evaluation checkouts gone
 
 
 def test_the_planner_is_sent_the_goal_redacted(
