@@ -19,6 +19,7 @@ not match their hash are refused (a :class:`~harness.core.errors.ConfigError`).
 from __future__ import annotations
 
 import os
+import stat
 from datetime import datetime
 from pathlib import Path
 
@@ -91,7 +92,7 @@ def _same_loop(start: RunStart, branch: str | None, loop_name: str, workspace: P
 def _is_folder(path: Path) -> bool:
     """A folder, not a link to one (a link is passed over: it is no run the harness made)."""
     try:
-        return path.lstat().st_mode & 0o170000 == 0o040000
+        return stat.S_ISDIR(path.lstat().st_mode)
     except OSError:
         return False
 
