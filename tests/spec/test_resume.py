@@ -26,7 +26,7 @@ from harness.spec.build import Overrides, run_folder
 from harness.spec.launch import recorded_loop
 from tests.cli.test_cli import harness
 from tests.conftest import make_repo
-from tests.research_web import HISTORY, Web, serve_web
+from tests.research_web import HISTORY, REPORT, Web, serve_web
 
 LOOP = """\
 name = "bridge"
@@ -185,14 +185,8 @@ def test_a_fabricated_quote_of_a_source_fetched_before_the_resume_fails_naming_i
     assert not citations.passed
     assert citations.output_tail == (
         f'- line 4: [{web.archive.url}/go/report] "The main span measures 148 metres": '
-        f"quote not found in {fetched_id(root, 'report')} ({web.archive.url}/report.pdf)"
+        f"quote not found in {source_id(REPORT)} ({web.archive.url}/report.pdf)"
     )  # the other three quotes, of the same sources, were found: nothing is "never fetched"
-
-
-def fetched_id(root: Path, last_part: str) -> str:
-    (run,) = [p for p in (root / ".harness" / "runs").iterdir() if (p / ARCHIVE_DIR).is_dir()][:1]
-    records = SourceArchive(run / ARCHIVE_DIR).records()
-    return next(r.id for r in records if r.requested.endswith("/" + last_part))
 
 
 @pytest.mark.parametrize("settled", [True, False])
