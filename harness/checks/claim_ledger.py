@@ -172,7 +172,7 @@ def record_claims(path: Path, claims: dict[str, Claim]) -> list[LedgerEntry]:
     before = read_ledger(path)
     previous = before[-1].claims if before else {}
     entry = LedgerEntry(
-        at=datetime.now(UTC).isoformat(),  # to the microsecond: a resume tells rounds apart by it
+        at=datetime.now(UTC).isoformat(timespec="microseconds"),  # a resume tells rounds apart
         claims=claims,
         added=[i for i in claims if i not in previous],
         changed=[i for i in claims if i in previous and previous[i] != claims[i]],
