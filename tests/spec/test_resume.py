@@ -244,11 +244,15 @@ def test_a_killed_run_is_resumed_with_its_sources(tmp_path: Path, web: Web) -> N
     (killed_run,) = (root / ".harness" / "runs").iterdir()
     fetched = fetches(root, killed_run.name)
     assert len(fetched) == 2
-    resumed = harness("run", "--max-iterations", "3", cwd=root)
-    assert resumed.returncode == 0, resumed.stderr
-    (run,) = [p for p in (root / ".harness" / "runs").iterdir() if p != killed_run]
-    assert fetches(root, run.name) == fetched
-    assert [e.moved for e in read_ledger(run / LEDGER_FILE)] == [True, False]
+    resumed = play(root, cap=3)  # in this process: only the killed run needs one of its own
+    assert gates_of(resumed) == [
+        [("killer", True), ("citations", True), ("convergence", False)],
+        [("killer", True), ("citations", True), ("convergence", True)],
+    ]
+    assert resumed.first_round == 2  # round 2, cut short, is played again
+    assert fetches(root, resumed.run_id) == fetched
+    ledger = read_ledger(run_folder(root, resumed.run_id) / LEDGER_FILE)
+    assert [e.moved for e in ledger] == [True, False]
 
 
 def test_chained_resumes_carry_through_the_latest_earlier_run(tmp_path: Path, web: Web) -> None:
