@@ -70,6 +70,8 @@ def start_run(settings: Settings, progress: Progress | None) -> Run:
         workspace.clear_stale_locks()  # a killed run may have died inside a git command
         if state.head:
             workspace.reset_to(state.head)  # a round cut off mid-way is discarded and redone
+    if begun and progress is not None and settings.options.on_resume is not None:
+        settings.options.on_resume(state, progress.iteration)  # before the state is rewritten
     meter = _meter(settings, progress)
     author_model = MeteredModel(
         settings.agent.model,
