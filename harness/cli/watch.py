@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from typing import TextIO
 
 from harness.cli.exit_codes import EXIT_PASSED
+from harness.connect.deliveries import SeenDeliveries
 from harness.connect.triggers import (
     IssuesTrigger,
     ScheduleTrigger,
@@ -41,7 +42,8 @@ from harness.spec.launch import recorded_loop
 from harness.spec.sections import IssuesTriggerConfig, ScheduleTriggerConfig
 from harness.tools import Tool
 
-WATCH_DIR = "watch"  # under .harness/: the watcher's own event log
+WATCH_DIR = "watch"  # under .harness/: the watcher's own event log and state
+DELIVERIES_FILE = "deliveries"  # in WATCH_DIR: the webhook deliveries taken
 
 
 Verdict = Callable[..., None]
@@ -62,11 +64,13 @@ def watch(args: argparse.Namespace, spec: LoopSpec, verdict: Verdict) -> int:
 
 
 def make_triggers(spec: LoopSpec, *, now: datetime) -> list[Trigger]:
-    """The spec's ``[[triggers]]``; a webhook's endpoint starts listening here."""
+    """The spec's ``[[triggers]]``; a webhook's endpoint starts listening here, refusing the
+    deliveries taken before (by any of them, in this watcher or an earlier one)."""
     if not spec.triggers:
         raise ConfigError(
             f"{spec.source}: field 'triggers': give at least one [[triggers]] to watch"
         )
+    seen = SeenDeliveries(spec.root / RUNS_DIR.parent / WATCH_DIR / DELIVERIES_FILE)
     made: list[Trigger] = []
     for index, entry in enumerate(spec.triggers):
         if isinstance(entry, ScheduleTriggerConfig):
@@ -82,8 +86,8 @@ def make_triggers(spec: LoopSpec, *, now: datetime) -> list[Trigger]:
                     f"variable {entry.secret_env} holding the webhook's secret is not set"
                 )
             try:
-                made.append(WebhookTrigger(secret.encode(), host=entry.host, port=entry.port,
-                                           label=entry.label))  # fmt: skip
+                made.append(WebhookTrigger(secret.encode(), seen=seen, host=entry.host,
+                                           port=entry.port, label=entry.label))  # fmt: skip
             except OSError as exc:
                 raise ConfigError(
                     f"{spec.source}: field 'triggers[{index}]': cannot listen on "

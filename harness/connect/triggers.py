@@ -11,6 +11,7 @@ import hashlib
 import hmac
 import json
 import queue
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,10 +19,14 @@ from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 
+from harness.connect.deliveries import SeenDeliveries
 from harness.connect.github import GitHub, Issue, issue_of
 
 MAX_DELIVERY_BYTES = 1_000_000
 """Bound on a webhook delivery's body; a larger one is refused unread."""
+
+DELIVERY_ID = re.compile(r"[A-Za-z0-9._:-]{1,200}")
+"""The shape of an ``X-GitHub-Delivery`` id the endpoint accepts (GitHub's are GUIDs)."""
 
 
 @dataclass(frozen=True)
@@ -105,14 +110,17 @@ class WebhookTrigger:
 
     A GitHub ``issues`` delivery (opened or labelled) for an issue carrying ``label`` starts a
     loop with the issue as its goal; any other signed JSON object with a ``goal`` string starts
-    one with that goal; ``ping`` is answered. A missing or wrong signature is refused (401).
+    one with that goal; ``ping`` is answered. A missing or wrong signature is refused (401), and
+    so is a signed delivery taken before (409): its ``X-GitHub-Delivery`` id or its body is in
+    ``seen``.
     """
 
     kind = "webhook"
 
-    def __init__(self, secret: bytes, *, host: str = "127.0.0.1", port: int = 0,
-                 label: str = "harness") -> None:  # fmt: skip
+    def __init__(self, secret: bytes, *, seen: SeenDeliveries, host: str = "127.0.0.1",
+                 port: int = 0, label: str = "harness") -> None:  # fmt: skip
         self.secret = secret
+        self.seen = seen
         self.label = label
         self._starts: queue.Queue[Start] = queue.Queue()
         self.server = ThreadingHTTPServer((host, port), _handler(self))
@@ -177,6 +185,11 @@ def _handler(trigger: WebhookTrigger) -> type[BaseHTTPRequestHandler]:
             given = self.headers.get("X-Hub-Signature-256") or ""
             if not hmac.compare_digest(given.encode(), signature(trigger.secret, body).encode()):
                 return self._answer(401, "bad signature")
+            delivery = self.headers.get("X-GitHub-Delivery")
+            if delivery is not None and not DELIVERY_ID.fullmatch(delivery):
+                return self._answer(400, "bad X-GitHub-Delivery id")
+            if not trigger.seen.take(delivery, body):
+                return self._answer(409, "replayed: this delivery was taken before")
             status, text = trigger.accept(self.headers.get("X-GitHub-Event") or "", body)
             return self._answer(status, text)
 
