@@ -6,7 +6,9 @@ comments, check runs on a commit (decided per commit by the test) and job logs; 
 must carry ``Authorization: Bearer <token>`` (else 401); every request is recorded. Lists come
 in pages as GitHub's do: ``per_page`` items (30 unless asked, at most ``max_per_page``) of
 ``page``, with a ``Link`` header naming the next page (under ``link_base``, by default this
-server). A deadline timer stops the server even if a test forgets to.
+server). With ``logs_at``, a job's log is a redirect to ``GET {logs_at}/logs/{id}`` (as
+GitHub sends it to a storage host), which any server answers from its ``logs`` unauthenticated.
+A deadline timer stops the server even if a test forgets to.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ class GitHubServer:
     requests: list[Recorded] = field(default_factory=list)
     max_per_page: int = 100
     link_base: str | None = None
+    logs_at: str | None = None
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -129,6 +132,8 @@ class GitHubServer:
                 runs = self.checks(parts[1])
                 return 200, {"total_count": len(runs), "check_runs": runs}
             if method == "GET" and parts[:2] == ["actions", "jobs"] and parts[3:] == ["logs"]:
+                if self.logs_at is not None:
+                    return 302, {"Location": f"{self.logs_at}/logs/{parts[2]}"}
                 log = self.logs.get(int(parts[2]))
                 return (200, log) if log is not None else (404, {"message": "Not Found"})
         return 404, {"message": "Not Found"}
@@ -169,13 +174,18 @@ def _handler(server: GitHubServer) -> type[BaseHTTPRequestHandler]:
             if self.path == "/hook" and method == "POST":
                 server.hooks.append(body)
                 return self._send(200, "ok")
+            if self.path.startswith("/logs/") and method == "GET":
+                log = server.logs.get(int(self.path.removeprefix("/logs/")))
+                return self._send(200, log) if log is not None else self._send(404, "no log")
             if not authorised:
                 return self._send(401, {"message": "Bad credentials"})
             status, payload = server.answer(method, self.path, body)
+            if status == 302:
+                return self._send(status, "", {"Location": payload["Location"]})
             link = ""
             if method == "GET" and status == 200:
                 payload, link = server.page(self.path, payload)
-            return self._send(status, payload, link)
+            return self._send(status, payload, {"Link": link} if link else {})
 
         def do_GET(self) -> None:  # noqa: N802
             self._serve("GET")
@@ -186,11 +196,11 @@ def _handler(server: GitHubServer) -> type[BaseHTTPRequestHandler]:
         def do_PATCH(self) -> None:  # noqa: N802
             self._serve("PATCH")
 
-        def _send(self, status: int, payload: Any, link: str = "") -> None:
+        def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
             data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
             self.send_response(status)
-            if link:
-                self.send_header("Link", link)
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)

@@ -69,6 +69,7 @@ class GitHub:
         self.api_url = api_url.rstrip("/")
         self._token = token
         self.timeout = timeout
+        self._opener = urllib.request.build_opener(_TokenStaysHome(self.api_url))
 
     @classmethod
     def from_env(cls, repo: str, *, api_url: str, token_env: str, timeout: float) -> GitHub:
@@ -160,7 +161,7 @@ class GitHub:
         if self._token:
             request.add_header("Authorization", f"Bearer {self._token}")
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+            with self._opener.open(request, timeout=self.timeout) as response:
                 payload = response.read(MAX_RESPONSE_BYTES).decode("utf-8", errors="replace")
                 link = response.headers.get("Link") or ""
         except urllib.error.HTTPError as exc:
@@ -183,6 +184,21 @@ def next_page(link: str) -> str | None:
         if any("next" in rel.split() for rel in rels):
             return url
     return None
+
+
+class _TokenStaysHome(urllib.request.HTTPRedirectHandler):
+    """Follows redirects, carrying the ``Authorization`` header only to addresses under
+    ``home``: GitHub sends a job's log from a storage host, which must not get the token."""
+
+    def __init__(self, home: str) -> None:
+        self.home = home
+
+    def redirect_request(self, req: urllib.request.Request, fp: Any, code: int, msg: str,
+                         headers: Any, newurl: str) -> urllib.request.Request | None:  # fmt: skip
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        if new is not None and not newurl.startswith(self.home + "/"):
+            new.remove_header("Authorization")
+        return new
 
 
 def env_value(name: str, field: str) -> str:

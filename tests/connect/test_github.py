@@ -94,3 +94,23 @@ def test_a_next_page_on_another_host_is_not_asked_and_gets_no_token() -> None:
 )
 def test_the_next_page_is_read_from_the_link_header(link: str, expected: str | None) -> None:
     assert next_page(link) == expected
+
+
+def test_a_log_redirected_to_another_host_is_fetched_without_the_token() -> None:
+    with (
+        GitHubServer(token=TOKEN, logs={7: "FAILED test_x - boom"}) as storage,
+        GitHubServer(token=TOKEN, logs_at=storage.url) as server,
+    ):
+        log = _client(server).job_log(7)
+        (asked,) = storage.requests
+    assert log == "FAILED test_x - boom"
+    assert asked.path == "/logs/7"
+    assert not asked.authorised  # GitHub's token is for GitHub, not for where it redirects
+
+
+def test_a_redirect_on_the_host_itself_keeps_the_token() -> None:
+    with GitHubServer(token=TOKEN, logs={7: "log"}) as server:
+        server.logs_at = server.url
+        assert _client(server).job_log(7) == "log"
+        asked = server.requests[-1]
+    assert (asked.path, asked.authorised) == ("/logs/7", True)
