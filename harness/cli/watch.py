@@ -2,7 +2,9 @@
 
 Each start runs the same outer loop as ``harness run`` (in a thread of the watcher), with the
 trigger's input in its task: an issue's title and body become the goal of a loop of its own,
-``NAME-issue-N``, whose connectors comment on that issue. A loop still running (this watcher's
+``NAME-issue-N``, whose connectors comment on that issue; a pushed branch is fetched and a loop
+of its own, ``NAME-push-BRANCH``, works on the pushed commit, its pull request based on that
+branch. A loop still running (this watcher's
 run, or any process holding its lock) is never started a second time; every start, and every
 start refused, is a ``trigger`` event in ``.harness/watch/events.jsonl`` (a started run's log
 begins with it too).
@@ -13,6 +15,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import re
 import sys
 import threading
 import time
@@ -22,6 +25,7 @@ from typing import TextIO
 
 from harness.cli.exit_codes import EXIT_PASSED
 from harness.connect.deliveries import SeenDeliveries
+from harness.connect.git_publish import fetch_branch
 from harness.connect.triggers import (
     IssuesTrigger,
     ScheduleTrigger,
@@ -87,7 +91,8 @@ def make_triggers(spec: LoopSpec, *, now: datetime) -> list[Trigger]:
                 )
             try:
                 made.append(WebhookTrigger(secret.encode(), seen=seen, host=entry.host,
-                                           port=entry.port, label=entry.label))  # fmt: skip
+                                           port=entry.port, label=entry.label,
+                                           branches=entry.branches))  # fmt: skip
             except OSError as exc:
                 raise ConfigError(
                     f"{spec.source}: field 'triggers[{index}]': cannot listen on "
@@ -191,16 +196,35 @@ class Watcher:
         if start.issue is not None:
             changes["name"] = f"{self.spec.name}-issue-{start.issue}"
             changes["progress"] = None  # progress/NAME-issue-N.md: a loop of its own
+        if start.branch is not None and start.commit is not None:
+            slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", start.branch).strip("-.")
+            changes["name"] = f"{self.spec.name}-push-{slug}"
+            changes["progress"] = None
+            changes["goal"] = (f"{self.spec.goal}\n\n(the branch {start.branch}, as pushed at "
+                               f"{start.commit[:12]})")  # fmt: skip
+            if self.spec.github is not None and self.spec.github.base is None:
+                changes["github"] = {**self.spec.github.model_dump(), "base": start.branch}
         return self.spec.with_changes(**changes) if changes else self.spec
+
+    def _fetch(self, spec: LoopSpec, start: Start) -> None:
+        """Bring a pushed branch's commit into the repository the loop works in."""
+        if start.branch is None:
+            return
+        github = spec.github
+        fetch_branch(spec.root / spec.workspace, github.remote if github else "origin",
+                     start.branch,
+                     token=os.environ.get(github.token_env) if github else None)  # fmt: skip
 
     def _run(self, spec: LoopSpec, start: Start, event: TriggerEvent, run_id: str) -> None:
         overrides = dataclasses.replace(
             self.overrides,
-            restart=start.issue is None,  # a schedule or a goal: a fresh run each time
+            restart=start.issue is None,  # a schedule, a push or a goal: a fresh run each time
             issue=start.issue,
+            start=start.commit,
         )
         redact = spec.redactor().redact_text
         try:
+            self._fetch(spec, start)
             loop = recorded_loop(spec, overrides=overrides, run_id=run_id, tools=self.tools)
             loop.settings.events.emit(event)
             result = loop.run()

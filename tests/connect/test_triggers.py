@@ -304,3 +304,60 @@ def test_seen_deliveries_keep_the_most_recent_within_the_bound(tmp_path: Path) -
         assert not remembered.take("d19", b"new")
         assert not remembered.take("new", b"body 17")
     assert SeenDeliveries(path, bound=3).take("d0", b"body 0")  # the oldest are let go
+
+
+SHA = "a" * 40
+
+
+@pytest.mark.parametrize(
+    ("payload", "status", "expected"),
+    [
+        (
+            {"ref": "refs/heads/feature/x", "after": SHA},
+            202,
+            [Start("webhook", None, None, "feature/x", SHA)],
+        ),
+        ({"ref": "refs/heads/main", "after": SHA}, 202, []),  # matches no pattern
+        ({"ref": "refs/tags/feature/x", "after": SHA}, 202, []),  # a tag, not a branch
+        ({"ref": "refs/heads/feature/x", "after": "0" * 40, "deleted": True}, 202, []),
+        ({"ref": "refs/heads/feature/x", "after": "HEAD"}, 202, []),  # names no commit
+        ({"ref": "refs/heads/feature/a:refs/heads/main", "after": SHA}, 400, []),
+        ({"ref": "refs/heads/feature/../../x", "after": SHA}, 400, []),
+        ({"ref": "refs/heads/harness/fix-1a2b3c4d", "after": SHA}, 202, []),  # a run's result
+    ],
+    ids=["watched", "unwatched", "tag", "deleted", "no-commit", "refspec", "dots", "run-branch"],
+)
+def test_a_push_delivery_starts_a_loop_only_for_a_watched_branch(
+    payload: dict[str, object], status: int, expected: list[Start], tmp_path: Path
+) -> None:
+    trigger = WebhookTrigger(b"s3cret", seen=SeenDeliveries(tmp_path / "seen"), port=0,
+                             branches=["feature/*", "release-*", "harness/*"])  # fmt: skip
+    try:
+        body = json.dumps(payload).encode()
+        headers = {"X-GitHub-Event": "push", "X-Hub-Signature-256": signature(b"s3cret", body)}
+        assert _post(trigger.address, body, headers) == status
+        assert trigger.poll(T0) == expected
+    finally:
+        trigger.close()
+
+
+def test_a_push_is_ignored_by_a_webhook_watching_no_branches(tmp_path: Path) -> None:
+    trigger = WebhookTrigger(b"s3cret", seen=SeenDeliveries(tmp_path / "seen"), port=0)
+    try:
+        body = json.dumps({"ref": "refs/heads/feature/x", "after": SHA}).encode()
+        headers = {"X-GitHub-Event": "push", "X-Hub-Signature-256": signature(b"s3cret", body)}
+        assert _post(trigger.address, body, headers) == 202
+        assert trigger.poll(T0) == []
+    finally:
+        trigger.close()
+
+
+def test_watching_pushed_branches_needs_a_branch_of_the_runs_own(tmp_path: Path) -> None:
+    from harness.core.errors import ConfigError
+
+    (tmp_path / "loop.toml").write_text(
+        'goal = "g"\nisolation = "none"\n[[gates]]\ntype = "command"\ncmd = "true"\n'
+        '[[triggers]]\ntype = "webhook"\nbranches = ["feature/*"]\n'
+    )
+    with pytest.raises(ConfigError, match=r"triggers\[0\]\.branches.*isolation other than"):
+        LoopSpec.from_toml(tmp_path)
