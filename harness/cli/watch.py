@@ -159,7 +159,8 @@ class Watcher:
         """Start the loop for ``start`` in a thread; its run id, or None when it is running."""
         spec = self._spec_for(start)
         event = TriggerEvent(trigger=start.trigger, loop_name=spec.name, started=False,
-                             issue=start.issue)  # fmt: skip
+                             issue=start.issue, branch=start.branch,
+                             commit=start.commit)  # fmt: skip
         with self._lock:
             mine = self._running.get(spec.name)
             ours = mine is not None and mine.is_alive()

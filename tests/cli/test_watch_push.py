@@ -127,9 +127,11 @@ def test_a_push_to_a_watched_branch_runs_the_loop_on_it_and_opens_a_pull_request
     task = next(e["task"] for e in events if e["kind"] == "round_start")
     assert f"(the branch feature/login, as pushed at {pushed[:12]})" in task
     fired = (project / ".harness" / "watch" / "events.jsonl").read_text().splitlines()
-    assert [(json.loads(e)["loop_name"], json.loads(e)["started"]) for e in fired] == [
-        ("lint-push-feature-login", True)
-    ]
+    assert [
+        (e["loop_name"], e["started"], e["branch"], e["commit"]) for e in map(json.loads, fired)
+    ] == [("lint-push-feature-login", True, "feature/login", pushed)]
+    assert events[0]["kind"] == "trigger"
+    assert events[0]["branch"] == "feature/login"
     written = [p for p in tmp_path.rglob("*") if p.is_file() and "remote.git" not in p.parts]
     assert [p for p in written if TOKEN.encode() in p.read_bytes()] == []
     assert TOKEN not in out.getvalue()
