@@ -361,3 +361,18 @@ def test_watching_pushed_branches_needs_a_branch_of_the_runs_own(tmp_path: Path)
     )
     with pytest.raises(ConfigError, match=r"triggers\[0\]\.branches.*isolation other than"):
         LoopSpec.from_toml(tmp_path)
+
+
+def test_the_same_delivery_sent_eight_times_at_once_is_taken_once(tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    trigger = WebhookTrigger(b"s3cret", seen=SeenDeliveries(tmp_path / "seen"), port=0)
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            answers = list(pool.map(lambda n: _deliver(trigger.address, ISSUE_EVENT, f"g{n}"),
+                                    range(8)))  # fmt: skip
+        starts = trigger.poll(T0)
+    finally:
+        trigger.close()
+    assert sorted(answers) == [202] + [409] * 7
+    assert [start.issue for start in starts] == [5]
