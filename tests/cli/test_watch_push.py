@@ -133,5 +133,7 @@ def test_a_push_to_a_watched_branch_runs_the_loop_on_it_and_opens_a_pull_request
     assert events[0]["kind"] == "trigger"
     assert events[0]["branch"] == "feature/login"
     written = [p for p in tmp_path.rglob("*") if p.is_file() and "remote.git" not in p.parts]
-    assert [p for p in written if TOKEN.encode() in p.read_bytes()] == []
-    assert TOKEN not in out.getvalue()
+    for secret in (TOKEN, SECRET):
+        assert [p for p in written if secret.encode() in p.read_bytes()] == []
+        assert secret not in out.getvalue()
+    assert (project / ".harness" / "watch" / "deliveries").read_text().count("id:") == 3
