@@ -98,6 +98,8 @@ def open_workspace(
     if isolation == "none":
         if resume_branch is not None:
             raise ConfigError("resume_branch needs isolation='worktree' or 'branch', not 'none'")
+        if start is not None:
+            raise ConfigError("start needs isolation='worktree' or 'branch', not 'none'")
         root, _, head = found or (None, None, None)
         return Workspace(target, None, head, "none", root, root)
     hint = "set isolation = \"none\" in loop.toml (or isolation='none' in Python) to work in place"

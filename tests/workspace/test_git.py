@@ -588,3 +588,5 @@ def test_a_run_can_start_from_a_commit_other_than_head(repo: Path, isolation: st
     assert git(repo, "rev-parse", "main") == main
     with pytest.raises(GitIsolationError, match="the run's start 'no-such-ref' is no commit"):
         open_workspace(repo, isolation=isolation, loop_name="l", start="no-such-ref")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="start needs isolation='worktree' or 'branch'"):
+        open_workspace(repo, isolation="none", start=pushed)
