@@ -4,10 +4,10 @@ Each start runs the same outer loop as ``harness run`` (in a thread of the watch
 trigger's input in its task: an issue's title and body become the goal of a loop of its own,
 ``NAME-issue-N``, whose connectors comment on that issue; a pushed branch is fetched and a loop
 of its own, ``NAME-push-BRANCH``, works on the pushed commit, its pull request based on that
-branch. A loop still running (this watcher's
-run, or any process holding its lock) is never started a second time; every start, and every
-start refused, is a ``trigger`` event in ``.harness/watch/events.jsonl`` (a started run's log
-begins with it too).
+branch. A loop still running (this watcher's run, or any process holding its lock) is never
+started a second time; every start, and every start refused, is a ``trigger`` event in
+``.harness/watch/events.jsonl`` (a started run's log begins with it too). The webhook
+deliveries taken are remembered beside it (``deliveries``), so that none is taken twice.
 """
 
 from __future__ import annotations

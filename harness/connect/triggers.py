@@ -120,9 +120,9 @@ class WebhookTrigger:
     A GitHub ``issues`` delivery (opened or labelled) for an issue carrying ``label`` starts a
     loop with the issue as its goal; a ``push`` to a branch matching one of ``branches`` (glob
     patterns) starts one on the pushed commit; any other signed JSON object with a ``goal``
-    string starts one with that goal; ``ping`` is answered. A missing or wrong signature is refused (401), and
-    so is a signed delivery taken before (409): its ``X-GitHub-Delivery`` id or its body is in
-    ``seen``.
+    string starts one with that goal; ``ping`` is answered. A missing or wrong signature is
+    refused (401), and so is a signed delivery taken before (409): its ``X-GitHub-Delivery`` id
+    or its body is in ``seen``.
     """
 
     kind = "webhook"
