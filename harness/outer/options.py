@@ -86,6 +86,7 @@ class LoopOptions(LoopRules):
     critic_artifact: CriticArtifact = "diff"
     restart: bool = False  # set the old progress and spend aside and start over
     run_id: str | None = None  # None: a new one
+    start: str | None = None  # a commit a new run's branch starts from; None: HEAD
     events: SkipValidation[EventSink] = NULL_SINK
     trajectory: SkipValidation[TrajectorySink] = NULL_TRAJECTORY  # every request, reply, step
     loop_file: str | None = None  # the loop.toml the loop was built from, for a replay

@@ -83,6 +83,7 @@ class Overrides:
     max_iterations: int | None = None
     restart: bool = False
     issue: int | None = None  # the issue the run came from (its connectors comment there)
+    start: str | None = None  # a commit the run's branch starts from (a pushed one); None: HEAD
 
 
 def choose_model(flag: str | None, configured: str | None) -> str:
@@ -307,6 +308,7 @@ def build_loop(
             critic_artifact=_artifact(config),
             restart=overrides.restart,
             run_id=run_id,
+            start=overrides.start,
             events=events,
             trajectory=trajectory,
             loop_file=str(config.source.resolve()) if isinstance(config.source, Path) else None,

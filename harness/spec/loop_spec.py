@@ -267,4 +267,10 @@ def _connector_checks(config: LoopSpec) -> list[tuple[str, str]]:
                 problems.append((f"connectors[{index}]", f"give folder or branch: {said}"))
     if config.ci is not None and config.isolation == "none":
         problems.append(("ci", "needs the run's own branch (isolation other than 'none')"))
+    for index, trigger in enumerate(config.triggers):
+        pushed = isinstance(trigger, WebhookTriggerConfig) and trigger.branches
+        if pushed and config.isolation == "none":
+            problems.append((f"triggers[{index}].branches",
+                             "a pushed branch is worked on in a branch of the run's own "
+                             "(isolation other than 'none')"))  # fmt: skip
     return problems

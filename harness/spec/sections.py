@@ -370,6 +370,7 @@ class WebhookTriggerConfig(Section):
     port: int = Field(8787, ge=0, le=65535)
     secret_env: EnvName = "HARNESS_WEBHOOK_SECRET"
     label: str = Field("harness", min_length=1)  # an issue event starts a loop with this label
+    branches: list[str] = []  # patterns (fnmatch) of branches whose pushes start a loop each
 
 
 TRIGGER_TYPES = ("schedule", "issues", "webhook")
