@@ -221,6 +221,10 @@ def _cross_checks(config: LoopSpec) -> list[tuple[str, str]]:
         problems.append(("sandbox.image", f"required when backend = '{config.sandbox.backend}'"))
     if not engine and config.sandbox.image is not None:
         problems.append(("sandbox.image", "only the docker and podman backends use an image"))
+    if not engine and config.sandbox.workdir is not None:
+        problems.append(("sandbox.workdir", "only the docker and podman backends mount one"))
+    if not engine and config.sandbox.keep:
+        problems.append(("sandbox.keep", "only the docker and podman backends keep a container"))
     if engine and (config.env.python or config.env.setup):
         problems.append(("env", "the docker and podman backends run the image's Python"))
     if config.env.commit is not None and config.env.setup is None:
