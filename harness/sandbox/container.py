@@ -67,7 +67,7 @@ class Container:
         self.engine, self.image = engine, image
         self.program = find_engine(engine, image)
         self.network, self.limits, self.readonly = network, limits or Limits(), tuple(readonly)
-        if workdir is not None and not (workdir.startswith("/") and workdir.strip("/")):
+        if workdir is not None and not (workdir.startswith("/") and not workdir.endswith("/")):
             raise ConfigError(f"workdir: expected an absolute path below /, got {workdir!r}")
         self.workdir = workdir
         """Where the workspace is mounted in the image (its ``/testbed``); None: at its own path."""

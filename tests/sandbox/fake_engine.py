@@ -60,6 +60,9 @@ if verb in ("rm", "kill"):
     sys.exit(0)
 if verb not in ("run", "exec"):
     sys.exit(2)
+if verb == "run" and MODE == "norun":
+    print("Error response from daemon: the container could not start", file=sys.stderr)
+    sys.exit(125)
 (STATE / "client-env.json").write_text(json.dumps(dict(os.environ)))
 
 VALUED = {{"--name", "--pull", "--label", "--network", "--tmpfs", "--memory", "--memory-swap",
@@ -127,7 +130,8 @@ sys.exit(code if code >= 0 else 128 - code)
 
 @dataclass
 class FakeEngine:
-    """A fake engine installed as ``bin/<name>``; ``mode``: ok, down, hang or noimage."""
+    """A fake engine installed as ``bin/<name>``; ``mode``: ok, down, hang, noimage or norun
+    (no container starts)."""
 
     state: Path
     bin: Path
