@@ -59,6 +59,7 @@ class Container:
         limits: Limits | None = None,
         readonly: Sequence[Path] = (),
         workdir: str | None = None,
+        python: str = "python3",
     ) -> None:
         if engine not in ENGINES:
             raise ConfigError(f"backend: expected one of {', '.join(ENGINES)}, got {engine!r}")
@@ -70,6 +71,8 @@ class Container:
         if workdir is not None and not (workdir.startswith("/") and not workdir.endswith("/")):
             raise ConfigError(f"workdir: expected an absolute path below /, got {workdir!r}")
         self.workdir = workdir
+        self.python = python
+        """The image's interpreter, which runs what the harness runs with its own."""
         """Where the workspace is mounted in the image (its ``/testbed``); None: at its own path."""
         self.owner = owner_tag()
         self.host = socket.gethostname()
@@ -208,7 +211,7 @@ class Container:
         in. The harness's own interpreter, which the image does not have, becomes the image's
         ``python3``.
         """
-        command = in_image(command)
+        command = self.in_image(command)
         name = self.new_name()
         passed = passed_env(env)
         argv = self.argv(
@@ -217,19 +220,18 @@ class Container:
         )  # fmt: skip
         return argv, {**engine_env(), **passed}, name
 
+    def in_image(self, command: Sequence[str]) -> list[str]:
+        """``command`` as the image runs it: the harness's own interpreter, which the image does
+        not have, becomes the image's :attr:`python`."""
+        command = list(command)
+        if command and command[0] == sys.executable:
+            command[0] = self.python
+        return command
+
     def new_name(self) -> str:
         """A name for a container of this harness (:func:`~harness.sandbox.engine.sweep` reads
         whose it is from it)."""
         return f"harness-{self.owner}-{uuid.uuid4().hex[:12]}"
-
-
-def in_image(command: Sequence[str]) -> list[str]:
-    """``command`` as the image runs it: the harness's own interpreter, which the image does not
-    have, becomes the image's ``python3``."""
-    command = list(command)
-    if command and command[0] == sys.executable:
-        command[0] = "python3"
-    return command
 
 
 def passed_env(env: Mapping[str, str]) -> dict[str, str]:

@@ -20,7 +20,7 @@ import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from harness.sandbox.container import Container, explain_exit, in_image, passed_env
+from harness.sandbox.container import Container, explain_exit, passed_env
 from harness.sandbox.engine import ENGINE_SECONDS, call, engine_env, failure, guarded, remove
 from harness.sandbox.process import CommandResult, Watch, cannot_start, run_command
 
@@ -60,7 +60,7 @@ class KeptContainers:
         passed = passed_env(env)
         argv = [box.program, "exec", "-i", *box.session(cwd, workspace, sorted(passed))]
         argv += ["--user", f"{os.getuid()}:{os.getgid()}", name]
-        argv += box.inside_all(in_image(command), workspace)
+        argv += box.inside_all(box.in_image(command), workspace)
         result = run_command(
             argv, cwd=cwd, timeout=max(timeout - (time.monotonic() - since), 0.05),
             env={**engine_env(), **passed}, max_output=max_output, watch=watch,

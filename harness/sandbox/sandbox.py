@@ -48,7 +48,9 @@ class Sandbox:
     and cannot be hidden by ``none``. ``python_env`` is the project's Python environment
     (bwrap and none): mounted read-only, its ``bin`` first on ``PATH``, its interpreter
     :attr:`python`. ``workdir`` (docker and podman) mounts the workspace where the image expects
-    it (``/testbed``) instead of at its own path; ``keep`` runs the agent's commands
+    it (``/testbed``) instead of at its own path; ``image_python`` is the image's interpreter
+    (default ``python3``), which runs what the harness would run with its own (the pytest
+    gate); ``keep`` runs the agent's commands
     (``session=True``) in one long-lived container per workspace, the gates still each in a
     throw-away one.
     """
@@ -66,10 +68,16 @@ class Sandbox:
         python_env: PythonEnv | None = None,
         workdir: str | None = None,
         keep: bool = False,
+        image_python: str | None = None,
     ) -> None:
         if backend not in BACKENDS:
             raise ConfigError(f"backend: expected one of {', '.join(BACKENDS)}, got {backend!r}")
-        for field, given in (("image", image is not None), ("workdir", workdir), ("keep", keep)):
+        for field, given in (
+            ("image", image is not None),
+            ("workdir", workdir),
+            ("keep", keep),
+            ("image_python", image_python),
+        ):
             if given and backend not in ENGINES:
                 raise ConfigError(
                     f"{field}: only the docker and podman backends use one, not {backend!r}"
@@ -105,6 +113,7 @@ class Sandbox:
                 limits=self.limits,
                 readonly=self.readonly,
                 workdir=workdir,
+                python=image_python or "python3",
             )  # fmt: skip
             if backend in ENGINES
             else None

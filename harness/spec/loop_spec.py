@@ -237,6 +237,8 @@ def _engine_checks(config: LoopSpec) -> list[tuple[str, str]]:
         problems.append(("sandbox.workdir", "only the docker and podman backends mount one"))
     if not engine and sandbox.keep:
         problems.append(("sandbox.keep", "only the docker and podman backends keep a container"))
+    if not engine and sandbox.image_python is not None:
+        problems.append(("sandbox.image_python", "only the docker and podman backends use one"))
     if engine and (config.env.python or config.env.setup):
         problems.append(("env", "the docker and podman backends run the image's Python"))
     return problems

@@ -198,6 +198,7 @@ class SandboxConfig(Section):
     # docker and podman: where the image expects the workspace (/testbed); None: its own path
     workdir: str | None = Field(None, pattern=r"^/[^\x00]*[^/\x00]$")
     keep: bool = False  # docker and podman: the agent's commands share one long-lived container
+    image_python: str | None = Field(None, min_length=1)  # docker and podman: default python3
     network: bool = False
     env: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = []
     readonly: list[Annotated[str, Field(min_length=1)]] = []  # shown read-only (~ expanded)

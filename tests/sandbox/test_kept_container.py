@@ -253,3 +253,20 @@ def test_loop_toml_takes_workdir_and_keep(tmp_path: Path) -> None:
         with pytest.raises(ConfigError) as caught:
             LoopSpec.from_toml(tmp_path)
         assert f"{tmp_path / 'loop.toml'}: {message}" in str(caught.value)
+
+
+@pytest.mark.parametrize(("image_python", "runs"), [(None, "python3"), ("/env/bin/python", None)])
+def test_the_harness_interpreter_becomes_the_images_own(
+    engine: FakeEngine, ws: Path, image_python: str | None, runs: str | None
+) -> None:
+    sandbox = Sandbox("docker", image="img", image_python=image_python, keep=True)
+    try:
+        sandbox.run([sys.executable, "-V"], cwd=ws, timeout=20)
+        sandbox.run([sys.executable, "-V"], cwd=ws, timeout=20, session=True)
+    finally:
+        sandbox.close()
+
+    (run, _) = engine.calls("run")  # the throw-away one, then the kept one
+    (kept,) = exec_calls(engine)
+    assert after(run, "--entrypoint") == (runs or image_python)
+    assert kept[-2:] == [runs or image_python, "-V"]
