@@ -270,3 +270,29 @@ def test_the_harness_interpreter_becomes_the_images_own(
     (kept,) = exec_calls(engine)
     assert after(run, "--entrypoint") == (runs or image_python)
     assert kept[-2:] == [runs or image_python, "-V"]
+
+
+def test_a_loops_kept_container_ends_with_its_run(engine: FakeEngine, tmp_path: Path) -> None:
+    """While the loop is still held: the run itself removes the container, not the collector."""
+    from harness.core.sink import NULL_SINK
+    from harness.models.base import ToolCall
+    from harness.models.scripted import ScriptedModel
+    from harness.spec import LoopSpec
+    from harness.spec.build import build_loop
+
+    (tmp_path / "work").mkdir()
+    (tmp_path / "loop.toml").write_text(
+        'goal = "g"\nworkspace = "work"\nisolation = "none"\nmax_iterations = 1\n'
+        '[critic]\nenabled = false\n[[gates]]\ntype = "command"\ncmd = "true"\n'
+        '[sandbox]\nbackend = "docker"\nimage = "img"\nworkdir = "/testbed"\nkeep = true\n'
+    )
+    model = ScriptedModel([ToolCall("run_shell", {"command": "echo in"}), "done"])
+    loop = build_loop(LoopSpec.from_toml(tmp_path), events=NULL_SINK, model=model)
+
+    result = loop.run()
+
+    assert result.passed
+    (start,) = [run for run in engine.calls("run") if after(run, "--entrypoint") == "sleep"]
+    assert engine.containers() == []
+    assert ["rm", "-f", after(start, "--name")] in engine.calls("rm")
+    assert loop.settings.agent.sandbox is not None  # still held, so not collected
