@@ -18,7 +18,7 @@ An entry may name a container image instead of a set-up command, the environment
 ```toml
 [[env]]
 repo = "astropy/astropy"
-image = "sweb.eval.x86_64.{instance_id}:latest"   # {instance_id}: one image per instance
+image = "swe-env/{instance_id}:latest"   # {instance_id}: one image per instance
 workdir = "/testbed"                              # where the image expects the repository
 engine = "docker"                                 # or "podman"
 python = "/opt/miniconda3/envs/testbed/bin/python"  # the image's interpreter (default python3)
