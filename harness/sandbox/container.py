@@ -71,9 +71,9 @@ class Container:
         if workdir is not None and not (workdir.startswith("/") and not workdir.endswith("/")):
             raise ConfigError(f"workdir: expected an absolute path below /, got {workdir!r}")
         self.workdir = workdir
+        """Where the workspace is mounted in the image (its ``/testbed``); None: at its own path."""
         self.python = python
         """The image's interpreter, which runs what the harness runs with its own."""
-        """Where the workspace is mounted in the image (its ``/testbed``); None: at its own path."""
         self.owner = owner_tag()
         self.host = socket.gethostname()
         self.swept = sweep(self.program, self.host)
@@ -209,7 +209,7 @@ class Container:
 
         ``env`` is the allow-listed environment; all of it but ``PATH`` (the image's own) goes
         in. The harness's own interpreter, which the image does not have, becomes the image's
-        ``python3``.
+        :attr:`python`.
         """
         command = self.in_image(command)
         name = self.new_name()

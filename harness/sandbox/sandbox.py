@@ -50,9 +50,8 @@ class Sandbox:
     :attr:`python`. ``workdir`` (docker and podman) mounts the workspace where the image expects
     it (``/testbed``) instead of at its own path; ``image_python`` is the image's interpreter
     (default ``python3``), which runs what the harness would run with its own (the pytest
-    gate); ``keep`` runs the agent's commands
-    (``session=True``) in one long-lived container per workspace, the gates still each in a
-    throw-away one.
+    gate); ``keep`` runs the agent's commands (``session=True``) in one long-lived container
+    per workspace, the gates still each in a throw-away one.
     """
 
     def __init__(
