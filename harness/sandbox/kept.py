@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
 import time
 import weakref
 from collections.abc import Mapping, Sequence
@@ -35,6 +36,7 @@ class KeptContainers:
         self.container = container
         self.names: dict[Path, str] = {}
         self._clients: list[subprocess.Popen[bytes]] = []
+        self._lock = threading.Lock()
         weakref.finalize(self, _close, container.program, self.names, self._clients)
 
     def run(
@@ -50,12 +52,13 @@ class KeptContainers:
     ) -> CommandResult:
         """Run ``command`` in ``workspace``'s container, started first if it has none."""
         since = time.monotonic()
-        name = self.names.get(workspace)
-        if name is None:
-            started = self._start(workspace, timeout)
-            if isinstance(started, CommandResult):
-                return started
-            name = started
+        with self._lock:  # commands at once (subagents) start one container, not two
+            name = self.names.get(workspace)
+            if name is None:
+                started = self._start(workspace, timeout)
+                if isinstance(started, CommandResult):
+                    return started
+                name = started
         box = self.container
         passed = passed_env(env)
         argv = [box.program, "exec", "-i", *box.session(cwd, workspace, sorted(passed))]
