@@ -149,3 +149,48 @@ def test_the_held_out_gate_resolves_cut_ids_in_its_copy(
     checked = gate.check(workspace)
     assert checked.passed is passed
     assert checked.failures == ([] if ok else [f"{T}::test_placeholder[select 1]"])
+
+
+OUTCOMES = {
+    f"{T}::test_x[a b]": "PASSED",
+    f"{T}::test_x[a c]": "PASSED",
+    f"{T}::test_x[ab]": "FAILED",
+    f"{T}::test_y[q r]": "PASSED",
+    f"{T}::test_y[q s]": "FAILED",
+    f"{T}::test_z[long-1]": "PASSED",
+    f"{T}::test_z[long-2]": "PASSED",
+    f"{T}::test_w[mixed-1]": "PASSED",
+    f"{T}::test_w[mixed-2]": "FAILED",
+}
+ORDER = ("PASSED", "SKIPPED", "XFAIL", "XPASS", "ERROR", "FAILED")
+"""The order of ``pytest -rA``'s short summary, which the official parser reads top down."""
+
+
+@pytest.mark.parametrize(
+    ("given", "passes"),
+    [
+        (f"{T}::test_x[a", True),  # cut at a space: both pass (not test_x[ab], which fails)
+        (f"{T}::test_y[q", False),  # cut at a space: one of the two fails
+        (f"{T}::test_z[long", True),  # cut elsewhere: a prefix of two that pass
+        (f"{T}::test_w[mixed", False),  # cut elsewhere: a prefix of two that disagree
+        (f"{T}::test_x[ab]", False),  # whole, failing
+        (f"{T}::test_v[gone", False),  # stands for nothing
+    ],
+)
+def test_a_given_id_passes_exactly_when_the_official_grader_says_it_does(
+    given: str, passes: bool
+) -> None:
+    grading = pytest.importorskip("swebench.harness.grading")
+    parsers = pytest.importorskip("swebench.harness.log_parsers.python")
+    log = "\n".join(
+        f"{status} {test}" + (" - assert False" if status == "FAILED" else "")
+        for rank in ORDER
+        for test, status in OUTCOMES.items()
+        if status == rank
+    )
+    official = grading.test_passed(given, parsers.parse_log_pytest(log, None))
+
+    found = matches(given, list(OUTCOMES))
+    ours = bool(found) and all(OUTCOMES[test] == "PASSED" for test in found)
+
+    assert (ours, official) == (passes, passes)
