@@ -119,6 +119,7 @@ def build_sandbox(
         return Sandbox(
             settings.backend, network=network, env=env, limits=settings.limits,
             readonly=state + shown, image=settings.image, hidden=hidden, python_env=python_env,
+            workdir=settings.workdir, keep=settings.keep, image_python=settings.image_python,
         )  # fmt: skip
     except ConfigError as exc:  # "backend: x" -> "<folder>/loop.toml: field 'sandbox.backend': x"
         field, _, problem = str(exc).partition(": ")
