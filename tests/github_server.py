@@ -3,8 +3,12 @@
 Issues, pull requests (their head read from a real bare repository, the "remote"), issue
 comments, check runs on a commit (decided per commit by the test) and job logs; plus ``POST
 /hook``, a Slack-style incoming webhook that records what it is sent. Every ``/repos`` request
-must carry ``Authorization: Bearer <token>`` (else 401); every request is recorded. A deadline
-timer stops the server even if a test forgets to.
+must carry ``Authorization: Bearer <token>`` (else 401); every request is recorded. Lists come
+in pages as GitHub's do: ``per_page`` items (30 unless asked, at most ``max_per_page``) of
+``page``, with a ``Link`` header naming the next page (under ``link_base``, by default this
+server). With ``logs_at``, a job's log is a redirect to ``GET {logs_at}/logs/{id}`` (as
+GitHub sends it to a storage host), which any server answers from its ``logs`` unauthenticated.
+A deadline timer stops the server even if a test forgets to.
 """
 
 from __future__ import annotations
@@ -49,6 +53,9 @@ class GitHubServer:
     comments: dict[int, list[str]] = field(default_factory=dict)
     hooks: list[Any] = field(default_factory=list)
     requests: list[Recorded] = field(default_factory=list)
+    max_per_page: int = 100
+    link_base: str | None = None
+    logs_at: str | None = None
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -125,9 +132,30 @@ class GitHubServer:
                 runs = self.checks(parts[1])
                 return 200, {"total_count": len(runs), "check_runs": runs}
             if method == "GET" and parts[:2] == ["actions", "jobs"] and parts[3:] == ["logs"]:
+                if self.logs_at is not None:
+                    return 302, {"Location": f"{self.logs_at}/logs/{parts[2]}"}
                 log = self.logs.get(int(parts[2]))
                 return (200, log) if log is not None else (404, {"message": "Not Found"})
         return 404, {"message": "Not Found"}
+
+    def page(self, path: str, payload: Any) -> tuple[Any, str]:
+        """One page of a list reply (a list, or check runs) and its ``Link`` header."""
+        runs = payload.get("check_runs") if isinstance(payload, dict) else None
+        items = payload if isinstance(payload, list) else runs
+        if not isinstance(items, list):
+            return payload, ""
+        parsed = urllib.parse.urlparse(path)
+        query = dict(urllib.parse.parse_qsl(parsed.query))
+        size = min(int(query.get("per_page", 30)), self.max_per_page)
+        number = int(query.get("page", 1))
+        chunk = items[(number - 1) * size : number * size]
+        at = lambda n: (f"<{self.link_base or self.url}{parsed.path}?"  # noqa: E731
+                        f"{urllib.parse.urlencode({**query, 'page': n})}>")  # fmt: skip
+        links = [f'{at(number - 1)}; rel="prev"'] if number > 1 else []
+        if number * size < len(items):
+            last = -(-len(items) // size)
+            links += [f'{at(number + 1)}; rel="next"', f'{at(last)}; rel="last"']
+        return (chunk if runs is None else {**payload, "check_runs": chunk}), ", ".join(links)
 
     def _pull(self, pull: dict[str, Any]) -> dict[str, Any]:
         head = {**pull["head"], "sha": self.head_of(pull["head"]["ref"])}
@@ -146,10 +174,18 @@ def _handler(server: GitHubServer) -> type[BaseHTTPRequestHandler]:
             if self.path == "/hook" and method == "POST":
                 server.hooks.append(body)
                 return self._send(200, "ok")
+            if self.path.startswith("/logs/") and method == "GET":
+                log = server.logs.get(int(self.path.removeprefix("/logs/")))
+                return self._send(200, log) if log is not None else self._send(404, "no log")
             if not authorised:
                 return self._send(401, {"message": "Bad credentials"})
             status, payload = server.answer(method, self.path, body)
-            return self._send(status, payload)
+            if status == 302:
+                return self._send(status, "", {"Location": payload["Location"]})
+            link = ""
+            if method == "GET" and status == 200:
+                payload, link = server.page(self.path, payload)
+            return self._send(status, payload, {"Link": link} if link else {})
 
         def do_GET(self) -> None:  # noqa: N802
             self._serve("GET")
@@ -160,9 +196,11 @@ def _handler(server: GitHubServer) -> type[BaseHTTPRequestHandler]:
         def do_PATCH(self) -> None:  # noqa: N802
             self._serve("PATCH")
 
-        def _send(self, status: int, payload: Any) -> None:
+        def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
             data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
             self.send_response(status)
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)

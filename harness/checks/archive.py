@@ -23,7 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from harness.checks.extract import PDF_TYPES, media_type, renditions
 from harness.core.errors import ConfigError
-from harness.core.nofollow import append, write_atomic
+from harness.core.nofollow import append, read_bytes, write_atomic
 
 ARCHIVE_DIR = "sources"
 """The folder of a run's folder (``.harness/runs/<run id>/``) that holds its archive."""
@@ -67,11 +67,16 @@ class SourceArchive:
 
     With ``own_only``, only the fetches this object recorded count: a loop's tools and gates
     share one, so an index line written by anything else (the agent's shell, say) is ignored
-    and a source it claims was never fetched.
+    and a source it claims was never fetched. Its files are read and written without following
+    a link below ``root`` (by default the folder itself): give the project's root to refuse a
+    link anywhere on the way to another run's archive.
     """
 
-    def __init__(self, folder: str | Path, *, own_only: bool = False) -> None:
+    def __init__(
+        self, folder: str | Path, *, own_only: bool = False, root: str | Path | None = None
+    ) -> None:
         self.folder = Path(folder)
+        self.root = Path(root) if root is not None else self.folder
         self.own_only = own_only
         self._own: set[str] = set()  # the index lines this object wrote
         self._lock = threading.Lock()
@@ -119,9 +124,9 @@ class SourceArchive:
             path = self.folder / file
             if path.is_symlink() or not path.is_file():
                 path.parent.mkdir(parents=True, exist_ok=True)
-                write_atomic(path, body, root=self.folder, durable=False)
+                write_atomic(path, body, root=self.root, durable=False)
             line = record.model_dump_json()
-            append(self.index, (line + "\n").encode(), root=self.folder)
+            append(self.index, (line + "\n").encode(), root=self.root)
             self._own.add(line)
         return record
 
@@ -140,14 +145,15 @@ class SourceArchive:
 
         The index is read again only when its size or time changed."""
         try:
-            stat = self.index.stat()
+            stat = self.index.lstat()  # a link is refused by the read below
         except FileNotFoundError:
             return []
         version = (stat.st_size, stat.st_mtime_ns)
         if self._read is not None and self._read[0] == version:
             return list(self._read[1])
         found = []
-        for number, line in enumerate(self.index.read_text(encoding="utf-8").splitlines(), 1):
+        text = read_bytes(self.index, root=self.root).decode("utf-8")
+        for number, line in enumerate(text.splitlines(), 1):
             if not line.strip() or (self.own_only and line not in self._own):
                 continue
             try:
@@ -175,7 +181,7 @@ class SourceArchive:
         """The archived bytes of ``record``; a :class:`ConfigError` when they are not as kept."""
         path = self.folder / record.file
         try:
-            body = path.read_bytes()
+            body = read_bytes(path, root=self.root)
         except OSError as exc:
             raise ConfigError(
                 f"{path}: the archived bytes of {record.id} cannot be read: {exc}"

@@ -18,7 +18,7 @@ else must match exactly.
 
 The command line checks one findings file, for use as a command gate::
 
-    python -m harness.checks.citations findings.md --sources sources --min-sources 4 --require-contradictions
+    harness check citations findings.md --sources sources --min-sources 4 --require-contradictions
 
 It exits 0 when every check passes, 1 when one fails and 2 when a file cannot be read.
 """
@@ -280,7 +280,7 @@ def _shorten(quote: str) -> str:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m harness.checks.citations",
+        prog="harness check citations",
         description="Check the citations in a findings file against the sources they quote.",
         epilog="Exit codes: 0 every check passed, 1 a check failed, 2 a file cannot be read.",
     )

@@ -38,6 +38,7 @@ from harness.checks.citations import (
 )
 from harness.checks.markdown import parse_heading
 from harness.core.errors import ConfigError
+from harness.core.nofollow import append, read_text, write_atomic
 
 LEDGER_FILE = "claims.jsonl"
 CONTRADICTIONS = "Contradictions between sources:"
@@ -112,17 +113,57 @@ def parse_claims(text: str) -> dict[str, Claim]:
     return claims
 
 
-def read_ledger(path: Path) -> list[LedgerEntry]:
-    """The ledger's entries, oldest first (none when it does not exist yet)."""
-    if not path.is_file():
+def read_ledger(path: Path, *, root: Path | None = None) -> list[LedgerEntry]:
+    """The ledger's entries, oldest first (none when it does not exist yet), read without
+    following a link below ``root`` (by default the ledger's folder). A last line cut short by a
+    crash (no newline, not an entry) is left out; any other line that is not an entry is a
+    :class:`ConfigError` naming it."""
+    try:
+        text = read_text(path, root=root)
+    except FileNotFoundError:
         return []
+    lines = text.split("\n")
     entries = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
         try:
             entries.append(LedgerEntry.model_validate_json(line))
         except ValidationError as exc:
+            if number == len(lines):
+                break
             raise ConfigError(f"{path}: line {number} is not a ledger entry: {exc}") from None
     return entries
+
+
+def carry_ledger(
+    earlier: Path, ledger: Path, *, before: datetime | None, root: Path
+) -> list[LedgerEntry]:
+    """Start ``ledger`` with the entries of the ``earlier`` ledger recorded ``before`` a time (all
+    of them when None), as they were recorded there; both are reached from ``root`` without
+    following a link. The entries carried."""
+    carried = [
+        entry
+        for entry in read_ledger(earlier, root=root)
+        if before is None or _recorded(entry, earlier) < before
+    ]
+    if carried:
+        lines = "".join(entry.model_dump_json() + "\n" for entry in carried)
+        write_atomic(ledger, lines.encode("utf-8"), root=root)
+    return carried
+
+
+def _recorded(entry: LedgerEntry, ledger: Path) -> datetime:
+    """When ``entry`` was recorded; a :class:`ConfigError` naming ``ledger`` when unreadable."""
+    try:
+        recorded = datetime.fromisoformat(entry.at)
+    except ValueError:
+        recorded = None
+    if recorded is None or recorded.tzinfo is None:
+        raise ConfigError(
+            f"{ledger}: entry time {entry.at!r} is not an ISO 8601 time with its zone"
+        )
+    return recorded
 
 
 def record_claims(path: Path, claims: dict[str, Claim]) -> list[LedgerEntry]:
@@ -131,15 +172,13 @@ def record_claims(path: Path, claims: dict[str, Claim]) -> list[LedgerEntry]:
     before = read_ledger(path)
     previous = before[-1].claims if before else {}
     entry = LedgerEntry(
-        at=datetime.now(UTC).isoformat(timespec="seconds"),
+        at=datetime.now(UTC).isoformat(timespec="microseconds"),  # a resume tells rounds apart
         claims=claims,
         added=[i for i in claims if i not in previous],
         changed=[i for i in claims if i in previous and previous[i] != claims[i]],
         dropped=[i for i in previous if i not in claims],
     )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8") as ledger:
-        ledger.write(entry.model_dump_json() + "\n")
+    append(path, (entry.model_dump_json() + "\n").encode("utf-8"))  # no link followed
     return [*before, entry]
 
 

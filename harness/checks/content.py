@@ -3,11 +3,11 @@
 Each check is a pure function of the text that returns a :class:`CheckResult` ``(passed,
 message)``. The command line runs one check on a file, for use as a command gate::
 
-    python -m harness.checks.content words --min 150 --max 400 draft.md
-    python -m harness.checks.content facts --require "12 April" --require "Priya Nair" draft.md
-    python -m harness.checks.content banned --phrase "world-class" draft.md
-    python -m harness.checks.content structure --min-sections 2 draft.md
-    python -m harness.checks.content links draft.md
+    harness check content words --min 150 --max 400 draft.md
+    harness check content facts --require "12 April" --require "Priya Nair" draft.md
+    harness check content banned --phrase "world-class" draft.md
+    harness check content structure --min-sections 2 draft.md
+    harness check content links draft.md
 
 It exits 0 when the check passes, 1 when it fails and 2 when the file cannot be read; the last
 line it prints says which, and why.
@@ -208,7 +208,7 @@ def _describe_range(low: int | None, high: int | None) -> str:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m harness.checks.content",
+        prog="harness check content",
         description="Check a Markdown file; exit 0 if it passes, 1 if not, 2 if it cannot be read.",
     )
     checks = parser.add_subparsers(dest="check", required=True, metavar="CHECK")

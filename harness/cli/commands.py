@@ -393,6 +393,13 @@ def replay(args: argparse.Namespace) -> int:
     return EXIT_PASSED if outcome.divergence is None else EXIT_ESCALATED
 
 
+def check(args: argparse.Namespace) -> int:
+    import importlib
+
+    module = importlib.import_module(f"harness.checks.{args.kind}")
+    return int(module.main(args.arguments))
+
+
 def batch(args: argparse.Namespace) -> int:
     from harness.cli.batch import run_batch
 

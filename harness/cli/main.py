@@ -1,5 +1,5 @@
-"""The ``harness`` command: init, run, resume, watch, status, approve, note, restore, report,
-calibrate, runs, clean, batch, bench.
+"""The ``harness`` command: init, run, resume, check, watch, status, approve, note, restore,
+report, calibrate, runs, clean, batch, bench.
 
 Exit codes: 0 passed, 1 internal error, 2 bad usage or configuration, 3 escalated.
 Heavy modules are imported inside the commands, so ``harness --help`` stays instant.
@@ -21,6 +21,7 @@ from harness.core.errors import HarnessError
 from harness.core.redact import Redactor
 
 KINDS = ("bugfix", "content", "research")
+CHECKS = ("content", "citations")
 DEBUG_HELP = "show the traceback of an error, not just its line"
 
 
@@ -62,6 +63,16 @@ def build_parser() -> argparse.ArgumentParser:
             "--quiet", action="store_true", help="no progress; print only the verdict line"
         )
         output.add_argument("--json", action="store_true", help="print every event as JSON")
+
+    check = commands.add_parser(
+        "check",
+        help="run a built-in check (content, citations) as a gate does",
+        description="Run a built-in check on a file: exit 0 if it passes, 1 if not, 2 if it "
+        "cannot be read. `harness check content --help` lists the content checks. In a gate it "
+        "works whatever Python environment the project's commands run in.",
+    )
+    check.add_argument("kind", choices=CHECKS)
+    check.add_argument("arguments", nargs=argparse.REMAINDER, help="the check's own arguments")
 
     watch = commands.add_parser(
         "watch", help="run a loop whenever its [[triggers]] fire (schedule, issues, webhook)"

@@ -47,28 +47,28 @@ protect = ["**", "!draft.md"]
 [[gates]]
 type = "command"
 name = "length"
-cmd = "python -m harness.checks.content words --min 300 --max 600 draft.md"
+cmd = "harness check content words --min 300 --max 600 draft.md"
 
 [[gates]]
 type = "command"
 name = "no hype"
-cmd = 'python -m harness.checks.content banned --phrase "world-class" --phrase "cutting-edge" --phrase "game-changing" draft.md'
+cmd = 'harness check content banned --phrase "world-class" --phrase "cutting-edge" --phrase "game-changing" draft.md'
 
 # The facts the piece must carry, word for word (fill in your own):
 # [[gates]]
 # type = "command"
 # name = "required facts"
-# cmd = 'python -m harness.checks.content facts --require "12 April 2025" --require "Priya Nair" draft.md'
+# cmd = 'harness check content facts --require "12 April 2025" --require "Priya Nair" draft.md'
 
 # A title and at least 3 sections; every link well-formed:
 # [[gates]]
 # type = "command"
 # name = "structure"
-# cmd = "python -m harness.checks.content structure --min-sections 3 draft.md"
+# cmd = "harness check content structure --min-sections 3 draft.md"
 # [[gates]]
 # type = "command"
 # name = "links"
-# cmd = "python -m harness.checks.content links draft.md"
+# cmd = "harness check content links draft.md"
 
 [critic]
 # model = ["anthropic/claude-sonnet-4-5", "gpt-4.1-mini"]  # an independent critic: the first one set up is used
@@ -96,10 +96,10 @@ protect = ["**", "!findings.md"]
 [[gates]]
 type = "command"
 name = "citations"
-cmd = "python -m harness.checks.citations findings.md --sources sources --min-sources 3"
+cmd = "harness check citations findings.md --sources sources --min-sources 3"
 
 # When the sources are known to disagree, also require a non-empty "## Contradictions" section:
-# cmd = "python -m harness.checks.citations findings.md --sources sources --min-sources 3 --require-contradictions"
+# cmd = "harness check citations findings.md --sources sources --min-sources 3 --require-contradictions"
 
 [critic]
 # model = ["anthropic/claude-sonnet-4-5", "gpt-4.1-mini"]  # an independent critic: the first one set up is used

@@ -2,10 +2,12 @@
 
 Each start runs the same outer loop as ``harness run`` (in a thread of the watcher), with the
 trigger's input in its task: an issue's title and body become the goal of a loop of its own,
-``NAME-issue-N``, whose connectors comment on that issue. A loop still running (this watcher's
-run, or any process holding its lock) is never started a second time; every start, and every
-start refused, is a ``trigger`` event in ``.harness/watch/events.jsonl`` (a started run's log
-begins with it too).
+``NAME-issue-N``, whose connectors comment on that issue; a pushed branch is fetched and a loop
+of its own, ``NAME-push-BRANCH``, works on the pushed commit, its pull request based on that
+branch. A loop still running (this watcher's run, or any process holding its lock) is never
+started a second time; every start, and every start refused, is a ``trigger`` event in
+``.harness/watch/events.jsonl`` (a started run's log begins with it too). The webhook
+deliveries taken are remembered beside it (``deliveries``), so that none is taken twice.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import re
 import sys
 import threading
 import time
@@ -21,6 +24,8 @@ from datetime import UTC, datetime
 from typing import TextIO
 
 from harness.cli.exit_codes import EXIT_PASSED
+from harness.connect.deliveries import SeenDeliveries
+from harness.connect.git_publish import fetch_branch
 from harness.connect.triggers import (
     IssuesTrigger,
     ScheduleTrigger,
@@ -41,7 +46,8 @@ from harness.spec.launch import recorded_loop
 from harness.spec.sections import IssuesTriggerConfig, ScheduleTriggerConfig
 from harness.tools import Tool
 
-WATCH_DIR = "watch"  # under .harness/: the watcher's own event log
+WATCH_DIR = "watch"  # under .harness/: the watcher's own event log and state
+DELIVERIES_FILE = "deliveries"  # in WATCH_DIR: the webhook deliveries taken
 
 
 Verdict = Callable[..., None]
@@ -62,11 +68,13 @@ def watch(args: argparse.Namespace, spec: LoopSpec, verdict: Verdict) -> int:
 
 
 def make_triggers(spec: LoopSpec, *, now: datetime) -> list[Trigger]:
-    """The spec's ``[[triggers]]``; a webhook's endpoint starts listening here."""
+    """The spec's ``[[triggers]]``; a webhook's endpoint starts listening here, refusing the
+    deliveries taken before (by any of them, in this watcher or an earlier one)."""
     if not spec.triggers:
         raise ConfigError(
             f"{spec.source}: field 'triggers': give at least one [[triggers]] to watch"
         )
+    seen = SeenDeliveries(spec.root / RUNS_DIR.parent / WATCH_DIR / DELIVERIES_FILE)
     made: list[Trigger] = []
     for index, entry in enumerate(spec.triggers):
         if isinstance(entry, ScheduleTriggerConfig):
@@ -82,8 +90,9 @@ def make_triggers(spec: LoopSpec, *, now: datetime) -> list[Trigger]:
                     f"variable {entry.secret_env} holding the webhook's secret is not set"
                 )
             try:
-                made.append(WebhookTrigger(secret.encode(), host=entry.host, port=entry.port,
-                                           label=entry.label))  # fmt: skip
+                made.append(WebhookTrigger(secret.encode(), seen=seen, host=entry.host,
+                                           port=entry.port, label=entry.label,
+                                           branches=entry.branches))  # fmt: skip
             except OSError as exc:
                 raise ConfigError(
                     f"{spec.source}: field 'triggers[{index}]': cannot listen on "
@@ -150,7 +159,8 @@ class Watcher:
         """Start the loop for ``start`` in a thread; its run id, or None when it is running."""
         spec = self._spec_for(start)
         event = TriggerEvent(trigger=start.trigger, loop_name=spec.name, started=False,
-                             issue=start.issue)  # fmt: skip
+                             issue=start.issue, branch=start.branch,
+                             commit=start.commit)  # fmt: skip
         with self._lock:
             mine = self._running.get(spec.name)
             ours = mine is not None and mine.is_alive()
@@ -187,16 +197,35 @@ class Watcher:
         if start.issue is not None:
             changes["name"] = f"{self.spec.name}-issue-{start.issue}"
             changes["progress"] = None  # progress/NAME-issue-N.md: a loop of its own
+        if start.branch is not None and start.commit is not None:
+            slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", start.branch).strip("-.")
+            changes["name"] = f"{self.spec.name}-push-{slug}"
+            changes["progress"] = None
+            changes["goal"] = (f"{self.spec.goal}\n\n(the branch {start.branch}, as pushed at "
+                               f"{start.commit[:12]})")  # fmt: skip
+            if self.spec.github is not None and self.spec.github.base is None:
+                changes["github"] = {**self.spec.github.model_dump(), "base": start.branch}
         return self.spec.with_changes(**changes) if changes else self.spec
+
+    def _fetch(self, spec: LoopSpec, start: Start) -> None:
+        """Bring a pushed branch's commit into the repository the loop works in."""
+        if start.branch is None:
+            return
+        github = spec.github
+        fetch_branch(spec.root / spec.workspace, github.remote if github else "origin",
+                     start.branch,
+                     token=os.environ.get(github.token_env) if github else None)  # fmt: skip
 
     def _run(self, spec: LoopSpec, start: Start, event: TriggerEvent, run_id: str) -> None:
         overrides = dataclasses.replace(
             self.overrides,
-            restart=start.issue is None,  # a schedule or a goal: a fresh run each time
+            restart=start.issue is None,  # a schedule, a push or a goal: a fresh run each time
             issue=start.issue,
+            start=start.commit,
         )
         redact = spec.redactor().redact_text
         try:
+            self._fetch(spec, start)
             loop = recorded_loop(spec, overrides=overrides, run_id=run_id, tools=self.tools)
             loop.settings.events.emit(event)
             result = loop.run()

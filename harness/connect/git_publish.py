@@ -1,4 +1,5 @@
-"""The git side of publishing: push the run's branch, commit a file to another branch.
+"""The git side of publishing: push the run's branch, commit a file to another branch; and
+fetch a pushed branch a loop starts from.
 
 Every call goes through :mod:`harness.workspace.git_cmd` (no repository-configured program
 runs). A token for an ``http(s)`` remote travels in the environment (``GIT_CONFIG_*``), never on
@@ -23,6 +24,17 @@ def push_branch(root: Path, remote: str, branch: str, *, token: str | None = Non
     if proc.returncode != 0:
         raise OSError(f"git push to {remote} failed: {proc.stderr.strip()[-500:]}")
     return git(root, "rev-parse", f"refs/heads/{branch}").strip()
+
+
+def fetch_branch(root: Path, remote: str, branch: str, *, token: str | None = None) -> str:
+    """Fetch ``branch`` of ``remote`` into ``refs/remotes/<remote>/<branch>``; its head."""
+    tracking = f"refs/remotes/{remote}/{branch}"
+    env = _token_env(root, remote, token)
+    proc = run_git(root, ("fetch", "--quiet", "--no-tags", remote,
+                          f"+refs/heads/{branch}:{tracking}"), env)  # fmt: skip
+    if proc.returncode != 0:
+        raise OSError(f"git fetch of {branch} from {remote} failed: {proc.stderr.strip()[-500:]}")
+    return git(root, "rev-parse", tracking).strip()
 
 
 def show_file(root: Path, ref: str, path: str) -> str:

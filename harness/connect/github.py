@@ -2,16 +2,20 @@
 
 Requests go to ``api_url`` (GitHub's, or a server speaking the same subset). The token is read
 from the environment variable the configuration names, sent only in the ``Authorization``
-header, and never put in an error: a failure names the request and the host's message.
+header, and never put in an error: a failure names the request and the host's message. A list
+is read page by page, following the host's ``Link: rel="next"`` headers up to ``MAX_PAGES``,
+and only to pages under ``api_url``: the token is never sent to a host a reply names.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +23,14 @@ from harness.core.errors import HarnessError
 
 MAX_RESPONSE_BYTES = 20_000_000
 """Bound on one response body (a check run's log included)."""
+
+PER_PAGE = 100
+"""Items asked for per page of a list (GitHub's largest page)."""
+
+MAX_PAGES = 10
+"""Pages of one list followed by their ``Link: <...>; rel="next"`` headers: 1,000 items."""
+
+_LINK = re.compile(r"<([^>]*)>([^,<]*)")
 
 
 class HostError(HarnessError):
@@ -57,6 +69,7 @@ class GitHub:
         self.api_url = api_url.rstrip("/")
         self._token = token
         self.timeout = timeout
+        self._opener = urllib.request.build_opener(_TokenStaysHome(self.api_url))
 
     @classmethod
     def from_env(cls, repo: str, *, api_url: str, token_env: str, timeout: float) -> GitHub:
@@ -86,14 +99,24 @@ class GitHub:
 
     def labelled_issues(self, label: str) -> list[Issue]:
         """Open issues carrying ``label`` (pull requests, which the API lists too, left out)."""
-        query = urllib.parse.urlencode({"labels": label, "state": "open", "per_page": 100})
-        found = self._call("GET", f"/repos/{self.repo}/issues?{query}")
-        return [issue_of(i) for i in found or [] if isinstance(i, dict) and "pull_request" not in i]
+        query = urllib.parse.urlencode({"labels": label, "state": "open", "per_page": PER_PAGE})
+        found = [
+            item
+            for page in self._pages(f"/repos/{self.repo}/issues?{query}", whole=False)
+            for item in (page if isinstance(page, list) else [])
+        ]
+        return [issue_of(i) for i in found if isinstance(i, dict) and "pull_request" not in i]
 
     def check_runs(self, sha: str) -> list[CheckRun]:
-        found = self._call("GET", f"/repos/{self.repo}/commits/{sha}/check-runs?per_page=100")
-        runs = found.get("check_runs", []) if isinstance(found, dict) else []
-        return [_check_run(run) for run in runs if isinstance(run, dict)]
+        """Every check run on commit ``sha``; more than ``MAX_PAGES`` pages of them is an error
+        (a check not read could be a failed one)."""
+        path = f"/repos/{self.repo}/commits/{sha}/check-runs?per_page={PER_PAGE}"
+        return [
+            _check_run(run)
+            for page in self._pages(path, whole=True)
+            for run in (page.get("check_runs") or [] if isinstance(page, dict) else [])
+            if isinstance(run, dict)
+        ]
 
     def job_log(self, job: int) -> str | None:
         """The log of the Actions job behind check run ``job``; None when the host has none."""
@@ -103,30 +126,79 @@ class GitHub:
             return None
         return text if isinstance(text, str) else None
 
+    def _pages(self, path: str, *, whole: bool) -> Iterator[Any]:
+        """The pages of the list at ``path``, the first and those its ``Link`` headers lead to.
+
+        Past ``MAX_PAGES`` the rest is left unread, or, when the list must be ``whole``, that
+        is an error."""
+        where, url = f"GET {path.split('?')[0]}", self.api_url + path
+        for _ in range(MAX_PAGES):
+            payload, link = self._send("GET", url, where)
+            yield payload
+            following = next_page(link)
+            if following is None:
+                return
+            if not following.startswith(self.api_url + "/"):
+                raise HostError(f"{where}: the next page is not under {self.api_url}: not followed")
+            url = following
+        if whole:
+            raise HostError(f"{where}: more than {MAX_PAGES} pages of {PER_PAGE}: not all read")
+
     def _call(self, method: str, path: str, data: object = None, *, raw: bool = False) -> Any:
+        where = f"{method} {path.split('?')[0]}"
+        return self._send(method, self.api_url + path, where, data, raw=raw)[0]
+
+    def _send(self, method: str, url: str, where: str, data: object = None, *,
+              raw: bool = False) -> tuple[Any, str]:  # fmt: skip
+        """The reply to ``method url`` (JSON, or text when ``raw``) and its ``Link`` header;
+        a failure is a :class:`HostError` starting with ``where``."""
         body = json.dumps(data).encode() if data is not None else None
-        request = urllib.request.Request(self.api_url + path, data=body, method=method)
+        request = urllib.request.Request(url, data=body, method=method)
         request.add_header("Accept", "application/vnd.github+json")
         request.add_header("X-GitHub-Api-Version", "2022-11-28")
         if body is not None:
             request.add_header("Content-Type", "application/json")
         if self._token:
             request.add_header("Authorization", f"Bearer {self._token}")
-        where = f"{method} {path.split('?')[0]}"
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+            with self._opener.open(request, timeout=self.timeout) as response:
                 payload = response.read(MAX_RESPONSE_BYTES).decode("utf-8", errors="replace")
+                link = response.headers.get("Link") or ""
         except urllib.error.HTTPError as exc:
             raise HostError(f"{where}: HTTP {exc.code}: {_message(exc)}") from None
         except (urllib.error.URLError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
             raise HostError(f"{where}: {self.api_url} cannot be reached: {reason}") from None
         if raw:
-            return payload
+            return payload, link
         try:
-            return json.loads(payload) if payload.strip() else None
+            return (json.loads(payload) if payload.strip() else None), link
         except json.JSONDecodeError:
             raise HostError(f"{where}: the reply is not JSON") from None
+
+
+def next_page(link: str) -> str | None:
+    """The ``rel="next"`` address in a ``Link`` header, if it names one."""
+    for url, params in _LINK.findall(link):
+        rels = re.findall(r'rel\s*=\s*"?([^";]*)"?', params)
+        if any("next" in rel.split() for rel in rels):
+            return url
+    return None
+
+
+class _TokenStaysHome(urllib.request.HTTPRedirectHandler):
+    """Follows redirects, carrying the ``Authorization`` header only to addresses under
+    ``home``: GitHub sends a job's log from a storage host, which must not get the token."""
+
+    def __init__(self, home: str) -> None:
+        self.home = home
+
+    def redirect_request(self, req: urllib.request.Request, fp: Any, code: int, msg: str,
+                         headers: Any, newurl: str) -> urllib.request.Request | None:  # fmt: skip
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        if new is not None and not newurl.startswith(self.home + "/"):
+            new.remove_header("Authorization")
+        return new
 
 
 def env_value(name: str, field: str) -> str:

@@ -1,5 +1,5 @@
 """What starts a loop under ``harness watch``: a cron schedule, labelled issues on the
-repository host, and signed webhook deliveries.
+repository host, and signed webhook deliveries (issues, pushed branches, goals).
 
 Each trigger is polled with the time (an injectable clock) and returns the starts it has: a
 :class:`Start` carries the loop's input (an issue's title and body as the goal).
@@ -11,17 +11,29 @@ import hashlib
 import hmac
 import json
 import queue
+import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from fnmatch import fnmatchcase
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 
+from harness.connect.deliveries import SeenDeliveries
 from harness.connect.github import GitHub, Issue, issue_of
+from harness.workspace.git import BRANCH_PREFIX
 
 MAX_DELIVERY_BYTES = 1_000_000
 """Bound on a webhook delivery's body; a larger one is refused unread."""
+
+DELIVERY_ID = re.compile(r"[A-Za-z0-9._:-]{1,200}")
+"""The shape of an ``X-GitHub-Delivery`` id the endpoint accepts (GitHub's are GUIDs)."""
+
+BRANCH = re.compile(r"(?!-)(?!.*\.\.)(?!.*//)[A-Za-z0-9._/-]{1,200}(?<![./])")
+"""A pushed branch the watcher fetches: plain characters only (no refspec, option or ``..``)."""
+
+COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 @dataclass(frozen=True)
@@ -31,6 +43,8 @@ class Start:
     trigger: str  # schedule, issues, webhook
     goal: str | None = None  # None: the loop's own goal
     issue: int | None = None
+    branch: str | None = None  # a pushed branch the loop works on
+    commit: str | None = None  # the branch's head as pushed
 
 
 class Trigger(Protocol):
@@ -104,16 +118,22 @@ class WebhookTrigger:
     signature of their body (``X-Hub-Signature-256``) under the shared secret.
 
     A GitHub ``issues`` delivery (opened or labelled) for an issue carrying ``label`` starts a
-    loop with the issue as its goal; any other signed JSON object with a ``goal`` string starts
-    one with that goal; ``ping`` is answered. A missing or wrong signature is refused (401).
+    loop with the issue as its goal; a ``push`` to a branch matching one of ``branches`` (glob
+    patterns) starts one on the pushed commit; any other signed JSON object with a ``goal``
+    string starts one with that goal; ``ping`` is answered. A missing or wrong signature is
+    refused (401), and so is a signed delivery taken before (409): its ``X-GitHub-Delivery`` id
+    or its body is in ``seen``.
     """
 
     kind = "webhook"
 
-    def __init__(self, secret: bytes, *, host: str = "127.0.0.1", port: int = 0,
-                 label: str = "harness") -> None:  # fmt: skip
+    def __init__(self, secret: bytes, *, seen: SeenDeliveries, host: str = "127.0.0.1",
+                 port: int = 0, label: str = "harness",
+                 branches: Sequence[str] = ()) -> None:  # fmt: skip
         self.secret = secret
+        self.seen = seen
         self.label = label
+        self.branches = tuple(branches)
         self._starts: queue.Queue[Start] = queue.Queue()
         self.server = ThreadingHTTPServer((host, port), _handler(self))
         self.server.daemon_threads = True
@@ -146,6 +166,8 @@ class WebhookTrigger:
             return 400, "the body is not JSON"
         if not isinstance(data, dict):
             return 400, "the body is not a JSON object"
+        if event == "push":
+            return self._push(data)
         if event == "issues":
             issue = data.get("issue")
             if data.get("action") not in ("opened", "labeled", "reopened") or not isinstance(
@@ -163,6 +185,23 @@ class WebhookTrigger:
             return 202, "starting"
         return 202, "ignored: no goal and not an issue event"
 
+    def _push(self, data: dict[str, Any]) -> tuple[int, str]:
+        """A ``push`` delivery: a start on the pushed commit of a branch ``branches`` match."""
+        ref, after = data.get("ref"), data.get("after")
+        if not isinstance(ref, str) or not ref.startswith("refs/heads/"):
+            return 202, "ignored: not a push to a branch"
+        branch = ref.removeprefix("refs/heads/")
+        if data.get("deleted") or not isinstance(after, str) or not COMMIT.fullmatch(after):
+            return 202, f"ignored: {branch!r} was deleted or names no commit"
+        if not any(fnmatchcase(branch, pattern) for pattern in self.branches):
+            return 202, f"ignored: the branch {branch!r} matches none of the watched branches"
+        if branch.startswith(BRANCH_PREFIX):
+            return 202, f"ignored: {branch!r} is a run's own branch"
+        if not BRANCH.fullmatch(branch):
+            return 400, "the branch's name has characters the watcher does not fetch"
+        self._starts.put(Start(self.kind, branch=branch, commit=after))
+        return 202, f"starting on {branch} at {after[:12]}"
+
 
 def _handler(trigger: WebhookTrigger) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
@@ -177,6 +216,11 @@ def _handler(trigger: WebhookTrigger) -> type[BaseHTTPRequestHandler]:
             given = self.headers.get("X-Hub-Signature-256") or ""
             if not hmac.compare_digest(given.encode(), signature(trigger.secret, body).encode()):
                 return self._answer(401, "bad signature")
+            delivery = self.headers.get("X-GitHub-Delivery")
+            if delivery is not None and not DELIVERY_ID.fullmatch(delivery):
+                return self._answer(400, "bad X-GitHub-Delivery id")
+            if not trigger.seen.take(delivery, body):
+                return self._answer(409, "replayed: this delivery was taken before")
             status, text = trigger.accept(self.headers.get("X-GitHub-Event") or "", body)
             return self._answer(status, text)
 

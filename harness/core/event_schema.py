@@ -269,6 +269,8 @@ class TriggerEvent(EventBase):
     started: bool
     reason: str = ""  # why not, when not started
     issue: int | None = None
+    branch: str | None = None  # the pushed branch it came from
+    commit: str | None = None  # that branch's head as pushed
     started_run: str | None = None  # the run id it started
 
 

@@ -83,16 +83,18 @@ class EventLog:
                 self._echo.emit(type(event).model_validate(record))
 
 
-def read_events(path: str | os.PathLike[str]) -> list[Event]:
+def read_events(
+    path: str | os.PathLike[str], *, root: str | os.PathLike[str] | None = None
+) -> list[Event]:
     """Every event in an event log, in order.
 
     A last line without its newline that does not parse is a write cut short by a crash and is
     skipped; any other line that does not parse, or a file that is not UTF-8, raises
     :class:`ConfigError` naming the file and line. The file is read without following a link
-    and up to :data:`~harness.core.nofollow.READ_LIMIT` bytes.
+    (below ``root`` when given) and up to :data:`~harness.core.nofollow.READ_LIMIT` bytes.
     """
     try:
-        text = nofollow.read_text(path)
+        text = nofollow.read_text(path, root=root)
     except UnicodeDecodeError as err:
         bad_line = err.object[: err.start].count(b"\n") + 1
         raise ConfigError(f"{path}:{bad_line}: not UTF-8 text ({err.reason})") from err

@@ -176,8 +176,13 @@ class OuterLoop:
         done = self._already_done()
         if done is not None:
             return done
-        with self._servers():
-            return self._play()
+        sandbox = self.settings.agent.sandbox
+        try:
+            with self._servers():
+                return self._play()
+        finally:  # a container kept for the agent's commands ends with the run
+            if sandbox is not None:
+                sandbox.close()
 
     @contextmanager
     def _servers(self) -> Iterator[None]:

@@ -19,6 +19,7 @@ from harness.core.errors import ConfigError
 from harness.core.sink import NULL_SINK, EventSink
 from harness.core.trajectory_schema import NULL_TRAJECTORY, TrajectorySink
 from harness.core.validation import format_validation_error
+from harness.memory.run_state import RunState
 from harness.outer.decision import RoundReport
 from harness.outer.result import RunResult
 from harness.outer.rules import LoopRules
@@ -61,6 +62,12 @@ FinishHook = Callable[[RunResult], tuple[str, ...]]
 must not raise, and cannot change the result."""
 
 
+ResumeHook = Callable[[RunState, int], None]
+"""Told, as a run resumes an earlier one (under the loop's lock, before its first round), of the
+run state progress.md recorded and how many rounds were completed: it carries over what the
+earlier run kept beside its rounds (a research loop's sources and claim ledger)."""
+
+
 def new_run_id() -> str:
     """A run's id when none is given: 8 hex characters (they seed its branch's name)."""
     return uuid.uuid4().hex[:8]
@@ -79,6 +86,7 @@ class LoopOptions(LoopRules):
     critic_artifact: CriticArtifact = "diff"
     restart: bool = False  # set the old progress and spend aside and start over
     run_id: str | None = None  # None: a new one
+    start: str | None = None  # a commit a new run's branch starts from; None: HEAD
     events: SkipValidation[EventSink] = NULL_SINK
     trajectory: SkipValidation[TrajectorySink] = NULL_TRAJECTORY  # every request, reply, step
     loop_file: str | None = None  # the loop.toml the loop was built from, for a replay
@@ -89,6 +97,7 @@ class LoopOptions(LoopRules):
     pins: tuple[tuple[str, str], ...] = ()  # (path, sha256) of the configuration files read
     ci: SkipValidation[CiWait | None] = None  # waits for CI on each round that passed its checks
     on_finish: SkipValidation[FinishHook | None] = None  # the connectors, told of the result
+    on_resume: SkipValidation[ResumeHook | None] = None  # carries what the earlier run kept
 
     def __init__(self, **data: Any) -> None:
         try:

@@ -65,11 +65,14 @@ def start_run(settings: Settings, progress: Progress | None) -> Run:
         resume_branch=resume_branch,
         own_files=own_files(progress.path if progress is not None else None),
         loop_key=progress.path if progress is not None and progress.path else settings.workspace,
+        start=settings.options.start,
     )
     if resume_branch:
         workspace.clear_stale_locks()  # a killed run may have died inside a git command
         if state.head:
             workspace.reset_to(state.head)  # a round cut off mid-way is discarded and redone
+    if begun and progress is not None and settings.options.on_resume is not None:
+        settings.options.on_resume(state, progress.iteration)  # before the state is rewritten
     meter = _meter(settings, progress)
     author_model = MeteredModel(
         settings.agent.model,

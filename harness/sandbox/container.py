@@ -58,6 +58,8 @@ class Container:
         network: bool = False,
         limits: Limits | None = None,
         readonly: Sequence[Path] = (),
+        workdir: str | None = None,
+        python: str = "python3",
     ) -> None:
         if engine not in ENGINES:
             raise ConfigError(f"backend: expected one of {', '.join(ENGINES)}, got {engine!r}")
@@ -66,6 +68,12 @@ class Container:
         self.engine, self.image = engine, image
         self.program = find_engine(engine, image)
         self.network, self.limits, self.readonly = network, limits or Limits(), tuple(readonly)
+        if workdir is not None and not (workdir.startswith("/") and not workdir.endswith("/")):
+            raise ConfigError(f"workdir: expected an absolute path below /, got {workdir!r}")
+        self.workdir = workdir
+        """Where the workspace is mounted in the image (its ``/testbed``); None: at its own path."""
+        self.python = python
+        """The image's interpreter, which runs what the harness runs with its own."""
         self.owner = owner_tag()
         self.host = socket.gethostname()
         self.swept = sweep(self.program, self.host)
@@ -87,8 +95,20 @@ class Container:
         ``env_names`` are passed as ``-e NAME`` alone: their values travel in the client's
         environment, never on a command line that ``ps`` shows.
         """
+        argv = [self.program, "run", "--rm", "-i", "--name", name]
+        argv += self.options(workspace, writable=writable, readonly=readonly)
+        argv += self.session(cwd, workspace, env_names)
+        # The first word as the entry point: an image's own ENTRYPOINT does not wrap the command.
+        mapped = self.inside_all(command, workspace)
+        return [*argv, "--entrypoint", mapped[0], self.image, *mapped[1:]]
+
+    def options(
+        self, workspace: Path, *, writable: Sequence[Path] = (), readonly: Sequence[Path] = ()
+    ) -> list[str]:
+        """What a container is made with: its bounds, its user and its mounts (the workspace at
+        :attr:`workdir`, or at its own path)."""
         limits = self.limits
-        argv = [self.program, "run", "--rm", "-i", "--name", name, "--pull", "never"]
+        argv = ["--pull", "never"]
         argv += ["--label", f"{PID_LABEL}={os.getpid()}", "--label", f"{HOST_LABEL}={self.host}"]
         if not self.network:
             argv += ["--network", "none"]
@@ -101,18 +121,37 @@ class Container:
         argv += ["--user", f"{os.getuid()}:{os.getgid()}"]
         if self.engine == "podman" and os.getuid() != 0:  # rootless: the same uid inside as out
             argv += ["--userns", "keep-id"]
-        argv += ["--mount", _bind(workspace)]
+        argv += ["--mount", _bind(workspace, self.inside(workspace, workspace))]
         for path in writable:
-            argv += ["--mount", _bind(path)]
+            argv += ["--mount", _bind(path, str(path))]
         shown = protected_paths(workspace, [*self.readonly, *readonly])
         for path in [*shown, *_shared_git_dir(workspace)]:
-            argv += ["--mount", _bind(path, readonly=True)]
-        argv += ["-w", str(cwd), "-e", f"HOME={CONTAINER_HOME}"]
+            argv += ["--mount", _bind(path, self.inside(path, workspace), readonly=True)]
+        return argv
+
+    def session(self, cwd: Path, workspace: Path, env_names: Sequence[str]) -> list[str]:
+        """What one command is started with: its folder and its environment's names."""
+        argv = ["-w", self.inside(cwd, workspace), "-e", f"HOME={CONTAINER_HOME}"]
         for variable in env_names:
             argv += ["-e", variable]
-        # The first word as the entry point: an image's own ENTRYPOINT does not wrap the command.
-        argv += ["--entrypoint", command[0], self.image, *command[1:]]
         return argv
+
+    def inside(self, path: Path, workspace: Path) -> str:
+        """Where ``path`` is seen in the container: under :attr:`workdir` when it lies in the
+        workspace mounted there, else at its own path."""
+        if self.workdir is None or not path.is_relative_to(workspace):
+            return str(path)
+        relative = path.relative_to(workspace).as_posix()
+        return self.workdir if relative == "." else f"{self.workdir.rstrip('/')}/{relative}"
+
+    def inside_all(self, command: Sequence[str], workspace: Path) -> list[str]:
+        """``command`` with each word that is a path in the workspace as seen in the container."""
+        if self.workdir is None:
+            return list(command)
+        return [
+            self.inside(Path(word), workspace) if Path(word).is_relative_to(workspace) else word
+            for word in command
+        ]
 
     def run(
         self,
@@ -170,18 +209,35 @@ class Container:
 
         ``env`` is the allow-listed environment; all of it but ``PATH`` (the image's own) goes
         in. The harness's own interpreter, which the image does not have, becomes the image's
-        ``python3``.
+        :attr:`python`.
         """
-        command = list(command)
-        if command and command[0] == sys.executable:
-            command[0] = "python3"
-        name = f"harness-{self.owner}-{uuid.uuid4().hex[:12]}"
-        passed = {k: v for k, v in env.items() if k not in _NOT_PASSED}
+        command = self.in_image(command)
+        name = self.new_name()
+        passed = passed_env(env)
         argv = self.argv(
             command, name=name, workspace=workspace, cwd=cwd, env_names=sorted(passed),
             writable=writable, readonly=readonly,
         )  # fmt: skip
         return argv, {**engine_env(), **passed}, name
+
+    def in_image(self, command: Sequence[str]) -> list[str]:
+        """``command`` as the image runs it: the harness's own interpreter, which the image does
+        not have, becomes the image's :attr:`python`."""
+        command = list(command)
+        if command and command[0] == sys.executable:
+            command[0] = self.python
+        return command
+
+    def new_name(self) -> str:
+        """A name for a container of this harness (:func:`~harness.sandbox.engine.sweep` reads
+        whose it is from it)."""
+        return f"harness-{self.owner}-{uuid.uuid4().hex[:12]}"
+
+
+def passed_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The allow-listed environment that goes into a container: all of it but ``PATH`` (the
+    image's own) and ``HOME`` (the container's)."""
+    return {k: v for k, v in env.items() if k not in _NOT_PASSED}
 
 
 def explain_exit(limits: Limits) -> Callable[[int | None], str | None]:
@@ -199,9 +255,11 @@ def explain_exit(limits: Limits) -> Callable[[int | None], str | None]:
     return explain
 
 
-def _bind(path: Path, *, readonly: bool = False) -> str:
-    """``--mount`` of ``path`` at the same path (CSV-quoted: a comma in a path stays in it)."""
-    fields = ["type=bind", f"source={path}", f"target={path}"] + (["readonly"] if readonly else [])
+def _bind(path: Path, target: str, *, readonly: bool = False) -> str:
+    """``--mount`` of ``path`` at ``target`` (CSV-quoted: a comma in a path stays in it)."""
+    fields = ["type=bind", f"source={path}", f"target={target}"] + (
+        ["readonly"] if readonly else []
+    )
     line = io.StringIO()
     csv.writer(line, lineterminator="").writerow(fields)
     return line.getvalue()

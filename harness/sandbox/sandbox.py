@@ -19,6 +19,7 @@ from harness.sandbox.bwrap import SANDBOX_HOME, bwrap_argv, bwrap_problem
 from harness.sandbox.container import CONTAINER_HOME, Container
 from harness.sandbox.engine import ENGINES
 from harness.sandbox.env import allowed_env
+from harness.sandbox.kept import KeptContainers
 from harness.sandbox.limits import MB, Cgroup, DiskWatch, Limits, limits_prefix, nproc_prefix
 from harness.sandbox.process import CommandResult, cannot_start, run_command
 from harness.sandbox.project_env import PythonEnv
@@ -46,7 +47,11 @@ class Sandbox:
     ``hidden`` paths (held-out tests) are shown empty under ``bwrap``, are not in a container,
     and cannot be hidden by ``none``. ``python_env`` is the project's Python environment
     (bwrap and none): mounted read-only, its ``bin`` first on ``PATH``, its interpreter
-    :attr:`python`.
+    :attr:`python`. ``workdir`` (docker and podman) mounts the workspace where the image expects
+    it (``/testbed``) instead of at its own path; ``image_python`` is the image's interpreter
+    (default ``python3``), which runs what the harness would run with its own (the pytest
+    gate); ``keep`` runs the agent's commands (``session=True``) in one long-lived container
+    per workspace, the gates still each in a throw-away one.
     """
 
     def __init__(
@@ -60,13 +65,22 @@ class Sandbox:
         image: str | None = None,
         hidden: Sequence[str | os.PathLike[str]] = (),
         python_env: PythonEnv | None = None,
+        workdir: str | None = None,
+        keep: bool = False,
+        image_python: str | None = None,
     ) -> None:
         if backend not in BACKENDS:
             raise ConfigError(f"backend: expected one of {', '.join(BACKENDS)}, got {backend!r}")
-        if image is not None and backend not in ENGINES:
-            raise ConfigError(
-                f"image: only the docker and podman backends use one, not {backend!r}"
-            )
+        for field, given in (
+            ("image", image is not None),
+            ("workdir", workdir),
+            ("keep", keep),
+            ("image_python", image_python),
+        ):
+            if given and backend not in ENGINES:
+                raise ConfigError(
+                    f"{field}: only the docker and podman backends use one, not {backend!r}"
+                )
         if python_env is not None and backend in ENGINES:
             raise ConfigError(
                 f"python_env: the {backend} backend runs the image's Python, not {python_env.python}"
@@ -97,10 +111,19 @@ class Sandbox:
                 network=network,
                 limits=self.limits,
                 readonly=self.readonly,
+                workdir=workdir,
+                python=image_python or "python3",
             )  # fmt: skip
             if backend in ENGINES
             else None
         )
+        self._kept = KeptContainers(self._container) if keep and self._container else None
+
+    def close(self) -> None:
+        """Remove the long-lived containers of ``keep`` (also done when the sandbox is collected,
+        and, by their watchers, when the harness ends)."""
+        if self._kept is not None:
+            self._kept.close()
 
     def __repr__(self) -> str:
         image = f", image={self.image!r}" if self.image else ""
@@ -130,13 +153,16 @@ class Sandbox:
         env: Mapping[str, str] | None = None,
         writable: Sequence[str | os.PathLike[str]] = (),
         max_output: int = 20_000,
+        session: bool = False,
     ) -> CommandResult:
         """Run ``command`` (a shell string or an argv list) in ``cwd`` under the sandbox.
 
         ``workspace`` (default ``cwd``) and ``writable`` are the only places it may write;
         ``env`` are values set on purpose on top of the allow-list. Killed at ``timeout`` or the
         first limit exceeded (the workspace's disk filled by more than ``write_mb`` among
-        them); the result says which.
+        them); the result says which. ``session``: one of the agent's commands, which a
+        sandbox made with ``keep`` runs in the workspace's long-lived container
+        (:mod:`harness.sandbox.kept`).
         """
         here = Path(cwd).absolute()
         root = Path(workspace).absolute() if workspace is not None else here
@@ -146,6 +172,12 @@ class Sandbox:
             if not here.is_dir():  # else the engine's client would be named as what cannot start
                 gone = f"[Errno 2] No such file or directory: {str(here)!r}"
                 return cannot_start(argv[0], gone, timeout=timeout, since=time.monotonic())
+            if session and self._kept is not None and not writable:
+                return self._kept.run(
+                    argv, cwd=here, workspace=root, timeout=timeout, max_output=max_output,
+                    env=allowed_env(home=CONTAINER_HOME, names=self.env_names, extra=env),
+                    watch=self._watch(None, disk),
+                )  # fmt: skip
             return self._container.run(
                 argv, cwd=here, workspace=root, timeout=timeout,
                 env=allowed_env(home=CONTAINER_HOME, names=self.env_names, extra=env),

@@ -335,10 +335,20 @@ def loop_toml(instance: Instance, options: BenchOptions) -> str:
 
 
 def env_section(instance: Instance, envs: EnvTable | None) -> list[str]:
-    """``[env]``: the table's set-up command, run once at the instance's environment commit."""
+    """``[env]``: the table's set-up command, run once at the instance's environment commit; or
+    ``[sandbox]``: the table's image, the workspace at its folder, one container kept."""
     recipe = envs.recipe(instance) if envs is not None else None
     if recipe is None:
         return []
+    image = recipe.image_of(instance)
+    if image is not None:
+        lines = ["[sandbox]", f"backend = {toml_string(recipe.engine)}"]
+        lines += [f"image = {toml_string(image)}", f"workdir = {toml_string(recipe.workdir)}"]
+        lines += ["keep = true"]
+        if recipe.python is not None:
+            lines.append(f"image_python = {toml_string(recipe.python)}")
+        return [*lines, ""]
+    assert recipe.setup is not None  # an entry gives an image or a set-up command
     commit = instance.environment_setup_commit or instance.base_commit
     lines = ["[env]", f"setup = {toml_string(recipe.setup)}", f"commit = {toml_string(commit)}"]
     if recipe.python is not None:

@@ -12,14 +12,29 @@ An instance takes the first entry naming its repository and version, else its re
 ``"*"``, else ``"*"`` and ``"*"``; without one, its tests run in the harness's own Python. The
 environment is made once per (repository, ``environment_setup_commit``) with ``[env] setup``
 and ``[env] commit`` (:mod:`harness.spec.environment`) and kept for every later instance and run.
+
+An entry may name a container image instead of a set-up command, the environment already made:
+
+```toml
+[[env]]
+repo = "astropy/astropy"
+image = "swe-env/{instance_id}:latest"   # {instance_id}: one image per instance
+workdir = "/testbed"                              # where the image expects the repository
+engine = "docker"                                 # or "podman"
+python = "/opt/miniconda3/envs/testbed/bin/python"  # the image's interpreter (default python3)
+```
+
+The instance's loop then runs in the image (``[sandbox]``): the workspace mounted at ``workdir``,
+the agent's commands in one long-lived container per instance, each gate in a throw-away one.
 """
 
 from __future__ import annotations
 
 import tomllib
 from pathlib import Path
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from harness.core.errors import ConfigError
 from harness.core.validation import format_validation_error, read_utf8
@@ -35,8 +50,28 @@ class EnvRecipe(BaseModel):
 
     repo: str = Field(pattern=r"^([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+|\*)$")  # REPO, or "*"
     version: str = Field(ANY, min_length=1)
-    setup: str = Field(min_length=1)
+    setup: str | None = Field(None, min_length=1)
     python: str | None = Field(None, min_length=1)
+    image: str | None = Field(None, min_length=1)
+    """A container image holding the environment; ``{instance_id}`` is the instance's id."""
+    workdir: str = Field("/testbed", pattern=r"^/[^\x00]*[^/\x00]$")
+    engine: Literal["docker", "podman"] = "docker"
+
+    @model_validator(mode="after")
+    def _one_way(self) -> EnvRecipe:
+        if (self.setup is None) == (self.image is None):
+            raise ValueError(
+                "give one of setup (a command that makes the environment) and image (one holding it)"
+            )
+        return self
+
+    def image_of(self, instance: Instance) -> str | None:
+        """The image ``instance`` runs in, or None when its environment is made by ``setup``."""
+        return (
+            None
+            if self.image is None
+            else self.image.replace("{instance_id}", instance.instance_id)
+        )
 
 
 class EnvTable(BaseModel):

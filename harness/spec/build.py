@@ -26,7 +26,13 @@ from harness.models.preflight import preflight
 from harness.models.resolve import resolve_model
 from harness.observe.run_summary import RUNS_DIR
 from harness.outer.loop import OuterLoop
-from harness.outer.options import ArtifactFile, CriticArtifact, LoopOptions, new_run_id
+from harness.outer.options import (
+    ArtifactFile,
+    CriticArtifact,
+    LoopOptions,
+    ResumeHook,
+    new_run_id,
+)
 from harness.outer.rules import LoopRules
 from harness.sandbox import Sandbox
 from harness.sandbox.project_env import PythonEnv
@@ -35,6 +41,7 @@ from harness.spec.connectors import build_connectors
 from harness.spec.environment import project_env
 from harness.spec.loop_spec import LoopSpec
 from harness.spec.pinning import check_gate_modules, check_unchanged, pins_of
+from harness.spec.resume import carry_on_resume
 from harness.spec.sections import (
     AgentConfig,
     CitationsGateConfig,
@@ -76,6 +83,7 @@ class Overrides:
     max_iterations: int | None = None
     restart: bool = False
     issue: int | None = None  # the issue the run came from (its connectors comment there)
+    start: str | None = None  # a commit the run's branch starts from (a pushed one); None: HEAD
 
 
 def choose_model(flag: str | None, configured: str | None) -> str:
@@ -111,6 +119,7 @@ def build_sandbox(
         return Sandbox(
             settings.backend, network=network, env=env, limits=settings.limits,
             readonly=state + shown, image=settings.image, hidden=hidden, python_env=python_env,
+            workdir=settings.workdir, keep=settings.keep, image_python=settings.image_python,
         )  # fmt: skip
     except ConfigError as exc:  # "backend: x" -> "<folder>/loop.toml: field 'sandbox.backend': x"
         field, _, problem = str(exc).partition(": ")
@@ -300,6 +309,7 @@ def build_loop(
             critic_artifact=_artifact(config),
             restart=overrides.restart,
             run_id=run_id,
+            start=overrides.start,
             events=events,
             trajectory=trajectory,
             loop_file=str(config.source.resolve()) if isinstance(config.source, Path) else None,
@@ -310,7 +320,23 @@ def build_loop(
             pins=pins,
             ci=ci,
             on_finish=on_finish,
+            on_resume=_on_resume(config, overrides, run, archive),
         ),
+    )
+
+
+def _on_resume(
+    config: LoopSpec, overrides: Overrides, run: Path, archive: SourceArchive
+) -> ResumeHook | None:
+    """What a resumed run of a research loop (``[web]`` or a research gate) carries from the
+    run it resumes: its archive and claim ledger; nothing for a restart, which starts afresh."""
+    research = config.web is not None or any(
+        isinstance(g, CitationsGateConfig | ConvergenceGateConfig) for g in config.gates
+    )
+    if overrides.restart or not research:
+        return None
+    return carry_on_resume(
+        config.root, run, archive, loop_name=config.name, workspace=config.root / config.workspace
     )
 
 

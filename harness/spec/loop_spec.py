@@ -216,17 +216,31 @@ def _cross_checks(config: LoopSpec) -> list[tuple[str, str]]:
             problems.append((f"gates[{index}].feedback", "applies to a held_out gate only"))
     problems.extend(_mcp_checks(config.mcp))
     problems.extend(_connector_checks(config))
-    engine = config.sandbox.backend in ("docker", "podman")
-    if engine and config.sandbox.image is None:
-        problems.append(("sandbox.image", f"required when backend = '{config.sandbox.backend}'"))
-    if not engine and config.sandbox.image is not None:
-        problems.append(("sandbox.image", "only the docker and podman backends use an image"))
-    if engine and (config.env.python or config.env.setup):
-        problems.append(("env", "the docker and podman backends run the image's Python"))
+    problems.extend(_engine_checks(config))
     if config.env.commit is not None and config.env.setup is None:
         problems.append(("env.commit", "the commit a set-up runs at: give [env] setup too"))
     if config.web is not None and config.web.allow_domains is None and config.web.search is None:
         problems.append(("web", "give allow_domains (for fetch_url), [web.search], or both"))
+    return problems
+
+
+def _engine_checks(config: LoopSpec) -> list[tuple[str, str]]:
+    """What only the docker and podman backends take, and what they need."""
+    problems = []
+    sandbox = config.sandbox
+    engine = sandbox.backend in ("docker", "podman")
+    if engine and sandbox.image is None:
+        problems.append(("sandbox.image", f"required when backend = '{sandbox.backend}'"))
+    if not engine and sandbox.image is not None:
+        problems.append(("sandbox.image", "only the docker and podman backends use an image"))
+    if not engine and sandbox.workdir is not None:
+        problems.append(("sandbox.workdir", "only the docker and podman backends mount one"))
+    if not engine and sandbox.keep:
+        problems.append(("sandbox.keep", "only the docker and podman backends keep a container"))
+    if not engine and sandbox.image_python is not None:
+        problems.append(("sandbox.image_python", "only the docker and podman backends use one"))
+    if engine and (config.env.python or config.env.setup):
+        problems.append(("env", "the docker and podman backends run the image's Python"))
     return problems
 
 
@@ -267,4 +281,10 @@ def _connector_checks(config: LoopSpec) -> list[tuple[str, str]]:
                 problems.append((f"connectors[{index}]", f"give folder or branch: {said}"))
     if config.ci is not None and config.isolation == "none":
         problems.append(("ci", "needs the run's own branch (isolation other than 'none')"))
+    for index, trigger in enumerate(config.triggers):
+        pushed = isinstance(trigger, WebhookTriggerConfig) and trigger.branches
+        if pushed and config.isolation == "none":
+            problems.append((f"triggers[{index}].branches",
+                             "a pushed branch is worked on in a branch of the run's own "
+                             "(isolation other than 'none')"))  # fmt: skip
     return problems

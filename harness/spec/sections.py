@@ -195,6 +195,10 @@ class SandboxConfig(Section):
 
     backend: Literal["auto", "bwrap", "none", "docker", "podman"] = "auto"
     image: str | None = Field(None, min_length=1)  # docker and podman: the container's image
+    # docker and podman: where the image expects the workspace (/testbed); None: its own path
+    workdir: str | None = Field(None, pattern=r"^/[^\x00]*[^/\x00]$")
+    keep: bool = False  # docker and podman: the agent's commands share one long-lived container
+    image_python: str | None = Field(None, min_length=1)  # docker and podman: default python3
     network: bool = False
     env: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = []
     readonly: list[Annotated[str, Field(min_length=1)]] = []  # shown read-only (~ expanded)
@@ -370,6 +374,7 @@ class WebhookTriggerConfig(Section):
     port: int = Field(8787, ge=0, le=65535)
     secret_env: EnvName = "HARNESS_WEBHOOK_SECRET"
     label: str = Field("harness", min_length=1)  # an issue event starts a loop with this label
+    branches: list[str] = []  # patterns (fnmatch) of branches whose pushes start a loop each
 
 
 TRIGGER_TYPES = ("schedule", "issues", "webhook")

@@ -191,6 +191,7 @@ def run_shell(ctx: ToolContext, command: str, timeout: float | None = None) -> T
         timeout=timeout,
         env=ctx.command_env(),
         max_output=cap,
+        session=True,
     )
     status = f"[{result.status}]\n"
     body = truncate(result.output, cap - len(status), total=result.output_chars)

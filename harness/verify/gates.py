@@ -21,10 +21,16 @@ from harness.core.errors import ConfigError
 from harness.core.text import truncate
 from harness.core.validation import positive_finite
 from harness.sandbox import CommandResult, Sandbox, default_sandbox
+from harness.verify import node_ids
 from harness.verify.environment import pytest_command
 from harness.verify.junit import JUnitProblem, JUnitReport
 from harness.verify.pytest_args import positional_paths
-from harness.verify.report_channel import ChannelLog, ReportChannel, reporter_source
+from harness.verify.report_channel import (
+    ChannelLog,
+    Collected,
+    ReportChannel,
+    reporter_source,
+)
 from harness.verify.run_outcomes import suite_report
 
 TAIL_CHARS = 4_000
@@ -193,28 +199,60 @@ class PytestGate:
         """The paths pytest runs, so that the outer loop can protect them; () for its root."""
 
     def check(self, workspace: str | Path, *, baseline: JUnitReport | None = None) -> GateReport:
-        result, junit = self.run(workspace)
+        args = self.node_ids(_workspace(workspace))
+        if isinstance(args, GateReport):
+            return args
+        result, junit = self.run(workspace, args)
         return self._report(result, junit, baseline)
 
     def measure(self, workspace: str | Path) -> JUnitReport | None:
         """What the tests find in ``workspace``, or ``None`` when pytest wrote no report."""
-        _, junit = self.run(workspace)
+        args = self.node_ids(_workspace(workspace))
+        if isinstance(args, GateReport):
+            return None
+        _, junit = self.run(workspace, args)
         return junit if isinstance(junit, JUnitReport) else None
 
-    def run(self, workspace: str | Path) -> tuple[CommandResult, JUnitReport | str]:
-        """Run pytest in ``workspace``: what it did, and its report or why none is trusted. Only
-        a run that would pass is compared with a separate collection, made then."""
+    def run(
+        self, workspace: str | Path, args: list[str] | None = None
+    ) -> tuple[CommandResult, JUnitReport | str]:
+        """Run pytest with ``args`` (default: the gate's) in ``workspace``: what it did, and its
+        report or why none is trusted. Only a run that would pass is compared with a separate
+        collection, made then."""
         root = _workspace(workspace)
-        result, log = self._pytest(root, [])
+        args = self.args if args is None else args
+        result, log = self._pytest(root, args)
         found = suite_report(log, None, result.exit_code)
         would_pass = isinstance(found, JUnitReport) and found.passed and not found.problems
         if would_pass and result.exit_code == 0:
-            _, collection = self._pytest(root, ["--collect-only"])
+            _, collection = self._pytest(root, ["--collect-only", *args])
             found = suite_report(log, collection, result.exit_code)
         return result, found
 
-    def _pytest(self, root: Path, extra: list[str]) -> tuple[CommandResult, ChannelLog]:
-        """pytest with the reporter and ``extra`` arguments: what it did, and what it sent."""
+    def node_ids(self, root: Path) -> list[str] | GateReport:
+        """The gate's arguments with each test id cut at a space (as SWE-bench's published files
+        hold them) replaced by the collected tests it stands for (:mod:`~harness.verify.node_ids`);
+        a failing report naming the ids that stand for none."""
+        collect = node_ids.collection_args(self.args)
+        if collect is None:
+            return self.args
+        result, log = self._pytest(root, ["--collect-only", *collect])
+        collected = next((r.ids for r in log.records if isinstance(r, Collected)), [])
+        found = node_ids.resolve(self.args, collected)
+        if not found.unmatched:
+            return found.args
+        return GateReport(
+            name=self.name,
+            passed=False,
+            summary=f"pytest: no collected test matches {', '.join(found.unmatched)}",
+            failures=found.unmatched,
+            output_tail=tail(result.output, total=result.output_chars),
+            duration=result.duration,
+            exit_code=result.exit_code,
+        )
+
+    def _pytest(self, root: Path, args: list[str]) -> tuple[CommandResult, ChannelLog]:
+        """pytest with the reporter and ``args``: what it did, and what it sent."""
         with (
             tempfile.TemporaryDirectory(prefix="harness-pytest-") as tmp,
             ReportChannel(Path(tmp)) as channel,
@@ -223,7 +261,7 @@ class PytestGate:
             command = [*pytest_command(sandbox, reporter_source()), *channel.reporter_args()]
             command += ["-q", "-p", "no:cacheprovider"]
             result = sandbox.run(
-                [*command, *extra, *self.args], cwd=root, timeout=self.timeout, writable=[tmp],
+                [*command, *args], cwd=root, timeout=self.timeout, writable=[tmp],
                 env={"PYTHONDONTWRITEBYTECODE": "1"},
             )  # fmt: skip
         return result, channel.log

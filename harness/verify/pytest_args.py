@@ -27,18 +27,23 @@ def positional_paths(args: list[str]) -> tuple[str, ...]:
 
     An option's value (``--cov src``, ``-k slow``, ``-xk slow``) is not a path.
     """
-    paths: list[str] = []
+    return tuple(dict.fromkeys(args[index].split("::")[0] for index in positions(args)))
+
+
+def positions(args: list[str]) -> list[int]:
+    """Where the positional arguments (paths and node ids) stand in pytest ``args``."""
+    found: list[int] = []
     takes_value = options_done = False
-    for arg in args:
+    for index, arg in enumerate(args):
         if takes_value:
             takes_value = False
         elif options_done or not arg.startswith("-") or arg == "-":
-            paths.append(arg.split("::")[0])
+            found.append(index)
         elif arg == "--":
             options_done = True
         else:
             takes_value = _value_follows(arg)
-    return tuple(dict.fromkeys(paths))
+    return found
 
 
 def _value_follows(option: str) -> bool:

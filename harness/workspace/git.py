@@ -42,6 +42,7 @@ from harness.workspace.git_cmd import (
     config_get,
     describe_dirty,
     git,
+    run_git,
     status,
 )
 from harness.workspace.parked import unpark
@@ -70,6 +71,7 @@ def open_workspace(
     resume_branch: str | None = None,
     own_files: Sequence[Path] = (),
     loop_key: str | Path | None = None,
+    start: str | None = None,
 ) -> Workspace:
     """Prepare where a run works: a fresh branch (worktree or in place), a resumed one, or none.
 
@@ -81,6 +83,8 @@ def open_workspace(
     companions): uncommitted, they are not the user's changes the ``warning`` tells of.
     ``loop_key`` (the loop's progress file) goes into the branch's name (see :func:`ref_stem`) and
     its ``branch.<name>.harnessLoop`` key, which ``harness clean`` checks before touching it.
+    ``start`` (a commit) is where a new branch starts instead of HEAD; such a run started from
+    no branch of the user's (its ``origin`` is None).
     """
     if isolation not in (*get_args(Isolation), "auto"):
         raise ConfigError(
@@ -95,6 +99,8 @@ def open_workspace(
     if isolation == "none":
         if resume_branch is not None:
             raise ConfigError("resume_branch needs isolation='worktree' or 'branch', not 'none'")
+        if start is not None:
+            raise ConfigError("start needs isolation='worktree' or 'branch', not 'none'")
         root, _, head = found or (None, None, None)
         return Workspace(target, None, head, "none", root, root)
     hint = "set isolation = \"none\" in loop.toml (or isolation='none' in Python) to work in place"
@@ -114,6 +120,12 @@ def open_workspace(
     place = _Placement(root, target.relative_to(root), worktrees_dir, isolation, own)
     if resume_branch is not None:
         return place.resume(resume_branch)
+    if start is not None:
+        found_start = run_git(root, ("rev-parse", "--verify", "--quiet", f"{start}^{{commit}}"),
+                              None)  # fmt: skip
+        if found_start.returncode != 0:
+            raise GitIsolationError(f"the run's start {start!r} is no commit in {root}")
+        origin, head = None, found_start.stdout.strip()
     return place.create(loop_name, run_id, origin, head, loop_key)
 
 

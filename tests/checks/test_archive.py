@@ -151,3 +151,26 @@ def test_a_contents_text_is_extracted_once_and_its_bytes_checked_every_time(
     (tmp_path / first.file).write_bytes(HISTORY.replace(b"14 May", b"15 May"))
     with pytest.raises(ConfigError, match="do not match their hash"):
         archive.texts(first)
+
+
+def test_another_runs_archive_is_read_without_following_a_link_on_the_way(tmp_path: Path) -> None:
+    real = SourceArchive(tmp_path / "elsewhere" / "sources")
+    real.add("http://a.example/h", HISTORY, headers={"content-type": "text/html"})
+    runs = tmp_path / "project" / ".harness" / "runs"
+    runs.mkdir(parents=True)
+    (runs / "1a2b3c4d").symlink_to(tmp_path / "elsewhere")  # a run folder that is a link
+    linked = SourceArchive(runs / "1a2b3c4d" / "sources", root=tmp_path / "project")
+    with pytest.raises(UnsafePath, match="follows no link"):
+        linked.records()
+    (runs / "5e6f7a8b" / "sources").mkdir(parents=True)
+    (runs / "5e6f7a8b" / "sources" / INDEX_FILE).symlink_to(real.index)
+    with pytest.raises(UnsafePath, match="follows no link"):
+        SourceArchive(runs / "5e6f7a8b" / "sources", root=tmp_path / "project").records()
+    [record] = real.records()
+    own = SourceArchive(runs / "9f8e7d6c" / "sources", root=tmp_path / "project")
+    own.keep_all(real)
+    assert own.records() == [record]  # as recorded there, the time of the fetch included
+    (own.folder / record.file).unlink()
+    (own.folder / record.file).symlink_to(real.folder / record.file)  # the same bytes, linked
+    with pytest.raises(UnsafePath, match="follows no link"):
+        own.body(record)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from harness.checks.claim_ledger import (
     Claim,
+    carry_ledger,
     converged,
     parse_claims,
     read_ledger,
@@ -15,6 +17,7 @@ from harness.checks.claim_ledger import (
     stable_for,
 )
 from harness.core.errors import ConfigError
+from harness.core.nofollow import UnsafePath
 
 FINDINGS = """\
 # Findings
@@ -175,3 +178,57 @@ def test_findings_without_claims_do_not_converge(tmp_path: Path, sources: Path) 
     assert found.problems == (
         'no claims found; state each as "- C1 (key): ..." with its citations',
     )
+
+
+def test_a_ledger_is_carried_up_to_a_time_as_it_was_recorded(tmp_path: Path) -> None:
+    earlier, ledger = tmp_path / "a" / "claims.jsonl", tmp_path / "b" / "claims.jsonl"
+    kept = record_claims(earlier, parse_claims(FINDINGS))
+    later = record_claims(earlier, parse_claims(FINDINGS.replace("1907", "1908")))[-1]
+    cut = datetime.fromisoformat(later.at)
+    assert datetime.fromisoformat(kept[0].at) < cut  # to the µs: entries made at once differ
+    assert carry_ledger(earlier, ledger, before=cut, root=tmp_path) == kept
+    assert read_ledger(ledger) == kept
+    assert carry_ledger(earlier, tmp_path / "c.jsonl", before=None, root=tmp_path)[-1] == later
+    assert (
+        carry_ledger(tmp_path / "none.jsonl", tmp_path / "d.jsonl", before=None, root=tmp_path)
+        == []
+    )
+    assert not (tmp_path / "d.jsonl").exists()
+
+
+def test_a_ledger_line_cut_short_by_a_crash_is_left_out(tmp_path: Path) -> None:
+    ledger = tmp_path / "claims.jsonl"
+    record_claims(ledger, parse_claims(FINDINGS))
+    whole = ledger.read_text()
+    ledger.write_text(whole + whole[: len(whole) // 2])  # the last write, torn
+    assert len(read_ledger(ledger)) == 1
+    ledger.write_text(whole[: len(whole) // 2] + "\n" + whole)  # a bad line that is not the last
+    with pytest.raises(ConfigError, match=r"claims.jsonl: line 1 is not a ledger entry"):
+        read_ledger(ledger)
+
+
+def test_an_entry_without_its_time_zone_is_not_carried(tmp_path: Path) -> None:
+    earlier = tmp_path / "claims.jsonl"
+    record_claims(earlier, parse_claims(FINDINGS))
+    entry = read_ledger(earlier)[0]
+    earlier.write_text(
+        entry.model_copy(update={"at": "2026-12-01T10:00:00"}).model_dump_json() + "\n"
+    )
+    with pytest.raises(
+        ConfigError, match=r"'2026-12-01T10:00:00' is not an ISO 8601 time with its zone"
+    ):
+        carry_ledger(earlier, tmp_path / "new.jsonl", before=datetime.now(UTC), root=tmp_path)
+
+
+def test_a_ledger_behind_a_link_is_refused(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere.jsonl"
+    record_claims(elsewhere, parse_claims(FINDINGS))
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "claims.jsonl").symlink_to(elsewhere)
+    with pytest.raises(UnsafePath, match="follows no link"):
+        carry_ledger(
+            tmp_path / "run" / "claims.jsonl", tmp_path / "new.jsonl", before=None, root=tmp_path
+        )
+    with pytest.raises(UnsafePath, match="follows no link"):
+        record_claims(tmp_path / "run" / "claims.jsonl", {})
+    assert len(read_ledger(elsewhere)) == 1  # nothing written through the link

@@ -2,7 +2,7 @@
 
 The sandbox hides the home folder and ``/tmp``; an editable install (``pip install -e .``)
 loads ``harness`` through a finder that maps it to the clone, which no ``sys.path`` entry
-names. The gates run ``python -m harness.checks...`` inside the sandbox, so the clone's
+names. The gates run ``harness check ...`` inside the sandbox, so the clone's
 package must be mounted back. No ``PYTHONPATH`` is set: the commands run as a user's do.
 
 The virtual environment is made offline: a fresh one without pip, whose dependencies come from

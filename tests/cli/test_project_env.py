@@ -270,3 +270,47 @@ def test_a_pip_setup_gets_pip_in_the_made_environment(tmp_path: Path) -> None:
     assert len(made) == 1
     assert list((made[0] / "venv" / "bin").glob("pip")) != []
     assert list((made[0] / "venv").glob("lib/python3*/site-packages/toolz-0.1.dist-info"))
+
+
+def draft_loop(backend: str, check: str) -> dict[str, str]:
+    toml = (
+        'name = "draft"\ngoal = "Write draft.md."\nmax_iterations = 1\n'
+        f'[[gates]]\ntype = "command"\nname = "long enough"\ncmd = "{check} words --min 3 draft.md"\n'
+        f'[critic]\nenabled = false\n[sandbox]\nbackend = "{backend}"\n'
+    )
+    return {"loop.toml": toml, ".gitignore": ".venv/\n.harness/\n", "brief.md": "a brief\n"}
+
+
+def draft_script(tmp_path: Path) -> str:
+    write = {"path": "draft.md", "content": "# Title\n\none two three\n"}
+    steps = [{"name": "write_file", "arguments": write},
+             {"name": "submit", "arguments": {"summary": "drafted"}}]  # fmt: skip
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps({"rounds": {"1": steps}}))
+    return f"scripted:{path}"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_harness_check_works_in_a_gate_whose_project_venv_lacks_the_harness(
+    tmp_path: Path, backend: str
+) -> None:
+    """The project's .venv comes first on PATH and has no harness: `python -m harness.checks...`
+    cannot import it there, `harness check` (the harness's own command, next on PATH) can."""
+    repo = make_repo(tmp_path / "project", draft_loop(backend, "harness check content"))
+    make_venv(repo / ".venv")
+
+    code, out, err = run(repo, draft_script(tmp_path))
+
+    assert code == 0, out + err
+    reports = of_kind(read_events(repo), "gate_report")
+    assert [(r["name"], r["passed"]) for r in reports] == [("long enough", True)]
+
+    module = make_repo(tmp_path / "module", draft_loop(backend, "python -m harness.checks.content"))
+    make_venv(module / ".venv")
+    code, out, err = run(module, draft_script(tmp_path))
+    assert code == 3, out + err
+    [report] = of_kind(read_events(module), "gate_report")
+    assert report["passed"] is False
+    assert "Error while finding module specification for 'harness.checks.content'" in (
+        report["summary"]
+    )

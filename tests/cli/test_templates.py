@@ -124,8 +124,8 @@ def test_a_template_protects_its_inputs_and_runs_its_checks(tmp_path: Path, kind
 def test_the_templates_show_every_check_the_examples_use() -> None:
     content, research = LOOP_TOML["content"], LOOP_TOML["research"]
     for check in ("words", "banned", "facts", "structure", "links"):
-        assert f"python -m harness.checks.content {check} " in content
-    assert "python -m harness.checks.citations findings.md --sources sources" in research
+        assert f"harness check content {check} " in content
+    assert "harness check citations findings.md --sources sources" in research
     assert "--require-contradictions" in research
     assert len(commented_commands(content)) == 3
     assert len(commented_commands(research)) == 1

@@ -111,3 +111,16 @@ def test_the_base_is_where_the_run_started_and_a_detached_start_says_so(tmp_path
     assert started.passed, started.summary
     (pull,) = server.pulls
     assert pull["base"]["ref"] == "main"
+
+
+def test_a_failed_check_on_the_second_page_fails_the_gate_with_its_log(tmp_path: Path) -> None:
+    def many(sha: str) -> list[dict[str, Any]]:
+        return [{"id": n, "name": f"job-{n}", "status": "completed",
+                 "conclusion": "failure" if n == 3 else "success"} for n in (1, 2, 3)]  # fmt: skip
+
+    with GitHubServer(token=TOKEN, checks=many, max_per_page=2, logs={3: "job-3 broke"}) as server:
+        report = _waiter(server, Clock())(_round(tmp_path, server))
+    assert not report.passed
+    assert report.failures == ["job-3"]
+    assert report.summary.startswith("1 of 3 check run(s) failed")
+    assert "job-3 broke" in report.output_tail

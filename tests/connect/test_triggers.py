@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli.watch import Watcher
+from harness.connect.deliveries import SeenDeliveries
 from harness.connect.github import GitHub
 from harness.connect.triggers import (
     IssuesTrigger,
@@ -161,8 +162,9 @@ ISSUE_EVENT = json.dumps({
     [None, "sha256=" + "0" * 64, signature(b"another secret", ISSUE_EVENT), "sha1=abc"],
     ids=["missing", "zeros", "other-secret", "wrong-scheme"],
 )
-def test_a_webhook_with_a_wrong_signature_is_refused(signed: str | None) -> None:
-    trigger = WebhookTrigger(b"shared secret", port=0)
+def test_a_webhook_with_a_wrong_signature_is_refused(signed: str | None, tmp_path: Path) -> None:
+    seen = SeenDeliveries(tmp_path / "deliveries")
+    trigger = WebhookTrigger(b"shared secret", seen=seen, port=0)
     try:
         headers = {"X-GitHub-Event": "issues", "Content-Type": "application/json"}
         if signed is not None:
@@ -171,11 +173,12 @@ def test_a_webhook_with_a_wrong_signature_is_refused(signed: str | None) -> None
         assert trigger.poll(T0) == []
     finally:
         trigger.close()
+    assert not seen.path.exists()  # an unsigned request cannot make a later delivery a "replay"
 
 
 @pytest.mark.parametrize("length", ["-1", "ten"])
-def test_a_delivery_with_a_bad_length_is_refused_unread(length: str) -> None:
-    trigger = WebhookTrigger(b"shared secret", port=0)
+def test_a_delivery_with_a_bad_length_is_refused_unread(length: str, tmp_path: Path) -> None:
+    trigger = WebhookTrigger(b"shared secret", seen=SeenDeliveries(tmp_path / "seen"), port=0)
     try:
         with socket.create_connection(trigger.address, timeout=10) as client:
             client.sendall(
@@ -188,8 +191,10 @@ def test_a_delivery_with_a_bad_length_is_refused_unread(length: str) -> None:
     assert answer.startswith(b"HTTP/1.0 400 "), answer
 
 
-def test_a_signed_labelled_issue_delivery_starts_a_loop_with_the_issue_as_goal() -> None:
-    trigger = WebhookTrigger(b"shared secret", port=0)
+def test_a_signed_labelled_issue_delivery_starts_a_loop_with_the_issue_as_goal(
+    tmp_path: Path,
+) -> None:
+    trigger = WebhookTrigger(b"shared secret", seen=SeenDeliveries(tmp_path / "seen"), port=0)
     try:
         sign = {"X-Hub-Signature-256": signature(b"shared secret", ISSUE_EVENT)}
         assert trigger.address[0] == "127.0.0.1"
@@ -221,3 +226,153 @@ def test_watch_without_triggers_or_without_the_webhook_secret_names_the_field(
     (trigger,) = make_triggers(LoopSpec.from_toml(tmp_path), now=T0)
     assert isinstance(trigger, WebhookTrigger)
     trigger.close()
+
+
+def _deliver(address: tuple[str, int], body: bytes, delivery: str | None) -> int:
+    headers = {"X-GitHub-Event": "issues", "X-Hub-Signature-256": signature(b"s3cret", body)}
+    if delivery is not None:
+        headers["X-GitHub-Delivery"] = delivery
+    return _post(address, body, headers)
+
+
+def _webhook_project(tmp_path: Path) -> LoopSpec:
+    (tmp_path / "loop.toml").write_text(
+        'goal = "g"\n[[gates]]\ntype = "command"\ncmd = "true"\n'
+        '[[triggers]]\ntype = "webhook"\nport = 0\nsecret_env = "HOOK_SHARED"\n'
+    )
+    return LoopSpec.from_toml(tmp_path)
+
+
+def test_a_replayed_delivery_starts_nothing_under_a_new_id_or_after_the_watcher_restarts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.cli.watch import make_triggers
+
+    monkeypatch.setenv("HOOK_SHARED", "s3cret")
+    spec = _webhook_project(tmp_path)
+    other = ISSUE_EVENT.replace(b'"number": 5', b'"number": 6')
+    (first,) = make_triggers(spec, now=T0)
+    try:
+        assert _deliver(first.address, ISSUE_EVENT, "guid-1") == 202
+        assert _deliver(first.address, ISSUE_EVENT, "guid-1") == 409  # replayed as it was
+        assert _deliver(first.address, ISSUE_EVENT, "guid-2") == 409  # the id is not signed
+        assert _deliver(first.address, ISSUE_EVENT, None) == 409
+        starts = first.poll(T0)
+    finally:
+        assert isinstance(first, WebhookTrigger)
+        first.close()
+    assert [start.issue for start in starts] == [5]
+
+    (again,) = make_triggers(spec, now=T0)  # the watcher started again
+    try:
+        assert _deliver(again.address, ISSUE_EVENT, "guid-3") == 409
+        assert _deliver(again.address, other, "guid-1") == 409  # a new body under a taken id
+        assert _deliver(again.address, other, "guid-4") == 202
+        starts = again.poll(T0)
+    finally:
+        assert isinstance(again, WebhookTrigger)
+        again.close()
+    assert [start.issue for start in starts] == [6]
+    remembered = (tmp_path / ".harness" / "watch" / "deliveries").read_text().splitlines()
+    assert remembered[0] == "id:guid-1"
+    assert remembered[2] == "id:guid-4"
+    assert len(remembered) == 4  # ids and body digests of the two deliveries taken, no more
+
+
+@pytest.mark.parametrize("delivery", ["", "a b", "x" * 201, "id\u00e9"])
+def test_a_delivery_with_a_malformed_id_is_refused(delivery: str, tmp_path: Path) -> None:
+    seen = SeenDeliveries(tmp_path / "seen")
+    trigger = WebhookTrigger(b"s3cret", seen=seen, port=0)
+    try:
+        body = ISSUE_EVENT
+        headers = {"X-GitHub-Event": "issues", "X-Hub-Signature-256": signature(b"s3cret", body),
+                   "X-GitHub-Delivery": delivery}  # fmt: skip
+        assert _post(trigger.address, body, headers) == 400
+        assert trigger.poll(T0) == []
+        assert _deliver(trigger.address, body, "good-id") == 202  # nothing was remembered
+    finally:
+        trigger.close()
+
+
+def test_seen_deliveries_keep_the_most_recent_within_the_bound(tmp_path: Path) -> None:
+    path = tmp_path / "deliveries"
+    seen = SeenDeliveries(path, bound=3)
+    for n in range(20):
+        assert seen.take(f"d{n}", f"body {n}".encode())
+    assert len(path.read_text().splitlines()) <= 2 * 3 * 2  # rewritten when twice the bound
+    for remembered in (seen, SeenDeliveries(path, bound=3)):  # and after a restart
+        assert not remembered.take("d19", b"new")
+        assert not remembered.take("new", b"body 17")
+    assert SeenDeliveries(path, bound=3).take("d0", b"body 0")  # the oldest are let go
+
+
+SHA = "a" * 40
+
+
+@pytest.mark.parametrize(
+    ("payload", "status", "expected"),
+    [
+        (
+            {"ref": "refs/heads/feature/x", "after": SHA},
+            202,
+            [Start("webhook", None, None, "feature/x", SHA)],
+        ),
+        ({"ref": "refs/heads/main", "after": SHA}, 202, []),  # matches no pattern
+        ({"ref": "refs/tags/feature/x", "after": SHA}, 202, []),  # a tag, not a branch
+        ({"ref": "refs/heads/feature/x", "after": "0" * 40, "deleted": True}, 202, []),
+        ({"ref": "refs/heads/feature/x", "after": "HEAD"}, 202, []),  # names no commit
+        ({"ref": "refs/heads/feature/a:refs/heads/main", "after": SHA}, 400, []),
+        ({"ref": "refs/heads/feature/../../x", "after": SHA}, 400, []),
+        ({"ref": "refs/heads/harness/fix-1a2b3c4d", "after": SHA}, 202, []),  # a run's result
+    ],
+    ids=["watched", "unwatched", "tag", "deleted", "no-commit", "refspec", "dots", "run-branch"],
+)
+def test_a_push_delivery_starts_a_loop_only_for_a_watched_branch(
+    payload: dict[str, object], status: int, expected: list[Start], tmp_path: Path
+) -> None:
+    trigger = WebhookTrigger(b"s3cret", seen=SeenDeliveries(tmp_path / "seen"), port=0,
+                             branches=["feature/*", "release-*", "harness/*"])  # fmt: skip
+    try:
+        body = json.dumps(payload).encode()
+        headers = {"X-GitHub-Event": "push", "X-Hub-Signature-256": signature(b"s3cret", body)}
+        assert _post(trigger.address, body, headers) == status
+        assert trigger.poll(T0) == expected
+    finally:
+        trigger.close()
+
+
+def test_a_push_is_ignored_by_a_webhook_watching_no_branches(tmp_path: Path) -> None:
+    trigger = WebhookTrigger(b"s3cret", seen=SeenDeliveries(tmp_path / "seen"), port=0)
+    try:
+        body = json.dumps({"ref": "refs/heads/feature/x", "after": SHA}).encode()
+        headers = {"X-GitHub-Event": "push", "X-Hub-Signature-256": signature(b"s3cret", body)}
+        assert _post(trigger.address, body, headers) == 202
+        assert trigger.poll(T0) == []
+    finally:
+        trigger.close()
+
+
+def test_watching_pushed_branches_needs_a_branch_of_the_runs_own(tmp_path: Path) -> None:
+    from harness.core.errors import ConfigError
+
+    (tmp_path / "loop.toml").write_text(
+        'goal = "g"\nisolation = "none"\n[[gates]]\ntype = "command"\ncmd = "true"\n'
+        '[[triggers]]\ntype = "webhook"\nbranches = ["feature/*"]\n'
+    )
+    with pytest.raises(ConfigError, match=r"triggers\[0\]\.branches.*isolation other than"):
+        LoopSpec.from_toml(tmp_path)
+
+
+def test_the_same_delivery_sent_eight_times_at_once_is_taken_once(tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    trigger = WebhookTrigger(b"s3cret", seen=SeenDeliveries(tmp_path / "seen"), port=0)
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            answers = list(pool.map(lambda n: _deliver(trigger.address, ISSUE_EVENT, f"g{n}"),
+                                    range(8)))  # fmt: skip
+        starts = trigger.poll(T0)
+    finally:
+        trigger.close()
+    assert sorted(answers) == [202] + [409] * 7
+    assert [start.issue for start in starts] == [5]

@@ -4,7 +4,9 @@ It records every argv it is called with and runs ``run``'s command as a real pro
 a container under a daemon, is not the client's child in any way that matters: it has its own
 session, so killing the client leaves it running until ``rm -f``/``kill`` names it. It honours
 ``--ulimit fsize`` and ``-e`` (a bare ``-e NAME`` takes the value from its own environment), and
-ends the whole "container" when its first process ends, as a PID namespace does.
+ends the whole "container" when its first process ends, as a PID namespace does. ``exec`` runs a
+command "in" a running container; a bind mount is honoured for the folder a command starts in
+(``-w /testbed`` is the host folder mounted there), not for paths in the command.
 """
 
 from __future__ import annotations
@@ -56,8 +58,11 @@ if verb in ("rm", "kill"):
             pass
         box.unlink(missing_ok=True)
     sys.exit(0)
-if verb != "run":
+if verb not in ("run", "exec"):
     sys.exit(2)
+if verb == "run" and MODE == "norun":
+    print("Error response from daemon: the container could not start", file=sys.stderr)
+    sys.exit(125)
 (STATE / "client-env.json").write_text(json.dumps(dict(os.environ)))
 
 VALUED = {{"--name", "--pull", "--label", "--network", "--tmpfs", "--memory", "--memory-swap",
@@ -71,7 +76,25 @@ while args[i].startswith("-"):
     else:
         options.append((args[i], None))
         i += 1
-command = [dict(options)["--entrypoint"], *args[i + 1:]]
+if verb == "exec":
+    box = boxes / args[i]
+    if not box.exists():
+        print(f"Error: No such container: {{args[i]}}", file=sys.stderr)
+        sys.exit(1)
+    mounts = json.loads(box.read_text()).get("mounts", [])
+    command = args[i + 1:]
+else:
+    mounts = [dict(field.split("=", 1) for field in value.split(",") if "=" in field)
+              for flag, value in options if flag == "--mount"]
+    command = [dict(options)["--entrypoint"], *args[i + 1:]]
+
+def on_host(path):  # a bind mount, for the folder a command starts in: its host path
+    for mount in mounts:
+        target = mount["target"].rstrip("/")
+        if path == target or path.startswith(target + "/"):
+            return mount["source"] + path[len(target):]
+    return path
+
 env = {{"PATH": {image_path!r}}}  # the "image": this system's programs and the test's Python
 fsize = None
 for flag, value in options:
@@ -88,11 +111,13 @@ def limits():
     if fsize is not None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
 
-proc = subprocess.Popen(command, cwd=dict(options)["-w"], env=env, start_new_session=True,
-                        preexec_fn=limits)
+cwd = on_host(dict(options).get("-w", "/"))
+if verb == "exec":  # in the client's own session: killing the client ends it
+    sys.exit(subprocess.run(command, cwd=cwd, env=env, preexec_fn=limits).returncode)
+proc = subprocess.Popen(command, cwd=cwd, env=env, start_new_session=True, preexec_fn=limits)
 name = dict(options)["--name"]
 labels = [value for flag, value in options if flag == "--label"]
-(boxes / name).write_text(json.dumps({{"pid": proc.pid, "labels": labels}}))
+(boxes / name).write_text(json.dumps({{"pid": proc.pid, "labels": labels, "mounts": mounts}}))
 code = proc.wait()
 try:
     os.killpg(proc.pid, signal.SIGKILL)  # the first process ended: the whole container ends
@@ -105,7 +130,8 @@ sys.exit(code if code >= 0 else 128 - code)
 
 @dataclass
 class FakeEngine:
-    """A fake engine installed as ``bin/<name>``; ``mode``: ok, down, hang or noimage."""
+    """A fake engine installed as ``bin/<name>``; ``mode``: ok, down, hang, noimage or norun
+    (no container starts)."""
 
     state: Path
     bin: Path

@@ -86,8 +86,10 @@ def test_the_loop_makes_the_environment_at_the_environment_commit(table: EnvTabl
     [
         ('[[env]]\nrepo = "flask"\nsetup = "x"\n', "field 'env[0].repo': String should match"),
         ('[[env]]\nrepo = "a/b; rm"\nsetup = "x"\n', "field 'env[0].repo': String should match"),
-        ('[[env]]\nrepo = "a/b"\n', "field 'env[0].setup': required field is missing"),
-        ('[[env]]\nrepo = "a/b"\nsetup = "x"\nimage = "y"\n', "field 'env[0].image': unknown"),
+        ('[[env]]\nrepo = "a/b"\n', "field 'env[0]': Value error, give one of setup"),
+        ('[[env]]\nrepo = "a/b"\nsetup = "x"\nimage = "y"\n', "and image (one holding it)"),
+        ('[[env]]\nrepo = "a/b"\nimage = "y"\nworkdir = "testbed"\n', "'env[0].workdir'"),
+        ('[[env]]\nrepo = "a/b"\nimage = "y"\nengine = "lxc"\n', "'env[0].engine'"),
         ("[[env]\n", "not valid TOML"),
     ],
 )
@@ -140,3 +142,55 @@ def test_clones_at_one_env_commit_share_one_environment_made_from_that_commit(
     assert envs[0].source.parent.parent.name == "commits"
     assert envs[0].source.parent.name.startswith(env_commit[:16])
     assert (envs[0].source / "made.txt").read_text() == "at the environment commit\n"  # once
+
+
+IMAGES = """\
+[[env]]
+repo = "*"
+setup = "uv pip install -e ."
+
+[[env]]
+repo = "astropy/astropy"
+image = "sweb.eval.x86_64.{instance_id}:latest"
+python = "/opt/miniconda3/envs/testbed/bin/python"
+
+[[env]]
+repo = "pallets/flask"
+image = "flask-env:2"
+workdir = "/src/flask"
+engine = "podman"
+"""
+
+
+def test_an_image_entry_runs_the_instance_in_its_image_with_one_kept_container(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "envs.toml").write_text(IMAGES)
+    options = BenchOptions(Path("o"), "gold", envs=load_env_table(tmp_path / "envs.toml"))
+
+    toml = tomllib.loads(loop_toml(instance("astropy/astropy"), options))
+
+    assert "env" not in toml  # the image holds the environment: nothing is set up
+    assert toml["sandbox"] == {
+        "backend": "docker", "image": "sweb.eval.x86_64.x-1:latest", "workdir": "/testbed",
+        "keep": True, "image_python": "/opt/miniconda3/envs/testbed/bin/python",
+    }  # fmt: skip
+    flask = tomllib.loads(loop_toml(instance("pallets/flask"), options))["sandbox"]
+    assert flask == {"backend": "podman", "image": "flask-env:2", "workdir": "/src/flask",
+                     "keep": True}  # fmt: skip
+    click = tomllib.loads(loop_toml(instance("pallets/click"), options))
+    assert "sandbox" not in click
+    assert click["env"]["setup"] == "uv pip install -e ."
+
+
+def test_the_loop_toml_of_an_image_entry_is_a_valid_loop(tmp_path: Path) -> None:
+    (tmp_path / "envs.toml").write_text(IMAGES)
+    options = BenchOptions(Path("o"), "gold", envs=load_env_table(tmp_path / "envs.toml"))
+    (tmp_path / "held_out").mkdir()
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "loop.toml").write_text(loop_toml(instance("astropy/astropy"), options))
+
+    sandbox = LoopSpec.from_toml(tmp_path).sandbox
+
+    assert (sandbox.backend, sandbox.workdir, sandbox.keep) == ("docker", "/testbed", True)
+    assert sandbox.image_python == "/opt/miniconda3/envs/testbed/bin/python"

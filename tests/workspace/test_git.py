@@ -569,3 +569,24 @@ def test_no_run_branch_name_reads_as_a_secret(tmp_path: Path) -> None:
     ]  # fmt: skip
     assert len(set(branches)) == len(names) * len(keys)
     assert [b for b in branches if redactor.redact_text(b) != b] == []
+
+
+@pytest.mark.parametrize("isolation", ["worktree", "branch"])
+def test_a_run_can_start_from_a_commit_other_than_head(repo: Path, isolation: str) -> None:
+    git(repo, "switch", "-q", "-c", "feature/pushed")
+    (repo / "src" / "app.py").write_text("def answer():\n    return 42\n")
+    git(repo, "commit", "-qam", "pushed work")
+    pushed = git(repo, "rev-parse", "HEAD")
+    git(repo, "switch", "-q", "main")
+    main = git(repo, "rev-parse", "HEAD")
+
+    ws = open_workspace(repo, isolation=isolation, loop_name="l", start="feature/pushed")  # type: ignore[arg-type]
+    assert ws.base_commit == pushed
+    assert git(ws.path, "rev-parse", "HEAD") == pushed
+    assert "return 42" in (ws.path / "src" / "app.py").read_text()
+    assert ws.origin is None  # it started from no branch of the user's: nothing to merge into
+    assert git(repo, "rev-parse", "main") == main
+    with pytest.raises(GitIsolationError, match="the run's start 'no-such-ref' is no commit"):
+        open_workspace(repo, isolation=isolation, loop_name="l", start="no-such-ref")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="start needs isolation='worktree' or 'branch'"):
+        open_workspace(repo, isolation="none", start=pushed)

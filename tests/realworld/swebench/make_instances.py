@@ -5,8 +5,10 @@
 CLONES holds a clone of each repository as OWNER+NAME/repo. An instance is the parent of a fix
 commit: ``patch`` is the fix's change outside the tests, ``test_patch`` its change to them, and
 the test ids come from running the changed test files with pytest before and after ``patch``
-(both with ``test_patch`` applied). Each repository is kept as a shallow bare clone holding just
-the instances' base commits (their upstream ids unchanged), packed as OWNER__NAME.git.tar.gz.
+(both with ``test_patch`` applied), read as the official log parser reads them: cut at the
+first space, as the published files hold them. Each repository is kept as a shallow bare clone
+holding just the instances' base commits (their upstream ids unchanged), packed as
+OWNER__NAME.git.tar.gz.
 """
 
 import json
@@ -55,8 +57,8 @@ def outcomes(tree, files):
     )
     found = {}
     for m in re.finditer(r"^(PASSED|FAILED|ERROR) (.+)$", proc.stdout, re.M):
-        test = m.group(2) if m.group(1) == "PASSED" else m.group(2).split(" - ")[0]
-        found[test] = m.group(1)
+        # as the official parser reads it: up to the first space, the last line for an id wins
+        found[m.group(2).split()[0]] = m.group(1)
     return found
 
 
