@@ -65,10 +65,16 @@ def test_attempts_in_loop_toml_run_each_on_its_own_branch_and_name_the_winner(
     tokens = [t["prompt_tokens"] + t["completion_tokens"] for t in summary_tasks(project)]
     fewest = tokens.index(min(tokens)) + 1  # equal scores: the fewest tokens win, and it says so
     others = ", ".join(str(n) for n in (1, 2, 3) if n != fewest)
+    level = ", ".join(str(n) for n in (1, 2, 3) if n != fewest and tokens[n - 1] == min(tokens))
+    why = (  # attempts may spend the same tokens: then the lowest number wins, and it says so
+        f"tied with attempt {level} on every measure (score 7, {min(tokens):,} tokens); "
+        "the lowest-numbered attempt wins a tie"
+        if level
+        else f"tied on score 7 with attempt {others}; the fewest tokens ({min(tokens):,})"
+    )
     assert result.stdout.splitlines()[3:] == [
         f"report: harness report {project.resolve() / '.harness' / 'attempts' / 'fix'}",
-        f"winner: attempt {fewest}, on branch {branches[fewest - 1]}: tied on score 7 with "
-        f"attempt {others}; the fewest tokens ({min(tokens):,})",
+        f"winner: attempt {fewest}, on branch {branches[fewest - 1]}: {why}",
     ]
     assert "attempt 1: " not in result.stderr
     assert not (project / "progress" / "fix.md").exists()
