@@ -72,12 +72,15 @@ class TrajectoryLog:
     """An append-only trajectory; thread-safe. A :class:`~harness.core.trajectory_schema.
     TrajectorySink`.
 
-    Records get ``round`` (from the last :class:`RoundBegin`) and ``session`` (counted by
-    :class:`SessionBegin`) where they have none. Like the event log, the file is reached from
+    Records get ``round`` (from the last :class:`RoundBegin`) and ``session`` where they have
+    none: sessions are numbered by :class:`SessionBegin` and nest, the innermost open one (a
+    subagent's) until :meth:`end_session` closes it and its parent's is current again. Like the event log, the file is reached from
     ``root`` without following a link (a link on the way raises
     :class:`~harness.core.nofollow.UnsafePath` and closes the log); it is then kept open, so no
     later line can be sent elsewhere by a folder moved or replaced.
     """
+
+    recording = True
 
     def __init__(
         self,
@@ -95,7 +98,7 @@ class TrajectoryLog:
         self._lock = threading.Lock()
         self._closed = False
         self._round: int | None = None
-        self._session: int | None = None
+        self._open: list[int] = []  # the sessions begun and not ended, the current one last
         self._sessions = 0
         self._stored: set[str] = set()
         self._clean: dict[str, str] = {}  # texts and their redacted form, the latest ones
@@ -106,16 +109,29 @@ class TrajectoryLog:
     def record(self, record: RecordBase) -> None:
         with self._lock:
             if isinstance(record, RoundBegin):
-                self._round, self._session = record.round, None
+                self._round = record.round
+                self._open.clear()
+                self._previous.clear()  # no request of an earlier round comes again
             elif isinstance(record, SessionBegin):
                 self._sessions += 1
-                self._session = self._sessions
-                self._previous.clear()  # no request of an earlier session comes again
+                self._open.append(self._sessions)
             data = self._scrub(self._stamped(record).model_dump(mode="json"))
             for name in _LONG_FIELDS:
                 if isinstance(data.get(name), str):
                     data[name] = self._text(data[name])
             self._write(data)
+
+    def end_session(self) -> None:
+        """The current session is over: later steps belong to the one around it (if any)."""
+        with self._lock:
+            if self._open:
+                ended = self._open.pop()
+                for key in [key for key in self._previous if key[0] == ended]:
+                    del self._previous[key]  # no request of it comes again
+
+    @property
+    def _session(self) -> int | None:
+        return self._open[-1] if self._open else None
 
     def model_call(
         self,

@@ -7,10 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from harness.agent import agent as agent_module
 from harness.agent.agent import Agent
+from harness.agent.subagent import Profile, Subagents
 from harness.core.errors import ConfigError
 from harness.core.redact import REDACTED, Redactor
 from harness.core.trajectory_schema import (
+    NULL_TRAJECTORY,
     TRAJECTORY_VERSION,
     ModelStep,
     RoundBegin,
@@ -18,6 +21,7 @@ from harness.core.trajectory_schema import (
     ToolStep,
 )
 from harness.core.usage import Usage
+from harness.models import budget as budget_module
 from harness.models.base import Reply, ToolCall
 from harness.models.budget import MeteredModel
 from harness.models.scripted import ScriptedModel
@@ -110,6 +114,76 @@ def test_a_repeated_long_observation_is_stored_once(tmp_path: Path) -> None:
     size = (run / TRAJECTORY_FILE).stat().st_size
     assert size < 20 * len(BIG)  # neither the observation nor the history is repeated inline
     assert BIG not in (run / TRAJECTORY_FILE).read_text()
+
+
+def test_a_subagent_has_its_own_session_and_the_parent_gets_its_own_back(tmp_path: Path) -> None:
+    """Steps inside the child are the child's session; the parent's steps after it returns are
+    the parent's again, and every request of both is rebuilt as its model received it."""
+    child = ScriptedModel(  # type: ignore[arg-type]
+        [ToolCall("big", {"part": "c1"}), ToolCall("big", {"part": "c2"}), "child done"],
+        name="child-model",
+    )
+    parent = ScriptedModel(  # type: ignore[arg-type]
+        [
+            ToolCall("big", {"part": "p1"}),
+            ToolCall("subagent", {"task": "look", "profile": "helper"}),
+            ToolCall("big", {"part": "p2"}),
+            ToolCall("big", {"part": "p3"}),
+            "parent done",
+        ],
+        name="parent-model",
+    )
+    redactor = Redactor()
+    log = TrajectoryLog(tmp_path / "run" / TRAJECTORY_FILE, redactor=redactor)
+    model = MeteredModel(parent, redact=redactor.redact_text, trajectory=log)
+    log.record(RoundBegin(round=1))
+    helper = Profile(model=child, tools=("big",), max_steps=5)
+    agent = Agent(model, [big], max_steps=10, subagents=Subagents(profiles={"helper": helper}))
+    assert agent.run("do it", tmp_path).final == "parent done"
+    records = read_trajectory(tmp_path / "run" / TRAJECTORY_FILE)
+    stamped = [
+        (r.kind, r.session, r.model if isinstance(r, ModelStep) else getattr(r, "name", None))
+        for r in records
+        if not isinstance(r, RoundBegin)
+    ]
+    assert stamped == [
+        ("session", 1, None),
+        ("model_call", 1, "parent-model"),
+        ("tool_call", 1, "big"),
+        ("model_call", 1, "parent-model"),
+        ("session", 2, None),
+        ("model_call", 2, "child-model"),
+        ("tool_call", 2, "big"),
+        ("model_call", 2, "child-model"),
+        ("tool_call", 2, "big"),
+        ("model_call", 2, "child-model"),
+        ("tool_call", 1, "subagent"),
+        ("model_call", 1, "parent-model"),
+        ("tool_call", 1, "big"),
+        ("model_call", 1, "parent-model"),
+        ("tool_call", 1, "big"),
+        ("model_call", 1, "parent-model"),
+    ]
+    calls = list(Trajectory.load(tmp_path / "run").calls())
+    by_model = {"parent-model": parent.calls, "child-model": child.calls}
+    for name, received in by_model.items():
+        rebuilt = [c.messages for c in calls if c.step.model == name]
+        assert json.dumps(rebuilt) == json.dumps([r.messages for r in received])
+    parent_requests = [c.step.request for c in calls if c.step.model == "parent-model"]
+    assert [r.keep for r in parent_requests] == [0, 2, 4, 6, 8]  # no full request after the child
+
+
+def test_no_record_is_built_for_a_trajectory_not_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def unwanted(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a record was built for the null trajectory")
+
+    monkeypatch.setattr(agent_module, "ToolStep", unwanted)
+    monkeypatch.setattr(budget_module, "_recorded", unwanted)
+    model = MeteredModel(ScriptedModel([ToolCall("big", {"part": "p"}), "done"]))
+    assert model.trajectory is NULL_TRAJECTORY
+    assert Agent(model, [big]).run("do it", tmp_path).final == "done"
 
 
 def test_secrets_are_redacted_in_lines_and_blobs(tmp_path: Path) -> None:
