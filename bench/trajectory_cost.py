@@ -2,7 +2,8 @@
 
 One agent session of ``--steps`` tool calls runs in-process over a ScriptedModel behind the
 MeteredModel every run uses, once recording to a trajectory and once not, in pairs, back to back
-(the first of a pair alternating); CPU is ``time.process_time``. Each tool call returns one of
+(the first of a pair alternating); CPU is ``time.process_time``. As in a run, the model's
+requests and the trajectory are redacted by the same redactor. Each tool call returns one of
 ``--distinct`` long observations (``--chars`` characters each) in turn, as a session that reads
 the same files or runs the same tests again does. Printed: the median CPU per step of each, the
 recording's share of a step, and the trajectory's size (its lines, and the side folder of long
@@ -48,10 +49,11 @@ def observation_tool(chars: int, distinct: int) -> Tool:
     return observe
 
 
-def session(steps: int, observe: Tool, trajectory: TrajectorySink, workspace: Path) -> float:
+def session(
+    steps: int, observe: Tool, trajectory: TrajectorySink, redactor: Redactor, workspace: Path
+) -> float:
     """CPU seconds of one session of ``steps`` tool calls and a final answer."""
     script: list[object] = [ToolCall("observe", {"n": n}) for n in range(steps)] + ["done"]
-    redactor = Redactor()
     model = MeteredModel(
         ScriptedModel(script, context_window=10_000_000),  # type: ignore[arg-type]
         redact=redactor.redact_text,
@@ -80,13 +82,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         workspace = Path(scratch) / "ws"
         workspace.mkdir()
-        session(10, observe, NULL_TRAJECTORY, workspace)  # warm-up: the tokenizer loads once
+        session(10, observe, NULL_TRAJECTORY, Redactor(), workspace)  # the tokenizer loads once
         for run in range(args.runs):
             folder = Path(scratch) / f"run{run}"
             log = TrajectoryLog(folder / TRAJECTORY_FILE, redactor=Redactor())
-            order = [("plain", NULL_TRAJECTORY), ("recorded", log)]
-            for name, sink in order if run % 2 == 0 else reversed(order):
-                spent = session(args.steps, observe, sink, workspace)
+            order = [("plain", NULL_TRAJECTORY, Redactor()), ("recorded", log, log.redactor)]
+            for name, sink, redactor in order if run % 2 == 0 else reversed(order):
+                spent = session(args.steps, observe, sink, redactor, workspace)
                 (plain if name == "plain" else recorded).append(spent)
             size = (folder / TRAJECTORY_FILE).stat().st_size
             blobs = sum(p.stat().st_size for p in (folder / BLOBS_DIR).iterdir())

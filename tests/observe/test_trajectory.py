@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -19,12 +21,14 @@ from harness.core.trajectory_schema import (
     RoundBegin,
     SessionBegin,
     ToolStep,
+    parse_record,
 )
 from harness.core.usage import Usage
 from harness.models import budget as budget_module
 from harness.models.base import Reply, ToolCall
 from harness.models.budget import MeteredModel
 from harness.models.scripted import ScriptedModel
+from harness.observe import trajectory as trajectory_module
 from harness.observe.trajectory import (
     BLOBS_DIR,
     TRAJECTORY_FILE,
@@ -184,6 +188,52 @@ def test_no_record_is_built_for_a_trajectory_not_kept(
     model = MeteredModel(ScriptedModel([ToolCall("big", {"part": "p"}), "done"]))
     assert model.trajectory is NULL_TRAJECTORY
     assert Agent(model, [big]).run("do it", tmp_path).final == "done"
+
+
+def test_each_long_text_is_scanned_and_hashed_once_and_no_blob_is_synced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An observation goes into its step, then into the next request: the run's one redactor
+    scans it once, and the trajectory hashes it once; the tool schemas, sent at every step, are
+    hashed once; blobs are not fsynced (the lines that name them are not either)."""
+    scanned: Counter[str] = Counter()
+    scan = Redactor._scan
+
+    def counting_scan(self: Redactor, text: str) -> str:
+        scanned[text] += 1
+        return scan(self, text)
+
+    hashed: list[str] = []
+    sha256 = trajectory_module._sha256
+
+    def counting_sha256(text: str) -> str:
+        hashed.append(text)
+        return sha256(text)
+
+    synced: list[int] = []
+    monkeypatch.setattr(Redactor, "_scan", counting_scan)
+    monkeypatch.setattr(trajectory_module, "_sha256", counting_sha256)
+    monkeypatch.setattr(os, "fsync", synced.append)
+    script = [ToolCall("big", {"part": f"p{i}"}) for i in range(4)]
+    _, run = _session(tmp_path, [*script, *script, "done"], [big])  # each text comes twice
+    observations = [f"p{i}\n{BIG}" for i in range(4)]
+    assert [scanned[text] for text in observations] == [1, 1, 1, 1]
+    assert sorted(hashed[1:]) == observations  # after the schemas, each observation once
+    assert len(list((run / BLOBS_DIR).iterdir())) == 5
+    assert synced == []
+    steps = [r for r in read_trajectory(run / TRAJECTORY_FILE) if isinstance(r, ToolStep)]
+    assert [Trajectory.load(run).text(s.observation) for s in steps] == observations * 2
+
+
+def test_every_line_is_its_record_as_the_schema_writes_it(tmp_path: Path) -> None:
+    """The writer's lines hold exactly the schema's fields: parsed and written again by the
+    schema's own models, each is the same."""
+    script = [ToolCall("big", {"part": "p"}), ToolCall("leak", {}), "done"]
+    _, run = _session(tmp_path, script, [big, leak])
+    lines = (run / TRAJECTORY_FILE).read_text().splitlines()
+    assert len(lines) == 7
+    for line in lines:
+        assert json.loads(line) == parse_record(line).model_dump(mode="json")
 
 
 def test_secrets_are_redacted_in_lines_and_blobs(tmp_path: Path) -> None:

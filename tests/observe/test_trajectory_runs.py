@@ -130,7 +130,7 @@ def test_a_run_killed_mid_session_leaves_a_trajectory_whose_every_line_parses(
         path = None
         while time.monotonic() < deadline:  # until the second model call is on record
             runs = list((root / ".harness" / "runs").glob(f"*/{TRAJECTORY_FILE}"))
-            if runs and runs[0].read_text().count('"kind": "model_call"') >= 2:
+            if runs and sum(isinstance(r, ModelStep) for r in read_trajectory(runs[0])) >= 2:
                 path = runs[0]
                 break
             time.sleep(0.05)
