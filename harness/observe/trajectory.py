@@ -18,6 +18,7 @@ import threading
 import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,13 +30,13 @@ from harness.core.event_schema import Role
 from harness.core.redact import REDACTED, SECRET_NAME, Redactor
 from harness.core.text_memo import TextMemo
 from harness.core.trajectory_schema import (
+    TRAJECTORY_VERSION,
     Blob,
     GateStep,
     ModelStep,
     Record,
     RecordBase,
     RecordedReply,
-    Request,
     RoundBegin,
     RoundFinish,
     RunBegin,
@@ -65,6 +66,9 @@ _NAMES = frozenset({"kind", "v", "ts", "round", "session", "role", "model", "nam
 HASHED_CHARS = 2_000_000
 """Characters of long texts whose hash is kept (the latest ones), to be found again without
 hashing them: an observation is recorded in its step, then in the next request."""
+
+_TEXTUAL = (str, dict, list)
+"""The values that may hold text, to be redacted."""
 
 _ROUND_LEVEL = (RunBegin, RoundBegin, GateStep, VerdictStep, RoundFinish)
 """Records of the run or the round, in no session."""
@@ -163,28 +167,32 @@ class TrajectoryLog:
             self._previous[key] = list(messages)
             schemas = None
             if tools:
-                if tools is not self._tools[0]:  # the same schemas are sent at every step
+                # the same schemas at every step: the same list, or (on the wire) an equal one
+                if tools is not self._tools[0] and tools != self._tools[0]:
                     self._tools = (tools, self._store(json.dumps(tools, ensure_ascii=False)))
                 schemas = self._tools[1]
-            step = ModelStep(
-                round=self._round,
-                session=self._session,
-                role=role,
-                model=model,
-                request=Request(
-                    keep=keep,
-                    messages=[],
-                    tools=schemas,
-                    max_tokens=max_tokens,
-                    wire=None if wire is None else self.redactor.redact(wire),
-                ),
-                reply=reply,
-                usage=usage,
-                latency=latency,
-            )
-            data = step.model_dump(mode="json")
-            data["reply"] = self._scrub(data["reply"])
-            data["request"]["messages"] = [self._message(m) for m in messages[keep:]]
+            # A ModelStep's fields, as its model would dump them (the tests hold the two
+            # together): validating and dumping a model at every call cost more than the rest
+            # of the record.
+            data = {
+                "kind": "model_call",
+                "v": TRAJECTORY_VERSION,
+                "ts": datetime.now(UTC),
+                "round": self._round,
+                "session": self._session,
+                "role": role,
+                "model": model,
+                "request": {
+                    "keep": keep,
+                    "messages": [self._message(m) for m in messages[keep:]],
+                    "tools": schemas,
+                    "max_tokens": max_tokens,
+                    "wire": None if wire is None else self.redactor.redact(wire),
+                },
+                "reply": self._scrub(reply.model_dump()),
+                "usage": usage,
+                "latency": latency,
+            }
             self._write(data)
 
     def _scrub(self, data: Any) -> Any:
@@ -195,7 +203,7 @@ class TrajectoryLog:
         if isinstance(data, dict):
             return {
                 key: self._clean_item(key, value)
-                if isinstance(value, str | dict | list) and key not in _NAMES
+                if isinstance(value, _TEXTUAL) and key not in _NAMES
                 else value
                 for key, value in data.items()
             }
