@@ -12,6 +12,13 @@ only ever adds to a session's CPU time (through caches and shared cores), so the
 steadier figure there.
 
     python bench/trajectory_cost.py [--steps 1000] [--runs 3] [--chars 8000] [--distinct 5]
+
+``--one plain`` or ``--one recorded`` runs a single session of that kind and prints nothing, for
+counting its CPU instructions, which no other work on the machine changes:
+
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+        python bench/trajectory_cost.py --one recorded --steps 1000
+    # the same with --one plain, and with --steps 0: the differences, per step, are the figures
 """
 
 from __future__ import annotations
@@ -70,14 +77,31 @@ def session(
     return spent
 
 
+def one(kind: str, steps: int, observe: Tool) -> None:
+    """A warm-up and one session of ``kind``, and nothing else."""
+    with tempfile.TemporaryDirectory() as scratch:
+        workspace = Path(scratch) / "ws"
+        workspace.mkdir()
+        session(10, observe, NULL_TRAJECTORY, Redactor(), workspace)
+        log = TrajectoryLog(Path(scratch) / "run" / TRAJECTORY_FILE, redactor=Redactor())
+        sink, redactor = (
+            (log, log.redactor) if kind == "recorded" else (NULL_TRAJECTORY, Redactor())
+        )
+        session(steps, observe, sink, redactor, workspace)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--chars", type=int, default=8000)
     parser.add_argument("--distinct", type=int, default=5)
+    parser.add_argument("--one", choices=("plain", "recorded"))
     args = parser.parse_args()
     observe = observation_tool(args.chars, args.distinct)
+    if args.one is not None:
+        one(args.one, args.steps, observe)
+        return
     plain: list[float] = []
     recorded: list[float] = []
     size = blobs = 0
