@@ -82,10 +82,10 @@ class TrajectoryLog:
 
     Records get ``round`` (from the last :class:`RoundBegin`) and ``session`` where they have
     none: sessions are numbered by :class:`SessionBegin` and nest, the innermost open one (a
-    subagent's) until :meth:`end_session` closes it and its parent's is current again. Like the event log, the file is reached from
-    ``root`` without following a link (a link on the way raises
-    :class:`~harness.core.nofollow.UnsafePath` and closes the log); it is then kept open, so no
-    later line can be sent elsewhere by a folder moved or replaced.
+    subagent's) being current until :meth:`end_session` closes it and its parent's is current
+    again. Like the event log, the file is reached from ``root`` without following a link (a
+    link on the way raises :class:`~harness.core.nofollow.UnsafePath` and closes the log); it is
+    then kept open, so no later line can be sent elsewhere by a folder moved or replaced.
     """
 
     recording = True
