@@ -255,6 +255,8 @@ class _Session:
             run = self.finish(AgentStop.INTERRUPTED, None, stop.message)
             run.interruption = stop
             return run
+        finally:
+            self.model.trajectory.end_session()  # a parent's later steps are its own again
 
     def step(self) -> tuple[AgentStop, str | None, str] | None:
         """One model reply and its tool calls; a stop triple when the session is over."""
@@ -284,18 +286,19 @@ class _Session:
                     call.name, call.arguments_json, result.output, failed=result.is_error
                 )
             content = result.output + (f"\n\n{note}" if note else "")
-            self.model.trajectory.record(
-                ToolStep(
-                    step=self.steps,
-                    call_id=call.id,
-                    name=call.name,
-                    arguments=call.arguments_json,
-                    observation=content,
-                    exit_code=result.exit_code,
-                    is_error=result.is_error,
-                    duration=time.monotonic() - started,
+            if self.model.trajectory.recording:  # no record is built for a trajectory not kept
+                self.model.trajectory.record(
+                    ToolStep(
+                        step=self.steps,
+                        call_id=call.id,
+                        name=call.name,
+                        arguments=call.arguments_json,
+                        observation=content,
+                        exit_code=result.exit_code,
+                        is_error=result.is_error,
+                        duration=time.monotonic() - started,
+                    )
                 )
-            )
             self.messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
             if result.final and submitted is None:
                 submitted = result.output

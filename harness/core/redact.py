@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from harness.core.errors import ConfigError
+from harness.core.text_memo import TextMemo
 
 REDACTED = "[REDACTED]"
 
@@ -108,6 +109,11 @@ MIN_DIGIT_SHARE = 0.2
 """Share of a single-case token that must be digits, and letters, for it to look generated."""
 
 
+REMEMBERED_CHARS = 2_000_000
+"""Characters of texts, with their redacted forms, that a :class:`Redactor` keeps (the latest
+ones): about a hundred whole observations at the agent's default cap."""
+
+
 class Redactor:
     """Replaces secrets with ``[REDACTED]`` in text and, recursively, in event data.
 
@@ -118,6 +124,10 @@ class Redactor:
     ``Authorization`` header or after ``Bearer``, Slack and Discord webhook paths, long
     generated-looking tokens (see :data:`MIN_TOKEN_ENTROPY`), and string values stored under a secret-looking key
     in a mapping (``{"api_key": ...}``). The environment is read once, at construction.
+
+    A text redacted again by the same redactor is looked up, not scanned again (see
+    :data:`REMEMBERED_CHARS`): a run's one redactor sees each observation in its trajectory
+    step, then in the next request.
     """
 
     def __init__(
@@ -151,11 +161,15 @@ class Redactor:
                 ) from err
             alternatives.append(f"(?:{pattern})")
         self._regex = re.compile("|".join(alternatives))
+        self._memo = TextMemo(self._scan, REMEMBERED_CHARS)
 
     def redact_text(self, text: str) -> str:
         """``text`` with every secret replaced by ``[REDACTED]``: known values and key shapes,
         credentials in URLs and ``Authorization`` headers, webhook paths, and long high-entropy
-        tokens. The cost is linear in the text's length."""
+        tokens. The cost is linear in the text's length, paid once for a recent text."""
+        return self._memo(text)
+
+    def _scan(self, text: str) -> str:
         for value in self._values:
             if value in text:
                 text = text.replace(value, REDACTED)

@@ -191,9 +191,18 @@ class TrajectorySink(Protocol):
     A model call comes as the request itself (the messages and tool schemas, and the body that
     went on the wire where the model reported it as ``sent``): the sink makes the
     :class:`ModelStep` of it, keeping only what changed since the previous request.
+
+    Sessions nest (a subagent's inside its parent's): a :class:`SessionBegin` opens one, and
+    :meth:`end_session` closes the innermost, so later steps belong to the session around it
+    again. ``recording`` is false for a sink that keeps nothing: a caller may then skip building
+    the records.
     """
 
+    recording: bool
+
     def record(self, record: RecordBase) -> None: ...
+
+    def end_session(self) -> None: ...
 
     def model_call(
         self,
@@ -213,7 +222,12 @@ class TrajectorySink(Protocol):
 class NullTrajectory:
     """Keeps nothing."""
 
+    recording = False
+
     def record(self, record: RecordBase) -> None:
+        return None
+
+    def end_session(self) -> None:
         return None
 
     def model_call(

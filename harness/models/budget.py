@@ -244,17 +244,18 @@ class MeteredModel(Wrapper):
         )
         latency = time.monotonic() - started
         self.meter.record(reply.usage)
-        self.trajectory.model_call(
-            role=self.role,
-            model=self.inner.name,
-            messages=messages,
-            tools=tools,
-            max_tokens=max_tokens,
-            reply=_recorded(reply),
-            usage=reply.usage,
-            latency=latency,
-            sent=reply.sent,
-        )
+        if self.trajectory.recording:
+            self.trajectory.model_call(
+                role=self.role,
+                model=self.inner.name,
+                messages=messages,
+                tools=tools,
+                max_tokens=max_tokens,
+                reply=_recorded(reply),
+                usage=reply.usage,
+                latency=latency,
+                sent=reply.sent,
+            )
         self.events.emit(
             ModelCall(
                 role=self.role,

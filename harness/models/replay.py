@@ -6,6 +6,10 @@ is sent is checked against the recording: every tool observation in it must be t
 recorded run saw for the same call (compared after :func:`normalise`), and the request must come
 from the role the recording has next. The first difference is kept as a :class:`Divergence`; the
 replay goes on, so the gates and the verdict that follow can be compared too.
+
+A recording cut off in its last round (the run was killed) ends there: a request past its last
+recorded reply stops the replay (:attr:`ReplayModel.reached_end`), where the recorded run
+stopped, and is no divergence.
 """
 
 from __future__ import annotations
@@ -15,8 +19,9 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from harness.core.errors import ScriptExhausted
+from harness.core.errors import ScriptExhausted, Stopped
 from harness.core.event_schema import Role
+from harness.core.stop import StopReason
 from harness.core.trajectory_schema import RecordedReply
 from harness.core.usage import Usage
 from harness.models.base import Message, Reply, ToolCall, ToolSchema
@@ -76,7 +81,8 @@ class ReplayModel:
 
     ``turns`` are each round's model calls in order; ``observations`` what each tool call
     returned, by round and call id; ``folders`` the recorded run's own folders and this
-    replay's (see :func:`normalise`).
+    replay's (see :func:`normalise`); ``cut_round`` the round a killed run's recording stops
+    in, if it does: a call past its end stops the replay there (a CANCELLED stop).
     """
 
     def __init__(
@@ -87,6 +93,7 @@ class ReplayModel:
         name: str = "replay",
         context_window: int = 128_000,
         folders: Sequence[str] = (),
+        cut_round: int | None = None,
     ) -> None:
         self.name = name
         self._turns = {number: list(calls) for number, calls in turns.items()}
@@ -99,6 +106,9 @@ class ReplayModel:
         self._lock = threading.Lock()
         self._counter = TokenCounter(name)
         self.divergences: list[Divergence] = []
+        self.cut_round = cut_round
+        self.reached_end = False  # a call past the end of the cut round was made
+        self.calls_made: dict[int, int] = {}  # model calls served, by round
 
     @property
     def context_window(self) -> int:
@@ -116,6 +126,13 @@ class ReplayModel:
     def begin_round(self, round_number: int) -> None:
         with self._lock:
             self._round, self._cursor = round_number, 0
+            if self.cut_round is not None and round_number > self.cut_round:
+                self.reached_end = True
+                raise Stopped(
+                    StopReason.CANCELLED,
+                    f"the replay stops where the recording ends, before round {round_number}: "
+                    "the recorded run was cut off in the round before",
+                )
             if round_number not in self._turns:
                 self._diverge(Divergence(round_number, None, "the recording has no such round"))
                 raise ScriptExhausted(f"{self.name}: the recording has no round {round_number}")
@@ -130,6 +147,13 @@ class ReplayModel:
         with self._lock:
             self._compare_observations(messages)
             turns = self._turns.get(self._round, [])
+            if self._cursor >= len(turns) and self._round == self.cut_round:
+                self.reached_end = True
+                raise Stopped(
+                    StopReason.CANCELLED,
+                    f"the replay stops where the recording ends, in round {self._round} after "
+                    f"{len(turns)} model call(s): the recorded run was cut off there",
+                )
             if self._cursor >= len(turns):
                 self._diverge(
                     Divergence(
@@ -145,6 +169,7 @@ class ReplayModel:
                 )
             turn = turns[self._cursor]
             self._cursor += 1
+            self.calls_made[self._round] = self._cursor
             asked = _role_of(messages, tools)
             if asked is not None and asked != _kind_of(turn.role):
                 self._diverge(

@@ -10,29 +10,33 @@ before the line that names it. Everything is redacted first (a request arrives r
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
-import operator
 import os
 import threading
 import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from pydantic_core import to_json
 
 from harness.core import nofollow
 from harness.core.errors import ConfigError
 from harness.core.event_schema import Role
 from harness.core.redact import REDACTED, SECRET_NAME, Redactor
+from harness.core.text_memo import TextMemo
 from harness.core.trajectory_schema import (
+    TRAJECTORY_VERSION,
     Blob,
     GateStep,
     ModelStep,
     Record,
     RecordBase,
     RecordedReply,
-    Request,
     RoundBegin,
     RoundFinish,
     RunBegin,
@@ -59,8 +63,12 @@ _NAMES = frozenset({"kind", "v", "ts", "round", "session", "role", "model", "nam
                     "id", "step", "usage", "blob", "chars", "passed", "is_error"})  # fmt: skip
 """Fields that name, count or time things: no secret can be in them, so they are not scanned."""
 
-_REMEMBERED = 256
-"""Texts whose redacted form is kept, to be found again without a scan."""
+HASHED_CHARS = 2_000_000
+"""Characters of long texts whose hash is kept (the latest ones), to be found again without
+hashing them: an observation is recorded in its step, then in the next request."""
+
+_TEXTUAL = (str, dict, list)
+"""The values that may hold text, to be redacted."""
 
 _ROUND_LEVEL = (RunBegin, RoundBegin, GateStep, VerdictStep, RoundFinish)
 """Records of the run or the round, in no session."""
@@ -72,12 +80,15 @@ class TrajectoryLog:
     """An append-only trajectory; thread-safe. A :class:`~harness.core.trajectory_schema.
     TrajectorySink`.
 
-    Records get ``round`` (from the last :class:`RoundBegin`) and ``session`` (counted by
-    :class:`SessionBegin`) where they have none. Like the event log, the file is reached from
-    ``root`` without following a link (a link on the way raises
-    :class:`~harness.core.nofollow.UnsafePath` and closes the log); it is then kept open, so no
-    later line can be sent elsewhere by a folder moved or replaced.
+    Records get ``round`` (from the last :class:`RoundBegin`) and ``session`` where they have
+    none: sessions are numbered by :class:`SessionBegin` and nest, the innermost open one (a
+    subagent's) being current until :meth:`end_session` closes it and its parent's is current
+    again. Like the event log, the file is reached from ``root`` without following a link (a
+    link on the way raises :class:`~harness.core.nofollow.UnsafePath` and closes the log); it is
+    then kept open, so no later line can be sent elsewhere by a folder moved or replaced.
     """
+
+    recording = True
 
     def __init__(
         self,
@@ -95,10 +106,10 @@ class TrajectoryLog:
         self._lock = threading.Lock()
         self._closed = False
         self._round: int | None = None
-        self._session: int | None = None
+        self._open: list[int] = []  # the sessions begun and not ended, the current one last
         self._sessions = 0
         self._stored: set[str] = set()
-        self._clean: dict[str, str] = {}  # texts and their redacted form, the latest ones
+        self._digest = TextMemo(_sha256, HASHED_CHARS)
         self._fd: int | None = None
         self._tools: tuple[object, str] = (None, "")  # the last schemas sent, and their hash
         self._previous: dict[tuple[int | None, str], list[Message]] = {}
@@ -106,16 +117,29 @@ class TrajectoryLog:
     def record(self, record: RecordBase) -> None:
         with self._lock:
             if isinstance(record, RoundBegin):
-                self._round, self._session = record.round, None
+                self._round = record.round
+                self._open.clear()
+                self._previous.clear()  # no request of an earlier round comes again
             elif isinstance(record, SessionBegin):
                 self._sessions += 1
-                self._session = self._sessions
-                self._previous.clear()  # no request of an earlier session comes again
-            data = self._scrub(self._stamped(record).model_dump(mode="json"))
+                self._open.append(self._sessions)
+            data = self._scrub(self._stamped(record, record.model_dump(mode="json")))
             for name in _LONG_FIELDS:
                 if isinstance(data.get(name), str):
                     data[name] = self._text(data[name])
             self._write(data)
+
+    def end_session(self) -> None:
+        """The current session is over: later steps belong to the one around it (if any)."""
+        with self._lock:
+            if self._open:
+                ended = self._open.pop()
+                for key in [key for key in self._previous if key[0] == ended]:
+                    del self._previous[key]  # no request of it comes again
+
+    @property
+    def _session(self) -> int | None:
+        return self._open[-1] if self._open else None
 
     def model_call(
         self,
@@ -143,68 +167,62 @@ class TrajectoryLog:
             self._previous[key] = list(messages)
             schemas = None
             if tools:
-                if tools is not self._tools[0]:  # the same schemas are sent at every step
+                # the same schemas at every step: the same list, or (on the wire) an equal one
+                if tools is not self._tools[0] and tools != self._tools[0]:
                     self._tools = (tools, self._store(json.dumps(tools, ensure_ascii=False)))
                 schemas = self._tools[1]
-            step = self._stamped(
-                ModelStep(
-                    role=role,
-                    model=model,
-                    request=Request(
-                        keep=keep,
-                        messages=[],
-                        tools=schemas,
-                        max_tokens=max_tokens,
-                        wire=None if wire is None else self.redactor.redact(wire),
-                    ),
-                    reply=RecordedReply.model_validate(self._scrub(reply.model_dump())),
-                    usage=usage,
-                    latency=latency,
-                )
-            )
-            data = step.model_dump(mode="json")
-            data["request"]["messages"] = [self._message(m) for m in messages[keep:]]
+            # A ModelStep's fields, as its model would dump them (the tests hold the two
+            # together): validating and dumping a model at every call cost more than the rest
+            # of the record.
+            data = {
+                "kind": "model_call",
+                "v": TRAJECTORY_VERSION,
+                "ts": datetime.now(UTC),
+                "round": self._round,
+                "session": self._session,
+                "role": role,
+                "model": model,
+                "request": {
+                    "keep": keep,
+                    "messages": [self._message(m) for m in messages[keep:]],
+                    "tools": schemas,
+                    "max_tokens": max_tokens,
+                    "wire": None if wire is None else self.redactor.redact(wire),
+                },
+                "reply": self._scrub(reply.model_dump()),
+                "usage": usage,
+                "latency": latency,
+            }
             self._write(data)
 
     def _scrub(self, data: Any) -> Any:
-        """``data`` redacted, but for the fields that only name things (:data:`_NAMES`)."""
+        """``data`` redacted, but for the fields that only name things (:data:`_NAMES`) and
+        values that hold no text (numbers, booleans, ``None``)."""
+        if isinstance(data, str):
+            return self.redactor.redact_text(data)
         if isinstance(data, dict):
             return {
-                key: value if key in _NAMES else self._clean_item(key, value)
+                key: self._clean_item(key, value)
+                if isinstance(value, _TEXTUAL) and key not in _NAMES
+                else value
                 for key, value in data.items()
             }
         if isinstance(data, list):
             return [self._scrub(item) for item in data]
-        return self._redacted(data) if isinstance(data, str) else data
+        return data
 
-    def _clean_item(self, key: str, value: Any) -> Any:
-        if isinstance(value, dict | list):
-            return self._scrub(value)
-        if not isinstance(value, str) or not value:
-            return value
-        if SECRET_NAME.search(key):  # as the redactor has it: a secret-looking key's value
-            return REDACTED
-        return self._redacted(value)
+    def _clean_item(self, key: str, value: str | dict[str, Any] | list[Any]) -> Any:
+        if isinstance(value, str) and value and _secret_name(key):
+            return REDACTED  # as the redactor has it: a secret-looking key's value
+        return self._scrub(value)
 
-    def _redacted(self, text: str) -> str:
-        """``text`` redacted; the same text again (a test run twice, a file read again, a tool
-        call's arguments in its reply and then in its step) is looked up, not scanned again."""
-        clean = self._clean.get(text)
-        if clean is None:
-            clean = self.redactor.redact_text(text)
-            if len(self._clean) >= _REMEMBERED:
-                del self._clean[next(iter(self._clean))]
-            self._clean[text] = clean
-        return clean
-
-    def _stamped(self, record: RecordBase) -> RecordBase:
-        session = None if isinstance(record, _ROUND_LEVEL) else self._session
-        missing = {
-            name: value
-            for name, value in (("round", self._round), ("session", session))
-            if getattr(record, name) is None and value is not None
-        }
-        return record.model_copy(update=missing) if missing else record
+    def _stamped(self, record: RecordBase, data: dict[str, Any]) -> dict[str, Any]:
+        """``data`` (``record`` dumped) with the round and the session it has not got itself."""
+        if data["round"] is None:
+            data["round"] = self._round
+        if data["session"] is None and not isinstance(record, _ROUND_LEVEL):
+            data["session"] = self._session
+        return data
 
     def _message(self, message: Message) -> Message:
         content = message.get("content")
@@ -216,14 +234,17 @@ class TrajectoryLog:
         """``text`` itself when short, else the fields of its :class:`Blob`."""
         if len(text) <= self.inline_chars:
             return text
-        return Blob(blob=self._store(text), chars=len(text)).model_dump()
+        return {"blob": self._store(text), "chars": len(text)}  # a Blob's fields
 
     def _store(self, text: str) -> str:
-        """Write ``text`` to the side folder once; its hash."""
-        data = text.encode("utf-8")
-        digest = hashlib.sha256(data).hexdigest()
+        """Write ``text`` to the side folder once; its hash.
+
+        A blob is not fsynced, as the lines are not: a killed process leaves it whole (it is
+        renamed into place) or absent, and it is written before the line that names it."""
+        digest = self._digest(text)
         if digest not in self._stored and not self._closed:
-            nofollow.write_atomic(self.blobs / digest, data, root=self.root)
+            data = text.encode("utf-8")
+            nofollow.write_atomic(self.blobs / digest, data, root=self.root, durable=False)
             self._stored.add(digest)
         return digest
 
@@ -232,7 +253,7 @@ class TrajectoryLog:
         followed) and kept open: every line goes to the file the first one made."""
         if self._closed:
             return
-        line = (json.dumps(data, ensure_ascii=False) + "\n").encode("utf-8")
+        line = to_json(data) + b"\n"  # compact UTF-8 JSON, made in one call (no Python encoder)
         if self._fd is None:
             flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
             try:
@@ -244,10 +265,21 @@ class TrajectoryLog:
         os.write(self._fd, line)
 
 
+@functools.lru_cache(maxsize=1024)
+def _secret_name(key: str) -> bool:
+    """Whether a field's name looks secret; the few field names are each searched once."""
+    return SECRET_NAME.search(key) is not None
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def _kept(previous: list[Message], messages: list[Message]) -> int:
     """How many messages at the start of ``messages`` are those of ``previous``: at once when
-    the whole previous request is still there, as the very same objects (a step added to it)."""
-    if len(messages) >= len(previous) and all(map(operator.is_, previous, messages)):
+    the whole previous request is still there (a step added to it; the list's own comparison
+    takes the very same objects as equal without looking inside them)."""
+    if len(messages) >= len(previous) and messages[: len(previous)] == previous:
         return len(previous)
     keep = 0
     for before, now in zip(previous, messages, strict=False):

@@ -6,6 +6,10 @@ clone of the repository checked out at the run's base commit. The first divergen
 a tool observation that differs (at its round and step), a model call the recording does not
 have, a gate whose result changed, a verdict or an outcome that changed.
 
+A run killed mid-round leaves a recording whose last round has no end: the replay plays every
+recorded step of it and stops where the recording stops (:class:`RecordingEnd`), which is no
+divergence; one that ends that round before the recording's last model call diverges.
+
 The replay is a run of its own: its events and trajectory are kept under the loop's
 ``.harness/runs/`` like any other, so ``harness show`` reads it too.
 """
@@ -51,20 +55,43 @@ class RecordedRound:
 
 
 @dataclass(frozen=True)
+class RecordingEnd:
+    """Where a cut-off recording stops: its last round (one with no end), the step of its last
+    session that the last recorded model call was (0: none was recorded in the round), and the
+    model calls the round holds."""
+
+    round: int
+    step: int
+    calls: int
+
+    def describe(self) -> str:
+        where = f"round {self.round}" + (
+            f", step {self.step}" if self.step else ", before its first step"
+        )
+        return f"the recording ends at {where} (the run was cut off)"
+
+
+@dataclass(frozen=True)
 class ReplayOutcome:
-    """A replay's result: the run it made, and the first divergence (None: none)."""
+    """A replay's result: the run it made, the first divergence (None: none), and where the
+    recording ends when the recorded run was cut off (None: it was not)."""
 
     recorded_run: str
     run_id: str
     result: RunResult
     divergence: Divergence | None
     rounds: int
+    end: RecordingEnd | None = None
+    reached_end: bool = False  # the replay went as far as the recording goes
 
     def describe(self) -> str:
         head = (
             f"replay of run {self.recorded_run} (recorded again as run {self.run_id}): "
             f"{self.rounds} round(s), {self.result.stop_reason.value}"
         )
+        if self.end is not None:
+            played = ": the replay played it up to there" if self.reached_end else ""
+            head += f"\n{self.end.describe()}{played}"
         if self.divergence is None:
             return (
                 f"{head}\nno divergence: every observation, gate, verdict and outcome as recorded"
@@ -102,6 +129,7 @@ def replay_run(
         raise ConfigError(f"{loop_file}: the run's loop.toml is not there (--repo names the "
                           "repository to replay in)")  # fmt: skip
     recorded_rounds = [n for n in trajectory.rounds() if last_round is None or n <= last_round]
+    end = recording_end(trajectory, recorded_rounds)
     with tempfile.TemporaryDirectory(prefix="harness-replay-") as scratch:
         checkout = Path(scratch) / repo.name
         git(
@@ -112,7 +140,7 @@ def replay_run(
         shutil.copyfile(loop_file, root / loop_file.name)  # today's settings
         git(checkout, "-c", f"core.hooksPath={os.devnull}", "commit", "--quiet", "--no-gpg-sign",
             "--allow-empty", "-am", "harness replay: loop.toml as it is now", env=IDENTITY_ENV)  # fmt: skip
-        model = _replay_model(trajectory, header, recorded_rounds, [str(checkout), scratch])
+        model = _replay_model(trajectory, header, recorded_rounds, [str(checkout), scratch], end)
         spec = LoopSpec.from_toml(root / loop_file.name)
         run_id = new_run_id()
         cap = max(recorded_rounds, default=1) if last_round is not None else None
@@ -122,12 +150,39 @@ def replay_run(
         result = loop.run()
         kept = loop_file.parent / RUNS_DIR / run_id
         shutil.copytree(root / RUNS_DIR / run_id, kept, dirs_exist_ok=True)
-    divergence = first_divergence(trajectory, model.divergences, result.rounds, recorded_rounds)
-    return ReplayOutcome(header.run_id, run_id, result, divergence, len(result.rounds))
+    divergences = list(model.divergences)
+    if end is not None and not model.reached_end:
+        made = model.calls_made.get(end.round, 0)
+        if made < end.calls and any(r.round == end.round for r in result.rounds):
+            divergences.append(Divergence(end.round, None, f"the round ended after {made} model "
+                                          f"call(s); the recording holds {end.calls}"))  # fmt: skip
+    divergence = first_divergence(trajectory, divergences, result.rounds, recorded_rounds, end)
+    return ReplayOutcome(
+        header.run_id, run_id, result, divergence, len(result.rounds), end, model.reached_end
+    )
+
+
+def recording_end(trajectory: Trajectory, rounds: list[int]) -> RecordingEnd | None:
+    """Where the recording stops, when its last round among ``rounds`` has no end (the run was
+    killed in it); None when every one of them ended."""
+    if not rounds:
+        return None
+    last = rounds[-1]
+    ended = any(isinstance(r, RoundFinish) and r.round == last for r in trajectory.records)
+    if ended:
+        return None
+    calls = [r for r in trajectory.records if isinstance(r, ModelStep) and r.round == last]
+    session = calls[-1].session if calls else None
+    step = sum(1 for r in calls if r.session == session and r.role == calls[-1].role)
+    return RecordingEnd(last, step, len(calls))
 
 
 def _replay_model(
-    trajectory: Trajectory, header: RunBegin, rounds: list[int], folders: list[str]
+    trajectory: Trajectory,
+    header: RunBegin,
+    rounds: list[int],
+    folders: list[str],
+    end: RecordingEnd | None,
 ) -> ReplayModel:
     turns: dict[int, list[RecordedTurn]] = defaultdict(list)
     observations: dict[tuple[int, str], Observation] = {}
@@ -150,6 +205,7 @@ def _replay_model(
         name=f"replay:{header.run_id}",
         context_window=header.context_window or 128_000,
         folders=[header.workspace, *folders],
+        cut_round=end.round if end is not None else None,
     )
 
 
@@ -176,15 +232,19 @@ def first_divergence(
     model_divergences: list[Divergence],
     reports: list[RoundReport],
     rounds: list[int],
+    end: RecordingEnd | None = None,
 ) -> Divergence | None:
     """The earliest difference, round by round: in a round, the model's (a tool observation, a
-    model call) come before the gates', then the verdict's, then the outcome's."""
+    model call) come before the gates', then the verdict's, then the outcome's. Past the end of
+    a cut-off recording (``end``) there is nothing to compare."""
     checks = recorded_checks(trajectory)
     played = {report.round: report for report in reports}
     for number in rounds:
         in_round = [d for d in model_divergences if d.round == number]
         if in_round:
             return in_round[0]
+        if end is not None and number == end.round:
+            break
         recorded = checks.get(number)
         report = played.get(number)
         if recorded is None or recorded.outcome is None:

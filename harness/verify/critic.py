@@ -231,23 +231,26 @@ class Critic:
         ]
         model = metered(self.model)
         model.trajectory.record(SessionBegin(role="critic", model=model.name))
-        answer = self._ask(messages)
-        usage = answer.usage
         try:
-            verdict = self._verdict(answer, tag)
-        except ValueError as first:
-            tag = fresh_tag(*(str(m["content"]) for m in messages), _shown(answer))
-            messages = [*messages, *_repair(answer, str(first), self._answer(tag))]
             answer = self._ask(messages)
-            usage += answer.usage
+            usage = answer.usage
             try:
                 verdict = self._verdict(answer, tag)
-            except ValueError as second:
-                raise CriticError(
-                    f"critic {self.model.name}: invalid verdict after one repair request: "
-                    f"{second} (reply: {_shown(answer)[:200]!r})",
-                    usage=usage,
-                ) from second
+            except ValueError as first:
+                tag = fresh_tag(*(str(m["content"]) for m in messages), _shown(answer))
+                messages = [*messages, *_repair(answer, str(first), self._answer(tag))]
+                answer = self._ask(messages)
+                usage += answer.usage
+                try:
+                    verdict = self._verdict(answer, tag)
+                except ValueError as second:
+                    raise CriticError(
+                        f"critic {self.model.name}: invalid verdict after one repair request: "
+                        f"{second} (reply: {_shown(answer)[:200]!r})",
+                        usage=usage,
+                    ) from second
+        finally:
+            model.trajectory.end_session()
         return self._emit(verdict.model_copy(update={"usage": usage}), round, messages)
 
     @property

@@ -178,3 +178,27 @@ def test_a_mixed_token_below_the_minimum_entropy_is_left_alone(token: str) -> No
     text = f"id {token} end"
     assert Redactor(env={}).redact_text(text) == text
     assert REDACTED not in Redactor(env={}).redact_text(token)
+
+
+def test_a_text_redacted_again_is_scanned_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    scanned: list[str] = []
+    scan = Redactor._scan
+
+    def counting_scan(self: Redactor, text: str) -> str:
+        scanned.append(text)
+        return scan(self, text)
+
+    monkeypatch.setattr(Redactor, "_scan", counting_scan)
+    secret = "s3cr3t-value-0123"
+    redactor = Redactor(env={"DB_PASSWORD": secret})
+    observation = f"connecting with {secret}\n" + "log line\n" * 1_000
+    first = redactor.redact_text(observation)
+    assert redactor.redact_text(observation) is first
+    equal = observation[:9] + observation[9:]
+    assert equal is not observation
+    assert redactor.redact_text(equal) == first  # an equal text is looked up too
+    assert secret not in first
+    assert first.startswith(f"connecting with {REDACTED}\n")
+    assert scanned == [observation]
+    assert Redactor(env={"DB_PASSWORD": secret}).redact_text(observation) == first
+    assert scanned == [observation, observation]  # each redactor remembers its own

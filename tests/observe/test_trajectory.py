@@ -3,24 +3,32 @@
 from __future__ import annotations
 
 import json
+import os
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
+from harness.agent import agent as agent_module
 from harness.agent.agent import Agent
+from harness.agent.subagent import Profile, Subagents
 from harness.core.errors import ConfigError
 from harness.core.redact import REDACTED, Redactor
 from harness.core.trajectory_schema import (
+    NULL_TRAJECTORY,
     TRAJECTORY_VERSION,
     ModelStep,
     RoundBegin,
     SessionBegin,
     ToolStep,
+    parse_record,
 )
 from harness.core.usage import Usage
+from harness.models import budget as budget_module
 from harness.models.base import Reply, ToolCall
 from harness.models.budget import MeteredModel
 from harness.models.scripted import ScriptedModel
+from harness.observe import trajectory as trajectory_module
 from harness.observe.trajectory import (
     BLOBS_DIR,
     TRAJECTORY_FILE,
@@ -110,6 +118,122 @@ def test_a_repeated_long_observation_is_stored_once(tmp_path: Path) -> None:
     size = (run / TRAJECTORY_FILE).stat().st_size
     assert size < 20 * len(BIG)  # neither the observation nor the history is repeated inline
     assert BIG not in (run / TRAJECTORY_FILE).read_text()
+
+
+def test_a_subagent_has_its_own_session_and_the_parent_gets_its_own_back(tmp_path: Path) -> None:
+    """Steps inside the child are the child's session; the parent's steps after it returns are
+    the parent's again, and every request of both is rebuilt as its model received it."""
+    child = ScriptedModel(  # type: ignore[arg-type]
+        [ToolCall("big", {"part": "c1"}), ToolCall("big", {"part": "c2"}), "child done"],
+        name="child-model",
+    )
+    parent = ScriptedModel(  # type: ignore[arg-type]
+        [
+            ToolCall("big", {"part": "p1"}),
+            ToolCall("subagent", {"task": "look", "profile": "helper"}),
+            ToolCall("big", {"part": "p2"}),
+            ToolCall("big", {"part": "p3"}),
+            "parent done",
+        ],
+        name="parent-model",
+    )
+    redactor = Redactor()
+    log = TrajectoryLog(tmp_path / "run" / TRAJECTORY_FILE, redactor=redactor)
+    model = MeteredModel(parent, redact=redactor.redact_text, trajectory=log)
+    log.record(RoundBegin(round=1))
+    helper = Profile(model=child, tools=("big",), max_steps=5)
+    agent = Agent(model, [big], max_steps=10, subagents=Subagents(profiles={"helper": helper}))
+    assert agent.run("do it", tmp_path).final == "parent done"
+    records = read_trajectory(tmp_path / "run" / TRAJECTORY_FILE)
+    stamped = [
+        (r.kind, r.session, r.model if isinstance(r, ModelStep) else getattr(r, "name", None))
+        for r in records
+        if not isinstance(r, RoundBegin)
+    ]
+    assert stamped == [
+        ("session", 1, None),
+        ("model_call", 1, "parent-model"),
+        ("tool_call", 1, "big"),
+        ("model_call", 1, "parent-model"),
+        ("session", 2, None),
+        ("model_call", 2, "child-model"),
+        ("tool_call", 2, "big"),
+        ("model_call", 2, "child-model"),
+        ("tool_call", 2, "big"),
+        ("model_call", 2, "child-model"),
+        ("tool_call", 1, "subagent"),
+        ("model_call", 1, "parent-model"),
+        ("tool_call", 1, "big"),
+        ("model_call", 1, "parent-model"),
+        ("tool_call", 1, "big"),
+        ("model_call", 1, "parent-model"),
+    ]
+    calls = list(Trajectory.load(tmp_path / "run").calls())
+    by_model = {"parent-model": parent.calls, "child-model": child.calls}
+    for name, received in by_model.items():
+        rebuilt = [c.messages for c in calls if c.step.model == name]
+        assert json.dumps(rebuilt) == json.dumps([r.messages for r in received])
+    parent_requests = [c.step.request for c in calls if c.step.model == "parent-model"]
+    assert [r.keep for r in parent_requests] == [0, 2, 4, 6, 8]  # no full request after the child
+
+
+def test_no_record_is_built_for_a_trajectory_not_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def unwanted(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a record was built for the null trajectory")
+
+    monkeypatch.setattr(agent_module, "ToolStep", unwanted)
+    monkeypatch.setattr(budget_module, "_recorded", unwanted)
+    model = MeteredModel(ScriptedModel([ToolCall("big", {"part": "p"}), "done"]))
+    assert model.trajectory is NULL_TRAJECTORY
+    assert Agent(model, [big]).run("do it", tmp_path).final == "done"
+
+
+def test_each_long_text_is_scanned_and_hashed_once_and_no_blob_is_synced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An observation goes into its step, then into the next request: the run's one redactor
+    scans it once, and the trajectory hashes it once; the tool schemas, sent at every step, are
+    hashed once; blobs are not fsynced (the lines that name them are not either)."""
+    scanned: Counter[str] = Counter()
+    scan = Redactor._scan
+
+    def counting_scan(self: Redactor, text: str) -> str:
+        scanned[text] += 1
+        return scan(self, text)
+
+    hashed: list[str] = []
+    sha256 = trajectory_module._sha256
+
+    def counting_sha256(text: str) -> str:
+        hashed.append(text)
+        return sha256(text)
+
+    synced: list[int] = []
+    monkeypatch.setattr(Redactor, "_scan", counting_scan)
+    monkeypatch.setattr(trajectory_module, "_sha256", counting_sha256)
+    monkeypatch.setattr(os, "fsync", synced.append)
+    script = [ToolCall("big", {"part": f"p{i}"}) for i in range(4)]
+    _, run = _session(tmp_path, [*script, *script, "done"], [big])  # each text comes twice
+    observations = [f"p{i}\n{BIG}" for i in range(4)]
+    assert [scanned[text] for text in observations] == [1, 1, 1, 1]
+    assert sorted(hashed[1:]) == observations  # after the schemas, each observation once
+    assert len(list((run / BLOBS_DIR).iterdir())) == 5
+    assert synced == []
+    steps = [r for r in read_trajectory(run / TRAJECTORY_FILE) if isinstance(r, ToolStep)]
+    assert [Trajectory.load(run).text(s.observation) for s in steps] == observations * 2
+
+
+def test_every_line_is_its_record_as_the_schema_writes_it(tmp_path: Path) -> None:
+    """The writer's lines hold exactly the schema's fields: parsed and written again by the
+    schema's own models, each is the same."""
+    script = [ToolCall("big", {"part": "p"}), ToolCall("leak", {}), "done"]
+    _, run = _session(tmp_path, script, [big, leak])
+    lines = (run / TRAJECTORY_FILE).read_text().splitlines()
+    assert len(lines) == 7
+    for line in lines:
+        assert json.loads(line) == parse_record(line).model_dump(mode="json")
 
 
 def test_secrets_are_redacted_in_lines_and_blobs(tmp_path: Path) -> None:

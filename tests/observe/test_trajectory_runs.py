@@ -81,11 +81,15 @@ def test_the_trajectory_holds_every_request_as_the_server_received_it(tmp_path: 
 
 
 def _killable_project(root: Path) -> Path:
+    """A project whose run blocks in its second tool call (a shell command that waits until a
+    file beside the project is made) and is then killed; a replay made after the file is there
+    runs through."""
+    release = root.parent / "released"
     script = {
         "rounds": {
             "1": [
                 {"name": "write_file", "arguments": {"path": "a.txt", "content": "one\n"}},
-                {"name": "run_shell", "arguments": {"command": "sleep 60"}},
+                {"name": "run_shell", "arguments": {"command": f"test -f {release} || sleep 60"}},
                 "never reached",
             ]
         }
@@ -102,6 +106,8 @@ def _killable_project(root: Path) -> Path:
                 max_iterations = 1
                 [agent]
                 shell_timeout = 120
+                [critic]
+                enabled = false
                 [[gates]]
                 type = "command"
                 name = "one"
@@ -113,9 +119,9 @@ def _killable_project(root: Path) -> Path:
     return root
 
 
-def test_a_run_killed_mid_session_leaves_a_trajectory_whose_every_line_parses(
-    tmp_path: Path,
-) -> None:
+def _killed_run(tmp_path: Path) -> tuple[Path, Path]:
+    """The killable project, and its trajectory once the run was killed in its second tool
+    call (``SIGKILL`` to its whole process group)."""
     root = _killable_project(tmp_path / "project")
     process = subprocess.Popen(
         [sys.executable, "-m", "harness.cli.main", "run", "--quiet"],
@@ -130,7 +136,7 @@ def test_a_run_killed_mid_session_leaves_a_trajectory_whose_every_line_parses(
         path = None
         while time.monotonic() < deadline:  # until the second model call is on record
             runs = list((root / ".harness" / "runs").glob(f"*/{TRAJECTORY_FILE}"))
-            if runs and runs[0].read_text().count('"kind": "model_call"') >= 2:
+            if runs and sum(isinstance(r, ModelStep) for r in read_trajectory(runs[0])) >= 2:
                 path = runs[0]
                 break
             time.sleep(0.05)
@@ -140,6 +146,13 @@ def test_a_run_killed_mid_session_leaves_a_trajectory_whose_every_line_parses(
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=30)
+    return root, path
+
+
+def test_a_run_killed_mid_session_leaves_a_trajectory_whose_every_line_parses(
+    tmp_path: Path,
+) -> None:
+    _, path = _killed_run(tmp_path)
     text = path.read_text()
     complete = text[: text.rfind("\n") + 1].splitlines()
     records = [parse_record(line) for line in complete]  # every complete line parses
@@ -155,3 +168,43 @@ def test_a_run_killed_mid_session_leaves_a_trajectory_whose_every_line_parses(
     assert isinstance(second, ModelStep)
     assert second.reply.tool_calls[0].name == "run_shell"
     assert "round_end" not in kinds  # the round never ended
+
+
+def test_the_replay_of_a_killed_run_plays_it_up_to_where_it_stopped(tmp_path: Path) -> None:
+    root, path = _killed_run(tmp_path)
+    (tmp_path / "released").touch()  # today the shell command returns at once
+    result = harness("replay", path.parent.name, cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(f"replay of run {path.parent.name} (recorded again as run ")
+    assert lines[0].endswith("0 round(s), CANCELLED")
+    assert lines[1] == (
+        "the recording ends at round 1, step 2 (the run was cut off): the replay played it up "
+        "to there"
+    )
+    assert lines[2].startswith("no divergence")
+    assert "first divergence" not in result.stdout
+    replayed = root / ".harness" / "runs" / lines[0].split("as run ")[1].split(")")[0]
+    records = read_trajectory(replayed / TRAJECTORY_FILE)
+    steps = [(r.name, r.step) for r in records if isinstance(r, ToolStep)]
+    assert steps == [("write_file", 1), ("run_shell", 2)]  # both recorded calls, played again
+    assert sum(isinstance(r, ModelStep) for r in records) == 2
+
+
+def test_a_replay_that_ends_the_killed_round_early_diverges(tmp_path: Path) -> None:
+    """A recording cut off after three model calls of its round, where the replay's agent
+    answers at the second: the round ended before the recording's end, a divergence."""
+    root, path = _killed_run(tmp_path)
+    lines = path.read_text().splitlines()
+    (second,) = [n for n, line in enumerate(lines) if '"run_shell"' in line]
+    answer = json.loads(lines[second])
+    answer["reply"] = {"content": "done early", "tool_calls": [], "reasoning": None}
+    lines[second] = json.dumps(answer)
+    path.write_text("\n".join([*lines, lines[second]]) + "\n")  # a third call, never reached
+    result = harness("replay", path.parent.name, cwd=root)
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert "the recording ends at round 1, step 3 (the run was cut off)\n" in result.stdout
+    assert "played it" not in result.stdout
+    assert result.stdout.rstrip().endswith(
+        "first divergence at round 1: the round ended after 2 model call(s); the recording holds 3"
+    )
