@@ -66,9 +66,12 @@ def test_order_is_kept_when_items_finish_out_of_order(concurrency: int) -> None:
 @pytest.mark.parametrize("concurrency", [1, 2, 3, 5, 8])
 def test_threads_never_run_more_than_concurrency_bodies(concurrency: int) -> None:
     gauge = Gauge()
+    first_wave = threading.Barrier(concurrency)  # the first bodies wait until all are in
 
     def body(ctx: LoopContext) -> int:
         gauge.enter()
+        if ctx.index < concurrency:
+            first_wave.wait(timeout=30)
         time.sleep(0.01)
         gauge.leave(ctx.index)
         return ctx.index

@@ -133,9 +133,9 @@ def test_the_suite_runs_once_a_round_and_once_per_base_commit(
     runs: list[str] = []
     real_run = PytestGate.run
 
-    def counted(self: PytestGate, workspace: str | Path) -> object:
+    def counted(self: PytestGate, workspace: str | Path, args: list[str] | None = None) -> object:
         runs.append(str(workspace))
-        return real_run(self, workspace)
+        return real_run(self, workspace, args)
 
     monkeypatch.setattr(PytestGate, "run", counted)
 
