@@ -98,13 +98,13 @@ def instrumented() -> Iterator[None]:
             if not in_gate and "pytest" in text:
                 _tally.agent_suite_runs += 1
 
-    def counted_gate(self: PytestGate, workspace: Any) -> Any:
+    def counted_gate(self: PytestGate, workspace: Any, args: Any = None) -> Any:
         nonlocal in_gate
         assert _tally is not None
         _tally.harness_suite_runs += 1
         in_gate = True
         try:
-            return gate_run(self, workspace)
+            return gate_run(self, workspace, args)
         finally:
             in_gate = False
 
