@@ -16,7 +16,7 @@ import threading
 from collections import deque
 from pathlib import Path
 
-from harness.core.atomic import atomic_write_text
+from harness.core import nofollow
 
 MAX_REMEMBERED = 10_000
 """Deliveries remembered (at least); a replay of one older than this many may be taken again."""
@@ -25,16 +25,24 @@ KEYS_PER_DELIVERY = 2  # its id (when it has one) and its body's digest
 
 
 class SeenDeliveries:
-    """The deliveries taken, in ``path`` (made when the first one is taken)."""
+    """The deliveries taken, in ``path`` (made when the first one is taken), read and written
+    without following a link below ``root``: a link planted there stops the watcher
+    (:class:`~harness.core.nofollow.UnsafePath`) rather than carrying its writes elsewhere."""
 
-    def __init__(self, path: Path, *, bound: int = MAX_REMEMBERED) -> None:
+    def __init__(
+        self, path: Path, *, root: Path | None = None, bound: int = MAX_REMEMBERED
+    ) -> None:
         self.path = path
+        self.root = root
         self.bound = bound
         self._lock = threading.Lock()
         self._keys: deque[str] = deque()
-        if path.is_file():
-            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-            self._keys.extend(line for line in lines[-bound * KEYS_PER_DELIVERY :] if line)
+        try:
+            text = nofollow.read_bytes(path, root=root).decode("utf-8", errors="replace")
+        except FileNotFoundError:
+            text = ""
+        lines = text.splitlines()
+        self._keys.extend(line for line in lines[-bound * KEYS_PER_DELIVERY :] if line)
         self._seen = set(self._keys)
         self._written = len(self._keys)  # lines in the file
 
@@ -56,12 +64,15 @@ class SeenDeliveries:
 
     def _save(self, keys: list[str]) -> None:
         if self._written + len(keys) > 2 * self.bound * KEYS_PER_DELIVERY:
-            atomic_write_text(self.path, "".join(f"{key}\n" for key in self._keys))
+            data = "".join(f"{key}\n" for key in self._keys).encode()
+            nofollow.write_atomic(self.path, data, root=self.root)
             self._written = len(self._keys)
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.open("a", encoding="utf-8") as file:
-            file.write("".join(f"{key}\n" for key in keys))
-            file.flush()
-            os.fsync(file.fileno())  # taken means remembered, a power cut notwithstanding
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+        fd = nofollow.open_file(self.path, flags, root=self.root, make_folders=True)
+        try:
+            os.write(fd, "".join(f"{key}\n" for key in keys).encode())
+            os.fsync(fd)  # taken means remembered, a power cut notwithstanding
+        finally:
+            os.close(fd)
         self._written += len(keys)

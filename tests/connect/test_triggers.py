@@ -376,3 +376,23 @@ def test_the_same_delivery_sent_eight_times_at_once_is_taken_once(tmp_path: Path
         trigger.close()
     assert sorted(answers) == [202] + [409] * 7
     assert [start.issue for start in starts] == [5]
+
+
+def test_a_link_planted_at_the_deliveries_file_is_refused_not_written_through(
+    tmp_path: Path,
+) -> None:
+    from harness.core.nofollow import UnsafePath
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    folder = tmp_path / ".harness" / "watch"
+    folder.mkdir(parents=True)
+    (folder / "deliveries").symlink_to(victim)
+    with pytest.raises(UnsafePath):
+        SeenDeliveries(folder / "deliveries", root=tmp_path)
+    (folder / "deliveries").unlink()
+    seen = SeenDeliveries(folder / "deliveries", root=tmp_path)
+    (folder / "deliveries").symlink_to(victim)  # planted after the watcher started
+    with pytest.raises(UnsafePath):
+        seen.take("d1", b"body")
+    assert victim.read_text() == "keep me\n"
