@@ -44,7 +44,8 @@ def collection_args(args: list[str]) -> list[str] | None:
     where = positions(args)
     if not any(is_cut(args[index]) for index in where):
         return None
-    options = [arg for index, arg in enumerate(args) if index not in set(where)]
+    positional = set(where)
+    options = [arg for index, arg in enumerate(args) if index not in positional]
     return [*options, *dict.fromkeys(args[index].split("::")[0] for index in where)]
 
 
