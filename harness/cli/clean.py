@@ -24,13 +24,14 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.cli.discover import FoundLoop, find_loops
+from harness.cli.discover import Unreadable, find_loops
 from harness.cli.exit_codes import EXIT_PASSED
 from harness.core.errors import ConfigError
 from harness.memory.lock import LockHeld, LoopLock
 from harness.memory.progress import Progress
 from harness.memory.progress_items import Status
 from harness.memory.run_state import RunState
+from harness.spec import LoopSpec
 from harness.workspace import cleanup
 
 
@@ -42,19 +43,25 @@ def clean_loops(
     ``branches``, when given, are the only run branches cleaned, passed work or not.
     """
     loops, unreadable = find_loops(path)
+    configs = [loop.config.file for loop in loops if loop.config is not None]
+    specs = []
+    for config in configs:  # what is removed depends on the whole spec: read it all
+        try:
+            specs.append(LoopSpec.from_toml(config))
+        except ConfigError as exc:
+            unreadable.append(Unreadable(config, str(exc)))
     for problem in unreadable:
         print(f"{problem.path}: skipped, cannot be read: {problem.reason}")
-    configured = [loop for loop in loops if loop.config is not None]
-    if not configured:
+    if not configs:
         print(f"no loop.toml found under {path}; nothing to clean")
     asked = _Asked(frozenset(branches), include_passed)
-    for loop in configured:
+    for spec in specs:
         try:
-            with LoopLock(loop.progress):
-                for line in _clean_loop(loop, dry_run=dry_run, asked=asked):
+            with LoopLock(spec.progress_path()):
+                for line in _clean_loop(spec, dry_run=dry_run, asked=asked):
                     print(line)
         except LockHeld as exc:
-            print(f"{_name(loop)}: running, left alone ({exc})")
+            print(f"{spec.name}: running, left alone ({exc})")
     for branch in sorted(asked.named - asked.seen):
         print(f"{branch}: not a run branch of the loops under {path}; nothing done")
     return EXIT_PASSED
@@ -75,26 +82,19 @@ class _Asked:
         return self.include_passed or branch in self.named
 
 
-def _name(loop: FoundLoop) -> str:
-    assert loop.config is not None
-    return loop.config.name
-
-
-def _clean_loop(loop: FoundLoop, *, dry_run: bool, asked: _Asked) -> list[str]:
-    assert loop.config is not None
-    assert loop.root is not None
-    name = loop.config.name
+def _clean_loop(spec: LoopSpec, *, dry_run: bool, asked: _Asked) -> list[str]:
+    name, progress = spec.name, spec.progress_path()
     removed = "would remove" if dry_run else "removed"
-    workspace = loop.root / loop.config.workspace
+    workspace = spec.root / spec.workspace
     repo = cleanup.top_of(workspace) if workspace.is_dir() else None
     if repo is None:
         return []
     try:
-        current, status = _current_run(loop.progress)
+        current, status = _current_run(progress)
     except ConfigError as exc:  # which run is resumable is unknown: remove nothing
         return [f"{name}: skipped, its progress file cannot be read: {exc}"]
     lines = []
-    for run in cleanup.run_branches(repo, name, loop.progress):
+    for run in cleanup.run_branches(repo, name, progress):
         if not asked.covers(run.branch):
             continue
         asked.seen.add(run.branch)
@@ -123,19 +123,18 @@ def _clean_loop(loop: FoundLoop, *, dry_run: bool, asked: _Asked) -> list[str]:
             cleanup.remove_branch(repo, run.branch)
         lines.append(f"{name}: {removed} branch {run.branch}")
     if not asked.named:
-        lines += _debris(repo, loop, dry_run=dry_run)
+        lines += _debris(repo, name, progress, dry_run=dry_run)
     if not lines:
         lines.append(f"{name}: nothing to clean")
     return lines
 
 
-def _debris(repo: Path, loop: FoundLoop, *, dry_run: bool) -> list[str]:
+def _debris(repo: Path, name: str, progress: Path, *, dry_run: bool) -> list[str]:
     """Remove the folders no run owns: strays of this loop's runs, parked worktrees and
     checkouts."""
-    name = _name(loop)
     removed = "would remove" if dry_run else "removed"
     lines = []
-    for folder in cleanup.stray_worktree_folders(repo, name, loop.progress):
+    for folder in cleanup.stray_worktree_folders(repo, name, progress):
         if not dry_run:
             cleanup.remove_folder(folder)
         lines.append(f"{name}: {removed} stray folder {folder}")

@@ -248,8 +248,8 @@ def status(args: argparse.Namespace) -> int:
     for loop in loops:
         file = loop.progress
         if not file.exists():
-            name = loop.config.name if loop.config else file.stem
-            print(f"{name}: not started ({loop.config_file or file})")
+            source = loop.config.file if loop.config else file
+            print(f"{loop.config.name if loop.config else file.stem}: not started ({source})")
             continue
         from harness.memory.progress import Progress  # only once a loop has one
         from harness.outer.best import best_of

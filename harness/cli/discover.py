@@ -3,7 +3,9 @@
 Used by ``harness status`` and ``harness clean``, and (through
 :func:`harness.cli.run_folders.run_folders`) by ``harness runs`` and ``harness report``, so all
 four find the same loops. A loop.toml or progress file
-that cannot be read is reported with the reason, never a reason to stop looking.
+that cannot be read is reported with the reason, never a reason to stop looking. A loop.toml is
+read for its outline only (:class:`~harness.spec.outline.LoopOutline`: name, progress file,
+folder), so finding loops imports no pydantic; a command that acts on a loop reads its whole spec.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.core.errors import ConfigError
-from harness.spec import CONFIG_NAME, LoopSpec
+from harness.spec.outline import CONFIG_NAME, LoopOutline
 
 SET_ASIDE = (".escalation.md", ".previous.md", ".sample.md")
 """Suffixes of files beside a progress file that are not progress files themselves: an
@@ -28,9 +30,7 @@ class FoundLoop:
     """A loop found under the path: its progress file, and its loop.toml when it has one."""
 
     progress: Path
-    config: LoopSpec | None = None
-    config_file: Path | None = None
-    root: Path | None = None  # the folder loop.toml's relative paths start from
+    config: LoopOutline | None = None
 
 
 @dataclass(frozen=True)
@@ -57,18 +57,18 @@ def find_loops(path: str | Path) -> tuple[list[FoundLoop], list[Unreadable]]:
     if path.is_file() and path.suffix == ".md":
         return [FoundLoop(path)], []
     if path.is_file() or (path / CONFIG_NAME).is_file():
-        config = LoopSpec.from_toml(path)
-        return [_from_config(config, path if path.is_file() else path / CONFIG_NAME)], []
+        config = LoopOutline.from_toml(path)
+        return [FoundLoop(config.progress_path(), config)], []
     loops: list[FoundLoop] = []
     unreadable: list[Unreadable] = []
     seen: set[Path] = set()
     for config_file in _config_files(path):
         try:
-            config = LoopSpec.from_toml(config_file)
+            config = LoopOutline.from_toml(config_file)
         except ConfigError as exc:
             unreadable.append(Unreadable(config_file, str(exc)))
             continue
-        found = _from_config(config, config_file)
+        found = FoundLoop(config.progress_path(), config)
         seen.add(found.progress.resolve())
         loops.append(found)
     folders = [path / "progress", *(d / "progress" for d in _folders(path) if d != path)]
@@ -85,10 +85,6 @@ def find_loops(path: str | Path) -> tuple[list[FoundLoop], list[Unreadable]]:
                 continue  # a README beside loops is not a loop
             loops.append(FoundLoop(file))
     return loops, unreadable
-
-
-def _from_config(config: LoopSpec, config_file: Path) -> FoundLoop:
-    return FoundLoop(config.progress_path(), config, config_file, config.root)
 
 
 def _is_progress(file: Path) -> bool:

@@ -24,7 +24,7 @@ def run_folders(path: str | Path) -> list[Path]:
             loops, _ = find_loops(path)
         except ConfigError:  # a broken loop.toml here: its own runs folder still counts
             loops = []
-        roots += [loop.root for loop in loops if loop.root is not None]
+        roots += [loop.config.root for loop in loops if loop.config is not None]
     folders = {(root / RUNS_DIR).resolve(): root / RUNS_DIR for root in roots}
     return [folder for folder in folders.values() if folder.is_dir()]
 

@@ -11,6 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from harness.outer.loop_name import DEFAULT_LOOP_NAME, LOOP_NAME_PATTERN
 from harness.tools.paths import check_protect_patterns
 
 Patience = Annotated[int, Field(ge=2, le=100, strict=True)]
@@ -19,7 +20,7 @@ Patience = Annotated[int, Field(ge=2, le=100, strict=True)]
 Rollback = Literal["keep", "failed"]
 """``failed``: a failed round's changes are reset before the next round."""
 
-LoopName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]
+LoopName = Annotated[str, Field(pattern=LOOP_NAME_PATTERN)]
 """Names the progress file and the run branch."""
 
 
@@ -32,7 +33,7 @@ class LoopRules(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
-    name: LoopName = "loop"
+    name: LoopName = DEFAULT_LOOP_NAME
     protect: tuple[str, ...] | None = None  # None: the test gates' paths and pytest's config
     patience: Patience = 3
     rollback: Rollback = "keep"

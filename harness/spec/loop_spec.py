@@ -7,7 +7,6 @@ ready :class:`~harness.outer.loop.OuterLoop`.
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -18,6 +17,7 @@ from harness.core.redact import Redactor
 from harness.core.validation import format_validation_error
 from harness.engine.bounds import MAX_ITERATIONS
 from harness.outer.rules import LoopRules
+from harness.spec.outline import find_config, progress_path, read_toml
 from harness.spec.sections import (
     CONNECTOR_TYPES,
     GATE_TYPES,
@@ -51,7 +51,6 @@ from harness.spec.sections import (
 )
 from harness.tools.permissions import Permissions
 
-CONFIG_NAME = "loop.toml"
 UNION_TAGS = {"gates": GATE_TYPES, "connectors": CONNECTOR_TYPES, "triggers": TRIGGER_TYPES}
 
 
@@ -100,7 +99,7 @@ class LoopSpec(LoopRules, Section):
     def from_toml(cls, path: str | Path) -> LoopSpec:
         """The spec in ``path`` (a loop.toml, or a folder holding one); errors name file and field."""
         file = find_config(path)
-        spec = cls._validated(_read_toml(file), file)
+        spec = cls._validated(read_toml(file), file)
         spec._root, spec._file = file.parent.resolve(), file
         return spec
 
@@ -137,7 +136,7 @@ class LoopSpec(LoopRules, Section):
         return spec
 
     def progress_path(self) -> Path:
-        return self.root / (self.progress or f"progress/{self.name}.md")
+        return progress_path(self.root, self.name, self.progress)
 
     def redactor(self) -> Redactor:
         """The run's redactor: ``[redact]`` on top of the secrets found by default."""
@@ -165,33 +164,6 @@ class LoopSpec(LoopRules, Section):
         names += [c.url_env for c in self.connectors if isinstance(c, WebhookConnectorConfig)]
         names += [t.secret_env for t in self.triggers if isinstance(t, WebhookTriggerConfig)]
         return names
-
-
-def find_config(path: str | Path) -> Path:
-    """``path`` itself if it is a file, else ``path/loop.toml``."""
-    path = Path(path)
-    candidate = path / CONFIG_NAME if path.is_dir() else path
-    if not candidate.is_file():
-        raise ConfigError(
-            f"{candidate}: no such file (expected a {CONFIG_NAME} or a folder holding one)"
-        )
-    return candidate
-
-
-def _read_toml(file: Path) -> dict[str, Any]:
-    try:
-        return tomllib.loads(file.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{file}: not valid TOML: {exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise ConfigError(
-            f"{file}: not UTF-8 text (byte {exc.start} is {exc.object[exc.start]:#04x}); "
-            "save it as UTF-8"
-        ) from None
-    except RecursionError:
-        raise ConfigError(f"{file}: nested too deeply to read") from None
-    except OSError as exc:
-        raise ConfigError(f"{file}: cannot read: {exc.strerror}") from exc
 
 
 def _cross_checks(config: LoopSpec) -> list[tuple[str, str]]:
