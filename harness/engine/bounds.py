@@ -3,7 +3,8 @@
 Loops (and :class:`~harness.engine.foreach.ForEach`) nest at most :data:`MAX_DEPTH` deep, counted per
 thread and task through a context variable; each level carries the watchdogs of the loops
 around it, so one watchdog bounds everything inside the loop that was given it. A run with
-no watchdog anywhere gets a default one of :data:`DEFAULT_MAX_BODIES` body executions.
+no watchdog anywhere is bounded by default to :data:`DEFAULT_MAX_BODIES` body executions,
+counted by its outermost loop's tally (no watchdog is made for it: a run is cheaper so).
 
 Admitting a body (checking and counting it against every watchdog, and counting it in the
 tally of every loop around it) takes one lock for the whole process: one acquisition per body,
@@ -62,7 +63,6 @@ class Watchdog:
             )
         self.seconds = seconds
         self.max_bodies = max_bodies
-        self._hint = ""
         self._started: float | None = None
         self._deadline: float | None = None  # on the monotonic clock, once started
         self._bodies = 0
@@ -98,19 +98,16 @@ class Watchdog:
         if self.max_bodies is not None and self._bodies >= self.max_bodies:
             raise Stopped(
                 StopReason.TIMEOUT,
-                f"watchdog: the run reached its limit of {self.max_bodies} body executions"
-                + self._hint,
+                f"watchdog: the run reached its limit of {self.max_bodies} body executions",
             )
         self._bodies += 1
 
 
-def default_watchdog() -> Watchdog:
-    """The watchdog of a run that was given none: :data:`DEFAULT_MAX_BODIES` body executions."""
-    watchdog = Watchdog(max_bodies=DEFAULT_MAX_BODIES)
-    watchdog._hint = (
-        " (the default; give the outermost loop watchdog=Watchdog(max_bodies=N) to change it)"
-    )
-    return watchdog
+_DEFAULT_CAP = (
+    f"watchdog: the run reached its limit of {DEFAULT_MAX_BODIES} body executions (the default;"
+    " give the outermost loop watchdog=Watchdog(max_bodies=N) to change it)"
+)
+"""Why a run given no watchdog stops at :data:`DEFAULT_MAX_BODIES` body executions."""
 
 
 class Tally:
@@ -126,11 +123,13 @@ class Tally:
 class Frame:
     """A loop's nesting level, the watchdogs that bound it and the tallies that count its bodies.
 
-    ``sealed`` names an enclosing loop that refuses loops inside it (``allow_nested=False``).
-    Never changed once made (a plain class with slots: one is made per loop run).
+    ``sealed`` names an enclosing loop that refuses loops inside it (``allow_nested=False``);
+    ``capped``: the run was given no watchdog, so its outermost tally (``tallies[0]``) may
+    count at most :data:`DEFAULT_MAX_BODIES`. Never changed once made (a plain class with
+    slots: one is made per loop run).
     """
 
-    __slots__ = ("depth", "sealed", "tallies", "watchdogs")
+    __slots__ = ("capped", "depth", "sealed", "tallies", "watchdogs")
 
     def __init__(
         self,
@@ -138,11 +137,13 @@ class Frame:
         watchdogs: tuple[Watchdog, ...] = (),
         tallies: tuple[Tally, ...] = (),
         sealed: str = "",
+        capped: bool = False,
     ) -> None:
         self.depth = depth
         self.watchdogs = watchdogs
         self.tallies = tallies
         self.sealed = sealed
+        self.capped = capped
 
     @property
     def tally(self) -> Tally:
@@ -150,8 +151,11 @@ class Frame:
         return self.tallies[-1]
 
     def admit(self) -> None:
-        """Admit one body: every watchdog checks and counts it, every tally counts it."""
+        """Admit one body: the default cap and every watchdog check it, every watchdog and
+        every tally counts it."""
         with _ADMISSION:
+            if self.capped and self.tallies[0].count >= DEFAULT_MAX_BODIES:
+                raise Stopped(StopReason.TIMEOUT, _DEFAULT_CAP)
             for watchdog in self.watchdogs:
                 watchdog._admit()
             for tally in self.tallies:
@@ -170,7 +174,7 @@ def enter_loop(watchdog: Watchdog | None, kind: str, *, allow_nested: bool = Tru
     """One level deeper, with ``watchdog`` joining those of the enclosing loops: use it as
     ``with enter_loop(...) as frame``.
 
-    With no watchdog here or around, the run gets :func:`default_watchdog`. With
+    With no watchdog here or around, the run is capped at :data:`DEFAULT_MAX_BODIES`. With
     ``allow_nested=False`` any loop started inside this one is refused.
     """
     outer = _FRAME.get()
@@ -184,14 +188,12 @@ def enter_loop(watchdog: Watchdog | None, kind: str, *, allow_nested: bool = Tru
             f"{kind}: loops nest at most {MAX_DEPTH} deep; this one would be level {outer.depth + 1}"
         )
     watchdogs = outer.watchdogs
-    if watchdog is None and not watchdogs:
-        watchdog = default_watchdog()
+    capped = outer.capped if outer.depth else watchdog is None
     if watchdog is not None and watchdog not in watchdogs:
         watchdog.start()
         watchdogs = (*watchdogs, watchdog)
-    return Level(
-        Frame(outer.depth + 1, watchdogs, (*outer.tallies, Tally()), "" if allow_nested else kind)
-    )
+    sealed = "" if allow_nested else kind
+    return Level(Frame(outer.depth + 1, watchdogs, (*outer.tallies, Tally()), sealed, capped))
 
 
 class Level:

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, fie
 from harness.core.errors import ConfigError
 from harness.core.validation import format_validation_error
 from harness.engine.operators import COMPARE, UNARY, Op
-from harness.engine.reference import MISSING, Root, parse_reference, resolve
+from harness.engine.reference import MISSING, Root, lookup, parse_reference, resolve
 
 __all__ = ["MISSING", "Combine", "Condition", "ConditionSet", "Op", "Root", "exit_conditions"]
 
@@ -181,16 +181,29 @@ class ConditionSet:
     conditions: tuple[Condition, ...]
     combine: Combine = "and"
     rooted: tuple[str, ...] = ()
+    _checks: tuple[_Check, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # each condition's reference parsed and comparison looked up once, not at every check
+        checks = tuple(
+            (parse_reference(c.left), COMPARE[c.op], c.right, c.case_sensitive)
+            for c in self.conditions
+        )
+        object.__setattr__(self, "_checks", checks)
 
     def holds(self, root: Root) -> bool:
+        """Whether the conditions hold as :meth:`Condition.holds` says (never on a missing
+        value), joined by ``combine``."""
         # checked before and after every round: plain loops, no generator made each time
         if self.combine == "or":
-            for condition in self.conditions:  # noqa: SIM110 (any() would make a generator)
-                if condition.holds(root):
+            for path, compare, right, case_sensitive in self._checks:
+                value = lookup(root, path)
+                if value is not MISSING and compare(value, right, case_sensitive):
                     return True
             return False
-        for condition in self.conditions:  # noqa: SIM110
-            if not condition.holds(root):
+        for path, compare, right, case_sensitive in self._checks:
+            value = lookup(root, path)
+            if value is MISSING or not compare(value, right, case_sensitive):
                 return False
         return True
 
@@ -262,6 +275,9 @@ def _one(item: Condition | str, field: str) -> tuple[Condition, str]:
         return Condition._read(item)
     raise ConfigError(f"{field}: expected a Condition or a string, got {type(item).__name__}")
 
+
+_Check = tuple[tuple[str, ...], Callable[[Any, Any, bool], bool], Any, bool]
+"""A condition ready to check: its reference's parts, its comparison, its value, its case."""
 
 ConditionSpec = Condition | str | Iterable[Condition | str] | None
 """What ``until=``/``while_=`` accept: a Condition, text, a list of either, or None."""

@@ -39,7 +39,7 @@ from harness.engine.bounds import (
     enter_loop,
 )
 from harness.engine.condition import Combine, ConditionSpec, exit_conditions
-from harness.engine.reference import MISSING, step
+from harness.engine.reference import MISSING, Root, step
 from harness.engine.result import LoopResult, RoundRecord, finish_message
 from harness.engine.variables import Variable, Vars, declare_variables
 
@@ -191,17 +191,23 @@ class Loop:
         self, input: Any, overrides: Mapping[str, Any] | None, frame: Frame
     ) -> Generator[LoopContext, Any, LoopResult]:
         """The loop itself: yields each round's context, receives its output (or exception)."""
-        state = Vars(self._types, {n: copy.deepcopy(v.value) for n, v in self.variables.items()})
-        for name, value in (overrides or {}).items():
-            state[name] = copy.deepcopy(value)
+        values = (
+            {n: copy.deepcopy(v.value) for n, v in self.variables.items()} if self._types else {}
+        )
+        state = Vars(self._types, values)
+        if overrides:
+            for name, value in overrides.items():
+                state[name] = copy.deepcopy(value)
+        snapshot = state.snapshot if values else dict  # no variables: nothing to copy
         history: list[RoundRecord] = []
-        settled, output = state.snapshot(), None
+        settled, output = snapshot(), None
         if self.body is None:
             return self._end(StopReason.NO_BODY, settled, history, None)
-        if not self.do_while and (reason := self._condition_stop(state, 0, MISSING, history)):
-            return self._end(StopReason.CONDITION_MET, settled, history, None, reason)
-        previous, tally = input, frame.tally
         conditions = self.until is not None or self.while_ is not None
+        root = self._root(state, values, history) if conditions else None
+        if root is not None and not self.do_while and (reason := self._condition_stop(root)):
+            return self._end(StopReason.CONDITION_MET, settled, history, None, reason)
+        previous, tally = input, frame.tallies[-1]
         for number in range(1, self.max_iterations + 1):
             before = tally.count
             try:
@@ -214,10 +220,10 @@ class Loop:
                 output = yield ctx
             except Exception as exc:
                 seconds, steps = time.perf_counter() - clock, tally.count - before
-                snapshot, error = state.snapshot(), describe(exc)
+                after, error = snapshot(), describe(exc)
                 history.append(
                     RoundRecord(
-                        number, previous, None, snapshot, seconds, error, None, "", steps, started
+                        number, previous, None, after, seconds, error, None, "", steps, started
                     )
                 )
                 if isinstance(exc, Stopped):
@@ -227,7 +233,7 @@ class Loop:
                     raise
                 detail = f"round {number}: {error}"
                 return self._end(StopReason.ERROR, settled, history, output, detail)
-            settled = state.snapshot()
+            settled = snapshot()
             seconds, steps = time.perf_counter() - clock, tally.count - before
             history.append(
                 RoundRecord(
@@ -237,7 +243,7 @@ class Loop:
             )  # fmt: skip
             if ctx.stop is not None:
                 return self._end(ctx.stop, settled, history, output, ctx.note)
-            if conditions and (reason := self._condition_stop(state, number, output, history)):
+            if root is not None and (reason := self._condition_stop(root)):
                 return self._end(StopReason.CONDITION_MET, settled, history, output, reason)
             if self.feedback:
                 previous = output
@@ -246,18 +252,19 @@ class Loop:
         detail = f"the last check said: {last.note}" if failed_check and last else ""
         return self._end(StopReason.MAX_ITERATIONS, settled, history, output, detail)
 
-    def _condition_stop(
-        self, state: Vars, loop_round: int, output: Any, history: list[RoundRecord]
-    ) -> str:
-        """Which exit condition ends the loop now, as text; empty if none does."""
-        if self.until is None and self.while_ is None:
-            return ""
+    def _root(self, state: Vars, values: dict[str, Any], history: list[RoundRecord]) -> Root:
+        """What a condition's root names: ``loop_round``, a variable (``values``, the dict
+        ``state`` holds), ``output``, ``history``, ``vars``, ``loop``, else a field of the
+        output. Conditions are checked before round 1 and after each round that returned, so
+        the last of ``history`` is the round they judge (none before round 1)."""
+        total = self.max_iterations
 
         def root(name: str) -> Any:
             if name == "loop_round":
-                return loop_round
-            if name in state:
-                return state[name]
+                return len(history)
+            if name in values:
+                return values[name]
+            output = history[-1].output if history else MISSING
             if name == "output":
                 return output
             if name == "history":
@@ -265,10 +272,14 @@ class Loop:
             if name == "vars":
                 return state.view()
             if name == "loop":
-                last = {"index": loop_round - 1, "item": output} if loop_round else {}
-                return {**last, "total": self.max_iterations}
+                last = {"index": len(history) - 1, "item": output} if history else {}
+                return {**last, "total": total}
             return MISSING if output is MISSING else step(output, name)
 
+        return root
+
+    def _condition_stop(self, root: Root) -> str:
+        """Which exit condition ends the loop now, as text; empty if none does."""
         if self.until is not None and self.until.holds(root):
             return f"until {self.until}"
         if self.while_ is not None and not self.while_.holds(root):
