@@ -125,11 +125,13 @@ class Frame:
 
     ``sealed`` names an enclosing loop that refuses loops inside it (``allow_nested=False``);
     ``capped``: the run was given no watchdog, so its outermost tally (``tallies[0]``) may
-    count at most :data:`DEFAULT_MAX_BODIES`. Never changed once made (a plain class with
-    slots: one is made per loop run).
+    count at most :data:`DEFAULT_MAX_BODIES`. Its fields never change once made (a plain class
+    with slots: one is made per loop run); ``with frame:`` makes it the current one (itself a
+    context manager rather than a ``contextmanager`` generator or a wrapper: it is entered once
+    per loop run, nested runs included).
     """
 
-    __slots__ = ("capped", "depth", "sealed", "tallies", "watchdogs")
+    __slots__ = ("_token", "capped", "depth", "sealed", "tallies", "watchdogs")
 
     def __init__(
         self,
@@ -165,12 +167,19 @@ class Frame:
         left = [r for w in self.watchdogs if (r := w.remaining()) is not None]
         return min(left) if left else None
 
+    def __enter__(self) -> Frame:
+        self._token = _FRAME.set(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _FRAME.reset(self._token)
+
 
 _OUTERMOST = Frame()
 _FRAME: ContextVar[Frame] = ContextVar("harness_loop_frame", default=_OUTERMOST)
 
 
-def enter_loop(watchdog: Watchdog | None, kind: str, *, allow_nested: bool = True) -> Level:
+def enter_loop(watchdog: Watchdog | None, kind: str, *, allow_nested: bool = True) -> Frame:
     """One level deeper, with ``watchdog`` joining those of the enclosing loops: use it as
     ``with enter_loop(...) as frame``.
 
@@ -193,21 +202,4 @@ def enter_loop(watchdog: Watchdog | None, kind: str, *, allow_nested: bool = Tru
         watchdog.start()
         watchdogs = (*watchdogs, watchdog)
     sealed = "" if allow_nested else kind
-    return Level(Frame(outer.depth + 1, watchdogs, (*outer.tallies, Tally()), sealed, capped))
-
-
-class Level:
-    """The context in which a loop's ``frame`` is the current one (a plain class rather than a
-    ``contextmanager`` generator: it is entered once per loop run, nested runs included)."""
-
-    __slots__ = ("_token", "frame")
-
-    def __init__(self, frame: Frame) -> None:
-        self.frame = frame
-
-    def __enter__(self) -> Frame:
-        self._token = _FRAME.set(self.frame)
-        return self.frame
-
-    def __exit__(self, *exc: object) -> None:
-        _FRAME.reset(self._token)
+    return Frame(outer.depth + 1, watchdogs, (*outer.tallies, Tally()), sealed, capped)

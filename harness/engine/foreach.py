@@ -30,12 +30,11 @@ from harness.engine.body import (
 from harness.engine.bounds import Frame, Watchdog, enter_loop
 from harness.engine.reference import MISSING, parse_reference, resolve, step
 from harness.engine.result import ForEachResult
-from harness.engine.variables import Vars
+from harness.engine.variables import NO_VARS
 
 MAX_CONCURRENCY = 8
 PARALLEL_CONCURRENCY = 4
 """How many items run at once with ``parallel=True`` and no ``concurrency`` given."""
-_NO_VARS = Vars({}, {})
 
 
 class ForEach:
@@ -238,7 +237,7 @@ class _Batch:
         except Stopped as stop:
             self._fail(stop)
             return None
-        return LoopContext(_NO_VARS, items[index], index, len(items))
+        return LoopContext(NO_VARS, items[index], index, len(items))
 
     def halt(self) -> None:
         """Start no further item."""

@@ -41,7 +41,7 @@ from harness.engine.bounds import (
 from harness.engine.condition import Combine, ConditionSpec, exit_conditions
 from harness.engine.reference import MISSING, Root, step
 from harness.engine.result import LoopResult, RoundRecord, finish_message
-from harness.engine.variables import Variable, Vars, declare_variables
+from harness.engine.variables import NO_VARS, Variable, Vars, declare_variables
 
 __all__ = [
     "MAX_DEPTH",
@@ -160,7 +160,7 @@ class Loop:
                         ctx = rounds.send(output)
             except StopIteration as stop:
                 result: LoopResult = stop.value
-        return self._settle(result)
+        return result if self.on_give_up is None else self._settle(result)
 
     async def arun(
         self, input: Any = None, *, variables: Mapping[str, Any] | None = None
@@ -185,20 +185,22 @@ class Loop:
                         ctx = rounds.send(output)
             except StopIteration as stop:
                 result: LoopResult = stop.value
-        return self._settle(result)
+        return result if self.on_give_up is None else self._settle(result)
 
     def _rounds(
         self, input: Any, overrides: Mapping[str, Any] | None, frame: Frame
     ) -> Generator[LoopContext, Any, LoopResult]:
         """The loop itself: yields each round's context, receives its output (or exception)."""
-        values = (
-            {n: copy.deepcopy(v.value) for n, v in self.variables.items()} if self._types else {}
-        )
-        state = Vars(self._types, values)
+        snapshot: Callable[[], dict[str, Any]]
+        if self._types:
+            values = {n: copy.deepcopy(v.value) for n, v in self.variables.items()}
+            state = Vars(self._types, values)
+            snapshot = state.snapshot
+        else:  # no variables: none to copy, snapshot or assign
+            values, state, snapshot = {}, NO_VARS, dict
         if overrides:
             for name, value in overrides.items():
                 state[name] = copy.deepcopy(value)
-        snapshot = state.snapshot if values else dict  # no variables: nothing to copy
         history: list[RoundRecord] = []
         settled, output = snapshot(), None
         if self.body is None:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from harness.core.stop import StopReason
@@ -42,14 +41,16 @@ class RoundRecord(NamedTuple):
     started: float = 0.0
 
 
-@dataclass(frozen=True, slots=True)
-class LoopResult:
+class LoopResult(NamedTuple):
     """How a loop ended: final variables, rounds completed, why, the last output, every round.
 
     ``done`` says whether the stop condition was met (an exit condition or a validator's
     pass); ``message`` is one line for people, ``node_message`` the short form
     ``looped 3 (done)``, and ``node_output`` the last output with ``_iterations`` and
     ``_done`` added.
+
+    A named tuple, immutable like its history: one is made per run (a nested loop's run
+    included), and a tuple is made several times faster than a frozen dataclass.
     """
 
     variables: dict[str, Any]

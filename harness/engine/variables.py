@@ -148,3 +148,7 @@ class Vars:
             name: value if isinstance(value, _IMMUTABLE) else copy.deepcopy(value)
             for name, value in self._values.items()
         }
+
+
+NO_VARS = Vars({}, {})
+"""The variables of a loop or ForEach that declares none: shared, since none can be assigned."""
