@@ -59,6 +59,10 @@ __all__ = [
 ROOTS = ("loop_round", "output", "history", "vars", "loop")
 """The roots a loop's conditions may name besides its variables (``$output``, ``$history[-1]``)."""
 
+_new = tuple.__new__
+"""Makes a named tuple from its fields in order, in one C call (its own ``__new__`` is a Python
+function with a parameter per field): a round's record and a run's result are made so."""
+
 _PLAIN = frozenset({type(None), bool, int, float, str, bytes, dict, list, tuple})
 """Types of body output that cannot be awaitable, so the check for one is skipped (exact types:
 a subclass may define ``__await__``)."""
@@ -237,12 +241,9 @@ class Loop:
                 return self._end(StopReason.ERROR, settled, history, output, detail)
             settled = snapshot()
             seconds, steps = time.perf_counter() - clock, tally.count - before
-            history.append(
-                RoundRecord(
-                    number, previous, output, settled, seconds, None, ctx.passed, ctx.note,
-                    steps, started,
-                )
-            )  # fmt: skip
+            record = (number, previous, output, settled, seconds, None, ctx.passed, ctx.note,
+                      steps, started)  # fmt: skip
+            history.append(_new(RoundRecord, record))
             if ctx.stop is not None:
                 return self._end(ctx.stop, settled, history, output, ctx.note)
             if root is not None and (reason := self._condition_stop(root)):
@@ -300,7 +301,7 @@ class Loop:
         message = finish_message(completed, reason, detail)
         if self.give_up_message and not reason.is_success:
             message = self.give_up_message
-        return LoopResult(variables, completed, reason, output, tuple(history), message)
+        return _new(LoopResult, (variables, completed, reason, output, tuple(history), message))
 
     def _settle(self, result: LoopResult) -> LoopResult:
         """Call ``on_give_up`` when the loop stopped short of success."""

@@ -95,9 +95,11 @@ def resolve(root: Root, reference: str) -> Any:
 
 def step(value: Any, part: str) -> Any:
     """One step of a path into ``value``; :data:`MISSING` if there is nothing there."""
-    if isinstance(value, Mapping):
+    if value is None:  # before the ABC check, which costs more (a round's output is often None)
+        return MISSING
+    if type(value) is dict or isinstance(value, Mapping):
         return value.get(part, MISSING)
-    if value is None or isinstance(value, str | bytes | int | float):
+    if isinstance(value, str | bytes | int | float):
         return MISSING
     if isinstance(value, Sequence):
         try:
