@@ -21,7 +21,9 @@ def _toml(folder: Path, text: str) -> Path:
     return folder / "loop.toml"
 
 
-@pytest.mark.parametrize("example", sorted(p.parent.name for p in ROOT.glob("examples/*/loop.toml")))
+@pytest.mark.parametrize(
+    "example", sorted(p.parent.name for p in ROOT.glob("examples/*/loop.toml"))
+)
 def test_the_outline_and_the_whole_spec_agree_on_every_example(example: str) -> None:
     file = ROOT / "examples" / example / "loop.toml"
     outline, spec = LoopOutline.from_toml(file), LoopSpec.from_toml(file)
