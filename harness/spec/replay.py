@@ -47,6 +47,7 @@ from harness.outer.result import RunResult
 from harness.spec.build import Overrides
 from harness.spec.launch import recorded_loop
 from harness.spec.loop_spec import LoopSpec
+from harness.spec.replay_live import keep_branch, run_end
 from harness.workspace.git_cmd import git
 from harness.workspace.workspace import IDENTITY_ENV
 
@@ -91,6 +92,7 @@ class ReplayOutcome:
     reached_end: bool = False  # the replay went as far as the recording goes
     live: bool = False  # live models were to answer past the recording (``--live``)
     takeover: Takeover | None = None  # where they did; None: the recording answered every call
+    kept: str = ""  # where the live models' work is kept, once they took over
 
     def describe(self) -> str:
         lines = [
@@ -112,22 +114,10 @@ class ReplayOutcome:
         elif self.live:
             lines.append("the live model was not called: the recording answered every call")
         if self.live:
-            lines.append(_run_end(self.result))
+            lines.append(run_end(self.result))
+        if self.kept:
+            lines.append(self.kept)
         return "\n".join(lines)
-
-
-def _run_end(result: RunResult) -> str:
-    """How the run ended: its stop, and the last round's verdict."""
-    if not result.rounds:
-        return f"the run ended {result.stop_reason.value} before any round ended"
-    last = result.rounds[-1]
-    verdict = last.verdict
-    judged = (
-        "no verdict"
-        if verdict is None
-        else f"verdict {verdict.score:g}/10, {'passed' if verdict.passed else 'failed'}"
-    )
-    return f"the run ended {result.stop_reason.value} after round {last.round} ({judged})"
 
 
 def replay_run(
@@ -189,13 +179,14 @@ def replay_run(
         except ConfigError as exc:  # named after the user's loop.toml, not the replay's copy
             raise ConfigError(str(exc).replace(str(copy), str(loop_file))) from exc
         result = loop.run()
-        kept = loop_file.parent / RUNS_DIR / run_id
-        shutil.copytree(root / RUNS_DIR / run_id, kept, dirs_exist_ok=True)
-    takeover = handover.takeover if handover else None
+        shutil.copytree(root / RUNS_DIR / run_id, loop_file.parent / RUNS_DIR / run_id,
+                        dirs_exist_ok=True)  # fmt: skip
+        takeover = handover.takeover if handover else None
+        kept = keep_branch(repo, checkout, result.branch) if takeover else ""
     divergence = _divergence(trajectory, model, result, recorded_rounds, end, takeover)
     return ReplayOutcome(
         header.run_id, run_id, result, divergence, len(result.rounds), end, model.reached_end,
-        live, takeover,
+        live, takeover, kept,
     )  # fmt: skip
 
 

@@ -16,7 +16,7 @@ from harness.observe.trajectory import TRAJECTORY_FILE, Trajectory, read_traject
 from harness.spec.launch import recorded_loop
 from harness.spec.loop_spec import LoopSpec
 from tests.cli.test_cli import harness
-from tests.conftest import make_repo, verdict_entry
+from tests.conftest import git, make_repo, verdict_entry
 from tests.observe.test_trajectory_runs import VERDICT, killed_run
 from tests.openai_server import OpenAIServer, Text, ToolCalls
 
@@ -103,11 +103,14 @@ def test_the_live_model_answers_from_the_diverging_observation_on(tmp_path: Path
     lines = result.stdout.splitlines()
     assert lines[0].endswith("1 round(s), PASSED")
     assert lines[1] == "first divergence at round 1, step 1: the observation of run_shell differs"
-    assert lines[-2] == (
+    assert lines[-3] == (
         "the live model took over at round 1, model call 2: the observation of run_shell "
         "differs (step 1)"
     )
-    assert lines[-1] == "the run ended PASSED after round 1 (verdict 9/10, passed)"
+    assert lines[-2] == "the run ended PASSED after round 1 (verdict 9/10, passed)"
+    kept = lines[-1].removeprefix("its work is on branch ").removesuffix(f" in {root}")
+    assert kept.startswith("harness/forecast.")
+    assert git(root, "show", f"{kept}:report.txt") == "rainy"  # the live round's commit
     records = read_trajectory(_replayed(root, result.stdout) / TRAJECTORY_FILE)
     models = [r.model for r in records if isinstance(r, ModelStep)]
     assert models == [f"replay:{run}", *["openai/test-model"] * 3]
@@ -151,6 +154,7 @@ def test_a_killed_run_replayed_live_goes_on_past_the_cut_and_passes(tmp_path: Pa
         "the live model took over at round 1, model call 3: the recording ends there (the "
         "recorded run was cut off)",
         "the run ended PASSED after round 1 (no verdict)",
+        "its work stayed in the replay's clone, which is removed: the run has no branch",
     ]
     replayed = Trajectory.load(_replayed(root, result.stdout))
     assert [r.model for r in replayed.records if isinstance(r, ModelStep)][-1] == (
