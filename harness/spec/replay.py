@@ -182,6 +182,13 @@ def replay_run(
         shutil.copytree(root / RUNS_DIR / run_id, loop_file.parent / RUNS_DIR / run_id,
                         dirs_exist_ok=True)  # fmt: skip
         takeover = handover.takeover if handover else None
+        if (
+            takeover
+            and takeover.round not in recorded_rounds
+            and takeover.round in trajectory.rounds()
+        ):
+            why = f"the replay plays rounds 1 to {last_round} only"  # as asked: no divergence
+            takeover = Takeover(takeover.round, takeover.call, why)
         kept = keep_branch(repo, checkout, result.branch) if takeover else ""
     divergence = _divergence(trajectory, model, result, recorded_rounds, end, takeover)
     return ReplayOutcome(
@@ -201,6 +208,9 @@ def _divergence(
     """The replay's first divergence; past a live model's take-over nothing is compared."""
     divergences = list(model.divergences)
     if takeover is not None:
+        divergences = [
+            d for d in divergences if d.round < takeover.round or d is takeover.divergence
+        ]
         before = [r for r in result.rounds if r.round < takeover.round]
         compared = [n for n in rounds if n < takeover.round]
         return first_divergence(trajectory, divergences, before, compared)
