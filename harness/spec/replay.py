@@ -207,18 +207,18 @@ def _divergence(
 ) -> Divergence | None:
     """The replay's first divergence; past a live model's take-over nothing is compared."""
     divergences = list(model.divergences)
+    if end is not None:
+        made = model.calls_made.get(end.round, 0)
+        if made < end.calls and any(r.round == end.round for r in result.rounds):
+            divergences.append(Divergence(end.round, None, f"the round ended after {made} model "
+                                          f"call(s); the recording holds {end.calls}"))  # fmt: skip
     if takeover is not None:
         divergences = [
             d for d in divergences if d.round < takeover.round or d is takeover.divergence
         ]
         before = [r for r in result.rounds if r.round < takeover.round]
         compared = [n for n in rounds if n < takeover.round]
-        return first_divergence(trajectory, divergences, before, compared)
-    if end is not None and not model.reached_end:
-        made = model.calls_made.get(end.round, 0)
-        if made < end.calls and any(r.round == end.round for r in result.rounds):
-            divergences.append(Divergence(end.round, None, f"the round ended after {made} model "
-                                          f"call(s); the recording holds {end.calls}"))  # fmt: skip
+        return first_divergence(trajectory, divergences, before, compared, end)
     return first_divergence(trajectory, divergences, result.rounds, rounds, end)
 
 

@@ -9,8 +9,9 @@ from pathlib import Path
 
 from harness.core.stop import StopReason
 from harness.core.trajectory_schema import ModelStep
+from harness.models.handover import CUT_OFF
 from harness.observe.run_summary import RUNS_DIR
-from harness.observe.trajectory import Trajectory
+from harness.observe.trajectory import TRAJECTORY_FILE, Trajectory
 from harness.spec.launch import recorded_loop
 from harness.spec.loop_spec import LoopSpec
 from harness.spec.replay import replay_run
@@ -107,3 +108,41 @@ def test_the_rounds_after_last_round_are_the_live_models(tmp_path: Path) -> None
     )
     verdicts = [(r.round, r.verdict.score if r.verdict else None) for r in outcome.result.rounds]
     assert verdicts == [(1, None), (2, 8.0)]  # round 2 judged by the live critic, not as recorded
+
+
+def test_a_cut_off_round_that_now_ends_early_is_a_divergence_before_the_take_over(
+    tmp_path: Path,
+) -> None:
+    """A recording cut off after its third model call, whose second reply is now an answer: the
+    replayed round ends after two calls (a divergence), fails today's gate, and the round after
+    it, past the end of the recording, is the live model's."""
+    loop, run = _recorded(tmp_path)
+    path = run / TRAJECTORY_FILE
+    lines = path.read_text().splitlines()
+    calls = [n for n, line in enumerate(lines) if '"kind":"model_call"' in line.replace(" ", "")]
+    second = json.loads(lines[calls[1]])
+    second["reply"] = {"content": "done early", "tool_calls": [], "reasoning": None}
+    lines[calls[1]] = json.dumps(second)
+    path.write_text("\n".join(lines[: calls[2] + 1]) + "\n")  # killed after its third call
+    live = [
+        {"name": "write_file", "arguments": {"path": "out.txt", "content": "no\n"}},
+        "live: no",
+    ]
+    _live_loop(loop, live, "grep -qx no out.txt")
+    loop.write_text(loop.read_text().replace("threshold = 8\n", "enabled = false\n"))
+    outcome = replay_run(run, live=True)
+    assert outcome.result.stop_reason is StopReason.PASSED, outcome.describe()
+    found = outcome.divergence
+    assert found is not None
+    assert (found.round, found.what) == (
+        1,
+        "the round ended after 2 model call(s); the recording holds 3",
+    )
+    assert outcome.takeover is not None
+    assert (outcome.takeover.round, outcome.takeover.call, outcome.takeover.why) == (
+        2,
+        1,
+        CUT_OFF,
+    )
+    assert not outcome.reached_end  # the replay ended the cut-off round before its recorded end
+    assert "played it up to there" not in outcome.describe()
