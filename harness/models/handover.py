@@ -99,9 +99,9 @@ class Handover:
 
 class LiveModel:
     """One role's model in a live replay: the recording's replies through :class:`Handover`,
-    then ``live``'s. Its name, window, counts and prices are the recording's until the
-    take-over and the live model's after, so budgets, compaction and the records follow the
-    model that answers."""
+    then ``live``'s. Its name, window and counts are the recording's until the take-over and the
+    live model's after, so compaction and the records follow the model that answers; its price
+    is the live model's throughout."""
 
     def __init__(self, handover: Handover, live: Model) -> None:
         self.handover = handover
@@ -123,7 +123,9 @@ class LiveModel:
         return token_ceiling(self._now, messages, tools)
 
     def price_per_token(self) -> tuple[float, float]:
-        return self._now.price_per_token()
+        """The live model's, from the start: any call may be the one it takes over, so a budget
+        checks each call before it at the price it may cost."""
+        return self.inner.price_per_token()
 
     def begin_round(self, round_number: int) -> None:
         self.handover.begin_round(round_number)

@@ -52,13 +52,16 @@ def test_an_unchanged_replay_never_calls_the_live_models() -> None:
 
 
 def test_a_diverging_observation_hands_that_call_and_every_later_one_to_the_live_models() -> None:
-    author = ScriptedModel(["live: done"], name="live-author", cost_per_token=(1e-6, 2e-6))
+    author = ScriptedModel(
+        ["live: done"], name="live-author", cost_per_token=(1e-6, 2e-6), context_window=50_000
+    )
     critic = ScriptedModel([ToolCall("verdict", {"score": 4})], name="live-critic")
     handover = Handover(_replay())
     first, second = handover.model(author), handover.model(critic)
     first.begin_round(1)
     first.complete(TASK, AGENT_TOOLS)
-    assert first.price_per_token() == (0.0, 0.0)  # the recording's, while it answers
+    assert first.price_per_token() == (1e-6, 2e-6)  # any call may go live: checked at its price
+    assert first.context_window == 128_000  # the recording's, while it answers
     reply = first.complete(_after_read("line ONE"), AGENT_TOOLS)
     assert reply.content == "live: done"  # not the recorded "recorded: done"
     assert author.calls[0].messages[-1]["content"] == "line ONE"  # the request as it is now
@@ -71,7 +74,7 @@ def test_a_diverging_observation_hands_that_call_and_every_later_one_to_the_live
     verdict = second.complete(TASK, VERDICT_TOOLS)  # the critic too, though it was recorded
     assert verdict.tool_calls[0].arguments == {"score": 4}
     assert (first.name, second.name) == ("live-author", "live-critic")
-    assert first.price_per_token() == (1e-6, 2e-6)
+    assert first.context_window == 50_000
     assert takeover.describe() == (
         "the live model took over at round 1, model call 2: the observation of read_file "
         "differs (step 1)"
