@@ -1,6 +1,11 @@
 """`harness replay --live`: the recording answers up to its first divergence (or the end of a
 killed run's recording), then the models loop.toml names today answer through litellm's real
-HTTP path, and the run goes on to its own end."""
+HTTP path, and the run goes on to its own end.
+
+Each test runs `harness replay --live` as a process, which loads litellm to build and check the
+live models: that load is most of each test's time (about 20 s of 25 s on a loaded two-core
+machine, as for the other tests of the real HTTP path); the replay logic itself is tested in
+process in tests/spec/test_replay_live.py and tests/models/test_handover.py."""
 
 from __future__ import annotations
 
