@@ -129,6 +129,7 @@ COMMANDS: dict[str, Here | By | NotOffline] = {
     "harness show RUN_ID --round 1": By("tests/cli/test_show_replay_cli.py::test_show_prints_each_step_of_a_round"),
     "harness replay RUN_ID": By("tests/cli/test_show_replay_cli.py::test_show_and_replay_do_not_load_litellm"),
     "harness replay tests/recorded/RUN_ID --repo .": By("tests/cli/test_show_replay_cli.py::test_a_recording_kept_in_the_tests_replays_in_another_clone"),
+    "harness replay RUN_ID --live": By("tests/cli/test_replay_live.py::test_the_live_model_answers_from_the_diverging_observation_on"),
 }  # fmt: skip
 
 
