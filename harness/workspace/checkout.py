@@ -29,7 +29,7 @@ import secrets
 import shutil
 import tempfile
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from harness.tools.paths import protecting_pattern
@@ -68,18 +68,25 @@ def delivered_tree(
 
     ``index`` is the checkout's own index (its stat cache makes ``add -A`` fast).
     """
-    prefix = prefix_of(root, workspace)
     with tempfile.TemporaryDirectory(prefix="harness-index-") as tmp:
         env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
         if commit is not None:
             git(root, "read-tree", commit, env=env)
         else:
             if index is not None and index.exists():
-                # mtime kept: see Workspace._against_base
+                # mtime kept: see Workspace._staged
                 shutil.copy2(index, env["GIT_INDEX_FILE"])
             git(root, *add_all(), env=env)
-        _restore_protected(root, prefix, base, protect, env)
-        return git(root, "write-tree", env=env).strip()
+        return staged_tree(root, workspace, base=base, protect=protect, env=env)
+
+
+def staged_tree(
+    root: Path, workspace: Path, *, base: str, protect: Sequence[str], env: Mapping[str, str]
+) -> str:
+    """The tree object the index ``env`` names (``GIT_INDEX_FILE``, a throwaway one: it is
+    changed) holds, with every protected path as at ``base``."""
+    _restore_protected(root, prefix_of(root, workspace), base, protect, env)
+    return git(root, "write-tree", env=env).strip()
 
 
 def tree_of(root: Path, commit: str) -> str:
@@ -275,7 +282,7 @@ def file_at(root: Path, commit: str, path: str) -> str | None:
 
 
 def _restore_protected(
-    root: Path, prefix: str, base: str, protect: Sequence[str], env: dict[str, str]
+    root: Path, prefix: str, base: str, protect: Sequence[str], env: Mapping[str, str]
 ) -> None:
     """Put every protected path in the index as it is at ``base``."""
     if not protect:
@@ -288,13 +295,16 @@ def _restore_protected(
 
     # Nothing outside the workspace is protected: list only its folder (ls-tree takes a path).
     listed = ("--", f":(literal){prefix}") if prefix else ()
-    current = [p for p in git(root, "ls-files", "-z", *listed, env=env).split("\0") if p]
-    drop = [path for path in current if protected(path)]
-    if drop:
-        git(root, "update-index", "--force-remove", "-z", "--stdin", env=env, stdin="\0".join(drop))
+    staged = git(root, "ls-files", "--stage", "-z", *listed, env=env).split("\0")
+    drop = []
+    for entry in filter(None, staged):  # "<mode> <object> <stage>\t<path>"
+        info, _, path = entry.partition("\t")
+        if protected(path):  # mode 0 and a null object: the path leaves the index
+            drop.append(f"0 {'0' * len(info.split(' ')[1])}\t{path}")
     tree = git(
         root, "ls-tree", "-r", "-z", "--full-tree", base, *(("--", prefix) if prefix else ())
     )
     at_base = [line for line in tree.split("\0") if line and protected(line.split("\t", 1)[1])]
-    if at_base:
-        git(root, "update-index", "-z", "--index-info", env=env, stdin="\0".join(at_base) + "\0")
+    if drop or at_base:  # one pass over the index: removals first, then the base's entries
+        lines = "\0".join([*drop, *at_base]) + "\0"
+        git(root, "update-index", "-z", "--index-info", env=env, stdin=lines)

@@ -11,7 +11,7 @@ import contextlib
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from functools import cached_property
@@ -20,7 +20,14 @@ from typing import Literal
 
 from harness.core.errors import BookkeepingError, ConfigError
 from harness.workspace.caches import add_all
-from harness.workspace.checkout import CHECKOUTS, ReusedCheckout, delivered_tree, file_at, tree_of
+from harness.workspace.checkout import (
+    CHECKOUTS,
+    ReusedCheckout,
+    delivered_tree,
+    file_at,
+    staged_tree,
+    tree_of,
+)
 from harness.workspace.git_cmd import (
     GitIsolationError,
     checkouts,
@@ -53,6 +60,15 @@ def truncate_diff(text: str, max_chars: int) -> str:
         return text
     cut = text.rfind("\n", 0, max_chars) + 1 or max_chars
     return f"{text[:cut]}[... diff truncated: {cut} of {len(text)} chars shown ...]\n"
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """What a round delivers, from one look at the workspace's files (:meth:`Workspace.delivery`)."""
+
+    changed: tuple[str, ...]  # paths changed against the base, relative to the workspace
+    diff: str  # the whole diff against the base
+    tree: str | None  # the tree the gates judge (protected paths as at the base); None outside git
 
 
 @dataclass(frozen=True)
@@ -100,16 +116,19 @@ class Workspace:
             return git(self.root, "rev-parse", "HEAD").strip()
 
     def clean_checkout(
-        self, protect: Sequence[str], *, at_base: bool = False
+        self, protect: Sequence[str], *, at_base: bool = False, tree: str | None = None
     ) -> AbstractContextManager[Path]:
         """The workspace as the round commit holds it, protected paths as at the base (see
         :mod:`harness.workspace.checkout`), in the run's one reused checkout: it stays for the
-        next round until :meth:`close_checkout`; the workspace itself outside git."""
+        next round until :meth:`close_checkout`; the workspace itself outside git.
+
+        ``tree`` is a :class:`Delivery`'s, when the files were just looked at (no second look).
+        """
         if self.root is None or self.base_commit is None:
             return contextlib.nullcontext(self.path)
         if at_base:
             tree = tree_of(self.root, self.base_commit)
-        else:
+        elif tree is None:
             tree = delivered_tree(
                 self.root, self.path, base=self.base_commit, protect=protect, index=self._index
             )
@@ -145,6 +164,19 @@ class Workspace:
         """
         names, diff = self._against_base(_NAMES, _DIFF)
         return _split_names(names), diff
+
+    def delivery(self, protect: Sequence[str]) -> Delivery:
+        """:meth:`changes` and the tree :meth:`clean_checkout` judges, from one look at the
+        files: a single ``git add -A`` of the whole checkout (the tree needs it all)."""
+        if self.root is None or self.base_commit is None:
+            return Delivery((), "", None)
+        with self._staged(":/") as env:
+            names, diff = self._diffs(env, _NAMES, _DIFF)
+            with _bookkeeping("take the round's files"):
+                tree = staged_tree(
+                    self.root, self.path, base=self.base_commit, protect=protect, env=env
+                )
+        return Delivery(tuple(_split_names(names)), diff, tree)
 
     def diff(self, *, max_chars: int = 20_000) -> str:
         """The diff of :meth:`changes`, cut at ``max_chars``."""
@@ -269,6 +301,13 @@ class Workspace:
         holding the workspace's current files."""
         if self.root is None or self.base_commit is None:
             return ["" for _ in diff_args]
+        with self._staged(self._scope) as env:
+            return self._diffs(env, *diff_args)
+
+    @contextlib.contextmanager
+    def _staged(self, scope: str) -> Iterator[dict[str, str]]:
+        """The environment naming a throwaway copy of the checkout's index with ``scope``'s
+        current files added (``git add -A``); removed when the block ends."""
         with tempfile.TemporaryDirectory(prefix="harness-index-") as tmp:
             index = Path(tmp) / "index"
             if self._index.exists():
@@ -278,13 +317,18 @@ class Workspace:
                 shutil.copy2(self._index, index)
             env = {"GIT_INDEX_FILE": str(index)}
             with _bookkeeping("read the workspace's changes"):
-                git(self.path, *add_all(self._scope), env=env)
-            # Run from the workspace with --relative: paths are the workspace's own and files
-            # outside it (when the workspace is a folder inside the repository) are left out.
-            return [
-                git(self.path, "diff", "--cached", "--relative", *args, self.base_commit, env=env)
-                for args in diff_args
-            ]
+                git(self.path, *add_all(scope), env=env)
+            yield env
+
+    def _diffs(self, env: Mapping[str, str], *diff_args: tuple[str, ...]) -> list[str]:
+        """``git diff --cached <base>`` of the index ``env`` names, once per argument tuple."""
+        assert self.base_commit is not None
+        # Run from the workspace with --relative: paths are the workspace's own and files
+        # outside it (when the workspace is a folder inside the repository) are left out.
+        return [
+            git(self.path, "diff", "--cached", "--relative", *args, self.base_commit, env=env)
+            for args in diff_args
+        ]
 
 
 _DIFF = ("--no-color", "--no-ext-diff", "--find-renames")
