@@ -32,6 +32,7 @@ import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
+from harness.memory.lock import LockHeld, LoopLock
 from harness.tools.paths import protecting_pattern
 from harness.workspace.caches import add_all
 from harness.workspace.git_cmd import GitIsolationError, git, run_git
@@ -46,6 +47,9 @@ switch a check off: pytest does not collect dot folders, and protected paths lie
 CHECKOUTS = ".checkouts"
 """The folder, among a repository's run worktrees, holding the runs' reused checkouts."""
 _IN_USE = "inuse-"  # a checkout a run holds; the others in the pool are parked
+_HOLDER = "holder"
+"""In each checkout of a pool, ``holder.lock``: a :class:`LoopLock` its holder keeps, which the
+kernel releases when that process ends, however it ends."""
 
 
 def prefix_of(root: Path, workspace: Path) -> str:
@@ -111,6 +115,7 @@ class ReusedCheckout:
         self._git_dir: str | None = None
         self._folder: Path | None = None
         self._removal: weakref.finalize | None = None
+        self._lock: LoopLock | None = None  # held while the folder is this object's, in a pool
         self._tree: str | None = None  # what the folder holds; None: nothing yet
         self.fresh_checkouts = 0
         """How many times the whole tree was written (the first use, and each start afresh)."""
@@ -141,8 +146,10 @@ class ReusedCheckout:
             with contextlib.suppress(OSError):
                 os.rename(folder, self.pool / secrets.token_hex(4))
                 removal.detach()
+                self._release()  # only once parked: no one takes it half-way
                 return
         removal()
+        self._release()
 
     def _git(self, *args: str, stdin: str | None = None) -> str:
         assert self._folder is not None
@@ -160,9 +167,17 @@ class ReusedCheckout:
         assert self._folder is not None
         return self._folder / "tree"
 
-    def _hold(self, folder: Path) -> None:
+    def _hold(self, folder: Path, lock: LoopLock | None = None) -> None:
+        """Hold ``folder``, locked by ``lock`` (a pool's checkout) or locked now."""
         self._folder = folder
         self._removal = weakref.finalize(self, shutil.rmtree, folder, ignore_errors=True)
+        if self.pool is not None:
+            self._lock = lock or LoopLock(folder / _HOLDER).acquire()
+
+    def _release(self) -> None:
+        lock, self._lock = self._lock, None
+        if lock is not None:
+            lock.release()
 
     def _fresh(self, tree: str) -> Path:
         """A new folder with every file of ``tree`` written."""
@@ -184,11 +199,16 @@ class ReusedCheckout:
         """Hold a checkout an earlier run parked, at the tree its index holds; False if none."""
         for parked in parked_checkouts(self.pool) if self.pool is not None else []:
             folder = parked.with_name(_IN_USE + secrets.token_hex(4))
-            try:
-                os.rename(parked, folder)  # the claim: another process's rename of it fails
-            except OSError:
+            try:  # the claim: the lock first (another run's, or `harness clean`'s, fails) ...
+                lock = LoopLock(parked / _HOLDER).acquire()
+            except (LockHeld, OSError):
                 continue
-            self._hold(folder)
+            try:  # ... then the name, which says it is in use
+                os.rename(parked, folder)
+            except OSError:
+                lock.release()
+                continue
+            self._hold(folder, lock)
             try:
                 self._tree = self._git("write-tree").strip()
             except GitIsolationError:
@@ -224,6 +244,48 @@ def parked_checkouts(pool: Path) -> list[Path]:
         for p in pool.iterdir()
         if p.is_dir() and not p.is_symlink() and not p.name.startswith(_IN_USE)
     )
+
+
+def abandoned_checkouts(pool: Path) -> list[Path]:
+    """The checkouts in ``pool`` that a run held when it ended without handing them back (it
+    was killed): marked in use, but their holder's lock is free."""
+    if not pool.is_dir():
+        return []
+    return sorted(
+        p
+        for p in pool.iterdir()
+        if p.is_dir() and not p.is_symlink() and p.name.startswith(_IN_USE) and _unheld(p)
+    )
+
+
+def remove_unheld(folder: Path) -> bool:
+    """Remove a checkout of a pool (parked or abandoned) unless a run holds it (or is taking
+    it); whether it was removed."""
+    if not folder.is_dir():
+        return False  # taken meanwhile (and renamed), or removed
+    try:
+        lock = LoopLock(folder / _HOLDER).acquire()
+    except LockHeld:
+        return False
+    try:
+        shutil.rmtree(folder)
+    finally:
+        lock.release()
+    return True
+
+
+def _unheld(folder: Path) -> bool:
+    """Whether no process holds the checkout ``folder`` (its lock file is there, and free).
+
+    One without its lock file is left alone: it is being made this very moment (or an earlier
+    version of the harness made it)."""
+    if not (folder / f"{_HOLDER}.lock").is_file():
+        return False
+    try:
+        LoopLock(folder / _HOLDER).acquire().release()
+    except LockHeld:
+        return False
+    return True
 
 
 def _remove_git_entries(top: Path) -> None:

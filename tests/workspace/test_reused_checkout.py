@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from harness.memory.lock import LoopLock
+from harness.workspace.checkout import abandoned_checkouts, parked_checkouts, remove_unheld
 from harness.workspace.git import open_workspace
 from tests.conftest import git, make_repo
 from tests.workspace.test_checkout import files
@@ -168,3 +170,32 @@ def test_a_parked_checkout_with_a_broken_index_is_replaced_by_a_fresh_one(
         assert files(copy) == BASE
     assert second.checkout.fresh_checkouts == 1
     assert not parked.exists()
+
+
+def test_a_checkout_someone_holds_is_neither_taken_nor_removed(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", BASE)
+    first = open_workspace(repo, isolation="worktree", loop_name="l", run_id="r1")
+    with first.clean_checkout(()) as copy:
+        held = copy.parent
+    pool = first.checkout.pool
+    assert pool is not None
+    assert held.name.startswith("inuse-")
+    assert abandoned_checkouts(pool) == []  # its holder lives (this process)
+    assert not remove_unheld(held)
+    assert held.is_dir()
+    first.close_checkout(park=True)
+    [parked] = parked_checkouts(pool)
+    claim = LoopLock(parked / "holder").acquire()  # another run taking it, this very moment
+
+    second = open_workspace(repo, isolation="worktree", loop_name="l", run_id="r2")
+    with second.clean_checkout(()) as again:
+        assert again.parent != parked
+        assert files(again) == BASE
+    assert second.checkout.fresh_checkouts == 1  # it made its own
+    assert not remove_unheld(parked)
+    assert parked.is_dir()
+    claim.release()
+    assert remove_unheld(parked)
+    assert not parked.exists()
+    second.close_checkout()
+    assert list(pool.iterdir()) == []
