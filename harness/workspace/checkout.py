@@ -103,15 +103,18 @@ class ReusedCheckout:
 
     Its files are written by git from its own index (beside them, in the same private folder);
     it has no ``.git``. With a ``pool`` (a folder the agent cannot write), the folder lives
-    there and :meth:`close` with ``park`` leaves it for the next run's first use; otherwise it is
-    a temporary folder. :meth:`close` removes it (so does the end of the process).
+    there and :meth:`close` with ``park`` leaves it for the next run's first use (which takes
+    one unless made with ``take_parked`` off); otherwise it is a temporary folder. :meth:`close` removes it (so does the end of the process).
     """
 
-    def __init__(self, root: Path, workspace: Path, pool: Path | None = None) -> None:
+    def __init__(
+        self, root: Path, workspace: Path, pool: Path | None = None, *, take_parked: bool = True
+    ) -> None:
         self.root = root
         self.workspace = workspace
         self.prefix = prefix_of(root, workspace)
         self.pool = pool
+        self.take_parked = take_parked  # False: the first use writes a checkout of its own
         self._git_dir: str | None = None
         self._folder: Path | None = None
         self._removal: weakref.finalize | None = None
@@ -197,7 +200,8 @@ class ReusedCheckout:
 
     def _take_parked(self) -> bool:
         """Hold a checkout an earlier run parked, at the tree its index holds; False if none."""
-        for parked in parked_checkouts(self.pool) if self.pool is not None else []:
+        pool = self.pool if self.take_parked else None
+        for parked in parked_checkouts(pool) if pool is not None else []:
             folder = parked.with_name(_IN_USE + secrets.token_hex(4))
             try:  # the claim: the lock first (another run's, or `harness clean`'s, fails) ...
                 lock = LoopLock(parked / _HOLDER).acquire()

@@ -83,6 +83,7 @@ class Workspace:
     user_root: Path | None = None  # top of the user's own checkout
     origin: str | None = None  # the user's branch ref at the start; None when HEAD was detached
     warning: str | None = None  # something the user should know, e.g. changes left behind
+    parking: bool = True  # a run in its own worktree parks its worktree and checkout at the end
 
     def clear_stale_locks(self) -> list[str]:
         """Remove lock files a killed run left in its own worktree's git folder.
@@ -139,14 +140,14 @@ class Workspace:
         """Where the gates judge this workspace's rounds (see :meth:`clean_checkout`)."""
         assert self.root is not None
         pool = self.root.parent / CHECKOUTS if self.isolation == "worktree" else None
-        return ReusedCheckout(self.root, self.path, pool)
+        return ReusedCheckout(self.root, self.path, pool, take_parked=self.parking)
 
     def close_checkout(self, *, park: bool = False) -> None:
         """Remove the reused checkout of :meth:`clean_checkout`, if one was made; with ``park``
         a run in its own worktree leaves it for the next run (see
-        :mod:`harness.workspace.checkout`)."""
+        :mod:`harness.workspace.checkout`) unless :attr:`parking` is off."""
         if "checkout" in self.__dict__:
-            self.checkout.close(park=park)
+            self.checkout.close(park=park and self.parking)
 
     def file_at_base(self, path: str) -> str | None:
         """The text of ``path`` (relative to the workspace) at the base; None if it was absent."""
@@ -244,14 +245,14 @@ class Workspace:
         """Remove the run's worktree (uncommitted leftovers go with it); the branch stays.
 
         With ``park`` the worktree is kept, detached, for the next run in the repository to
-        take (see :mod:`harness.workspace.parked`) while fewer than its maximum wait.
-        Raises :class:`GitIsolationError` naming the worktree when git cannot remove it.
+        take (see :mod:`harness.workspace.parked`) while fewer than its maximum wait, unless
+        :attr:`parking` is off. Raises :class:`GitIsolationError` naming the worktree when git cannot remove it.
         """
         self.close_checkout(park=park)
         if self.isolation != "worktree" or not prune or self.root is None:
             return
         user_root = self.user_root or self.root
-        if park and self.root.exists() and park_worktree(user_root, self.root):
+        if park and self.parking and self.root.exists() and park_worktree(user_root, self.root):
             return
         if self.root.exists():
             proc = run_git(user_root, ("worktree", "remove", "--force", str(self.root)), None)

@@ -359,3 +359,20 @@ def test_clean_removes_a_checkout_its_killed_holder_left_never_one_a_live_run_ho
     assert live.communicate("", timeout=60)[0] == ""  # it hands its checkout back, and ends
     assert live.returncode == 0
     assert not held.exists()
+
+
+def test_park_false_in_loop_toml_neither_parks_nor_takes_a_parked_folder(tmp_path: Path) -> None:
+    repo = project(tmp_path)
+    assert harness("run", "--quiet", cwd=repo).returncode == 0  # parking on: the default
+    place = repo.parent / ".harness-worktrees/repo"
+    [worktree] = list((place / ".parked").iterdir())
+    [checkout] = list((place / ".checkouts").iterdir())
+    (repo / "loop.toml").write_text("park = false\n" + LOOP.format(script=tmp_path / "passes.json"))
+    git(repo, "commit", "-qam", "no parking")
+
+    again = harness("run", "--restart", "--quiet", cwd=repo)
+
+    assert again.returncode == 0, again.stderr
+    assert list((place / ".parked").iterdir()) == [worktree]  # not taken, none added
+    assert list((place / ".checkouts").iterdir()) == [checkout]
+    assert sorted(p.name for p in place.iterdir()) == [".checkouts", ".parked"]  # none kept
