@@ -230,7 +230,8 @@ class ReusedCheckout:
         assert held is not None
         changed = self._git("diff-files", "--name-only", "-z")
         self._git("clean", "-ffdxq")
-        _remove_git_entries(self._top)
+        folders = self._git("ls-tree", "-r", "-d", "-z", "--name-only", held).split("\0")
+        _remove_git_entries(self._top, [folder for folder in folders if folder])
         if changed:
             self._git("checkout-index", "--force", "-u", "-z", "--stdin", stdin=changed)
         if tree != held:
@@ -292,20 +293,23 @@ def _unheld(folder: Path) -> bool:
     return True
 
 
-def _remove_git_entries(top: Path) -> None:
-    """Remove every ``.git`` below ``top``: git's own clean never lists one, and a checkout
-    written by git never holds one."""
-    for folder, dirs, files in os.walk(top):  # links to folders are listed, never entered
-        here = Path(folder)
-        if ".git" in dirs:
-            dirs.remove(".git")
-            found = here / ".git"
-            if found.is_symlink():
-                found.unlink()
-            else:
-                shutil.rmtree(found)
-        if ".git" in files:
-            (here / ".git").unlink()
+def _remove_git_entries(top: Path, folders: Sequence[str]) -> None:
+    """Remove the ``.git`` of ``top`` and of each of its tracked ``folders`` (each listed after
+    the folder holding it), the only places one can be once ``git clean -ffdx`` ran: that clean
+    removes every other folder, ``.git`` and all, but never lists a ``.git`` itself (and a
+    checkout written by git never holds one). A folder replaced by a link is never entered."""
+    passed: set[str] = set()  # the folders that are folders (no link on the way)
+    for folder in ("", *folders):
+        here = top / folder
+        parent = folder.rpartition("/")[0]
+        if folder and (parent not in passed or here.is_symlink() or not here.is_dir()):
+            continue
+        passed.add(folder)
+        found = here / ".git"
+        if found.is_dir() and not found.is_symlink():
+            shutil.rmtree(found)
+        elif found.is_symlink() or found.exists():
+            found.unlink()
 
 
 @contextlib.contextmanager

@@ -67,6 +67,7 @@ def test_what_a_gate_run_left_is_gone_in_the_next_round(tmp_path: Path) -> None:
         (copy / ".git").mkdir()  # git's own clean never lists a .git
         (copy / ".git/conftest.py").write_text("planted\n")
         (copy / "tests/.git").write_text("gitdir: /nowhere\n")
+        (copy / "vendor/.git/objects").mkdir(parents=True)  # in a tracked folder: git keeps it
         (copy / "calc.py").write_text("def add(a, b):\n    return 3\n")  # tracked, changed
         (copy / "tests/test_calc.py").unlink()  # tracked, removed
         (copy / "vendor/f1.txt").unlink()
@@ -77,6 +78,7 @@ def test_what_a_gate_run_left_is_gone_in_the_next_round(tmp_path: Path) -> None:
             entry.unlink()
         (copy / "pkg").rmdir()
         (copy / "pkg").symlink_to(outside)  # a tracked folder replaced by a link out
+        (outside / ".git").write_text("not the checkout's\n")  # never removed through the link
     (workspace.path / "calc.py").write_text("def add(a, b):\n    return a + b\n")
     workspace.commit_round(1, "round 1")
 
@@ -91,7 +93,10 @@ def test_what_a_gate_run_left_is_gone_in_the_next_round(tmp_path: Path) -> None:
         }
         assert not (copy / "pkg").is_symlink()
         assert not (copy / "vendor/f1.txt").is_symlink()
+        assert not (copy / "vendor/.git").exists()
+        assert not (copy / "tests/.git").exists()
     assert (outside / "util.py").read_text() == "VALUE = 'planted'\n"  # nothing written through
+    assert (outside / ".git").read_text() == "not the checkout's\n"
     assert workspace.checkout.fresh_checkouts == 1
 
 
