@@ -168,10 +168,15 @@ class Workspace:
 
     def delivery(self, protect: Sequence[str]) -> Delivery:
         """:meth:`changes` and the tree :meth:`clean_checkout` judges, from one look at the
-        files: a single ``git add -A`` of the whole checkout (the tree needs it all)."""
+        files: a single ``git add -A`` of the whole checkout (the tree needs it all).
+
+        A run with a branch stages the files in its checkout's own index (the round's commit
+        adds them all the same), so git reads a file its stat data cannot vouch for (one
+        written in the same second as the index) once, not once per look.
+        """
         if self.root is None or self.base_commit is None:
             return Delivery((), "", None)
-        with self._staged(":/") as env:
+        with self._staged(":/", in_place=self.branch is not None) as env:
             names, diff = self._diffs(env, _NAMES, _DIFF)
             with _bookkeeping("take the round's files"):
                 tree = staged_tree(
@@ -306,19 +311,23 @@ class Workspace:
             return self._diffs(env, *diff_args)
 
     @contextlib.contextmanager
-    def _staged(self, scope: str) -> Iterator[dict[str, str]]:
+    def _staged(self, scope: str, *, in_place: bool = False) -> Iterator[dict[str, str]]:
         """The environment naming a throwaway copy of the checkout's index with ``scope``'s
-        current files added (``git add -A``); removed when the block ends."""
+        current files added (``git add -A``); removed when the block ends. With ``in_place``
+        they are added to the checkout's own index, then copied."""
         with tempfile.TemporaryDirectory(prefix="harness-index-") as tmp:
             index = Path(tmp) / "index"
-            if self._index.exists():
-                # copy2 keeps the index's mtime: git compares it with each file's mtime to spot
-                # "racily clean" entries (changed within the same second, same size), and a
-                # fresh mtime would hide such edits from the diff.
-                shutil.copy2(self._index, index)
             env = {"GIT_INDEX_FILE": str(index)}
             with _bookkeeping("read the workspace's changes"):
-                git(self.path, *add_all(scope), env=env)
+                if in_place:
+                    git(self.path, *add_all(scope))
+                if self._index.exists():
+                    # copy2 keeps the index's mtime: git compares it with each file's mtime to
+                    # spot "racily clean" entries (changed within the same second, same size),
+                    # and a fresh mtime would hide such edits from the diff.
+                    shutil.copy2(self._index, index)
+                if not in_place:
+                    git(self.path, *add_all(scope), env=env)
             yield env
 
     def _diffs(self, env: Mapping[str, str], *diff_args: tuple[str, ...]) -> list[str]:
