@@ -19,6 +19,8 @@ A run in its own worktree keeps the folder among its repository's run worktrees,
 ``.checkouts/``, where the agent's sandbox cannot write; at the end of the run the folder is
 parked there (at most :data:`MAX_PARKED`), and the next run's first use takes it and brings it to
 its tree the same way, from the tree its own index holds, instead of writing every file again.
+Each folder there has a lock (``holder.lock``) its run holds while it uses or takes it, which the
+kernel releases when that process ends: ``harness clean`` removes a folder whose lock is free.
 """
 
 from __future__ import annotations
@@ -104,7 +106,8 @@ class ReusedCheckout:
     Its files are written by git from its own index (beside them, in the same private folder);
     it has no ``.git``. With a ``pool`` (a folder the agent cannot write), the folder lives
     there and :meth:`close` with ``park`` leaves it for the next run's first use (which takes
-    one unless made with ``take_parked`` off); otherwise it is a temporary folder. :meth:`close` removes it (so does the end of the process).
+    one unless made with ``take_parked`` off); otherwise it is a temporary folder.
+    :meth:`close` removes it (so does the end of the process).
     """
 
     def __init__(
