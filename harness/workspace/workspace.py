@@ -83,7 +83,7 @@ class Workspace:
     user_root: Path | None = None  # top of the user's own checkout
     origin: str | None = None  # the user's branch ref at the start; None when HEAD was detached
     warning: str | None = None  # something the user should know, e.g. changes left behind
-    parking: bool = True  # a run in its own worktree parks its worktree and checkout at the end
+    parking: bool = True  # take parked worktrees and checkouts, park its own at the end
 
     def clear_stale_locks(self) -> list[str]:
         """Remove lock files a killed run left in its own worktree's git folder.
