@@ -214,7 +214,7 @@ def remove_parked(before: set[Path]) -> None:
         if folder in cleanup.parked_worktrees_of(ROOT):
             cleanup.remove_worktree(ROOT, folder)
         else:
-            cleanup.remove_parked_checkout(folder)
+            cleanup.remove_checkout(folder)
 
 
 def checkout_entries() -> set[str]:
