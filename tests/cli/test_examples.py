@@ -25,6 +25,8 @@ from harness.workspace import cleanup
 from tests.cli.test_cli import ROOT, harness
 from tests.conftest import git, verdict_entry
 
+pytestmark = pytest.mark.slow
+
 EXAMPLES = ROOT / "examples"
 SCRATCH = shutil.ignore_patterns(".harness", "__pycache__", ".pytest_cache", ".ruff_cache")
 # The example's commands as its gates run them: `python` is the harness's (as in its venv).

@@ -25,6 +25,8 @@ from tests.conftest import git, make_repo, verdict_entry
 from tests.observe.test_trajectory_runs import VERDICT, killed_run
 from tests.openai_server import OpenAIServer, Text, ToolCalls
 
+pytestmark = pytest.mark.slow
+
 LOOP = """\
 name = "forecast"
 goal = "report.txt must hold the forecast"

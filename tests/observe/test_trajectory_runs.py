@@ -12,12 +12,16 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
+
 from harness.core.redact import REDACTED
 from harness.core.trajectory_schema import ModelStep, RoundBegin, RunBegin, ToolStep, parse_record
 from harness.observe.trajectory import TRAJECTORY_FILE, Trajectory, read_trajectory
 from tests.cli.test_cli import harness
 from tests.conftest import make_repo
 from tests.openai_server import OpenAIServer, Text, ToolCalls
+
+pytestmark = pytest.mark.slow
 
 SECRET = "planted-canary-4e7d1c9b"
 VERDICT = ToolCalls(
