@@ -13,12 +13,19 @@ trajectory leaves behind, such as garbage to collect, lands on both equally); th
 shifts both halves of a pair).
 
     python bench/step_cpu.py [--steps 20] [--runs 21]
+
+With ``--trajectory`` the pairs are the harness's Agent twice, once recording its trajectory
+(:class:`~harness.observe.trajectory.TrajectoryLog`, redacted as in a run) and once not: the
+recording's share of a step as a run through litellm pays it.
+
+    python bench/step_cpu.py --trajectory [--steps 300] [--runs 5]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import subprocess
 import sys
@@ -31,8 +38,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from harness.agent.agent import DEFAULT_SYSTEM_PROMPT, Agent, AgentStop  # noqa: E402
+from harness.core.trajectory_schema import RoundBegin  # noqa: E402
 from harness.models.budget import Budget, Meter, MeteredModel  # noqa: E402
 from harness.models.litellm_model import LiteLLMModel, load_litellm  # noqa: E402
+from harness.observe.trajectory import TRAJECTORY_FILE, TrajectoryLog  # noqa: E402
 from harness.tools import Toolbox, default_tools  # noqa: E402
 
 MODEL = "openai/gpt-4o-mini"
@@ -96,22 +105,38 @@ def bare(api_base: str, steps: int, workspace: Path) -> float:
     return time.process_time() - started
 
 
-def harness(api_base: str, steps: int, workspace: Path) -> float:
-    """CPU seconds of one trajectory through the harness's agent."""
+def harness(api_base: str, steps: int, workspace: Path, *, recorded: bool = False) -> float:
+    """CPU seconds of one trajectory through the harness's agent (its trajectory recorded in
+    a folder of its own with ``recorded``)."""
     model = LiteLLMModel(MODEL, api_base=api_base, api_key="sk-bench", timeout=30, num_retries=0)
-    agent = Agent(MeteredModel(model, Meter(Budget(tokens=10_000_000))), max_steps=steps + 1)
+    log = TrajectoryLog(Path(tempfile.mkdtemp()) / TRAJECTORY_FILE) if recorded else None
+    meter = Meter(Budget(tokens=100_000_000))
+    metered = MeteredModel(model, meter)
+    if log is not None:
+        metered = MeteredModel(model, meter, redact=log.redactor.redact_text, trajectory=log)
+        log.record(RoundBegin(round=1))
+    agent = Agent(metered, max_steps=steps + 1, max_repeats=steps + 1)
     started = time.process_time()
     run = agent.run("Read notes.txt line by line.", workspace)
     elapsed = time.process_time() - started
     assert run.stop_reason is AgentStop.ANSWERED, run.stop_message
+    if log is not None:
+        shutil.rmtree(log.path.parent)
     return elapsed
+
+
+def recorded(api_base: str, steps: int, workspace: Path) -> float:
+    """CPU seconds of one trajectory through the harness's agent, recorded."""
+    return harness(api_base, steps, workspace, recorded=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--runs", type=int, default=21)
+    parser.add_argument("--trajectory", action="store_true", help="recorded against not")
     args = parser.parse_args()
+    first, second = (harness, recorded) if args.trajectory else (bare, harness)
     trajectories = 2 * (args.runs + 1)
     code = SERVER.format(root=str(ROOT), trajectories=trajectories, steps=args.steps)
     server = subprocess.Popen(
@@ -123,13 +148,13 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as folder:
             workspace = Path(folder)
             (workspace / "notes.txt").write_text("".join(f"line {i}\n" for i in range(1, 41)))
-            bare(api_base, args.steps, workspace)  # warm up: imports, tokenizer, connection pool
-            harness(api_base, args.steps, workspace)
-            cpu: dict[Any, list[float]] = {bare: [], harness: []}
+            first(api_base, args.steps, workspace)  # warm up: imports, tokenizer, connections
+            second(api_base, args.steps, workspace)
+            cpu: dict[Any, list[float]] = {first: [], second: []}
             for run in range(args.runs):
-                for loop in (bare, harness) if run % 2 == 0 else (harness, bare):
+                for loop in (first, second) if run % 2 == 0 else (second, first):
                     cpu[loop].append(loop(api_base, args.steps, workspace) / (args.steps + 1))
-            bare_cpu, harness_cpu = cpu[bare], cpu[harness]
+            bare_cpu, harness_cpu = cpu[first], cpu[second]
     finally:
         if server.stdin is not None:
             server.stdin.close()
@@ -137,6 +162,12 @@ def main() -> None:
     b, h = statistics.median(bare_cpu), statistics.median(harness_cpu)
     ratio = statistics.median(x / y for x, y in zip(harness_cpu, bare_cpu, strict=True))
     print(f"CPU per step, median of {args.runs} trajectories of {args.steps} tool steps + answer")
+    if args.trajectory:
+        print(f"  harness Agent            {b * 1000:7.3f} ms")
+        print(f"  harness Agent, recorded  {h * 1000:7.3f} ms")
+        print(f"  recording's share        {h / b - 1:+7.1%}   (median pair {ratio - 1:+.1%}; "
+              "target <= 5 %)")  # fmt: skip
+        return
     print(f"  bare litellm loop   {b * 1000:7.2f} ms")
     print(f"  harness Agent       {h * 1000:7.2f} ms")
     print(f"  ratio of medians    {h / b:7.3f}x")

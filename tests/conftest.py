@@ -17,6 +17,14 @@ if TYPE_CHECKING:
 # Fewer, fixed examples for bench/mutation.py, which runs the focused tests once per mutant.
 settings.register_profile("mutation", max_examples=25, derandomize=True)
 
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests marked ``slow`` first (in their order), the others after: spread over the
+    workers of ``-n auto``, the long ones start at once and the short ones fill in at the end,
+    so no worker is left finishing a long test while the others are idle."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 _real_connect = socket.socket.connect
 
 

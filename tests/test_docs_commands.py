@@ -111,7 +111,7 @@ COMMANDS: dict[str, Here | By | NotOffline] = {
     "harness batch tasks.jsonl --workers 3 --out batch-out": Here("block"),
     "harness report batch-out": Here("block"),
     "pip install -e '.[ray]'": NotOffline(INSTALLS),
-    "harness bench swebench instances.jsonl --repos ~/mirrors --model gold": By("tests/realworld/test_swebench.py::test_gold_resolves_every_instance"),
+    "harness bench swebench instances.jsonl --repos ~/mirrors --model gold": By("tests/realworld/test_swebench.py::test_gold_resolves_every_instance_and_a_killed_benchmark_reruns_each_once"),
     "harness bench swebench instances.jsonl --repos ~/mirrors --model empty": By("tests/realworld/test_swebench.py::test_empty_resolves_none"),
     "harness bench swebench instances.jsonl --repos ~/mirrors --model openai/gpt-4.1 --workers 4": NotOffline("calls a real model"),
     "harness batch tasks.jsonl --backend ray --workers 16": NotOffline("starts a Ray cluster (harness[ray]); tests/scale/test_ray_backend.py runs Ray in-process"),
@@ -129,6 +129,7 @@ COMMANDS: dict[str, Here | By | NotOffline] = {
     "harness show RUN_ID --round 1": By("tests/cli/test_show_replay_cli.py::test_show_prints_each_step_of_a_round"),
     "harness replay RUN_ID": By("tests/cli/test_show_replay_cli.py::test_show_and_replay_do_not_load_litellm"),
     "harness replay tests/recorded/RUN_ID --repo .": By("tests/cli/test_show_replay_cli.py::test_a_recording_kept_in_the_tests_replays_in_another_clone"),
+    "harness replay RUN_ID --live": By("tests/cli/test_replay_live.py::test_the_live_model_answers_from_the_diverging_observation_on"),
 }  # fmt: skip
 
 

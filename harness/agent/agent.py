@@ -17,7 +17,7 @@ from harness.agent.subagent import SUBAGENT_TOOL, Profile, Subagents, subagent_t
 from harness.core.errors import ConfigError, Stopped, ToolError
 from harness.core.event_schema import SubagentEvent, ToolCallEvent, ToolStart
 from harness.core.sink import NULL_SINK, EventSink
-from harness.core.trajectory_schema import SessionBegin, ToolStep
+from harness.core.trajectory_schema import SessionBegin
 from harness.core.usage import Usage
 from harness.models.base import Message, Model, Reply, ToolCall
 from harness.models.budget import metered
@@ -286,18 +286,16 @@ class _Session:
                     call.name, call.arguments_json, result.output, failed=result.is_error
                 )
             content = result.output + (f"\n\n{note}" if note else "")
-            if self.model.trajectory.recording:  # no record is built for a trajectory not kept
-                self.model.trajectory.record(
-                    ToolStep(
-                        step=self.steps,
-                        call_id=call.id,
-                        name=call.name,
-                        arguments=call.arguments_json,
-                        observation=content,
-                        exit_code=result.exit_code,
-                        is_error=result.is_error,
-                        duration=time.monotonic() - started,
-                    )
+            if self.model.trajectory.recording:
+                self.model.trajectory.tool_call(
+                    step=self.steps,
+                    call_id=call.id,
+                    name=call.name,
+                    arguments=call.arguments_json,
+                    observation=content,
+                    exit_code=result.exit_code,
+                    is_error=result.is_error,
+                    duration=time.monotonic() - started,
                 )
             self.messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
             if result.final and submitted is None:

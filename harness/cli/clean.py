@@ -12,7 +12,8 @@ loop is never touched:
 * every other run of the loop (set aside by ``--restart``, killed during start-up, ...) loses its
   worktree and its branch;
 * the worktrees passed runs parked for the next run (:mod:`harness.workspace.parked`) go, and so
-  do the gates' checkouts finished runs parked (:mod:`harness.workspace.checkout`).
+  do the gates' checkouts finished runs parked (:mod:`harness.workspace.checkout`) and those a
+  run killed while holding them left (their holder's lock is free); one a live run holds stays.
 
 A branch kept for its passed work goes when it is named (``--branch``, which also limits the
 cleaning to the branches named) or with ``--include-passed``.
@@ -142,10 +143,13 @@ def _debris(repo: Path, name: str, progress: Path, *, dry_run: bool) -> list[str
         if not dry_run:
             cleanup.remove_worktree(repo, parked)
         lines.append(f"{name}: {removed} parked worktree {parked}")
-    for parked in cleanup.parked_checkouts_of(repo):
-        if not dry_run:
-            cleanup.remove_parked_checkout(parked)
-        lines.append(f"{name}: {removed} parked checkout {parked}")
+    checkouts = [("parked", p) for p in cleanup.parked_checkouts_of(repo)]
+    checkouts += [("abandoned", p) for p in cleanup.abandoned_checkouts_of(repo)]
+    for kind, folder in checkouts:
+        if dry_run or cleanup.remove_checkout(folder):
+            lines.append(f"{name}: {removed} {kind} checkout {folder}")
+        else:
+            lines.append(f"{name}: kept {kind} checkout {folder}: a run took it meanwhile")
     return lines
 
 

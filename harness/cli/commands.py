@@ -11,9 +11,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from harness.cli.exit_codes import EXIT_ERROR, EXIT_ESCALATED, EXIT_PASSED, EXIT_USAGE
+from harness.cli.exit_codes import (
+    EXIT_ESCALATED,
+    EXIT_PASSED,
+    EXIT_USAGE,
+    run_exit_code,
+)
 from harness.core.errors import ConfigError
-from harness.core.stop import StopReason
 from harness.workspace.caches import CACHE_PATTERNS
 
 if TYPE_CHECKING:
@@ -132,11 +136,7 @@ def run(args: argparse.Namespace) -> int:
             flush()
     result = _tidy(config, result, redact=redactor.redact_text)
     _tell(result, args, closed=live.closed, redact=redactor.redact_text)
-    if result.stop_reason.is_success:
-        return EXIT_PASSED
-    if result.bad_configuration:
-        return EXIT_USAGE
-    return EXIT_ERROR if result.stop_reason is StopReason.ERROR else EXIT_ESCALATED
+    return run_exit_code(result)
 
 
 resume = run
@@ -383,13 +383,15 @@ def show(args: argparse.Namespace) -> int:
 
 def replay(args: argparse.Namespace) -> int:
     """Re-run a recorded run with its recorded replies; exit 0 when nothing diverged, 3 when
-    something did."""
+    something did. With ``--live``, the run's own exit code, as ``harness run`` gives it."""
     from harness.cli.run_folders import find_run_under
     from harness.spec.replay import replay_run
 
     folder = find_run_under(args.run, args.root)
-    outcome = replay_run(folder, last_round=args.round, repo=args.repo)
+    outcome = replay_run(folder, last_round=args.round, repo=args.repo, live=args.live)
     print(outcome.describe())
+    if args.live:
+        return run_exit_code(outcome.result)
     return EXIT_PASSED if outcome.divergence is None else EXIT_ESCALATED
 
 

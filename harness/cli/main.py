@@ -162,6 +162,12 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument(
         "--root", type=Path, default=Path("."), help="look in its .harness/runs and its loops'"
     )
+    replay.add_argument(
+        "--live",
+        action="store_true",
+        help="from the first divergence (or the end of a cut-off recording) on, call the "
+        "models loop.toml names and go on as a run (real model calls: they cost)",
+    )
 
     runs = commands.add_parser("runs", help="list recent runs")
     runs.add_argument("root", nargs="?", type=Path, default=Path("."))

@@ -5,7 +5,8 @@ A trajectory is what a run said to its models and what it got back, step by step
 as it was sent, every reply, every tool call with its observation, each round's gate reports and
 verdict. Every record carries ``kind`` (the discriminator), ``v`` (:data:`TRAJECTORY_VERSION`),
 ``ts``, and the ``round`` and ``session`` it belongs to (stamped by the writer). A component
-records a step by building its model and handing it to a :class:`TrajectorySink`.
+records a step by building its model and handing it to a :class:`TrajectorySink` (a model call
+and a tool call, the records of every step, come as their fields instead).
 
 Two forms keep the file small. A request holds only what changed since the previous request of
 the same session and role (``keep`` messages are taken from it, ``messages`` follow), and its
@@ -188,14 +189,15 @@ def parse_record(line: str | bytes) -> Record:
 class TrajectorySink(Protocol):
     """Receives trajectory records.
 
-    A model call comes as the request itself (the messages and tool schemas, and the body that
-    went on the wire where the model reported it as ``sent``): the sink makes the
-    :class:`ModelStep` of it, keeping only what changed since the previous request.
+        A model call comes as the request itself (the messages and tool schemas, and the body that
+        went on the wire where the model reported it as ``sent``): the sink makes the
+        :class:`ModelStep` of it, keeping only what changed since the previous request. A tool call
+    comes as its fields (:meth:`tool_call`): a caller builds no record for it.
 
-    Sessions nest (a subagent's inside its parent's): a :class:`SessionBegin` opens one, and
-    :meth:`end_session` closes the innermost, so later steps belong to the session around it
-    again. ``recording`` is false for a sink that keeps nothing: a caller may then skip building
-    the records.
+        Sessions nest (a subagent's inside its parent's): a :class:`SessionBegin` opens one, and
+        :meth:`end_session` closes the innermost, so later steps belong to the session around it
+        again. ``recording`` is false for a sink that keeps nothing: a caller may then skip building
+        the records.
     """
 
     recording: bool
@@ -217,6 +219,20 @@ class TrajectorySink(Protocol):
         latency: float,
         sent: dict[str, Any] | None = None,
     ) -> None: ...
+
+    def tool_call(
+        self,
+        *,
+        step: int,
+        call_id: str,
+        name: str,
+        arguments: str,
+        observation: str,
+        exit_code: int | None,
+        is_error: bool,
+        duration: float,
+    ) -> None:
+        """Record one tool call: the :class:`ToolStep` of these fields."""
 
 
 class NullTrajectory:
@@ -242,6 +258,20 @@ class NullTrajectory:
         usage: Usage,
         latency: float,
         sent: dict[str, Any] | None = None,
+    ) -> None:
+        return None
+
+    def tool_call(
+        self,
+        *,
+        step: int,
+        call_id: str,
+        name: str,
+        arguments: str,
+        observation: str,
+        exit_code: int | None,
+        is_error: bool,
+        duration: float,
     ) -> None:
         return None
 

@@ -272,10 +272,15 @@ class MeteredModel(Wrapper):
 
 
 def _recorded(reply: Reply) -> RecordedReply:
+    """The reply as the trajectory keeps it; built without validation (its fields are typed
+    already), as it is at every model call of a recorded run."""
     calls = [
-        RecordedCall(id=c.id, name=c.name, arguments=c.arguments_json) for c in reply.tool_calls
+        RecordedCall.model_construct(id=c.id, name=c.name, arguments=c.arguments_json)
+        for c in reply.tool_calls
     ]
-    return RecordedReply(content=reply.content, tool_calls=calls, reasoning=reply.reasoning)
+    return RecordedReply.model_construct(
+        content=reply.content, tool_calls=calls, reasoning=reply.reasoning
+    )
 
 
 def metered(model: Model, *, events: EventSink = NULL_SINK) -> MeteredModel:

@@ -107,7 +107,7 @@ class ReplayModel:
         self._counter = TokenCounter(name)
         self.divergences: list[Divergence] = []
         self.cut_round = cut_round
-        self.reached_end = False  # a call past the end of the cut round was made
+        self.reached_end = False  # every call of the cut round was made, and one past it
         self.calls_made: dict[int, int] = {}  # model calls served, by round
 
     @property
@@ -127,7 +127,8 @@ class ReplayModel:
         with self._lock:
             self._round, self._cursor = round_number, 0
             if self.cut_round is not None and round_number > self.cut_round:
-                self.reached_end = True
+                cut = self.cut_round  # it ended early when some of its recorded calls were not made
+                self.reached_end = self.calls_made.get(cut, 0) >= len(self._turns.get(cut, ()))
                 raise Stopped(
                     StopReason.CANCELLED,
                     f"the replay stops where the recording ends, before round {round_number}: "

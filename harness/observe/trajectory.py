@@ -174,6 +174,7 @@ class TrajectoryLog:
             # A ModelStep's fields, as its model would dump them (the tests hold the two
             # together): validating and dumping a model at every call cost more than the rest
             # of the record.
+            redact = self.redactor.redact_text
             data = {
                 "kind": "model_call",
                 "v": TRAJECTORY_VERSION,
@@ -189,11 +190,52 @@ class TrajectoryLog:
                     "max_tokens": max_tokens,
                     "wire": None if wire is None else self.redactor.redact(wire),
                 },
-                "reply": self._scrub(reply.model_dump()),
+                "reply": {
+                    "content": None if reply.content is None else redact(reply.content),
+                    "tool_calls": [
+                        {"id": c.id, "name": c.name, "arguments": redact(c.arguments)}
+                        for c in reply.tool_calls
+                    ],
+                    "reasoning": None if reply.reasoning is None else redact(reply.reasoning),
+                },
                 "usage": usage,
                 "latency": latency,
             }
             self._write(data)
+
+    def tool_call(
+        self,
+        *,
+        step: int,
+        call_id: str,
+        name: str,
+        arguments: str,
+        observation: str,
+        exit_code: int | None,
+        is_error: bool,
+        duration: float,
+    ) -> None:
+        """Record one tool call, its line built as :class:`ToolStep` would dump it (as a model
+        call's is): the arguments and the observation redacted, a long observation stored once."""
+        redact = self.redactor.redact_text
+        with self._lock:
+            self._write(
+                {
+                    "kind": "tool_call",
+                    "v": TRAJECTORY_VERSION,
+                    "ts": datetime.now(UTC),
+                    "round": self._round,
+                    "session": self._session,
+                    "step": step,
+                    "call_id": call_id,
+                    "name": name,
+                    "arguments": redact(arguments),
+                    "observation": self._text(redact(observation)),
+                    "exit_code": exit_code,
+                    "is_error": is_error,
+                    "duration": duration,
+                }
+            )
 
     def _scrub(self, data: Any) -> Any:
         """``data`` redacted, but for the fields that only name things (:data:`_NAMES`) and

@@ -63,12 +63,13 @@ def play_round(settings: Settings, run: Run, number: int) -> RoundReport:
             round=number, gates=[g.name for g in settings.gates], critic=run.critic is not None
         )
     )
-    # The agent's work, taken once: protection, the critic's diff and the no-progress digest.
-    changed_files, diff = run.workspace.changes()
-    changed = tuple(changed_files)
+    # The agent's work, taken once: protection, the critic's diff, the no-progress digest and
+    # the tree the checks judge.
+    delivery = run.workspace.delivery(settings.protect)
+    changed, diff = delivery.changed, delivery.diff
     baselines = _baselines(settings, run)
     # The checks judge what the round commit holds, never the agent's working folder.
-    with run.workspace.clean_checkout(settings.protect) as delivered:
+    with run.workspace.clean_checkout(settings.protect, tree=delivery.tree) as delivered:
         evidence = verify(
             round_number=number,
             goal=settings.goal,

@@ -40,6 +40,7 @@ class LoopRules(BaseModel):
     merge: bool = False  # fast-forward the user's branch when the run passes
     checklist: tuple[str, ...] = ()  # items a new progress file starts with
     keep_worktree: bool = False  # after a pass, leave the run's worktree to look at and try
+    park: bool = True  # a finished run parks its worktree and gates' checkout for the next run
 
     @field_validator("protect")
     @classmethod

@@ -66,6 +66,7 @@ def start_run(settings: Settings, progress: Progress | None) -> Run:
         own_files=own_files(progress.path if progress is not None else None),
         loop_key=progress.path if progress is not None and progress.path else settings.workspace,
         start=settings.options.start,
+        park=settings.options.park,
     )
     if resume_branch:
         workspace.clear_stale_locks()  # a killed run may have died inside a git command

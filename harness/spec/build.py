@@ -248,12 +248,15 @@ def build_loop(
     tools: Sequence[Tool] = (),
     mcp: Sequence[McpServer] = (),
     model: Model | None = None,
+    wrap: Callable[[Model], Model] | None = None,
 ) -> OuterLoop:
     """The outer loop ``config`` describes; relative paths start at its root.
 
     ``tools`` are given to the agent beside the built-ins (MCP servers' tools started by the
     caller); ``mcp`` are servers the loop starts and stops itself (see :func:`mcp_servers`).
     ``model`` answers for the author and the critic both, whatever the spec names (a replay's).
+    ``wrap`` turns each model the spec names (the author's, each critic's) into the one the loop
+    calls (a live replay's, which asks the recording first); the preflight checks it as named.
     """
     root = config.root
     run_id = run_id or new_run_id()
@@ -276,7 +279,7 @@ def build_loop(
     python_env = project_env(config)  # a set-up command runs here, once per commit
     sandbox = build_sandbox(config, python_env=python_env)
     agent = Agent(
-        model,
+        model if wrap is None else wrap(model),
         [*default_tools(), *_web_tools(config, archive), *tools],
         system_prompt=config.agent.system_prompt,
         max_steps=config.agent.max_steps,
@@ -288,7 +291,7 @@ def build_loop(
         hooks=session.action_hooks(config),
         subagents=session.subagents(config, lambda name: named_model(name, config)),
     )
-    critic, checks = _critic(config, overrides, skill, model_name, model, replay=given)
+    critic, checks = _critic(config, overrides, skill, model_name, model, replay=given, wrap=wrap)
     for made, source in [(model, model_source or "model"), *checks]:
         _preflight(made, source)
     on_finish, ci = build_connectors(config, events=events, issue=overrides.issue)
@@ -372,9 +375,10 @@ def _critic(
     author: Model,
     *,
     replay: Model | None = None,
+    wrap: Callable[[Model], Model] | None = None,
 ) -> tuple[Reviewer | None, list[tuple[Model, str]]]:
     """:func:`build_critic` before the preflight, and each model with the field that chose it
-    (``replay``, when given, answers for every critic)."""
+    (``replay``, when given, answers for every critic; ``wrap`` as :func:`build_loop` says)."""
     settings = config.critic
     checks: list[tuple[Model, str]] = []
     if not settings.enabled:
@@ -399,7 +403,7 @@ def _critic(
             source,
         )
         checks.append((made, source or field))
-        return made
+        return made if wrap is None else wrap(made)
 
     if not settings.panel:
         return Critic(chosen(None, "critic.model"), criteria=criteria, threshold=threshold), checks

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from harness.core.errors import ConfigError
 from harness.core.sink import EventSink
@@ -25,6 +25,7 @@ def recorded_loop(
     tools: Sequence[Tool] = (),
     start_servers: bool = True,
     model: Model | None = None,
+    wrap: Callable[[Model], Model] | None = None,
 ) -> OuterLoop:
     """``spec``'s loop, its events and trajectory recorded (redacted) under
     ``<root>/.harness/runs/<run id>/``.
@@ -32,7 +33,8 @@ def recorded_loop(
     ``echo`` also receives every event (the live display). ``tools`` are given to the agent
     beside the built-ins; with ``start_servers`` the loop starts and stops the spec's ``[[mcp]]``
     servers itself (callers that share servers between loops pass their tools instead).
-    ``model`` answers for the author and the critic whatever the spec names (a replay's).
+    ``model`` answers for the author and the critic whatever the spec names (a replay's);
+    ``wrap`` turns each model the spec names into the one the loop calls (a live replay's).
     An error in the spec names its loop.toml; one in a flag or variable names that.
     """
     run_id = run_id or new_run_id()
@@ -57,6 +59,7 @@ def recorded_loop(
             tools=tools,
             mcp=mcp_servers(spec) if start_servers else (),
             model=model,
+            wrap=wrap,
         )
     except OverrideError:
         raise  # the flag or variable is named; loop.toml is not to blame

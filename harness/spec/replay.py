@@ -10,6 +10,11 @@ A run killed mid-round leaves a recording whose last round has no end: the repla
 recorded step of it and stops where the recording stops (:class:`RecordingEnd`), which is no
 divergence; one that ends that round before the recording's last model call diverges.
 
+With ``live``, the recording answers only up to its first divergence (a tool observation that
+differs, a model call, a role or a round the recording lacks) or the end of a cut-off recording;
+from that call on the models today's loop.toml names answer (:mod:`harness.models.handover`), and
+the run goes on as a normal run up to the loop's own caps: a killed run resumes where it stopped.
+
 The replay is a run of its own: its events and trajectory are kept under the loop's
 ``.harness/runs/`` like any other, so ``harness show`` reads it too.
 """
@@ -32,6 +37,7 @@ from harness.core.trajectory_schema import (
     ToolStep,
     VerdictStep,
 )
+from harness.models.handover import Handover, Takeover
 from harness.models.replay import Divergence, Observation, RecordedTurn, ReplayModel
 from harness.observe.run_summary import RUNS_DIR
 from harness.observe.trajectory import Trajectory
@@ -41,6 +47,7 @@ from harness.outer.result import RunResult
 from harness.spec.build import Overrides
 from harness.spec.launch import recorded_loop
 from harness.spec.loop_spec import LoopSpec
+from harness.spec.replay_live import keep_branch, run_end
 from harness.workspace.git_cmd import git
 from harness.workspace.workspace import IDENTITY_ENV
 
@@ -83,30 +90,46 @@ class ReplayOutcome:
     rounds: int
     end: RecordingEnd | None = None
     reached_end: bool = False  # the replay went as far as the recording goes
+    live: bool = False  # live models were to answer past the recording (``--live``)
+    takeover: Takeover | None = None  # where they did; None: the recording answered every call
+    kept: str = ""  # where the live models' work is kept, once they took over
 
     def describe(self) -> str:
-        head = (
+        lines = [
             f"replay of run {self.recorded_run} (recorded again as run {self.run_id}): "
             f"{self.rounds} round(s), {self.result.stop_reason.value}"
-        )
+        ]
         if self.end is not None:
             played = ": the replay played it up to there" if self.reached_end else ""
-            head += f"\n{self.end.describe()}{played}"
-        if self.divergence is None:
-            return (
-                f"{head}\nno divergence: every observation, gate, verdict and outcome as recorded"
-            )
-        return f"{head}\nfirst divergence at {self.divergence.describe()}"
+            lines.append(f"{self.end.describe()}{played}")
+        if self.divergence is not None:
+            lines.append(f"first divergence at {self.divergence.describe()}")
+        elif self.takeover is not None:
+            lines.append("no divergence up to there: every observation, gate, verdict and "
+                         "outcome as recorded")  # fmt: skip
+        else:
+            lines.append("no divergence: every observation, gate, verdict and outcome as recorded")
+        if self.takeover is not None:
+            lines.append(self.takeover.describe())
+        elif self.live:
+            lines.append("the live model was not called: the recording answered every call")
+        if self.live:
+            lines.append(run_end(self.result))
+        if self.kept:
+            lines.append(self.kept)
+        return "\n".join(lines)
 
 
 def replay_run(
-    run_dir: Path, *, last_round: int | None = None, repo: Path | None = None
+    run_dir: Path, *, last_round: int | None = None, repo: Path | None = None, live: bool = False
 ) -> ReplayOutcome:
     """Replay the run recorded in ``run_dir`` (rounds 1 to ``last_round``, else all).
 
     ``repo``: the repository to take the base commit and today's loop.toml from, when it is not
     where the run was recorded (a recording kept in a project's tests, replayed on another
-    machine); the loop.toml is found at the same place inside it.
+    machine); the loop.toml is found at the same place inside it. ``live``: the models today's
+    loop.toml names answer from the first divergence or the end of the recording on (with
+    ``last_round``, from round ``last_round + 1`` at the latest), up to the loop's caps.
     """
     trajectory = Trajectory.load(run_dir)
     header = next((r for r in trajectory.records if isinstance(r, RunBegin)), None)
@@ -141,25 +164,62 @@ def replay_run(
         git(checkout, "-c", f"core.hooksPath={os.devnull}", "commit", "--quiet", "--no-gpg-sign",
             "--allow-empty", "-am", "harness replay: loop.toml as it is now", env=IDENTITY_ENV)  # fmt: skip
         model = _replay_model(trajectory, header, recorded_rounds, [str(checkout), scratch], end)
-        spec = LoopSpec.from_toml(root / loop_file.name)
+        handover = Handover(model) if live else None
+        copy = root / loop_file.name
         run_id = new_run_id()
-        cap = max(recorded_rounds, default=1) if last_round is not None else None
-        loop = recorded_loop(
-            spec, overrides=Overrides(max_iterations=cap, restart=True), run_id=run_id, model=model
-        )
+        cap = max(recorded_rounds, default=1) if last_round is not None and not live else None
+        try:
+            loop = recorded_loop(
+                LoopSpec.from_toml(copy),
+                overrides=Overrides(max_iterations=cap, restart=True),
+                run_id=run_id,
+                model=None if handover else model,
+                wrap=handover.model if handover else None,
+            )
+        except ConfigError as exc:  # named after the user's loop.toml, not the replay's copy
+            raise ConfigError(str(exc).replace(str(copy), str(loop_file))) from exc
         result = loop.run()
-        kept = loop_file.parent / RUNS_DIR / run_id
-        shutil.copytree(root / RUNS_DIR / run_id, kept, dirs_exist_ok=True)
+        shutil.copytree(root / RUNS_DIR / run_id, loop_file.parent / RUNS_DIR / run_id,
+                        dirs_exist_ok=True)  # fmt: skip
+        takeover = handover.takeover if handover else None
+        if (
+            takeover
+            and takeover.round not in recorded_rounds
+            and takeover.round in trajectory.rounds()
+        ):
+            why = f"the replay plays rounds 1 to {last_round} only"  # as asked: no divergence
+            takeover = Takeover(takeover.round, takeover.call, why)
+        kept = keep_branch(repo, checkout, result.branch) if takeover else ""
+    divergence = _divergence(trajectory, model, result, recorded_rounds, end, takeover)
+    return ReplayOutcome(
+        header.run_id, run_id, result, divergence, len(result.rounds), end, model.reached_end,
+        live, takeover, kept,
+    )  # fmt: skip
+
+
+def _divergence(
+    trajectory: Trajectory,
+    model: ReplayModel,
+    result: RunResult,
+    rounds: list[int],
+    end: RecordingEnd | None,
+    takeover: Takeover | None,
+) -> Divergence | None:
+    """The replay's first divergence; past a live model's take-over nothing is compared."""
     divergences = list(model.divergences)
-    if end is not None and not model.reached_end:
+    if end is not None:
         made = model.calls_made.get(end.round, 0)
         if made < end.calls and any(r.round == end.round for r in result.rounds):
             divergences.append(Divergence(end.round, None, f"the round ended after {made} model "
                                           f"call(s); the recording holds {end.calls}"))  # fmt: skip
-    divergence = first_divergence(trajectory, divergences, result.rounds, recorded_rounds, end)
-    return ReplayOutcome(
-        header.run_id, run_id, result, divergence, len(result.rounds), end, model.reached_end
-    )
+    if takeover is not None:
+        divergences = [
+            d for d in divergences if d.round < takeover.round or d is takeover.divergence
+        ]
+        before = [r for r in result.rounds if r.round < takeover.round]
+        compared = [n for n in rounds if n < takeover.round]
+        return first_divergence(trajectory, divergences, before, compared, end)
+    return first_divergence(trajectory, divergences, result.rounds, rounds, end)
 
 
 def recording_end(trajectory: Trajectory, rounds: list[int]) -> RecordingEnd | None:

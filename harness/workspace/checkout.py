@@ -19,6 +19,8 @@ A run in its own worktree keeps the folder among its repository's run worktrees,
 ``.checkouts/``, where the agent's sandbox cannot write; at the end of the run the folder is
 parked there (at most :data:`MAX_PARKED`), and the next run's first use takes it and brings it to
 its tree the same way, from the tree its own index holds, instead of writing every file again.
+Each folder there has a lock (``holder.lock``) its run holds while it uses or takes it, which the
+kernel releases when that process ends: ``harness clean`` removes a folder whose lock is free.
 """
 
 from __future__ import annotations
@@ -29,9 +31,10 @@ import secrets
 import shutil
 import tempfile
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
+from harness.memory.lock import LockHeld, LoopLock
 from harness.tools.paths import protecting_pattern
 from harness.workspace.caches import add_all
 from harness.workspace.git_cmd import GitIsolationError, git, run_git
@@ -46,6 +49,9 @@ switch a check off: pytest does not collect dot folders, and protected paths lie
 CHECKOUTS = ".checkouts"
 """The folder, among a repository's run worktrees, holding the runs' reused checkouts."""
 _IN_USE = "inuse-"  # a checkout a run holds; the others in the pool are parked
+_HOLDER = "holder"
+"""In each checkout of a pool, ``holder.lock``: a :class:`LoopLock` its holder keeps, which the
+kernel releases when that process ends, however it ends."""
 
 
 def prefix_of(root: Path, workspace: Path) -> str:
@@ -68,18 +74,25 @@ def delivered_tree(
 
     ``index`` is the checkout's own index (its stat cache makes ``add -A`` fast).
     """
-    prefix = prefix_of(root, workspace)
     with tempfile.TemporaryDirectory(prefix="harness-index-") as tmp:
         env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
         if commit is not None:
             git(root, "read-tree", commit, env=env)
         else:
             if index is not None and index.exists():
-                # mtime kept: see Workspace._against_base
+                # mtime kept: see Workspace._staged
                 shutil.copy2(index, env["GIT_INDEX_FILE"])
             git(root, *add_all(), env=env)
-        _restore_protected(root, prefix, base, protect, env)
-        return git(root, "write-tree", env=env).strip()
+        return staged_tree(root, workspace, base=base, protect=protect, env=env)
+
+
+def staged_tree(
+    root: Path, workspace: Path, *, base: str, protect: Sequence[str], env: Mapping[str, str]
+) -> str:
+    """The tree object the index ``env`` names (``GIT_INDEX_FILE``, a throwaway one: it is
+    changed) holds, with every protected path as at ``base``."""
+    _restore_protected(root, prefix_of(root, workspace), base, protect, env)
+    return git(root, "write-tree", env=env).strip()
 
 
 def tree_of(root: Path, commit: str) -> str:
@@ -92,18 +105,23 @@ class ReusedCheckout:
 
     Its files are written by git from its own index (beside them, in the same private folder);
     it has no ``.git``. With a ``pool`` (a folder the agent cannot write), the folder lives
-    there and :meth:`close` with ``park`` leaves it for the next run's first use; otherwise it is
-    a temporary folder. :meth:`close` removes it (so does the end of the process).
+    there and :meth:`close` with ``park`` leaves it for the next run's first use (which takes
+    one unless made with ``take_parked`` off); otherwise it is a temporary folder.
+    :meth:`close` removes it (so does the end of the process).
     """
 
-    def __init__(self, root: Path, workspace: Path, pool: Path | None = None) -> None:
+    def __init__(
+        self, root: Path, workspace: Path, pool: Path | None = None, *, take_parked: bool = True
+    ) -> None:
         self.root = root
         self.workspace = workspace
         self.prefix = prefix_of(root, workspace)
         self.pool = pool
+        self.take_parked = take_parked  # False: the first use writes a checkout of its own
         self._git_dir: str | None = None
         self._folder: Path | None = None
         self._removal: weakref.finalize | None = None
+        self._lock: LoopLock | None = None  # held while the folder is this object's, in a pool
         self._tree: str | None = None  # what the folder holds; None: nothing yet
         self.fresh_checkouts = 0
         """How many times the whole tree was written (the first use, and each start afresh)."""
@@ -134,8 +152,10 @@ class ReusedCheckout:
             with contextlib.suppress(OSError):
                 os.rename(folder, self.pool / secrets.token_hex(4))
                 removal.detach()
+                self._release()  # only once parked: no one takes it half-way
                 return
         removal()
+        self._release()
 
     def _git(self, *args: str, stdin: str | None = None) -> str:
         assert self._folder is not None
@@ -153,9 +173,17 @@ class ReusedCheckout:
         assert self._folder is not None
         return self._folder / "tree"
 
-    def _hold(self, folder: Path) -> None:
+    def _hold(self, folder: Path, lock: LoopLock | None = None) -> None:
+        """Hold ``folder``, locked by ``lock`` (a pool's checkout) or locked now."""
         self._folder = folder
         self._removal = weakref.finalize(self, shutil.rmtree, folder, ignore_errors=True)
+        if self.pool is not None:
+            self._lock = lock or LoopLock(folder / _HOLDER).acquire()
+
+    def _release(self) -> None:
+        lock, self._lock = self._lock, None
+        if lock is not None:
+            lock.release()
 
     def _fresh(self, tree: str) -> Path:
         """A new folder with every file of ``tree`` written."""
@@ -175,13 +203,19 @@ class ReusedCheckout:
 
     def _take_parked(self) -> bool:
         """Hold a checkout an earlier run parked, at the tree its index holds; False if none."""
-        for parked in parked_checkouts(self.pool) if self.pool is not None else []:
+        pool = self.pool if self.take_parked else None
+        for parked in parked_checkouts(pool) if pool is not None else []:
             folder = parked.with_name(_IN_USE + secrets.token_hex(4))
-            try:
-                os.rename(parked, folder)  # the claim: another process's rename of it fails
-            except OSError:
+            try:  # the claim: the lock first (another run's, or `harness clean`'s, fails) ...
+                lock = LoopLock(parked / _HOLDER).acquire()
+            except (LockHeld, OSError):
                 continue
-            self._hold(folder)
+            try:  # ... then the name, which says it is in use
+                os.rename(parked, folder)
+            except OSError:
+                lock.release()
+                continue
+            self._hold(folder, lock)
             try:
                 self._tree = self._git("write-tree").strip()
             except GitIsolationError:
@@ -199,7 +233,8 @@ class ReusedCheckout:
         assert held is not None
         changed = self._git("diff-files", "--name-only", "-z")
         self._git("clean", "-ffdxq")
-        _remove_git_entries(self._top)
+        folders = self._git("ls-tree", "-r", "-d", "-z", "--name-only", held).split("\0")
+        _remove_git_entries(self._top, [folder for folder in folders if folder])
         if changed:
             self._git("checkout-index", "--force", "-u", "-z", "--stdin", stdin=changed)
         if tree != held:
@@ -219,20 +254,65 @@ def parked_checkouts(pool: Path) -> list[Path]:
     )
 
 
-def _remove_git_entries(top: Path) -> None:
-    """Remove every ``.git`` below ``top``: git's own clean never lists one, and a checkout
-    written by git never holds one."""
-    for folder, dirs, files in os.walk(top):  # links to folders are listed, never entered
-        here = Path(folder)
-        if ".git" in dirs:
-            dirs.remove(".git")
-            found = here / ".git"
-            if found.is_symlink():
-                found.unlink()
-            else:
-                shutil.rmtree(found)
-        if ".git" in files:
-            (here / ".git").unlink()
+def abandoned_checkouts(pool: Path) -> list[Path]:
+    """The checkouts in ``pool`` that a run held when it ended without handing them back (it
+    was killed): marked in use, but their holder's lock is free."""
+    if not pool.is_dir():
+        return []
+    return sorted(
+        p
+        for p in pool.iterdir()
+        if p.is_dir() and not p.is_symlink() and p.name.startswith(_IN_USE) and _unheld(p)
+    )
+
+
+def remove_unheld(folder: Path) -> bool:
+    """Remove a checkout of a pool (parked or abandoned) unless a run holds it (or is taking
+    it); whether it was removed."""
+    if not folder.is_dir():
+        return False  # taken meanwhile (and renamed), or removed
+    try:
+        lock = LoopLock(folder / _HOLDER).acquire()
+    except LockHeld:
+        return False
+    try:
+        shutil.rmtree(folder)
+    finally:
+        lock.release()
+    return True
+
+
+def _unheld(folder: Path) -> bool:
+    """Whether no process holds the checkout ``folder`` (its lock file is there, and free).
+
+    One without its lock file is left alone: it is being made this very moment (or an earlier
+    version of the harness made it)."""
+    if not (folder / f"{_HOLDER}.lock").is_file():
+        return False
+    try:
+        LoopLock(folder / _HOLDER).acquire().release()
+    except LockHeld:
+        return False
+    return True
+
+
+def _remove_git_entries(top: Path, folders: Sequence[str]) -> None:
+    """Remove the ``.git`` of ``top`` and of each of its tracked ``folders`` (each listed after
+    the folder holding it), the only places one can be once ``git clean -ffdx`` ran: that clean
+    removes every other folder, ``.git`` and all, but never lists a ``.git`` itself (and a
+    checkout written by git never holds one). A folder replaced by a link is never entered."""
+    passed: set[str] = set()  # the folders that are folders (no link on the way)
+    for folder in ("", *folders):
+        here = top / folder
+        parent = folder.rpartition("/")[0]
+        if folder and (parent not in passed or here.is_symlink() or not here.is_dir()):
+            continue
+        passed.add(folder)
+        found = here / ".git"
+        if found.is_dir() and not found.is_symlink():
+            shutil.rmtree(found)
+        elif found.is_symlink() or found.exists():
+            found.unlink()
 
 
 @contextlib.contextmanager
@@ -275,7 +355,7 @@ def file_at(root: Path, commit: str, path: str) -> str | None:
 
 
 def _restore_protected(
-    root: Path, prefix: str, base: str, protect: Sequence[str], env: dict[str, str]
+    root: Path, prefix: str, base: str, protect: Sequence[str], env: Mapping[str, str]
 ) -> None:
     """Put every protected path in the index as it is at ``base``."""
     if not protect:
@@ -288,13 +368,16 @@ def _restore_protected(
 
     # Nothing outside the workspace is protected: list only its folder (ls-tree takes a path).
     listed = ("--", f":(literal){prefix}") if prefix else ()
-    current = [p for p in git(root, "ls-files", "-z", *listed, env=env).split("\0") if p]
-    drop = [path for path in current if protected(path)]
-    if drop:
-        git(root, "update-index", "--force-remove", "-z", "--stdin", env=env, stdin="\0".join(drop))
+    staged = git(root, "ls-files", "--stage", "-z", *listed, env=env).split("\0")
+    drop = []
+    for entry in filter(None, staged):  # "<mode> <object> <stage>\t<path>"
+        info, _, path = entry.partition("\t")
+        if protected(path):  # mode 0 and a null object: the path leaves the index
+            drop.append(f"0 {'0' * len(info.split(' ')[1])}\t{path}")
     tree = git(
         root, "ls-tree", "-r", "-z", "--full-tree", base, *(("--", prefix) if prefix else ())
     )
     at_base = [line for line in tree.split("\0") if line and protected(line.split("\t", 1)[1])]
-    if at_base:
-        git(root, "update-index", "-z", "--index-info", env=env, stdin="\0".join(at_base) + "\0")
+    if drop or at_base:  # one pass over the index: removals first, then the base's entries
+        lines = "\0".join([*drop, *at_base]) + "\0"
+        git(root, "update-index", "-z", "--index-info", env=env, stdin=lines)

@@ -14,7 +14,12 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.workspace.checkout import CHECKOUTS, parked_checkouts
+from harness.workspace.checkout import (
+    CHECKOUTS,
+    abandoned_checkouts,
+    parked_checkouts,
+    remove_unheld,
+)
 from harness.workspace.git import BRANCH_PREFIX, PART, loop_identity, ref_stem
 from harness.workspace.git_cmd import checkouts, config_get, git, run_git
 from harness.workspace.parked import PARKED, parked_worktrees
@@ -123,14 +128,27 @@ def parked_worktrees_of(repo: Path) -> list[Path]:
 
 def parked_checkouts_of(repo: Path) -> list[Path]:
     """The gates' checkouts finished runs parked in ``repo``'s default worktree place."""
-    return parked_checkouts(repo.parent / WORKTREES_FOLDER / repo.name / CHECKOUTS)
+    return parked_checkouts(_pool(repo))
 
 
-def remove_parked_checkout(folder: Path) -> None:
-    shutil.rmtree(folder)
+def abandoned_checkouts_of(repo: Path) -> list[Path]:
+    """The gates' checkouts runs killed while holding them left in ``repo``'s default worktree
+    place (never one a live run holds)."""
+    return abandoned_checkouts(_pool(repo))
+
+
+def remove_checkout(folder: Path) -> bool:
+    """Remove a parked or abandoned checkout unless a run holds it by now; whether it went."""
+    if not remove_unheld(folder):
+        return False
     with contextlib.suppress(OSError):
         folder.parent.rmdir()
     _tidy(folder.parent.parent)
+    return True
+
+
+def _pool(repo: Path) -> Path:
+    return repo.parent / WORKTREES_FOLDER / repo.name / CHECKOUTS
 
 
 def remove_folder(folder: Path) -> None:

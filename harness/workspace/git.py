@@ -72,6 +72,7 @@ def open_workspace(
     own_files: Sequence[Path] = (),
     loop_key: str | Path | None = None,
     start: str | None = None,
+    park: bool = True,
 ) -> Workspace:
     """Prepare where a run works: a fresh branch (worktree or in place), a resumed one, or none.
 
@@ -84,7 +85,8 @@ def open_workspace(
     ``loop_key`` (the loop's progress file) goes into the branch's name (see :func:`ref_stem`) and
     its ``branch.<name>.harnessLoop`` key, which ``harness clean`` checks before touching it.
     ``start`` (a commit) is where a new branch starts instead of HEAD; such a run started from
-    no branch of the user's (its ``origin`` is None).
+    no branch of the user's (its ``origin`` is None). Without ``park`` the run neither takes a
+    worktree or checkout an earlier run parked nor parks its own (see :mod:`.parked`).
     """
     if isolation not in (*get_args(Isolation), "auto"):
         raise ConfigError(
@@ -102,7 +104,7 @@ def open_workspace(
         if start is not None:
             raise ConfigError("start needs isolation='worktree' or 'branch', not 'none'")
         root, _, head = found or (None, None, None)
-        return Workspace(target, None, head, "none", root, root)
+        return Workspace(target, None, head, "none", root, root, parking=park)
     hint = "set isolation = \"none\" in loop.toml (or isolation='none' in Python) to work in place"
     if found is None:
         raise GitIsolationError(
@@ -117,7 +119,7 @@ def open_workspace(
     own = tuple(
         str(f.resolve().relative_to(root)) for f in own_files if f.resolve().is_relative_to(root)
     )
-    place = _Placement(root, target.relative_to(root), worktrees_dir, isolation, own)
+    place = _Placement(root, target.relative_to(root), worktrees_dir, isolation, own, park)
     if resume_branch is not None:
         return place.resume(resume_branch)
     if start is not None:
@@ -214,6 +216,7 @@ class _Placement:
     worktrees_dir: str | Path | None
     isolation: Isolation
     own_files: tuple[str, ...] = ()  # relative to user_root; not the user's changes
+    park: bool = True  # take a parked worktree, and let the run park its own
 
     def worktree_path(self, leaf: str) -> Path:
         if self.worktrees_dir is None:
@@ -302,7 +305,9 @@ class _Placement:
         path = root / self.rel
         path.mkdir(parents=True, exist_ok=True)
         isolation: Isolation = "branch" if root == self.user_root else "worktree"
-        return Workspace(path, branch, base, isolation, root, self.user_root, origin, warning)
+        return Workspace(
+            path, branch, base, isolation, root, self.user_root, origin, warning, self.park
+        )
 
     def _worktree_new(self, branch: str, leaf: str, head: str) -> Path | None:
         """Branch + worktree at ``head``; None when either name is already taken."""
@@ -327,7 +332,7 @@ class _Placement:
                 f"cannot resume {branch}: {target} exists but is not its worktree; move it away"
             )
         target.parent.mkdir(parents=True, exist_ok=True)
-        reused = unpark(self.user_root, target, branch)
+        reused = unpark(self.user_root, target, branch) if self.park else None
         if reused is not None:
             return reused
         # The folder itself, made first, keeps a run finishing alongside from tidying away its

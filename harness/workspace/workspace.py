@@ -11,7 +11,7 @@ import contextlib
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from functools import cached_property
@@ -20,7 +20,14 @@ from typing import Literal
 
 from harness.core.errors import BookkeepingError, ConfigError
 from harness.workspace.caches import add_all
-from harness.workspace.checkout import CHECKOUTS, ReusedCheckout, delivered_tree, file_at, tree_of
+from harness.workspace.checkout import (
+    CHECKOUTS,
+    ReusedCheckout,
+    delivered_tree,
+    file_at,
+    staged_tree,
+    tree_of,
+)
 from harness.workspace.git_cmd import (
     GitIsolationError,
     checkouts,
@@ -56,6 +63,15 @@ def truncate_diff(text: str, max_chars: int) -> str:
 
 
 @dataclass(frozen=True)
+class Delivery:
+    """What a round delivers, from one look at the workspace's files (:meth:`Workspace.delivery`)."""
+
+    changed: tuple[str, ...]  # paths changed against the base, relative to the workspace
+    diff: str  # the whole diff against the base
+    tree: str | None  # the tree the gates judge (protected paths as at the base); None outside git
+
+
+@dataclass(frozen=True)
 class Workspace:
     """Where a run works, and the git operations the outer loop needs on it."""
 
@@ -67,6 +83,7 @@ class Workspace:
     user_root: Path | None = None  # top of the user's own checkout
     origin: str | None = None  # the user's branch ref at the start; None when HEAD was detached
     warning: str | None = None  # something the user should know, e.g. changes left behind
+    parking: bool = True  # take parked worktrees and checkouts, park its own at the end
 
     def clear_stale_locks(self) -> list[str]:
         """Remove lock files a killed run left in its own worktree's git folder.
@@ -100,16 +117,19 @@ class Workspace:
             return git(self.root, "rev-parse", "HEAD").strip()
 
     def clean_checkout(
-        self, protect: Sequence[str], *, at_base: bool = False
+        self, protect: Sequence[str], *, at_base: bool = False, tree: str | None = None
     ) -> AbstractContextManager[Path]:
         """The workspace as the round commit holds it, protected paths as at the base (see
         :mod:`harness.workspace.checkout`), in the run's one reused checkout: it stays for the
-        next round until :meth:`close_checkout`; the workspace itself outside git."""
+        next round until :meth:`close_checkout`; the workspace itself outside git.
+
+        ``tree`` is a :class:`Delivery`'s, when the files were just looked at (no second look).
+        """
         if self.root is None or self.base_commit is None:
             return contextlib.nullcontext(self.path)
         if at_base:
             tree = tree_of(self.root, self.base_commit)
-        else:
+        elif tree is None:
             tree = delivered_tree(
                 self.root, self.path, base=self.base_commit, protect=protect, index=self._index
             )
@@ -120,14 +140,14 @@ class Workspace:
         """Where the gates judge this workspace's rounds (see :meth:`clean_checkout`)."""
         assert self.root is not None
         pool = self.root.parent / CHECKOUTS if self.isolation == "worktree" else None
-        return ReusedCheckout(self.root, self.path, pool)
+        return ReusedCheckout(self.root, self.path, pool, take_parked=self.parking)
 
     def close_checkout(self, *, park: bool = False) -> None:
         """Remove the reused checkout of :meth:`clean_checkout`, if one was made; with ``park``
         a run in its own worktree leaves it for the next run (see
-        :mod:`harness.workspace.checkout`)."""
+        :mod:`harness.workspace.checkout`) unless :attr:`parking` is off."""
         if "checkout" in self.__dict__:
-            self.checkout.close(park=park)
+            self.checkout.close(park=park and self.parking)
 
     def file_at_base(self, path: str) -> str | None:
         """The text of ``path`` (relative to the workspace) at the base; None if it was absent."""
@@ -145,6 +165,24 @@ class Workspace:
         """
         names, diff = self._against_base(_NAMES, _DIFF)
         return _split_names(names), diff
+
+    def delivery(self, protect: Sequence[str]) -> Delivery:
+        """:meth:`changes` and the tree :meth:`clean_checkout` judges, from one look at the
+        files: a single ``git add -A`` of the whole checkout (the tree needs it all).
+
+        A run with a branch stages the files in its checkout's own index (the round's commit
+        adds them all the same), so git reads a file its stat data cannot vouch for (one
+        written in the same second as the index) once, not once per look.
+        """
+        if self.root is None or self.base_commit is None:
+            return Delivery((), "", None)
+        with self._staged(":/", in_place=self.branch is not None) as env:
+            names, diff = self._diffs(env, _NAMES, _DIFF)
+            with _bookkeeping("take the round's files"):
+                tree = staged_tree(
+                    self.root, self.path, base=self.base_commit, protect=protect, env=env
+                )
+        return Delivery(tuple(_split_names(names)), diff, tree)
 
     def diff(self, *, max_chars: int = 20_000) -> str:
         """The diff of :meth:`changes`, cut at ``max_chars``."""
@@ -212,14 +250,14 @@ class Workspace:
         """Remove the run's worktree (uncommitted leftovers go with it); the branch stays.
 
         With ``park`` the worktree is kept, detached, for the next run in the repository to
-        take (see :mod:`harness.workspace.parked`) while fewer than its maximum wait.
-        Raises :class:`GitIsolationError` naming the worktree when git cannot remove it.
+        take (see :mod:`harness.workspace.parked`) while fewer than its maximum wait, unless
+        :attr:`parking` is off. Raises :class:`GitIsolationError` naming the worktree when git cannot remove it.
         """
         self.close_checkout(park=park)
         if self.isolation != "worktree" or not prune or self.root is None:
             return
         user_root = self.user_root or self.root
-        if park and self.root.exists() and park_worktree(user_root, self.root):
+        if park and self.parking and self.root.exists() and park_worktree(user_root, self.root):
             return
         if self.root.exists():
             proc = run_git(user_root, ("worktree", "remove", "--force", str(self.root)), None)
@@ -269,22 +307,38 @@ class Workspace:
         holding the workspace's current files."""
         if self.root is None or self.base_commit is None:
             return ["" for _ in diff_args]
+        with self._staged(self._scope) as env:
+            return self._diffs(env, *diff_args)
+
+    @contextlib.contextmanager
+    def _staged(self, scope: str, *, in_place: bool = False) -> Iterator[dict[str, str]]:
+        """The environment naming a throwaway copy of the checkout's index with ``scope``'s
+        current files added (``git add -A``); removed when the block ends. With ``in_place``
+        they are added to the checkout's own index, then copied."""
         with tempfile.TemporaryDirectory(prefix="harness-index-") as tmp:
             index = Path(tmp) / "index"
-            if self._index.exists():
-                # copy2 keeps the index's mtime: git compares it with each file's mtime to spot
-                # "racily clean" entries (changed within the same second, same size), and a
-                # fresh mtime would hide such edits from the diff.
-                shutil.copy2(self._index, index)
             env = {"GIT_INDEX_FILE": str(index)}
             with _bookkeeping("read the workspace's changes"):
-                git(self.path, *add_all(self._scope), env=env)
-            # Run from the workspace with --relative: paths are the workspace's own and files
-            # outside it (when the workspace is a folder inside the repository) are left out.
-            return [
-                git(self.path, "diff", "--cached", "--relative", *args, self.base_commit, env=env)
-                for args in diff_args
-            ]
+                if in_place:
+                    git(self.path, *add_all(scope))
+                if self._index.exists():
+                    # copy2 keeps the index's mtime: git compares it with each file's mtime to
+                    # spot "racily clean" entries (changed within the same second, same size),
+                    # and a fresh mtime would hide such edits from the diff.
+                    shutil.copy2(self._index, index)
+                if not in_place:
+                    git(self.path, *add_all(scope), env=env)
+            yield env
+
+    def _diffs(self, env: Mapping[str, str], *diff_args: tuple[str, ...]) -> list[str]:
+        """``git diff --cached <base>`` of the index ``env`` names, once per argument tuple."""
+        assert self.base_commit is not None
+        # Run from the workspace with --relative: paths are the workspace's own and files
+        # outside it (when the workspace is a folder inside the repository) are left out.
+        return [
+            git(self.path, "diff", "--cached", "--relative", *args, self.base_commit, env=env)
+            for args in diff_args
+        ]
 
 
 _DIFF = ("--no-color", "--no-ext-diff", "--find-renames")

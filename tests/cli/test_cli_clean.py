@@ -310,3 +310,69 @@ def test_clean_of_one_unnamed_loop_leaves_another_s_resumable_run(tmp_path: Path
     assert worktrees(repo) == held
     resumed = harness("run", "--quiet", "--max-iterations", "2", str(loops[1]), cwd=repo)
     assert "cannot resume" not in resumed.stderr
+
+
+HOLDER = """\
+import sys
+from pathlib import Path
+from harness.workspace.git import open_workspace
+workspace = open_workspace(Path(sys.argv[1]), isolation="worktree", loop_name="held", run_id=sys.argv[2])
+with workspace.clean_checkout((), at_base=True) as checkout:
+    print(checkout.parent, flush=True)
+    sys.stdin.read()  # holds the checkout until its input ends
+workspace.finish()
+"""
+
+
+def holding_a_checkout(repo: Path, run_id: str) -> tuple[subprocess.Popen[str], Path]:
+    """A process holding a gates' checkout in ``repo``'s pool, and the checkout's folder."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(repo), run_id],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    return proc, Path(proc.stdout.readline().strip())
+
+
+def test_clean_removes_a_checkout_its_killed_holder_left_never_one_a_live_run_holds(
+    tmp_path: Path,
+) -> None:
+    repo = project(tmp_path)
+    killed, abandoned = holding_a_checkout(repo, "r1")
+    live, held = holding_a_checkout(repo, "r2")
+    assert abandoned.name.startswith("inuse-")
+    assert held.name.startswith("inuse-")
+    killed.kill()  # SIGKILL: nothing of the process runs on, its checkout stays in use
+    killed.wait()
+    assert abandoned.is_dir()
+
+    dry = harness("clean", "--dry-run", cwd=repo)
+    assert f"tidy: would remove abandoned checkout {abandoned}" in dry.stdout.splitlines()
+    assert abandoned.is_dir()
+    cleaned = harness("clean", cwd=repo)
+
+    assert cleaned.returncode == 0, cleaned.stderr
+    assert f"tidy: removed abandoned checkout {abandoned}" in cleaned.stdout.splitlines()
+    assert str(held) not in cleaned.stdout + dry.stdout  # a live run's: not even listed
+    assert not abandoned.exists()
+    assert (held / "tree" / "README.md").read_text() == "mine\n"  # untouched
+    assert live.communicate("", timeout=60)[0] == ""  # it hands its checkout back, and ends
+    assert live.returncode == 0
+    assert not held.exists()
+
+
+def test_park_false_in_loop_toml_neither_parks_nor_takes_a_parked_folder(tmp_path: Path) -> None:
+    repo = project(tmp_path)
+    assert harness("run", "--quiet", cwd=repo).returncode == 0  # parking on: the default
+    place = repo.parent / ".harness-worktrees/repo"
+    [worktree] = list((place / ".parked").iterdir())
+    [checkout] = list((place / ".checkouts").iterdir())
+    (repo / "loop.toml").write_text("park = false\n" + LOOP.format(script=tmp_path / "passes.json"))
+    git(repo, "commit", "-qam", "no parking")
+
+    again = harness("run", "--restart", "--quiet", cwd=repo)
+
+    assert again.returncode == 0, again.stderr
+    assert list((place / ".parked").iterdir()) == [worktree]  # not taken, none added
+    assert list((place / ".checkouts").iterdir()) == [checkout]
+    assert sorted(p.name for p in place.iterdir()) == [".checkouts", ".parked"]  # none kept

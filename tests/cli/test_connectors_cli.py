@@ -11,8 +11,12 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import git, make_repo
 from tests.github_server import GitHubServer
+
+pytestmark = pytest.mark.slow
 
 TOKEN = "runcanary-token-77-value"
 

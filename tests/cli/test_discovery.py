@@ -10,10 +10,14 @@ import socket
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from harness.memory.inbox import ApprovalRequest, Inbox
 from harness.memory.lock import LoopLock
 from tests.cli.test_cli import harness
 from tests.cli.test_cli_conventions import passing_loop
+
+pytestmark = pytest.mark.slow
 
 
 def test_runs_and_report_find_the_runs_of_loops_below_as_status_finds_the_loops(

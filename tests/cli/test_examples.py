@@ -25,6 +25,8 @@ from harness.workspace import cleanup
 from tests.cli.test_cli import ROOT, harness
 from tests.conftest import git, verdict_entry
 
+pytestmark = pytest.mark.slow
+
 EXAMPLES = ROOT / "examples"
 SCRATCH = shutil.ignore_patterns(".harness", "__pycache__", ".pytest_cache", ".ruff_cache")
 # The example's commands as its gates run them: `python` is the harness's (as in its venv).
@@ -214,7 +216,7 @@ def remove_parked(before: set[Path]) -> None:
         if folder in cleanup.parked_worktrees_of(ROOT):
             cleanup.remove_worktree(ROOT, folder)
         else:
-            cleanup.remove_parked_checkout(folder)
+            cleanup.remove_checkout(folder)
 
 
 def checkout_entries() -> set[str]:

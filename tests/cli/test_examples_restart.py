@@ -14,6 +14,8 @@ from tests.cli.test_cli import harness
 from tests.cli.test_examples import commit_copy, copy_example, of_kind, read_events
 from tests.conftest import git, verdict_entry
 
+pytestmark = pytest.mark.slow
+
 WORK = {"content": ".harness/work/draft.md", "research": ".harness/work/findings.md"}
 
 

@@ -23,6 +23,8 @@ import pytest
 from tests.cli.test_cli import ROOT
 from tests.conftest import git
 
+pytestmark = pytest.mark.slow
+
 
 def _tracked_files() -> list[str]:
     listed = ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"]

@@ -16,6 +16,8 @@ from tests.cli.test_cli import harness
 from tests.cli.test_examples import of_kind, read_events
 from tests.conftest import git, make_repo, verdict_entry
 
+pytestmark = pytest.mark.slow
+
 WRONG_RESULT = {
     "calc/__init__.py": "def add(a, b):\n    return a - b\n",
     "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",

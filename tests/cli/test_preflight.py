@@ -10,6 +10,8 @@ import pytest
 from tests.cli.test_cli import harness
 from tests.conftest import git, make_repo
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(autouse=True)
 def _no_keys(monkeypatch: pytest.MonkeyPatch) -> None:

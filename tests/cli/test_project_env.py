@@ -141,6 +141,7 @@ def test_a_detected_venv_is_not_used_when_detection_is_off(tmp_path: Path) -> No
     assert_blocked(code, out, err, "none")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_env_setup_runs_once_per_base_commit_and_is_kept_across_runs(
     tmp_path: Path, backend: str
@@ -255,6 +256,7 @@ def write_wheel(folder: Path) -> str:
     return f"{folder.name}/{name}"
 
 
+@pytest.mark.slow
 def test_a_pip_setup_gets_pip_in_the_made_environment(tmp_path: Path) -> None:
     repo = project(tmp_path, "none")
     wheel = write_wheel(repo / "wheels")
@@ -311,6 +313,7 @@ def test_harness_check_works_in_a_gate_whose_project_venv_lacks_the_harness(
     assert code == 3, out + err
     [report] = of_kind(read_events(module), "gate_report")
     assert report["passed"] is False
-    assert "Error while finding module specification for 'harness.checks.content'" in (
-        report["summary"]
+    assert (
+        "Error while finding module specification for 'harness.checks.content'"
+        in (report["summary"])
     )

@@ -15,6 +15,8 @@ from tests.cli.test_cli import harness, write_loop
 from tests.cli.test_cli_conventions import PASSING_LOOP, WRITES_HELLO, harness_to_closed_pipe
 from tests.conftest import git, make_repo
 
+pytestmark = pytest.mark.slow
+
 CAPPED_LOOP = """\
 name = "capped"
 goal = "write hello.txt"

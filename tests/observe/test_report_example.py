@@ -5,9 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.cli.test_cli import harness
 from tests.cli.test_examples import commit_copy, copy_example
 from tests.observe.test_report import _png_size, chromium_dom, chromium_render, needs_chromium
+
+pytestmark = pytest.mark.slow
 
 
 def _bugfix_run(tmp_path: Path) -> tuple[Path, str]:

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from harness.agent import agent as agent_module
 from harness.agent.agent import Agent
 from harness.agent.subagent import Profile, Subagents
 from harness.core.errors import ConfigError
@@ -18,6 +17,7 @@ from harness.core.trajectory_schema import (
     NULL_TRAJECTORY,
     TRAJECTORY_VERSION,
     ModelStep,
+    NullTrajectory,
     RoundBegin,
     SessionBegin,
     ToolStep,
@@ -183,7 +183,8 @@ def test_no_record_is_built_for_a_trajectory_not_kept(
     def unwanted(*args: object, **kwargs: object) -> None:
         raise AssertionError("a record was built for the null trajectory")
 
-    monkeypatch.setattr(agent_module, "ToolStep", unwanted)
+    monkeypatch.setattr(NullTrajectory, "tool_call", unwanted)
+    monkeypatch.setattr(NullTrajectory, "model_call", unwanted)
     monkeypatch.setattr(budget_module, "_recorded", unwanted)
     model = MeteredModel(ScriptedModel([ToolCall("big", {"part": "p"}), "done"]))
     assert model.trajectory is NULL_TRAJECTORY

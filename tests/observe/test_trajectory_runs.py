@@ -12,12 +12,16 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
+
 from harness.core.redact import REDACTED
 from harness.core.trajectory_schema import ModelStep, RoundBegin, RunBegin, ToolStep, parse_record
 from harness.observe.trajectory import TRAJECTORY_FILE, Trajectory, read_trajectory
 from tests.cli.test_cli import harness
 from tests.conftest import make_repo
 from tests.openai_server import OpenAIServer, Text, ToolCalls
+
+pytestmark = pytest.mark.slow
 
 SECRET = "planted-canary-4e7d1c9b"
 VERDICT = ToolCalls(
@@ -82,9 +86,11 @@ def test_the_trajectory_holds_every_request_as_the_server_received_it(tmp_path: 
 
 def _killable_project(root: Path) -> Path:
     """A project whose run blocks in its second tool call (a shell command that waits until a
-    file beside the project is made) and is then killed; a replay made after the file is there
-    runs through."""
-    release = root.parent / "released"
+    file in a folder beside the project is made, a folder the sandbox shows read-only) and is
+    then killed; a replay made after the file is there runs through."""
+    gate = root.parent / "gate"
+    gate.mkdir(parents=True)
+    release = gate / "released"
     script = {
         "rounds": {
             "1": [
@@ -98,7 +104,7 @@ def _killable_project(root: Path) -> Path:
         root,
         {
             "script.json": json.dumps(script),
-            "loop.toml": textwrap.dedent("""\
+            "loop.toml": textwrap.dedent(f"""\
                 name = "killed"
                 goal = "a.txt must say one"
                 model = "scripted:script.json"
@@ -106,6 +112,8 @@ def _killable_project(root: Path) -> Path:
                 max_iterations = 1
                 [agent]
                 shell_timeout = 120
+                [sandbox]
+                readonly = ["{gate}"]
                 [critic]
                 enabled = false
                 [[gates]]
@@ -119,9 +127,10 @@ def _killable_project(root: Path) -> Path:
     return root
 
 
-def _killed_run(tmp_path: Path) -> tuple[Path, Path]:
+def killed_run(tmp_path: Path) -> tuple[Path, Path]:
     """The killable project, and its trajectory once the run was killed in its second tool
-    call (``SIGKILL`` to its whole process group)."""
+    call (``SIGKILL`` to its whole process group); ``tmp_path / "gate" / "released"`` lets a
+    replay's shell command through."""
     root = _killable_project(tmp_path / "project")
     process = subprocess.Popen(
         [sys.executable, "-m", "harness.cli.main", "run", "--quiet"],
@@ -152,7 +161,7 @@ def _killed_run(tmp_path: Path) -> tuple[Path, Path]:
 def test_a_run_killed_mid_session_leaves_a_trajectory_whose_every_line_parses(
     tmp_path: Path,
 ) -> None:
-    _, path = _killed_run(tmp_path)
+    _, path = killed_run(tmp_path)
     text = path.read_text()
     complete = text[: text.rfind("\n") + 1].splitlines()
     records = [parse_record(line) for line in complete]  # every complete line parses
@@ -171,8 +180,8 @@ def test_a_run_killed_mid_session_leaves_a_trajectory_whose_every_line_parses(
 
 
 def test_the_replay_of_a_killed_run_plays_it_up_to_where_it_stopped(tmp_path: Path) -> None:
-    root, path = _killed_run(tmp_path)
-    (tmp_path / "released").touch()  # today the shell command returns at once
+    root, path = killed_run(tmp_path)
+    (tmp_path / "gate" / "released").touch()  # today the shell command returns at once
     result = harness("replay", path.parent.name, cwd=root)
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
@@ -194,7 +203,7 @@ def test_the_replay_of_a_killed_run_plays_it_up_to_where_it_stopped(tmp_path: Pa
 def test_a_replay_that_ends_the_killed_round_early_diverges(tmp_path: Path) -> None:
     """A recording cut off after three model calls of its round, where the replay's agent
     answers at the second: the round ended before the recording's end, a divergence."""
-    root, path = _killed_run(tmp_path)
+    root, path = killed_run(tmp_path)
     lines = path.read_text().splitlines()
     (second,) = [n for n, line in enumerate(lines) if '"run_shell"' in line]
     answer = json.loads(lines[second])

@@ -19,6 +19,8 @@ from tests.conftest import git, make_repo
 FORGE = """\
 import re, sys
 from pathlib import Path
+
+pytestmark = pytest.mark.slow
 path = Path(sys.argv[1])
 text = path.read_text()
 text = re.sub(r"(?m)^Status: .*$", "Status: passed", text)

@@ -20,6 +20,8 @@ from harness import (
 from harness.outer.options import LoopOptions
 from tests.conftest import git, make_repo, verdict_call, with_options
 
+pytestmark = pytest.mark.slow
+
 BUGGY = "def add(a, b):\n    return a - b\n"
 WRONG = "def add(a, b):\n    return a * b\n"
 RIGHT = "def add(a, b):\n    return a + b\n"

@@ -126,6 +126,7 @@ def test_an_entry_not_to_be_believed_is_measured_again(
         assert checkouts.entered == 1
 
 
+@pytest.mark.slow
 def test_the_suite_runs_once_a_round_and_once_per_base_commit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -158,6 +158,7 @@ def _example(tmp_path: Path, *, max_iterations: int, feedback: str = "pass_fail"
     return LoopSpec.from_toml(folder)
 
 
+@pytest.mark.slow
 def test_an_overfit_fix_passes_the_visible_gate_but_not_the_run(tmp_path: Path) -> None:
     spec = _example(tmp_path, max_iterations=1)
     result = build_loop(spec, events=NULL_SINK).run()
@@ -171,6 +172,7 @@ def test_an_overfit_fix_passes_the_visible_gate_but_not_the_run(tmp_path: Path) 
     assert first.verdict is None  # the critic is not asked about a round the checks failed
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("feedback", "told", "not_told"),
     [

@@ -107,3 +107,53 @@ def test_the_ignored_work_folder_is_delivered_and_nothing_else_ignored_is(tmp_pa
         assert not (copy / "build").exists()
     with workspace.clean_checkout((), at_base=True) as base:
         assert not (base / ".harness").exists()
+
+
+@pytest.mark.parametrize("isolation", ["worktree", "none"])
+def test_one_look_at_the_files_gives_the_changes_and_the_judged_tree(
+    tmp_path: Path, isolation: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_repo(
+        tmp_path / "repo", {"README": "top\n", **{f"app/{k}": v for k, v in BASE.items()}}
+    )
+    workspace = open_workspace(repo / "app", isolation=isolation, loop_name="l", run_id="r1")  # type: ignore[arg-type]
+    work = workspace.path
+    (work / "calc.py").write_text("fixed\n")
+    (work / "notes.md").write_text("untracked: delivered\n")
+    (work / "tests/test_calc.py").write_text("gamed\n")  # protected: as at base
+    (work / "conftest.py").unlink()  # protected and deleted: back
+    (work / "tests/conftest.py").write_text("import os\n")  # new and protected: left out
+    assert workspace.root is not None
+    (workspace.root / "README").write_text("outside the workspace folder\n")
+    protect = ("tests/**", "**/conftest.py")
+    trace = tmp_path / "trace.txt"
+    monkeypatch.setenv("GIT_TRACE", str(trace))
+
+    delivery = workspace.delivery(protect)
+
+    monkeypatch.delenv("GIT_TRACE")
+    traced = trace.read_text(encoding="utf-8")
+    assert traced.count("built-in: git add ") == 1  # one look at the files, for all of it
+    assert traced.count("built-in: git update-index ") == 1  # protected paths in one pass
+    assert sorted(delivery.changed) == sorted(workspace.changed_files())
+    assert sorted(delivery.changed) == [
+        "calc.py", "conftest.py", "notes.md", "tests/conftest.py", "tests/test_calc.py"
+    ]  # fmt: skip
+    assert delivery.diff == workspace.diff(max_chars=10**9)
+    assert "README" not in delivery.diff
+    with workspace.clean_checkout(protect) as looked_again:
+        again = files(looked_again.parent)
+    with workspace.clean_checkout(protect, tree=delivery.tree) as copy:
+        assert files(copy.parent) == again
+        assert files(copy) == {
+            ".gitignore": "build/\n",
+            "calc.py": "fixed\n",
+            "conftest.py": BASE["conftest.py"],
+            "notes.md": "untracked: delivered\n",
+            "tests/test_calc.py": BASE["tests/test_calc.py"],
+        }
+        assert (copy.parent / "README").read_text() == "outside the workspace folder\n"
+    workspace.close_checkout()
+    untracked = git(work, "status", "--porcelain").count("??")
+    # A run with a branch staged the round's files (its commit would); in place, nothing is.
+    assert untracked == (2 if isolation == "none" else 0)

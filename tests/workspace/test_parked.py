@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.workspace.checkout import CHECKOUTS, parked_checkouts
 from harness.workspace.git import open_workspace
 from harness.workspace.parked import MAX_PARKED, parked_worktrees
 
@@ -121,3 +122,29 @@ def test_a_parked_worktree_pointing_at_another_repository_is_not_used(
     )
     assert not parked.exists()
     assert not (other / "README.md").exists()
+
+
+def test_with_parking_off_nothing_is_taken_and_nothing_parked(repo: Path) -> None:
+    first = open_workspace(repo, loop_name="one")
+    with first.clean_checkout(()):
+        pass
+    first.finish(park=True)
+    [parked] = parked_worktrees(worktrees(repo))
+    pool = worktrees(repo) / CHECKOUTS
+    [parked_checkout] = parked_checkouts(pool)
+
+    second = open_workspace(repo, loop_name="two", park=False)
+    assert second.root is not None
+    assert second.root.stat().st_ino != parked.stat().st_ino  # a worktree of its own
+    with second.clean_checkout(()) as copy:
+        assert copy.parent != parked_checkout
+    assert second.checkout.fresh_checkouts == 1  # it wrote its own checkout
+    assert parked_worktrees(worktrees(repo)) == [parked]
+    assert parked_checkouts(pool) == [parked_checkout]
+    root = second.root
+    second.finish(park=True)
+
+    assert not root.exists()  # removed, not parked
+    assert parked_worktrees(worktrees(repo)) == [parked]
+    assert parked_checkouts(pool) == [parked_checkout]
+    assert sorted(p.name for p in pool.iterdir()) == [parked_checkout.name]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from harness.memory.lock import LoopLock
+from harness.workspace.checkout import abandoned_checkouts, parked_checkouts, remove_unheld
 from harness.workspace.git import open_workspace
 from tests.conftest import git, make_repo
 from tests.workspace.test_checkout import files
@@ -65,6 +67,7 @@ def test_what_a_gate_run_left_is_gone_in_the_next_round(tmp_path: Path) -> None:
         (copy / ".git").mkdir()  # git's own clean never lists a .git
         (copy / ".git/conftest.py").write_text("planted\n")
         (copy / "tests/.git").write_text("gitdir: /nowhere\n")
+        (copy / "vendor/.git/objects").mkdir(parents=True)  # in a tracked folder: git keeps it
         (copy / "calc.py").write_text("def add(a, b):\n    return 3\n")  # tracked, changed
         (copy / "tests/test_calc.py").unlink()  # tracked, removed
         (copy / "vendor/f1.txt").unlink()
@@ -75,6 +78,7 @@ def test_what_a_gate_run_left_is_gone_in_the_next_round(tmp_path: Path) -> None:
             entry.unlink()
         (copy / "pkg").rmdir()
         (copy / "pkg").symlink_to(outside)  # a tracked folder replaced by a link out
+        (outside / ".git").write_text("not the checkout's\n")  # never removed through the link
     (workspace.path / "calc.py").write_text("def add(a, b):\n    return a + b\n")
     workspace.commit_round(1, "round 1")
 
@@ -89,7 +93,10 @@ def test_what_a_gate_run_left_is_gone_in_the_next_round(tmp_path: Path) -> None:
         }
         assert not (copy / "pkg").is_symlink()
         assert not (copy / "vendor/f1.txt").is_symlink()
+        assert not (copy / "vendor/.git").exists()
+        assert not (copy / "tests/.git").exists()
     assert (outside / "util.py").read_text() == "VALUE = 'planted'\n"  # nothing written through
+    assert (outside / ".git").read_text() == "not the checkout's\n"
     assert workspace.checkout.fresh_checkouts == 1
 
 
@@ -168,3 +175,32 @@ def test_a_parked_checkout_with_a_broken_index_is_replaced_by_a_fresh_one(
         assert files(copy) == BASE
     assert second.checkout.fresh_checkouts == 1
     assert not parked.exists()
+
+
+def test_a_checkout_someone_holds_is_neither_taken_nor_removed(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", BASE)
+    first = open_workspace(repo, isolation="worktree", loop_name="l", run_id="r1")
+    with first.clean_checkout(()) as copy:
+        held = copy.parent
+    pool = first.checkout.pool
+    assert pool is not None
+    assert held.name.startswith("inuse-")
+    assert abandoned_checkouts(pool) == []  # its holder lives (this process)
+    assert not remove_unheld(held)
+    assert held.is_dir()
+    first.close_checkout(park=True)
+    [parked] = parked_checkouts(pool)
+    claim = LoopLock(parked / "holder").acquire()  # another run taking it, this very moment
+
+    second = open_workspace(repo, isolation="worktree", loop_name="l", run_id="r2")
+    with second.clean_checkout(()) as again:
+        assert again.parent != parked
+        assert files(again) == BASE
+    assert second.checkout.fresh_checkouts == 1  # it made its own
+    assert not remove_unheld(parked)
+    assert parked.is_dir()
+    claim.release()
+    assert remove_unheld(parked)
+    assert not parked.exists()
+    second.close_checkout()
+    assert list(pool.iterdir()) == []
