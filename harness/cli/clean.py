@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.cli.discover import Unreadable, find_loops
-from harness.cli.exit_codes import EXIT_PASSED
+from harness.cli.exit_codes import EXIT_PASSED, EXIT_USAGE
 from harness.core.errors import ConfigError
 from harness.memory.lock import LockHeld, LoopLock
 from harness.memory.progress import Progress
@@ -39,7 +39,8 @@ from harness.workspace import cleanup
 def clean_loops(
     path: Path, *, dry_run: bool, branches: Collection[str] = (), include_passed: bool = False
 ) -> int:
-    """Clean every loop under ``path``; print one line per thing removed or kept.
+    """Clean every loop under ``path``; print one line per thing removed or kept. Exit 2 when
+    ``path`` is a loop.toml that cannot be read.
 
     ``branches``, when given, are the only run branches cleaned, passed work or not.
     """
@@ -65,7 +66,9 @@ def clean_loops(
             print(f"{spec.name}: running, left alone ({exc})")
     for branch in sorted(asked.named - asked.seen):
         print(f"{branch}: not a run branch of the loops under {path}; nothing done")
-    return EXIT_PASSED
+    # a loop.toml named on its own that cannot be read is bad usage; in a folder of loops, the
+    # others are still cleaned and the unreadable one is said
+    return EXIT_USAGE if path.is_file() and unreadable else EXIT_PASSED
 
 
 @dataclass

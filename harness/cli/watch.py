@@ -74,9 +74,7 @@ def make_triggers(spec: LoopSpec, *, now: datetime) -> list[Trigger]:
         raise ConfigError(
             f"{spec.source}: field 'triggers': give at least one [[triggers]] to watch"
         )
-    seen = SeenDeliveries(
-        spec.root / RUNS_DIR.parent / WATCH_DIR / DELIVERIES_FILE, root=spec.root
-    )
+    seen = SeenDeliveries(spec.root / RUNS_DIR.parent / WATCH_DIR / DELIVERIES_FILE, root=spec.root)
     made: list[Trigger] = []
     for index, entry in enumerate(spec.triggers):
         if isinstance(entry, ScheduleTriggerConfig):

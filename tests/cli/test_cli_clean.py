@@ -376,3 +376,22 @@ def test_park_false_in_loop_toml_neither_parks_nor_takes_a_parked_folder(tmp_pat
     assert list((place / ".parked").iterdir()) == [worktree]  # not taken, none added
     assert list((place / ".checkouts").iterdir()) == [checkout]
     assert sorted(p.name for p in place.iterdir()) == [".checkouts", ".parked"]  # none kept
+
+
+def test_a_named_loop_toml_that_cannot_be_read_is_bad_usage_and_a_folder_cleans_the_rest(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "a project\n"})
+    good, bad = repo / "good", repo / "bad"
+    for folder in (good, bad):
+        folder.mkdir()
+    (good / "loop.toml").write_text('name = "good"\ngoal = "g"\n')
+    (bad / "loop.toml").write_text('name = "bad"\ngoal = "g"\nmax_iterations = "many"\n')
+    named = harness("clean", str(bad / "loop.toml"), cwd=repo)
+    assert named.returncode == 2, named.stdout + named.stderr
+    assert f"{bad / 'loop.toml'}: skipped, cannot be read" in named.stdout
+    assert "max_iterations" in named.stdout
+    folder = harness("clean", str(repo), cwd=repo)
+    assert folder.returncode == 0, folder.stdout + folder.stderr
+    assert f"{bad / 'loop.toml'}: skipped, cannot be read" in folder.stdout
+    assert f"{good / 'loop.toml'}: skipped" not in folder.stdout
