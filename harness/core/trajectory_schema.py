@@ -189,15 +189,15 @@ def parse_record(line: str | bytes) -> Record:
 class TrajectorySink(Protocol):
     """Receives trajectory records.
 
-        A model call comes as the request itself (the messages and tool schemas, and the body that
-        went on the wire where the model reported it as ``sent``): the sink makes the
-        :class:`ModelStep` of it, keeping only what changed since the previous request. A tool call
+    A model call comes as the request itself (the messages and tool schemas, and the body that
+    went on the wire where the model reported it as ``sent``): the sink makes the
+    :class:`ModelStep` of it, keeping only what changed since the previous request. A tool call
     comes as its fields (:meth:`tool_call`): a caller builds no record for it.
 
-        Sessions nest (a subagent's inside its parent's): a :class:`SessionBegin` opens one, and
-        :meth:`end_session` closes the innermost, so later steps belong to the session around it
-        again. ``recording`` is false for a sink that keeps nothing: a caller may then skip building
-        the records.
+    Sessions nest (a subagent's inside its parent's): a :class:`SessionBegin` opens one, and
+    :meth:`end_session` closes the innermost, so later steps belong to the session around it
+    again. ``recording`` is false for a sink that keeps nothing: a caller may then skip building
+    the records.
     """
 
     recording: bool

@@ -56,8 +56,9 @@ BLOBS_DIR = "trajectory-blobs"
 INLINE_CHARS = 2_000
 """Texts up to this length stay in their line; longer ones are stored once by hash."""
 
-_LONG_FIELDS = ("observation", "output_tail")
-"""The fields of a record whose text may be long enough to go to the side folder."""
+_LONG_FIELDS = ("output_tail",)
+"""The fields of a record given to :meth:`TrajectoryLog.record` whose text may be long enough to
+go to the side folder (a tool call's observation comes through :meth:`TrajectoryLog.tool_call`)."""
 
 _NAMES = frozenset({"kind", "v", "ts", "round", "session", "role", "model", "name", "call_id",
                     "id", "step", "usage", "blob", "chars", "passed", "is_error"})  # fmt: skip
