@@ -93,8 +93,6 @@ class Handover:
             self.takeover = Takeover(self._round, call, why, found)
         else:
             self.takeover = Takeover(self._round, call, CUT_OFF)
-        for model in self._models.values():
-            model.name = model.inner.name
 
 
 class LiveModel:
@@ -106,7 +104,10 @@ class LiveModel:
     def __init__(self, handover: Handover, live: Model) -> None:
         self.handover = handover
         self.inner = live
-        self.name = live.name if handover.live else handover.replay.name
+
+    @property
+    def name(self) -> str:
+        return self._now.name
 
     @property
     def _now(self) -> Model:
