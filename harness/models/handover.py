@@ -94,6 +94,8 @@ class Handover:
             self.takeover = Takeover(self._round, call, why, found)
         else:
             self.takeover = Takeover(self._round, call, CUT_OFF)
+        for model in self._models.values():
+            model.name = model.live.name
 
 
 class LiveModel(Wrapper):
@@ -105,14 +107,11 @@ class LiveModel(Wrapper):
     def __init__(self, handover: Handover, live: Model) -> None:
         self.handover = handover
         self.live = live
+        self.name = self.inner.name  # a Model's name is an attribute: the take-over sets it
 
     @property
     def inner(self) -> Model:  # type: ignore[override]  # read-only: it follows the take-over
         return self.live if self.handover.live else self.handover.replay
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
 
     def price_per_token(self) -> tuple[float, float]:
         """The live model's, from the start: any call may be the one it takes over, so a budget
