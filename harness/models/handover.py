@@ -15,8 +15,9 @@ import threading
 from dataclasses import dataclass
 
 from harness.core.errors import ScriptExhausted, Stopped
-from harness.models.base import Message, Model, Reply, ToolSchema, token_ceiling
+from harness.models.base import Message, Model, Reply, ToolSchema
 from harness.models.replay import Divergence, ReplayModel
+from harness.models.wrapper import Wrapper
 
 CUT_OFF = "the recording ends there (the recorded run was cut off)"
 
@@ -94,42 +95,32 @@ class Handover:
         else:
             self.takeover = Takeover(self._round, call, CUT_OFF)
         for model in self._models.values():
-            model.name = model.inner.name
+            model.name = model.live.name
 
 
-class LiveModel:
+class LiveModel(Wrapper):
     """One role's model in a live replay: the recording's replies through :class:`Handover`,
-    then ``live``'s. Its name, window and counts are the recording's until the take-over and the
-    live model's after, so compaction and the records follow the model that answers; its price
-    is the live model's throughout."""
+    then ``live``'s. Its :attr:`inner` (so its name, window and counts) is the recording until
+    the take-over and the live model after, so compaction and the records follow the model that
+    answers; its price is the live model's throughout."""
 
     def __init__(self, handover: Handover, live: Model) -> None:
         self.handover = handover
-        self.inner = live
-        self.name = live.name if handover.live else handover.replay.name
+        self.live = live
+        self.name = self.inner.name  # a Model's name is an attribute: the take-over sets it
 
     @property
-    def _now(self) -> Model:
-        return self.inner if self.handover.live else self.handover.replay
-
-    @property
-    def context_window(self) -> int:
-        return self._now.context_window
-
-    def count_tokens(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> int:
-        return self._now.count_tokens(messages, tools)
-
-    def token_ceiling(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> int:
-        return token_ceiling(self._now, messages, tools)
+    def inner(self) -> Model:  # type: ignore[override]  # read-only: it follows the take-over
+        return self.live if self.handover.live else self.handover.replay
 
     def price_per_token(self) -> tuple[float, float]:
         """The live model's, from the start: any call may be the one it takes over, so a budget
         checks each call before it at the price it may cost."""
-        return self.inner.price_per_token()
+        return self.live.price_per_token()
 
     def begin_round(self, round_number: int) -> None:
         self.handover.begin_round(round_number)
-        begin = getattr(self.inner, "begin_round", None)
+        begin = getattr(self.live, "begin_round", None)
         if self.handover.live and begin is not None:
             begin(round_number)
 
@@ -143,4 +134,4 @@ class LiveModel:
         reply = self.handover.answer(messages, tools, max_tokens)
         if reply is not None:
             return reply
-        return self.inner.complete(messages, tools, max_tokens=max_tokens)
+        return self.live.complete(messages, tools, max_tokens=max_tokens)
