@@ -399,7 +399,7 @@ def check(args: argparse.Namespace) -> int:
     import importlib
 
     module = importlib.import_module(f"harness.checks.{args.kind}")
-    return int(module.main(args.arguments))
+    return module.main(args.arguments)
 
 
 def batch(args: argparse.Namespace) -> int:
