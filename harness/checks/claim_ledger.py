@@ -118,10 +118,15 @@ def read_ledger(path: Path, *, root: Path | None = None) -> list[LedgerEntry]:
     following a link below ``root`` (by default the ledger's folder). A last line cut short by a
     crash (no newline, not an entry) is left out; any other line that is not an entry is a
     :class:`ConfigError` naming it."""
+    return _read(path, root)[0]
+
+
+def _read(path: Path, root: Path | None) -> tuple[list[LedgerEntry], bool]:
+    """The ledger's entries, and whether its last line was cut short (and left out)."""
     try:
         text = read_text(path, root=root)
     except FileNotFoundError:
-        return []
+        return [], False
     lines = text.split("\n")
     entries = []
     for number, line in enumerate(lines, 1):
@@ -131,9 +136,9 @@ def read_ledger(path: Path, *, root: Path | None = None) -> list[LedgerEntry]:
             entries.append(LedgerEntry.model_validate_json(line))
         except ValidationError as exc:
             if number == len(lines):
-                break
+                return entries, True
             raise ConfigError(f"{path}: line {number} is not a ledger entry: {exc}") from None
-    return entries
+    return entries, False
 
 
 def carry_ledger(
@@ -148,8 +153,7 @@ def carry_ledger(
         if before is None or _recorded(entry, earlier) < before
     ]
     if carried:
-        lines = "".join(entry.model_dump_json() + "\n" for entry in carried)
-        write_atomic(ledger, lines.encode("utf-8"), root=root)
+        write_atomic(ledger, _jsonl(carried), root=root)
     return carried
 
 
@@ -168,8 +172,9 @@ def _recorded(entry: LedgerEntry, ledger: Path) -> datetime:
 
 def record_claims(path: Path, claims: dict[str, Claim]) -> list[LedgerEntry]:
     """Append ``claims`` to the ledger at ``path``, with what moved since its last entry; the
-    ledger's entries, the new one last."""
-    before = read_ledger(path)
+    ledger's entries, the new one last. A last line cut short by a crash is dropped, not
+    written onto."""
+    before, torn = _read(path, None)
     previous = before[-1].claims if before else {}
     entry = LedgerEntry(
         at=datetime.now(UTC).isoformat(timespec="microseconds"),  # a resume tells rounds apart
@@ -178,8 +183,17 @@ def record_claims(path: Path, claims: dict[str, Claim]) -> list[LedgerEntry]:
         changed=[i for i in claims if i in previous and previous[i] != claims[i]],
         dropped=[i for i in previous if i not in claims],
     )
-    append(path, (entry.model_dump_json() + "\n").encode("utf-8"))  # no link followed
-    return [*before, entry]
+    entries = [*before, entry]
+    if torn:  # rewritten whole: the torn line would join the new entry and break the ledger
+        write_atomic(path, _jsonl(entries))
+    else:
+        append(path, _jsonl([entry]))  # no link followed
+    return entries
+
+
+def _jsonl(entries: list[LedgerEntry]) -> bytes:
+    """``entries`` as ledger lines."""
+    return "".join(entry.model_dump_json() + "\n" for entry in entries).encode("utf-8")
 
 
 def stable_for(entries: list[LedgerEntry]) -> int:

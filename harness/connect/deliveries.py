@@ -11,7 +11,6 @@ holds twice as many.
 from __future__ import annotations
 
 import hashlib
-import os
 import threading
 from collections import deque
 from pathlib import Path
@@ -68,11 +67,6 @@ class SeenDeliveries:
             nofollow.write_atomic(self.path, data, root=self.root)
             self._written = len(self._keys)
             return
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
-        fd = nofollow.open_file(self.path, flags, root=self.root, make_folders=True)
-        try:
-            os.write(fd, "".join(f"{key}\n" for key in keys).encode())
-            os.fsync(fd)  # taken means remembered, a power cut notwithstanding
-        finally:
-            os.close(fd)
+        data = "".join(f"{key}\n" for key in keys).encode()
+        nofollow.append(self.path, data, root=self.root, durable=True)  # taken means remembered
         self._written += len(keys)

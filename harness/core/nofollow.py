@@ -155,8 +155,10 @@ def append(
     *,
     root: str | os.PathLike[str] | None = None,
     expect: tuple[int, int] | None = None,
+    durable: bool = False,
 ) -> tuple[int, int]:
-    """Append ``data`` to ``path`` in one write (made with its folders when missing).
+    """Append ``data`` to ``path`` in one write (made with its folders when missing), fsynced
+    when ``durable``.
 
     ``expect``: the identity the file had before; a different file there (the folder was renamed
     and another put in its place) is refused. Returns the file's identity.
@@ -171,6 +173,8 @@ def append(
         if expect is not None and found != expect:
             raise UnsafePath(path, "not the file the harness made (moved or replaced)")
         os.write(fd, data)
+        if durable:
+            os.fsync(fd)
         return found
     finally:
         os.close(fd)

@@ -43,7 +43,7 @@ class LoopOutline:
         file = find_config(path)
         data = read_toml(file)
         name = data.get("name", DEFAULT_LOOP_NAME)
-        if not isinstance(name, str) or not _NAME.match(name):
+        if not isinstance(name, str) or not _NAME.fullmatch(name):
             raise ConfigError(
                 f"{file}: field 'name': should be a string matching {LOOP_NAME_PATTERN!r},"
                 f" not {name!r}"

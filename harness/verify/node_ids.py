@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from harness.verify.pytest_args import positions
+from harness.verify.pytest_args import positional_paths, positions
 
 
 def is_cut(test_id: str) -> bool:
@@ -46,7 +46,7 @@ def collection_args(args: list[str]) -> list[str] | None:
         return None
     positional = set(where)
     options = [arg for index, arg in enumerate(args) if index not in positional]
-    return [*options, *dict.fromkeys(args[index].split("::")[0] for index in where)]
+    return [*options, *positional_paths(args)]
 
 
 @dataclass(frozen=True)

@@ -207,6 +207,20 @@ def test_a_ledger_line_cut_short_by_a_crash_is_left_out(tmp_path: Path) -> None:
         read_ledger(ledger)
 
 
+def test_recording_after_a_torn_line_drops_it_and_keeps_the_ledger_readable(
+    tmp_path: Path,
+) -> None:
+    ledger = tmp_path / "claims.jsonl"
+    record_claims(ledger, parse_claims(FINDINGS))
+    whole = ledger.read_text()
+    ledger.write_text(whole + whole[: len(whole) // 2])  # the last write, torn
+    entries = record_claims(ledger, parse_claims(FINDINGS))
+    assert len(entries) == 2
+    assert read_ledger(ledger) == entries  # the torn line is gone, not glued to the new entry
+    assert ledger.read_text().endswith("\n")
+    assert ledger.read_text().count("\n") == 2
+
+
 def test_an_entry_without_its_time_zone_is_not_carried(tmp_path: Path) -> None:
     earlier = tmp_path / "claims.jsonl"
     record_claims(earlier, parse_claims(FINDINGS))

@@ -112,3 +112,15 @@ def test_a_hard_link_is_never_written_in_place(tmp_path: Path, victim: Path) -> 
 
     assert victim.read_text() == "# mine\n"
     assert nofollow.read_bytes(state / "p.md.lock") == b"# mine\n"  # reading one is harmless
+
+
+def test_append_fsyncs_only_when_durable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    synced: list[int] = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real(fd)))
+    log = tmp_path / "log"
+    nofollow.append(log, b"one\n")
+    assert synced == []
+    nofollow.append(log, b"two\n", durable=True)
+    assert len(synced) == 1
+    assert log.read_bytes() == b"one\ntwo\n"

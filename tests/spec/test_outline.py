@@ -53,6 +53,7 @@ def test_progress_is_relative_to_the_loop_toml_not_the_current_folder(tmp_path: 
         ('name = "two words"\n', "field 'name': should be a string matching"),
         ('name = ".hidden"\n', "field 'name': should be a string matching"),
         ('name = ""\n', "field 'name': should be a string matching"),
+        ('name = "loop\\n"\n', "field 'name': should be a string matching"),
         ("name = 3\n", "field 'name': should be a string matching"),
         ("progress = 3\n", "field 'progress': should be a string, not 3"),
         ('progress = ["a.md"]\n', "field 'progress': should be a string, not ['a.md']"),
