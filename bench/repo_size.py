@@ -10,7 +10,8 @@ worktree, ``--runs`` times from the same base commit (``--restart`` each time). 
 * the harness's own time per round: the round's wall time less what ran in the sandbox (the
   agent's commands and the gates: the tests, the linter) and the model's replies;
 * how many times the suite ran for the harness (the gates' pytest, the baselines at the base
-  commit) and for the agent (its own ``pytest`` commands).
+  commit) and for the agent (its own ``pytest`` commands); the harness's count against its
+  target, once per round plus once per base commit (the first run's baseline, cached after).
 
 The ratio of the whole first run's wall time (largest size over smallest) is printed last, with
 the target: at most 1.5.
@@ -186,8 +187,16 @@ def measure(files: int, runs: int, scratch: Path) -> float:
             f" sandboxed commands {sandboxed:.2f} s;"
             f" outside the rounds (worktree made and removed) {outside:.2f} s;"
             f" suite runs: harness {tally.harness_suite_runs}, agent {tally.agent_suite_runs}"
+            f" {suite_runs_mark(tally.harness_suite_runs, len(tally.rounds), new_base=run == 1)}"
         )
     return first
+
+
+def suite_runs_mark(counted: int, rounds: int, *, new_base: bool) -> str:
+    """The harness's suite runs against the target: once per round (the gate) plus once per
+    base commit (its baseline, cached for the later runs from the same base)."""
+    expected = rounds + (1 if new_base else 0)
+    return f"(target {expected}: {'ok' if counted == expected else 'OVER'})"
 
 
 def main() -> None:

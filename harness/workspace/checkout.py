@@ -245,25 +245,20 @@ class ReusedCheckout:
 
 def parked_checkouts(pool: Path) -> list[Path]:
     """The checkouts parked in ``pool`` (not those a run holds)."""
-    if not pool.is_dir():
-        return []
-    return sorted(
-        p
-        for p in pool.iterdir()
-        if p.is_dir() and not p.is_symlink() and not p.name.startswith(_IN_USE)
-    )
+    return [p for p in _pool_folders(pool) if not p.name.startswith(_IN_USE)]
 
 
 def abandoned_checkouts(pool: Path) -> list[Path]:
     """The checkouts in ``pool`` that a run held when it ended without handing them back (it
     was killed): marked in use, but their holder's lock is free."""
+    return [p for p in _pool_folders(pool) if p.name.startswith(_IN_USE) and _unheld(p)]
+
+
+def _pool_folders(pool: Path) -> list[Path]:
+    """Every checkout folder in ``pool`` (links left out), sorted."""
     if not pool.is_dir():
         return []
-    return sorted(
-        p
-        for p in pool.iterdir()
-        if p.is_dir() and not p.is_symlink() and p.name.startswith(_IN_USE) and _unheld(p)
-    )
+    return sorted(p for p in pool.iterdir() if p.is_dir() and not p.is_symlink())
 
 
 def remove_unheld(folder: Path) -> bool:

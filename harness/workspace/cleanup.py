@@ -108,7 +108,7 @@ def stray_worktree_folders(repo: Path, loop_name: str, loop_key: Path) -> list[P
     A run killed while git was adding its worktree can leave one; it would block nothing but
     it is debris.
     """
-    parent = repo.parent / WORKTREES_FOLDER / repo.name
+    parent = _place(repo)
     if not parent.is_dir():
         return []
     known = {path.resolve() for path in checkouts(repo).values()}
@@ -123,7 +123,7 @@ def stray_worktree_folders(repo: Path, loop_name: str, loop_key: Path) -> list[P
 
 def parked_worktrees_of(repo: Path) -> list[Path]:
     """The worktrees passed runs parked in ``repo``'s default worktree place."""
-    return parked_worktrees(repo.parent / WORKTREES_FOLDER / repo.name)
+    return parked_worktrees(_place(repo))
 
 
 def parked_checkouts_of(repo: Path) -> list[Path]:
@@ -147,8 +147,13 @@ def remove_checkout(folder: Path) -> bool:
     return True
 
 
+def _place(repo: Path) -> Path:
+    """``repo``'s default worktree place, where its runs' worktrees and checkouts are."""
+    return repo.parent / WORKTREES_FOLDER / repo.name
+
+
 def _pool(repo: Path) -> Path:
-    return repo.parent / WORKTREES_FOLDER / repo.name / CHECKOUTS
+    return _place(repo) / CHECKOUTS
 
 
 def remove_folder(folder: Path) -> None:

@@ -156,19 +156,14 @@ class Workspace:
         where = (self.path.resolve() / path).relative_to(self.root.resolve()).as_posix()
         return file_at(self.root, self.base_commit, where)
 
-    def changes(self) -> tuple[list[str], str]:
-        """Paths changed against the base and the whole diff, from one snapshot of the files.
+    def delivery(self, protect: Sequence[str]) -> Delivery:
+        """Paths changed against the base, the whole diff and the tree :meth:`clean_checkout`
+        judges, from one look at the files: a single ``git add -A`` of the whole checkout (the
+        tree needs it all).
 
         Committed, uncommitted and untracked changes count (``.gitignore`` respected, byte code
         and tool caches never); paths are relative to the workspace, and files outside the
         workspace folder are left out.
-        """
-        names, diff = self._against_base(_NAMES, _DIFF)
-        return _split_names(names), diff
-
-    def delivery(self, protect: Sequence[str]) -> Delivery:
-        """:meth:`changes` and the tree :meth:`clean_checkout` judges, from one look at the
-        files: a single ``git add -A`` of the whole checkout (the tree needs it all).
 
         A run with a branch stages the files in its checkout's own index (the round's commit
         adds them all the same), so git reads a file its stat data cannot vouch for (one
@@ -185,14 +180,14 @@ class Workspace:
         return Delivery(tuple(_split_names(names)), diff, tree)
 
     def diff(self, *, max_chars: int = 20_000) -> str:
-        """The diff of :meth:`changes`, cut at ``max_chars``."""
+        """The diff of :meth:`delivery`, cut at ``max_chars``."""
         if max_chars <= 0:
             raise ConfigError(f"max_chars must be positive, got {max_chars}")
         (diff,) = self._against_base(_DIFF)
         return truncate_diff(diff, max_chars)
 
     def changed_files(self) -> list[str]:
-        """The paths of :meth:`changes`."""
+        """The paths of :meth:`delivery`."""
         (names,) = self._against_base(_NAMES)
         return _split_names(names)
 

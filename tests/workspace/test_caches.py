@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.workspace.git import open_workspace
+from harness.workspace.workspace import Workspace
 from tests.workspace.test_git import git, make_repo
 
 CACHES = (
@@ -39,7 +40,7 @@ def test_caches_are_not_changes_and_are_not_committed(repo: Path, folder: str) -
     leave_caches(ws.root)
     (ws.root / "src" / "app.py").write_text("def answer():\n    return 42\n")
 
-    names, diff = ws.changes()
+    names, diff = _changes(ws)
     sha = ws.commit_round(1, "fix")
 
     assert names == ["app.py" if folder else "src/app.py"]
@@ -52,7 +53,7 @@ def test_a_round_that_only_ran_the_tests_changed_nothing(repo: Path) -> None:
     ws = open_workspace(repo)
     leave_caches(ws.path)
 
-    assert ws.changes() == ([], "")
+    assert _changes(ws) == ([], "")
     assert ws.commit_round(1, "ran pytest") is None
 
 
@@ -63,9 +64,9 @@ def test_a_tracked_cache_changed_or_removed_is_not_a_change(repo: Path) -> None:
     ws = open_workspace(repo)
     (ws.path / "src" / "old.pyc").write_bytes(b"rewritten by python")
 
-    assert ws.changes() == ([], "")
+    assert _changes(ws) == ([], "")
     (ws.path / "src" / "old.pyc").unlink()
-    assert ws.changes() == ([], "")
+    assert _changes(ws) == ([], "")
 
 
 def test_the_clean_checkout_holds_no_cache(repo: Path) -> None:
@@ -79,3 +80,9 @@ def test_the_clean_checkout_holds_no_cache(repo: Path) -> None:
         )
 
     assert files == [".gitignore", "README.md", "src/app.py", "src/new.py"]
+
+
+def _changes(ws: Workspace) -> tuple[list[str], str]:
+    """The paths and diff a round delivers."""
+    delivery = ws.delivery(())
+    return list(delivery.changed), delivery.diff

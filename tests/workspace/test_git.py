@@ -157,7 +157,7 @@ def _traced_adds(trace: Path) -> list[str]:
     return [line.split("built-in: git ", 1)[1] for line in lines if "built-in: git add" in line]
 
 
-def test_changes_builds_one_index_for_names_and_diff(
+def test_the_delivery_builds_one_index_for_names_diff_and_tree(
     repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ws = open_workspace(repo / "src")
@@ -168,17 +168,20 @@ def test_changes_builds_one_index_for_names_and_diff(
     trace = tmp_path / "trace.txt"
     monkeypatch.setenv("GIT_TRACE", str(trace))
 
-    names, diff = ws.changes()
+    delivery = ws.delivery(())
 
-    (add,) = _traced_adds(trace)  # once, and only the workspace folder (caches left out)
-    assert add.startswith("add -A -- . ")
-    assert sorted(names) == ["app.py", "new.py"]
-    assert "+    return 42" in diff
-    assert "+x = 1" in diff
-    assert "README" not in diff
-    assert (sorted(ws.changed_files()), ws.diff(max_chars=10**9)) == (sorted(names), diff)
+    (add,) = _traced_adds(trace)  # once, the whole checkout (the tree needs it; caches left out)
+    assert add.startswith("add -A -- :/ ")
+    assert sorted(delivery.changed) == ["app.py", "new.py"]
+    assert "+    return 42" in delivery.diff
+    assert "+x = 1" in delivery.diff
+    assert "README" not in delivery.diff  # outside the workspace folder: not its change
+    assert (sorted(ws.changed_files()), ws.diff(max_chars=10**9)) == (
+        sorted(delivery.changed),
+        delivery.diff,
+    )
     trace.unlink()
-    ws.changes()
+    ws.delivery(())
     assert "rev-parse --git-path index" not in trace.read_text(encoding="utf-8")
 
 
@@ -193,7 +196,8 @@ def test_changes_in_a_folder_git_ignores_still_cover_its_tracked_files(repo: Pat
     (ws.path / "kept.txt").write_text("new\n")
     (ws.path / "ignored.txt").write_text("not listed\n")
 
-    names, diff = ws.changes()
+    delivery = ws.delivery(())
+    names, diff = list(delivery.changed), delivery.diff
 
     assert names == ["kept.txt"]
     assert "+new" in diff
