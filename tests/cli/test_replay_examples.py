@@ -1,5 +1,8 @@
 """Every example, run offline with its scripted model and then replayed with `harness replay`:
-no divergence, and the replay's verdicts are the recording's."""
+no divergence, and the replay's verdicts are the recording's. Then the example's loop.toml is
+changed as a user would change it, once in a tool (a permission that now denies the first tool
+the agent used) and once in a gate (a stricter check): each replay names the divergence at the
+exact round, and for the tool the exact step, the recording says it must be."""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.core.trajectory_schema import GateStep, RoundFinish, VerdictStep
+from harness.core.trajectory_schema import GateStep, RoundFinish, ToolStep, VerdictStep
 from harness.observe.trajectory import Trajectory
 from tests.cli.test_cli import harness
 from tests.cli.test_example_web import example  # noqa: F401 - the served web-research copy
@@ -31,19 +34,52 @@ def _verdicts(run: Path) -> list[tuple[str, int | None, object]]:
     return found
 
 
+STRICTER = {
+    "bugfix": ("ruff", 'cmd = "ruff check ."', 'cmd = "ruff check --select ALL ."'),
+    "content": ("length", "--max 350", "--max 100"),
+    "research": ("citations", "--min-sources 4", "--min-sources 14"),  # 13 sources exist
+    "web-research": ("covers neap tides", "grep -qi 'neap'", "grep -qi 'tsunami'"),
+}
+"""Per example: a gate, and a change to its command that makes it stricter than the recording."""
+
+
+def _replay(folder: Path, cwd: Path, run: str, *args: str, code: int = 0) -> str:
+    """What ``harness replay RUN ARGS`` prints; it must exit ``code`` (3: it diverged)."""
+    replay = harness("replay", run, "--root", str(folder), *args, cwd=cwd, env=PYTHON_ENV)
+    assert replay.returncode == code, replay.stdout + replay.stderr
+    return replay.stdout
+
+
 def _run_and_replay(folder: Path, cwd: Path) -> None:
     run = harness("run", str(folder), "--quiet", cwd=cwd, env=PYTHON_ENV)
     assert run.returncode == 0, run.stdout + run.stderr
     (recorded,) = (folder / ".harness" / "runs").iterdir()
-    replay = harness("replay", recorded.name, "--root", str(folder), cwd=cwd, env=PYTHON_ENV)
-    assert replay.returncode == 0, replay.stdout + replay.stderr
-    assert "no divergence" in replay.stdout
-    match = re.search(r"recorded again as run (\w+)", replay.stdout)
-    assert match is not None, replay.stdout
-    replayed = folder / ".harness" / "runs" / match.group(1)
-    before, after = _verdicts(recorded), _verdicts(replayed)
-    assert before == after
+    replayed = _replay(folder, cwd, recorded.name)
+    assert "no divergence" in replayed
+    match = re.search(r"recorded again as run (\w+)", replayed)
+    assert match is not None, replayed
+    before = _verdicts(recorded)
+    assert before == _verdicts(folder / ".harness" / "runs" / match.group(1))
     assert [v for v in before if v[0] == "round"][-1][2] == "passed"
+
+    records = Trajectory.load(recorded).records
+    config = folder / "loop.toml"
+    original = config.read_text(encoding="utf-8")
+    first = next(r for r in records if isinstance(r, ToolStep))
+    config.write_text(original + f'\n[permissions]\ndeny = ["{first.name}"]\n', encoding="utf-8")
+    denied = _replay(folder, cwd, recorded.name, "--round", str(first.round), code=3)
+    assert (
+        f"first divergence at round {first.round}, step {first.step}: "
+        f"the observation of {first.name} differs"
+    ) in denied, denied
+
+    gate, before_cmd, after_cmd = STRICTER[folder.name]
+    assert original.count(before_cmd) == 1
+    config.write_text(original.replace(before_cmd, after_cmd), encoding="utf-8")
+    passed = [r.round for r in records if isinstance(r, GateStep) and r.name == gate and r.passed]
+    stricter = _replay(folder, cwd, recorded.name, "--round", str(passed[0]), code=3)
+    assert f"first divergence at round {passed[0]}: gate {gate} differs" in stricter, stricter
+    assert re.search(r"recorded: passed\n\s+now:\s+failed", stricter), stricter
 
 
 @pytest.mark.parametrize("name", ["bugfix", "content", "research"])
