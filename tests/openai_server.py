@@ -72,6 +72,8 @@ class Request:
     headers: dict[str, str] = field(default_factory=dict)
     """Header names in lower case."""
     at: float = 0.0
+    raw: bytes = b""
+    """The body's bytes as they came."""
 
 
 class OpenAIServer:
@@ -155,7 +157,7 @@ def _handler_class(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
                 return
             body = json.loads(raw or b"{}")
             headers = {k.lower(): v for k, v in self.headers.items()}
-            behaviour = server._next(Request(path, body, headers, time.monotonic()))
+            behaviour = server._next(Request(path, body, headers, time.monotonic(), raw))
             if behaviour is None:
                 self._send(400, server.error(400, "the server's script is exhausted"))
             elif isinstance(behaviour, Hang):

@@ -95,7 +95,8 @@ class Request(BaseModel):
     max_tokens: int | None = None
     wire: dict[str, Any] | None = None
     """The rest of the body as it went on the wire (model, limits, a provider's system field),
-    where the model reported it: then ``messages`` and ``tools`` are the wire's too."""
+    in its order there, with ``messages`` and ``tools`` null where they stood; where the model
+    reported it, ``messages`` and ``tools`` are the wire's too."""
 
 
 class RecordedCall(BaseModel):

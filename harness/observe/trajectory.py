@@ -161,7 +161,8 @@ class TrajectoryLog:
         wire = None
         if sent is not None and isinstance(sent.get("messages"), list):
             messages, tools = sent["messages"], sent.get("tools")
-            wire = {k: v for k, v in sent.items() if k not in ("messages", "tools")}
+            # null where they stood: the body is rebuilt in its order on the wire
+            wire = {k: None if k in ("messages", "tools") else v for k, v in sent.items()}
         with self._lock:
             key = (self._session, role)
             keep = _kept(self._previous.get(key, []), messages)
@@ -368,7 +369,8 @@ class Call:
     tools: list[dict[str, Any]] | None
 
     def body(self) -> dict[str, Any]:
-        """The request's body as it went on the wire (as far as the model reported it)."""
+        """The request's body as it went on the wire (as far as the model reported it), its
+        fields in their order there."""
         body: dict[str, Any] = dict(self.step.request.wire or {})
         body["messages"] = self.messages
         if self.tools is not None:

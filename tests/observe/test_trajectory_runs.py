@@ -29,13 +29,17 @@ VERDICT = ToolCalls(
 )
 
 
+def _compact(body: dict[str, object]) -> bytes:
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+
+
 def _run_folder(root: Path) -> Path:
     (folder,) = (root / ".harness" / "runs").iterdir()
     return folder
 
 
 def test_the_trajectory_holds_every_request_as_the_server_received_it(tmp_path: Path) -> None:
-    (tmp_path / "notes.txt").write_text(f"the deploy key is {SECRET}\n")
+    (tmp_path / "notes.txt").write_text(f"the café's deploy key is {SECRET}\n")
     with OpenAIServer(deadline=120) as server:
         (tmp_path / "loop.toml").write_text(
             textwrap.dedent(f"""\
@@ -66,17 +70,19 @@ def test_the_trajectory_holds_every_request_as_the_server_received_it(tmp_path: 
     assert result.returncode == 0, result.stdout + result.stderr
     bodies = [request.body for request in server.requests]
     assert len(bodies) == 4
+    raw = [request.raw for request in server.requests]
     run = _run_folder(tmp_path)
     calls = list(Trajectory.load(run).calls())
     assert [call.step.role for call in calls] == ["author", "author", "author", "critic"]
-    for call, body in zip(calls, bodies, strict=True):
-        assert json.dumps(call.messages) == json.dumps(body["messages"])  # byte for byte
-        assert json.dumps(call.tools) == json.dumps(body["tools"])
-        assert call.body() == body  # and the rest of the body: model, limits
+    for call, body, sent in zip(calls, bodies, raw, strict=True):
+        # byte for byte: the client sends compact UTF-8 JSON, and so is the rebuilt body
+        assert _compact(call.body()) == sent
+        assert call.body() == body
         assert call.step.request.max_tokens == body["max_tokens"]
+    assert "café".encode() in raw[1]  # not escaped: a body re-encoded otherwise would differ
     seen = calls[1].messages[-1]
     assert seen["role"] == "tool"
-    assert seen["content"].endswith(f"the deploy key is {REDACTED}")  # the line as read
+    assert seen["content"].endswith(f"the café's deploy key is {REDACTED}")  # the line as read
     assert calls[1].step.reply.content == "Writing it."
     assert calls[1].step.usage.prompt_tokens == 20  # as the server reported it
     written = "".join(p.read_text() for p in run.rglob("*") if p.is_file())
