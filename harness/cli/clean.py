@@ -30,7 +30,7 @@ from harness.cli.exit_codes import EXIT_PASSED, EXIT_USAGE
 from harness.core.errors import ConfigError
 from harness.memory.lock import LockHeld, LoopLock
 from harness.memory.progress import Progress
-from harness.memory.progress_items import Status
+from harness.memory.progress_terms import Status
 from harness.memory.run_state import RunState
 from harness.spec import LoopSpec
 from harness.workspace import cleanup

@@ -251,23 +251,28 @@ def status(args: argparse.Namespace) -> int:
             source = loop.config.file if loop.config else file
             print(f"{loop.config.name if loop.config else file.stem}: not started ({source})")
             continue
-        from harness.memory.progress import Progress  # only once a loop has one
-        from harness.outer.best import best_of
+        from harness.memory.progress_format import read_progress  # only once a loop has one
+        from harness.memory.progress_terms import Status
+        from harness.memory.sections import read_markdown
+        from harness.outer.best import RoundMark, best_round
 
-        try:
-            progress = Progress.load(file)
+        try:  # read as written, not validated: pydantic's import alone costs what status may
+            progress = read_progress(read_markdown(file, "progress file", own=True), source=file)
         except ConfigError as exc:  # one broken file must not hide the other loops
             print(f"{file.stem}: cannot be read: {exc}")
             broken += 1
             continue
-        cap = f" of {progress.max_iterations}" if progress.max_iterations else ""
-        open_items = len(progress.open_items)
-        last = progress.attempts[-1].outcome if progress.attempts else "no rounds yet"
-        best = best_of(progress.attempts, ())
-        behind = best is not None and not best.passed and best.round != progress.attempts[-1].round
+        fields = progress.fields
+        cap = f" of {fields['max_iterations']}" if fields.get("max_iterations") else ""
+        open_items = sum(not done for _, done in progress.checklist)
+        marks = [RoundMark.of_text(attempt) for attempt in progress.attempts]
+        last = progress.attempts[-1].fields["outcome"] if progress.attempts else "no rounds yet"
+        best = best_round(marks)
+        behind = best is not None and not best.passed and best.round != marks[-1].round
+        status = fields.get("status", Status.NOT_STARTED)
         print(
-            f"{progress.name or file.stem}: {_state(file, progress.status.value)}, round "
-            f"{progress.iteration}{cap}, {open_items} open item(s), last: {last}"
+            f"{fields.get('name') or file.stem}: {_state(file, str(status))}, round "
+            f"{fields.get('iteration', 0)}{cap}, {open_items} open item(s), last: {last}"
             + (f", best: {best.describe()}" if best is not None and behind else "")
         )
     return EXIT_USAGE if broken else EXIT_PASSED

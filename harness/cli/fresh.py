@@ -26,7 +26,7 @@ from harness.core.event_schema import EventBase, RunStart
 from harness.core.sink import EventSink
 from harness.memory.lock import LoopLock
 from harness.memory.progress import Progress
-from harness.memory.progress_items import Status
+from harness.memory.progress_terms import Status
 from harness.memory.run_state import RunState
 from harness.outer.result import RunResult
 from harness.spec import LoopSpec

@@ -23,41 +23,22 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, TypeVar
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from typing import TYPE_CHECKING, TypeVar
 
 from harness.core import nofollow
 from harness.core.atomic import atomic_write_text
 from harness.core.errors import ConfigError
 from harness.core.state_home import state_folder
 
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from harness.memory.approval import ApprovalAnswer, ApprovalRequest, Decision
+
+    _Model = TypeVar("_Model", bound=BaseModel)
+
 INBOX_LIMIT = 4 * 1024 * 1024
 """The most an inbox file may hold when read (4 MB)."""
-
-Decision = Literal["approved", "rejected"]
-_Model = TypeVar("_Model", bound=BaseModel)
-
-
-class ApprovalRequest(BaseModel):
-    """What a person is asked to approve."""
-
-    model_config = ConfigDict(frozen=True)
-
-    loop: str
-    round: int = Field(ge=1)
-    summary: str  # what the person reads: diff stat, gates, the critic's verdict, report path
-    action: str = ""  # set when an agent's action (a permission rule's `ask`) waits, not a round
-    asked_at: float = Field(default_factory=time.time)
-
-
-class ApprovalAnswer(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    round: int = Field(ge=1)
-    decision: Decision
-    note: str = ""
-
 
 @dataclass(frozen=True)
 class Inbox:
@@ -93,6 +74,8 @@ class Inbox:
 
     def answer_for(self, round_number: int) -> ApprovalAnswer | None:
         """The answer to round ``round_number``'s request, once a person gave it."""
+        from harness.memory.approval import ApprovalAnswer
+
         answer = _read(self.answer_file, ApprovalAnswer)
         if answer is None or answer.round != round_number:
             return None
@@ -125,6 +108,12 @@ class Inbox:
     # --- the person's side -------------------------------------------------------------------
 
     def pending(self) -> ApprovalRequest | None:
+        """The request waiting for an answer. Without one, pydantic is not even imported:
+        ``harness status`` asks this of every loop."""
+        if not os.path.lexists(self.request_file):
+            return None
+        from harness.memory.approval import ApprovalRequest
+
         return _read(self.request_file, ApprovalRequest)
 
     def answer(self, decision: Decision, note: str = "") -> ApprovalRequest:
@@ -135,6 +124,8 @@ class Inbox:
                 f"{self.progress.stem}: the loop is not waiting for approval "
                 f"(no {self.request_file.name})"
             )
+        from harness.memory.approval import ApprovalAnswer
+
         answer = ApprovalAnswer(round=request.round, decision=decision, note=note.strip())
         atomic_write_text(self.answer_file, answer.model_dump_json() + "\n")
         return request
@@ -147,6 +138,8 @@ class Inbox:
 
 
 def _read(path: Path, kind: type[_Model]) -> _Model | None:
+    from pydantic import ValidationError
+
     try:
         return kind.model_validate_json(nofollow.read_bytes(path, limit=INBOX_LIMIT))
     except (FileNotFoundError, ValidationError):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import socket
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -68,7 +67,7 @@ class LoopLock:
             raise
         details = {
             "pid": os.getpid(),
-            "host": socket.gethostname(),
+            "host": os.uname().nodename,
             "started": datetime.now(UTC).isoformat(timespec="seconds"),
         }
         os.ftruncate(fd, 0)
@@ -101,7 +100,7 @@ class LoopLock:
         if not details or self.held:
             return None
         pid = details.get("pid")
-        if details.get("host") == socket.gethostname() and isinstance(pid, int):
+        if details.get("host") == os.uname().nodename and isinstance(pid, int):
             try:
                 os.kill(pid, 0)
             except ProcessLookupError:

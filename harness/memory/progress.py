@@ -10,23 +10,18 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from harness.core.atomic import atomic_write_text
 from harness.core.errors import ConfigError, ToolError
-from harness.memory.progress_format import parse_progress
-from harness.memory.progress_items import SECTIONS, Attempt, ChecklistItem, GateSummary, Status
-from harness.memory.sections import (
-    OneLine,
-    Paragraph,
-    Section,
-    SectionBody,
-    hanging,
-    heading_key,
-    one_line,
-    read_markdown,
-)
+from harness.core.validation import validation_message
+from harness.memory.progress_format import FieldsAt, read_progress
+from harness.memory.progress_items import Attempt, ChecklistItem, GateSummary
+from harness.memory.progress_terms import SECTIONS, Status
+from harness.memory.sections import hanging, heading_key, located, one_line, read_markdown
+from harness.memory.text_fields import OneLine, Paragraph, Section, SectionBody
 
 
 class Progress(BaseModel):
@@ -171,8 +166,16 @@ class Progress(BaseModel):
 
     @classmethod
     def parse(cls, text: str, *, source: str | os.PathLike[str] = "<progress>") -> Progress:
-        """Parse progress.md text; ``source`` names it in errors."""
-        return parse_progress(text, cls, source=source)
+        """Parse progress.md text; ``source`` names it in errors, and a bad value its line."""
+        found = read_progress(text, source=source)
+        attempts = [_validated(Attempt, attempt, source) for attempt in found.attempts]
+        data = {
+            **found.fields,
+            "checklist": [ChecklistItem(text=text, done=done) for text, done in found.checklist],
+            "attempts": attempts,
+            "extra": [Section.kept(section) for section in found.extra],
+        }
+        return _validated(cls, FieldsAt(data, 1), source)
 
     def save(self, path: str | os.PathLike[str] | None = None) -> Path:
         """Write atomically to ``path`` (which becomes :attr:`path`) or to :attr:`path`."""
@@ -223,3 +226,16 @@ class Progress(BaseModel):
             header.append(hanging("Resume point: ", self.resume_point))
         parts = ["\n".join(header), *(s.render() for s in sections if s.body)]
         return "\n\n".join(parts) + "\n"
+
+
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def _validated(model: type[_M], found: FieldsAt, source: str | os.PathLike[str]) -> _M:
+    """``model`` built from ``found``; a bad field is reported at the line it came from."""
+    try:
+        return model.model_validate(found.fields)
+    except ValidationError as exc:
+        loc = exc.errors()[0]["loc"]
+        line = found.lines.get(str(loc[0]) if loc else "", found.line)
+        raise located(source, line, validation_message(exc)) from exc

@@ -32,30 +32,31 @@ The format (every part optional when written by hand; the harness always writes 
 ``Round`` counts the rounds recorded so far. Sections with other headings are kept verbatim
 (after Notes), and so are unrecognised lines inside an attempt. A file that cannot be read
 unambiguously raises :class:`ConfigError` naming the file and line; nothing is written then.
+
+:func:`read_progress` reads the text into :class:`ProgressText`: every field as written, with
+the line it came from, not yet validated. :class:`~harness.memory.progress.Progress` validates
+that; ``harness status`` shows it as it is, without paying for pydantic's import.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from typing import TypeVar
-
-from pydantic import BaseModel, ValidationError
+from dataclasses import dataclass, field
 
 from harness.core.errors import ConfigError
-from harness.core.validation import validation_message
-from harness.memory.progress_items import SECTIONS, Attempt, ChecklistItem, Status
+from harness.memory.progress_terms import SECTIONS, Status
 from harness.memory.sections import (
     Line,
-    Section,
+    RawSection,
     block_text,
     document_lines,
     heading_key,
     located,
+    one_line,
     split_sections,
 )
 
-_M = TypeVar("_M", bound=BaseModel)
 _HEADER_HELP = (
     "before the first section only 'Goal:', 'Status:', 'Round:' and 'Resume point:' lines "
     "belong (free text goes under '## Notes')"
@@ -75,15 +76,33 @@ _TOKENS = re.compile(r"^([\d,_]+)(?:\s*[·,;|]?\s*cost\s*:?\s*\$?\s*(\S+))?$", r
 _SCORE = re.compile(r"^([0-9.]+)\s*(?:/\s*10)?$")
 
 
-def parse_progress(
-    text: str, model: type[_M], *, source: str | os.PathLike[str] = "<progress>"
-) -> _M:
-    """Parse progress.md text into ``model`` (:class:`Progress`); ``source`` names it in errors."""
-    return _Reader(source).read(document_lines(text, source, "progress file"), model)
+@dataclass(frozen=True)
+class FieldsAt:
+    """Fields as written (not yet validated), the line they start on, and each one's line."""
+
+    fields: dict[str, object]
+    line: int
+    lines: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ProgressText:
+    """A progress.md as written: its header fields and notes (``fields``), the checklist as
+    ``(text, done)`` pairs, each attempt's fields, and the sections it does not interpret."""
+
+    fields: dict[str, object]
+    checklist: list[tuple[str, bool]]
+    attempts: list[FieldsAt]
+    extra: list[RawSection]
+
+
+def read_progress(text: str, *, source: str | os.PathLike[str] = "<progress>") -> ProgressText:
+    """Read progress.md text; ``source`` names it in errors."""
+    return _Reader(source).read(document_lines(text, source, "progress file"))
 
 
 class _Reader:
-    """Turns progress.md text into a :class:`Progress`, or a located :class:`ConfigError`."""
+    """Turns progress.md text into a :class:`ProgressText`, or a located :class:`ConfigError`."""
 
     def __init__(self, source: str | os.PathLike[str]) -> None:
         self.source = source
@@ -91,39 +110,30 @@ class _Reader:
     def error(self, line: int, message: str) -> ConfigError:
         return located(self.source, line, message)
 
-    def validate(
-        self, model: type[_M], data: dict[str, object], line: int, lines: dict[str, int]
-    ) -> _M:
-        """Build ``model``; a bad field is reported at the line it came from (``lines``)."""
-        try:
-            return model.model_validate(data)
-        except ValidationError as exc:
-            field = str(exc.errors()[0]["loc"][0]) if exc.errors()[0]["loc"] else ""
-            raise self.error(lines.get(field, line), validation_message(exc)) from exc
-
-    def read(self, lines: list[Line], model: type[_M]) -> _M:
+    def read(self, lines: list[Line]) -> ProgressText:
         head, sections = split_sections(lines)
         data = self.header(head)
-        extra: list[Section] = []
+        checklist: list[tuple[str, bool]] = []
+        attempts: list[FieldsAt] = []
+        extra: list[RawSection] = []
         seen: dict[str, int] = {}
         for section in sections:
             name = SECTIONS.get(section.key)
             if name is None:
-                extra.append(section.as_section())
+                extra.append(section)
             elif name in seen:
                 raise self.error(
                     section.line, f"second {name} section (first on line {seen[name]})"
                 )
             elif name == "checklist":
-                data[name] = [self.item(line) for line in section.lines if line.text.strip()]
+                checklist = [self.item(line) for line in section.lines if line.text.strip()]
             elif name == "attempts":
-                data[name] = self.attempts(section.lines)
+                attempts = self.attempts(section.lines)
             else:
                 data[name] = block_text(section.lines)
             if name:
                 seen.setdefault(name, section.line)
-        return self.validate(model, {**data, "extra": extra}, 1, {})
-
+        return ProgressText(data, checklist, attempts, extra)
     def header(self, lines: list[Line]) -> dict[str, object]:
         """Title and ``Key: value`` lines; ``Resume point`` may run on over several lines."""
         data: dict[str, object] = {}
@@ -172,15 +182,15 @@ class _Reader:
             return {"iteration": int(match.group(1)), "max_iterations": cap}
         return {key: value}
 
-    def item(self, line: Line) -> ChecklistItem:
+    def item(self, line: Line) -> tuple[str, bool]:
         match = _ITEM.match(line.text)
         if not match or not match.group(2):
             raise self.error(
                 line.number, f"expected '- [ ] task' or '- [x] task', got {line.text.strip()!r}"
             )
-        return ChecklistItem(text=match.group(2), done=match.group(1) != " ")
+        return one_line(match.group(2)), match.group(1) != " "
 
-    def attempts(self, lines: list[Line]) -> list[Attempt]:
+    def attempts(self, lines: list[Line]) -> list[FieldsAt]:
         groups: list[tuple[Line, list[Line]]] = []
         for line in lines:
             if _ATTEMPT_HEAD.match(line.text):
@@ -193,13 +203,13 @@ class _Reader:
                 )
         return [self.attempt(head, body) for head, body in groups]
 
-    def attempt(self, head: Line, body: list[Line]) -> Attempt:
+    def attempt(self, head: Line, body: list[Line]) -> FieldsAt:
         match = _ROUND_HEAD.match(head.text)
         if not match:
             raise self.error(
                 head.number, f"expected '### Round N — outcome', got {head.text.strip()!r}"
             )
-        data: dict[str, object] = {"round": match.group(1), "outcome": match.group(2) or ""}
+        data: dict[str, object] = {"round": int(match.group(1)), "outcome": one_line(match.group(2) or "")}
         gates: list[str] = []
         extra: list[str] = []
         summary: list[str] = []
@@ -232,7 +242,7 @@ class _Reader:
             if key:
                 seen.add(key)
         data |= {"gates": gates, "extra": extra, "summary": "\n".join(summary)}
-        return self.validate(Attempt, data, head.number, lines)
+        return FieldsAt(data, head.number, lines)
 
     def attempt_value(self, key: str, value: str, line: int) -> dict[str, object]:
         if key == "commit":

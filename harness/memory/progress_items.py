@@ -1,27 +1,12 @@
-"""The parts of progress.md: status, checklist items, gate summaries and attempts."""
+"""The parts of progress.md as models: checklist items, gate summaries and attempts."""
 
 from __future__ import annotations
 
-import re
-from enum import StrEnum
-
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from harness.memory.sections import OneLine, Paragraph, hanging, one_line
-
-SECTIONS = {"checklist": "checklist", "tasks": "checklist", "to do": "checklist"}
-SECTIONS |= {"attempts": "attempts", "history": "attempts", "notes": "notes"}
-"""The section headings progress.md interprets (folded by ``heading_key``) and their fields."""
-_GATE = re.compile(r"^(?P<name>.+?)\s+[—–-]+\s+(?P<state>passed|failed)(?:\s+\((?P<detail>.*)\))?$")
-
-
-class Status(StrEnum):
-    """Where a goal stands."""
-
-    NOT_STARTED = "not started"
-    IN_PROGRESS = "in progress"
-    PASSED = "passed"
-    ESCALATED = "escalated"
+from harness.memory.progress_terms import gate_line
+from harness.memory.sections import hanging, one_line
+from harness.memory.text_fields import OneLine, Paragraph
 
 
 class ChecklistItem(BaseModel):
@@ -48,19 +33,12 @@ class GateSummary(BaseModel):
     @classmethod
     def parse(cls, text: str) -> GateSummary | None:
         """The summary a gate line describes, or ``None`` for free text."""
-        match = _GATE.match(one_line(text))
-        if not match:
-            return None
-        state = match.group("state")
-        return cls(name=match["name"], passed=state == "passed", detail=match["detail"] or "")
+        found = gate_line(text)
+        return None if found is None else cls(**found._asdict())
 
     def render(self) -> str:
         state = "passed" if self.passed else "failed"
         return f"{self.name} — {state}" + (f" ({self.detail})" if self.detail else "")
-
-
-PROTECTED_CHANGED = "failed: protected files changed"
-"""An attempt's outcome when its round changed a protected file (whatever its gates said)."""
 
 
 class Attempt(BaseModel):

@@ -19,7 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.memory.progress import Progress
-from harness.memory.sections import Section, heading_key
+from harness.memory.sections import heading_key
+from harness.memory.text_fields import Section
 
 HEADING = "Run"
 _FIELDS = {"branch": "Branch", "worktree": "Worktree", "base": "Base", "head": "Head"}

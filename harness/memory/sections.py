@@ -1,6 +1,8 @@
 """Markdown plumbing shared by SKILL.md and progress.md: reading, sections, located errors.
 
-The documents themselves live in :mod:`harness.memory.skill` and :mod:`harness.memory.progress`.
+The documents themselves live in :mod:`harness.memory.skill` and :mod:`harness.memory.progress`;
+the pydantic field types their models use, in :mod:`harness.memory.text_fields`. This module
+imports no pydantic: ``harness status`` reads progress.md through it.
 """
 
 from __future__ import annotations
@@ -9,9 +11,6 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated
-
-from pydantic import AfterValidator, BaseModel, ConfigDict
 
 from harness.core import nofollow
 from harness.core.errors import ConfigError
@@ -41,10 +40,6 @@ class RawSection:
     def key(self) -> str:
         """The heading folded for synonym lookup."""
         return heading_key(self.heading)
-
-    def as_section(self) -> Section:
-        """The section kept as written, for a heading the document does not interpret."""
-        return Section(heading=self.heading, body=block_text(self.lines))
 
 
 def located(source: object, line: int | None, message: str) -> ConfigError:
@@ -161,44 +156,7 @@ def bullet_items(lines: list[Line]) -> list[str]:
     return [paragraph("\n".join(item)) for item in items if paragraph("\n".join(item))]
 
 
-OneLine = Annotated[str, AfterValidator(one_line)]
-"""A string whose whitespace and newlines collapse to single spaces."""
-Paragraph = Annotated[str, AfterValidator(paragraph)]
-"""A string kept as one paragraph: lines stripped, blank lines dropped."""
-Verbatim = Annotated[str, AfterValidator(verbatim)]
-"""A string kept as written, minus blank lines at either end."""
-
-
-def _no_headings(text: str) -> str:
-    for line in text.split("\n"):
-        if heading_of(line) is not None:
-            raise ValueError(
-                f"the line {line!r} would start a section of its own when the file is read back"
-            )
-    return text
-
-
-SectionBody = Annotated[str, AfterValidator(verbatim), AfterValidator(_no_headings)]
-"""The text of a section: kept as written, and without ``## `` lines, which would end it."""
-
-
 def hanging(first_prefix: str, text: str, indent: str = "  ") -> str:
     """``text`` after ``first_prefix``, its further lines indented so they stay in place."""
     head, *rest = text.split("\n") if text else [""]
     return "\n".join([f"{first_prefix}{head}".rstrip(), *(indent + r for r in rest)])
-
-
-class Section(BaseModel):
-    """A section the harness does not interpret, kept verbatim and passed on as it is."""
-
-    model_config = ConfigDict(frozen=True)
-
-    heading: OneLine
-    body: SectionBody = ""
-
-    def render(self) -> str:
-        """``## heading`` then the body, separated by a blank line."""
-        line = f"## {self.heading}"
-        if heading_of(line) != self.heading:  # "a #" needs a closing run to keep its '#'
-            line += " ##"
-        return f"{line}\n\n{self.body}" if self.body else line

@@ -40,7 +40,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from harness.core.validation import validation_message
 from harness.memory.sections import (
     Line,
-    Section,
     block_text,
     bullet_items,
     document_lines,
@@ -50,6 +49,7 @@ from harness.memory.sections import (
     read_markdown,
     split_sections,
 )
+from harness.memory.text_fields import Section
 
 _SYNONYMS: dict[str, tuple[str, ...]] = {
     "name": ("name", "title"),
@@ -284,7 +284,7 @@ class _Draft:
         for section in sections:
             name = _FIELD_OF.get(section.key)
             if name is None:
-                self.extra.append(section.as_section())
+                self.extra.append(Section.kept(section))
             elif name in _LISTS:
                 self.lists[name] += bullet_items(section.lines)
             elif text := block_text(section.lines):  # a scalar field reads as in front matter

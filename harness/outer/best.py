@@ -17,9 +17,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.memory.progress_items import PROTECTED_CHANGED, Attempt, GateSummary
+from harness.memory.progress_terms import PROTECTED_CHANGED, gate_line
 
 if TYPE_CHECKING:
+    from harness.memory.progress_format import FieldsAt
+    from harness.memory.progress_items import Attempt
     from harness.outer.decision import RoundReport
 
 
@@ -46,14 +48,31 @@ class RoundMark:
 
     @classmethod
     def of_attempt(cls, attempt: Attempt) -> RoundMark:
-        gates = [g for g in attempt.gates if isinstance(g, GateSummary)]
-        clean = attempt.outcome != PROTECTED_CHANGED
+        gates = [g.passed for g in attempt.gates if not isinstance(g, str)]
+        return cls._of(attempt.round, attempt.outcome, gates, attempt.critic_score)
+
+    @classmethod
+    def of_text(cls, attempt: FieldsAt) -> RoundMark:
+        """The mark of an attempt as progress.md has it, unvalidated (``harness status``)."""
+        fields = attempt.fields
+        lines = fields.get("gates")
+        gates = [g.passed for t in lines if (g := gate_line(t))] if isinstance(lines, list) else []
+        score = fields.get("critic_score")
+        round_number, outcome = fields["round"], fields["outcome"]
+        assert isinstance(round_number, int)  # the reader makes them so
+        assert isinstance(outcome, str)
+        critic = round(score, 2) if isinstance(score, float) else None  # as an Attempt keeps it
+        return cls._of(round_number, outcome, gates, critic)
+
+    @classmethod
+    def _of(cls, round: int, outcome: str, gates: list[bool], score: float | None) -> RoundMark:
+        clean = outcome != PROTECTED_CHANGED
         return cls(
-            round=attempt.round,
-            passed=attempt.outcome == "passed",
-            gates_passed=sum(g.passed for g in gates) if clean else 0,
+            round=round,
+            passed=outcome == "passed",
+            gates_passed=sum(gates) if clean else 0,
             gates=len(gates),
-            score=attempt.critic_score,
+            score=score,
         )
 
     def describe(self) -> str:

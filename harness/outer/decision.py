@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from harness.agent.agent import AgentStop
 from harness.core.stop import StopReason
 from harness.core.usage import Usage
-from harness.memory.progress_items import PROTECTED_CHANGED, GateSummary
+from harness.memory.progress_items import GateSummary
+from harness.memory.progress_terms import PROTECTED_CHANGED
 from harness.verify.critic import Verdict
 from harness.verify.gates import GateReport
 from harness.verify.human import Approval

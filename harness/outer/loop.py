@@ -28,7 +28,7 @@ from harness.core.trajectory_schema import RunBegin
 from harness.core.usage import Usage
 from harness.memory.lock import LoopLock
 from harness.memory.progress import Progress
-from harness.memory.progress_items import Status
+from harness.memory.progress_terms import Status
 from harness.memory.skill import Skill
 from harness.memory.spend import spend_path
 from harness.models.base import Model, ModelError

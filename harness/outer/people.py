@@ -21,7 +21,8 @@ from pathlib import Path
 
 from harness.core.errors import HarnessError
 from harness.core.event_schema import ApprovalEvent, HookFailed, NoteEvent
-from harness.memory.inbox import ApprovalRequest, Inbox
+from harness.memory.approval import ApprovalRequest
+from harness.memory.inbox import Inbox
 from harness.outer.decision import RoundReport
 from harness.outer.hooks import run_hook
 from harness.outer.run import Run, save_progress

@@ -11,7 +11,8 @@ from harness.core.event_schema import HookFailed, RoundEnd, RunEnd
 from harness.core.event_schema import Stop as StopEvent
 from harness.core.stop import StopReason
 from harness.core.trajectory_schema import GateStep, RoundFinish, VerdictStep
-from harness.memory.progress_items import Attempt, Status
+from harness.memory.progress_items import Attempt
+from harness.memory.progress_terms import Status
 from harness.memory.spend import spend_path
 from harness.outer.best import RoundMark, best_of
 from harness.outer.decision import RoundReport, gate_summary

@@ -9,7 +9,7 @@ from harness.agent.agent import Agent
 from harness.core.atomic import atomic_write_text
 from harness.core.stop import StopReason
 from harness.memory.progress import Progress
-from harness.memory.progress_items import Status
+from harness.memory.progress_terms import Status
 from harness.memory.run_state import RunState
 from harness.memory.spend import Spent, read_spent, spend_path, write_spent
 from harness.models.budget import Meter, MeteredModel

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from harness.core.errors import ConfigError
 from harness.memory.progress import Progress
-from harness.memory.progress_items import Status
+from harness.memory.progress_terms import Status
 from harness.memory.run_state import RunState
 from harness.outer.pins import Pin, first_changed, pin
 from harness.spec.loop_spec import LoopSpec

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import Literal, TextIO
 
 from harness.core.validation import positive_finite
-from harness.memory.inbox import ApprovalRequest, Inbox
+from harness.memory.approval import ApprovalRequest
+from harness.memory.inbox import Inbox
 
 Outcome = Literal["approved", "rejected", "timed_out"]
 

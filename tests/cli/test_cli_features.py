@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from harness.memory.progress import Progress
-from harness.memory.progress_items import Status
+from harness.memory.progress_terms import Status
 from harness.memory.skill import Skill
 from harness.spec import LoopSpec
 from tests.cli.test_cli import ROOT, harness, write_loop

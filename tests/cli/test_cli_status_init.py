@@ -30,10 +30,41 @@ def test_status_at_the_repository_root_lists_the_examples_loops(tmp_path: Path) 
         assert "README" not in result.stdout
 
 
-def test_status_imports_neither_the_event_models_nor_the_engine_it_never_uses(
+PROGRESS = """\
+# Progress: bugfix
+
+Goal: fix it
+Status: in progress
+Round: 2 of 10
+
+## Checklist
+
+- [x] reproduce
+- [ ] fix the rounding
+
+## Attempts
+
+### Round 1 — failed: 1/2 gates passed
+
+- Gate: pytest — passed
+- Gate: ruff — failed (E501)
+- Critic: 6/10
+
+### Round 2 — failed: 0/2 gates passed
+
+- Gate: pytest — failed (tests/test_total.py::test_rounding)
+- Gate: ruff — failed (E501)
+- Critic: 3.5/10
+"""
+
+
+def test_status_imports_neither_pydantic_nor_the_event_models_nor_the_engine(
     tmp_path: Path,
 ) -> None:
     shutil.copytree(ROOT / "examples", tmp_path / "examples", ignore=SCRATCH)
+    progress = tmp_path / "examples" / "bugfix" / ".harness" / "progress" / "bugfix.md"
+    progress.parent.mkdir(parents=True)
+    progress.write_text(PROGRESS)
     code = (
         "import sys\n"
         "from harness.cli.main import main\n"
@@ -46,14 +77,26 @@ def test_status_imports_neither_the_event_models_nor_the_engine_it_never_uses(
     )
 
     assert result.returncode == 0, result.stderr
-    assert "bugfix: not started" in result.stdout
+    assert result.stdout.splitlines()[0] == (
+        "bugfix: in progress, round 2 of 10, 1 open item(s), last: failed: 0/2 gates passed, "
+        "best: round 1 (1/2 gates passed, critic 6.0/10)"
+    )
+    assert "content: not started" in result.stdout
     loaded = result.stdout.splitlines()[-1]
     assert "'harness.spec.outline'" in loaded  # the loops were read, for what status shows
+    assert "'harness.memory.progress_format'" in loaded  # and the progress file
     never = ("core.event_schema", "observe.run_summary", "engine.loop", "sandbox.sandbox")
-    not_yet = ("memory.progress", "outer.best")  # no loop has a progress file to read yet
-    for unused in (*never, *not_yet, "spec.loop_spec", "spec.sections"):
+    models = ("memory.progress", "memory.progress_items", "memory.approval", "spec.loop_spec")
+    for unused in (*never, *models, "spec.sections"):
         assert f"'harness.{unused}'" not in loaded
     assert "'pydantic'" not in loaded
+    # what it shows is what the validated file says
+    from harness.memory.progress import Progress
+
+    shown = Progress.load(progress)
+    assert (shown.iteration, len(shown.open_items), shown.attempts[-1].outcome) == (
+        2, 1, "failed: 0/2 gates passed",
+    )  # fmt: skip
 
 
 def test_status_reports_a_broken_loop_toml_beside_the_good_ones(tmp_path: Path) -> None:

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.memory.inbox import ApprovalRequest, Inbox
+from harness.memory.approval import ApprovalRequest
+from harness.memory.inbox import Inbox
 from harness.memory.lock import LoopLock
 from tests.cli.test_cli import harness
 from tests.cli.test_cli_conventions import passing_loop

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.memory.progress import Progress
-from harness.memory.progress_items import Status
+from harness.memory.progress_terms import Status
 from tests.cli.test_cli import harness
 from tests.cli.test_examples import commit_copy, copy_example, of_kind, read_events
 from tests.conftest import git, verdict_entry

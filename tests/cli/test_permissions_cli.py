@@ -10,7 +10,8 @@ import time
 from pathlib import Path
 
 from harness.core.event_schema import PermissionEvent
-from harness.memory.inbox import ApprovalRequest, Inbox
+from harness.memory.approval import ApprovalRequest
+from harness.memory.inbox import Inbox
 from harness.observe.events import read_events
 from tests.cli.test_cli import harness, write_loop
 

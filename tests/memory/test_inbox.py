@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from harness.core.errors import ConfigError
-from harness.memory.inbox import ApprovalRequest, Inbox
+from harness.memory.approval import ApprovalRequest
+from harness.memory.inbox import Inbox
 from tests.cli.test_cli import ROOT
 
 

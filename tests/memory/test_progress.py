@@ -12,8 +12,9 @@ from pydantic import ValidationError
 
 from harness.core.errors import ConfigError, ToolError
 from harness.memory.progress import Progress
-from harness.memory.progress_items import Attempt, ChecklistItem, GateSummary, Status
-from harness.memory.sections import Section
+from harness.memory.progress_items import Attempt, ChecklistItem, GateSummary
+from harness.memory.progress_terms import Status
+from harness.memory.text_fields import Section
 
 SAMPLE = """\
 # Progress: fix-date-parsing

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness import Progress
-from harness.memory.progress_items import Status
+from harness.memory.progress_terms import Status
 
 PROGRESS = Path(__file__).resolve().parents[2] / "progress"
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from harness.memory.progress import Progress
 from harness.memory.run_state import RunState, without_run_state
-from harness.memory.sections import Section
+from harness.memory.text_fields import Section
 
 
 def test_written_state_reads_back_after_a_save(tmp_path: Path) -> None:

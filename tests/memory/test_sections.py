@@ -6,7 +6,6 @@ import pytest
 from pydantic import ValidationError
 
 from harness.memory.sections import (
-    Section,
     bullet_items,
     hanging,
     heading_key,
@@ -17,6 +16,7 @@ from harness.memory.sections import (
     split_sections,
     verbatim,
 )
+from harness.memory.text_fields import Section
 
 
 def test_split_sections_keeps_line_numbers_and_ignores_deeper_headings() -> None:

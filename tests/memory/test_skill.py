@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from harness.core.errors import ConfigError
-from harness.memory.sections import Section
 from harness.memory.skill import Skill
+from harness.memory.text_fields import Section
 
 SKILLS = Path(__file__).resolve().parents[2] / "skills"
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness.memory.progress import Progress
-from harness.memory.progress_items import Status
+from harness.memory.progress_terms import Status
 from tests.conftest import git, make_repo
 
 FORGE = """\

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from harness import Agent, CommandGate, OuterLoop, ScriptedModel, StopReason, ToolCall
 from harness.memory.progress import Progress
-from harness.memory.progress_items import Attempt, Status
+from harness.memory.progress_items import Attempt
+from harness.memory.progress_terms import Status
 from harness.memory.run_state import RunState
 from tests.conftest import git, make_repo
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from harness import Agent, CommandGate, Critic, OuterLoop, ScriptedModel
 from harness.memory.progress import Progress
-from harness.memory.progress_items import Attempt, Status
+from harness.memory.progress_items import Attempt
+from harness.memory.progress_terms import Status
 from harness.memory.run_state import RunState
 from harness.outer.claims import unconfirmed_pass
 from harness.verify.gates import Gate, PytestGate

@@ -15,7 +15,7 @@ from harness import (
     StopReason,
     ToolCall,
 )
-from harness.memory.progress_items import Status
+from harness.memory.progress_terms import Status
 from harness.memory.spend import read_spent, spend_path
 from harness.outer.decision import RoundReport
 from harness.outer.options import LoopOptions

@@ -12,7 +12,8 @@ import pytest
 
 from harness import HumanGate
 from harness.core.errors import ConfigError
-from harness.memory.inbox import ApprovalRequest, Inbox
+from harness.memory.approval import ApprovalRequest
+from harness.memory.inbox import Inbox
 
 REQUEST = ApprovalRequest(loop="answer", round=2, summary="Changed: 1 file(s): out.txt")
 
