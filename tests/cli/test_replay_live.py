@@ -123,6 +123,10 @@ def test_the_live_model_answers_from_the_diverging_observation_on(tmp_path: Path
     assert models == [f"replay:{run}", *["openai/test-model"] * 3]
     written = [r.arguments for r in records if isinstance(r, ToolStep) and r.name == "write_file"]
     assert written == [json.dumps({"path": "report.txt", "content": "rainy\n"})]  # not sunny
+    # the live run's own recording replays too, here (it was made in a clone now removed)
+    again = harness("replay", _replayed(root, result.stdout).name, "--repo", ".", cwd=root)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "no divergence" in again.stdout
 
 
 def test_a_live_replay_that_never_diverges_calls_no_model(tmp_path: Path) -> None:
