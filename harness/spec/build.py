@@ -254,8 +254,9 @@ def build_loop(
 
     ``tools`` are given to the agent beside the built-ins (MCP servers' tools started by the
     caller); ``mcp`` are servers the loop starts and stops itself (see :func:`mcp_servers`).
-    ``model`` answers for the author and the critic both, whatever the spec names (a replay's).
-    ``wrap`` turns each model the spec names (the author's, each critic's) into the one the loop
+    ``model`` answers for the author, the subagents and the critic, whatever the spec names (a
+    replay's). ``wrap`` turns each model the spec names (the author's, each subagent profile's,
+    each critic's) into the one the loop
     calls (a live replay's, which asks the recording first); the preflight checks it as named.
     """
     root = config.root
@@ -289,7 +290,7 @@ def build_loop(
         sandbox=sandbox,
         permissions=session.permissions(config),
         hooks=session.action_hooks(config),
-        subagents=session.subagents(config, lambda name: named_model(name, config)),
+        subagents=session.subagents(config, lambda name: _profile_model(name, config, given, wrap)),
     )
     critic, checks = _critic(config, overrides, skill, model_name, model, replay=given, wrap=wrap)
     for made, source in [(model, model_source or "model"), *checks]:
@@ -454,6 +455,18 @@ def author_model(config: LoopSpec, overrides: Overrides = Overrides()) -> Model:
     """The author model ``build_loop`` would use, for work around the loop (plans, syntheses)."""
     chosen = choose_model(overrides.model, rooted_model(config.model, config.root))
     return _model(chosen, config.model_options)
+
+
+def _profile_model(
+    name: str, config: LoopSpec, given: Model | None, wrap: Callable[[Model], Model] | None
+) -> Model:
+    """A subagent profile's model ``name``: in a replay the recording answers it, as it
+    answers the author (its calls are recorded among the author's); in a live replay it is
+    ``name`` from the take-over on."""
+    if given is not None:
+        return given
+    made = named_model(name, config)
+    return made if wrap is None else wrap(made)
 
 
 def named_model(name: str, config: LoopSpec) -> Model:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from harness.core.stop import StopReason
-from harness.core.trajectory_schema import VerdictStep
+from harness.core.trajectory_schema import ToolStep, VerdictStep
 from harness.observe.run_summary import RUNS_DIR
 from harness.observe.trajectory import Trajectory
 from harness.spec import build
@@ -124,3 +124,38 @@ def test_a_tool_changed_after_the_recording_is_the_divergence_at_its_step(
     assert "a note" in found.recorded
     assert "A NOTE" in found.now
     assert outcome.result.stop_reason is StopReason.PASSED  # the rest is as recorded
+
+
+def test_a_subagent_with_a_model_of_its_own_is_answered_by_the_recording(tmp_path: Path) -> None:
+    parent = {
+        "rounds": {
+            "1": [
+                {
+                    "name": "subagent",
+                    "arguments": {"task": "what goes in out.txt?", "profile": "aide"},
+                },
+                {"name": "write_file", "arguments": {"path": "out.txt", "content": "yes\n"}},
+                "out.txt says yes",
+                verdict_entry(9, ["it says yes"]),
+            ]
+        }
+    }
+    root = make_repo(
+        tmp_path / "project",
+        {
+            "loop.toml": LOOP + '[subagents.profiles.aide]\nmodel = "scripted:aide.json"\n',
+            "script.json": json.dumps(parent),
+            "aide.json": json.dumps(["the word yes"]),
+            ".gitignore": ".harness/\nprogress/\n",
+        },
+    )
+    result = recorded_loop(LoopSpec.from_toml(root / "loop.toml"), run_id="rec00002").run()
+    assert result.stop_reason is StopReason.PASSED, result.message
+    (root / "aide.json").write_text(json.dumps(["the word no"]))  # its model, changed since
+
+    outcome = replay_run(root / RUNS_DIR / "rec00002")
+    assert outcome.divergence is None, outcome.describe()  # the recording answered the aide
+    replayed = Trajectory.load(root / RUNS_DIR / outcome.run_id)
+    observations = [r.observation for r in replayed.records if isinstance(r, ToolStep)]
+    assert "the word yes" in replayed.text(observations[0])
+    assert "the word no" not in replayed.text(observations[0])
