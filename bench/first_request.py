@@ -22,7 +22,8 @@ from harness.core.sink import NULL_SINK  # noqa: E402
 from harness.models.scripted import ScriptedModel  # noqa: E402
 from harness.models.tokens import TokenCounter  # noqa: E402
 from harness.spec import LoopSpec  # noqa: E402
-from harness.spec.build import Overrides, build_loop  # noqa: E402
+from harness.spec.build import build_loop  # noqa: E402
+from harness.spec.named_models import Overrides  # noqa: E402
 
 EXAMPLES = ("bugfix", "content", "research", "web-research")
 TARGET = 1_500

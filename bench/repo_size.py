@@ -42,7 +42,8 @@ from harness.core.event_schema import EventBase, RoundEnd, RoundStart  # noqa: E
 from harness.models.scripted import ScriptedModel  # noqa: E402
 from harness.sandbox.sandbox import Sandbox  # noqa: E402
 from harness.spec import LoopSpec  # noqa: E402
-from harness.spec.build import Overrides, build_loop  # noqa: E402
+from harness.spec.build import build_loop  # noqa: E402
+from harness.spec.named_models import Overrides  # noqa: E402
 from harness.verify.gates import PytestGate  # noqa: E402
 
 TARGET = 1.5

@@ -15,8 +15,9 @@ from harness.scale.batch_task import TaskRecord
 from harness.scale.best_of import Attempt, BestOf, BestOfResult, why_it_won
 from harness.scale.task_run import record_of
 from harness.spec import LoopSpec
-from harness.spec.build import Overrides, build_sandbox, mcp_servers
+from harness.spec.build import build_sandbox, mcp_servers
 from harness.spec.launch import recorded_loop
+from harness.spec.named_models import Overrides
 from harness.tools import Tool
 from harness.tools.mcp import mcp_tools
 

@@ -86,8 +86,8 @@ def run(args: argparse.Namespace) -> int:
     )
     from harness.core.sink import EventSink, Tee
     from harness.observe.live import LiveProgress, Mode
-    from harness.spec.build import Overrides
     from harness.spec.launch import recorded_loop
+    from harness.spec.named_models import Overrides
 
     config = _spec(Path(args.path))
     if config.fleet is not None:

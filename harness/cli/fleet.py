@@ -18,15 +18,9 @@ from harness.scale.evaluation import gates_on_branch
 from harness.scale.fleet import Fleet, SubtaskOutcome, SynthesisGates
 from harness.scale.fleet import Subtask as FleetSubtask
 from harness.spec import LoopSpec
-from harness.spec.build import (
-    Overrides,
-    author_model,
-    build_gate,
-    named_model,
-    research_gate,
-    run_folder,
-)
+from harness.spec.build import build_gate, research_gate, run_folder
 from harness.spec.launch import recorded_loop
+from harness.spec.named_models import Overrides, author_model, named_model
 from harness.spec.sections import CitationsGateConfig, GateConfig
 from harness.verify.gates import Gate, GateReport, run_gates
 from harness.verify.human import HumanGate

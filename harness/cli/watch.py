@@ -40,9 +40,9 @@ from harness.observe.events import EVENTS_FILE, EventLog
 from harness.observe.run_summary import RUNS_DIR
 from harness.outer.options import new_run_id
 from harness.spec import LoopSpec
-from harness.spec.build import Overrides
 from harness.spec.connectors import host_of
 from harness.spec.launch import recorded_loop
+from harness.spec.named_models import Overrides
 from harness.spec.sections import IssuesTriggerConfig, ScheduleTriggerConfig
 from harness.tools import Tool
 

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 INBOX_LIMIT = 4 * 1024 * 1024
 """The most an inbox file may hold when read (4 MB)."""
 
+
 @dataclass(frozen=True)
 class Inbox:
     """The files through which a person answers the loop whose progress file is ``progress``."""

@@ -134,6 +134,7 @@ class _Reader:
             if name:
                 seen.setdefault(name, section.line)
         return ProgressText(data, checklist, attempts, extra)
+
     def header(self, lines: list[Line]) -> dict[str, object]:
         """Title and ``Key: value`` lines; ``Resume point`` may run on over several lines."""
         data: dict[str, object] = {}
@@ -209,7 +210,10 @@ class _Reader:
             raise self.error(
                 head.number, f"expected '### Round N — outcome', got {head.text.strip()!r}"
             )
-        data: dict[str, object] = {"round": int(match.group(1)), "outcome": one_line(match.group(2) or "")}
+        data: dict[str, object] = {
+            "round": int(match.group(1)),
+            "outcome": one_line(match.group(2) or ""),
+        }
         gates: list[str] = []
         extra: list[str] = []
         summary: list[str] = []

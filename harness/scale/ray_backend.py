@@ -36,7 +36,7 @@ from harness.core.errors import ConfigError
 from harness.models.rate_limit import Limiter, RateLimiter
 from harness.scale.batch_task import BatchTask, TaskRecord
 from harness.scale.task_run import TaskRun, run_task
-from harness.spec.build import rooted_model
+from harness.spec.named_models import rooted_model
 from harness.workspace.git import BRANCH_PREFIX, PART, is_run_branch, run_branch_suffix
 from harness.workspace.git_cmd import git, run_git
 

@@ -9,8 +9,8 @@ from harness.outer.loop import OuterLoop
 from harness.scale.batch_task import BatchTask
 from harness.scale.task_run import TaskRun
 from harness.spec import LoopSpec
-from harness.spec.build import Overrides
 from harness.spec.launch import recorded_loop
+from harness.spec.named_models import Overrides
 
 
 def loop_from_toml(task: BatchTask, run: TaskRun) -> OuterLoop:

@@ -7,9 +7,7 @@ import os
 import re
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from harness.agent.agent import Agent
 from harness.agent.compaction import Compaction, MaskObservations, NoCompaction, Summarize
@@ -21,9 +19,6 @@ from harness.core.trajectory_schema import NULL_TRAJECTORY, TrajectorySink
 from harness.memory.skill import Skill
 from harness.models.base import Model
 from harness.models.budget import Budget
-from harness.models.family import other_families_first
-from harness.models.preflight import preflight
-from harness.models.resolve import resolve_model
 from harness.observe.run_summary import RUNS_DIR
 from harness.outer.loop import OuterLoop
 from harness.outer.options import (
@@ -40,6 +35,18 @@ from harness.spec import session
 from harness.spec.connectors import build_connectors
 from harness.spec.environment import project_env
 from harness.spec.loop_spec import LoopSpec
+from harness.spec.named_models import (
+    CRITIC_MODEL_ENV,
+    MODEL_ENV,
+    Overrides,
+    choose_model,
+    critic_model,
+    overridable,
+    preflighted,
+    profile_model,
+    rooted_model,
+    spec_model,
+)
 from harness.spec.pinning import check_gate_modules, check_unchanged, pins_of
 from harness.spec.resume import carry_on_resume
 from harness.spec.sections import (
@@ -65,35 +72,6 @@ from harness.verify.held_out import HeldOutGate
 from harness.verify.human import HumanGate
 from harness.verify.panel import CriticPanel, Reviewer
 from harness.verify.research_gates import citations_gate, convergence_gate
-
-MODEL_ENV = "HARNESS_MODEL"
-CRITIC_MODEL_ENV = "HARNESS_CRITIC_MODEL"
-
-
-class OverrideError(ConfigError):
-    """A problem with what the command line or the environment gave, not with loop.toml."""
-
-
-@dataclass(frozen=True)
-class Overrides:
-    """What the command line says over the file."""
-
-    model: str | None = None
-    critic_model: str | None = None
-    max_iterations: int | None = None
-    restart: bool = False
-    issue: int | None = None  # the issue the run came from (its connectors comment there)
-    start: str | None = None  # a commit the run's branch starts from (a pushed one); None: HEAD
-
-
-def choose_model(flag: str | None, configured: str | None) -> str:
-    """Precedence: the ``--model`` flag, then ``HARNESS_MODEL``, then ``model`` in loop.toml."""
-    chosen = flag or os.environ.get(MODEL_ENV) or configured
-    if not chosen:
-        raise ConfigError(
-            f"model: no model given; set `model` in loop.toml, {MODEL_ENV}, or pass --model"
-        )
-    return chosen
 
 
 def build_sandbox(
@@ -275,7 +253,7 @@ def build_loop(
     model_source = (
         "--model" if overrides.model else MODEL_ENV if os.environ.get(MODEL_ENV) else None
     )
-    model = given or _overridable(lambda: _model(model_name, config.model_options), model_source)
+    model = given or overridable(lambda: spec_model(model_name, config.model_options), model_source)
     skill = _skill(config)
     python_env = project_env(config)  # a set-up command runs here, once per commit
     sandbox = build_sandbox(config, python_env=python_env)
@@ -290,11 +268,11 @@ def build_loop(
         sandbox=sandbox,
         permissions=session.permissions(config),
         hooks=session.action_hooks(config),
-        subagents=session.subagents(config, lambda name: _profile_model(name, config, given, wrap)),
+        subagents=session.subagents(config, lambda name: profile_model(name, config, given, wrap)),
     )
     critic, checks = _critic(config, overrides, skill, model_name, model, replay=given, wrap=wrap)
     for made, source in [(model, model_source or "model"), *checks]:
-        _preflight(made, source)
+        preflighted(made, source)
     on_finish, ci = build_connectors(config, events=events, issue=overrides.issue)
     return OuterLoop(
         config.goal,
@@ -357,14 +335,16 @@ def build_critic(
     """
     critic, checks = _critic(config, overrides, skill, author_name, author)
     for made, source in checks:
-        _preflight(made, source)
+        preflighted(made, source)
     return critic
 
 
 def loop_critic(config: LoopSpec, overrides: Overrides = Overrides()) -> Reviewer | None:
     """The critic (or panel) ``build_loop`` would give the loop, on its own (for calibration)."""
     name = choose_model(overrides.model, rooted_model(config.model, config.root))
-    author = _overridable(lambda: _model(name, config.model_options), overrides.model and "--model")
+    author = overridable(
+        lambda: spec_model(name, config.model_options), overrides.model and "--model"
+    )
     return build_critic(config, overrides, _skill(config), name, author)
 
 
@@ -399,8 +379,8 @@ def _critic(
 
     def chosen(given: ModelChoice | None, field: str) -> Model:
         source = fallback if given is None else None
-        made = replay or _overridable(
-            lambda: _critic_model(default if given is None else given, config, author_name, author),
+        made = replay or overridable(
+            lambda: critic_model(default if given is None else given, config, author_name, author),
             source,
         )
         checks.append((made, source or field))
@@ -424,54 +404,6 @@ def _critic(
         critics, aggregate=settings.aggregate, spread=settings.spread, referee=referee
     )
     return panel, checks
-
-
-def _critic_model(
-    chosen: ModelChoice | None, config: LoopSpec, author_name: str, author: Model
-) -> Model:
-    """A critic's model: a name, or a list whose first model that passes :func:`preflight` is
-    used (other families than the author's first with ``prefer_other_family``); none: the
-    author's model."""
-    root = config.root
-    if isinstance(chosen, list):
-        if config.critic.prefer_other_family:
-            chosen = other_families_first(chosen, author_name)
-        for name in chosen:
-            candidate = rooted_model(name, root) or name
-            if candidate == author_name:
-                return author
-            try:
-                found = _model(candidate, config.model_options)
-                preflight([("critic.model", found)])
-            except ConfigError:
-                continue  # not set up here (no key, unknown provider): try the next one
-            return found
-        return author
-    single = rooted_model(chosen, root)
-    return _model(single, config.model_options) if single and single != author_name else author
-
-
-def author_model(config: LoopSpec, overrides: Overrides = Overrides()) -> Model:
-    """The author model ``build_loop`` would use, for work around the loop (plans, syntheses)."""
-    chosen = choose_model(overrides.model, rooted_model(config.model, config.root))
-    return _model(chosen, config.model_options)
-
-
-def _profile_model(
-    name: str, config: LoopSpec, given: Model | None, wrap: Callable[[Model], Model] | None
-) -> Model:
-    """A subagent profile's model ``name``: in a replay the recording answers it, as it
-    answers the author (its calls are recorded among the author's); in a live replay it is
-    ``name`` from the take-over on."""
-    if given is not None:
-        return given
-    made = named_model(name, config)
-    return made if wrap is None else wrap(made)
-
-
-def named_model(name: str, config: LoopSpec) -> Model:
-    """The model ``name`` as loop.toml spells it (a ``scripted:`` path is relative to it)."""
-    return _model(rooted_model(name, config.root) or name, config.model_options)
 
 
 def _web_tools(config: LoopSpec, archive: SourceArchive) -> list[Tool]:
@@ -537,42 +469,3 @@ def _artifact(config: LoopSpec) -> CriticArtifact:
         return config.critic.artifact
     assert config.critic.file, "LoopSpec checks critic.file"
     return ArtifactFile(config.critic.file)
-
-
-def _overridable(make: Callable[[], Model], source: str | None) -> Model:
-    """``make()``; its :class:`ConfigError` is blamed on ``source`` (a flag or variable) if given."""
-    try:
-        return make()
-    except ConfigError as exc:
-        if source is None:
-            raise
-        raise OverrideError(f"{source}: {exc}") from exc
-
-
-def _preflight(model: Model, source: str) -> None:
-    """:func:`preflight` ``model``, its error starting with where it was given: the loop.toml
-    field, or the flag or variable (then loop.toml is not to blame)."""
-    try:
-        preflight([(source, model)])
-    except ConfigError as exc:
-        if source in ("model", "critic.model") or source.startswith("critic.panel["):
-            raise
-        raise OverrideError(str(exc)) from exc
-
-
-def _model(name: str, options: dict[str, Any]) -> Model:
-    """The model ``name`` with loop.toml's ``model_options``; their errors name the section."""
-    try:
-        return resolve_model(name, **options)
-    except ConfigError as exc:
-        if name.startswith("scripted:") or not options:
-            raise
-        raise ConfigError(f"model_options.{exc}") from exc
-
-
-def rooted_model(model: str | None, root: Path) -> str | None:
-    """A ``scripted:PATH`` in loop.toml is relative to the file's folder."""
-    if model and model.startswith("scripted:"):
-        path = Path(model.removeprefix("scripted:"))
-        return f"scripted:{path if path.is_absolute() else root / path}"
-    return model

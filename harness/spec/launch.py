@@ -11,8 +11,9 @@ from harness.observe.events import EVENTS_FILE, EventLog
 from harness.observe.trajectory import TRAJECTORY_FILE, TrajectoryLog
 from harness.outer.loop import OuterLoop
 from harness.outer.options import new_run_id
-from harness.spec.build import OverrideError, Overrides, build_loop, mcp_servers, run_folder
+from harness.spec.build import build_loop, mcp_servers, run_folder
 from harness.spec.loop_spec import LoopSpec
+from harness.spec.named_models import OverrideError, Overrides
 from harness.tools import Tool
 
 

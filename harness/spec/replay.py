@@ -44,9 +44,9 @@ from harness.observe.trajectory import Trajectory
 from harness.outer.decision import RoundReport
 from harness.outer.options import new_run_id
 from harness.outer.result import RunResult
-from harness.spec.build import Overrides
 from harness.spec.launch import recorded_loop
 from harness.spec.loop_spec import LoopSpec
+from harness.spec.named_models import Overrides
 from harness.spec.replay_live import keep_branch, run_end
 from harness.workspace.git_cmd import git
 from harness.workspace.workspace import IDENTITY_ENV

@@ -22,8 +22,9 @@ from harness.core.stop import StopReason
 from harness.observe.events import EVENTS_FILE, EventLog
 from harness.outer.result import RunResult
 from harness.spec import LoopSpec
-from harness.spec.build import Overrides, run_folder
+from harness.spec.build import run_folder
 from harness.spec.launch import recorded_loop
+from harness.spec.named_models import Overrides
 from tests.cli.test_cli import harness
 from tests.conftest import make_repo
 from tests.research_web import HISTORY, REPORT, Web, serve_web

@@ -10,8 +10,8 @@ import pytest
 from harness.core.errors import ConfigError
 from harness.models.scripted import ScriptedModel
 from harness.spec import session
-from harness.spec.build import named_model
 from harness.spec.loop_spec import LoopSpec
+from harness.spec.named_models import named_model
 
 LOOP = """\
 goal = "g"

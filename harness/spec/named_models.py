@@ -1,0 +1,133 @@
+"""The models a loop.toml names, and what the command line and the environment say over it."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.core.errors import ConfigError
+from harness.models.base import Model
+from harness.models.family import other_families_first
+from harness.models.preflight import preflight
+from harness.models.resolve import resolve_model
+from harness.spec.loop_spec import LoopSpec
+from harness.spec.sections import ModelChoice
+
+MODEL_ENV = "HARNESS_MODEL"
+CRITIC_MODEL_ENV = "HARNESS_CRITIC_MODEL"
+
+
+class OverrideError(ConfigError):
+    """A problem with what the command line or the environment gave, not with loop.toml."""
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """What the command line says over the file."""
+
+    model: str | None = None
+    critic_model: str | None = None
+    max_iterations: int | None = None
+    restart: bool = False
+    issue: int | None = None  # the issue the run came from (its connectors comment there)
+    start: str | None = None  # a commit the run's branch starts from (a pushed one); None: HEAD
+
+
+def choose_model(flag: str | None, configured: str | None) -> str:
+    """Precedence: the ``--model`` flag, then ``HARNESS_MODEL``, then ``model`` in loop.toml."""
+    chosen = flag or os.environ.get(MODEL_ENV) or configured
+    if not chosen:
+        raise ConfigError(
+            f"model: no model given; set `model` in loop.toml, {MODEL_ENV}, or pass --model"
+        )
+    return chosen
+
+
+def critic_model(
+    chosen: ModelChoice | None, config: LoopSpec, author_name: str, author: Model
+) -> Model:
+    """A critic's model: a name, or a list whose first model that passes :func:`preflight` is
+    used (other families than the author's first with ``prefer_other_family``); none: the
+    author's model."""
+    root = config.root
+    if isinstance(chosen, list):
+        if config.critic.prefer_other_family:
+            chosen = other_families_first(chosen, author_name)
+        for name in chosen:
+            candidate = rooted_model(name, root) or name
+            if candidate == author_name:
+                return author
+            try:
+                found = spec_model(candidate, config.model_options)
+                preflight([("critic.model", found)])
+            except ConfigError:
+                continue  # not set up here (no key, unknown provider): try the next one
+            return found
+        return author
+    single = rooted_model(chosen, root)
+    return spec_model(single, config.model_options) if single and single != author_name else author
+
+
+def author_model(config: LoopSpec, overrides: Overrides = Overrides()) -> Model:
+    """The author model ``build_loop`` would use, for work around the loop (plans, syntheses)."""
+    chosen = choose_model(overrides.model, rooted_model(config.model, config.root))
+    return spec_model(chosen, config.model_options)
+
+
+def profile_model(
+    name: str, config: LoopSpec, given: Model | None, wrap: Callable[[Model], Model] | None
+) -> Model:
+    """A subagent profile's model ``name``: in a replay the recording answers it, as it
+    answers the author (its calls are recorded among the author's); in a live replay it is
+    ``name`` from the take-over on."""
+    if given is not None:
+        return given
+    made = named_model(name, config)
+    return made if wrap is None else wrap(made)
+
+
+def named_model(name: str, config: LoopSpec) -> Model:
+    """The model ``name`` as loop.toml spells it (a ``scripted:`` path is relative to it)."""
+    return spec_model(rooted_model(name, config.root) or name, config.model_options)
+
+
+def overridable(make: Callable[[], Model], source: str | None) -> Model:
+    """``make()``; its :class:`ConfigError` is blamed on ``source`` (a flag or variable) if given."""
+    try:
+        return make()
+    except ConfigError as exc:
+        if source is None:
+            raise
+        raise OverrideError(f"{source}: {exc}") from exc
+
+
+def preflighted(model: Model, source: str) -> None:
+    """:func:`preflight` ``model``, its error starting with where it was given: the loop.toml
+    field, or the flag or variable (then loop.toml is not to blame)."""
+    try:
+        preflight([(source, model)])
+    except ConfigError as exc:
+        if source in ("model", "critic.model") or source.startswith("critic.panel["):
+            raise
+        raise OverrideError(str(exc)) from exc
+
+
+def spec_model(name: str, options: dict[str, Any]) -> Model:
+    """The model ``name`` with loop.toml's ``model_options``; their errors name the section."""
+    try:
+        return resolve_model(name, **options)
+    except ConfigError as exc:
+        if name.startswith("scripted:") or not options:
+            raise
+        raise ConfigError(f"model_options.{exc}") from exc
+
+
+def rooted_model(model: str | None, root: Path) -> str | None:
+    """A ``scripted:PATH`` in loop.toml is relative to the file's folder."""
+    if model and model.startswith("scripted:"):
+        path = Path(model.removeprefix("scripted:"))
+        return f"scripted:{path if path.is_absolute() else root / path}"
+    return model
