@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from pydantic_core import to_json
 
 from harness.agent.agent import Agent
 from harness.agent.subagent import Profile, Subagents
@@ -235,6 +237,27 @@ def test_every_line_is_its_record_as_the_schema_writes_it(tmp_path: Path) -> Non
     assert len(lines) == 7
     for line in lines:
         assert json.loads(line) == parse_record(line).model_dump(mode="json")
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        datetime(2026, 3, 1, 12, 30, 5, 123456, tzinfo=UTC),
+        datetime(2026, 3, 1, 12, 30, 5, tzinfo=UTC),  # no microseconds: none written
+        Usage(1200, 30, 0.00042, 1, 0, 512),  # a dataclass
+        RoundBegin(round=2, head="abc"),  # a model, which orjson does not know
+        Path("/a/b"),
+        {"text": 'é ü \u2028 "quoted" \\ \n\t\x01', "none": None, "no": False, "f": 0.1},
+        [1.5e-7, 3.0, -2, 10**18, "x" * 3000],
+        2**70,  # past 64 bits: orjson refuses, pydantic-core writes it
+        {1: "a key that is not a string"},
+    ],
+)
+def test_a_line_is_the_bytes_pydantic_core_would_write(value: object) -> None:
+    data = {"kind": "tool_call", "v": TRAJECTORY_VERSION, "value": value}
+    line = trajectory_module._line(data)
+    assert line == to_json(data) + b"\n"
+    assert line.count(b"\n") == 1
 
 
 def test_secrets_are_redacted_in_lines_and_blobs(tmp_path: Path) -> None:
