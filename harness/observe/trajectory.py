@@ -16,7 +16,7 @@ import json
 import os
 import threading
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,7 +37,7 @@ from harness.core.trajectory_schema import (
     ModelStep,
     Record,
     RecordBase,
-    RecordedReply,
+    ReplyCall,
     RoundBegin,
     RoundFinish,
     RunBegin,
@@ -151,7 +151,9 @@ class TrajectoryLog:
         messages: list[Message],
         tools: list[dict[str, Any]] | None,
         max_tokens: int | None,
-        reply: RecordedReply,
+        reply: str | None,
+        calls: Sequence[ReplyCall],
+        reasoning: str | None,
         usage: Usage,
         latency: float,
         sent: dict[str, Any] | None = None,
@@ -193,12 +195,12 @@ class TrajectoryLog:
                     "wire": None if wire is None else self.redactor.redact(wire),
                 },
                 "reply": {
-                    "content": None if reply.content is None else redact(reply.content),
+                    "content": None if reply is None else redact(reply),
                     "tool_calls": [
-                        {"id": c.id, "name": c.name, "arguments": redact(c.arguments)}
-                        for c in reply.tool_calls
+                        {"id": id_, "name": name, "arguments": redact(arguments)}
+                        for id_, name, arguments in calls
                     ],
-                    "reasoning": None if reply.reasoning is None else redact(reply.reasoning),
+                    "reasoning": None if reasoning is None else redact(reasoning),
                 },
                 "usage": usage,
                 "latency": latency,

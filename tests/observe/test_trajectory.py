@@ -26,7 +26,6 @@ from harness.core.trajectory_schema import (
     parse_record,
 )
 from harness.core.usage import Usage
-from harness.models import budget as budget_module
 from harness.models.base import Reply, ToolCall
 from harness.models.budget import MeteredModel
 from harness.models.scripted import ScriptedModel
@@ -187,7 +186,6 @@ def test_no_record_is_built_for_a_trajectory_not_kept(
 
     monkeypatch.setattr(NullTrajectory, "tool_call", unwanted)
     monkeypatch.setattr(NullTrajectory, "model_call", unwanted)
-    monkeypatch.setattr(budget_module, "_recorded", unwanted)
     model = MeteredModel(ScriptedModel([ToolCall("big", {"part": "p"}), "done"]))
     assert model.trajectory is NULL_TRAJECTORY
     assert Agent(model, [big]).run("do it", tmp_path).final == "done"
