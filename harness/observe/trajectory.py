@@ -114,6 +114,7 @@ class TrajectoryLog:
         self._digest = TextMemo(_sha256, HASHED_CHARS)
         self._fd: int | None = None
         self._tools: tuple[object, str] = (None, "")  # the last schemas sent, and their hash
+        self._wire: tuple[object, Any] = (None, None)  # the last rest of a body, and redacted
         self._previous: dict[tuple[int | None, str], list[Message]] = {}
 
     def record(self, record: RecordBase) -> None:
@@ -192,7 +193,7 @@ class TrajectoryLog:
                     "messages": [self._message(m) for m in messages[keep:]],
                     "tools": schemas,
                     "max_tokens": max_tokens,
-                    "wire": None if wire is None else self.redactor.redact(wire),
+                    "wire": None if wire is None else self._redacted(wire),
                 },
                 "reply": {
                     "content": None if reply is None else redact(reply),
@@ -206,6 +207,13 @@ class TrajectoryLog:
                 "latency": latency,
             }
             self._write(data)
+
+    def _redacted(self, wire: dict[str, Any]) -> Any:
+        """The rest of a body (model, limits, options) redacted: the same at every call of a
+        session, it is redacted again only when it differs from the previous call's."""
+        if wire != self._wire[0]:
+            self._wire = (wire, self.redactor.redact(wire))
+        return self._wire[1]
 
     def tool_call(
         self,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 from collections import Counter
@@ -88,6 +89,48 @@ def test_every_request_is_rebuilt_as_the_model_received_it(tmp_path: Path) -> No
     assert [r["keep"] for r in requests] == [0, 2, 4, 6, 8, 10, 12]  # only what is new is kept
     assert all(len(r["messages"]) == 2 for r in requests)
     assert len({r["tools"] for r in requests}) == 1  # the schemas are stored once
+
+
+def test_a_wire_message_changed_under_the_same_harness_message_is_recorded_again(
+    tmp_path: Path,
+) -> None:
+    """The wire body is the model's own transform of the request: a cache marker moved to the
+    newest message, or an empty content dropped, changes an earlier wire message while the
+    harness's message list holds the very same objects. The request keeps only the wire
+    messages still equal, so each one rebuilds byte for byte."""
+    log = TrajectoryLog(tmp_path / TRAJECTORY_FILE)
+    log.record(RoundBegin(round=1))
+    system = {"role": "system", "content": "be brief"}
+    asked = {"role": "user", "content": "first"}
+    answered = {"role": "assistant", "content": "", "tool_calls": []}
+    again = {"role": "user", "content": "second"}
+    marker = {"type": "ephemeral"}
+    bodies = [
+        {"model": "m", "messages": [system, {**asked, "cache_control": marker}]},
+        # the marker moved from the first question to the second; the empty content is dropped
+        {
+            "model": "m",
+            "messages": [system, asked, {"role": "assistant"}, {**again, "cache_control": marker}],
+        },
+        # nothing changed before the newest message: the whole previous request is kept
+        {
+            "model": "m",
+            "messages": [system, asked, {"role": "assistant"}, {**again, "cache_control": marker},
+                         {"role": "user", "content": "third"}],
+        },
+    ]  # fmt: skip
+    harness_side = [[system, asked], [system, asked, answered, again]]
+    harness_side.append([*harness_side[1], {"role": "user", "content": "third"}])
+    for messages, body in zip(harness_side, bodies, strict=True):
+        log.model_call(
+            role="author", model="m", messages=messages, tools=None, max_tokens=None,
+            reply="ok", calls=[], reasoning=None, usage=Usage(), latency=0.0,
+            sent=copy.deepcopy(body),  # new objects on the wire at every call, as litellm's
+        )  # fmt: skip
+    calls = list(Trajectory.load(tmp_path).calls())
+    assert [c.step.request.keep for c in calls] == [0, 1, 4]
+    assert [json.dumps(c.messages) for c in calls] == [json.dumps(b["messages"]) for b in bodies]
+    assert [c.body() for c in calls] == bodies
 
 
 def test_records_carry_version_round_and_session(tmp_path: Path) -> None:
