@@ -19,6 +19,11 @@ With ``--trajectory`` the pairs are the harness's Agent twice, once recording it
 recording's share of a step as a run through litellm pays it.
 
     python bench/step_cpu.py --trajectory [--steps 300] [--runs 5]
+
+The recording's own CPU is printed too, timed in the thread around each of its calls
+(``time.thread_time``): the part of the difference that is the recording's work, without what
+a full garbage collection (a third of a second with litellm loaded, once or twice in a long
+session, in either half of a pair) adds to whichever trajectory it falls in.
 """
 
 from __future__ import annotations
@@ -105,11 +110,31 @@ def bare(api_base: str, steps: int, workspace: Path) -> float:
     return time.process_time() - started
 
 
+class TimedLog(TrajectoryLog):
+    """A trajectory that adds the thread's CPU time in its model and tool calls to ``spent``."""
+
+    spent = 0.0
+
+    def model_call(self, **fields: Any) -> None:
+        started = time.thread_time()
+        super().model_call(**fields)
+        self.spent += time.thread_time() - started
+
+    def tool_call(self, **fields: Any) -> None:
+        started = time.thread_time()
+        super().tool_call(**fields)
+        self.spent += time.thread_time() - started
+
+
+RECORDING: list[float] = []
+"""The recording's own CPU seconds per step, one entry per recorded trajectory."""
+
+
 def harness(api_base: str, steps: int, workspace: Path, *, recorded: bool = False) -> float:
     """CPU seconds of one trajectory through the harness's agent (its trajectory recorded in
     a folder of its own with ``recorded``)."""
     model = LiteLLMModel(MODEL, api_base=api_base, api_key="sk-bench", timeout=30, num_retries=0)
-    log = TrajectoryLog(Path(tempfile.mkdtemp()) / TRAJECTORY_FILE) if recorded else None
+    log = TimedLog(Path(tempfile.mkdtemp()) / TRAJECTORY_FILE) if recorded else None
     meter = Meter(Budget(tokens=100_000_000))
     metered = MeteredModel(model, meter)
     if log is not None:
@@ -121,6 +146,7 @@ def harness(api_base: str, steps: int, workspace: Path, *, recorded: bool = Fals
     elapsed = time.process_time() - started
     assert run.stop_reason is AgentStop.ANSWERED, run.stop_message
     if log is not None:
+        RECORDING.append(log.spent / (steps + 1))
         shutil.rmtree(log.path.parent)
     return elapsed
 
@@ -167,6 +193,9 @@ def main() -> None:
         print(f"  harness Agent, recorded  {h * 1000:7.3f} ms")
         print(f"  recording's share        {h / b - 1:+7.1%}   (median pair {ratio - 1:+.1%}; "
               "target <= 5 %)")  # fmt: skip
+        own = statistics.median(RECORDING[1:])  # the warm-up's left out
+        print(f"  recording's own CPU      {own * 1000:7.3f} ms   ({own / b:+.1%} of the unrecorded "
+              "step; timed in its calls)")  # fmt: skip
         return
     print(f"  bare litellm loop   {b * 1000:7.2f} ms")
     print(f"  harness Agent       {h * 1000:7.2f} ms")
