@@ -42,11 +42,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from trajectory_cost import TimedLog  # noqa: E402
+
 from harness.agent.agent import DEFAULT_SYSTEM_PROMPT, Agent, AgentStop  # noqa: E402
 from harness.core.trajectory_schema import RoundBegin  # noqa: E402
 from harness.models.budget import Budget, Meter, MeteredModel  # noqa: E402
 from harness.models.litellm_model import LiteLLMModel, load_litellm  # noqa: E402
-from harness.observe.trajectory import TRAJECTORY_FILE, TrajectoryLog  # noqa: E402
+from harness.observe.trajectory import TRAJECTORY_FILE  # noqa: E402
 from harness.tools import Toolbox, default_tools  # noqa: E402
 
 MODEL = "openai/gpt-4o-mini"
@@ -108,22 +110,6 @@ def bare(api_base: str, steps: int, workspace: Path) -> float:
                 observation += f"\n(lines {start}-{len(lines)} of {len(lines)})"
             messages.append({"role": "tool", "tool_call_id": call.id, "content": observation})
     return time.process_time() - started
-
-
-class TimedLog(TrajectoryLog):
-    """A trajectory that adds the thread's CPU time in its model and tool calls to ``spent``."""
-
-    spent = 0.0
-
-    def model_call(self, **fields: Any) -> None:
-        started = time.thread_time()
-        super().model_call(**fields)
-        self.spent += time.thread_time() - started
-
-    def tool_call(self, **fields: Any) -> None:
-        started = time.thread_time()
-        super().tool_call(**fields)
-        self.spent += time.thread_time() - started
 
 
 RECORDING: list[float] = []
