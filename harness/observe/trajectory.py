@@ -331,7 +331,7 @@ _LINE_OPTIONS = orjson.OPT_UTC_Z | orjson.OPT_APPEND_NEWLINE
 
 def _line(data: dict[str, Any]) -> bytes:
     """``data`` as one compact UTF-8 JSON line, the bytes pydantic-core would write, made by
-    orjson (a fifth of the instructions). What orjson does not know (a model, a path) is
+    orjson (a quarter of the instructions). What orjson does not know (a model, a path) is
     given to it as pydantic makes it JSON; what it refuses (an integer past 64 bits, a key
     that is not a string) makes the line pydantic-core's."""
     try:
