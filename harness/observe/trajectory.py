@@ -167,9 +167,7 @@ class TrajectoryLog:
             messages, tools = sent["messages"], sent.get("tools")
             wire = {k: v for k, v in sent.items() if k not in ("messages", "tools")}
         with self._lock:
-            key = (self._session, role)
-            keep = _kept(self._previous.get(key, []), messages)
-            self._previous[key] = list(messages)
+            keep = _follow(self._previous.setdefault((self._session, role), []), messages)
             schemas = None
             if tools:
                 # the same schemas at every step: the same list, or (on the wire) an equal one
@@ -344,17 +342,25 @@ def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _kept(previous: list[Message], messages: list[Message]) -> int:
-    """How many messages at the start of ``messages`` are those of ``previous``: at once when
-    the whole previous request is still there (a step added to it; the list's own comparison
-    takes the very same objects as equal without looking inside them)."""
-    if len(messages) >= len(previous) and messages[: len(previous)] == previous:
-        return len(previous)
+def _follow(previous: list[Message], messages: list[Message]) -> int:
+    """How many messages at the start of ``messages`` are those of ``previous`` (the very same
+    objects, or equal ones), ``previous`` made a copy of ``messages`` meanwhile.
+
+    At once when the whole previous request is still there (a step added to it): the new
+    messages are appended to ``previous`` and the two lists compared whole, which takes the very
+    same objects as equal without looking inside them, and copies nothing but what was added."""
+    kept = len(previous)
+    if len(messages) >= kept:
+        previous.extend(messages[kept:])
+        if previous == messages:
+            return kept
+        del previous[kept:]
     keep = 0
     for before, now in zip(previous, messages, strict=False):
         if before is not now and before != now:
             break
         keep += 1
+    previous[:] = messages
     return keep
 
 

@@ -133,6 +133,23 @@ def test_a_wire_message_changed_under_the_same_harness_message_is_recorded_again
     assert [c.body() for c in calls] == bodies
 
 
+def test_the_kept_messages_are_the_previous_requests_still_there() -> None:
+    a, b, c, d = ({"role": "user", "content": x} for x in "abcd")
+    previous: list[dict[str, object]] = []
+    assert trajectory_module._follow(previous, [a, b]) == 0
+    assert trajectory_module._follow(previous, [a, b, c]) == 2  # a step added
+    assert trajectory_module._follow(previous, [a, dict(b), c, d]) == 3  # an equal copy is kept
+    assert trajectory_module._follow(previous, [a, {**b, "content": "B"}, c, d]) == 1  # changed
+    assert trajectory_module._follow(previous, [a, d]) == 1  # shorter: compacted
+    assert trajectory_module._follow(previous, [a, d]) == 2
+    request = [a, d, b]
+    assert trajectory_module._follow(previous, request) == 2
+    assert previous == request
+    assert previous is not request  # a copy: the caller's list is its own
+    request.append(c)
+    assert trajectory_module._follow(previous, [a, d, b]) == 3  # the copy did not change
+
+
 def test_records_carry_version_round_and_session(tmp_path: Path) -> None:
     _, run = _session(tmp_path, [ToolCall("big", {"part": "same"}), "done"], [big])
     records = read_trajectory(run / TRAJECTORY_FILE)
