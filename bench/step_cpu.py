@@ -19,6 +19,11 @@ With ``--trajectory`` the pairs are the harness's Agent twice, once recording it
 recording's share of a step as a run through litellm pays it.
 
     python bench/step_cpu.py --trajectory [--steps 300] [--runs 5]
+
+The recording's own CPU is printed too, timed in the thread around each of its calls
+(``time.thread_time``): the part of the difference that is the recording's work, without what
+a full garbage collection (a third of a second with litellm loaded, once or twice in a long
+session, in either half of a pair) adds to whichever trajectory it falls in.
 """
 
 from __future__ import annotations
@@ -37,11 +42,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from trajectory_cost import TimedLog  # noqa: E402
+
 from harness.agent.agent import DEFAULT_SYSTEM_PROMPT, Agent, AgentStop  # noqa: E402
 from harness.core.trajectory_schema import RoundBegin  # noqa: E402
 from harness.models.budget import Budget, Meter, MeteredModel  # noqa: E402
 from harness.models.litellm_model import LiteLLMModel, load_litellm  # noqa: E402
-from harness.observe.trajectory import TRAJECTORY_FILE, TrajectoryLog  # noqa: E402
+from harness.observe.trajectory import TRAJECTORY_FILE  # noqa: E402
 from harness.tools import Toolbox, default_tools  # noqa: E402
 
 MODEL = "openai/gpt-4o-mini"
@@ -105,11 +112,15 @@ def bare(api_base: str, steps: int, workspace: Path) -> float:
     return time.process_time() - started
 
 
+RECORDING: list[float] = []
+"""The recording's own CPU seconds per step, one entry per recorded trajectory."""
+
+
 def harness(api_base: str, steps: int, workspace: Path, *, recorded: bool = False) -> float:
     """CPU seconds of one trajectory through the harness's agent (its trajectory recorded in
     a folder of its own with ``recorded``)."""
     model = LiteLLMModel(MODEL, api_base=api_base, api_key="sk-bench", timeout=30, num_retries=0)
-    log = TrajectoryLog(Path(tempfile.mkdtemp()) / TRAJECTORY_FILE) if recorded else None
+    log = TimedLog(Path(tempfile.mkdtemp()) / TRAJECTORY_FILE) if recorded else None
     meter = Meter(Budget(tokens=100_000_000))
     metered = MeteredModel(model, meter)
     if log is not None:
@@ -121,6 +132,7 @@ def harness(api_base: str, steps: int, workspace: Path, *, recorded: bool = Fals
     elapsed = time.process_time() - started
     assert run.stop_reason is AgentStop.ANSWERED, run.stop_message
     if log is not None:
+        RECORDING.append(log.spent / (steps + 1))
         shutil.rmtree(log.path.parent)
     return elapsed
 
@@ -167,6 +179,9 @@ def main() -> None:
         print(f"  harness Agent, recorded  {h * 1000:7.3f} ms")
         print(f"  recording's share        {h / b - 1:+7.1%}   (median pair {ratio - 1:+.1%}; "
               "target <= 5 %)")  # fmt: skip
+        own = statistics.median(RECORDING[1:])  # the warm-up's left out
+        print(f"  recording's own CPU      {own * 1000:7.3f} ms   ({own / b:+.1%} of the unrecorded "
+              "step; timed in its calls)")  # fmt: skip
         return
     print(f"  bare litellm loop   {b * 1000:7.2f} ms")
     print(f"  harness Agent       {h * 1000:7.2f} ms")

@@ -9,7 +9,9 @@ the same files or runs the same tests again does. Printed: the median CPU per st
 recording's share of a step, and the trajectory's size (its lines, and the side folder of long
 texts) for one session. The least CPU of each is printed too: on a shared machine, other work
 only ever adds to a session's CPU time (through caches and shared cores), so the least is the
-steadier figure there.
+steadier figure there. The recording's own CPU is printed as well, timed in the thread around
+each of the trajectory's calls (:class:`TimedLog`): what the difference holds beyond it is the
+recording's effect on the rest of the step (caches, the system calls of its writes).
 
     python bench/trajectory_cost.py [--steps 1000] [--runs 3] [--chars 8000] [--distinct 5]
 
@@ -29,6 +31,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -41,6 +44,22 @@ from harness.models.budget import MeteredModel  # noqa: E402
 from harness.models.scripted import ScriptedModel  # noqa: E402
 from harness.observe.trajectory import BLOBS_DIR, TRAJECTORY_FILE, TrajectoryLog  # noqa: E402
 from harness.tools import Tool, tool  # noqa: E402
+
+
+class TimedLog(TrajectoryLog):
+    """A trajectory that adds the thread's CPU time in its model and tool calls to ``spent``."""
+
+    spent = 0.0
+
+    def model_call(self, **fields: Any) -> None:
+        started = time.thread_time()
+        super().model_call(**fields)
+        self.spent += time.thread_time() - started
+
+    def tool_call(self, **fields: Any) -> None:
+        started = time.thread_time()
+        super().tool_call(**fields)
+        self.spent += time.thread_time() - started
 
 
 def observation_tool(chars: int, distinct: int) -> Tool:
@@ -104,6 +123,7 @@ def main() -> None:
         return
     plain: list[float] = []
     recorded: list[float] = []
+    own: list[float] = []  # the recording's CPU in its own calls
     size = blobs = 0
     with tempfile.TemporaryDirectory() as scratch:
         workspace = Path(scratch) / "ws"
@@ -111,11 +131,12 @@ def main() -> None:
         session(10, observe, NULL_TRAJECTORY, Redactor(), workspace)  # the tokenizer loads once
         for run in range(args.runs):
             folder = Path(scratch) / f"run{run}"
-            log = TrajectoryLog(folder / TRAJECTORY_FILE, redactor=Redactor())
+            log = TimedLog(folder / TRAJECTORY_FILE, redactor=Redactor())
             order = [("plain", NULL_TRAJECTORY, Redactor()), ("recorded", log, log.redactor)]
             for name, sink, redactor in order if run % 2 == 0 else reversed(order):
                 spent = session(args.steps, observe, sink, redactor, workspace)
                 (plain if name == "plain" else recorded).append(spent)
+            own.append(log.spent / (args.steps + 1))
             size = (folder / TRAJECTORY_FILE).stat().st_size
             blobs = sum(p.stat().st_size for p in (folder / BLOBS_DIR).iterdir())
     per_plain = statistics.median(plain) / (args.steps + 1)
@@ -127,6 +148,9 @@ def main() -> None:
     print(f"CPU per step, recorded:       {per_recorded * 1000:.3f} ms")
     print(f"recording's CPU per step:     {(per_recorded - per_plain) * 1000:.3f} ms")
     print(f"recording's share of a step:  {share:+.1%} of this scripted step (target <= 5 %)")
+    mine = statistics.median(own)
+    print(f"recording's own CPU per step: {mine * 1000:.3f} ms ({mine / per_plain:+.1%}; timed in "
+          "its calls)")  # fmt: skip
     least_plain, least_recorded = min(plain) / (args.steps + 1), min(recorded) / (args.steps + 1)
     print(f"the least of each (a busy machine only adds): {least_plain * 1000:.3f} ms and "
           f"{least_recorded * 1000:.3f} ms a step, "

@@ -16,6 +16,7 @@ a gate's output) is a :class:`Blob`: its SHA-256, stored once in the side folder
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, Protocol
 
@@ -187,13 +188,19 @@ def parse_record(line: str | bytes) -> Record:
     return _ADAPTER.validate_json(line)
 
 
+ReplyCall = tuple[str, str, str]
+"""A reply's tool call as a :class:`TrajectorySink` is handed it: its id, its name, and its
+arguments as the model sent them (a :class:`RecordedCall`'s fields, without building one)."""
+
+
 class TrajectorySink(Protocol):
     """Receives trajectory records.
 
     A model call comes as the request itself (the messages and tool schemas, and the body that
-    went on the wire where the model reported it as ``sent``): the sink makes the
+    went on the wire where the model reported it as ``sent``) and the reply's fields (its text
+    as ``reply``, its tool calls as ``calls``, its ``reasoning``): the sink makes the
     :class:`ModelStep` of it, keeping only what changed since the previous request. A tool call
-    comes as its fields (:meth:`tool_call`): a caller builds no record for it.
+    comes as its fields (:meth:`tool_call`): a caller builds no record for either.
 
     Sessions nest (a subagent's inside its parent's): a :class:`SessionBegin` opens one, and
     :meth:`end_session` closes the innermost, so later steps belong to the session around it
@@ -215,7 +222,9 @@ class TrajectorySink(Protocol):
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]] | None,
         max_tokens: int | None,
-        reply: RecordedReply,
+        reply: str | None,
+        calls: Sequence[ReplyCall],
+        reasoning: str | None,
         usage: Usage,
         latency: float,
         sent: dict[str, Any] | None = None,
@@ -255,7 +264,9 @@ class NullTrajectory:
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]] | None,
         max_tokens: int | None,
-        reply: RecordedReply,
+        reply: str | None,
+        calls: Sequence[ReplyCall],
+        reasoning: str | None,
         usage: Usage,
         latency: float,
         sent: dict[str, Any] | None = None,

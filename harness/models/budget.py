@@ -14,12 +14,7 @@ from harness.core.event_schema import BudgetCheck, ModelCall, Role
 from harness.core.redact import Redactor
 from harness.core.sink import NULL_SINK, EventSink
 from harness.core.stop import StopReason
-from harness.core.trajectory_schema import (
-    NULL_TRAJECTORY,
-    RecordedCall,
-    RecordedReply,
-    TrajectorySink,
-)
+from harness.core.trajectory_schema import NULL_TRAJECTORY, TrajectorySink
 from harness.core.usage import Usage
 from harness.core.validation import positive_finite
 from harness.models.base import Message, Model, Reply, ToolSchema, token_ceiling
@@ -251,7 +246,9 @@ class MeteredModel(Wrapper):
                 messages=messages,
                 tools=tools,
                 max_tokens=max_tokens,
-                reply=_recorded(reply),
+                reply=reply.content,
+                calls=[(c.id, c.name, c.arguments_json) for c in reply.tool_calls],
+                reasoning=reply.reasoning,
                 usage=reply.usage,
                 latency=latency,
                 sent=reply.sent,
@@ -269,18 +266,6 @@ class MeteredModel(Wrapper):
             )
         )
         return reply
-
-
-def _recorded(reply: Reply) -> RecordedReply:
-    """The reply as the trajectory keeps it; built without validation (its fields are typed
-    already), as it is at every model call of a recorded run."""
-    calls = [
-        RecordedCall.model_construct(id=c.id, name=c.name, arguments=c.arguments_json)
-        for c in reply.tool_calls
-    ]
-    return RecordedReply.model_construct(
-        content=reply.content, tool_calls=calls, reasoning=reply.reasoning
-    )
 
 
 def metered(model: Model, *, events: EventSink = NULL_SINK) -> MeteredModel:

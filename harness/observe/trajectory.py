@@ -16,13 +16,14 @@ import json
 import os
 import threading
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic_core import to_json
+import orjson
+from pydantic_core import to_json, to_jsonable_python
 
 from harness.core import nofollow
 from harness.core.errors import ConfigError
@@ -36,7 +37,7 @@ from harness.core.trajectory_schema import (
     ModelStep,
     Record,
     RecordBase,
-    RecordedReply,
+    ReplyCall,
     RoundBegin,
     RoundFinish,
     RunBegin,
@@ -113,6 +114,7 @@ class TrajectoryLog:
         self._digest = TextMemo(_sha256, HASHED_CHARS)
         self._fd: int | None = None
         self._tools: tuple[object, str] = (None, "")  # the last schemas sent, and their hash
+        self._wire: tuple[object, Any] = (None, None)  # the last rest of a body, and redacted
         self._previous: dict[tuple[int | None, str], list[Message]] = {}
 
     def record(self, record: RecordBase) -> None:
@@ -150,7 +152,9 @@ class TrajectoryLog:
         messages: list[Message],
         tools: list[dict[str, Any]] | None,
         max_tokens: int | None,
-        reply: RecordedReply,
+        reply: str | None,
+        calls: Sequence[ReplyCall],
+        reasoning: str | None,
         usage: Usage,
         latency: float,
         sent: dict[str, Any] | None = None,
@@ -164,9 +168,7 @@ class TrajectoryLog:
             # null where they stood: the body is rebuilt in its order on the wire
             wire = {k: None if k in ("messages", "tools") else v for k, v in sent.items()}
         with self._lock:
-            key = (self._session, role)
-            keep = _kept(self._previous.get(key, []), messages)
-            self._previous[key] = list(messages)
+            keep = _follow(self._previous.setdefault((self._session, role), []), messages)
             schemas = None
             if tools:
                 # the same schemas at every step: the same list, or (on the wire) an equal one
@@ -190,20 +192,27 @@ class TrajectoryLog:
                     "messages": [self._message(m) for m in messages[keep:]],
                     "tools": schemas,
                     "max_tokens": max_tokens,
-                    "wire": None if wire is None else self.redactor.redact(wire),
+                    "wire": None if wire is None else self._redacted(wire),
                 },
                 "reply": {
-                    "content": None if reply.content is None else redact(reply.content),
+                    "content": None if reply is None else redact(reply),
                     "tool_calls": [
-                        {"id": c.id, "name": c.name, "arguments": redact(c.arguments)}
-                        for c in reply.tool_calls
+                        {"id": id_, "name": name, "arguments": redact(arguments)}
+                        for id_, name, arguments in calls
                     ],
-                    "reasoning": None if reply.reasoning is None else redact(reply.reasoning),
+                    "reasoning": None if reasoning is None else redact(reasoning),
                 },
                 "usage": usage,
                 "latency": latency,
             }
             self._write(data)
+
+    def _redacted(self, wire: dict[str, Any]) -> Any:
+        """The rest of a body (model, limits, options) redacted: the same at every call of a
+        session, it is redacted again only when it differs from the previous call's."""
+        if wire != self._wire[0]:
+            self._wire = (wire, self.redactor.redact(wire))
+        return self._wire[1]
 
     def tool_call(
         self,
@@ -297,7 +306,7 @@ class TrajectoryLog:
         followed) and kept open: every line goes to the file the first one made."""
         if self._closed:
             return
-        line = to_json(data) + b"\n"  # compact UTF-8 JSON, made in one call (no Python encoder)
+        line = _line(data)
         if self._fd is None:
             flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
             try:
@@ -315,21 +324,44 @@ def _secret_name(key: str) -> bool:
     return SECRET_NAME.search(key) is not None
 
 
+_LINE_OPTIONS = orjson.OPT_UTC_Z | orjson.OPT_APPEND_NEWLINE
+"""A line as pydantic writes it (UTC as ``Z``), ended."""
+
+
+def _line(data: dict[str, Any]) -> bytes:
+    """``data`` as one compact UTF-8 JSON line, the bytes pydantic-core would write, made by
+    orjson (a quarter of the instructions). What orjson does not know (a model, a path) is
+    given to it as pydantic makes it JSON; what it refuses (an integer past 64 bits, a key
+    that is not a string) makes the line pydantic-core's."""
+    try:
+        return orjson.dumps(data, default=to_jsonable_python, option=_LINE_OPTIONS)
+    except orjson.JSONEncodeError:
+        return to_json(data) + b"\n"
+
+
 def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _kept(previous: list[Message], messages: list[Message]) -> int:
-    """How many messages at the start of ``messages`` are those of ``previous``: at once when
-    the whole previous request is still there (a step added to it; the list's own comparison
-    takes the very same objects as equal without looking inside them)."""
-    if len(messages) >= len(previous) and messages[: len(previous)] == previous:
-        return len(previous)
+def _follow(previous: list[Message], messages: list[Message]) -> int:
+    """How many messages at the start of ``messages`` are those of ``previous`` (the very same
+    objects, or equal ones), ``previous`` made a copy of ``messages`` meanwhile.
+
+    At once when the whole previous request is still there (a step added to it): the new
+    messages are appended to ``previous`` and the two lists compared whole, which takes the very
+    same objects as equal without looking inside them, and copies nothing but what was added."""
+    kept = len(previous)
+    if len(messages) >= kept:
+        previous.extend(messages[kept:])
+        if previous == messages:
+            return kept
+        del previous[kept:]
     keep = 0
     for before, now in zip(previous, messages, strict=False):
         if before is not now and before != now:
             break
         keep += 1
+    previous[:] = messages
     return keep
 
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 from collections import Counter
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from pydantic_core import to_json
 
 from harness.agent.agent import Agent
 from harness.agent.subagent import Profile, Subagents
@@ -24,7 +27,6 @@ from harness.core.trajectory_schema import (
     parse_record,
 )
 from harness.core.usage import Usage
-from harness.models import budget as budget_module
 from harness.models.base import Reply, ToolCall
 from harness.models.budget import MeteredModel
 from harness.models.scripted import ScriptedModel
@@ -87,6 +89,65 @@ def test_every_request_is_rebuilt_as_the_model_received_it(tmp_path: Path) -> No
     assert [r["keep"] for r in requests] == [0, 2, 4, 6, 8, 10, 12]  # only what is new is kept
     assert all(len(r["messages"]) == 2 for r in requests)
     assert len({r["tools"] for r in requests}) == 1  # the schemas are stored once
+
+
+def test_a_wire_message_changed_under_the_same_harness_message_is_recorded_again(
+    tmp_path: Path,
+) -> None:
+    """The wire body is the model's own transform of the request: a cache marker moved to the
+    newest message, or an empty content dropped, changes an earlier wire message while the
+    harness's message list holds the very same objects. The request keeps only the wire
+    messages still equal, so each one rebuilds byte for byte."""
+    log = TrajectoryLog(tmp_path / TRAJECTORY_FILE)
+    log.record(RoundBegin(round=1))
+    system = {"role": "system", "content": "be brief"}
+    asked = {"role": "user", "content": "first"}
+    answered = {"role": "assistant", "content": "", "tool_calls": []}
+    again = {"role": "user", "content": "second"}
+    marker = {"type": "ephemeral"}
+    bodies = [
+        {"model": "m", "messages": [system, {**asked, "cache_control": marker}]},
+        # the marker moved from the first question to the second; the empty content is dropped
+        {
+            "model": "m",
+            "messages": [system, asked, {"role": "assistant"}, {**again, "cache_control": marker}],
+        },
+        # nothing changed before the newest message: the whole previous request is kept
+        {
+            "model": "m",
+            "messages": [system, asked, {"role": "assistant"}, {**again, "cache_control": marker},
+                         {"role": "user", "content": "third"}],
+        },
+    ]  # fmt: skip
+    harness_side = [[system, asked], [system, asked, answered, again]]
+    harness_side.append([*harness_side[1], {"role": "user", "content": "third"}])
+    for messages, body in zip(harness_side, bodies, strict=True):
+        log.model_call(
+            role="author", model="m", messages=messages, tools=None, max_tokens=None,
+            reply="ok", calls=[], reasoning=None, usage=Usage(), latency=0.0,
+            sent=copy.deepcopy(body),  # new objects on the wire at every call, as litellm's
+        )  # fmt: skip
+    calls = list(Trajectory.load(tmp_path).calls())
+    assert [c.step.request.keep for c in calls] == [0, 1, 4]
+    assert [json.dumps(c.messages) for c in calls] == [json.dumps(b["messages"]) for b in bodies]
+    assert [c.body() for c in calls] == bodies
+
+
+def test_the_kept_messages_are_the_previous_requests_still_there() -> None:
+    a, b, c, d = ({"role": "user", "content": x} for x in "abcd")
+    previous: list[dict[str, object]] = []
+    assert trajectory_module._follow(previous, [a, b]) == 0
+    assert trajectory_module._follow(previous, [a, b, c]) == 2  # a step added
+    assert trajectory_module._follow(previous, [a, dict(b), c, d]) == 3  # an equal copy is kept
+    assert trajectory_module._follow(previous, [a, {**b, "content": "B"}, c, d]) == 1  # changed
+    assert trajectory_module._follow(previous, [a, d]) == 1  # shorter: compacted
+    assert trajectory_module._follow(previous, [a, d]) == 2
+    request = [a, d, b]
+    assert trajectory_module._follow(previous, request) == 2
+    assert previous == request
+    assert previous is not request  # a copy: the caller's list is its own
+    request.append(c)
+    assert trajectory_module._follow(previous, [a, d, b]) == 3  # the copy did not change
 
 
 def test_records_carry_version_round_and_session(tmp_path: Path) -> None:
@@ -185,7 +246,6 @@ def test_no_record_is_built_for_a_trajectory_not_kept(
 
     monkeypatch.setattr(NullTrajectory, "tool_call", unwanted)
     monkeypatch.setattr(NullTrajectory, "model_call", unwanted)
-    monkeypatch.setattr(budget_module, "_recorded", unwanted)
     model = MeteredModel(ScriptedModel([ToolCall("big", {"part": "p"}), "done"]))
     assert model.trajectory is NULL_TRAJECTORY
     assert Agent(model, [big]).run("do it", tmp_path).final == "done"
@@ -235,6 +295,27 @@ def test_every_line_is_its_record_as_the_schema_writes_it(tmp_path: Path) -> Non
     assert len(lines) == 7
     for line in lines:
         assert json.loads(line) == parse_record(line).model_dump(mode="json")
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        datetime(2026, 3, 1, 12, 30, 5, 123456, tzinfo=UTC),
+        datetime(2026, 3, 1, 12, 30, 5, tzinfo=UTC),  # no microseconds: none written
+        Usage(1200, 30, 0.00042, 1, 0, 512),  # a dataclass
+        RoundBegin(round=2, head="abc"),  # a model, which orjson does not know
+        Path("/a/b"),
+        {"text": 'é ü \u2028 "quoted" \\ \n\t\x01', "none": None, "no": False, "f": 0.1},
+        [1.5e-7, 3.0, -2, 10**18, "x" * 3000],
+        2**70,  # past 64 bits: orjson refuses, pydantic-core writes it
+        {1: "a key that is not a string"},
+    ],
+)
+def test_a_line_is_the_bytes_pydantic_core_would_write(value: object) -> None:
+    data = {"kind": "tool_call", "v": TRAJECTORY_VERSION, "value": value}
+    line = trajectory_module._line(data)
+    assert line == to_json(data) + b"\n"
+    assert line.count(b"\n") == 1
 
 
 def test_secrets_are_redacted_in_lines_and_blobs(tmp_path: Path) -> None:
