@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import compileall
+import shutil
 import socket
 import subprocess
 from pathlib import Path
@@ -60,6 +61,29 @@ def _own_state_home(
 ) -> None:
     """What the harness keeps in the user's state folder (batch ledgers) stays in the test's."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+
+
+@pytest.fixture(scope="module")
+def _module_state(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("module-state")
+
+
+@pytest.fixture
+def module_state_home(_module_state: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The module's state folder instead of the test's own. What the harness keeps there by
+    base commit (a gate's results at the base, :mod:`harness.verify.base_results`) is then
+    measured by a module's first test on a worker and read by the others, as a user's runs
+    from one base read it; tests that start from one base commit share it with
+    :func:`copy_repo`. What is kept per owner (an inbox, a batch ledger) is keyed by the
+    owner's path, so each test still keeps to its own."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(_module_state))
+    return _module_state
+
+
+def copy_repo(template: Path, target: Path) -> Path:
+    """A copy of the git repository ``template`` at ``target``: the same commits, so the same
+    base commit for every copy of one template."""
+    return Path(shutil.copytree(template, target, symlinks=True))
 
 
 def git(cwd: Path, *args: str) -> str:

@@ -12,13 +12,12 @@ a user's runs from one base do. The tricks all come after the base, in the round
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
 from harness import Agent, OuterLoop, PytestGate, Sandbox, ScriptedModel, StopReason, ToolCall
-from tests.conftest import make_repo
+from tests.conftest import copy_repo, make_repo
 
 PROJECT = {
     "calc.py": "def add(a, b):\n    return a - b\n",
@@ -121,20 +120,9 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_repo(tmp_path_factory.mktemp("base") / "repo", PROJECT)
 
 
-@pytest.fixture(scope="module")
-def kept_state(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("state")
-
-
-@pytest.fixture(autouse=True)
-def _shared_base_results(kept_state: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The module's state folder, where the base's results are kept between its tests."""
-    monkeypatch.setenv("XDG_STATE_HOME", str(kept_state))
-
-
 @pytest.fixture
-def repo(base: Path, tmp_path: Path) -> Path:
-    return Path(shutil.copytree(base, tmp_path / "repo", symlinks=True))
+def repo(base: Path, tmp_path: Path, module_state_home: Path) -> Path:
+    return copy_repo(base, tmp_path / "repo")
 
 
 def run_round(repo: Path, gate: PytestGate, command: str) -> tuple[StopReason, str]:
