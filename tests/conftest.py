@@ -82,8 +82,11 @@ def module_state_home(_module_state: Path, monkeypatch: pytest.MonkeyPatch) -> P
 
 def copy_repo(template: Path, target: Path) -> Path:
     """A copy of the git repository ``template`` at ``target``: the same commits, so the same
-    base commit for every copy of one template."""
-    return Path(shutil.copytree(template, target, symlinks=True))
+    base commit for every copy of one template. Its index is refreshed (the copied files have
+    new times), so that it is as a repository made there: git's next command does not rewrite it."""
+    shutil.copytree(template, target, symlinks=True)
+    git(target, "update-index", "-q", "--refresh")
+    return target
 
 
 def git(cwd: Path, *args: str) -> str:
