@@ -1,7 +1,7 @@
 """`harness report` on a real run of the bug-fix example: text, HTML, and the page in Chromium.
 
-The run and its report are made once for the module (both tests only read them); the module's
-tests are one ``xdist_group``, so under ``-n`` they share that run on one worker.
+The run and its report are made once for the module on each worker that runs its tests (both
+tests only read them).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from tests.cli.test_cli import harness
 from tests.cli.test_examples import commit_copy, copy_example
 from tests.observe.test_report import _png_size, chromium_dom, chromium_render, needs_chromium
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("report_example")]
+pytestmark = pytest.mark.slow
 
 
 class Reported(NamedTuple):
