@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
+import py_compile
+import shutil
 import socket
 import subprocess
 from pathlib import Path
@@ -16,6 +19,34 @@ if TYPE_CHECKING:
 
 # Fewer, fixed examples for bench/mutation.py, which runs the focused tests once per mutant.
 settings.register_profile("mutation", max_examples=25, derandomize=True)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The harness's modules compiled once, before any test starts: the suite starts
+    ``python -m harness.cli.main`` and gate subprocesses hundreds of times, and with
+    ``PYTHONDONTWRITEBYTECODE`` set (or a fresh checkout) each would compile them again
+    (0.4 s of CPU a start). Only the controller compiles, not each ``-n`` worker."""
+    if not hasattr(config, "workerinput"):
+        _compile(Path(__file__).parent.parent / "harness")
+
+
+def _compile(package: Path) -> None:
+    """Bytecode for each module of ``package`` whose bytecode is missing or stale. It is
+    checked against the source's hash, not its time: a module rewritten within the second
+    (``bench/mutation.py`` writes one mutant after another) is never read from an older one's."""
+    header = importlib.util.MAGIC_NUMBER + (0b11).to_bytes(4, "little")  # checked hash
+    for source in package.rglob("*.py"):
+        cached = Path(importlib.util.cache_from_source(str(source)))
+        expected = header + importlib.util.source_hash(source.read_bytes())
+        try:
+            with cached.open("rb") as kept:
+                if kept.read(len(expected)) == expected:
+                    continue
+        except OSError:
+            pass
+        py_compile.compile(
+            str(source), str(cached), invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH
+        )
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -50,6 +81,32 @@ def _own_state_home(
 ) -> None:
     """What the harness keeps in the user's state folder (batch ledgers) stays in the test's."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+
+
+@pytest.fixture(scope="module")
+def _module_state(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("module-state")
+
+
+@pytest.fixture
+def module_state_home(_module_state: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The module's state folder instead of the test's own. What the harness keeps there by
+    base commit (a gate's results at the base, :mod:`harness.verify.base_results`) is then
+    measured by a module's first test on a worker and read by the others, as a user's runs
+    from one base read it; tests that start from one base commit share it with
+    :func:`copy_repo`. What is kept per owner (an inbox, a batch ledger) is keyed by the
+    owner's path, so each test still keeps to its own."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(_module_state))
+    return _module_state
+
+
+def copy_repo(template: Path, target: Path) -> Path:
+    """A copy of the git repository ``template`` at ``target``: the same commits, so the same
+    base commit for every copy of one template. Its index is refreshed (the copied files have
+    new times), so that it is as a repository made there: git's next command does not rewrite it."""
+    shutil.copytree(template, target, symlinks=True)
+    git(target, "update-index", "-q", "--refresh")
+    return target
 
 
 def git(cwd: Path, *args: str) -> str:

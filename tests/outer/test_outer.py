@@ -18,7 +18,7 @@ from harness import (
     ToolCall,
 )
 from harness.outer.options import LoopOptions
-from tests.conftest import git, make_repo, verdict_call, with_options
+from tests.conftest import copy_repo, git, make_repo, verdict_call, with_options
 
 pytestmark = pytest.mark.slow
 
@@ -32,9 +32,16 @@ TESTS = (
 )
 
 
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The repository every test copies: one base commit, measured once per worker."""
+    files = {"calc.py": BUGGY, "tests/test_calc.py": TESTS}
+    return make_repo(tmp_path_factory.mktemp("base") / "repo", files)
+
+
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo", {"calc.py": BUGGY, "tests/test_calc.py": TESTS})
+def repo(base: Path, tmp_path: Path, module_state_home: Path) -> Path:
+    return copy_repo(base, tmp_path / "repo")
 
 
 def write(content: str) -> list[object]:

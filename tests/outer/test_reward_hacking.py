@@ -3,6 +3,11 @@
 Each trick is one shell command, the way an agent would get past the file tools' protection.
 Against both a ``PytestGate("tests")`` and a root ``PytestGate()`` no trick may pass the round;
 the honest fix, through the same loop, does.
+
+Every test starts from a copy of one repository (the same base commit) and the module's tests
+share one state folder, so each gate's results at the base are measured once (by the first
+test of a worker that runs it) and read from :mod:`harness.verify.base_results` after that, as
+a user's runs from one base do. The tricks all come after the base, in the round.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from harness import Agent, OuterLoop, PytestGate, Sandbox, ScriptedModel, StopReason, ToolCall
-from tests.conftest import make_repo
+from tests.conftest import copy_repo, make_repo
 
 PROJECT = {
     "calc.py": "def add(a, b):\n    return a - b\n",
@@ -109,8 +114,18 @@ TRICKS = {
 }
 
 
-def run_round(tmp_path: Path, gate: PytestGate, command: str) -> tuple[StopReason, str]:
-    repo = make_repo(tmp_path / "repo", PROJECT)
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The repository every test copies: one base commit for the whole module."""
+    return make_repo(tmp_path_factory.mktemp("base") / "repo", PROJECT)
+
+
+@pytest.fixture
+def repo(base: Path, tmp_path: Path, module_state_home: Path) -> Path:
+    return copy_repo(base, tmp_path / "repo")
+
+
+def run_round(repo: Path, gate: PytestGate, command: str) -> tuple[StopReason, str]:
     model = ScriptedModel([ToolCall("run_shell", {"command": command}), "Done: the tests pass."])
     # The gate must hold on its own: the tricks run unsandboxed (the sandbox stops some earlier).
     result = OuterLoop(
@@ -132,8 +147,8 @@ GATES = {"tests": lambda: PytestGate("tests"), "root": lambda: PytestGate()}
 
 @pytest.mark.parametrize("gate", GATES)
 @pytest.mark.parametrize("trick", TRICKS)
-def test_no_trick_passes_the_round(tmp_path: Path, trick: str, gate: str) -> None:
-    stop, outcome = run_round(tmp_path, GATES[gate](), TRICKS[trick])
+def test_no_trick_passes_the_round(repo: Path, trick: str, gate: str) -> None:
+    stop, outcome = run_round(repo, GATES[gate](), TRICKS[trick])
 
     assert stop is StopReason.MAX_ITERATIONS
     assert outcome in (
@@ -144,8 +159,8 @@ def test_no_trick_passes_the_round(tmp_path: Path, trick: str, gate: str) -> Non
 
 
 @pytest.mark.parametrize("gate", GATES)
-def test_the_honest_fix_passes_through_the_same_loop(tmp_path: Path, gate: str) -> None:
-    stop, outcome = run_round(tmp_path, GATES[gate](), FIX)
+def test_the_honest_fix_passes_through_the_same_loop(repo: Path, gate: str) -> None:
+    stop, outcome = run_round(repo, GATES[gate](), FIX)
 
     assert (stop, outcome) == (StopReason.PASSED, "passed")
 

@@ -10,8 +10,20 @@ import pytest
 
 from harness import Agent, OuterLoop, PredicateGate, PytestGate, ScriptedModel, StopReason, ToolCall
 from harness.outer.options import LoopOptions
-from tests.conftest import git, make_repo
+from tests.conftest import copy_repo, git, make_repo
 from tests.outer.test_outer import BUGGY, RIGHT, TESTS, write
+
+
+@pytest.fixture(scope="module")
+def calc(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The calc repository most tests copy: one base commit, measured once per worker."""
+    files = {"calc.py": BUGGY, "tests/test_calc.py": TESTS}
+    return make_repo(tmp_path_factory.mktemp("calc") / "repo", files)
+
+
+@pytest.fixture
+def repo(calc: Path, tmp_path: Path, module_state_home: Path) -> Path:
+    return copy_repo(calc, tmp_path / "repo")
 
 
 def snapshot(repo: Path) -> dict[str, str]:
@@ -30,8 +42,7 @@ def snapshot(repo: Path) -> dict[str, str]:
     }
 
 
-def test_three_rounds_leave_the_user_checkout_byte_for_byte_unchanged(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo", {"calc.py": BUGGY, "tests/test_calc.py": TESTS})
+def test_three_rounds_leave_the_user_checkout_byte_for_byte_unchanged(repo: Path) -> None:
     (repo / "notes.txt").write_text("my uncommitted work\n")
     before = snapshot(repo)
     model = ScriptedModel(
@@ -57,9 +68,8 @@ def test_three_rounds_leave_the_user_checkout_byte_for_byte_unchanged(tmp_path: 
 
 
 def test_rollback_failed_resets_the_worktree_to_the_base_after_a_failed_round(
-    tmp_path: Path,
+    repo: Path,
 ) -> None:
-    repo = make_repo(tmp_path / "repo", {"calc.py": BUGGY, "tests/test_calc.py": TESTS})
     model = ScriptedModel(
         [
             *write("def add(a, b):\n    return 0\n"),
@@ -120,8 +130,7 @@ def test_eight_parallel_runs_on_one_repository_keep_to_their_own_worktrees(tmp_p
     assert snapshot(repo) == before
 
 
-def test_merge_fast_forwards_the_users_branch_after_a_pass(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo", {"calc.py": BUGGY, "tests/test_calc.py": TESTS})
+def test_merge_fast_forwards_the_users_branch_after_a_pass(repo: Path) -> None:
     loop = OuterLoop(
         "make the tests pass", Agent(ScriptedModel(write(RIGHT))), gates=[PytestGate("tests")],
         workspace=repo, options=LoopOptions(merge=True), )  # fmt: skip
@@ -132,8 +141,7 @@ def test_merge_fast_forwards_the_users_branch_after_a_pass(tmp_path: Path) -> No
     assert (repo / "calc.py").read_text() == RIGHT
 
 
-def test_a_refused_merge_leaves_the_pass_and_says_why(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo", {"calc.py": BUGGY, "tests/test_calc.py": TESTS})
+def test_a_refused_merge_leaves_the_pass_and_says_why(repo: Path) -> None:
     (repo / "calc.py").write_text(BUGGY + "# my own edit\n")  # a dirty checkout: never overwritten
     loop = OuterLoop(
         "make the tests pass", Agent(ScriptedModel(write(RIGHT))), gates=[PytestGate("tests")],
@@ -144,8 +152,7 @@ def test_a_refused_merge_leaves_the_pass_and_says_why(tmp_path: Path) -> None:
     assert (repo / "calc.py").read_text() == BUGGY + "# my own edit\n"
 
 
-def test_uncommitted_changes_left_behind_are_reported(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo", {"calc.py": BUGGY, "tests/test_calc.py": TESTS})
+def test_uncommitted_changes_left_behind_are_reported(repo: Path) -> None:
     (repo / "calc.py").write_text(BUGGY + "# work in progress\n")
     result = OuterLoop(
         "make the tests pass", Agent(ScriptedModel(write(RIGHT))), gates=[PytestGate("tests")],
@@ -176,8 +183,7 @@ def test_the_default_isolation_works_in_place_outside_git_and_in_a_worktree_insi
 
 
 @pytest.mark.parametrize("keep", [False, True])
-def test_a_passed_runs_worktree_is_kept_only_when_asked(tmp_path: Path, keep: bool) -> None:
-    repo = make_repo(tmp_path / "repo", {"calc.py": BUGGY, "tests/test_calc.py": TESTS})
+def test_a_passed_runs_worktree_is_kept_only_when_asked(repo: Path, keep: bool) -> None:
     result = OuterLoop(
         "make the tests pass", Agent(ScriptedModel(write(RIGHT))), gates=[PytestGate("tests")],
         workspace=repo, options=LoopOptions(keep_worktree=keep),
