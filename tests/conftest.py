@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-import os
 import py_compile
 import shutil
 import socket
@@ -50,24 +49,11 @@ def _compile(package: Path) -> None:
         )
 
 
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """Two workers a core for ``-n auto``: much of the suite waits (on git, on pytest in a
-    sandbox, on servers and processes it starts), and with one worker a core the cores were
-    idle about half the time."""
-    return 2 * len(os.sched_getaffinity(0))
-
-
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The tests marked ``slow`` first, those on real projects (``tests/realworld``, the longest:
-    a benchmark's batch takes minutes) before the others, then the rest, each in their order:
-    spread over the workers of ``-n auto``, the long ones start at once and the short ones fill
-    in at the end, so no worker is left finishing a long test while the others are idle."""
-    items.sort(
-        key=lambda item: (
-            item.get_closest_marker("slow") is None,
-            "realworld" not in item.path.parts,
-        )
-    )
+    """The tests marked ``slow`` first (in their order), the others after: spread over the
+    workers of ``-n auto``, the long ones start at once and the short ones fill in at the end,
+    so no worker is left finishing a long test while the others are idle."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 _real_connect = socket.socket.connect
