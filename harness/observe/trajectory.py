@@ -114,7 +114,7 @@ class TrajectoryLog:
         self._digest = TextMemo(_sha256, HASHED_CHARS)
         self._fd: int | None = None
         self._tools: tuple[object, str] = (None, "")  # the last schemas sent, and their hash
-        self._wire: tuple[object, Any] = (None, None)  # the last rest of a body, and redacted
+        self._wire: tuple[bytes, Any] = (b"", None)  # the last rest of a body's bytes, redacted
         self._previous: dict[tuple[int | None, str], list[Message]] = {}
 
     def record(self, record: RecordBase) -> None:
@@ -209,9 +209,11 @@ class TrajectoryLog:
 
     def _redacted(self, wire: dict[str, Any]) -> Any:
         """The rest of a body (model, limits, options) redacted: the same at every call of a
-        session, it is redacted again only when it differs from the previous call's."""
-        if wire != self._wire[0]:
-            self._wire = (wire, self.redactor.redact(wire))
+        session, it is redacted again only when its bytes differ from the previous call's (not
+        its value: ``1``, ``1.0`` and ``true`` are equal in Python and differ on the wire)."""
+        encoded = _line(wire)
+        if encoded != self._wire[0]:
+            self._wire = (encoded, self.redactor.redact(wire))
         return self._wire[1]
 
     def tool_call(

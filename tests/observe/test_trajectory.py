@@ -133,6 +133,24 @@ def test_a_wire_message_changed_under_the_same_harness_message_is_recorded_again
     assert [c.body() for c in calls] == bodies
 
 
+def test_an_option_equal_in_python_but_not_on_the_wire_is_recorded_as_sent(
+    tmp_path: Path,
+) -> None:
+    """``1``, ``1.0`` and ``true`` are equal in Python; the rest of the body is kept as its
+    bytes on the wire were, each call's own."""
+    log = TrajectoryLog(tmp_path / TRAJECTORY_FILE)
+    log.record(RoundBegin(round=1))
+    message = {"role": "user", "content": "hi"}
+    for temperature in (1, 1.0, True, 1):
+        log.model_call(
+            role="author", model="m", messages=[message], tools=None, max_tokens=None,
+            reply="ok", calls=[], reasoning=None, usage=Usage(), latency=0.0,
+            sent={"model": "m", "messages": [message], "temperature": temperature},
+        )  # fmt: skip
+    sent = [json.dumps(c.body()["temperature"]) for c in Trajectory.load(tmp_path).calls()]
+    assert sent == ["1", "1.0", "true", "1"]
+
+
 def test_the_kept_messages_are_the_previous_requests_still_there() -> None:
     a, b, c, d = ({"role": "user", "content": x} for x in "abcd")
     previous: list[dict[str, object]] = []
