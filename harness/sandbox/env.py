@@ -3,15 +3,32 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Iterable, Mapping
 
+from harness.core.errors import ConfigError
 from harness.core.redact import SECRET_NAME
 
 ALLOWED_NAMES = ("PATH", "LANG", "TERM", "TZ")
 """Variables every sandboxed command gets from the harness's environment (plus ``LC_*``)."""
 ALWAYS_SET = {"PYTHONDONTWRITEBYTECODE": "1"}
 """Values every sandboxed command gets: no byte code written into the workspace."""
+PASSED_NAMES = "HARNESS_SANDBOX_ENV"
+"""The variable naming more variables every sandboxed command gets, for one invocation."""
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def passed_names(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The names :data:`PASSED_NAMES` lists (separated by commas or spaces): passed to every
+    sandboxed command besides ``[sandbox] env``, without editing loop.toml (a CI job's proxy,
+    its package index). Set by whoever starts the harness, out of the agent's reach."""
+    listed = (os.environ if environ is None else environ).get(PASSED_NAMES, "")
+    names = tuple(name for name in re.split(r"[\s,]+", listed) if name)
+    for name in names:
+        if not _NAME.fullmatch(name):
+            raise ConfigError(f"{PASSED_NAMES}: {name!r} is not the name of a variable")
+    return names
 
 
 def safe_env(

@@ -18,7 +18,7 @@ from harness.core.errors import ConfigError
 from harness.sandbox.bwrap import SANDBOX_HOME, bwrap_argv, bwrap_problem
 from harness.sandbox.container import CONTAINER_HOME, Container
 from harness.sandbox.engine import ENGINES
-from harness.sandbox.env import allowed_env
+from harness.sandbox.env import allowed_env, passed_names
 from harness.sandbox.kept import KeptContainers
 from harness.sandbox.limits import MB, Cgroup, DiskWatch, Limits, limits_prefix, nproc_prefix
 from harness.sandbox.process import CommandResult, cannot_start, run_command
@@ -42,16 +42,17 @@ class Sandbox:
     ``none``), or ``docker``/``podman`` (a throw-away container of ``image`` per command, with
     the same promises; never chosen by ``auto``). ``network`` lets commands reach the network;
     ``env`` names the variables of the harness's environment that commands get beyond ``PATH``,
-    ``LANG``, ``LC_*``, ``TERM``, ``TZ``; ``limits`` bounds memory, processes, file size,
-    ``/tmp`` and output; ``image`` is the container image (docker and podman only, required);
-    ``hidden`` paths (held-out tests) are shown empty under ``bwrap``, are not in a container,
-    and cannot be hidden by ``none``. ``python_env`` is the project's Python environment
-    (bwrap and none): mounted read-only, its ``bin`` first on ``PATH``, its interpreter
-    :attr:`python`. ``workdir`` (docker and podman) mounts the workspace where the image expects
-    it (``/testbed``) instead of at its own path; ``image_python`` is the image's interpreter
-    (default ``python3``), which runs what the harness would run with its own (the pytest
-    gate); ``keep`` runs the agent's commands (``session=True``) in one long-lived container
-    per workspace, the gates still each in a throw-away one.
+    ``LANG``, ``LC_*``, ``TERM``, ``TZ`` (with those ``HARNESS_SANDBOX_ENV`` names); ``limits``
+    bounds memory, processes, file size, ``/tmp`` and output; ``image`` is the container image
+    (docker and podman only, required); ``hidden`` paths (held-out tests) are shown empty under
+    ``bwrap``, are not in a container, and cannot be hidden by ``none``. ``python_env`` is the
+    project's Python environment (bwrap and none): mounted read-only, its ``bin`` first on
+    ``PATH``, its interpreter :attr:`python`. ``workdir`` (docker and podman) mounts the
+    workspace where the image expects it (``/testbed``) instead of at its own path;
+    ``image_python`` is the image's interpreter (default ``python3``), which runs what the
+    harness would run with its own (the pytest gate); ``keep`` runs the agent's commands
+    (``session=True``) in one long-lived container per workspace, the gates still each in a
+    throw-away one.
     """
 
     def __init__(
@@ -97,7 +98,7 @@ class Sandbox:
         if self.backend == "none":
             self.warning = NOT_SANDBOXED + (f" ({problem})" if problem else " (backend 'none')")
         self.network = network
-        self.env_names = tuple(env)
+        self.env_names = tuple(dict.fromkeys((*env, *passed_names())))
         self.limits = limits or Limits()
         self.readonly = tuple(Path(p).absolute() for p in readonly)
         self.hidden = tuple(Path(p).absolute() for p in hidden)

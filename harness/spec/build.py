@@ -30,6 +30,7 @@ from harness.outer.options import (
 )
 from harness.outer.rules import LoopRules
 from harness.sandbox import Sandbox
+from harness.sandbox.env import passed_names
 from harness.sandbox.project_env import PythonEnv
 from harness.spec import session
 from harness.spec.connectors import build_connectors
@@ -93,6 +94,7 @@ def build_sandbox(
     if hooks:
         env = [*env, *config.hooks.env]
         network = network if config.hooks.network is None else config.hooks.network
+    passed_names()  # a bad HARNESS_SANDBOX_ENV is the variable's error, no field of loop.toml's
     try:
         return Sandbox(
             settings.backend, network=network, env=env, limits=settings.limits,

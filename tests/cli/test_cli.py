@@ -65,6 +65,19 @@ def test_missing_model_exits_2_naming_model(tmp_path: Path) -> None:
     assert "model" in result.stderr
 
 
+def test_a_bad_name_in_harness_sandbox_env_exits_2_before_anything_runs(tmp_path: Path) -> None:
+    (tmp_path / "script.json").write_text(json.dumps(["Done."]))
+    write_loop(
+        tmp_path,
+        'goal = "x"\nisolation = "none"\nmodel = "scripted:script.json"\n'
+        '[[gates]]\ntype = "command"\ncmd = "true"\n',
+    )
+    result = harness("run", cwd=tmp_path, env={"HARNESS_SANDBOX_ENV": "CI A-B"})
+    assert result.returncode == 2, result.stderr
+    assert "HARNESS_SANDBOX_ENV: 'A-B' is not the name of a variable" in result.stderr
+    assert not (tmp_path / ".harness" / "runs").exists()
+
+
 def test_cap_reached_exits_3_with_an_escalation_report(tmp_path: Path) -> None:
     project = make_repo(tmp_path / "project", {"answer.txt": "no\n"})
     (tmp_path / "script.json").write_text(json.dumps(["I tried.", "I tried again."]))

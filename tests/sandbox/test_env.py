@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.core.errors import ConfigError
 from harness.sandbox import Sandbox
 from harness.sandbox.env import ALLOWED_NAMES, allowed_env, safe_env, with_python_first
 
@@ -87,3 +88,46 @@ def test_the_running_python_comes_first_on_path_once() -> None:
     assert with_python_first(later)["PATH"] == f"{BIN}{os.pathsep}/bin{os.pathsep}{BIN}"
     assert with_python_first({"PATH": ""}) == {"PATH": BIN}
     assert with_python_first({}) == {"PATH": f"{BIN}{os.pathsep}{os.defpath}"}
+
+
+@pytest.mark.parametrize("backend", ["bwrap", "none"])
+def test_the_names_harness_sandbox_env_lists_reach_a_command_and_no_others(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if backend == "bwrap":
+        request.getfixturevalue("bwrap_ok")
+    monkeypatch.setenv("HARNESS_SANDBOX_ENV", " CI_PROXY,PIP_INDEX_URL  LISTED_UNSET,")
+    monkeypatch.setenv("CI_PROXY", "http://proxy:3128")
+    monkeypatch.setenv("PIP_INDEX_URL", "http://index/simple")
+    monkeypatch.setenv("NOT_LISTED", "kept out")
+    monkeypatch.delenv("LISTED_UNSET", raising=False)
+    sandbox = Sandbox(backend, env=["PIP_INDEX_URL"])  # type: ignore[arg-type]
+    assert sandbox.env_names == ("PIP_INDEX_URL", "CI_PROXY", "LISTED_UNSET")
+    result = sandbox.run("env", cwd=tmp_path, timeout=60)
+    passed = dict(line.split("=", 1) for line in result.output.splitlines() if "=" in line)
+    assert (passed["CI_PROXY"], passed["PIP_INDEX_URL"]) == (
+        "http://proxy:3128",
+        "http://index/simple",
+    )
+    assert "NOT_LISTED" not in passed
+    assert "LISTED_UNSET" not in passed
+    assert "HARNESS_SANDBOX_ENV" not in passed  # the list itself is not passed on
+
+
+def test_without_harness_sandbox_env_only_the_loop_s_names_are_passed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("HARNESS_SANDBOX_ENV", raising=False)
+    assert Sandbox("none", env=["CI"]).env_names == ("CI",)
+    monkeypatch.setenv("HARNESS_SANDBOX_ENV", " , ")
+    assert Sandbox("none").env_names == ()
+
+
+@pytest.mark.parametrize("word", ["1ST", "A-B", "PATH=/x", "$HOME"])
+def test_a_word_in_harness_sandbox_env_that_is_no_variable_name_is_refused(
+    monkeypatch: pytest.MonkeyPatch, word: str
+) -> None:
+    monkeypatch.setenv("HARNESS_SANDBOX_ENV", f"CI,{word}")
+    with pytest.raises(ConfigError) as refused:
+        Sandbox("none")
+    assert str(refused.value) == f"HARNESS_SANDBOX_ENV: {word!r} is not the name of a variable"
