@@ -122,7 +122,10 @@ def test_bad_hooks_settings_name_the_field(tmp_path: Path, section: str, message
         LoopSpec.from_toml(tmp_path)
 
 
-def test_hooks_get_their_own_variables_and_network_setting(tmp_path: Path) -> None:
+def test_hooks_get_their_own_variables_and_network_setting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("HARNESS_SANDBOX_ENV", raising=False)  # only loop.toml's names
     body = 'goal = "g"\n[[gates]]\ntype = "command"\ncmd = "true"\n'
     body += '[sandbox]\nbackend = "none"\nenv = ["CI"]\n'
     write_loop(tmp_path, body + '[hooks]\nenv = ["CHAT_TOKEN"]\nnetwork = true\n')

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.test_cli import ROOT
-from tests.conftest import git
+from tests.conftest import PLAIN_CHILD_PYTEST, git
 
 pytestmark = pytest.mark.slow
 
@@ -61,12 +61,14 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def user_env(home: Path) -> dict[str, str]:
-    """The clone's virtual environment active, ``HOME`` the temporary one, no ``PYTHONPATH``.
+    """The clone's virtual environment active, ``HOME`` the temporary one, no ``PYTHONPATH``,
+    pytest's plugins loaded as in a user's shell.
 
     Active as ``activate`` makes it: its ``bin`` first on ``PATH`` and ``VIRTUAL_ENV`` naming it
     (not the environment the tests run in, which the harness would take for the project's).
     """
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "HARNESS_MODEL")}
+    unset = {"PYTHONPATH", "HARNESS_MODEL", *PLAIN_CHILD_PYTEST}
+    env = {k: v for k, v in os.environ.items() if k not in unset}
     tools = os.path.dirname(sys.executable)  # ruff, which the examples' extra would install
     venv = home / "harness" / ".venv"
     env["PATH"] = os.pathsep.join([str(venv / "bin"), tools, env["PATH"]])

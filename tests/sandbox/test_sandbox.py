@@ -36,6 +36,7 @@ CANARIES = {
 def canaries(monkeypatch: pytest.MonkeyPatch) -> None:
     for name, value in CANARIES.items():
         monkeypatch.setenv(name, value)
+    monkeypatch.delenv("HARNESS_SANDBOX_ENV", raising=False)  # only what the sandbox is given
 
 
 def test_only_allow_listed_variables_reach_the_command(tmp_path: Path, canaries: None) -> None:

@@ -22,6 +22,12 @@ ROOT = Path(__file__).resolve().parents[2]
 EXPECTED = json.loads((Path(__file__).parent / "built_loops.json").read_text(encoding="utf-8"))
 
 
+@pytest.fixture(autouse=True)
+def _loop_toml_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sandbox's variables are loop.toml's alone, not those the suite adds for speed."""
+    monkeypatch.delenv("HARNESS_SANDBOX_ENV", raising=False)
+
+
 def _relative(path: Path | str, root: Path) -> str:
     """``path`` from ``root``, the way it was written (links not followed)."""
     return os.path.relpath(path, root)

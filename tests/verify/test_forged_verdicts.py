@@ -33,7 +33,6 @@ NONE = Sandbox("none")
 
 @pytest.fixture(autouse=True)
 def plain_pytest(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
 
 

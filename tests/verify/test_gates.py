@@ -64,8 +64,7 @@ CALC_FAILURES = [
 
 @pytest.fixture(autouse=True)
 def plain_pytest(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Child pytest runs without third-party plugins (each costs startup time) or extra opts."""
-    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    """Child pytest runs without extra options from the environment."""
     monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
 
 

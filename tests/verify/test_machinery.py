@@ -131,9 +131,8 @@ def example_repo(root: Path) -> Path:
 
 @pytest.mark.parametrize("trick", TRICKS)
 def test_a_round_that_applies_a_trick_to_the_bugfix_example_fails_naming_the_line(
-    tmp_path: Path, trick: str, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, trick: str
 ) -> None:
-    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     repo = example_repo(tmp_path / "repo")
     package = "invoicing/__init__.py"
     code = (repo / package).read_text() + TRICKS[trick]

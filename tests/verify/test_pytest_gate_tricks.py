@@ -20,7 +20,6 @@ BUGGY = {
 
 @pytest.fixture(autouse=True)
 def plain_pytest(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
 
 
