@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -11,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.cli.main import main
 from tests.conftest import make_repo, verdict_entry
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,6 +33,24 @@ def harness(
         text=True,
         timeout=240,  # generous: a loaded machine starts litellm slowly
     )
+
+
+def harness_here(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``harness ARGS`` as :func:`harness` runs it, but in this process: for the checks that end
+    before a run starts (a model refused, a goal too long), which would otherwise each import
+    the model library anew (about five seconds of CPU). Its output, the exit code ``main``
+    returns, and the environment and folder it had are given back."""
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(cwd)
+        patch.delenv("HARNESS_MODEL", raising=False)
+        for name, value in (env or {}).items():
+            patch.setenv(name, value)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(args))
+    return subprocess.CompletedProcess(["harness", *args], code, out.getvalue(), err.getvalue())
 
 
 def write_loop(folder: Path, body: str) -> Path:

@@ -1,5 +1,8 @@
 """`harness run` checks its models before it creates anything: a bad model string or a missing
-API key exits 2 with a message naming it, and leaves no branch, worktree, progress or report."""
+API key exits 2 with a message naming it, and leaves no branch, worktree, progress or report.
+
+One check runs as a person runs it, in a process of its own; the others call the command in the
+test's process (:func:`harness_here`), where the model library is imported once."""
 
 from __future__ import annotations
 
@@ -7,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_cli import harness
+from tests.cli.test_cli import harness, harness_here
 from tests.conftest import git, make_repo
 
 pytestmark = pytest.mark.slow
@@ -46,7 +49,7 @@ def test_an_unknown_model_exits_2_before_anything_is_created(
     tmp_path: Path, model: str, named: str
 ) -> None:
     repo = _repo(tmp_path)
-    result = harness("run", "--model", model, cwd=repo)
+    result = harness_here("run", "--model", model, cwd=repo)
     assert result.returncode == 2, result.stderr
     assert f"model: unknown model {model!r}: {named}" in result.stderr
     assert "Traceback" not in result.stderr
@@ -65,7 +68,7 @@ def test_a_missing_api_key_exits_2_naming_the_variable(tmp_path: Path) -> None:
 
 def test_the_critic_model_is_checked_too(tmp_path: Path) -> None:
     repo = _repo(tmp_path, '[model_options]\napi_key = "sk-test"\n')
-    result = harness(
+    result = harness_here(
         "run", "--model", "openai/local", "--critic-model", "nosuchprovider/judge",
         cwd=repo,
     )  # fmt: skip
@@ -76,7 +79,7 @@ def test_the_critic_model_is_checked_too(tmp_path: Path) -> None:
 
 def test_an_anthropic_model_without_its_key_names_anthropic_api_key(tmp_path: Path) -> None:
     repo = _repo(tmp_path)
-    result = harness(
+    result = harness_here(
         "run", "--model", "openai/local", "--critic-model", "anthropic/claude-haiku-4-5",
         cwd=repo, env={"OPENAI_API_KEY": "sk-test"},
     )  # fmt: skip
@@ -107,14 +110,14 @@ def test_a_goal_twice_the_context_window_is_refused_before_anything_is_created(
     toml = (repo / "loop.toml").read_text().replace('goal = "say yes"', f'goal = """{steps}"""')
     (repo / "loop.toml").write_text(toml)
     git(repo, "commit", "-qam", "a goal too long")
-    result = harness("run", cwd=repo)
+    result = harness_here("run", cwd=repo)
     assert result.returncode == 2, result.stdout + result.stderr
     assert "goal: the task needs " in result.stderr
     assert "but openai/test-model reads at most 2,000" in result.stderr
     assert "cannot reach" not in result.stdout + result.stderr  # refused before any request
     _assert_nothing_created(repo)
     assert git(repo, "status", "--porcelain", "--untracked-files=all", "--ignored") == ""
-    restarted = harness("run", "--restart", cwd=repo)
+    restarted = harness_here("run", "--restart", cwd=repo)
     assert restarted.returncode == 2, restarted.stdout + restarted.stderr
     _assert_nothing_created(repo)
     assert git(repo, "status", "--porcelain", "--untracked-files=all", "--ignored") == ""
@@ -134,7 +137,7 @@ def test_a_model_given_by_a_flag_or_variable_is_blamed_on_it_not_on_loop_toml(
     tmp_path: Path, args: tuple[str, ...], env: dict[str, str], named: str
 ) -> None:
     repo = _repo(tmp_path, 'model = "anthropic/claude-haiku-4-5"\n[critic]\nenabled = true\n')
-    result = harness("run", *args, cwd=repo, env=env)
+    result = harness_here("run", *args, cwd=repo, env=env)
     assert result.returncode == 2, result.stderr
     assert result.stderr == (
         f"harness: {named}: model 'openai/foo' (openai) needs an API key: set OPENAI_API_KEY "
@@ -145,7 +148,7 @@ def test_a_model_given_by_a_flag_or_variable_is_blamed_on_it_not_on_loop_toml(
 
 def test_a_model_from_loop_toml_is_still_blamed_on_its_field(tmp_path: Path) -> None:
     repo = _repo(tmp_path, 'model = "openai/foo"\n')
-    result = harness("run", cwd=repo)
+    result = harness_here("run", cwd=repo)
     assert result.returncode == 2, result.stderr
     assert result.stderr == (
         "harness: loop.toml: model: model 'openai/foo' (openai) needs an API key: "

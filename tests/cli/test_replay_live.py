@@ -20,7 +20,7 @@ from harness.core.trajectory_schema import ModelStep, ToolStep
 from harness.observe.trajectory import TRAJECTORY_FILE, Trajectory, read_trajectory
 from harness.spec.launch import recorded_loop
 from harness.spec.loop_spec import LoopSpec
-from tests.cli.test_cli import harness
+from tests.cli.test_cli import harness, harness_here
 from tests.conftest import git, make_repo, verdict_entry
 from tests.observe.test_trajectory_runs import VERDICT, killed_run
 from tests.openai_server import OpenAIServer, Text, ToolCalls
@@ -193,7 +193,7 @@ def test_a_bad_model_for_a_live_replay_is_named_before_anything_runs(
     loop.write_text(
         text.replace("[critic]\n", f"[critic]\n{critic}") + "[model_options]\napi_key = 'k'\n"
     )
-    result = harness("replay", run, "--live", cwd=root)
+    result = harness_here("replay", run, "--live", cwd=root)  # the model library loaded once
     assert result.returncode == 2, result.stdout + result.stderr
     assert f"{loop}: {field}" in result.stderr
     assert "harness-replay-" not in result.stderr  # the user's loop.toml, not the replay's copy
