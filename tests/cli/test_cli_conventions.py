@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness.memory.lock import LoopLock
-from tests.cli.test_cli import ROOT, harness, write_loop
+from tests.cli.test_cli import ROOT, harness, harness_here, write_loop
 from tests.conftest import git, make_repo
 
 PASSING_LOOP = """\
@@ -239,7 +239,8 @@ def test_a_restart_names_the_branch_it_leaves_only_once_it_goes_ahead(tmp_path: 
     assert harness("run", "--quiet", cwd=repo).returncode == 0
     (branch,) = git(repo, "branch", "--list", "harness/*", "--format=%(refname:short)").split()
 
-    unknown = harness("run", "--restart", "--model", "nosuchprovider/model", cwd=repo)
+    # in this process: the model library is imported once, not in a process of its own
+    unknown = harness_here("run", "--restart", "--model", "nosuchprovider/model", cwd=repo)
     assert unknown.returncode == 2, unknown.stderr
     assert unknown.stderr.startswith("harness: ")
     assert "note:" not in unknown.stderr  # refused by the preflight: nothing was left
