@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import os
 import py_compile
 import shutil
@@ -60,10 +61,14 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The tests marked ``slow`` first, those on real projects (``tests/realworld``, the longest)
-    before the others, then the rest; and under ``-n``, dealt out like cards, one to each
-    worker in turn. ``--dist worksteal`` (set in ``pyproject.toml``) gives each worker one
-    contiguous share of the list at the start, so each share starts with its part of the long
-    tests, and a worker left idle takes over the end of the longest queue."""
+    before the others, then the rest; and under ``-n``, dealt out to the workers' shares.
+
+    ``--dist worksteal`` (set in ``pyproject.toml``) gives each worker one contiguous share of
+    the list at the start, and a worker left idle takes over the end of the longest queue. Each
+    slow module goes whole to the share that holds the fewest tests so far (its module-scoped
+    fixture, a Ray cluster or a shared run, is then made on one worker, not on each), and the
+    other tests fill the shares to the same length: each share starts with its part of the
+    long tests."""
     items.sort(
         key=lambda item: (
             item.get_closest_marker("slow") is None,
@@ -71,7 +76,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         )
     )
     workers = getattr(config, "workerinput", {}).get("workercount", 1)
-    items[:] = [item for share in range(workers) for item in items[share::workers]]
+    shares: list[list[pytest.Item]] = [[] for _ in range(workers)]
+    slow = [item for item in items if item.get_closest_marker("slow") is not None]
+    for _, module in itertools.groupby(slow, key=lambda item: item.path):
+        min(shares, key=len).extend(module)
+    for item in items[len(slow) :]:
+        min(shares, key=len).append(item)
+    items[:] = [item for share in shares for item in share]
 
 
 _real_connect = socket.socket.connect
