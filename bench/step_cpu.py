@@ -15,7 +15,7 @@ shifts both halves of a pair).
     python bench/step_cpu.py [--steps 20] [--runs 21]
 
 With ``--trajectory`` the pairs are the harness's Agent twice, once recording its trajectory
-(:class:`~harness.observe.trajectory.TrajectoryLog`, redacted as in a run) and once not: the
+(:class:`~harness.observe.trajectory_log.TrajectoryLog`, redacted as in a run) and once not: the
 recording's share of a step as a run through litellm pays it.
 
     python bench/step_cpu.py --trajectory [--steps 300] [--runs 5]

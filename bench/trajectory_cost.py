@@ -42,7 +42,8 @@ from harness.core.trajectory_schema import NULL_TRAJECTORY, RoundBegin, Trajecto
 from harness.models.base import ToolCall  # noqa: E402
 from harness.models.budget import MeteredModel  # noqa: E402
 from harness.models.scripted import ScriptedModel  # noqa: E402
-from harness.observe.trajectory import BLOBS_DIR, TRAJECTORY_FILE, TrajectoryLog  # noqa: E402
+from harness.observe.trajectory import BLOBS_DIR, TRAJECTORY_FILE  # noqa: E402
+from harness.observe.trajectory_log import TrajectoryLog  # noqa: E402
 from harness.tools import Tool, tool  # noqa: E402
 
 

@@ -8,7 +8,8 @@ from harness.core.errors import ConfigError
 from harness.core.sink import EventSink
 from harness.models.base import Model
 from harness.observe.events import EVENTS_FILE, EventLog
-from harness.observe.trajectory import TRAJECTORY_FILE, TrajectoryLog
+from harness.observe.trajectory import TRAJECTORY_FILE
+from harness.observe.trajectory_log import TrajectoryLog
 from harness.outer.loop import OuterLoop
 from harness.outer.options import new_run_id
 from harness.spec.build import build_loop, mcp_servers, run_folder

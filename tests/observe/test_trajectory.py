@@ -30,15 +30,10 @@ from harness.core.usage import Usage
 from harness.models.base import Reply, ToolCall
 from harness.models.budget import MeteredModel
 from harness.models.scripted import ScriptedModel
-from harness.observe import trajectory as trajectory_module
-from harness.observe.trajectory import (
-    BLOBS_DIR,
-    TRAJECTORY_FILE,
-    Trajectory,
-    TrajectoryLog,
-    read_trajectory,
-)
+from harness.observe import trajectory_log as trajectory_module
+from harness.observe.trajectory import BLOBS_DIR, TRAJECTORY_FILE, Trajectory, read_trajectory
 from harness.observe.trajectory_export import swe_agent_traj
+from harness.observe.trajectory_log import TrajectoryLog
 from harness.tools import tool
 
 SECRET = "sk-test-9f8e7d6c5b4a39281706fedcba"
