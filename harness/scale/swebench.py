@@ -26,15 +26,12 @@ SWE-agent's form) are written anew from the records, so a resumed run never repe
 from __future__ import annotations
 
 import json
-import math
 import shlex
 import shutil
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-from pydantic import BaseModel, ConfigDict
 
 from harness.core import nofollow
 from harness.core.errors import ConfigError
@@ -46,6 +43,7 @@ from harness.scale.batch import Backend, Batch, BatchProgress
 from harness.scale.batch_task import BatchTask, TaskRecord, read_record
 from harness.scale.swebench_envs import EnvTable
 from harness.scale.swebench_instance import Instance
+from harness.scale.swebench_summary import BenchSummary, InstanceResult, summarise
 from harness.spec.build import run_folder
 from harness.verify.held_out import Feedback
 from harness.workspace.git_cmd import git
@@ -80,78 +78,6 @@ class BenchOptions:
     """How instances' environments are made; None: the tests run in the harness's Python."""
     backend: Backend = "local"
     ray_address: str | None = None
-
-
-class InstanceResult(BaseModel):
-    """One line of ``results.jsonl``: how an instance ended."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    instance_id: str
-    attempt: int
-    resolved: bool
-    status: str
-    stop_reason: str | None
-    rounds: int
-    tokens: int
-    cost_usd: float
-    seconds: float
-    branch: str | None
-    trajectory: str | None
-    """The event log of the instance's last run (its full exchange is in ``trajs/``)."""
-
-
-class PassAtK(BaseModel):
-    """pass@k: the chance that at least one of k attempts resolves an instance, estimated
-    without bias from all the attempts, with its 95 % interval over the instances."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    k: int
-    estimate: float
-    interval: tuple[float, float]
-
-
-class BenchSummary(BaseModel):
-    """``bench.json``: the resolve rate with its 95 % interval, cost, rounds and pass@k.
-
-    ``resolved`` counts the instances whose first attempt resolved them (the attempt
-    ``preds.jsonl`` holds); ``ended``, ``cost_usd`` and ``mean_rounds`` count every attempt.
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    model: str
-    instances: int
-    attempts: int
-    ended: int
-    resolved: int
-    resolved_rate: float
-    interval: tuple[float, float]
-    cost_usd: float
-    cost_per_resolved: float | None
-    """The cost of every attempt over the number of attempts that resolved their instance."""
-    mean_rounds: float
-    pass_at: list[PassAtK]
-
-    def table(self) -> str:
-        low, high = self.interval
-        per = "-" if self.cost_per_resolved is None else f"${self.cost_per_resolved:.4f}"
-        passes = ", ".join(
-            f"@{p.k} {p.estimate:.1%} ({p.interval[0]:.1%}-{p.interval[1]:.1%})"
-            for p in self.pass_at
-        )
-        return "\n".join(
-            [
-                f"model       {self.model}",
-                f"resolved    {self.resolved}/{self.instances} "
-                f"({self.resolved_rate:.1%}; 95% interval {low:.1%}-{high:.1%})",
-                f"ended       {self.ended}/{self.instances * self.attempts} attempts",
-                f"cost        ${self.cost_usd:.4f} ({per} per resolved instance)",
-                f"mean rounds {self.mean_rounds:.2f}",
-                f"pass        {passes}",
-            ]
-        )
 
 
 def run_bench(
@@ -440,61 +366,3 @@ def model_patch(instance: Instance, record: TaskRecord, out: Path) -> str:
         return ""
     repo = instance_folder(out, instance) / "repo"
     return git(repo, "diff", "--binary", instance.base_commit, record.branch)
-
-
-def summarise(
-    model: str, ids: Sequence[str], attempts: int, results: Sequence[InstanceResult]
-) -> BenchSummary:
-    """The figures of ``results`` (the attempts that ended) over the instances ``ids``; an
-    attempt that did not end counts as not resolved."""
-    total = len(ids)
-    resolved = sum(r.resolved for r in results if r.attempt == 1)
-    resolved_attempts = sum(r.resolved for r in results)
-    cost = sum(r.cost_usd for r in results)
-    successes = {name: 0 for name in ids}
-    for result in results:
-        successes[result.instance_id] += result.resolved
-    return BenchSummary(
-        model=model,
-        instances=total,
-        attempts=attempts,
-        ended=len(results),
-        resolved=resolved,
-        resolved_rate=resolved / total if total else 0.0,
-        interval=wilson(resolved, total),
-        cost_usd=round(cost, 6),
-        cost_per_resolved=round(cost / resolved_attempts, 6) if resolved_attempts else None,
-        mean_rounds=sum(r.rounds for r in results) / len(results) if results else 0.0,
-        pass_at=[pass_at(list(successes.values()), attempts, k) for k in range(1, attempts + 1)],
-    )
-
-
-def pass_at(successes: Sequence[int], attempts: int, k: int, z: float = 1.96) -> PassAtK:
-    """pass@k over instances with ``successes[i]`` of ``attempts`` attempts resolved.
-
-    Each instance's estimate is the unbiased ``1 - C(n - c, k) / C(n, k)``; the figure is their
-    mean, with the normal interval of a mean (``z`` standard errors of the instances' sample
-    standard deviation), clipped to [0, 1]; (0, 1) with fewer than two instances.
-    """
-    each = [1 - math.comb(attempts - c, k) / math.comb(attempts, k) for c in successes]
-    if not each:
-        return PassAtK(k=k, estimate=0.0, interval=(0.0, 0.0))
-    mean = sum(each) / len(each)
-    if len(each) < 2:
-        return PassAtK(k=k, estimate=round(mean, 4), interval=(0.0, 1.0))
-    spread = math.sqrt(sum((x - mean) ** 2 for x in each) / (len(each) - 1))
-    half = z * spread / math.sqrt(len(each))
-    interval = (round(max(0.0, mean - half), 4), round(min(1.0, mean + half), 4))
-    return PassAtK(k=k, estimate=round(mean, 4), interval=interval)
-
-
-def wilson(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:
-    """The Wilson score interval of a proportion (95 % by default); (0, 0) with no trials."""
-    if trials == 0:
-        return (0.0, 0.0)
-    p = successes / trials
-    centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
-    half = (
-        z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / (1 + z * z / trials)
-    )
-    return (round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4))

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.scale.swebench import wilson
 from harness.scale.swebench_instance import load_instances
+from harness.scale.swebench_summary import wilson
 from tests.cli.test_cli import harness
 
 HERE = Path(__file__).parent / "swebench"

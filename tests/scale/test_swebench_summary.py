@@ -8,14 +8,8 @@ import pytest
 
 from harness.core.errors import ConfigError
 from harness.scale.batch_task import BatchTask
-from harness.scale.swebench import (
-    InstanceResult,
-    PassAtK,
-    attempt_name,
-    attempt_tasks,
-    pass_at,
-    summarise,
-)
+from harness.scale.swebench import attempt_name, attempt_tasks
+from harness.scale.swebench_summary import InstanceResult, PassAtK, pass_at, summarise
 
 
 def result(
