@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from harness.memory.progress_terms import gate_line
+from harness.memory.progress_terms import critic_mark, gate_line
 from harness.memory.sections import hanging, one_line
 from harness.memory.text_fields import OneLine, Paragraph
 
@@ -59,7 +59,7 @@ class Attempt(BaseModel):
     @field_validator("critic_score")
     @classmethod
     def _hundredths(cls, value: float | None) -> float | None:
-        return None if value is None else round(value, 2)
+        return None if value is None else critic_mark(value)
 
     @field_validator("cost_usd")
     @classmethod

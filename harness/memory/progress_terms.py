@@ -29,6 +29,11 @@ class Status(StrEnum):
     ESCALATED = "escalated"
 
 
+def critic_mark(score: float) -> float:
+    """A critic's score as progress.md keeps it: to hundredths."""
+    return round(score, 2)
+
+
 class GateLine(NamedTuple):
     """What a gate line of an attempt says: ``pytest — failed (tests/test_x.py::test_a)``."""
 

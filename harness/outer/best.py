@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.memory.progress_terms import PROTECTED_CHANGED, gate_line
+from harness.memory.progress_terms import PROTECTED_CHANGED, critic_mark, gate_line
 
 if TYPE_CHECKING:
     from harness.memory.progress_format import FieldsAt
@@ -61,7 +61,7 @@ class RoundMark:
         round_number, outcome = fields["round"], fields["outcome"]
         assert isinstance(round_number, int)  # the reader makes them so
         assert isinstance(outcome, str)
-        critic = round(score, 2) if isinstance(score, float) else None  # as an Attempt keeps it
+        critic = critic_mark(score) if isinstance(score, float) else None  # as an Attempt keeps it
         return cls._of(round_number, outcome, gates, critic)
 
     @classmethod

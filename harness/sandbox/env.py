@@ -16,7 +16,8 @@ ALWAYS_SET = {"PYTHONDONTWRITEBYTECODE": "1"}
 """Values every sandboxed command gets: no byte code written into the workspace."""
 PASSED_NAMES = "HARNESS_SANDBOX_ENV"
 """The variable naming more variables every sandboxed command gets, for one invocation."""
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+"""The name of an environment variable, as a pattern."""
 
 
 def passed_names(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
@@ -26,7 +27,7 @@ def passed_names(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
     listed = (os.environ if environ is None else environ).get(PASSED_NAMES, "")
     names = tuple(name for name in re.split(r"[\s,]+", listed) if name)
     for name in names:
-        if not _NAME.fullmatch(name):
+        if not re.fullmatch(ENV_NAME, name):
             raise ConfigError(f"{PASSED_NAMES}: {name!r} is not the name of a variable")
     return names
 

@@ -30,7 +30,7 @@ from harness.outer.options import (
 )
 from harness.outer.rules import LoopRules
 from harness.sandbox import Sandbox
-from harness.sandbox.env import passed_names
+from harness.sandbox.env import ENV_NAME
 from harness.sandbox.project_env import PythonEnv
 from harness.spec import session
 from harness.spec.connectors import build_connectors
@@ -94,7 +94,6 @@ def build_sandbox(
     if hooks:
         env = [*env, *config.hooks.env]
         network = network if config.hooks.network is None else config.hooks.network
-    passed_names()  # a bad HARNESS_SANDBOX_ENV is the variable's error, no field of loop.toml's
     try:
         return Sandbox(
             settings.backend, network=network, env=env, limits=settings.limits,
@@ -103,6 +102,8 @@ def build_sandbox(
         )  # fmt: skip
     except ConfigError as exc:  # "backend: x" -> "<folder>/loop.toml: field 'sandbox.backend': x"
         field, _, problem = str(exc).partition(": ")
+        if field.partition(".")[0] not in type(settings).model_fields:
+            raise  # not a field's (a bad HARNESS_SANDBOX_ENV): said as it is
         raise ConfigError(f"{config.source}: field 'sandbox.{field}': {problem}") from None
 
 
@@ -436,7 +437,7 @@ def _web_tools(config: LoopSpec, archive: SourceArchive) -> list[Tool]:
     return tools
 
 
-_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_ENV_REFERENCE = re.compile(rf"\$\{{({ENV_NAME})\}}")
 
 
 def mcp_servers(config: LoopSpec) -> list[McpServer]:

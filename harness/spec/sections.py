@@ -9,7 +9,12 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from harness.sandbox.env import ENV_NAME
 from harness.sandbox.limits import Limits
+
+EnvName = Annotated[str, Field(pattern=rf"^{ENV_NAME}$")]
+"""The name of an environment variable (one passed to commands, or where a secret is read from,
+never the secret itself)."""
 
 
 class Section(BaseModel):
@@ -173,7 +178,7 @@ class WebSearchConfig(Section):
 
     provider: Literal["brave", "searxng"] = "brave"
     # None: the provider's own (brave: BRAVE_API_KEY; searxng: no key)
-    api_key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    api_key_env: EnvName | None = None
     # None: the provider's own (brave: its API; searxng has none: name the instance's /search)
     endpoint: str | None = Field(None, pattern=r"^https?://")
     max_results: int = Field(5, ge=1, le=20)
@@ -200,7 +205,7 @@ class SandboxConfig(Section):
     keep: bool = False  # docker and podman: the agent's commands share one long-lived container
     image_python: str | None = Field(None, min_length=1)  # docker and podman: default python3
     network: bool = False
-    env: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = []
+    env: list[EnvName] = []
     readonly: list[Annotated[str, Field(min_length=1)]] = []  # shown read-only (~ expanded)
     limits: Limits = Limits()
 
@@ -223,7 +228,7 @@ class EnvConfig(Section):
 class HooksConfig(Section):
     """``[hooks]``: what the ``on_round`` and ``on_escalate`` commands get inside the sandbox."""
 
-    env: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = []
+    env: list[EnvName] = []
     network: bool | None = None  # None: as [sandbox] network
 
 
@@ -255,10 +260,6 @@ class SubagentsConfig(Section):
     max_depth: int = Field(1, ge=1, le=5)  # children of children ... at most this deep
     max_steps: int = Field(20, ge=1, le=10_000)  # a child's step cap when no profile is named
     profiles: dict[Annotated[str, Field(pattern=r"^[\w.-]{1,64}$")], SubagentProfileConfig] = {}
-
-
-EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
-"""The name of an environment variable: where a secret is read from (never the secret itself)."""
 
 
 class GitHubConfig(Section):
