@@ -175,6 +175,21 @@ def test_the_value_of_a_variable_the_sandbox_passes_on_is_part_of_the_key(
     assert all(key is not None and len(key) == 64 for key in keys)  # a digest, not the value
 
 
+def test_a_variable_harness_sandbox_env_passes_on_keys_the_base_results_by_its_value(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("HARNESS_SANDBOX_ENV", "PROJECT_FLAG")
+    keys = []
+    for value in ("1", "2"):
+        monkeypatch.setenv("PROJECT_FLAG", value)
+        keys.append(
+            entry_key(PytestGate("tests", sandbox=Sandbox("none")), base="a" * 40, folder="")
+        )
+    monkeypatch.delenv("HARNESS_SANDBOX_ENV")
+    unlisted = entry_key(PytestGate("tests", sandbox=Sandbox("none")), base="a" * 40, folder="")
+    assert len({*keys, unlisted}) == 3  # each value its own entry, and not passing it another
+
+
 def test_a_package_installed_in_the_projects_environment_measures_the_base_anew(
     tmp_path: Path,
 ) -> None:
