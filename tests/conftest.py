@@ -69,18 +69,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     fixture, a Ray cluster or a shared run, is then made on one worker, not on each), and the
     other tests fill the shares to the same length: each share starts with its part of the
     long tests."""
-    items.sort(
-        key=lambda item: (
-            item.get_closest_marker("slow") is None,
-            "realworld" not in item.path.parts,
-        )
-    )
+    slow = [item for item in items if item.get_closest_marker("slow") is not None]
+    rest = [item for item in items if item.get_closest_marker("slow") is None]
+    slow.sort(key=lambda item: "realworld" not in item.path.parts)
     workers = getattr(config, "workerinput", {}).get("workercount", 1)
     shares: list[list[pytest.Item]] = [[] for _ in range(workers)]
-    slow = [item for item in items if item.get_closest_marker("slow") is not None]
     for _, module in itertools.groupby(slow, key=lambda item: item.path):
         min(shares, key=len).extend(module)
-    for item in items[len(slow) :]:
+    for item in rest:
         min(shares, key=len).append(item)
     items[:] = [item for share in shares for item in share]
 
