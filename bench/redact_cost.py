@@ -6,7 +6,8 @@ observation of ``--chars`` characters (source-like lines with commit ids, UUIDs,
 tenth step, a secret) and redacts the whole request. Printed: the history's size, the median and
 worst time per step with the cache (each message redacted once), and the same request redacted
 from scratch (what a step would cost without the cache). Then the redactor's throughput on
-plain text and on inputs that once made it rescan text once per character.
+plain text and on inputs that once made it rescan text once per character, and what a new short
+text costs once the redactor's memo of recent texts is full and turns over.
 
     python bench/redact_cost.py [--steps 80] [--chars 4000]
 """
@@ -26,7 +27,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness.core.redact import Redactor  # noqa: E402
+from harness.core.redact import REMEMBERED_CHARS, Redactor  # noqa: E402
 from harness.models.redaction import RequestRedactor  # noqa: E402
 from harness.models.tokens import TokenCounter  # noqa: E402
 
@@ -96,6 +97,20 @@ def throughput(redactor: Redactor, text: str) -> float:
     return time.perf_counter() - start
 
 
+def new_short_texts(full: bool, count: int = 20_000) -> float:
+    """Seconds per new short text (a tool call's arguments) redacted, the memo of recent texts
+    empty or, with ``full``, filled first, so that each new text pushes the oldest out."""
+    redactor = Redactor(env={})
+    filler = 0
+    while full and redactor.redact_text(f"filler {filler}") and filler * 80 < 2 * REMEMBERED_CHARS:
+        filler += 1
+    texts = [json.dumps({"path": f"src/m{n}.py", "start_line": n}) for n in range(count)]
+    start = time.perf_counter()
+    for text in texts:
+        redactor.redact_text(text)
+    return (time.perf_counter() - start) / count
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=80)
@@ -126,6 +141,8 @@ def main() -> None:
         "3 000 private-key BEGIN lines, no END": "-----BEGIN RSA PRIVATE KEY-----\n" * 3_000,
     }.items():
         print(f"redact_text on {name}: {throughput(redactor, text) * 1e3:.1f} ms")
+    print(f"a new short text: {new_short_texts(False) * 1e6:.1f} µs with room in the memo, "
+          f"{new_short_texts(True) * 1e6:.1f} µs once it is full and turns over")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -167,7 +167,7 @@ class Redactor:
         """``text`` with every secret replaced by ``[REDACTED]``: known values and key shapes,
         credentials in URLs and ``Authorization`` headers, webhook paths, and long high-entropy
         tokens. The cost is linear in the text's length, paid once for a recent text."""
-        return self._memo(text)
+        return self._memo.of(text)
 
     def _scan(self, text: str) -> str:
         for value in self._values:
@@ -176,8 +176,10 @@ class Redactor:
         text = self._regex.sub(REDACTED, text)
         lowered = text.lower()
         for pattern, needles in _KEEPING_PREFIX:
-            if any(needle in lowered for needle in needles):
-                text = pattern.sub(_keep_prefix, text)
+            for needle in needles:  # a loop, not any(): a generator costs more than a short scan
+                if needle in lowered:
+                    text = pattern.sub(_keep_prefix, text)
+                    break
         return _TOKEN_CANDIDATE.sub(_redact_token, text)
 
     def redact(self, data: Any) -> Any:

@@ -10,6 +10,7 @@ each must not keep hundreds of megabytes alive.
 from __future__ import annotations
 
 import threading
+from collections import deque
 from collections.abc import Callable
 
 ENTRY_CHARS = 64
@@ -30,9 +31,14 @@ class TextMemo:
         self.max_chars = max_chars
         self._lock = threading.Lock()
         self._items: dict[str, str] = {}
+        # the texts, oldest first: a dict's first key is found by walking past every slot
+        # emptied before it, so taking the oldest from it would cost more as the memo turns over
+        self._order: deque[str] = deque()
         self._chars = 0
 
-    def __call__(self, text: str) -> str:
+    def of(self, text: str) -> str:
+        """``derive(text)``, from the memo when it holds ``text``. A method, not ``__call__``:
+        calling an instance costs several times a method call, and a step asks often."""
         found = self._items.get(text)
         if found is not None:
             return found
@@ -42,9 +48,10 @@ class TextMemo:
             with self._lock:
                 if text not in self._items:
                     self._items[text] = derived
+                    self._order.append(text)
                     self._chars += size
                     while self._chars > self.max_chars:
-                        oldest = next(iter(self._items))
+                        oldest = self._order.popleft()
                         self._chars -= _size(oldest, self._items.pop(oldest))
         return derived
 

@@ -7,6 +7,7 @@ deterministic test double) and :mod:`harness.models.litellm_model` (every real p
 
 from __future__ import annotations
 
+import functools
 import json
 import uuid
 from dataclasses import dataclass, field
@@ -55,8 +56,10 @@ class ToolCall:
     arguments: dict[str, Any] | str = field(default_factory=dict)
     id: str = field(default_factory=new_call_id)
 
-    @property
+    @functools.cached_property
     def arguments_json(self) -> str:
+        """The arguments as JSON, encoded once: a step asks for them several times (the history,
+        the token count, the events, the trajectory)."""
         if isinstance(self.arguments, str):
             return self.arguments
         return json.dumps(self.arguments)

@@ -284,7 +284,7 @@ class TrajectoryLog:
 
         A blob is not fsynced, as the lines are not: a killed process leaves it whole (it is
         renamed into place) or absent, and it is written before the line that names it."""
-        digest = self._digest(text)
+        digest = self._digest.of(text)
         if digest not in self._stored and not self._closed:
             data = text.encode("utf-8")
             nofollow.write_atomic(self.blobs / digest, data, root=self.root, durable=False)
