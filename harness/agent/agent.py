@@ -320,7 +320,7 @@ class _Session:
         """Run one call; the flag says whether the call itself was malformed."""
         started = time.monotonic()
         self.events.emit(
-            ToolStart(name=call.name, arguments_preview=call.arguments_json[:4000], step=self.steps)
+            ToolStart(name=call.name, arguments_preview=call.arguments_json, step=self.steps)
         )
         refusal = self.guard.before(call)
         result = refusal if refusal is not None else self.toolbox.execute(call, self.ctx)
@@ -331,7 +331,7 @@ class _Session:
         self.events.emit(
             ToolCallEvent(
                 name=call.name,
-                arguments_preview=call.arguments_json[:4000],  # the log cuts it after redacting
+                arguments_preview=call.arguments_json,  # the log cuts it after redacting
                 exit_code=result.exit_code,
                 is_error=result.is_error,
                 duration=time.monotonic() - started,

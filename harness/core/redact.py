@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import os
 import re
 import string
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from harness.core.errors import ConfigError
@@ -196,6 +197,29 @@ class Redactor:
         if isinstance(value, str) and value and SECRET_NAME.search(key):
             return REDACTED
         return self.redact(value)
+
+
+def redact_json_text(raw: str, redact: Callable[[str], str]) -> str:
+    """``raw``, a JSON text (a tool call's arguments), with every string inside it redacted by
+    its value: a secret spelled with JSON escapes (``\\u002d`` for ``-``) is found as well as one
+    written plainly. ``raw`` itself when nothing was found; redacted as text when not JSON."""
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return redact(raw)
+    redacted = _redact_strings(data, redact)
+    return raw if redacted == data else json.dumps(redacted)
+
+
+def _redact_strings(data: Any, redact: Callable[[str], str]) -> Any:
+    """``data`` (parsed JSON) with its strings, keys included, redacted."""
+    if isinstance(data, str):
+        return redact(data)
+    if isinstance(data, dict):
+        return {redact(key): _redact_strings(value, redact) for key, value in data.items()}
+    if isinstance(data, list):
+        return [_redact_strings(item, redact) for item in data]
+    return data
 
 
 def _keep_prefix(match: re.Match[str]) -> str:

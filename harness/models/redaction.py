@@ -14,11 +14,11 @@ token counter's own identity caches keep working.
 
 from __future__ import annotations
 
-import json
 import operator
 from collections.abc import Callable
 from typing import Any
 
+from harness.core.redact import redact_json_text
 from harness.models.base import Message
 
 Redact = Callable[[str], str]
@@ -29,7 +29,7 @@ class RequestRedactor:
     """Redacts the text a model would read in a list of chat messages.
 
     Redacted: ``content`` (a string, or the ``text`` of each part of a multi-part content), and
-    each tool call's ``arguments`` (the string values inside the JSON, which is then written
+    each tool call's ``arguments`` (the strings inside the JSON, keys too, which is then written
     again; a malformed arguments string is redacted as text). Roles, names and ids are kept.
     Only the messages of the latest request are remembered, so the cache never outgrows the
     history it serves.
@@ -83,24 +83,5 @@ class RequestRedactor:
         function = call.get("function") if isinstance(call, dict) else None
         if not isinstance(function, dict) or not isinstance(function.get("arguments"), str):
             return call
-        arguments = self._arguments(function["arguments"])
+        arguments = redact_json_text(function["arguments"], self._redact)
         return {**call, "function": {**function, "arguments": arguments}}
-
-    def _arguments(self, raw: str) -> str:
-        """The arguments' JSON with its string values redacted (a secret stored with JSON escapes
-        is found by its value, not its escaped spelling); the raw text if it is not JSON."""
-        try:
-            data = json.loads(raw)
-        except ValueError:
-            return self._redact(raw)
-        redacted = self._walk(data)
-        return raw if redacted == data else json.dumps(redacted)
-
-    def _walk(self, data: Any) -> Any:
-        if isinstance(data, str):
-            return self._redact(data)
-        if isinstance(data, dict):
-            return {key: self._walk(value) for key, value in data.items()}
-        if isinstance(data, list):
-            return [self._walk(item) for item in data]
-        return data

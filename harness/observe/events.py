@@ -16,7 +16,7 @@ from pathlib import Path
 from harness.core import nofollow
 from harness.core.errors import ConfigError
 from harness.core.event_schema import Event, EventBase, parse_event
-from harness.core.redact import Redactor
+from harness.core.redact import Redactor, redact_json_text
 from harness.core.sink import EventSink
 
 EVENTS_FILE = "events.jsonl"
@@ -32,7 +32,8 @@ class EventLog:
 
     Each event is validated against its model (an unknown kind or a bad field raises
     ValueError: that is a bug in the emitter), gets ``v``, ``ts`` and ``run_id`` filled in,
-    is redacted (then a tool call's ``arguments_preview`` is cut to :data:`PREVIEW_CHARS`),
+    is redacted (a tool call's ``arguments_preview`` by the values inside its JSON, as a request's
+    arguments are, then cut to :data:`PREVIEW_CHARS`),
     and is written as one line and flushed, so a killed process leaves at most a
     torn last line (which :func:`read_events` skips). ``echo`` (e.g. a :class:`harness.observe.live.LiveProgress`) receives the same redacted
     event, in the log's order. Without a ``redactor``, a :class:`Redactor` over ``os.environ`` is used.
@@ -65,9 +66,12 @@ class EventLog:
     def emit(self, event: EventBase) -> None:
         if not event.run_id:
             event = event.model_copy(update={"run_id": self.run_id})
-        record = self.redactor.redact(event.model_dump(mode="json"))
-        if isinstance(record.get("arguments_preview"), str):
-            record["arguments_preview"] = record["arguments_preview"][:PREVIEW_CHARS]
+        record = event.model_dump(mode="json")
+        preview = record.get("arguments_preview")
+        if isinstance(preview, str):  # by the values inside it, whole, before it is cut
+            preview = redact_json_text(preview, self.redactor.redact_text)
+            record["arguments_preview"] = preview[:PREVIEW_CHARS]
+        record = self.redactor.redact(record)
         line = json.dumps(record, ensure_ascii=False) + "\n"
         with self._lock:
             if self._closed:

@@ -27,7 +27,7 @@ from pydantic_core import to_json, to_jsonable_python
 
 from harness.core import nofollow
 from harness.core.event_schema import Role
-from harness.core.redact import REDACTED, SECRET_NAME, Redactor
+from harness.core.redact import REDACTED, SECRET_NAME, Redactor, redact_json_text
 from harness.core.text_memo import TextMemo
 from harness.core.trajectory_schema import (
     TRAJECTORY_VERSION,
@@ -148,7 +148,8 @@ class TrajectoryLog:
         sent: dict[str, Any] | None = None,
     ) -> None:
         """Record one call: the request (redacted already) as the change since the previous
-        request of the same session and role, the reply redacted. With ``sent`` (the body on
+        request of the same session and role, the reply redacted (its tool calls' arguments by
+        the values inside them, as a request's are). With ``sent`` (the body on
         the wire), its messages and tools are what is kept, and the rest of it beside them."""
         wire = None
         if sent is not None and isinstance(sent.get("messages"), list):
@@ -185,7 +186,7 @@ class TrajectoryLog:
                 "reply": {
                     "content": None if reply is None else redact(reply),
                     "tool_calls": [
-                        {"id": id_, "name": name, "arguments": redact(arguments)}
+                        {"id": id_, "name": name, "arguments": redact_json_text(arguments, redact)}
                         for id_, name, arguments in calls
                     ],
                     "reasoning": None if reasoning is None else redact(reasoning),
@@ -217,7 +218,8 @@ class TrajectoryLog:
         duration: float,
     ) -> None:
         """Record one tool call, its line built as :class:`ToolStep` would dump it (as a model
-        call's is): the arguments and the observation redacted, a long observation stored once."""
+        call's is): the arguments (by value, as a reply's) and the observation redacted, a long
+        observation stored once."""
         redact = self.redactor.redact_text
         with self._lock:
             self._write(
@@ -230,7 +232,7 @@ class TrajectoryLog:
                     "step": step,
                     "call_id": call_id,
                     "name": name,
-                    "arguments": redact(arguments),
+                    "arguments": redact_json_text(arguments, redact),
                     "observation": self._text(redact(observation)),
                     "exit_code": exit_code,
                     "is_error": is_error,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -136,6 +137,62 @@ def test_a_key_echoed_in_a_provider_error_is_redacted(tmp_path: Path) -> None:
         *(p.read_text() for p in (project / "progress").glob("*.escalation.md")),
     ]
     assert [key in text for text in (said, *written)] == [False] * (1 + len(written))
+
+
+def _unescaped(text: str) -> str:
+    """``text`` with every ``\\uXXXX`` escape decoded, however deeply JSON is nested in it."""
+    return re.sub(r"\\+u([0-9a-fA-F]{4})", lambda m: chr(int(m.group(1), 16)), text)
+
+
+def test_a_canary_spelled_with_json_escapes_in_tool_arguments_reaches_nothing(
+    tmp_path: Path,
+) -> None:
+    """A model can write a secret inside a tool call's arguments with JSON escapes (``\\u002d``
+    for ``-``; any JSON encoder does it to a non-ASCII character): the text holds no canary, but
+    anything that decodes it does. The trajectory, the event log, the report and the live output
+    must redact it by its value, as the requests to the model do."""
+    escaped = NAMED.replace("-", "\\u002d")
+    project = make_repo(tmp_path / "project", {"x.txt": "x\n"})
+    script = [
+        {"name": "run_shell", "arguments": f'{{"command": "echo {escaped} >/dev/null"}}'},
+        {"name": "write_file", "arguments": f'{{"path": "out.txt", "{escaped}": "{escaped}"}}'},
+        "done",
+    ]
+    (tmp_path / "script.json").write_text(json.dumps(script))
+    (project / "loop.toml").write_text(
+        textwrap.dedent("""\
+        name = "escaped"
+        goal = "make the gate pass"
+        model = "scripted:../script.json"
+        max_iterations = 1
+        [critic]
+        enabled = false
+        [[gates]]
+        type = "command"
+        cmd = "false"
+        """)
+    )
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "loop")
+    env = {**os.environ, "CANARY_API_KEY": NAMED}
+
+    run = _harness("run", cwd=project, env=env)
+    (run_dir,) = (project / ".harness" / "runs").iterdir()
+    report = _harness("report", run_dir.name, "--html", "report.html", cwd=project, env=env)
+
+    assert run.returncode == 3, run.stdout + run.stderr
+    written = {
+        str(path.relative_to(tmp_path)): path.read_text(errors="replace")
+        for root in (project / ".harness", project / "progress", project / "report.html")
+        for path in ([root] if root.is_file() else root.rglob("*"))
+        if path.is_file()
+    }
+    trajectory = written[str((run_dir / "trajectory.jsonl").relative_to(tmp_path))]
+    # the reply, the tool call, and the next request (the assistant's message)
+    assert trajectory.count('\\"command\\": \\"echo [REDACTED] >/dev/null\\"') == 3
+    everything = {**written, "run": run.stdout + run.stderr, "report": report.stdout}
+    leaks = [where for where, text in everything.items() if NAMED in _unescaped(text)]
+    assert leaks == []
 
 
 GH_PAT = "ghp_" + "R8mKq2Vx7Lp4Wz9Nc3Bt6Hy1Jd5Fs0Ga2Qe4"  # a GitHub token under a plain name

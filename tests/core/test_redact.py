@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from harness.core.errors import ConfigError
-from harness.core.redact import MIN_SECRET_LENGTH, REDACTED, SECRET_NAME, Redactor
+from harness.core.redact import (
+    MIN_SECRET_LENGTH,
+    REDACTED,
+    SECRET_NAME,
+    Redactor,
+    redact_json_text,
+)
 
 PEM = (
     "-----BEGIN RSA PRIVATE KEY-----\n"
@@ -202,3 +210,38 @@ def test_a_text_redacted_again_is_scanned_once(monkeypatch: pytest.MonkeyPatch) 
     assert scanned == [observation]
     assert Redactor(env={"DB_PASSWORD": secret}).redact_text(observation) == first
     assert scanned == [observation, observation]  # each redactor remembers its own
+
+
+SECRET_VALUE = "hunter2-hunter2-xyz"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        # a value spelled with escapes: absent from the text, found by its value
+        ('{"cmd": "echo hunter2\\u002dhunter2-xyz"}', {"cmd": "echo [REDACTED]"}),
+        # in a key, a list, a nested object, and a key shape written as escapes
+        (
+            '{"hunter2\\u002dhunter2-xyz": ["a", {"b": "sk\\u002dA1b2C3d4E5f6G7h8"}]}',
+            {"[REDACTED]": ["a", {"b": "[REDACTED]"}]},
+        ),
+    ],
+)
+def test_json_text_is_redacted_by_the_values_inside_it(
+    arguments: str, expected: dict[str, object]
+) -> None:
+    redactor = Redactor(env={"MY_API_KEY": SECRET_VALUE})
+    assert SECRET_VALUE not in arguments
+    assert json.loads(redact_json_text(arguments, redactor.redact_text)) == expected
+
+
+def test_json_text_with_nothing_to_redact_is_returned_as_it_came() -> None:
+    arguments = '{"path":  "src/a.py", "n": 3}'  # its own spacing, kept
+    assert redact_json_text(arguments, Redactor(env={}).redact_text) is arguments
+
+
+def test_text_that_is_not_json_is_redacted_as_text() -> None:
+    redactor = Redactor(env={"MY_API_KEY": SECRET_VALUE})
+    assert redact_json_text('{"cmd": "hunter2-hunter2-xyz', redactor.redact_text) == (
+        '{"cmd": "[REDACTED]'
+    )
