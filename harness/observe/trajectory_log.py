@@ -104,6 +104,9 @@ class TrajectoryLog:
         self._tools: tuple[object, str] = (None, "")  # the last schemas sent, and their hash
         self._wire: tuple[bytes, Any] = (b"", None)  # the last rest of a body's bytes, redacted
         self._previous: dict[tuple[int | None, str], list[Message]] = {}
+        # the latest reply's tool calls: id -> (arguments, redacted), for their tool steps (a
+        # step whose call is not there, or differs, is redacted anew)
+        self._calls: dict[str, tuple[str, str]] = {}
 
     def record(self, record: RecordBase) -> None:
         with self._lock:
@@ -168,6 +171,8 @@ class TrajectoryLog:
             # together): validating and dumping a model at every call cost more than the rest
             # of the record.
             redact = self.redactor.redact_text
+            redacted = [redact_json_text(arguments, redact) for _, _, arguments in calls]
+            self._calls = {call[0]: (call[2], r) for call, r in zip(calls, redacted, strict=True)}
             data = {
                 "kind": "model_call",
                 "v": TRAJECTORY_VERSION,
@@ -186,8 +191,8 @@ class TrajectoryLog:
                 "reply": {
                     "content": None if reply is None else redact(reply),
                     "tool_calls": [
-                        {"id": id_, "name": name, "arguments": redact_json_text(arguments, redact)}
-                        for id_, name, arguments in calls
+                        {"id": id_, "name": name, "arguments": arguments}
+                        for (id_, name, _), arguments in zip(calls, redacted, strict=True)
                     ],
                     "reasoning": None if reasoning is None else redact(reasoning),
                 },
@@ -222,6 +227,9 @@ class TrajectoryLog:
         observation stored once."""
         redact = self.redactor.redact_text
         with self._lock:
+            called = self._calls.get(call_id)  # redacted with the reply that made the call
+            if called is None or called[0] != arguments:
+                called = (arguments, redact_json_text(arguments, redact))
             self._write(
                 {
                     "kind": "tool_call",
@@ -232,7 +240,7 @@ class TrajectoryLog:
                     "step": step,
                     "call_id": call_id,
                     "name": name,
-                    "arguments": redact_json_text(arguments, redact),
+                    "arguments": called[1],
                     "observation": self._text(redact(observation)),
                     "exit_code": exit_code,
                     "is_error": is_error,

@@ -342,6 +342,30 @@ def test_secrets_are_redacted_in_lines_and_blobs(tmp_path: Path) -> None:
     assert calls[1].messages[-1]["content"] == f"the key is {REDACTED}"
 
 
+def test_each_tool_step_holds_its_own_arguments_redacted(tmp_path: Path) -> None:
+    """A tool step takes the arguments redacted with the reply that made its call, unless they
+    differ: two calls of one reply under one id, and a step of a call no reply made."""
+    log = TrajectoryLog(tmp_path / TRAJECTORY_FILE, redactor=Redactor(env={"A_TOKEN": SECRET}))
+    log.record(RoundBegin(round=1))
+    escaped = SECRET.replace("-", "\\u002d")
+    first, second = f'{{"a": "{escaped}"}}', '{"b": "plain"}'
+    log.model_call(
+        role="author", model="m", messages=[{"role": "user", "content": "go"}], tools=None,
+        max_tokens=None, reply=None, calls=[("c1", "t", first), ("c1", "t", second)],
+        reasoning=None, usage=Usage(), latency=0.0,
+    )  # fmt: skip
+    for call_id, arguments in (("c1", first), ("c1", second), ("c9", first)):
+        log.tool_call(
+            step=1, call_id=call_id, name="t", arguments=arguments, observation="ok",
+            exit_code=0, is_error=False, duration=0.0,
+        )  # fmt: skip
+    model_step, *tool_steps = read_trajectory(tmp_path / TRAJECTORY_FILE)[1:]
+    assert isinstance(model_step, ModelStep)
+    expected = ['{"a": "[REDACTED]"}', second]
+    assert [c.arguments for c in model_step.reply.tool_calls] == expected
+    assert [s.arguments for s in tool_steps if isinstance(s, ToolStep)] == [*expected, expected[0]]
+
+
 def test_a_torn_last_line_is_skipped_and_a_bad_one_inside_is_named(tmp_path: Path) -> None:
     _, run = _session(tmp_path, [ToolCall("big", {"part": "same"}), "done"], [big])
     path = run / TRAJECTORY_FILE
