@@ -42,7 +42,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from trajectory_cost import TimedLog  # noqa: E402
+import trajectory_cost  # noqa: E402
 
 from harness.agent.agent import DEFAULT_SYSTEM_PROMPT, Agent, AgentStop  # noqa: E402
 from harness.core.trajectory_schema import RoundBegin  # noqa: E402
@@ -50,6 +50,14 @@ from harness.models.budget import Budget, Meter, MeteredModel  # noqa: E402
 from harness.models.litellm_model import LiteLLMModel, load_litellm  # noqa: E402
 from harness.observe.trajectory import TRAJECTORY_FILE  # noqa: E402
 from harness.tools import Toolbox, default_tools  # noqa: E402
+
+
+class TimedLog(trajectory_cost.TimedLog):
+    """Timed on the thread's CPU clock: litellm's own threads take the interpreter in the middle
+    of a call, and the wall clock would count their work as the recording's."""
+
+    clock = staticmethod(time.thread_time)
+
 
 MODEL = "openai/gpt-4o-mini"
 SERVER = """

@@ -1,24 +1,31 @@
 """What recording a trajectory costs: CPU per step, and the size of a long session's file.
 
 One agent session of ``--steps`` tool calls runs in-process over a ScriptedModel behind the
-MeteredModel every run uses, once recording to a trajectory and once not, in pairs, back to back
-(the first of a pair alternating); CPU is ``time.process_time``. As in a run, the model's
-requests and the trajectory are redacted by the same redactor. Each tool call returns one of
-``--distinct`` long observations (``--chars`` characters each) in turn, as a session that reads
-the same files or runs the same tests again does. Printed: the median CPU per step of each, the
-recording's share of a step, and the trajectory's size (its lines, and the side folder of long
-texts) for one session. The least CPU of each is printed too: on a shared machine, other work
-only ever adds to a session's CPU time (through caches and shared cores), so the least is the
-steadier figure there. The recording's own CPU is printed as well, timed in the thread around
-each of the trajectory's calls (:class:`TimedLog`): what the difference holds beyond it is the
-recording's effect on the rest of the step (caches, the system calls of its writes).
+MeteredModel every run uses, once recording to a trajectory and once not. As in a run, each
+session keeps an event log (``--no-events``: none), and the model's requests, the event log and
+the trajectory are redacted by the same redactor. Each tool call returns
+one of ``--distinct`` long observations (``--chars`` characters each) in turn, as a session that
+reads the same files or runs the same tests again does.
 
-    python bench/trajectory_cost.py [--steps 1000] [--runs 3] [--chars 8000] [--distinct 5]
+The two sessions run side by side in two threads that take turns, ``--turn`` steps at a time
+(one runs while the other waits): both meet the same moments of a shared machine's load, which
+moves a whole session's CPU by ten per cent and more between one second and the next, and every
+step but a turn's first follows a step of its own session, with the caches as a run leaves them.
+CPU is each thread's own (``time.thread_time``). Printed, over ``--runs`` such pairs: the median
+CPU per step of each, the median of the pairs' ratios (the recording's share of a step), the
+recording's own CPU, timed around each of the trajectory's calls (:class:`TimedLog`; what the
+difference holds beyond it is the recording's effect on the rest of the step: caches, the system
+calls of its writes), and the trajectory's size (its lines, and the side folder of long texts)
+for one session. Pinned to one core the pairs vary least:
+
+    taskset -c 1 python bench/trajectory_cost.py [--steps 1000] [--runs 9] [--turn 50] \
+        [--chars 8000] [--distinct 5] [--no-events]
 
 ``--one plain`` or ``--one recorded`` runs a single session of that kind and prints nothing, for
-counting its CPU instructions, which no other work on the machine changes:
+counting its CPU instructions and simulating its caches, which no other work on the machine
+changes:
 
-    valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+    valgrind --tool=cachegrind --cache-sim=yes --cachegrind-out-file=/dev/null \
         python bench/trajectory_cost.py --one recorded --steps 1000
     # the same with --one plain, and with --steps 0: the differences, per step, are the figures
 """
@@ -29,7 +36,9 @@ import argparse
 import statistics
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,32 +47,73 @@ sys.path.insert(0, str(ROOT))
 
 from harness.agent.agent import Agent, AgentStop  # noqa: E402
 from harness.core.redact import Redactor  # noqa: E402
+from harness.core.sink import NULL_SINK, EventSink  # noqa: E402
 from harness.core.trajectory_schema import NULL_TRAJECTORY, RoundBegin, TrajectorySink  # noqa: E402
 from harness.models.base import ToolCall  # noqa: E402
 from harness.models.budget import MeteredModel  # noqa: E402
 from harness.models.scripted import ScriptedModel  # noqa: E402
+from harness.observe.events import EVENTS_FILE, EventLog  # noqa: E402
 from harness.observe.trajectory import BLOBS_DIR, TRAJECTORY_FILE  # noqa: E402
 from harness.observe.trajectory_log import TrajectoryLog  # noqa: E402
 from harness.tools import Tool, tool  # noqa: E402
 
 
 class TimedLog(TrajectoryLog):
-    """A trajectory that adds the thread's CPU time in its model and tool calls to ``spent``."""
+    """A trajectory that adds the time spent in its model and tool calls to ``spent``, read on
+    ``clock``: by default ``time.perf_counter``, read without a system call, so the timing adds
+    little to the session it times (a thread's CPU clock is a system call in a virtual machine,
+    four a step); the calls never wait, so their time is the thread's CPU where no other thread
+    runs meanwhile."""
 
     spent = 0.0
+    clock = staticmethod(time.perf_counter)
 
     def model_call(self, **fields: Any) -> None:
-        started = time.thread_time()
+        started = self.clock()
         super().model_call(**fields)
-        self.spent += time.thread_time() - started
+        self.spent += self.clock() - started
 
     def tool_call(self, **fields: Any) -> None:
-        started = time.thread_time()
+        started = self.clock()
         super().tool_call(**fields)
-        self.spent += time.thread_time() - started
+        self.spent += self.clock() - started
 
 
-def observation_tool(chars: int, distinct: int) -> Tool:
+class Turns:
+    """Two sessions, 0 and 1, taking turns ``steps`` steps at a time, ``first`` first; one that
+    ends hands the machine to the other for good."""
+
+    def __init__(self, steps: int, first: int) -> None:
+        self.steps = steps
+        self._turn = first
+        self._done = [False, False]
+        self._changed = threading.Condition()
+
+    def wait(self, me: int) -> None:
+        """Until it is ``me``'s turn."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._turn == me or self._done[1 - me])
+
+    def step(self, me: int, n: int) -> None:
+        """``me`` is at its ``n``-th step: at the end of a turn, the other's begins."""
+        if n and n % self.steps == 0:
+            self._hand_over(me)
+            self.wait(me)
+
+    def done(self, me: int) -> None:
+        self._done[me] = True
+        self._hand_over(me)
+
+    def _hand_over(self, me: int) -> None:
+        with self._changed:
+            self._turn = 1 - me
+            self._changed.notify_all()
+
+
+def observation_tool(
+    chars: int, distinct: int, at_step: Callable[[int], None] = lambda n: None
+) -> Tool:
+    """The session's one tool: the ``n``-th observation; ``at_step(n)`` is called first."""
     texts = [f"observation {i}\n" + (f"line {i} " * chars)[:chars] for i in range(distinct)]
 
     @tool
@@ -73,89 +123,136 @@ def observation_tool(chars: int, distinct: int) -> Tool:
         Args:
             n: which step asks.
         """
+        at_step(n)
         return texts[n % distinct]
 
     return observe
 
 
 def session(
-    steps: int, observe: Tool, trajectory: TrajectorySink, redactor: Redactor, workspace: Path
+    steps: int,
+    observe: Tool,
+    trajectory: TrajectorySink,
+    redactor: Redactor,
+    workspace: Path,
+    events: EventSink = NULL_SINK,
 ) -> float:
-    """CPU seconds of one session of ``steps`` tool calls and a final answer."""
+    """CPU seconds of this thread in one session of ``steps`` tool calls and a final answer."""
     script: list[object] = [ToolCall("observe", {"n": n}) for n in range(steps)] + ["done"]
     model = MeteredModel(
         ScriptedModel(script, context_window=10_000_000),  # type: ignore[arg-type]
         redact=redactor.redact_text,
         trajectory=trajectory,
+        events=events,
     )
     trajectory.record(RoundBegin(round=1))
     agent = Agent(model, [observe], max_steps=steps + 1, compaction="none", max_repeats=steps)
-    started = time.process_time()
-    run = agent.run("observe every step", workspace)
-    spent = time.process_time() - started
+    started = time.thread_time()
+    run = agent.run("observe every step", workspace, events=events)
+    spent = time.thread_time() - started
     assert run.stop_reason is AgentStop.ANSWERED, run.stop_message
     return spent
 
 
-def one(kind: str, steps: int, observe: Tool) -> None:
+def event_log(events: bool, folder: Path, redactor: Redactor) -> EventSink:
+    """The session's event log in ``folder``, as a run keeps one; none without ``events``."""
+    return (
+        EventLog(folder / EVENTS_FILE, run_id="bench", redactor=redactor) if events else NULL_SINK
+    )
+
+
+def side_by_side(
+    steps: int, turns: Turns, observations: tuple[int, int], events: bool, folder: Path,
+    workspace: Path,
+) -> tuple[float, float, float]:  # fmt: skip
+    """CPU seconds of an unrecorded and a recorded session run in ``turns`` (0 and 1), and the
+    recording's own CPU in its calls."""
+    log = TimedLog(folder / TRAJECTORY_FILE, redactor=Redactor())
+    kinds: list[tuple[TrajectorySink, Redactor]] = [
+        (NULL_TRAJECTORY, Redactor()),
+        (log, log.redactor),
+    ]
+    spent = [0.0, 0.0]
+
+    def run(me: int) -> None:
+        observe = observation_tool(*observations, lambda n: turns.step(me, n))
+        sink, redactor = kinds[me]
+        logged = event_log(events, folder / f"session{me}", redactor)
+        turns.wait(me)
+        try:
+            spent[me] = session(steps, observe, sink, redactor, workspace, logged)
+        finally:
+            turns.done(me)
+
+    threads = [threading.Thread(target=run, args=(me,)) for me in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return spent[0], spent[1], log.spent
+
+
+def one(kind: str, steps: int, observe: Tool, events: bool) -> None:
     """A warm-up and one session of ``kind``, and nothing else."""
     with tempfile.TemporaryDirectory() as scratch:
         workspace = Path(scratch) / "ws"
         workspace.mkdir()
         session(10, observe, NULL_TRAJECTORY, Redactor(), workspace)
-        log = TrajectoryLog(Path(scratch) / "run" / TRAJECTORY_FILE, redactor=Redactor())
+        folder = Path(scratch) / "run"
+        log = TrajectoryLog(folder / TRAJECTORY_FILE, redactor=Redactor())
         sink, redactor = (
             (log, log.redactor) if kind == "recorded" else (NULL_TRAJECTORY, Redactor())
         )
-        session(steps, observe, sink, redactor, workspace)
+        session(steps, observe, sink, redactor, workspace, event_log(events, folder, redactor))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=1000)
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=9)
+    parser.add_argument("--turn", type=int, default=50, help="steps a session runs at a time")
     parser.add_argument("--chars", type=int, default=8000)
     parser.add_argument("--distinct", type=int, default=5)
     parser.add_argument("--one", choices=("plain", "recorded"))
+    parser.add_argument(
+        "--no-events", action="store_true", help="no event log (a run always keeps one)"
+    )
     args = parser.parse_args()
-    observe = observation_tool(args.chars, args.distinct)
+    events = not args.no_events
     if args.one is not None:
-        one(args.one, args.steps, observe)
+        one(args.one, args.steps, observation_tool(args.chars, args.distinct), events)
         return
+    calls = args.steps + 1
     plain: list[float] = []
     recorded: list[float] = []
     own: list[float] = []  # the recording's CPU in its own calls
-    size = blobs = 0
     with tempfile.TemporaryDirectory() as scratch:
         workspace = Path(scratch) / "ws"
         workspace.mkdir()
-        session(10, observe, NULL_TRAJECTORY, Redactor(), workspace)  # the tokenizer loads once
+        warm_up = observation_tool(args.chars, args.distinct)
+        session(10, warm_up, NULL_TRAJECTORY, Redactor(), workspace)  # the tokenizer loads once
         for run in range(args.runs):
             folder = Path(scratch) / f"run{run}"
-            log = TimedLog(folder / TRAJECTORY_FILE, redactor=Redactor())
-            order = [("plain", NULL_TRAJECTORY, Redactor()), ("recorded", log, log.redactor)]
-            for name, sink, redactor in order if run % 2 == 0 else reversed(order):
-                spent = session(args.steps, observe, sink, redactor, workspace)
-                (plain if name == "plain" else recorded).append(spent)
-            own.append(log.spent / (args.steps + 1))
-            size = (folder / TRAJECTORY_FILE).stat().st_size
-            blobs = sum(p.stat().st_size for p in (folder / BLOBS_DIR).iterdir())
-    per_plain = statistics.median(plain) / (args.steps + 1)
-    per_recorded = statistics.median(recorded) / (args.steps + 1)
-    share = (per_recorded - per_plain) / per_plain
+            turns = Turns(args.turn, first=run % 2)
+            observations = (args.chars, args.distinct)
+            times = side_by_side(args.steps, turns, observations, events, folder, workspace)
+            plain.append(times[0] / calls)
+            recorded.append(times[1] / calls)
+            own.append(times[2] / calls)
+        size = (folder / TRAJECTORY_FILE).stat().st_size
+        blobs = sum(p.stat().st_size for p in (folder / BLOBS_DIR).iterdir())
+    per_plain, per_recorded = statistics.median(plain), statistics.median(recorded)
+    shares = sorted(r / p - 1 for p, r in zip(plain, recorded, strict=True))
+    mine = statistics.median(own)
     print(f"steps per session:            {args.steps} ({args.distinct} distinct observations "
-          f"of {args.chars} characters)")  # fmt: skip
+          f"of {args.chars} characters), {'an' if events else 'no'} event log, "
+          f"{args.runs} pairs in turns of {args.turn} steps")  # fmt: skip
     print(f"CPU per step, not recorded:   {per_plain * 1000:.3f} ms")
     print(f"CPU per step, recorded:       {per_recorded * 1000:.3f} ms")
-    print(f"recording's CPU per step:     {(per_recorded - per_plain) * 1000:.3f} ms")
-    print(f"recording's share of a step:  {share:+.1%} of this scripted step (target <= 5 %)")
-    mine = statistics.median(own)
+    print(f"recording's share of a step:  {statistics.median(shares):+.1%} (median of the pairs; "
+          f"from {shares[0]:+.1%} to {shares[-1]:+.1%}; target <= 5 %)")  # fmt: skip
     print(f"recording's own CPU per step: {mine * 1000:.3f} ms ({mine / per_plain:+.1%}; timed in "
           "its calls)")  # fmt: skip
-    least_plain, least_recorded = min(plain) / (args.steps + 1), min(recorded) / (args.steps + 1)
-    print(f"the least of each (a busy machine only adds): {least_plain * 1000:.3f} ms and "
-          f"{least_recorded * 1000:.3f} ms a step, "
-          f"{(least_recorded - least_plain) / least_plain:+.1%}")  # fmt: skip
     print(f"trajectory of one session:    {(size + blobs) / 1e6:.2f} MB "
           f"({size / 1e6:.2f} MB of lines, {blobs / 1e6:.2f} MB of stored texts; target < 10 MB)")  # fmt: skip
 
