@@ -315,3 +315,21 @@ def test_a_closed_stream_ends_the_output_not_the_run(mode: Mode) -> None:
     assert progress.closed
     progress.emit(event("tool_call", name="run_shell", step=1))
     assert progress.status_line().startswith("round 1/10 · step 1 · run_shell")
+
+
+def test_an_escaped_secret_in_a_tool_call_is_not_shown_decoded(tmp_path: Path) -> None:
+    """The line shows a tool call's first argument decoded from its JSON: a secret the model
+    spelled there with escapes must reach it redacted, through the event log's redaction."""
+    secret = "hunter2-hunter2-xyz"
+    stream = TTYStream()
+    progress = LiveProgress(stream, width=lambda: 200, tick=None)
+    log = EventLog(
+        tmp_path / "events.jsonl",
+        run_id="r",
+        redactor=Redactor(env={"MY_API_KEY": secret}),
+        echo=progress,
+    )
+    escaped = secret.replace("-", "\\u002d")
+    log.emit(event("tool_start", name="run_shell", arguments_preview=f'{{"command": "login {escaped}"}}', step=1))  # fmt: skip
+    assert "· run_shell login [REDACTED] ·" in progress.status_line()
+    assert secret not in stream.getvalue() + progress.status_line()
