@@ -52,6 +52,7 @@ def _compile(package: Path) -> None:
         )
 
 
+@pytest.hookimpl(optionalhook=True)  # a run without xdist (no plugin autoload) knows no such hook
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """Two workers a core for ``-n auto``: much of the suite waits (on git, on pytest in a
     sandbox, on the servers and processes it starts), and with one worker a core the cores were

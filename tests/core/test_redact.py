@@ -10,10 +10,12 @@ from harness.core.errors import ConfigError
 from harness.core.redact import (
     MIN_SECRET_LENGTH,
     REDACTED,
+    REMEMBERED_CHARS,
     SECRET_NAME,
     Redactor,
     redact_json_text,
 )
+from harness.core.text_memo import ENTRY_CHARS
 
 PEM = (
     "-----BEGIN RSA PRIVATE KEY-----\n"
@@ -245,3 +247,34 @@ def test_text_that_is_not_json_is_redacted_as_text() -> None:
     assert redact_json_text('{"cmd": "hunter2-hunter2-xyz', redactor.redact_text) == (
         '{"cmd": "[REDACTED]'
     )
+
+
+class _Counting(Redactor):
+    """A redactor that notes each text it scans (rather than finds in its memo)."""
+
+    def __init__(self) -> None:
+        self.scanned: list[str] = []
+        super().__init__(env={})
+
+    def _scan(self, text: str) -> str:
+        self.scanned.append(text)
+        return super()._scan(text)
+
+
+@pytest.mark.parametrize(("over", "scanned_again"), [(0, []), (1, [0])])
+def test_a_redactor_remembers_texts_up_to_its_bound_in_characters(
+    over: int, scanned_again: list[int]
+) -> None:
+    """Texts (each its own redacted form, and ENTRY_CHARS beside it) that fill REMEMBERED_CHARS
+    exactly are all remembered; one character more, and the oldest is scanned again."""
+    entry = 80_000
+    texts = [(f"{n} " + "word " * entry)[: entry - ENTRY_CHARS] for n in range(25)]
+    texts[-1] += "s" * over
+    assert sum(len(text) + ENTRY_CHARS for text in texts) == REMEMBERED_CHARS + over
+    redactor = _Counting()
+    for text in texts:
+        assert redactor.redact_text(text) == text
+    redactor.scanned.clear()
+    for text in texts:
+        redactor.redact_text(text)
+    assert redactor.scanned[:1] == [texts[n] for n in scanned_again]

@@ -90,6 +90,16 @@ def test_the_running_python_comes_first_on_path_once() -> None:
     assert with_python_first({}) == {"PATH": f"{BIN}{os.pathsep}{os.defpath}"}
 
 
+def test_a_project_environment_comes_first_and_the_running_python_second() -> None:
+    project = "/work/project/.venv/bin"
+    env = with_python_first({"PATH": "/bin"}, project)
+    assert env["PATH"] == os.pathsep.join([project, BIN, "/bin"])
+    assert (
+        allowed_env(home="/h", base={"PATH": "/bin"}, first_on_path=project)["PATH"]
+        == (env["PATH"])
+    )
+
+
 @pytest.mark.parametrize("backend", ["bwrap", "none"])
 def test_the_names_harness_sandbox_env_lists_reach_a_command_and_no_others(
     tmp_path: Path, backend: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
