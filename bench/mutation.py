@@ -47,7 +47,12 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "budget": (
         "harness/models/budget.py",
-        ("tests/models/test_budget.py", "tests/models/test_budget_spend.py"),
+        (
+            "tests/models/test_budget.py",
+            "tests/models/test_budget_spend.py",
+            "tests/models/test_redaction.py",
+            "tests/observe/test_trajectory.py",
+        ),
     ),
     "decision": (
         "harness/outer/decision.py",

@@ -304,5 +304,5 @@ def _within(call: Callable[[], Reply], meter: Meter) -> Reply:
             f"{seconds:.1f}s",
         )
     if failure:
-        raise failure[0]
-    return outcome[0]
+        raise failure.pop()
+    return outcome.pop()
