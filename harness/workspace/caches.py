@@ -9,8 +9,10 @@ CACHE_PATTERNS = (
     ".pytest_cache/",
     ".ruff_cache/",
     ".mypy_cache/",
+    ".aider.tags.cache.v4/",
 )
-"""What running Python, pytest, ruff or mypy leaves behind, in ``.gitignore`` syntax."""
+"""What running Python, pytest, ruff, mypy or aider (its repository map) leaves behind, in
+``.gitignore`` syntax."""
 
 
 def _exclude(pattern: str) -> str:

@@ -139,7 +139,8 @@ def test_init_writes_auto_isolation_and_asks_for_a_commit_in_git(tmp_path: Path)
     assert config["isolation"] == "auto"
     assert "commit these files" in result.stdout
     assert (repo / ".gitignore").read_text().splitlines() == [".harness/", "progress/*.lock",
-        "__pycache__/", "*.pyc", "*.pyo", ".pytest_cache/", ".ruff_cache/", ".mypy_cache/"]  # fmt: skip
+        "__pycache__/", "*.pyc", "*.pyo", ".pytest_cache/", ".ruff_cache/", ".mypy_cache/",
+        ".aider.tags.cache.v4/"]  # fmt: skip
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "harness init")
     (repo / "progress" / "bugfix.md.lock").write_text("")
@@ -156,7 +157,7 @@ def test_init_keeps_an_existing_gitignore_and_adds_only_what_it_lacks(tmp_path: 
     assert result.returncode == 0, result.stderr
     assert (repo / ".gitignore").read_text().splitlines() == [
         "node_modules/", "__pycache__/", ".harness/", "progress/*.lock",
-        "*.pyc", "*.pyo", ".pytest_cache/", ".ruff_cache/", ".mypy_cache/",
+        "*.pyc", "*.pyo", ".pytest_cache/", ".ruff_cache/", ".mypy_cache/", ".aider.tags.cache.v4/",
     ]  # fmt: skip
 
 

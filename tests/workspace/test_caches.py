@@ -18,6 +18,7 @@ CACHES = (
     ".pytest_cache/v/cache/lastfailed",
     "src/.ruff_cache/0.6.0/123",
     ".mypy_cache/3.11/app.meta.json",
+    ".aider.tags.cache.v4/cache.db",
 )
 
 
