@@ -45,6 +45,8 @@ class AgentStop(StrEnum):
     CONTEXT_FULL = "context_full"  # compaction could not bring the context under the window
     STUCK = "stuck"  # the same call with the same result, or failed calls, past their limit
     INTERRUPTED = "interrupted"  # a run-wide bound (budget, time) stopped it; see .interruption
+    EXITED = "exited"  # an external agent's process ended with a non-zero exit code
+    TIMED_OUT = "timed_out"  # an external agent's session ran past its time limit
 
 
 @dataclass

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from harness.agent.agent import AgentRun
 from harness.agent.ledger import Ledger
+from harness.agent.session import TakesAsker, TakesTools
 from harness.core.event_schema import ChecksStart, RoundStart
 from harness.core.trajectory_schema import RoundBegin
 from harness.outer.decision import RoundReport, commit_message
@@ -127,10 +128,13 @@ def _session(settings: Settings, run: Run, task: str, number: int) -> AgentRun:
         rules=skill.rules if skill else (),
         open_items=[i.text for i in run.progress.checklist if not i.done] if run.progress else (),
     )
-    author = run.author.with_asker(action_asker(settings, run, number))
+    author = run.author
+    if isinstance(author, TakesAsker):
+        author = author.with_asker(action_asker(settings, run, number))
     if run.progress is not None:
         run.draft = run.progress.model_copy(deep=True)
-        author = author.with_tools([progress_tool(run.draft)])
+        if isinstance(author, TakesTools):  # else the harness alone keeps the checklist
+            author = author.with_tools([progress_tool(run.draft)])
     session = author.run(
         task, run.workspace.path, ledger=ledger, protect=settings.protect, events=settings.events
     )

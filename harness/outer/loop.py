@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
 
-from harness.agent.agent import Agent
+from harness.agent.session import ChecksFit, Session, TakesTools
 from harness.core import nofollow
 from harness.core.errors import BookkeepingError, ConfigError, HarnessError, Stopped
 from harness.core.event_schema import RunStart
@@ -65,12 +65,16 @@ class OuterLoop:
     to the loop: started (inside the agent's sandbox) when it runs, their tools given to the agent
     beside its own, stopped when the run ends. The ``on_round`` and ``on_escalate`` commands run
     inside ``hook_sandbox`` (default: the agent's sandbox).
+
+    ``agent`` is any :class:`~harness.agent.session.Session`: the harness's own
+    :class:`~harness.agent.agent.Agent`, an external agent's runner (:mod:`harness.runners`), or
+    an object of your own meeting the protocol (docs/agents.md).
     """
 
     def __init__(
         self,
         goal: str,
-        agent: Agent,
+        agent: Session,
         *,
         gates: Sequence[Gate | HumanGate] = (),
         critic: Reviewer | None = None,
@@ -84,6 +88,11 @@ class OuterLoop:
         options: LoopOptions | None = None,
     ) -> None:
         options = options or LoopOptions()
+        if options.mcp and not isinstance(agent, TakesTools):
+            raise ConfigError(
+                f"mcp: a {type(agent).__name__} session cannot use the tools of the loop's MCP "
+                "servers; remove [[mcp]], or use the harness's own agent"
+            )
         humans = [g for g in gates if isinstance(g, HumanGate)]
         if len(humans) > 1:
             raise ConfigError("gates: give at most one HumanGate")
@@ -169,6 +178,8 @@ class OuterLoop:
     def _check_fits(self) -> None:
         """A task too big for the model is refused before anything is created or moved."""
         settings = self.settings
+        if not isinstance(settings.agent, ChecksFit):  # its own prompt is not the harness's to count
+            return
         first = TaskInputs(settings.goal, 1, settings.max_iterations, "", skill=settings.skill)
         settings.agent.check_fits(render_task(first))
 
@@ -192,6 +203,7 @@ class OuterLoop:
             yield
             return
         agent = self.settings.agent
+        assert isinstance(agent, TakesTools)  # checked when the loop was made
         with mcp_tools(servers, sandbox=agent.sandbox or default_sandbox()) as tools:
             self.settings = dataclasses.replace(self.settings, agent=agent.with_tools(tools))
             try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.agent.agent import Agent
+from harness.agent.session import Session
 from harness.core.atomic import atomic_write_text
 from harness.core.stop import StopReason
 from harness.memory.progress import Progress
@@ -27,7 +27,7 @@ class Run:
 
     workspace: Workspace
     meter: Meter
-    author: Agent
+    author: Session
     critic: Reviewer | None
     progress: Progress | None
     state: RunState

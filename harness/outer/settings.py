@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from harness.agent.agent import Agent
+from harness.agent.session import Session
 from harness.core.errors import ConfigError
 from harness.core.sink import EventSink
 from harness.engine.bounds import check_max_iterations
@@ -30,7 +30,7 @@ class Settings:
     """An :class:`~harness.outer.loop.OuterLoop`'s arguments, checked; shared by its parts."""
 
     goal: str
-    agent: Agent
+    agent: Session
     gates: tuple[Gate, ...]
     critic: Reviewer | None
     skill: Skill | None

@@ -43,6 +43,7 @@ def bwrap_argv(
     writable: Sequence[Path] = (),
     unseen: Sequence[Path] = (),
     shown: Sequence[Path] = (),
+    sockets: Sequence[Path] = (),
 ) -> list[str]:
     """``bwrap ... -- command``: the root read-only, the workspace and ``writable`` not.
 
@@ -54,7 +55,9 @@ def bwrap_argv(
     workspace's ``.git``, the harness's state in its ``.harness`` and every ``readonly`` path
     mounted read-only over the writable workspace; each ``unseen`` path (held-out tests) shown
     empty; each ``shown`` folder (the project's Python environment) mounted read-only wherever it
-    lies, the hidden home and ``/tmp`` included; no capabilities; killed with the harness.
+    lies, the hidden home and ``/tmp`` included; each of ``sockets`` (a unix socket the harness
+    serves, such as its model gateway) shown at its own path, the one socket of the host's the
+    command can reach without a network; no capabilities; killed with the harness.
     """
     argv = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     shm = str(tmp_bytes if shm_bytes is None else shm_bytes)
@@ -88,8 +91,9 @@ def bwrap_argv(
         argv += ["--ro-bind", str(path), str(path)]
     if not network:  # what the root, the workspace and the folders shown again hold
         reachable = [*back, *outside, workspace, *writable, *readonly]
-        for path in visible_sockets([*hidden, *FRESH_DIRS], reachable):
-            argv += ["--ro-bind", "/dev/null", str(path)]
+        argv += _socket_mounts([*hidden, *FRESH_DIRS], reachable, sockets)
+    for path in sockets:  # read-only: a socket is connected to all the same, never replaced
+        argv += ["--ro-bind", str(path), str(path)]
     if home is not None:  # only the folders mounted back show through; nothing new is written
         argv += ["--remount-ro", str(home)]
     argv += hide(unseen)
@@ -99,6 +103,18 @@ def bwrap_argv(
     if os.geteuid() == 0:  # root keeps every capability inside unless told otherwise
         argv += ["--cap-drop", "ALL"]
     argv += ["--chdir", str(cwd), "--", *command]
+    return argv
+
+
+def _socket_mounts(
+    hidden: Sequence[Path], reachable: Sequence[Path], sockets: Sequence[Path]
+) -> list[str]:
+    """Mounts laying ``/dev/null`` over each host socket the command could reach but
+    ``sockets`` (the harness's own, shown on purpose)."""
+    argv: list[str] = []
+    for path in visible_sockets(hidden, reachable):
+        if path not in sockets:
+            argv += ["--ro-bind", "/dev/null", str(path)]
     return argv
 
 

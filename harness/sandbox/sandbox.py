@@ -216,6 +216,7 @@ class Sandbox:
         env: Mapping[str, str] | None = None,
         writable: Sequence[str | os.PathLike[str]] = (),
         readonly: Sequence[str | os.PathLike[str]] = (),
+        sockets: Sequence[str | os.PathLike[str]] = (),
     ) -> tuple[list[str], dict[str, str]]:
         """The command line and environment that start ``argv`` under this sandbox.
 
@@ -228,12 +229,20 @@ class Sandbox:
         count. No time or output limit: the caller decides when the process ends. Start the
         result in ``cwd``, in a session of its own, and kill its process group to stop it.
         A program that cannot be found raises :class:`FileNotFoundError`, as starting it would.
+        ``sockets`` are unix sockets of the harness's own (its model gateway) the process may
+        connect to, at their own paths (bwrap; without a sandbox every socket is in reach; a
+        container cannot be given one).
         """
         here = Path(cwd).absolute()
         root = Path(workspace).absolute() if workspace is not None else here
         command = list(argv)
         shown = [Path(p).absolute() for p in readonly]
         if self._container is not None:  # the program is the image's: the engine looks for it
+            if sockets:
+                raise ConfigError(
+                    f"backend: a {self.backend} container cannot be given the harness's unix "
+                    "sockets; use the bwrap or none backend"
+                )
             if not here.is_dir():
                 raise FileNotFoundError(f"[Errno 2] No such file or directory: {str(here)!r}")
             return self._container.wrap(
@@ -247,8 +256,9 @@ class Sandbox:
         home = SANDBOX_HOME
         if self.backend == "bwrap":
             command = self._bwrap(
-                command, root, here, writable, nproc=os.geteuid() != 0, readonly=shown
-            )
+                command, root, here, writable, nproc=os.geteuid() != 0, readonly=shown,
+                sockets=[Path(p).absolute() for p in sockets],
+            )  # fmt: skip
         else:
             home = self._own_home()
         command = limits_prefix(self.limits, None) + command
@@ -263,6 +273,7 @@ class Sandbox:
         *,
         nproc: bool,
         readonly: Sequence[Path] = (),
+        sockets: Sequence[Path] = (),
     ) -> list[str]:
         """``argv`` inside bubblewrap; ``nproc``: bound its process count with ``prlimit``."""
         return bwrap_argv(
@@ -271,7 +282,7 @@ class Sandbox:
             tmp_bytes=self.limits.tmp_mb * MB, readonly=[*self.readonly, *readonly],
             shm_bytes=min(self.limits.tmp_mb, self.limits.memory_mb) * MB,
             writable=[Path(p) for p in writable], unseen=self.hidden,
-            shown=self.python_env.folders() if self.python_env else (),
+            shown=self.python_env.folders() if self.python_env else (), sockets=sockets,
         )  # fmt: skip
 
     def _own_home(self) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import time
 from collections.abc import Callable, Mapping
@@ -62,8 +61,7 @@ def limit_rates(loop: OuterLoop, limiters: Mapping[str, Limiter]) -> None:
         return model if limiter is None else RateLimitedModel(model, limiter)
 
     settings = loop.settings
-    agent = copy.copy(settings.agent)
-    agent.model = limited(agent.model)
+    agent = settings.agent.with_model(limited(settings.agent.model))
     critic = settings.critic
     if critic is not None:
         critic = critic.with_models([limited(m) for m in critic.models], critic.events)

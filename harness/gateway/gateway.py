@@ -1,0 +1,195 @@
+"""The model gateway: the endpoints coding agents speak, answered by the run's model.
+
+An external agent never talks to a provider and never holds its key: it talks to the gateway,
+with a token valid for one run. Each request is turned into chat-completions form (see
+:mod:`harness.gateway.wire`) and answered by the :class:`~harness.models.base.Model` the gateway
+serves, the run's metered one: so the run's budget is checked before the request leaves, its
+secrets are redacted from it, and it and its reply are recorded in the trajectory. The reply
+is redacted again on its way back to the agent.
+
+A request the gateway must refuse for good (a budget or the run's time spent, the request cap
+reached, the model failing after its retries) is answered with an error the agent sees, and
+the gateway's :attr:`Gateway.ending` says why; whoever runs the agent ends it then.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import secrets
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Literal
+
+from harness.core.errors import Stopped
+from harness.core.redact import redact_json_text
+from harness.gateway.chat import ChatWire
+from harness.gateway.server import BoundedServer, Response, ServerLimits, json_response
+from harness.gateway.wire import BadRequest, JsonObject, Wire
+from harness.models.base import Model, ModelError, Reply, ToolCall
+
+WIRES: Mapping[str, Callable[[], Wire]] = {
+    "/chat/completions": ChatWire,
+}
+"""Each endpoint (below ``/v1``) and the wire format it speaks."""
+
+
+@dataclass(frozen=True)
+class GatewayAddress:
+    """How an agent reaches the gateway: ``base_url`` (no ``/v1``), its token, the model's name."""
+
+    base_url: str
+    token: str
+    model: str
+
+
+@dataclass(frozen=True)
+class Ending:
+    """Why the gateway refused for good: the session must end."""
+
+    reason: Literal["stopped", "requests", "error"]
+    message: str
+    stopped: Stopped | None = None
+    """The run-wide stop (a budget, the run's time) behind ``"stopped"``."""
+    error: ModelError | None = None
+    """The model's failure behind ``"error"``."""
+
+
+class Gateway:
+    """Serves ``model`` to one agent session; a context manager (served while inside).
+
+    ``token``: the one credential it takes (``Authorization: Bearer`` or ``x-api-key``;
+    default: a fresh random one). ``max_requests``: model requests it answers; one more is
+    refused and ends the session. ``redact``: applied to each reply before the agent sees it.
+    ``socket_path``: serve on that unix socket (bound into a sandbox); else on a free port of
+    127.0.0.1.
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        *,
+        token: str | None = None,
+        max_requests: int | None = None,
+        redact: Callable[[str], str] | None = None,
+        socket_path: Path | None = None,
+        limits: ServerLimits | None = None,
+    ) -> None:
+        self.model = model
+        self.token = token or "harness-" + secrets.token_urlsafe(24)
+        self.max_requests = max_requests
+        self.redact = redact
+        self.socket_path = socket_path
+        self.limits = limits or ServerLimits()
+        self.requests = 0
+        """Model requests answered so far."""
+        self.ending: Ending | None = None
+        self.ended = threading.Event()
+        """Set with :attr:`ending`: the session must end."""
+        self._calls = threading.Lock()  # one model call at a time: the trajectory keeps order
+        self._server: BoundedServer | None = None
+
+    def __enter__(self) -> Gateway:
+        self._server = BoundedServer(
+            self._answer, self._admit, socket_path=self.socket_path, limits=self.limits
+        )
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server = None
+
+    @property
+    def port(self) -> int:
+        """The port served on 127.0.0.1 (0 when serving a unix socket)."""
+        assert self._server is not None, "the gateway is not serving"
+        return self._server.port
+
+    def address(self, base_url: str | None = None) -> GatewayAddress:
+        """The agent's view: ``base_url`` (default: this port of 127.0.0.1), token and model."""
+        url = base_url or f"http://127.0.0.1:{self.port}"
+        return GatewayAddress(base_url=url, token=self.token, model=self.model.name)
+
+    def _admit(self, path: str, headers: dict[str, str]) -> Response | None:
+        given = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
+        if hmac.compare_digest(given.strip().encode(), self.token.encode()):
+            return None
+        wire = _wire_of(path)
+        message = "the gateway takes only this run's token"
+        return json_response(401, (wire or ChatWire()).error("authentication_error", message))
+
+    def _answer(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Response:
+        endpoint = _endpoint(path)
+        if method == "GET" and endpoint == "/models":
+            return json_response(200, self._models())
+        wire = _wire_of(path)
+        if method != "POST" or wire is None:
+            return json_response(404, ChatWire().error("not_found", f"no endpoint {path}"))
+        try:
+            data = json.loads(body)
+            if not isinstance(data, dict):
+                raise BadRequest("the body must be a JSON object")
+            request = wire.parse(data)
+        except (ValueError, RecursionError) as exc:  # BadRequest, or JSON that does not parse
+            return json_response(400, wire.error("invalid_request_error", str(exc)))
+        with self._calls:
+            refusal = self._refusal()
+            if refusal is not None:
+                return json_response(400, wire.error("invalid_request_error", refusal))
+            try:
+                reply = self.model.complete(
+                    request.messages, request.tools, max_tokens=request.max_tokens
+                )
+            except Stopped as stop:
+                self._end(Ending("stopped", stop.message, stopped=stop))
+                return json_response(400, wire.error("invalid_request_error", stop.message))
+            except ModelError as exc:
+                self._end(Ending("error", str(exc), error=exc))
+                return json_response(502, wire.error("api_error", f"model error: {exc}"))
+            self.requests += 1
+        reply = self._redacted(reply)
+        if request.stream:
+            return Response(200, wire.stream(request, reply), "text/event-stream")
+        return json_response(200, wire.answer(request, reply))
+
+    def _refusal(self) -> str | None:
+        """Why no more requests are answered, or None."""
+        if self.ending is not None:
+            return f"the session has ended: {self.ending.message}"
+        if self.max_requests is not None and self.requests >= self.max_requests:
+            message = f"request cap of {self.max_requests} model requests reached"
+            self._end(Ending("requests", message))
+            return message
+        return None
+
+    def _end(self, ending: Ending) -> None:
+        if self.ending is None:
+            self.ending = ending
+            self.ended.set()
+
+    def _redacted(self, reply: Reply) -> Reply:
+        redact = self.redact
+        if redact is None:
+            return reply
+        calls = tuple(
+            ToolCall(call.name, redact_json_text(call.arguments_json, redact), call.id)
+            for call in reply.tool_calls
+        )
+        content = redact(reply.content) if reply.content else reply.content
+        return replace(reply, content=content, tool_calls=calls)
+
+    def _models(self) -> JsonObject:
+        name = self.model.name
+        return {"object": "list", "data": [{"id": name, "object": "model", "owned_by": "harness"}]}
+
+
+def _endpoint(path: str) -> str:
+    return path.removeprefix("/v1") if path.startswith("/v1/") else path
+
+
+def _wire_of(path: str) -> Wire | None:
+    make = WIRES.get(_endpoint(path))
+    return make() if make is not None else None

@@ -1,0 +1,213 @@
+"""The gateway's HTTP server: bounded, on a unix socket or a port of 127.0.0.1.
+
+Bounded so that no client can hang it or fill the harness's memory: at most ``connections``
+connections at once (one more is answered 503 and closed), every read waits at most
+``read_timeout`` seconds and a whole body at most ``body_seconds``, a body is at most
+``body_bytes`` (413; ``Content-Length`` is required: 411). A connection's thread is a daemon
+and the server's threads end with :meth:`BoundedServer.shutdown`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socketserver
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+from typing import Any
+
+MB = 1 << 20
+
+
+@dataclass(frozen=True)
+class ServerLimits:
+    """What one client may take of the gateway."""
+
+    connections: int = 16
+    read_timeout: float = 30.0
+    body_seconds: float = 60.0
+    body_bytes: int = 32 * MB
+
+
+@dataclass(frozen=True)
+class Response:
+    """An answer: a JSON body, or server-sent events written as they come."""
+
+    status: int
+    body: bytes | Iterator[bytes]
+    content_type: str = "application/json"
+
+
+def json_response(status: int, data: Any) -> Response:
+    return Response(status, json.dumps(data, separators=(",", ":")).encode())
+
+
+Answer = Callable[[str, str, dict[str, str], bytes], Response]
+"""``(method, path, headers (lower-case names), body) -> Response``."""
+Admit = Callable[[str, dict[str, str]], Response | None]
+"""``(path, headers) -> refusal``, asked before the body is read (the per-run token)."""
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Served
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection.settimeout(self.server.limits.read_timeout)
+
+    def do_GET(self) -> None:
+        self._serve("GET")
+
+    def do_POST(self) -> None:
+        self._serve("POST")
+
+    def _serve(self, method: str) -> None:
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        path = self.path.split("?", 1)[0]
+        refusal = self.server.admit(path, headers)
+        if refusal is not None:
+            self.close_connection = True
+            self._send(refusal)
+            return
+        body = self._body(headers) if method == "POST" else b""
+        if isinstance(body, Response):
+            self.close_connection = True
+            self._send(body)
+            return
+        self._send(self.server.answer(method, path, headers, body))
+
+    def _body(self, headers: dict[str, str]) -> bytes | Response:
+        limits = self.server.limits
+        if "chunked" in headers.get("transfer-encoding", "").lower():
+            return _refusal(411, "send the body with a Content-Length")
+        try:
+            length = int(headers.get("content-length", ""))
+        except ValueError:
+            return _refusal(411, "a Content-Length is required")
+        if length < 0 or length > limits.body_bytes:
+            return _refusal(413, f"the body may hold at most {limits.body_bytes} bytes")
+        deadline = time.monotonic() + limits.body_seconds
+        parts: list[bytes] = []
+        left = length
+        while left:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return _refusal(408, f"the body took longer than {limits.body_seconds:g}s")
+            self.connection.settimeout(min(remaining, limits.read_timeout))
+            try:
+                part = self.rfile.read1(min(left, 1 << 16))
+            except TimeoutError:
+                return _refusal(408, f"no byte of the body for {limits.read_timeout:g}s")
+            if not part:
+                return _refusal(400, "the body ended early")
+            parts.append(part)
+            left -= len(part)
+        self.connection.settimeout(limits.read_timeout)
+        return b"".join(parts)
+
+    def _send(self, response: Response) -> None:
+        self.send_response(response.status)
+        self.send_header("Content-Type", response.content_type)
+        if isinstance(response.body, bytes):
+            self.send_header("Content-Length", str(len(response.body)))
+            self.end_headers()
+            self.wfile.write(response.body)
+            return
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")  # the stream ends with the connection
+        self.close_connection = True
+        self.end_headers()
+        for part in response.body:
+            self.wfile.write(part)
+            self.wfile.flush()
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base's name
+        """Requests are recorded in the trajectory, not on the harness's stderr."""
+
+
+def _refusal(status: int, message: str) -> Response:
+    return json_response(status, {"error": {"message": message, "type": "invalid_request"}})
+
+
+class _Served(socketserver.ThreadingMixIn, socketserver.BaseServer):
+    """What both servers share: the limits, the answer, the connection cap."""
+
+    daemon_threads = True
+    block_on_close = False
+    limits: ServerLimits
+    answer: Answer
+    admit: Admit
+    _slots: threading.BoundedSemaphore
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            with contextlib.suppress(OSError):
+                request.sendall(
+                    b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
+                    b"Connection: close\r\n\r\n"
+                )
+            self.shutdown_request(request)
+            return
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client gone mid-answer is its own affair; the server goes on."""
+
+
+class _UnixServer(_Served, socketserver.UnixStreamServer):
+    pass
+
+
+class _TcpServer(_Served, socketserver.TCPServer):
+    allow_reuse_address = True
+
+
+class BoundedServer:
+    """Serves ``answer`` (after ``admit``) on ``socket_path``, or on 127.0.0.1 (``port``, 0 for
+    any free one) when no socket is given, in a thread of its own until :meth:`shutdown`."""
+
+    def __init__(
+        self,
+        answer: Answer,
+        admit: Admit,
+        *,
+        socket_path: Path | None = None,
+        port: int = 0,
+        limits: ServerLimits | None = None,
+    ) -> None:
+        server: _Served
+        if socket_path is not None:
+            server = _UnixServer(str(socket_path), _Handler)
+        else:
+            server = _TcpServer(("127.0.0.1", port), _Handler)
+        server.limits = limits or ServerLimits()
+        server.answer, server.admit = answer, admit
+        server._slots = threading.BoundedSemaphore(server.limits.connections)
+        self._server = server
+        self.socket_path = socket_path
+        self.port = 0 if socket_path is not None else server.socket.getsockname()[1]
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True,
+            name="harness-gateway",
+        )  # fmt: skip
+        self._thread.start()
+
+    def shutdown(self) -> None:
+        """Stop accepting, close the listening socket; connections under way are cut."""
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()
+        if self.socket_path is not None:
+            with contextlib.suppress(OSError):
+                self.socket_path.unlink()

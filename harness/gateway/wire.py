@@ -1,0 +1,136 @@
+"""A wire format the gateway speaks, and the chat-completions form every request is answered in.
+
+A :class:`Wire` turns a request body of its format into a :class:`Request` (chat-completions
+messages and tool schemas: what a :class:`~harness.models.base.Model` takes) and the model's
+:class:`~harness.models.base.Reply` back into its format, whole or as server-sent events.
+OpenAI Chat Completions is the model's own form and needs no translation (:mod:`.chat`); the
+Anthropic Messages (:mod:`.anthropic`) and OpenAI Responses (:mod:`.responses`) wires use
+litellm's own translations, fed with the reply as a chat-completions response or chunks.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from harness.models.base import Message, Reply, ToolSchema
+
+JsonObject = dict[str, Any]
+
+
+class BadRequest(ValueError):
+    """A request body the gateway cannot take; the message names the field."""
+
+
+@dataclass(frozen=True)
+class Request:
+    """One model request in chat-completions form, with what its wire needs to answer it."""
+
+    messages: list[Message]
+    tools: list[ToolSchema] | None
+    max_tokens: int | None
+    stream: bool
+    model: str
+    """The model the client asked for: named in the answer (the loop's model answers)."""
+    body: JsonObject = field(default_factory=dict)
+    """The body as the client sent it (a wire's answer may echo parts of it)."""
+    names: dict[str, str] = field(default_factory=dict)
+    """Tool names shortened for the chat form -> the client's own (Anthropic's long names)."""
+
+
+class Wire(Protocol):
+    """One request format: parse a body, answer it whole or streamed, say an error."""
+
+    def parse(self, body: JsonObject) -> Request: ...
+
+    def answer(self, request: Request, reply: Reply) -> JsonObject: ...
+
+    def stream(self, request: Request, reply: Reply) -> Iterator[bytes]: ...
+
+    def error(self, kind: str, message: str) -> JsonObject: ...
+
+
+def chat_response(reply: Reply, model: str) -> JsonObject:
+    """``reply`` as an OpenAI chat-completions response body."""
+    message: JsonObject = {"role": "assistant", "content": reply.content}
+    if reply.tool_calls:
+        message["tool_calls"] = [call.to_message_part() for call in reply.tool_calls]
+    return {
+        "id": "chatcmpl-" + uuid.uuid4().hex,
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish_reason(reply)}],
+        "usage": usage_of(reply),
+    }
+
+
+def chat_chunks(reply: Reply, model: str) -> list[JsonObject]:
+    """``reply`` as the chunks of a streamed chat completion: its text, its tool calls, and a
+    last chunk with the finish reason and the usage."""
+    head = {
+        "id": "chatcmpl-" + uuid.uuid4().hex,
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": model,
+    }
+
+    def chunk(delta: JsonObject, finish: str | None = None, **more: Any) -> JsonObject:
+        return {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **more}
+
+    chunks = [chunk({"role": "assistant", "content": reply.content or ""})]
+    if reply.tool_calls:
+        calls = [{"index": i, **call.to_message_part()} for i, call in enumerate(reply.tool_calls)]
+        chunks.append(chunk({"tool_calls": calls}))
+    chunks.append(chunk({}, finish_reason(reply), usage=usage_of(reply)))
+    return chunks
+
+
+def finish_reason(reply: Reply) -> str:
+    return "tool_calls" if reply.tool_calls else "stop"
+
+
+def usage_of(reply: Reply) -> JsonObject:
+    usage = reply.usage
+    return {
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "total_tokens": usage.total_tokens,
+    }
+
+
+def sse(data: JsonObject | str, event: str | None = None) -> bytes:
+    """One server-sent event (``event:`` line only where the format names its events)."""
+    text = data if isinstance(data, str) else json.dumps(data, separators=(",", ":"))
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {text}\n\n".encode()
+
+
+def positive_int(body: JsonObject, *names: str) -> int | None:
+    """The first of ``names`` that ``body`` holds, a positive integer; None if it holds none."""
+    for name in names:
+        value = body.get(name)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise BadRequest(f"{name}: must be a positive integer, got {value!r}")
+        return value
+    return None
+
+
+def model_name(body: JsonObject) -> str:
+    model = body.get("model", "")
+    if not isinstance(model, str):
+        raise BadRequest(f"model: must be a string, got {model!r}")
+    return model
+
+
+def stream_flag(body: JsonObject) -> bool:
+    stream = body.get("stream", False)
+    if not isinstance(stream, bool):
+        raise BadRequest(f"stream: must be true or false, got {stream!r}")
+    return stream

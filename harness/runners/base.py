@@ -1,0 +1,339 @@
+"""An external coding agent as a round's session, run inside the harness's sandbox.
+
+:class:`ExternalRunner` meets the session protocol (:mod:`harness.agent.session`) for any
+program: the round's task goes to it non-interactively, it works in the round's worktree inside
+the sandbox with a private ``HOME``, and every model request it makes goes to the harness's
+model gateway (:mod:`harness.gateway`) with a token valid for that session only: so the run's
+budget, redaction and trajectory hold for it. The provider's key never enters the sandbox.
+
+Under bubblewrap the gateway serves a unix socket bound into the sandbox, and a relay inside
+listens on ``127.0.0.1:RELAY_PORT`` (:mod:`harness.gateway.relay`); without a sandbox the gateway
+listens on a free port of 127.0.0.1. A subclass says what is particular to its agent
+(:meth:`ExternalRunner.invocation`, :meth:`ExternalRunner.final_message`,
+:meth:`ExternalRunner.version_problem`); see :mod:`harness.runners.command` for the smallest.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar, Literal, Self
+
+from harness.agent.agent import AgentRun, AgentStop
+from harness.agent.ledger import Ledger
+from harness.core.errors import ConfigError, Stopped
+from harness.core.sink import NULL_SINK, EventSink
+from harness.core.stop import StopReason
+from harness.core.trajectory_schema import SessionBegin
+from harness.gateway.gateway import Ending, Gateway, GatewayAddress
+from harness.models.base import Model
+from harness.models.budget import MeteredModel, metered
+from harness.sandbox import Sandbox, default_sandbox
+
+WireName = Literal["openai-chat", "openai-responses", "anthropic"]
+RELAY_PORT = 48_213
+"""The port of 127.0.0.1 the relay listens on inside a sandbox's own network namespace."""
+OUTPUT_CHARS = 200_000
+"""How much of the end of an agent's stdout and stderr is kept."""
+VERSION_SECONDS = 30.0
+GIT_OFF = {
+    "GIT_CONFIG_COUNT": "2",
+    "GIT_CONFIG_KEY_0": "protocol.allow",
+    "GIT_CONFIG_VALUE_0": "never",  # no fetch or push to any remote
+    "GIT_CONFIG_KEY_1": "core.hooksPath",
+    "GIT_CONFIG_VALUE_1": "{home}/.harness-git-hooks",
+}
+"""Git settings the agent's commands get: no remote is reached, and a commit is refused by its
+hooks (the harness commits the round; under bwrap the worktree's ``.git`` is read-only too)."""
+REFUSING_HOOK = "#!/bin/sh\necho 'the harness commits the round; do not commit' >&2\nexit 1\n"
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """How to start the agent on one task.
+
+    ``argv``: the whole command line (``argv[0]`` the program, :attr:`ExternalRunner.program`);
+    ``env``: variables set on top of the sandbox's allow-list; ``stdin``: written to its
+    standard input (else none); ``files``: written under its private HOME before it starts
+    (relative path -> text: its configuration).
+    """
+
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    stdin: str | None = None
+    files: dict[str, str] = field(default_factory=dict)
+
+
+class ExternalRunner:
+    """Runs an external agent as a round's session (a :class:`~harness.agent.session.Session`).
+
+    ``model``: what answers the agent's requests (the outer loop hands the run's metered one in
+    with :meth:`with_model`). ``path``: the agent's program (default: :attr:`executable` found on
+    ``PATH``). ``max_requests``: model requests a session may make (its steps); one more is
+    refused and ends it with ``max_steps``. ``timeout``: seconds a session may take.
+    Not found, or a version known not to work: :class:`ConfigError` naming the install command.
+    """
+
+    name: ClassVar[str]
+    """The runner's name in loop.toml (``[agent] runner``)."""
+    executable: ClassVar[str]
+    """The program looked for on ``PATH``."""
+    install: ClassVar[str]
+    """The exact command that installs it, said when it is missing."""
+    wire: ClassVar[WireName]
+    """The format its model requests are in (all are served; this one is said in its env)."""
+    version_args: ClassVar[tuple[str, ...]] = ("--version",)
+
+    def __init__(
+        self,
+        model: Model,
+        *,
+        path: str | os.PathLike[str] | None = None,
+        sandbox: Sandbox | None = None,
+        max_requests: int = 50,
+        timeout: float = 3600.0,
+    ) -> None:
+        if isinstance(max_requests, bool) or not isinstance(max_requests, int) or max_requests < 1:
+            raise ConfigError(f"max_steps: must be a positive integer, got {max_requests!r}")
+        if not timeout > 0:
+            raise ConfigError(f"timeout: must be positive, got {timeout!r}")
+        self.model = model
+        self.sandbox = sandbox
+        self.max_requests = max_requests
+        self.timeout = timeout
+        self.program = self._find(path)
+        self._check_version()
+
+    def invocation(
+        self, task: str, gateway: GatewayAddress, home: Path, workspace: Path
+    ) -> Invocation:
+        """The command line, environment, input and files that start the agent on ``task``."""
+        raise NotImplementedError
+
+    def final_message(self, stdout: str, home: Path) -> str:
+        """The agent's last answer: by default its standard output, trimmed."""
+        return stdout.strip()
+
+    def version_problem(self, version: str) -> str | None:
+        """Why the version the agent reports (``--version``'s output) is known not to work."""
+        return None
+
+    def with_model(self, model: Model) -> Self:
+        twin = copy.copy(self)
+        twin.model = model
+        return twin
+
+    def run(
+        self,
+        task: str,
+        workspace: str | Path = ".",
+        *,
+        ledger: Ledger | None = None,
+        protect: tuple[str, ...] = (),
+        events: EventSink = NULL_SINK,
+    ) -> AgentRun:
+        """Run the agent on ``task`` in ``workspace`` until it exits, or a bound ends it.
+
+        ``ledger`` is not used: the agent keeps its own context. ``protect`` is not shown to it:
+        the outer loop fails a round whose changes touch those paths.
+        """
+        folder = Path(workspace).resolve()
+        if not folder.is_dir():
+            raise ConfigError(f"workspace: {folder} is not a folder")
+        model = metered(self.model, events=events)
+        sandbox = self.sandbox or default_sandbox()
+        if sandbox.backend not in ("bwrap", "none"):
+            raise ConfigError(
+                f"runner: {self.name} runs under the bwrap or none sandbox backend, "
+                f"not {sandbox.backend!r}"
+            )
+        model.trajectory.record(SessionBegin(role="author", model=model.name))
+        try:
+            with tempfile.TemporaryDirectory(prefix="harness-agent-") as scratch:
+                return self._session(task, folder, model, sandbox, Path(scratch))
+        finally:
+            model.trajectory.end_session()
+
+    def _find(self, path: str | os.PathLike[str] | None) -> str:
+        """The agent's program: ``path``, or :attr:`executable` found on ``PATH``."""
+        if path is not None:
+            given = Path(path).expanduser()
+            if not given.is_file() or not os.access(given, os.X_OK):
+                raise ConfigError(f"agent.path: {given} is not an executable file")
+            return str(given.absolute())
+        found = shutil.which(self.command_name())
+        if found is None:
+            raise ConfigError(self.missing())
+        return found
+
+    def command_name(self) -> str:
+        """The program's name as looked for on ``PATH``."""
+        return self.executable
+
+    def missing(self) -> str:
+        """What to say when the program is nowhere to be found."""
+        return (
+            f"agent.runner: {self.name!r} needs {self.executable!r}, which is not on PATH; "
+            f"install it with: {self.install} (or name it in [agent] path)"
+        )
+
+    def _check_version(self) -> None:
+        if not self.version_args:
+            return
+        try:
+            proc = subprocess.run(
+                [self.program, *self.version_args], capture_output=True, text=True,
+                timeout=VERSION_SECONDS, check=False, stdin=subprocess.DEVNULL,
+            )  # fmt: skip
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise ConfigError(f"agent.path: {self.program} could not be started: {exc}") from exc
+        problem = self.version_problem((proc.stdout or proc.stderr).strip())
+        if problem:
+            raise ConfigError(f"agent.runner: {self.name}: {problem}; install a working one with: "
+                              f"{self.install}")  # fmt: skip
+
+    def _session(
+        self, task: str, workspace: Path, model: MeteredModel, sandbox: Sandbox, scratch: Path
+    ) -> AgentRun:
+        home = scratch / "home"
+        hooks = home / ".harness-git-hooks"
+        hooks.mkdir(parents=True)
+        for hook in ("pre-commit", "commit-msg", "pre-push"):
+            (hooks / hook).write_text(REFUSING_HOOK)
+            (hooks / hook).chmod(0o755)
+        socket_path = scratch / "gateway.sock" if sandbox.backend == "bwrap" else None
+        usage_before = model.meter.usage
+        with Gateway(
+            model, max_requests=self.max_requests, redact=model.redact, socket_path=socket_path
+        ) as gateway:
+            relayed = f"http://127.0.0.1:{RELAY_PORT}" if socket_path is not None else None
+            invocation = self.invocation(task, gateway.address(relayed), home, workspace)
+            _write_files(home, invocation.files)
+            argv = invocation.argv
+            if socket_path is not None:
+                relay = [sys.executable, "-m", "harness.gateway.relay"]
+                argv = [*relay, str(socket_path), str(RELAY_PORT), "--", *argv]
+            git = {name: value.format(home=home) for name, value in GIT_OFF.items()}
+            env = {**git, **invocation.env, "HOME": str(home)}
+            command, full_env = sandbox.wrap(
+                argv, cwd=workspace, workspace=workspace, env=env, writable=[home],
+                sockets=[socket_path] if socket_path is not None else (),
+            )  # fmt: skip
+            code, why = self._wait(command, full_env, workspace, invocation.stdin, gateway,
+                                   model, scratch)  # fmt: skip
+        stdout = _tail(scratch / "stdout")
+        stderr = _tail(scratch / "stderr")
+        stop, message, interruption = _outcome(code, why, gateway.ending, stderr, self.timeout)
+        final = self.final_message(stdout, home) if stop is AgentStop.ANSWERED else None
+        return AgentRun(
+            final=final or None,
+            messages=[],
+            steps=gateway.requests,
+            usage=model.meter.usage - usage_before,
+            stop_reason=stop,
+            stop_message=message,
+            interruption=interruption,
+        )
+
+    def _wait(
+        self,
+        command: list[str],
+        env: dict[str, str],
+        workspace: Path,
+        stdin: str | None,
+        gateway: Gateway,
+        model: MeteredModel,
+        scratch: Path,
+    ) -> tuple[int | None, Literal["exited", "gateway", "timeout", "budget_time"]]:
+        """Start the agent and wait until it exits, the gateway ends it or its time is up."""
+        left = model.meter.remaining_seconds()
+        limit = self.timeout if left is None else min(self.timeout, left)
+        deadline = time.monotonic() + limit
+        with (scratch / "stdout").open("wb") as out, (scratch / "stderr").open("wb") as err:
+            proc = subprocess.Popen(
+                command, cwd=workspace, env=env, stdout=out, stderr=err,
+                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                start_new_session=True,
+            )  # fmt: skip
+        if stdin is not None:
+            threading.Thread(target=_feed, args=(proc, stdin), daemon=True).start()
+        try:
+            while True:
+                code = proc.poll()
+                if code is not None:
+                    return code, "exited"
+                if gateway.ended.wait(0.05):
+                    return None, "gateway"
+                if time.monotonic() >= deadline:
+                    return None, "timeout" if limit == self.timeout else "budget_time"
+        finally:
+            _kill(proc)
+
+
+def _outcome(
+    code: int | None, why: str, ending: Ending | None, stderr: str, timeout: float
+) -> tuple[AgentStop, str, Stopped | None]:
+    """The session's stop: its reason, its message, and the run-wide stop behind it."""
+    if ending is not None and (why == "gateway" or code not in (0, None)):
+        if ending.reason == "stopped":
+            return AgentStop.INTERRUPTED, ending.message, ending.stopped
+        if ending.reason == "requests":
+            return AgentStop.MAX_STEPS, ending.message, None
+        assert ending.error is not None
+        raise ending.error  # the model failed after its retries: as for the built-in agent
+    if why == "timeout":
+        return AgentStop.TIMED_OUT, f"the agent ran past its time limit of {timeout:g}s", None
+    if why == "budget_time":
+        stop = Stopped(StopReason.TIMEOUT, "the run's time budget was used: the agent was stopped")
+        return AgentStop.INTERRUPTED, stop.message, stop
+    if code == 0:
+        return AgentStop.ANSWERED, "the agent exited with code 0", None
+    last = stderr.strip().splitlines()[-5:]
+    detail = (": " + " | ".join(last)) if last else ""
+    return AgentStop.EXITED, f"the agent exited with code {code}{detail}", None
+
+
+def _feed(proc: subprocess.Popen[bytes], text: str) -> None:
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(text.encode())
+        proc.stdin.close()
+    except OSError:  # the agent ended, or closed its input, before reading it all
+        pass
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    """End the agent and whatever it started (its session's process group; bwrap's namespace)."""
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            proc.kill()
+    proc.wait()
+
+
+def _tail(path: Path) -> str:
+    """The last :data:`OUTPUT_CHARS` of the file at ``path`` (bytes read only from there)."""
+    with path.open("rb") as file:
+        size = file.seek(0, os.SEEK_END)
+        file.seek(max(size - OUTPUT_CHARS, 0))
+        return file.read().decode(errors="replace")
+
+
+def _write_files(home: Path, files: dict[str, str]) -> None:
+    """Write each of ``files`` under ``home``; a path leading out of it is a bug of the runner."""
+    for name, text in files.items():
+        target = (home / name).resolve()
+        if not target.is_relative_to(home.resolve()):
+            raise ConfigError(f"files: {name!r} lies outside the agent's home")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)

@@ -1,0 +1,181 @@
+"""The gateway over real HTTP: the per-run token, its bounds, and chat completions."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harness import ScriptedModel, ToolCall
+from harness.gateway import Gateway, ServerLimits
+
+TOKEN = "harness-test-token"
+CHAT = {"model": "gpt-x", "messages": [{"role": "user", "content": "hi"}]}
+
+
+def post(
+    gateway: Gateway, path: str, body: object, token: str = TOKEN, **headers: str
+) -> tuple[int, bytes]:
+    connection = http.client.HTTPConnection("127.0.0.1", gateway.port, timeout=10)
+    data = json.dumps(body).encode()
+    connection.request("POST", path, data, {"Authorization": f"Bearer {token}", **headers})
+    response = connection.getresponse()
+    answer = response.status, response.read()
+    connection.close()
+    return answer
+
+
+@pytest.fixture
+def model() -> ScriptedModel:
+    return ScriptedModel(["hello", ToolCall("run", {"cmd": "ls"}, id="call_7"), "third"])
+
+
+@pytest.fixture
+def gateway(model: ScriptedModel) -> Iterator[Gateway]:
+    limits = ServerLimits(connections=3, read_timeout=0.5, body_seconds=2, body_bytes=4096)
+    with Gateway(model, token=TOKEN, limits=limits) as served:
+        yield served
+
+
+def test_a_chat_request_is_answered_by_the_model_in_chat_form(
+    gateway: Gateway, model: ScriptedModel
+) -> None:
+    status, body = post(gateway, "/v1/chat/completions", CHAT)
+    assert status == 200
+    answer = json.loads(body)
+    assert answer["object"] == "chat.completion"
+    assert answer["model"] == "gpt-x"
+    assert answer["choices"][0]["message"] == {"role": "assistant", "content": "hello"}
+    assert answer["choices"][0]["finish_reason"] == "stop"
+    assert answer["usage"]["total_tokens"] > 0
+    status, body = post(gateway, "/v1/chat/completions", {**CHAT, "max_tokens": 20})
+    message = json.loads(body)["choices"][0]
+    assert message["finish_reason"] == "tool_calls"
+    assert message["message"]["tool_calls"] == [
+        {
+            "id": "call_7",
+            "type": "function",
+            "function": {"name": "run", "arguments": '{"cmd": "ls"}'},
+        }
+    ]
+    assert [call.messages for call in model.calls] == [CHAT["messages"]] * 2
+    assert gateway.requests == 2
+
+
+def test_another_token_is_refused_with_401_and_never_reaches_the_model(
+    gateway: Gateway, model: ScriptedModel
+) -> None:
+    for token in ("", "harness-test-toke", TOKEN + "x", "sk-real-provider-key"):
+        status, body = post(gateway, "/v1/chat/completions", CHAT, token=token)
+        assert status == 401
+        assert "this run's token" in json.loads(body)["error"]["message"]
+    status, _ = post(gateway, "/v1/chat/completions", CHAT, token="", **{"x-api-key": TOKEN})
+    assert status == 200
+    assert len(model.calls) == 1
+
+
+def test_a_bad_body_or_path_is_refused_naming_what_is_wrong(
+    gateway: Gateway, model: ScriptedModel
+) -> None:
+    status, body = post(gateway, "/v1/chat/completions", {"model": "x", "messages": []})
+    assert (status, json.loads(body)["error"]["message"]) == (
+        400, "messages: must be a non-empty list",
+    )  # fmt: skip
+    status, body = post(gateway, "/v1/chat/completions", {**CHAT, "max_tokens": 0})
+    assert json.loads(body)["error"]["message"] == "max_tokens: must be a positive integer, got 0"
+    status, _ = post(gateway, "/v1/nothing", CHAT)
+    assert status == 404
+    assert model.calls == []
+
+
+def test_a_body_over_the_cap_is_refused_with_413_unread(gateway: Gateway) -> None:
+    big = {**CHAT, "messages": [{"role": "user", "content": "x" * 5000}]}
+    status, _ = post(gateway, "/v1/chat/completions", big)
+    assert status == 413
+    status, _ = post(gateway, "/v1/chat/completions", {**CHAT, "pad": "y" * 3900})
+    assert status == 200  # under the cap of 4096 bytes
+
+
+def raw(gateway: Gateway) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", gateway.port), timeout=5)
+
+
+def test_a_slow_client_is_cut_off_and_cannot_hold_the_gateway(gateway: Gateway) -> None:
+    idle = raw(gateway)
+    started = time.monotonic()
+    assert idle.recv(100) == b""  # no request line within the read timeout: closed
+    assert time.monotonic() - started < 3
+    trickle = raw(gateway)
+    head = (
+        f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\n"
+        "Content-Length: 1000\r\n\r\n"
+    )
+    trickle.sendall(head.encode())
+    started = time.monotonic()
+    answer = b""
+    while b"\r\n\r\n" not in answer:  # a byte every 0.3 s: under the read timeout, never done
+        trickle.sendall(b"x")
+        time.sleep(0.3)
+        answer += trickle.recv(1000, socket.MSG_DONTWAIT) if _ready(trickle) else b""
+        assert time.monotonic() - started < 5
+    assert answer.startswith(b"HTTP/1.1 408")
+
+
+def _ready(sock: socket.socket) -> bool:
+    try:
+        return bool(sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT))
+    except BlockingIOError:
+        return False
+
+
+def test_connections_past_the_cap_are_answered_503_and_served_again_once_freed(
+    gateway: Gateway,
+) -> None:
+    held = [raw(gateway) for _ in range(3)]
+    time.sleep(0.1)
+    extra = raw(gateway)
+    assert extra.recv(100).startswith(b"HTTP/1.1 503")
+    for sock in held:
+        sock.close()
+    time.sleep(0.2)
+    status, _ = post(gateway, "/v1/chat/completions", CHAT)
+    assert status == 200
+
+
+def test_a_streamed_chat_answer_is_server_sent_events_ending_in_done(gateway: Gateway) -> None:
+    post(gateway, "/v1/chat/completions", CHAT)
+    status, body = post(gateway, "/v1/chat/completions", {**CHAT, "stream": True})
+    assert status == 200
+    events = [line.removeprefix("data: ") for line in body.decode().split("\n\n") if line]
+    assert events[-1] == "[DONE]"
+    chunks = [json.loads(event) for event in events[:-1]]
+    assert {chunk["object"] for chunk in chunks} == {"chat.completion.chunk"}
+    assert chunks[1]["choices"][0]["delta"]["tool_calls"][0]["function"]["name"] == "run"
+    assert chunks[-1]["choices"][0]["finish_reason"] == "tool_calls"
+    assert chunks[-1]["usage"]["prompt_tokens"] > 0
+
+
+def test_a_unix_socket_gateway_takes_the_same_requests(
+    tmp_path: Path, model: ScriptedModel
+) -> None:
+    path = tmp_path / "gateway.sock"
+    with Gateway(model, token=TOKEN, socket_path=path):
+        client = socket.socket(socket.AF_UNIX)
+        client.connect(str(path))
+        data = json.dumps(CHAT).encode()
+        client.sendall(
+            b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+            + f"x-api-key: {TOKEN}\r\nContent-Length: {len(data)}\r\n\r\n".encode()
+            + data
+        )
+        answer = b""
+        while part := client.recv(65536):
+            answer += part
+        assert answer.startswith(b"HTTP/1.1 200")
+        assert b'"content":"hello"' in answer
+    assert not path.exists()

@@ -1,0 +1,151 @@
+"""A real program as the round's session: it talks to the gateway over HTTP from inside the
+sandbox, with the per-run token, and the outer loop judges what it leaves behind."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness import Budget, OuterLoop, PytestGate, ScriptedModel, StopReason, ToolCall
+from harness.agent.agent import AgentStop
+from harness.core.errors import ConfigError
+from harness.runners.command import CommandRunner
+from harness.sandbox.bwrap import bwrap_problem
+from tests.conftest import copy_repo, git, make_repo
+
+pytestmark = pytest.mark.slow
+
+AGENT = Path(__file__).with_name("chat_agent.py")
+BUGGY = "def add(a, b):\n    return a - b\n"
+WRONG = "def add(a, b):\n    return a * b\n"
+RIGHT = "def add(a, b):\n    return a + b\n"
+TESTS = "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    files = {"calc.py": BUGGY, "tests/test_calc.py": TESTS}
+    return make_repo(tmp_path_factory.mktemp("base") / "repo", files)
+
+
+@pytest.fixture
+def repo(base: Path, tmp_path: Path) -> Path:
+    return copy_repo(base, tmp_path / "repo")
+
+
+def write(text: str) -> ToolCall:
+    return ToolCall("write_file", {"path": "calc.py", "content": text})
+
+
+def test_a_program_fixes_the_bug_in_round_two_with_round_one_s_failure_in_its_task(
+    repo: Path, tmp_path: Path
+) -> None:
+    model = ScriptedModel([write(WRONG), "made add multiply", write(RIGHT), "made add add"])
+    runner = CommandRunner(model, [sys.executable, str(AGENT), "{task_file}"])
+    loop = OuterLoop(
+        "make the tests pass",
+        runner,
+        gates=[PytestGate("tests")],
+        workspace=repo,
+        progress=tmp_path / "progress" / "calc.md",
+    )
+    result = loop.run()
+    assert result.stop_reason is StopReason.PASSED
+    assert result.iterations == 2
+    first, second = result.rounds
+    assert not first.passed
+    assert (first.agent_stop, first.agent_summary, first.steps) == (
+        AgentStop.ANSWERED, "made add multiply", 2,
+    )  # fmt: skip
+    assert second.agent_summary == "made add add"
+    # What the program sent is what the model received: round 2's task holds round 1's failure.
+    tasks = [call.messages[0]["content"] for call in model.calls]
+    assert len(tasks) == 4
+    assert "tests/test_calc.py::test_add" in tasks[2]
+    assert "tests/test_calc.py::test_add" not in tasks[0]
+    assert "# Goal\nmake the tests pass" in tasks[0]
+    assert model.calls[1].messages[-1] == {
+        "role": "tool", "tool_call_id": model.calls[1].messages[1]["tool_calls"][0]["id"],
+        "content": "written",
+    }  # fmt: skip
+    # The harness committed each round; the program's work is on the run's branch only.
+    assert git(repo, "show", f"{result.branch}:calc.py") + "\n" == RIGHT
+    assert git(repo, "show", f"{result.branch}~1:calc.py") + "\n" == WRONG
+    assert (repo / "calc.py").read_text() == BUGGY
+
+
+def test_a_budget_spent_mid_session_ends_it_and_no_request_passes_it(repo: Path) -> None:
+    padded = WRONG + "# " + "pad " * 3000 + "\n"  # a reply of some 3,000 tokens
+    model = ScriptedModel([write(padded), "never sent"])
+    runner = CommandRunner(model, [sys.executable, str(AGENT)])  # the task on stdin
+    # Round 1's first request (a task of a few hundred tokens, 4,096 reserved for the reply)
+    # fits; its reply, counted, and a second request holding it again cannot.
+    loop = OuterLoop(
+        "make the tests pass", runner, gates=[PytestGate("tests")], workspace=repo,
+        budget=Budget(tokens=4096 + 2000 + 3000),
+    )  # fmt: skip
+    result = loop.run()
+    assert result.stop_reason is StopReason.BUDGET_TOKENS
+    assert result.message.startswith("token budget: ")
+    assert len(model.calls) == 1  # the second request was refused before reaching the model
+    assert 3000 < result.usage.total_tokens < 4096 + 2000 + 3000
+
+
+def test_a_request_past_the_cap_is_refused_and_ends_the_session_at_its_step_cap(
+    repo: Path,
+) -> None:
+    model = ScriptedModel([write(WRONG), "never sent"])
+    runner = CommandRunner(model, [sys.executable, str(AGENT)], max_requests=1)
+    loop = OuterLoop(
+        "make the tests pass", runner, gates=[PytestGate("tests")], workspace=repo,
+        max_iterations=1,
+    )  # fmt: skip
+    result = loop.run()
+    assert result.stop_reason is StopReason.MAX_ITERATIONS
+    (only,) = result.rounds
+    assert only.agent_stop is AgentStop.MAX_STEPS
+    assert only.agent_message == "request cap of 1 model requests reached"
+    assert only.steps == 1
+    assert len(model.calls) == 1
+
+
+@pytest.mark.skipif(
+    bwrap_problem() is not None, reason="needs the bwrap sandbox (own PID namespace)"
+)
+def test_the_provider_key_is_in_no_environment_the_agent_can_read(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = "sk-provider-" + "k3y" * 8
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+    model = ScriptedModel(["looked"])
+    runner = CommandRunner(model, [sys.executable, str(AGENT), "--show-env", "seen.txt"])
+    session = runner.run("look around", repo)
+    assert (session.stop_reason, session.final) == (AgentStop.ANSWERED, "looked")
+    environments = (repo / "seen.txt").read_text()
+    assert environments.count("OPENAI_API_KEY=harness-") >= 2  # its own, and /proc's
+    assert "ANTHROPIC_API_KEY=harness-" in environments
+    assert key not in environments
+    assert "k3yk3y" not in environments
+
+
+def test_a_program_that_is_not_there_is_named_before_anything_runs(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="agent.command: 'no-such-agent-program' is not on PATH"):
+        CommandRunner(ScriptedModel([]), ["no-such-agent-program", "--go"])
+    with pytest.raises(ConfigError, match="agent.command: must be a non-empty list"):
+        CommandRunner(ScriptedModel([]), [])
+    with pytest.raises(ConfigError, match="agent.path: .* is not an executable file"):
+        CommandRunner(ScriptedModel([]), ["x"], path=tmp_path / "missing")
+
+
+def test_a_program_failing_is_named_with_its_exit_code_and_last_words(repo: Path) -> None:
+    runner = CommandRunner(
+        ScriptedModel([]), [sys.executable, "-c", "import sys; sys.exit('cannot go on')"]
+    )
+    session = runner.run("anything", repo)
+    assert session.stop_reason is AgentStop.EXITED
+    assert session.stop_message == "the agent exited with code 1: cannot go on"
+    assert session.final is None
+    assert session.steps == 0
