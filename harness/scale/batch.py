@@ -10,14 +10,13 @@ once the ended tasks have spent it. ``summary.json`` is rewritten after every ta
 from __future__ import annotations
 
 import os
-import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
-from typing import Literal, Protocol
 
 from harness.core import nofollow
 from harness.core.errors import ConfigError
@@ -26,14 +25,15 @@ from harness.core.usage import Usage
 from harness.core.validation import positive_finite
 from harness.memory.lock import LoopLock
 from harness.models.budget import Budget
-from harness.models.rate_limit import shared_limiter
+from harness.models.rate_limit import Limiter
 from harness.outer.loop import OuterLoop
 from harness.outer.options import new_run_id
 from harness.scale.batch_summary import SUMMARY_FILE, BatchSummary
 from harness.scale.batch_task import BatchTask, TaskRecord, check_names, read_record
-from harness.scale.task_run import TaskRun, run_task
+from harness.scale.job import Backend, Job, Place
+from harness.scale.pool import Pool, check_backend, open_pool
+from harness.scale.task_run import TaskRun, placed_task, run_task
 
-Backend = Literal["local", "ray"]
 MAX_WORKERS = 64
 """Loops mostly wait on their model, so a pool may be larger than the number of cores."""
 
@@ -66,14 +66,6 @@ class BatchProgress:
             f"{self.failed} failed{held}, {format_tokens(self.usage.total_tokens)} tokens, "
             f"{format_cost(self.usage.cost_usd)}, {format_duration(self.elapsed)}{eta}"
         )
-
-
-class Executor(Protocol):
-    """Where task loops run: a local thread pool or a Ray cluster."""
-
-    def submit(self, task: BatchTask, run: TaskRun) -> Future[TaskRecord]: ...
-
-    def close(self) -> None: ...
 
 
 class Batch:
@@ -110,8 +102,7 @@ class Batch:
             raise ConfigError(
                 f"workers: must be an integer from 1 to {MAX_WORKERS}, got {workers!r}"
             )
-        if backend not in ("local", "ray"):
-            raise ConfigError(f"backend: must be 'local' or 'ray', got {backend!r}")
+        check_backend(backend)
         if loop_for is None:
             from harness.scale.toml_loop import loop_from_toml
 
@@ -150,20 +141,21 @@ class Batch:
         earlier = {t.name: read_record(self.out, t.name) for t in self.tasks}
         records = {name: r for name, r in earlier.items() if r is not None and r.ended}
         queue = deque(t for t in self.tasks if t.name not in records)
-        running: dict[Future[TaskRecord], BatchTask] = {}
+        running: dict[Future[TaskRecord], tuple[BatchTask, TaskRun]] = {}
         held: list[str] = []
         finished_here = 0
-        executor = self._executor()
+        pool = open_pool(self.backend, address=self.ray_address, num_cpus=self.num_cpus)
+        limiters = {name: pool.limiter(name, rpm) for name, rpm in self.rate_limits.items()}
         try:
             while queue or running:
                 try:
-                    self._start(executor, queue, running, earlier, records, held)
+                    self._start(pool, limiters, queue, running, earlier, records, held)
                     if not running:
                         break
                     done, _ = wait(running, return_when=FIRST_COMPLETED)
                     for future in done:
-                        task = running.pop(future)
-                        records[task.name] = future.result()
+                        task, run = running.pop(future)
+                        records[task.name] = _ended(future, task, run, pool.backend)
                         records[task.name].save(self.out)
                         finished_here += 1
                 except KeyboardInterrupt:
@@ -175,14 +167,15 @@ class Batch:
                 self._save(records, held, started)
                 self._notify(records, running, queue, held, started, finished_here)
         finally:
-            executor.close()
+            pool.close()
         return self._save(records, held, started)
 
     def _start(
         self,
-        executor: Executor,
+        pool: Pool,
+        limiters: Mapping[str, Limiter],
         queue: deque[BatchTask],
-        running: dict[Future[TaskRecord], BatchTask],
+        running: dict[Future[TaskRecord], tuple[BatchTask, TaskRun]],
         earlier: Mapping[str, TaskRecord | None],
         records: Mapping[str, TaskRecord],
         held: list[str],
@@ -201,19 +194,15 @@ class Batch:
                 starts=before.starts + 1 if before else 1,
             )
             TaskRecord(name=task.name, status="running", starts=run.starts).save(self.out)
-            running[executor.submit(task, run)] = task
-
-    def _executor(self) -> Executor:
-        if self.backend == "ray":
-            from harness.scale.ray_backend import RayExecutor
-
-            return RayExecutor(
-                self.loop_for,
-                address=self.ray_address,
-                num_cpus=self.num_cpus,
-                rate_limits=self.rate_limits,
+            job = Job(
+                task.name,
+                partial(_run_placed, task, run, self.loop_for, limiters),
+                loop=task.loop,
+                workspace=task.workspace,
+                progress=run.progress,
+                run_id=run.run_id,
             )
-        return LocalExecutor(self.loop_for, rate_limits=self.rate_limits)
+            running[pool.submit(job)] = (task, run)
 
     def _spent_budget(self, records: Iterable[TaskRecord]) -> bool:
         spent = sum((r.usage for r in records), start=Usage())
@@ -239,7 +228,7 @@ class Batch:
     def _notify(
         self,
         records: dict[str, TaskRecord],
-        running: dict[Future[TaskRecord], BatchTask],
+        running: dict[Future[TaskRecord], tuple[BatchTask, TaskRun]],
         queue: deque[BatchTask],
         held: list[str],
         started: float,
@@ -265,27 +254,28 @@ class Batch:
         )
 
 
-class LocalExecutor:
-    """Each task's loop in a thread of this process: loops spend their time waiting on models and
-    git. The batch bounds how many run at once. The threads are daemons, so a second interrupt
-    quits at once (their tasks re-run, resuming their loops, on the next run of the batch).
-    """
+def _run_placed(
+    task: BatchTask,
+    run: TaskRun,
+    loop_for: LoopFor,
+    limiters: Mapping[str, Limiter],
+    place: Place,
+) -> TaskRecord:
+    """Run the task where the pool put it: its paths and progress file as ``place`` has them."""
+    placed = replace(run, progress=place.progress(run.progress))
+    return run_task(placed_task(task, place), placed, loop_for, limiters=limiters)
 
-    def __init__(self, loop_for: LoopFor, *, rate_limits: Mapping[str, float]) -> None:
-        self.loop_for = loop_for
-        self.limiters = {name: shared_limiter(name, rpm) for name, rpm in rate_limits.items()}
 
-    def submit(self, task: BatchTask, run: TaskRun) -> Future[TaskRecord]:
-        future: Future[TaskRecord] = Future()
-
-        def work() -> None:
-            try:
-                future.set_result(run_task(task, run, self.loop_for, limiters=self.limiters))
-            except BaseException as exc:  # noqa: BLE001 - handed to the batch, which re-raises it
-                future.set_exception(exc)
-
-        threading.Thread(target=work, name=f"batch-{task.name}", daemon=True).start()
-        return future
-
-    def close(self) -> None:
-        """Nothing to release: every thread ends with its task."""
+def _ended(future: Future[TaskRecord], task: BatchTask, run: TaskRun, backend: str) -> TaskRecord:
+    """The task's record; an ``error`` one when the pool gave up on it (a Ray worker that
+    kept dying, a branch not the run's)."""
+    try:
+        return future.result()
+    except Exception as exc:  # noqa: BLE001 - one task's failure is recorded; the batch goes on
+        return TaskRecord(
+            name=task.name,
+            status="error",
+            stop_reason="ERROR",
+            message=f"{backend}: {type(exc).__name__}: {exc}",
+            starts=run.starts,
+        )

@@ -11,13 +11,16 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from harness.core.errors import ConfigError
 from harness.core.usage import Usage
-from harness.engine.bounds import Watchdog
-from harness.engine.foreach import MAX_CONCURRENCY, ForEach
+from harness.engine.body import describe
+from harness.engine.foreach import MAX_CONCURRENCY
 from harness.outer.loop import OuterLoop
 from harness.outer.result import RunResult
+from harness.scale.job import Job, Place
+from harness.scale.pool import LocalPool, run_all
 
 MAX_ATTEMPTS = MAX_CONCURRENCY
 
@@ -105,20 +108,22 @@ class BestOf:
         self.attempts = attempts
 
     def run(self) -> BestOfResult:
-        numbers = list(range(1, self.attempts + 1))
-        outputs = ForEach(
-            lambda ctx: self.loop_for(ctx.item).run(),
-            numbers,
-            concurrency=self.attempts,
-            continue_on_error=True,
-            watchdog=Watchdog(),  # each attempt's loop is bounded by its own caps and budget
-        ).run()
-        attempts = tuple(
-            Attempt(n, out, None) if isinstance(out, RunResult) else Attempt(n, None, _error(out))
-            for n, out in zip(numbers, outputs, strict=True)
-        )
+        """Every attempt at once in the pool; each loop is bounded by its own caps and budget."""
+        numbers = range(1, self.attempts + 1)
+        jobs = [Job(f"attempt-{n}", partial(_attempt, self.loop_for, n)) for n in numbers]
+        outputs = run_all(LocalPool(), jobs, at_once=self.attempts)
+        attempts = tuple(_attempt_of(n, out) for n, out in zip(numbers, outputs, strict=True))
         return BestOfResult(attempts, pick_winner(attempts))
 
 
-def _error(output: object) -> str:
-    return str(output.get("error", output)) if isinstance(output, dict) else repr(output)
+def _attempt(loop_for: Callable[[int], OuterLoop], number: int, place: Place) -> RunResult:
+    """Attempt ``number``'s loop, built and run in place (attempts run in this process)."""
+    return loop_for(number).run()
+
+
+def _attempt_of(number: int, output: object) -> Attempt:
+    if isinstance(output, RunResult):
+        return Attempt(number, output, None)
+    return Attempt(
+        number, None, describe(output) if isinstance(output, BaseException) else repr(output)
+    )

@@ -1,8 +1,9 @@
 """Fleet loops: split a broad goal into independent subtasks, run one outer loop per subtask in
 parallel (each isolated), keep the results that pass an evaluation gate, and synthesise.
 
-The executor is :class:`~harness.engine.foreach.ForEach` (a local pool of at most eight); every
-subtask's loop keeps its own bounds, branch, progress and escalation.
+The subtasks' loops run in the :mod:`pool <harness.scale.pool>`, at most eight at once, on
+threads of this process or on a Ray cluster; every subtask's loop keeps its own bounds, branch,
+progress and escalation.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -17,13 +19,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from harness.core.errors import ConfigError, HarnessError
 from harness.core.json_reply import find_json
 from harness.core.usage import Usage
-from harness.engine.bounds import Watchdog
-from harness.engine.foreach import MAX_CONCURRENCY, ForEach
+from harness.engine.body import describe
+from harness.engine.foreach import MAX_CONCURRENCY
 from harness.models.base import Model
 from harness.models.budget import metered
 from harness.outer.loop import OuterLoop
 from harness.outer.result import RunResult
 from harness.scale.artifacts import run_artifacts
+from harness.scale.job import Backend, Job, Place
+from harness.scale.pool import check_backend, open_pool, run_all
 from harness.verify.gates import GateReport
 
 PLAN_PROMPT = """\
@@ -91,6 +95,22 @@ class FleetResult:
         return all(report.passed for report in self.synthesis_checks)
 
 
+@dataclass(frozen=True)
+class SubtaskRun:
+    """How a subtask's loop ended, and the workspace it worked in (the driver's)."""
+
+    result: RunResult
+    workspace: Path
+
+    @property
+    def branch(self) -> str | None:
+        return self.result.branch
+
+    @property
+    def run_id(self) -> str | None:
+        return self.result.run_id
+
+
 Evaluation = Callable[[Subtask, RunResult], bool]
 Synthesiser = Callable[[str, Sequence[SubtaskOutcome]], str]
 SynthesisGates = Callable[[str, Sequence[SubtaskOutcome]], Sequence[GateReport]]
@@ -107,6 +127,12 @@ class Fleet:
     the subtask's workspace), by default every file its loop changed, bounded.
     ``synthesis_gates`` checks the synthesis as a round is checked; a synthesiser model whose
     synthesis fails is told why and asked once more.
+
+    ``backend="ray"`` runs the loops as Ray tasks (``ray_address`` joins a cluster): each
+    worker gets the git repository holding ``workspace`` and calls ``loop_for`` in its copy,
+    the working directory the copy of this one
+    (:meth:`Place.current() <harness.scale.pool.Place.current>` maps other paths); the branch,
+    the run's folder and its progress file come back here.
     """
 
     def __init__(
@@ -122,6 +148,9 @@ class Fleet:
         synthesiser: Model | Synthesiser | None = None,
         artifacts: Sequence[str] = (),
         synthesis_gates: SynthesisGates | None = None,
+        backend: Backend = "local",
+        ray_address: str | None = None,
+        workspace: str | Path = ".",
     ) -> None:
         if not goal.strip():
             raise ConfigError("goal: must not be empty")
@@ -133,6 +162,9 @@ class Fleet:
             raise ConfigError(
                 f"concurrency: must be from 1 to {MAX_CONCURRENCY}, got {concurrency}"
             )
+        self.backend = check_backend(backend)
+        self.ray_address = ray_address
+        self.workspace = workspace
         self.goal = goal.strip()
         self.loop_for = loop_for
         self.subtasks = None if subtasks is None else _given(subtasks, max_subtasks)
@@ -148,24 +180,16 @@ class Fleet:
     def run(self) -> FleetResult:
         """Plan, run every subtask's loop in parallel, keep what passes, synthesise."""
         subtasks = self.subtasks if self.subtasks is not None else self.plan()
-        workspaces: dict[str, Path] = {}
-
-        def run_one(subtask: Subtask) -> RunResult:
-            loop = self.loop_for(subtask)
-            workspaces[subtask.name] = loop.settings.workspace
-            return loop.run()
-
-        outputs = ForEach(
-            lambda ctx: run_one(ctx.item),
-            subtasks,
-            concurrency=self.concurrency,
-            continue_on_error=True,
-            watchdog=Watchdog(),  # each subtask's loop is bounded by its own caps and budget
-        ).run()
-        outcomes = tuple(
-            self._judge(s, output, workspaces.get(s.name))
-            for s, output in zip(subtasks, outputs, strict=True)
-        )
+        jobs = [
+            Job(s.name, partial(_run_subtask, self.loop_for, s), workspace=str(self.workspace))
+            for s in subtasks
+        ]
+        pool = open_pool(self.backend, address=self.ray_address)
+        try:  # each subtask's loop is bounded by its own caps and budget
+            outputs = run_all(pool, jobs, at_once=self.concurrency)
+        finally:
+            pool.close()
+        outcomes = tuple(self._judge(s, out) for s, out in zip(subtasks, outputs, strict=True))
         kept = [o for o in outcomes if o.kept]
         synthesis, checks = (
             self._synthesise(kept) if kept and self.synthesiser is not None else (None, ())
@@ -197,17 +221,13 @@ class Fleet:
                 ]
         raise FleetError(f"planner: no valid plan after a repair attempt: {problem}")
 
-    def _judge(self, subtask: Subtask, output: object, workspace: Path | None) -> SubtaskOutcome:
-        if not isinstance(output, RunResult):
-            error = output.get("error", repr(output)) if isinstance(output, dict) else repr(output)
-            return SubtaskOutcome(subtask, None, str(error), kept=False)
-        kept = output.passed and (self.evaluate is None or self.evaluate(subtask, output))
-        artifacts = (
-            run_artifacts(workspace, output, files=self.artifacts)
-            if kept and workspace is not None
-            else ""
-        )
-        return SubtaskOutcome(subtask, output, None, kept, artifacts)
+    def _judge(self, subtask: Subtask, output: SubtaskRun | BaseException) -> SubtaskOutcome:
+        if isinstance(output, BaseException):
+            return SubtaskOutcome(subtask, None, describe(output), kept=False)
+        result = output.result
+        kept = result.passed and (self.evaluate is None or self.evaluate(subtask, result))
+        artifacts = run_artifacts(output.workspace, result, files=self.artifacts) if kept else ""
+        return SubtaskOutcome(subtask, result, None, kept, artifacts)
 
     def _synthesise(self, kept: Sequence[SubtaskOutcome]) -> tuple[str, tuple[GateReport, ...]]:
         """The synthesis and what its gates found; a model gets one repair attempt."""
@@ -247,6 +267,16 @@ class Fleet:
 
     def _check(self, text: str, kept: Sequence[SubtaskOutcome]) -> tuple[GateReport, ...]:
         return tuple(self.synthesis_gates(text, kept)) if self.synthesis_gates else ()
+
+
+def _run_subtask(
+    loop_for: Callable[[Subtask], OuterLoop], subtask: Subtask, place: Place
+) -> SubtaskRun:
+    """Build and run the subtask's loop where the pool put it."""
+    with place.entered():
+        loop = loop_for(subtask)
+        result = loop.run()
+    return SubtaskRun(result, place.back(loop.settings.workspace))
 
 
 def _given(subtasks: Sequence[Subtask | str], max_subtasks: int) -> list[Subtask]:

@@ -1,20 +1,21 @@
-"""The Ray backend of a batch: each task's loop is a Ray task, with its repository shipped.
+"""The Ray backend of the pool: each job's loop is a Ray task, with its repository shipped.
 
-The driver bundles the task's git repository (``git bundle --all``) and sends it with the task;
-the worker clones it into a temporary folder, runs the loop there, and sends back the run's
-branch as a git bundle plus the files the run wrote (its run folder under ``.harness/runs/`` and
-its progress file and escalation report). The driver fetches the branch into the task's
-repository and writes the files where a local run would have, so branches and ``harness report``
-work exactly as after a local batch. Nothing relies on a shared filesystem.
+The driver bundles the job's git repository (``git bundle --all``) and sends it with the job;
+the worker clones it into a temporary folder, runs the job there (its
+:class:`~harness.scale.pool.Place`), and sends back the run's branch as a git bundle plus the
+files the run wrote (its run folder under ``.harness/runs/`` and its progress file and escalation
+report). The driver fetches the branch into the job's repository and writes the files where a
+local run would have, so branches and ``harness report`` work exactly as after a local run.
+Nothing relies on a shared filesystem.
 
-A task whose loop.toml lies outside its repository, in a folder that holds the repository (a
+A job whose loop.toml lies outside its repository, in a folder that holds the repository (a
 benchmark instance: loop.toml and held-out tests beside the clone the agent works in), ships
 that folder too: its regular files outside the repository and its ``.harness`` folders, links
 left out; the worker lays them around its clone, and the run's files come back to that folder.
 
-Ray retries a task whose worker process dies (``max_retries``); the retry starts again from the
+Ray retries a job whose worker process dies (``max_retries``); the retry starts again from the
 shipped repository. ``address`` (or ``RAY_ADDRESS``) joins an existing cluster; without one a
-local Ray instance is started for the batch and stopped after it. Install with
+local Ray instance is started for the pool and stopped with it. Install with
 ``pip install 'harness[ray]'``.
 """
 
@@ -25,42 +26,54 @@ import stat
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Generic, Protocol
 
 from harness.core import nofollow
 from harness.core.errors import ConfigError
 from harness.models.rate_limit import Limiter, RateLimiter
-from harness.scale.batch_task import BatchTask, TaskRecord
-from harness.scale.task_run import TaskRun, run_task
-from harness.spec.named_models import rooted_model
+from harness.scale.job import Backend, Job, Place, R
 from harness.workspace.git import BRANCH_PREFIX, PART, is_run_branch, run_branch_suffix
 from harness.workspace.git_cmd import git, run_git
 
-if TYPE_CHECKING:
-    from harness.outer.loop import OuterLoop
-
-LoopFor = Callable[[BatchTask, TaskRun], "OuterLoop"]
-
 MAX_RETRIES = 3
-"""How many times Ray runs a task again after its worker process died."""
+"""How many times Ray runs a job again after its worker process died."""
 SHIP_LIMIT = 256 * 1024 * 1024
 """The most a worker sends back of a run's files, and the driver ships of a loop's folder
 around its repository, all together (256 MB)."""
-SCRIPTED = "scripted:"
-"""The prefix of a scripted model's name: a file, shipped relative to the task's folder."""
+
+
+class Located(Protocol):
+    """A job or a batch task: its name, its loop.toml and its workspace."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def loop(self) -> str | None: ...
+
+    @property
+    def workspace(self) -> str | None: ...
+
+
+class Landing(Protocol):
+    """Where the driver puts what a run sends back: a job (or a batch task's run)."""
+
+    @property
+    def run_id(self) -> str | None: ...
+
+    @property
+    def progress(self) -> Path | None: ...
 
 
 @dataclass(frozen=True)
 class Shipment:
-    """What a worker needs: the repository as a bundle and the task's paths inside it."""
+    """What a worker needs besides the job: the repository as a bundle, and around it."""
 
     bundle: bytes
-    task: BatchTask  # loop, workspace and a scripted model's file relative to the shipped top
-    run: TaskRun  # progress relative to the shipped progress folder
     repo_at: str = "."
     """Where the repository goes, relative to the shipped top (the loop's folder, or itself)."""
     files: Mapping[str, bytes] = field(default_factory=dict)
@@ -72,27 +85,28 @@ class Shipment:
 
 
 @dataclass(frozen=True)
-class Returned:
-    """What a worker sends back: the record, the branch as a bundle, and the files it wrote."""
+class Returned(Generic[R]):
+    """What a worker sends back: the job's result, the branch as a bundle, the files it wrote."""
 
-    record: TaskRecord
+    record: R
     branch_bundle: bytes | None
     run_files: dict[str, bytes]  # relative to the shipped top (the repository's top folder)
-    progress_files: dict[str, bytes]  # names in the task's progress folder
+    progress_files: dict[str, bytes]  # names in the job's progress folder
+    progress_home: Path | None = None  # that folder on the driver, when the job named none
 
 
-class RayExecutor:
-    """Runs batch tasks as Ray tasks with ``num_cpus`` each (and optional custom resources)."""
+class RayPool:
+    """Runs jobs as Ray tasks with ``num_cpus`` each (and optional custom resources)."""
+
+    backend: Backend = "ray"
 
     def __init__(
         self,
-        loop_for: LoopFor,
         *,
         address: str | None = None,
         num_cpus: float = 1,
         resources: dict[str, float] | None = None,
         max_retries: int = MAX_RETRIES,
-        rate_limits: Mapping[str, float] | None = None,
     ) -> None:
         try:
             import ray
@@ -109,42 +123,32 @@ class RayExecutor:
                 log_to_driver=False,
             )
             self._started = True
-        self._remote = ray.remote(_run_shipped).options(
+        self._remote: Any = ray.remote(_run_shipped).options(
             num_cpus=num_cpus, resources=resources or {}, max_retries=max_retries
         )
-        self.loop_for = loop_for
-        self.limiters = {
-            name: ClusterLimiter(ray, name, per_minute)
-            for name, per_minute in (rate_limits or {}).items()
-        }
 
-    def submit(self, task: BatchTask, run: TaskRun) -> Future[TaskRecord]:
-        repo = repository_of(task)
-        top = shipped_top(task, repo)
+    def submit(self, job: Job[R]) -> Future[R]:
+        repo = repository_of(job)
+        top = shipped_top(job, repo)
         files = folder_files(top, repo) if top != repo else {}
-        repo_at = os.path.relpath(repo, top)
         shipment = Shipment(
-            _bundle_all(repo), _relative(task, top), run, repo_at, files, *_shallow_of(repo)
+            _bundle_all(repo), os.path.relpath(repo, top), files, *_shallow_of(repo)
         )
-        done: Future[TaskRecord] = Future()
-        ref = self._remote.remote(shipment, self.loop_for, self.limiters)
+        place = Place(shipped=top.resolve(), cwd=Path.cwd())
+        done: Future[R] = Future()
+        ref = self._remote.remote(shipment, job, place)
 
-        def imported(remote: Future[Returned]) -> None:
+        def imported(remote: Future[Returned[R]]) -> None:
             try:
-                done.set_result(import_returned(remote.result(), repo, run, top=top))
-            except Exception as exc:  # noqa: BLE001 - a task Ray gave up on is an error record
-                done.set_result(
-                    TaskRecord(
-                        name=task.name,
-                        status="error",
-                        stop_reason="ERROR",
-                        message=f"ray: {type(exc).__name__}: {exc}",
-                        starts=run.starts,
-                    )
-                )
+                done.set_result(import_returned(remote.result(), repo, job, top=top))
+            except Exception as exc:  # noqa: BLE001 - handed to the caller: the job's error
+                done.set_exception(exc)
 
         ref.future().add_done_callback(imported)
         return done
+
+    def limiter(self, model: str, per_minute: float) -> Limiter:
+        return ClusterLimiter(self._ray, model, per_minute)
 
     def close(self) -> None:
         if self._started:
@@ -182,8 +186,8 @@ class _TurnKeeper:
         return self._limiter.acquire()
 
 
-def repository_of(task: BatchTask) -> Path:
-    """The top folder of the git repository that holds the task's workspace (or its loop)."""
+def repository_of(task: Located) -> Path:
+    """The top folder of the git repository that holds the job's workspace (or its loop)."""
     where = task.workspace or (str(Path(task.loop).parent) if task.loop else None)
     if where is None:
         raise ConfigError(f"task {task.name}: backend 'ray' needs a 'loop' or a 'workspace'")
@@ -196,7 +200,7 @@ def repository_of(task: BatchTask) -> Path:
         ) from exc
 
 
-def shipped_top(task: BatchTask, repo: Path) -> Path:
+def shipped_top(task: Located, repo: Path) -> Path:
     """What is shipped around ``repo``: itself when the task's loop.toml lies in it, else the
     loop's folder, which must hold the repository."""
     if task.loop is None:
@@ -233,20 +237,23 @@ def folder_files(top: Path, repo: Path) -> dict[str, bytes]:
 
 
 def import_returned(
-    returned: Returned, repo: Path, run: TaskRun, *, top: Path | None = None
-) -> TaskRecord:
+    returned: Returned[R], repo: Path, run: Landing, *, top: Path | None = None
+) -> R:
     """Fetch the returned branch into ``repo`` and write the returned files where they belong:
-    the run's under ``top`` (the shipped folder; default ``repo``).
+    the run's under ``top`` (the shipped folder; default ``repo``), the progress folder's beside
+    ``run.progress``.
 
     Only a branch named as this run's (``harness/<loop>.<8 hex of the loop>.<8 hex of the run
-    id>``) is fetched: a worker's record naming ``main`` would otherwise replace the user's own.
-    Each file is written without following a link, inside its folder.
+    id>``, the id the job named, else the one its result gives) is fetched: a worker's record
+    naming ``main`` would otherwise replace the user's own. Each file is written without
+    following a link, inside its folder.
     """
     record = returned.record
-    if record.branch and not is_run_branch(record.branch, run.run_id):
+    run_id = run.run_id or record.run_id or ""
+    if record.branch and not is_run_branch(record.branch, run_id):
         raise ConfigError(
-            f"ray: the worker returned branch {record.branch!r}, not one of run {run.run_id}'s "
-            f"({BRANCH_PREFIX}<loop>{PART}<8 hex>{PART}{run_branch_suffix(run.run_id)}); "
+            f"ray: the worker returned branch {record.branch!r}, not one of run {run_id}'s "
+            f"({BRANCH_PREFIX}<loop>{PART}<8 hex>{PART}{run_branch_suffix(run_id)}); "
             "nothing of it was fetched"
         )
     if returned.branch_bundle is not None and record.branch:
@@ -262,9 +269,17 @@ def import_returned(
             )
     for relative, data in returned.run_files.items():
         _write_inside(top or repo, relative, data)
+    home = run.progress.parent if run.progress is not None else returned.progress_home
+    if home is not None and run.progress is None and not _within(home, top or repo):
+        raise ConfigError(f"ray: a returned progress folder {home} lies outside {top or repo}")
     for name, data in returned.progress_files.items():
-        _write_inside(run.progress.parent, name, data)
+        if home is not None:
+            _write_inside(home, name, data)
     return record
+
+
+def _within(path: Path, folder: Path) -> bool:
+    return Path(os.path.normpath(path)).is_relative_to(os.path.normpath(folder))
 
 
 def _write_inside(folder: Path, relative: str, data: bytes) -> None:
@@ -277,7 +292,7 @@ def _write_inside(folder: Path, relative: str, data: bytes) -> None:
 
 
 def pack_files(
-    clone: Path, run_id: str, progress: Path
+    clone: Path, run_id: str | None, progress: Path
 ) -> tuple[dict[str, bytes], dict[str, bytes]]:
     """On the worker: the run's folders' files (relative to ``clone``) and the progress
     folder's (by name), regular files only, reached without following a link, together at most
@@ -286,7 +301,7 @@ def pack_files(
     run_files: dict[str, bytes] = {}
     for top, folders, _ in os.walk(clone):  # os.walk never descends a link to a folder
         here = Path(top)
-        if here.name == "runs" and here.parent.name == ".harness" and run_id in folders:
+        if run_id and here.name == "runs" and here.parent.name == ".harness" and run_id in folders:
             for path in _regular_files(here / run_id):
                 run_files[str(path.relative_to(clone))] = _take(path, clone, budget)
         folders[:] = [name for name in folders if name != ".git"]
@@ -359,25 +374,8 @@ def _clone_bundle(bundle: Path, clone: Path, shallow: str, head: str) -> None:
         git(clone, "checkout", "-q", "--detach", head)
 
 
-def _relative(task: BatchTask, top: Path) -> BatchTask:
-    """The task with its paths relative to ``top``; a scripted model's file inside ``top``
-    too (``scripted:`` and a relative path, found on the worker at its place there)."""
-    update = {
-        key: os.path.relpath(Path(value).resolve(), top.resolve())
-        for key, value in (("loop", task.loop), ("workspace", task.workspace))
-        if value is not None
-    }
-    if task.model is not None and task.model.startswith(SCRIPTED):
-        script = Path(task.model.removeprefix(SCRIPTED)).resolve()
-        inside = script.is_relative_to(top.resolve())
-        update["model"] = SCRIPTED + str(script.relative_to(top.resolve()) if inside else script)
-    return task.model_copy(update=update)
-
-
-def _run_shipped(
-    shipment: Shipment, loop_for: LoopFor, limiters: Mapping[str, Limiter]
-) -> Returned:
-    """On the worker: clone the bundle, run the task's loop there, and pack what it made."""
+def _run_shipped(shipment: Shipment, job: Job[R], place: Place) -> Returned[R]:
+    """On the worker: clone the bundle, run the job there, and pack what its run made."""
     with tempfile.TemporaryDirectory(prefix="harness-ray-") as tmp:
         root = Path(tmp)
         (root / "in.bundle").write_bytes(shipment.bundle)
@@ -386,20 +384,15 @@ def _run_shipped(
         _clone_bundle(root / "in.bundle", clone, shipment.shallow, shipment.head)
         for relative, data in shipment.files.items():
             _write_inside(top, relative, data)
-        task = shipment.task
-        update: dict[str, Any] = {
-            key: str(top / value)
-            for key, value in (("loop", task.loop), ("workspace", task.workspace))
-            if value is not None
-        }
-        update["model"] = rooted_model(task.model, top)
-        progress = root / "progress" / shipment.run.progress.name
-        run = TaskRun(shipment.run.run_id, progress, shipment.run.starts)
-        record = run_task(task.model_copy(update=update), run, loop_for, limiters=limiters)
+        progress = root / "progress"
+        progress.mkdir()
+        here = replace(place, copy=top, progress_folder=progress)
+        record = job.run(here)
         branch_bundle = None
         if record.branch:
             out = root / "branch.bundle"
             git(clone, "bundle", "create", "-q", str(out), f"refs/heads/{record.branch}")
             branch_bundle = out.read_bytes()
-        run_files, progress_files = pack_files(top, run.run_id, progress.parent)
-        return Returned(record, branch_bundle, run_files, progress_files)
+        run_files, progress_files = pack_files(top, record.run_id, progress)
+        home = here.progress_home[0] if here.progress_home else None
+        return Returned(record, branch_bundle, run_files, progress_files, home)

@@ -15,9 +15,13 @@ from harness.models.base import Model
 from harness.models.rate_limit import Limiter, RateLimitedModel
 from harness.outer.result import RunResult
 from harness.scale.batch_task import BatchTask, Status, TaskRecord
+from harness.scale.job import Place
 
 if TYPE_CHECKING:
     from harness.outer.loop import OuterLoop
+
+SCRIPTED = "scripted:"
+"""The prefix of a scripted model's name: a file, found in the copy when it was shipped."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,21 @@ def run_task(
     except Exception as exc:  # noqa: BLE001 - one task's bug is recorded; the batch goes on
         return _failed(task, run, f"{type(exc).__name__}: {exc}", started)
     return record_of(task, run, result, time.monotonic() - started)
+
+
+def placed_task(task: BatchTask, place: Place) -> BatchTask:
+    """The task with its paths where ``place`` has them (a scripted model's file too): in a Ray
+    worker's copy of what was shipped; unchanged in place."""
+    if place.copy is None:
+        return task
+    update = {
+        key: str(place.path(value))
+        for key, value in (("loop", task.loop), ("workspace", task.workspace))
+        if value is not None
+    }
+    if task.model is not None and task.model.startswith(SCRIPTED):
+        update["model"] = SCRIPTED + str(place.path(task.model.removeprefix(SCRIPTED)))
+    return task.model_copy(update=update)
 
 
 def limit_rates(loop: OuterLoop, limiters: Mapping[str, Limiter]) -> None:

@@ -13,8 +13,9 @@ from harness.core.errors import ConfigError
 from harness.core.nofollow import UnsafePath
 from harness.scale import ray_backend
 from harness.scale.batch_task import BatchTask, TaskRecord
+from harness.scale.job import Place
 from harness.scale.ray_backend import Returned, import_returned, pack_files
-from harness.scale.task_run import TaskRun
+from harness.scale.task_run import TaskRun, placed_task
 from harness.workspace.git import is_run_branch
 from tests.conftest import git, make_repo
 
@@ -175,10 +176,12 @@ def test_the_loops_folder_around_its_repository_is_shipped_without_runs_or_links
         "held_out/tests/test_x.py": b"def test(): pass\n",
         "loop.toml": b'goal = "g"\n',
     }
-    relative = ray_backend._relative(task, folder)
-    assert (relative.loop, relative.workspace, relative.model) == (
-        "loop.toml", "repo", "scripted:oracle.json"
+    copy = tmp_path / "worker" / "top"  # where the worker lays the shipped folder
+    placed = placed_task(task, Place(shipped=folder.resolve(), copy=copy, cwd=tmp_path))
+    assert (placed.loop, placed.workspace, placed.model) == (
+        str(copy / "loop.toml"), str(copy / "repo"), f"scripted:{copy / 'oracle.json'}"
     )  # fmt: skip
+    assert placed_task(task, Place()) == task  # in place: as given
     inside = BatchTask(name="i", loop=str(repo / "loop.toml"))
     assert ray_backend.shipped_top(inside, repo) == repo
     apart = BatchTask(name="i", loop=str(tmp_path / "other" / "loop.toml"))

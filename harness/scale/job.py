@@ -1,0 +1,111 @@
+"""What the pool runs: a :class:`Job` (one loop, built and run where the pool puts it), the
+:class:`Place` it runs in, and the backends that can run it."""
+
+from __future__ import annotations
+
+import contextvars
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Generic, Literal, Protocol, TypeVar
+
+Backend = Literal["local", "ray"]
+BACKENDS: tuple[Backend, ...] = ("local", "ray")
+
+
+class Ran(Protocol):
+    """What a job's result tells of its run: the branch it made and the run's id."""
+
+    @property
+    def branch(self) -> str | None: ...
+
+    @property
+    def run_id(self) -> str | None: ...
+
+
+R = TypeVar("R", bound=Ran)
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a job runs: in place (the default), or on a Ray worker in a copy of the folder the
+    driver shipped, where :meth:`path` finds a driver's path and :meth:`progress` gives the
+    job's progress file a folder of its own."""
+
+    shipped: Path | None = None
+    """The folder the driver shipped, as the driver resolved it."""
+    copy: Path | None = None
+    """Its copy here."""
+    cwd: Path | None = None
+    """The driver's working directory, which relative paths start from."""
+    progress_folder: Path | None = None
+    """Here: where the job's progress file (and its escalation report) go."""
+    progress_home: list[Path] = field(default_factory=list, compare=False)
+    """The driver's folder of the progress file :meth:`progress` placed here, once asked."""
+
+    def path(self, path: str | Path) -> Path:
+        """Where the driver's ``path`` lies here: in the copy when it was shipped, else as given."""
+        if self.shipped is None or self.copy is None:
+            return Path(path)
+        full = ((self.cwd or self.shipped) / path).resolve()  # lexical where it is not here
+        if full.is_relative_to(self.shipped):
+            return self.copy / full.relative_to(self.shipped)
+        return full
+
+    def back(self, path: Path) -> Path:
+        """The driver's path for ``path`` in the copy (the inverse of :meth:`path`)."""
+        if self.shipped is None or self.copy is None or not path.is_relative_to(self.copy):
+            return path
+        return self.shipped / path.relative_to(self.copy)
+
+    def progress(self, path: Path) -> Path:
+        """Where the job's progress file goes here (the driver's ``path`` itself locally): the
+        folder whose files Ray sends back beside ``path``."""
+        if self.progress_folder is None:
+            return path
+        self.progress_home[:] = [Path(os.path.normpath((self.cwd or Path()) / path)).parent]
+        return self.progress_folder / path.name
+
+    @staticmethod
+    def current() -> Place:
+        """Where the job running in this thread runs (in place, outside a Ray worker's job)."""
+        return _CURRENT.get()
+
+    @contextmanager
+    def entered(self) -> Iterator[None]:
+        """Within: :meth:`current` is this place and, on a Ray worker, the working directory is
+        the copy of the driver's (else of the shipped folder), as Ray's ``working_dir`` has it,
+        so relative paths name the copy's files. A Ray worker process runs one task at a time."""
+        token = _CURRENT.set(self)
+        before = os.getcwd()
+        if self.copy is not None:
+            here = self.path(self.cwd or ".")
+            os.chdir(here if here.is_relative_to(self.copy) else self.copy)
+        try:
+            yield
+        finally:
+            os.chdir(before)
+            _CURRENT.reset(token)
+
+
+HERE = Place()
+"""A job run in place, in this process."""
+_CURRENT: contextvars.ContextVar[Place] = contextvars.ContextVar("harness_place", default=HERE)
+
+
+@dataclass(frozen=True)
+class Job(Generic[R]):
+    """One loop for the pool: ``run(place)`` builds it where the pool put it and runs it."""
+
+    name: str
+    run: Callable[[Place], R]
+    loop: str | None = None
+    """The loop.toml the job reads: Ray ships its folder when that holds the repository."""
+    workspace: str | None = None
+    """A path in the git repository the loop works in (else the loop's folder): Ray ships it."""
+    progress: Path | None = None
+    """The job's progress file, when it names one: Ray sends back its folder's files."""
+    run_id: str | None = None
+    """The run's id, when the job names it: Ray brings back only that run's branch."""
