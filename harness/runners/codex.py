@@ -1,0 +1,188 @@
+"""Codex CLI as a round's session: ``[agent] runner = "codex"`` (``codex exec``).
+
+Codex runs non-interactively (``codex exec``, the task on its standard input, its events as
+JSON lines on standard output) with a configuration of the harness's own in a private
+``CODEX_HOME``: one model provider, the harness's gateway, spoken to in OpenAI's Responses
+format with the run's token; its own sandbox off and approvals never asked (the harness's
+sandbox is the confinement); no retries (a request the gateway refuses ends the session at
+once); no update check, analytics, feedback, history, plugins, apps, web search or subagents.
+The repository's own ``.codex`` configuration is not read (the project is not trusted).
+
+Codex knows a model's tools from its catalog; the run's model is not in it, and for an unknown
+name Codex offers no ``apply_patch`` tool. So the runner gives it a catalog of one model: the
+entry Codex itself ships for its first listed model that uses plain tool calls with the
+``apply_patch`` tool (``codex debug models --bundled``), under the run's model's name. When no
+such entry can be had Codex runs with its fallback (its shell tool only).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from harness.gateway.gateway import GatewayAddress
+from harness.runners.base import ExternalRunner, Invocation
+
+VERSION = "0.171.0"
+"""The version the runner is tested with."""
+CATALOG_SECONDS = 30.0
+TOKEN_ENV = "HARNESS_GATEWAY_TOKEN"
+CONFIG = "codex/config.toml"
+CATALOG = "codex/harness-models.json"
+FEATURES_OFF = (
+    "plugins",
+    "remote_plugin",
+    "apps",
+    "multi_agent",
+    "goals",
+    "image_generation",
+    "tool_suggest",
+    "skill_mcp_dependency_install",
+    "api_key_model_discovery",
+    "unbounded_connection_retries",
+)
+"""Features that reach beyond the gateway (a plugin marketplace cloned from the network, model
+discovery), retry without end, or start agents of their own."""
+
+
+class CodexRunner(ExternalRunner):
+    """Runs ``codex exec`` on each round's task; see the module's doc."""
+
+    name = "codex"
+    executable = "codex"
+    install = f"npm install --prefix /opt/harness-agents/codex @openai/codex@{VERSION}"
+    wire = "openai-responses"
+
+    def invocation(
+        self, task: str, gateway: GatewayAddress, home: Path, workspace: Path
+    ) -> Invocation:
+        entry = bundled_entry(self.program)
+        files = {CONFIG: config_toml(gateway, home / CATALOG if entry else None)}
+        if entry is not None:
+            files[CATALOG] = json.dumps({"models": [{**entry, **_named(gateway.model)}]})
+        argv = [
+            self.program, "exec", "--json", "--skip-git-repo-check", "--ephemeral",
+            "--cd", str(workspace), "-",
+        ]  # fmt: skip
+        env = {"CODEX_HOME": str(home / "codex"), TOKEN_ENV: gateway.token}
+        return Invocation(argv=argv, env=env, stdin=task, files=files)
+
+    def final_message(self, stdout: str, home: Path) -> str:
+        """The text of its last agent message."""
+        return final_of_events(stdout)
+
+    def version_problem(self, version: str) -> str | None:
+        found = re.search(r"(\d+)\.(\d+)\.(\d+)", version)
+        if found is None:
+            return f"its --version said {version[:80]!r}, not a Codex version"
+        if tuple(map(int, found.groups())) < (0, 122, 0):
+            return (
+                f"Codex {found.group(0)} is known not to work (it takes no model catalog, "
+                "so the run's model gets no apply_patch tool); 0.122.0 or later is needed"
+            )
+        return None
+
+
+def final_of_events(stdout: str) -> str:
+    """The answer in Codex's ``--json`` output: its last ``agent_message`` item's text."""
+    answer = ""
+    for line in stdout.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(event, dict) or event.get("type") != "item.completed":
+            continue
+        item = event.get("item")
+        if (
+            isinstance(item, dict)
+            and item.get("type") == "agent_message"
+            and isinstance(item.get("text"), str)
+        ):
+            answer = item["text"].strip()
+    return answer
+
+
+def config_toml(gateway: GatewayAddress, catalog: Path | None) -> str:
+    """Codex's ``config.toml`` for one session against ``gateway``."""
+    top: dict[str, Any] = {
+        "model": gateway.model,
+        "model_provider": "harness",
+        "approval_policy": "never",
+        "sandbox_mode": "danger-full-access",
+        "web_search": "disabled",
+        "check_for_update_on_startup": False,
+    }
+    if catalog is not None:
+        top["model_catalog_json"] = str(catalog)
+    provider = {
+        "name": "harness gateway",
+        "base_url": gateway.base_url + "/v1",
+        "wire_api": "responses",
+        "env_key": TOKEN_ENV,
+        "request_max_retries": 0,
+        "stream_max_retries": 0,
+    }
+    tables: dict[str, dict[str, object]] = {
+        "model_providers.harness": provider,
+        "features": dict.fromkeys(FEATURES_OFF, False),
+        "analytics": {"enabled": False},
+        "feedback": {"enabled": False},
+        "history": {"persistence": "none"},
+    }
+    lines = [f"{key} = {_toml(value)}" for key, value in top.items()]
+    for table, values in tables.items():
+        lines += ["", f"[{table}]", *(f"{key} = {_toml(value)}" for key, value in values.items())]
+    return "\n".join(lines) + "\n"
+
+
+def _toml(value: object) -> str:
+    """A TOML value: a string or number as JSON writes it (a TOML basic string, an integer), a
+    boolean in TOML's own words."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return json.dumps(value)
+
+
+def _named(model: str) -> dict[str, Any]:
+    return {"slug": model, "display_name": model, "supports_search_tool": False}
+
+
+def bundled_entry(program: str) -> dict[str, Any] | None:
+    """The catalog entry Codex ships for its first model (by priority) with plain tool calls
+    and the ``apply_patch`` tool; None when there is none or Codex cannot say."""
+    stat = os.stat(program)
+    return _bundled_entry(program, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.cache
+def _bundled_entry(program: str, mtime_ns: int, size: int) -> dict[str, Any] | None:
+    """:func:`bundled_entry`, asked once per program (its time and size mark a new install)."""
+    del mtime_ns, size  # the cache's key only
+    try:
+        with tempfile.TemporaryDirectory(prefix="harness-codex-") as codex_home:
+            proc = subprocess.run(
+                [program, "debug", "models", "--bundled"], capture_output=True, text=True,
+                timeout=CATALOG_SECONDS, check=False, stdin=subprocess.DEVNULL,
+                env={"PATH": os.environ.get("PATH", ""), "CODEX_HOME": codex_home},
+            )  # fmt: skip
+        models = json.loads(proc.stdout).get("models")
+    except (OSError, subprocess.SubprocessError, ValueError, AttributeError):
+        return None
+    if proc.returncode != 0 or not isinstance(models, list):
+        return None
+    usable = [
+        model
+        for model in models
+        if isinstance(model, dict)
+        and model.get("apply_patch_tool_type") == "freeform"
+        and model.get("tool_mode") is None
+        and isinstance(model.get("priority"), int)
+    ]
+    return min(usable, key=lambda model: model["priority"]) if usable else None
