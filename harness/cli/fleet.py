@@ -17,6 +17,7 @@ from harness.outer.options import new_run_id
 from harness.scale.evaluation import gates_on_branch
 from harness.scale.fleet import Fleet, SubtaskOutcome, SynthesisGates
 from harness.scale.fleet import Subtask as FleetSubtask
+from harness.scale.job import Place
 from harness.spec import LoopSpec
 from harness.spec.build import build_gate, research_gate, run_folder
 from harness.spec.launch import recorded_loop
@@ -37,6 +38,16 @@ def subtask_config(config: LoopSpec, subtask: FleetSubtask) -> LoopSpec:
     )
 
 
+def placed_config(config: LoopSpec, subtask: FleetSubtask, place: Place) -> LoopSpec:
+    """The subtask's loop where ``place`` runs it: on a Ray worker, the shipped copy of the
+    loop.toml (as committed) with the progress file in the folder the worker sends back."""
+    if place.copy is None:
+        return subtask_config(config, subtask)
+    progress = subtask_config(config, subtask).progress_path()
+    shipped = LoopSpec.from_toml(place.path(Path(str(config.source))))
+    return subtask_config(shipped, subtask).with_changes(progress=str(place.progress(progress)))
+
+
 def run_fleet(args: argparse.Namespace, config: LoopSpec) -> int:
     fleet_config = config.fleet
     assert fleet_config is not None
@@ -45,7 +56,9 @@ def run_fleet(args: argparse.Namespace, config: LoopSpec) -> int:
 
     def loop_for(subtask: FleetSubtask) -> OuterLoop:
         return recorded_loop(
-            subtask_config(config, subtask), overrides=overrides, start_servers=False
+            placed_config(config, subtask, Place.current()),
+            overrides=overrides,
+            start_servers=False,
         )
 
     helper = MeteredModel(  # planner and synthesiser: sent nothing the run's redactor knows
@@ -73,6 +86,9 @@ def run_fleet(args: argparse.Namespace, config: LoopSpec) -> int:
         synthesiser=helper if fleet_config.synthesise else None,
         artifacts=fleet_config.artifacts,
         synthesis_gates=_synthesis_gates(config, synthesis_file, redactor.redact_text),
+        backend=fleet_config.backend,
+        ray_address=fleet_config.ray_address,
+        workspace=workspace,
     )
     result = fleet.run()
     for outcome in result.outcomes:

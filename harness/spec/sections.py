@@ -157,6 +157,8 @@ class FleetConfig(Section):
     evaluate: list[GateConfig] = []  # checked on each passed subtask's branch before it is kept
     artifacts: list[str] = []  # files the synthesis reads (default: every file a subtask changed)
     synthesise: bool = True
+    backend: Literal["local", "ray"] = "local"  # where the subtasks' loops run
+    ray_address: str | None = None  # a Ray cluster to join (default: RAY_ADDRESS, else a new one)
 
 
 class McpConfig(Section):

@@ -129,3 +129,51 @@ def test_harness_batch_joins_an_existing_cluster_by_address(tmp_path: Path, clus
     assert record["status"] == "passed"
     assert git(repo, "show", f"{record['branch']}:out.txt") == "yes"
     assert "Started a local Ray instance" not in result.stderr  # it joined ours
+
+
+def test_a_fleet_with_backend_ray_runs_its_subtasks_on_ray_workers(
+    tmp_path: Path, cluster: str
+) -> None:
+    """``[fleet] backend = "ray"``: each subtask's loop runs on a worker in a copy of the
+    repository; its branch, run folder and progress file come back, and the evaluation and the
+    synthesis read them here."""
+    from tests.cli.test_cli import harness
+
+    project = loop_project(tmp_path / "project", "yes", "grep -qx yes out.txt", extra=f"""
+        [fleet]
+        subtasks = ["look in the docs", "look in the code"]
+        model = "scripted:synth.json"
+        backend = "ray"
+        ray_address = "{cluster}"
+        [[fleet.evaluate]]
+        type = "command"
+        cmd = "grep -qx yes out.txt"
+        """)  # fmt: skip
+    (project / "synth.json").write_text(json.dumps(["Both subtasks say yes."]))
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "fleet")
+
+    result = harness("run", cwd=project)
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "Both subtasks say yes."
+    lines = sorted(line for line in result.stderr.splitlines() if line.startswith("task-"))
+    assert [line.split(":")[0] for line in lines] == ["task-1", "task-2"]
+    for number, line in enumerate(lines, start=1):
+        assert f"PASSED, kept, branch harness/loop-task-{number}." in line
+        branch = line.rsplit("branch ", 1)[1]
+        assert git(project, "show", f"{branch}:out.txt") == "yes"  # fetched from a bundle
+        progress = project / "progress" / f"loop-task-{number}.md"
+        assert "passed" in progress.read_text().lower()  # came back from the worker
+    starts = [
+        json.loads(line)
+        for log in (project / ".harness" / "runs").glob("*/events.jsonl")
+        for line in log.read_text().splitlines()
+        if json.loads(line)["kind"] == "run_start"
+    ]
+    assert len(starts) == 2
+    for start in starts:  # each loop worked in a worker's copy, not in the project
+        assert "harness-ray-" in start["workspace"]
+        assert not start["workspace"].startswith(str(project))
+    assert git(project, "worktree", "list").count("\n") == 0
+    assert "Started a local Ray instance" not in result.stderr  # it joined ours
