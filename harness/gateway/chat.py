@@ -48,9 +48,6 @@ class ChatWire:
             yield sse(chunk)
         yield sse("[DONE]")
 
-    def error(self, kind: str, message: str) -> JsonObject:
-        return {"error": {"message": message, "type": kind, "code": kind}}
-
 
 def _tool_list(tools: Any) -> bool:
     return isinstance(tools, list) and all(

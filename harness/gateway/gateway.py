@@ -15,25 +15,30 @@ the gateway's :attr:`Gateway.ending` says why; whoever runs the agent ends it th
 from __future__ import annotations
 
 import hmac
+import importlib
 import json
 import secrets
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
 from harness.core.errors import Stopped
 from harness.core.redact import redact_json_text
-from harness.gateway.chat import ChatWire
 from harness.gateway.server import BoundedServer, Response, ServerLimits, json_response
-from harness.gateway.wire import BadRequest, JsonObject, Wire
+from harness.gateway.wire import BadRequest, JsonObject, Wire, error_body
 from harness.models.base import Model, ModelError, Reply, ToolCall
 
-WIRES: Mapping[str, Callable[[], Wire]] = {
-    "/chat/completions": ChatWire,
+WIRES: Mapping[str, str] = {
+    "/chat/completions": "harness.gateway.chat:ChatWire",
+    "/messages": "harness.gateway.anthropic:AnthropicWire",
+    "/messages/count_tokens": "harness.gateway.anthropic:AnthropicWire",
+    "/responses": "harness.gateway.responses:ResponsesWire",
 }
-"""Each endpoint (below ``/v1``) and the wire format it speaks."""
+"""Each endpoint (below ``/v1``) and the wire that speaks its format, made on first use (the
+Anthropic and Responses wires import litellm for its translations)."""
+COUNT_TOKENS = "/messages/count_tokens"
 
 
 @dataclass(frozen=True)
@@ -64,7 +69,8 @@ class Gateway:
     default: a fresh random one). ``max_requests``: model requests it answers; one more is
     refused and ends the session. ``redact``: applied to each reply before the agent sees it.
     ``socket_path``: serve on that unix socket (bound into a sandbox); else on a free port of
-    127.0.0.1.
+    127.0.0.1. ``preload``: endpoints whose wire is made as the gateway starts, in the
+    background (so an agent's first request does not wait for litellm's import).
     """
 
     def __init__(
@@ -76,6 +82,7 @@ class Gateway:
         redact: Callable[[str], str] | None = None,
         socket_path: Path | None = None,
         limits: ServerLimits | None = None,
+        preload: Sequence[str] = (),
     ) -> None:
         self.model = model
         self.token = token or "harness-" + secrets.token_urlsafe(24)
@@ -90,8 +97,13 @@ class Gateway:
         """Set with :attr:`ending`: the session must end."""
         self._calls = threading.Lock()  # one model call at a time: the trajectory keeps order
         self._server: BoundedServer | None = None
+        self._wires: dict[str, Wire] = {}
+        self._making = threading.Lock()
+        self._preload = tuple(preload)
 
     def __enter__(self) -> Gateway:
+        for endpoint in self._preload:
+            threading.Thread(target=self._wire, args=(endpoint,), daemon=True).start()
         self._server = BoundedServer(
             self._answer, self._admit, socket_path=self.socket_path, limits=self.limits
         )
@@ -117,43 +129,60 @@ class Gateway:
         given = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
         if hmac.compare_digest(given.strip().encode(), self.token.encode()):
             return None
-        wire = _wire_of(path)
         message = "the gateway takes only this run's token"
-        return json_response(401, (wire or ChatWire()).error("authentication_error", message))
+        return json_response(401, error_body(_endpoint(path), "authentication_error", message))
 
     def _answer(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Response:
         endpoint = _endpoint(path)
         if method == "GET" and endpoint == "/models":
             return json_response(200, self._models())
-        wire = _wire_of(path)
+        wire = self._wire(endpoint)
         if method != "POST" or wire is None:
-            return json_response(404, ChatWire().error("not_found", f"no endpoint {path}"))
+            return json_response(
+                404, error_body(endpoint, "not_found_error", f"no endpoint {path}")
+            )
         try:
             data = json.loads(body)
             if not isinstance(data, dict):
                 raise BadRequest("the body must be a JSON object")
             request = wire.parse(data)
         except (ValueError, RecursionError) as exc:  # BadRequest, or JSON that does not parse
-            return json_response(400, wire.error("invalid_request_error", str(exc)))
+            return json_response(400, error_body(endpoint, "invalid_request_error", str(exc)))
+        if endpoint == COUNT_TOKENS:  # counted offline: no model request, no step
+            count = self.model.count_tokens(request.messages, request.tools)
+            return json_response(200, {"input_tokens": count})
         with self._calls:
             refusal = self._refusal()
             if refusal is not None:
-                return json_response(400, wire.error("invalid_request_error", refusal))
+                return json_response(400, error_body(endpoint, "invalid_request_error", refusal))
             try:
                 reply = self.model.complete(
                     request.messages, request.tools, max_tokens=request.max_tokens
                 )
             except Stopped as stop:
                 self._end(Ending("stopped", stop.message, stopped=stop))
-                return json_response(400, wire.error("invalid_request_error", stop.message))
+                return json_response(
+                    400, error_body(endpoint, "invalid_request_error", stop.message)
+                )
             except ModelError as exc:
                 self._end(Ending("error", str(exc), error=exc))
-                return json_response(502, wire.error("api_error", f"model error: {exc}"))
+                return json_response(502, error_body(endpoint, "api_error", f"model error: {exc}"))
             self.requests += 1
         reply = self._redacted(reply)
         if request.stream:
             return Response(200, wire.stream(request, reply), "text/event-stream")
         return json_response(200, wire.answer(request, reply))
+
+    def _wire(self, endpoint: str) -> Wire | None:
+        """The wire of ``endpoint`` (made once), or None for an endpoint the gateway lacks."""
+        where = WIRES.get(endpoint)
+        if where is None:
+            return None
+        with self._making:
+            if where not in self._wires:
+                module, name = where.split(":")
+                self._wires[where] = getattr(importlib.import_module(module), name)()
+            return self._wires[where]
 
     def _refusal(self) -> str | None:
         """Why no more requests are answered, or None."""
@@ -188,8 +217,3 @@ class Gateway:
 
 def _endpoint(path: str) -> str:
     return path.removeprefix("/v1") if path.startswith("/v1/") else path
-
-
-def _wire_of(path: str) -> Wire | None:
-    make = WIRES.get(_endpoint(path))
-    return make() if make is not None else None

@@ -43,7 +43,7 @@ class Request:
 
 
 class Wire(Protocol):
-    """One request format: parse a body, answer it whole or streamed, say an error."""
+    """One request format: parse a body, answer it whole or streamed."""
 
     def parse(self, body: JsonObject) -> Request: ...
 
@@ -51,7 +51,12 @@ class Wire(Protocol):
 
     def stream(self, request: Request, reply: Reply) -> Iterator[bytes]: ...
 
-    def error(self, kind: str, message: str) -> JsonObject: ...
+
+def error_body(endpoint: str, kind: str, message: str) -> JsonObject:
+    """An error as the client of ``endpoint`` reads one: Anthropic's form or OpenAI's."""
+    if endpoint.startswith("/messages"):
+        return {"type": "error", "error": {"type": kind, "message": message}}
+    return {"error": {"message": message, "type": kind, "code": kind}}
 
 
 def chat_response(reply: Reply, model: str) -> JsonObject:

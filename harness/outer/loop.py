@@ -178,7 +178,7 @@ class OuterLoop:
     def _check_fits(self) -> None:
         """A task too big for the model is refused before anything is created or moved."""
         settings = self.settings
-        if not isinstance(settings.agent, ChecksFit):  # its own prompt is not the harness's to count
+        if not isinstance(settings.agent, ChecksFit):  # its prompt is not the harness's to count
             return
         first = TaskInputs(settings.goal, 1, settings.max_iterations, "", skill=settings.skill)
         settings.agent.check_fits(render_task(first))

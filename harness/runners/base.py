@@ -54,6 +54,12 @@ GIT_OFF = {
 }
 """Git settings the agent's commands get: no remote is reached, and a commit is refused by its
 hooks (the harness commits the round; under bwrap the worktree's ``.git`` is read-only too)."""
+PRELOAD: dict[WireName, tuple[str, ...]] = {
+    "anthropic": ("/messages",),
+    "openai-responses": ("/responses",),
+}
+"""The gateway's endpoints made ready as it starts, for an agent of each wire (litellm's import
+takes seconds: not in the way of the agent's first request)."""
 REFUSING_HOOK = "#!/bin/sh\necho 'the harness commits the round; do not commit' >&2\nexit 1\n"
 
 
@@ -213,8 +219,9 @@ class ExternalRunner:
         socket_path = scratch / "gateway.sock" if sandbox.backend == "bwrap" else None
         usage_before = model.meter.usage
         with Gateway(
-            model, max_requests=self.max_requests, redact=model.redact, socket_path=socket_path
-        ) as gateway:
+            model, max_requests=self.max_requests, redact=model.redact, socket_path=socket_path,
+            preload=PRELOAD.get(self.wire, ()),
+        ) as gateway:  # fmt: skip
             relayed = f"http://127.0.0.1:{RELAY_PORT}" if socket_path is not None else None
             invocation = self.invocation(task, gateway.address(relayed), home, workspace)
             _write_files(home, invocation.files)

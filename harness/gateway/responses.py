@@ -1,0 +1,106 @@
+"""OpenAI Responses (``POST /v1/responses``), translated by litellm's own code: the bridge
+``litellm.responses`` uses for a provider that has only chat completions.
+
+The gateway keeps no responses: a request names its whole input (``store: false``, as
+coding agents send it), never a ``previous_response_id``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from harness.gateway.litellm_forms import chat_stream, model_response, plain
+from harness.gateway.wire import (
+    BadRequest,
+    JsonObject,
+    Request,
+    chat_chunks,
+    chat_response,
+    model_name,
+    positive_int,
+    sse,
+    stream_flag,
+)
+from harness.models.base import Reply
+from harness.models.litellm_model import load_litellm
+
+_NOT_PARAMETERS = ("model", "input", "stream")
+
+
+class _Chunks:
+    """The reply's chunks where litellm's stream of a chat completion would be."""
+
+    logging_obj = None
+
+    def __init__(self, chunks: list[Any]) -> None:
+        self._chunks = iter(chunks)
+
+    def __next__(self) -> Any:
+        return next(self._chunks)
+
+
+class ResponsesWire:
+    """``POST /v1/responses``."""
+
+    def __init__(self) -> None:
+        load_litellm()
+        from litellm.responses.litellm_completion_transformation.transformation import (
+            LiteLLMCompletionResponsesConfig,
+        )
+
+        self._config = LiteLLMCompletionResponsesConfig
+
+    def parse(self, body: JsonObject) -> Request:
+        given = body.get("input")
+        if not isinstance(given, str | list) or not given:
+            raise BadRequest("input: must be a non-empty string or list")
+        if body.get("previous_response_id"):
+            raise BadRequest(
+                "previous_response_id: the gateway keeps no responses; send the whole input"
+            )
+        max_tokens = positive_int(body, "max_output_tokens")
+        model = model_name(body)
+        parameters = _parameters(body)
+        try:
+            chat = self._config.transform_responses_api_request_to_chat_completion_request(
+                model=model, input=given, responses_api_request=parameters
+            )
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise BadRequest(f"input: cannot be read as a Responses input: {exc}") from exc
+        return Request(
+            messages=[dict(message) for message in chat["messages"]],
+            tools=[dict(tool) for tool in chat.get("tools") or ()] or None,
+            max_tokens=max_tokens,
+            stream=stream_flag(body),
+            model=model,
+            body=body,
+        )
+
+    def answer(self, request: Request, reply: Reply) -> JsonObject:
+        response = self._config.transform_chat_completion_response_to_responses_api_response(
+            request_input=request.body["input"],
+            responses_api_request=_parameters(request.body),
+            chat_completion_response=model_response(chat_response(reply, request.model)),
+        )
+        return plain(response)
+
+    def stream(self, request: Request, reply: Reply) -> Iterator[bytes]:
+        from litellm.responses.litellm_completion_transformation.streaming_iterator import (
+            LiteLLMCompletionStreamingIterator,
+        )
+
+        chunks = chat_stream(chat_chunks(reply, request.model))
+        events = LiteLLMCompletionStreamingIterator(
+            model=request.model,
+            litellm_custom_stream_wrapper=_Chunks(chunks),  # type: ignore[arg-type]
+            request_input=request.body["input"],
+            responses_api_request=_parameters(request.body),
+        )
+        for event in events:
+            data = plain(event)
+            yield sse(data, event=str(data["type"]))
+
+
+def _parameters(body: JsonObject) -> Any:
+    return {key: value for key, value in body.items() if key not in _NOT_PARAMETERS}
