@@ -393,7 +393,9 @@ def replay(args: argparse.Namespace) -> int:
     from harness.spec.replay import replay_run
 
     folder = find_run_under(args.run, args.root)
-    outcome = replay_run(folder, last_round=args.round, repo=args.repo, live=args.live)
+    outcome = replay_run(
+        folder, last_round=args.round, repo=args.repo, loop=args.loop or args.root, live=args.live
+    )
     print(outcome.describe())
     if args.live:
         return run_exit_code(outcome.result)

@@ -19,6 +19,7 @@ from harness.cli.exit_codes import EXIT_ERROR, EXIT_ESCALATED, EXIT_PASSED, EXIT
 from harness.cli.scale_args import add_attempts_argument, add_batch_parser, add_bench_parser
 from harness.core.errors import HarnessError
 from harness.core.redact import Redactor
+from harness.core.text import inert
 
 KINDS = ("bugfix", "content", "research")
 CHECKS = ("content", "citations")
@@ -157,7 +158,12 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("run", help="a run id or a run folder")
     replay.add_argument("--round", type=_rounds, metavar="N", help="replay rounds 1 to N only")
     replay.add_argument(
-        "--repo", type=Path, help="the repository to replay in (default: where it was recorded)"
+        "--loop",
+        type=Path,
+        help="today's loop.toml, or its folder (default: the one in --root); never the recording's",
+    )
+    replay.add_argument(
+        "--repo", type=Path, help="the repository to replay in (default: the one holding --loop)"
     )
     replay.add_argument(
         "--root", type=Path, default=Path("."), help="look in its .harness/runs and its loops'"
@@ -260,7 +266,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _error(message: str, debug: bool) -> None:
     """One line on stderr, secrets redacted; with ``--debug`` the traceback first."""
-    redact = Redactor().redact_text
+    redactor = Redactor()
+
+    def redact(text: str) -> str:  # a message may quote a recording or a file: data
+        return inert(redactor.redact_text(text))
+
     with contextlib.suppress(BrokenPipeError):
         if debug:
             import traceback

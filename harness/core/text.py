@@ -10,7 +10,9 @@ _ESCAPES = re.compile(
     r"|\x1b[\]PX^_][^\x07\x1b\n]*(?:\x07|\x1b\\)?"  # OSC (a clipboard write), DCS, ...: to their end
     r"|\x1b[ -/]*[0-~]"  # the two-character escapes
 )
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # C0 but tab and newline, DEL, C1
+# C0 but tab and newline, DEL, C1, and the bidirectional overrides and isolates (which show a
+# line's characters in another order than they run)
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 _LINE_BREAKS = re.compile(r"[\t\n]")
 
 

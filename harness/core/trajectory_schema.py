@@ -27,6 +27,10 @@ from harness.core.usage import Usage
 
 TRAJECTORY_VERSION = 1
 
+BLOB_NAME = r"^[0-9a-f]{64}$"
+"""The shape of a blob's name, a SHA-256 in hex: a recording's names are checked against it
+before a file is opened, so none leads out of the side folder (``..``, an absolute path)."""
+
 
 def _now() -> datetime:
     return datetime.now(UTC)
@@ -37,7 +41,7 @@ class Blob(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    blob: str
+    blob: str = Field(pattern=BLOB_NAME)
     chars: int
 
 
@@ -67,7 +71,7 @@ class RunBegin(RecordBase):
     repo_root: str | None = None  # the git repository the workspace is in
     workspace: str  # the folder the agent worked in (a worktree of its own, or the user's)
     folder: str = ""  # the workspace's folder inside the repository ("" at its top)
-    base: str | None = None  # the commit the run started from
+    base: str | None = Field(None, pattern=r"^[0-9a-f]{7,64}$")  # the commit the run started from
     context_window: int | None = None  # the author model's, which decides when to compact
 
 
@@ -92,7 +96,8 @@ class Request(BaseModel):
 
     keep: int = 0  # messages taken, in order, from the start of the previous request
     messages: list[dict[str, Any]]  # the ones after them; a long ``content`` is a Blob's fields
-    tools: str | None = None  # the blob of the tool schemas' JSON; None: no tools were offered
+    # the blob of the tool schemas' JSON; None: no tools were offered
+    tools: str | None = Field(None, pattern=BLOB_NAME)
     max_tokens: int | None = None
     wire: dict[str, Any] | None = None
     """The rest of the body as it went on the wire (model, limits, a provider's system field),

@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from html import escape
 
 from harness.core.event_schema import SCHEMA_VERSION, GateReportEvent
+from harness.core.text import inert
 from harness.observe.charts import Mark, Series, TimelineRow, bar_chart, line_chart, timeline
 from harness.observe.live import format_cost, format_duration, format_tokens, gate_mark
 from harness.observe.run_summary import RoundSummary, RunSummary, round_failures, round_notes
@@ -50,7 +51,7 @@ def render_html(summary: RunSummary, trajectory: Trajectory | None = None) -> st
         _escalation_html(summary),
         trajectory_html(trajectory) if trajectory is not None else "",
     ]
-    return (
+    return inert(  # the run's texts are data: no control character reaches the page
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>harness run {escape(summary.run_id)}</title><style>{CSS}</style></head><body>"
         + "".join(sections)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import Any
 from harness.core import nofollow
 from harness.core.errors import ConfigError
 from harness.core.trajectory_schema import (
+    BLOB_NAME,
     Blob,
     ModelStep,
     Record,
@@ -102,9 +104,12 @@ class Trajectory:
     def blob(self, digest: str) -> str:
         """The text stored in the side folder under ``digest``."""
         if digest not in self._texts:
+            if not re.fullmatch(BLOB_NAME, digest):
+                raise ConfigError(f"{self.path}: blob {digest!r} is not a blob's name (a SHA-256)")
             blob = self.path.with_name(BLOBS_DIR) / digest
             try:
-                self._texts[digest] = nofollow.read_bytes(blob, limit=1 << 32).decode("utf-8")
+                data = nofollow.read_bytes(blob, root=self.path.parent, limit=1 << 32)
+                self._texts[digest] = data.decode("utf-8")
             except FileNotFoundError:
                 raise ConfigError(f"{blob}: missing from the trajectory's side folder") from None
         return self._texts[digest]

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
+from harness.core.text import inert
 from harness.core.trajectory_schema import (
     GateStep,
     ModelStep,
@@ -56,7 +57,7 @@ def render_text(trajectory: Trajectory, round: int | None = None) -> str:
             lines.append("")
         lines.append(indent + entry.title)
         lines.extend(f"{indent}  │ {line}" for line in entry.body.splitlines())
-    return "\n".join(lines).strip("\n") + "\n"
+    return inert("\n".join(lines).strip("\n")) + "\n"  # a recording's text is data
 
 
 def render_html(trajectory: Trajectory) -> str:

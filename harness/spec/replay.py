@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.core.errors import ConfigError
+from harness.core.text import inert
 from harness.core.trajectory_schema import (
     GateStep,
     ModelStep,
@@ -44,11 +45,13 @@ from harness.observe.trajectory import Trajectory
 from harness.outer.decision import RoundReport
 from harness.outer.options import new_run_id
 from harness.outer.result import RunResult
+from harness.sandbox.bwrap import bwrap_problem
 from harness.spec.launch import recorded_loop
 from harness.spec.loop_spec import LoopSpec
 from harness.spec.named_models import Overrides
+from harness.spec.outline import find_config
 from harness.spec.replay_live import keep_branch, run_end
-from harness.workspace.git_cmd import git
+from harness.workspace.git_cmd import GitIsolationError, git
 from harness.workspace.workspace import IDENTITY_ENV
 
 
@@ -117,40 +120,50 @@ class ReplayOutcome:
             lines.append(run_end(self.result))
         if self.kept:
             lines.append(self.kept)
-        return "\n".join(lines)
+        return inert("\n".join(lines))  # the recording's texts are data, shown on a terminal
 
 
 def replay_run(
-    run_dir: Path, *, last_round: int | None = None, repo: Path | None = None, live: bool = False
+    run_dir: Path,
+    *,
+    last_round: int | None = None,
+    repo: Path | None = None,
+    loop: Path | None = None,
+    live: bool = False,
 ) -> ReplayOutcome:
     """Replay the run recorded in ``run_dir`` (rounds 1 to ``last_round``, else all).
 
-    ``repo``: the repository to take the base commit and today's loop.toml from, when it is not
-    where the run was recorded (a recording kept in a project's tests, replayed on another
-    machine); the loop.toml is found at the same place inside it. ``live``: the models today's
-    loop.toml names answer from the first divergence or the end of the recording on (with
-    ``last_round``, from round ``last_round + 1`` at the latest), up to the loop's caps.
+    The recording is data: it answers as the model and is compared with, and nothing in it
+    decides what runs or where. ``loop``: today's loop.toml (or its folder; default: the one in
+    the current folder); ``repo``: the repository whose base commit is checked out (default: the
+    one holding ``loop``), which ``loop`` must lie in. The recorded ``loop_file`` and
+    ``repo_root`` are not read. The replay's commands always run sandboxed (:func:`sandboxed`).
+    ``live``: the models today's loop.toml names answer from the first divergence or the end of
+    the recording on (with ``last_round``, from round ``last_round + 1`` at the latest), up to
+    the loop's caps.
     """
     trajectory = Trajectory.load(run_dir)
     header = next((r for r in trajectory.records if isinstance(r, RunBegin)), None)
-    if header is None or header.loop_file is None:
-        raise ConfigError(f"{trajectory.path}: the run was not started from a loop.toml; it "
-                          "cannot be replayed")  # fmt: skip
-    if header.repo_root is None or header.base is None:
+    if header is None or header.base is None:
         raise ConfigError(f"{trajectory.path}: the run's workspace was not in git; there is no "
                           "base commit to replay it from")  # fmt: skip
-    recorded_repo = Path(header.repo_root)
     try:
-        inside = Path(header.loop_file).parent.relative_to(recorded_repo)
+        loop_file = find_config(loop if loop is not None else Path(".")).resolve()
+    except ConfigError as exc:
+        raise ConfigError(f"{exc}; --loop names the loop.toml to replay with (a recording's "
+                          "own is never used)") from None  # fmt: skip
+    if repo is None:
+        try:
+            repo = Path(git(loop_file.parent, "rev-parse", "--show-toplevel").strip())
+        except GitIsolationError:
+            raise ConfigError(f"{loop_file}: not in a git repository (--repo names the "
+                              "repository to replay in)") from None  # fmt: skip
+    repo = repo.resolve()
+    try:
+        inside = loop_file.parent.relative_to(repo)
     except ValueError:
-        raise ConfigError(
-            f"{header.loop_file}: not inside the run's repository {recorded_repo}"
-        ) from None
-    repo = (repo or recorded_repo).resolve()
-    loop_file = repo / inside / Path(header.loop_file).name
-    if not loop_file.is_file():
-        raise ConfigError(f"{loop_file}: the run's loop.toml is not there (--repo names the "
-                          "repository to replay in)")  # fmt: skip
+        raise ConfigError(f"{loop_file}: not inside the repository to replay in, {repo} "
+                          "(--repo)") from None  # fmt: skip
     recorded_rounds = [n for n in trajectory.rounds() if last_round is None or n <= last_round]
     end = recording_end(trajectory, recorded_rounds)
     with tempfile.TemporaryDirectory(prefix="harness-replay-") as scratch:
@@ -160,6 +173,7 @@ def replay_run(
         )
         git(checkout, "checkout", "--quiet", "--detach", header.base)
         root = checkout / inside
+        root.mkdir(parents=True, exist_ok=True)  # a loop.toml added since the base commit
         shutil.copyfile(loop_file, root / loop_file.name)  # today's settings
         git(checkout, "-c", f"core.hooksPath={os.devnull}", "commit", "--quiet", "--no-gpg-sign",
             "--allow-empty", "-am", "harness replay: loop.toml as it is now", env=IDENTITY_ENV)  # fmt: skip
@@ -169,8 +183,8 @@ def replay_run(
         run_id = new_run_id()
         cap = max(recorded_rounds, default=1) if last_round is not None and not live else None
         try:
-            loop = recorded_loop(
-                LoopSpec.from_toml(copy),
+            outer = recorded_loop(
+                sandboxed(LoopSpec.from_toml(copy)),
                 overrides=Overrides(max_iterations=cap, restart=True),
                 run_id=run_id,
                 model=None if handover else model,
@@ -178,7 +192,7 @@ def replay_run(
             )
         except ConfigError as exc:  # named after the user's loop.toml, not the replay's copy
             raise ConfigError(str(exc).replace(str(copy), str(loop_file))) from exc
-        result = loop.run()
+        result = outer.run()
         shutil.copytree(root / RUNS_DIR / run_id, loop_file.parent / RUNS_DIR / run_id,
                         dirs_exist_ok=True)  # fmt: skip
         takeover = handover.takeover if handover else None
@@ -195,6 +209,20 @@ def replay_run(
         header.run_id, run_id, result, divergence, len(result.rounds), end, model.reached_end,
         live, takeover, kept,
     )  # fmt: skip
+
+
+def sandboxed(spec: LoopSpec) -> LoopSpec:
+    """``spec`` with its commands sandboxed whatever its ``[sandbox] backend`` says: a replay runs
+    the commands a recording holds, which are data. ``auto`` and ``none`` become ``bwrap``; where
+    bwrap does not work the replay stops (docker and podman stay as chosen)."""
+    if spec.sandbox.backend in ("docker", "podman", "bwrap"):
+        return spec
+    problem = bwrap_problem()
+    if problem:
+        raise ConfigError(f"{spec.source}: a replay runs the recording's commands only in a "
+                          f"sandbox, and bwrap does not work here ({problem}); set [sandbox] "
+                          "backend to docker or podman")  # fmt: skip
+    return spec.with_changes(sandbox={**spec.sandbox.model_dump(), "backend": "bwrap"})
 
 
 def _divergence(

@@ -74,7 +74,7 @@ def test_a_replay_of_an_unchanged_run_has_no_divergence_and_the_same_verdicts(
     tmp_path: Path,
 ) -> None:
     loop, run = _recorded(tmp_path)
-    outcome = replay_run(run)
+    outcome = replay_run(run, loop=loop)
     assert outcome.divergence is None, outcome.describe()
     assert outcome.result.stop_reason is StopReason.PASSED
     replayed = loop.parent / RUNS_DIR / outcome.run_id
@@ -85,7 +85,7 @@ def test_a_replay_of_an_unchanged_run_has_no_divergence_and_the_same_verdicts(
 def test_a_gate_changed_after_the_recording_is_the_divergence(tmp_path: Path) -> None:
     loop, run = _recorded(tmp_path)
     loop.write_text(LOOP.replace("grep -qx yes out.txt", "grep -qx no out.txt"))
-    outcome = replay_run(run, last_round=1)
+    outcome = replay_run(run, last_round=1, loop=loop)
     assert outcome.divergence is not None
     found = outcome.divergence
     assert (found.round, found.step, found.what) == (1, None, "gate says yes differs")
@@ -96,7 +96,7 @@ def test_a_gate_changed_after_the_recording_is_the_divergence(tmp_path: Path) ->
 def test_a_tool_changed_after_the_recording_is_the_divergence_at_its_step(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _, run = _recorded(tmp_path)
+    loop, run = _recorded(tmp_path)
     real = build.default_tools
 
     def shouting() -> list[Tool]:
@@ -113,7 +113,7 @@ def test_a_tool_changed_after_the_recording_is_the_divergence_at_its_step(
         return [louder if t is reader else t for t in tools]
 
     monkeypatch.setattr(build, "default_tools", shouting)
-    outcome = replay_run(run)
+    outcome = replay_run(run, loop=loop)
     found = outcome.divergence
     assert found is not None
     assert (found.round, found.step, found.what) == (
@@ -153,7 +153,7 @@ def test_a_subagent_with_a_model_of_its_own_is_answered_by_the_recording(tmp_pat
     assert result.stop_reason is StopReason.PASSED, result.message
     (root / "aide.json").write_text(json.dumps(["the word no"]))  # its model, changed since
 
-    outcome = replay_run(root / RUNS_DIR / "rec00002")
+    outcome = replay_run(root / RUNS_DIR / "rec00002", loop=root)
     assert outcome.divergence is None, outcome.describe()  # the recording answered the aide
     replayed = Trajectory.load(root / RUNS_DIR / outcome.run_id)
     observations = [r.observation for r in replayed.records if isinstance(r, ToolStep)]

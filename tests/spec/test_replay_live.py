@@ -39,7 +39,7 @@ def test_a_gate_that_now_fails_sends_the_run_into_a_round_the_live_model_plays(
 ) -> None:
     loop, run = _recorded(tmp_path)
     _live_loop(loop, LIVE, "grep -qx no out.txt")
-    outcome = replay_run(run, live=True)
+    outcome = replay_run(run, loop=loop, live=True)
     assert outcome.result.stop_reason is StopReason.PASSED, outcome.describe()
     assert [r.round for r in outcome.result.rounds] == [1, 2]
     found = outcome.divergence
@@ -97,7 +97,7 @@ def test_the_rounds_after_last_round_are_the_live_models(tmp_path: Path) -> None
         verdict_entry(8),
     ]
     _live_loop(root / "loop.toml", live, "grep -qx yes out.txt")
-    outcome = replay_run(root / RUNS_DIR / "rec00002", last_round=1, live=True)
+    outcome = replay_run(root / RUNS_DIR / "rec00002", last_round=1, loop=root, live=True)
     assert outcome.result.stop_reason is StopReason.PASSED, outcome.describe()
     assert outcome.divergence is None, outcome.describe()
     assert outcome.takeover is not None
@@ -130,7 +130,7 @@ def test_a_cut_off_round_that_now_ends_early_is_a_divergence_before_the_take_ove
     ]
     _live_loop(loop, live, "grep -qx no out.txt")
     loop.write_text(loop.read_text().replace("threshold = 8\n", "enabled = false\n"))
-    outcome = replay_run(run, live=True)
+    outcome = replay_run(run, loop=loop, live=True)
     assert outcome.result.stop_reason is StopReason.PASSED, outcome.describe()
     found = outcome.divergence
     assert found is not None
