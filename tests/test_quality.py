@@ -167,3 +167,66 @@ def test_a_cycle_is_found_and_named(tmp_path: Path) -> None:
     assert cycle is not None
     assert set(cycle) == {"pkg.low.a", "pkg.low.b"}
     assert cycle[0] == cycle[-1]
+
+
+POOL_PLACES = {
+    "harness/scale/pool.py": "the pool of many loops: one thread per job (local)",
+    "harness/scale/ray_backend.py": "its Ray backend: a Ray task per job",
+    "harness/scale/cluster_limiter.py": "the Ray actor that hands out a shared rate limit's turns",
+    "harness/engine/foreach.py": "the engine's ForEach, the loop node programs run (DESIGN 6)",
+    "harness/engine/loop.py": "the engine's Loop run from async code (a worker thread)",
+}
+
+
+def pools_in(package: Path) -> dict[str, list[str]]:
+    """File -> what in it starts a pool of workers: an executor, ``multiprocessing.Pool``,
+    ``asyncio.to_thread``, Ray (``ray.remote``, ``ray.init``), every ``threading.Thread`` in
+    ``scale/`` and ``cli/`` (where loops are run; elsewhere a thread serves one connection or
+    one reader), and every ``ForEach`` outside the engine."""
+    found: dict[str, list[str]] = {}
+    for file in sorted(package.rglob("*.py")):
+        relative = str(file.relative_to(package.parent))
+        runs_loops = relative.startswith(("harness/scale/", "harness/cli/"))
+        for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            owner = getattr(func, "value", None)
+            owner_name = owner.id if isinstance(owner, ast.Name) else ""
+            if (
+                (name in {"ThreadPoolExecutor", "ProcessPoolExecutor"})
+                or (name == "Pool" and owner_name == "multiprocessing")
+                or (name == "to_thread" and owner_name == "asyncio")
+                or (name in {"remote", "init"} and owner_name == "ray")
+                or (name == "Thread" and runs_loops)
+                or (name == "ForEach" and not relative.startswith("harness/engine/"))
+            ):
+                found.setdefault(relative, []).append(f"{name} at line {node.lineno}")
+    return found
+
+
+def test_one_pool_runs_many_loops() -> None:
+    """Best-of-N, fleets, batches, benchmarks and ``harness watch`` run their loops in the one
+    pool (scale/pool.py, with its Ray backend); nothing else starts a pool, and only the engine
+    runs its ForEach."""
+    found = pools_in(ROOT / "harness")
+    assert set(found) == set(POOL_PLACES), found
+    assert [where.split()[0] for where in found["harness/scale/pool.py"]] == ["Thread"]
+
+
+def test_a_second_pool_is_found(tmp_path: Path) -> None:
+    package = tmp_path / "harness"
+    (package / "scale").mkdir(parents=True)
+    (package / "scale" / "fleet.py").write_text(
+        "import threading\nthreading.Thread(target=print).start()\nForEach(print, [1]).run()\n"
+    )
+    (package / "outer").mkdir()
+    (package / "outer" / "many.py").write_text(
+        "from concurrent.futures import ThreadPoolExecutor\nimport threading\n"
+        "ThreadPoolExecutor(4)\nthreading.Thread(target=print)\n"  # a service thread: allowed
+    )
+    assert pools_in(package) == {
+        "harness/outer/many.py": ["ThreadPoolExecutor at line 3"],
+        "harness/scale/fleet.py": ["Thread at line 2", "ForEach at line 3"],
+    }

@@ -20,7 +20,9 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, wait
 from datetime import UTC, datetime
+from functools import partial
 from typing import TextIO
 
 from harness.cli.exit_codes import EXIT_PASSED
@@ -39,6 +41,8 @@ from harness.memory.lock import LoopLock
 from harness.observe.events import EVENTS_FILE, EventLog
 from harness.observe.run_summary import RUNS_DIR
 from harness.outer.options import new_run_id
+from harness.scale.job import Job
+from harness.scale.pool import LocalPool
 from harness.spec import LoopSpec
 from harness.spec.connectors import host_of
 from harness.spec.launch import recorded_loop
@@ -127,7 +131,8 @@ class Watcher:
             redactor=spec.redactor(), root=spec.root,
         )  # fmt: skip
         self._lock = threading.Lock()
-        self._running: dict[str, threading.Thread] = {}
+        self._pool = LocalPool()
+        self._running: dict[str, Future[None]] = {}
         self.started: list[str] = []  # run ids, in order
 
     def run(self, *, polls: int | None, interval: float,
@@ -163,7 +168,7 @@ class Watcher:
                              commit=start.commit)  # fmt: skip
         with self._lock:
             mine = self._running.get(spec.name)
-            ours = mine is not None and mine.is_alive()
+            ours = mine is not None and not mine.done()
             holder = None if ours else LoopLock(spec.progress_path()).holder()
             if ours or holder is not None:
                 who = f"pid {holder.get('pid', '?')}" if holder else "this watcher"
@@ -172,18 +177,15 @@ class Watcher:
                 return None
             run_id = new_run_id()
             started = event.model_copy(update={"started": True, "started_run": run_id})
-            thread = threading.Thread(target=self._run, args=(spec, start, started, run_id),
-                                      name=f"watch-{spec.name}", daemon=True)  # fmt: skip
-            self._running[spec.name] = thread
             self.started.append(run_id)
             self.log.emit(started)
-            thread.start()
+            run = partial(self._run, spec, start, started, run_id)
+            self._running[spec.name] = self._pool.submit(Job(spec.name, lambda _place: run()))
         return run_id
 
     def wait(self) -> None:
         """Wait for every run started to end."""
-        for thread in list(self._running.values()):
-            thread.join()
+        wait(list(self._running.values()))
 
     def close(self) -> None:
         for trigger in self.triggers:

@@ -9,14 +9,16 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Generic, Literal, Protocol, TypeVar
+from typing import Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 Backend = Literal["local", "ray"]
 BACKENDS: tuple[Backend, ...] = ("local", "ray")
 
 
+@runtime_checkable
 class Ran(Protocol):
-    """What a job's result tells of its run: the branch it made and the run's id."""
+    """What a job's result tells of its run: the branch it made and the run's id (Ray sends
+    back that branch and that run's folder)."""
 
     @property
     def branch(self) -> str | None: ...
@@ -25,7 +27,7 @@ class Ran(Protocol):
     def run_id(self) -> str | None: ...
 
 
-R = TypeVar("R", bound=Ran)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -96,11 +98,11 @@ _CURRENT: contextvars.ContextVar[Place] = contextvars.ContextVar("harness_place"
 
 
 @dataclass(frozen=True)
-class Job(Generic[R]):
+class Job(Generic[T]):
     """One loop for the pool: ``run(place)`` builds it where the pool put it and runs it."""
 
     name: str
-    run: Callable[[Place], R]
+    run: Callable[[Place], T]
     loop: str | None = None
     """The loop.toml the job reads: Ray ships its folder when that holds the repository."""
     workspace: str | None = None

@@ -25,7 +25,7 @@ from typing import Protocol
 
 from harness.core.errors import ConfigError
 from harness.models.rate_limit import Limiter, shared_limiter
-from harness.scale.job import BACKENDS, HERE, Backend, Job, R
+from harness.scale.job import BACKENDS, HERE, Backend, Job, T
 
 
 class Pool(Protocol):
@@ -33,7 +33,7 @@ class Pool(Protocol):
 
     backend: Backend
 
-    def submit(self, job: Job[R]) -> Future[R]: ...
+    def submit(self, job: Job[T]) -> Future[T]: ...
 
     def limiter(self, model: str, per_minute: float) -> Limiter:
         """A rate limit for ``model`` that every job of this pool shares."""
@@ -48,8 +48,8 @@ class LocalPool:
 
     backend: Backend = "local"
 
-    def submit(self, job: Job[R]) -> Future[R]:
-        future: Future[R] = Future()
+    def submit(self, job: Job[T]) -> Future[T]:
+        future: Future[T] = Future()
         context = contextvars.copy_context()
 
         def work() -> None:
@@ -92,13 +92,13 @@ def open_pool(
     return LocalPool()
 
 
-def run_all(pool: Pool, jobs: Sequence[Job[R]], *, at_once: int) -> list[R | BaseException]:
+def run_all(pool: Pool, jobs: Sequence[Job[T]], *, at_once: int) -> list[T | BaseException]:
     """Run every job, at most ``at_once`` at a time; each one's result, or what it raised, in
     the jobs' order. An interrupt starts no further job, waits for the running ones (a second
     interrupt quits at once) and is raised."""
     waiting = deque(enumerate(jobs))
-    running: dict[Future[R], int] = {}
-    results: dict[int, R | BaseException] = {}
+    running: dict[Future[T], int] = {}
+    results: dict[int, T | BaseException] = {}
     try:
         while waiting or running:
             while waiting and len(running) < at_once:

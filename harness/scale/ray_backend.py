@@ -25,7 +25,6 @@ import os
 import stat
 import subprocess
 import tempfile
-import time
 from collections.abc import Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
@@ -34,8 +33,9 @@ from typing import Any, Generic, Protocol
 
 from harness.core import nofollow
 from harness.core.errors import ConfigError
-from harness.models.rate_limit import Limiter, RateLimiter
-from harness.scale.job import Backend, Job, Place, R
+from harness.models.rate_limit import Limiter
+from harness.scale.cluster_limiter import ClusterLimiter
+from harness.scale.job import Backend, Job, Place, Ran, T
 from harness.workspace.git import BRANCH_PREFIX, PART, is_run_branch, run_branch_suffix
 from harness.workspace.git_cmd import git, run_git
 
@@ -85,10 +85,10 @@ class Shipment:
 
 
 @dataclass(frozen=True)
-class Returned(Generic[R]):
+class Returned(Generic[T]):
     """What a worker sends back: the job's result, the branch as a bundle, the files it wrote."""
 
-    record: R
+    record: T
     branch_bundle: bytes | None
     run_files: dict[str, bytes]  # relative to the shipped top (the repository's top folder)
     progress_files: dict[str, bytes]  # names in the job's progress folder
@@ -127,7 +127,7 @@ class RayPool:
             num_cpus=num_cpus, resources=resources or {}, max_retries=max_retries
         )
 
-    def submit(self, job: Job[R]) -> Future[R]:
+    def submit(self, job: Job[T]) -> Future[T]:
         repo = repository_of(job)
         top = shipped_top(job, repo)
         files = folder_files(top, repo) if top != repo else {}
@@ -135,10 +135,10 @@ class RayPool:
             _bundle_all(repo), os.path.relpath(repo, top), files, *_shallow_of(repo)
         )
         place = Place(shipped=top.resolve(), cwd=Path.cwd())
-        done: Future[R] = Future()
+        done: Future[T] = Future()
         ref = self._remote.remote(shipment, job, place)
 
-        def imported(remote: Future[Returned[R]]) -> None:
+        def imported(remote: Future[Returned[T]]) -> None:
             try:
                 done.set_result(import_returned(remote.result(), repo, job, top=top))
             except Exception as exc:  # noqa: BLE001 - handed to the caller: the job's error
@@ -153,37 +153,6 @@ class RayPool:
     def close(self) -> None:
         if self._started:
             self._ray.shutdown()
-
-
-class ClusterLimiter:
-    """A rate limit shared by every worker of the cluster: one Ray actor per model hands out turns.
-
-    The actor only computes each call's wait; the caller sleeps, so the actor never blocks.
-    """
-
-    def __init__(self, ray: Any, model: str, per_minute: float) -> None:
-        actor = ray.remote(num_cpus=0)(_TurnKeeper)
-        self._actor = actor.options(
-            name=f"harness-rate-{model}-{per_minute:g}", get_if_exists=True
-        ).remote(per_minute)
-
-    def acquire(self) -> float:
-        import ray  # on the worker: the handle travels, the module is imported there
-
-        wait = float(ray.get(self._actor.turn.remote()))
-        if wait > 0:
-            time.sleep(wait)
-        return wait
-
-
-class _TurnKeeper:
-    """The actor behind :class:`ClusterLimiter`: a limiter that reports waits without sleeping."""
-
-    def __init__(self, per_minute: float) -> None:
-        self._limiter = RateLimiter(per_minute, sleep=lambda seconds: None)
-
-    def turn(self) -> float:
-        return self._limiter.acquire()
 
 
 def repository_of(task: Located) -> Path:
@@ -237,8 +206,8 @@ def folder_files(top: Path, repo: Path) -> dict[str, bytes]:
 
 
 def import_returned(
-    returned: Returned[R], repo: Path, run: Landing, *, top: Path | None = None
-) -> R:
+    returned: Returned[T], repo: Path, run: Landing, *, top: Path | None = None
+) -> T:
     """Fetch the returned branch into ``repo`` and write the returned files where they belong:
     the run's under ``top`` (the shipped folder; default ``repo``), the progress folder's beside
     ``run.progress``.
@@ -248,7 +217,7 @@ def import_returned(
     naming ``main`` would otherwise replace the user's own. Each file is written without
     following a link, inside its folder.
     """
-    record = returned.record
+    record = _ran(returned.record)
     run_id = run.run_id or record.run_id or ""
     if record.branch and not is_run_branch(record.branch, run_id):
         raise ConfigError(
@@ -275,6 +244,15 @@ def import_returned(
     for name, data in returned.progress_files.items():
         if home is not None:
             _write_inside(home, name, data)
+    return returned.record
+
+
+def _ran(record: object) -> Ran:
+    """``record`` as the result of a run; a job for Ray must return one."""
+    if not isinstance(record, Ran):
+        raise ConfigError(
+            f"ray: a job's result must name its branch and run id, got {record!r:.80}"
+        )
     return record
 
 
@@ -374,7 +352,7 @@ def _clone_bundle(bundle: Path, clone: Path, shallow: str, head: str) -> None:
         git(clone, "checkout", "-q", "--detach", head)
 
 
-def _run_shipped(shipment: Shipment, job: Job[R], place: Place) -> Returned[R]:
+def _run_shipped(shipment: Shipment, job: Job[T], place: Place) -> Returned[T]:
     """On the worker: clone the bundle, run the job there, and pack what its run made."""
     with tempfile.TemporaryDirectory(prefix="harness-ray-") as tmp:
         root = Path(tmp)
@@ -387,7 +365,8 @@ def _run_shipped(shipment: Shipment, job: Job[R], place: Place) -> Returned[R]:
         progress = root / "progress"
         progress.mkdir()
         here = replace(place, copy=top, progress_folder=progress)
-        record = job.run(here)
+        result = job.run(here)
+        record = _ran(result)
         branch_bundle = None
         if record.branch:
             out = root / "branch.bundle"
@@ -395,4 +374,4 @@ def _run_shipped(shipment: Shipment, job: Job[R], place: Place) -> Returned[R]:
             branch_bundle = out.read_bytes()
         run_files, progress_files = pack_files(top, record.run_id, progress)
         home = here.progress_home[0] if here.progress_home else None
-        return Returned(record, branch_bundle, run_files, progress_files, home)
+        return Returned(result, branch_bundle, run_files, progress_files, home)
