@@ -51,7 +51,7 @@ _EXPORTS = {
     "BatchTask": "harness.scale.batch_task",
     "Subtask": "harness.scale.fleet",
     "RunResult": "harness.outer.result",
-    "Budget": "harness.models.budget",
+    "Budget": "harness.core.budget",
     "ConfigError": "harness.core.errors",
     "Sandbox": "harness.sandbox",
     "HarnessError": "harness.core.errors",
@@ -107,6 +107,7 @@ if TYPE_CHECKING:
     from harness.agent.actions import ActionHook, Block
     from harness.agent.agent import Agent, AgentRun, AgentStop
     from harness.agent.subagent import Subagents
+    from harness.core.budget import Budget
     from harness.core.errors import ConfigError, HarnessError
     from harness.core.stop import StopReason
     from harness.core.usage import Usage
@@ -116,7 +117,6 @@ if TYPE_CHECKING:
     from harness.memory.progress import Progress
     from harness.memory.skill import Skill
     from harness.models.base import ToolCall
-    from harness.models.budget import Budget
     from harness.models.litellm_model import LiteLLMModel
     from harness.models.scripted import ScriptedModel
     from harness.outer.loop import OuterLoop

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 from harness.cli.exit_codes import EXIT_ESCALATED, EXIT_PASSED
+from harness.core.budget import Budget
 from harness.core.errors import ConfigError
-from harness.models.budget import Budget
 from harness.scale.batch import Batch, BatchProgress
 from harness.scale.batch_report import render_batch_html, render_batch_text
 from harness.scale.batch_summary import SUMMARY_FILE, BatchSummary

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from harness.cli.exit_codes import EXIT_ESCALATED, EXIT_PASSED
-from harness.models.budget import Budget
+from harness.core.budget import Budget
 from harness.scale.batch import BatchProgress
 from harness.scale.swebench import PREDICTIONS, RESULTS, SUMMARY, BenchOptions, run_bench
 from harness.scale.swebench_envs import load_env_table

@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import get_args
 
+from harness.core.budget import Budget
 from harness.core.errors import ConfigError, Stopped
 from harness.core.event_schema import BudgetCheck, ModelCall, Role
 from harness.core.redact import Redactor
@@ -16,7 +17,6 @@ from harness.core.sink import NULL_SINK, EventSink
 from harness.core.stop import StopReason
 from harness.core.trajectory_schema import NULL_TRAJECTORY, TrajectorySink
 from harness.core.usage import Usage
-from harness.core.validation import positive_finite
 from harness.models.base import Message, Model, Reply, ToolSchema, token_ceiling
 from harness.models.redaction import Redact, RequestRedactor
 from harness.models.wrapper import Wrapper
@@ -24,24 +24,6 @@ from harness.models.wrapper import Wrapper
 DEFAULT_MAX_TOKENS = 4096
 """Completion tokens a call may use when neither the caller nor the model (its ``max_tokens``)
 says; the worst case a budget checks."""
-
-
-@dataclass(frozen=True)
-class Budget:
-    """Ceilings for a whole run: author, critic and summariser calls together."""
-
-    tokens: int | None = None
-    cost_usd: float | None = None
-    seconds: float | None = None
-
-    def __post_init__(self) -> None:
-        tokens = self.tokens
-        if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int)
-                                   or tokens <= 0):  # fmt: skip
-            raise ConfigError(f"budget.tokens: must be a positive integer, got {tokens!r}")
-        for name in ("cost_usd", "seconds"):
-            if getattr(self, name) is not None:
-                positive_finite(f"budget.{name}", getattr(self, name))
 
 
 @dataclass

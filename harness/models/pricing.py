@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from harness.core.budget import Budget
 from harness.models.base import Model
-from harness.models.budget import Budget
 
 
 def is_priced(model: Model) -> bool:

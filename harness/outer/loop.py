@@ -19,6 +19,7 @@ from typing import Literal
 
 from harness.agent.session import ChecksFit, Session, TakesTools
 from harness.core import nofollow
+from harness.core.budget import Budget
 from harness.core.errors import BookkeepingError, ConfigError, HarnessError, Stopped
 from harness.core.event_schema import RunStart
 from harness.core.nofollow import UnsafePath, trusted_root
@@ -32,7 +33,6 @@ from harness.memory.progress_terms import Status
 from harness.memory.skill import Skill
 from harness.memory.spend import spend_path
 from harness.models.base import Model, ModelError
-from harness.models.budget import Budget
 from harness.models.pricing import cost_budget_warning
 from harness.models.scripted import ScriptedModel
 from harness.models.wrapper import Wrapper

@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Literal
 
 from harness.agent.session import Session
+from harness.core.budget import Budget
 from harness.core.errors import ConfigError
 from harness.core.sink import EventSink
 from harness.engine.bounds import check_max_iterations
 from harness.memory.skill import Skill
-from harness.models.budget import Budget
 from harness.outer.escalation import EscalationHook
 from harness.outer.options import LoopOptions
 from harness.sandbox import Sandbox, default_sandbox

@@ -19,12 +19,12 @@ from functools import partial
 from pathlib import Path
 
 from harness.core import nofollow
+from harness.core.budget import Budget
 from harness.core.errors import ConfigError
 from harness.core.nofollow import trusted_root
 from harness.core.usage import Usage
 from harness.core.validation import positive_finite
 from harness.memory.lock import LoopLock
-from harness.models.budget import Budget
 from harness.models.rate_limit import Limiter
 from harness.outer.loop import OuterLoop
 from harness.outer.options import new_run_id

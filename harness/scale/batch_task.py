@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.core import nofollow
+from harness.core.budget import Budget
 from harness.core.errors import ConfigError
 from harness.core.usage import Usage
 from harness.core.validation import format_validation_error, read_utf8
@@ -21,16 +22,6 @@ from harness.engine.bounds import MAX_ITERATIONS
 from harness.scale import record_ledger
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
-
-
-class TaskBudget(BaseModel):
-    """One task's own ceilings (the run's :class:`~harness.models.budget.Budget`)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-
-    tokens: int | None = Field(None, gt=0)
-    cost_usd: float | None = Field(None, gt=0)
-    seconds: float | None = Field(None, gt=0)
 
 
 class BatchTask(BaseModel):
@@ -44,7 +35,7 @@ class BatchTask(BaseModel):
     workspace: str | None = None
     model: str | None = None
     max_iterations: int | None = Field(None, ge=1, le=MAX_ITERATIONS)
-    budget: TaskBudget | None = None
+    budget: Budget | None = None  # the task's own ceilings
 
 
 Status = Literal["running", "passed", "escalated", "error", "interrupted"]

@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.core import nofollow
+from harness.core.budget import Budget
 from harness.core.errors import ConfigError
-from harness.models.budget import Budget
 from harness.observe.events import EVENTS_FILE
 from harness.observe.trajectory import TRAJECTORY_FILE, Trajectory
 from harness.observe.trajectory_export import swe_agent_traj

@@ -29,7 +29,7 @@ def loop_from_toml(task: BatchTask, run: TaskRun) -> OuterLoop:
         if getattr(task, key) is not None:
             changes[key] = getattr(task, key)
     if task.budget is not None:
-        changes["budget"] = task.budget.model_dump()
+        changes["budget"] = task.budget
     return recorded_loop(
         spec.with_changes(**changes), overrides=Overrides(model=task.model), run_id=run.run_id
     )

@@ -18,7 +18,6 @@ from harness.core.sink import EventSink
 from harness.core.trajectory_schema import NULL_TRAJECTORY, TrajectorySink
 from harness.memory.skill import Skill
 from harness.models.base import Model
-from harness.models.budget import Budget
 from harness.observe.run_summary import RUNS_DIR
 from harness.outer.loop import OuterLoop
 from harness.outer.options import (
@@ -285,7 +284,7 @@ def build_loop(
         skill=skill,
         progress=config.progress_path(),
         max_iterations=overrides.max_iterations or config.max_iterations,  # flag is 1-100
-        budget=Budget(**config.budget.model_dump()),
+        budget=config.budget,
         workspace=root / config.workspace,
         isolation=config.isolation,
         on_escalate=config.on_escalate,

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import Field, PrivateAttr, ValidationError, model_validator
 
+from harness.core.budget import Budget
 from harness.core.errors import ConfigError
 from harness.core.redact import Redactor
 from harness.core.validation import format_validation_error
@@ -25,7 +26,6 @@ from harness.spec.sections import (
     ActionHookConfig,
     AgentConfig,
     ArtifactConnectorConfig,
-    BudgetConfig,
     CiConfig,
     ConnectorConfig,
     CriticConfig,
@@ -76,7 +76,7 @@ class LoopSpec(LoopRules, Section):
     redact: list[str] | RedactConfig = []  # a list of regexes, or the [redact] table
     agent: AgentConfig = AgentConfig()
     critic: CriticConfig = CriticConfig()
-    budget: BudgetConfig = BudgetConfig()
+    budget: Budget = Budget()
     gates: list[GateConfig] = []
     fleet: FleetConfig | None = None
     mcp: list[McpConfig] = []

@@ -132,12 +132,6 @@ class CriticConfig(Section):
     prefer_other_family: bool = False  # model lists: other families than the author's first
 
 
-class BudgetConfig(Section):
-    tokens: int | None = Field(None, gt=0)
-    cost_usd: float | None = Field(None, gt=0)
-    seconds: float | None = Field(None, gt=0)
-
-
 class RedactConfig(Section):
     """``[redact]``: secrets to keep out of everything the run writes and prints."""
 

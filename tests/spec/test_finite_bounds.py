@@ -15,7 +15,6 @@ from harness.core.errors import ConfigError
 from harness.engine.bounds import Watchdog
 from harness.models.rate_limit import RateLimiter
 from harness.models.scripted import ScriptedModel
-from harness.scale.batch_task import TaskBudget
 from harness.spec import LoopSpec
 from harness.tools.mcp_server import McpServer
 from harness.tools.toolkit import ToolContext
@@ -103,7 +102,6 @@ API: dict[str, tuple[Callable[[float], object], str]] = {
     "RateLimiter": (lambda v: RateLimiter(v), "requests per minute"),
     "MaskObservations": (lambda v: MaskObservations(threshold=v), "threshold"),
     "McpServer": (lambda v: McpServer("t", command=["x"], call_timeout=v), "call_timeout"),
-    "TaskBudget": (lambda v: TaskBudget(seconds=v), "seconds"),
 }
 
 
