@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import ast
 import graphlib
+import re
 import subprocess
 import sys
+import typing
 from pathlib import Path
 
 import pytest
@@ -230,3 +232,190 @@ def test_a_second_pool_is_found(tmp_path: Path) -> None:
         "harness/outer/many.py": ["ThreadPoolExecutor at line 3"],
         "harness/scale/fleet.py": ["Thread at line 2", "ForEach at line 3"],
     }
+
+
+def spec_sections() -> list[type]:
+    """Every model reachable from ``LoopSpec``'s fields (its sections, their sub-sections)."""
+    from pydantic import BaseModel
+
+    from harness.spec import LoopSpec
+
+    found: list[type] = []
+    todo: list[object] = [LoopSpec]
+    while todo:
+        kind = todo.pop()
+        if isinstance(kind, type) and hasattr(kind, "__pydantic_fields__"):
+            if kind in found:
+                continue
+            found.append(kind)
+            todo.extend(info.annotation for info in kind.__pydantic_fields__.values())
+        elif not (isinstance(kind, type) and issubclass(kind, BaseModel)):
+            todo.extend(typing.get_args(kind))  # unions, lists, dicts, Annotated
+    return found
+
+
+BOUNDS = ("gt", "ge", "lt", "le")
+CHECK_WORDS = ("must be", "expected a positive", "must lie")
+"""How a hand-written check of a bound says what it refuses."""
+
+
+def declared(sections: list[type]) -> tuple[dict[tuple[str, object], str], dict[str, str]]:
+    """(field name, numeric default) -> where it is declared; bounded field name -> where."""
+    defaults: dict[tuple[str, object], str] = {}
+    bounded: dict[str, str] = {}
+    for section in sorted(sections, key=lambda kind: kind.__name__):
+        for name, info in section.__pydantic_fields__.items():  # type: ignore[attr-defined]
+            where = f"{section.__name__}.{name}"
+            value = info.default
+            # 0 and 1 are every counter's start: too common to tell a copy from a coincidence
+            if (
+                isinstance(value, int | float)
+                and not isinstance(value, bool)
+                and value not in (0, 1)
+            ):
+                defaults.setdefault((name, float(value)), where)
+            if any(getattr(m, key, None) is not None for m in info.metadata for key in BOUNDS):
+                bounded.setdefault(name, where)
+    return defaults, bounded
+
+
+def _number(node: ast.expr | None) -> float | None:
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return float(node.value)
+    return None
+
+
+def _checked_name(node: ast.AST) -> str | None:
+    """The field a hand-written check names: ``raise ConfigError(f"NAME: ...")`` or
+    ``positive_finite("NAME", ...)``."""
+    if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and node.exc.args:
+        first = node.exc.args[0]
+        text = first.values[0] if isinstance(first, ast.JoinedStr) and first.values else first
+        if isinstance(text, ast.Constant) and isinstance(text.value, str):
+            name, _, said = text.value.partition(": ")
+            return name if said.startswith(CHECK_WORDS) else None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args:
+        first = node.args[0]
+        if node.func.id == "positive_finite" and isinstance(first, ast.Constant):
+            return str(first.value)
+    return None
+
+
+def redeclarations(package: Path, sections: list[type]) -> list[str]:
+    """Each default or bound of a spec section written again outside the module declaring it:
+    a keyword or a dataclass field of the same name (or the last part of its name, ``threshold``
+    for ``compaction_threshold``) with the same number, or a hand-written check naming it."""
+    defaults, bounded = declared(sections)
+    homes = {Path(sys.modules[k.__module__].__file__ or "").resolve()
+             for s in sections for k in s.__mro__ if hasattr(k, "__pydantic_fields__")}  # fmt: skip
+    lines: list[str] = []
+    found: list[tuple[int, str]] = []  # of one file, sorted by line
+    for file in sorted(package.rglob("*.py")):
+        if file.resolve() in homes:
+            continue
+        where = file.relative_to(package.parent)
+        for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+            pairs: list[tuple[str, ast.expr | None, int]] = []
+            if isinstance(node, ast.FunctionDef):
+                args = [*node.args.posonlyargs, *node.args.args]
+                tail = list(
+                    zip(
+                        args[len(args) - len(node.args.defaults) :], node.args.defaults, strict=True
+                    )
+                )
+                tail += list(zip(node.args.kwonlyargs, node.args.kw_defaults, strict=True))
+                pairs = [(arg.arg, default, node.lineno) for arg, default in tail]
+            elif isinstance(node, ast.ClassDef):
+                pairs = [(s.target.id, s.value, s.lineno) for s in node.body
+                         if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]  # fmt: skip
+            for name, default, line in pairs:
+                value = _number(default)
+                homes_of = [home for (field, number), home in defaults.items()
+                            if value == number and (name == field or field.endswith(f"_{name}"))]  # fmt: skip
+                if homes_of:
+                    found.append(
+                        (line, f"{where}:{line}: {name}={value:g} re-declares {homes_of[0]}")
+                    )
+            checked = _checked_name(node)
+            if checked in bounded:
+                line = getattr(node, "lineno", 0)
+                said = (
+                    f"{where}:{line}: a check of {checked} re-declares {bounded[checked]}'s bounds"
+                )
+                found.append((line, said))
+        lines.extend(said for _, said in sorted(found))
+        found.clear()
+    return lines
+
+
+NOT_YET_ONCE = frozenset({
+    "harness/agent/actions.py: timeout=120 re-declares ActionHookConfig.timeout",
+    "harness/agent/compaction.py: a check of context_window re-declares AgentConfig.context_window's bounds",
+    "harness/checks/claim_ledger.py: min_sources=2 re-declares ConvergenceGateConfig.min_sources",
+    "harness/connect/ci.py: timeout=1800 re-declares CiConfig.timeout",
+    "harness/connect/ci.py: poll=15 re-declares CiConfig.poll",
+    "harness/connect/ci.py: settle=60 re-declares CiConfig.settle",
+    "harness/connect/ci.py: log_chars=4000 re-declares CiConfig.log_chars",
+    "harness/connect/connectors.py: timeout=20 re-declares WebConfig.timeout",
+    "harness/connect/github.py: timeout=30 re-declares GitHubConfig.timeout",
+    "harness/engine/bounds.py: a check of max_iterations re-declares LoopSpec.max_iterations's bounds",
+    "harness/engine/foreach.py: a check of concurrency re-declares FleetConfig.concurrency's bounds",
+    "harness/models/litellm_model.py: timeout=120 re-declares ActionHookConfig.timeout",
+    "harness/models/scripted.py: a check of max_tokens re-declares AgentConfig.max_tokens's bounds",
+    "harness/scale/best_of.py: a check of attempts re-declares LoopSpec.attempts's bounds",
+    "harness/scale/fleet.py: concurrency=4 re-declares FleetConfig.concurrency",
+    "harness/scale/fleet.py: max_subtasks=8 re-declares FleetConfig.max_subtasks",
+    "harness/scale/fleet.py: a check of max_subtasks re-declares FleetConfig.max_subtasks's bounds",
+    "harness/scale/fleet.py: a check of concurrency re-declares FleetConfig.concurrency's bounds",
+    "harness/tools/mcp_server.py: startup_timeout=30 re-declares McpConfig.startup_timeout",
+    "harness/tools/mcp_server.py: call_timeout=60 re-declares McpConfig.call_timeout",
+    "harness/tools/web.py: max_bytes=2e+06 re-declares WebConfig.max_bytes",
+    "harness/tools/web.py: timeout=20 re-declares WebConfig.timeout",
+    "harness/tools/web.py: a check of max_bytes re-declares WebConfig.max_bytes's bounds",
+    "harness/tools/web.py: a check of timeout re-declares ActionHookConfig.timeout's bounds",
+    "harness/tools/web_search.py: max_results=5 re-declares WebSearchConfig.max_results",
+    "harness/tools/web_search.py: timeout=20 re-declares WebConfig.timeout",
+    "harness/tools/web_search.py: a check of max_results re-declares WebSearchConfig.max_results's bounds",
+    "harness/tools/web_search.py: a check of timeout re-declares ActionHookConfig.timeout's bounds",
+    "harness/verify/critic.py: a check of max_tokens re-declares AgentConfig.max_tokens's bounds",
+    "harness/verify/gates.py: timeout=600 re-declares CommandGateConfig.timeout",
+    "harness/verify/gates.py: a check of timeout re-declares ActionHookConfig.timeout's bounds",
+    "harness/verify/human.py: timeout=3600 re-declares HumanGateConfig.timeout",
+    "harness/verify/human.py: a check of timeout re-declares ActionHookConfig.timeout's bounds",
+    "harness/verify/research_gates.py: min_sources=2 re-declares ConvergenceGateConfig.min_sources",
+    "harness/verify/research_gates.py: stable_rounds=2 re-declares ConvergenceGateConfig.stable_rounds",
+})  # fmt: skip
+"""Copies not yet replaced by their section's declaration (or a name two settings share: a
+critic's ``max_tokens`` is not the agent's). The list may only shrink: a new copy fails."""
+
+
+def test_a_default_or_a_bound_of_the_loop_spec_is_declared_once() -> None:
+    """Every default and bound ``LoopSpec``'s sections hold lives there only: a runtime class
+    takes the section's (``AGENT_DEFAULTS.max_steps``, ``check_field(AgentConfig, ...)``)."""
+    sections = spec_sections()
+    names = {section.__name__ for section in sections}
+    assert {"LoopSpec", "AgentConfig", "CriticConfig", "Budget", "SubagentsConfig"} <= names
+    found = {re.sub(r":\d+:", ":", line) for line in redeclarations(ROOT / "harness", sections)}
+    assert sorted(found - NOT_YET_ONCE) == []
+    assert sorted(NOT_YET_ONCE - found) == []  # gone: take it off the list
+
+
+def test_a_default_typed_again_is_found(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "runner.py").write_text(
+        "class Agent:\n"
+        "    def __init__(self, *, max_steps: int = 50, shell_timeout: float = 120.0) -> None:\n"
+        "        if max_steps < 1:\n"
+        '            raise ConfigError(f"max_steps: must be a positive integer, got {max_steps}")\n'
+        "\n"
+        "class Strategy:\n"
+        "    threshold: float = 0.8\n"
+        "    keep: int = 50\n"
+    )
+    assert redeclarations(package, spec_sections()) == [
+        "pkg/runner.py:2: max_steps=50 re-declares AgentConfig.max_steps",
+        "pkg/runner.py:2: shell_timeout=120 re-declares AgentConfig.shell_timeout",
+        "pkg/runner.py:4: a check of max_steps re-declares AgentConfig.max_steps's bounds",
+        "pkg/runner.py:7: threshold=0.8 re-declares AgentConfig.compaction_threshold",
+    ]

@@ -8,14 +8,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 from harness.agent.actions import ActionGuard, ActionHook, Asker, check_hooks
-from harness.agent.compaction import Compaction, ContextOverflow, make_compaction
+from harness.agent.compaction import Compaction, ContextOverflow, compaction_of, make_compaction
+from harness.agent.config import AGENT_DEFAULTS, AGENT_KEYWORDS, DEFAULT_SYSTEM_PROMPT, AgentConfig
 from harness.agent.ledger import Ledger
 from harness.agent.stuck import StuckWatch
 from harness.agent.subagent import SUBAGENT_TOOL, Profile, Subagents, subagent_tool
 from harness.core.errors import ConfigError, Stopped, ToolError
 from harness.core.event_schema import SubagentEvent, ToolCallEvent, ToolStart
+from harness.core.section import check_field
 from harness.core.sink import NULL_SINK, EventSink
 from harness.core.trajectory_schema import SessionBegin
 from harness.core.usage import Usage
@@ -24,15 +27,6 @@ from harness.models.budget import metered
 from harness.sandbox import Sandbox
 from harness.tools import Tool, Toolbox, ToolContext, ToolResult, default_tools
 from harness.tools.permissions import Permissions
-
-DEFAULT_SYSTEM_PROMPT = """\
-You are a careful software agent in a workspace folder; paths are relative to it. Use the tools \
-in small verified steps: read before you edit, run the relevant checks after each change. When \
-done, call `submit` (or answer without a tool call) with what you changed and how you checked \
-it."""
-
-DEFAULT_COMPACTION = "mask_observations"
-"""Masking old tool outputs at 80 % of the window needs no model call and keeps the reasoning."""
 
 
 class AgentStop(StrEnum):
@@ -93,14 +87,14 @@ class Agent:
         model: Model,
         tools: list[Tool] | None = None,
         *,
-        system_prompt: str | None = None,
-        max_steps: int = 50,
-        compaction: str | Compaction | None = DEFAULT_COMPACTION,
+        system_prompt: str | None = AGENT_DEFAULTS.system_prompt,
+        max_steps: int = AGENT_DEFAULTS.max_steps,
+        compaction: str | Compaction | None = AGENT_DEFAULTS.compaction,
         max_malformed: int = 5,
         max_repeats: int = 3,
         max_errors: int = 5,
-        max_tokens: int | None = None,
-        shell_timeout: float = 120.0,
+        max_tokens: int | None = AGENT_DEFAULTS.max_tokens,
+        shell_timeout: float = AGENT_DEFAULTS.shell_timeout,
         max_output_chars: int = 20_000,
         sandbox: Sandbox | None = None,
         permissions: Permissions | None = None,
@@ -108,25 +102,22 @@ class Agent:
         hooks: Iterable[ActionHook] = (),
         subagents: Subagents | None = None,
     ) -> None:
-        if not isinstance(max_steps, int) or max_steps < 1:
-            raise ConfigError(f"max_steps: must be a positive integer, got {max_steps!r}")
-        for name, value in (
-            ("max_malformed", max_malformed),
-            ("max_repeats", max_repeats),
-            ("max_errors", max_errors),
-        ):
+        limits = {
+            "max_malformed": max_malformed,
+            "max_repeats": max_repeats,
+            "max_errors": max_errors,
+        }
+        for name, value in limits.items():
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ConfigError(f"{name}: must be a positive integer, got {value!r}")
         self.model = model
         self.toolbox = Toolbox(default_tools() if tools is None else tools)
         self.system_prompt = system_prompt or DEFAULT_SYSTEM_PROMPT
-        self.max_steps = max_steps
+        self.max_steps: int = check_field(AgentConfig, "max_steps", max_steps)
         self.compaction: Compaction = make_compaction(compaction)
-        self.max_malformed = max_malformed
-        self.max_repeats = max_repeats
-        self.max_errors = max_errors
-        self.max_tokens = max_tokens
-        self.shell_timeout = shell_timeout
+        self.max_malformed, self.max_repeats, self.max_errors = limits.values()
+        self.max_tokens: int | None = check_field(AgentConfig, "max_tokens", max_tokens)
+        self.shell_timeout: float = check_field(AgentConfig, "shell_timeout", shell_timeout)
         self.max_output_chars = max_output_chars
         self.sandbox = sandbox  # where run_shell runs; None: Sandbox("auto")
         self.permissions = permissions
@@ -134,6 +125,15 @@ class Agent:
         self.hooks = check_hooks(hooks)
         self.subagents = subagents
         self.depth = 0  # how deep a child session this agent runs (0: not a child)
+
+    @classmethod
+    def from_config(
+        cls, model: Model, tools: list[Tool], config: AgentConfig, **runtime: Any
+    ) -> Agent:
+        """The agent ``[agent]`` describes (its keywords' defaults and checks are that section's,
+        :class:`AgentConfig`); ``runtime``: its sandbox, permissions, hooks, subagents."""
+        given = config.model_dump(include=AGENT_KEYWORDS)
+        return cls(model, tools, compaction=compaction_of(config), **given, **runtime)
 
     def with_tools(self, tools: Iterable[Tool]) -> Agent:
         """A copy of this agent that also has ``tools`` (an MCP server's, for one run)."""

@@ -28,6 +28,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Literal, Protocol, runtime_checkable
 
+from harness.agent.config import AGENT_DEFAULTS, AgentConfig
 from harness.agent.ledger import Ledger
 from harness.agent.summary_prompt import (
     SUMMARY_HEADER,
@@ -45,6 +46,7 @@ from harness.agent.transcript import (
 )
 from harness.core.errors import ConfigError, HarnessError
 from harness.core.event_schema import Compaction as CompactionEvent
+from harness.core.section import check_field
 from harness.core.sink import NULL_SINK, EventSink
 from harness.models.base import Message, Model, token_ceiling
 from harness.models.budget import metered
@@ -60,6 +62,7 @@ __all__ = [
     "MaskObservations",
     "NoCompaction",
     "Summarize",
+    "compaction_of",
     "describe",
     "make_compaction",
     "mask_observations",
@@ -156,20 +159,20 @@ class _Strategy:
     def __init__(
         self,
         *,
-        threshold: float = 0.8,
+        threshold: float = AGENT_DEFAULTS.compaction_threshold,
         context_window: int | None = None,
         keep_last: int = 6,
         soft_threshold: float | None = None,
     ) -> None:
-        if not 0 < threshold <= 1:
-            raise ConfigError(f"threshold: must be in (0, 1], got {threshold!r}")
         if soft_threshold is not None and not 0 < soft_threshold < threshold:
             raise ConfigError(f"soft_threshold: must be in (0, threshold), got {soft_threshold!r}")
         if context_window is not None and context_window <= 0:
             raise ConfigError(f"context_window: must be positive, got {context_window!r}")
         if keep_last < 1:
             raise ConfigError(f"keep_last: must be at least 1, got {keep_last!r}")
-        self.threshold = threshold
+        self.threshold: float = check_field(
+            AgentConfig, "compaction_threshold", threshold, name="threshold"
+        )
         self.soft_threshold = soft_threshold
         self.context_window = context_window
         self.keep_last = keep_last
@@ -262,7 +265,7 @@ class Summarize(_Strategy):
     def __init__(
         self,
         *,
-        threshold: float = 0.8,
+        threshold: float = AGENT_DEFAULTS.compaction_threshold,
         context_window: int | None = None,
         keep_last: int = 6,
         soft_threshold: float | None = None,
@@ -307,17 +310,30 @@ class Summarize(_Strategy):
         return [*messages[:head], summary, *tail], dropped, reply.usage.total_tokens
 
 
-def make_compaction(spec: str | Compaction | None) -> Compaction:
+def make_compaction(
+    spec: str | Compaction | None,
+    *,
+    threshold: float = AGENT_DEFAULTS.compaction_threshold,
+    context_window: int | None = None,
+) -> Compaction:
     """The strategy named by ``spec`` (``none``, ``summarize``, ``mask_observations``) or ``spec``."""
     if spec is None or spec == "none":
         return NoCompaction()
-    if spec == "summarize":
-        return Summarize()
-    if spec == "mask_observations":
-        return MaskObservations()
+    if spec in ("summarize", "mask_observations"):
+        strategy = Summarize if spec == "summarize" else MaskObservations
+        return strategy(threshold=threshold, context_window=context_window)
     if not isinstance(spec, str) and isinstance(spec, Compaction):
         return spec
     raise ConfigError(
         f"compaction: unknown strategy {spec!r}; expected 'none', 'summarize', "
         "'mask_observations' or an object with maybe_compact()"
+    )
+
+
+def compaction_of(config: AgentConfig) -> Compaction:
+    """The strategy ``[agent]`` names, with its threshold and window override."""
+    return make_compaction(
+        config.compaction,
+        threshold=config.compaction_threshold,
+        context_window=config.context_window,
     )

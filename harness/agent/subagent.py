@@ -14,42 +14,64 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Annotated, Protocol
 
-from harness.core.errors import ConfigError, Stopped, ToolError
+from pydantic import Field
+
+from harness.agent.config import Steps
+from harness.core.errors import Stopped, ToolError
+from harness.core.section import Section, check_field
 from harness.models.base import Model
 from harness.tools import Tool, ToolResult
 
 SUBAGENT_TOOL = "subagent"
-MAX_DEPTH = 5
+CHILD_STEPS = 20
+"""A child session's step cap when its profile names none."""
+
+
+class SubagentProfileConfig(Section):
+    """``[subagents.profiles.NAME]``: how a child session the agent starts is set up."""
+
+    model: str | None = Field(None, min_length=1)  # default: the author's model
+    system_prompt: str | None = None
+    tools: list[str] | None = None  # a subset of the agent's tools; default: all of them
+    max_steps: Steps = CHILD_STEPS
+
+
+class SubagentsConfig(Section):
+    """``[subagents]``: gives the agent the ``subagent`` tool."""
+
+    max_depth: int = Field(1, ge=1, le=5)  # children of children ... at most this deep
+    max_steps: Steps = CHILD_STEPS  # a child's step cap when no profile is named
+    profiles: dict[Annotated[str, Field(pattern=r"^[\w.-]{1,64}$")], SubagentProfileConfig] = {}
 
 
 @dataclass(frozen=True)
 class Profile:
     """How a child session is set up: its model (None: the parent's), system prompt (None: the
-    default), tools (names among the parent's; None: all of them) and step cap."""
+    default), tools (names among the parent's; None: all of them) and step cap (checked as
+    :class:`SubagentProfileConfig` declares it)."""
 
     model: Model | None = None
     system_prompt: str | None = None
     tools: tuple[str, ...] | None = None
-    max_steps: int = 20
+    max_steps: int = CHILD_STEPS
 
     def __post_init__(self) -> None:
-        if not isinstance(self.max_steps, int) or self.max_steps < 1:
-            raise ConfigError(f"max_steps: must be a positive integer, got {self.max_steps!r}")
+        check_field(SubagentProfileConfig, "max_steps", self.max_steps)
 
 
 @dataclass(frozen=True)
 class Subagents:
-    """Gives an agent the ``subagent`` tool: named ``profiles``, and how deep children nest."""
+    """Gives an agent the ``subagent`` tool: named ``profiles``, and how deep children nest
+    (checked as :class:`SubagentsConfig` declares it)."""
 
     profiles: Mapping[str, Profile] = field(default_factory=dict)
-    max_depth: int = 1
+    max_depth: int = SubagentsConfig().max_depth
     default: Profile = Profile()  # for a call that names no profile
 
     def __post_init__(self) -> None:
-        if not isinstance(self.max_depth, int) or not 1 <= self.max_depth <= MAX_DEPTH:
-            raise ConfigError(f"max_depth: must be from 1 to {MAX_DEPTH}, got {self.max_depth!r}")
+        check_field(SubagentsConfig, "max_depth", self.max_depth)
 
     def profile(self, name: str | None) -> Profile:
         if name is None:

@@ -8,7 +8,7 @@ import sys
 from harness.cli.exit_codes import EXIT_PASSED
 from harness.core.errors import ConfigError
 from harness.spec import LoopSpec
-from harness.spec.build import loop_critic
+from harness.spec.build_critic import loop_critic
 from harness.spec.named_models import Overrides
 from harness.verify.calibration import Judged, calibrate, read_examples, recorded_approvals
 

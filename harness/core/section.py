@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar, get_args
+from typing import Annotated, Any, TypeVar, get_args
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 
 from harness.core.errors import ConfigError
@@ -87,3 +87,23 @@ def named_errors(where: str) -> Callable[[type[T]], type[T]]:
 
     return decorate
 
+
+@functools.cache
+def _adapter(model: type, field: str) -> tuple[FieldInfo, TypeAdapter[Any]]:
+    info = model.__pydantic_fields__[field]  # type: ignore[attr-defined]
+    kind: Any = Annotated[info.annotation, info]
+    return info, TypeAdapter(kind, config=_ADAPTER_CONFIG)
+
+
+_ADAPTER_CONFIG = ConfigDict(allow_inf_nan=False)
+
+
+def check_field(model: type, field: str, value: Any, *, name: str | None = None) -> Any:
+    """``value`` as ``model``'s ``field`` takes it (its type and bounds, declared there once); a
+    :class:`ConfigError` naming ``name`` (default: the field) when it does not fit. A runtime
+    class checks a keyword that mirrors a section's field with it, rather than a copy."""
+    info, adapter = _adapter(model, field)
+    try:
+        return adapter.validate_python(value)
+    except ValidationError as exc:
+        raise field_errors(name or field, exc, {"": info}) from None

@@ -24,6 +24,9 @@ from harness.core.validation import positive_finite
 MAX_ITERATIONS = 100
 """The most rounds any loop may be given (the engine's, the outer loop's, the CLI's)."""
 
+ITERATIONS = 10
+"""The rounds a loop is given when it names none (the engine's, the outer loop's, loop.toml's)."""
+
 
 def check_max_iterations(value: object) -> int:
     """``value`` if it is a whole number from 1 to :data:`MAX_ITERATIONS`, else ConfigError."""

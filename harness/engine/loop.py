@@ -31,6 +31,7 @@ from harness.engine.body import (
     stray,
 )
 from harness.engine.bounds import (
+    ITERATIONS,
     MAX_DEPTH,
     MAX_ITERATIONS,
     Frame,
@@ -98,7 +99,7 @@ class Loop:
         until: ConditionSpec = None,
         while_: ConditionSpec = None,
         combine: Combine = "and",
-        max_iterations: int = 10,
+        max_iterations: int = ITERATIONS,
         on_error: Literal["fail", "stop"] = "fail",
         watchdog: Watchdog | None = None,
         do_while: bool = False,

@@ -14,6 +14,7 @@ from harness.core.stop import StopReason
 from harness.core.usage import Usage
 from harness.memory.progress_items import GateSummary
 from harness.memory.progress_terms import PROTECTED_CHANGED
+from harness.outer.rules import RULES
 from harness.verify.critic import Verdict
 from harness.verify.gates import GateReport
 from harness.verify.human import Approval
@@ -150,7 +151,9 @@ class Decision:
     message: str = ""
 
 
-def decide(reports: Sequence[RoundReport], *, max_iterations: int, patience: int = 3) -> Decision:
+def decide(
+    reports: Sequence[RoundReport], *, max_iterations: int, patience: int = RULES.patience
+) -> Decision:
     """What the outer loop does after the last of ``reports``."""
     last = reports[-1]
     if last.passed:

@@ -27,6 +27,7 @@ from harness.core.redact import Redactor
 from harness.core.stop import StopReason
 from harness.core.trajectory_schema import RunBegin
 from harness.core.usage import Usage
+from harness.engine.bounds import ITERATIONS
 from harness.memory.lock import LoopLock
 from harness.memory.progress import Progress
 from harness.memory.progress_terms import Status
@@ -80,7 +81,7 @@ class OuterLoop:
         critic: Reviewer | None = None,
         skill: Skill | str | Path | None = None,
         progress: Progress | str | Path | None = None,
-        max_iterations: int = 10,
+        max_iterations: int = ITERATIONS,
         budget: Budget | None = None,
         workspace: str | Path = ".",
         isolation: Isolation | Literal["auto"] = "auto",

@@ -46,3 +46,7 @@ class LoopRules(BaseModel):
     @classmethod
     def _protect(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
         return None if value is None else check_protect_patterns(value)
+
+
+RULES = LoopRules()
+"""The rules' defaults, for the keywords that take one of them."""

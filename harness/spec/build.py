@@ -10,13 +10,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from harness.agent.agent import Agent
-from harness.agent.compaction import Compaction, MaskObservations, NoCompaction, Summarize
 from harness.checks.archive import ARCHIVE_DIR, INDEX_FILE, SourceArchive
 from harness.checks.claim_ledger import LEDGER_FILE
 from harness.core.errors import ConfigError
 from harness.core.sink import EventSink
 from harness.core.trajectory_schema import NULL_TRAJECTORY, TrajectorySink
-from harness.memory.skill import Skill
 from harness.models.base import Model
 from harness.observe.run_summary import RUNS_DIR
 from harness.outer.loop import OuterLoop
@@ -32,15 +30,14 @@ from harness.sandbox import Sandbox
 from harness.sandbox.env import ENV_NAME
 from harness.sandbox.project_env import PythonEnv
 from harness.spec import session
+from harness.spec.build_critic import unchecked_critic
 from harness.spec.connectors import build_connectors
 from harness.spec.environment import project_env
 from harness.spec.loop_spec import LoopSpec
 from harness.spec.named_models import (
-    CRITIC_MODEL_ENV,
     MODEL_ENV,
     Overrides,
     choose_model,
-    critic_model,
     overridable,
     preflighted,
     profile_model,
@@ -50,7 +47,6 @@ from harness.spec.named_models import (
 from harness.spec.pinning import check_gate_modules, check_unchanged, pins_of
 from harness.spec.resume import carry_on_resume
 from harness.spec.sections import (
-    AgentConfig,
     CitationsGateConfig,
     CommandGateConfig,
     ConvergenceGateConfig,
@@ -58,7 +54,6 @@ from harness.spec.sections import (
     HeldOutConfig,
     HumanGateConfig,
     McpConfig,
-    ModelChoice,
     PytestGateConfig,
     ScriptGateConfig,
 )
@@ -66,11 +61,9 @@ from harness.tools import Tool, default_tools
 from harness.tools.mcp import McpServer
 from harness.tools.web import WebLimits, fetch_url_tool, read_source_tool
 from harness.tools.web_search import SearchSettings, web_search_tool
-from harness.verify.critic import Critic
 from harness.verify.gates import CommandGate, Gate, PredicateGate, PytestGate
 from harness.verify.held_out import HeldOutGate
 from harness.verify.human import HumanGate
-from harness.verify.panel import CriticPanel, Reviewer
 from harness.verify.research_gates import citations_gate, convergence_gate
 
 
@@ -169,16 +162,6 @@ def run_folder(root: Path, run_id: str) -> Path:
     return root / RUNS_DIR / run_id
 
 
-def _skill(config: LoopSpec) -> Skill | None:
-    """The loop's SKILL.md; an error names the ``skill`` field."""
-    if not config.skill:
-        return None
-    try:
-        return Skill.load(config.root / config.skill)
-    except ConfigError as exc:
-        raise ConfigError(f"field 'skill': {exc}") from exc
-
-
 def _check_held_out(config: LoopSpec) -> None:
     """Each held-out folder exists, and lies outside the workspace (the agent never sees it)."""
     workspace = (config.root / config.workspace).resolve()
@@ -207,14 +190,6 @@ def _predicate_gate(config: ScriptGateConfig, root: Path) -> Gate:
             f"gates: python gate target {config.target!r} cannot be loaded: {exc}"
         ) from exc
     return PredicateGate(function, name=config.name or function_name)
-
-
-def build_compaction(config: AgentConfig) -> Compaction:
-    """The session's compaction strategy, with loop.toml's threshold and window override."""
-    if config.compaction == "none":
-        return NoCompaction()
-    strategy = Summarize if config.compaction == "summarize" else MaskObservations
-    return strategy(threshold=config.compaction_threshold, context_window=config.context_window)
 
 
 def build_loop(
@@ -256,23 +231,21 @@ def build_loop(
         "--model" if overrides.model else MODEL_ENV if os.environ.get(MODEL_ENV) else None
     )
     model = given or overridable(lambda: spec_model(model_name, config.model_options), model_source)
-    skill = _skill(config)
+    skill = config.load_skill()
     python_env = project_env(config)  # a set-up command runs here, once per commit
     sandbox = build_sandbox(config, python_env=python_env)
-    agent = Agent(
+    agent = Agent.from_config(
         model if wrap is None else wrap(model),
         [*default_tools(), *_web_tools(config, archive), *tools],
-        system_prompt=config.agent.system_prompt,
-        max_steps=config.agent.max_steps,
-        compaction=build_compaction(config.agent),
-        max_tokens=config.agent.max_tokens,
-        shell_timeout=config.agent.shell_timeout,
+        config.agent,
         sandbox=sandbox,
         permissions=session.permissions(config),
         hooks=session.action_hooks(config),
         subagents=session.subagents(config, lambda name: profile_model(name, config, given, wrap)),
     )
-    critic, checks = _critic(config, overrides, skill, model_name, model, replay=given, wrap=wrap)
+    critic, checks = unchecked_critic(
+        config, overrides, skill, model_name, model, replay=given, wrap=wrap
+    )
     for made, source in [(model, model_source or "model"), *checks]:
         preflighted(made, source)
     on_finish, ci = build_connectors(config, events=events, issue=overrides.issue)
@@ -322,90 +295,6 @@ def _on_resume(
     return carry_on_resume(
         config.root, run, archive, loop_name=config.name, workspace=config.root / config.workspace
     )
-
-
-def build_critic(
-    config: LoopSpec,
-    overrides: Overrides,
-    skill: Skill | None,
-    author_name: str,
-    author: Model,
-) -> Reviewer | None:
-    """``[critic]``: one critic, or a panel of ``[[critic.panel]]`` critics; None if disabled.
-
-    Every model is preflighted; an error names the field that chose it (or the flag/variable).
-    """
-    critic, checks = _critic(config, overrides, skill, author_name, author)
-    for made, source in checks:
-        preflighted(made, source)
-    return critic
-
-
-def loop_critic(config: LoopSpec, overrides: Overrides = Overrides()) -> Reviewer | None:
-    """The critic (or panel) ``build_loop`` would give the loop, on its own (for calibration)."""
-    name = choose_model(overrides.model, rooted_model(config.model, config.root))
-    author = overridable(
-        lambda: spec_model(name, config.model_options), overrides.model and "--model"
-    )
-    return build_critic(config, overrides, _skill(config), name, author)
-
-
-def _critic(
-    config: LoopSpec,
-    overrides: Overrides,
-    skill: Skill | None,
-    author_name: str,
-    author: Model,
-    *,
-    replay: Model | None = None,
-    wrap: Callable[[Model], Model] | None = None,
-) -> tuple[Reviewer | None, list[tuple[Model, str]]]:
-    """:func:`build_critic` before the preflight, and each model with the field that chose it
-    (``replay``, when given, answers for every critic; ``wrap`` as :func:`build_loop` says)."""
-    settings = config.critic
-    checks: list[tuple[Model, str]] = []
-    if not settings.enabled:
-        return None, checks
-    criteria = settings.criteria or (skill.render_for_critic() if skill else None)
-    threshold = settings.threshold
-    if threshold is None:
-        threshold = skill.threshold if skill and skill.threshold is not None else 8.0
-    fallback = (
-        "--critic-model"
-        if overrides.critic_model
-        else CRITIC_MODEL_ENV
-        if os.environ.get(CRITIC_MODEL_ENV)
-        else None
-    )
-    default = overrides.critic_model or os.environ.get(CRITIC_MODEL_ENV) or settings.model
-
-    def chosen(given: ModelChoice | None, field: str) -> Model:
-        source = fallback if given is None else None
-        made = replay or overridable(
-            lambda: critic_model(default if given is None else given, config, author_name, author),
-            source,
-        )
-        checks.append((made, source or field))
-        return made if wrap is None else wrap(made)
-
-    if not settings.panel:
-        return Critic(chosen(None, "critic.model"), criteria=criteria, threshold=threshold), checks
-    critics = [
-        Critic(
-            chosen(seat.model, f"critic.panel[{index}].model"),
-            criteria=criteria,
-            threshold=threshold,
-            rubric=skill.criteria if skill else (),
-            role=seat.role,
-            instructions=seat.instructions,
-        )
-        for index, seat in enumerate(settings.panel)
-    ]
-    referee = HumanGate() if settings.on_split == "person" else None
-    panel = CriticPanel(
-        critics, aggregate=settings.aggregate, spread=settings.spread, referee=referee
-    )
-    return panel, checks
 
 
 def _web_tools(config: LoopSpec, archive: SourceArchive) -> list[Tool]:

@@ -16,7 +16,8 @@ from harness.core.budget import Budget
 from harness.core.errors import ConfigError
 from harness.core.redact import Redactor
 from harness.core.validation import format_validation_error
-from harness.engine.bounds import MAX_ITERATIONS
+from harness.engine.bounds import ITERATIONS, MAX_ITERATIONS
+from harness.memory.skill import Skill
 from harness.outer.rules import LoopRules
 from harness.spec.outline import find_config, progress_path, read_toml
 from harness.spec.sections import (
@@ -67,7 +68,7 @@ class LoopSpec(LoopRules, Section):
     workspace: str = "."
     skill: str | None = None
     progress: str | None = None
-    max_iterations: int = Field(10, ge=1, le=MAX_ITERATIONS)
+    max_iterations: int = Field(ITERATIONS, ge=1, le=MAX_ITERATIONS)
     attempts: int = Field(1, ge=1, le=8)  # best-of-N: independent attempts, the best one kept
     isolation: Literal["auto", "worktree", "branch", "none"] = "auto"  # auto: worktree in git
     on_escalate: str | None = None
@@ -134,6 +135,15 @@ class LoopSpec(LoopRules, Section):
         spec = self._validated({**self.model_dump(), **changes}, self.source)
         spec._root, spec._file = self._root, self._file
         return spec
+
+    def load_skill(self) -> Skill | None:
+        """The loop's SKILL.md; an error names the ``skill`` field."""
+        if not self.skill:
+            return None
+        try:
+            return Skill.load(self.root / self.skill)
+        except ConfigError as exc:
+            raise ConfigError(f"field 'skill': {exc}") from exc
 
     def progress_path(self) -> Path:
         return progress_path(self.root, self.name, self.progress)

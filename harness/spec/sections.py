@@ -7,18 +7,22 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
+from harness.agent.config import AgentConfig as AgentConfig
+from harness.agent.subagent import SubagentProfileConfig as SubagentProfileConfig
+from harness.agent.subagent import SubagentsConfig as SubagentsConfig
+from harness.core.budget import Budget as Budget
+from harness.core.section import Section as Section
 from harness.sandbox.env import ENV_NAME
 from harness.sandbox.limits import Limits
+from harness.verify.critic_config import CriticConfig as CriticConfig
+from harness.verify.critic_config import ModelChoice as ModelChoice
+from harness.verify.critic_config import PanelSeatConfig as PanelSeatConfig
 
 EnvName = Annotated[str, Field(pattern=rf"^{ENV_NAME}$")]
 """The name of an environment variable (one passed to commands, or where a secret is read from,
 never the secret itself)."""
-
-
-class Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)  # finite bounds
 
 
 class HeldOutConfig(Section):
@@ -93,43 +97,6 @@ GateConfig = Annotated[
     | ConvergenceGateConfig,
     Field(discriminator="type"),
 ]
-
-
-class AgentConfig(Section):
-    max_steps: int = Field(50, ge=1, le=10_000)
-    compaction: Literal["none", "summarize", "mask_observations"] = "mask_observations"
-    compaction_threshold: float = Field(0.8, gt=0, le=1)
-    context_window: int | None = Field(None, ge=1_000)  # override for unknown or local models
-    system_prompt: str | None = None
-    max_tokens: int | None = Field(None, ge=1)
-    shell_timeout: float = Field(120, gt=0)
-
-
-ModelChoice = str | list[str]  # a list: the first whose provider is set up is used
-
-
-class PanelSeatConfig(Section):
-    """One ``[[critic.panel]]`` critic: its model (default: ``[critic] model``), its role (an
-    editor, a fact-checker, the audience) and instructions of its own."""
-
-    model: ModelChoice | None = None
-    role: str | None = Field(None, min_length=1)
-    instructions: str | None = Field(None, min_length=1)
-
-
-class CriticConfig(Section):
-    enabled: bool = True
-    model: ModelChoice | None = None
-    threshold: float | None = Field(None, ge=0, le=10)  # default: the skill's, else 8
-    criteria: str | None = None
-    artifact: Literal["diff", "final", "file"] = "diff"
-    file: str | None = None
-    # A panel: several critics scoring each SKILL.md criterion, their verdicts combined.
-    panel: list[PanelSeatConfig] = []
-    aggregate: Literal["median", "minimum", "majority"] = "median"
-    spread: float = Field(3.0, gt=0, le=10)  # scores this far apart: the critics split
-    on_split: Literal["report", "person"] = "report"  # person: a split pass needs approval
-    prefer_other_family: bool = False  # model lists: other families than the author's first
 
 
 class RedactConfig(Section):
@@ -239,23 +206,6 @@ class ActionHookConfig(Section):
     tools: list[Annotated[str, Field(min_length=1)]] = ["*"]  # tool names or globs
     timeout: float = Field(120, gt=0, le=3600)
     observe: Literal["failure", "always"] = "failure"
-
-
-class SubagentProfileConfig(Section):
-    """``[subagents.profiles.NAME]``: how a child session the agent starts is set up."""
-
-    model: str | None = Field(None, min_length=1)  # default: the author's model
-    system_prompt: str | None = None
-    tools: list[str] | None = None  # a subset of the agent's tools; default: all of them
-    max_steps: int = Field(20, ge=1, le=10_000)
-
-
-class SubagentsConfig(Section):
-    """``[subagents]``: gives the agent the ``subagent`` tool."""
-
-    max_depth: int = Field(1, ge=1, le=5)  # children of children ... at most this deep
-    max_steps: int = Field(20, ge=1, le=10_000)  # a child's step cap when no profile is named
-    profiles: dict[Annotated[str, Field(pattern=r"^[\w.-]{1,64}$")], SubagentProfileConfig] = {}
 
 
 class GitHubConfig(Section):

@@ -33,6 +33,9 @@ from harness.tools.paths import check_protect_patterns, shown
 
 ToolFunction = Callable[..., "str | ToolResult"]
 
+SHELL_TIMEOUT = 120.0
+"""run_shell's timeout when the model names none, seconds (``[agent] shell_timeout``)."""
+
 ERROR_PREFIX = "error: "
 """How every error observation starts."""
 _INVALID = "invalid arguments for "
@@ -63,7 +66,7 @@ class ToolContext:
 
     workspace: Path  # resolved on construction; every path is confined to it
     protect: tuple[str, ...] = ()  # globs relative to the workspace the file tools refuse to write
-    shell_timeout: float = 120.0  # run_shell's default timeout, seconds
+    shell_timeout: float = SHELL_TIMEOUT
     max_output_chars: int = 20_000  # observation cap, head + tail kept
     env: dict[str, str] | None = None  # values run_shell sets on top of the allow-list
     files_touched: set[str] = field(default_factory=set)  # relative paths read or written

@@ -30,7 +30,8 @@ from harness.core.event_schema import ApprovalEvent, CriticVerdict, RunStart
 from harness.core.usage import Usage
 from harness.core.validation import read_utf8, validation_message
 from harness.observe.events import EVENTS_FILE, read_events
-from harness.verify.critic import Verdict, reviewed_artifact
+from harness.verify.critic import Verdict
+from harness.verify.critic_prompt import reviewed_artifact
 from harness.verify.panel import PanelVerdict
 
 LABELS_FILE = "labels.jsonl"

@@ -18,18 +18,17 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
-from typing import Literal, TypeAlias
+from typing import TypeAlias
 
 from harness.core.errors import ConfigError
 from harness.core.event_schema import CriticVerdict, EventBase, PanelMember
+from harness.core.section import check_field
 from harness.core.sink import NULL_SINK, EventSink
 from harness.core.usage import Usage
 from harness.models.base import Message, Model
 from harness.verify.critic import CriterionScore, Critic, Verdict
+from harness.verify.critic_config import AGGREGATES, CRITIC_DEFAULTS, Aggregate, CriticConfig
 from harness.verify.human import HumanGate
-
-Aggregate = Literal["median", "minimum", "majority"]
-AGGREGATES: tuple[Aggregate, ...] = ("median", "minimum", "majority")
 
 
 class PanelVerdict(Verdict):
@@ -66,8 +65,8 @@ class CriticPanel:
         self,
         critics: Sequence[Critic],
         *,
-        aggregate: Aggregate = "median",
-        spread: float = 3.0,
+        aggregate: Aggregate = CRITIC_DEFAULTS.aggregate,
+        spread: float = CRITIC_DEFAULTS.spread,
         referee: HumanGate | None = None,
         events: EventSink = NULL_SINK,
     ) -> None:
@@ -77,8 +76,7 @@ class CriticPanel:
             raise ConfigError(
                 f"aggregate: expected one of {', '.join(AGGREGATES)}, got {aggregate!r}"
             )
-        if not 0 < spread <= 10:
-            raise ConfigError(f"spread: must be above 0 and at most 10, got {spread!r}")
+        check_field(CriticConfig, "spread", spread)
         thresholds = {critic.threshold for critic in critics}
         if len(thresholds) > 1:
             raise ConfigError(

@@ -21,7 +21,8 @@ from harness.verify.calibration import (
     read_examples,
     recorded_approvals,
 )
-from harness.verify.critic import Verdict, render_review, reviewed_artifact
+from harness.verify.critic import Verdict
+from harness.verify.critic_prompt import render_review, reviewed_artifact
 from tests.conftest import make_repo, verdict_call, with_options
 
 

@@ -15,12 +15,8 @@ from harness.core.event_schema import CriticVerdict
 from harness.models.base import Message, Reply, ToolCall, ToolSchema
 from harness.models.scripted import ScriptedModel
 from harness.verify import verdict_reply
-from harness.verify.critic import (
-    CRITIC_RULES,
-    CRITIC_SYSTEM_PROMPT,
-    Critic,
-    CriticError,
-)
+from harness.verify.critic import Critic, CriticError
+from harness.verify.critic_prompt import CRITIC_RULES, CRITIC_SYSTEM_PROMPT
 from harness.verify.verdict_reply import VERDICT_TOOL, fresh_tag, parse_reply
 from tests.conftest import RecordingSink, verdict_arguments, verdict_call, verdict_entry
 

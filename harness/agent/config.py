@@ -1,0 +1,47 @@
+"""``[agent]``: the inner loop's settings, declared once.
+
+loop.toml reads them through :class:`~harness.spec.LoopSpec`; :class:`~harness.agent.agent.Agent`
+takes this model (:meth:`~harness.agent.agent.Agent.from_config`) and reads its keyword defaults
+and checks from it, so a default or a bound is written here and nowhere else.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from harness.core.section import Section
+from harness.tools.toolkit import SHELL_TIMEOUT
+
+DEFAULT_SYSTEM_PROMPT = """\
+You are a careful software agent in a workspace folder; paths are relative to it. Use the tools \
+in small verified steps: read before you edit, run the relevant checks after each change. When \
+done, call `submit` (or answer without a tool call) with what you changed and how you checked \
+it."""
+"""The system prompt when ``system_prompt`` gives none."""
+
+Steps = Annotated[int, Field(ge=1, le=10_000)]
+"""A session's step cap: model replies in one session."""
+
+CompactionName = Literal["none", "summarize", "mask_observations"]
+
+
+class AgentConfig(Section):
+    """How one inner session runs: its step cap, compaction, prompt and output limits."""
+
+    max_steps: Steps = 50
+    # mask_observations: masking old tool outputs needs no model call and keeps the reasoning
+    compaction: CompactionName = "mask_observations"
+    compaction_threshold: float = Field(0.8, gt=0, le=1)  # of the window, where compaction starts
+    context_window: int | None = Field(None, ge=1_000)  # override for unknown or local models
+    system_prompt: str | None = None
+    max_tokens: int | None = Field(None, ge=1)  # of each reply
+    shell_timeout: float = Field(SHELL_TIMEOUT, gt=0)  # run_shell's default, seconds
+
+
+AGENT_KEYWORDS = {"system_prompt", "max_steps", "max_tokens", "shell_timeout"}
+"""The fields :class:`~harness.agent.agent.Agent` takes as keywords of the same names."""
+
+AGENT_DEFAULTS = AgentConfig()
+"""The defaults, read by the keyword arguments of the classes that take these settings."""

@@ -1,0 +1,106 @@
+"""The loop's critic, or its panel of critics, as ``[critic]`` and ``[[critic.panel]]`` describe."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+from harness.memory.skill import Skill
+from harness.models.base import Model
+from harness.spec.loop_spec import LoopSpec
+from harness.spec.named_models import (
+    CRITIC_MODEL_ENV,
+    Overrides,
+    choose_model,
+    critic_model,
+    overridable,
+    preflighted,
+    rooted_model,
+    spec_model,
+)
+from harness.verify.critic import Critic
+from harness.verify.critic_config import ModelChoice
+from harness.verify.human import HumanGate
+from harness.verify.panel import CriticPanel, Reviewer
+
+
+def build_critic(
+    config: LoopSpec,
+    overrides: Overrides,
+    skill: Skill | None,
+    author_name: str,
+    author: Model,
+) -> Reviewer | None:
+    """``[critic]``: one critic, or a panel of ``[[critic.panel]]`` critics; None if disabled.
+
+    Every model is preflighted; an error names the field that chose it (or the flag/variable).
+    """
+    critic, checks = unchecked_critic(config, overrides, skill, author_name, author)
+    for made, source in checks:
+        preflighted(made, source)
+    return critic
+
+
+def loop_critic(config: LoopSpec, overrides: Overrides = Overrides()) -> Reviewer | None:
+    """The critic (or panel) ``build_loop`` would give the loop, on its own (for calibration)."""
+    name = choose_model(overrides.model, rooted_model(config.model, config.root))
+    author = overridable(
+        lambda: spec_model(name, config.model_options), overrides.model and "--model"
+    )
+    return build_critic(config, overrides, config.load_skill(), name, author)
+
+
+def unchecked_critic(
+    config: LoopSpec,
+    overrides: Overrides,
+    skill: Skill | None,
+    author_name: str,
+    author: Model,
+    *,
+    replay: Model | None = None,
+    wrap: Callable[[Model], Model] | None = None,
+) -> tuple[Reviewer | None, list[tuple[Model, str]]]:
+    """:func:`build_critic` before the preflight, and each model with the field that chose it
+    (``replay``, when given, answers for every critic; ``wrap`` as :func:`build_loop` says)."""
+    settings = config.critic
+    checks: list[tuple[Model, str]] = []
+    if not settings.enabled:
+        return None, checks
+    criteria = settings.criteria or (skill.render_for_critic() if skill else None)
+    threshold = settings.threshold_for(skill.threshold if skill else None)
+    fallback = (
+        "--critic-model"
+        if overrides.critic_model
+        else CRITIC_MODEL_ENV
+        if os.environ.get(CRITIC_MODEL_ENV)
+        else None
+    )
+    default = overrides.critic_model or os.environ.get(CRITIC_MODEL_ENV) or settings.model
+
+    def chosen(given: ModelChoice | None, field: str) -> Model:
+        source = fallback if given is None else None
+        made = replay or overridable(
+            lambda: critic_model(default if given is None else given, config, author_name, author),
+            source,
+        )
+        checks.append((made, source or field))
+        return made if wrap is None else wrap(made)
+
+    if not settings.panel:
+        return Critic(chosen(None, "critic.model"), criteria=criteria, threshold=threshold), checks
+    critics = [
+        Critic(
+            chosen(seat.model, f"critic.panel[{index}].model"),
+            criteria=criteria,
+            threshold=threshold,
+            rubric=skill.criteria if skill else (),
+            role=seat.role,
+            instructions=seat.instructions,
+        )
+        for index, seat in enumerate(settings.panel)
+    ]
+    referee = HumanGate() if settings.on_split == "person" else None
+    panel = CriticPanel(
+        critics, aggregate=settings.aggregate, spread=settings.spread, referee=referee
+    )
+    return panel, checks
