@@ -362,6 +362,8 @@ NOT_YET_ONCE = frozenset({
     "harness/engine/foreach.py: a check of concurrency re-declares FleetConfig.concurrency's bounds",
     "harness/models/litellm_model.py: timeout=120 re-declares ActionHookConfig.timeout",
     "harness/models/scripted.py: a check of max_tokens re-declares AgentConfig.max_tokens's bounds",
+    "harness/runners/base.py: a check of timeout re-declares ActionHookConfig.timeout's bounds",
+    "harness/runners/base.py: timeout=3600 re-declares HumanGateConfig.timeout",
     "harness/scale/best_of.py: a check of attempts re-declares LoopSpec.attempts's bounds",
     "harness/scale/fleet.py: concurrency=4 re-declares FleetConfig.concurrency",
     "harness/scale/fleet.py: max_subtasks=8 re-declares FleetConfig.max_subtasks",

@@ -29,8 +29,10 @@ from pathlib import Path
 from typing import ClassVar, Literal, Self
 
 from harness.agent.agent import AgentRun, AgentStop
+from harness.agent.config import AGENT_DEFAULTS, AgentConfig
 from harness.agent.ledger import Ledger
 from harness.core.errors import ConfigError, Stopped
+from harness.core.section import check_field
 from harness.core.sink import NULL_SINK, EventSink
 from harness.core.stop import StopReason
 from harness.core.trajectory_schema import SessionBegin
@@ -105,11 +107,10 @@ class ExternalRunner:
         *,
         path: str | os.PathLike[str] | None = None,
         sandbox: Sandbox | None = None,
-        max_requests: int = 50,
+        max_requests: int = AGENT_DEFAULTS.max_steps,
         timeout: float = 3600.0,
     ) -> None:
-        if isinstance(max_requests, bool) or not isinstance(max_requests, int) or max_requests < 1:
-            raise ConfigError(f"max_steps: must be a positive integer, got {max_requests!r}")
+        check_field(AgentConfig, "max_steps", max_requests)  # [agent] max_steps: its requests
         if not timeout > 0:
             raise ConfigError(f"timeout: must be positive, got {timeout!r}")
         self.model = model
