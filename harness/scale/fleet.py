@@ -8,6 +8,7 @@ progress and escalation.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -276,6 +277,9 @@ def _run_subtask(
     with place.entered():
         loop = loop_for(subtask)
         result = loop.run()
+    if place.copy is not None:  # as the driver sees it: the worktree stayed on the worker
+        escalation = result.escalation and place.back(result.escalation)
+        result = dataclasses.replace(result, worktree=None, escalation=escalation)
     return SubtaskRun(result, place.back(loop.settings.workspace))
 
 

@@ -57,7 +57,11 @@ class Place:
         return full
 
     def back(self, path: Path) -> Path:
-        """The driver's path for ``path`` in the copy (the inverse of :meth:`path`)."""
+        """The driver's path for ``path`` in the copy or the progress folder (the inverse of
+        :meth:`path` and :meth:`progress`)."""
+        folder = self.progress_folder
+        if folder is not None and self.progress_home and path.is_relative_to(folder):
+            return self.progress_home[0] / path.relative_to(folder)
         if self.shipped is None or self.copy is None or not path.is_relative_to(self.copy):
             return path
         return self.shipped / path.relative_to(self.copy)

@@ -16,7 +16,7 @@ from harness.cli.batch import loop_from_toml
 from harness.scale.batch import Batch
 from harness.scale.batch_task import BatchTask
 from tests.cli.test_cli import write_loop
-from tests.conftest import git
+from tests.conftest import git, make_repo
 from tests.scale.loop_projects import loop_project
 
 ray = pytest.importorskip("ray", reason="the Ray backend needs the ray extra")
@@ -177,3 +177,57 @@ def test_a_fleet_with_backend_ray_runs_its_subtasks_on_ray_workers(
         assert not start["workspace"].startswith(str(project))
     assert git(project, "worktree", "list").count("\n") == 0
     assert "Started a local Ray instance" not in result.stderr  # it joined ours
+
+
+def test_a_python_fleet_on_ray_calls_loop_for_in_a_workers_copy(
+    tmp_path: Path, cluster: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``Fleet(..., backend="ray")``: ``loop_for`` runs on a worker with the working directory
+    at the copy of this one, so its relative paths name the copy's files; the branch and the
+    progress file placed with ``Place.current().progress`` come back."""
+    import os
+
+    from harness import Agent, CommandGate, OuterLoop, ScriptedModel, ToolCall
+    from harness.outer.options import LoopOptions
+    from harness.scale.fleet import Fleet, Subtask
+    from harness.scale.job import Place
+
+    project = make_repo(tmp_path / "project", {"README.md": "hi\n"})
+    seen = tmp_path / "seen"
+    seen.mkdir()
+    driver = os.getpid()
+
+    def loop_for(subtask: Subtask) -> OuterLoop:
+        def answer(messages: object, tools: object) -> ToolCall:  # runs where the loop runs
+            (seen / subtask.name).write_text(f"{os.getpid() != driver} {Path.cwd()}")
+            return ToolCall("write_file", {"path": "out.txt", "content": subtask.goal})
+
+        return OuterLoop(
+            subtask.goal, Agent(ScriptedModel([answer, "done"])),
+            gates=[CommandGate("grep -qx yes out.txt")], workspace=".", max_iterations=1,
+            progress=Place.current().progress(Path(f"progress/{subtask.name}.md")),
+            options=LoopOptions(name=subtask.name),
+        )  # fmt: skip
+
+    monkeypatch.chdir(project)
+    subtasks = [Subtask(name="good", goal="yes"), Subtask(name="bad", goal="no")]
+    result = Fleet("answer", loop_for, subtasks=subtasks, backend="ray", ray_address=cluster).run()
+
+    assert [(o.subtask.name, o.kept, o.error) for o in result.outcomes] == [
+        ("good", True, None), ("bad", False, None),
+    ]  # fmt: skip
+    for outcome, content in zip(result.outcomes, ("yes", "no"), strict=True):
+        assert outcome.result is not None
+        assert outcome.result.branch is not None
+        assert git(project, "show", f"{outcome.result.branch}:out.txt") == content
+        on_worker, cwd = (seen / outcome.subtask.name).read_text().split(" ", 1)
+        assert on_worker == "True"
+        assert "harness-ray-" in cwd
+        assert not cwd.startswith(str(project))
+    assert (project / "progress" / "good.md").is_file()  # came back beside where it was asked
+    bad = result.outcomes[1].result
+    assert bad is not None
+    assert bad.escalation == project / "progress" / "bad.escalation.md"
+    assert bad.escalation.is_file()
+    assert "out.txt" in result.kept[0].artifacts  # read here, from the fetched branch
+    assert "yes" in result.kept[0].artifacts
