@@ -25,11 +25,19 @@ Steps = Annotated[int, Field(ge=1, le=10_000)]
 """A session's step cap: model replies in one session."""
 
 CompactionName = Literal["none", "summarize", "mask_observations"]
+RunnerName = Literal["harness", "claude-code", "codex", "aider", "mini-swe-agent", "command"]
+"""What runs a round's session: the harness's own agent, an external agent, or any program."""
 
 
 class AgentConfig(Section):
-    """How one inner session runs: its step cap, compaction, prompt and output limits."""
+    """How one inner session runs: who runs it, its step cap, compaction, prompt and output
+    limits (``runner``, ``command`` and ``path`` choose an external session: harness.runners)."""
 
+    runner: RunnerName = "harness"
+    command: list[Annotated[str, Field(min_length=1)]] | None = Field(None, min_length=1)
+    """runner "command": the program and its arguments (``{task_file}``: the task's file)."""
+    path: str | None = Field(None, min_length=1)
+    """An external agent's program (relative to loop.toml); default: found on PATH."""
     max_steps: Steps = 50
     # mask_observations: masking old tool outputs needs no model call and keeps the reasoning
     compaction: CompactionName = "mask_observations"

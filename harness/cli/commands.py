@@ -90,6 +90,8 @@ def run(args: argparse.Namespace) -> int:
     from harness.spec.named_models import Overrides
 
     config = _spec(Path(args.path))
+    if args.runner:
+        config = with_runner(config, args.runner)
     if config.fleet is not None:
         from harness.cli.fleet import run_fleet
 
@@ -179,6 +181,19 @@ def _tell(
             print_verdict(result, quiet=args.quiet, redact=redact)
         except BrokenPipeError:
             silence_stdout()
+
+
+def with_runner(config: LoopSpec, runner: str) -> LoopSpec:
+    """``config`` with ``--runner``'s session, checked again with the file's other fields
+    (runner ``command`` needs ``[agent] command``)."""
+    from typing import get_args
+
+    from harness.agent.config import RunnerName
+
+    names = get_args(RunnerName)
+    if runner not in names:
+        raise ConfigError(f"--runner: expected one of {', '.join(names)}, got {runner!r}")
+    return config.with_changes(agent={**config.agent.model_dump(), "runner": runner})
 
 
 def _spec(path: Path) -> LoopSpec:

@@ -53,6 +53,11 @@ def build_parser() -> argparse.ArgumentParser:
         )
         run.add_argument("--max-iterations", type=_rounds, help="round cap (1-100)")
         run.add_argument("--restart", action="store_true", help="start over, even if finished")
+        run.add_argument(
+            "--runner", metavar="NAME",
+            help="what runs each round's session: harness, claude-code, codex, aider, "
+            "mini-swe-agent or command (overrides [agent] runner)",
+        )  # fmt: skip
         run.add_argument("--issue", type=_positive_int, metavar="N",
                          help="the issue the run is for: its connectors comment there")  # fmt: skip
         add_attempts_argument(run)

@@ -1,2 +1,30 @@
 """External coding agents as a round's session: each a runner meeting the session protocol,
 run inside the harness's sandbox and talking to models only through the harness's gateway."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+from harness.core.errors import ConfigError
+
+if TYPE_CHECKING:
+    from harness.runners.base import ExternalRunner
+
+RUNNERS = {
+    "claude-code": "harness.runners.claude_code:ClaudeCodeRunner",
+    "codex": "harness.runners.codex:CodexRunner",
+    "command": "harness.runners.command:CommandRunner",
+}
+"""Each external runner's name in loop.toml (``[agent] runner``) and where its class is."""
+
+
+def runner_class(name: str) -> type[ExternalRunner]:
+    """The runner class ``name`` names; a :class:`ConfigError` naming ``agent.runner`` if none."""
+    where = RUNNERS.get(name)
+    if where is None:
+        known = ", ".join(["harness", *RUNNERS])
+        raise ConfigError(f"agent.runner: {name!r} has no runner here; choose one of {known}")
+    module, attribute = where.split(":")
+    found: type[ExternalRunner] = getattr(importlib.import_module(module), attribute)
+    return found

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from harness.agent.agent import Agent
+from harness.agent.session import Session
 from harness.checks.archive import ARCHIVE_DIR, INDEX_FILE, SourceArchive
 from harness.checks.claim_ledger import LEDGER_FILE
 from harness.core.errors import ConfigError
@@ -46,6 +47,7 @@ from harness.spec.named_models import (
 )
 from harness.spec.pinning import check_gate_modules, check_unchanged, pins_of
 from harness.spec.resume import carry_on_resume
+from harness.spec.runner import external_runner
 from harness.spec.sections import (
     CitationsGateConfig,
     CommandGateConfig,
@@ -234,14 +236,21 @@ def build_loop(
     skill = config.load_skill()
     python_env = project_env(config)  # a set-up command runs here, once per commit
     sandbox = build_sandbox(config, python_env=python_env)
-    agent = Agent.from_config(
-        model if wrap is None else wrap(model),
-        [*default_tools(), *_web_tools(config, archive), *tools],
-        config.agent,
-        sandbox=sandbox,
-        permissions=session.permissions(config),
-        hooks=session.action_hooks(config),
-        subagents=session.subagents(config, lambda name: profile_model(name, config, given, wrap)),
+    author = model if wrap is None else wrap(model)
+    agent: Session = (
+        external_runner(config, author, sandbox)
+        if config.agent.runner != "harness"
+        else Agent.from_config(
+            author,
+            [*default_tools(), *_web_tools(config, archive), *tools],
+            config.agent,
+            sandbox=sandbox,
+            permissions=session.permissions(config),
+            hooks=session.action_hooks(config),
+            subagents=session.subagents(
+                config, lambda name: profile_model(name, config, given, wrap)
+            ),
+        )
     )
     critic, checks = unchecked_critic(
         config, overrides, skill, model_name, model, replay=given, wrap=wrap

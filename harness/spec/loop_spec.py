@@ -199,10 +199,24 @@ def _cross_checks(config: LoopSpec) -> list[tuple[str, str]]:
     problems.extend(_mcp_checks(config.mcp))
     problems.extend(_connector_checks(config))
     problems.extend(_engine_checks(config))
+    problems.extend(_runner_checks(config))
     if config.env.commit is not None and config.env.setup is None:
         problems.append(("env.commit", "the commit a set-up runs at: give [env] setup too"))
     if config.web is not None and config.web.allow_domains is None and config.web.search is None:
         problems.append(("web", "give allow_domains (for fetch_url), [web.search], or both"))
+    return problems
+
+
+def _runner_checks(config: LoopSpec) -> list[tuple[str, str]]:
+    """What the runner named in ``[agent]`` needs. ``command`` and ``path`` are read only by the
+    runners that use them: one loop.toml may keep both for ``--runner`` to choose."""
+    agent, problems = config.agent, []
+    if agent.runner == "command" and agent.command is None:
+        problems.append(("agent.command", "required when agent.runner = 'command'"))
+    if agent.runner != "harness" and config.mcp:
+        problems.append(
+            ("mcp", f"runner {agent.runner!r} cannot use the loop's MCP servers' tools")
+        )
     return problems
 
 

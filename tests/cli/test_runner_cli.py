@@ -1,0 +1,81 @@
+"""`[agent] runner` and `harness run --runner`: a program as the session, run as a person runs
+it; bad values exit 2 naming the field or the flag before anything is created."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.cli.test_cli import harness, harness_here
+from tests.conftest import git, make_repo
+
+pytestmark = pytest.mark.slow
+
+AGENT = Path(__file__).parents[1] / "runners" / "chat_agent.py"
+BUGGY = "def add(a, b):\n    return a - b\n"
+RIGHT = "def add(a, b):\n    return a + b\n"
+TESTS = "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+BASE = 'name = "calc"\ngoal = "make the tests pass"\nmodel = "scripted:../script.json"\n'
+GATES = '[critic]\nenabled = false\n[[gates]]\ntype = "pytest"\nargs = "tests"\n'
+
+
+def _repo(tmp_path: Path, agent: str) -> Path:
+    script = [{"name": "write_file", "arguments": {"path": "calc.py", "content": RIGHT}}, "fixed"]
+    (tmp_path / "script.json").write_text(json.dumps(script))
+    files = {"calc.py": BUGGY, "tests/test_calc.py": TESTS, "loop.toml": BASE + agent + GATES}
+    return make_repo(tmp_path / "repo", files)
+
+
+def _nothing_created(repo: Path) -> bool:
+    return git(repo, "branch", "--format=%(refname:short)") == "main" and not git(
+        repo, "status", "--porcelain", "--untracked-files=all"
+    )
+
+
+def test_a_command_runner_named_in_loop_toml_passes_the_round(tmp_path: Path) -> None:
+    command = json.dumps([sys.executable, str(AGENT), "{task_file}"])
+    repo = _repo(tmp_path, f'[agent]\nrunner = "command"\ncommand = {command}\n')
+    result = harness("run", "--quiet", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    assert "PASSED" in result.stdout
+    branch = git(repo, "branch", "--format=%(refname:short)", "--list", "harness/*")
+    assert git(repo, "show", f"{branch}:calc.py") + "\n" == RIGHT
+
+
+def test_the_runner_flag_overrides_the_file_and_is_checked_with_it(tmp_path: Path) -> None:
+    command = json.dumps([sys.executable, str(AGENT)])
+    repo = _repo(tmp_path, "")
+    result = harness_here("run", "--runner", "command", cwd=repo)
+    assert result.returncode == 2
+    assert "field 'agent.command': required when agent.runner = 'command'" in result.stderr
+    result = harness_here("run", "--runner", "cursor", cwd=repo)
+    assert result.returncode == 2
+    assert "--runner: expected one of harness, claude-code, codex, aider" in result.stderr
+    assert _nothing_created(repo)
+    (repo / "loop.toml").write_text(BASE + f"[agent]\ncommand = {command}\n" + GATES)
+    git(repo, "commit", "-qam", "a command, for the flag")
+    result = harness("run", "--quiet", "--runner", "command", cwd=repo)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("agent", "message"),
+    [
+        ('runner = "command"\ncommand = ["no-such-agent-program"]\n',
+         "agent.command: 'no-such-agent-program' is not on PATH"),
+        ('runner = "claude-code"\npath = "bin/claude"\n', "is not an executable file"),
+        ('runner = "gemini"\n', "field 'agent.runner'"),
+    ],
+)  # fmt: skip
+def test_a_runner_that_cannot_run_exits_2_before_anything_is_created(
+    tmp_path: Path, agent: str, message: str
+) -> None:
+    repo = _repo(tmp_path, "[agent]\n" + agent)
+    result = harness_here("run", cwd=repo)
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    assert _nothing_created(repo)
