@@ -85,14 +85,15 @@ class Place:
         the copy of the driver's (else of the shipped folder), as Ray's ``working_dir`` has it,
         so relative paths name the copy's files. A Ray worker process runs one task at a time."""
         token = _CURRENT.set(self)
-        before = os.getcwd()
-        if self.copy is not None:
-            here = self.path(self.cwd or ".")
+        before = None
+        if self.copy is not None:  # never in place: the working directory is the process's
+            before, here = os.getcwd(), self.path(self.cwd or ".")
             os.chdir(here if here.is_relative_to(self.copy) else self.copy)
         try:
             yield
         finally:
-            os.chdir(before)
+            if before is not None:
+                os.chdir(before)
             _CURRENT.reset(token)
 
 
