@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import errno
 import shutil
 import sys
@@ -77,13 +76,7 @@ def _in_git(folder: Path) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.cli.fresh import (
-        NotesAtStart,
-        abandoned_branch,
-        previous_name,
-        refuse_unborn_repository,
-        set_aside_work,
-    )
+    from harness.cli.fresh import refuse_unborn_repository
     from harness.core.sink import EventSink, Tee
     from harness.observe.live import LiveProgress, Mode
     from harness.spec.launch import recorded_loop
@@ -101,23 +94,10 @@ def run(args: argparse.Namespace) -> int:
         from harness.cli.attempts import run_attempts
 
         return run_attempts(args, config)
-    notes: list[str] = []
-    if args.restart:
-        earlier = abandoned_branch(config)
-        for work in set_aside_work(config):
-            if not args.quiet and not args.json:
-                print(f"note: set {work} aside as {previous_name(work).name}", file=sys.stderr)
-        if earlier:
-            notes.append(
-                f"the earlier run's branch {earlier} is left as it was; "
-                "`harness clean` removes it (and its worktree, if it has one)"
-            )
     mode: Mode = "json" if args.json else "quiet" if args.quiet else "live"
     redactor = config.redactor()
     live = LiveProgress(sys.stdout if args.json else sys.stderr, mode)
     echo: EventSink = live
-    if mode == "live":
-        echo = NotesAtStart(echo, notes, sys.stderr)
     flush = None
     if args.otel:
         from harness.observe.otel import command_line_sink
@@ -136,30 +116,17 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if flush is not None:
             flush()
-    result = _tidy(config, result, redact=redactor.redact_text)
+    if result.removed:
+        print(
+            f"note: no round did any work, so nothing is kept: {result.removed}; the next "
+            "`harness run` starts afresh",
+            file=sys.stderr,
+        )
     _tell(result, args, closed=live.closed, redact=redactor.redact_text)
     return run_exit_code(result)
 
 
 resume = run
-
-
-def _tidy(config: LoopSpec, result: RunResult, *, redact: Callable[[str], str]) -> RunResult:
-    """What a finished run leaves that is of no use: a passed loop's stale escalation report;
-    the branch and worktree of a run that ended before any round did work."""
-    from harness.cli.fresh import drop_idle_run, drop_stale_escalation
-
-    if result.passed:
-        drop_stale_escalation(config)
-    removed = drop_idle_run(config, result, redact=redact)
-    if removed is None:
-        return result
-    print(
-        f"note: no round did any work, so nothing is kept: {removed}; the next `harness run` "
-        "starts afresh",
-        file=sys.stderr,
-    )
-    return dataclasses.replace(result, branch=None, worktree=None)
 
 
 def _tell(

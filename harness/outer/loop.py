@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Literal
 
 from harness.agent.session import ChecksFit, Session, TakesTools
-from harness.core import nofollow
 from harness.core.budget import Budget
 from harness.core.errors import BookkeepingError, ConfigError, HarnessError, Stopped
 from harness.core.event_schema import RunStart
@@ -32,7 +31,6 @@ from harness.memory.lock import LoopLock
 from harness.memory.progress import Progress
 from harness.memory.progress_terms import Status
 from harness.memory.skill import Skill
-from harness.memory.spend import spend_path
 from harness.models.base import Model, ModelError
 from harness.models.pricing import cost_budget_warning
 from harness.models.scripted import ScriptedModel
@@ -41,6 +39,7 @@ from harness.outer.claims import unconfirmed_pass
 from harness.outer.decision import cap_message, decide
 from harness.outer.escalation import EscalationHook
 from harness.outer.evidence import measure_base, play_round
+from harness.outer.life_cycle import end_run, set_aside
 from harness.outer.options import LoopOptions, new_run_id
 from harness.outer.people import notify_round
 from harness.outer.records import finish_run, keep_partial_work, record_round
@@ -119,9 +118,11 @@ class OuterLoop:
             progress, options.name, self.settings.goal, fresh=options.restart
         )
         self._progress_from_file = progress is not None and not isinstance(progress, Progress)
+        self._notes: list[str] = []  # what setting the earlier run aside did, said at the start
 
     def run(self) -> RunResult:
-        """Play rounds until a pass or a bound; escalate any other stop.
+        """Play rounds until a pass or a bound; escalate any other stop. The run starts and ends
+        as :mod:`harness.outer.life_cycle` says, whoever calls it.
 
         While it runs, no link is followed below the workspace to reach the harness's own files
         (:func:`~harness.core.nofollow.trusted_root`); a file of its own found behind one, or
@@ -143,15 +144,13 @@ class OuterLoop:
         with LoopLock(path):
             # Read (or set aside) progress.md only now: another process may have moved it on.
             if self.settings.options.restart:
-                nofollow.rename(path, path.with_suffix(".previous.md").name)
-                spent = spend_path(path)  # a restart starts a new budget
-                nofollow.rename(spent, spent.with_suffix(".previous.json").name)
+                self._notes = set_aside(self.settings, path)
                 self.progress = Progress(
                     name=self.settings.name, goal=self.settings.goal, path=path
                 )
             elif self._progress_from_file and os.path.lexists(path):
                 self.progress = Progress.load(path)
-            return self._run()
+            return end_run(self.settings, self.progress, self._run())
 
     def _start_notes(self) -> list[str]:
         """What the person should know as the run starts: a cost budget it cannot enforce, a
@@ -161,7 +160,7 @@ class OuterLoop:
         author = settings.agent.model
         critics = settings.critic.models if settings.critic else ()
         models = [model for model in (author, *critics) if not _scripted(model)]
-        notes = [cost_budget_warning(settings.budget, models)]
+        notes = [*self._notes, cost_budget_warning(settings.budget, models)]
         python_env = (settings.agent.sandbox or default_sandbox()).python_env
         if python_env is not None:
             notes.append(

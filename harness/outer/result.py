@@ -38,6 +38,9 @@ class RunResult:
     """The best round played by the order of :mod:`harness.outer.best` (gates, then the critic's
     score, the earlier on a tie), earlier sessions' rounds included; None when none was played."""
     best: str = ""  # that round described: ``round 2 (2/3 gates passed, critic 7.0/10)``
+    removed: str = ""
+    """What the run's end removed because no round did any work (its branch and worktree;
+    :mod:`harness.outer.life_cycle`), or ``""``."""
 
     @property
     def passed(self) -> bool:

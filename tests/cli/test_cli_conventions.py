@@ -226,8 +226,9 @@ def test_the_harness_own_progress_files_are_not_the_users_uncommitted_changes(
     (repo / "README.md").write_text("changed\n")
     mine = harness("run", "--restart", cwd=repo)
     notes = [line for line in mine.stderr.splitlines() if line.startswith("note: ")]
-    assert len(notes) == 2  # the earlier branch, then the user's own change
-    assert "uncommitted changes (README.md)" in notes[1]
+    assert len(notes) == 2  # the run's warning (the user's own change), then the earlier branch
+    assert "uncommitted changes (README.md)" in notes[0]
+    assert notes[1].startswith("note: the earlier run's branch harness/hello.")
 
 
 def test_a_restart_names_the_branch_it_leaves_only_once_it_goes_ahead(tmp_path: Path) -> None:

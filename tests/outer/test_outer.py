@@ -242,7 +242,12 @@ def test_a_failing_model_stops_with_error_and_still_escalates(repo: Path, tmp_pa
     assert "ScriptExhausted" in result.message
     assert result.escalation is not None
     assert "round 1 failed" in result.escalation.read_text()
-    assert Progress.load(tmp_path / "progress" / "calc.md").status.value == "escalated"
+    # No round did any work: its branch and worktree are gone and the loop starts afresh next
+    # time, as after `harness run` (harness.outer.life_cycle).
+    assert result.removed.startswith("removed its branch harness/")
+    assert (result.branch, result.worktree) == (None, None)
+    assert git(repo, "branch", "--list", "harness/*") == ""
+    assert Progress.load(tmp_path / "progress" / "calc.md").status.value == "not started"
 
 
 def test_the_critic_scores_against_the_skill_unless_given_its_own_criteria(repo: Path) -> None:

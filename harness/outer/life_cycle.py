@@ -1,0 +1,116 @@
+"""What a run does around its rounds, under the loop's lock, for every caller alike.
+
+:meth:`~harness.outer.loop.OuterLoop.run` does all of it, so a Python caller and ``harness run``
+start and end a run the same way:
+
+* A restart sets aside progress.md, the spend record and the work file a file-judged loop
+  produces (``critic_artifact = ArtifactFile(...)``): a new run must make it anew, not pass on an
+  earlier run's file. It names the earlier run's branch it leaves behind (no longer resumable, it
+  is for ``harness clean`` to remove) among the run's notes at its start, so a restart that is
+  refused (a preflight failure, a loop running elsewhere) says nothing of it.
+* A loop that passes loses the escalation report an earlier run of it left: the report describes
+  a state that no longer holds (the event log of that run still has its stop).
+* A run that ended before any round did work (a wrong key, a provider that cannot be reached, a
+  gate that cannot run at the base) leaves no branch or worktree, and its progress file says the
+  loop was not started: there is nothing to resume or to look at, and the loop starts afresh
+  next time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from harness.core import nofollow
+from harness.core.errors import ConfigError
+from harness.memory.progress import Progress
+from harness.memory.progress_terms import Status
+from harness.memory.run_state import RunState
+from harness.memory.spend import spend_path
+from harness.outer.options import ArtifactFile
+from harness.outer.result import RunResult
+from harness.outer.run import save_progress
+from harness.outer.settings import Settings
+from harness.workspace.cleanup import remove_branch, remove_worktree, top_of
+from harness.workspace.git_cmd import config_get, git
+
+
+def previous_name(path: Path) -> Path:
+    """``draft.md`` → ``draft.previous.md``: where a restart sets a file aside."""
+    return path.with_name(f"{path.stem}.previous{path.suffix}")
+
+
+def set_aside(settings: Settings, path: Path) -> list[str]:
+    """Set aside, for a restart, the loop's progress file at ``path``, its spend record and its
+    work file; what the person should be told as the run starts."""
+    earlier = _recorded_branch(path)
+    nofollow.rename(path, previous_name(path).name)
+    spent = spend_path(path)  # a restart starts a new budget
+    nofollow.rename(spent, spent.with_suffix(".previous.json").name)
+    notes = []
+    artifact = settings.options.critic_artifact
+    if isinstance(artifact, ArtifactFile):
+        work = settings.workspace / artifact.path
+        if work.is_file():
+            work.replace(previous_name(work))
+            notes.append(f"set {work} aside as {previous_name(work).name}")
+    if earlier:
+        notes.append(
+            f"the earlier run's branch {earlier} is left as it was; "
+            "`harness clean` removes it (and its worktree, if it has one)"
+        )
+    return notes
+
+
+def _recorded_branch(path: Path) -> str | None:
+    """The run branch the progress file at ``path`` names."""
+    if not path.is_file():
+        return None
+    try:
+        return RunState.read(Progress.load(path)).branch
+    except ConfigError:
+        return None
+
+
+def end_run(settings: Settings, progress: Progress | None, result: RunResult) -> RunResult:
+    """What a finished run leaves that is of no use, removed: a passed loop's stale escalation
+    report; the branch and worktree of a run that ended before any round did work (said in
+    :attr:`RunResult.removed`)."""
+    if progress is None or progress.path is None:
+        return result
+    if result.passed:
+        report = settings.report_path(progress.path, None)
+        if report is not None and report.is_file():
+            report.unlink()
+    removed = _drop_idle_run(settings, progress, result)
+    if removed is None:
+        return result
+    return dataclasses.replace(result, branch=None, worktree=None, removed=removed)
+
+
+def _drop_idle_run(settings: Settings, progress: Progress, result: RunResult) -> str | None:
+    """Remove the worktree and branch of an idle run and mark the loop not started; what was
+    removed, or None when the run is kept.
+
+    Idle means: it did not pass, no round of the loop was ever recorded, its branch (in a
+    worktree of its own) holds no commit beyond its base and its worktree no change.
+    """
+    worktree, branch = result.worktree, result.branch
+    if result.passed or result.rounds or worktree is None or branch is None:
+        return None
+    repo = top_of(settings.workspace)
+    if repo is None or worktree.resolve() == repo:
+        return None
+    if progress.iteration or progress.attempts or RunState.read(progress).branch != branch:
+        return None
+    base = config_get(repo, f"branch.{branch}.harnessBase")
+    if base is None or git(repo, "rev-parse", branch).strip() != base:
+        return None
+    if git(worktree, "status", "--porcelain", "--untracked-files=all").strip():
+        return None  # work a round could not commit (a failing git add) is kept
+    remove_worktree(repo, worktree)
+    remove_branch(repo, branch)
+    progress.status = Status.NOT_STARTED
+    RunState().write(progress)
+    save_progress(settings, progress)
+    return f"removed its branch {branch} and worktree {worktree}"
