@@ -1,17 +1,17 @@
 """The outer loop: run the agent round after round until the gates and the critic pass.
 
-:class:`OuterLoop` is a thin driver. Each round gathers evidence (an agent session, the gates,
-the critic, a commit) into a :class:`~harness.outer.decision.RoundReport`; the pure
-:func:`~harness.outer.decision.decide` says whether to pass, stop or feed the failure back.
-:meth:`OuterLoop._play` reads top to bottom: each round is played, recorded (progress is saved
-atomically) and decided; any stop that is not a pass escalates to a person.
+:class:`OuterLoop` is a thin driver. Each round (:func:`~harness.outer.round.play_round`)
+gathers its evidence (an agent session, the gates, the critic, a commit) into a
+:class:`~harness.outer.decision.RoundReport`, records it, and asks the pure
+:func:`~harness.outer.decision.decide` whether to pass, stop or feed the failure back; the
+round's immutable outcome is settled on the run in one place. :meth:`OuterLoop._play` reads top
+to bottom; any stop that is not a pass escalates to a person.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-import traceback
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,7 +19,7 @@ from typing import Literal
 
 from harness.agent.session import ChecksFit, Session, TakesTools
 from harness.core.budget import Budget
-from harness.core.errors import BookkeepingError, ConfigError, HarnessError, Stopped
+from harness.core.errors import ConfigError
 from harness.core.event_schema import RunStart
 from harness.core.nofollow import UnsafePath, trusted_root
 from harness.core.redact import Redactor
@@ -31,20 +31,19 @@ from harness.memory.lock import LoopLock
 from harness.memory.progress import Progress
 from harness.memory.progress_terms import Status
 from harness.memory.skill import Skill
-from harness.models.base import Model, ModelError
+from harness.models.base import Model
 from harness.models.pricing import cost_budget_warning
 from harness.models.scripted import ScriptedModel
 from harness.models.wrapper import Wrapper
 from harness.outer.claims import unconfirmed_pass
-from harness.outer.decision import cap_message, decide
+from harness.outer.decision import Decision, cap_message
 from harness.outer.escalation import EscalationHook
-from harness.outer.evidence import measure_base, play_round
 from harness.outer.life_cycle import end_run, set_aside
 from harness.outer.options import LoopOptions, new_run_id
-from harness.outer.people import notify_round
-from harness.outer.records import finish_run, keep_partial_work, record_round
+from harness.outer.records import finish_run
 from harness.outer.result import RunResult
-from harness.outer.run import Run, run_warning, start_run
+from harness.outer.round import measure_base, play_round
+from harness.outer.run import run_warning, start_run
 from harness.outer.settings import Settings
 from harness.outer.task import TaskInputs, render_task
 from harness.sandbox import default_sandbox
@@ -249,13 +248,17 @@ class OuterLoop:
         try:
             blocker = measure_base(settings, run)  # before round 1: a gate that cannot even run
             if blocker is not None:
-                run.stop, run.message, run.bad_configuration = StopReason.ERROR, blocker, True
-            while run.stop is None:  # each round: play, record, decide
+                run.settle(Decision(StopReason.ERROR, blocker), bad_configuration=True)
+            while run.stop is None:  # each round: played, recorded, decided
                 if number > settings.max_iterations:  # resumed at its cap: nothing left to play
-                    run.stop = StopReason.MAX_ITERATIONS
-                    run.message = cap_message(number - 1)
+                    run.settle(Decision(StopReason.MAX_ITERATIONS, cap_message(number - 1)))
                     break
-                self._round(run, number)
+                outcome = play_round(settings, run, number)
+                run.settle(
+                    outcome.decision,
+                    cut_short=number if outcome.cut_short else None,
+                    bad_configuration=outcome.bad_configuration,
+                )
                 number += 1
             return finish_run(settings, run)
         finally:
@@ -301,37 +304,6 @@ class OuterLoop:
             )
         return None
 
-    def _round(self, run: Run, number: int) -> None:
-        """Play round ``number``, record it, and decide: pass, stop, or feed the failure back."""
-        try:
-            report = play_round(self.settings, run, number)
-        except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - every stop gets a name
-            run.stop, run.message = _stop_for(exc, number)
-            run.cut_short = number
-            run.bad_configuration = isinstance(exc, ConfigError)
-            try:
-                keep_partial_work(run, number)
-            except BookkeepingError as kept:  # the stop stands; what was not kept is said
-                run.message += f"; its partial work was not kept: {kept}"
-            return
-        run.reports.append(report)
-        try:
-            record_round(self.settings, run, report)
-        except (BookkeepingError, OSError) as exc:  # a record the harness cannot keep: no pass
-            run.stop = StopReason.ERROR
-            run.message = f"round {number} could not be recorded: {exc}"
-            return
-        notify_round(self.settings, report)
-        decision = decide(
-            run.reports,
-            max_iterations=self.settings.max_iterations,
-            patience=self.settings.options.patience,
-        )
-        if decision.stop is not None:
-            run.stop, run.message = decision.stop, decision.message
-        else:
-            run.feedback = decision.message
-
 
 def _load_progress(
     progress: Progress | str | Path | None, name: str, goal: str, *, fresh: bool
@@ -341,21 +313,6 @@ def _load_progress(
     if fresh:  # a restart: the old file is set aside under the lock, never parsed
         return Progress(name=name, goal=goal, path=Path(progress))
     return Progress.load_or_create(progress, name=name, goal=goal)
-
-
-def _stop_for(exc: BaseException, number: int) -> tuple[StopReason, str]:
-    """The named stop for what ended round ``number`` early."""
-    if isinstance(exc, Stopped):
-        return exc.reason, exc.message
-    if isinstance(exc, KeyboardInterrupt):
-        return StopReason.CANCELLED, f"cancelled during round {number}"
-    if isinstance(exc, ModelError):  # the model's name and the provider's error say it all
-        return StopReason.ERROR, f"round {number} failed: model error: {exc}"
-    message = f"round {number} failed: {type(exc).__name__}: {exc}"
-    if not isinstance(exc, HarnessError):  # a bug, not a named failure: keep where it happened
-        trace = "".join(traceback.format_exception(exc)[-3:])
-        message += f"\n{trace.rstrip()}"
-    return StopReason.ERROR, message
 
 
 def _scripted(model: Model) -> bool:

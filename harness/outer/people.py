@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 from collections.abc import Callable
@@ -27,7 +26,8 @@ from harness.outer.decision import RoundReport
 from harness.outer.hooks import run_hook
 from harness.outer.run import Run, save_progress
 from harness.outer.settings import Settings
-from harness.verify.human import HumanGate, Outcome, inbox_asker
+from harness.verify.critic import Verdict
+from harness.verify.human import Approval, HumanGate, Outcome, inbox_asker
 from harness.verify.panel import CriticPanel, PanelVerdict, split_reason
 
 RoundHook = str | Callable[[RoundReport], object]
@@ -66,15 +66,17 @@ def action_asker(settings: Settings, run: Run, number: int) -> Callable[[str, fl
     return asker
 
 
-def ask_person(settings: Settings, run: Run, report: RoundReport) -> RoundReport:
-    """``report`` with the person's answer, when a human gate is set and everything else passed
-    (or the critic panel, set to send its splits to a person, passed the round while split)."""
-    human = settings.human or _referee(run, report)
-    if human is None:
-        return report
-    report = dataclasses.replace(report, approval_required=True)
-    if not report.checks_passed:
-        return report
+def approval_asked(settings: Settings, run: Run, verdict: Verdict | None) -> bool:
+    """Whether a person is asked about the round: a human gate is set, or the critic panel, set
+    to send its splits to a person, split over it."""
+    return _person(settings, run, verdict) is not None
+
+
+def ask_person(settings: Settings, run: Run, report: RoundReport) -> Approval | None:
+    """The person's answer on ``report``, when one is asked and everything else passed."""
+    human = _person(settings, run, report.verdict)
+    if human is None or not report.checks_passed:
+        return None
     request = ApprovalRequest(
         loop=settings.name, round=report.round, summary=_summary(settings, report)
     )
@@ -88,12 +90,15 @@ def ask_person(settings: Settings, run: Run, report: RoundReport) -> RoundReport
             waited=approval.waited,
         )
     )
-    return dataclasses.replace(report, approval=approval)
+    return approval
 
 
-def _referee(run: Run, report: RoundReport) -> HumanGate | None:
-    """The person a panel sends a round to when its critics split over it."""
-    verdict, panel = report.verdict, run.critic
+def _person(settings: Settings, run: Run, verdict: Verdict | None) -> HumanGate | None:
+    """Who is asked: the human gate, else the person a panel sends a round to when its critics
+    split over it."""
+    if settings.human is not None:
+        return settings.human
+    panel = run.critic
     if isinstance(verdict, PanelVerdict) and verdict.split and isinstance(panel, CriticPanel):
         return panel.referee
     return None

@@ -11,6 +11,7 @@ from harness.core.event_schema import HookFailed, RoundEnd, RunEnd
 from harness.core.event_schema import Stop as StopEvent
 from harness.core.stop import StopReason
 from harness.core.trajectory_schema import GateStep, RoundFinish, VerdictStep
+from harness.memory.progress import Progress
 from harness.memory.progress_items import Attempt
 from harness.memory.progress_terms import Status
 from harness.memory.spend import spend_path
@@ -24,9 +25,10 @@ from harness.outer.settings import Settings
 from harness.workspace.git import GitIsolationError
 
 
-def record_round(settings: Settings, run: Run, report: RoundReport) -> None:
+def record_round(settings: Settings, run: Run, report: RoundReport, draft: Progress | None) -> None:
     """Save the round for good: its files kept (:mod:`harness.outer.keep`), progress.md
-    (atomic), then the event and the trajectory's account of the round's checks."""
+    (atomic, with the checklist and resume point the agent left in ``draft``), then the event
+    and the trajectory's account of the round's checks."""
     head = report.commit or run.state.head
     keep_round(run, report, head)
     if settings.options.rollback == "failed" and not report.passed and run.workspace.branch:
@@ -35,9 +37,9 @@ def record_round(settings: Settings, run: Run, report: RoundReport) -> None:
             run.workspace.reset_to(head)
     run.state = dataclasses.replace(run.state, head=head)
     if run.progress is not None:
-        if run.draft is not None:
-            run.progress.checklist = run.draft.checklist
-            run.progress.resume_point = run.draft.resume_point
+        if draft is not None:
+            run.progress.checklist = draft.checklist
+            run.progress.resume_point = draft.resume_point
         run.progress.record_attempt(
             report.outcome,
             gates=[gate_summary(g) for g in report.gates],
@@ -122,14 +124,16 @@ def finish_run(settings: Settings, run: Run) -> RunResult:
     if run.progress is not None:
         run.progress.status = Status.PASSED if stop is StopReason.PASSED else Status.ESCALATED
         save_progress(settings, run.progress)
+    message, merged = run.message, False
     if stop is StopReason.PASSED:
-        _land(settings, run)
+        merged, landed = _land(settings, run)
+        message += landed
     else:
         escalation_path = _escalate(settings, run, stop, best)
-    settings.events.emit(StopEvent(reason=stop.value, message=run.message))
+    settings.events.emit(StopEvent(reason=stop.value, message=message))
     result = RunResult(
         stop,
-        run.message,
+        message,
         run.reports,
         run.meter.usage,
         run.workspace.branch,
@@ -143,7 +147,7 @@ def finish_run(settings: Settings, run: Run) -> RunResult:
         waited=run.meter.waited,
         unsandboxed=unsandboxed(settings),
         origin=run.origin,
-        merged=run.merged,
+        merged=merged,
         best_round=best.round if best is not None else None,
         best=best.describe() if best is not None else "",
     )
@@ -163,19 +167,21 @@ def finish_run(settings: Settings, run: Run) -> RunResult:
     return result
 
 
-def _land(settings: Settings, run: Run) -> None:
-    """A pass: merge when asked, then remove the worktree (the branch stays) unless kept."""
+def _land(settings: Settings, run: Run) -> tuple[bool, str]:
+    """A pass: merge when asked, then remove the worktree (the branch stays) unless kept;
+    whether the work was merged, and what the verdict's message adds."""
+    merged, said = False, ""
     if settings.options.merge:
         try:
             run.workspace.merge_ff()
-            run.merged = True
-            run.message += f"; merged into your branch ({run.origin})"
+            merged, said = True, f"; merged into your branch ({run.origin})"
         except GitIsolationError as exc:
-            run.message += f"; not merged, the work stays on its branch: {exc}"
+            said = f"; not merged, the work stays on its branch: {exc}"
     try:
         run.workspace.finish(prune=not settings.options.keep_worktree, park=True)
     except GitIsolationError as exc:
-        run.message += f"; the worktree was left in place: {exc}"
+        said += f"; the worktree was left in place: {exc}"
+    return merged, said
 
 
 def _earlier(run: Run) -> list[Attempt]:

@@ -13,7 +13,7 @@ from harness.memory.progress_terms import Status
 from harness.memory.run_state import RunState
 from harness.memory.spend import Spent, read_spent, spend_path, write_spent
 from harness.models.budget import Meter, MeteredModel
-from harness.outer.decision import RoundReport
+from harness.outer.decision import Decision, RoundReport
 from harness.outer.settings import Settings
 from harness.sandbox import default_sandbox
 from harness.verify.junit import JUnitReport
@@ -23,7 +23,8 @@ from harness.workspace.git import Workspace, open_workspace
 
 @dataclass
 class Run:
-    """Mutable state of one run."""
+    """State of one run in progress. Its stop, message and the next round's feedback are set in
+    one place, :meth:`settle`, from a decision."""
 
     workspace: Workspace
     meter: Meter
@@ -37,13 +38,21 @@ class Run:
     stop: StopReason | None = None
     cut_short: int | None = None  # the round stopped part-way, if one was
     bad_configuration: bool = False  # what stopped it is bad set-up found mid-run (a ConfigError)
-    merged: bool = False  # the pass was fast-forwarded into the user's branch
     message: str = ""
     feedback: str = ""
-    draft: Progress | None = (
-        None  # the round's progress as the agent edits it; kept if it completes
-    )
     baselines: dict[str, JUnitReport] | None = None  # the pytest gates at the base, once measured
+
+    def settle(
+        self, decision: Decision, *, cut_short: int | None = None, bad_configuration: bool = False
+    ) -> None:
+        """Take ``decision``: a stop ends the run with its message (``cut_short``: the round it
+        stopped part-way; ``bad_configuration``: caused by bad set-up); else its message is the
+        next round's feedback."""
+        if decision.stop is None:
+            self.feedback = decision.message
+            return
+        self.stop, self.message = decision.stop, decision.message
+        self.cut_short, self.bad_configuration = cut_short, bad_configuration
 
     @property
     def origin(self) -> str | None:

@@ -1,37 +1,99 @@
-"""One round's evidence: an author session, the agent's changes, the checks, and a commit."""
+"""One round of the outer loop, played, recorded and decided: :func:`play_round`.
+
+A round gathers its evidence (an author session, the agent's changes, the checks, a person's
+answer where one is asked, a commit, the host's CI), makes its :class:`RoundReport` here and
+nowhere else, records it, and asks :func:`~harness.outer.decision.decide` what comes next. What
+it hands back is an immutable :class:`RoundOutcome`; the driver gives its decision to
+:meth:`~harness.outer.run.Run.settle`, the one place a run's stop and feedback are set.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
 import time
+import traceback
+from dataclasses import dataclass
 from pathlib import Path
 
 from harness.agent.agent import AgentRun
 from harness.agent.ledger import Ledger
 from harness.agent.session import TakesAsker, TakesTools
+from harness.core.errors import BookkeepingError, ConfigError, HarnessError, Stopped
 from harness.core.event_schema import ChecksStart, RoundStart
+from harness.core.stop import StopReason
 from harness.core.trajectory_schema import RoundBegin
-from harness.outer.decision import RoundReport, commit_message
+from harness.memory.progress import Progress
+from harness.models.base import ModelError
+from harness.outer.decision import Decision, RoundReport, commit_message, decide
 from harness.outer.edits import describe_edits, keep_person_edits, person_edits
 from harness.outer.options import ArtifactFile, CiRound
-from harness.outer.people import action_asker, ask_person, take_guidance
+from harness.outer.people import (
+    action_asker,
+    approval_asked,
+    ask_person,
+    notify_round,
+    take_guidance,
+)
 from harness.outer.progress_tool import progress_tool
+from harness.outer.records import keep_partial_work, record_round
 from harness.outer.run import Run
 from harness.outer.settings import CRITIC_DIFF_CHARS, Settings
 from harness.outer.task import TaskInputs, render_task
 from harness.verify.artifact import read_artifact
 from harness.verify.base_results import measure_at_base
 from harness.verify.environment import base_blocker
-from harness.verify.gates import SuiteGate
+from harness.verify.gates import GateReport, SuiteGate
 from harness.verify.junit import JUnitReport
 from harness.verify.round import gate_event, verify
 from harness.workspace.checkout import prefix_of
 from harness.workspace.workspace import truncate_diff
 
 
-def play_round(settings: Settings, run: Run, number: int) -> RoundReport:
-    """Round ``number``: the task, the session, verification, and the round's commit."""
+@dataclass(frozen=True)
+class RoundOutcome:
+    """How round ``number`` ended: its report (None when it was cut short before one was made
+    or kept) and what the loop does next."""
+
+    number: int
+    report: RoundReport | None
+    decision: Decision
+    bad_configuration: bool = False  # what stopped it is bad set-up found mid-run
+
+    @property
+    def cut_short(self) -> bool:
+        return self.report is None
+
+
+def play_round(settings: Settings, run: Run, number: int) -> RoundOutcome:
+    """Round ``number``: played, recorded, decided. Whatever stops it part-way (a bound, an
+    error, Ctrl-C) is a named stop, its partial work kept."""
+    try:
+        report, draft = _play(settings, run, number)
+    except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - every stop gets a name
+        stop, message = _stop_for(exc, number)
+        try:
+            keep_partial_work(run, number)
+        except BookkeepingError as kept:  # the stop stands; what was not kept is said
+            message += f"; its partial work was not kept: {kept}"
+        decision = Decision(stop, message)
+        return RoundOutcome(number, None, decision, bad_configuration=isinstance(exc, ConfigError))
+    run.reports.append(report)
+    try:
+        record_round(settings, run, report, draft)
+    except (BookkeepingError, OSError) as exc:  # a record the harness cannot keep: no pass
+        unkept = Decision(StopReason.ERROR, f"round {number} could not be recorded: {exc}")
+        return RoundOutcome(number, report, unkept)
+    notify_round(settings, report)
+    decision = decide(
+        run.reports, max_iterations=settings.max_iterations, patience=settings.options.patience
+    )
+    return RoundOutcome(number, report, decision)
+
+
+def _play(settings: Settings, run: Run, number: int) -> tuple[RoundReport, Progress | None]:
+    """The round's evidence, in its report; the progress the agent edited (kept if the round is
+    recorded)."""
     started = time.monotonic()
     run.meter.check_time()
     for model in {id(m.inner): m for m in run.models}.values():
@@ -57,7 +119,7 @@ def play_round(settings: Settings, run: Run, number: int) -> RoundReport:
         RoundStart(round=number, max_iterations=settings.max_iterations, task=task)
     )
     settings.options.trajectory.record(RoundBegin(round=number, head=run.state.head))
-    session = _session(settings, run, task, number)
+    session, draft = _session(settings, run, task, number)
     restored = keep_person_edits(run.workspace.path, edits)
     settings.events.emit(
         ChecksStart(
@@ -85,7 +147,7 @@ def play_round(settings: Settings, run: Run, number: int) -> RoundReport:
             read_base=run.workspace.file_at_base,
             baselines=baselines,
         )
-    report = RoundReport(
+    checked = RoundReport(
         round=number,
         agent_stop=session.stop_reason,
         agent_message=session.stop_message,
@@ -100,28 +162,48 @@ def play_round(settings: Settings, run: Run, number: int) -> RoundReport:
         critic_required=run.critic is not None,
         files_changed=changed,
         restored_edits=restored,
+        approval_required=approval_asked(settings, run, evidence.verdict),
     )
-    report = ask_person(settings, run, report)
-    commit = run.workspace.commit_round(number, commit_message(report))
-    report = dataclasses.replace(report, commit=commit)
-    return _wait_for_ci(settings, run, report)
+    judged = dataclasses.replace(checked, approval=ask_person(settings, run, checked))
+    commit = run.workspace.commit_round(number, commit_message(judged))
+    ci = _wait_for_ci(settings, run, judged, commit)
+    return dataclasses.replace(judged, commit=commit, gates=(*judged.gates, *ci)), draft
 
 
-def _wait_for_ci(settings: Settings, run: Run, report: RoundReport) -> RoundReport:
+def _stop_for(exc: BaseException, number: int) -> tuple[StopReason, str]:
+    """The named stop for what ended round ``number`` early."""
+    if isinstance(exc, Stopped):
+        return exc.reason, exc.message
+    if isinstance(exc, KeyboardInterrupt):
+        return StopReason.CANCELLED, f"cancelled during round {number}"
+    if isinstance(exc, ModelError):  # the model's name and the provider's error say it all
+        return StopReason.ERROR, f"round {number} failed: model error: {exc}"
+    message = f"round {number} failed: {type(exc).__name__}: {exc}"
+    if not isinstance(exc, HarnessError):  # a bug, not a named failure: keep where it happened
+        trace = "".join(traceback.format_exception(exc)[-3:])
+        message += f"\n{trace.rstrip()}"
+    return StopReason.ERROR, message
+
+
+def _wait_for_ci(
+    settings: Settings, run: Run, report: RoundReport, commit: str | None
+) -> tuple[GateReport, ...]:
     """A round that passed: with ``ci``, its commit is published and the host's checks on it
     are one more gate (``ci``); a failed check's log is the next round's input."""
     wait, branch = settings.options.ci, run.workspace.branch
-    head = report.commit or run.state.head
+    head = commit or run.state.head
     if wait is None or not report.passed or branch is None or head is None:
-        return report
+        return ()
     gate = wait(CiRound(report.round, head, branch, run.workspace.path, run.origin,
                         run.meter.remaining_seconds()))  # fmt: skip
     settings.events.emit(gate_event(report.round, gate))
-    return dataclasses.replace(report, gates=(*report.gates, gate))
+    return (gate,)
 
 
-def _session(settings: Settings, run: Run, task: str, number: int) -> AgentRun:
-    """The author's session; it edits a draft of progress that is kept only if the round ends."""
+def _session(
+    settings: Settings, run: Run, task: str, number: int
+) -> tuple[AgentRun, Progress | None]:
+    """The author's session, and the draft of progress it edits (kept only if the round ends)."""
     skill = settings.skill
     ledger = Ledger(
         settings.goal,
@@ -131,16 +213,17 @@ def _session(settings: Settings, run: Run, task: str, number: int) -> AgentRun:
     author = run.author
     if isinstance(author, TakesAsker):
         author = author.with_asker(action_asker(settings, run, number))
+    draft = None
     if run.progress is not None:
-        run.draft = run.progress.model_copy(deep=True)
+        draft = run.progress.model_copy(deep=True)
         if isinstance(author, TakesTools):  # else the harness alone keeps the checklist
-            author = author.with_tools([progress_tool(run.draft)])
+            author = author.with_tools([progress_tool(draft)])
     session = author.run(
         task, run.workspace.path, ledger=ledger, protect=settings.protect, events=settings.events
     )
     if session.interruption is not None:
         raise session.interruption
-    return session
+    return session, draft
 
 
 def _baselines(settings: Settings, run: Run) -> dict[str, JUnitReport]:
