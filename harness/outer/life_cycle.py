@@ -48,7 +48,7 @@ def set_aside(settings: Settings, path: Path) -> list[str]:
     spent = spend_path(path)  # a restart starts a new budget
     nofollow.rename(spent, spent.with_suffix(".previous.json").name)
     notes = []
-    artifact = settings.options.critic_artifact
+    artifact = settings.critic_artifact
     if isinstance(artifact, ArtifactFile):
         work = settings.workspace / artifact.path
         if work.is_file():

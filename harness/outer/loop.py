@@ -10,7 +10,6 @@ to bottom; any stop that is not a pass escalates to a person.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -22,7 +21,6 @@ from harness.core.budget import Budget
 from harness.core.errors import ConfigError
 from harness.core.event_schema import RunStart
 from harness.core.nofollow import UnsafePath, trusted_root
-from harness.core.redact import Redactor
 from harness.core.stop import StopReason
 from harness.core.trajectory_schema import RunBegin
 from harness.core.usage import Usage
@@ -39,7 +37,7 @@ from harness.outer.claims import unconfirmed_pass
 from harness.outer.decision import Decision, cap_message
 from harness.outer.escalation import EscalationHook
 from harness.outer.life_cycle import end_run, set_aside
-from harness.outer.options import LoopOptions, new_run_id
+from harness.outer.options import LoopOptions
 from harness.outer.records import finish_run
 from harness.outer.result import RunResult
 from harness.outer.round import measure_base, play_round
@@ -51,7 +49,6 @@ from harness.tools.mcp import mcp_tools
 from harness.verify.gates import Gate
 from harness.verify.human import HumanGate
 from harness.verify.panel import Reviewer
-from harness.verify.round import default_protect
 from harness.workspace.checkout import prefix_of
 from harness.workspace.git import Isolation
 
@@ -59,8 +56,9 @@ from harness.workspace.git import Isolation
 class OuterLoop:
     """Keep ``agent`` working on ``goal`` until ``gates`` and ``critic`` pass, within bounds.
 
-    Everything beyond the public keywords is in ``options`` (:class:`LoopOptions`): the loop's
-    name, protected paths, patience, rollback, bookkeeping and hooks. Its ``mcp`` servers belong
+    Everything beyond the public keywords is in ``options`` (:class:`LoopOptions`, which the
+    loop completes with its keywords into one frozen ``Settings``, ``self.settings``): the
+    loop's name, protected paths, patience, rollback, bookkeeping and hooks. Its ``mcp`` servers belong
     to the loop: started (inside the agent's sandbox) when it runs, their tools given to the agent
     beside its own, stopped when the run ends. The ``on_round`` and ``on_escalate`` commands run
     inside ``hook_sandbox`` (default: the agent's sandbox).
@@ -96,10 +94,12 @@ class OuterLoop:
         if len(humans) > 1:
             raise ConfigError("gates: give at most one HumanGate")
         checks: tuple[Gate, ...] = tuple(g for g in gates if not isinstance(g, HumanGate))
-        self.settings = Settings(
+        self.settings = Settings.of(
+            options,
             goal=(goal or "").strip(),
             agent=agent,
             gates=checks,
+            human=humans[0] if humans else None,
             critic=critic,
             skill=Skill.load(skill) if isinstance(skill, str | Path) else skill,
             max_iterations=max_iterations,
@@ -107,11 +107,6 @@ class OuterLoop:
             workspace=Path(workspace),
             isolation=isolation,
             on_escalate=on_escalate,
-            options=options,
-            protect=options.protect if options.protect is not None else default_protect(checks),
-            run_id=options.run_id or new_run_id(),
-            redact=options.redact or Redactor().redact_text,
-            human=humans[0] if humans else None,
         )
         self.progress = _load_progress(
             progress, options.name, self.settings.goal, fresh=options.restart
@@ -142,7 +137,7 @@ class OuterLoop:
         path = self.progress.path
         with LoopLock(path):
             # Read (or set aside) progress.md only now: another process may have moved it on.
-            if self.settings.options.restart:
+            if self.settings.restart:
                 self._notes = set_aside(self.settings, path)
                 self.progress = Progress(
                     name=self.settings.name, goal=self.settings.goal, path=path
@@ -197,19 +192,19 @@ class OuterLoop:
     @contextmanager
     def _servers(self) -> Iterator[None]:
         """The run's MCP servers: their tools join the agent's while they run."""
-        servers = self.settings.options.mcp
+        servers = self.settings.mcp
         if not servers:
             yield
             return
         agent = self.settings.agent
         assert isinstance(agent, TakesTools)  # checked when the loop was made
         with mcp_tools(servers, sandbox=agent.sandbox or default_sandbox()) as tools:
-            self.settings = dataclasses.replace(self.settings, agent=agent.with_tools(tools))
+            self.settings = self.settings.model_copy(update={"agent": agent.with_tools(tools)})
             try:
                 self._check_fits()  # the servers' tool schemas are part of every request
                 yield
             finally:
-                self.settings = dataclasses.replace(self.settings, agent=agent)
+                self.settings = self.settings.model_copy(update={"agent": agent})
 
     def _play(self) -> RunResult:
         settings = self.settings
@@ -232,11 +227,11 @@ class OuterLoop:
             )
         )
         workspace = run.workspace
-        settings.options.trajectory.record(
+        settings.trajectory.record(
             RunBegin(
                 run_id=settings.run_id,
                 goal=settings.goal,
-                loop_file=settings.options.loop_file,
+                loop_file=settings.loop_file,
                 repo_root=str(workspace.user_root or workspace.root or "") or None,
                 workspace=str(workspace.path),
                 folder=prefix_of(workspace.root, workspace.path) if workspace.root else "",

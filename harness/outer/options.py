@@ -2,7 +2,8 @@
 
 :class:`LoopOptions` extends the loop's :class:`~harness.outer.rules.LoopRules` (which loop.toml's
 :class:`~harness.spec.LoopSpec` extends too) with what only a running process can give: sinks,
-callables, servers, a sandbox.
+callables, servers, a sandbox. :class:`~harness.outer.settings.Settings` extends it with the
+loop's own keywords: one frozen object the loop's parts share.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import ConfigDict, SkipValidation, ValidationError, field_validator
+from pydantic import ConfigDict, Field, SkipValidation, ValidationError, field_validator
 
 from harness.core.errors import ConfigError
+from harness.core.redact import Redactor
 from harness.core.sink import NULL_SINK, EventSink
 from harness.core.trajectory_schema import NULL_TRAJECTORY, TrajectorySink
 from harness.core.validation import format_validation_error
@@ -85,12 +87,13 @@ class LoopOptions(LoopRules):
 
     critic_artifact: CriticArtifact = "diff"
     restart: bool = False  # set the old progress and spend aside and start over
-    run_id: str | None = None  # None: a new one
+    run_id: str = ""  # "" (or None): a new one
     start: str | None = None  # a commit a new run's branch starts from; None: HEAD
     events: SkipValidation[EventSink] = NULL_SINK
     trajectory: SkipValidation[TrajectorySink] = NULL_TRAJECTORY  # every request, reply, step
     loop_file: str | None = None  # the loop.toml the loop was built from, for a replay
-    redact: SkipValidation[Callable[[str], str] | None] = None  # None: the default redactor
+    # None: the default redactor (the environment's secrets)
+    redact: SkipValidation[Callable[[str], str]] = Field(default_factory=lambda: _redactor())
     on_round: SkipValidation[RoundHook | None] = None
     mcp: SkipValidation[tuple[McpServer, ...]] = ()  # started with the run, stopped at its end
     hook_sandbox: SkipValidation[Sandbox | None] = None  # None: the agent's sandbox
@@ -111,3 +114,14 @@ class LoopOptions(LoopRules):
         if isinstance(value, str) and not value.strip():
             raise ValueError("give a command or a callable")
         return value
+
+    @field_validator("run_id", "redact", mode="before")
+    @classmethod
+    def _default(cls, value: object, info: Any) -> object:
+        if value is not None:
+            return value
+        return "" if info.field_name == "run_id" else _redactor()
+
+
+def _redactor() -> Callable[[str], str]:
+    return Redactor().redact_text

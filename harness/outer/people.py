@@ -125,7 +125,7 @@ def _summary(settings: Settings, report: RoundReport) -> str:
 
 def notify_round(settings: Settings, report: RoundReport) -> None:
     """Run the ``on_round`` hook with the round's report; a failure is recorded, not raised."""
-    hook = settings.options.on_round
+    hook = settings.on_round
     if hook is None:
         return
     try:
@@ -137,7 +137,7 @@ def notify_round(settings: Settings, report: RoundReport) -> None:
             settings.hooks_sandbox(),
             hook,
             writable=settings.workspace if settings.workspace.is_dir() else Path.cwd(),
-            pins=settings.options.pins,
+            pins=settings.pins,
             timeout=HOOK_TIMEOUT,
             env={"HARNESS_ROUND_REPORT": payload, "HARNESS_LOOP": settings.name},
         )

@@ -31,7 +31,7 @@ def record_round(settings: Settings, run: Run, report: RoundReport, draft: Progr
     and the trajectory's account of the round's checks."""
     head = report.commit or run.state.head
     keep_round(run, report, head)
-    if settings.options.rollback == "failed" and not report.passed and run.workspace.branch:
+    if settings.rollback == "failed" and not report.passed and run.workspace.branch:
         head = run.state.head or run.workspace.base_commit
         if head is not None:
             run.workspace.reset_to(head)
@@ -70,7 +70,7 @@ def record_round(settings: Settings, run: Run, report: RoundReport, draft: Progr
 
 def _trajectory(settings: Settings, report: RoundReport) -> None:
     """The round's gate reports, verdict and outcome, in the trajectory."""
-    trajectory, number = settings.options.trajectory, report.round
+    trajectory, number = settings.trajectory, report.round
     for gate in report.gates:
         trajectory.record(
             GateStep(
@@ -151,8 +151,8 @@ def finish_run(settings: Settings, run: Run) -> RunResult:
         best_round=best.round if best is not None else None,
         best=best.describe() if best is not None else "",
     )
-    if settings.options.on_finish is not None:  # it cannot change the verdict, only report
-        result = dataclasses.replace(result, connectors=settings.options.on_finish(result))
+    if settings.on_finish is not None:  # it cannot change the verdict, only report
+        result = dataclasses.replace(result, connectors=settings.on_finish(result))
     settings.events.emit(
         RunEnd(
             run_id=settings.run_id,
@@ -171,14 +171,14 @@ def _land(settings: Settings, run: Run) -> tuple[bool, str]:
     """A pass: merge when asked, then remove the worktree (the branch stays) unless kept;
     whether the work was merged, and what the verdict's message adds."""
     merged, said = False, ""
-    if settings.options.merge:
+    if settings.merge:
         try:
             run.workspace.merge_ff()
             merged, said = True, f"; merged into your branch ({run.origin})"
         except GitIsolationError as exc:
             said = f"; not merged, the work stays on its branch: {exc}"
     try:
-        run.workspace.finish(prune=not settings.options.keep_worktree, park=True)
+        run.workspace.finish(prune=not settings.keep_worktree, park=True)
     except GitIsolationError as exc:
         said += f"; the worktree was left in place: {exc}"
     return merged, said
@@ -228,5 +228,5 @@ def _report(
         redact=settings.redact,
         sandbox=settings.hooks_sandbox(),
         workspace=settings.workspace,
-        pins=settings.options.pins,
+        pins=settings.pins,
     )

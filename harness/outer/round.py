@@ -38,7 +38,7 @@ from harness.outer.people import (
 from harness.outer.progress_tool import progress_tool
 from harness.outer.records import keep_partial_work, record_round
 from harness.outer.run import Run
-from harness.outer.settings import CRITIC_DIFF_CHARS, Settings
+from harness.outer.settings import Settings
 from harness.outer.task import TaskInputs, render_task
 from harness.verify.artifact import read_artifact
 from harness.verify.base_results import measure_at_base
@@ -48,6 +48,9 @@ from harness.verify.junit import JUnitReport
 from harness.verify.round import gate_event, verify
 from harness.workspace.checkout import prefix_of
 from harness.workspace.workspace import truncate_diff
+
+CRITIC_DIFF_CHARS = 20_000
+"""How much of the run's diff the critic reads; a longer diff is cut with a stated marker."""
 
 
 @dataclass(frozen=True)
@@ -86,7 +89,7 @@ def play_round(settings: Settings, run: Run, number: int) -> RoundOutcome:
         return RoundOutcome(number, report, unkept)
     notify_round(settings, report)
     decision = decide(
-        run.reports, max_iterations=settings.max_iterations, patience=settings.options.patience
+        run.reports, max_iterations=settings.max_iterations, patience=settings.patience
     )
     return RoundOutcome(number, report, decision)
 
@@ -118,7 +121,7 @@ def _play(settings: Settings, run: Run, number: int) -> tuple[RoundReport, Progr
     settings.events.emit(
         RoundStart(round=number, max_iterations=settings.max_iterations, task=task)
     )
-    settings.options.trajectory.record(RoundBegin(round=number, head=run.state.head))
+    settings.trajectory.record(RoundBegin(round=number, head=run.state.head))
     session, draft = _session(settings, run, task, number)
     restored = keep_person_edits(run.workspace.path, edits)
     settings.events.emit(
@@ -190,7 +193,7 @@ def _wait_for_ci(
 ) -> tuple[GateReport, ...]:
     """A round that passed: with ``ci``, its commit is published and the host's checks on it
     are one more gate (``ci``); a failed check's log is the next round's input."""
-    wait, branch = settings.options.ci, run.workspace.branch
+    wait, branch = settings.ci, run.workspace.branch
     head = commit or run.state.head
     if wait is None or not report.passed or branch is None or head is None:
         return ()
@@ -261,7 +264,7 @@ def measure_base(settings: Settings, run: Run) -> str | None:
 def _artifact(settings: Settings, run: Run, delivered: Path, session: AgentRun, diff: str) -> str:
     """What the critic judges: a named file as delivered, the diff (bounded), or the session's
     last answer."""
-    artifact = settings.options.critic_artifact
+    artifact = settings.critic_artifact
     if isinstance(artifact, ArtifactFile):
         return read_artifact(delivered, artifact.path)
     if artifact == "diff" and run.workspace.base_commit:

@@ -74,15 +74,15 @@ def start_run(settings: Settings, progress: Progress | None) -> Run:
         resume_branch=resume_branch,
         own_files=own_files(progress.path if progress is not None else None),
         loop_key=progress.path if progress is not None and progress.path else settings.workspace,
-        start=settings.options.start,
-        park=settings.options.park,
+        start=settings.start,
+        park=settings.park,
     )
     if resume_branch:
         workspace.clear_stale_locks()  # a killed run may have died inside a git command
         if state.head:
             workspace.reset_to(state.head)  # a round cut off mid-way is discarded and redone
-    if begun and progress is not None and settings.options.on_resume is not None:
-        settings.options.on_resume(state, progress.iteration)  # before the state is rewritten
+    if begun and progress is not None and settings.on_resume is not None:
+        settings.on_resume(state, progress.iteration)  # before the state is rewritten
     meter = _meter(settings, progress)
     author_model = MeteredModel(
         settings.agent.model,
@@ -90,7 +90,7 @@ def start_run(settings: Settings, progress: Progress | None) -> Run:
         role="author",
         events=settings.events,
         redact=settings.redact,
-        trajectory=settings.options.trajectory,
+        trajectory=settings.trajectory,
     )
     author = settings.agent.with_model(author_model)
     models = [author_model]
@@ -103,7 +103,7 @@ def start_run(settings: Settings, progress: Progress | None) -> Run:
     if progress is not None:
         if not begun:
             progress.iteration = 0
-            for item in settings.options.checklist:
+            for item in settings.checklist:
                 progress.add_item(item)
         progress.status = Status.IN_PROGRESS
         progress.max_iterations = settings.max_iterations
@@ -112,7 +112,7 @@ def start_run(settings: Settings, progress: Progress | None) -> Run:
             worktree=str(workspace.path) if workspace.branch else None,
             base=workspace.base_commit,
             head=state.head or workspace.base_commit,
-            pins=settings.options.pins or state.pins,
+            pins=settings.pins or state.pins,
         )
         state.write(progress)
         save_progress(settings, progress)

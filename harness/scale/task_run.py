@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -84,7 +83,7 @@ def limit_rates(loop: OuterLoop, limiters: Mapping[str, Limiter]) -> None:
     critic = settings.critic
     if critic is not None:
         critic = critic.with_models([limited(m) for m in critic.models], critic.events)
-    loop.settings = dataclasses.replace(settings, agent=agent, critic=critic)
+    loop.settings = settings.model_copy(update={"agent": agent, "critic": critic})
 
 
 def record_of(

@@ -45,7 +45,7 @@ def _artifact(artifact: object) -> str:
 
 def describe(loop: OuterLoop, root: Path) -> dict[str, Any]:
     """What a built loop will do, as plain data (paths relative to ``root``)."""
-    settings, options = loop.settings, loop.settings.options
+    settings = options = loop.settings  # the options given, completed by the loop
     agent, critic = settings.agent, settings.critic
     compaction, sandbox, hooks = agent.compaction, agent.sandbox, options.hook_sandbox
     assert sandbox is not None

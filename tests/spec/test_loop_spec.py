@@ -88,9 +88,9 @@ def test_with_changes_checks_the_changes_and_keeps_the_root(tmp_path: Path) -> N
 def test_the_critic_judges_a_named_file_as_a_typed_choice(tmp_path: Path) -> None:
     text = GOOD + '[critic]\nartifact = "file"\nfile = "draft.md"\n'
     loop = build_loop(LoopSpec.from_toml(_toml(tmp_path, text)), events=NULL_SINK)
-    assert loop.settings.options.critic_artifact == ArtifactFile("draft.md")
+    assert loop.settings.critic_artifact == ArtifactFile("draft.md")
     plain = build_loop(LoopSpec.from_toml(_toml(tmp_path, GOOD)), events=NULL_SINK)
-    assert plain.settings.options.critic_artifact == "diff"
+    assert plain.settings.critic_artifact == "diff"
 
 
 @pytest.mark.parametrize(
@@ -122,9 +122,9 @@ def test_loop_options_keep_what_they_are_given() -> None:
 def test_a_rule_set_in_loop_toml_reaches_the_driver(tmp_path: Path) -> None:
     text = GOOD.replace("[[gates]]", "keep_worktree = true\npatience = 5\n[[gates]]")
     loop = build_loop(LoopSpec.from_toml(_toml(tmp_path, text)), events=NULL_SINK)
-    assert (loop.settings.options.keep_worktree, loop.settings.options.patience) == (True, 5)
+    assert (loop.settings.keep_worktree, loop.settings.patience) == (True, 5)
     plain = build_loop(LoopSpec.from_toml(_toml(tmp_path, GOOD)), events=NULL_SINK)
-    assert plain.settings.options.keep_worktree is False
+    assert plain.settings.keep_worktree is False
 
 
 @pytest.mark.parametrize(
