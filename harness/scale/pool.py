@@ -70,9 +70,10 @@ class LocalPool:
 
 def check_backend(backend: object) -> Backend:
     """``backend`` if it names one; a :class:`ConfigError` naming the field otherwise."""
-    if backend not in BACKENDS:
-        raise ConfigError(f"backend: must be 'local' or 'ray', got {backend!r}")
-    return backend  # type: ignore[return-value]
+    for known in BACKENDS:
+        if backend == known:
+            return known
+    raise ConfigError(f"backend: must be 'local' or 'ray', got {backend!r}")
 
 
 def open_pool(
