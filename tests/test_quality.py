@@ -380,10 +380,6 @@ NOT_YET_ONCE = frozenset({
     "harness/tools/web_search.py: a check of max_results re-declares WebSearchConfig.max_results's bounds",
     "harness/tools/web_search.py: a check of timeout re-declares ActionHookConfig.timeout's bounds",
     "harness/verify/critic.py: a check of max_tokens re-declares AgentConfig.max_tokens's bounds",
-    "harness/verify/gates.py: timeout=600 re-declares CommandGateConfig.timeout",
-    "harness/verify/gates.py: a check of timeout re-declares ActionHookConfig.timeout's bounds",
-    "harness/verify/human.py: timeout=3600 re-declares HumanGateConfig.timeout",
-    "harness/verify/human.py: a check of timeout re-declares ActionHookConfig.timeout's bounds",
     "harness/verify/research_gates.py: min_sources=2 re-declares ConvergenceGateConfig.min_sources",
     "harness/verify/research_gates.py: stable_rounds=2 re-declares ConvergenceGateConfig.stable_rounds",
 })  # fmt: skip

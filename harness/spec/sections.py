@@ -19,47 +19,15 @@ from harness.sandbox.limits import Limits
 from harness.verify.critic_config import CriticConfig as CriticConfig
 from harness.verify.critic_config import ModelChoice as ModelChoice
 from harness.verify.critic_config import PanelSeatConfig as PanelSeatConfig
+from harness.verify.gate_config import CommandGateConfig as CommandGateConfig
+from harness.verify.gate_config import HeldOutConfig as HeldOutConfig
+from harness.verify.gate_config import HumanGateConfig as HumanGateConfig
+from harness.verify.gate_config import PytestGateConfig as PytestGateConfig
+from harness.verify.gate_config import ScriptGateConfig as ScriptGateConfig
 
 EnvName = Annotated[str, Field(pattern=rf"^{ENV_NAME}$")]
 """The name of an environment variable (one passed to commands, or where a secret is read from,
 never the secret itself)."""
-
-
-class HeldOutConfig(Section):
-    """A gate that may judge with held-out files: a folder (relative to loop.toml, outside the
-    workspace) laid over a copy of the round's checkout only, never shown to the agent."""
-
-    held_out: str | None = Field(None, min_length=1)
-    feedback: Literal["none", "pass_fail", "ids"] = "pass_fail"  # what the agent is told
-
-
-class PytestGateConfig(HeldOutConfig):
-    type: Literal["pytest"]
-    args: str = ""
-    timeout: float = Field(600, gt=0)
-
-
-class CommandGateConfig(HeldOutConfig):
-    type: Literal["command"]
-    cmd: str = Field(min_length=1)
-    name: str | None = None
-    timeout: float = Field(600, gt=0)
-
-
-class ScriptGateConfig(Section):
-    """A Python predicate: ``module:function`` taking the workspace path."""
-
-    type: Literal["python"]
-    target: str = Field(pattern=r"^[\w.]+:\w+$")
-    name: str | None = None
-
-
-class HumanGateConfig(Section):
-    """A person approves each round the other gates and the critic passed."""
-
-    type: Literal["human"]
-    timeout: float = Field(3600, gt=0)  # seconds to wait for `harness approve`, then escalate
-    interactive: bool | None = None  # None: ask inline when run on a terminal
 
 
 class CitationsGateConfig(Section):

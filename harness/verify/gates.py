@@ -18,11 +18,12 @@ from typing import Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.core.errors import ConfigError
+from harness.core.section import check_field
 from harness.core.text import truncate
-from harness.core.validation import positive_finite
 from harness.sandbox import CommandResult, Sandbox, default_sandbox
 from harness.verify import node_ids
 from harness.verify.environment import pytest_command
+from harness.verify.gate_config import GATE_SECONDS, CommandGateConfig, PytestGateConfig
 from harness.verify.junit import JUnitProblem, JUnitReport
 from harness.verify.pytest_args import positional_paths
 from harness.verify.report_channel import (
@@ -126,7 +127,7 @@ class CommandGate:
         cmd: str | Sequence[str],
         *,
         name: str | None = None,
-        timeout: float = 600,
+        timeout: float = GATE_SECONDS,
         sandbox: Sandbox | None = None,
     ) -> None:
         if isinstance(cmd, str):
@@ -138,7 +139,7 @@ class CommandGate:
             if not self.cmd or not all(isinstance(part, str) for part in self.cmd):
                 raise ConfigError("cmd: expected a non-empty list of strings")
         self.name = name or (cmd if isinstance(cmd, str) else shlex.join(self.cmd))
-        self.timeout = _checked_timeout(timeout)
+        self.timeout = float(check_field(CommandGateConfig, "timeout", timeout))
         self.sandbox = sandbox  # where the command runs; None: Sandbox("auto")
 
     def check(self, workspace: str | Path) -> GateReport:
@@ -187,12 +188,12 @@ class PytestGate:
         self,
         args: str | Sequence[str] = "",
         *,
-        timeout: float = 600,
+        timeout: float = GATE_SECONDS,
         name: str = "pytest",
         sandbox: Sandbox | None = None,
     ) -> None:
         self.args = shlex.split(args) if isinstance(args, str) else list(args)
-        self.timeout = _checked_timeout(timeout)
+        self.timeout = float(check_field(PytestGateConfig, "timeout", timeout))
         self.name = name
         self.sandbox = sandbox  # where pytest runs; None: Sandbox("auto")
         self.test_paths: tuple[str, ...] = positional_paths(self.args)
@@ -438,7 +439,3 @@ def _workspace(path: str | Path) -> Path:
     if not root.is_dir():
         raise ConfigError(f"workspace: {root} is not a directory")
     return root
-
-
-def _checked_timeout(timeout: float) -> float:
-    return positive_finite("timeout", timeout)

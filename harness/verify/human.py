@@ -15,9 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, TextIO
 
+from harness.core.section import check_field
 from harness.core.validation import positive_finite
 from harness.memory.approval import ApprovalRequest
 from harness.memory.inbox import Inbox
+from harness.verify.gate_config import APPROVAL_SECONDS, HumanGateConfig
 
 Outcome = Literal["approved", "rejected", "timed_out"]
 
@@ -49,13 +51,13 @@ class HumanGate:
     def __init__(
         self,
         *,
-        timeout: float = 3600.0,
+        timeout: float = APPROVAL_SECONDS,
         interactive: bool | None = None,
         poll_interval: float = 0.5,
         stdin: TextIO | None = None,
         stdout: TextIO | None = None,
     ) -> None:
-        positive_finite("timeout", timeout)
+        check_field(HumanGateConfig, "timeout", timeout)
         positive_finite("poll_interval", poll_interval)
         self.timeout = timeout
         self.interactive = interactive
