@@ -12,9 +12,10 @@ changed after it was archived is refused, never quoted from.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
@@ -69,13 +70,21 @@ class SourceArchive:
     share one, so an index line written by anything else (the agent's shell, say) is ignored
     and a source it claims was never fetched. Its files are read and written without following
     a link below ``root`` (by default the folder itself): give the project's root to refuse a
-    link anywhere on the way to another run's archive.
+    link anywhere on the way to another run's archive. With ``redact`` (the run's redactor),
+    what :meth:`add` writes passes it: the addresses fetched and searched, and a search's answer
+    (which may echo the query; a source's id is that of the body as kept).
     """
 
     def __init__(
-        self, folder: str | Path, *, own_only: bool = False, root: str | Path | None = None
+        self,
+        folder: str | Path,
+        *,
+        own_only: bool = False,
+        root: str | Path | None = None,
+        redact: Callable[[str], str] | None = None,
     ) -> None:
         self.folder = Path(folder)
+        self.redact = redact
         self.root = Path(root) if root is not None else self.folder
         self.own_only = own_only
         self._own: set[str] = set()  # the index lines this object wrote
@@ -102,6 +111,11 @@ class SourceArchive:
     ) -> ArchivedFetch:
         """Keep ``body`` (once per content) and record this fetch of it (made now, unless
         ``fetched_at`` says when)."""
+        if self.redact is not None:
+            url, requested = self.redact(url), self.redact(requested or url)
+            if kind == "search":
+                with contextlib.suppress(UnicodeDecodeError):  # not text: as it is
+                    body = self.redact(body.decode("utf-8")).encode("utf-8")
         digest = hashlib.sha256(body).hexdigest()
         kept = {k.lower(): v for k, v in (headers or {}).items() if k.lower() in _KEPT_HEADERS}
         content_type = media_type(kept.get("content-type"))

@@ -20,7 +20,7 @@ claim with one has not converged.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -39,6 +39,7 @@ from harness.checks.citations import (
 from harness.checks.markdown import parse_heading
 from harness.core.errors import ConfigError
 from harness.core.nofollow import append, read_text, write_atomic
+from harness.core.redact import redact_strings
 
 LEDGER_FILE = "claims.jsonl"
 CONTRADICTIONS = "Contradictions between sources:"
@@ -170,10 +171,16 @@ def _recorded(entry: LedgerEntry, ledger: Path) -> datetime:
     return recorded
 
 
-def record_claims(path: Path, claims: dict[str, Claim]) -> list[LedgerEntry]:
+def record_claims(
+    path: Path, claims: dict[str, Claim], *, redact: Callable[[str], str] = str
+) -> list[LedgerEntry]:
     """Append ``claims`` to the ledger at ``path``, with what moved since its last entry; the
-    ledger's entries, the new one last. A last line cut short by a crash is dropped, not
-    written onto."""
+    ledger's entries, the new one last, as written (every string through ``redact``). A last
+    line cut short by a crash is dropped, not written onto."""
+    claims = {
+        key: Claim.model_validate(redact_strings(claim.model_dump(), redact))
+        for key, claim in claims.items()
+    }
     before, torn = _read(path, None)
     previous = before[-1].claims if before else {}
     entry = LedgerEntry(
@@ -266,10 +273,12 @@ def converged(
     archive: SourceArchive | None,
     stable_rounds: int,
     min_sources: int = 2,
+    redact: Callable[[str], str] = str,
 ) -> Convergence:
-    """Record ``text``'s claims in ``ledger`` and judge whether they have converged."""
+    """Record ``text``'s claims in ``ledger`` (through ``redact``) and judge whether they have
+    converged."""
     claims = parse_claims(text)
-    entries = record_claims(ledger, claims)
+    entries = record_claims(ledger, claims, redact=redact)
     stable = stable_for(entries)
     problems: list[str] = []
     if not claims:

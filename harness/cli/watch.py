@@ -85,7 +85,13 @@ def make_triggers(spec: LoopSpec, *, now: datetime) -> list[Trigger]:
             made.append(ScheduleTrigger(entry.cron, now=now))
         elif isinstance(entry, IssuesTriggerConfig):
             assert spec.github is not None, "LoopSpec checks that the issues trigger has [github]"
-            made.append(IssuesTrigger(host_of(spec.github).client, entry.label, every=entry.poll))
+            made.append(
+                IssuesTrigger(
+                    host_of(spec.github, spec.redactor().redact_text).client,
+                    entry.label,
+                    every=entry.poll,
+                )
+            )
         else:
             secret = os.environ.get(entry.secret_env, "")
             if not secret:

@@ -165,12 +165,13 @@ class WebhookConnector:
     """POST ``{"text": ...}`` (Slack's incoming-webhook shape) to the URL in ``url()``."""
 
     url: Callable[[], str]
+    redact: Callable[[str], str]  # the run's outbound redactor
     timeout: float = 20
     on: tuple[Occasion, ...] = ("pass",)
     kind: str = "webhook"
 
     def send(self, result: RunResult, context: RunContext) -> str:
-        payload = json.dumps({"text": describe(result, context)}).encode()
+        payload = json.dumps({"text": self.redact(describe(result, context))}).encode()
         request = urllib.request.Request(self.url(), data=payload, method="POST")
         request.add_header("Content-Type", "application/json")
         try:

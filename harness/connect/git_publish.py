@@ -2,15 +2,17 @@
 fetch a pushed branch a loop starts from.
 
 Every call goes through :mod:`harness.workspace.git_cmd` (no repository-configured program
-runs). A token for an ``http(s)`` remote travels in the environment (``GIT_CONFIG_*``), never on
-a command line where another user could read it.
+runs). A token for an ``http(s)`` remote is given by a credential helper scoped to the remote's
+host (``credential.<scheme>://<host>.helper``): git asks it only for that host, and follows no
+redirect (``http.followRedirects=false``), so the token never reaches another host. The token
+travels in the environment (:data:`TOKEN_VARIABLE`), never on a command line where another user
+could read it.
 """
 
 from __future__ import annotations
 
-import base64
-import os
 import tempfile
+import urllib.parse
 from pathlib import Path
 
 from harness.workspace.git_cmd import config_get, git, run_git
@@ -18,8 +20,8 @@ from harness.workspace.git_cmd import config_get, git, run_git
 
 def push_branch(root: Path, remote: str, branch: str, *, token: str | None = None) -> str:
     """Push ``branch`` to ``remote`` (forced: a run's branch is the run's own); its head."""
-    env = _token_env(root, remote, token)
-    proc = run_git(root, ("push", "--force", "--quiet", remote,
+    options, env = token_config(root, remote, token)
+    proc = run_git(root, (*options, "push", "--force", "--quiet", remote,
                           f"refs/heads/{branch}:refs/heads/{branch}"), env)  # fmt: skip
     if proc.returncode != 0:
         raise OSError(f"git push to {remote} failed: {proc.stderr.strip()[-500:]}")
@@ -29,8 +31,8 @@ def push_branch(root: Path, remote: str, branch: str, *, token: str | None = Non
 def fetch_branch(root: Path, remote: str, branch: str, *, token: str | None = None) -> str:
     """Fetch ``branch`` of ``remote`` into ``refs/remotes/<remote>/<branch>``; its head."""
     tracking = f"refs/remotes/{remote}/{branch}"
-    env = _token_env(root, remote, token)
-    proc = run_git(root, ("fetch", "--quiet", "--no-tags", remote,
+    options, env = token_config(root, remote, token)
+    proc = run_git(root, (*options, "fetch", "--quiet", "--no-tags", remote,
                           f"+refs/heads/{branch}:{tracking}"), env)  # fmt: skip
     if proc.returncode != 0:
         raise OSError(f"git fetch of {branch} from {remote} failed: {proc.stderr.strip()[-500:]}")
@@ -71,15 +73,24 @@ def _author(root: Path) -> dict[str, str]:
             "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email}  # fmt: skip
 
 
-def _token_env(root: Path, remote: str, token: str | None) -> dict[str, str]:
-    """For an ``http(s)`` remote and a token: the header git sends, set through the environment."""
+TOKEN_VARIABLE = "HARNESS_GIT_TOKEN"
+"""The environment variable the credential helper reads the token from."""
+
+_HELPER = (
+    '!f() { test "$1" = get || exit 0; echo username=x-access-token; '
+    f'echo "password=${TOKEN_VARIABLE}"; }}; f'
+)
+
+
+def token_config(
+    root: Path, remote: str, token: str | None
+) -> tuple[tuple[str, ...], dict[str, str]]:
+    """For an ``http(s)`` remote and a token: git's options (a credential helper for the remote's
+    host alone, redirects not followed) and the environment holding the token; else nothing."""
     url = config_get(root, f"remote.{remote}.url") or ""
     if not token or not url.startswith(("https://", "http://")):
-        return {}
-    basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
-    count = int(os.environ.get("GIT_CONFIG_COUNT", "0") or 0)
-    return {
-        "GIT_CONFIG_COUNT": str(count + 1),
-        f"GIT_CONFIG_KEY_{count}": "http.extraHeader",
-        f"GIT_CONFIG_VALUE_{count}": f"Authorization: Basic {basic}",
-    }
+        return (), {}
+    parts = urllib.parse.urlsplit(url)
+    host = f"{parts.scheme}://{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+    options = ("-c", f"credential.{host}.helper={_HELPER}", "-c", "http.followRedirects=false")
+    return options, {TOKEN_VARIABLE: token}

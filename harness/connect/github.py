@@ -2,7 +2,9 @@
 
 Requests go to ``api_url`` (GitHub's, or a server speaking the same subset). The token is read
 from the environment variable the configuration names, sent only in the ``Authorization``
-header, and never put in an error: a failure names the request and the host's message. A list
+header, and never put in an error: a failure names the request and the host's message. Every
+string of a request's body passes the run's redactor (a pull request's title and body, a
+comment), the one outbound redactor of everything the harness sends. A list
 is read page by page, following the host's ``Link: rel="next"`` headers up to ``MAX_PAGES``,
 and only to pages under ``api_url``: the token is never sent to a host a reply names.
 """
@@ -15,11 +17,12 @@ import re
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from harness.core.errors import HarnessError
+from harness.core.redact import Redactor, redact_strings
 
 MAX_RESPONSE_BYTES = 20_000_000
 """Bound on one response body (a check run's log included)."""
@@ -64,18 +67,35 @@ class CheckRun:
 class GitHub:
     """A client for ``repo`` (``owner/name``) at ``api_url``, authenticated by ``token``."""
 
-    def __init__(self, repo: str, *, api_url: str, token: str | None, timeout: float = 30) -> None:
+    def __init__(
+        self,
+        repo: str,
+        *,
+        api_url: str,
+        token: str | None,
+        timeout: float = 30,
+        redact: Callable[[str], str] | None = None,
+    ) -> None:
         self.repo = repo
         self.api_url = api_url.rstrip("/")
         self._token = token
         self.timeout = timeout
+        self.redact = redact or Redactor().redact_text  # None: the secrets of the environment
         self._opener = urllib.request.build_opener(_TokenStaysHome(self.api_url))
 
     @classmethod
-    def from_env(cls, repo: str, *, api_url: str, token_env: str, timeout: float) -> GitHub:
+    def from_env(
+        cls,
+        repo: str,
+        *,
+        api_url: str,
+        token_env: str,
+        timeout: float,
+        redact: Callable[[str], str] | None = None,
+    ) -> GitHub:
         """A client whose token is ``$token_env``; a missing variable is an error naming it."""
         token = env_value(token_env, "github.token_env")
-        return cls(repo, api_url=api_url, token=token, timeout=timeout)
+        return cls(repo, api_url=api_url, token=token, timeout=timeout, redact=redact)
 
     def find_pull(self, head: str) -> PullRequest | None:
         """The open pull request from branch ``head`` of this repository, if there is one."""
@@ -152,7 +172,7 @@ class GitHub:
               raw: bool = False) -> tuple[Any, str]:  # fmt: skip
         """The reply to ``method url`` (JSON, or text when ``raw``) and its ``Link`` header;
         a failure is a :class:`HostError` starting with ``where``."""
-        body = json.dumps(data).encode() if data is not None else None
+        body = json.dumps(redact_strings(data, self.redact)).encode() if data is not None else None
         request = urllib.request.Request(url, data=body, method=method)
         request.add_header("Accept", "application/vnd.github+json")
         request.add_header("X-GitHub-Api-Version", "2022-11-28")

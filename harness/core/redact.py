@@ -206,19 +206,42 @@ def redact_json_text(raw: str, redact: Callable[[str], str]) -> str:
         data = json.loads(raw)
     except ValueError:
         return redact(raw)
-    redacted = _redact_strings(data, redact)
+    redacted = redact_strings(data, redact)
     return raw if redacted == data else json.dumps(redacted)
 
 
-def _redact_strings(data: Any, redact: Callable[[str], str]) -> Any:
-    """``data`` (parsed JSON) with its strings, keys included, redacted."""
+def redact_strings(data: Any, redact: Callable[[str], str]) -> Any:
+    """``data`` (parsed JSON) with its strings, keys included, redacted: what a record written to
+    disk or a request body holds."""
     if isinstance(data, str):
         return redact(data)
     if isinstance(data, dict):
-        return {redact(key): _redact_strings(value, redact) for key, value in data.items()}
-    if isinstance(data, list):
-        return [_redact_strings(item, redact) for item in data]
+        return {redact(key): redact_strings(value, redact) for key, value in data.items()}
+    if isinstance(data, list | tuple):
+        return [redact_strings(item, redact) for item in data]
     return data
+
+
+_ENV_LINE = re.compile(r"^\s*(?:export\s+)?[A-Za-z_][A-Za-z0-9_.-]*\s*=\s*(?P<value>.*?)\s*$")
+
+
+def env_file_values(text: str) -> list[str]:
+    """The values of a ``.env`` file's ``NAME=value`` lines (quotes taken off, an inline comment
+    after an unquoted value dropped), those of :data:`MIN_SECRET_LENGTH` characters or more: a
+    project's ``.env`` holds its secrets, whatever their names."""
+    values = []
+    for line in text.splitlines():
+        match = _ENV_LINE.match(line)
+        if match is None:
+            continue
+        value = match.group("value")
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        else:
+            value = value.split(" #", 1)[0].strip()
+        if len(value) >= MIN_SECRET_LENGTH:
+            values.append(value)
+    return values
 
 
 def _keep_prefix(match: re.Match[str]) -> str:

@@ -16,9 +16,11 @@ workspace's files exactly the snapshot's (the files it replaces are kept first).
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from harness.core.errors import BookkeepingError, ConfigError
+from harness.core.redact import redact_strings
 from harness.core.state_home import state_folder
 from harness.memory.lock import LoopLock
 from harness.memory.progress import Progress
@@ -66,8 +68,11 @@ def note_cut_short(run: Run, number: int) -> None:
         run_snapshots(run).note_cut_short(number)
 
 
-def keep_round(run: Run, report: RoundReport, files_at: str | None) -> None:
-    """Keep ``report``'s round (in git: ``files_at``, the commit holding its files)."""
+def keep_round(
+    run: Run, report: RoundReport, files_at: str | None, redact: Callable[[str], str]
+) -> None:
+    """Keep ``report``'s round (in git: ``files_at``, the commit holding its files; else a
+    snapshot whose record passes ``redact``, the run's redactor)."""
     workspace = run.workspace
     if workspace.branch is not None and workspace.root is not None:
         if files_at is None:
@@ -82,7 +87,7 @@ def keep_round(run: Run, report: RoundReport, files_at: str | None) -> None:
     where = run_snapshots(run)
     if report.round == 1 and where.folder.exists():  # a new run: an earlier run's rounds go
         shutil.rmtree(where.folder)
-    where.take(report.round, round_record(report))
+    where.take(report.round, redact_strings(round_record(report), redact))
 
 
 def best_round_note(run: Run, best: RoundMark | None) -> str:

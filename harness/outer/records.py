@@ -30,7 +30,7 @@ def record_round(settings: Settings, run: Run, report: RoundReport, draft: Progr
     (atomic, with the checklist and resume point the agent left in ``draft``), then the event
     and the trajectory's account of the round's checks."""
     head = report.commit or run.state.head
-    keep_round(run, report, head)
+    keep_round(run, report, head, settings.redact)
     if settings.rollback == "failed" and not report.passed and run.workspace.branch:
         head = run.state.head or run.workspace.base_commit
         if head is not None:

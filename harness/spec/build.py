@@ -156,6 +156,7 @@ def research_gate(
     return convergence_gate(
         config.file, archive=archive, ledger=run / LEDGER_FILE, sources=config.sources,
         stable_rounds=config.stable_rounds, min_sources=config.min_sources, name=config.name,
+        redact=archive.redact or str,
     )  # fmt: skip
 
 
@@ -219,7 +220,9 @@ def build_loop(
     root = config.root
     run_id = run_id or new_run_id()
     run = run_folder(root, run_id)
-    archive = SourceArchive(run / ARCHIVE_DIR, own_only=True)  # the tools' and the gates' own
+    redact = redact or config.redactor().redact_text  # every text the run writes or sends
+    archive = SourceArchive(run / ARCHIVE_DIR, own_only=True, redact=redact)  # tools' and gates'
+
     _check_held_out(config)
     if not overrides.restart:
         check_unchanged(config)  # before anything in those files is used
@@ -257,7 +260,7 @@ def build_loop(
     )
     for made, source in [(model, model_source or "model"), *checks]:
         preflighted(made, source)
-    on_finish, ci = build_connectors(config, events=events, issue=overrides.issue)
+    on_finish, ci = build_connectors(config, events=events, redact=redact, issue=overrides.issue)
     return OuterLoop(
         config.goal,
         agent,

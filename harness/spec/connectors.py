@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from harness.connect.ci import CiWaiter
@@ -33,13 +34,18 @@ from harness.spec.sections import (
 
 
 def build_connectors(
-    config: LoopSpec, *, events: EventSink, issue: int | None = None
+    config: LoopSpec,
+    *,
+    events: EventSink,
+    redact: Callable[[str], str],
+    issue: int | None = None,
 ) -> tuple[Connectors | None, CiWaiter | None]:
     """The loop's connectors (None without any) and its CI wait (None without ``[ci]``);
-    ``issue`` is the issue the run came from."""
-    host = host_of(config.github) if config.github is not None else None
+    ``redact`` is the run's redactor, which every text they send passes; ``issue`` is the issue
+    the run came from."""
+    host = host_of(config.github, redact) if config.github is not None else None
     context = RunContext(config.goal, config.name, config.root / config.workspace, issue)
-    connectors = [_connector(entry, host, config.root) for entry in config.connectors]
+    connectors = [_connector(entry, host, config.root, redact) for entry in config.connectors]
     finish = Connectors(connectors, context, events) if connectors else None
     ci = None
     if config.ci is not None:
@@ -57,26 +63,34 @@ def build_connectors(
     return finish, ci
 
 
-def host_of(github: GitHubConfig) -> Host:
-    """The host ``[github]`` names; its client reads the token when first needed."""
+def host_of(github: GitHubConfig, redact: Callable[[str], str]) -> Host:
+    """The host ``[github]`` names; its client reads the token when first needed, and sends
+    every text through ``redact``."""
     return Host(
         client=lambda: GitHub.from_env(
-            github.repo, api_url=github.api_url, token_env=github.token_env, timeout=github.timeout
-        ),
+            github.repo,
+            api_url=github.api_url,
+            token_env=github.token_env,
+            timeout=github.timeout,
+            redact=redact,
+        ),  # fmt: skip
         remote=github.remote,
         base=github.base,
         token_env=github.token_env,
     )
 
 
-def _connector(entry: ConnectorConfig, host: Host | None, root: Path) -> Connector:
+def _connector(
+    entry: ConnectorConfig, host: Host | None, root: Path, redact: Callable[[str], str]
+) -> Connector:
     on = tuple(entry.on)
     if isinstance(entry, ArtifactConnectorConfig):
         folder = root / Path(entry.folder).expanduser() if entry.folder else None
         return ArtifactConnector(entry.file, folder=folder, branch=entry.branch, on=on)
     if isinstance(entry, WebhookConnectorConfig):
         name = entry.url_env
-        return WebhookConnector(lambda: env_value(name, "url_env"), timeout=entry.timeout, on=on)
+        url = lambda: env_value(name, "url_env")  # noqa: E731 - read when the message goes
+        return WebhookConnector(url, redact, timeout=entry.timeout, on=on)
     assert host is not None, "LoopSpec checks that these connectors have [github]"
     if isinstance(entry, PushConnectorConfig):
         return PushConnector(host, on=on)

@@ -7,6 +7,7 @@ ready :class:`~harness.outer.loop.OuterLoop`.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -14,7 +15,7 @@ from pydantic import Field, PrivateAttr, ValidationError, model_validator
 
 from harness.core.budget import Budget
 from harness.core.errors import ConfigError
-from harness.core.redact import Redactor
+from harness.core.redact import Redactor, env_file_values
 from harness.core.validation import format_validation_error
 from harness.engine.bounds import ITERATIONS, MAX_ITERATIONS
 from harness.memory.skill import Skill
@@ -149,11 +150,12 @@ class LoopSpec(LoopRules, Section):
         return progress_path(self.root, self.name, self.progress)
 
     def redactor(self) -> Redactor:
-        """The run's redactor: ``[redact]`` on top of the secrets found by default."""
+        """The run's redactor: ``[redact]`` on top of the secrets found by default, and the values
+        of the ``.env`` files at the loop's folder and its workspace."""
         secret_env = self.secret_env()
+        values = self._env_file_values()
         if isinstance(self.redact, list):
-            return Redactor(self.redact, secret_env=secret_env)
-        values: list[str] = []
+            return Redactor(self.redact, secret_env=secret_env, values=values)
         root = self.root
         for index, name in enumerate(self.redact.values_from):
             try:
@@ -167,6 +169,17 @@ class LoopSpec(LoopRules, Section):
         return Redactor(
             self.redact.patterns, secret_env=[*self.redact.env, *secret_env], values=values
         )
+
+    def _env_file_values(self) -> list[str]:
+        values: list[str] = []
+        for folder in dict.fromkeys([self.root, (self.root / self.workspace).resolve()]):
+            # none there: no values; a link to a shared file is followed
+            with (
+                contextlib.suppress(OSError, UnicodeDecodeError),
+                (folder / ".env").open("rb") as f,
+            ):
+                values += env_file_values(f.read(1 << 20).decode("utf-8"))
+        return values
 
     def secret_env(self) -> list[str]:
         """The environment variables the connectors and triggers read secrets from."""

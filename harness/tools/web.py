@@ -96,6 +96,8 @@ def fetch_url_tool(
         Args:
             url: An http or https address on an allowed domain.
         """
+        if archive is not None and archive.redact is not None:  # the run's outbound redactor
+            url = archive.redact(url)
         if replay is not None:
             return replayed_page(url, limits, replay, archive)
         return fetch_page(url, limits, archive)

@@ -141,6 +141,8 @@ def web_search_tool(
         Args:
             query: What to search for, as you would type it into a search engine.
         """
+        if archive is not None and archive.redact is not None:  # the run's outbound redactor
+            query = archive.redact(query)
         return search(query, settings, key, archive)
 
     return web_search

@@ -14,6 +14,7 @@ archive (:mod:`harness.checks.archive`), local ones in a folder of the checkout.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from harness.checks.archive import SourceArchive
@@ -67,8 +68,10 @@ def convergence_gate(
     stable_rounds: int = 2,
     min_sources: int = 2,
     name: str = "convergence",
+    redact: Callable[[str], str] = str,
 ) -> PredicateGate:
-    """A gate that passes when the claims of ``file`` have converged (recorded in ``ledger``)."""
+    """A gate that passes when the claims of ``file`` have converged (recorded in ``ledger``,
+    and the contradictions beside it, through ``redact``: the run's redactor)."""
 
     def check(workspace: Path) -> GateReport:
         found = converged(
@@ -78,12 +81,13 @@ def convergence_gate(
             archive=archive,
             stable_rounds=stable_rounds,
             min_sources=min_sources,
+            redact=redact,
         )
         output = found.report()
         first = found.problems[0] if found.problems else f"settled for {found.stable} rounds"
         disputed = list(dict.fromkeys(c.claim for c in found.contradictions))
         listed = found.listed()
-        atomic_write_text(ledger.with_name(CONTRADICTIONS_FILE), listed or "none\n")
+        atomic_write_text(ledger.with_name(CONTRADICTIONS_FILE), redact(listed or "none\n"))
         return GateReport(
             name=name,
             passed=found.passed,

@@ -41,7 +41,7 @@ def test_an_unset_secret_fails_its_connector_by_name(
     monkeypatch.delenv("HOST_PASS", raising=False)
     monkeypatch.setenv("CHAT_URL", "  ")
     sink = RecordingSink()
-    on_finish, ci = build_connectors(LoopSpec.from_toml(tmp_path), events=sink)
+    on_finish, ci = build_connectors(LoopSpec.from_toml(tmp_path), events=sink, redact=str)
     assert on_finish is not None
     assert ci is None
     result = RunResult(StopReason.PASSED, "all gates passed", [], Usage(0, 0), branch="harness/x")
