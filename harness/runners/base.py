@@ -47,6 +47,8 @@ RELAY_PORT = 48_213
 OUTPUT_CHARS = 200_000
 """How much of the end of an agent's stdout and stderr is kept."""
 VERSION_SECONDS = 30.0
+REMOVE_TRIES = 5
+"""Removals of a session's scratch folder tried before it is left to the system's cleaning."""
 GIT_OFF = {
     "GIT_CONFIG_COUNT": "2",
     "GIT_CONFIG_KEY_0": "protocol.allow",
@@ -164,11 +166,12 @@ class ExternalRunner:
                 f"not {sandbox.backend!r}"
             )
         model.trajectory.record(SessionBegin(role="author", model=model.name))
+        scratch = Path(tempfile.mkdtemp(prefix="harness-agent-"))
         try:
-            with tempfile.TemporaryDirectory(prefix="harness-agent-") as scratch:
-                return self._session(task, folder, model, sandbox, Path(scratch))
+            return self._session(task, folder, model, sandbox, scratch)
         finally:
             model.trajectory.end_session()
+            _remove(scratch)
 
     def _find(self, path: str | os.PathLike[str] | None) -> str:
         """The agent's program: ``path``, or :attr:`executable` found on ``PATH``."""
@@ -327,6 +330,22 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
         except (ProcessLookupError, PermissionError):
             proc.kill()
     proc.wait()
+
+
+def _remove(folder: Path) -> None:
+    """Remove the session's scratch folder. What the agent started may still be ending (its
+    last writes into its HOME landing) when its program has exited, so a removal that finds a
+    file made meanwhile is tried again; what still cannot be removed stays in the temporary
+    folder rather than failing the round."""
+    for _ in range(REMOVE_TRIES - 1):
+        try:
+            shutil.rmtree(folder)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.1)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _tail(path: Path) -> str:
