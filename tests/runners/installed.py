@@ -39,6 +39,9 @@ api_base = "{api_base}"
 timeout = 30
 num_retries = 0
 
+[critic]
+enabled = false
+
 [[gates]]
 type = "pytest"
 args = "tests"
