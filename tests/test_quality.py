@@ -349,7 +349,6 @@ def redeclarations(package: Path, sections: list[type]) -> list[str]:
 
 
 NOT_YET_ONCE = frozenset({
-    "harness/agent/actions.py: timeout=120 re-declares ActionHookConfig.timeout",
     "harness/agent/compaction.py: a check of context_window re-declares AgentConfig.context_window's bounds",
     "harness/checks/claim_ledger.py: min_sources=2 re-declares ConvergenceGateConfig.min_sources",
     "harness/connect/ci.py: timeout=1800 re-declares CiConfig.timeout",
@@ -365,10 +364,6 @@ NOT_YET_ONCE = frozenset({
     "harness/runners/base.py: a check of timeout re-declares ActionHookConfig.timeout's bounds",
     "harness/runners/base.py: timeout=3600 re-declares HumanGateConfig.timeout",
     "harness/scale/best_of.py: a check of attempts re-declares LoopSpec.attempts's bounds",
-    "harness/scale/fleet.py: concurrency=4 re-declares FleetConfig.concurrency",
-    "harness/scale/fleet.py: max_subtasks=8 re-declares FleetConfig.max_subtasks",
-    "harness/scale/fleet.py: a check of max_subtasks re-declares FleetConfig.max_subtasks's bounds",
-    "harness/scale/fleet.py: a check of concurrency re-declares FleetConfig.concurrency's bounds",
     "harness/tools/mcp_server.py: startup_timeout=30 re-declares McpConfig.startup_timeout",
     "harness/tools/mcp_server.py: call_timeout=60 re-declares McpConfig.call_timeout",
     "harness/tools/web.py: max_bytes=2e+06 re-declares WebConfig.max_bytes",

@@ -25,10 +25,13 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
 
 from harness.core.errors import ConfigError, Stopped
 from harness.core.event_schema import ActionHookEvent, PermissionEvent
+from harness.core.section import Section, check_field
 from harness.core.sink import EventSink
 from harness.core.text import truncate
 from harness.models.base import ToolCall
@@ -69,6 +72,24 @@ class Block:
 HookFunction = Callable[[ActionCall], "str | Block | None"]
 
 
+HOOK_SECONDS = 120.0
+"""How long an action hook's command may run, seconds, unless its ``timeout`` says otherwise."""
+
+
+class ActionHookConfig(Section):
+    """One ``[[action_hooks]]``: a command run before or after the agent's calls of ``tools``
+    (see :class:`ActionHook`): before, a non-zero exit blocks the call; after, its output is
+    added to the observation when it fails (or always, with ``observe = "always"``)."""
+
+    name: str = Field(pattern=r"^[\w.-]{1,64}$")
+    when: Literal["before", "after"]
+    command: str = Field(min_length=1)
+    tools: list[Annotated[str, Field(min_length=1)]] = ["*"]  # tool names or globs
+    timeout: float = Field(HOOK_SECONDS, gt=0, le=3600)
+    observe: Literal["failure", "always"] = "failure"
+
+
+
 @dataclass(frozen=True)
 class ActionHook:
     """Run ``run`` before or after each call of the tools named by ``tools`` (globs).
@@ -85,7 +106,7 @@ class ActionHook:
     when: When
     run: str | HookFunction
     tools: tuple[str, ...] = ("*",)
-    timeout: float = 120.0
+    timeout: float = HOOK_SECONDS
     observe: Literal["failure", "always"] = "failure"
 
     def __post_init__(self) -> None:
@@ -93,6 +114,7 @@ class ActionHook:
             raise ConfigError(f"hook {self.name!r}: when must be 'before' or 'after'")
         if not (callable(self.run) or (isinstance(self.run, str) and self.run.strip())):
             raise ConfigError(f"hook {self.name!r}: run must be a command or a callable")
+        check_field(ActionHookConfig, "timeout", self.timeout, name=f"hook {self.name!r}: timeout")
 
     def applies_to(self, tool: str) -> bool:
         return any(fnmatchcase(tool, pattern) for pattern in self.tools)

@@ -19,9 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.core.errors import ConfigError, HarnessError
 from harness.core.json_reply import find_json
+from harness.core.section import check_field
 from harness.core.usage import Usage
 from harness.engine.body import describe
-from harness.engine.foreach import MAX_CONCURRENCY
 from harness.models.base import Model
 from harness.models.budget import metered
 from harness.outer.loop import OuterLoop
@@ -29,6 +29,7 @@ from harness.outer.result import RunResult
 from harness.scale.artifacts import run_artifacts
 from harness.scale.job import Backend, Job, Place
 from harness.scale.pool import check_backend, open_pool, run_all
+from harness.spec.sections import FleetConfig
 from harness.verify.gates import GateReport
 
 PLAN_PROMPT = """\
@@ -117,6 +118,9 @@ Synthesiser = Callable[[str, Sequence[SubtaskOutcome]], str]
 SynthesisGates = Callable[[str, Sequence[SubtaskOutcome]], Sequence[GateReport]]
 """``(synthesis, kept) -> reports``: the checks a synthesis must pass, as a round's would."""
 
+FLEET_DEFAULTS = FleetConfig()
+"""``[fleet]``'s defaults, read by :class:`Fleet`'s keywords."""
+
 
 class Fleet:
     """``loop_for(subtask)`` builds each subtask's :class:`OuterLoop`; :meth:`run` runs them all.
@@ -143,8 +147,8 @@ class Fleet:
         *,
         subtasks: Sequence[Subtask | str] | None = None,
         planner: Model | None = None,
-        max_subtasks: int = 8,
-        concurrency: int = 4,
+        max_subtasks: int = FLEET_DEFAULTS.max_subtasks,
+        concurrency: int = FLEET_DEFAULTS.concurrency,
         evaluate: Evaluation | None = None,
         synthesiser: Model | Synthesiser | None = None,
         artifacts: Sequence[str] = (),
@@ -157,12 +161,8 @@ class Fleet:
             raise ConfigError("goal: must not be empty")
         if (subtasks is None) == (planner is None):
             raise ConfigError("subtasks/planner: give the subtasks or a planner model, not both")
-        if not 1 <= max_subtasks <= 100:
-            raise ConfigError(f"max_subtasks: must be from 1 to 100, got {max_subtasks}")
-        if not 1 <= concurrency <= MAX_CONCURRENCY:
-            raise ConfigError(
-                f"concurrency: must be from 1 to {MAX_CONCURRENCY}, got {concurrency}"
-            )
+        check_field(FleetConfig, "max_subtasks", max_subtasks)
+        check_field(FleetConfig, "concurrency", concurrency)
         self.backend = check_backend(backend)
         self.ray_address = ray_address
         self.workspace = workspace

@@ -9,11 +9,13 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
+from harness.agent.actions import ActionHookConfig as ActionHookConfig
 from harness.agent.config import AgentConfig as AgentConfig
 from harness.agent.subagent import SubagentProfileConfig as SubagentProfileConfig
 from harness.agent.subagent import SubagentsConfig as SubagentsConfig
 from harness.core.budget import Budget as Budget
 from harness.core.section import Section as Section
+from harness.engine.foreach import MAX_CONCURRENCY
 from harness.sandbox.env import ENV_NAME
 from harness.sandbox.limits import Limits
 from harness.verify.critic_config import CriticConfig as CriticConfig
@@ -82,7 +84,7 @@ class FleetConfig(Section):
     plan: bool = False  # the planner model splits the goal
     model: str | None = None  # planner and synthesiser (default: the author model)
     max_subtasks: int = Field(8, ge=1, le=100)
-    concurrency: int = Field(4, ge=1, le=8)
+    concurrency: int = Field(4, ge=1, le=MAX_CONCURRENCY)  # loops at once
     evaluate: list[GateConfig] = []  # checked on each passed subtask's branch before it is kept
     artifacts: list[str] = []  # files the synthesis reads (default: every file a subtask changed)
     synthesise: bool = True
@@ -161,19 +163,6 @@ class HooksConfig(Section):
 
     env: list[EnvName] = []
     network: bool | None = None  # None: as [sandbox] network
-
-
-class ActionHookConfig(Section):
-    """One ``[[action_hooks]]``: a command run before or after the agent's calls of ``tools``
-    (see harness.agent.actions): before, a non-zero exit blocks the call; after, its output is
-    added to the observation when it fails (or always, with ``observe = "always"``)."""
-
-    name: str = Field(pattern=r"^[\w.-]{1,64}$")
-    when: Literal["before", "after"]
-    command: str = Field(min_length=1)
-    tools: list[Annotated[str, Field(min_length=1)]] = ["*"]  # tool names or globs
-    timeout: float = Field(120, gt=0, le=3600)
-    observe: Literal["failure", "always"] = "failure"
 
 
 class GitHubConfig(Section):
