@@ -12,6 +12,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 
 from harness.core.errors import ConfigError
 from harness.core.usage import Usage
@@ -19,8 +20,8 @@ from harness.engine.body import describe
 from harness.engine.foreach import MAX_CONCURRENCY
 from harness.outer.loop import OuterLoop
 from harness.outer.result import RunResult
-from harness.scale.job import Job, Place
-from harness.scale.pool import LocalPool, run_all
+from harness.scale.job import Backend, Job, Place, run_loop
+from harness.scale.pool import check_backend, open_pool, run_all
 
 MAX_ATTEMPTS = MAX_CONCURRENCY
 
@@ -93,9 +94,22 @@ def why_it_won(attempts: Sequence[Attempt], winner: Attempt) -> str:
 
 
 class BestOf:
-    """Run ``attempts`` loops from ``loop_for`` at once and pick the winner."""
+    """Run ``attempts`` loops from ``loop_for`` at once and pick the winner.
 
-    def __init__(self, loop_for: Callable[[int], OuterLoop], *, attempts: int = 3) -> None:
+    ``backend="ray"`` runs them as Ray tasks, as :class:`~harness.scale.fleet.Fleet` runs its
+    subtasks: each worker gets the git repository holding ``workspace`` and calls ``loop_for``
+    in its copy; each attempt's branch comes back.
+    """
+
+    def __init__(
+        self,
+        loop_for: Callable[[int], OuterLoop],
+        *,
+        attempts: int = 3,
+        backend: Backend = "local",
+        ray_address: str | None = None,
+        workspace: str | Path = ".",
+    ) -> None:
         if (
             isinstance(attempts, bool)
             or not isinstance(attempts, int)
@@ -106,19 +120,29 @@ class BestOf:
             )
         self.loop_for = loop_for
         self.attempts = attempts
+        self.backend = check_backend(backend)
+        self.ray_address = ray_address
+        self.workspace = workspace
 
     def run(self) -> BestOfResult:
         """Every attempt at once in the pool; each loop is bounded by its own caps and budget."""
         numbers = range(1, self.attempts + 1)
-        jobs = [Job(f"attempt-{n}", partial(_attempt, self.loop_for, n)) for n in numbers]
-        outputs = run_all(LocalPool(), jobs, at_once=self.attempts)
+        jobs = [
+            Job(f"attempt-{n}", partial(_attempt, self.loop_for, n), workspace=str(self.workspace))
+            for n in numbers
+        ]
+        pool = open_pool(self.backend, address=self.ray_address)
+        try:
+            outputs = run_all(pool, jobs, at_once=self.attempts)
+        finally:
+            pool.close()
         attempts = tuple(_attempt_of(n, out) for n, out in zip(numbers, outputs, strict=True))
         return BestOfResult(attempts, pick_winner(attempts))
 
 
 def _attempt(loop_for: Callable[[int], OuterLoop], number: int, place: Place) -> RunResult:
-    """Attempt ``number``'s loop, built and run in place (attempts run in this process)."""
-    return loop_for(number).run()
+    """Attempt ``number``'s loop, built and run where the pool put it."""
+    return run_loop(place, partial(loop_for, number))[1]
 
 
 def _attempt_of(number: int, output: object) -> Attempt:

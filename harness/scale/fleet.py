@@ -8,7 +8,6 @@ progress and escalation.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -27,7 +26,7 @@ from harness.models.budget import metered
 from harness.outer.loop import OuterLoop
 from harness.outer.result import RunResult
 from harness.scale.artifacts import run_artifacts
-from harness.scale.job import Backend, Job, Place
+from harness.scale.job import Backend, Job, Place, run_loop
 from harness.scale.pool import check_backend, open_pool, run_all
 from harness.spec.sections import FleetConfig
 from harness.verify.gates import GateReport
@@ -274,12 +273,7 @@ def _run_subtask(
     loop_for: Callable[[Subtask], OuterLoop], subtask: Subtask, place: Place
 ) -> SubtaskRun:
     """Build and run the subtask's loop where the pool put it."""
-    with place.entered():
-        loop = loop_for(subtask)
-        result = loop.run()
-    if place.copy is not None:  # as the driver sees it: the worktree stayed on the worker
-        escalation = result.escalation and place.back(result.escalation)
-        result = dataclasses.replace(result, worktree=None, escalation=escalation)
+    loop, result = run_loop(place, partial(loop_for, subtask))
     return SubtaskRun(result, place.back(loop.settings.workspace))
 
 

@@ -4,12 +4,17 @@
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Generic, Literal, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Generic, Literal, Protocol, TypeVar, runtime_checkable
+
+if TYPE_CHECKING:
+    from harness.outer.loop import OuterLoop
+    from harness.outer.result import RunResult
 
 Backend = Literal["local", "ray"]
 BACKENDS: tuple[Backend, ...] = ("local", "ray")
@@ -116,3 +121,16 @@ class Job(Generic[T]):
     """The job's progress file, when it names one: Ray sends back its folder's files."""
     run_id: str | None = None
     """The run's id, when the job names it: Ray brings back only that run's branch."""
+
+
+def run_loop(place: Place, build: Callable[[], OuterLoop]) -> tuple[OuterLoop, RunResult]:
+    """Build a loop and run it where ``place`` is (on a Ray worker, in its copy, the working
+    directory there); the loop, and its result as the driver sees it: the escalation report
+    where it comes back, no worktree (that stayed on the worker)."""
+    with place.entered():
+        loop = build()
+        result = loop.run()
+    if place.copy is not None:
+        escalation = result.escalation and place.back(result.escalation)
+        result = dataclasses.replace(result, worktree=None, escalation=escalation)
+    return loop, result

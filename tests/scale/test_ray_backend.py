@@ -231,3 +231,34 @@ def test_a_python_fleet_on_ray_calls_loop_for_in_a_workers_copy(
     assert bad.escalation.is_file()
     assert "out.txt" in result.kept[0].artifacts  # read here, from the fetched branch
     assert "yes" in result.kept[0].artifacts
+
+
+def test_best_of_n_on_ray_brings_every_attempts_branch_back(
+    tmp_path: Path, cluster: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness import Agent, CommandGate, OuterLoop, ScriptedModel, ToolCall
+    from harness.outer.options import LoopOptions
+    from harness.scale.best_of import BestOf
+
+    project = make_repo(tmp_path / "project", {"README.md": "hi\n"})
+
+    def loop_for(number: int) -> OuterLoop:
+        answer = "yes" if number == 2 else "no"
+        model = ScriptedModel(
+            [ToolCall("write_file", {"path": "out.txt", "content": answer}), "done"]
+        )
+        return OuterLoop(
+            "out.txt says yes", Agent(model), gates=[CommandGate("grep -qx yes out.txt")],
+            workspace=".", max_iterations=1, options=LoopOptions(name=f"attempt-{number}"),
+        )  # fmt: skip
+
+    monkeypatch.chdir(project)
+    result = BestOf(loop_for, attempts=2, backend="ray", ray_address=cluster).run()
+
+    assert [a.passed for a in result.attempts] == [False, True]
+    assert result.winner is result.attempts[1]
+    for attempt, content in zip(result.attempts, ("no", "yes"), strict=True):
+        assert attempt.result is not None
+        assert attempt.result.worktree is None  # it stayed on the worker
+        assert git(project, "show", f"{attempt.result.branch}:out.txt") == content
+    assert git(project, "status", "--porcelain") == ""  # the project itself untouched
