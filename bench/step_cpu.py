@@ -45,7 +45,8 @@ sys.path.insert(0, str(ROOT))
 import trajectory_cost  # noqa: E402
 
 from harness.agent.agent import DEFAULT_SYSTEM_PROMPT, Agent, AgentStop  # noqa: E402
-from harness.core.trajectory_schema import RoundBegin  # noqa: E402
+from harness.core.event_schema import RoundStart  # noqa: E402
+from harness.core.sink import NULL_SINK, EventSink  # noqa: E402
 from harness.models.budget import Budget, Meter, MeteredModel  # noqa: E402
 from harness.models.litellm_model import LiteLLMModel, load_litellm  # noqa: E402
 from harness.observe.trajectory import TRAJECTORY_FILE  # noqa: E402
@@ -131,12 +132,14 @@ def harness(api_base: str, steps: int, workspace: Path, *, recorded: bool = Fals
     log = TimedLog(Path(tempfile.mkdtemp()) / TRAJECTORY_FILE) if recorded else None
     meter = Meter(Budget(tokens=100_000_000))
     metered = MeteredModel(model, meter)
+    events: EventSink = NULL_SINK
     if log is not None:
-        metered = MeteredModel(model, meter, redact=log.redactor.redact_text, trajectory=log)
-        log.record(RoundBegin(round=1))
+        metered = MeteredModel(model, meter, redact=log.redactor.redact_text, events=log)
+        log.emit(RoundStart(round=1, max_iterations=1))
+        events = log
     agent = Agent(metered, max_steps=steps + 1, max_repeats=steps + 1)
     started = time.process_time()
-    run = agent.run("Read notes.txt line by line.", workspace)
+    run = agent.run("Read notes.txt line by line.", workspace, events=events)
     elapsed = time.process_time() - started
     assert run.stop_reason is AgentStop.ANSWERED, run.stop_message
     if log is not None:

@@ -46,9 +46,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from harness.agent.agent import Agent, AgentStop  # noqa: E402
+from harness.core.event_schema import RoundStart  # noqa: E402
 from harness.core.redact import Redactor  # noqa: E402
-from harness.core.sink import NULL_SINK, EventSink  # noqa: E402
-from harness.core.trajectory_schema import NULL_TRAJECTORY, RoundBegin, TrajectorySink  # noqa: E402
+from harness.core.sink import NULL_SINK, EventSink, Tee  # noqa: E402
 from harness.models.base import ToolCall  # noqa: E402
 from harness.models.budget import MeteredModel  # noqa: E402
 from harness.models.scripted import ScriptedModel  # noqa: E402
@@ -68,14 +68,14 @@ class TimedLog(TrajectoryLog):
     spent = 0.0
     clock = staticmethod(time.perf_counter)
 
-    def model_call(self, **fields: Any) -> None:
+    def model_call(self, *fields: Any) -> None:
         started = self.clock()
-        super().model_call(**fields)
+        super().model_call(*fields)
         self.spent += self.clock() - started
 
-    def tool_call(self, **fields: Any) -> None:
+    def tool_call(self, *fields: Any) -> None:
         started = self.clock()
-        super().tool_call(**fields)
+        super().tool_call(*fields)
         self.spent += self.clock() - started
 
 
@@ -132,23 +132,25 @@ def observation_tool(
 def session(
     steps: int,
     observe: Tool,
-    trajectory: TrajectorySink,
+    trajectory: EventSink,
     redactor: Redactor,
     workspace: Path,
     events: EventSink = NULL_SINK,
 ) -> float:
-    """CPU seconds of this thread in one session of ``steps`` tool calls and a final answer."""
+    """CPU seconds of this thread in one session of ``steps`` tool calls and a final answer;
+    recorded when ``trajectory`` is a trajectory (not :data:`NULL_SINK`), which then receives
+    every event after ``events``, as a run's record sends them."""
     script: list[object] = [ToolCall("observe", {"n": n}) for n in range(steps)] + ["done"]
+    sink = events if trajectory is NULL_SINK else Tee(events, trajectory)
     model = MeteredModel(
         ScriptedModel(script, context_window=10_000_000),  # type: ignore[arg-type]
         redact=redactor.redact_text,
-        trajectory=trajectory,
-        events=events,
+        events=sink,
     )
-    trajectory.record(RoundBegin(round=1))
+    sink.emit(RoundStart(round=1, max_iterations=1))
     agent = Agent(model, [observe], max_steps=steps + 1, compaction="none", max_repeats=steps)
     started = time.thread_time()
-    run = agent.run("observe every step", workspace, events=events)
+    run = agent.run("observe every step", workspace, events=sink)
     spent = time.thread_time() - started
     assert run.stop_reason is AgentStop.ANSWERED, run.stop_message
     return spent
@@ -168,8 +170,8 @@ def side_by_side(
     """CPU seconds of an unrecorded and a recorded session run in ``turns`` (0 and 1), and the
     recording's own CPU in its calls."""
     log = TimedLog(folder / TRAJECTORY_FILE, redactor=Redactor())
-    kinds: list[tuple[TrajectorySink, Redactor]] = [
-        (NULL_TRAJECTORY, Redactor()),
+    kinds: list[tuple[EventSink, Redactor]] = [
+        (NULL_SINK, Redactor()),
         (log, log.redactor),
     ]
     spent = [0.0, 0.0]
@@ -197,12 +199,10 @@ def one(kind: str, steps: int, observe: Tool, events: bool) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         workspace = Path(scratch) / "ws"
         workspace.mkdir()
-        session(10, observe, NULL_TRAJECTORY, Redactor(), workspace)
+        session(10, observe, NULL_SINK, Redactor(), workspace)
         folder = Path(scratch) / "run"
         log = TrajectoryLog(folder / TRAJECTORY_FILE, redactor=Redactor())
-        sink, redactor = (
-            (log, log.redactor) if kind == "recorded" else (NULL_TRAJECTORY, Redactor())
-        )
+        sink, redactor = (log, log.redactor) if kind == "recorded" else (NULL_SINK, Redactor())
         session(steps, observe, sink, redactor, workspace, event_log(events, folder, redactor))
 
 
@@ -230,7 +230,7 @@ def main() -> None:
         workspace = Path(scratch) / "ws"
         workspace.mkdir()
         warm_up = observation_tool(args.chars, args.distinct)
-        session(10, warm_up, NULL_TRAJECTORY, Redactor(), workspace)  # the tokenizer loads once
+        session(10, warm_up, NULL_SINK, Redactor(), workspace)  # the tokenizer loads once
         for run in range(args.runs):
             folder = Path(scratch) / f"run{run}"
             turns = Turns(args.turn, first=run % 2)

@@ -219,7 +219,8 @@ def event(kind: str, /, **data: Any) -> EventBase:
 
 
 class RecordingSink:
-    """Keeps every event emitted to it: ``events`` as (kind, the fields the emitter set)."""
+    """Keeps every event emitted to it: ``models`` as emitted, ``events`` as (kind, the fields
+    the emitter set that the event log writes: not what only the trajectory keeps)."""
 
     def __init__(self) -> None:
         self.models: list[EventBase] = []
@@ -227,4 +228,5 @@ class RecordingSink:
 
     def emit(self, event: EventBase) -> None:
         self.models.append(event)
-        self.events.append((event.kind, {k: getattr(event, k) for k in event.model_fields_set}))
+        logged = {k for k in event.model_fields_set if not type(event).model_fields[k].exclude}
+        self.events.append((event.kind, {k: getattr(event, k) for k in logged}))

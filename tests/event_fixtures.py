@@ -96,6 +96,7 @@ def emit_sample_run(
             out.emit("note", 0, round=round_, text="the division test is the one that matters")
         out.emit("budget_check", 0.1, role="critic", estimated_tokens=2860, estimated_cost=0.0031,
                  reason="cost budget: $0.9990 used + up to $0.0031 for the next call would exceed $1.0000")  # fmt: skip
+        out.emit("session_start", 0, role="author", model=CALLS["author"][0])
         for step in range(1, STEPS + 1):
             out.model_call("author")
             if round_ == 1 and step == 1:
@@ -112,6 +113,7 @@ def emit_sample_run(
                 out.emit("compaction", 0.2, strategy="summarize", tokens_before=52000,
                          tokens_after=11000, duration=2.1, dropped=["messages 2-14"],
                          trigger="hard", attempts=1, model_tokens=3200)  # fmt: skip
+        out.emit("session_end", 0)
         gates_pass = round_ > 1
         out.emit("checks_start", 0.1, round=round_, gates=["pytest", "ruff"], critic=True)
         out.emit(
@@ -123,7 +125,9 @@ def emit_sample_run(
                  duration=0.3)  # fmt: skip
         passed, outcome = False, "failed: pytest"
         if gates_pass:
+            out.emit("session_start", 0, role="critic", model=CALLS["critic"][0])
             out.model_call("critic")
+            out.emit("session_end", 0)
             score = 9.0 if passes and round_ == rounds else min(4.5 + round_, 7.5)
             passed, outcome = (
                 score >= 8,

@@ -17,10 +17,15 @@ from harness.agent.ledger import Ledger
 from harness.agent.stuck import StuckWatch
 from harness.agent.subagent import SUBAGENT_TOOL, Profile, Subagents, subagent_tool
 from harness.core.errors import ConfigError, Stopped, ToolError
-from harness.core.event_schema import SubagentEvent, ToolCallEvent, ToolStart
+from harness.core.event_schema import (
+    SessionEnd,
+    SessionStart,
+    SubagentEvent,
+    ToolCallEvent,
+    ToolStart,
+)
 from harness.core.section import check_field
 from harness.core.sink import NULL_SINK, EventSink
-from harness.core.trajectory_schema import SessionBegin
 from harness.core.usage import Usage
 from harness.models.base import Message, Model, Reply, ToolCall
 from harness.models.budget import metered
@@ -242,7 +247,7 @@ class _Session:
         self.stuck = StuckWatch(agent.max_repeats, agent.max_errors)
 
     def run(self) -> AgentRun:
-        self.model.trajectory.record(SessionBegin(role="author", model=self.model.name))
+        self.events.emit(SessionStart(role="author", model=self.model.name))
         try:
             while self.steps < self.agent.max_steps:
                 outcome = self.step()
@@ -258,7 +263,7 @@ class _Session:
             run.interruption = stop
             return run
         finally:
-            self.model.trajectory.end_session()  # a parent's later steps are its own again
+            self.events.emit(SessionEnd())  # a parent's later steps are its own again
 
     def step(self) -> tuple[AgentStop, str | None, str] | None:
         """One model reply and its tool calls; a stop triple when the session is over."""
@@ -288,17 +293,19 @@ class _Session:
                     call.name, call.arguments_json, result.output, failed=result.is_error
                 )
             content = result.output + (f"\n\n{note}" if note else "")
-            if self.model.trajectory.recording:
-                self.model.trajectory.tool_call(
-                    step=self.steps,
-                    call_id=call.id,
+            self.events.emit(
+                ToolCallEvent(
                     name=call.name,
-                    arguments=call.arguments_json,
-                    observation=content,
+                    arguments_preview=call.arguments_json,  # the log cuts it after redacting
                     exit_code=result.exit_code,
                     is_error=result.is_error,
                     duration=time.monotonic() - started,
+                    output_chars=len(result.output),
+                    step=self.steps,
+                    call_id=call.id,
+                    observation=content,  # what the model is sent back, for the trajectory
                 )
+            )
             self.messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
             if result.final and submitted is None:
                 submitted = result.output
@@ -320,7 +327,6 @@ class _Session:
 
     def execute(self, call: ToolCall) -> tuple[ToolResult, bool]:
         """Run one call; the flag says whether the call itself was malformed."""
-        started = time.monotonic()
         self.events.emit(
             ToolStart(name=call.name, arguments_preview=call.arguments_json, step=self.steps)
         )
@@ -330,17 +336,6 @@ class _Session:
             result = self.guard.after(call, result)
         if result.arguments is not None and not result.is_error:
             self.ledger.note_tool_call(call.name, result.arguments)
-        self.events.emit(
-            ToolCallEvent(
-                name=call.name,
-                arguments_preview=call.arguments_json,  # the log cuts it after redacting
-                exit_code=result.exit_code,
-                is_error=result.is_error,
-                duration=time.monotonic() - started,
-                output_chars=len(result.output),
-                step=self.steps,
-            )
-        )
         return result, result.malformed
 
     def finish(self, reason: AgentStop, final: str | None, message: str) -> AgentRun:

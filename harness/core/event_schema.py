@@ -1,9 +1,17 @@
-"""The event log's schema: one frozen pydantic model per event kind (documented in docs/events.md).
+"""The schema of a run's record: one frozen pydantic model per kind of moment (documented in
+docs/events.md and docs/trajectories.md).
 
 Every event carries ``kind`` (the discriminator), ``v`` (the schema version), ``ts`` (when it
 happened, ISO 8601 with a time zone) and ``run_id`` (filled in by the run's event log). A
 component emits an event by building its model, so a misspelt or mistyped field fails where it
 is emitted, whatever sink receives it.
+
+Each moment is emitted once, to the run's one sink, and every file of the run is written from
+that one call: the event log keeps each event's fields, the trajectory
+(:class:`~harness.observe.trajectory_log.TrajectoryLog`) the kinds it records, with their whole
+content. What only the trajectory keeps (the request and reply of a model call, a tool call's
+observation, a gate's output) is a field marked ``exclude=True``: it is never in the event log's
+line, nor in what a live display or OpenTelemetry is sent.
 """
 
 from __future__ import annotations
@@ -11,8 +19,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, SkipValidation, TypeAdapter
 
+from harness.core.exchange import Exchange
 from harness.core.usage import Usage
 
 SCHEMA_VERSION = 1
@@ -47,6 +56,12 @@ class RunStart(EventBase):
     branch: str | None = None
     warning: str | None = None
     notes: list[str] = Field(default_factory=list)
+    # What a replay needs to start again from the same place (the trajectory's alone):
+    loop_file: str | None = Field(default=None, exclude=True)  # the loop.toml, when it had one
+    repo_root: str | None = Field(default=None, exclude=True)  # the workspace's git repository
+    folder: str = Field(default="", exclude=True)  # the workspace inside it ("" at its top)
+    base: str | None = Field(default=None, exclude=True)  # the commit the run started from
+    context_window: int | None = Field(default=None, exclude=True)  # the author model's
 
 
 class RunEnd(EventBase):
@@ -64,6 +79,22 @@ class RoundStart(EventBase):
     round: int
     max_iterations: int
     task: str | None = None
+    head: str | None = Field(default=None, exclude=True)  # the commit it starts from
+
+
+class SessionStart(EventBase):
+    """An agent session (a subagent's too) or a critic call begins: the model and tool calls
+    after it belong to it, until its ``session_end``. Sessions nest."""
+
+    kind: Literal["session_start"] = "session_start"
+    role: Role
+    model: str
+
+
+class SessionEnd(EventBase):
+    """The innermost session is over: later calls belong to the one around it (if any)."""
+
+    kind: Literal["session_end"] = "session_end"
 
 
 class RoundEnd(EventBase):
@@ -86,6 +117,7 @@ class ModelCall(EventBase):
     latency: float = 0.0
     unpriced: bool = False
     cached_tokens: int = 0
+    exchange: SkipValidation[Exchange | None] = Field(default=None, exclude=True, repr=False)
 
 
 class ToolStart(EventBase):
@@ -106,6 +138,8 @@ class ToolCallEvent(EventBase):
     duration: float = 0.0
     output_chars: int = 0
     step: int | None = None
+    call_id: str = Field(default="", exclude=True)
+    observation: str | None = Field(default=None, exclude=True, repr=False)  # as the model got it
 
 
 class GateReportEvent(EventBase):
@@ -116,6 +150,7 @@ class GateReportEvent(EventBase):
     summary: str = ""
     failures: list[str] = Field(default_factory=list)
     duration: float = 0.0
+    output_tail: str = Field(default="", exclude=True, repr=False)
 
 
 class ChecksStart(EventBase):
@@ -279,6 +314,8 @@ Event = Annotated[
     | RunEnd
     | RoundStart
     | RoundEnd
+    | SessionStart
+    | SessionEnd
     | ModelCall
     | ToolStart
     | ToolCallEvent
@@ -307,6 +344,8 @@ EVENT_MODELS: dict[str, type[EventBase]] = {
         RunEnd,
         RoundStart,
         RoundEnd,
+        SessionStart,
+        SessionEnd,
         ModelCall,
         ToolStart,
         ToolCallEvent,

@@ -4,9 +4,14 @@ docs/trajectories.md).
 A trajectory is what a run said to its models and what it got back, step by step: every request
 as it was sent, every reply, every tool call with its observation, each round's gate reports and
 verdict. Every record carries ``kind`` (the discriminator), ``v`` (:data:`TRAJECTORY_VERSION`),
-``ts``, and the ``round`` and ``session`` it belongs to (stamped by the writer). A component
-records a step by building its model and handing it to a :class:`TrajectorySink` (a model call
-and a tool call, the records of every step, come as their fields instead).
+``ts``, and the ``round`` and ``session`` it belongs to (stamped by the writer). Nothing builds
+these records but the trajectory's writer, :class:`~harness.observe.trajectory_log.TrajectoryLog`:
+it makes each of the moment emitted to the run's sink (an event of
+:mod:`harness.core.event_schema`), under the event's own kind name.
+
+Version 2 writes each record under its event's kind (``run_start``, ``round_start``,
+``session_start``, ``gate_report``, ``critic_verdict``); version 1 wrote ``run``, ``round``,
+``session``, ``gate`` and ``verdict``, and is read as well, into the same models.
 
 Two forms keep the file small. A request holds only what changed since the previous request of
 the same session and role (``keep`` messages are taken from it, ``messages`` follow), and its
@@ -16,16 +21,24 @@ a gate's output) is a :class:`Blob`: its SHA-256, stored once in the side folder
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal, Protocol
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from harness.core.event_schema import Role
+from harness.core.event_schema import (
+    CriticVerdict,
+    EventBase,
+    GateReportEvent,
+    Role,
+    RoundEnd,
+    RoundStart,
+    RunStart,
+    SessionStart,
+)
 from harness.core.usage import Usage
 
-TRAJECTORY_VERSION = 1
+TRAJECTORY_VERSION = 2
 
 BLOB_NAME = r"^[0-9a-f]{64}$"
 """The shape of a blob's name, a SHA-256 in hex: a recording's names are checked against it
@@ -64,7 +77,7 @@ class RecordBase(BaseModel):
 class RunBegin(RecordBase):
     """The run: what a replay needs to start again from the same place."""
 
-    kind: Literal["run"] = "run"
+    kind: Literal["run_start", "run"] = "run_start"  # "run" in version 1
     run_id: str
     goal: str
     loop_file: str | None = None  # the loop.toml the run was built from, when it had one
@@ -76,7 +89,7 @@ class RunBegin(RecordBase):
 
 
 class RoundBegin(RecordBase):
-    kind: Literal["round"] = "round"
+    kind: Literal["round_start", "round"] = "round_start"  # "round" in version 1
     round: int
     head: str | None = None  # the commit the round starts from
 
@@ -84,7 +97,7 @@ class RoundBegin(RecordBase):
 class SessionBegin(RecordBase):
     """An agent session or a critic call: the steps after it belong to it."""
 
-    kind: Literal["session"] = "session"
+    kind: Literal["session_start", "session"] = "session_start"  # "session" in version 1
     role: Role
     model: str
 
@@ -148,7 +161,7 @@ class ToolStep(RecordBase):
 
 
 class GateStep(RecordBase):
-    kind: Literal["gate"] = "gate"
+    kind: Literal["gate_report", "gate"] = "gate_report"  # "gate" in version 1
     name: str
     passed: bool
     summary: str = ""
@@ -157,7 +170,7 @@ class GateStep(RecordBase):
 
 
 class VerdictStep(RecordBase):
-    kind: Literal["verdict"] = "verdict"
+    kind: Literal["critic_verdict", "verdict"] = "critic_verdict"  # "verdict" in version 1
     score: float
     passed: bool
     reasons: list[str] = Field(default_factory=list)
@@ -193,104 +206,33 @@ def parse_record(line: str | bytes) -> Record:
     return _ADAPTER.validate_json(line)
 
 
-ReplyCall = tuple[str, str, str]
-"""A reply's tool call as a :class:`TrajectorySink` is handed it: its id, its name, and its
-arguments as the model sent them (a :class:`RecordedCall`'s fields, without building one)."""
-
-
-class TrajectorySink(Protocol):
-    """Receives trajectory records.
-
-    A model call comes as the request itself (the messages and tool schemas, and the body that
-    went on the wire where the model reported it as ``sent``) and the reply's fields (its text
-    as ``reply``, its tool calls as ``calls``, its ``reasoning``): the sink makes the
-    :class:`ModelStep` of it, keeping only what changed since the previous request. A tool call
-    comes as its fields (:meth:`tool_call`): a caller builds no record for either.
-
-    Sessions nest (a subagent's inside its parent's): a :class:`SessionBegin` opens one, and
-    :meth:`end_session` closes the innermost, so later steps belong to the session around it
-    again. ``recording`` is false for a sink that keeps nothing: a caller may then skip building
-    the records.
-    """
-
-    recording: bool
-
-    def record(self, record: RecordBase) -> None: ...
-
-    def end_session(self) -> None: ...
-
-    def model_call(
-        self,
-        *,
-        role: Role,
-        model: str,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None,
-        max_tokens: int | None,
-        reply: str | None,
-        calls: Sequence[ReplyCall],
-        reasoning: str | None,
-        usage: Usage,
-        latency: float,
-        sent: dict[str, Any] | None = None,
-    ) -> None: ...
-
-    def tool_call(
-        self,
-        *,
-        step: int,
-        call_id: str,
-        name: str,
-        arguments: str,
-        observation: str,
-        exit_code: int | None,
-        is_error: bool,
-        duration: float,
-    ) -> None:
-        """Record one tool call: the :class:`ToolStep` of these fields."""
-
-
-class NullTrajectory:
-    """Keeps nothing."""
-
-    recording = False
-
-    def record(self, record: RecordBase) -> None:
-        return None
-
-    def end_session(self) -> None:
-        return None
-
-    def model_call(
-        self,
-        *,
-        role: Role,
-        model: str,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None,
-        max_tokens: int | None,
-        reply: str | None,
-        calls: Sequence[ReplyCall],
-        reasoning: str | None,
-        usage: Usage,
-        latency: float,
-        sent: dict[str, Any] | None = None,
-    ) -> None:
-        return None
-
-    def tool_call(
-        self,
-        *,
-        step: int,
-        call_id: str,
-        name: str,
-        arguments: str,
-        observation: str,
-        exit_code: int | None,
-        is_error: bool,
-        duration: float,
-    ) -> None:
-        return None
-
-
-NULL_TRAJECTORY = NullTrajectory()
+def record_of(event: EventBase) -> RecordBase | None:
+    """The trajectory's record of ``event``, for the moments recorded as a record of their own
+    (a model call's and a tool call's lines are built by the writer, from what the event carries);
+    None for a moment the trajectory does not keep. The record has the event's kind and time."""
+    if isinstance(event, RunStart):
+        return RunBegin(
+            ts=event.ts, run_id=event.run_id, goal=event.goal, loop_file=event.loop_file,
+            repo_root=event.repo_root, workspace=event.workspace, folder=event.folder,
+            base=event.base, context_window=event.context_window,
+        )  # fmt: skip
+    if isinstance(event, RoundStart):
+        return RoundBegin(ts=event.ts, round=event.round, head=event.head)
+    if isinstance(event, SessionStart):
+        return SessionBegin(ts=event.ts, role=event.role, model=event.model)
+    if isinstance(event, GateReportEvent):
+        return GateStep(
+            ts=event.ts, round=event.round, name=event.name, passed=event.passed,
+            summary=event.summary, failures=event.failures, output_tail=event.output_tail,
+        )  # fmt: skip
+    if isinstance(event, CriticVerdict):
+        return VerdictStep(
+            ts=event.ts, round=event.round, score=event.score, passed=event.passed,
+            reasons=event.reasons, fixes=event.fixes, threshold=event.threshold,
+        )  # fmt: skip
+    if isinstance(event, RoundEnd):
+        return RoundFinish(
+            ts=event.ts, round=event.round, passed=event.passed, outcome=event.outcome,
+            usage=event.usage, duration=event.duration,
+        )  # fmt: skip
+    return None

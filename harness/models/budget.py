@@ -12,10 +12,10 @@ from typing import get_args
 from harness.core.budget import Budget
 from harness.core.errors import ConfigError, Stopped
 from harness.core.event_schema import BudgetCheck, ModelCall, Role
+from harness.core.exchange import Exchange
 from harness.core.redact import Redactor
 from harness.core.sink import NULL_SINK, EventSink
 from harness.core.stop import StopReason
-from harness.core.trajectory_schema import NULL_TRAJECTORY, TrajectorySink
 from harness.core.usage import Usage
 from harness.models.base import Message, Model, Reply, ToolSchema, token_ceiling
 from harness.models.redaction import Redact, RequestRedactor
@@ -146,8 +146,8 @@ class MeteredModel(Wrapper):
     A call without ``max_tokens`` gets the model's own ``max_tokens`` attribute (as
     :class:`~harness.models.litellm_model.LiteLLMModel` has), else ``default_max_tokens``; the budget
     is checked against that limit and the request carries it.
-    Each call is recorded in ``trajectory`` (the run's, shared by every role): the request as it
-    is sent, after redaction, and the reply.
+    Each call is one ``model_call`` event to ``events``, carrying what was said (the request as
+    it is sent, after redaction, and the reply) for the run's trajectory.
     """
 
     def __init__(
@@ -159,7 +159,6 @@ class MeteredModel(Wrapper):
         events: EventSink = NULL_SINK,
         default_max_tokens: int = DEFAULT_MAX_TOKENS,
         redact: Redact | None = None,
-        trajectory: TrajectorySink = NULL_TRAJECTORY,
     ) -> None:
         if role not in ROLES:
             raise ConfigError(f"role: expected one of {', '.join(ROLES)}, got {role!r}")
@@ -170,7 +169,6 @@ class MeteredModel(Wrapper):
         self.default_max_tokens = default_max_tokens
         self.redact = redact or Redactor().redact_text
         self.requests = RequestRedactor(self.redact)
-        self.trajectory = trajectory
         self.name = model.name
 
     def for_role(self, role: Role, model: Model | None = None) -> MeteredModel:
@@ -181,7 +179,6 @@ class MeteredModel(Wrapper):
             events=self.events,
             default_max_tokens=self.default_max_tokens,
             redact=self.redact,
-            trajectory=self.trajectory,
         )
 
     def complete(
@@ -221,20 +218,6 @@ class MeteredModel(Wrapper):
         )
         latency = time.monotonic() - started
         self.meter.record(reply.usage)
-        if self.trajectory.recording:
-            self.trajectory.model_call(
-                role=self.role,
-                model=self.inner.name,
-                messages=messages,
-                tools=tools,
-                max_tokens=max_tokens,
-                reply=reply.content,
-                calls=[(c.id, c.name, c.arguments_json) for c in reply.tool_calls],
-                reasoning=reply.reasoning,
-                usage=reply.usage,
-                latency=latency,
-                sent=reply.sent,
-            )
         self.events.emit(
             ModelCall(
                 role=self.role,
@@ -245,6 +228,16 @@ class MeteredModel(Wrapper):
                 latency=latency,
                 unpriced=reply.usage.unpriced_calls > 0,
                 cached_tokens=reply.usage.cached_tokens,
+                exchange=Exchange(
+                    messages,
+                    tools,
+                    max_tokens,
+                    reply.content,
+                    [(c.id, c.name, c.arguments_json) for c in reply.tool_calls],
+                    reply.reasoning,
+                    reply.usage,
+                    reply.sent,
+                ),
             )
         )
         return reply

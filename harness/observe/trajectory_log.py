@@ -1,7 +1,9 @@
-"""The run's trajectory, written step by step beside its event log.
+"""The run's trajectory, written step by step from the run's events.
 
-A :class:`TrajectoryLog` appends one JSON line per record (:mod:`harness.core.trajectory_schema`)
-to ``<run folder>/trajectory.jsonl`` in a single write, so a process killed at any moment leaves
+A :class:`TrajectoryLog` is a sink of the run's events (:mod:`harness.core.event_schema`): of
+each moment it keeps it appends one JSON line, the record of
+:mod:`harness.core.trajectory_schema` under the event's kind, to ``<run folder>/trajectory.jsonl``
+in a single write, so a process killed at any moment leaves
 every earlier line whole and at most a torn last one (which
 :func:`~harness.observe.trajectory.read_trajectory` skips). A text longer than ``inline_chars``
 goes, once, to ``<run folder>/trajectory-blobs/<sha256>`` before the line that names it.
@@ -17,8 +19,6 @@ import json
 import os
 import threading
 import weakref
-from collections.abc import Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -26,30 +26,30 @@ import orjson
 from pydantic_core import to_json, to_jsonable_python
 
 from harness.core import nofollow
-from harness.core.event_schema import Role
+from harness.core.event_schema import EventBase, ModelCall, SessionEnd, ToolCallEvent
+from harness.core.exchange import Exchange
 from harness.core.redact import REDACTED, SECRET_NAME, Redactor, redact_json_text
 from harness.core.text_memo import TextMemo
 from harness.core.trajectory_schema import (
     TRAJECTORY_VERSION,
     GateStep,
     RecordBase,
-    ReplyCall,
     RoundBegin,
     RoundFinish,
     RunBegin,
     SessionBegin,
     Text,
     VerdictStep,
+    record_of,
 )
-from harness.core.usage import Usage
 from harness.observe.trajectory import BLOBS_DIR, Message
 
 INLINE_CHARS = 2_000
 """Texts up to this length stay in their line; longer ones are stored once by hash."""
 
 _LONG_FIELDS = ("output_tail",)
-"""The fields of a record given to :meth:`TrajectoryLog.record` whose text may be long enough to
-go to the side folder (a tool call's observation comes through :meth:`TrajectoryLog.tool_call`)."""
+"""The fields of a record written by :meth:`TrajectoryLog._record` whose text may be long enough
+to go to the side folder (a tool call's observation is stored by :meth:`TrajectoryLog.tool_call`)."""
 
 _NAMES = frozenset({"kind", "v", "ts", "round", "session", "role", "model", "name", "call_id",
                     "id", "step", "usage", "blob", "chars", "passed", "is_error"})  # fmt: skip
@@ -67,8 +67,9 @@ _ROUND_LEVEL = (RunBegin, RoundBegin, GateStep, VerdictStep, RoundFinish)
 
 
 class TrajectoryLog:
-    """An append-only trajectory; thread-safe. A :class:`~harness.core.trajectory_schema.
-    TrajectorySink`.
+    """An append-only trajectory; thread-safe. A sink of the run's events
+    (:class:`~harness.core.sink.EventSink`): :meth:`emit` writes the record of each moment it
+    keeps, and nothing else writes to it.
 
     Records get ``round`` (from the last :class:`RoundBegin`) and ``session`` where they have
     none: sessions are numbered by :class:`SessionBegin` and nest, the innermost open one (a
@@ -77,8 +78,6 @@ class TrajectoryLog:
     link on the way raises :class:`~harness.core.nofollow.UnsafePath` and closes the log); it is
     then kept open, so no later line can be sent elsewhere by a folder moved or replaced.
     """
-
-    recording = True
 
     def __init__(
         self,
@@ -108,7 +107,25 @@ class TrajectoryLog:
         # step whose call is not there, or differs, is redacted anew)
         self._calls: dict[str, tuple[str, str]] = {}
 
-    def record(self, record: RecordBase) -> None:
+    def emit(self, event: EventBase) -> None:
+        """Record the moment ``event`` is, if the trajectory keeps its kind: a model call and a
+        tool call with what was said (their lines built here, the hot path), a session's end
+        (which closes it and writes nothing), and the others' records
+        (:func:`~harness.core.trajectory_schema.record_of`)."""
+        if isinstance(event, ModelCall):
+            if event.exchange is not None:  # reported without what was said: not a step
+                self.model_call(event, event.exchange)
+        elif isinstance(event, ToolCallEvent):
+            if event.observation is not None:
+                self.tool_call(event, event.observation)
+        elif isinstance(event, SessionEnd):
+            self._end_session()
+        else:
+            record = record_of(event)
+            if record is not None:
+                self._record(record)
+
+    def _record(self, record: RecordBase) -> None:
         with self._lock:
             if isinstance(record, RoundBegin):
                 self._round = record.round
@@ -123,7 +140,7 @@ class TrajectoryLog:
                     data[name] = self._text(data[name])
             self._write(data)
 
-    def end_session(self) -> None:
+    def _end_session(self) -> None:
         """The current session is over: later steps belong to the one around it (if any)."""
         with self._lock:
             if self._open:
@@ -135,25 +152,18 @@ class TrajectoryLog:
     def _session(self) -> int | None:
         return self._open[-1] if self._open else None
 
-    def model_call(
-        self,
-        *,
-        role: Role,
-        model: str,
-        messages: list[Message],
-        tools: list[dict[str, Any]] | None,
-        max_tokens: int | None,
-        reply: str | None,
-        calls: Sequence[ReplyCall],
-        reasoning: str | None,
-        usage: Usage,
-        latency: float,
-        sent: dict[str, Any] | None = None,
-    ) -> None:
+    def model_call(self, event: ModelCall, exchange: Exchange) -> None:
         """Record one call: the request (redacted already) as the change since the previous
         request of the same session and role, the reply redacted (its tool calls' arguments by
         the values inside them, as a request's are). With ``sent`` (the body on
         the wire), its messages and tools are what is kept, and the rest of it beside them."""
+        messages, tools, sent = exchange.messages, exchange.tools, exchange.sent
+        calls, reply, reasoning, role = (
+            exchange.calls,
+            exchange.reply,
+            exchange.reasoning,
+            event.role,
+        )
         wire = None
         if sent is not None and isinstance(sent.get("messages"), list):
             messages, tools = sent["messages"], sent.get("tools")
@@ -176,16 +186,16 @@ class TrajectoryLog:
             data = {
                 "kind": "model_call",
                 "v": TRAJECTORY_VERSION,
-                "ts": datetime.now(UTC),
+                "ts": event.ts,
                 "round": self._round,
                 "session": self._session,
                 "role": role,
-                "model": model,
+                "model": event.model,
                 "request": {
                     "keep": keep,
                     "messages": [self._message(m) for m in messages[keep:]],
                     "tools": schemas,
-                    "max_tokens": max_tokens,
+                    "max_tokens": exchange.max_tokens,
                     "wire": None if wire is None else self._redacted(wire),
                 },
                 "reply": {
@@ -196,8 +206,8 @@ class TrajectoryLog:
                     ],
                     "reasoning": None if reasoning is None else redact(reasoning),
                 },
-                "usage": usage,
-                "latency": latency,
+                "usage": exchange.usage,
+                "latency": event.latency,
             }
             self._write(data)
 
@@ -210,21 +220,11 @@ class TrajectoryLog:
             self._wire = (encoded, self.redactor.redact(wire))
         return self._wire[1]
 
-    def tool_call(
-        self,
-        *,
-        step: int,
-        call_id: str,
-        name: str,
-        arguments: str,
-        observation: str,
-        exit_code: int | None,
-        is_error: bool,
-        duration: float,
-    ) -> None:
+    def tool_call(self, call: ToolCallEvent, observation: str) -> None:
         """Record one tool call, its line built as :class:`ToolStep` would dump it (as a model
         call's is): the arguments (by value, as a reply's) and the observation redacted, a long
         observation stored once."""
+        arguments, call_id = call.arguments_preview, call.call_id  # the whole arguments, uncut
         redact = self.redactor.redact_text
         with self._lock:
             called = self._calls.get(call_id)  # redacted with the reply that made the call
@@ -234,17 +234,17 @@ class TrajectoryLog:
                 {
                     "kind": "tool_call",
                     "v": TRAJECTORY_VERSION,
-                    "ts": datetime.now(UTC),
+                    "ts": call.ts,
                     "round": self._round,
                     "session": self._session,
-                    "step": step,
+                    "step": call.step or 0,
                     "call_id": call_id,
-                    "name": name,
+                    "name": call.name,
                     "arguments": called[1],
                     "observation": self._text(redact(observation)),
-                    "exit_code": exit_code,
-                    "is_error": is_error,
-                    "duration": duration,
+                    "exit_code": call.exit_code,
+                    "is_error": call.is_error,
+                    "duration": call.duration,
                 }
             )
 

@@ -22,7 +22,6 @@ from harness.core.errors import ConfigError
 from harness.core.event_schema import RunStart
 from harness.core.nofollow import UnsafePath, trusted_root
 from harness.core.stop import StopReason
-from harness.core.trajectory_schema import RunBegin
 from harness.core.usage import Usage
 from harness.engine.bounds import ITERATIONS
 from harness.memory.lock import LoopLock
@@ -209,6 +208,7 @@ class OuterLoop:
     def _play(self) -> RunResult:
         settings = self.settings
         run = start_run(settings, self.progress)
+        workspace = run.workspace
         settings.events.emit(
             RunStart(
                 run_id=settings.run_id,
@@ -220,20 +220,12 @@ class OuterLoop:
                 ),
                 max_iterations=settings.max_iterations,
                 budget=settings.budget.__dict__,
-                workspace=str(run.workspace.path),
-                branch=run.workspace.branch,
+                workspace=str(workspace.path),
+                branch=workspace.branch,
                 warning=run_warning(settings, run),
                 notes=self._start_notes(),
-            )
-        )
-        workspace = run.workspace
-        settings.trajectory.record(
-            RunBegin(
-                run_id=settings.run_id,
-                goal=settings.goal,
                 loop_file=settings.loop_file,
                 repo_root=str(workspace.user_root or workspace.root or "") or None,
-                workspace=str(workspace.path),
                 folder=prefix_of(workspace.root, workspace.path) if workspace.root else "",
                 base=workspace.base_commit,
                 context_window=settings.agent.model.context_window,

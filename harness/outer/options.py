@@ -19,7 +19,6 @@ from pydantic import ConfigDict, Field, SkipValidation, ValidationError, field_v
 from harness.core.errors import ConfigError
 from harness.core.redact import Redactor
 from harness.core.sink import NULL_SINK, EventSink
-from harness.core.trajectory_schema import NULL_TRAJECTORY, TrajectorySink
 from harness.core.validation import format_validation_error
 from harness.memory.run_state import RunState
 from harness.outer.decision import RoundReport
@@ -90,7 +89,6 @@ class LoopOptions(LoopRules):
     run_id: str = ""  # "" (or None): a new one
     start: str | None = None  # a commit a new run's branch starts from; None: HEAD
     events: SkipValidation[EventSink] = NULL_SINK
-    trajectory: SkipValidation[TrajectorySink] = NULL_TRAJECTORY  # every request, reply, step
     loop_file: str | None = None  # the loop.toml the loop was built from, for a replay
     # None: the default redactor (the environment's secrets)
     redact: SkipValidation[Callable[[str], str]] = Field(default_factory=lambda: _redactor())

@@ -10,7 +10,6 @@ from harness.core.event_schema import Escalation as EscalationEvent
 from harness.core.event_schema import HookFailed, RoundEnd, RunEnd
 from harness.core.event_schema import Stop as StopEvent
 from harness.core.stop import StopReason
-from harness.core.trajectory_schema import GateStep, RoundFinish, VerdictStep
 from harness.memory.progress import Progress
 from harness.memory.progress_items import Attempt
 from harness.memory.progress_terms import Status
@@ -27,8 +26,8 @@ from harness.workspace.git import GitIsolationError
 
 def record_round(settings: Settings, run: Run, report: RoundReport, draft: Progress | None) -> None:
     """Save the round for good: its files kept (:mod:`harness.outer.keep`), progress.md
-    (atomic, with the checklist and resume point the agent left in ``draft``), then the event
-    and the trajectory's account of the round's checks."""
+    (atomic, with the checklist and resume point the agent left in ``draft``), then its
+    ``round_end`` event."""
     head = report.commit or run.state.head
     keep_round(run, report, head, settings.redact)
     if settings.rollback == "failed" and not report.passed and run.workspace.branch:
@@ -55,7 +54,6 @@ def record_round(settings: Settings, run: Run, report: RoundReport, draft: Progr
         if run.progress.path is not None:  # the round's model calls, proof against a power cut
             save_spent(run.meter, spend_path(run.progress.path))
         save_progress(settings, run.progress)
-    _trajectory(settings, report)
     settings.events.emit(
         RoundEnd(
             round=report.round,
@@ -64,43 +62,6 @@ def record_round(settings: Settings, run: Run, report: RoundReport, draft: Progr
             usage=report.usage,
             duration=report.duration,
             cause=report.cause,
-        )
-    )
-
-
-def _trajectory(settings: Settings, report: RoundReport) -> None:
-    """The round's gate reports, verdict and outcome, in the trajectory."""
-    trajectory, number = settings.trajectory, report.round
-    for gate in report.gates:
-        trajectory.record(
-            GateStep(
-                round=number,
-                name=gate.name,
-                passed=gate.passed,
-                summary=gate.summary,
-                failures=gate.failures,
-                output_tail=gate.output_tail,
-            )
-        )
-    verdict = report.verdict
-    if verdict is not None:
-        trajectory.record(
-            VerdictStep(
-                round=number,
-                score=verdict.score,
-                passed=verdict.passed,
-                reasons=verdict.reasons,
-                fixes=verdict.fixes,
-                threshold=verdict.threshold,
-            )
-        )
-    trajectory.record(
-        RoundFinish(
-            round=number,
-            passed=report.passed,
-            outcome=report.outcome,
-            usage=report.usage,
-            duration=report.duration,
         )
     )
 

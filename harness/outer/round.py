@@ -22,7 +22,6 @@ from harness.agent.session import TakesAsker, TakesTools
 from harness.core.errors import BookkeepingError, ConfigError, HarnessError, Stopped
 from harness.core.event_schema import ChecksStart, RoundStart
 from harness.core.stop import StopReason
-from harness.core.trajectory_schema import RoundBegin
 from harness.memory.progress import Progress
 from harness.models.base import ModelError
 from harness.outer.decision import Decision, RoundReport, commit_message, decide
@@ -119,9 +118,10 @@ def _play(settings: Settings, run: Run, number: int) -> tuple[RoundReport, Progr
         )
     )
     settings.events.emit(
-        RoundStart(round=number, max_iterations=settings.max_iterations, task=task)
+        RoundStart(
+            round=number, max_iterations=settings.max_iterations, task=task, head=run.state.head
+        )
     )
-    settings.trajectory.record(RoundBegin(round=number, head=run.state.head))
     session, draft = _session(settings, run, task, number)
     restored = keep_person_edits(run.workspace.path, edits)
     settings.events.emit(

@@ -90,7 +90,6 @@ def start_run(settings: Settings, progress: Progress | None) -> Run:
         role="author",
         events=settings.events,
         redact=settings.redact,
-        trajectory=settings.trajectory,
     )
     author = settings.agent.with_model(author_model)
     models = [author_model]

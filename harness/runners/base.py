@@ -32,10 +32,10 @@ from harness.agent.agent import AgentRun, AgentStop
 from harness.agent.config import AGENT_DEFAULTS, AgentConfig
 from harness.agent.ledger import Ledger
 from harness.core.errors import ConfigError, Stopped
+from harness.core.event_schema import SessionEnd, SessionStart
 from harness.core.section import check_field
 from harness.core.sink import NULL_SINK, EventSink
 from harness.core.stop import StopReason
-from harness.core.trajectory_schema import SessionBegin
 from harness.gateway.gateway import Ending, Gateway, GatewayAddress
 from harness.models.base import Model
 from harness.models.budget import MeteredModel, metered
@@ -165,12 +165,12 @@ class ExternalRunner:
                 f"runner: {self.name} runs under the bwrap or none sandbox backend, "
                 f"not {sandbox.backend!r}"
             )
-        model.trajectory.record(SessionBegin(role="author", model=model.name))
+        model.events.emit(SessionStart(role="author", model=model.name))  # where its calls go
         scratch = Path(tempfile.mkdtemp(prefix="harness-agent-"))
         try:
             return self._session(task, folder, model, sandbox, scratch)
         finally:
-            model.trajectory.end_session()
+            model.events.emit(SessionEnd())
             _remove(scratch)
 
     def _find(self, path: str | os.PathLike[str] | None) -> str:

@@ -15,7 +15,6 @@ from harness.checks.archive import ARCHIVE_DIR, INDEX_FILE, SourceArchive
 from harness.checks.claim_ledger import LEDGER_FILE
 from harness.core.errors import ConfigError
 from harness.core.sink import EventSink
-from harness.core.trajectory_schema import NULL_TRAJECTORY, TrajectorySink
 from harness.models.base import Model
 from harness.observe.run_summary import RUNS_DIR
 from harness.outer.loop import OuterLoop
@@ -200,7 +199,6 @@ def build_loop(
     *,
     overrides: Overrides = Overrides(),
     events: EventSink,
-    trajectory: TrajectorySink = NULL_TRAJECTORY,
     run_id: str | None = None,
     redact: Callable[[str], str] | None = None,
     tools: Sequence[Tool] = (),
@@ -280,7 +278,6 @@ def build_loop(
             run_id=run_id,
             start=overrides.start,
             events=events,
-            trajectory=trajectory,
             loop_file=str(config.source.resolve()) if isinstance(config.source, Path) else None,
             redact=redact,
             on_round=config.on_round,

@@ -7,9 +7,7 @@ from collections.abc import Callable, Sequence
 from harness.core.errors import ConfigError
 from harness.core.sink import EventSink
 from harness.models.base import Model
-from harness.observe.events import EVENTS_FILE, EventLog
-from harness.observe.trajectory import TRAJECTORY_FILE
-from harness.observe.trajectory_log import TrajectoryLog
+from harness.observe.record import run_record
 from harness.outer.loop import OuterLoop
 from harness.outer.options import new_run_id
 from harness.spec.build import build_loop, mcp_servers, run_folder
@@ -29,7 +27,7 @@ def recorded_loop(
     model: Model | None = None,
     wrap: Callable[[Model], Model] | None = None,
 ) -> OuterLoop:
-    """``spec``'s loop, its events and trajectory recorded (redacted) under
+    """``spec``'s loop, its record (event log and trajectory, from one sink, redacted) under
     ``<root>/.harness/runs/<run id>/``.
 
     ``echo`` also receives every event (the live display). ``tools`` are given to the agent
@@ -42,20 +40,14 @@ def recorded_loop(
     run_id = run_id or new_run_id()
     try:
         redactor = spec.redactor()
-        folder = run_folder(spec.root, run_id)
-        events = EventLog(
-            folder / EVENTS_FILE,
-            run_id=run_id,
-            redactor=redactor,
-            echo=echo,
+        events = run_record(
+            run_folder(spec.root, run_id), run_id=run_id, redactor=redactor, echo=echo,
             root=spec.root,
-        )
-        trajectory = TrajectoryLog(folder / TRAJECTORY_FILE, redactor=redactor, root=spec.root)
+        )  # fmt: skip
         return build_loop(
             spec,
             overrides=overrides or Overrides(),
             events=events,
-            trajectory=trajectory,
             run_id=run_id,
             redact=redactor.redact_text,
             tools=tools,

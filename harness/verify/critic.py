@@ -16,10 +16,9 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.core.errors import ConfigError, HarnessError
-from harness.core.event_schema import CriticVerdict
+from harness.core.event_schema import CriticVerdict, SessionEnd, SessionStart
 from harness.core.section import check_field
 from harness.core.sink import NULL_SINK, EventSink
-from harness.core.trajectory_schema import SessionBegin
 from harness.core.usage import Usage
 from harness.memory.skill import Criterion
 from harness.models.base import Message, Model, ModelError, Reply
@@ -170,7 +169,7 @@ class Critic:
             },
         ]
         model = metered(self.model)
-        model.trajectory.record(SessionBegin(role="critic", model=model.name))
+        model.events.emit(SessionStart(role="critic", model=model.name))  # where its calls go
         try:
             answer = self._ask(messages)
             usage = answer.usage
@@ -190,7 +189,7 @@ class Critic:
                         usage=usage,
                     ) from second
         finally:
-            model.trajectory.end_session()
+            model.events.emit(SessionEnd())
         return self._emit(verdict.model_copy(update={"usage": usage}), round, messages)
 
     @property

@@ -149,6 +149,7 @@ def gate_event(round_number: int, report: GateReport) -> GateReportEvent:
         summary=report.summary,
         failures=list(report.failures),
         duration=report.duration,
+        output_tail=report.output_tail,
     )
 
 

@@ -40,7 +40,7 @@ def _command(command: str) -> Any:
 
 def _header(**fields: Any) -> Any:
     def change(record: dict[str, Any]) -> None:
-        if record["kind"] == "run":
+        if record["kind"] == "run_start":
             record.update(fields)
 
     return change

@@ -102,7 +102,7 @@ def _ship_evil_loop(
     base = git(root, "rev-parse", "HEAD")
 
     def header(record: dict[str, Any]) -> None:
-        if record["kind"] == "run":
+        if record["kind"] == "run_start":
             record.update(loop_file=loop_file, repo_root=repo_root, base=base)
 
     _edit(kept, header)
@@ -212,9 +212,9 @@ def test_a_tool_schemas_blob_name_is_refused(recorded: tuple[Path, str], tmp_pat
 def _inject(record: dict[str, Any]) -> None:
     """Escape sequences in every text field a person is shown."""
     kind = record["kind"]
-    if kind == "run":
+    if kind == "run_start":
         record["goal"] += PAYLOAD
-    if kind == "session":
+    if kind == "session_start":
         record["model"] += PAYLOAD
     if kind == "model_call":
         reply = record["reply"]
@@ -229,11 +229,11 @@ def _inject(record: dict[str, Any]) -> None:
         if isinstance(record["observation"], str):
             record["observation"] += PAYLOAD
         record["arguments"] = record["arguments"][:-1] + f', "x": {json.dumps(PAYLOAD)}}}'
-    if kind == "gate":
+    if kind == "gate_report":
         record["summary"] += PAYLOAD
         record["failures"] = [PAYLOAD]
         record["output_tail"] = PAYLOAD
-    if kind == "verdict":
+    if kind == "critic_verdict":
         record["reasons"].append(PAYLOAD)
         record["fixes"].append(PAYLOAD)
     if kind == "round_end":

@@ -39,6 +39,8 @@ def test_run_rounds_model_and_tool_calls_become_spans() -> None:
     assert all(span.parent.span_id == run.context.span_id for span in rounds)  # type: ignore[union-attr]
     assert [e.name for e in rounds[0].events] == [
         "budget_check",
+        "session_start",
+        "session_end",
         "checks_start",
         "gate_report",
         "gate_report",

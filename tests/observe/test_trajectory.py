@@ -15,12 +15,19 @@ from pydantic_core import to_json
 from harness.agent.agent import Agent
 from harness.agent.subagent import Profile, Subagents
 from harness.core.errors import ConfigError
+from harness.core.event_schema import (
+    BudgetCheck,
+    Compaction,
+    ModelCall,
+    RoundStart,
+    ToolCallEvent,
+    ToolStart,
+)
+from harness.core.exchange import Exchange, ReplyCall
 from harness.core.redact import REDACTED, Redactor
 from harness.core.trajectory_schema import (
-    NULL_TRAJECTORY,
     TRAJECTORY_VERSION,
     ModelStep,
-    NullTrajectory,
     RoundBegin,
     SessionBegin,
     ToolStep,
@@ -56,17 +63,35 @@ def leak() -> str:
     return f"the key is {SECRET}"
 
 
+ROUND_1 = RoundStart(round=1, max_iterations=1)
+
+
 def _session(
     tmp_path: Path, script: list[object], tools: list[object]
 ) -> tuple[ScriptedModel, Path]:
     redactor = Redactor(env={"OPENAI_API_KEY": SECRET})
     log = TrajectoryLog(tmp_path / "run" / TRAJECTORY_FILE, redactor=redactor)
     scripted = ScriptedModel(script)  # type: ignore[arg-type]
-    model = MeteredModel(scripted, redact=redactor.redact_text, trajectory=log)
-    log.record(RoundBegin(round=1))
+    model = MeteredModel(scripted, redact=redactor.redact_text, events=log)
+    log.emit(ROUND_1)
     # the same call again and again is what this file tests: not stuck
-    Agent(model, tools, max_steps=50, max_repeats=50).run("do it", tmp_path)  # type: ignore[arg-type]
+    agent = Agent(model, tools, max_steps=50, max_repeats=50)  # type: ignore[arg-type]
+    agent.run("do it", tmp_path, events=log)
     return scripted, tmp_path / "run"
+
+
+def _model_call(
+    messages: list[dict[str, object]],
+    *,
+    reply: str | None = "ok",
+    calls: list[ReplyCall] | None = None,
+    sent: dict[str, object] | None = None,
+) -> ModelCall:
+    """A ``model_call`` event of model ``m``, carrying what was said."""
+    exchange = Exchange(messages, None, None, reply, calls or [], None, Usage(), sent)  # type: ignore[arg-type]
+    return ModelCall(
+        role="author", model="m", prompt_tokens=0, completion_tokens=0, exchange=exchange
+    )
 
 
 def test_every_request_is_rebuilt_as_the_model_received_it(tmp_path: Path) -> None:
@@ -94,7 +119,7 @@ def test_a_wire_message_changed_under_the_same_harness_message_is_recorded_again
     harness's message list holds the very same objects. The request keeps only the wire
     messages still equal, so each one rebuilds byte for byte."""
     log = TrajectoryLog(tmp_path / TRAJECTORY_FILE)
-    log.record(RoundBegin(round=1))
+    log.emit(ROUND_1)
     system = {"role": "system", "content": "be brief"}
     asked = {"role": "user", "content": "first"}
     answered = {"role": "assistant", "content": "", "tool_calls": []}
@@ -117,11 +142,8 @@ def test_a_wire_message_changed_under_the_same_harness_message_is_recorded_again
     harness_side = [[system, asked], [system, asked, answered, again]]
     harness_side.append([*harness_side[1], {"role": "user", "content": "third"}])
     for messages, body in zip(harness_side, bodies, strict=True):
-        log.model_call(
-            role="author", model="m", messages=messages, tools=None, max_tokens=None,
-            reply="ok", calls=[], reasoning=None, usage=Usage(), latency=0.0,
-            sent=copy.deepcopy(body),  # new objects on the wire at every call, as litellm's
-        )  # fmt: skip
+        # new objects on the wire at every call, as litellm's
+        log.emit(_model_call(messages, sent=copy.deepcopy(body)))
     calls = list(Trajectory.load(tmp_path).calls())
     assert [c.step.request.keep for c in calls] == [0, 1, 4]
     assert [json.dumps(c.messages) for c in calls] == [json.dumps(b["messages"]) for b in bodies]
@@ -134,14 +156,11 @@ def test_an_option_equal_in_python_but_not_on_the_wire_is_recorded_as_sent(
     """``1``, ``1.0`` and ``true`` are equal in Python; the rest of the body is kept as its
     bytes on the wire were, each call's own."""
     log = TrajectoryLog(tmp_path / TRAJECTORY_FILE)
-    log.record(RoundBegin(round=1))
+    log.emit(ROUND_1)
     message = {"role": "user", "content": "hi"}
     for temperature in (1, 1.0, True, 1):
-        log.model_call(
-            role="author", model="m", messages=[message], tools=None, max_tokens=None,
-            reply="ok", calls=[], reasoning=None, usage=Usage(), latency=0.0,
-            sent={"model": "m", "messages": [message], "temperature": temperature},
-        )  # fmt: skip
+        sent = {"model": "m", "messages": [message], "temperature": temperature}
+        log.emit(_model_call([message], sent=sent))
     sent = [json.dumps(c.body()["temperature"]) for c in Trajectory.load(tmp_path).calls()]
     assert sent == ["1", "1.0", "true", "1"]
 
@@ -167,8 +186,8 @@ def test_records_carry_version_round_and_session(tmp_path: Path) -> None:
     _, run = _session(tmp_path, [ToolCall("big", {"part": "same"}), "done"], [big])
     records = read_trajectory(run / TRAJECTORY_FILE)
     assert [r.kind for r in records] == [
-        "round",
-        "session",
+        "round_start",
+        "session_start",
         "model_call",
         "tool_call",
         "model_call",
@@ -213,11 +232,11 @@ def test_a_subagent_has_its_own_session_and_the_parent_gets_its_own_back(tmp_pat
     )
     redactor = Redactor()
     log = TrajectoryLog(tmp_path / "run" / TRAJECTORY_FILE, redactor=redactor)
-    model = MeteredModel(parent, redact=redactor.redact_text, trajectory=log)
-    log.record(RoundBegin(round=1))
+    model = MeteredModel(parent, redact=redactor.redact_text, events=log)
+    log.emit(ROUND_1)
     helper = Profile(model=child, tools=("big",), max_steps=5)
     agent = Agent(model, [big], max_steps=10, subagents=Subagents(profiles={"helper": helper}))
-    assert agent.run("do it", tmp_path).final == "parent done"
+    assert agent.run("do it", tmp_path, events=log).final == "parent done"
     records = read_trajectory(tmp_path / "run" / TRAJECTORY_FILE)
     stamped = [
         (r.kind, r.session, r.model if isinstance(r, ModelStep) else getattr(r, "name", None))
@@ -225,11 +244,11 @@ def test_a_subagent_has_its_own_session_and_the_parent_gets_its_own_back(tmp_pat
         if not isinstance(r, RoundBegin)
     ]
     assert stamped == [
-        ("session", 1, None),
+        ("session_start", 1, None),
         ("model_call", 1, "parent-model"),
         ("tool_call", 1, "big"),
         ("model_call", 1, "parent-model"),
-        ("session", 2, None),
+        ("session_start", 2, None),
         ("model_call", 2, "child-model"),
         ("tool_call", 2, "big"),
         ("model_call", 2, "child-model"),
@@ -251,17 +270,20 @@ def test_a_subagent_has_its_own_session_and_the_parent_gets_its_own_back(tmp_pat
     assert [r.keep for r in parent_requests] == [0, 2, 4, 6, 8]  # no full request after the child
 
 
-def test_no_record_is_built_for_a_trajectory_not_kept(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    def unwanted(*args: object, **kwargs: object) -> None:
-        raise AssertionError("a record was built for the null trajectory")
-
-    monkeypatch.setattr(NullTrajectory, "tool_call", unwanted)
-    monkeypatch.setattr(NullTrajectory, "model_call", unwanted)
-    model = MeteredModel(ScriptedModel([ToolCall("big", {"part": "p"}), "done"]))
-    assert model.trajectory is NULL_TRAJECTORY
-    assert Agent(model, [big]).run("do it", tmp_path).final == "done"
+def test_the_trajectory_writes_only_the_moments_it_keeps(tmp_path: Path) -> None:
+    """Events the trajectory does not keep, and a call reported without what was said (a model
+    call or a tool call), write nothing: not even the file."""
+    log = TrajectoryLog(tmp_path / TRAJECTORY_FILE)
+    log.emit(ToolStart(name="big", step=1))
+    log.emit(Compaction(strategy="mask", tokens_before=10, tokens_after=5))
+    log.emit(BudgetCheck(role="author", estimated_tokens=10, reason="over"))
+    log.emit(ModelCall(role="author", model="m", prompt_tokens=1, completion_tokens=1))
+    log.emit(ToolCallEvent(name="big", step=1, call_id="c1"))
+    assert not (tmp_path / TRAJECTORY_FILE).exists()
+    log.emit(ToolCallEvent(name="big", step=1, call_id="c1", observation="seen"))
+    (step,) = read_trajectory(tmp_path / TRAJECTORY_FILE)
+    assert isinstance(step, ToolStep)
+    assert (step.kind, step.observation, step.step) == ("tool_call", "seen", 1)
 
 
 def test_each_long_text_is_scanned_and_hashed_once_and_no_blob_is_synced(
@@ -346,18 +368,15 @@ def test_each_tool_step_holds_its_own_arguments_redacted(tmp_path: Path) -> None
     """A tool step takes the arguments redacted with the reply that made its call, unless they
     differ: two calls of one reply under one id, and a step of a call no reply made."""
     log = TrajectoryLog(tmp_path / TRAJECTORY_FILE, redactor=Redactor(env={"A_TOKEN": SECRET}))
-    log.record(RoundBegin(round=1))
+    log.emit(ROUND_1)
     escaped = SECRET.replace("-", "\\u002d")
     first, second = f'{{"a": "{escaped}"}}', '{"b": "plain"}'
-    log.model_call(
-        role="author", model="m", messages=[{"role": "user", "content": "go"}], tools=None,
-        max_tokens=None, reply=None, calls=[("c1", "t", first), ("c1", "t", second)],
-        reasoning=None, usage=Usage(), latency=0.0,
-    )  # fmt: skip
+    calls = [("c1", "t", first), ("c1", "t", second)]
+    log.emit(_model_call([{"role": "user", "content": "go"}], reply=None, calls=calls))
     for call_id, arguments in (("c1", first), ("c1", second), ("c9", first)):
-        log.tool_call(
-            step=1, call_id=call_id, name="t", arguments=arguments, observation="ok",
-            exit_code=0, is_error=False, duration=0.0,
+        log.emit(
+            ToolCallEvent(name="t", arguments_preview=arguments, exit_code=0, step=1,
+                          call_id=call_id, observation="ok")
         )  # fmt: skip
     model_step, *tool_steps = read_trajectory(tmp_path / TRAJECTORY_FILE)[1:]
     assert isinstance(model_step, ModelStep)

@@ -173,7 +173,9 @@ def test_a_run_killed_mid_session_leaves_a_trajectory_whose_every_line_parses(
     records = [parse_record(line) for line in complete]  # every complete line parses
     assert records == read_trajectory(path)[: len(records)]
     kinds = [r.kind for r in records]
-    assert kinds[:6] == ["run", "round", "session", "model_call", "tool_call", "model_call"]
+    assert kinds[:6] == [
+        "run_start", "round_start", "session_start", "model_call", "tool_call", "model_call"
+    ]  # fmt: skip
     assert isinstance(records[0], RunBegin)
     assert isinstance(records[1], RoundBegin)
     write = records[4]

@@ -1,0 +1,206 @@
+"""One record of a run: each moment is emitted once, by one call, and both files are written
+from that call under one kind name.
+
+A real loop (two rounds, a gate failed then passed, a subagent, a critic; scripted models) runs
+with its event log and trajectory behind an instrumented sink: each line either file writes is
+traced to the one emit call that wrote it. No line may be written outside an emit, an emit may
+write at most one line to each file and under its own kind, and no moment (a round's start or
+end, a gate's report, a verdict, a step) may be emitted twice. The checker is shown failing on
+a moment written twice and on a trajectory line written beside the emit path. Then the package's
+source: only the run's record makes the two writers, and only the trajectory's writer builds its
+records.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import threading
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from harness.core.event_schema import EventBase, GateReportEvent, RoundStart
+from harness.core.redact import Redactor
+from harness.core.stop import StopReason
+from harness.observe.events import EVENTS_FILE, EventLog, read_events
+from harness.observe.trajectory import TRAJECTORY_FILE
+from harness.observe.trajectory_log import TrajectoryLog
+from harness.spec.build import build_loop
+from harness.spec.loop_spec import LoopSpec
+from tests.conftest import make_repo, verdict_entry
+from tests.spec.test_replay import LOOP
+
+PACKAGE = Path(__file__).parents[2] / "harness"
+
+
+class _Trajectory(TrajectoryLog):
+    """A trajectory that notes, for each line it writes, the emit call it is inside."""
+
+    def __init__(self, path: Path, moments: Moments) -> None:
+        super().__init__(path, redactor=moments.redactor)
+        self.moments = moments
+
+    def _write(self, data: dict[str, Any]) -> None:
+        self.moments.wrote(data["kind"])
+        super()._write(data)
+
+
+class Moments:
+    """The run's one sink, instrumented: every event to the event log, then the trajectory, as
+    :func:`harness.observe.record.run_record` sends it; each emit call numbered."""
+
+    def __init__(self, folder: Path) -> None:
+        self.redactor = Redactor()
+        self.log = EventLog(folder / EVENTS_FILE, run_id="r1", redactor=self.redactor)
+        self.trajectory = _Trajectory(folder / TRAJECTORY_FILE, self)
+        self.emitted: list[EventBase] = []
+        self.lines: list[tuple[int | None, str]] = []  # (the emit call, the kind), per line
+        self._current = threading.local()
+        self._lock = threading.Lock()
+
+    def emit(self, event: EventBase) -> None:
+        with self._lock:
+            self.emitted.append(event)
+            number = len(self.emitted) - 1
+        self._current.number = number
+        try:
+            self.log.emit(event)
+            self.trajectory.emit(event)
+        finally:
+            self._current.number = None
+
+    def wrote(self, kind: str) -> None:
+        self.lines.append((getattr(self._current, "number", None), kind))
+
+
+def _key(event: EventBase) -> tuple[object, ...]:
+    """What makes a moment the moment it is (beside its kind)."""
+    fields = event.model_dump(exclude={"ts", "run_id", "v"})
+    keys = ("round", "name", "step", "call_id", "role", "model")
+    if event.kind in ("model_call", "session_start", "session_end", "tool_start", "stop"):
+        return (len(fields),)  # many of them: their count is checked against the models' calls
+    return tuple(fields.get(k) for k in keys)
+
+
+def violations(moments: Moments, log: Path) -> list[str]:
+    """Every way the record broke "one moment, one call, one kind"."""
+    found = []
+    logged = [event.kind for event in read_events(log)]
+    if logged != [event.kind for event in moments.emitted]:
+        found.append(f"the event log is not one line per emit: {logged}")
+    per_call = Counter(number for number, _ in moments.lines)
+    for number, kind in moments.lines:
+        if number is None:
+            found.append(f"a {kind} line written outside any emit")
+        elif kind != moments.emitted[number].kind:
+            found.append(f"a {kind} line written for a {moments.emitted[number].kind} event")
+        elif per_call[number] > 1:
+            found.append(f"emit {number} ({kind}) wrote {per_call[number]} trajectory lines")
+    unique = ("run_start", "round_start", "round_end", "gate_report", "critic_verdict",
+              "tool_call", "run_end", "checks_start")  # fmt: skip
+    seen = Counter((e.kind, _key(e)) for e in moments.emitted if e.kind in unique)
+    found += [f"{kind} {key} emitted {n} times" for (kind, key), n in seen.items() if n > 1]
+    return found
+
+
+def _project(tmp_path: Path) -> Path:
+    rounds = {
+        "1": [
+            {"name": "subagent", "arguments": {"task": "what goes in out.txt?", "profile": "aide"}},
+            {"name": "write_file", "arguments": {"path": "out.txt", "content": "no\n"}},
+            "out.txt written",
+        ],
+        "2": [
+            {"name": "write_file", "arguments": {"path": "out.txt", "content": "yes\n"}},
+            {"name": "run_shell", "arguments": {"command": "cat out.txt"}},
+            "out.txt says yes",
+            verdict_entry(9, ["it says yes"]),
+        ],
+    }
+    return make_repo(
+        tmp_path / "project",
+        {
+            "loop.toml": LOOP + '[subagents.profiles.aide]\nmodel = "scripted:aide.json"\n',
+            "script.json": json.dumps({"rounds": rounds}),
+            "aide.json": json.dumps(["the word yes"]),
+            ".gitignore": ".harness/\nprogress/\n",
+        },
+    )
+
+
+def test_a_run_writes_each_moment_by_one_call_under_one_kind(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    moments = Moments(tmp_path / "record")
+    result = build_loop(LoopSpec.from_toml(root / "loop.toml"), events=moments, run_id="r1").run()
+    assert result.stop_reason is StopReason.PASSED, result.message
+    assert violations(moments, tmp_path / "record" / EVENTS_FILE) == []
+    kinds = Counter(kind for _, kind in moments.lines)
+    assert kinds == {  # every moment the trajectory keeps, each once
+        "run_start": 1,
+        "round_start": 2,
+        "session_start": 4,  # the author's twice, the subagent's, the critic's
+        "model_call": 3 + 1 + 3 + 1,  # round 1 (author, aide), round 2 (author, critic)
+        "tool_call": 2 + 2,
+        "gate_report": 2,
+        "critic_verdict": 1,
+        "round_end": 2,
+    }
+    written = [json.loads(line) for line in (tmp_path / "record" / TRAJECTORY_FILE).open()]
+    assert [line["kind"] for line in written] == [kind for _, kind in moments.lines]
+    assert {line["v"] for line in written} == {2}
+    emitted = Counter(event.kind for event in moments.emitted)
+    assert emitted["session_end"] == emitted["session_start"] == 4
+    assert emitted["model_call"] == kinds["model_call"]  # each reached the trajectory
+
+
+def test_the_checker_finds_a_moment_written_twice(tmp_path: Path) -> None:
+    moments = Moments(tmp_path)
+    moments.emit(RoundStart(round=1, max_iterations=2))
+    gate = GateReportEvent(round=1, name="pytest", passed=True)
+    moments.emit(gate)
+    assert violations(moments, tmp_path / EVENTS_FILE) == []
+    moments.emit(gate)  # the same moment, emitted by a second call
+    assert violations(moments, tmp_path / EVENTS_FILE) == [
+        "gate_report (1, 'pytest', None, None, None, None) emitted 2 times"
+    ]
+
+
+def test_the_checker_finds_a_line_written_beside_the_emit_path(tmp_path: Path) -> None:
+    moments = Moments(tmp_path)
+    moments.emit(RoundStart(round=1, max_iterations=2))
+    moments.trajectory.emit(GateReportEvent(round=1, name="pytest", passed=True))  # no emit
+    assert violations(moments, tmp_path / EVENTS_FILE) == [
+        "a gate_report line written outside any emit"
+    ]
+
+
+WRITERS = {"EventLog", "TrajectoryLog"}
+RECORDS = {"RunBegin", "RoundBegin", "SessionBegin", "ModelStep", "ToolStep", "GateStep",
+           "VerdictStep", "RoundFinish"}  # fmt: skip
+
+
+def _calls(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call):
+            func = node.func
+            names.add(func.id if isinstance(func, ast.Name) else getattr(func, "attr", ""))
+    return names
+
+
+def test_only_the_run_record_makes_the_writers_and_only_the_trajectory_builds_records() -> None:
+    makers: dict[str, set[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = path.relative_to(PACKAGE.parent).as_posix()
+        calls = _calls(path)
+        for name in calls & (WRITERS | RECORDS | {"model_call", "tool_call", "_record"}):
+            makers.setdefault(name, set()).add(module)
+    assert makers["EventLog"] == {
+        "harness/observe/record.py",
+        "harness/cli/watch.py",  # `harness watch`'s own log of its triggers, no run's record
+    }
+    assert makers["TrajectoryLog"] == {"harness/observe/record.py"}
+    for name in RECORDS:  # the trajectory's records, built from events in one place
+        assert makers.get(name, set()) <= {"harness/core/trajectory_schema.py"}, name
+    assert makers["model_call"] == makers["tool_call"] == {"harness/observe/trajectory_log.py"}
