@@ -58,7 +58,7 @@ def bound_rule(info: FieldInfo) -> str | None:
     if high is None and (bounds.get("gt") == 0 or (integer and bounds.get("ge") == 1)):
         return "a positive integer" if integer else "a finite number above 0"
     if "ge" in bounds and "le" in bounds:
-        return f"between {low:g} and {high:g}"
+        return f"an integer from {low} to {high}" if integer else f"between {low:g} and {high:g}"
     words = [f"above {low:g}" if "gt" in bounds else f"at least {low:g}"] if low is not None else []
     if high is not None:
         words.append(f"below {high:g}" if "lt" in bounds else f"at most {high:g}")

@@ -6,6 +6,9 @@ import os
 import re
 import sys
 from collections.abc import Iterable, Mapping
+from typing import Annotated
+
+from pydantic import Field
 
 from harness.core.errors import ConfigError
 from harness.core.redact import SECRET_NAME
@@ -18,6 +21,10 @@ PASSED_NAMES = "HARNESS_SANDBOX_ENV"
 """The variable naming more variables every sandboxed command gets, for one invocation."""
 ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 """The name of an environment variable, as a pattern."""
+
+EnvName = Annotated[str, Field(pattern=rf"^{ENV_NAME}$")]
+"""The name of an environment variable (one passed to commands, or where a secret is read from,
+never the secret itself), as a field of a configuration section."""
 
 
 def passed_names(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:

@@ -16,8 +16,11 @@ from harness.agent.subagent import SubagentsConfig as SubagentsConfig
 from harness.core.budget import Budget as Budget
 from harness.core.section import Section as Section
 from harness.engine.foreach import MAX_CONCURRENCY
-from harness.sandbox.env import ENV_NAME
+from harness.sandbox.env import EnvName as EnvName
 from harness.sandbox.limits import Limits
+from harness.tools.mcp_server import McpConfig as McpConfig
+from harness.tools.web import WebConfig as WebConfig
+from harness.tools.web_search import WebSearchConfig as WebSearchConfig
 from harness.verify.critic_config import CriticConfig as CriticConfig
 from harness.verify.critic_config import ModelChoice as ModelChoice
 from harness.verify.critic_config import PanelSeatConfig as PanelSeatConfig
@@ -26,10 +29,6 @@ from harness.verify.gate_config import HeldOutConfig as HeldOutConfig
 from harness.verify.gate_config import HumanGateConfig as HumanGateConfig
 from harness.verify.gate_config import PytestGateConfig as PytestGateConfig
 from harness.verify.gate_config import ScriptGateConfig as ScriptGateConfig
-
-EnvName = Annotated[str, Field(pattern=rf"^{ENV_NAME}$")]
-"""The name of an environment variable (one passed to commands, or where a secret is read from,
-never the secret itself)."""
 
 
 class CitationsGateConfig(Section):
@@ -90,42 +89,6 @@ class FleetConfig(Section):
     synthesise: bool = True
     backend: Literal["local", "ray"] = "local"  # where the subtasks' loops run
     ray_address: str | None = None  # a Ray cluster to join (default: RAY_ADDRESS, else a new one)
-
-
-class McpConfig(Section):
-    """One ``[[mcp]]`` server: ``command`` (stdio) or ``url`` (streamable HTTP)."""
-
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9-]*(_[A-Za-z0-9-]+)*$")
-    command: list[str] | None = Field(None, min_length=1)
-    url: str | None = Field(None, pattern=r"^https?://")
-    env: dict[str, str] = {}
-    cwd: str | None = None
-    allow: list[str] | None = None
-    deny: list[str] = []
-    startup_timeout: float = Field(30, gt=0, le=600)
-    call_timeout: float = Field(60, gt=0, le=3600)
-
-
-class WebSearchConfig(Section):
-    """``[web.search]``: gives the agent ``web_search`` through a provider's HTTP API."""
-
-    provider: Literal["brave", "searxng"] = "brave"
-    # None: the provider's own (brave: BRAVE_API_KEY; searxng: no key)
-    api_key_env: EnvName | None = None
-    # None: the provider's own (brave: its API; searxng has none: name the instance's /search)
-    endpoint: str | None = Field(None, pattern=r"^https?://")
-    max_results: int = Field(5, ge=1, le=20)
-    timeout: float = Field(20, gt=0, le=600)
-
-
-class WebConfig(Section):
-    """``[web]``: ``fetch_url`` for ``allow_domains`` (their subdomains too), ``web_search``."""
-
-    allow_domains: list[str] | None = Field(None, min_length=1)
-    max_bytes: int = Field(2_000_000, ge=1, le=100_000_000)
-    timeout: float = Field(20, gt=0, le=600)
-    search: WebSearchConfig | None = None
-    replay: str | None = Field(None, min_length=1)  # an archive folder: fetch_url reads it only
 
 
 class SandboxConfig(Section):

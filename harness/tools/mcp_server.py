@@ -14,8 +14,10 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pydantic import Field
+
 from harness.core.errors import ConfigError
-from harness.core.validation import positive_finite
+from harness.core.section import Section, check_field
 from harness.sandbox import Sandbox
 
 if TYPE_CHECKING:
@@ -28,6 +30,26 @@ SCRATCH_VARIABLE = "HARNESS_SCRATCH"
 MAX_MESSAGE_BYTES = 4 << 20
 """The longest message of a stdio server's the harness reads; a longer answer is an error."""
 _BAD_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
+MCP_NAME = r"[A-Za-z0-9][A-Za-z0-9-]*(_[A-Za-z0-9-]+)*"
+"""A server's name: letters, digits, '-' and single '_' (its tools are mcp__<name>__<tool>)."""
+STARTUP_SECONDS = 30.0
+"""How long a server may take to start, seconds, unless ``startup_timeout`` says otherwise."""
+CALL_SECONDS = 60.0
+"""How long one tool call may take, seconds, unless ``call_timeout`` says otherwise."""
+
+
+class McpConfig(Section):
+    """One ``[[mcp]]`` server: ``command`` (stdio) or ``url`` (streamable HTTP)."""
+
+    name: str = Field(pattern=rf"^{MCP_NAME}$")
+    command: list[str] | None = Field(None, min_length=1)
+    url: str | None = Field(None, pattern=r"^https?://")
+    env: dict[str, str] = {}
+    cwd: str | None = None
+    allow: list[str] | None = None
+    deny: list[str] = []
+    startup_timeout: float = Field(STARTUP_SECONDS, gt=0, le=600)
+    call_timeout: float = Field(CALL_SECONDS, gt=0, le=3600)
 
 
 @dataclass(frozen=True)
@@ -45,11 +67,11 @@ class McpServer:
     cwd: Path | None = None
     allow: Sequence[str] | None = None
     deny: Sequence[str] = ()
-    startup_timeout: float = 30.0
-    call_timeout: float = 60.0
+    startup_timeout: float = STARTUP_SECONDS
+    call_timeout: float = CALL_SECONDS
 
     def __post_init__(self) -> None:
-        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9-]*(_[A-Za-z0-9-]+)*", self.name):
+        if not re.fullmatch(MCP_NAME, self.name):
             raise ConfigError(
                 f"mcp name {self.name!r}: use letters, digits, '-' and single '_' "
                 "(tools are named mcp__<name>__<tool>)"
@@ -57,7 +79,7 @@ class McpServer:
         if bool(self.command) == bool(self.url):
             raise ConfigError(f"mcp {self.name!r}: give either command or url, not both or neither")
         for key in ("startup_timeout", "call_timeout"):
-            positive_finite(f"mcp {self.name!r}: {key}", getattr(self, key))
+            check_field(McpConfig, key, getattr(self, key), name=f"mcp {self.name!r}: {key}")
 
 
 def launch_parameters(server: McpServer, sandbox: Sandbox, scratch: Path) -> StdioServerParameters:

@@ -30,11 +30,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
+from pydantic import Field
+
 from harness.checks.archive import ArchivedFetch, SourceArchive
 from harness.checks.extract import is_readable, media_type, shown_text
 from harness.core.errors import ConfigError, ToolError
-from harness.core.validation import positive_finite
+from harness.core.section import Section, check_field
 from harness.tools.toolkit import Tool, tool
+from harness.tools.web_search import WebSearchConfig
 
 if TYPE_CHECKING:
     import httpx
@@ -44,13 +47,27 @@ _WBITS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate":
 """The content encodings asked for, by what ``zlib`` needs to read each."""
 
 
+class WebConfig(Section):
+    """``[web]``: ``fetch_url`` for ``allow_domains`` (their subdomains too), ``web_search``."""
+
+    allow_domains: list[str] | None = Field(None, min_length=1)
+    max_bytes: int = Field(2_000_000, ge=1, le=100_000_000)
+    timeout: float = Field(20, gt=0, le=600)
+    search: WebSearchConfig | None = None
+    replay: str | None = Field(None, min_length=1)  # an archive folder: fetch_url reads it only
+
+
+WEB_DEFAULTS = WebConfig()
+"""``[web]``'s defaults, read by :class:`WebLimits`."""
+
+
 @dataclass(frozen=True)
 class WebLimits:
     """Where ``fetch_url`` may go and how much it may take."""
 
     allow_domains: Sequence[str]
-    max_bytes: int = 2_000_000
-    timeout: float = 20.0
+    max_bytes: int = WEB_DEFAULTS.max_bytes
+    timeout: float = WEB_DEFAULTS.timeout
 
     def __post_init__(self) -> None:
         if not self.allow_domains:
@@ -62,7 +79,7 @@ class WebLimits:
                 )
         if self.max_bytes < 1:
             raise ConfigError(f"max_bytes: must be positive, got {self.max_bytes!r}")
-        positive_finite("timeout", self.timeout)
+        check_field(WebConfig, "timeout", self.timeout)
 
     def allows(self, host: str) -> bool:
         host = host.lower().rstrip(".")

@@ -21,11 +21,14 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
 
 from harness.checks.archive import SourceArchive
 from harness.core.errors import ConfigError, ToolError
-from harness.core.validation import positive_finite
+from harness.core.section import Section, check_field
+from harness.sandbox.env import EnvName
 from harness.tools.toolkit import Tool, tool
 
 BRAVE_ENDPOINT = "https://api.search.brave.com/res/v1/web/search"
@@ -72,6 +75,22 @@ PROVIDERS: dict[str, Provider] = {
 }
 
 
+class WebSearchConfig(Section):
+    """``[web.search]``: gives the agent ``web_search`` through a provider's HTTP API."""
+
+    provider: Literal["brave", "searxng"] = "brave"
+    # None: the provider's own (brave: BRAVE_API_KEY; searxng: no key)
+    api_key_env: EnvName | None = None
+    # None: the provider's own (brave: its API; searxng has none: name the instance's /search)
+    endpoint: str | None = Field(None, pattern=r"^https?://")
+    max_results: int = Field(5, ge=1, le=20)
+    timeout: float = Field(20, gt=0, le=600)
+
+
+SEARCH_DEFAULTS = WebSearchConfig()
+"""``[web.search]``'s defaults, read by :class:`SearchSettings`."""
+
+
 @dataclass(frozen=True)
 class SearchSettings:
     """Which provider to ask, at which endpoint, with which key, for how many results.
@@ -80,24 +99,23 @@ class SearchSettings:
     endpoint: name your instance's ``/search`` address).
     """
 
-    provider: str = "brave"
+    provider: str = SEARCH_DEFAULTS.provider
     api_key_env: str | None = None
     endpoint: str | None = None
-    max_results: int = 5
-    timeout: float = 20.0
+    max_results: int = SEARCH_DEFAULTS.max_results
+    timeout: float = SEARCH_DEFAULTS.timeout
 
     def __post_init__(self) -> None:
         if self.provider not in PROVIDERS:
             raise ConfigError(
                 f"provider: {self.provider!r} is not supported (use {' or '.join(map(repr, PROVIDERS))})"
             )
-        if not 1 <= self.max_results <= 20:
-            raise ConfigError(f"max_results: must be from 1 to 20, got {self.max_results}")
+        check_field(WebSearchConfig, "max_results", self.max_results)
         if not self.address:
             raise ConfigError(f"endpoint: the {self.provider} provider needs its endpoint named")
         if not self.address.startswith(("https://", "http://")):
             raise ConfigError(f"endpoint: {self.address!r} is not an http(s) address")
-        positive_finite("timeout", self.timeout)
+        check_field(WebSearchConfig, "timeout", self.timeout)
 
     @property
     def api(self) -> Provider:
