@@ -169,8 +169,8 @@ class Gateway:
                 return json_response(502, error_body(endpoint, "api_error", f"model error: {exc}"))
             self.requests += 1
         reply = self._redacted(reply)
-        if request.stream:
-            return Response(200, wire.stream(request, reply), "text/event-stream")
+        if request.stream:  # the reply is whole: its events go in one body, the connection kept
+            return Response(200, b"".join(wire.stream(request, reply)), "text/event-stream")
         return json_response(200, wire.answer(request, reply))
 
     def _wire(self, endpoint: str) -> Wire | None:
@@ -178,6 +178,9 @@ class Gateway:
         where = WIRES.get(endpoint)
         if where is None:
             return None
+        made = self._wires.get(where)
+        if made is not None:
+            return made
         with self._making:
             if where not in self._wires:
                 module, name = where.split(":")

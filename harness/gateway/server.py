@@ -14,7 +14,7 @@ import json
 import socketserver
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -35,10 +35,10 @@ class ServerLimits:
 
 @dataclass(frozen=True)
 class Response:
-    """An answer: a JSON body, or server-sent events written as they come."""
+    """An answer: a JSON body, or server-sent events (sent whole: the reply is complete)."""
 
     status: int
-    body: bytes | Iterator[bytes]
+    body: bytes
     content_type: str = "application/json"
 
 
@@ -113,18 +113,11 @@ class _Handler(BaseHTTPRequestHandler):
     def _send(self, response: Response) -> None:
         self.send_response(response.status)
         self.send_header("Content-Type", response.content_type)
-        if isinstance(response.body, bytes):
-            self.send_header("Content-Length", str(len(response.body)))
-            self.end_headers()
-            self.wfile.write(response.body)
-            return
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Connection", "close")  # the stream ends with the connection
-        self.close_connection = True
+        self.send_header("Content-Length", str(len(response.body)))
+        if self.close_connection:
+            self.send_header("Connection", "close")
         self.end_headers()
-        for part in response.body:
-            self.wfile.write(part)
-            self.wfile.flush()
+        self.wfile.write(response.body)
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base's name
         """Requests are recorded in the trajectory, not on the harness's stderr."""

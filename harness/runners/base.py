@@ -40,6 +40,7 @@ from harness.gateway.gateway import Ending, Gateway, GatewayAddress
 from harness.models.base import Model
 from harness.models.budget import MeteredModel, metered
 from harness.sandbox import Sandbox, default_sandbox
+from harness.workspace.git_cmd import git, run_git
 
 WireName = Literal["openai-chat", "openai-responses", "anthropic"]
 RELAY_PORT = 48_213
@@ -222,6 +223,7 @@ class ExternalRunner:
             (hooks / hook).chmod(0o755)
         socket_path = scratch / "gateway.sock" if sandbox.backend == "bwrap" else None
         usage_before = model.meter.usage
+        head = _head(workspace)
         with Gateway(
             model, max_requests=self.max_requests, redact=model.redact, socket_path=socket_path,
             preload=PRELOAD.get(self.wire, ()),
@@ -241,6 +243,7 @@ class ExternalRunner:
             )  # fmt: skip
             code, why = self._wait(command, full_env, workspace, invocation.stdin, gateway,
                                    model, scratch)  # fmt: skip
+        _keep_head(workspace, head)
         stdout = _tail(scratch / "stdout")
         stderr = _tail(scratch / "stderr")
         stop, message, interruption = _outcome(code, why, gateway.ending, stderr, self.timeout)
@@ -311,6 +314,30 @@ def _outcome(
     last = stderr.strip().splitlines()[-5:]
     detail = (": " + " | ".join(last)) if last else ""
     return AgentStop.EXITED, f"the agent exited with code {code}{detail}", None
+
+
+def _head(workspace: Path) -> tuple[str, str] | None:
+    """The branch (its ref, or ``HEAD`` when detached) and commit checked out in ``workspace``;
+    None outside a repository."""
+    inside = run_git(workspace, ("rev-parse", "--is-inside-work-tree"), None)
+    if inside.returncode != 0 or inside.stdout.strip() != "true":
+        return None
+    ref = run_git(workspace, ("symbolic-ref", "-q", "HEAD"), None).stdout.strip() or "HEAD"
+    return ref, git(workspace, "rev-parse", "HEAD").strip()
+
+
+def _keep_head(workspace: Path, head: tuple[str, str] | None) -> None:
+    """Undo whatever the agent committed or checked out (its commits' changes stay in the
+    worktree and the index): the harness commits the round, on the run's branch. Git's own
+    settings in the sandbox refuse a commit, and bwrap's read-only ``.git`` too; this holds
+    where neither did (backend none, an agent bypassing its hooks)."""
+    now = _head(workspace)
+    if head is None or now == head:
+        return
+    ref, commit = head
+    if ref != "HEAD" and now is not None and now[0] != ref:
+        git(workspace, "symbolic-ref", "HEAD", ref)
+    git(workspace, "reset", "--soft", commit)
 
 
 def _feed(proc: subprocess.Popen[bytes], text: str) -> None:

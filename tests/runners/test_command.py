@@ -4,6 +4,7 @@ sandbox, with the per-run token, and the outer loop judges what it leaves behind
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from harness import Budget, OuterLoop, PytestGate, ScriptedModel, StopReason, To
 from harness.agent.agent import AgentStop
 from harness.core.errors import ConfigError
 from harness.runners.command import CommandRunner
+from harness.sandbox import Sandbox
 from harness.sandbox.bwrap import bwrap_problem
 from tests.conftest import copy_repo, git, make_repo
 
@@ -149,3 +151,56 @@ def test_a_program_failing_is_named_with_its_exit_code_and_last_words(repo: Path
     assert session.stop_message == "the agent exited with code 1: cannot go on"
     assert session.final is None
     assert session.steps == 0
+
+
+COMMITS = (
+    "echo agent > made.txt && git add made.txt && "
+    "git -c user.name=a -c user.email=a@b commit -q --no-verify -m 'the agent committed' && "
+    "git checkout -q -b elsewhere"
+)
+
+
+def test_what_the_agent_commits_is_left_for_the_harness_to_commit(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"calc.py": BUGGY})
+    before = git(repo, "rev-parse", "HEAD")
+    runner = CommandRunner(ScriptedModel([]), ["sh", "-c", COMMITS], sandbox=Sandbox("none"))
+    session = runner.run("commit something", repo)
+    assert session.stop_reason is AgentStop.ANSWERED
+    assert git(repo, "rev-parse", "HEAD") == before
+    assert git(repo, "symbolic-ref", "--short", "HEAD") == "main"
+    assert git(repo, "log", "--format=%s", "main") == "initial"
+    assert (repo / "made.txt").read_text() == "agent\n"
+    assert git(repo, "status", "--porcelain") == "A  made.txt"
+
+
+def test_under_bwrap_the_agent_cannot_commit_at_all(tmp_path: Path) -> None:
+    if bwrap_problem() is not None:
+        pytest.skip(f"needs the bwrap sandbox: {bwrap_problem()}")
+    repo = make_repo(tmp_path / "repo", {"calc.py": BUGGY})
+    runner = CommandRunner(ScriptedModel([]), ["sh", "-c", COMMITS])
+    session = runner.run("commit something", repo)
+    assert session.stop_reason is AgentStop.EXITED  # git add: .git is read-only in the sandbox
+    assert git(repo, "log", "--format=%s") == "initial"
+
+
+def test_a_session_past_its_time_limit_is_killed_and_named(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"calc.py": BUGGY})
+    runner = CommandRunner(ScriptedModel([]), ["sleep", "60"], timeout=1.0)
+    started = time.monotonic()
+    session = runner.run("wait", repo)
+    assert time.monotonic() - started < 10
+    assert session.stop_reason is AgentStop.TIMED_OUT
+    assert session.stop_message == "the agent ran past its time limit of 1s"
+
+
+def test_the_run_s_time_budget_ends_an_external_session_with_timeout(repo: Path) -> None:
+    runner = CommandRunner(ScriptedModel([]), ["sleep", "60"])
+    loop = OuterLoop(
+        "make the tests pass", runner, gates=[PytestGate("tests")], workspace=repo,
+        budget=Budget(seconds=3),
+    )  # fmt: skip
+    started = time.monotonic()
+    result = loop.run()
+    assert time.monotonic() - started < 30
+    assert result.stop_reason is StopReason.TIMEOUT
+    assert result.rounds == []  # cut short in round 1: no round completed
