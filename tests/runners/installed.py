@@ -22,6 +22,13 @@ WRONG = "def add(a, b):\n    return a * b\n"
 RIGHT = "def add(a, b):\n    return a + b\n"
 TESTS = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
 FAILING = "tests/test_calc.py::test_add"
+PROBE = (
+    "{ env; cat /proc/*/environ; } > environments.txt 2>/dev/null; "
+    "grep -rlsE 'pr0v1der(pr0v1der){5}' . \"$HOME\" /tmp > found.txt; echo probed"
+)
+"""An agent's command writing down every environment it can read, and every file in its worktree,
+HOME and /tmp that holds the provider's key (the tests' keys hold ``pr0v1der`` six times; the
+pattern does not match itself, so the agent's own record of the command is not found)."""
 
 LOOP = """\
 name = "fix-add"
@@ -71,7 +78,7 @@ def buggy_repo(path: Path, runner: str, program: Path, model: str, api_base: str
         extra=extra,
     )  # fmt: skip
     files = {"calc.py": BUGGY, "tests/test_calc.py": TESTS, "loop.toml": loop}
-    files[".gitignore"] = ".harness/\nprogress/\nenvironments.txt\n"
+    files[".gitignore"] = ".harness/\nprogress/\nenvironments.txt\nfound.txt\n"
     return make_repo(path, files)
 
 

@@ -20,6 +20,7 @@ from tests.openai_server import Text, ToolCalls
 from tests.runners.installed import (
     BUGGY,
     FAILING,
+    PROBE,
     RIGHT,
     TESTS,
     WRONG,
@@ -33,7 +34,6 @@ pytestmark = pytest.mark.slow
 
 KEY = "sk-ant-api03-" + "pr0v1der" * 6
 SPENT = {"prompt_tokens": 30000, "completion_tokens": 30000}
-PROBE = "{ env; cat /proc/*/environ; } > environments.txt 2>/dev/null; echo probed"
 
 
 def call(id_: str, tool: str, **arguments: str) -> ToolCalls:
@@ -76,6 +76,7 @@ def test_claude_code_fixes_the_bug_in_round_two_through_the_gateway(
     (token,) = tokens
     assert KEY not in seen
     assert "pr0v1der" not in seen
+    assert (root / "found.txt").read_text() == ""  # no file it can read holds the key
     # Every request the provider saw is the gateway's own, with the provider's key; the
     # agent's per-run token reached none of them, and the agent's tools are its own.
     assert len(server.requests) == 7
