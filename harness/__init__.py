@@ -8,8 +8,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from harness.core.lazy import lazy_exports
+from harness.core.version import VERSION
 
-__version__ = "0.1.0"
+__version__ = VERSION
 
 _EXPORTS = {
     "LiteLLMModel": "harness.models.litellm_model",

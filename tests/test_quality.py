@@ -52,7 +52,8 @@ def import_graph(package: Path) -> dict[str, set[str]]:
     """Module -> the modules of ``package`` it imports (at any depth, ``TYPE_CHECKING`` included).
 
     A package's ``__init__`` may import its own submodules; a submodule importing names from its
-    package's ``__init__`` is counted as importing the package.
+    package's ``__init__`` is counted as importing the package. The top package's ``__init__``
+    is no layer's own: importing it is counted.
     """
     modules = {}
     for file in package.rglob("*.py"):
@@ -70,7 +71,8 @@ def import_graph(package: Path) -> dict[str, set[str]]:
             for target in targets:
                 while target and target not in modules:
                     target = target.rpartition(".")[0]
-                if target and target != name and not name.startswith(target + "."):
+                ancestor = name.startswith(target + ".") and target != package.name
+                if target and target != name and not ancestor:
                     graph[name].add(target)
     return graph
 
@@ -114,15 +116,17 @@ LAYERS = {
 
 
 def upward_imports(graph: dict[str, set[str]], layers: dict[str, int]) -> list[str]:
-    """Each ``module -> module`` import from a package to one of the same rank or higher."""
+    """Each ``module -> module`` import from a package to one of the same rank or higher; the
+    top package (``from harness import __version__``), which loads every layer's names, is above
+    them all."""
     found = []
     for name, targets in sorted(graph.items()):
         source = name.split(".")[1] if name.count(".") else None
         for target in sorted(targets):
             package = target.split(".")[1] if target.count(".") else None
-            if source is None or package is None or package == source:
+            if source is None or package == source:
                 continue
-            if layers[package] >= layers[source]:
+            if package is None or layers[package] >= layers[source]:
                 found.append(f"{name} -> {target}")
     return found
 
@@ -145,10 +149,12 @@ def test_an_import_running_up_is_named() -> None:
         "harness.outer.run": set(),
         "harness.verify.gates": {"harness.tools.proc"},
         "harness.tools.proc": {"harness.verify.gates"},
+        "harness.verify.base_results": {"harness", "harness.core.version"},
     }
     assert upward_imports(graph, LAYERS) == [
         "harness.scale.toml_loop -> harness.cli.runner",
         "harness.tools.proc -> harness.verify.gates",
+        "harness.verify.base_results -> harness",
     ]
     equal = {"harness.agent.agent": {"harness.workspace.git"}}
     assert upward_imports(equal, LAYERS) == ["harness.agent.agent -> harness.workspace.git"]

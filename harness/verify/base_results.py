@@ -25,9 +25,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from harness import __version__
 from harness.core import nofollow
 from harness.core.state_home import state_home
+from harness.core.version import VERSION
 from harness.sandbox import default_sandbox
 from harness.sandbox.project_env import PythonEnv
 from harness.verify.gates import Gate, PytestGate, SuiteGate, measure_baselines
@@ -88,7 +88,7 @@ def entry_key(gate: Gate, *, base: str, folder: str) -> str | None:
         return None
     sandbox = gate.sandbox or default_sandbox()
     described = {
-        "harness": __version__,
+        "harness": VERSION,
         "base": base,
         "folder": folder,
         "gate": {"name": gate.name, "args": gate.args, "timeout": gate.timeout},
