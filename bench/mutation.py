@@ -72,6 +72,7 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "env": ("harness/sandbox/env.py", ("tests/sandbox/test_env.py",)),
     "gates": ("harness/verify/gates.py", ("tests/verify/test_gate_verdicts.py",)),
+    "pytest_gate": ("harness/verify/pytest_gate.py", ("tests/verify/test_gate_verdicts.py",)),
     "json_reply": ("harness/core/json_reply.py", ("tests/core/test_json_reply.py",)),
     "pricing": ("harness/models/pricing.py", ("tests/models/test_pricing_warning.py",)),
     "round": (

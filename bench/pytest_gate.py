@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from harness.sandbox import Sandbox, default_sandbox
-from harness.verify.gates import PytestGate
+from harness.verify.pytest_gate import PytestGate
 
 PROJECT = Path(__file__).resolve().parent.parent / "examples" / "bugfix" / "project"
 BUG = "        return self.start <= day < self.end"

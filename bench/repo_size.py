@@ -44,7 +44,7 @@ from harness.sandbox.sandbox import Sandbox  # noqa: E402
 from harness.spec import LoopSpec  # noqa: E402
 from harness.spec.build import build_loop  # noqa: E402
 from harness.spec.named_models import Overrides  # noqa: E402
-from harness.verify.gates import PytestGate  # noqa: E402
+from harness.verify.pytest_gate import PytestGate  # noqa: E402
 
 TARGET = 1.5
 FOLDER_FILES = 200

@@ -29,7 +29,7 @@ _EXPORTS = {
     "tool": "harness.tools",
     "default_tools": "harness.tools",
     "CommandGate": "harness.verify.gates",
-    "PytestGate": "harness.verify.gates",
+    "PytestGate": "harness.verify.pytest_gate",
     "PredicateGate": "harness.verify.gates",
     "GateReport": "harness.verify.gates",
     "Critic": "harness.verify.critic",
@@ -130,9 +130,10 @@ if TYPE_CHECKING:
     from harness.tools import Tool, ToolResult, default_tools, tool
     from harness.tools.permissions import Permissions
     from harness.verify.critic import Critic, Verdict
-    from harness.verify.gates import CommandGate, GateReport, PredicateGate, PytestGate
+    from harness.verify.gates import CommandGate, GateReport, PredicateGate
     from harness.verify.human import HumanGate
     from harness.verify.panel import CriticPanel
+    from harness.verify.pytest_gate import PytestGate
 
 
 __getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -89,7 +89,6 @@ class ActionHookConfig(Section):
     observe: Literal["failure", "always"] = "failure"
 
 
-
 @dataclass(frozen=True)
 class ActionHook:
     """Run ``run`` before or after each call of the tools named by ``tools`` (globs).

@@ -77,4 +77,3 @@ class Settings(LoopOptions):
         if progress_path is not None:
             return progress_path.with_suffix(".escalation.md")
         return None if workspace is None else workspace / ".harness" / f"{self.name}.escalation.md"
-

@@ -62,9 +62,10 @@ from harness.tools import Tool, default_tools
 from harness.tools.mcp import McpServer
 from harness.tools.web import WebLimits, fetch_url_tool, read_source_tool
 from harness.tools.web_search import SearchSettings, web_search_tool
-from harness.verify.gates import CommandGate, Gate, PredicateGate, PytestGate
+from harness.verify.gates import CommandGate, Gate, PredicateGate
 from harness.verify.held_out import HeldOutGate
 from harness.verify.human import HumanGate
+from harness.verify.pytest_gate import PytestGate
 from harness.verify.research_gates import citations_gate, convergence_gate
 
 

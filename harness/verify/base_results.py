@@ -30,8 +30,9 @@ from harness.core.state_home import state_home
 from harness.core.version import VERSION
 from harness.sandbox import default_sandbox
 from harness.sandbox.project_env import PythonEnv
-from harness.verify.gates import Gate, PytestGate, SuiteGate, measure_baselines
+from harness.verify.gates import Gate, SuiteGate, measure_baselines
 from harness.verify.junit import JUnitReport
+from harness.verify.pytest_gate import PytestGate
 
 ENTRY_LIMIT = 16 * 1024 * 1024
 """The most an entry may hold when read back (a suite of some ten thousand tests)."""

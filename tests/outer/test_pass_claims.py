@@ -11,7 +11,8 @@ from harness.memory.progress_items import Attempt
 from harness.memory.progress_terms import Status
 from harness.memory.run_state import RunState
 from harness.outer.claims import unconfirmed_pass
-from harness.verify.gates import Gate, PytestGate
+from harness.verify.gates import Gate
+from harness.verify.pytest_gate import PytestGate
 from tests.conftest import git, make_repo
 
 BROKEN = "def add(a, b):\n    return a - b\n"

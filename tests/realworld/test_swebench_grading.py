@@ -31,8 +31,8 @@ import pytest
 from harness.sandbox import Sandbox
 from harness.scale.swebench import apply_in_scratch, clone
 from harness.scale.swebench_instance import Instance, load_instances
-from harness.verify.gates import PytestGate
 from harness.verify.held_out import HeldOutGate, lay_over
+from harness.verify.pytest_gate import PytestGate
 from harness.workspace.git_cmd import git
 from tests.realworld.test_swebench import INSTANCES, repos  # noqa: F401 - the fixture
 

@@ -18,8 +18,8 @@ import pytest
 from harness.sandbox import Sandbox
 from harness.sandbox.project_env import PythonEnv, detected_env
 from harness.verify.environment import base_blocker
-from harness.verify.gates import PytestGate
 from harness.verify.junit import JUnitReport
+from harness.verify.pytest_gate import PytestGate
 
 BACKENDS = ["bwrap", "none"]
 

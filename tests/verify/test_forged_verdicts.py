@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from harness.sandbox import Sandbox
-from harness.verify.gates import PytestGate
+from harness.verify.pytest_gate import PytestGate
 from tests.verify.verdict_tricks import TRICKS, quiet
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "bugfix" / "project"

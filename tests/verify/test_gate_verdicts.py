@@ -13,16 +13,9 @@ import pytest
 
 from harness.core.errors import ConfigError
 from harness.sandbox import CommandResult, Sandbox
-from harness.verify.gates import (
-    FAILURE_TEXT_CHARS,
-    TAIL_CHARS,
-    CommandGate,
-    GateReport,
-    PredicateGate,
-    PytestGate,
-    run_gates,
-)
+from harness.verify.gates import TAIL_CHARS, CommandGate, GateReport, PredicateGate, run_gates
 from harness.verify.junit import JUnitProblem, JUnitReport
+from harness.verify.pytest_gate import FAILURE_TEXT_CHARS, PytestGate
 
 
 def result(code: int | None, output: str = "", **kwargs: object) -> CommandResult:

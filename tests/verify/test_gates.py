@@ -14,15 +14,8 @@ import pytest
 from harness.core.errors import ConfigError
 from harness.core.event_schema import GateReportEvent
 from harness.sandbox import Sandbox
-from harness.verify.gates import (
-    TAIL_CHARS,
-    CommandGate,
-    Gate,
-    GateReport,
-    PredicateGate,
-    PytestGate,
-    run_gates,
-)
+from harness.verify.gates import TAIL_CHARS, CommandGate, Gate, GateReport, PredicateGate, run_gates
+from harness.verify.pytest_gate import PytestGate
 
 CALC_TESTS = """
 import pytest

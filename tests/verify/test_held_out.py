@@ -15,8 +15,9 @@ from harness.sandbox import Sandbox
 from harness.sandbox.bwrap import bwrap_problem
 from harness.spec import LoopSpec
 from harness.spec.build import build_loop, build_sandbox
-from harness.verify.gates import CommandGate, GateReport, PytestGate
+from harness.verify.gates import CommandGate, GateReport
 from harness.verify.held_out import HeldOutGate, lay_over
+from harness.verify.pytest_gate import PytestGate
 from tests.conftest import git
 
 ROOT = Path(__file__).resolve().parents[2]

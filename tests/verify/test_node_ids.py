@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from harness.sandbox import Sandbox
-from harness.verify.gates import PytestGate
 from harness.verify.held_out import HeldOutGate
 from harness.verify.node_ids import collection_args, is_cut, matches, resolve
+from harness.verify.pytest_gate import PytestGate
 
 T = "tests/test_sql.py"
 COLLECTED = [

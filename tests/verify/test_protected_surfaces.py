@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from harness import Critic, ScriptedModel, ToolCall
-from harness.verify.gates import GateReport, PredicateGate, PytestGate
+from harness.verify.gates import GateReport, PredicateGate
+from harness.verify.pytest_gate import PytestGate
 from harness.verify.round import default_protect, protected_changes, verify
 from tests.conftest import RecordingSink, verdict_call
 

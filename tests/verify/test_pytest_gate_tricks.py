@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.verify.gates import PytestGate, measure_baselines, run_gates
+from harness.verify.gates import measure_baselines, run_gates
+from harness.verify.pytest_gate import PytestGate
 
 BUGGY = {
     "calc.py": "def add(a, b):\n    return a - b\n",

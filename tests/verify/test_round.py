@@ -11,7 +11,8 @@ from harness.core.errors import ConfigError, ToolError
 from harness.core.event_schema import CriticVerdict
 from harness.tools.paths import protecting_pattern
 from harness.verify.critic import Verdict
-from harness.verify.gates import CommandGate, GateReport, PredicateGate, PytestGate
+from harness.verify.gates import CommandGate, GateReport, PredicateGate
+from harness.verify.pytest_gate import PytestGate
 from harness.verify.round import (
     PYTEST_CONFIG_FILES,
     ROOT_TEST_FILES,
