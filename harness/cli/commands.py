@@ -1,4 +1,6 @@
-"""What each ``harness`` subcommand does. Parsing and exit-code mapping live in :mod:`harness.cli.main`."""
+"""What each ``harness`` subcommand does (``status`` in :mod:`harness.cli.status`, ``approve`` and
+``note`` in :mod:`harness.cli.inbox`). Parsing and exit-code mapping live in
+:mod:`harness.cli.main`."""
 
 from __future__ import annotations
 
@@ -13,14 +15,15 @@ from typing import TYPE_CHECKING, TextIO
 from harness.cli.exit_codes import (
     EXIT_ESCALATED,
     EXIT_PASSED,
-    EXIT_USAGE,
     run_exit_code,
 )
+from harness.cli.inbox import approve as approve
+from harness.cli.inbox import note as note
+from harness.cli.status import status as status
 from harness.core.errors import ConfigError
 from harness.workspace.caches import CACHE_PATTERNS
 
 if TYPE_CHECKING:
-    from harness.memory.inbox import Inbox
     from harness.outer.result import RunResult
     from harness.spec import LoopSpec
 
@@ -217,87 +220,6 @@ def print_verdict(
         print(f"work is on branch {result.branch}", file=out)
 
 
-def status(args: argparse.Namespace) -> int:
-    from harness.cli.discover import find_loops
-
-    path = Path(args.path)
-    loops, unreadable = find_loops(path)
-    if not loops and not unreadable:
-        print(f"no loops found under {path}")
-    for problem in unreadable:
-        print(f"{problem.path}: cannot be read: {problem.reason}")
-    broken = len(unreadable)
-    for loop in loops:
-        file = loop.progress
-        if not file.exists():
-            source = loop.config.file if loop.config else file
-            print(f"{loop.config.name if loop.config else file.stem}: not started ({source})")
-            continue
-        from harness.memory.progress_format import read_progress  # only once a loop has one
-        from harness.memory.progress_terms import Status
-        from harness.memory.sections import read_markdown
-        from harness.outer.best import RoundMark, best_round
-
-        try:  # read as written, not validated: pydantic's import alone costs what status may
-            progress = read_progress(read_markdown(file, "progress file", own=True), source=file)
-        except ConfigError as exc:  # one broken file must not hide the other loops
-            print(f"{file.stem}: cannot be read: {exc}")
-            broken += 1
-            continue
-        fields = progress.fields
-        cap = f" of {fields['max_iterations']}" if fields.get("max_iterations") else ""
-        open_items = sum(not done for _, done in progress.checklist)
-        marks = [RoundMark.of_text(attempt) for attempt in progress.attempts]
-        last = progress.attempts[-1].fields["outcome"] if progress.attempts else "no rounds yet"
-        best = best_round(marks)
-        behind = best is not None and not best.passed and best.round != marks[-1].round
-        status = fields.get("status", Status.NOT_STARTED)
-        print(
-            f"{fields.get('name') or file.stem}: {_state(file, str(status))}, round "
-            f"{fields.get('iteration', 0)}{cap}, {open_items} open item(s), last: {last}"
-            + (f", best: {best.describe()}" if best is not None and behind else "")
-        )
-    return EXIT_USAGE if broken else EXIT_PASSED
-
-
-def _state(progress: Path, recorded: str) -> str:
-    """What a loop is doing now: waiting for a person's approval (a request is pending),
-    running (a process holds its lock), else what its progress file records."""
-    from harness.memory.inbox import Inbox
-    from harness.memory.lock import LoopLock
-
-    request = Inbox(progress).pending()
-    if request is not None and request.action:
-        return f"waiting for approval of an action: {request.action} (`harness approve`)"
-    if request is not None:
-        return f"waiting for approval of round {request.round} (`harness approve`)"
-    holder = LoopLock(progress).holder()
-    if holder is not None:
-        return f"running (pid {holder.get('pid', '?')} on {holder.get('host', '?')})"
-    return recorded
-
-
-def approve(args: argparse.Namespace) -> int:
-    """Answer the approval a loop waits for (``--reject NOTE`` to send it back with a note)."""
-    inbox = _inbox(args.loop)
-    rejected = args.reject is not None
-    request = inbox.answer("rejected" if rejected else "approved", args.reject or "")
-    if request.action:
-        print(f"{request.loop}: {request.action} ({'rejected' if rejected else 'approved'})")
-        return EXIT_PASSED
-    verb = "rejected; the note is its next round's feedback" if rejected else "approved"
-    print(f"{request.loop}: round {request.round} {verb}")
-    return EXIT_PASSED
-
-
-def note(args: argparse.Namespace) -> int:
-    """Queue guidance that the loop's next round shows in its task and records in progress.md."""
-    inbox = _inbox(args.loop)
-    inbox.add_note(args.text)
-    print(f"{inbox.progress.stem}: note queued for the next round")
-    return EXIT_PASSED
-
-
 def restore(args: argparse.Namespace) -> int:
     """Bring a loop's best round (``--round N``: that round) back into its work."""
     from harness.outer.keep import restore_round
@@ -305,21 +227,6 @@ def restore(args: argparse.Namespace) -> int:
     spec = _spec(Path(args.loop))
     print(restore_round(spec.progress_path(), spec.root / spec.workspace, args.round))
     return EXIT_PASSED
-
-
-def _inbox(loop: str) -> Inbox:
-    from harness.memory.inbox import Inbox
-    from harness.spec import CONFIG_NAME, LoopSpec
-
-    path = Path(loop)
-    if path.is_file() or (path / CONFIG_NAME).is_file():
-        return Inbox(LoopSpec.from_toml(path).progress_path())
-    named = Path("progress") / f"{loop}.md"
-    if "/" not in loop and (named.exists() or Inbox(named).request_file.exists()):
-        return Inbox(named)
-    raise ConfigError(
-        f"{loop}: not a loop.toml, a folder holding one, or the name of a loop in ./progress/"
-    )
 
 
 def report(args: argparse.Namespace) -> int:
