@@ -31,7 +31,7 @@ def test_mypy_finds_nothing_in_the_package() -> None:
 
 
 def test_the_architecture_map_names_resolve_from_their_modules() -> None:
-    """DESIGN's layout: each module named there answers for what it holds."""
+    """The layers' packages answer for the names they hold."""
     code = (
         "import sys\n"
         "from harness.models import LiteLLMModel, ScriptedModel, ToolCall\n"
