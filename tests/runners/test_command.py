@@ -204,3 +204,14 @@ def test_the_run_s_time_budget_ends_an_external_session_with_timeout(repo: Path)
     assert time.monotonic() - started < 30
     assert result.stop_reason is StopReason.TIMEOUT
     assert result.rounds == []  # cut short in round 1: no round completed
+
+
+def test_without_a_sandbox_the_gateway_listens_on_a_port_of_127_0_0_1(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"calc.py": BUGGY})
+    model = ScriptedModel([write(RIGHT), "done without a sandbox"])
+    runner = CommandRunner(model, [sys.executable, str(AGENT)], sandbox=Sandbox("none"))
+    session = runner.run("fix it", repo)
+    assert (session.stop_reason, session.final, session.steps) == (
+        AgentStop.ANSWERED, "done without a sandbox", 2,
+    )  # fmt: skip
+    assert (repo / "calc.py").read_text() == RIGHT
