@@ -168,7 +168,7 @@ class ActionGuard:
 
     def _permit(self, tool: str, arguments: Mapping[str, Any]) -> ToolResult | None:
         assert self.permissions is not None
-        decision = self.permissions.decide(tool, arguments)
+        decision = self.permissions.decide(tool, arguments, workspace=self.ctx.workspace)
         answer: Literal["approved", "rejected", "timed_out", "unattended"] | None = None
         allowed = decision.verdict == "allow"
         if decision.verdict == "ask":

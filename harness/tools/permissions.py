@@ -8,7 +8,10 @@ A rule is one of:
   run is judged on its own, so ``a && b``, ``$(b)`` or ``sh -c 'b'`` cannot carry ``b`` past a
   rule; deny and ask patterns also match when options stand between the words (``git -C . push``);
 * ``TOOL(PATH)`` — a file tool's ``path`` argument, normalised (``./src/../tests/x`` is
-  ``tests/x``), as a glob where ``*`` also crosses ``/`` (``write_file(tests/*)``).
+  ``tests/x``), as a glob where ``*`` also crosses ``/`` (``write_file(tests/*)``). Given the
+  workspace, every name the path reaches in it is judged: the path made relative when it is the
+  workspace's absolute path, the path with its symlinks resolved, and each other name of a file
+  with hard links (:func:`path_subjects`); a workspace too large to search for them fails closed.
 
 Deny beats ask, ask beats allow; what no rule names gets ``default``. A command line that cannot
 be read for certain gets ``unreadable`` (deny, or ask): the rules fail closed. Deciding is pure;
@@ -18,10 +21,13 @@ asking a person and recording the decision is the agent's business (:mod:`harnes
 from __future__ import annotations
 
 import fnmatch
+import os
 import posixpath
 import re
+import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -85,15 +91,21 @@ class Permissions(BaseModel):
             pattern is not None and fnmatch.fnmatchcase(SHELL_TOOL, name) for name, pattern in rules
         )
 
-    def decide(self, tool: str, arguments: Mapping[str, Any]) -> Decision:
-        """The verdict on calling ``tool`` with ``arguments``: the strictest of its parts."""
+    def decide(
+        self, tool: str, arguments: Mapping[str, Any], *, workspace: Path | None = None
+    ) -> Decision:
+        """The verdict on calling ``tool`` with ``arguments``: the strictest of its parts (a path
+        judged by every name it reaches in ``workspace``)."""
         if tool == SHELL_TOOL and isinstance(arguments.get("command"), str):
             return self._shell(arguments["command"])
         path = arguments.get(PATH_ARGUMENT)
         if not isinstance(path, str):
             return self._judge(tool, tool, None)
-        subject = _normal(path)
-        return self._judge(tool, subject, lambda pattern, _: fnmatch.fnmatchcase(subject, pattern))
+        subjects = path_subjects(path, workspace)
+        if subjects is None:
+            return Decision(self.unreadable, path, None, "unreadable", HARD_LINK_SEARCH)
+        decisions = [self._judge(tool, name, _path_fits(name)) for name in subjects]
+        return max(decisions, key=lambda decision: _STRICTNESS[decision.verdict])
 
     def _shell(self, line: str) -> Decision:
         """The strictest verdict on any program the line runs; a bare ``run_shell`` rule is
@@ -143,10 +155,69 @@ def _command_fits(command: tuple[str, ...]) -> Fits:
     return fits
 
 
+def _path_fits(name: str) -> Fits:
+    def fits(pattern: str, _: Verdict) -> bool:
+        return fnmatch.fnmatchcase(name, pattern)
+
+    return fits
+
+
 def _split(rule: str) -> tuple[str, str | None]:
     match = _RULE.fullmatch(rule)
     assert match is not None  # checked when the rules were read
     return match["tool"], match["pattern"]
+
+
+MAX_LINK_SEARCH = 100_000
+"""Entries of the workspace looked at for a hard-linked file's other names; past it, unknown."""
+HARD_LINK_SEARCH = f"the file has hard links and the workspace holds over {MAX_LINK_SEARCH} entries"
+
+
+def path_subjects(path: str, workspace: Path | None) -> list[str] | None:
+    """The names ``path`` reaches inside ``workspace``, each relative to it: as written, as the
+    workspace's absolute path made relative, with its symlinks resolved, and every other name
+    of a regular file with hard links; None when those cannot all be found."""
+    names = [_normal(path)]
+    if workspace is None:
+        return names
+    roots = list(
+        dict.fromkeys([Path(os.path.abspath(workspace)), Path(os.path.realpath(workspace))])
+    )
+    given = Path(path) if os.path.isabs(path) else roots[0] / path
+    real = Path(os.path.realpath(given))
+    for candidate in (Path(os.path.normpath(given)), real):
+        for root in roots:
+            if candidate.is_relative_to(root):
+                names.append(candidate.relative_to(root).as_posix() or ".")
+    try:
+        status = real.stat()
+    except OSError:
+        return list(dict.fromkeys(names))
+    if stat.S_ISREG(status.st_mode) and status.st_nlink > 1:
+        linked = _other_names(roots[-1], (status.st_dev, status.st_ino))
+        if linked is None:
+            return None
+        names += linked
+    return list(dict.fromkeys(names))
+
+
+def _other_names(root: Path, inode: tuple[int, int]) -> list[str] | None:
+    """The workspace's names of the file ``inode`` (``.git`` left out); None past the bound."""
+    found: list[str] = []
+    seen = 0
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        seen += len(dirs) + len(files)
+        if seen > MAX_LINK_SEARCH:
+            return None
+        for name in files:
+            try:
+                status = os.lstat(os.path.join(folder, name))
+            except OSError:
+                continue
+            if (status.st_dev, status.st_ino) == inode:
+                found.append((Path(folder) / name).relative_to(root).as_posix())
+    return found
 
 
 def _normal(path: str) -> str:

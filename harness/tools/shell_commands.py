@@ -5,19 +5,27 @@ bodies, function bodies, ``$(...)``, backticks and ``<(...)`` all hide commands;
 the line as bash does and every simple command in it is returned, quotes removed (``g"i"t`` is
 ``git``). A program is named by its last path part (``/usr/bin/git`` is ``git``), and what a
 wrapper runs is read through it: ``env X=1 cmd``, ``command``, ``exec``, ``nohup``, ``nice``,
-``timeout``, ``time``, ``sudo``, ``xargs``, ``busybox``, ``find -exec``, and the script of ``sh -c``
+``timeout``, ``time``, ``sudo``, ``busybox``, ``find -exec``, and the script of ``sh -c``
 / ``bash -c`` / ``eval`` / ``watch`` / ``trap`` / ``su -c``, parsed in turn.
 
 What cannot be read for certain raises :class:`Unreadable`, so a caller fails closed: a line bash
-would not parse, a program named by an expansion (``$CMD push``), a shell reading its commands
-from standard input (``... | sh``), an alias defined on the line, a wrapper option not known here,
-a command substitution inside a here-document or a ``${...}`` expansion.
+would not parse, a program named by an expansion or a brace list (``$CMD push``, ``{git,push}``),
+a shell or ``source`` reading its commands from standard input or a process substitution
+(``... | sh``, ``sh -``, ``bash /dev/stdin``, ``. <(...)``), ``xargs`` (its command takes words
+from its input), an alias or a ``hash -p`` name defined on the line, a wrapper option not known
+here, a program known to run another that is not read here (``script -c``, ``flock``,
+``taskset``, ...), a command substitution inside a here-document, a ``${...}`` expansion or an
+array subscript that bash evaluates (``printf -v 'a[$(cmd)]'``, ``read``, ``let``), ``mapfile
+-C``, git configuration given on the line (``git -c``, ``--config-env``, ``--git-dir``, ``git
+config`` writing) and variables that change what runs set on the line (:data:`CONFIGURING`:
+``HOME=``, ``GIT_CONFIG_*``, ``PATH=``, ``BASH_FUNC_x%%=``, ...).
 """
 
 from __future__ import annotations
 
 import fnmatch
 import posixpath
+import re
 from collections.abc import Iterator, Sequence
 
 Command = tuple[str, ...]
@@ -48,47 +56,39 @@ _WRAPPERS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
         frozenset({"-E", "-H", "-n", "-P", "-S", "-b", "-i", "-s", "-k", "-K", "-A", "-B"}),
     ),
     "doas": (frozenset({"-u", "-C"}), frozenset({"-n", "-s"})),
-    "xargs": (
-        frozenset(
-            {
-                "-a",
-                "-d",
-                "-E",
-                "-I",
-                "-L",
-                "-n",
-                "-P",
-                "-s",
-                "--arg-file",
-                "--delimiter",
-                "--max-args",
-                "--max-procs",
-                "--max-lines",
-                "--max-chars",
-                "--replace",
-            }
-        ),
-        frozenset(
-            {
-                "-0",
-                "-r",
-                "-t",
-                "-p",
-                "-x",
-                "--null",
-                "--no-run-if-empty",
-                "--verbose",
-                "--interactive",
-                "--exit",
-            }
-        ),
-    ),  # fmt: skip
     "env": (
         frozenset({"-u", "--unset", "-C", "--chdir"}),
         frozenset({"-i", "--ignore-environment", "-0", "--null", "-v", "--debug", "-"}),
     ),
 }
 _SHELL_VALUED = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
+_STDIN = ("-", "/dev/stdin", "/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/")
+"""Script names that are the shell's own standard input (a prefix where it ends in ``/``)."""
+_OPAQUE = frozenset({
+    "script", "flock", "taskset", "chrt", "prlimit", "setpriv", "ssh-agent", "unshare", "nsenter",
+    "chroot", "systemd-run", "strace", "ltrace", "valgrind", "numactl", "cgexec", "faketime",
+    "unbuffer", "rlwrap", "torsocks", "proxychains", "proxychains4", "fakeroot", "firejail",
+    "bwrap", "parallel", "sem", "tmux", "screen", "dtach", "expect", "run-parts", "gdb", "perf",
+    "daemonize", "start-stop-daemon", "pkexec", "sg", "newgrp", "dbus-launch", "xvfb-run",
+    "catchsegv", "ssh", "sshpass", "setarch", "linux32", "linux64", "cpulimit", "trickle",
+    "chpst", "direnv", "nix-shell", "coproc", "enable", "xargs",
+})  # fmt: skip
+"""Programs that run a command given in their words (or read from their input) in a way not
+read here: the line is unreadable."""
+CONFIGURING = frozenset({
+    "HOME", "XDG_CONFIG_HOME", "PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "BASH_ENV",
+    "ENV", "PROMPT_COMMAND", "PS4", "SHELLOPTS", "BASHOPTS", "IFS", "EDITOR", "VISUAL", "PAGER",
+    "SSH_ASKPASS", "CDPATH", "GLOBIGNORE",
+})  # fmt: skip
+"""Variables whose value on the line changes what a later program runs or reads as its
+configuration; every ``GIT_*`` and ``BASH_FUNC_*`` name counts too."""
+_DECLARING = frozenset({"export", "declare", "typeset", "local", "readonly", "env"})
+_GIT_VALUED = frozenset({"-C", "--namespace", "--super-prefix", "--list-cmds"})
+_GIT_READS = frozenset({"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l",
+                        "get", "list", "--show-origin", "--show-scope", "--name-only"})  # fmt: skip
+_EVALUATED = re.compile(r"\[[^\]]*(?:\$\(|`)")
+"""An array subscript holding a command substitution: bash runs it when it evaluates the
+subscript (``printf -v``, ``read``, ``let``, ``declare``, ``test -v``, ...), quotes or not."""
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 
 
@@ -160,15 +160,32 @@ def _simple_commands(node: object) -> Iterator[object]:
 
 def _read(node: object, depth: int) -> list[Command]:
     """The commands one command node runs: itself, through any wrapper."""
-    words = [part for part in getattr(node, "parts", ()) if getattr(part, "kind", "") == "word"]
+    parts = getattr(node, "parts", ())
+    for part in parts:
+        if getattr(part, "kind", "") == "assignment":
+            _check_assignment(str(part.word))
+    words = [part for part in parts if getattr(part, "kind", "") == "word"]
     if not words:
         return []  # assignments or redirections alone; their substitutions are walked apart
     name = words[0]
     if any(getattr(part, "kind", "") != "tilde" for part in getattr(name, "parts", ()) or ()):
         raise Unreadable(f"the program is named by an expansion: {name.word!r}")
-    if any(char in name.word for char in "*?["):
-        raise Unreadable(f"the program is named by a pattern: {name.word!r}")
+    if any(char in name.word for char in "*?[{"):
+        raise Unreadable(f"the program is named by a pattern or a brace list: {name.word!r}")
+    for word in words[1:]:
+        substituted = any(getattr(p, "kind", "") == "processsubstitution" for p in word.parts or ())
+        if substituted and posixpath.basename(name.word) in (*SHELLS, ".", "source"):
+            raise Unreadable(f"{name.word} reads its commands from a process substitution")
+        if _EVALUATED.search(str(word.word)):
+            raise Unreadable(f"an array subscript runs a command: {word.word!r}")
     return _unwrap([str(word.word) for word in words], depth)
+
+
+def _check_assignment(word: str) -> None:
+    """A variable set on the line that changes what runs is unreadable (:data:`CONFIGURING`)."""
+    name = word.split("=", 1)[0].rstrip("+")
+    if name in CONFIGURING or name.startswith(("GIT_", "BASH_FUNC_")):
+        raise Unreadable(f"{name} is set on the line: it changes what a program runs")
 
 
 def _unwrap(words: Sequence[str], depth: int) -> list[Command]:
@@ -179,17 +196,18 @@ def _unwrap(words: Sequence[str], depth: int) -> list[Command]:
         return [command, *_unwrap(args, depth)]
     if program in SHELLS:
         return [command, *_shell_script(program, args, depth)]
+    _refuse(program, args)
     if program == "eval" or (program == "watch" and args):
         script = " ".join(args if program == "eval" else _watched(args))
         return [command, *commands(script, depth=depth + 1)]
-    if program == "trap" and args and not args[0].startswith("-"):
-        return [command, *commands(args[0], depth=depth + 1)]
+    if program == "trap":
+        return [command, *_trap(args, depth)]
     if program in ("su", "runuser") and "-c" in args[:-1]:
         return [command, *commands(args[args.index("-c") + 1], depth=depth + 1)]
     if program == "alias" and any("=" in arg for arg in args):
         raise Unreadable("an alias is defined on the line")
-    if program == "git" and any(arg.lower().startswith("alias.") for arg in args):
-        raise Unreadable("a git alias is defined on the line")
+    if program == "git":
+        _check_git(args)
     if program == "find":
         return [command, *_find_exec(args, depth)]
     if program in _WRAPPERS:
@@ -221,9 +239,55 @@ def _shell_script(program: str, args: list[str], depth: int) -> list[Command]:
         if not rest:
             raise Unreadable(f"{program} -c has no script")
         return commands(rest[0], depth=depth + 1)
+    if rest and rest[0].startswith(_STDIN):
+        raise Unreadable(f"{program} reads its commands from standard input ({rest[0]})")
     if rest:
         return []
     raise Unreadable(f"{program} reads its commands from standard input")
+
+
+def _refuse(program: str, args: list[str]) -> None:
+    """Raise :class:`Unreadable` when ``program`` with ``args`` runs what is not read here."""
+    if program in _OPAQUE:
+        raise Unreadable(f"{program} runs a command in a way not read here")
+    if program in _DECLARING:
+        for arg in args:
+            if "=" in arg and not arg.startswith("-"):
+                _check_assignment(arg)
+    if program in (".", "source") and args and args[0].startswith(_STDIN):
+        raise Unreadable(f"{program} reads its commands from standard input")
+    if program in ("mapfile", "readarray") and any(a.startswith("-C") for a in args):
+        raise Unreadable(f"{program} -C runs a command for its lines")
+    if program == "hash" and any(a.startswith("-") and "p" in a for a in args):
+        raise Unreadable("hash -p names a program on the line")
+
+
+def _trap(args: list[str], depth: int) -> list[Command]:
+    """What ``trap [--] ACTION SIGNAL...`` runs (``-p`` and ``-l`` only print)."""
+    if args and args[0] == "--":
+        args = args[1:]
+    elif args and args[0].startswith("-"):
+        if all(arg in ("-p", "-l", "-lp", "-pl") for arg in args if arg.startswith("-")):
+            return []
+        raise Unreadable(f"trap: option {args[0]!r} is not known here")
+    return commands(args[0], depth=depth + 1) if len(args) > 1 else []
+
+
+def _check_git(args: list[str]) -> None:
+    """Git whose configuration is given on the line (its options, or ``git config`` writing)
+    is unreadable: an alias, an include or a program setting would change what runs."""
+    index = 0
+    while index < len(args) and args[index].startswith("-"):
+        option = args[index].split("=", 1)[0]
+        if option in ("-c", "--config-env", "--exec-path", "--git-dir", "--work-tree"):
+            raise Unreadable(f"git {option}: configuration given on the line")
+        index += 2 if args[index] in _GIT_VALUED else 1
+    rest = args[index:]
+    if any(arg.lower().startswith(("alias.", "include")) for arg in rest):
+        raise Unreadable("a git alias or include is named on the line")
+    named = [arg for arg in rest[1:] if not arg.startswith("-")]
+    if rest[:1] == ["config"] and not any(arg in _GIT_READS for arg in rest) and len(named) != 1:
+        raise Unreadable("git config writes configuration on the line")
 
 
 def _watched(args: list[str]) -> list[str]:

@@ -21,7 +21,6 @@ SMUGGLED = [
     "/usr/bin/git push",
     "env git push",
     "env X=1 Y=2 git push",
-    "env -i PATH=/usr/bin /usr/bin/git push",
     "X=1 git push",
     "pytest -q && git push",
     "pytest -q; git push",
@@ -51,7 +50,6 @@ SMUGGLED = [
     "timeout 10 git push",
     "nice -n 5 git push",
     "sudo -u root git push",
-    "xargs git push < /dev/null",
     "find . -maxdepth 0 -exec git push \\;",
     'eval "git push"',
     "git -C . push",
@@ -69,11 +67,13 @@ SMUGGLED = [
     "su -c 'git push' root",
     "builtin eval 'git push'",
     "! git push",
-    "echo | xargs -I{} git push",
     "true && \\\ngit push",
 ]
 
 UNREADABLE = [
+    "env -i PATH=/usr/bin /usr/bin/git push",  # PATH set on the line
+    "xargs git push < /dev/null",  # xargs takes words from its input
+    "echo | xargs -I{} git push",
     "$GIT push",
     "${G}it push",
     "echo git push | sh",
