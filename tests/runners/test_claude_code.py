@@ -59,6 +59,7 @@ def test_claude_code_fixes_the_bug_in_round_two_through_the_gateway(
             Text("made add multiply"),
             call("toolu_4", "Read", file_path="calc.py"),
             call("toolu_5", "Write", file_path="calc.py", content=RIGHT),
+            call("toolu_6", "Bash", command="git commit -qam mine", description="Commit"),
             Text("made add add"),
         )
         result = harness("run", "loop.toml", cwd=root, env={"ANTHROPIC_API_KEY": KEY})
@@ -69,6 +70,8 @@ def test_claude_code_fixes_the_bug_in_round_two_through_the_gateway(
     assert git(root, "show", f"{branch}:calc.py") + "\n" == RIGHT
     assert git(root, "show", f"{branch}~1:calc.py") + "\n" == WRONG
     assert git(root, "show", "main:calc.py") + "\n" == BUGGY
+    subjects = git(root, "log", "--format=%s", f"main..{branch}").splitlines()
+    assert [subject[:16] for subject in subjects] == ["harness: round 2", "harness: round 1"]
     # The agent could read a per-run token in its environment, never the provider's key.
     seen = (root / "environments.txt").read_bytes().decode().replace("\0", "\n")
     tokens = set(re.findall(r"^ANTHROPIC_API_KEY=(harness-\S+)$", seen, re.MULTILINE))
@@ -79,7 +82,9 @@ def test_claude_code_fixes_the_bug_in_round_two_through_the_gateway(
     assert (root / "found.txt").read_text() == ""  # no file it can read holds the key
     # Every request the provider saw is the gateway's own, with the provider's key; the
     # agent's per-run token reached none of them, and the agent's tools are its own.
-    assert len(server.requests) == 7
+    assert len(server.requests) == 8
+    refused = json.dumps(server.requests[-1].body["messages"][-1])  # its own commit, denied
+    assert "Permission to use Bash with command git commit -qam mine has been denied" in refused
     for request in server.requests:
         assert request.headers["x-api-key"] == KEY
         assert token.encode() not in request.raw

@@ -61,6 +61,7 @@ def test_codex_fixes_the_bug_in_round_two_through_the_gateway(codex: Path, tmp_p
             call("call_2", "apply_patch", content=patch("return a - b", "return a * b")),
             Text("made add multiply"),
             call("call_3", "apply_patch", content=patch("return a * b", "return a + b")),
+            call("call_4", "exec_command", cmd="git commit -qam mine; echo exit=$?"),
             Text("made add add"),
         )
         result = harness("run", "loop.toml", cwd=root, env={"OPENAI_API_KEY": KEY})
@@ -70,6 +71,8 @@ def test_codex_fixes_the_bug_in_round_two_through_the_gateway(codex: Path, tmp_p
     assert git(root, "show", f"{branch}:calc.py") + "\n" == RIGHT
     assert git(root, "show", f"{branch}~1:calc.py") + "\n" == WRONG
     assert git(root, "show", "main:calc.py") + "\n" == BUGGY
+    subjects = git(root, "log", "--format=%s", f"main..{branch}").splitlines()
+    assert [subject[:16] for subject in subjects] == ["harness: round 2", "harness: round 1"]
     # The agent could read a per-run token in its environment, never the provider's key.
     seen = (root / "environments.txt").read_bytes().decode().replace("\0", "\n")
     tokens = set(re.findall(r"^HARNESS_GATEWAY_TOKEN=(harness-\S+)$", seen, re.MULTILINE))
@@ -80,7 +83,9 @@ def test_codex_fixes_the_bug_in_round_two_through_the_gateway(codex: Path, tmp_p
     assert (root / "found.txt").read_text() == ""  # no file it can read holds the key
     # Every request the provider saw is the gateway's own, with the provider's key; the
     # agent's per-run token reached none of them; Codex's own tools were offered.
-    assert len(server.requests) == 5
+    assert len(server.requests) == 6
+    refused = server.requests[-1].body["messages"][-1]["content"]  # its own commit, refused
+    assert re.search(r"exit=[1-9]", json.dumps(refused))
     for request in server.requests:
         assert request.headers["authorization"] == f"Bearer {KEY}"
         assert token.encode() not in request.raw
