@@ -195,3 +195,26 @@ def test_a_secret_in_the_model_s_reply_is_redacted_before_the_agent_sees_it() ->
     assert json.loads(first)["choices"][0]["message"]["content"].startswith("the key is [")
     call = json.loads(second)["choices"][0]["message"]["tool_calls"][0]
     assert json.loads(call["function"]["arguments"])["cmd"].startswith("curl -H 'x: [")
+
+
+def test_models_lists_the_run_s_model_and_an_ended_session_takes_no_more_requests(
+    model: ScriptedModel,
+) -> None:
+    with Gateway(model, token=TOKEN, max_requests=1) as served:
+        connection = http.client.HTTPConnection("127.0.0.1", served.port, timeout=10)
+        connection.request("GET", "/v1/models", headers={"Authorization": f"Bearer {TOKEN}"})
+        listed = json.loads(connection.getresponse().read())
+        assert [entry["id"] for entry in listed["data"]] == ["scripted"]
+        assert post(served, "/v1/chat/completions", CHAT)[0] == 200
+        assert not served.ended.is_set()
+        status, body = post(served, "/v1/chat/completions", CHAT)
+        assert (status, json.loads(body)["error"]["message"]) == (
+            400, "request cap of 1 model requests reached",
+        )  # fmt: skip
+        assert served.ended.is_set()
+        assert served.ending is not None
+        assert served.ending.reason == "requests"
+        status, body = post(served, "/v1/chat/completions", CHAT)
+        assert json.loads(body)["error"]["message"].startswith("the session has ended: ")
+    assert len(model.calls) == 1
+    assert served.requests == 1
