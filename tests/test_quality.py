@@ -357,12 +357,6 @@ def redeclarations(package: Path, sections: list[type]) -> list[str]:
 NOT_YET_ONCE = frozenset({
     "harness/agent/compaction.py: a check of context_window re-declares AgentConfig.context_window's bounds",
     "harness/checks/claim_ledger.py: min_sources=2 re-declares ConvergenceGateConfig.min_sources",
-    "harness/connect/ci.py: timeout=1800 re-declares CiConfig.timeout",
-    "harness/connect/ci.py: poll=15 re-declares CiConfig.poll",
-    "harness/connect/ci.py: settle=60 re-declares CiConfig.settle",
-    "harness/connect/ci.py: log_chars=4000 re-declares CiConfig.log_chars",
-    "harness/connect/connectors.py: timeout=20 re-declares WebConfig.timeout",
-    "harness/connect/github.py: timeout=30 re-declares GitHubConfig.timeout",
     "harness/engine/bounds.py: a check of max_iterations re-declares LoopSpec.max_iterations's bounds",
     "harness/engine/foreach.py: a check of concurrency re-declares FleetConfig.concurrency's bounds",
     "harness/models/litellm_model.py: timeout=120 re-declares ActionHookConfig.timeout",

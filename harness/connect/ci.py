@@ -8,9 +8,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from pydantic import Field
+
 from harness.connect.connectors import Host
 from harness.connect.github import CheckRun, GitHub, HostError
 from harness.core.event_schema import ConnectorEvent
+from harness.core.section import Section
 from harness.core.sink import NULL_SINK, EventSink
 from harness.core.text import truncate
 from harness.outer.options import CiRound
@@ -20,6 +23,21 @@ GATE_NAME = "ci"
 GOOD = frozenset({"success", "neutral", "skipped"})
 
 
+class CiConfig(Section):
+    """``[ci]``: after a round passes its checks, push it, open its pull request and wait for the
+    host's check runs on its commit; a failed check fails the round, its log the next input."""
+
+    checks: list[str] = []  # names of the check runs to wait for (empty: all of them)
+    timeout: float = Field(1800, gt=0)  # seconds per round (also bounded by budget.seconds)
+    poll: float = Field(15, gt=0, le=3600)  # seconds between looks
+    settle: float = Field(60, ge=0)  # seconds to wait for a first check run to appear
+    log_chars: int = Field(4000, ge=200, le=100_000)  # of a failed check's log, fed back
+
+
+CI_DEFAULTS = CiConfig()
+"""``[ci]``'s defaults, read by :class:`CiWaiter`."""
+
+
 @dataclass
 class CiWaiter:
     """The outer loop's ``ci``: publish the round, then wait for its check runs."""
@@ -27,10 +45,10 @@ class CiWaiter:
     host: Host
     title: str
     checks: tuple[str, ...] = ()  # the check runs to wait for; () all of them
-    timeout: float = 1800
-    poll: float = 15
-    settle: float = 60  # how long to wait for a first check run to show up
-    log_chars: int = 4000
+    timeout: float = CI_DEFAULTS.timeout
+    poll: float = CI_DEFAULTS.poll
+    settle: float = CI_DEFAULTS.settle  # how long to wait for a first check run to show up
+    log_chars: int = CI_DEFAULTS.log_chars
     events: EventSink = NULL_SINK
     clock: Callable[[], float] = time.monotonic
     sleep: Callable[[float], None] = time.sleep

@@ -29,6 +29,10 @@ from harness.outer.result import RunResult
 Occasion = Literal["pass", "escalate"]
 
 
+WEBHOOK_SECONDS = 20.0
+"""How long posting to a webhook may take, seconds, unless its ``timeout`` says otherwise."""
+
+
 @dataclass(frozen=True)
 class Host:
     """The repository host and the git remote the run's branch goes to."""
@@ -166,7 +170,7 @@ class WebhookConnector:
 
     url: Callable[[], str]
     redact: Callable[[str], str]  # the run's outbound redactor
-    timeout: float = 20
+    timeout: float = WEBHOOK_SECONDS
     on: tuple[Occasion, ...] = ("pass",)
     kind: str = "webhook"
 

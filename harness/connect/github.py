@@ -21,8 +21,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import Field
+
 from harness.core.errors import HarnessError
 from harness.core.redact import Redactor, redact_strings
+from harness.core.section import Section
+from harness.sandbox.env import EnvName
 
 MAX_RESPONSE_BYTES = 20_000_000
 """Bound on one response body (a check run's log included)."""
@@ -34,6 +38,22 @@ MAX_PAGES = 10
 """Pages of one list followed by their ``Link: <...>; rel="next"`` headers: 1,000 items."""
 
 _LINK = re.compile(r"<([^>]*)>([^,<]*)")
+
+
+REQUEST_SECONDS = 30.0
+"""How long one request to the host may take, seconds, unless ``[github] timeout`` says."""
+
+
+class GitHubConfig(Section):
+    """``[github]``: the repository host the connectors, ``[ci]`` and the issue trigger speak to
+    (GitHub's REST API, or a server speaking its subset at ``api_url``)."""
+
+    repo: str = Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")  # owner/name
+    api_url: str = Field("https://api.github.com", pattern=r"^https?://")
+    token_env: EnvName = "GITHUB_TOKEN"  # the token is read from this variable, never a file
+    remote: str = Field("origin", min_length=1)  # the git remote the run's branch is pushed to
+    base: str | None = Field(None, min_length=1)  # the pull request's base (default: the run's)
+    timeout: float = Field(REQUEST_SECONDS, gt=0, le=600)  # seconds for one request
 
 
 class HostError(HarnessError):
@@ -73,7 +93,7 @@ class GitHub:
         *,
         api_url: str,
         token: str | None,
-        timeout: float = 30,
+        timeout: float = REQUEST_SECONDS,
         redact: Callable[[str], str] | None = None,
     ) -> None:
         self.repo = repo

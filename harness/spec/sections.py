@@ -13,6 +13,9 @@ from harness.agent.actions import ActionHookConfig as ActionHookConfig
 from harness.agent.config import AgentConfig as AgentConfig
 from harness.agent.subagent import SubagentProfileConfig as SubagentProfileConfig
 from harness.agent.subagent import SubagentsConfig as SubagentsConfig
+from harness.connect.ci import CiConfig as CiConfig
+from harness.connect.connectors import WEBHOOK_SECONDS, Occasion
+from harness.connect.github import GitHubConfig as GitHubConfig
 from harness.core.budget import Budget as Budget
 from harness.core.section import Section as Section
 from harness.engine.foreach import MAX_CONCURRENCY
@@ -128,21 +131,6 @@ class HooksConfig(Section):
     network: bool | None = None  # None: as [sandbox] network
 
 
-class GitHubConfig(Section):
-    """``[github]``: the repository host the connectors, ``[ci]`` and the issue trigger speak to
-    (GitHub's REST API, or a server speaking its subset at ``api_url``)."""
-
-    repo: str = Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")  # owner/name
-    api_url: str = Field("https://api.github.com", pattern=r"^https?://")
-    token_env: EnvName = "GITHUB_TOKEN"  # the token is read from this variable, never a file
-    remote: str = Field("origin", min_length=1)  # the git remote the run's branch is pushed to
-    base: str | None = Field(None, min_length=1)  # the pull request's base (default: the run's)
-    timeout: float = Field(30, gt=0, le=600)  # seconds for one request
-
-
-Occasion = Literal["pass", "escalate"]
-
-
 class ConnectorBase(Section):
     on: list[Occasion] = Field(["pass"], min_length=1)  # when it runs
 
@@ -173,7 +161,7 @@ class WebhookConnectorConfig(ConnectorBase):
 
     type: Literal["webhook"]
     url_env: EnvName  # a webhook URL is a secret: it is read from the environment
-    timeout: float = Field(20, gt=0, le=600)
+    timeout: float = Field(WEBHOOK_SECONDS, gt=0, le=600)
 
 
 class ArtifactConnectorConfig(ConnectorBase):
@@ -196,17 +184,6 @@ ConnectorConfig = Annotated[
     | ArtifactConnectorConfig,
     Field(discriminator="type"),
 ]
-
-
-class CiConfig(Section):
-    """``[ci]``: after a round passes its checks, push it, open its pull request and wait for the
-    host's check runs on its commit; a failed check fails the round, its log the next input."""
-
-    checks: list[str] = []  # names of the check runs to wait for (empty: all of them)
-    timeout: float = Field(1800, gt=0)  # seconds per round (also bounded by budget.seconds)
-    poll: float = Field(15, gt=0, le=3600)  # seconds between looks
-    settle: float = Field(60, ge=0)  # seconds to wait for a first check run to appear
-    log_chars: int = Field(4000, ge=200, le=100_000)  # of a failed check's log, fed back
 
 
 class ScheduleTriggerConfig(Section):
