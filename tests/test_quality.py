@@ -363,7 +363,6 @@ NOT_YET_ONCE = frozenset({
     "harness/models/scripted.py: a check of max_tokens re-declares AgentConfig.max_tokens's bounds",
     "harness/runners/base.py: a check of timeout re-declares ActionHookConfig.timeout's bounds",
     "harness/runners/base.py: timeout=3600 re-declares HumanGateConfig.timeout",
-    "harness/scale/best_of.py: a check of attempts re-declares LoopSpec.attempts's bounds",
     "harness/verify/critic.py: a check of max_tokens re-declares AgentConfig.max_tokens's bounds",
     "harness/verify/research_gates.py: min_sources=2 re-declares ConvergenceGateConfig.min_sources",
     "harness/verify/research_gates.py: stable_rounds=2 re-declares ConvergenceGateConfig.stable_rounds",

@@ -14,16 +14,14 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from harness.core.errors import ConfigError
+from harness.core.section import check_field
 from harness.core.usage import Usage
 from harness.engine.body import describe
-from harness.engine.foreach import MAX_CONCURRENCY
 from harness.outer.loop import OuterLoop
 from harness.outer.result import RunResult
 from harness.scale.job import Backend, Job, Place, run_loop
 from harness.scale.pool import check_backend, open_pool, run_all
-
-MAX_ATTEMPTS = MAX_CONCURRENCY
+from harness.spec.loop_spec import LoopSpec
 
 
 @dataclass(frozen=True)
@@ -110,14 +108,7 @@ class BestOf:
         ray_address: str | None = None,
         workspace: str | Path = ".",
     ) -> None:
-        if (
-            isinstance(attempts, bool)
-            or not isinstance(attempts, int)
-            or not 1 <= attempts <= MAX_ATTEMPTS
-        ):
-            raise ConfigError(
-                f"attempts: must be an integer from 1 to {MAX_ATTEMPTS}, got {attempts!r}"
-            )
+        check_field(LoopSpec, "attempts", attempts)  # loop.toml's attempts: its bounds
         self.loop_for = loop_for
         self.attempts = attempts
         self.backend = check_backend(backend)
