@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from harness.cli.exit_codes import EXIT_ESCALATED, EXIT_PASSED
+from harness.cli.runner_flag import runner_of, with_runner
 from harness.observe.live import format_tokens
 from harness.outer.loop import OuterLoop
 from harness.scale.batch_summary import BatchSummary
@@ -35,15 +36,19 @@ def attempt_config(config: LoopSpec, number: int) -> LoopSpec:
     )
 
 
-def run_attempts(args: argparse.Namespace, config: LoopSpec) -> int:
-    count = args.attempts or config.attempts
+def run_attempts(args: argparse.Namespace, config: LoopSpec, runners: list[str]) -> int:
+    """Best-of-N; with ``runners`` (``--runner a,b``) the attempts take them in turn, as many
+    attempts as runners unless ``--attempts`` says, side by side under the same checks."""
+    count = args.attempts or (len(runners) if runners else config.attempts)
     overrides = Overrides(args.model, args.critic_model, args.max_iterations, args.restart)
     tools: list[Tool] = []  # the [[mcp]] servers' tools, shared by the attempts
 
     def loop_for(number: int) -> OuterLoop:
-        return recorded_loop(
-            attempt_config(config, number), overrides=overrides, tools=tools, start_servers=False
-        )
+        attempt = attempt_config(config, number)
+        runner = runner_of(runners, number)
+        if runner is not None:
+            attempt = with_runner(attempt, runner)
+        return recorded_loop(attempt, overrides=overrides, tools=tools, start_servers=False)
 
     print(f"{count} attempts at: {config.goal}", file=sys.stderr)
     started = time.monotonic()
@@ -58,14 +63,16 @@ def run_attempts(args: argparse.Namespace, config: LoopSpec) -> int:
     if args.json:  # the summary itself, as saved in summary.json
         print(summary.model_dump_json())
     else:
-        print(*_summary_lines(result, folder), sep="\n")
+        print(*_summary_lines(result, folder, runners), sep="\n")
     return EXIT_PASSED if result.winner is not None else EXIT_ESCALATED
 
 
-def _summary_lines(result: BestOfResult, folder: Path) -> list[str]:
-    """What the attempts came to, for stdout: one line each, where the report is, the winner."""
+def _summary_lines(result: BestOfResult, folder: Path, runners: list[str]) -> list[str]:
+    """What the attempts came to, for stdout: one line each (its runner, when ``--runner``
+    named several), where the report is, the winner."""
     lines = [
-        _describe(attempt) + (" <- winner" if attempt is result.winner else "")
+        _describe(attempt, runner_of(runners, attempt.number))
+        + (" <- winner" if attempt is result.winner else "")
         for attempt in result.attempts
     ]
     lines.append(f"report: harness report {folder}")
@@ -98,13 +105,14 @@ def attempts_summary(result: BestOfResult, *, wall_seconds: float) -> BatchSumma
     )
 
 
-def _describe(attempt: Attempt) -> str:
+def _describe(attempt: Attempt, runner: str | None) -> str:
+    name = f"attempt {attempt.number}" + (f" ({runner})" if runner else "")
     if attempt.result is None:
-        return f"attempt {attempt.number}: could not run: {attempt.error}"
+        return f"{name}: could not run: {attempt.error}"
     score = f"score {attempt.score:g}" if attempt.score is not None else "no score"
     result = attempt.result
     return (
-        f"attempt {attempt.number}: {result.stop_reason.value}, {score}, "
+        f"{name}: {result.stop_reason.value}, {score}, "
         f"{format_tokens(attempt.tokens)} tokens, {result.iterations} round(s), "
         f"run {result.run_id}, branch {result.branch or '-'}"
     )

@@ -80,23 +80,27 @@ def _in_git(folder: Path) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     from harness.cli.fresh import refuse_unborn_repository
+    from harness.cli.runner_flag import runner_names, with_runner
     from harness.core.sink import EventSink, Tee
     from harness.observe.live import LiveProgress, Mode
     from harness.spec.launch import recorded_loop
     from harness.spec.named_models import Overrides
 
     config = _spec(Path(args.path))
-    if args.runner:
-        config = with_runner(config, args.runner)
+    runners = runner_names(args.runner) if args.runner else []
+    for name in runners[1:]:  # each attempt's runner is checked before anything runs
+        with_runner(config, name)
+    if runners:
+        config = with_runner(config, runners[0])
     if config.fleet is not None:
         from harness.cli.fleet import run_fleet
 
         return run_fleet(args, config)
     refuse_unborn_repository(config)
-    if (args.attempts or config.attempts) > 1:
+    if (args.attempts or config.attempts) > 1 or len(runners) > 1:
         from harness.cli.attempts import run_attempts
 
-        return run_attempts(args, config)
+        return run_attempts(args, config, runners if len(runners) > 1 else [])
     mode: Mode = "json" if args.json else "quiet" if args.quiet else "live"
     redactor = config.redactor()
     live = LiveProgress(sys.stdout if args.json else sys.stderr, mode)
@@ -151,19 +155,6 @@ def _tell(
             print_verdict(result, quiet=args.quiet, redact=redact)
         except BrokenPipeError:
             silence_stdout()
-
-
-def with_runner(config: LoopSpec, runner: str) -> LoopSpec:
-    """``config`` with ``--runner``'s session, checked again with the file's other fields
-    (runner ``command`` needs ``[agent] command``)."""
-    from typing import get_args
-
-    from harness.agent.config import RunnerName
-
-    names = get_args(RunnerName)
-    if runner not in names:
-        raise ConfigError(f"--runner: expected one of {', '.join(names)}, got {runner!r}")
-    return config.with_changes(agent={**config.agent.model_dump(), "runner": runner})
 
 
 def _spec(path: Path) -> LoopSpec:

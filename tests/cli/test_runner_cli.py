@@ -79,3 +79,20 @@ def test_a_runner_that_cannot_run_exits_2_before_anything_is_created(
     assert message in result.stderr
     assert "Traceback" not in result.stderr
     assert _nothing_created(repo)
+
+
+def test_runners_side_by_side_are_attempts_under_the_same_checks(tmp_path: Path) -> None:
+    command = json.dumps([sys.executable, str(AGENT), "{task_file}"])
+    repo = _repo(tmp_path, f"[agent]\ncommand = {command}\n")
+    result = harness("run", "--runner", "command,harness", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("attempt 1 (command): PASSED")
+    assert lines[1].startswith("attempt 2 (harness): PASSED")
+    assert lines[-1].startswith("winner: attempt ")
+    for number in (1, 2):  # each attempt's branch holds the fix, whoever made it
+        branch = git(repo, "branch", "--format=%(refname:short)", "--list", f"*attempt-{number}*")
+        assert git(repo, "show", f"{branch}:calc.py") + "\n" == RIGHT
+    bad = harness_here("run", "--runner", "command,gemini", cwd=repo)
+    assert bad.returncode == 2
+    assert "--runner: expected one of harness, claude-code, codex" in bad.stderr
