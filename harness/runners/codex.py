@@ -39,7 +39,6 @@ FEATURES_OFF = (
     "plugins",
     "remote_plugin",
     "apps",
-    "multi_agent",
     "goals",
     "image_generation",
     "tool_suggest",
@@ -48,7 +47,7 @@ FEATURES_OFF = (
     "unbounded_connection_retries",
 )
 """Features that reach beyond the gateway (a plugin marketplace cloned from the network, model
-discovery), retry without end, or start agents of their own."""
+discovery) or retry without end; subagents are off in ``[agents]``."""
 
 
 class CodexRunner(ExternalRunner):
@@ -132,6 +131,7 @@ def config_toml(gateway: GatewayAddress, catalog: Path | None) -> str:
     tables: dict[str, dict[str, object]] = {
         "model_providers.harness": provider,
         "features": dict.fromkeys(FEATURES_OFF, False),
+        "agents": {"enabled": False},
         "analytics": {"enabled": False},
         "feedback": {"enabled": False},
         "history": {"persistence": "none"},

@@ -28,6 +28,7 @@ def test_codex_reads_the_harness_s_configuration_and_knows_only_the_run_s_model(
     codex = program("codex", "codex")
     runner = CodexRunner(ScriptedModel([]), path=codex)
     home, workspace = tmp_path / "home", tmp_path / "work"
+    workspace.mkdir()
     invocation = runner.invocation("fix it", GATEWAY, home, workspace)
     assert invocation.argv == [
         str(codex), "exec", "--json", "--skip-git-repo-check", "--ephemeral",
@@ -56,6 +57,17 @@ def test_codex_reads_the_harness_s_configuration_and_knows_only_the_run_s_model(
         ("test-model", "freeform", None)
     ]
     assert models[0]["supports_search_tool"] is False
+    # Codex takes every field strictly, and warns of none (the gateway's port is closed here:
+    # the session ends at its first request, refused, without a retry).
+    strict = subprocess.run(
+        [*invocation.argv[:2], "--strict-config", *invocation.argv[2:]], input="hello",
+        capture_output=True, text=True, timeout=60, check=False,
+        env={"PATH": "/usr/bin:/bin", **invocation.env},
+    )  # fmt: skip
+    said = [json.loads(line) for line in strict.stdout.splitlines() if line.startswith("{")]
+    errors = [e for e in said if e["type"] == "error" or e.get("item", {}).get("type") == "error"]
+    assert [e["message"] for e in errors] == ["Connection failed: error sending request"]
+    assert strict.returncode == 1
     entry = bundled_entry(str(codex))
     assert entry is not None
     assert entry["slug"] != "test-model"  # the shipped entry is copied, not changed
