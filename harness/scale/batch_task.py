@@ -13,6 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from harness.agent.config import RunnerName
 from harness.core import nofollow
 from harness.core.budget import Budget
 from harness.core.errors import ConfigError
@@ -34,6 +35,7 @@ class BatchTask(BaseModel):
     goal: str | None = Field(None, min_length=1)
     workspace: str | None = None
     model: str | None = None
+    runner: RunnerName | None = None  # what runs the task's sessions, over [agent] runner
     max_iterations: int | None = Field(None, ge=1, le=MAX_ITERATIONS)
     budget: Budget | None = None  # the task's own ceilings
 

@@ -30,6 +30,8 @@ def loop_from_toml(task: BatchTask, run: TaskRun) -> OuterLoop:
             changes[key] = getattr(task, key)
     if task.budget is not None:
         changes["budget"] = task.budget
+    if task.runner is not None:  # checked with the file's other fields: command needs one
+        changes["agent"] = {**spec.agent.model_dump(), "runner": task.runner}
     return recorded_loop(
         spec.with_changes(**changes), overrides=Overrides(model=task.model), run_id=run.run_id
     )

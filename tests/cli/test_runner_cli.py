@@ -96,3 +96,33 @@ def test_runners_side_by_side_are_attempts_under_the_same_checks(tmp_path: Path)
     bad = harness_here("run", "--runner", "command,gemini", cwd=repo)
     assert bad.returncode == 2
     assert "--runner: expected one of harness, claude-code, codex" in bad.stderr
+
+
+def test_a_batch_task_names_its_runner_and_each_is_judged_the_same(tmp_path: Path) -> None:
+    command = json.dumps([sys.executable, str(AGENT), "{task_file}"])
+    _repo(tmp_path, f"[agent]\ncommand = {command}\n")
+    tasks = [
+        {"name": "by-command", "loop": "repo/loop.toml", "runner": "command"},
+        {"name": "by-harness", "loop": "repo/loop.toml"},
+    ]
+    (tmp_path / "tasks.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tasks))
+    out = tmp_path / "out"
+    result = harness("batch", "tasks.jsonl", "--out", str(out), "--quiet", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    records = {
+        r["name"]: r for r in (json.loads(p.read_text()) for p in out.glob("tasks/*/record.json"))
+    }
+    assert {name: r["status"] for name, r in records.items()} == {
+        "by-command": "passed", "by-harness": "passed",
+    }  # fmt: skip
+    # Each task's requests: the program sends the task alone, the harness's agent its prompt too.
+    runs = tmp_path / "repo" / ".harness" / "runs"
+    recorded = {n: "".join(p.read_text() for p in (runs / r["run_id"]).glob("*.jsonl"))
+                for n, r in records.items()}  # fmt: skip
+    assert "You are a careful software agent" in recorded["by-harness"]
+    assert "You are a careful software agent" not in recorded["by-command"]
+    assert "make the tests pass" in recorded["by-command"]
+    (tmp_path / "tasks.jsonl").write_text(json.dumps({**tasks[0], "runner": "cursor"}) + "\n")
+    bad = harness("batch", "tasks.jsonl", "--out", str(tmp_path / "bad"), cwd=tmp_path)
+    assert bad.returncode == 2
+    assert "runner" in bad.stderr
