@@ -60,6 +60,7 @@ class Container:
         readonly: Sequence[Path] = (),
         workdir: str | None = None,
         python: str = "python3",
+        guarded: Sequence[str] = (),
     ) -> None:
         if engine not in ENGINES:
             raise ConfigError(f"backend: expected one of {', '.join(ENGINES)}, got {engine!r}")
@@ -68,6 +69,7 @@ class Container:
         self.engine, self.image = engine, image
         self.program = find_engine(engine, image)
         self.network, self.limits, self.readonly = network, limits or Limits(), tuple(readonly)
+        self.guarded = tuple(guarded)  # paths relative to each workspace, mounted read-only
         if workdir is not None and not (workdir.startswith("/") and not workdir.endswith("/")):
             raise ConfigError(f"workdir: expected an absolute path below /, got {workdir!r}")
         self.workdir = workdir
@@ -124,7 +126,8 @@ class Container:
         argv += ["--mount", _bind(workspace, self.inside(workspace, workspace))]
         for path in writable:
             argv += ["--mount", _bind(path, str(path))]
-        shown = protected_paths(workspace, [*self.readonly, *readonly])
+        guarded = [workspace / path for path in self.guarded]
+        shown = protected_paths(workspace, [*self.readonly, *readonly, *guarded])
         for path in [*shown, *_shared_git_dir(workspace)]:
             argv += ["--mount", _bind(path, self.inside(path, workspace), readonly=True)]
         return argv

@@ -69,6 +69,7 @@ class Sandbox:
         workdir: str | None = None,
         keep: bool = False,
         image_python: str | None = None,
+        guarded: Sequence[str] = (),
     ) -> None:
         if backend not in BACKENDS:
             raise ConfigError(f"backend: expected one of {', '.join(BACKENDS)}, got {backend!r}")
@@ -101,6 +102,9 @@ class Sandbox:
         self.env_names = tuple(dict.fromkeys((*env, *passed_names())))
         self.limits = limits or Limits()
         self.readonly = tuple(Path(p).absolute() for p in readonly)
+        self.guarded = tuple(guarded)
+        """Paths relative to each command's workspace shown read-only (bwrap, containers): the
+        folders and files a permission rule keeps the file tools from writing."""
         self.hidden = tuple(Path(p).absolute() for p in hidden)
         """Shown empty to commands (bwrap): what the agent must not read, such as held-out tests."""
         self.python_env = python_env
@@ -112,6 +116,7 @@ class Sandbox:
                 network=network,
                 limits=self.limits,
                 readonly=self.readonly,
+                guarded=guarded,
                 workdir=workdir,
                 python=image_python or "python3",
             )  # fmt: skip
@@ -279,7 +284,8 @@ class Sandbox:
         return bwrap_argv(
             nproc_prefix(self.limits) + argv if nproc else argv,
             workspace=root, cwd=here, network=self.network,
-            tmp_bytes=self.limits.tmp_mb * MB, readonly=[*self.readonly, *readonly],
+            tmp_bytes=self.limits.tmp_mb * MB,
+            readonly=[*self.readonly, *readonly, *(root / path for path in self.guarded)],
             shm_bytes=min(self.limits.tmp_mb, self.limits.memory_mb) * MB,
             writable=[Path(p) for p in writable], unseen=self.hidden,
             shown=self.python_env.folders() if self.python_env else (), sockets=sockets,

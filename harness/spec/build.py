@@ -72,7 +72,8 @@ from harness.verify.research_gates import citations_gate, convergence_gate
 def build_sandbox(
     config: LoopSpec, *, hooks: bool = False, python_env: PythonEnv | None = None
 ) -> Sandbox:
-    """The ``[sandbox]`` of ``config``; the loop's progress file and run folders stay read-only.
+    """The ``[sandbox]`` of ``config``; the loop's progress file and run folders stay read-only,
+    and so do the workspace's paths its ``[permissions]`` keep the file tools from writing.
 
     ``readonly`` paths are relative to the spec's root unless absolute or under ``~``. ``hooks``:
     the sandbox of the command hooks, with ``[hooks]``'s variables and network. ``python_env``:
@@ -93,6 +94,7 @@ def build_sandbox(
             settings.backend, network=network, env=env, limits=settings.limits,
             readonly=state + shown, image=settings.image, hidden=hidden, python_env=python_env,
             workdir=settings.workdir, keep=settings.keep, image_python=settings.image_python,
+            guarded=config.permissions.guarded(),
         )  # fmt: skip
     except ConfigError as exc:  # "backend: x" -> "<folder>/loop.toml: field 'sandbox.backend': x"
         field, _, problem = str(exc).partition(": ")

@@ -38,6 +38,8 @@ Verdict = Literal["allow", "ask", "deny"]
 Source = Literal["rule", "default", "unreadable"]
 
 SHELL_TOOL = "run_shell"
+WRITE_TOOLS = ("write_file", "edit_file")
+"""The built-in tools that change a file."""
 PATH_ARGUMENT = "path"
 _RULE = re.compile(r"(?P<tool>[A-Za-z0-9_*?\[\]-]+)(?:\((?P<pattern>.*)\))?", re.DOTALL)
 _STRICTNESS: dict[Verdict, int] = {"allow": 0, "ask": 1, "deny": 2}
@@ -90,6 +92,21 @@ class Permissions(BaseModel):
         return self.default != "allow" or any(
             pattern is not None and fnmatch.fnmatchcase(SHELL_TOOL, name) for name, pattern in rules
         )
+
+    def guarded(self, tools: tuple[str, ...] = WRITE_TOOLS) -> tuple[str, ...]:
+        """The paths, relative to the workspace, that deny and ask rules on ``tools`` guard: each
+        pattern's part before its first wildcard, cut back to a whole folder (``tests/*`` guards
+        ``tests``; ``*.lock`` guards nothing). The sandbox shows them read-only to commands."""
+        found = []
+        for rule in (*self.deny, *self.ask):
+            name, pattern = _split(rule)
+            if pattern is None or not any(fnmatch.fnmatchcase(t, name) for t in tools):
+                continue
+            literal = re.split(r"[*?\[]", _normal(pattern), maxsplit=1)
+            head = literal[0] if len(literal) == 1 else literal[0].rpartition("/")[0]
+            if head and head != "." and not head.startswith(".."):
+                found.append(head)
+        return tuple(dict.fromkeys(found))
 
     def decide(
         self, tool: str, arguments: Mapping[str, Any], *, workspace: Path | None = None
