@@ -7,8 +7,9 @@ model gateway (:mod:`harness.gateway`) with a token valid for that session only:
 budget, redaction and trajectory hold for it. The provider's key never enters the sandbox.
 
 Under bubblewrap the gateway serves a unix socket bound into the sandbox, and a relay inside
-listens on ``127.0.0.1:RELAY_PORT`` (:mod:`harness.gateway.relay`); without a sandbox the gateway
-listens on a free port of 127.0.0.1. A subclass says what is particular to its agent
+listens on ``127.0.0.1:RELAY_PORT`` of the sandbox's own network namespace
+(:mod:`harness.gateway.relay`); without a sandbox, or with the sandbox's network on (the host's
+then), the gateway listens on a free port of 127.0.0.1. A subclass says what is particular to its agent
 (:meth:`ExternalRunner.invocation`, :meth:`ExternalRunner.final_message`,
 :meth:`ExternalRunner.version_problem`); see :mod:`harness.runners.command` for the smallest.
 """
@@ -221,15 +222,19 @@ class ExternalRunner:
         for hook in ("pre-commit", "commit-msg", "pre-push"):
             (hooks / hook).write_text(REFUSING_HOOK)
             (hooks / hook).chmod(0o755)
-        socket_path = scratch / "gateway.sock" if sandbox.backend == "bwrap" else None
+        # A network namespace of its own: the gateway's socket is bound in and a relay inside
+        # listens on its 127.0.0.1; sharing the host's network, the agent reaches the
+        # gateway's own port (a fixed port there would be the host's, and shared).
+        relayed = sandbox.backend == "bwrap" and not sandbox.network
+        socket_path = scratch / "gateway.sock" if relayed else None
         usage_before = model.meter.usage
         head = _head(workspace)
         with Gateway(
             model, max_requests=self.max_requests, redact=model.redact, socket_path=socket_path,
             preload=PRELOAD.get(self.wire, ()),
         ) as gateway:  # fmt: skip
-            relayed = f"http://127.0.0.1:{RELAY_PORT}" if socket_path is not None else None
-            invocation = self.invocation(task, gateway.address(relayed), home, workspace)
+            inside = f"http://127.0.0.1:{RELAY_PORT}" if socket_path is not None else None
+            invocation = self.invocation(task, gateway.address(inside), home, workspace)
             _write_files(home, invocation.files)
             argv = invocation.argv
             if socket_path is not None:

@@ -12,6 +12,7 @@ import pytest
 from harness import Budget, OuterLoop, PytestGate, ScriptedModel, StopReason, ToolCall
 from harness.agent.agent import AgentStop
 from harness.core.errors import ConfigError
+from harness.runners.base import RELAY_PORT
 from harness.runners.command import CommandRunner
 from harness.sandbox import Sandbox
 from harness.sandbox.bwrap import bwrap_problem
@@ -215,3 +216,19 @@ def test_without_a_sandbox_the_gateway_listens_on_a_port_of_127_0_0_1(tmp_path: 
         AgentStop.ANSWERED, "done without a sandbox", 2,
     )  # fmt: skip
     assert (repo / "calc.py").read_text() == RIGHT
+
+
+@pytest.mark.skipif(bwrap_problem() is not None, reason="needs the bwrap sandbox")
+def test_with_the_sandbox_s_network_on_the_gateway_is_reached_on_a_port_of_its_own(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"calc.py": BUGGY})
+    model = ScriptedModel([write(RIGHT), "done with the network on"])
+    command = [sys.executable, str(AGENT), "--show-env", "seen.txt"]
+    runner = CommandRunner(model, command, sandbox=Sandbox(network=True))
+    session = runner.run("fix it", repo)
+    assert (session.stop_reason, session.final) == (AgentStop.ANSWERED, "done with the network on")
+    (url,) = [line for line in (repo / "seen.txt").read_text().split("\n")
+              if line.startswith("OPENAI_BASE_URL=")]  # fmt: skip
+    assert url.startswith("OPENAI_BASE_URL=http://127.0.0.1:")
+    assert f":{RELAY_PORT}/" not in url  # the host's loopback: the gateway's own free port
