@@ -302,7 +302,7 @@ def _outcome(
     code: int | None, why: str, ending: Ending | None, stderr: str, timeout: float
 ) -> tuple[AgentStop, str, Stopped | None]:
     """The session's stop: its reason, its message, and the run-wide stop behind it."""
-    if ending is not None and (why == "gateway" or code not in (0, None)):
+    if ending is not None:  # refused for good: whatever the agent did next, that ends it
         if ending.reason == "stopped":
             return AgentStop.INTERRUPTED, ending.message, ending.stopped
         if ending.reason == "requests":

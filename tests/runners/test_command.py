@@ -232,3 +232,29 @@ def test_with_the_sandbox_s_network_on_the_gateway_is_reached_on_a_port_of_its_o
               if line.startswith("OPENAI_BASE_URL=")]  # fmt: skip
     assert url.startswith("OPENAI_BASE_URL=http://127.0.0.1:")
     assert f":{RELAY_PORT}/" not in url  # the host's loopback: the gateway's own free port
+
+
+SWALLOWS = """
+import json, os, urllib.request, urllib.error
+for _ in range(2):
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "go"}]}).encode()
+    request = urllib.request.Request(os.environ["OPENAI_BASE_URL"] + "/chat/completions", body,
+                                     {"Authorization": "Bearer " + os.environ["OPENAI_API_KEY"]})
+    try:
+        urllib.request.urlopen(request, timeout=30).read()
+    except urllib.error.HTTPError:
+        pass
+print("all fine, says the agent")
+"""
+
+
+def test_an_agent_that_ignores_a_refusal_and_exits_0_still_ends_at_the_cap(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"calc.py": BUGGY})
+    model = ScriptedModel(["one", "never sent"])
+    runner = CommandRunner(model, [sys.executable, "-c", SWALLOWS], max_requests=1)
+    session = runner.run("go", repo)
+    assert session.stop_reason is AgentStop.MAX_STEPS
+    assert session.final is None
+    assert len(model.calls) == 1
