@@ -341,11 +341,17 @@ _ENV_REFERENCE = re.compile(rf"\$\{{({ENV_NAME})\}}")
 
 
 def mcp_servers(config: LoopSpec) -> list[McpServer]:
-    """loop.toml's ``[[mcp]]`` entries; ``${NAME}`` in an env value is taken from the environment."""
-    return [_mcp_server(entry, index, config.root) for index, entry in enumerate(config.mcp)]
+    """loop.toml's ``[[mcp]]`` entries; ``${NAME}`` in an env value is taken from the environment.
+    Their calls' arguments pass the loop's redactor."""
+    redact = config.redactor().redact_text if config.mcp else None
+    return [
+        _mcp_server(entry, index, config.root, redact) for index, entry in enumerate(config.mcp)
+    ]
 
 
-def _mcp_server(entry: McpConfig, index: int, root: Path) -> McpServer:
+def _mcp_server(
+    entry: McpConfig, index: int, root: Path, redact: Callable[[str], str] | None
+) -> McpServer:
     env = {}
     for key, value in entry.env.items():
         missing = [n for n in _ENV_REFERENCE.findall(value) if n not in os.environ]
@@ -364,6 +370,7 @@ def _mcp_server(entry: McpConfig, index: int, root: Path) -> McpServer:
         deny=entry.deny,
         startup_timeout=entry.startup_timeout,
         call_timeout=entry.call_timeout,
+        redact=redact,
     )
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from harness.core.errors import ConfigError, ToolError
+from harness.core.redact import Redactor, redact_strings
 from harness.core.text import truncate
 from harness.sandbox import Sandbox, default_sandbox
 from harness.tools.mcp_results import observation
@@ -105,6 +106,7 @@ class _Connection:
         self.server = server
         self.sandbox = sandbox
         self.runner = runner
+        self.redact = server.redact or Redactor().redact_text
         self.session: ClientSession | None = None
         self.gone: str | None = None  # why the server is no longer there
         # the server's stderr, quoted in errors; closed by stop()
@@ -161,6 +163,7 @@ class _Connection:
             raise ToolError(
                 f"mcp server {server.name!r} is not running ({self.gone}){self._stderr_tail()}"
             )
+        arguments = redact_strings(arguments, self.redact)  # what leaves the process
         pending = self.runner.submit(
             session.call_tool(tool_name, arguments, read_timeout_seconds=server.call_timeout)
         )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -57,7 +57,9 @@ class McpServer:
     """One MCP server: ``command`` (stdio, with ``env`` and ``cwd``) or ``url`` (streamable HTTP).
 
     ``allow`` and ``deny`` are glob patterns over the server's own tool names: the agent sees the
-    tools that match ``allow`` (all when it is None) and no pattern of ``deny``.
+    tools that match ``allow`` (all when it is None) and no pattern of ``deny``. Every call's
+    arguments pass ``redact`` before they are sent (the run's outbound redactor; None: the
+    environment's secrets).
     """
 
     name: str
@@ -69,6 +71,7 @@ class McpServer:
     deny: Sequence[str] = ()
     startup_timeout: float = STARTUP_SECONDS
     call_timeout: float = CALL_SECONDS
+    redact: Callable[[str], str] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if not re.fullmatch(MCP_NAME, self.name):

@@ -5,8 +5,10 @@ a project's `.env` (see docs/connectors.md, "What leaves the machine")."""
 from __future__ import annotations
 
 import base64
+import dataclasses
 import os
 import subprocess
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -23,8 +25,11 @@ from harness.core.stop import StopReason
 from harness.core.usage import Usage
 from harness.outer.result import RunResult
 from harness.spec.loop_spec import LoopSpec
+from harness.tools import ToolContext
+from harness.tools.mcp import McpServer, mcp_tools
 from tests.conftest import git, make_repo
 from tests.github_server import GitHubServer
+from tests.tools.test_mcp import FLAKY_SERVER
 
 CANARY = "outbound-canary-5e61f0a2"
 REDACT = Redactor(env={"SERVICE_TOKEN": CANARY}).redact_text
@@ -235,3 +240,19 @@ def test_the_token_is_on_no_command_line_and_only_for_an_http_remote(
     assert "http.followRedirects=false" in options
     assert token_config(pushed, "local", "tok-123") == ((), {})
     assert token_config(pushed, "origin", None) == ((), {})
+
+
+def test_an_mcp_calls_arguments_pass_the_redactor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = tmp_path / "flaky_server.py"
+    script.write_text(FLAKY_SERVER)
+    monkeypatch.setenv("MCP_SIDE_TOKEN", "mcp-env-canary-77")
+    ctx = ToolContext(workspace=tmp_path, max_output_chars=2_000)
+    server = McpServer("flaky", command=[sys.executable, str(script)], cwd=tmp_path)
+    with mcp_tools([server, dataclasses.replace(server, name="given", redact=REDACT)]) as tools:
+        by_name = {tool.name: tool for tool in tools}
+        by_default = by_name["mcp__flaky__echo"].run({"text": "mcp-env-canary-77 "}, ctx)
+        by_the_run = by_name["mcp__given__echo"].run({"text": f"{CANARY} "}, ctx)
+    assert by_default.output.startswith("[REDACTED] ")  # the server echoed what it was sent
+    assert by_the_run.output.startswith("[REDACTED] ")
