@@ -18,12 +18,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from harness.assemble.build import build_loop  # noqa: E402
+from harness.assemble.named_models import Overrides  # noqa: E402
 from harness.core.sink import NULL_SINK  # noqa: E402
 from harness.models.scripted import ScriptedModel  # noqa: E402
 from harness.models.tokens import TokenCounter  # noqa: E402
 from harness.spec import LoopSpec  # noqa: E402
-from harness.spec.build import build_loop  # noqa: E402
-from harness.spec.named_models import Overrides  # noqa: E402
 
 EXAMPLES = ("bugfix", "content", "research", "web-research")
 TARGET = 1_500

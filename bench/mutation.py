@@ -70,7 +70,7 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
         "harness/tools/paths.py",
         ("tests/tools/test_paths.py", "tests/tools/test_state_paths.py"),
     ),
-    "env": ("harness/sandbox/env.py", ("tests/sandbox/test_env.py",)),
+    "env": ("harness/sandbox/command_env.py", ("tests/sandbox/test_command_env.py",)),
     "gates": ("harness/verify/gates.py", ("tests/verify/test_gate_verdicts.py",)),
     "pytest_gate": ("harness/verify/pytest_gate.py", ("tests/verify/test_gate_verdicts.py",)),
     "json_reply": ("harness/core/json_reply.py", ("tests/core/test_json_reply.py",)),

@@ -24,7 +24,7 @@ import uv
 
 from harness.sandbox import Sandbox
 from harness.sandbox.bwrap import bwrap_problem
-from harness.sandbox.project_env import PythonEnv
+from harness.sandbox.python_env import PythonEnv
 from harness.verify.pytest_gate import PytestGate
 
 

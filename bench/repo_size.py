@@ -38,12 +38,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from harness.assemble.build import build_loop  # noqa: E402
+from harness.assemble.named_models import Overrides  # noqa: E402
 from harness.core.event_schema import EventBase, RoundEnd, RoundStart  # noqa: E402
 from harness.models.scripted import ScriptedModel  # noqa: E402
 from harness.sandbox.sandbox import Sandbox  # noqa: E402
 from harness.spec import LoopSpec  # noqa: E402
-from harness.spec.build import build_loop  # noqa: E402
-from harness.spec.named_models import Overrides  # noqa: E402
 from harness.verify.pytest_gate import PytestGate  # noqa: E402
 
 TARGET = 1.5

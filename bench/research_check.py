@@ -22,10 +22,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness.checks.archive import SourceArchive  # noqa: E402
-from harness.checks.citations import check_findings  # noqa: E402
-from harness.checks.claim_ledger import converged  # noqa: E402
-from harness.tools.web import WebLimits, fetch_page  # noqa: E402
+from harness.research.archive import SourceArchive  # noqa: E402
+from harness.research.citations import check_findings  # noqa: E402
+from harness.research.claim_ledger import converged  # noqa: E402
+from harness.research.web import WebLimits, fetch_page  # noqa: E402
 from tests.research_web import serve_web  # noqa: E402
 
 

@@ -22,13 +22,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness.checks.archive import ARCHIVE_DIR, SourceArchive  # noqa: E402
-from harness.checks.claim_ledger import LEDGER_FILE, Claim, record_claims  # noqa: E402
 from harness.core.event_schema import RoundStart, RunStart  # noqa: E402
 from harness.memory.run_state import RunState  # noqa: E402
 from harness.observe.events import EVENTS_FILE, EventLog  # noqa: E402
 from harness.observe.run_summary import RUNS_DIR  # noqa: E402
-from harness.spec.resume import carry_on_resume, earlier_run  # noqa: E402
+from harness.research.archive import ARCHIVE_DIR, SourceArchive  # noqa: E402
+from harness.research.claim_ledger import LEDGER_FILE, Claim, record_claims  # noqa: E402
+from harness.research.resume import carry_on_resume, earlier_run  # noqa: E402
 
 BRANCH = "harness/bridge.1a2b3c4d.5e6f7a8b"
 

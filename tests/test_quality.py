@@ -88,7 +88,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 def test_the_package_has_no_import_cycle() -> None:
     graph = import_graph(ROOT / "harness")
     assert len(graph) > 60  # the walk found the package's modules
-    assert "harness.outer.loop" in graph["harness.spec.build"]
+    assert "harness.outer.loop" in graph["harness.assemble.build"]
     assert find_cycle(graph) is None, " -> ".join(find_cycle(graph) or [])
 
 
@@ -107,10 +107,13 @@ LAYERS = {
     "verify": 3,
     "outer": 4,
     "runners": 4,
+    "research": 4,
     "connect": 5,
     "spec": 6,
-    "scale": 7,
-    "cli": 8,
+    "assemble": 7,
+    "replay": 8,
+    "scale": 9,
+    "cli": 10,
 }
 """The package order of docs/architecture.md: a package imports only packages ranked below it."""
 
@@ -143,8 +146,8 @@ def test_no_package_imports_one_above_it() -> None:
 
 def test_an_import_running_up_is_named() -> None:
     graph = {
-        "harness.scale.toml_loop": {"harness.cli.runner", "harness.spec.build"},
-        "harness.spec.build": {"harness.outer.loop"},
+        "harness.scale.toml_loop": {"harness.cli.runner", "harness.assemble.build"},
+        "harness.assemble.build": {"harness.outer.loop"},
         "harness.outer.loop": {"harness.outer.run"},
         "harness.outer.run": set(),
         "harness.verify.gates": {"harness.tools.proc"},
@@ -356,7 +359,7 @@ def redeclarations(package: Path, sections: list[type]) -> list[str]:
 
 NOT_YET_ONCE = frozenset({
     "harness/agent/compaction.py: a check of context_window re-declares AgentConfig.context_window's bounds",
-    "harness/checks/claim_ledger.py: min_sources=2 re-declares ConvergenceGateConfig.min_sources",
+    "harness/research/claim_ledger.py: min_sources=2 re-declares ConvergenceGateConfig.min_sources",
     "harness/engine/bounds.py: a check of max_iterations re-declares LoopSpec.max_iterations's bounds",
     "harness/engine/foreach.py: a check of concurrency re-declares FleetConfig.concurrency's bounds",
     "harness/models/litellm_model.py: timeout=120 re-declares ActionHookConfig.timeout",
@@ -364,8 +367,8 @@ NOT_YET_ONCE = frozenset({
     "harness/runners/base.py: a check of timeout re-declares ActionHookConfig.timeout's bounds",
     "harness/runners/base.py: timeout=3600 re-declares HumanGateConfig.timeout",
     "harness/verify/critic.py: a check of max_tokens re-declares AgentConfig.max_tokens's bounds",
-    "harness/verify/research_gates.py: min_sources=2 re-declares ConvergenceGateConfig.min_sources",
-    "harness/verify/research_gates.py: stable_rounds=2 re-declares ConvergenceGateConfig.stable_rounds",
+    "harness/research/gates.py: min_sources=2 re-declares ConvergenceGateConfig.min_sources",
+    "harness/research/gates.py: stable_rounds=2 re-declares ConvergenceGateConfig.stable_rounds",
 })  # fmt: skip
 """Copies not yet replaced by their section's declaration (or a name two settings share: a
 critic's ``max_tokens`` is not the agent's). The list may only shrink: a new copy fails."""

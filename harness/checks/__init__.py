@@ -1,1 +1,2 @@
-"""Reusable checks for gates: content rules and citation verification, run as ``python -m``."""
+"""Reusable checks for gates: content rules (``harness check content``) and the Markdown
+helpers checks share; citation verification is :mod:`harness.research.citations`."""

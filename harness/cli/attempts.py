@@ -7,6 +7,9 @@ import sys
 import time
 from pathlib import Path
 
+from harness.assemble.build import build_sandbox, mcp_servers
+from harness.assemble.launch import recorded_loop
+from harness.assemble.named_models import Overrides
 from harness.cli.exit_codes import EXIT_ESCALATED, EXIT_PASSED
 from harness.cli.runner_flag import runner_of, with_runner
 from harness.observe.live import format_tokens
@@ -16,9 +19,6 @@ from harness.scale.batch_task import TaskRecord
 from harness.scale.best_of import Attempt, BestOf, BestOfResult, why_it_won
 from harness.scale.task_run import record_of
 from harness.spec import LoopSpec
-from harness.spec.build import build_sandbox, mcp_servers
-from harness.spec.launch import recorded_loop
-from harness.spec.named_models import Overrides
 from harness.tools import Tool
 from harness.tools.mcp import mcp_tools
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
+from harness.assemble.build_critic import loop_critic
+from harness.assemble.named_models import Overrides
 from harness.cli.exit_codes import EXIT_PASSED
 from harness.core.errors import ConfigError
 from harness.spec import LoopSpec
-from harness.spec.build_critic import loop_critic
-from harness.spec.named_models import Overrides
 from harness.verify.calibration import Judged, calibrate, read_examples, recorded_approvals
 
 

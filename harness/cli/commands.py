@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from harness.outer.result import RunResult
     from harness.spec import LoopSpec
 
+CHECK_MODULES = {"content": "harness.checks.content", "citations": "harness.research.citations"}
+"""The module of each ``harness check`` kind; each has a ``main(arguments)``."""
 SKILLS_DIR = Path(__file__).resolve().parent / "skills"
 SYSTEM_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS})
 """Write errors that say the machine is in trouble (exit 1), not that the path was wrong (2)."""
@@ -79,12 +81,12 @@ def _in_git(folder: Path) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
+    from harness.assemble.launch import recorded_loop
+    from harness.assemble.named_models import Overrides
     from harness.cli.fresh import refuse_unborn_repository
     from harness.cli.runner_flag import runner_names, with_runner
     from harness.core.sink import EventSink, Tee
     from harness.observe.live import LiveProgress, Mode
-    from harness.spec.launch import recorded_loop
-    from harness.spec.named_models import Overrides
 
     config = _spec(Path(args.path))
     runners = runner_names(args.runner) if args.runner else []
@@ -270,7 +272,7 @@ def replay(args: argparse.Namespace) -> int:
     """Re-run a recorded run with its recorded replies; exit 0 when nothing diverged, 3 when
     something did. With ``--live``, the run's own exit code, as ``harness run`` gives it."""
     from harness.cli.run_folders import find_run_under
-    from harness.spec.replay import replay_run
+    from harness.replay.run import replay_run
 
     folder = find_run_under(args.run, args.root)
     outcome = replay_run(
@@ -285,7 +287,7 @@ def replay(args: argparse.Namespace) -> int:
 def check(args: argparse.Namespace) -> int:
     import importlib
 
-    module = importlib.import_module(f"harness.checks.{args.kind}")
+    module = importlib.import_module(CHECK_MODULES[args.kind])
     return module.main(args.arguments)
 
 

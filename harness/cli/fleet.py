@@ -7,21 +7,21 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from harness.checks.archive import ARCHIVE_DIR, SourceArchive
+from harness.assemble.build import build_gate, research_gate, run_folder
+from harness.assemble.launch import recorded_loop
+from harness.assemble.named_models import Overrides, author_model, named_model
 from harness.cli.exit_codes import EXIT_ESCALATED, EXIT_PASSED
 from harness.core.atomic import atomic_write_text
 from harness.core.errors import ConfigError
 from harness.models.budget import MeteredModel
 from harness.outer.loop import OuterLoop
 from harness.outer.options import new_run_id
+from harness.research.archive import ARCHIVE_DIR, SourceArchive
 from harness.scale.evaluation import gates_on_branch
 from harness.scale.fleet import Fleet, SubtaskOutcome, SynthesisGates
 from harness.scale.fleet import Subtask as FleetSubtask
 from harness.scale.job import Place
 from harness.spec import LoopSpec
-from harness.spec.build import build_gate, research_gate, run_folder
-from harness.spec.launch import recorded_loop
-from harness.spec.named_models import Overrides, author_model, named_model
 from harness.spec.sections import CitationsGateConfig, GateConfig
 from harness.verify.gates import Gate, GateReport, run_gates
 from harness.verify.human import HumanGate

@@ -25,6 +25,9 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import TextIO
 
+from harness.assemble.connectors import host_of
+from harness.assemble.launch import recorded_loop
+from harness.assemble.named_models import Overrides
 from harness.cli.exit_codes import EXIT_PASSED
 from harness.connect.deliveries import SeenDeliveries
 from harness.connect.git_publish import fetch_branch
@@ -44,9 +47,6 @@ from harness.outer.options import new_run_id
 from harness.scale.job import Job
 from harness.scale.pool import LocalPool
 from harness.spec import LoopSpec
-from harness.spec.connectors import host_of
-from harness.spec.launch import recorded_loop
-from harness.spec.named_models import Overrides
 from harness.spec.sections import IssuesTriggerConfig, ScheduleTriggerConfig
 from harness.tools import Tool
 

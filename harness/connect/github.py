@@ -26,7 +26,7 @@ from pydantic import Field
 from harness.core.errors import HarnessError
 from harness.core.redact import Redactor, redact_strings
 from harness.core.section import Section
-from harness.sandbox.env import EnvName
+from harness.sandbox.command_env import EnvName
 
 MAX_RESPONSE_BYTES = 20_000_000
 """Bound on one response body (a check run's log included)."""

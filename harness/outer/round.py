@@ -41,9 +41,9 @@ from harness.outer.settings import Settings
 from harness.outer.task import TaskInputs, render_task
 from harness.verify.artifact import read_artifact
 from harness.verify.base_results import measure_at_base
-from harness.verify.environment import base_blocker
 from harness.verify.gates import GateReport, SuiteGate
 from harness.verify.junit import JUnitReport
+from harness.verify.pytest_runtime import base_blocker
 from harness.verify.round import gate_event, verify
 from harness.workspace.checkout import prefix_of
 from harness.workspace.workspace import truncate_diff

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from harness.core.text import truncate
-from harness.sandbox.env import safe_env
+from harness.sandbox.command_env import safe_env
 
 CANNOT_START = 127
 """The exit code of a command whose program could not be started (as a shell reports it)."""

@@ -16,13 +16,13 @@ from typing import Literal
 
 from harness.core.errors import ConfigError
 from harness.sandbox.bwrap import SANDBOX_HOME, bwrap_argv, bwrap_problem
+from harness.sandbox.command_env import allowed_env, passed_names
 from harness.sandbox.container import CONTAINER_HOME, Container
 from harness.sandbox.engine import ENGINES
-from harness.sandbox.env import allowed_env, passed_names
 from harness.sandbox.kept import KeptContainers
 from harness.sandbox.limits import MB, Cgroup, DiskWatch, Limits, limits_prefix, nproc_prefix
 from harness.sandbox.process import CommandResult, cannot_start, run_command
-from harness.sandbox.project_env import PythonEnv
+from harness.sandbox.python_env import PythonEnv
 
 Backend = Literal["auto", "bwrap", "none", "docker", "podman"]
 BACKENDS = ("auto", "bwrap", "none", "docker", "podman")

@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.assemble.build import run_folder
 from harness.core import nofollow
 from harness.core.budget import Budget
 from harness.core.errors import ConfigError
@@ -44,7 +45,6 @@ from harness.scale.batch_task import BatchTask, TaskRecord, read_record
 from harness.scale.swebench_envs import EnvTable
 from harness.scale.swebench_instance import Instance
 from harness.scale.swebench_summary import BenchSummary, InstanceResult, summarise
-from harness.spec.build import run_folder
 from harness.verify.held_out import Feedback
 from harness.workspace.git_cmd import git
 

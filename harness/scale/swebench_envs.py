@@ -11,7 +11,7 @@ python = "python3.11"        # optional: the interpreter the venv is made from
 An instance takes the first entry naming its repository and version, else its repository and
 ``"*"``, else ``"*"`` and ``"*"``; without one, its tests run in the harness's own Python. The
 environment is made once per (repository, ``environment_setup_commit``) with ``[env] setup``
-and ``[env] commit`` (:mod:`harness.spec.environment`) and kept for every later instance and run.
+and ``[env] commit`` (:mod:`harness.assemble.env_setup`) and kept for every later instance and run.
 
 An entry may name a container image instead of a set-up command, the environment already made:
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from harness.assemble.launch import recorded_loop
+from harness.assemble.named_models import Overrides
 from harness.core.errors import ConfigError
 from harness.outer.loop import OuterLoop
 from harness.scale.batch_task import BatchTask
 from harness.scale.task_run import TaskRun
 from harness.spec import LoopSpec
-from harness.spec.launch import recorded_loop
-from harness.spec.named_models import Overrides
 
 
 def loop_from_toml(task: BatchTask, run: TaskRun) -> OuterLoop:

@@ -1,7 +1,7 @@
 """``LoopSpec``: the one definition of an outer loop, as loop.toml declares it or Python builds it.
 
 Relative paths in a spec are relative to its :attr:`LoopSpec.root`: the folder of the loop.toml it
-was read from, else the current folder. :func:`harness.spec.build.build_loop` turns a spec into a
+was read from, else the current folder. :func:`harness.assemble.build.build_loop` turns a spec into a
 ready :class:`~harness.outer.loop.OuterLoop`.
 """
 

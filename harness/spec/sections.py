@@ -19,11 +19,11 @@ from harness.connect.github import GitHubConfig as GitHubConfig
 from harness.core.budget import Budget as Budget
 from harness.core.section import Section as Section
 from harness.engine.foreach import MAX_CONCURRENCY
-from harness.sandbox.env import EnvName as EnvName
+from harness.research.web import WebConfig as WebConfig
+from harness.research.web_search import WebSearchConfig as WebSearchConfig
+from harness.sandbox.command_env import EnvName as EnvName
 from harness.sandbox.limits import Limits
 from harness.tools.mcp_server import McpConfig as McpConfig
-from harness.tools.web import WebConfig as WebConfig
-from harness.tools.web_search import WebSearchConfig as WebSearchConfig
 from harness.verify.critic_config import CriticConfig as CriticConfig
 from harness.verify.critic_config import ModelChoice as ModelChoice
 from harness.verify.critic_config import PanelSeatConfig as PanelSeatConfig

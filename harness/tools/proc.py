@@ -6,7 +6,7 @@ stay here for the code that imports them from the tools.
 
 from __future__ import annotations
 
-from harness.sandbox.env import safe_env
+from harness.sandbox.command_env import safe_env
 from harness.sandbox.process import CANNOT_START, CommandResult, run_command
 
 __all__ = ["CANNOT_START", "CommandResult", "run_command", "safe_env"]

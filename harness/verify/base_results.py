@@ -29,7 +29,7 @@ from harness.core import nofollow
 from harness.core.state_home import state_home
 from harness.core.version import VERSION
 from harness.sandbox import default_sandbox
-from harness.sandbox.project_env import PythonEnv
+from harness.sandbox.python_env import PythonEnv
 from harness.verify.gates import Gate, SuiteGate, measure_baselines
 from harness.verify.junit import JUnitReport
 from harness.verify.pytest_gate import PytestGate

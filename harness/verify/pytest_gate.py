@@ -16,11 +16,11 @@ from pathlib import Path
 from harness.core.section import check_field
 from harness.sandbox import CommandResult, Sandbox, default_sandbox
 from harness.verify import node_ids
-from harness.verify.environment import pytest_command
 from harness.verify.gate_config import GATE_SECONDS, PytestGateConfig
 from harness.verify.gates import TAIL_CHARS, GateReport, first_line, tail, workspace_dir
 from harness.verify.junit import JUnitProblem, JUnitReport
 from harness.verify.pytest_args import positional_paths
+from harness.verify.pytest_runtime import pytest_command
 from harness.verify.report_channel import (
     ChannelLog,
     Collected,
@@ -39,7 +39,7 @@ class PytestGate:
     """pytest in the workspace; reports failing test ids and their text.
 
     It runs with the sandbox's Python (the project's environment, when it has one) and the
-    harness's own pytest unless that environment holds one (:mod:`harness.verify.environment`).
+    harness's own pytest unless that environment holds one (:mod:`harness.verify.pytest_runtime`).
 
     The verdict comes from the harness's reporter inside pytest, through a keyed channel read
     while the tests run (:mod:`harness.verify.run_outcomes`), never from a results file or the

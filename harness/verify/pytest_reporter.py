@@ -16,7 +16,7 @@ seen to run, was forged.
 """
 
 # No ``from __future__`` import: a prelude may come before this text (see
-# harness.verify.environment), so the annotations are ones Python 3.9 can evaluate.
+# harness.verify.pytest_runtime), so the annotations are ones Python 3.9 can evaluate.
 import hashlib
 import hmac
 import importlib

@@ -110,7 +110,7 @@ class ChannelLog:
 @functools.cache
 def reporter_source() -> str:
     """The text of :mod:`harness.verify.pytest_reporter`, the boot the gate runs with
-    ``python -I -B -c`` (see :func:`harness.verify.environment.pytest_command`)."""
+    ``python -I -B -c`` (see :func:`harness.verify.pytest_runtime.pytest_command`)."""
     return Path(__file__).with_name("pytest_reporter.py").read_text(encoding="utf-8")
 
 

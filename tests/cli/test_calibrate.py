@@ -84,7 +84,7 @@ def scripted_critics(monkeypatch: pytest.MonkeyPatch) -> dict[str, ScriptedModel
         made[name] = ScriptedModel([CRITICS[name]] * 100, name=name)
         return made[name]
 
-    monkeypatch.setattr("harness.spec.named_models.resolve_model", resolve)
+    monkeypatch.setattr("harness.assemble.named_models.resolve_model", resolve)
     return made
 
 

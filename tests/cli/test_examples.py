@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from harness.checks.citations import check_findings
 from harness.memory.progress import Progress
 from harness.memory.progress_terms import Status
+from harness.research.citations import check_findings
 from harness.workspace import cleanup
 from tests.cli.test_cli import ROOT, harness
 from tests.conftest import git, verdict_entry

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.assemble.build import build_sandbox
 from harness.core.errors import ConfigError
 from harness.spec import LoopSpec
-from harness.spec.build import build_sandbox
 from tests.cli.test_cli import harness, write_loop
 from tests.conftest import make_repo
 from tests.sandbox.conftest import bwrap_ok  # noqa: F401 - the fixture

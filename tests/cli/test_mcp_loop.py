@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from harness.assemble.build import build_loop, mcp_servers
 from harness.core.errors import ConfigError
 from harness.core.sink import NullSink
 from harness.models.scripted import ScriptedModel
 from harness.spec import LoopSpec
-from harness.spec.build import build_loop, mcp_servers
 from harness.tools.mcp import mcp_tools
 from tests.cli.test_cli import harness, write_loop
 from tests.conftest import git, make_repo

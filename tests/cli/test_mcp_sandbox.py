@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from harness.assemble.build import build_loop, mcp_servers
 from harness.core.sink import NullSink
 from harness.models.scripted import ScriptedModel
 from harness.sandbox import Sandbox
 from harness.spec import LoopSpec
-from harness.spec.build import build_loop, mcp_servers
 from harness.tools import ToolContext
 from harness.tools.mcp import McpServer, mcp_tools
 from tests.cli.test_cli import write_loop

@@ -19,7 +19,7 @@ import pytest
 from tests.cli.test_cli import harness
 from tests.cli.test_examples import of_kind, read_events
 from tests.conftest import git, make_repo
-from tests.verify.test_environment import make_venv
+from tests.verify.test_pytest_runtime import make_venv
 
 BACKENDS = ["bwrap", "none"]
 

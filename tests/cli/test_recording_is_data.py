@@ -16,7 +16,7 @@ from harness.core.text import inert
 from tests.cli.test_cli import harness
 from tests.cli.test_replay_hostile import PAYLOAD, RAW, _edit, _evil_shell, _project, recorded
 from tests.conftest import make_repo
-from tests.spec.test_replay import LOOP
+from tests.replay.test_replay import LOOP
 
 __all__ = ["recorded"]  # the module's fixture, shared
 

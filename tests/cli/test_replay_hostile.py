@@ -16,7 +16,7 @@ import pytest
 
 from tests.cli.test_cli import harness
 from tests.conftest import git, make_repo
-from tests.spec.test_replay import LOOP, SCRIPT
+from tests.replay.test_replay import LOOP, SCRIPT
 
 ESCAPES = (
     "\x1b[2J\x1b[H",  # clear the screen, cursor home

@@ -5,7 +5,7 @@ HTTP path, and the run goes on to its own end.
 Each test runs `harness replay --live` as a process, which loads litellm to build and check the
 live models: that load is most of each test's time (about 20 s of 25 s on a loaded two-core
 machine, as for the other tests of the real HTTP path); the replay logic itself is tested in
-process in tests/spec/test_replay_live.py and tests/models/test_handover.py."""
+process in tests/replay/test_replay_live.py and tests/models/test_handover.py."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from harness.assemble.launch import recorded_loop
 from harness.core.stop import StopReason
 from harness.core.trajectory_schema import ModelStep, ToolStep
 from harness.observe.trajectory import TRAJECTORY_FILE, Trajectory, read_trajectory
-from harness.spec.launch import recorded_loop
 from harness.spec.loop_spec import LoopSpec
 from tests.cli.test_cli import harness, harness_here
 from tests.conftest import git, make_repo, verdict_entry

@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from harness.checks.archive import ARCHIVE_DIR, SourceArchive, source_id
-from harness.checks.claim_ledger import LEDGER_FILE, read_ledger
+from harness.assemble.build import build_gate, run_folder
+from harness.assemble.launch import recorded_loop
 from harness.core.errors import ConfigError
 from harness.observe.report import render_text
 from harness.observe.run_summary import load_run
+from harness.research.archive import ARCHIVE_DIR, SourceArchive, source_id
+from harness.research.claim_ledger import LEDGER_FILE, read_ledger
 from harness.spec import LoopSpec
-from harness.spec.build import build_gate, run_folder
-from harness.spec.launch import recorded_loop
 from harness.spec.sections import CitationsGateConfig
 from tests.cli.test_cli import harness, write_loop
 from tests.conftest import git, make_repo

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tests.cli.test_cli import harness
 from tests.conftest import git, make_repo
-from tests.spec.test_replay import LOOP, SCRIPT
+from tests.replay.test_replay import LOOP, SCRIPT
 
 
 def _recorded(tmp_path: Path) -> tuple[Path, str]:

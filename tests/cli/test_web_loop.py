@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from harness.assemble.build import build_loop
 from harness.core.errors import ConfigError
 from harness.core.sink import NullSink
 from harness.models.scripted import ScriptedModel
 from harness.spec import LoopSpec
-from harness.spec.build import build_loop
 from tests.cli.test_cli import write_loop
-from tests.tools.test_web import site  # noqa: F401 - the fixture
+from tests.research.test_web import site  # noqa: F401 - the fixture
 
 WEB_LOOP = """\
 name = "reader"

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from harness.assemble.connectors import build_connectors
 from harness.core.stop import StopReason
 from harness.core.usage import Usage
 from harness.outer.result import RunResult
 from harness.spec import LoopSpec
-from harness.spec.connectors import build_connectors
 from tests.conftest import RecordingSink
 
 

@@ -15,8 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from harness.checks.archive import INDEX_FILE, SourceArchive
-from harness.checks.claim_ledger import Claim, record_claims
 from harness.connect.connectors import RunContext, WebhookConnector
 from harness.connect.git_publish import push_branch, token_config
 from harness.connect.github import GitHub, HostError
@@ -24,6 +22,8 @@ from harness.core.redact import Redactor, env_file_values
 from harness.core.stop import StopReason
 from harness.core.usage import Usage
 from harness.outer.result import RunResult
+from harness.research.archive import INDEX_FILE, SourceArchive
+from harness.research.claim_ledger import Claim, record_claims
 from harness.spec.loop_spec import LoopSpec
 from harness.tools import ToolContext
 from harness.tools.mcp import McpServer, mcp_tools

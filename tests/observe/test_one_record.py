@@ -20,16 +20,16 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from harness.assemble.build import build_loop
 from harness.core.event_schema import EventBase, GateReportEvent, RoundStart
 from harness.core.redact import Redactor
 from harness.core.stop import StopReason
 from harness.observe.events import EVENTS_FILE, EventLog, read_events
 from harness.observe.trajectory import TRAJECTORY_FILE
 from harness.observe.trajectory_log import TrajectoryLog
-from harness.spec.build import build_loop
 from harness.spec.loop_spec import LoopSpec
 from tests.conftest import make_repo, verdict_entry
-from tests.spec.test_replay import LOOP
+from tests.replay.test_replay import LOOP
 
 PACKAGE = Path(__file__).parents[2] / "harness"
 

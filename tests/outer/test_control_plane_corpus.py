@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from harness.assemble.launch import recorded_loop
 from harness.core.errors import HarnessError
 from harness.memory.inbox import Inbox
 from harness.sandbox.bwrap import bwrap_problem
-from harness.spec.launch import recorded_loop
 from harness.spec.loop_spec import LoopSpec
 from tests.conftest import git, make_repo
 

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from harness.assemble.build import build_loop
 from harness.core.sink import NULL_SINK
 from harness.memory.inbox import Inbox
 from harness.models.scripted import ScriptedModel
 from harness.sandbox.bwrap import bwrap_problem
 from harness.spec import LoopSpec
-from harness.spec.build import build_loop
 from tests.conftest import git, make_repo
 from tests.outer.test_people import say
 
@@ -100,7 +100,7 @@ def test_without_a_sandbox_a_note_written_beside_progress_md_is_not_a_persons(
 def test_a_progress_file_beside_the_workspace_root_leaves_the_root_writable(
     tmp_path: Path,
 ) -> None:
-    from harness.spec.build import _state_folder
+    from harness.assemble.build import _state_folder
 
     assert _state_folder(tmp_path / "progress" / "a.md", tmp_path) == [
         (tmp_path / "progress").resolve()

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from harness import StopReason
+from harness.assemble.launch import recorded_loop
 from harness.observe.events import read_events
 from harness.sandbox.bwrap import bwrap_problem
-from harness.spec.launch import recorded_loop
 from harness.spec.loop_spec import LoopSpec
 
 RUN_ID = "attack01"

@@ -414,8 +414,8 @@ def test_loop_toml_names_the_engine_and_its_image(tmp_path: Path) -> None:
 def test_an_engine_that_is_down_is_reported_against_loop_toml(
     engine: FakeEngine, tmp_path: Path
 ) -> None:
+    from harness.assemble.build import build_sandbox
     from harness.spec import LoopSpec
-    from harness.spec.build import build_sandbox
 
     engine.set_mode("down")
     (tmp_path / "loop.toml").write_text(BASE + '[sandbox]\nbackend = "docker"\nimage = "py"\n')

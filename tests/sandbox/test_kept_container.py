@@ -274,11 +274,11 @@ def test_the_harness_interpreter_becomes_the_images_own(
 
 def test_a_loops_kept_container_ends_with_its_run(engine: FakeEngine, tmp_path: Path) -> None:
     """While the loop is still held: the run itself removes the container, not the collector."""
+    from harness.assemble.build import build_loop
     from harness.core.sink import NULL_SINK
     from harness.models.base import ToolCall
     from harness.models.scripted import ScriptedModel
     from harness.spec import LoopSpec
-    from harness.spec.build import build_loop
 
     (tmp_path / "work").mkdir()
     (tmp_path / "loop.toml").write_text(

@@ -157,8 +157,8 @@ def test_a_workspace_inside_the_hidden_home_stays_writable(home_with_credentials
 
 
 def test_loop_toml_readonly_shows_a_home_folder_read_only(home_with_credentials: Path) -> None:
+    from harness.assemble.build import build_sandbox
     from harness.spec import LoopSpec
-    from harness.spec.build import build_sandbox
 
     tools = home_with_credentials / ".cargo"
     tools.mkdir()

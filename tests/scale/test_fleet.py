@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from harness import Agent, CommandGate, OuterLoop, ScriptedModel, ToolCall
-from harness.checks.archive import SourceArchive
 from harness.core.errors import ConfigError
 from harness.outer.options import LoopOptions
+from harness.research.archive import SourceArchive
+from harness.research.gates import citations_gate
 from harness.scale.fleet import Fleet, FleetError, Subtask, SubtaskOutcome, SynthesisGates
 from harness.verify.gates import GateReport
-from harness.verify.research_gates import citations_gate
 
 
 def _loop_factory(tmp_path: Path, answers: dict[str, str], running: list[int] | None = None):

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from harness.assemble.env_setup import project_env
 from harness.core.errors import ConfigError
 from harness.scale.swebench import BenchOptions, loop_toml
 from harness.scale.swebench_envs import EnvTable, load_env_table
 from harness.scale.swebench_instance import Instance
 from harness.spec import LoopSpec
-from harness.spec.environment import project_env
 from harness.workspace.git_cmd import git
 from tests.conftest import make_repo
 

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from harness.assemble.build_critic import loop_critic
+from harness.assemble.named_models import Overrides
 from harness.core.errors import ConfigError
 from harness.models.family import model_family, other_families_first
 from harness.spec import LoopSpec
-from harness.spec.build_critic import loop_critic
-from harness.spec.named_models import Overrides
 from harness.verify.critic import Critic
 from harness.verify.human import HumanGate
 from harness.verify.panel import CriticPanel

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from harness.assemble.build import build_loop
 from harness.core.errors import ConfigError
 from harness.core.sink import NULL_SINK
 from harness.outer.options import ArtifactFile, LoopOptions
 from harness.spec import LoopSpec
-from harness.spec.build import build_loop
 
 GOOD = (
     'goal = "fix it"\nmodel = "scripted:replies.json"\n[[gates]]\ntype = "command"\ncmd = "true"\n'

@@ -11,7 +11,7 @@ import pytest
 
 from harness import Agent, OuterLoop, PytestGate, Sandbox, ScriptedModel, StopReason, ToolCall
 from harness.core.state_home import state_home
-from harness.sandbox.project_env import PythonEnv
+from harness.sandbox.python_env import PythonEnv
 from harness.verify.base_results import FOLDER, entry_key, entry_path, measure_at_base
 from harness.verify.gates import CommandGate
 from tests.conftest import git, make_repo

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from harness.assemble.build import build_loop, build_sandbox
 from harness.core.errors import ConfigError
 from harness.core.sink import NULL_SINK
 from harness.sandbox import Sandbox
 from harness.sandbox.bwrap import bwrap_problem
 from harness.spec import LoopSpec
-from harness.spec.build import build_loop, build_sandbox
 from harness.verify.gates import CommandGate, GateReport
 from harness.verify.held_out import HeldOutGate, lay_over
 from harness.verify.pytest_gate import PytestGate

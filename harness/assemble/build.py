@@ -11,8 +11,22 @@ from pathlib import Path
 
 from harness.agent.agent import Agent
 from harness.agent.session import Session
-from harness.checks.archive import ARCHIVE_DIR, INDEX_FILE, SourceArchive
-from harness.checks.claim_ledger import LEDGER_FILE
+from harness.assemble import session
+from harness.assemble.build_critic import unchecked_critic
+from harness.assemble.connectors import build_connectors
+from harness.assemble.env_setup import project_env
+from harness.assemble.named_models import (
+    MODEL_ENV,
+    Overrides,
+    choose_model,
+    overridable,
+    preflighted,
+    profile_model,
+    rooted_model,
+    spec_model,
+)
+from harness.assemble.pinning import check_gate_modules, check_unchanged, pins_of
+from harness.assemble.runner import external_runner
 from harness.core.errors import ConfigError
 from harness.core.sink import EventSink
 from harness.models.base import Model
@@ -26,27 +40,16 @@ from harness.outer.options import (
     new_run_id,
 )
 from harness.outer.rules import LoopRules
+from harness.research.archive import ARCHIVE_DIR, INDEX_FILE, SourceArchive
+from harness.research.claim_ledger import LEDGER_FILE
+from harness.research.gates import citations_gate, convergence_gate
+from harness.research.resume import carry_on_resume
+from harness.research.web import WebLimits, fetch_url_tool, read_source_tool
+from harness.research.web_search import SearchSettings, web_search_tool
 from harness.sandbox import Sandbox
-from harness.sandbox.env import ENV_NAME
-from harness.sandbox.project_env import PythonEnv
-from harness.spec import session
-from harness.spec.build_critic import unchecked_critic
-from harness.spec.connectors import build_connectors
-from harness.spec.environment import project_env
+from harness.sandbox.command_env import ENV_NAME
+from harness.sandbox.python_env import PythonEnv
 from harness.spec.loop_spec import LoopSpec
-from harness.spec.named_models import (
-    MODEL_ENV,
-    Overrides,
-    choose_model,
-    overridable,
-    preflighted,
-    profile_model,
-    rooted_model,
-    spec_model,
-)
-from harness.spec.pinning import check_gate_modules, check_unchanged, pins_of
-from harness.spec.resume import carry_on_resume
-from harness.spec.runner import external_runner
 from harness.spec.sections import (
     CitationsGateConfig,
     CommandGateConfig,
@@ -60,13 +63,10 @@ from harness.spec.sections import (
 )
 from harness.tools import Tool, default_tools
 from harness.tools.mcp import McpServer
-from harness.tools.web import WebLimits, fetch_url_tool, read_source_tool
-from harness.tools.web_search import SearchSettings, web_search_tool
 from harness.verify.gates import CommandGate, Gate, PredicateGate
 from harness.verify.held_out import HeldOutGate
 from harness.verify.human import HumanGate
 from harness.verify.pytest_gate import PytestGate
-from harness.verify.research_gates import citations_gate, convergence_gate
 
 
 def build_sandbox(
@@ -77,7 +77,7 @@ def build_sandbox(
 
     ``readonly`` paths are relative to the spec's root unless absolute or under ``~``. ``hooks``:
     the sandbox of the command hooks, with ``[hooks]``'s variables and network. ``python_env``:
-    the project's environment (see :func:`~harness.spec.environment.project_env`).
+    the project's environment (see :func:`~harness.assemble.env_setup.project_env`).
     """
     settings, root = config.sandbox, config.root
     progress = config.progress_path()

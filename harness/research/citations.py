@@ -8,7 +8,7 @@ A citation is a source in brackets followed by a quote::
 The source may be a path (relative to where the check runs, or to the folder holding the
 sources folder) or a file name inside the sources folder, with or without ``.md``;
 ``[03-harbour-log] "..."`` works too; a local PDF or HTML file is read as a fetched one
-would be. With a run's archive (see :mod:`harness.checks.archive`),
+would be. With a run's archive (see :mod:`harness.research.archive`),
 it may also be a fetched source's id (``[source: s-1a2b3c4d5e6f]``) or the address it was
 fetched from; a web source that was never fetched fails. Straight or curly double quotes both
 delimit a quote. A quote passes when it occurs in the cited document's text (an archived
@@ -35,10 +35,10 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 from urllib.parse import urlsplit
 
-from harness.checks.archive import ID_DIGITS, ID_PREFIX, SourceArchive
-from harness.checks.extract import HTML_TYPES, PDF_TYPES, renditions
 from harness.checks.markdown import EXIT_FAILED, EXIT_PASSED, EXIT_UNREADABLE, read_text, section
 from harness.core.errors import ConfigError, ToolError
+from harness.research.archive import ID_DIGITS, ID_PREFIX, SourceArchive
+from harness.research.extract import HTML_TYPES, PDF_TYPES, renditions
 
 QUOTE_SHOWN = 80
 """Characters of a quote repeated in a problem message."""

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from harness.assemble import session
+from harness.assemble.named_models import named_model
 from harness.core.errors import ConfigError
 from harness.models.scripted import ScriptedModel
-from harness.spec import session
 from harness.spec.loop_spec import LoopSpec
-from harness.spec.named_models import named_model
 
 LOOP = """\
 goal = "g"

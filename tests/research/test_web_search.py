@@ -13,10 +13,10 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from harness.checks.archive import SourceArchive
 from harness.core.errors import ConfigError
+from harness.research.archive import SourceArchive
+from harness.research.web_search import BRAVE_ENDPOINT, SearchSettings, web_search_tool
 from harness.tools import ToolContext
-from harness.tools.web_search import BRAVE_ENDPOINT, SearchSettings, web_search_tool
 
 KEY = "brave-test-key-123"
 RESULTS = {

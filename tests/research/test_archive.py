@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.checks.archive import INDEX_FILE, SourceArchive, source_id
-from harness.checks.extract import renditions
 from harness.core.errors import ConfigError, ToolError
 from harness.core.nofollow import UnsafePath
+from harness.research.archive import INDEX_FILE, SourceArchive, source_id
+from harness.research.extract import renditions
 from tests.research_web import HISTORY, REPORT
 
 
@@ -142,7 +142,7 @@ def test_a_contents_text_is_extracted_once_and_its_bytes_checked_every_time(
         extracted.append(body)
         return renditions(body, kind, encoding)
 
-    monkeypatch.setattr("harness.checks.archive.renditions", counted)
+    monkeypatch.setattr("harness.research.archive.renditions", counted)
     archive = SourceArchive(tmp_path)
     first = archive.add("http://a.example/h", HISTORY, headers={"content-type": "text/html"})
     mirror = archive.add("http://b.example/h", HISTORY, headers={"content-type": "text/html"})

@@ -22,9 +22,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ValidationError
 
-from harness.checks.extract import PDF_TYPES, media_type, renditions
 from harness.core.errors import ConfigError
 from harness.core.nofollow import append, read_bytes, write_atomic
+from harness.research.extract import PDF_TYPES, media_type, renditions
 
 ARCHIVE_DIR = "sources"
 """The folder of a run's folder (``.harness/runs/<run id>/``) that holds its archive."""

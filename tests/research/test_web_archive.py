@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.checks.archive import SourceArchive, source_id
+from harness.research.archive import SourceArchive, source_id
+from harness.research.web import WebLimits, fetch_url_tool, read_source_tool
 from harness.tools import ToolContext
-from harness.tools.web import WebLimits, fetch_url_tool, read_source_tool
 from tests.research_web import HISTORY, REPORT, Web, serve_web
 
 LIMITS = WebLimits(allow_domains=["127.0.0.1"], max_bytes=100_000, timeout=10)

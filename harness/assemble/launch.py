@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from harness.assemble.build import build_loop, mcp_servers, run_folder
+from harness.assemble.named_models import OverrideError, Overrides
 from harness.core.errors import ConfigError
 from harness.core.sink import EventSink
 from harness.models.base import Model
 from harness.observe.record import run_record
 from harness.outer.loop import OuterLoop
 from harness.outer.options import new_run_id
-from harness.spec.build import build_loop, mcp_servers, run_folder
 from harness.spec.loop_spec import LoopSpec
-from harness.spec.named_models import OverrideError, Overrides
 from harness.tools import Tool
 
 

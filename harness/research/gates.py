@@ -1,13 +1,13 @@
 """The research gates: every quote checked against its source, and the claims converged.
 
 Both read a findings file in the round's checkout; fetched sources are looked up in the run's
-archive (:mod:`harness.checks.archive`), local ones in a folder of the checkout.
+archive (:mod:`harness.research.archive`), local ones in a folder of the checkout.
 
 - :func:`citations_gate` fails the round naming each citation whose quote is not in the source
   it names, or whose source was never fetched.
 - :func:`convergence_gate` records the claims in the run's ledger each time it runs and passes
   when they have stayed unchanged for ``stable_rounds`` rounds and every key claim has
-  ``min_sources`` independent sources that agree (see :mod:`harness.checks.claim_ledger`); the
+  ``min_sources`` independent sources that agree (see :mod:`harness.research.claim_ledger`); the
   sources that disagree are written to ``contradictions.md`` beside the ledger, named in its
   summary and noted for the critic.
 """
@@ -17,11 +17,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from harness.checks.archive import SourceArchive
-from harness.checks.citations import check_findings
-from harness.checks.claim_ledger import converged
 from harness.core.atomic import atomic_write_text
 from harness.core.errors import ConfigError
+from harness.research.archive import SourceArchive
+from harness.research.citations import check_findings
+from harness.research.claim_ledger import converged
 from harness.verify.gates import GateReport, PredicateGate
 
 CONTRADICTIONS_FILE = "contradictions.md"

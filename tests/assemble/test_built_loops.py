@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
+from harness.assemble.build import build_loop, mcp_servers
 from harness.cli.templates import LOOP_TOML
 from harness.core.sink import NULL_SINK
 from harness.outer.loop import OuterLoop
 from harness.outer.options import ArtifactFile
 from harness.spec import LoopSpec
-from harness.spec.build import build_loop, mcp_servers
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPECTED = json.loads((Path(__file__).parent / "built_loops.json").read_text(encoding="utf-8"))

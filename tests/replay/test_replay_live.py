@@ -7,17 +7,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from harness.assemble.launch import recorded_loop
 from harness.core.stop import StopReason
 from harness.core.trajectory_schema import ModelStep
 from harness.models.handover import CUT_OFF
 from harness.observe.run_summary import RUNS_DIR
 from harness.observe.trajectory import TRAJECTORY_FILE, Trajectory
-from harness.spec.launch import recorded_loop
+from harness.replay.run import replay_run
 from harness.spec.loop_spec import LoopSpec
-from harness.spec.replay import replay_run
 from harness.workspace.git_cmd import branch_exists
 from tests.conftest import git, make_repo, verdict_entry
-from tests.spec.test_replay import LOOP, _recorded
+from tests.replay.test_replay import LOOP, _recorded
 
 LIVE = [
     {"name": "write_file", "arguments": {"path": "out.txt", "content": "no\n"}},

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.checks.archive import SourceArchive, source_id
-from harness.checks.citations import main
+from harness.research.archive import SourceArchive, source_id
+from harness.research.citations import main
+from harness.research.gates import citations_gate
+from harness.research.web import WebLimits, fetch_url_tool
 from harness.tools import ToolContext
-from harness.tools.web import WebLimits, fetch_url_tool
-from harness.verify.research_gates import citations_gate
 from tests.research_web import HISTORY, REPORT, Web, serve_web
 
 KEEPER = "The keeper's log says the lamp was first lit on 20 May 1887, six days late.\n"

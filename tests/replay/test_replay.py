@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
+from harness.assemble import build
+from harness.assemble.launch import recorded_loop
 from harness.core.stop import StopReason
 from harness.core.trajectory_schema import ToolStep, VerdictStep
 from harness.observe.run_summary import RUNS_DIR
 from harness.observe.trajectory import Trajectory
-from harness.spec import build
-from harness.spec.launch import recorded_loop
+from harness.replay.run import replay_run
 from harness.spec.loop_spec import LoopSpec
-from harness.spec.replay import replay_run
 from harness.tools import Tool, ToolContext, ToolResult
 from tests.conftest import make_repo, verdict_entry
 

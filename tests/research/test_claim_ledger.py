@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.checks.claim_ledger import (
+from harness.core.errors import ConfigError
+from harness.core.nofollow import UnsafePath
+from harness.research.claim_ledger import (
     Claim,
     carry_ledger,
     converged,
@@ -16,8 +18,6 @@ from harness.checks.claim_ledger import (
     record_claims,
     stable_for,
 )
-from harness.core.errors import ConfigError
-from harness.core.nofollow import UnsafePath
 
 FINDINGS = """\
 # Findings

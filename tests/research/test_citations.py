@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.checks.citations import (
+from harness.research.citations import (
     Citation,
     check_findings,
     main,
@@ -179,7 +179,7 @@ def test_command_line_unreadable_inputs(sources: Path, capsys: pytest.CaptureFix
 def test_runs_as_a_module(sources: Path) -> None:
     Path("findings.md").write_text('# F\n\n[source: 01-log] "first lit in 1851"\n')
     result = subprocess.run(
-        [sys.executable, "-m", "harness.checks.citations", "findings.md", "--sources", "sources"],
+        [sys.executable, "-m", "harness.research.citations", "findings.md", "--sources", "sources"],
         capture_output=True,
         text=True,
     )

@@ -20,16 +20,16 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
-from harness.checks.archive import ARCHIVE_DIR, SourceArchive
-from harness.checks.claim_ledger import LEDGER_FILE, carry_ledger
 from harness.core import nofollow
 from harness.core.event_schema import RoundStart, RunStart, parse_event
 from harness.memory.run_state import RunState
 from harness.observe.events import EVENTS_FILE, read_events
-from harness.outer.options import ResumeHook
+from harness.research.archive import ARCHIVE_DIR, SourceArchive
+from harness.research.claim_ledger import LEDGER_FILE, carry_ledger
 
 _HEAD = 64 * 1024
 """How much of an event log is read to find the run's ``run_start`` (its first events)."""
@@ -37,7 +37,7 @@ _HEAD = 64 * 1024
 
 def carry_on_resume(
     root: Path, run: Path, archive: SourceArchive, *, loop_name: str, workspace: Path
-) -> ResumeHook:
+) -> Callable[[RunState, int], None]:
     """The hook that starts ``run``'s archive and ledger with the earlier run's, on a resume.
 
     ``root`` is the project's root (where ``.harness/runs`` is), ``run`` the new run's folder;

@@ -9,7 +9,7 @@ said in the observation. HTML is reduced to its main content as Markdown
 by trafilatura (navigation, footers and scripts left out), a PDF to its text by pypdf; text,
 Markdown and JSON are shown as they are; anything else is refused.
 
-With an archive (see :mod:`harness.checks.archive`), every body read is kept there with its
+With an archive (see :mod:`harness.research.archive`), every body read is kept there with its
 address, time and headers, and the observation ends with its source id. ``read_source`` reads
 an archived source again without the network; a replayed archive makes ``fetch_url`` answer
 from it alone.
@@ -32,12 +32,12 @@ from urllib.parse import urljoin, urlsplit
 
 from pydantic import Field
 
-from harness.checks.archive import ArchivedFetch, SourceArchive
-from harness.checks.extract import is_readable, media_type, shown_text
 from harness.core.errors import ConfigError, ToolError
 from harness.core.section import Section, check_field
+from harness.research.archive import ArchivedFetch, SourceArchive
+from harness.research.extract import is_readable, media_type, shown_text
+from harness.research.web_search import WebSearchConfig
 from harness.tools.toolkit import Tool, tool
-from harness.tools.web_search import WebSearchConfig
 
 if TYPE_CHECKING:
     import httpx

@@ -25,10 +25,10 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from harness.checks.archive import SourceArchive
 from harness.core.errors import ConfigError, ToolError
 from harness.core.section import Section, check_field
-from harness.sandbox.env import EnvName
+from harness.research.archive import SourceArchive
+from harness.sandbox.command_env import EnvName
 from harness.tools.toolkit import Tool, tool
 
 BRAVE_ENDPOINT = "https://api.search.brave.com/res/v1/web/search"

@@ -15,16 +15,16 @@ from pathlib import Path
 
 import pytest
 
-from harness.checks.archive import ARCHIVE_DIR, INDEX_FILE, SourceArchive, source_id
-from harness.checks.claim_ledger import LEDGER_FILE, parse_claims, read_ledger, record_claims
+from harness.assemble.build import run_folder
+from harness.assemble.launch import recorded_loop
+from harness.assemble.named_models import Overrides
 from harness.core.event_schema import RoundStart, RunStart
 from harness.core.stop import StopReason
 from harness.observe.events import EVENTS_FILE, EventLog
 from harness.outer.result import RunResult
+from harness.research.archive import ARCHIVE_DIR, INDEX_FILE, SourceArchive, source_id
+from harness.research.claim_ledger import LEDGER_FILE, parse_claims, read_ledger, record_claims
 from harness.spec import LoopSpec
-from harness.spec.build import run_folder
-from harness.spec.launch import recorded_loop
-from harness.spec.named_models import Overrides
 from tests.cli.test_cli import harness
 from tests.conftest import make_repo
 from tests.research_web import HISTORY, REPORT, Web, serve_web

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from harness.core.errors import ConfigError
+from harness.research.web import WebLimits, fetch_url_tool
 from harness.tools import ToolContext
-from harness.tools.web import WebLimits, fetch_url_tool
 
 ARTICLE = b"""<html><head><title>Tides</title><script>var tracking = 1;</script></head>
 <body><nav><a href="/">Home</a> | <a href="/about">About us</a></nav>

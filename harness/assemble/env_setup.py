@@ -29,7 +29,7 @@ import uv
 from harness.core.errors import ConfigError
 from harness.core.state_home import state_home
 from harness.sandbox import Sandbox
-from harness.sandbox.project_env import PythonEnv, detected_env
+from harness.sandbox.python_env import PythonEnv, detected_env
 from harness.spec.loop_spec import LoopSpec
 from harness.workspace.git_cmd import git, run_git
 

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from harness.sandbox import Sandbox
-from harness.sandbox.project_env import PythonEnv, detected_env
-from harness.verify.environment import base_blocker
+from harness.sandbox.python_env import PythonEnv, detected_env
 from harness.verify.junit import JUnitReport
 from harness.verify.pytest_gate import PytestGate
+from harness.verify.pytest_runtime import base_blocker
 
 BACKENDS = ["bwrap", "none"]
 

@@ -28,6 +28,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.assemble.launch import recorded_loop
+from harness.assemble.named_models import Overrides
 from harness.core.errors import ConfigError
 from harness.core.text import inert
 from harness.core.trajectory_schema import (
@@ -45,12 +47,10 @@ from harness.observe.trajectory import Trajectory
 from harness.outer.decision import RoundReport
 from harness.outer.options import new_run_id
 from harness.outer.result import RunResult
+from harness.replay.live import keep_branch, run_end
 from harness.sandbox.bwrap import bwrap_problem
-from harness.spec.launch import recorded_loop
 from harness.spec.loop_spec import LoopSpec
-from harness.spec.named_models import Overrides
 from harness.spec.outline import find_config
-from harness.spec.replay_live import keep_branch, run_end
 from harness.workspace.git_cmd import GitIsolationError, git
 from harness.workspace.workspace import IDENTITY_ENV
 

@@ -5,10 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from harness.memory.skill import Skill
-from harness.models.base import Model
-from harness.spec.loop_spec import LoopSpec
-from harness.spec.named_models import (
+from harness.assemble.named_models import (
     CRITIC_MODEL_ENV,
     Overrides,
     choose_model,
@@ -18,6 +15,9 @@ from harness.spec.named_models import (
     rooted_model,
     spec_model,
 )
+from harness.memory.skill import Skill
+from harness.models.base import Model
+from harness.spec.loop_spec import LoopSpec
 from harness.verify.critic import Critic
 from harness.verify.critic_config import ModelChoice
 from harness.verify.human import HumanGate

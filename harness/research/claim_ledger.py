@@ -27,8 +27,12 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-from harness.checks.archive import SourceArchive
-from harness.checks.citations import (
+from harness.checks.markdown import parse_heading
+from harness.core.errors import ConfigError
+from harness.core.nofollow import append, read_text, write_atomic
+from harness.core.redact import redact_strings
+from harness.research.archive import SourceArchive
+from harness.research.citations import (
     Citation,
     SourceReader,
     Verified,
@@ -36,10 +40,6 @@ from harness.checks.citations import (
     parse_citations,
     without_citations,
 )
-from harness.checks.markdown import parse_heading
-from harness.core.errors import ConfigError
-from harness.core.nofollow import append, read_text, write_atomic
-from harness.core.redact import redact_strings
 
 LEDGER_FILE = "claims.jsonl"
 CONTRADICTIONS = "Contradictions between sources:"

@@ -10,7 +10,7 @@ import pytest
 
 from harness.core.errors import ConfigError
 from harness.sandbox import Sandbox
-from harness.sandbox.env import ALLOWED_NAMES, allowed_env, safe_env, with_python_first
+from harness.sandbox.command_env import ALLOWED_NAMES, allowed_env, safe_env, with_python_first
 
 BIN = str(Path(sys.executable).parent)
 HARNESS_ENV = {
