@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.spec.build import build_sandbox
+from harness.assemble.build import build_sandbox
 from harness.spec.loop_spec import LoopSpec
 
 WRITES = [
