@@ -134,6 +134,10 @@ class ExternalRunner:
         """The agent's last answer: by default its standard output, trimmed."""
         return stdout.strip()
 
+    def readable(self, workspace: Path) -> list[Path]:
+        """Paths outside ``workspace`` the agent may read (shown read-only in the sandbox)."""
+        return []
+
     def version_problem(self, version: str) -> str | None:
         """Why the version the agent reports (``--version``'s output) is known not to work."""
         return None
@@ -244,6 +248,7 @@ class ExternalRunner:
             env = {**git, **invocation.env, "HOME": str(home)}
             command, full_env = sandbox.wrap(
                 argv, cwd=workspace, workspace=workspace, env=env, writable=[home],
+                readonly=self.readable(workspace),
                 sockets=[socket_path] if socket_path is not None else (),
             )  # fmt: skip
             code, why = self._wait(command, full_env, workspace, invocation.stdin, gateway,
