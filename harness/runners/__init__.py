@@ -12,9 +12,11 @@ if TYPE_CHECKING:
     from harness.runners.base import ExternalRunner
 
 RUNNERS = {
+    "aider": "harness.runners.aider:AiderRunner",
     "claude-code": "harness.runners.claude_code:ClaudeCodeRunner",
     "codex": "harness.runners.codex:CodexRunner",
     "command": "harness.runners.command:CommandRunner",
+    "mini-swe-agent": "harness.runners.mini_swe_agent:MiniSweAgentRunner",
 }
 """Each external runner's name in loop.toml (``[agent] runner``) and where its class is."""
 

@@ -1,0 +1,134 @@
+"""aider as a round's session: ``aider --message-file TASK``, every question answered yes.
+
+aider talks to the gateway as an OpenAI-compatible provider (``OPENAI_API_BASE``), edits files
+with SEARCH/REPLACE blocks (``--edit-format diff``), and is set up to run unattended and
+offline: no commits of its own (the harness commits the round), no update check, release notes,
+analytics, model-warning prompt or URL scraping, and a model-metadata file naming the gateway's
+model so that it fetches no model-price table. Its chat history goes to its private home, not
+the repository. It reads the repository through git (its repository map), which needs an
+author: a ``.gitconfig`` in its home gives one, else aider writes one into the repository's own
+configuration. Shell commands it suggests are not run (``--yes-always`` declines them).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+from harness.gateway.gateway import GatewayAddress
+from harness.runners.base import ExternalRunner, Invocation
+
+VERSION = "0.86.2"
+"""The version the harness is tested with."""
+PROVIDER = "openai/"
+"""The litellm route by which aider reaches the gateway."""
+TASK = "aider.task.md"
+METADATA = "aider.model.metadata.json"
+CHAT_HISTORY = "aider.chat.history.md"
+INPUT_HISTORY = "aider.input.history"
+CONTEXT_TOKENS = 128_000
+"""The input window aider is told the model has (it decides what to send by it)."""
+REPLY_TOKENS = 8_192
+USER_LINE = "#### "
+"""How aider's chat history writes each line of a message of the user's."""
+NOTE_LINE = "> "
+"""How aider's chat history marks its own notes (tokens used, files added, edits applied)."""
+GITCONFIG = "[user]\n\tname = aider\n\temail = aider@localhost\n"
+VERSION_LINE = re.compile(r"^aider \d+\.\d+", re.MULTILINE)
+"""How ``aider --version`` begins its answer."""
+
+
+class AiderRunner(ExternalRunner):
+    """aider, unattended and offline but for the gateway; see the module's doc."""
+
+    name = "aider"
+    executable = "aider"
+    install = (
+        "python3 -m venv /opt/harness-agents/aider && "
+        f"/opt/harness-agents/aider/bin/pip install aider-chat=={VERSION}"
+    )
+    wire = "openai-chat"
+
+    def invocation(
+        self, task: str, gateway: GatewayAddress, home: Path, workspace: Path
+    ) -> Invocation:
+        model = PROVIDER + gateway.model
+        metadata = {
+            model: {
+                "max_input_tokens": CONTEXT_TOKENS,
+                "max_output_tokens": REPLY_TOKENS,
+                "input_cost_per_token": 0,
+                "output_cost_per_token": 0,
+                "litellm_provider": "openai",
+                "mode": "chat",
+            }
+        }
+        argv = [
+            self.program,
+            "--model", model,
+            "--message-file", str(home / TASK),
+            "--yes-always",
+            "--no-auto-commits",
+            "--no-dirty-commits",
+            "--no-gitignore",
+            "--no-check-update",
+            "--no-show-release-notes",
+            "--analytics-disable",
+            "--no-detect-urls",
+            "--no-show-model-warnings",
+            "--no-pretty",
+            "--no-fancy-input",
+            "--edit-format", "diff",
+            "--model-metadata-file", str(home / METADATA),
+            "--chat-history-file", str(home / CHAT_HISTORY),
+            "--input-history-file", str(home / INPUT_HISTORY),
+        ]  # fmt: skip
+        return Invocation(
+            argv=argv,
+            env={
+                "OPENAI_API_BASE": gateway.base_url + "/v1",
+                "OPENAI_API_KEY": gateway.token,
+                "TERM": "dumb",
+            },
+            files={
+                TASK: task,
+                METADATA: json.dumps(metadata),
+                ".gitconfig": GITCONFIG,
+            },
+        )
+
+    def readable(self, workspace: Path) -> list[Path]:
+        """The worktree's git folders, which aider reads the repository through: a worktree's
+        ``.git`` is a file naming a folder of the main repository's, which the sandbox hides."""
+        found = subprocess.run(
+            ["git", "rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir"],
+            cwd=workspace, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        if found.returncode != 0:
+            return []
+        folders = {Path(line) for line in found.stdout.splitlines() if line}
+        return sorted(path for path in folders if not path.is_relative_to(workspace))
+
+    def final_message(self, stdout: str, home: Path) -> str:
+        """aider's last reply, from its chat history: after the last message of the user's, the
+        last text between aider's own notes (tokens used, edits applied, a lint check's result)."""
+        history = home / CHAT_HISTORY
+        lines = history.read_text(errors="replace").splitlines() if history.is_file() else []
+        users = [i for i, line in enumerate(lines) if line.startswith(USER_LINE)]
+        if not users:
+            return stdout.strip()
+        replies = [""]
+        for line in lines[users[-1] + 1 :]:
+            if not line.startswith(NOTE_LINE):
+                replies[-1] += line + "\n"
+            elif replies[-1].strip():
+                replies.append("")
+        return next((text.strip() for text in reversed(replies) if text.strip()), "")
+
+    def version_problem(self, version: str) -> str | None:
+        """A program that does not answer ``--version`` as aider does is not aider."""
+        if VERSION_LINE.search(version) is None:
+            return f"`--version` said {version[:80]!r}, which is not aider's answer"
+        return None

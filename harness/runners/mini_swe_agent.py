@@ -1,0 +1,121 @@
+"""mini-swe-agent as a round's session: ``mini --yolo --exit-immediately``, one ``bash`` tool.
+
+mini talks to the gateway through litellm's OpenAI route (``model.model_kwargs.api_base``) and
+runs each command the model calls its ``bash`` tool with in a fresh shell in the worktree;
+the session ends when a command prints ``COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`` first. Set up
+to run unattended: its first-run set-up wizard and start-up banner off, its global
+configuration in its private home, no cost limit of its own and cost tracking of an unknown
+model tolerated (the run's budget holds at the gateway), and one attempt per model request (it
+would retry a refusal ten times, minutes apart). The task and these settings reach it in a
+configuration file merged over its own ``mini.yaml``; its trajectory is written to its home.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from harness.gateway.gateway import GatewayAddress
+from harness.runners.base import ExternalRunner, Invocation
+
+VERSION = "2.4.6"
+"""The version the harness is tested with."""
+CONFIG = "mini.harness.yaml"
+"""The task and the gateway's settings, merged over mini's ``mini.yaml`` (JSON is YAML)."""
+TRAJECTORY = "mini.trajectory.json"
+CONFIG_DIR = ".config/mini-swe-agent"
+"""mini's global configuration folder (a ``.env`` it loads), in its private home."""
+VERSION_LINE = re.compile(r"mini-swe-agent version (\d+)\.\d+")
+"""How ``mini --help`` says its version (on its start-up banner)."""
+FIRST_VERSION = 2
+"""The first major version that works: 1.x takes one ``--config`` file, the last given."""
+PROBLEM_1X = "it reads one --config file and no task from it, and asks for the task at a terminal"
+
+
+class _Message(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    role: str
+    content: str | list[object] | None = None
+
+
+class _Info(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    submission: str = ""
+    exit_status: str = ""
+
+
+class _Trajectory(BaseModel):
+    """What the runner reads of mini's trajectory file."""
+
+    model_config = ConfigDict(extra="ignore")
+    info: _Info
+    messages: list[_Message]
+
+
+class MiniSweAgentRunner(ExternalRunner):
+    """mini-swe-agent, unattended and offline but for the gateway; see the module's doc."""
+
+    name = "mini-swe-agent"
+    executable = "mini"
+    install = (
+        "python3 -m venv /opt/harness-agents/mini-swe-agent && "
+        f"/opt/harness-agents/mini-swe-agent/bin/pip install mini-swe-agent=={VERSION}"
+    )
+    wire = "openai-chat"
+    version_args = ("--help",)
+
+    def invocation(
+        self, task: str, gateway: GatewayAddress, home: Path, workspace: Path
+    ) -> Invocation:
+        config = {
+            "run": {"task": task},
+            "model": {
+                "model_kwargs": {"api_base": gateway.base_url + "/v1"},
+                "cost_tracking": "ignore_errors",
+            },
+        }
+        argv = [
+            self.program,
+            "--model", "openai/" + gateway.model,
+            "--yolo",
+            "--exit-immediately",
+            "--cost-limit", "0",
+            "--output", str(home / TRAJECTORY),
+            "--config", "mini.yaml",
+            "--config", str(home / CONFIG),
+        ]  # fmt: skip
+        return Invocation(
+            argv=argv,
+            env={
+                "OPENAI_API_KEY": gateway.token,
+                "MSWEA_CONFIGURED": "true",
+                "MSWEA_SILENT_STARTUP": "1",
+                "MSWEA_GLOBAL_CONFIG_DIR": str(home / CONFIG_DIR),
+                "MSWEA_COST_TRACKING": "ignore_errors",
+                "MSWEA_MODEL_RETRY_STOP_AFTER_ATTEMPT": "1",
+            },
+            files={CONFIG: json.dumps(config, ensure_ascii=False)},
+        )
+
+    def final_message(self, stdout: str, home: Path) -> str:
+        """What mini submitted (the output after its marker line), else its last reply's text."""
+        try:
+            trajectory = _Trajectory.model_validate_json((home / TRAJECTORY).read_bytes())
+        except (OSError, ValidationError):
+            return stdout.strip()
+        if trajectory.info.submission.strip():
+            return trajectory.info.submission.strip()
+        replies = [m.content for m in trajectory.messages if m.role == "assistant"]
+        last = replies[-1] if replies else None
+        return last.strip() if isinstance(last, str) else ""
+
+    def version_problem(self, version: str) -> str | None:
+        """mini 1.x (1.17.5 tried): with the runner's two ``--config`` files it reads only the
+        second, without mini.yaml's prompts, and asks for a task on its input."""
+        found = VERSION_LINE.search(version)
+        if found is not None and int(found.group(1)) < FIRST_VERSION:
+            return f"mini-swe-agent {found.group(1)}.x is known not to work ({PROBLEM_1X})"
+        return None
