@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.core.trajectory_schema import ModelStep
-from harness.observe.trajectory import TRAJECTORY_FILE, read_trajectory
+from harness.observe.trajectory import Trajectory
 from tests.conftest import make_repo
 
 AGENTS = Path("/opt/harness-agents")
@@ -89,9 +88,10 @@ def run_folder(root: Path) -> Path:
 
 def tasks_by_round(root: Path) -> dict[int, str]:
     """The first request of each round's session as the trajectory recorded it (the gateway's
-    record of what the agent sent), its messages as one text."""
+    record of what the agent sent), its messages as one text (long ones read back from the
+    trajectory's side folder)."""
     firsts: dict[int, str] = {}
-    for record in read_trajectory(run_folder(root) / TRAJECTORY_FILE):
-        if isinstance(record, ModelStep) and record.round is not None:
-            firsts.setdefault(record.round, json.dumps(record.request.messages))
+    for call in Trajectory.load(run_folder(root)).calls():
+        if call.step.round is not None:
+            firsts.setdefault(call.step.round, json.dumps(call.messages))
     return firsts

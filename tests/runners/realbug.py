@@ -10,19 +10,18 @@ from __future__ import annotations
 
 import difflib
 import json
-import os
 import shutil
 import subprocess
-import sys
 import tarfile
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from harness.observe.trajectory import Trajectory
+from tests.cli.test_cli import harness as cli_harness
 from tests.conftest import git
 from tests.openai_server import Request
+from tests.runners.installed import AGENTS
 
 CASE = Path(__file__).parents[1] / "realworld" / "cases" / "itsdangerous"
 SOURCE = "itsdangerous.py"
@@ -30,7 +29,6 @@ TEST_ID = "tests.py::SignerTestCase::test_sign_invalid_separator"
 GOAL = f"The test {TEST_ID} fails. Fix {SOURCE}, not the tests."
 PROVIDER_KEY = "sk-provider-" + "c4n4ry9Qx7Lm2Vb8Np3Kw6"
 """The provider's key: the harness holds it, the agent must never see it."""
-AGENTS = Path("/opt/harness-agents")
 ASSIGNMENT = "        self.sep = sep\n"
 WRONG = (
     "        self.sep = want_bytes(sep)\n"
@@ -73,8 +71,9 @@ def wrong_source() -> str:
     return base.replace(ASSIGNMENT, WRONG)
 
 
-def project(root: Path, *, runner: str, program: Path, extra: str = "") -> Path:
-    """The case's base as a repository of one commit, with a loop.toml running ``runner``."""
+def project(root: Path, *, runner: str, program: Path, api_base: str) -> Path:
+    """The case's base as a repository of one commit, with a loop.toml running ``runner`` on
+    the loop's model behind the provider at ``api_base``."""
     root.mkdir(parents=True)
     with tarfile.open(CASE / "base.tar.gz") as archive:
         archive.extractall(root, filter="data")
@@ -85,7 +84,7 @@ def project(root: Path, *, runner: str, program: Path, extra: str = "") -> Path:
         model = "openai/fake-model"
         max_iterations = 2
         [model_options]
-        api_base = "{{api_base}}"
+        api_base = "{api_base}"
         num_retries = 0
         [agent]
         runner = "{runner}"
@@ -96,7 +95,6 @@ def project(root: Path, *, runner: str, program: Path, extra: str = "") -> Path:
         type = "pytest"
         args = "{TEST_ID}"
         """)
-        + extra
     )
     (root / ".gitignore").write_text(".harness/\nprogress/\n")
     git(root, "init", "-q", "-b", "main")
@@ -107,38 +105,19 @@ def project(root: Path, *, runner: str, program: Path, extra: str = "") -> Path:
     return root
 
 
-def point_at(root: Path, api_base: str) -> None:
-    """Point the loop's model at the provider (a port known only once the server runs)."""
-    loop = root / "loop.toml"
-    loop.write_text(loop.read_text().replace("{api_base}", api_base))
-
-
 def harness(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """``harness ARGS`` as a user runs it, with the provider's key in its environment."""
-    env = {**os.environ, "OPENAI_API_KEY": PROVIDER_KEY, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    env.pop("HARNESS_MODEL", None)
-    return subprocess.run(
-        [sys.executable, "-m", "harness.cli.main", *args],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
+    """``harness ARGS`` as a user runs it, the provider's key in its environment."""
+    return cli_harness(*args, cwd=cwd, env={"OPENAI_API_KEY": PROVIDER_KEY})
 
 
-def run_folder(root: Path) -> Path:
-    (folder,) = (root / ".harness" / "runs").iterdir()
-    return folder
-
-
-def events(root: Path) -> list[dict[str, object]]:
-    path = run_folder(root) / "events.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines()]
-
-
-def first_task(root: Path, round_number: int) -> str:
-    """What the agent sent as its task in its first request of ``round_number``, as recorded."""
-    calls = [c for c in Trajectory.load(run_folder(root)).calls() if c.step.round == round_number]
-    assert calls, f"no model call recorded in round {round_number}"
-    users = [m["content"] for m in calls[0].messages if m["role"] == "user"]
-    return "\n".join(str(text) for text in users)
+def written(root: Path) -> dict[str, str]:
+    """Every file the harness wrote for the project's runs (its records, progress, reports)."""
+    return {
+        str(path.relative_to(root)): path.read_text(errors="replace")
+        for folder in (root / ".harness", root / "progress")
+        for path in folder.rglob("*")
+        if path.is_file()
+    }
 
 
 def key_only_in_auth(requests: list[Request]) -> list[str]:

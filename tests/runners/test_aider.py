@@ -10,13 +10,14 @@ from pathlib import Path
 import pytest
 
 from harness import Budget, OuterLoop, PytestGate, StopReason
-from harness.agent.agent import AgentStop
 from harness.models.litellm_model import LiteLLMModel
 from harness.runners.aider import VERSION, AiderRunner
 from harness.sandbox.bwrap import bwrap_problem
+from tests.cli.test_examples import of_kind, read_events
 from tests.conftest import git
 from tests.openai_server import Behaviour, OpenAIServer, Request, Text
 from tests.runners import realbug
+from tests.runners.installed import run_folder, tasks_by_round
 
 pytestmark = [
     pytest.mark.slow,
@@ -60,61 +61,75 @@ def model(server: OpenAIServer) -> LiteLLMModel:
 
 
 def test_a_wrong_fix_fails_and_round_two_fixes_it_with_the_failure_in_its_task(
-    tmp_path: Path, program: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, program: Path
 ) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", realbug.PROVIDER_KEY)
-    root = realbug.project(tmp_path / "itsdangerous", runner="aider", program=program)
     base, wrong, fixed = realbug.base_source(), realbug.wrong_source(), realbug.fixed_source()
-    with Watching(program, deadline=300) as server:
+    with Watching(program, deadline=600) as server:
+        root = realbug.project(
+            tmp_path / "itsdangerous", runner="aider", program=program, api_base=server.api_base
+        )
         server.queue(
             Text(f"{WRONG_SAYS}\n\n{realbug.search_replace(realbug.SOURCE, base, wrong)}"),
             Text(LINT_SAYS),
             Text(f"{RIGHT_SAYS}\n\n{realbug.search_replace(realbug.SOURCE, wrong, fixed)}"),
             Text(LINT_SAYS),
         )
-        runner = AiderRunner(model(server), path=program)
-        loop = OuterLoop(
-            realbug.GOAL, runner, gates=[PytestGate(realbug.TEST_ID)], workspace=root,
-            max_iterations=2, progress=tmp_path / "progress.md",
-        )  # fmt: skip
-        result = loop.run()
-    assert result.stop_reason is StopReason.PASSED, result.message
-    first, second = result.rounds
-    assert (first.passed, second.passed) == (False, True)
-    assert (first.agent_stop, first.steps, first.agent_summary) == (
-        AgentStop.ANSWERED, 2, LINT_SAYS,
-    )  # fmt: skip
-    # aider's first request of each round ends with the task: round 2's holds round 1's failure,
-    # and each round's second, aider's lint check of what it edited
+        run = realbug.harness("run", cwd=root)
+        assert run.returncode == 0, run.stdout + run.stderr
+        folder, events, tasks = run_folder(root), read_events(root), tasks_by_round(root)
+        shown = realbug.harness("show", folder.name, cwd=root)
+        report = realbug.harness("report", folder.name, "--html", "report.html", cwd=root)
+        replay = realbug.harness("replay", folder.name, cwd=root)
+    assert "PASSED: round 2 passed every gate" in run.stdout
+    assert [(g["round"], g["passed"]) for g in of_kind(events, "gate_report")] == [
+        (1, False), (2, True),
+    ]  # fmt: skip
+    # each round: aider's request with the task, then its lint check of what it edited; round
+    # 2's task (the trajectory's record of aider's first request) holds round 1's failure
     requests = server.requests
-    assert len(requests) == 4
+    assert len(requests) == 4  # the replay sent none
     lint = [str(requests[n].body["messages"][-1]["content"]) for n in (1, 3)]
     assert all("# Fix any errors below, if possible." in text for text in lint)
-    tasks = [str(requests[n].body["messages"][-1]["content"]) for n in (0, 2)]
-    assert all(realbug.GOAL in task for task in tasks)
-    assert "This separator is not allowed." in tasks[1]
-    assert "This separator is not allowed." not in tasks[0]
+    assert realbug.GOAL in tasks[1]
+    assert "This separator is not allowed." in tasks[2]
+    assert "This separator is not allowed." not in tasks[1]
     assert not any(request.body.get("stream") for request in requests)  # aider asks for a
     # stream: the gateway answers it as one, having asked the provider for a whole reply
     # the harness committed each round; the fix is on the run's branch, aider's cache is not
-    assert git(root, "show", f"{result.branch}:{realbug.SOURCE}") + "\n" == fixed
-    assert git(root, "show", f"{result.branch}~1:{realbug.SOURCE}") + "\n" == wrong
-    changed = git(root, "diff", "--name-only", "main", result.branch).split()
-    assert changed == [realbug.SOURCE]
+    branch = of_kind(events, "run_start")[0]["branch"]
+    assert git(root, "show", f"{branch}:{realbug.SOURCE}") + "\n" == fixed
+    assert git(root, "show", f"{branch}~1:{realbug.SOURCE}") + "\n" == wrong
+    assert git(root, "diff", "--name-only", "main", branch).split() == [realbug.SOURCE]
     assert (root / realbug.SOURCE).read_text() == base
+    # show, report and replay read the session; the replay re-ran aider on the recorded
+    # replies and re-verified both rounds
+    assert shown.returncode == 0, shown.stderr
+    assert "session 1: author (openai/fake-model)" in shown.stdout
+    assert RIGHT_SAYS in shown.stdout
+    assert "gate pytest: passed (pytest: 1 passed of 1 tests)" in shown.stdout
+    assert report.returncode == 0, report.stderr
+    assert "test_sign_invalid_separator" in (root / "report.html").read_text()
+    assert replay.returncode == 0, replay.stdout + replay.stderr
+    assert "2 round(s), PASSED" in replay.stdout
+    assert "no divergence: every observation, gate, verdict and outcome as recorded" in (
+        replay.stdout
+    )
     # the provider's key: only in the gateway's own requests' header, in no environment of
-    # aider's sandbox; aider holds the per-run token
+    # aider's sandbox (aider holds the per-run token), in nothing the harness wrote
     assert realbug.key_only_in_auth(requests) == []
-    assert len(server.environments) >= 8  # aider and the relay, at each of the four requests
+    assert len(server.environments) >= 12  # bwrap, the relay and aider, at each request
     assert all("OPENAI_API_KEY=harness-" in env for env in server.environments)
     assert [env for env in server.environments if "c4n4ry" in env] == []
+    assert [where for where, text in realbug.written(root).items() if "c4n4ry" in text] == []
 
 
 def test_a_budget_spent_mid_session_ends_it_and_no_request_passes_it(
     tmp_path: Path, program: Path
 ) -> None:
-    root = realbug.project(tmp_path / "itsdangerous", runner="aider", program=program)
     with OpenAIServer(deadline=300) as server:
+        root = realbug.project(
+            tmp_path / "itsdangerous", runner="aider", program=program, api_base=server.api_base
+        )
         # The first request (a goal naming no file, aider's repository map: some 7,600 tokens,
         # 4,096 more kept for the reply) fits. Its reply names a file not in the chat: aider
         # adds it and asks again, a request holding the whole file, which the budget cannot hold.

@@ -10,13 +10,14 @@ from pathlib import Path
 import pytest
 
 from harness import Budget, OuterLoop, PytestGate, StopReason
-from harness.agent.agent import AgentStop
 from harness.models.litellm_model import LiteLLMModel
 from harness.runners.mini_swe_agent import VERSION, MiniSweAgentRunner
 from harness.sandbox.bwrap import bwrap_problem
+from tests.cli.test_examples import of_kind, read_events
 from tests.conftest import git
 from tests.openai_server import OpenAIServer, ToolCalls
 from tests.runners import realbug
+from tests.runners.installed import run_folder, tasks_by_round
 
 pytestmark = [
     pytest.mark.slow,
@@ -55,56 +56,73 @@ def model(server: OpenAIServer) -> LiteLLMModel:
 
 
 def test_a_wrong_fix_fails_and_round_two_fixes_it_with_the_failure_in_its_task(
-    tmp_path: Path, program: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, program: Path
 ) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", realbug.PROVIDER_KEY)
-    root = realbug.project(tmp_path / "itsdangerous", runner="mini-swe-agent", program=program)
-    with OpenAIServer(deadline=300) as server:
+    with OpenAIServer(deadline=600) as server:
+        root = realbug.project(
+            tmp_path / "itsdangerous", runner="mini-swe-agent", program=program,
+            api_base=server.api_base,
+        )  # fmt: skip
         server.queue(
             bash(1, write(realbug.wrong_source(), then=LOOK), "Refusing '-'."),
             submit(2, "refused the dash"),
             bash(3, write(realbug.fixed_source()), "Refusing the whole base64 alphabet."),
             submit(4, "refused the alphabet"),
         )
-        runner = MiniSweAgentRunner(model(server), path=program)
-        loop = OuterLoop(
-            realbug.GOAL, runner, gates=[PytestGate(realbug.TEST_ID)], workspace=root,
-            max_iterations=2, progress=tmp_path / "progress.md",
-        )  # fmt: skip
-        result = loop.run()
-    assert result.stop_reason is StopReason.PASSED, result.message
-    first, second = result.rounds
-    assert (first.passed, second.passed) == (False, True)
-    assert (first.agent_stop, first.agent_summary, first.steps) == (
-        AgentStop.ANSWERED, "refused the dash", 2,
-    )  # fmt: skip
-    assert second.agent_summary == "refused the alphabet"
-    # mini's first request of each round holds the task: round 2's holds round 1's failure
+        run = realbug.harness("run", cwd=root)
+        assert run.returncode == 0, run.stdout + run.stderr
+        folder, events, tasks = run_folder(root), read_events(root), tasks_by_round(root)
+        shown = realbug.harness("show", folder.name, cwd=root)
+        report = realbug.harness("report", folder.name, "--html", "report.html", cwd=root)
+        replay = realbug.harness("replay", folder.name, cwd=root)
+    assert "PASSED: round 2 passed every gate" in run.stdout
+    assert [(g["round"], g["passed"]) for g in of_kind(events, "gate_report")] == [
+        (1, False), (2, True),
+    ]  # fmt: skip
+    # what mini sent first in each round, as the trajectory recorded it: round 2's task holds
+    # round 1's failure
+    assert realbug.GOAL in tasks[1]
+    assert "This separator is not allowed." in tasks[2]
+    assert "This separator is not allowed." not in tasks[1]
+    # the harness committed each round; the fix is on the run's branch, the user's tree untouched
+    branch = of_kind(events, "run_start")[0]["branch"]
+    assert git(root, "show", f"{branch}:{realbug.SOURCE}") + "\n" == realbug.fixed_source()
+    assert git(root, "show", f"{branch}~1:{realbug.SOURCE}") + "\n" == realbug.wrong_source()
+    assert (root / realbug.SOURCE).read_text() == realbug.base_source()
+    # show, report and replay read the session; the replay re-ran mini on the recorded replies
+    # (nothing more reached the provider) and re-verified both rounds
+    assert shown.returncode == 0, shown.stderr
+    assert "session 1: author (openai/fake-model)" in shown.stdout
+    assert "echo 'refused the alphabet'" in shown.stdout
+    assert "gate pytest: passed (pytest: 1 passed of 1 tests)" in shown.stdout
+    assert report.returncode == 0, report.stderr
+    html = (root / "report.html").read_text()
+    assert "test_sign_invalid_separator" in html
+    assert "refused the dash" in html
+    assert replay.returncode == 0, replay.stdout + replay.stderr
+    assert "2 round(s), PASSED" in replay.stdout
+    assert "no divergence: every observation, gate, verdict and outcome as recorded" in (
+        replay.stdout
+    )
     requests = server.requests
     assert len(requests) == 4
-    tasks = [request.body["messages"][1]["content"] for request in (requests[0], requests[2])]
-    assert all(realbug.GOAL in task for task in tasks)
-    assert "This separator is not allowed." in tasks[1]
-    assert "This separator is not allowed." not in tasks[0]
-    # the harness committed each round; the fix is on the run's branch, the user's tree untouched
-    assert git(root, "show", f"{result.branch}:{realbug.SOURCE}") + "\n" == realbug.fixed_source()
-    assert git(root, "show", f"{result.branch}~1:{realbug.SOURCE}") + "\n" == (
-        realbug.wrong_source()
-    )
-    assert (root / realbug.SOURCE).read_text() == realbug.base_source()
-    # the provider's key: only in the gateway's own requests' header, in no environment mini read
+    # the provider's key: only in the gateway's own requests' header, in no environment mini
+    # read, in nothing the harness wrote
     assert realbug.key_only_in_auth(requests) == []
-    seen = git(root, "show", f"{result.branch}:{SEEN}")
+    seen = git(root, "show", f"{branch}:{SEEN}")
     assert seen.count("OPENAI_API_KEY=harness-") >= 2  # mini's own, and /proc's
-    assert realbug.PROVIDER_KEY not in seen
     assert "c4n4ry" not in seen
+    assert [where for where, text in realbug.written(root).items() if "c4n4ry" in text] == []
 
 
 def test_a_budget_spent_mid_session_ends_it_and_no_request_passes_it(
     tmp_path: Path, program: Path
 ) -> None:
-    root = realbug.project(tmp_path / "itsdangerous", runner="mini-swe-agent", program=program)
     with OpenAIServer(deadline=300) as server:
+        root = realbug.project(
+            tmp_path / "itsdangerous", runner="mini-swe-agent", program=program,
+            api_base=server.api_base,
+        )  # fmt: skip
         # the first request fits; its observation (some 2,500 tokens) makes the second too big
         server.queue(
             bash(1, "python3 -c \"print('word ' * 2000)\"", "Looking."),
