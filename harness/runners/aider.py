@@ -28,9 +28,8 @@ TASK = "aider.task.md"
 METADATA = "aider.model.metadata.json"
 CHAT_HISTORY = "aider.chat.history.md"
 INPUT_HISTORY = "aider.input.history"
-CONTEXT_TOKENS = 128_000
-"""The input window aider is told the model has (it decides what to send by it)."""
 REPLY_TOKENS = 8_192
+"""The longest reply aider is told the model gives."""
 USER_LINE = "#### "
 """How aider's chat history writes each line of a message of the user's."""
 NOTE_LINE = "> "
@@ -57,7 +56,7 @@ class AiderRunner(ExternalRunner):
         model = PROVIDER + gateway.model
         metadata = {
             model: {
-                "max_input_tokens": CONTEXT_TOKENS,
+                "max_input_tokens": self.model.context_window,  # the loop's model's
                 "max_output_tokens": REPLY_TOKENS,
                 "input_cost_per_token": 0,
                 "output_cost_per_token": 0,

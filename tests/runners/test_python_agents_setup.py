@@ -33,20 +33,23 @@ def test_the_names_in_loop_toml_are_these_runners() -> None:
 
 
 def test_aider_is_started_offline_but_for_the_gateway(tmp_path: Path) -> None:
-    runner = AiderRunner(ScriptedModel([]), path=reporter(tmp_path, "aider", "aider 0.86.2"))
+    model = ScriptedModel([], context_window=50_000)
+    runner = AiderRunner(model, path=reporter(tmp_path, "aider", "aider 0.86.2"))
     home = tmp_path / "home"
     started = runner.invocation("fix it\n", GATEWAY, home, tmp_path)
     argv = started.argv
     assert argv[0] == str(tmp_path / "aider")
-    model = argv[argv.index("--model") + 1]
-    assert model == "openai/m-1"
+    named = argv[argv.index("--model") + 1]
+    assert named == "openai/m-1"
     for offline in ("--no-check-update", "--no-show-release-notes", "--analytics-disable",
                     "--no-detect-urls", "--no-auto-commits", "--yes-always"):  # fmt: skip
         assert offline in argv
     # the metadata file names the model aider is given: else aider downloads a price table
     metadata = Path(argv[argv.index("--model-metadata-file") + 1])
     assert metadata.parent == home
-    assert list(json.loads(started.files[metadata.name])) == [model]
+    told = json.loads(started.files[metadata.name])
+    assert list(told) == [named]
+    assert told[named]["max_input_tokens"] == 50_000  # the loop's model's window
     task = Path(argv[argv.index("--message-file") + 1])
     assert started.files[task.relative_to(home).as_posix()] == "fix it\n"
     for history in ("--chat-history-file", "--input-history-file"):
