@@ -124,6 +124,11 @@ def add_bench_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
     )
     swebench.add_argument("--hints", action="store_true", help="add hints_text to the goal")
     swebench.add_argument(
+        "--runner", metavar="NAME[,NAME...]",
+        help="what runs each instance's sessions (default harness); several: side by side, "
+        "each in OUT/<runner>, compared in one table",
+    )  # fmt: skip
+    swebench.add_argument(
         "--envs",
         type=Path,
         help="a TOML table of set-up commands per repo/version: each environment made once "

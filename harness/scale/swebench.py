@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.agent.config import RunnerName
 from harness.assemble.build import run_folder
 from harness.core import nofollow
 from harness.core.budget import Budget
@@ -78,6 +79,8 @@ class BenchOptions:
     """How instances' environments are made; None: the tests run in the harness's Python."""
     backend: Backend = "local"
     ray_address: str | None = None
+    runner: RunnerName | None = None
+    """What runs each instance's sessions (``[agent] runner``); None: the harness's agent."""
 
 
 def run_bench(
@@ -142,7 +145,10 @@ def prepare(instance: Instance, options: BenchOptions, out: Path) -> BatchTask:
         tmp.replace(loop)  # last: a folder with a loop.toml is a prepared one
     model = f"scripted:{folder / 'oracle.json'}" if options.model in ORACLES else options.model
     workspace = str(folder / "repo")  # named, so the Ray backend finds the repository to ship
-    return BatchTask(name=instance.instance_id, loop=str(loop), model=model, workspace=workspace)
+    return BatchTask(
+        name=instance.instance_id, loop=str(loop), model=model, workspace=workspace,
+        runner=options.runner,
+    )  # fmt: skip
 
 
 def attempt_name(instance_id: str, attempt: int) -> str:

@@ -60,6 +60,14 @@ class BenchSummary(BaseModel):
     """The cost of every attempt over the number of attempts that resolved their instance."""
     mean_rounds: float
     pass_at: list[PassAtK]
+    seconds: float = 0.0
+    """Every attempt's duration, added up."""
+    resolved_attempts: int = 0
+    """Attempts that resolved their instance, every attempt counted."""
+
+    @property
+    def seconds_per_resolved(self) -> float | None:
+        return self.seconds / self.resolved_attempts if self.resolved_attempts else None
 
     def table(self) -> str:
         low, high = self.interval
@@ -105,7 +113,28 @@ def summarise(
         cost_per_resolved=round(cost / resolved_attempts, 6) if resolved_attempts else None,
         mean_rounds=sum(r.rounds for r in results) / len(results) if results else 0.0,
         pass_at=[pass_at(list(successes.values()), attempts, k) for k in range(1, attempts + 1)],
+        seconds=round(sum(r.seconds for r in results), 3),
+        resolved_attempts=resolved_attempts,
     )
+
+
+def side_by_side(rows: Sequence[tuple[str, BenchSummary]]) -> str:
+    """The runners' figures on the same instances, one line each: resolved (of the instances,
+    first attempts), cost, cost and time per resolved instance, mean rounds."""
+
+    def per(value: float | None, form: str) -> str:
+        return "-" if value is None else form.format(value)
+
+    lines = [f"{'runner':<16} {'resolved':>12} {'cost':>10} {'per resolved':>13} "
+             f"{'s per resolved':>15} {'rounds':>7}"]  # fmt: skip
+    for runner, summary in rows:
+        resolved = f"{summary.resolved}/{summary.instances}"
+        lines.append(
+            f"{runner:<16} {resolved:>12} {f'${summary.cost_usd:.4f}':>10} "
+            f"{per(summary.cost_per_resolved, '${:.4f}'):>13} "
+            f"{per(summary.seconds_per_resolved, '{:.1f}'):>15} {summary.mean_rounds:>7.2f}"
+        )
+    return "\n".join(lines)
 
 
 def pass_at(successes: Sequence[int], attempts: int, k: int, z: float = 1.96) -> PassAtK:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -129,6 +130,42 @@ def test_attempts_give_pass_at_k_and_one_prediction_per_instance(
     summary = json.loads((out / "bench.json").read_text())
     assert (summary["attempts"], summary["resolved"], summary["ended"]) == (2, 1, 2)
     assert [p["estimate"] for p in summary["pass_at"]] == [1.0, 1.0]
+
+
+def test_runners_side_by_side_on_the_same_instances_are_compared_in_one_table(
+    repos: Path, tmp_path: Path
+) -> None:
+    (instance,) = [i for i in load_instances(INSTANCES) if i.repo == "benjaminp/six"]
+    one = tmp_path / "one.jsonl"
+    one.write_text(instance.model_dump_json() + "\n")
+    out = tmp_path / "out"
+    path = os.pathsep.join([str(Path(sys.executable).parent), "/usr/bin", "/bin"])
+    if shutil.which("claude", path=path):
+        pytest.skip("claude is on the test's PATH: its absence is what this test runs")
+
+    result = harness(
+        "bench", "swebench", str(one), "--repos", str(repos), "--out", str(out),
+        "--model", "gold", "--max-iterations", "1", "--runner", "harness,claude-code",
+        "--quiet", cwd=tmp_path, env={"PATH": path},
+    )  # fmt: skip
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    table = result.stdout.split("runner ")[-1].splitlines()  # the comparison comes last
+    assert table[1].split()[:2] == ["harness", "1/1"]
+    assert table[2].split()[:2] == ["claude-code", "0/1"]
+    assert table[2].split()[3:5] == ["-", "-"]  # nothing resolved: no cost or time per one
+    (harness_result,) = lines(out / "harness" / "results.jsonl")
+    assert harness_result["resolved"] is True
+    (missing,) = lines(out / "claude-code" / "results.jsonl")
+    assert (missing["resolved"], missing["status"]) == (False, "error")
+    record = json.loads(
+        (out / "claude-code" / "batch" / "tasks" / instance.instance_id / "record.json").read_text()
+    )
+    assert "needs 'claude', which is not on PATH; install it with: npm install" in record["message"]
+    bad = harness("bench", "swebench", str(one), "--model", "gold", "--runner", "command",
+                  cwd=tmp_path)  # fmt: skip
+    assert bad.returncode == 2
+    assert "--runner: 'command' needs [agent] command" in bad.stderr
 
 
 EDITABLE = (

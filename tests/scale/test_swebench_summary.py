@@ -9,7 +9,7 @@ import pytest
 from harness.core.errors import ConfigError
 from harness.scale.batch_task import BatchTask
 from harness.scale.swebench import attempt_name, attempt_tasks
-from harness.scale.swebench_summary import InstanceResult, PassAtK, pass_at, summarise
+from harness.scale.swebench_summary import InstanceResult, PassAtK, pass_at, side_by_side, summarise
 
 
 def result(
@@ -61,7 +61,9 @@ def test_the_summary_counts_first_attempts_and_charges_every_attempt() -> None:
             {"k": 1, "estimate": 0.5, "interval": (0.0, 1.0)},
             {"k": 2, "estimate": 0.6667, "interval": (0.0133, 1.0)},
         ],
+        "seconds": 5.0, "resolved_attempts": 3,
     }  # fmt: skip
+    assert summary.seconds_per_resolved == 5.0 / 3
     assert summary.table().splitlines() == [
         "model       m",
         "resolved    1/3 (33.3%; 95% interval 6.2%-79.2%)",
@@ -95,3 +97,14 @@ def test_attempts_share_the_prepared_task_and_a_name_too_long_for_them_is_refuse
         ConfigError, match=r"^instance_id 'a{63}': too long for 2 attempts \(at most 62 "
     ):
         attempt_tasks(longer, 2)
+
+
+def test_runners_side_by_side_are_one_line_each_with_their_figures() -> None:
+    first = summarise("m", ["a", "b"], 1, [result("a", 1, True, cost=0.5, rounds=1),
+                                          result("b", 1, False, cost=0.25, rounds=3)])  # fmt: skip
+    none = summarise("m", ["a", "b"], 1, [result("a", 1, False, cost=0.1, rounds=2)])
+    assert side_by_side([("harness", first), ("claude-code", none)]).splitlines() == [
+        "runner               resolved       cost  per resolved  s per resolved  rounds",
+        "harness                   1/2    $0.7500       $0.7500             2.0    2.00",
+        "claude-code               0/2    $0.1000             -               -    2.00",
+    ]
