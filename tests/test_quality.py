@@ -359,7 +359,6 @@ def redeclarations(package: Path, sections: list[type]) -> list[str]:
 
 NOT_YET_ONCE = frozenset({
     "harness/agent/compaction.py: a check of context_window re-declares AgentConfig.context_window's bounds",
-    "harness/research/claim_ledger.py: min_sources=2 re-declares ConvergenceGateConfig.min_sources",
     "harness/engine/bounds.py: a check of max_iterations re-declares LoopSpec.max_iterations's bounds",
     "harness/engine/foreach.py: a check of concurrency re-declares FleetConfig.concurrency's bounds",
     "harness/models/litellm_model.py: timeout=120 re-declares ActionHookConfig.timeout",
@@ -367,8 +366,6 @@ NOT_YET_ONCE = frozenset({
     "harness/runners/base.py: a check of timeout re-declares ActionHookConfig.timeout's bounds",
     "harness/runners/base.py: timeout=3600 re-declares HumanGateConfig.timeout",
     "harness/verify/critic.py: a check of max_tokens re-declares AgentConfig.max_tokens's bounds",
-    "harness/research/gates.py: min_sources=2 re-declares ConvergenceGateConfig.min_sources",
-    "harness/research/gates.py: stable_rounds=2 re-declares ConvergenceGateConfig.stable_rounds",
 })  # fmt: skip
 """Copies not yet replaced by their section's declaration (or a name two settings share: a
 critic's ``max_tokens`` is not the agent's). The list may only shrink: a new copy fails."""

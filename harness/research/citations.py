@@ -39,6 +39,7 @@ from harness.checks.markdown import EXIT_FAILED, EXIT_PASSED, EXIT_UNREADABLE, r
 from harness.core.errors import ConfigError, ToolError
 from harness.research.archive import ID_DIGITS, ID_PREFIX, SourceArchive
 from harness.research.extract import HTML_TYPES, PDF_TYPES, renditions
+from harness.research.gate_config import CITED_SOURCES
 
 QUOTE_SHOWN = 80
 """Characters of a quote repeated in a problem message."""
@@ -228,7 +229,7 @@ def check_findings(
     *,
     archive: SourceArchive | None = None,
     keep_local: bool = False,
-    min_sources: int = 1,
+    min_sources: int = CITED_SOURCES,
     require_contradictions: bool = False,
 ) -> FindingsReport:
     """Verify every quote against its source, count distinct sources, look for Contradictions.

@@ -40,6 +40,7 @@ from harness.research.citations import (
     parse_citations,
     without_citations,
 )
+from harness.research.gate_config import BACKING_SOURCES
 
 LEDGER_FILE = "claims.jsonl"
 CONTRADICTIONS = "Contradictions between sources:"
@@ -272,7 +273,7 @@ def converged(
     sources: Path | None,
     archive: SourceArchive | None,
     stable_rounds: int,
-    min_sources: int = 2,
+    min_sources: int = BACKING_SOURCES,
     redact: Callable[[str], str] = str,
 ) -> Convergence:
     """Record ``text``'s claims in ``ledger`` (through ``redact``) and judge whether they have

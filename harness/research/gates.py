@@ -22,6 +22,7 @@ from harness.core.errors import ConfigError
 from harness.research.archive import SourceArchive
 from harness.research.citations import check_findings
 from harness.research.claim_ledger import converged
+from harness.research.gate_config import BACKING_SOURCES, CITED_SOURCES, STABLE_ROUNDS
 from harness.verify.gates import GateReport, PredicateGate
 
 CONTRADICTIONS_FILE = "contradictions.md"
@@ -33,7 +34,7 @@ def citations_gate(
     *,
     archive: SourceArchive,
     sources: str | None = None,
-    min_sources: int = 1,
+    min_sources: int = CITED_SOURCES,
     require_contradictions: bool = False,
     name: str = "citations",
 ) -> PredicateGate:
@@ -65,8 +66,8 @@ def convergence_gate(
     archive: SourceArchive,
     ledger: Path,
     sources: str | None = None,
-    stable_rounds: int = 2,
-    min_sources: int = 2,
+    stable_rounds: int = STABLE_ROUNDS,
+    min_sources: int = BACKING_SOURCES,
     name: str = "convergence",
     redact: Callable[[str], str] = str,
 ) -> PredicateGate:

@@ -19,6 +19,8 @@ from harness.connect.github import GitHubConfig as GitHubConfig
 from harness.core.budget import Budget as Budget
 from harness.core.section import Section as Section
 from harness.engine.foreach import MAX_CONCURRENCY
+from harness.research.gate_config import CitationsGateConfig as CitationsGateConfig
+from harness.research.gate_config import ConvergenceGateConfig as ConvergenceGateConfig
 from harness.research.web import WebConfig as WebConfig
 from harness.research.web_search import WebSearchConfig as WebSearchConfig
 from harness.sandbox.command_env import EnvName as EnvName
@@ -32,31 +34,6 @@ from harness.verify.gate_config import HeldOutConfig as HeldOutConfig
 from harness.verify.gate_config import HumanGateConfig as HumanGateConfig
 from harness.verify.gate_config import PytestGateConfig as PytestGateConfig
 from harness.verify.gate_config import ScriptGateConfig as ScriptGateConfig
-
-
-class CitationsGateConfig(Section):
-    """Every quote in ``file`` found in the source it cites: a file in ``sources`` (a folder of
-    the workspace) or a source fetched in this run (its id or address)."""
-
-    type: Literal["citations"]
-    file: str = Field(min_length=1)
-    sources: str | None = Field(None, min_length=1)
-    min_sources: int = Field(1, ge=0)  # distinct sources with a verified quote
-    require_contradictions: bool = False  # a non-empty "## Contradictions" section
-    name: str = Field("citations", min_length=1)
-
-
-class ConvergenceGateConfig(Section):
-    """The claims in ``file`` unchanged for ``stable_rounds`` rounds, each key claim backed by
-    ``min_sources`` independent sources that do not disagree."""
-
-    type: Literal["convergence"]
-    file: str = Field(min_length=1)
-    sources: str | None = Field(None, min_length=1)
-    stable_rounds: int = Field(2, ge=1, le=100)
-    min_sources: int = Field(2, ge=1)
-    name: str = Field("convergence", min_length=1)
-
 
 GATE_TYPES = ("pytest", "command", "python", "human", "citations", "convergence")
 
