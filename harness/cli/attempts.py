@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from harness.assemble.build import build_sandbox, mcp_servers
@@ -12,11 +13,13 @@ from harness.assemble.launch import recorded_loop
 from harness.assemble.named_models import Overrides
 from harness.cli.exit_codes import EXIT_ESCALATED, EXIT_PASSED
 from harness.cli.runner_flag import runner_of, with_runner
+from harness.core.errors import ConfigError
 from harness.observe.live import format_tokens
 from harness.outer.loop import OuterLoop
 from harness.scale.batch_summary import BatchSummary
 from harness.scale.batch_task import TaskRecord
 from harness.scale.best_of import Attempt, BestOf, BestOfResult, why_it_won
+from harness.scale.side_by_side import side_by_side_table
 from harness.scale.task_run import record_of
 from harness.spec import LoopSpec
 from harness.tools import Tool
@@ -36,10 +39,16 @@ def attempt_config(config: LoopSpec, number: int) -> LoopSpec:
     )
 
 
-def run_attempts(args: argparse.Namespace, config: LoopSpec, runners: list[str]) -> int:
+def run_attempts(args: argparse.Namespace, config: LoopSpec, runners: Sequence[str]) -> int:
     """Best-of-N; with ``runners`` (``--runner a,b``) the attempts take them in turn, as many
-    attempts as runners unless ``--attempts`` says, side by side under the same checks."""
+    attempts as runners unless ``--attempts`` says, side by side under the same checks (fewer
+    attempts than runners: exit 2 naming ``--runner``); the summary compares the runners."""
     count = args.attempts or (len(runners) if runners else config.attempts)
+    if count < len(runners):
+        raise ConfigError(
+            f"--runner: {len(runners)} runners named but --attempts is {count}; give at least "
+            "one attempt per runner (attempt i runs runner i, in turn)"
+        )
     overrides = Overrides(args.model, args.critic_model, args.max_iterations, args.restart)
     tools: list[Tool] = []  # the [[mcp]] servers' tools, shared by the attempts
 
@@ -56,25 +65,31 @@ def run_attempts(args: argparse.Namespace, config: LoopSpec, runners: list[str])
         tools.extend(servers)
         result = BestOf(loop_for, attempts=count).run()
     folder = config.root / ATTEMPTS_DIR / config.name
-    summary = attempts_summary(result, wall_seconds=time.monotonic() - started)
+    each = {n: runner_of(runners, n) or config.agent.runner for n in range(1, count + 1)}
+    summary = attempts_summary(result, wall_seconds=time.monotonic() - started, runners=each)
     summary.save(folder)
     for reason in summary.unsandboxed:
         print(f"note: {reason}", file=sys.stderr)
     if args.json:  # the summary itself, as saved in summary.json
         print(summary.model_dump_json())
     else:
-        print(*_summary_lines(result, folder, runners), sep="\n")
+        print(*_summary_lines(result, folder, runners, summary), sep="\n")
     return EXIT_PASSED if result.winner is not None else EXIT_ESCALATED
 
 
-def _summary_lines(result: BestOfResult, folder: Path, runners: list[str]) -> list[str]:
+def _summary_lines(
+    result: BestOfResult, folder: Path, runners: Sequence[str], summary: BatchSummary
+) -> list[str]:
     """What the attempts came to, for stdout: one line each (its runner, when ``--runner``
-    named several), where the report is, the winner."""
+    named several), the runners side by side (when several ran), where the report is, the
+    winner."""
     lines = [
         _describe(attempt, runner_of(runners, attempt.number))
         + (" <- winner" if attempt is result.winner else "")
         for attempt in result.attempts
     ]
+    if len(summary.runners) > 1:
+        lines += ["side by side:", *side_by_side_table(summary.runners).splitlines()]
     lines.append(f"report: harness report {folder}")
     winner = result.winner
     if winner is None:
@@ -86,12 +101,27 @@ def _summary_lines(result: BestOfResult, folder: Path, runners: list[str]) -> li
     return lines
 
 
-def attempts_summary(result: BestOfResult, *, wall_seconds: float) -> BatchSummary:
-    """The attempts as a batch summary (``harness report`` renders it), the winner named."""
+def attempts_summary(
+    result: BestOfResult, *, wall_seconds: float, runners: Mapping[int, str] | None = None
+) -> BatchSummary:
+    """The attempts as a batch summary (``harness report`` renders it), the winner named;
+    ``runners``: each attempt's runner, by number (the summary compares them)."""
+    names = runners or {}
     records = [
-        record_of(f"attempt-{a.number}", None, a.result, sum(r.duration for r in a.result.rounds))
+        record_of(
+            f"attempt-{a.number}",
+            None,
+            a.result,
+            sum(r.duration for r in a.result.rounds),
+            runner=names.get(a.number),
+        )
         if a.result is not None
-        else TaskRecord(name=f"attempt-{a.number}", status="error", message=a.error or "")
+        else TaskRecord(
+            name=f"attempt-{a.number}",
+            status="error",
+            message=a.error or "",
+            runner=names.get(a.number),
+        )
         for a in result.attempts
     ]
     return BatchSummary.of(

@@ -7,17 +7,20 @@ import sys
 from pathlib import Path
 
 from harness.cli.exit_codes import EXIT_ESCALATED, EXIT_PASSED
+from harness.cli.runner_flag import runner_names
 from harness.core.budget import Budget
 from harness.core.errors import ConfigError
 from harness.scale.batch import Batch, BatchProgress
 from harness.scale.batch_report import render_batch_html, render_batch_text
 from harness.scale.batch_summary import SUMMARY_FILE, BatchSummary
-from harness.scale.batch_task import load_tasks
+from harness.scale.batch_task import load_tasks, per_runner
 from harness.scale.toml_loop import loop_from_toml
 
 
 def run_batch(args: argparse.Namespace) -> int:
     tasks = load_tasks(args.tasks)
+    if args.runner:
+        tasks = per_runner(tasks, runner_names(args.runner, repeats=False))
     out: Path = args.out or Path(".harness") / "batch" / Path(args.tasks).stem
     live = sys.stderr.isatty()
 

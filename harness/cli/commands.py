@@ -95,6 +95,8 @@ def run(args: argparse.Namespace) -> int:
     if runners:
         config = with_runner(config, runners[0])
     if config.fleet is not None:
+        if len(runners) > 1:
+            raise ConfigError("--runner: several runners are for attempts, not a fleet")
         from harness.cli.fleet import run_fleet
 
         return run_fleet(args, config)

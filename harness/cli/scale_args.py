@@ -59,7 +59,23 @@ def add_batch_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
         metavar="MODEL=RPM",
         help="requests per minute to MODEL, shared by every worker (repeatable)",
     )
+    add_runner_argument(
+        batch,
+        "every task once per runner, named <task>.<runner> when more than one (a task's own "
+        "runner wins; default: each loop.toml's [agent] runner)",
+    )
     batch.add_argument("--quiet", action="store_true", help="no live progress line")
+
+
+def add_runner_argument(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--runner a,b,...``: the runners side by side (checked by
+    :func:`harness.cli.runner_flag.runner_names`)."""
+    parser.add_argument(
+        "--runner",
+        metavar="NAMES",
+        help="harness, claude-code, codex, aider, mini-swe-agent or command, or a comma list: "
+        + what,
+    )
 
 
 def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
@@ -124,11 +140,6 @@ def add_bench_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
     )
     swebench.add_argument("--hints", action="store_true", help="add hints_text to the goal")
     swebench.add_argument(
-        "--runner", metavar="NAME[,NAME...]",
-        help="what runs each instance's sessions (default harness); several: side by side, "
-        "each in OUT/<runner>, compared in one table",
-    )  # fmt: skip
-    swebench.add_argument(
         "--envs",
         type=Path,
         help="a TOML table of set-up commands per repo/version: each environment made once "
@@ -142,5 +153,16 @@ def add_bench_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
     )
     swebench.add_argument(
         "--budget-cost", type=positive_float, help="start no instance past this cost (USD)"
+    )
+    add_runner_argument(
+        swebench,
+        "every instance attempted once per runner, under the same held-out tests; each "
+        "runner's preds, results and trajectories in <out>/<runner>/ (default: harness)",
+    )
+    swebench.add_argument(
+        "--agent-command",
+        metavar="COMMAND",
+        help="runner command's program and arguments, split as a shell does "
+        "({task_file}: the task's file; else the task on stdin)",
     )
     swebench.add_argument("--quiet", action="store_true", help="no live progress line")

@@ -30,3 +30,14 @@ def runner_class(name: str) -> type[ExternalRunner]:
     module, attribute = where.split(":")
     found: type[ExternalRunner] = getattr(importlib.import_module(module), attribute)
     return found
+
+
+def runner_name(session: object) -> str:
+    """The ``[agent] runner`` name of a round's session: an external runner's own name,
+    ``harness`` for the harness's agent, else the session's class name."""
+    from harness.agent.agent import Agent
+    from harness.runners.base import ExternalRunner
+
+    if isinstance(session, ExternalRunner):
+        return session.name
+    return "harness" if isinstance(session, Agent) else type(session).__name__

@@ -7,6 +7,8 @@ from html import escape
 from harness.observe.live import format_cost, format_duration, format_tokens
 from harness.observe.report_html import CSS
 from harness.scale.batch_summary import BatchSummary
+from harness.scale.side_by_side import COLUMNS as SIDE_COLUMNS
+from harness.scale.side_by_side import cells, side_by_side_table
 
 COLUMNS = ("task", "status", "stop reason", "rounds", "score", "tokens", "cost", "time", "branch")
 
@@ -61,6 +63,8 @@ def render_batch_text(summary: BatchSummary) -> str:
         "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
         for row in rows
     ]
+    if len(summary.runners) > 1:
+        lines += ["", "side by side:", side_by_side_table(summary.runners)]
     return "\n".join(lines)
 
 
@@ -82,5 +86,21 @@ def render_batch_html(summary: BatchSummary) -> str:
         f"<title>harness {summary.kind}</title><style>{CSS}</style></head><body>"
         f"<h1>{summary.kind.capitalize()}</h1><p>{escape(_headline(summary))}</p>"
         + "".join(f"<p><b>{escape(note)}</b></p>" for note in _notes(summary))
-        + f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></body></html>\n"
+        + f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+        + _side_by_side_html(summary)
+        + "</body></html>\n"
+    )
+
+
+def _side_by_side_html(summary: BatchSummary) -> str:
+    """The runners compared, when more than one ran (else nothing)."""
+    if len(summary.runners) < 2:
+        return ""
+    head = "".join(f"<th>{escape(c)}</th>" for c in SIDE_COLUMNS)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in cells(row)) + "</tr>"
+        for row in summary.runners
+    )
+    return (
+        f"<h2>Side by side</h2><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
     )

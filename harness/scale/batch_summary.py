@@ -13,6 +13,7 @@ from harness.core.atomic import atomic_write_text
 from harness.core.errors import ConfigError
 from harness.core.validation import format_validation_error
 from harness.scale.batch_task import TaskRecord
+from harness.scale.side_by_side import RunnerFigures, compare
 
 SUMMARY_FILE = "summary.json"
 
@@ -52,6 +53,8 @@ class BatchSummary(BaseModel):
     """Best-of-N: the attempt kept."""
     unsandboxed: list[str] = []
     """Each reason the tasks' commands ran without a sandbox, once (empty when none did)."""
+    runners: list[RunnerFigures] = []
+    """Each runner's figures (:mod:`harness.scale.side_by_side`), in the order first seen."""
 
     @classmethod
     def of(
@@ -92,6 +95,7 @@ class BatchSummary(BaseModel):
             kind=kind,
             winner=winner,
             unsandboxed=sorted({r.unsandboxed for r in records if r.unsandboxed}),
+            runners=compare(records),
         )
 
     def save(self, out: Path) -> Path:

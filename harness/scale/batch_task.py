@@ -23,6 +23,8 @@ from harness.engine.bounds import MAX_ITERATIONS
 from harness.scale import record_ledger
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+MAX_NAME = 64
+"""The longest task name :data:`NAME_PATTERN` allows."""
 
 
 class BatchTask(BaseModel):
@@ -67,6 +69,14 @@ class TaskRecord(BaseModel):
     """How many times the task was started (more than one after an interrupted batch)."""
     unsandboxed: str | None = None
     """Why its commands ran without a sandbox, when they did."""
+    runner: str | None = None
+    """What ran its rounds' sessions (``[agent] runner``); None in records from before runners
+    were recorded."""
+
+    @property
+    def resolved(self) -> bool:
+        """Whether it passed (the side-by-side comparison's word)."""
+        return self.status == "passed"
 
     @property
     def ended(self) -> bool:
@@ -154,6 +164,34 @@ def load_tasks(path: str | Path) -> list[BatchTask]:
         tasks.append(_rooted(task, base))
     check_names(tasks, source=str(path))
     return tasks
+
+
+def per_runner(tasks: Sequence[BatchTask], runners: Sequence[RunnerName]) -> list[BatchTask]:
+    """Each task once per runner of ``runners``, side by side under the same loop and gates.
+
+    A task whose line names its own ``runner`` runs once, with it. With one runner, the others
+    take it under their own names; with several, each is run once per runner and named
+    ``<name>.<runner>``.
+    """
+    if len(runners) <= 1:
+        return [
+            t if t.runner or not runners else t.model_copy(update={"runner": runners[0]})
+            for t in tasks
+        ]
+    expanded: list[BatchTask] = []
+    for task in tasks:
+        if task.runner is not None:
+            expanded.append(task)
+            continue
+        for runner in runners:
+            name = f"{task.name}.{runner}"
+            if len(name) > MAX_NAME:
+                raise ConfigError(
+                    f"task {task.name!r}: too long to be named per runner ({name!r}: at most "
+                    f"{MAX_NAME} characters)"
+                )
+            expanded.append(task.model_copy(update={"name": name, "runner": runner}))
+    return expanded
 
 
 def check_names(tasks: Sequence[BatchTask], *, source: str = "tasks") -> None:

@@ -17,10 +17,10 @@ held-out files, the oracle's script) around its repository, which stays the only
 agent works in. An instance is resolved exactly when its loop passed:
 every ``FAIL_TO_PASS`` and ``PASS_TO_PASS`` test passed with the test patch applied, as the
 official rule has it. With several attempts per instance, each is a batch task of its own on
-the same prepared folder (its own run branch). After the batch, ``preds.jsonl`` (one line per
-instance whose first attempt ended), ``results.jsonl`` (one per attempt) and ``bench.json``
-(resolve rate, cost, rounds, pass@k) and ``trajs/<task>.traj`` (each attempt's trajectory in
-SWE-agent's form) are written anew from the records, so a resumed run never repeats a line.
+the same prepared folder (its own run branch); with several runners (``runners``), every
+instance is attempted by each, on the same folder under the same held-out tests, as tasks named
+``<instance>.<runner>``. After the batch the outputs are written anew from the records
+(:mod:`harness.scale.swebench_outputs`), so a resumed run never repeats a line.
 """
 
 from __future__ import annotations
@@ -34,31 +34,25 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.agent.config import RunnerName
-from harness.assemble.build import run_folder
-from harness.core import nofollow
 from harness.core.budget import Budget
 from harness.core.errors import ConfigError
-from harness.observe.events import EVENTS_FILE
-from harness.observe.trajectory import TRAJECTORY_FILE, Trajectory
-from harness.observe.trajectory_export import swe_agent_traj
 from harness.scale.batch import Backend, Batch, BatchProgress
-from harness.scale.batch_task import BatchTask, TaskRecord, read_record
+from harness.scale.batch_task import MAX_NAME, BatchTask
 from harness.scale.swebench_envs import EnvTable
 from harness.scale.swebench_instance import Instance
-from harness.scale.swebench_summary import BenchSummary, InstanceResult, summarise
+from harness.scale.swebench_outputs import (
+    Side,
+    attempt_name,
+    instance_folder,
+    write_outputs,
+    write_side_by_side,
+)
+from harness.scale.swebench_summary import BenchSummary, SideBySide
 from harness.verify.held_out import Feedback
 from harness.workspace.git_cmd import git
 
 ORACLES = ("gold", "empty")
 """Models that need no provider: the reference patch written through the tools, or nothing."""
-
-PREDICTIONS = "preds.jsonl"
-RESULTS = "results.jsonl"
-SUMMARY = "bench.json"
-TRAJS = "trajs"
-"""The folder of the attempts' trajectories in SWE-agent's form, ``<task name>.traj``."""
-MAX_NAME = 64
-"""The longest batch task name (:data:`harness.scale.batch_task.NAME_PATTERN`)."""
 
 
 @dataclass(frozen=True)
@@ -79,8 +73,16 @@ class BenchOptions:
     """How instances' environments are made; None: the tests run in the harness's Python."""
     backend: Backend = "local"
     ray_address: str | None = None
-    runner: RunnerName | None = None
-    """What runs each instance's sessions (``[agent] runner``); None: the harness's agent."""
+    runners: tuple[RunnerName, ...] = ()
+    """What runs the sessions, each runner attempting every instance; none: the harness's agent."""
+    agent_command: tuple[str, ...] | None = None
+    """Runner ``command``'s program and arguments (``[agent] command`` of each loop.toml)."""
+
+    @property
+    def sides(self) -> list[Side]:
+        """Each runner's share of the benchmark (one side without runners)."""
+        several = len(self.runners) > 1
+        return [Side(runner, several) for runner in self.runners] or [Side()]
 
 
 def run_bench(
@@ -88,14 +90,16 @@ def run_bench(
     options: BenchOptions,
     *,
     on_progress: Callable[[BatchProgress], None] | None = None,
-) -> BenchSummary:
-    """Prepare every instance, run them as a batch, and write the predictions and results."""
+) -> BenchSummary | SideBySide:
+    """Prepare every instance, run them as a batch (every runner's attempts at it), and write
+    the predictions and results: one runner's summary, or several side by side."""
     out = options.out.absolute()
-    tasks = [
-        task
-        for instance in instances
-        for task in attempt_tasks(prepare(instance, options, out), options.attempts)
-    ]
+    sides = options.sides
+    tasks = []
+    for instance in instances:
+        prepared = prepare(instance, options, out)
+        for side in sides:
+            tasks += attempt_tasks(side_task(prepared, side), options.attempts)
     batch = Batch(
         tasks,
         workers=options.workers,
@@ -106,11 +110,9 @@ def run_bench(
         ray_address=options.ray_address,
     )
     batch.run()
-    return write_outputs(instances, options.model, out, attempts=options.attempts)
-
-
-def instance_folder(out: Path, instance: Instance) -> Path:
-    return out / "instances" / instance.instance_id
+    if len(sides) > 1:
+        return write_side_by_side(instances, options.model, out, sides, attempts=options.attempts)
+    return write_outputs(instances, options.model, out, side=sides[0], attempts=options.attempts)
 
 
 def prepare(instance: Instance, options: BenchOptions, out: Path) -> BatchTask:
@@ -145,15 +147,18 @@ def prepare(instance: Instance, options: BenchOptions, out: Path) -> BatchTask:
         tmp.replace(loop)  # last: a folder with a loop.toml is a prepared one
     model = f"scripted:{folder / 'oracle.json'}" if options.model in ORACLES else options.model
     workspace = str(folder / "repo")  # named, so the Ray backend finds the repository to ship
-    return BatchTask(
-        name=instance.instance_id, loop=str(loop), model=model, workspace=workspace,
-        runner=options.runner,
-    )  # fmt: skip
+    return BatchTask(name=instance.instance_id, loop=str(loop), model=model, workspace=workspace)
 
 
-def attempt_name(instance_id: str, attempt: int) -> str:
-    """The batch task of an instance's attempt: its id for the first, ``<id>.<n>`` after."""
-    return instance_id if attempt == 1 else f"{instance_id}.{attempt}"
+def side_task(task: BatchTask, side: Side) -> BatchTask:
+    """The instance's task on one runner's side: named for it, run by it."""
+    name = side.task(task.name)
+    if len(name) > MAX_NAME:
+        raise ConfigError(
+            f"instance_id {task.name!r}: too long to be named per runner ({name!r}: at most "
+            f"{MAX_NAME} characters)"
+        )
+    return task.model_copy(update={"name": name, "runner": side.runner})
 
 
 def attempt_tasks(task: BatchTask, attempts: int) -> list[BatchTask]:
@@ -261,9 +266,17 @@ def loop_toml(instance: Instance, options: BenchOptions) -> str:
             "[critic]",
             "enabled = false",
             "",
+            *agent_section(options.agent_command),
             *env_section(instance, options.envs),
         ]
     )
+
+
+def agent_section(command: Sequence[str] | None) -> list[str]:
+    """``[agent] command``: runner ``command``'s program, when one is given."""
+    if command is None:
+        return []
+    return ["[agent]", f"command = [{', '.join(toml_string(word) for word in command)}]", ""]
 
 
 def env_section(instance: Instance, envs: EnvTable | None) -> list[str]:
@@ -299,76 +312,3 @@ def toml_string(text: str) -> str:
         else:
             escaped.append(char)
     return '"' + "".join(escaped) + '"'
-
-
-def write_outputs(
-    instances: Sequence[Instance], model: str, out: Path, *, attempts: int = 1
-) -> BenchSummary:
-    """``preds.jsonl`` (first attempts), ``results.jsonl`` (every attempt that ended) and
-    ``bench.json``, from the batch's records."""
-    predictions: list[str] = []
-    results: list[InstanceResult] = []
-    for instance in instances:
-        for attempt in range(1, attempts + 1):
-            name = attempt_name(instance.instance_id, attempt)
-            record = read_record(out / "batch", name)
-            if record is None or not record.ended:
-                continue
-            results.append(result_of(instance, attempt, record, out))
-            patch = model_patch(instance, record, out)
-            write_traj(out, name, instance, record, patch)
-            if attempt == 1:
-                line = {"instance_id": instance.instance_id, "model_name_or_path": model}
-                predictions.append(json.dumps({**line, "model_patch": patch}))
-    write_lines(out / PREDICTIONS, predictions)
-    write_lines(out / RESULTS, [r.model_dump_json() for r in results])
-    summary = summarise(model, [i.instance_id for i in instances], attempts, results)
-    nofollow.write_atomic(out / SUMMARY, summary.model_dump_json(indent=2).encode("utf-8"))
-    return summary
-
-
-def write_lines(path: Path, lines: list[str]) -> None:
-    nofollow.write_atomic(path, "".join(f"{line}\n" for line in lines).encode("utf-8"))
-
-
-def result_of(instance: Instance, attempt: int, record: TaskRecord, out: Path) -> InstanceResult:
-    run = attempt_run(out, instance, record)
-    events = run / EVENTS_FILE if run is not None else None
-    return InstanceResult(
-        instance_id=instance.instance_id,
-        attempt=attempt,
-        resolved=record.status == "passed",
-        status=record.status,
-        stop_reason=record.stop_reason,
-        rounds=record.rounds,
-        tokens=record.tokens,
-        cost_usd=record.cost_usd,
-        seconds=record.seconds,
-        branch=record.branch,
-        trajectory=str(events) if events is not None and events.is_file() else None,
-    )
-
-
-def attempt_run(out: Path, instance: Instance, record: TaskRecord) -> Path | None:
-    """The folder of the attempt's run; None when the attempt never started one."""
-    return run_folder(instance_folder(out, instance), record.run_id) if record.run_id else None
-
-
-def write_traj(out: Path, name: str, instance: Instance, record: TaskRecord, patch: str) -> None:
-    """``trajs/<name>.traj``: the trajectory of the attempt ``name`` in SWE-agent's form."""
-    run = attempt_run(out, instance, record)
-    if run is None or not (run / TRAJECTORY_FILE).is_file():
-        return
-    traj = swe_agent_traj(
-        Trajectory.load(run), submission=patch, exit_status=record.stop_reason or record.status
-    )
-    path = out / TRAJS / f"{name}.traj"
-    nofollow.write_atomic(path, json.dumps(traj, indent=1).encode("utf-8"))
-
-
-def model_patch(instance: Instance, record: TaskRecord, out: Path) -> str:
-    """What the agent changed: the diff from the base to its run branch's last commit."""
-    if not record.branch:
-        return ""
-    repo = instance_folder(out, instance) / "repo"
-    return git(repo, "diff", "--binary", instance.base_commit, record.branch)

@@ -8,6 +8,8 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from harness.scale.side_by_side import RunnerFigures, side_by_side_table
+
 
 class InstanceResult(BaseModel):
     """One line of ``results.jsonl``: how an instance ended."""
@@ -16,6 +18,8 @@ class InstanceResult(BaseModel):
 
     instance_id: str
     attempt: int
+    runner: str = "harness"
+    """What ran the attempt's sessions (``[agent] runner``)."""
     resolved: bool
     status: str
     stop_reason: str | None
@@ -49,6 +53,9 @@ class BenchSummary(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     model: str
+    """``model_name_or_path`` of the predictions: the model, with the runner when one was
+    chosen (``codex+gpt-5``)."""
+    runner: str = "harness"
     instances: int
     attempts: int
     ended: int
@@ -90,7 +97,12 @@ class BenchSummary(BaseModel):
 
 
 def summarise(
-    model: str, ids: Sequence[str], attempts: int, results: Sequence[InstanceResult]
+    model: str,
+    ids: Sequence[str],
+    attempts: int,
+    results: Sequence[InstanceResult],
+    *,
+    runner: str = "harness",
 ) -> BenchSummary:
     """The figures of ``results`` (the attempts that ended) over the instances ``ids``; an
     attempt that did not end counts as not resolved."""
@@ -103,6 +115,7 @@ def summarise(
         successes[result.instance_id] += result.resolved
     return BenchSummary(
         model=model,
+        runner=runner,
         instances=total,
         attempts=attempts,
         ended=len(results),
@@ -118,23 +131,32 @@ def summarise(
     )
 
 
-def side_by_side(rows: Sequence[tuple[str, BenchSummary]]) -> str:
-    """The runners' figures on the same instances, one line each: resolved (of the instances,
-    first attempts), cost, cost and time per resolved instance, mean rounds."""
+class SideBySide(BaseModel):
+    """``bench.json`` of a benchmark run with several runners: each runner's figures over the
+    same instances (:mod:`harness.scale.side_by_side`), and each one's own summary (also in
+    ``<out>/<runner>/bench.json``)."""
 
-    def per(value: float | None, form: str) -> str:
-        return "-" if value is None else form.format(value)
+    model_config = ConfigDict(extra="forbid")
 
-    lines = [f"{'runner':<16} {'resolved':>12} {'cost':>10} {'per resolved':>13} "
-             f"{'s per resolved':>15} {'rounds':>7}"]  # fmt: skip
-    for runner, summary in rows:
-        resolved = f"{summary.resolved}/{summary.instances}"
-        lines.append(
-            f"{runner:<16} {resolved:>12} {f'${summary.cost_usd:.4f}':>10} "
-            f"{per(summary.cost_per_resolved, '${:.4f}'):>13} "
-            f"{per(summary.seconds_per_resolved, '{:.1f}'):>15} {summary.mean_rounds:>7.2f}"
+    model: str
+    instances: int
+    attempts: int
+    """Attempts per instance and runner."""
+    runners: list[RunnerFigures]
+    summaries: list[BenchSummary]
+
+    def table(self) -> str:
+        """The model, then one row per runner: resolved of its attempts, tokens, cost, time,
+        and cost and time per resolved instance."""
+        each = f"{self.attempts} attempt{'s' if self.attempts > 1 else ''} per runner"
+        return "\n".join(
+            [
+                f"model       {self.model}",
+                f"instances   {self.instances} ({each})",
+                "",
+                side_by_side_table(self.runners, out_of=self.instances * self.attempts),
+            ]
         )
-    return "\n".join(lines)
 
 
 def pass_at(successes: Sequence[int], attempts: int, k: int, z: float = 1.96) -> PassAtK:

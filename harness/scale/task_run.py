@@ -13,6 +13,7 @@ from harness.core.stop import StopReason
 from harness.models.base import Model
 from harness.models.rate_limit import Limiter, RateLimitedModel
 from harness.outer.result import RunResult
+from harness.runners import runner_name
 from harness.scale.batch_task import BatchTask, Status, TaskRecord
 from harness.scale.job import Place
 
@@ -53,7 +54,8 @@ def run_task(
         return _failed(task, run, str(exc), started)
     except Exception as exc:  # noqa: BLE001 - one task's bug is recorded; the batch goes on
         return _failed(task, run, f"{type(exc).__name__}: {exc}", started)
-    return record_of(task, run, result, time.monotonic() - started)
+    seconds = time.monotonic() - started
+    return record_of(task, run, result, seconds, runner=runner_name(loop.settings.agent))
 
 
 def placed_task(task: BatchTask, place: Place) -> BatchTask:
@@ -87,9 +89,15 @@ def limit_rates(loop: OuterLoop, limiters: Mapping[str, Limiter]) -> None:
 
 
 def record_of(
-    task: BatchTask | str, run: TaskRun | None, result: RunResult, seconds: float
+    task: BatchTask | str,
+    run: TaskRun | None,
+    result: RunResult,
+    seconds: float,
+    *,
+    runner: str | None = None,
 ) -> TaskRecord:
-    """How a task's (or an attempt's: ``task`` is then its name) loop ended, as a record."""
+    """How a task's (or an attempt's: ``task`` is then its name) loop ended, as a record;
+    ``runner``: what ran its sessions."""
     status: Status = (
         "passed"
         if result.passed
@@ -115,6 +123,7 @@ def record_of(
         run_id=result.run_id,
         starts=run.starts if run is not None else 1,
         unsandboxed=result.unsandboxed,
+        runner=runner,
     )
 
 
@@ -126,4 +135,5 @@ def _failed(task: BatchTask, run: TaskRun, message: str, started: float) -> Task
         message=message,
         seconds=round(time.monotonic() - started, 3),
         starts=run.starts,
+        runner=task.runner,
     )

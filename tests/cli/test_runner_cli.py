@@ -126,3 +126,74 @@ def test_a_batch_task_names_its_runner_and_each_is_judged_the_same(tmp_path: Pat
     bad = harness("batch", "tasks.jsonl", "--out", str(tmp_path / "bad"), cwd=tmp_path)
     assert bad.returncode == 2
     assert "runner" in bad.stderr
+
+
+ANSWERING = Path(__file__).parents[1] / "realworld" / "answering_agent.py"
+"""A real program that asks the model through the gateway once and changes nothing."""
+
+
+def test_attempts_by_runner_are_compared_side_by_side_with_what_each_earned(
+    tmp_path: Path,
+) -> None:
+    command = json.dumps([sys.executable, str(ANSWERING), "{task_file}"])
+    repo = _repo(tmp_path, f"[agent]\ncommand = {command}\n")
+    result = harness("run", "--runner", "harness,command", "--max-iterations", "1", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("attempt 1 (harness): PASSED")
+    assert lines[1].startswith("attempt 2 (command): MAX_ITERATIONS")
+    summary = json.loads((repo / ".harness" / "attempts" / "calc" / "summary.json").read_text())
+    records = {r["name"]: r for r in summary["tasks"]}
+    assert [(r["runner"], r["status"]) for r in records.values()] == [
+        ("harness", "passed"), ("command", "escalated"),
+    ]  # fmt: skip
+    ours, theirs = records["attempt-1"], records["attempt-2"]
+    assert summary["runners"] == [
+        {"runner": "harness", "attempts": 1, "resolved": 1,
+         "tokens": ours["prompt_tokens"] + ours["completion_tokens"], "cost_usd": 0.0,
+         "seconds": ours["seconds"], "cost_per_resolved": 0.0,
+         "seconds_per_resolved": ours["seconds"], "mean_rounds": 1.0},
+        {"runner": "command", "attempts": 1, "resolved": 0,
+         "tokens": theirs["prompt_tokens"] + theirs["completion_tokens"], "cost_usd": 0.0,
+         "seconds": theirs["seconds"], "cost_per_resolved": None, "seconds_per_resolved": None,
+         "mean_rounds": 1.0},
+    ]  # fmt: skip
+    assert theirs["prompt_tokens"] > 0  # its one request went through the gateway
+    at = lines.index("side by side:")
+    table = lines[at + 1 : at + 4]
+    assert lines[at + 4].startswith("report: harness report ")
+    assert table[0].split()[:3] == ["runner", "resolved", "tokens"]
+    assert table[1].split()[:2] == ["harness", "1/1"]
+    assert table[2].split() == [
+        "command", "0/1", str(summary["runners"][1]["tokens"]), "$0.0000",
+        f"{theirs['seconds']:.1f}s", "-", "-", "1.00",
+    ]  # fmt: skip
+    report = harness_here("report", str(repo / ".harness" / "attempts" / "calc"), cwd=repo)
+    assert "side by side:" in report.stdout
+    too_few = harness_here("run", "--runner", "harness,command", "--attempts", "1", cwd=repo)
+    assert too_few.returncode == 2
+    assert "--runner: 2 runners named but --attempts is 1" in too_few.stderr
+
+
+def test_a_batch_runs_each_task_once_per_runner_and_compares_them(tmp_path: Path) -> None:
+    command = json.dumps([sys.executable, str(ANSWERING)])  # the task on stdin
+    _repo(tmp_path, f"[agent]\ncommand = {command}\n")
+    tasks = [{"name": "calc", "loop": "repo/loop.toml"}]
+    (tmp_path / "tasks.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tasks))
+    out = tmp_path / "out"
+    result = harness(
+        "batch", "tasks.jsonl", "--out", str(out), "--runner", "harness,command", "--quiet",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 3, result.stdout + result.stderr  # not every task passed
+    summary = json.loads((out / "summary.json").read_text())
+    assert [(t["name"], t["runner"], t["status"]) for t in summary["tasks"]] == [
+        ("calc.harness", "harness", "passed"), ("calc.command", "command", "escalated"),
+    ]  # fmt: skip
+    assert [(r["runner"], r["resolved"], r["attempts"]) for r in summary["runners"]] == [
+        ("harness", 1, 1), ("command", 0, 1),
+    ]  # fmt: skip
+    assert "side by side:" in result.stdout
+    twice = harness_here("batch", "tasks.jsonl", "--runner", "codex,codex", cwd=tmp_path)
+    assert twice.returncode == 2
+    assert "--runner: codex named twice" in twice.stderr

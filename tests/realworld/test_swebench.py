@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -27,6 +28,7 @@ from tests.cli.test_cli import harness
 
 HERE = Path(__file__).parent / "swebench"
 INSTANCES = HERE / "instances.jsonl"
+ANSWERING = Path(__file__).with_name("answering_agent.py")
 IDS = [instance.instance_id for instance in load_instances(INSTANCES)]
 pytestmark = pytest.mark.slow
 
@@ -132,7 +134,72 @@ def test_attempts_give_pass_at_k_and_one_prediction_per_instance(
     assert [p["estimate"] for p in summary["pass_at"]] == [1.0, 1.0]
 
 
-def test_runners_side_by_side_on_the_same_instances_are_compared_in_one_table(
+def test_two_runners_attempt_the_same_instance_under_the_same_tests_side_by_side(
+    repos: Path, tmp_path: Path
+) -> None:
+    """The harness's agent writes the reference patch; a real program that only answers (through
+    the gateway, with the same model) changes nothing: one side resolves, the other does not,
+    and each side's figures, predictions and trajectories are its own."""
+    (instance,) = [i for i in load_instances(INSTANCES) if i.repo == "benjaminp/six"]
+    one = tmp_path / "one.jsonl"
+    one.write_text(instance.model_dump_json() + "\n")
+    out = tmp_path / "out"
+    agent = f"{shlex.quote(sys.executable)} {shlex.quote(str(ANSWERING))} {{task_file}}"
+
+    result = harness(
+        "bench", "swebench", str(one), "--repos", str(repos), "--out", str(out),
+        "--model", "gold", "--max-iterations", "1", "--runner", "harness,command",
+        "--agent-command", agent, "--quiet", cwd=tmp_path,
+    )  # fmt: skip
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    ours, theirs = (lines(out / side / "results.jsonl") for side in ("harness", "command"))
+    assert [(r["runner"], r["resolved"], r["stop_reason"]) for r in ours + theirs] == [
+        ("harness", True, "PASSED"), ("command", False, "MAX_ITERATIONS"),
+    ]  # fmt: skip
+    (mine,), (other,) = ours, theirs
+    assert other["tokens"] > 0  # the program's one request went through the gateway
+    table = result.stdout.splitlines()
+    assert table[:3] == ["model       gold", "instances   1 (1 attempt per runner)", ""]
+    assert table[3].split() == [
+        "runner", "resolved", "tokens", "cost", "time", "cost/resolved", "time/resolved", "rounds",
+    ]  # fmt: skip
+    seconds = f"{mine['seconds']:.1f}s"
+    assert table[4].split() == ["harness", "1/1", str(mine["tokens"]), "$0.0000", seconds,
+                                "$0.0000", seconds, "1.00"]  # fmt: skip
+    assert table[5].split() == [
+        "command", "0/1", str(other["tokens"]), "$0.0000", f"{other['seconds']:.1f}s", "-", "-",
+        "1.00",
+    ]  # fmt: skip
+    summary = json.loads((out / "bench.json").read_text())
+    assert [(r["runner"], r["resolved"], r["attempts"]) for r in summary["runners"]] == [
+        ("harness", 1, 1), ("command", 0, 1),
+    ]  # fmt: skip
+    assert summary["runners"][0]["seconds_per_resolved"] == mine["seconds"]
+    assert summary["runners"][1]["seconds_per_resolved"] is None
+    assert [(s["runner"], s["resolved"]) for s in summary["summaries"]] == [
+        ("harness", 1), ("command", 0),
+    ]  # fmt: skip
+    (gold,) = lines(out / "harness" / "preds.jsonl")
+    (nothing,) = lines(out / "command" / "preds.jsonl")
+    assert (gold["model_name_or_path"], nothing["model_name_or_path"]) == (
+        "harness+gold", "command+gold",
+    )  # fmt: skip
+    assert files(str(gold["model_patch"])) == files(instance.patch)
+    assert nothing["model_patch"] == ""
+    assert not (out / "preds.jsonl").exists()  # each side's record in its own folder
+    for side in ("harness", "command"):
+        assert (out / side / "trajs" / f"{instance.instance_id}.traj").is_file()
+    traj = json.loads((out / "command" / "trajs" / f"{instance.instance_id}.traj").read_text())
+    assert traj["info"]["model_stats"]["api_calls"] == 1
+    assert traj["history"][-1]["tool_calls"][0]["function"]["name"] == "write_file"  # not done
+    for side, passed in ((mine, True), (other, False)):  # one gate, the held-out tests, for both
+        events = lines(Path(str(side["trajectory"])))
+        gates = [(e["name"], e["passed"]) for e in events if e["kind"] == "gate_report"]
+        assert gates == [("held-out pytest", passed)]
+
+
+def test_a_runner_that_is_not_installed_resolves_nothing_beside_one_that_works(
     repos: Path, tmp_path: Path
 ) -> None:
     (instance,) = [i for i in load_instances(INSTANCES) if i.repo == "benjaminp/six"]
@@ -150,22 +217,39 @@ def test_runners_side_by_side_on_the_same_instances_are_compared_in_one_table(
     )  # fmt: skip
 
     assert result.returncode == 0, result.stdout + result.stderr
-    table = result.stdout.split("runner ")[-1].splitlines()  # the comparison comes last
+    table = result.stdout.split("\nrunner ")[-1].splitlines()  # the comparison's rows
     assert table[1].split()[:2] == ["harness", "1/1"]
     assert table[2].split()[:2] == ["claude-code", "0/1"]
-    assert table[2].split()[3:5] == ["-", "-"]  # nothing resolved: no cost or time per one
+    assert table[2].split()[5:7] == ["-", "-"]  # nothing resolved: no cost or time per one
     (harness_result,) = lines(out / "harness" / "results.jsonl")
     assert harness_result["resolved"] is True
     (missing,) = lines(out / "claude-code" / "results.jsonl")
     assert (missing["resolved"], missing["status"]) == (False, "error")
-    record = json.loads(
-        (out / "claude-code" / "batch" / "tasks" / instance.instance_id / "record.json").read_text()
-    )
+    task = f"{instance.instance_id}.claude-code"
+    record = json.loads((out / "batch" / "tasks" / task / "record.json").read_text())
     assert "needs 'claude', which is not on PATH; install it with: npm install" in record["message"]
-    bad = harness("bench", "swebench", str(one), "--model", "gold", "--runner", "command",
-                  cwd=tmp_path)  # fmt: skip
-    assert bad.returncode == 2
-    assert "--runner: 'command' needs [agent] command" in bad.stderr
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--runner", "harness,cursor"], "--runner: expected one of harness, claude-code"),
+        (["--runner", "codex,harness,codex"], "--runner: codex named twice"),
+        (["--runner", "harness,command"], "--agent-command: required by --runner command"),
+        (["--agent-command", "agent {task_file}"], "--agent-command: only runner command"),
+        (["--runner", "command", "--agent-command", "'"], "--agent-command: cannot be split"),
+    ],
+)
+def test_bad_runner_flags_exit_2_naming_the_flag(
+    tmp_path: Path, flags: list[str], message: str
+) -> None:
+    result = harness(
+        "bench", "swebench", str(INSTANCES), "--model", "gold", "--out", str(tmp_path / "out"),
+        *flags, cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert message in result.stderr
+    assert not (tmp_path / "out").exists()
 
 
 EDITABLE = (

@@ -8,8 +8,9 @@ import pytest
 
 from harness.core.errors import ConfigError
 from harness.scale.batch_task import BatchTask
+from harness.scale.side_by_side import compare, side_by_side_table
 from harness.scale.swebench import attempt_name, attempt_tasks
-from harness.scale.swebench_summary import InstanceResult, PassAtK, pass_at, side_by_side, summarise
+from harness.scale.swebench_summary import InstanceResult, PassAtK, pass_at, summarise
 
 
 def result(
@@ -54,7 +55,7 @@ def test_the_summary_counts_first_attempts_and_charges_every_attempt() -> None:
     ]
     summary = summarise("m", ["a", "b", "c"], 2, results)
     assert summary.model_dump() == {
-        "model": "m", "instances": 3, "attempts": 2, "ended": 5,
+        "model": "m", "runner": "harness", "instances": 3, "attempts": 2, "ended": 5,
         "resolved": 1, "resolved_rate": 1 / 3, "interval": (0.0615, 0.7923),
         "cost_usd": 2.5, "cost_per_resolved": 0.833333, "mean_rounds": 2.2,
         "pass_at": [
@@ -100,11 +101,14 @@ def test_attempts_share_the_prepared_task_and_a_name_too_long_for_them_is_refuse
 
 
 def test_runners_side_by_side_are_one_line_each_with_their_figures() -> None:
-    first = summarise("m", ["a", "b"], 1, [result("a", 1, True, cost=0.5, rounds=1),
-                                          result("b", 1, False, cost=0.25, rounds=3)])  # fmt: skip
-    none = summarise("m", ["a", "b"], 1, [result("a", 1, False, cost=0.1, rounds=2)])
-    assert side_by_side([("harness", first), ("claude-code", none)]).splitlines() == [
-        "runner               resolved       cost  per resolved  s per resolved  rounds",
-        "harness                   1/2    $0.7500       $0.7500             2.0    2.00",
-        "claude-code               0/2    $0.1000             -               -    2.00",
+    first = [result("a", 1, True, cost=0.5, rounds=1), result("b", 1, False, cost=0.25, rounds=3)]
+    none = [result("a", 1, False, cost=0.1, rounds=2)]
+    rows = compare(
+        [*(r.model_copy(update={"runner": "harness"}) for r in first),
+         *(r.model_copy(update={"runner": "claude-code"}) for r in none)],
+    )  # fmt: skip
+    assert side_by_side_table(rows, out_of=2).splitlines() == [
+        "runner       resolved  tokens  cost     time  cost/resolved  time/resolved  rounds",
+        "harness      1/2       0       $0.7500  2.0s  $0.7500        2.0s           2.00",
+        "claude-code  0/2       0       $0.1000  1.0s  -              -              2.00",
     ]
