@@ -206,6 +206,12 @@ def parse_record(line: str | bytes) -> Record:
     return _ADAPTER.validate_json(line)
 
 
+RECORDED: frozenset[type[EventBase]] = frozenset(
+    {RunStart, RoundStart, SessionStart, GateReportEvent, CriticVerdict, RoundEnd}
+)
+"""The kinds of event :func:`record_of` makes a record of."""
+
+
 def record_of(event: EventBase) -> RecordBase | None:
     """The trajectory's record of ``event``, for the moments recorded as a record of their own
     (a model call's and a tool call's lines are built by the writer, from what the event carries);

@@ -228,16 +228,7 @@ class MeteredModel(Wrapper):
                 latency=latency,
                 unpriced=reply.usage.unpriced_calls > 0,
                 cached_tokens=reply.usage.cached_tokens,
-                exchange=Exchange(
-                    messages,
-                    tools,
-                    max_tokens,
-                    reply.content,
-                    [(c.id, c.name, c.arguments_json) for c in reply.tool_calls],
-                    reply.reasoning,
-                    reply.usage,
-                    reply.sent,
-                ),
+                exchange=Exchange(messages, tools, max_tokens, reply),
             )
         )
         return reply

@@ -20,7 +20,7 @@ import os
 import threading
 import weakref
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 from pydantic_core import to_json, to_jsonable_python
@@ -31,6 +31,7 @@ from harness.core.exchange import Exchange
 from harness.core.redact import REDACTED, SECRET_NAME, Redactor, redact_json_text
 from harness.core.text_memo import TextMemo
 from harness.core.trajectory_schema import (
+    RECORDED,
     TRAJECTORY_VERSION,
     GateStep,
     RecordBase,
@@ -112,18 +113,21 @@ class TrajectoryLog:
         tool call with what was said (their lines built here, the hot path), a session's end
         (which closes it and writes nothing), and the others' records
         (:func:`~harness.core.trajectory_schema.record_of`)."""
-        if isinstance(event, ModelCall):
-            if event.exchange is not None:  # reported without what was said: not a step
-                self.model_call(event, event.exchange)
-        elif isinstance(event, ToolCallEvent):
-            if event.observation is not None:
-                self.tool_call(event, event.observation)
-        elif isinstance(event, SessionEnd):
+        kind = type(event)  # by its type, not isinstance: every event of the run comes here
+        if kind is ModelCall:
+            call = cast(ModelCall, event)
+            if call.exchange is not None:  # reported without what was said: not a step
+                self.model_call(call, call.exchange)
+        elif kind is ToolCallEvent:
+            step = cast(ToolCallEvent, event)
+            if step.observation is not None:
+                self.tool_call(step, step.observation)
+        elif kind is SessionEnd:
             self._end_session()
-        else:
+        elif kind in RECORDED:
             record = record_of(event)
-            if record is not None:
-                self._record(record)
+            assert record is not None
+            self._record(record)
 
     def _record(self, record: RecordBase) -> None:
         with self._lock:
@@ -157,13 +161,8 @@ class TrajectoryLog:
         request of the same session and role, the reply redacted (its tool calls' arguments by
         the values inside them, as a request's are). With ``sent`` (the body on
         the wire), its messages and tools are what is kept, and the rest of it beside them."""
-        messages, tools, sent = exchange.messages, exchange.tools, exchange.sent
-        calls, reply, reasoning, role = (
-            exchange.calls,
-            exchange.reply,
-            exchange.reasoning,
-            event.role,
-        )
+        messages, tools, reply = exchange.messages, exchange.tools, exchange.reply
+        calls, sent, role = reply.tool_calls, reply.sent, event.role
         wire = None
         if sent is not None and isinstance(sent.get("messages"), list):
             messages, tools = sent["messages"], sent.get("tools")
@@ -181,8 +180,10 @@ class TrajectoryLog:
             # together): validating and dumping a model at every call cost more than the rest
             # of the record.
             redact = self.redactor.redact_text
-            redacted = [redact_json_text(arguments, redact) for _, _, arguments in calls]
-            self._calls = {call[0]: (call[2], r) for call, r in zip(calls, redacted, strict=True)}
+            redacted = [redact_json_text(call.arguments_json, redact) for call in calls]
+            self._calls = {
+                call.id: (call.arguments_json, r) for call, r in zip(calls, redacted, strict=True)
+            }
             data = {
                 "kind": "model_call",
                 "v": TRAJECTORY_VERSION,
@@ -199,14 +200,14 @@ class TrajectoryLog:
                     "wire": None if wire is None else self._redacted(wire),
                 },
                 "reply": {
-                    "content": None if reply is None else redact(reply),
+                    "content": None if reply.content is None else redact(reply.content),
                     "tool_calls": [
-                        {"id": id_, "name": name, "arguments": arguments}
-                        for (id_, name, _), arguments in zip(calls, redacted, strict=True)
+                        {"id": call.id, "name": call.name, "arguments": arguments}
+                        for call, arguments in zip(calls, redacted, strict=True)
                     ],
-                    "reasoning": None if reasoning is None else redact(reasoning),
+                    "reasoning": None if reply.reasoning is None else redact(reply.reasoning),
                 },
-                "usage": exchange.usage,
+                "usage": reply.usage,
                 "latency": event.latency,
             }
             self._write(data)

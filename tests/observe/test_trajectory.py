@@ -8,6 +8,7 @@ import os
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic_core import to_json
@@ -23,7 +24,7 @@ from harness.core.event_schema import (
     ToolCallEvent,
     ToolStart,
 )
-from harness.core.exchange import Exchange, ReplyCall
+from harness.core.exchange import Exchange
 from harness.core.redact import REDACTED, Redactor
 from harness.core.trajectory_schema import (
     TRAJECTORY_VERSION,
@@ -81,14 +82,15 @@ def _session(
 
 
 def _model_call(
-    messages: list[dict[str, object]],
+    messages: list[Any],
     *,
     reply: str | None = "ok",
-    calls: list[ReplyCall] | None = None,
-    sent: dict[str, object] | None = None,
+    calls: tuple[ToolCall, ...] = (),
+    sent: dict[str, Any] | None = None,
 ) -> ModelCall:
     """A ``model_call`` event of model ``m``, carrying what was said."""
-    exchange = Exchange(messages, None, None, reply, calls or [], None, Usage(), sent)  # type: ignore[arg-type]
+    said = Reply(reply, calls, Usage(), sent=sent)
+    exchange = Exchange(messages, None, None, said)
     return ModelCall(
         role="author", model="m", prompt_tokens=0, completion_tokens=0, exchange=exchange
     )
@@ -159,8 +161,8 @@ def test_an_option_equal_in_python_but_not_on_the_wire_is_recorded_as_sent(
     log.emit(ROUND_1)
     message = {"role": "user", "content": "hi"}
     for temperature in (1, 1.0, True, 1):
-        sent = {"model": "m", "messages": [message], "temperature": temperature}
-        log.emit(_model_call([message], sent=sent))
+        body = {"model": "m", "messages": [message], "temperature": temperature}
+        log.emit(_model_call([message], sent=body))
     sent = [json.dumps(c.body()["temperature"]) for c in Trajectory.load(tmp_path).calls()]
     assert sent == ["1", "1.0", "true", "1"]
 
@@ -371,7 +373,7 @@ def test_each_tool_step_holds_its_own_arguments_redacted(tmp_path: Path) -> None
     log.emit(ROUND_1)
     escaped = SECRET.replace("-", "\\u002d")
     first, second = f'{{"a": "{escaped}"}}', '{"b": "plain"}'
-    calls = [("c1", "t", first), ("c1", "t", second)]
+    calls = (ToolCall("t", first, id="c1"), ToolCall("t", second, id="c1"))
     log.emit(_model_call([{"role": "user", "content": "go"}], reply=None, calls=calls))
     for call_id, arguments in (("c1", first), ("c1", second), ("c9", first)):
         log.emit(
