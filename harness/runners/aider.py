@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from pathlib import Path
 
 from harness.gateway.gateway import GatewayAddress
-from harness.runners.base import ExternalRunner, Invocation
+from harness.runners.base import ExternalRunner, Invocation, git_folders
 
 VERSION = "0.86.2"
 """The version the harness is tested with."""
@@ -99,16 +98,8 @@ class AiderRunner(ExternalRunner):
         )
 
     def readable(self, workspace: Path) -> list[Path]:
-        """The worktree's git folders, which aider reads the repository through: a worktree's
-        ``.git`` is a file naming a folder of the main repository's, which the sandbox hides."""
-        found = subprocess.run(
-            ["git", "rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir"],
-            cwd=workspace, capture_output=True, text=True, check=False,
-        )  # fmt: skip
-        if found.returncode != 0:
-            return []
-        folders = {Path(line) for line in found.stdout.splitlines() if line}
-        return sorted(path for path in folders if not path.is_relative_to(workspace))
+        """The worktree's git folders: aider reads the repository through git."""
+        return git_folders(workspace)
 
     def final_message(self, stdout: str, home: Path) -> str:
         """aider's last reply, from its chat history: after the last message of the user's, the

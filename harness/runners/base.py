@@ -326,6 +326,18 @@ def _outcome(
     return AgentStop.EXITED, f"the agent exited with code {code}{detail}", None
 
 
+def git_folders(workspace: Path) -> list[Path]:
+    """The git folders of ``workspace``'s checkout that lie outside it: a worktree's ``.git`` is
+    a file naming a folder of the main repository's ``.git``, which the sandbox hides, so git
+    fails inside it unless these are shown (read-only: nothing can be committed)."""
+    args = ("rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir")
+    found = run_git(workspace, args, None)
+    if found.returncode != 0:
+        return []
+    folders = {Path(line) for line in found.stdout.splitlines() if line}
+    return sorted(path for path in folders if not path.is_relative_to(workspace))
+
+
 def _head(workspace: Path) -> tuple[str, str] | None:
     """The branch (its ref, or ``HEAD`` when detached) and commit checked out in ``workspace``;
     None outside a repository."""

@@ -19,7 +19,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from harness.gateway.gateway import GatewayAddress
-from harness.runners.base import ExternalRunner, Invocation
+from harness.runners.base import ExternalRunner, Invocation, git_folders
 
 VERSION = "2.4.6"
 """The version the harness is tested with."""
@@ -99,6 +99,10 @@ class MiniSweAgentRunner(ExternalRunner):
             },
             files={CONFIG: json.dumps(config, ensure_ascii=False)},
         )
+
+    def readable(self, workspace: Path) -> list[Path]:
+        """The worktree's git folders: its commands may read the repository with git."""
+        return git_folders(workspace)
 
     def final_message(self, stdout: str, home: Path) -> str:
         """What mini submitted (the output after its marker line), else its last reply's text."""

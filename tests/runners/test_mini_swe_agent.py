@@ -27,6 +27,8 @@ SUBMIT = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 SEEN = "seen-environments.txt"
 LOOK = f"env > {SEEN}; for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < $f; done >> {SEEN}"
 """What an agent's command can read of environments: its own, and every process's in /proc."""
+DIFF = "git diff --stat > git-diff.txt"
+"""A git command reading the worktree's repository (its git folders shown read-only)."""
 BUDGET_TOKENS = 7_000
 
 
@@ -64,7 +66,7 @@ def test_a_wrong_fix_fails_and_round_two_fixes_it_with_the_failure_in_its_task(
             api_base=server.api_base,
         )  # fmt: skip
         server.queue(
-            bash(1, write(realbug.wrong_source(), then=LOOK), "Refusing '-'."),
+            bash(1, write(realbug.wrong_source(), then=f"{LOOK}; {DIFF}"), "Refusing '-'."),
             submit(2, "refused the dash"),
             bash(3, write(realbug.fixed_source()), "Refusing the whole base64 alphabet."),
             submit(4, "refused the alphabet"),
@@ -89,6 +91,7 @@ def test_a_wrong_fix_fails_and_round_two_fixes_it_with_the_failure_in_its_task(
     assert git(root, "show", f"{branch}:{realbug.SOURCE}") + "\n" == realbug.fixed_source()
     assert git(root, "show", f"{branch}~1:{realbug.SOURCE}") + "\n" == realbug.wrong_source()
     assert (root / realbug.SOURCE).read_text() == realbug.base_source()
+    assert git(root, "show", f"{branch}:git-diff.txt").split()[:2] == [realbug.SOURCE, "|"]
     # show, report and replay read the session; the replay re-ran mini on the recorded replies
     # (nothing more reached the provider) and re-verified both rounds
     assert shown.returncode == 0, shown.stderr
