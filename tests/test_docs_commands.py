@@ -28,6 +28,7 @@ from typing import Any, Literal
 import pytest
 
 from harness.cli.main import build_parser
+from tests.cli.test_examples import SCRATCH
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = (ROOT / "README.md", ROOT / "examples" / "README.md", *sorted((ROOT / "docs").glob("*.md")))
@@ -277,7 +278,7 @@ def prepare(setup: Setup, tmp_path: Path, env: dict[str, str]) -> Path:
     if setup in ("block", "empty"):
         return tmp_path
     folder = tmp_path / setup
-    shutil.copytree(ROOT / "examples" / setup, folder)
+    shutil.copytree(ROOT / "examples" / setup, folder, ignore=SCRATCH)  # not a run's .harness/
     work = {"content": "draft.md", "research": "findings.md"}[setup]
     (folder / ".harness" / "work").mkdir(parents=True)
     (folder / ".harness" / "work" / work).write_text(last_write(setup, work))

@@ -85,8 +85,14 @@ def test_the_clone_s_own_package_is_the_one_imported(home: Path) -> None:
     assert where.stdout.strip() == str(home / "harness" / "harness" / "__init__.py")
 
 
+# The doc-command tests that read what each example's folder holds (by a word of their ids).
+DOC_TESTS_OF = {"content": "content", "research": "citations", "bugfix": "bugfix"}
+
+
 @pytest.mark.parametrize("example", ["content", "research", "bugfix"])
 def test_an_example_passes_from_a_clone_in_the_home_folder(home: Path, example: str) -> None:
+    """The example passes, and then the README's test command's doc-command tests of that
+    example pass in the same clone: they copy the example's folder without the run it holds."""
     clone = home / "harness"
     result = subprocess.run(
         ["harness", "run", "--quiet", f"examples/{example}"],
@@ -100,3 +106,15 @@ def test_an_example_passes_from_a_clone_in_the_home_folder(home: Path, example: 
     ).read_text()
     assert "No module named" not in progress
     assert "not found" not in progress
+
+    docs = subprocess.run(
+        [
+            "python", "-m", "pytest", "tests/test_docs_commands.py", "-q", "-n", "0",
+            "-p", "no:cacheprovider", "--basetemp", str(home / f"docs-{example}"),
+            "-k", f"runs_as_written and {DOC_TESTS_OF[example]}",
+        ],
+        cwd=clone, env=user_env(home), capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert docs.returncode == 0, docs.stdout + docs.stderr
+    assert " passed" in docs.stdout.splitlines()[-1]
+    assert "failed" not in docs.stdout.splitlines()[-1]
