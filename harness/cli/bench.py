@@ -13,6 +13,8 @@ from harness.cli.runner_flag import runner_names
 from harness.core.budget import Budget
 from harness.core.errors import ConfigError
 from harness.scale.batch import BatchProgress
+from harness.scale.batch_report import error_lines
+from harness.scale.batch_summary import BatchSummary
 from harness.scale.swebench import BenchOptions, run_bench
 from harness.scale.swebench_envs import load_env_table
 from harness.scale.swebench_instance import load_instances
@@ -55,6 +57,8 @@ def run_swebench(args: argparse.Namespace) -> int:
             print(f"{name}: {folder / name}")
     if isinstance(summary, SideBySide):
         print(f"{SUMMARY}: {out / SUMMARY} (side by side)")
+    for line in error_lines(BatchSummary.load(out / "batch")):
+        print(line)
     ended = all(s.ended == s.instances * s.attempts for s in sides)
     return EXIT_PASSED if ended else EXIT_ESCALATED
 

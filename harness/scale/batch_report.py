@@ -54,8 +54,17 @@ def _notes(summary: BatchSummary) -> list[str]:
     ]
 
 
+def error_lines(summary: BatchSummary) -> list[str]:
+    """A line for each task that ended in error, with its cause (a table says only ``error``)."""
+    return [
+        f"error: {r.name}: {r.message or 'no cause recorded'}"
+        for r in summary.tasks
+        if r.status == "error"
+    ]
+
+
 def render_batch_text(summary: BatchSummary) -> str:
-    """The headline, then one aligned row per task."""
+    """The headline, then one aligned row per task, then each error's cause."""
     rows = [COLUMNS, *_rows(summary)]
     widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
     lines = [_headline(summary), *_notes(summary), ""]
@@ -63,6 +72,8 @@ def render_batch_text(summary: BatchSummary) -> str:
         "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
         for row in rows
     ]
+    if errors := error_lines(summary):
+        lines += ["", *errors]
     if len(summary.runners) > 1:
         lines += ["", "side by side:", side_by_side_table(summary.runners)]
     return "\n".join(lines)
@@ -87,6 +98,7 @@ def render_batch_html(summary: BatchSummary) -> str:
         f"<h1>{summary.kind.capitalize()}</h1><p>{escape(_headline(summary))}</p>"
         + "".join(f"<p><b>{escape(note)}</b></p>" for note in _notes(summary))
         + f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+        + "".join(f"<p>{escape(line)}</p>" for line in error_lines(summary))
         + _side_by_side_html(summary)
         + "</body></html>\n"
     )

@@ -36,6 +36,8 @@ from pathlib import Path
 from harness.agent.config import RunnerName
 from harness.core.budget import Budget
 from harness.core.errors import ConfigError
+from harness.models.preflight import preflight
+from harness.models.resolve import resolve_model
 from harness.scale.batch import Backend, Batch, BatchProgress
 from harness.scale.batch_task import MAX_NAME, BatchTask
 from harness.scale.swebench_envs import EnvTable
@@ -93,6 +95,7 @@ def run_bench(
 ) -> BenchSummary | SideBySide:
     """Prepare every instance, run them as a batch (every runner's attempts at it), and write
     the predictions and results: one runner's summary, or several side by side."""
+    check_model(options.model)
     out = options.out.absolute()
     sides = options.sides
     tasks = []
@@ -113,6 +116,14 @@ def run_bench(
     if len(sides) > 1:
         return write_side_by_side(instances, options.model, out, sides, attempts=options.attempts)
     return write_outputs(instances, options.model, out, side=sides[0], attempts=options.attempts)
+
+
+def check_model(model: str) -> None:
+    """A :class:`ConfigError` naming ``--model`` and the cause if the model cannot be called
+    (unknown, or its API key missing): raised before any instance is prepared or run, as
+    ``harness run`` refuses such a model before it starts."""
+    if model not in ORACLES:
+        preflight([("--model", resolve_model(model))])
 
 
 def prepare(instance: Instance, options: BenchOptions, out: Path) -> BatchTask:

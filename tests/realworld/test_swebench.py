@@ -24,7 +24,7 @@ import pytest
 
 from harness.scale.swebench_instance import load_instances
 from harness.scale.swebench_summary import wilson
-from tests.cli.test_cli import harness
+from tests.cli.test_cli import harness, harness_here
 
 HERE = Path(__file__).parent / "swebench"
 INSTANCES = HERE / "instances.jsonl"
@@ -228,6 +228,28 @@ def test_a_runner_that_is_not_installed_resolves_nothing_beside_one_that_works(
     task = f"{instance.instance_id}.claude-code"
     record = json.loads((out / "batch" / "tasks" / task / "record.json").read_text())
     assert "needs 'claude', which is not on PATH; install it with: npm install" in record["message"]
+    cause = f"error: {task}: {record['message']}"  # on the terminal, and in the batch's report
+    assert cause in result.stdout.splitlines()
+    assert f"error: {instance.instance_id}.harness" not in result.stdout
+    report = harness("report", str(out / "batch"), cwd=tmp_path)
+    assert report.returncode == 0, report.stderr
+    assert cause in report.stdout.splitlines()
+
+
+def test_a_model_that_cannot_be_called_exits_2_before_any_instance_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    (tmp_path / "repos").mkdir()  # no clone: nothing reaches the network if the check is missed
+    result = harness_here(
+        "bench", "swebench", str(INSTANCES), "--model", "gpt-4o-mini", "--out",
+        str(tmp_path / "out"), "--repos", str(tmp_path / "repos"), cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stdout + result.stderr
+    cause = "harness: --model: model 'gpt-4o-mini' (openai) needs an API key: set OPENAI_API_KEY"
+    assert cause in result.stderr
+    assert "resolved" not in result.stdout
+    assert not (tmp_path / "out").exists()  # no instance was cloned, prepared or run
 
 
 @pytest.mark.parametrize(
