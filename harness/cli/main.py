@@ -96,6 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="poll N times, then wait for the runs started, and exit")  # fmt: skip
     watch.add_argument("--interval", type=float, default=30.0, metavar="SECONDS",
                        help="seconds between polls (default 30)")  # fmt: skip
+    watch.add_argument("--max-runs", type=_positive_int, default=2, metavar="N",
+                       help="runs going on at once; later starts queue (default 2)")  # fmt: skip
 
     status = commands.add_parser("status", help="where each loop stands")
     status.add_argument("path", nargs="?", default=".", help="loop.toml, its folder, or progress/")

@@ -15,10 +15,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-import re
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, wait
 from datetime import UTC, datetime
@@ -37,6 +37,7 @@ from harness.connect.triggers import (
     Start,
     Trigger,
     WebhookTrigger,
+    branch_slug,
 )
 from harness.core.errors import ConfigError
 from harness.core.event_schema import TriggerEvent
@@ -50,6 +51,12 @@ from harness.spec import LoopSpec
 from harness.spec.sections import IssuesTriggerConfig, ScheduleTriggerConfig
 from harness.tools import Tool
 
+MAX_RUNS = 2
+"""Runs of a watcher going on at once unless ``--max-runs`` says otherwise."""
+
+MAX_QUEUED = 100
+"""Starts waiting for a free run at most; one more is refused (``the queue is full``)."""
+
 WATCH_DIR = "watch"  # under .harness/: the watcher's own event log and state
 DELIVERIES_FILE = "deliveries"  # in WATCH_DIR: the webhook deliveries taken
 
@@ -62,7 +69,8 @@ def watch(args: argparse.Namespace, spec: LoopSpec, verdict: Verdict) -> int:
     """``harness watch``: poll ``spec``'s triggers as ``args`` say; ``verdict`` tells each run."""
     triggers = make_triggers(spec, now=datetime.now(UTC))
     overrides = Overrides(model=args.model, critic_model=args.critic_model)
-    watcher = Watcher(spec, triggers, overrides=overrides, verdict=verdict)
+    watcher = Watcher(spec, triggers, overrides=overrides, verdict=verdict,
+                      max_runs=args.max_runs)  # fmt: skip
     try:
         print(f"watching {spec.name}: {', '.join(t.kind for t in triggers)}", file=sys.stderr)
         watcher.run(polls=1 if args.once else args.polls, interval=args.interval)
@@ -102,7 +110,8 @@ def make_triggers(spec: LoopSpec, *, now: datetime) -> list[Trigger]:
             try:
                 made.append(WebhookTrigger(secret.encode(), seen=seen, host=entry.host,
                                            port=entry.port, label=entry.label,
-                                           branches=entry.branches))  # fmt: skip
+                                           branches=entry.branches, timeout=entry.timeout,
+                                           max_connections=entry.max_connections))  # fmt: skip
             except OSError as exc:
                 raise ConfigError(
                     f"{spec.source}: field 'triggers[{index}]': cannot listen on "
@@ -124,8 +133,10 @@ class Watcher:
         tools: Sequence[Tool] = (),
         out: TextIO | None = None,
         verdict: Verdict | None = None,
+        max_runs: int = MAX_RUNS,
     ) -> None:
         self.spec = spec
+        self.max_runs = max_runs
         self.triggers = tuple(triggers)
         self.clock = clock
         self.overrides = overrides or Overrides()
@@ -138,7 +149,9 @@ class Watcher:
         )  # fmt: skip
         self._lock = threading.Lock()
         self._pool = LocalPool()
-        self._running: dict[str, Future[None]] = {}
+        self._running: dict[str, Future[None]] = {}  # by loop name: running or queued
+        self._queue: deque[tuple[str, Future[None], Callable[[], None]]] = deque()
+        self._active = 0  # runs going on (at most max_runs)
         self.started: list[str] = []  # run ids, in order
 
     def run(self, *, polls: int | None, interval: float,
@@ -181,17 +194,47 @@ class Watcher:
                 self.log.emit(event.model_copy(update={"reason": f"still running ({who})"}))
                 print(f"{spec.name}: not started ({start.trigger}): still running", file=self.out)
                 return None
+            if len(self._queue) >= MAX_QUEUED:
+                self.log.emit(event.model_copy(update={"reason": "the queue is full"}))
+                print(f"{spec.name}: not started ({start.trigger}): the queue is full",
+                      file=self.out)  # fmt: skip
+                return None
             run_id = new_run_id()
-            started = event.model_copy(update={"started": True, "started_run": run_id})
+            waiting = self._active >= self.max_runs
+            started = event.model_copy(update={
+                "started": True, "started_run": run_id,
+                "reason": f"queued behind {self._active + len(self._queue)} runs" if waiting
+                else "",
+            })  # fmt: skip
             self.started.append(run_id)
             self.log.emit(started)
+            future: Future[None] = Future()
+            self._running[spec.name] = future
             run = partial(self._run, spec, start, started, run_id)
-            self._running[spec.name] = self._pool.submit(Job(spec.name, lambda _place: run()))
+            self._queue.append((spec.name, future, run))
+            self._next()
         return run_id
 
+    def _next(self) -> None:
+        """Start the queued runs a free place allows (the caller holds the lock)."""
+        while self._queue and self._active < self.max_runs:
+            name, future, run = self._queue.popleft()
+            self._active += 1
+            self._pool.submit(Job(name, partial(self._go, future, run)))
+
+    def _go(self, future: Future[None], run: Callable[[], None], _place: object) -> None:
+        try:
+            run()
+        finally:
+            with self._lock:
+                self._active -= 1
+                self._next()
+            future.set_result(None)
+
     def wait(self) -> None:
-        """Wait for every run started to end."""
-        wait(list(self._running.values()))
+        """Wait for every run started (and queued) to end."""
+        while pending := [f for f in self._running.values() if not f.done()]:
+            wait(pending)
 
     def close(self) -> None:
         for trigger in self.triggers:
@@ -206,8 +249,7 @@ class Watcher:
             changes["name"] = f"{self.spec.name}-issue-{start.issue}"
             changes["progress"] = None  # progress/NAME-issue-N.md: a loop of its own
         if start.branch is not None and start.commit is not None:
-            slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", start.branch).strip("-.")
-            changes["name"] = f"{self.spec.name}-push-{slug}"
+            changes["name"] = f"{self.spec.name}-push-{branch_slug(start.branch)}"
             changes["progress"] = None
             changes["goal"] = (f"{self.spec.goal}\n\n(the branch {start.branch}, as pushed at "
                                f"{start.commit[:12]})")  # fmt: skip

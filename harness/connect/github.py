@@ -145,7 +145,13 @@ class GitHub:
             for page in self._pages(f"/repos/{self.repo}/issues?{query}", whole=False)
             for item in (page if isinstance(page, list) else [])
         ]
-        return [issue_of(i) for i in found if isinstance(i, dict) and "pull_request" not in i]
+        return [
+            issue_of(item)
+            for item in found
+            if isinstance(item, dict)
+            and "pull_request" not in item
+            and is_issue_number(item.get("number"))
+        ]
 
     def check_runs(self, sha: str) -> list[CheckRun]:
         """Every check run on commit ``sha``; more than ``MAX_PAGES`` pages of them is an error
@@ -249,14 +255,35 @@ def env_value(name: str, field: str) -> str:
     return value
 
 
+MAX_ISSUE_NUMBER = 2**31 - 1
+"""The largest issue number taken from a reply or a delivery (GitHub's are 32-bit)."""
+
+
+def is_issue_number(value: object) -> bool:
+    """Whether ``value`` is an issue number: a JSON integer from 1 to ``MAX_ISSUE_NUMBER``
+    (not a string, a boolean or a fraction)."""
+    return type(value) is int and 0 < value <= MAX_ISSUE_NUMBER
+
+
 def issue_of(data: dict[str, Any]) -> Issue:
-    """An issue from the API's (or a webhook delivery's) JSON."""
+    """An issue from the API's (or a webhook delivery's) JSON; a :class:`HostError` when its
+    number is not an issue number (:func:`is_issue_number`)."""
+    number = data.get("number")
+    if not isinstance(number, int) or not is_issue_number(number):
+        raise HostError(
+            f"the issue's number {str(number)[:40]!r} is not an integer from 1 to "
+            f"{MAX_ISSUE_NUMBER}"
+        )
+    given = data.get("labels")
     labels = tuple(
         str(label.get("name") if isinstance(label, dict) else label)
-        for label in data.get("labels") or []
+        for label in (given if isinstance(given, list) else [])
     )
-    return Issue(int(data["number"]), str(data.get("title") or ""), str(data.get("body") or ""),
-                 labels)  # fmt: skip
+    return Issue(number, _text(data.get("title")), _text(data.get("body")), labels)
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
 
 
 def _pull(data: Any) -> PullRequest:

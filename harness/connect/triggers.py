@@ -7,11 +7,13 @@ Each trigger is polled with the time (an injectable clock) and returns the start
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
 import queue
 import re
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -21,7 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 
 from harness.connect.deliveries import SeenDeliveries
-from harness.connect.github import GitHub, Issue, issue_of
+from harness.connect.github import GitHub, HostError, Issue, issue_of
 from harness.workspace.git import BRANCH_PREFIX
 
 MAX_DELIVERY_BYTES = 1_000_000
@@ -34,6 +36,24 @@ BRANCH = re.compile(r"(?!-)(?!.*\.\.)(?!.*//)[A-Za-z0-9._/-]{1,200}(?<![./])")
 """A pushed branch the watcher fetches: plain characters only (no refspec, option or ``..``)."""
 
 COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+READ_TIMEOUT = 10.0
+"""Seconds a webhook connection may stay silent (headers or body) before it is dropped."""
+
+MAX_CONNECTIONS = 32
+"""Webhook connections served at once; one more is answered 503 and closed."""
+
+MAX_SLUG = 120
+"""The longest branch slug (:func:`branch_slug`) a pushed branch may make."""
+
+_PLAIN = re.compile(r"[A-Za-z0-9.-]")
+
+
+def branch_slug(branch: str) -> str:
+    """``branch`` spelt in the characters of a loop's name, one to one: letters, digits, ``.``
+    and ``-`` stay, any other character (``/``, ``_``) becomes ``_`` and its two hex digits, so
+    ``feature/a-b`` (``feature_2fa-b``) and ``feature/a/b`` (``feature_2fa_2fb``) never meet."""
+    return "".join(c if _PLAIN.fullmatch(c) else f"_{ord(c):02x}" for c in branch)
 
 
 @dataclass(frozen=True)
@@ -128,15 +148,15 @@ class WebhookTrigger:
     kind = "webhook"
 
     def __init__(self, secret: bytes, *, seen: SeenDeliveries, host: str = "127.0.0.1",
-                 port: int = 0, label: str = "harness",
-                 branches: Sequence[str] = ()) -> None:  # fmt: skip
+                 port: int = 0, label: str = "harness", branches: Sequence[str] = (),
+                 timeout: float = READ_TIMEOUT,
+                 max_connections: int = MAX_CONNECTIONS) -> None:  # fmt: skip
         self.secret = secret
         self.seen = seen
         self.label = label
         self.branches = tuple(branches)
         self._starts: queue.Queue[Start] = queue.Queue()
-        self.server = ThreadingHTTPServer((host, port), _handler(self))
-        self.server.daemon_threads = True
+        self.server = _BoundedServer((host, port), _handler(self, timeout), max_connections)
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True,
                                         name="harness-webhook")  # fmt: skip
         self._thread.start()
@@ -174,7 +194,10 @@ class WebhookTrigger:
                 issue, dict
             ):
                 return 202, "ignored: not an opened or labelled issue"
-            found = issue_of(issue)
+            try:
+                found = issue_of(issue)
+            except HostError as exc:
+                return 400, str(exc)
             if self.label not in found.labels:
                 return 202, f"ignored: the issue is not labelled {self.label!r}"
             self._starts.put(Start(self.kind, issue_goal(found), found.number))
@@ -199,12 +222,57 @@ class WebhookTrigger:
             return 202, f"ignored: {branch!r} is a run's own branch"
         if not BRANCH.fullmatch(branch):
             return 400, "the branch's name has characters the watcher does not fetch"
+        if len(branch_slug(branch)) > MAX_SLUG:
+            return 400, f"the branch's name is longer than a loop's name may hold ({MAX_SLUG})"
         self._starts.put(Start(self.kind, branch=branch, commit=after))
         return 202, f"starting on {branch} at {after[:12]}"
 
 
-def _handler(trigger: WebhookTrigger) -> type[BaseHTTPRequestHandler]:
+class _BoundedServer(ThreadingHTTPServer):
+    """A threaded HTTP server serving at most ``slots`` connections at once: one more is
+    answered 503 and closed at once, so idle connections cannot pile up threads."""
+
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler],
+                 slots: int) -> None:  # fmt: skip
+        super().__init__(address, handler)
+        self._slots = threading.BoundedSemaphore(slots)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            with contextlib.suppress(OSError):
+                request.settimeout(1)
+                request.sendall(BUSY)
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A connection the sender dropped or let go silent is no error of the watcher's."""
+        if not isinstance(sys.exc_info()[1], OSError):
+            super().handle_error(request, client_address)
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
+
+
+BUSY = b"HTTP/1.0 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+
+
+def _handler(trigger: WebhookTrigger, timeout: float) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
+        def setup(self) -> None:
+            super().setup()
+            self.connection.settimeout(timeout)  # each read, request line and headers included
+
         def do_POST(self) -> None:  # noqa: N802 - the http.server name
             given = self.headers.get("Content-Length") or "0"
             if not given.isdigit():  # a negative length would read until the sender stops
@@ -212,7 +280,12 @@ def _handler(trigger: WebhookTrigger) -> type[BaseHTTPRequestHandler]:
             length = int(given)
             if length > MAX_DELIVERY_BYTES:
                 return self._answer(413, "too large")
-            body = self.rfile.read(length)
+            try:
+                body = self.rfile.read(length)
+            except TimeoutError:
+                return self._answer(408, f"the body did not arrive within {timeout:g} seconds")
+            if len(body) < length:
+                return self._answer(400, "the body ended before its Content-Length")
             given = self.headers.get("X-Hub-Signature-256") or ""
             if not hmac.compare_digest(given.encode(), signature(trigger.secret, body).encode()):
                 return self._answer(401, "bad signature")
@@ -221,7 +294,10 @@ def _handler(trigger: WebhookTrigger) -> type[BaseHTTPRequestHandler]:
                 return self._answer(400, "bad X-GitHub-Delivery id")
             if not trigger.seen.take(delivery, body):
                 return self._answer(409, "replayed: this delivery was taken before")
-            status, text = trigger.accept(self.headers.get("X-GitHub-Event") or "", body)
+            try:
+                status, text = trigger.accept(self.headers.get("X-GitHub-Event") or "", body)
+            except Exception as exc:  # noqa: BLE001 - every delivery gets its answer
+                status, text = 500, f"not taken: {type(exc).__name__}"
             return self._answer(status, text)
 
         def _answer(self, status: int, text: str) -> None:

@@ -16,6 +16,7 @@ from harness.agent.subagent import SubagentsConfig as SubagentsConfig
 from harness.connect.ci import CiConfig as CiConfig
 from harness.connect.connectors import WEBHOOK_SECONDS, Occasion
 from harness.connect.github import GitHubConfig as GitHubConfig
+from harness.connect.triggers import MAX_CONNECTIONS, READ_TIMEOUT
 from harness.core.budget import Budget as Budget
 from harness.core.section import Section as Section
 from harness.engine.foreach import MAX_CONCURRENCY
@@ -196,6 +197,8 @@ class WebhookTriggerConfig(Section):
     secret_env: EnvName = "HARNESS_WEBHOOK_SECRET"
     label: str = Field("harness", min_length=1)  # an issue event starts a loop with this label
     branches: list[str] = []  # patterns (fnmatch) of branches whose pushes start a loop each
+    timeout: float = Field(READ_TIMEOUT, gt=0, le=300)  # seconds a connection may stay silent
+    max_connections: int = Field(MAX_CONNECTIONS, ge=1, le=1024)  # one more is answered 503
 
 
 TRIGGER_TYPES = ("schedule", "issues", "webhook")

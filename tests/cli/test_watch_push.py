@@ -117,7 +117,7 @@ def test_a_push_to_a_watched_branch_runs_the_loop_on_it_and_opens_a_pull_request
     (pull,) = server.pulls
     assert pull["base"]["ref"] == "feature/login"
     run_branch = pull["head"]["ref"]
-    assert run_branch.startswith("harness/lint-push-feature-login")
+    assert run_branch.startswith("harness/lint-push-feature_2flogin.")
     # the run worked on the pushed commit (the gate saw feature.txt) and its work is on top
     git(project, "merge-base", "--is-ancestor", pushed, run_branch)
     assert git(project, "show", f"{run_branch}:notes.txt") == "seen"
@@ -129,7 +129,7 @@ def test_a_push_to_a_watched_branch_runs_the_loop_on_it_and_opens_a_pull_request
     fired = (project / ".harness" / "watch" / "events.jsonl").read_text().splitlines()
     assert [
         (e["loop_name"], e["started"], e["branch"], e["commit"]) for e in map(json.loads, fired)
-    ] == [("lint-push-feature-login", True, "feature/login", pushed)]
+    ] == [("lint-push-feature_2flogin", True, "feature/login", pushed)]
     assert events[0]["kind"] == "trigger"
     assert events[0]["branch"] == "feature/login"
     written = [p for p in tmp_path.rglob("*") if p.is_file() and "remote.git" not in p.parts]
