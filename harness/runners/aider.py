@@ -88,6 +88,7 @@ class AiderRunner(ExternalRunner):
             env={
                 "OPENAI_API_BASE": gateway.base_url + "/v1",
                 "OPENAI_API_KEY": gateway.token,
+                "LITELLM_LOCAL_MODEL_COST_MAP": "True",
                 "TERM": "dumb",
             },
             files={

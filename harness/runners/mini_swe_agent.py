@@ -91,6 +91,7 @@ class MiniSweAgentRunner(ExternalRunner):
             argv=argv,
             env={
                 "OPENAI_API_KEY": gateway.token,
+                "LITELLM_LOCAL_MODEL_COST_MAP": "True",
                 "MSWEA_CONFIGURED": "true",
                 "MSWEA_SILENT_STARTUP": "1",
                 "MSWEA_GLOBAL_CONFIG_DIR": str(home / CONFIG_DIR),

@@ -57,6 +57,7 @@ def test_aider_is_started_offline_but_for_the_gateway(tmp_path: Path) -> None:
     assert started.env == {
         "OPENAI_API_BASE": "http://127.0.0.1:48213/v1",
         "OPENAI_API_KEY": "harness-t0ken",
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",  # litellm downloads no price table
         "TERM": "dumb",
     }
     assert started.files[".gitconfig"] == "[user]\n\tname = aider\n\temail = aider@localhost\n"
@@ -84,6 +85,7 @@ def test_mini_is_started_unattended_with_its_task_in_a_configuration_file(tmp_pa
     }
     assert started.env["OPENAI_API_KEY"] == "harness-t0ken"
     assert started.env["MSWEA_CONFIGURED"] == "true"  # no first-run wizard
+    assert started.env["LITELLM_LOCAL_MODEL_COST_MAP"] == "True"
     assert started.env["MSWEA_MODEL_RETRY_STOP_AFTER_ATTEMPT"] == "1"
     assert started.env["MSWEA_GLOBAL_CONFIG_DIR"] == str(home / ".config/mini-swe-agent")
 
