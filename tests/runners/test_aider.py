@@ -5,6 +5,7 @@ are SEARCH/REPLACE blocks that aider's own parser applies."""
 from __future__ import annotations
 
 import contextlib
+import os
 from pathlib import Path
 
 import pytest
@@ -32,19 +33,21 @@ BUDGET_TOKENS = 14_000
 
 class Watching(OpenAIServer):
     """The provider, which also reads, while each request waits for its answer (aider alive,
-    waiting on the gateway), the environment of every process of aider's sandbox (each has
-    aider's path on its command line: bwrap, the gateway's relay, aider)."""
+    waiting on the gateway), the environment of every process of this test's aider sandbox:
+    each has aider's path on its command line (bwrap, the gateway's relay, aider) and works in
+    a folder of ``within`` (another run's aider on the machine does not)."""
 
-    def __init__(self, program: Path, **options: float) -> None:
+    def __init__(self, program: Path, within: Path, **options: float) -> None:
         super().__init__(**options)
-        self.program = str(program)
+        self.program = str(program).encode()
+        self.within = within
         self.environments: list[str] = []
 
     def _next(self, request: Request) -> Behaviour | None:
         for proc in Path("/proc").glob("[0-9]*"):
             with contextlib.suppress(OSError):
-                command = (proc / "cmdline").read_bytes()
-                if self.program.encode() in command:  # bwrap, the relay, aider
+                ours = Path(os.readlink(proc / "cwd")).is_relative_to(self.within)
+                if ours and self.program in (proc / "cmdline").read_bytes():
                     self.environments.append((proc / "environ").read_bytes().decode())
         return super()._next(request)
 
@@ -64,7 +67,7 @@ def test_a_wrong_fix_fails_and_round_two_fixes_it_with_the_failure_in_its_task(
     tmp_path: Path, program: Path
 ) -> None:
     base, wrong, fixed = realbug.base_source(), realbug.wrong_source(), realbug.fixed_source()
-    with Watching(program, deadline=600) as server:
+    with Watching(program, tmp_path, deadline=600) as server:
         root = realbug.project(
             tmp_path / "itsdangerous", runner="aider", program=program, api_base=server.api_base
         )
