@@ -6,7 +6,8 @@ loop is never touched:
 * the run progress.md names, while the loop is in progress or escalated, is resumable by the
   next ``harness run``: kept, worktree and branch;
 * the run of a loop that passed keeps its branch (the work, unless it was merged) but not its
-  worktree;
+  worktree; when ``harness restore`` has since put a round that did not pass on the branch, it
+  is treated as any other run's below (kept only for the passed round in its history);
 * any other run whose branch holds a passed round that no branch of the user's holds (a passed
   run set aside by ``--restart``) keeps its branch too, but not its worktree;
 * every other run of the loop (set aside by ``--restart``, killed during start-up, ...) loses its
@@ -32,6 +33,7 @@ from harness.memory.lock import LockHeld, LoopLock
 from harness.memory.progress import Progress
 from harness.memory.progress_terms import Status
 from harness.memory.run_state import RunState
+from harness.outer.best import RoundMark, best_round
 from harness.spec import LoopSpec
 from harness.workspace import cleanup
 
@@ -94,7 +96,7 @@ def _clean_loop(spec: LoopSpec, *, dry_run: bool, asked: _Asked) -> list[str]:
     if repo is None:
         return []
     try:
-        current, status = _current_run(progress)
+        current, status, failing = _current_run(progress)
     except ConfigError as exc:  # which run is resumable is unknown: remove nothing
         return [f"{name}: skipped, its progress file cannot be read: {exc}"]
     lines = []
@@ -117,7 +119,10 @@ def _clean_loop(spec: LoopSpec, *, dry_run: bool, asked: _Asked) -> list[str]:
             None
             if asked.removes_passed(run.branch)
             else _passed_work(
-                repo, run.branch, current=run.branch == current and status is Status.PASSED
+                repo,
+                run.branch,
+                current=run.branch == current and status is Status.PASSED,
+                failing=failing if run.branch == current else None,
             )
         )
         if kept is not None:
@@ -156,11 +161,23 @@ def _debris(repo: Path, name: str, progress: Path, *, dry_run: bool) -> list[str
     return lines
 
 
-def _passed_work(repo: Path, branch: str, *, current: bool) -> str | None:
+def _passed_work(
+    repo: Path, branch: str, *, current: bool, failing: tuple[int, int] | None = None
+) -> str | None:
     """Why ``branch`` is kept for the passed work it holds; None when it holds none unmerged.
 
-    ``current``: the loop's progress file names this run, and it passed.
+    ``current``: the loop's progress file names this run, and it passed; ``failing``: the round
+    ``harness restore`` put on it since, which did not pass, and the round that passed.
     """
+    if failing is not None:
+        if cleanup.unmerged_pass(repo, branch) is None:
+            return None
+        held, passed = failing
+        return (
+            f"it holds round {held} (put back by `harness restore`; it did not pass) over the "
+            f"passed round {passed} (`harness restore --round {passed}` brings that back, or "
+            f"`harness clean --branch {branch}`)"
+        )
     if current:
         return f"it holds the passed work (merge it, or `git branch -D {branch}`)"
     if cleanup.unmerged_pass(repo, branch) is not None:
@@ -171,9 +188,20 @@ def _passed_work(repo: Path, branch: str, *, current: bool) -> str | None:
     return None
 
 
-def _current_run(progress: Path) -> tuple[str | None, Status | None]:
-    """The branch and status the loop's progress file records (None, None when there is none)."""
+def _current_run(
+    progress: Path,
+) -> tuple[str | None, Status | None, tuple[int, int] | None]:
+    """The branch and status the loop's progress file records (None, None when there is none),
+    and, when ``harness restore`` put a round that did not pass on that branch, that round and
+    the best (the passed one)."""
     if not progress.exists():
-        return None, None
+        return None, None, None
     loaded = Progress.load(progress)
-    return RunState.read(loaded).branch, loaded.status
+    state = RunState.read(loaded)
+    marks = {a.round: RoundMark.of_attempt(a) for a in loaded.attempts}
+    held = marks.get(state.restored) if state.restored is not None else None
+    best = best_round(marks.values())
+    failing = None
+    if held is not None and not held.passed and best is not None and best.passed:
+        failing = (held.round, best.round)
+    return state.branch, loaded.status, failing

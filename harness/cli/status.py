@@ -6,9 +6,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness.cli.exit_codes import EXIT_PASSED, EXIT_USAGE
 from harness.core.errors import ConfigError
+
+if TYPE_CHECKING:
+    from harness.memory.progress_format import ProgressText
+    from harness.outer.best import RoundMark
 
 
 def status(args: argparse.Namespace) -> int:
@@ -50,8 +55,26 @@ def status(args: argparse.Namespace) -> int:
             f"{fields.get('name') or file.stem}: {_state(file, str(status))}, round "
             f"{fields.get('iteration', 0)}{cap}, {open_items} open item(s), last: {last}"
             + (f", best: {best.describe()}" if best is not None and behind else "")
+            + _restored(progress, marks)
         )
     return EXIT_USAGE if broken else EXIT_PASSED
+
+
+def _restored(progress: ProgressText, marks: list[RoundMark]) -> str:
+    """What the run branch holds when ``harness restore`` put a round on it since the last round
+    played: that round, and whether it passed (else nothing)."""
+    from harness.memory.progress_terms import RESTORED_LABEL, RUN_HEADING
+    from harness.memory.sections import heading_key
+
+    run = [s for s in progress.extra if s.key == heading_key(RUN_HEADING)]
+    for line in run[0].lines if run else []:
+        label, _, value = line.text.partition(":")
+        if heading_key(label) == heading_key(RESTORED_LABEL) and value.strip().isdigit():
+            number = int(value)
+            passed = any(mark.round == number and mark.passed for mark in marks)
+            held = "passed" if passed else "did not pass"
+            return f"; the run branch holds round {number} (`harness restore`), which {held}"
+    return ""
 
 
 def _state(progress: Path, recorded: str) -> str:

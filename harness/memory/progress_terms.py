@@ -15,6 +15,10 @@ from harness.memory.sections import one_line
 SECTIONS = {"checklist": "checklist", "tasks": "checklist", "to do": "checklist"}
 SECTIONS |= {"attempts": "attempts", "history": "attempts", "notes": "notes"}
 """The section headings progress.md interprets (folded by ``heading_key``) and their fields."""
+RUN_HEADING = "Run"
+"""The section where a run's work lives (:mod:`harness.memory.run_state`)."""
+RESTORED_LABEL = "Restored"
+"""Its line naming the round ``harness restore`` last put on the run branch."""
 PROTECTED_CHANGED = "failed: protected files changed"
 """An attempt's outcome when its round changed a protected file (whatever its gates said)."""
 _GATE = re.compile(r"^(?P<name>.+?)\s+[—–-]+\s+(?P<state>passed|failed)(?:\s+\((?P<detail>.*)\))?$")

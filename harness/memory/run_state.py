@@ -7,9 +7,12 @@
     Base: 4f0c...
     Head: 9b1e...
     Pinned: 3c9a... /home/me/repo/loop.toml
+    Restored: 1
 
 ``Head`` is the commit of the last completed round: a resumed run resets the worktree to it, so a
-round that was cut off is discarded and redone, and a completed round is never lost. Each
+round that was cut off is discarded and redone, and a completed round is never lost.
+``Restored`` names the round ``harness restore`` put on the branch since (``Head`` is then that
+commit); the next round played drops it. Each
 ``Pinned`` line is the digest of a file the run's configuration or code came from when it began
 (loop.toml, SKILL.md, python gate modules, hook programs): a resumed run must find them unchanged.
 """
@@ -19,10 +22,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.memory.progress import Progress
+from harness.memory.progress_terms import RESTORED_LABEL, RUN_HEADING
 from harness.memory.sections import heading_key
 from harness.memory.text_fields import Section
 
-HEADING = "Run"
+HEADING = RUN_HEADING
 _FIELDS = {"branch": "Branch", "worktree": "Worktree", "base": "Base", "head": "Head"}
 _FIELD_OF = {heading_key(label): name for name, label in _FIELDS.items()}
 _PINNED = "Pinned"
@@ -37,6 +41,7 @@ class RunState:
     base: str | None = None
     head: str | None = None
     pins: tuple[tuple[str, str], ...] = ()  # (path, sha256) of the files pinned at the start
+    restored: int | None = None  # the round `harness restore` put on the branch, if any since
 
     @classmethod
     def read(cls, progress: Progress) -> RunState:
@@ -46,6 +51,7 @@ class RunState:
             return cls()
         values: dict[str, str] = {}
         pins: list[tuple[str, str]] = []
+        restored = None
         for line in section.body.splitlines():
             label, _, value = line.partition(":")
             if heading_key(label) == heading_key(_PINNED):
@@ -53,10 +59,13 @@ class RunState:
                 if sha and path:
                     pins.append((path, sha))
                 continue
+            if heading_key(label) == heading_key(RESTORED_LABEL) and value.strip().isdigit():
+                restored = int(value)
+                continue
             name = _FIELD_OF.get(heading_key(label))
             if name and value.strip():
                 values[name] = value.strip()
-        return cls(**values, pins=tuple(pins))
+        return cls(**values, pins=tuple(pins), restored=restored)
 
     def write(self, progress: Progress) -> None:
         """Replace ``progress``'s Run section with this state (none when every field is unset)."""
@@ -66,6 +75,7 @@ class RunState:
             if getattr(self, name)
         ]
         lines += [f"{_PINNED}: {sha} {path}" for path, sha in self.pins]
+        lines += [f"{RESTORED_LABEL}: {self.restored}"] if self.restored is not None else []
         section = Section(heading=HEADING, body="\n".join(lines))
         others = [s for s in progress.extra if not _is_run(s)]
         progress.extra = [*others, section] if lines else others

@@ -162,6 +162,6 @@ def restore_round(progress_path: Path, workspace: Path, number: int | None) -> s
         worktree = Path(state.worktree) if state.worktree else None
         root = worktree if worktree is not None and worktree.is_dir() else progress_path.parent
         head = restore_commit(root, state.branch, number)
-        RunState(state.branch, state.worktree, state.base, head, state.pins).write(progress)
+        RunState(state.branch, state.worktree, state.base, head, state.pins, number).write(progress)
         progress.save()
         return f"restored {said}: branch {state.branch} now holds its files (commit {head[:12]})"

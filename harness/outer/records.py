@@ -34,7 +34,8 @@ def record_round(settings: Settings, run: Run, report: RoundReport, draft: Progr
         head = run.state.head or run.workspace.base_commit
         if head is not None:
             run.workspace.reset_to(head)
-    run.state = dataclasses.replace(run.state, head=head)
+    restored = run.state.restored if head == run.state.head else None  # a round's files since
+    run.state = dataclasses.replace(run.state, head=head, restored=restored)
     if run.progress is not None:
         if draft is not None:
             run.progress.checklist = draft.checklist
