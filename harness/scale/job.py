@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
+from harness.observe.run_summary import RUNS_DIR
+
 if TYPE_CHECKING:
     from harness.outer.loop import OuterLoop
     from harness.outer.result import RunResult
@@ -134,3 +136,17 @@ def run_loop(place: Place, build: Callable[[], OuterLoop]) -> tuple[OuterLoop, R
         escalation = result.escalation and place.back(result.escalation)
         result = dataclasses.replace(result, worktree=None, escalation=escalation)
     return loop, result
+
+
+def run_folder_of(job: Job[T], place: Place, run_id: str | None) -> Path | None:
+    """On the worker: the run's own folder, ``.harness/runs/<run_id>`` under the loop's root
+    in the copy (the loop.toml's folder, else the folder the job ran in)."""
+    if not run_id or Path(run_id).name != run_id or run_id in (".", ".."):
+        return None
+    if job.loop is not None:
+        found = place.path(Path(job.loop))
+        root = found if found.is_dir() else found.parent
+    else:  # where Place.entered put the job
+        here = place.path(place.cwd or Path("."))
+        root = here if place.copy is None or here.is_relative_to(place.copy) else place.copy
+    return root / RUNS_DIR / run_id

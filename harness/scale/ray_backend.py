@@ -35,7 +35,7 @@ from harness.core import nofollow
 from harness.core.errors import ConfigError
 from harness.models.rate_limit import Limiter
 from harness.scale.cluster_limiter import ClusterLimiter
-from harness.scale.job import Backend, Job, Place, Ran, T
+from harness.scale.job import Backend, Job, Place, Ran, T, run_folder_of
 from harness.workspace.git import BRANCH_PREFIX, PART, is_run_branch, run_branch_suffix
 from harness.workspace.git_cmd import git, run_git
 
@@ -270,25 +270,34 @@ def _write_inside(folder: Path, relative: str, data: bytes) -> None:
 
 
 def pack_files(
-    clone: Path, run_id: str | None, progress: Path
+    clone: Path, run_folder: Path | None, progress: Path
 ) -> tuple[dict[str, bytes], dict[str, bytes]]:
-    """On the worker: the run's folders' files (relative to ``clone``) and the progress
-    folder's (by name), regular files only, reached without following a link, together at most
-    :data:`SHIP_LIMIT` bytes; a link, a FIFO or a device among them is left behind."""
+    """On the worker: the run's own folder's files (relative to ``clone``; none when it lies
+    outside ``clone`` or a link is on its way) and the progress folder's (by name), regular files
+    only, reached without following a link, together at most :data:`SHIP_LIMIT` bytes; a link,
+    a FIFO or a device among them is left behind. No other folder is looked at: a
+    ``.harness/runs/<id>/`` an agent made elsewhere in the clone is not the run's."""
     budget = [SHIP_LIMIT]
     run_files: dict[str, bytes] = {}
-    for top, folders, _ in os.walk(clone):  # os.walk never descends a link to a folder
-        here = Path(top)
-        if run_id and here.name == "runs" and here.parent.name == ".harness" and run_id in folders:
-            for path in _regular_files(here / run_id):
-                run_files[str(path.relative_to(clone))] = _take(path, clone, budget)
-        folders[:] = [name for name in folders if name != ".git"]
+    if run_folder is not None and _within(run_folder, clone) and not _linked(run_folder, clone):
+        for path in _regular_files(run_folder):
+            run_files[str(path.relative_to(clone))] = _take(path, clone, budget)
     progress_files = {
         path.name: _take(path, progress, budget)
         for path in _regular_files(progress, recurse=False)
         if not path.name.startswith(".")
     }
     return run_files, progress_files
+
+
+def _linked(path: Path, top: Path) -> bool:
+    """Whether a link lies on the way from ``top`` down to ``path`` (``path`` included)."""
+    here = Path(os.path.normpath(path))
+    while here != Path(os.path.normpath(top)) and here != here.parent:
+        if here.is_symlink():
+            return True
+        here = here.parent
+    return False
 
 
 def _regular_files(folder: Path, *, recurse: bool = True) -> list[Path]:
@@ -372,6 +381,8 @@ def _run_shipped(shipment: Shipment, job: Job[T], place: Place) -> Returned[T]:
             out = root / "branch.bundle"
             git(clone, "bundle", "create", "-q", str(out), f"refs/heads/{record.branch}")
             branch_bundle = out.read_bytes()
-        run_files, progress_files = pack_files(top, record.run_id, progress)
+        run_files, progress_files = pack_files(
+            top, run_folder_of(job, here, record.run_id), progress
+        )
         home = here.progress_home[0] if here.progress_home else None
         return Returned(result, branch_bundle, run_files, progress_files, home)

@@ -30,6 +30,7 @@ import os
 import secrets
 import shutil
 import tempfile
+import time
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -39,6 +40,7 @@ from harness.tools.paths import protecting_pattern
 from harness.workspace.caches import add_all
 from harness.workspace.git_cmd import GitIsolationError, git, run_git
 from harness.workspace.parked import MAX_PARKED
+from harness.workspace.removal import remove_tree
 
 WORK_DIR = Path(".harness") / "work"
 """A loop's work product that git ignores (a draft, findings): the gates judge it all the same.
@@ -49,6 +51,8 @@ switch a check off: pytest does not collect dot folders, and protected paths lie
 CHECKOUTS = ".checkouts"
 """The folder, among a repository's run worktrees, holding the runs' reused checkouts."""
 _IN_USE = "inuse-"  # a checkout a run holds; the others in the pool are parked
+MAKING_SECONDS = 600
+"""How long a checkout in use without its lock file yet is taken to be in the making."""
 _HOLDER = "holder"
 """In each checkout of a pool, ``holder.lock``: a :class:`LoopLock` its holder keeps, which the
 kernel releases when that process ends, however it ends."""
@@ -271,19 +275,22 @@ def remove_unheld(folder: Path) -> bool:
     except LockHeld:
         return False
     try:
-        shutil.rmtree(folder)
+        gone = remove_tree(folder)
     finally:
         lock.release()
-    return True
+    return gone
 
 
 def _unheld(folder: Path) -> bool:
     """Whether no process holds the checkout ``folder`` (its lock file is there, and free).
 
-    One without its lock file is left alone: it is being made this very moment (or an earlier
-    version of the harness made it)."""
+    One without its lock file is left alone while it is young (:data:`MAKING_SECONDS`): it is
+    being made this very moment; an older one is a run's killed while making it."""
     if not (folder / f"{_HOLDER}.lock").is_file():
-        return False
+        try:
+            return time.time() - folder.lstat().st_mtime > MAKING_SECONDS
+        except OSError:
+            return False
     try:
         LoopLock(folder / _HOLDER).acquire().release()
     except LockHeld:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import re
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from harness.workspace.checkout import (
 from harness.workspace.git import BRANCH_PREFIX, PART, loop_identity, ref_stem
 from harness.workspace.git_cmd import checkouts, config_get, git, run_git
 from harness.workspace.parked import PARKED, parked_worktrees
+from harness.workspace.removal import remove_tree
 from harness.workspace.round_refs import drop_rounds
 from harness.workspace.workspace import WORKTREES_FOLDER
 
@@ -85,8 +85,9 @@ def remove_worktree(repo: Path, worktree: Path) -> None:
     """Remove a run's worktree (never ``repo``'s own checkout) and tidy the empty folders."""
     if worktree.resolve() == repo.resolve():
         raise ValueError(f"{worktree} is the repository's own checkout, not a run's worktree")
-    if worktree.exists():
-        git(repo, "worktree", "remove", "--force", "--force", str(worktree))
+    if worktree.exists():  # git refuses one it cannot empty (a folder nested past PATH_MAX)
+        run_git(repo, ("worktree", "remove", "--force", "--force", str(worktree)), None)
+        remove_tree(worktree)
     git(repo, "worktree", "prune")
     if worktree.parent.name == PARKED:
         with contextlib.suppress(OSError):
@@ -157,7 +158,7 @@ def _pool(repo: Path) -> Path:
 
 
 def remove_folder(folder: Path) -> None:
-    shutil.rmtree(folder)
+    remove_tree(folder)
     _tidy(folder.parent)
 
 

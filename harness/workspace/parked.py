@@ -6,7 +6,10 @@ from the run's branch (which keeps the work) and renamed into ``<worktrees folde
 The next run in the same repository takes a parked worktree (a rename, which only one process
 can win), checks its own branch out there with ``--force`` (git writes only the files that
 differ, judged by the worktree's own index and its stat data) and removes every file git does
-not track (``clean -ffdx``), so it starts exactly as a fresh worktree would. At most
+not track (``clean -ffdx``), so it starts exactly as a fresh worktree would. It is reused only
+when that leaves it provably clean: a FIFO, a socket or a device (which ``git clean`` passes
+over), or a folder that cannot be emptied, and it is removed instead, the run taking a fresh
+worktree. At most
 :data:`MAX_PARKED` worktrees wait per repository; ``harness clean`` removes them.
 """
 
@@ -14,10 +17,11 @@ from __future__ import annotations
 
 import os
 import secrets
-import shutil
+import stat
 from pathlib import Path
 
 from harness.workspace.git_cmd import GitIsolationError, git, run_git
+from harness.workspace.removal import remove_tree
 
 PARKED = ".parked"
 """The folder, among a repository's run worktrees, that holds the parked ones."""
@@ -66,19 +70,38 @@ def unpark(user_root: Path, target: Path, branch: str) -> Path | None:
                 raise GitIsolationError(f"{target} is no longer a worktree of {user_root}")
             git(target, "checkout", "--force", "--quiet", branch)
             git(target, "clean", "-ffdxq")
-        except GitIsolationError:
+            odd = special_file(target)
+            if odd is not None:
+                raise GitIsolationError(f"{odd} is no file git wrote (git clean leaves it)")
+        except (GitIsolationError, OSError, RecursionError):
             remove(user_root, target)
             continue
         return target
     return None
 
 
-def remove(user_root: Path, worktree: Path) -> None:
-    """Remove a worktree git may or may not still know, files and records alike."""
+def remove(user_root: Path, worktree: Path) -> bool:
+    """Remove a worktree git may or may not still know, files and records alike; whether it
+    went (a failure is no error: it is never taken again, :func:`unpark` checks each)."""
     run_git(user_root, ("worktree", "remove", "--force", "--force", str(worktree)), None)
-    if worktree.exists():
-        shutil.rmtree(worktree, ignore_errors=True)
+    gone = remove_tree(worktree)
     run_git(user_root, ("worktree", "prune"), None)
+    return gone
+
+
+def special_file(top: Path) -> Path | None:
+    """The first thing under ``top`` (``.git`` files aside) that is neither a regular file, a
+    folder nor a link (a FIFO, a socket, a device), or a folder this process cannot empty;
+    None when there is none. Links are not followed."""
+    for here, folders, files in os.walk(top):
+        if not os.access(here, os.W_OK | os.X_OK):
+            return Path(here)
+        folders[:] = [name for name in folders if name != ".git"]
+        for name in files:
+            mode = os.lstat(os.path.join(here, name)).st_mode
+            if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+                return Path(here, name)
+    return None
 
 
 def _repair(user_root: Path, worktree: Path) -> None:

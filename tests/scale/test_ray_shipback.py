@@ -52,7 +52,7 @@ def test_the_worker_sends_regular_files_only_and_no_link_is_followed(
     ``~/.aws/credentials`` landed in the driver's repository."""
     clone, progress = worker
 
-    run_files, progress_files = pack_files(clone, RUN_ID, progress)
+    run_files, progress_files = pack_files(clone, clone / "sub" / ".harness" / "runs" / RUN_ID, progress)
 
     assert run_files == {f"sub/.harness/runs/{RUN_ID}/events.jsonl": b'{"kind": "run_start"}\n'}
     assert progress_files == {"task.md": b"# Progress: task\n"}
@@ -67,7 +67,7 @@ def test_what_a_worker_sends_is_bounded(
     monkeypatch.setattr(ray_backend, "SHIP_LIMIT", 30)  # the events file (22 bytes) fits, no more
 
     with pytest.raises(UnsafePath, match="larger than 8 bytes"):
-        pack_files(clone, RUN_ID, progress)
+        pack_files(clone, clone / "sub" / ".harness" / "runs" / RUN_ID, progress)
 
 
 def _record(branch: str | None) -> TaskRecord:
