@@ -112,6 +112,8 @@ COMMANDS: dict[str, Here | By | NotOffline] = {
     "harness batch tasks.jsonl --workers 3 --out batch-out": Here("block"),
     "harness report batch-out": Here("block"),
     "pip install -e '.[ray]'": NotOffline(INSTALLS),
+    "python3 -m venv /opt/harness-agents/aider": NotOffline(INSTALLS),  # .ci/run installs it
+    "python3 -m venv /opt/harness-agents/mini-swe-agent": NotOffline(INSTALLS),  # .ci/run installs it
     "harness bench swebench instances.jsonl --repos ~/mirrors --model gold": By("tests/realworld/test_swebench.py::test_gold_resolves_every_instance_and_a_killed_benchmark_reruns_each_once"),
     "harness bench swebench instances.jsonl --repos ~/mirrors --model empty": By("tests/realworld/test_swebench.py::test_empty_resolves_none"),
     "harness bench swebench instances.jsonl --repos ~/mirrors --model openai/gpt-4.1 --workers 4": NotOffline("calls a real model"),
