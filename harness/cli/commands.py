@@ -83,8 +83,8 @@ def _in_git(folder: Path) -> bool:
 def run(args: argparse.Namespace) -> int:
     from harness.assemble.launch import recorded_loop
     from harness.assemble.named_models import Overrides
-    from harness.cli.fresh import refuse_unborn_repository
     from harness.cli.runner_flag import runner_names, with_runner
+    from harness.cli.unborn import refuse_unborn_repository
     from harness.core.sink import EventSink, Tee
     from harness.observe.live import LiveProgress, Mode
 
