@@ -67,6 +67,7 @@ from harness.verify.gates import CommandGate, Gate, PredicateGate
 from harness.verify.held_out import HeldOutGate
 from harness.verify.human import HumanGate
 from harness.verify.pytest_gate import PytestGate
+from harness.workspace.git_cmd import tracked_files
 
 
 def build_sandbox(
@@ -181,6 +182,14 @@ def _check_held_out(config: LoopSpec) -> None:
             raise ConfigError(
                 f"{where}: {folder} must lie outside the workspace ({workspace}), where the "
                 "agent cannot read it"
+            )
+        tracked = tracked_files(workspace, folder)
+        if tracked:
+            raise ConfigError(
+                f"{where}: {folder} is committed to the repository the agent works in "
+                f"({tracked[0]} and {len(tracked) - 1} more): every run's worktree holds a copy "
+                "and git shows it to the agent (`git show HEAD:...`); keep it outside the "
+                "repository, or untracked (in .gitignore)"
             )
 
 

@@ -16,6 +16,13 @@ source's text derived afresh from its archived bytes) once runs of whitespace (n
 included), typographic quotes, dashes and the ellipsis character are made uniform; anything
 else must match exactly.
 
+A quote is evidence only when the request did not plant it: it must hold at least
+:data:`MIN_QUOTE_WORDS` words and :data:`MIN_QUOTE_CHARS` characters (a word or a letter is found
+anywhere); a quote that the address asked for holds (its path, its query string, decoded) fails;
+in a fetched page, what echoes the address (a query string a page repeats: "results for ...")
+is taken out of the page's text before a quote is looked for; and an archived web search's
+answer is a lead, never a source (its results carry the query): fetch the page and cite it.
+
 The command line checks one findings file, for use as a command gate::
 
     harness check citations findings.md --sources sources --min-sources 4 --require-contradictions
@@ -38,22 +45,20 @@ from urllib.parse import urlsplit
 from harness.checks.markdown import EXIT_FAILED, EXIT_PASSED, EXIT_UNREADABLE, read_text, section
 from harness.core.errors import ConfigError, ToolError
 from harness.research.archive import ID_DIGITS, ID_PREFIX, SourceArchive
+from harness.research.echoes import echoes, in_request, normalise, unechoed
 from harness.research.extract import HTML_TYPES, PDF_TYPES, renditions
 from harness.research.gate_config import CITED_SOURCES
 
 QUOTE_SHOWN = 80
 """Characters of a quote repeated in a problem message."""
 
+MIN_QUOTE_WORDS = 3
+MIN_QUOTE_CHARS = 15
+"""A quote shorter than this many words or characters (once normalised) proves nothing."""
+
+
 _CITATION = re.compile(
     r"\[(?:source:\s*)?(?P<source>[^\]\n]+?)\s*\]\s*[\"“](?P<quote>(?:(?!\n\s*\n)[^\"”])+)[\"”]"
-)
-_UNIFORM = str.maketrans(
-    {
-        **dict.fromkeys("‘’‚‛′", "'"),
-        **dict.fromkeys("“”„‟″", '"'),
-        **dict.fromkeys("‐‑‒–—―", "-"),
-        "…": "...",
-    }
 )
 _ARCHIVED = re.compile(rf"^(?:{ID_PREFIX}[0-9a-f]{{{ID_DIGITS}}}|https?://\S+)$")
 
@@ -117,12 +122,6 @@ def without_citations(text: str) -> str:
     return _CITATION.sub(" ", text)
 
 
-def normalise(text: str) -> str:
-    """``text`` with runs of whitespace (no-break spaces too) as one space, and typographic
-    quotes, dashes and the ellipsis character plain."""
-    return " ".join(text.translate(_UNIFORM).split())
-
-
 def resolve_source(name: str, sources: Path) -> Path | None:
     """The file in ``sources`` that ``name`` cites, or None when there is no such file there.
 
@@ -173,8 +172,8 @@ class SourceReader:
         path = resolve_source(citation.source, self.sources)
         if path is None:
             return f"{named}: not a file in {self.sources}/"
-        if not normalise(citation.quote):
-            return f"line {citation.line}: empty quote from {citation.source}"
+        if short := _too_short(citation):
+            return short
         key = str(path)
         if key not in self._texts:
             try:
@@ -209,14 +208,23 @@ class SourceReader:
         record = archive.find(citation.source)
         if record is None:
             return f"{named}: never fetched in this run (not in {archive.folder})"
-        if not normalise(citation.quote):
-            return f"line {citation.line}: empty quote from {citation.source}"
+        if short := _too_short(citation):
+            return short
+        if record.kind == "search":
+            return (
+                f"{named}: {record.id} is a web search's answer, which carries the query: a lead, "
+                "not a source (fetch the page it names and cite that)"
+            )
+        asked = [record.url, record.requested]
+        if record.kind != "file" and in_request(normalise(citation.quote), asked):
+            return f"{named}: the quote is in the address asked for ({record.requested})"
         if record.id not in self._texts:
             try:
                 texts = archive.texts(record)
             except (ConfigError, ToolError) as exc:
                 return f"{named}: {exc}"
-            self._texts[record.id] = tuple(normalise(text) for text in texts)
+            cut = echoes(asked) if record.kind != "file" else ()
+            self._texts[record.id] = tuple(unechoed(normalise(t), cut) for t in texts)
         if not _found(citation.quote, self._texts[record.id]):
             return f"{named}: quote not found in {record.id} ({record.url})"
         first = archive.first(record)  # the same bytes on two hosts are one source
@@ -268,6 +276,19 @@ def _shown_path(path: Path, sources: Path | None) -> str:
     """``path`` from the folder holding ``sources`` (as a citation names it), when inside."""
     base = sources.resolve().parent if sources is not None else None
     return path.relative_to(base).as_posix() if base and path.is_relative_to(base) else str(path)
+
+
+def _too_short(citation: Citation) -> str | None:
+    """The problem with a quote too short to prove anything (or empty); None when long enough."""
+    quote = normalise(citation.quote)
+    if not quote:
+        return f"line {citation.line}: empty quote from {citation.source}"
+    if len(quote.split()) < MIN_QUOTE_WORDS or len(quote) < MIN_QUOTE_CHARS:
+        return (
+            f'line {citation.line}: quote from {citation.source} too short to verify: "{quote}" '
+            f"(at least {MIN_QUOTE_WORDS} words and {MIN_QUOTE_CHARS} characters)"
+        )
+    return None
 
 
 def _found(quote: str, texts: tuple[str, ...]) -> bool:

@@ -167,3 +167,18 @@ def checkouts(root: Path) -> dict[str, Path]:
         elif line.startswith("branch ") and current is not None:
             held[line.removeprefix("branch ")] = current
     return held
+
+
+def tracked_files(checkout: Path, folder: Path) -> list[str]:
+    """The files under ``folder`` that the repository holding ``checkout`` tracks (in its index
+    or in ``HEAD``), as git names them; none when ``folder`` lies outside that repository or
+    ``checkout`` is in none."""
+    found: set[str] = set()
+    for args in (
+        ("ls-files", "-z", "--full-name", "--"),
+        ("ls-tree", "-r", "-z", "--full-name", "--name-only", "HEAD", "--"),
+    ):
+        listed = run_git(checkout, (*args, str(folder)), None)
+        if listed.returncode == 0:
+            found.update(name for name in listed.stdout.split("\0") if name)
+    return sorted(found)

@@ -115,7 +115,7 @@ def test_an_altered_quote_is_caught_with_its_line(sources: Path) -> None:
 def test_every_problem_is_reported(sources: Path) -> None:
     text = (
         '# F\n\nClaim [source: sources/09-none.md] "anything".\n'
-        'Claim [source: 01-log] "first shown".\n\n## Contradictions\n\n'
+        'Claim [source: 01-log] "first shown on the evening".\n\n## Contradictions\n\n'
     )
     report = check_findings(text, Path("sources"), min_sources=2, require_contradictions=True)
     assert report.problems == (
@@ -126,7 +126,9 @@ def test_every_problem_is_reported(sources: Path) -> None:
 
 
 def test_a_failed_quote_does_not_count_as_a_source(sources: Path) -> None:
-    text = '[source: 01-log] "first shown"\n[source: 02-gazetteer] "built in 1853"\n'
+    text = (
+        '[source: 01-log] "first shown on the evening"\n[source: 02-gazetteer] "built in 1853 by"\n'
+    )
     report = check_findings(text, sources, min_sources=2)
     assert len(report.sources_verified) == 1
     assert "at least 2 required" in report.problems[-1]

@@ -25,7 +25,7 @@ FINDINGS = """\
 Opening words that are no claim [log] "first lit".
 
 - C1 (key): The light was first lit in 1851 [log] "first lit on 1 November 1851"
-  [gazette] "lit in 1851".
+  [gazette] "lit in 1851, was rebuilt".
 - **C2**: The fire of 1907 began in the oil store
   [inquiry] "began in the oil store".
 - a list item that is no claim
@@ -59,7 +59,10 @@ def test_claims_are_parsed_with_their_key_mark_and_citations() -> None:
     assert claims["C1"] == Claim(
         text="The light was first lit in 1851 .",
         key=True,
-        citations=[("log", "first lit on 1 November 1851"), ("gazette", "lit in 1851")],
+        citations=[
+            ("log", "first lit on 1 November 1851"),
+            ("gazette", "lit in 1851, was rebuilt"),
+        ],
     )
     assert claims["C2"] == Claim(
         text="The fire of 1907 began in the oil store .",
@@ -95,12 +98,14 @@ def test_each_record_says_what_moved(tmp_path: Path) -> None:
 def test_a_changed_citation_is_a_changed_claim(tmp_path: Path) -> None:
     ledger = tmp_path / "claims.jsonl"
     record_claims(ledger, parse_claims(FINDINGS))
-    moved = record_claims(ledger, parse_claims(FINDINGS.replace('"lit in 1851"', '"lit in"')))[-1]
+    moved = record_claims(
+        ledger, parse_claims(FINDINGS.replace('"lit in 1851, was rebuilt"', '"lit in"'))
+    )[-1]
     assert moved.changed == ["C1"]
 
 
 AGREED = """\
-- C1 (key): First lit in 1851 [log] "first lit on 1 November 1851" [gazette] "lit in 1851"
+- C1 (key): First lit in 1851 [log] "first lit on 1 November 1851" [gazette] "lit in 1851, was rebuilt"
 - C2: The fire began in the oil store [inquiry] "began in the oil store"
 """
 
@@ -138,7 +143,9 @@ def test_a_key_claim_needs_two_independent_verified_sources(tmp_path: Path, sour
 
 
 def test_sources_that_disagree_on_a_number_stop_convergence(tmp_path: Path, sources: Path) -> None:
-    disputed = AGREED.replace('[gazette] "lit in 1851"', '[survey] "first lit in 1852"')
+    disputed = AGREED.replace(
+        '[gazette] "lit in 1851, was rebuilt"', '[survey] "first lit in 1852"'
+    )
     ledger = tmp_path / "claims.jsonl"
     for _ in range(3):
         found = converged(disputed, ledger, sources=sources, archive=None, stable_rounds=1)
@@ -155,7 +162,10 @@ def test_sources_that_disagree_on_a_number_stop_convergence(tmp_path: Path, sour
 def test_a_disputed_claim_that_is_not_key_is_listed_but_passes(
     tmp_path: Path, sources: Path
 ) -> None:
-    text = AGREED + '- C3: The date is disputed [log] "1851" [survey] "1852"\n'
+    text = (
+        AGREED
+        + '- C3: The date is disputed [log] "lit on 1 November 1851" [survey] "first lit in 1852"\n'
+    )
     ledger = tmp_path / "claims.jsonl"
     for _ in range(2):
         found = converged(text, ledger, sources=sources, archive=None, stable_rounds=1)

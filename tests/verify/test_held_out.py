@@ -143,6 +143,8 @@ def _example(tmp_path: Path, *, max_iterations: int, feedback: str = "pass_fail"
     shutil.copytree(ROOT / "skills", tmp_path / "skills", symlinks=False)
     (folder / "held_out" / "tests").mkdir(parents=True)
     (folder / "held_out" / "tests" / "test_month_days.py").write_text(HIDDEN_TEST)
+    with (folder / ".gitignore").open("a") as ignored:  # committed, every worktree would hold it
+        ignored.write("held_out/\n")
     text = (folder / "loop.toml").read_text()
     text = text.replace('[[gates]]\ntype = "pytest"\nargs = "tests"\n', (
         '[[gates]]\ntype = "pytest"\nargs = "tests/test_statement.py"\n\n'
