@@ -401,3 +401,29 @@ def test_a_default_typed_again_is_found(tmp_path: Path) -> None:
         "pkg/runner.py:4: a check of max_steps re-declares AgentConfig.max_steps's bounds",
         "pkg/runner.py:7: threshold=0.8 re-declares AgentConfig.compaction_threshold",
     ]
+
+
+MAX_MODULE_LINES = 400
+"""A module is read top to bottom: past this many lines it holds more than one thing."""
+
+
+def long_modules(package: Path, limit: int = MAX_MODULE_LINES) -> list[str]:
+    """Each module of ``package`` longer than ``limit`` lines, with its length."""
+    found = []
+    for file in sorted(package.rglob("*.py")):
+        lines = len(file.read_text(encoding="utf-8").splitlines())
+        if lines > limit:
+            found.append(f"{file.relative_to(package.parent)}: {lines} lines")
+    return found
+
+
+def test_no_module_is_over_400_lines() -> None:
+    assert long_modules(ROOT / "harness") == []
+
+
+def test_a_long_module_is_named(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "short.py").write_text("x = 1\n" * 400)
+    (package / "long.py").write_text("x = 1\n" * 401)
+    assert long_modules(package) == ["pkg/long.py: 401 lines"]

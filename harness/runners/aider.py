@@ -17,7 +17,8 @@ import re
 from pathlib import Path
 
 from harness.gateway.gateway import GatewayAddress
-from harness.runners.base import ExternalRunner, Invocation, git_folders
+from harness.runners.base import ExternalRunner, Invocation
+from harness.runners.git_guard import git_folders
 
 VERSION = "0.86.2"
 """The version the harness is tested with."""

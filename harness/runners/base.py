@@ -40,8 +40,8 @@ from harness.core.stop import StopReason
 from harness.gateway.gateway import Ending, Gateway, GatewayAddress
 from harness.models.base import Model
 from harness.models.budget import MeteredModel, metered
+from harness.runners.git_guard import GIT_OFF, REFUSING_HOOK, head_of, keep_head
 from harness.sandbox import Sandbox, default_sandbox
-from harness.workspace.git_cmd import git, run_git
 
 WireName = Literal["openai-chat", "openai-responses", "anthropic"]
 RELAY_PORT = 48_213
@@ -51,22 +51,12 @@ OUTPUT_CHARS = 200_000
 VERSION_SECONDS = 30.0
 REMOVE_TRIES = 5
 """Removals of a session's scratch folder tried before it is left to the system's cleaning."""
-GIT_OFF = {
-    "GIT_CONFIG_COUNT": "2",
-    "GIT_CONFIG_KEY_0": "protocol.allow",
-    "GIT_CONFIG_VALUE_0": "never",  # no fetch or push to any remote
-    "GIT_CONFIG_KEY_1": "core.hooksPath",
-    "GIT_CONFIG_VALUE_1": "{home}/.harness-git-hooks",
-}
-"""Git settings the agent's commands get: no remote is reached, and a commit is refused by its
-hooks (the harness commits the round; under bwrap the worktree's ``.git`` is read-only too)."""
 PRELOAD: dict[WireName, tuple[str, ...]] = {
     "anthropic": ("/messages",),
     "openai-responses": ("/responses",),
 }
 """The gateway's endpoints made ready as it starts, for an agent of each wire (litellm's import
 takes seconds: not in the way of the agent's first request)."""
-REFUSING_HOOK = "#!/bin/sh\necho 'the harness commits the round; do not commit' >&2\nexit 1\n"
 
 
 @dataclass(frozen=True)
@@ -232,7 +222,7 @@ class ExternalRunner:
         relayed = sandbox.backend == "bwrap" and not sandbox.network
         socket_path = scratch / "gateway.sock" if relayed else None
         usage_before = model.meter.usage
-        head = _head(workspace)
+        head = head_of(workspace)
         with Gateway(
             model, max_requests=self.max_requests, redact=model.redact, socket_path=socket_path,
             preload=PRELOAD.get(self.wire, ()),
@@ -253,7 +243,7 @@ class ExternalRunner:
             )  # fmt: skip
             code, why = self._wait(command, full_env, workspace, invocation.stdin, gateway,
                                    model, scratch)  # fmt: skip
-        _keep_head(workspace, head)
+        keep_head(workspace, head)
         stdout = _tail(scratch / "stdout")
         stderr = _tail(scratch / "stderr")
         stop, message, interruption = _outcome(code, why, gateway.ending, stderr, self.timeout)
@@ -324,42 +314,6 @@ def _outcome(
     last = stderr.strip().splitlines()[-5:]
     detail = (": " + " | ".join(last)) if last else ""
     return AgentStop.EXITED, f"the agent exited with code {code}{detail}", None
-
-
-def git_folders(workspace: Path) -> list[Path]:
-    """The git folders of ``workspace``'s checkout that lie outside it: a worktree's ``.git`` is
-    a file naming a folder of the main repository's ``.git``, which the sandbox hides, so git
-    fails inside it unless these are shown (read-only: nothing can be committed)."""
-    args = ("rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir")
-    found = run_git(workspace, args, None)
-    if found.returncode != 0:
-        return []
-    folders = {Path(line) for line in found.stdout.splitlines() if line}
-    return sorted(path for path in folders if not path.is_relative_to(workspace))
-
-
-def _head(workspace: Path) -> tuple[str, str] | None:
-    """The branch (its ref, or ``HEAD`` when detached) and commit checked out in ``workspace``;
-    None outside a repository."""
-    inside = run_git(workspace, ("rev-parse", "--is-inside-work-tree"), None)
-    if inside.returncode != 0 or inside.stdout.strip() != "true":
-        return None
-    ref = run_git(workspace, ("symbolic-ref", "-q", "HEAD"), None).stdout.strip() or "HEAD"
-    return ref, git(workspace, "rev-parse", "HEAD").strip()
-
-
-def _keep_head(workspace: Path, head: tuple[str, str] | None) -> None:
-    """Undo whatever the agent committed or checked out (its commits' changes stay in the
-    worktree and the index): the harness commits the round, on the run's branch. Git's own
-    settings in the sandbox refuse a commit, and bwrap's read-only ``.git`` too; this holds
-    where neither did (backend none, an agent bypassing its hooks)."""
-    now = _head(workspace)
-    if head is None or now == head:
-        return
-    ref, commit = head
-    if ref != "HEAD" and now is not None and now[0] != ref:
-        git(workspace, "symbolic-ref", "HEAD", ref)
-    git(workspace, "reset", "--soft", commit)
 
 
 def _feed(proc: subprocess.Popen[bytes], text: str) -> None:
