@@ -44,8 +44,9 @@ from harness.outer.run import run_warning, start_run
 from harness.outer.settings import Settings
 from harness.outer.task import TaskInputs, render_task
 from harness.sandbox import default_sandbox
+from harness.sandbox.engine import ENGINES
 from harness.tools.mcp import mcp_tools
-from harness.verify.gates import Gate
+from harness.verify.gates import Gate, SuiteGate
 from harness.verify.human import HumanGate
 from harness.verify.panel import Reviewer
 from harness.workspace.checkout import prefix_of
@@ -154,11 +155,19 @@ class OuterLoop:
         critics = settings.critic.models if settings.critic else ()
         models = [model for model in (author, *critics) if not _scripted(model)]
         notes = [*self._notes, cost_budget_warning(settings.budget, models)]
-        python_env = (settings.agent.sandbox or default_sandbox()).python_env
+        sandbox = settings.agent.sandbox or default_sandbox()
+        python_env = sandbox.python_env
         if python_env is not None:
             notes.append(
                 f"commands run in the project's Python environment ({python_env.origin}): "
                 f"{python_env.python}"
+            )
+        elif sandbox.backend not in ENGINES and any(
+            isinstance(g, SuiteGate) for g in settings.gates
+        ):
+            notes.append(
+                f"the tests run with the harness's own Python, {sandbox.python}: no project "
+                "environment was found (an active VIRTUAL_ENV, a .venv or venv; see [env])"
             )
         for critic in critics:
             if critic.name == author.name and not _scripted(author):

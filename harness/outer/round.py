@@ -39,6 +39,7 @@ from harness.outer.records import keep_partial_work, record_round
 from harness.outer.run import Run
 from harness.outer.settings import Settings
 from harness.outer.task import TaskInputs, render_task
+from harness.sandbox import default_sandbox
 from harness.verify.artifact import read_artifact
 from harness.verify.base_results import measure_at_base
 from harness.verify.gates import GateReport, SuiteGate
@@ -257,7 +258,8 @@ def measure_base(settings: Settings, run: Run) -> str | None:
     if not any(report.problems for report in run.baselines.values()):
         return None
     with workspace.clean_checkout((), at_base=True) as base:  # what the project holds
-        found = (base_blocker(report, base) for report in run.baselines.values())
+        python = (settings.agent.sandbox or default_sandbox()).python
+        found = (base_blocker(report, base, python) for report in run.baselines.values())
         return next((problem for problem in found if problem), None)
 
 

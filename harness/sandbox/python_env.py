@@ -4,8 +4,8 @@ A project's code often needs packages that only its own environment holds (its `
 with ``uv sync`` or ``pip install -e .``). A :class:`PythonEnv` names that environment; the
 :class:`~harness.sandbox.Sandbox` mounts it read-only and puts its ``bin`` first on ``PATH``, and
 the pytest gate starts the tests with its interpreter. :func:`detected_env` finds one the way a
-person would: the active ``VIRTUAL_ENV``, else a ``.venv`` in one of the folders it is given (the
-workspace, the loop's root, the repository's root).
+person would: the active ``VIRTUAL_ENV``, else a ``.venv`` or ``venv`` in one of the folders it
+is given (the workspace, the loop's root, the repository's root).
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-VENV_NAME = ".venv"
-"""The folder a project's virtual environment is looked for under (uv's and most tools' name)."""
+VENV_NAMES = (".venv", "venv")
+"""The folders a project's virtual environment is looked for under, in order: uv's and most
+tools' name, then the one ``python -m venv venv`` makes."""
 
 
 @dataclass(frozen=True)
@@ -77,12 +78,12 @@ class PythonEnv:
 def detected_env(
     roots: Sequence[Path], environ: Mapping[str, str] | None = None
 ) -> PythonEnv | None:
-    """The active ``VIRTUAL_ENV``, else the first ``.venv`` in ``roots``, passing over the
-    harness's own environment (commands run with it anyway); None for none."""
+    """The active ``VIRTUAL_ENV``, else the first ``.venv`` (then ``venv``) in ``roots``, passing
+    over the harness's own environment (commands run with it anyway); None for none."""
     environ = os.environ if environ is None else environ
     active = environ.get("VIRTUAL_ENV")
     candidates = [(Path(active), "the active VIRTUAL_ENV")] if active else []
-    candidates += [(root / VENV_NAME, f"{VENV_NAME} at {root}") for root in roots]
+    candidates += [(root / name, f"{name} at {root}") for root in roots for name in VENV_NAMES]
     for folder, origin in candidates:
         found = PythonEnv.of_venv(folder, origin)
         if found is not None and not is_harness_env(found):

@@ -107,20 +107,36 @@ def harness_pytest() -> tuple[tuple[str, ...], tuple[str, ...]]:
     return tuple(names), tuple(where)
 
 
-def base_blocker(report: JUnitReport, checkout: Path) -> str | None:
-    """Why the tests cannot even run at the base commit (``checkout``), or None.
+def base_blocker(report: JUnitReport, checkout: Path, python: str = "python") -> str | None:
+    """Why the tests cannot even run at the base commit (``checkout``) with ``python``, or None.
 
     A module that cannot be collected because a module the project does not hold is missing
     (``ModuleNotFoundError: toolz``) says the environment lacks a dependency: no round can pass
-    there. A missing module of the project's own, or any other import error, may be the bug.
+    there. So does the project's own package of a ``src/`` layout (``src/textstats``) not found
+    at all: it is imported only once installed in the environment. A missing module of the
+    project's own elsewhere, or any other import error, may be the bug.
     """
     for problem in report.problems:
         found = NO_MODULE.search(problem.cause) if problem.collection else None
-        if found and not _provides(checkout, found[1].partition(".")[0]):
+        if found is None:
+            continue
+        top = found[1].partition(".")[0]
+        if not _provides(checkout, top):
             return (
                 f"cannot collect at the base commit: ModuleNotFoundError: {found[1]} — {ENV_HINT}"
             )
+        if found[1] == top and _in_src(checkout, top):
+            return (
+                f"cannot collect at the base commit: ModuleNotFoundError: {top} — the project's "
+                f"own package (src/{top}) cannot be imported by {python}: install the project "
+                "in its environment (pip install -e . in its .venv or venv), or see [env]"
+            )
     return None
+
+
+def _in_src(checkout: Path, top: str) -> bool:
+    """Whether ``top`` is a package or module of a ``src/`` layout in the project."""
+    return (checkout / "src" / top).is_dir() or (checkout / "src" / f"{top}.py").is_file()
 
 
 def _provides(checkout: Path, top: str) -> bool:
