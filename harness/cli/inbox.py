@@ -30,9 +30,19 @@ def approve(args: argparse.Namespace) -> int:
 
 def note(args: argparse.Namespace) -> int:
     """Queue guidance that the loop's next round shows in its task and records in progress.md."""
+    from harness.memory.progress import Progress
+    from harness.memory.progress_terms import Status
+
     inbox = _inbox(args.loop)
     inbox.add_note(args.text)
-    print(f"{inbox.progress.stem}: note queued for the next round")
+    passed = inbox.progress.is_file() and Progress.load(inbox.progress).status is Status.PASSED
+    if passed:
+        print(
+            f"{inbox.progress.stem}: note queued, but the loop has passed: no round reads it "
+            "until `harness run --restart` starts the loop again"
+        )
+    else:
+        print(f"{inbox.progress.stem}: note queued for the next round")
     return EXIT_PASSED
 
 

@@ -37,7 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     init = commands.add_parser("init", help="scaffold loop.toml, a skill and progress/ here")
-    init.add_argument("kind", nargs="?", choices=KINDS, default="bugfix")
+    init.add_argument(
+        "kind", nargs="?", choices=KINDS, default="bugfix", help="the loop to start from"
+    )
     init.add_argument("--dir", type=Path, default=Path("."), help="folder to scaffold in")
 
     for name, text in (
@@ -77,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
         "cannot be read. `harness check content --help` lists the content checks. In a gate it "
         "works whatever Python environment the project's commands run in.",
     )
-    check.add_argument("kind", choices=CHECKS)
+    check.add_argument("kind", choices=CHECKS, help="which check")
     check.add_argument("arguments", nargs=argparse.REMAINDER, help="the check's own arguments")
 
     watch = commands.add_parser(
@@ -183,7 +185,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     runs = commands.add_parser("runs", help="list recent runs")
-    runs.add_argument("root", nargs="?", type=Path, default=Path("."))
+    runs.add_argument(
+        "root",
+        nargs="?",
+        type=Path,
+        default=Path("."),
+        help="the folder whose runs and loops' runs are listed (default .)",
+    )
 
     clean = commands.add_parser(
         "clean", help="remove worktrees and branches of finished or abandoned runs"

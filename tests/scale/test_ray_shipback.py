@@ -52,7 +52,9 @@ def test_the_worker_sends_regular_files_only_and_no_link_is_followed(
     ``~/.aws/credentials`` landed in the driver's repository."""
     clone, progress = worker
 
-    run_files, progress_files = pack_files(clone, clone / "sub" / ".harness" / "runs" / RUN_ID, progress)
+    run_files, progress_files = pack_files(
+        clone, clone / "sub" / ".harness" / "runs" / RUN_ID, progress
+    )
 
     assert run_files == {f"sub/.harness/runs/{RUN_ID}/events.jsonl": b'{"kind": "run_start"}\n'}
     assert progress_files == {"task.md": b"# Progress: task\n"}
