@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from harness.assemble.named_models import (
     CRITIC_MODEL_ENV,
+    MODEL_ENV,
     Overrides,
     choose_model,
     critic_model,
@@ -42,11 +43,19 @@ def build_critic(
 
 
 def loop_critic(config: LoopSpec, overrides: Overrides = Overrides()) -> Reviewer | None:
-    """The critic (or panel) ``build_loop`` would give the loop, on its own (for calibration)."""
-    name = choose_model(overrides.model, rooted_model(config.model, config.root))
-    author = overridable(
-        lambda: spec_model(name, config.model_options), overrides.model and "--model"
-    )
+    """The critic (or panel) ``build_loop`` would give the loop, on its own (for calibration).
+
+    With no author model anywhere, a critic model given by ``--critic-model`` or
+    ``HARNESS_CRITIC_MODEL`` stands in for it: judging alone needs no author."""
+    configured = rooted_model(config.model, config.root)
+    given = overrides.critic_model or os.environ.get(CRITIC_MODEL_ENV)
+    if given and not (overrides.model or os.environ.get(MODEL_ENV) or configured):
+        name = rooted_model(given, config.root) or given
+        source: str | None = "--critic-model" if overrides.critic_model else CRITIC_MODEL_ENV
+    else:
+        name = choose_model(overrides.model, configured)
+        source = "--model" if overrides.model else None
+    author = overridable(lambda: spec_model(name, config.model_options), source)
     return build_critic(config, overrides, config.load_skill(), name, author)
 
 

@@ -233,3 +233,30 @@ def test_calibrate_on_runs_that_recorded_no_approval_is_bad_usage(
     assert capsys.readouterr().err == (
         f"harness: {runs}: no approved or rejected round with a critic's verdict\n"
     )
+
+
+def test_a_critic_model_alone_calibrates_without_an_author_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("HARNESS_MODEL", raising=False)
+    monkeypatch.delenv("HARNESS_CRITIC_MODEL", raising=False)
+    labels = examples(tmp_path / "examples")
+    folder = tmp_path / "loop"
+    folder.mkdir()
+    (folder / "loop.toml").write_text('goal = "A report"\n[critic]\nthreshold = 7\n')
+    verdicts = [{"name": "verdict", "arguments": {"reasons": ["ok"], "fixes": [], "score": 9}}]
+    (folder / "critic.json").write_text(json.dumps(verdicts * len(labels)))
+
+    code = main(["calibrate", str(folder), "--examples", str(tmp_path / "examples"),
+                 "--critic-model", "scripted:critic.json", "--quiet"])  # fmt: skip
+
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "no model given" not in captured.err
+    accepted = sum(ok for _, ok in labels)
+    assert captured.out.splitlines()[:4] == [
+        "critic: scripted:critic.json",
+        f"examples: {len(labels)} ({accepted} accepted, {len(labels) - accepted} rejected by a person)",
+        "as configured: threshold 7",
+        f"  agreement: {round(100 * accepted / len(labels))}% of {len(labels)}",
+    ]
