@@ -51,9 +51,13 @@ def status(args: argparse.Namespace) -> int:
         best = best_round(marks)
         behind = best is not None and not best.passed and best.round != marks[-1].round
         status = fields.get("status", Status.NOT_STARTED)
+        state = _state(file, str(status))
+        played = fields.get("iteration", 0)
+        playing = state.startswith("running") and status == Status.IN_PROGRESS
+        at = f"{played + 1 if isinstance(played, int) else played}{cap} in progress"
         print(
-            f"{fields.get('name') or file.stem}: {_state(file, str(status))}, round "
-            f"{fields.get('iteration', 0)}{cap}, {open_items} open item(s), last: {last}"
+            f"{fields.get('name') or file.stem}: {state}, round "
+            f"{at if playing else f'{played}{cap}'}, {open_items} open item(s), last: {last}"
             + (f", best: {best.describe()}" if best is not None and behind else "")
             + _restored(progress, marks)
         )

@@ -15,6 +15,8 @@ import pytest
 from harness.memory.approval import ApprovalRequest
 from harness.memory.inbox import Inbox
 from harness.memory.lock import LoopLock
+from harness.memory.progress import Progress
+from harness.memory.progress_terms import Status
 from tests.cli.test_cli import harness
 from tests.cli.test_cli_conventions import passing_loop
 
@@ -86,3 +88,20 @@ def test_status_says_a_loop_waits_for_approval_while_a_request_is_pending(tmp_pa
     assert waiting.startswith("hello: waiting for approval of round 1 (`harness approve`), round 1")
     Inbox(progress).close()
     assert harness("status", cwd=tmp_path).stdout.startswith("hello: passed, round 1")
+
+
+def test_status_of_a_running_loop_names_the_round_in_progress(tmp_path: Path) -> None:
+    progress = Progress(name="hello", goal="say hello", path=tmp_path / "progress" / "hello.md")
+    progress.status = Status.IN_PROGRESS
+    progress.max_iterations = 10
+    progress.save()
+    assert harness("status", str(progress.path), cwd=tmp_path).stdout == (
+        "hello: in progress, round 0 of 10, 0 open item(s), last: no rounds yet\n"
+    )
+    with LoopLock(progress.path):  # as the run playing its first round holds it
+        running = harness("status", str(progress.path), cwd=tmp_path).stdout
+    assert running == (
+        f"hello: running (pid {os.getpid()} on {socket.gethostname()}), round 1 of 10 in "
+        "progress, 0 open item(s), last: no rounds yet\n"
+    )
+    assert "round 0" not in running
