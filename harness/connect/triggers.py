@@ -96,6 +96,11 @@ class ScheduleTrigger:
         self._times = croniter(cron, now)
         self._next: datetime = self._times.get_next(datetime)
 
+    @property
+    def next_firing(self) -> datetime:
+        """When the schedule fires next (after the last poll)."""
+        return self._next
+
     def poll(self, now: datetime) -> list[Start]:
         due = False
         while self._next <= now:
