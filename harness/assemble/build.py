@@ -27,7 +27,7 @@ from harness.assemble.named_models import (
 )
 from harness.assemble.pinning import check_gate_modules, check_unchanged, pins_of
 from harness.assemble.runner import external_runner
-from harness.core.errors import ConfigError
+from harness.core.errors import ConfigError, MissingExtra
 from harness.core.sink import EventSink
 from harness.models.base import Model
 from harness.observe.run_summary import RUNS_DIR
@@ -335,12 +335,16 @@ def _web_tools(config: LoopSpec, archive: SourceArchive) -> list[Tool]:
                     raise ConfigError(f"replay: {folder} is not an archive (no {INDEX_FILE})")
                 replay = SourceArchive(folder)
             tools.append(fetch_url_tool(limits, archive, replay=replay))
+    except MissingExtra:
+        raise  # it names its extra, not a field of [web]
     except ConfigError as exc:
         raise ConfigError(f"web.{exc}") from exc
     try:
         if web.search is not None:
             settings = SearchSettings(**web.search.model_dump())
             tools.append(web_search_tool(settings, archive=archive))
+    except MissingExtra:
+        raise
     except ConfigError as exc:
         raise ConfigError(f"web.search.{exc}") from exc
     return tools

@@ -20,6 +20,17 @@ class ConfigError(HarnessError, ValueError):
     """Invalid configuration or input; the message names the field or file."""
 
 
+class MissingExtra(ConfigError):
+    """An optional dependency a feature needs is not installed: the message says how to
+    install its extra, from a clone (as the README installs) and from a package index."""
+
+    def __init__(self, field: str, what: str, extra: str) -> None:
+        super().__init__(
+            f"{field}: {what} is not installed; from a clone of harness: pip install -e "
+            f"'.[{extra}]' (from a package index: pip install 'harness[{extra}]')"
+        )
+
+
 class BookkeepingError(HarnessError):
     """The harness could not keep its own records of a run (``git add -A`` of a round refused by
     a nested repository without a commit, a full disk): the run stops with an error and an

@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from harness.core.errors import ConfigError
+from harness.core.errors import MissingExtra
 from harness.core.event_schema import (
     EventBase,
     ModelCall,
@@ -77,9 +77,7 @@ class OtelSink:
         try:
             from opentelemetry import trace
         except ImportError as err:
-            raise ConfigError(
-                "otel: OpenTelemetry is not installed; install it with pip install 'harness[otel]'"
-            ) from err
+            raise MissingExtra("otel", "OpenTelemetry", "otel") from err
         self._trace = trace
         provider = tracer_provider if tracer_provider is not None else trace.get_tracer_provider()
         self._tracer = provider.get_tracer("harness")
@@ -191,9 +189,7 @@ def command_line_sink() -> tuple[OtelSink, Callable[[], None]]:
         from opentelemetry.sdk.trace import TracerProvider as SdkProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
     except ImportError as err:
-        raise ConfigError(
-            "otel: OpenTelemetry is not installed; install it with pip install 'harness[otel]'"
-        ) from err
+        raise MissingExtra("otel", "OpenTelemetry", "otel") from err
     exporter: Any
     try:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter

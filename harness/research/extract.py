@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import io
 
-from harness.core.errors import ConfigError, ToolError
+from harness.core.errors import MissingExtra, ToolError
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 PDF_TYPES = ("application/pdf", "application/x-pdf")
@@ -64,7 +64,7 @@ def _extract(html: str, output_format: str) -> str:
         import trafilatura
         from trafilatura.settings import use_config
     except ImportError as exc:
-        raise ConfigError(f"web: {exc.name} is not installed; pip install 'harness[web]'") from exc
+        raise MissingExtra("web", str(exc.name), "web") from exc
     settings = use_config()
     settings.set("DEFAULT", "MIN_EXTRACTED_SIZE", "1")  # short pages are pages too
     settings.set("DEFAULT", "MAX_FILE_SIZE", str(len(html) + 1))  # our own limit was applied
@@ -83,7 +83,7 @@ def pdf_text(body: bytes) -> str:
         from pypdf import PdfReader
         from pypdf.errors import PyPdfError
     except ImportError as exc:
-        raise ConfigError(f"web: {exc.name} is not installed; pip install 'harness[web]'") from exc
+        raise MissingExtra("web", str(exc.name), "web") from exc
     try:
         reader = PdfReader(io.BytesIO(body))
         return "\n\n".join(page.extract_text() or "" for page in reader.pages)

@@ -32,7 +32,7 @@ from urllib.parse import urljoin, urlsplit
 
 from pydantic import Field
 
-from harness.core.errors import ConfigError, ToolError
+from harness.core.errors import ConfigError, MissingExtra, ToolError
 from harness.core.section import Section, check_field
 from harness.research.archive import ArchivedFetch, SourceArchive
 from harness.research.extract import is_readable, media_type, shown_text
@@ -104,7 +104,7 @@ def fetch_url_tool(
         import pypdf  # noqa: F401
         import trafilatura  # noqa: F401
     except ImportError as exc:
-        raise ConfigError(f"web: {exc.name} is not installed; pip install 'harness[web]'") from exc
+        raise MissingExtra("web", str(exc.name), "web") from exc
 
     @tool
     def fetch_url(url: str) -> str:

@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from harness.core.errors import ConfigError, ToolError
+from harness.core.errors import ConfigError, MissingExtra, ToolError
 from harness.core.section import Section, check_field
 from harness.research.archive import SourceArchive
 from harness.sandbox.command_env import EnvName
@@ -150,7 +150,7 @@ def web_search_tool(
     try:
         import httpx  # noqa: F401 - fail at set-up, not at the first call
     except ImportError as exc:
-        raise ConfigError("web: httpx is not installed; pip install 'harness[web]'") from exc
+        raise MissingExtra("web", "httpx", "web") from exc
 
     @tool
     def web_search(query: str) -> str:

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Generic, Protocol
 
 from harness.core import nofollow
-from harness.core.errors import ConfigError
+from harness.core.errors import ConfigError, MissingExtra
 from harness.models.rate_limit import Limiter
 from harness.scale.cluster_limiter import ClusterLimiter
 from harness.scale.job import Backend, Job, Place, Ran, T, run_folder_of
@@ -111,9 +111,7 @@ class RayPool:
         try:
             import ray
         except ImportError as exc:
-            raise ConfigError(
-                "backend 'ray': Ray is not installed; install it with pip install 'harness[ray]'"
-            ) from exc
+            raise MissingExtra("backend 'ray'", "Ray", "ray") from exc
         self._ray = ray
         self._started = False
         if not ray.is_initialized():

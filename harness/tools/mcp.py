@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from harness.core.errors import ConfigError, ToolError
+from harness.core.errors import ConfigError, MissingExtra, ToolError
 from harness.core.redact import Redactor, redact_strings
 from harness.core.text import truncate
 from harness.sandbox import Sandbox, default_sandbox
@@ -65,7 +65,7 @@ def mcp_tools(
     try:
         import mcp  # noqa: F401 - fail early with the extra's name
     except ImportError as exc:
-        raise ConfigError("mcp: the MCP SDK is not installed; pip install 'harness[mcp]'") from exc
+        raise MissingExtra("mcp", "the MCP SDK", "mcp") from exc
     runner = _Runner()
     connections: list[_Connection] = []
     try:
