@@ -154,7 +154,13 @@ class OuterLoop:
         author = settings.agent.model
         critics = settings.critic.models if settings.critic else ()
         models = [model for model in (author, *critics) if not _scripted(model)]
-        notes = [*self._notes, cost_budget_warning(settings.budget, models)]
+        scripted = (
+            f"the model is scripted ({author.name}): its replies were written in advance and "
+            "nothing is sent to a provider; --model NAME runs a real one"
+            if _scripted(author)
+            else ""
+        )
+        notes = [scripted, *self._notes, cost_budget_warning(settings.budget, models)]
         sandbox = settings.agent.sandbox or default_sandbox()
         python_env = sandbox.python_env
         if python_env is not None:

@@ -60,9 +60,10 @@ def test_a_run_says_it_in_its_verdict_escalation_and_reports(
     listed = harness("runs", cwd=project).stdout.splitlines()[1].split()[0]
     text = harness("report", listed, "--html", str(tmp_path / "r.html"), cwd=project)
     notes = [line for line in text.stdout.splitlines() if line.startswith("note: ")]
-    assert len(notes) == 2, text.stdout  # the run's warning, then what the restart left
+    assert len(notes) == 3, text.stdout  # the run's warning, the scripted model, the restart's
     assert [note for note in notes if note.endswith(NOTICE)] == notes[:1], text.stdout
-    assert notes[1].startswith("note: the earlier run's branch harness/fix."), text.stdout
+    assert notes[1].startswith("note: the model is scripted (scripted:"), text.stdout
+    assert notes[2].startswith("note: the earlier run's branch harness/fix."), text.stdout
     assert NOTICE.replace("'", "&#x27;") + "<" in (tmp_path / "r.html").read_text()
 
 
