@@ -254,7 +254,11 @@ def test_content_draft_passes_every_check_after_one_critique(tmp_path: Path) -> 
     result = harness("run", str(example), cwd=tmp_path)
 
     events = assert_passed_in_two_rounds(example, "content", result)
-    assert "note:" not in result.stderr  # no budget or critic notes about a scripted model
+    notes = [line for line in result.stderr.splitlines() if line.startswith("note:")]
+    assert notes == [  # the model is labelled; no budget or critic notes about a scripted one
+        "note: the model is scripted (scripted:scripted-trajectory.json): its replies were "
+        "written in advance and nothing is sent to a provider; --model NAME runs a real one"
+    ]
     verdicts = of_kind(events, "critic_verdict")
     assert [(v["round"], v["score"], v["passed"]) for v in verdicts] == [
         (1, 6.0, False),
