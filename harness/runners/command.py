@@ -67,6 +67,14 @@ class CommandRunner(ExternalRunner):
         where = "not found" if os.sep in first else "not on PATH"
         return f"agent.command: {first!r} is {where}"
 
+    def readable(self, workspace: Path) -> list[Path]:
+        """What the command names by absolute path (its script, its configuration), shown
+        read-only: the sandbox's ``/tmp`` is its own, so a program kept under the host's
+        ``/tmp`` would not be found there otherwise."""
+        return [
+            Path(part) for part in self.command[1:] if os.path.isabs(part) and os.path.exists(part)
+        ]
+
     def invocation(
         self, task: str, gateway: GatewayAddress, home: Path, workspace: Path
     ) -> Invocation:

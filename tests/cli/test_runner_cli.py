@@ -4,7 +4,9 @@ it; bad values exit 2 naming the field or the flag before anything is created.""
 from __future__ import annotations
 
 import json
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -41,6 +43,23 @@ def test_a_command_runner_named_in_loop_toml_passes_the_round(tmp_path: Path) ->
     result = harness("run", "--quiet", cwd=repo)
     assert result.returncode == 0, result.stderr
     assert "PASSED" in result.stdout
+    branch = git(repo, "branch", "--format=%(refname:short)", "--list", "harness/*")
+    assert git(repo, "show", f"{branch}:calc.py") + "\n" == RIGHT
+
+
+def test_a_command_whose_script_lies_under_the_hosts_tmp_is_found_in_the_sandbox(
+    tmp_path: Path,
+) -> None:
+    """The sandbox's /tmp is its own: a script the command names by absolute path there is
+    shown read-only, so the round runs it (and cannot change it)."""
+    script = Path(tempfile.mkdtemp(prefix="agent-", dir="/tmp")) / "chat_agent.py"
+    script.write_text(AGENT.read_text())
+    command = json.dumps([sys.executable, str(script), "{task_file}"])
+    repo = _repo(tmp_path, f'[agent]\nrunner = "command"\ncommand = {command}\n')
+    result = harness("run", "--quiet", cwd=repo)
+    shutil.rmtree(script.parent)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "can't open file" not in result.stdout
     branch = git(repo, "branch", "--format=%(refname:short)", "--list", "harness/*")
     assert git(repo, "show", f"{branch}:calc.py") + "\n" == RIGHT
 
