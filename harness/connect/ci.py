@@ -8,12 +8,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pydantic import Field
-
+from harness.connect.config import CI_DEFAULTS
 from harness.connect.connectors import Host
 from harness.connect.github import CheckRun, GitHub, HostError
 from harness.core.event_schema import ConnectorEvent
-from harness.core.section import Section
 from harness.core.sink import NULL_SINK, EventSink
 from harness.core.text import truncate
 from harness.outer.options import CiRound
@@ -21,21 +19,6 @@ from harness.verify.gates import GateReport
 
 GATE_NAME = "ci"
 GOOD = frozenset({"success", "neutral", "skipped"})
-
-
-class CiConfig(Section):
-    """``[ci]``: after a round passes its checks, push it, open its pull request and wait for the
-    host's check runs on its commit; a failed check fails the round, its log the next input."""
-
-    checks: list[str] = []  # names of the check runs to wait for (empty: all of them)
-    timeout: float = Field(1800, gt=0)  # seconds per round (also bounded by budget.seconds)
-    poll: float = Field(15, gt=0, le=3600)  # seconds between looks
-    settle: float = Field(60, ge=0)  # seconds to wait for a first check run to appear
-    log_chars: int = Field(4000, ge=200, le=100_000)  # of a failed check's log, fed back
-
-
-CI_DEFAULTS = CiConfig()
-"""``[ci]``'s defaults, read by :class:`CiWaiter`."""
 
 
 @dataclass

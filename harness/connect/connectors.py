@@ -17,20 +17,15 @@ import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Protocol
 
+from harness.connect.config import WEBHOOK_SECONDS, Occasion
 from harness.connect.git_publish import commit_file, push_branch, show_file
 from harness.connect.github import GitHub, HostError, PullRequest
 from harness.core.atomic import atomic_write_text
 from harness.core.event_schema import ConnectorEvent
 from harness.core.sink import EventSink
 from harness.outer.result import RunResult
-
-Occasion = Literal["pass", "escalate"]
-
-
-WEBHOOK_SECONDS = 20.0
-"""How long posting to a webhook may take, seconds, unless its ``timeout`` says otherwise."""
 
 
 @dataclass(frozen=True)

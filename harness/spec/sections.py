@@ -13,8 +13,8 @@ from harness.agent.actions import ActionHookConfig as ActionHookConfig
 from harness.agent.config import AgentConfig as AgentConfig
 from harness.agent.subagent import SubagentProfileConfig as SubagentProfileConfig
 from harness.agent.subagent import SubagentsConfig as SubagentsConfig
-from harness.connect.ci import CiConfig as CiConfig
-from harness.connect.connectors import WEBHOOK_SECONDS, Occasion
+from harness.connect.config import WEBHOOK_SECONDS, Occasion
+from harness.connect.config import CiConfig as CiConfig
 from harness.connect.github import GitHubConfig as GitHubConfig
 from harness.connect.triggers import MAX_CONNECTIONS, READ_TIMEOUT
 from harness.core.budget import Budget as Budget
