@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli.watch import Watcher
+from harness.cli.watch import MAX_QUEUED, Watcher
 from harness.connect.deliveries import SeenDeliveries
 from harness.connect.github import GitHub
 from harness.connect.triggers import (
@@ -30,6 +30,7 @@ from harness.connect.triggers import (
     signature,
 )
 from harness.core.errors import ConfigError
+from harness.memory.lock import LoopLock
 from harness.outer.loop_name import LOOP_NAME_PATTERN
 from harness.spec import LoopSpec
 from harness.tools import tool
@@ -417,3 +418,52 @@ def test_webhook_bounds_out_of_range_name_the_field(field: str, value: str, tmp_
     )
     with pytest.raises(ConfigError, match=rf"triggers\[0\].*{field}"):
         LoopSpec.from_toml(tmp_path)
+
+
+def test_a_start_past_the_full_queue_is_refused_and_the_queue_takes_starts_once_it_drains(
+    tmp_path: Path,
+) -> None:
+    inside, go = threading.Event(), threading.Event()
+
+    @tool
+    def hold() -> str:
+        """Hold the one run's place until the test lets it go."""
+        inside.set()
+        go.wait(60)
+        return "held"
+
+    spec = _spec(tmp_path)
+    out = io.StringIO()
+    watcher = Watcher(spec, [], tools=[hold], out=out, max_runs=1)
+    assert watcher.start(Start("issues", "issue 1", 1)) is not None
+    assert inside.wait(60)
+    queued = [watcher.start(Start("issues", f"issue {n}", n)) for n in range(2, MAX_QUEUED + 2)]
+    refused = watcher.start(Start("issues", "one too many", MAX_QUEUED + 2))
+    # the queued loops are taken by another driver meanwhile: each ends at once, not run
+    locks = [LoopLock(spec.with_changes(name=f"daily-issue-{n}", progress=None).progress_path())
+             for n in range(2, MAX_QUEUED + 2)]  # fmt: skip
+    for lock in locks:
+        lock.acquire()
+    try:
+        go.set()
+        watcher.wait()
+    finally:
+        for lock in locks:
+            lock.release()
+    assert all(queued)
+    assert refused is None
+    said = out.getvalue()
+    assert f"daily-issue-{MAX_QUEUED + 2}: not started (issues): the queue is full" in said
+    assert said.count("the queue is full") == 1
+    assert said.count(": not run: ") == MAX_QUEUED
+    fired = [json.loads(line) for line in
+             (spec.root / ".harness/watch/events.jsonl").read_text().splitlines()]  # fmt: skip
+    assert [e["reason"] for e in fired[-2:]] == [f"queued behind {MAX_QUEUED} runs",
+                                                 "the queue is full"]  # fmt: skip
+    refusal = (fired[-1]["loop_name"], fired[-1]["started"])
+    assert refusal == (f"daily-issue-{MAX_QUEUED + 2}", False)
+    # drained, the queue takes a start again, and that run runs
+    again = watcher.start(Start("issues", "one too many", MAX_QUEUED + 2))
+    watcher.wait()
+    assert again is not None
+    assert out.getvalue().count("PASSED") == 2
