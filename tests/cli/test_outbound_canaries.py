@@ -1,7 +1,8 @@
 """Secrets never leave by the back door: canaries in the environment, in the project's `.env` and
 passed into the sandbox by `[sandbox] env`, printed by a failing gate and repeated by the agent,
-reach no request the repository host or a webhook receives, no file the run writes (its state
-folder included) and no output; and the push token goes to its own host only."""
+reach no request the repository host or a webhook receives, no file the run or `harness watch`
+writes (the state folder included) and no output; and the push token goes to its own host
+only."""
 
 from __future__ import annotations
 
@@ -75,6 +76,9 @@ def _project(tmp_path: Path, server: GitHubServer, *, isolation: str) -> Path:
         type = "webhook"
         url_env = "CHAT_HOOK_URL"
         on = ["escalate"]
+        [[triggers]]
+        type = "issues"
+        label = "harness"
         """))  # fmt: skip
     git(project, "add", "-A")
     git(project, "commit", "-qm", "loop")
@@ -84,12 +88,21 @@ def _project(tmp_path: Path, server: GitHubServer, *, isolation: str) -> Path:
     return project
 
 
-@pytest.mark.parametrize("isolation", ["worktree", "none"])
+def _harness(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "harness.cli.main", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=240)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("command", "isolation"), [("run", "worktree"), ("run", "none"), ("watch", "worktree")]
+)
 def test_no_canary_reaches_the_host_a_webhook_a_file_or_the_output(
-    tmp_path: Path, isolation: str
+    tmp_path: Path, command: str, isolation: str
 ) -> None:
     state = tmp_path / "state"
     with GitHubServer(token=HOST_TOKEN, deadline=200) as server:
+        # the issue that starts the watcher's run quotes two of them: outside input too
+        server.add_issue(7, f"leaks {IN_DOTENV}", f"the key is {IN_ENV}", ["harness"])
         project = _project(tmp_path, server, isolation=isolation)
         env = {
             **os.environ,
@@ -99,12 +112,12 @@ def test_no_canary_reaches_the_host_a_webhook_a_file_or_the_output(
             "STAGING_DB_PASSWORD": IN_SANDBOX,
             "XDG_STATE_HOME": str(state),
         }
-        done = subprocess.run([sys.executable, "-m", "harness.cli.main", "run", "--issue", "7"],
-                              cwd=project, env=env, capture_output=True, text=True, timeout=240)  # fmt: skip
-        report = subprocess.run([sys.executable, "-m", "harness.cli.main", "report",
-                                 _run(project), "--html", "page.html"], cwd=project, env=env,
-                                capture_output=True, text=True, timeout=120)  # fmt: skip
-    assert done.returncode == 3, done.stdout + done.stderr
+        if command == "watch":
+            done = _harness("watch", "--once", cwd=project, env=env)
+        else:
+            done = _harness("run", "--issue", "7", cwd=project, env=env)
+        report = _harness("report", _run(project), "--html", "page.html", cwd=project, env=env)
+    assert done.returncode == (0 if command == "watch" else 3), done.stdout + done.stderr
     assert report.returncode == 0, report.stderr
     sent = json.dumps([r.body for r in server.requests]) + json.dumps(server.hooks)
     posted = [r.path for r in server.requests if r.method == "POST"]
@@ -119,6 +132,12 @@ def test_no_canary_reaches_the_host_a_webhook_a_file_or_the_output(
     written += _everything_under(project / "progress") + (project / "page.html").read_text()
     if isolation == "none":
         assert "leaky gate" in "".join(p.read_text() for p in records if p.name == "round.json")
+    if command == "watch":  # the watcher's own log, and the verdict it prints
+        watched = (project / ".harness" / "watch" / "events.jsonl").read_text()
+        assert '"trigger":"issues"' in watched.replace(" ", "")
+        assert "leaky-issue-7 (run " in done.stdout
+        assert "MAX_ITERATIONS: " in done.stdout
+        assert "leaks [REDACTED]" in sent  # the issue's title, the pull request's
     outputs = done.stdout + done.stderr + report.stdout + report.stderr
     for canary in CANARIES:
         assert canary not in sent, canary
