@@ -59,16 +59,6 @@ class Located(Protocol):
     def workspace(self) -> str | None: ...
 
 
-class Landing(Protocol):
-    """Where the driver puts what a run sends back: a job (or a batch task's run)."""
-
-    @property
-    def run_id(self) -> str | None: ...
-
-    @property
-    def progress(self) -> Path | None: ...
-
-
 @dataclass(frozen=True)
 class Shipment:
     """What a worker needs besides the job: the repository as a bundle, and around it."""
@@ -138,7 +128,7 @@ class RayPool:
 
         def imported(remote: Future[Returned[T]]) -> None:
             try:
-                done.set_result(import_returned(remote.result(), repo, job, top=top))
+                done.set_result(import_returned(remote.result(), repo, job, place))
             except Exception as exc:  # noqa: BLE001 - handed to the caller: the job's error
                 done.set_exception(exc)
 
@@ -203,25 +193,43 @@ def folder_files(top: Path, repo: Path) -> dict[str, bytes]:
     return files
 
 
-def import_returned(
-    returned: Returned[T], repo: Path, run: Landing, *, top: Path | None = None
-) -> T:
+def import_returned(returned: Returned[T], repo: Path, job: Job[T], place: Place) -> T:
     """Fetch the returned branch into ``repo`` and write the returned files where they belong:
-    the run's under ``top`` (the shipped folder; default ``repo``), the progress folder's beside
-    ``run.progress``.
+    the run's in its own folder under the shipped one (``place.shipped``), the progress
+    folder's beside ``job.progress``.
 
-    Only a branch named as this run's (``harness/<loop>.<8 hex of the loop>.<8 hex of the run
-    id>``, the id the job named, else the one its result gives) is fetched: a worker's record
-    naming ``main`` would otherwise replace the user's own. Each file is written without
-    following a link, inside its folder.
+    What the worker sends is data: only a branch named as this run's (``harness/<loop>.<8 hex
+    of the loop>.<8 hex of the run id>``, the id the job named, else the one its result gives)
+    is fetched, as a worker's record naming ``main`` would otherwise replace the user's own;
+    only files in the run's own folder (``.harness/runs/<run id>/`` of the job's loop, found
+    here as the worker found it) are written, each without following a link. Nothing is
+    written when anything is refused.
     """
+    assert place.shipped is not None  # the driver's place: what it shipped
+    top = place.shipped
     record = _ran(returned.record)
-    run_id = run.run_id or record.run_id or ""
+    run_id = job.run_id or record.run_id or ""
     if record.branch and not is_run_branch(record.branch, run_id):
         raise ConfigError(
             f"ray: the worker returned branch {record.branch!r}, not one of run {run_id}'s "
             f"({BRANCH_PREFIX}<loop>{PART}<8 hex>{PART}{run_branch_suffix(run_id)}); "
             "nothing of it was fetched"
+        )
+    own = run_folder_of(job, replace(place, copy=top), run_id)
+    for relative in returned.run_files:
+        if own is None or not _within(top / relative, own) or Path(relative).is_absolute():
+            raise ConfigError(
+                f"ray: a returned file {relative!r} lies outside run {run_id}'s own folder "
+                f"({own}); nothing of the run was taken"
+            )
+    home = job.progress.parent if job.progress is not None else returned.progress_home
+    if (
+        home is not None
+        and job.progress is None
+        and (not _within(home, top) or ".git" in Path(os.path.relpath(home, top)).parts)
+    ):
+        raise ConfigError(
+            f"ray: a returned progress folder {home} lies outside {top} or in a .git folder"
         )
     if returned.branch_bundle is not None and record.branch:
         with tempfile.TemporaryDirectory(prefix="harness-ray-") as tmp:
@@ -235,10 +243,7 @@ def import_returned(
                 f"+refs/heads/{record.branch}:refs/heads/{record.branch}",
             )
     for relative, data in returned.run_files.items():
-        _write_inside(top or repo, relative, data)
-    home = run.progress.parent if run.progress is not None else returned.progress_home
-    if home is not None and run.progress is None and not _within(home, top or repo):
-        raise ConfigError(f"ray: a returned progress folder {home} lies outside {top or repo}")
+        _write_inside(top, relative, data)
     for name, data in returned.progress_files.items():
         if home is not None:
             _write_inside(home, name, data)

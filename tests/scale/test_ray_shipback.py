@@ -13,9 +13,9 @@ from harness.core.errors import ConfigError
 from harness.core.nofollow import UnsafePath
 from harness.scale import ray_backend
 from harness.scale.batch_task import BatchTask, TaskRecord
-from harness.scale.job import Place
+from harness.scale.job import Job, Place
 from harness.scale.ray_backend import Returned, import_returned, pack_files
-from harness.scale.task_run import TaskRun, placed_task
+from harness.scale.task_run import placed_task
 from harness.workspace.git import is_run_branch
 from tests.conftest import git, make_repo
 
@@ -76,6 +76,11 @@ def _record(branch: str | None) -> TaskRecord:
     return TaskRecord(name="task", status="passed", branch=branch, run_id=RUN_ID)
 
 
+def _job(progress: Path | None, run_id: str | None = RUN_ID) -> Job[TaskRecord]:
+    """A job whose loop ran in the shipped folder's top (no loop.toml named)."""
+    return Job("task", lambda _place: _record(None), progress=progress, run_id=run_id)
+
+
 @pytest.mark.parametrize(
     "branch",
     ["main", "harness/task.1a2b3c4d.00000000", "harness/other.1a2b3c4d.3f9c1e2a.x", "refs/x"],
@@ -85,10 +90,10 @@ def test_a_branch_not_named_as_the_runs_is_not_fetched(tmp_path: Path, branch: s
     record naming ``main`` replaced the driver's own main."""
     repo = make_repo(tmp_path / "repo", {"README.md": "mine\n"})
     mine = git(repo, "rev-parse", "main")
-    run = TaskRun(RUN_ID, tmp_path / "progress" / "task.md")
+    job = _job(tmp_path / "progress" / "task.md")
 
     with pytest.raises(ConfigError, match="nothing of it was fetched"):
-        import_returned(Returned(_record(branch), b"bundle", {}, {}), repo, run)
+        import_returned(Returned(_record(branch), b"bundle", {}, {}), repo, job, Place(repo))
 
     assert git(repo, "rev-parse", "main") == mine
 
@@ -103,24 +108,80 @@ def test_the_runs_own_branch_and_files_come_back_inside_their_folders(tmp_path: 
     bundle = tmp_path / "branch.bundle"
     git(worker_repo, "bundle", "create", "-q", str(bundle), f"refs/heads/{branch}")
     repo = make_repo(tmp_path / "repo", {"README.md": "mine\n"})
-    run = TaskRun(RUN_ID, tmp_path / "progress" / "task.md")
+    job, place = _job(tmp_path / "progress" / "task.md"), Place(repo)
     files = {f".harness/runs/{RUN_ID}/events.jsonl": b"{}\n"}
     returned = Returned(_record(branch), bundle.read_bytes(), files, {"task.md": b"# P\n"})
 
-    import_returned(returned, repo, run)
+    import_returned(returned, repo, job, place)
 
     assert git(repo, "show", f"{branch}:out.txt") == "done"
     assert (repo / ".harness" / "runs" / RUN_ID / "events.jsonl").read_bytes() == b"{}\n"
     assert (tmp_path / "progress" / "task.md").read_bytes() == b"# P\n"
-    outside = Returned(_record(None), None, {"../escaped.txt": b"x"}, {})
-    with pytest.raises(ConfigError, match="points outside"):
-        import_returned(outside, repo, run)
-    assert not (tmp_path / "escaped.txt").exists()
-    (repo / "linked").symlink_to(tmp_path, target_is_directory=True)
-    through_link = Returned(_record(None), None, {"linked/escaped.txt": b"x"}, {})
+    (repo / ".harness" / "runs" / "linked").symlink_to(tmp_path, target_is_directory=True)
+    through_link = {f".harness/runs/{RUN_ID}/../linked/escaped.txt": b"x"}
+    with pytest.raises(ConfigError, match="outside run 3f9c1e2a-0000's own folder"):
+        import_returned(Returned(_record(None), None, through_link, {}), repo, job, place)
+    (repo / ".harness" / "runs" / RUN_ID / "in").symlink_to(tmp_path, target_is_directory=True)
+    inside_link = {f".harness/runs/{RUN_ID}/in/escaped.txt": b"x"}
     with pytest.raises(UnsafePath):
-        import_returned(through_link, repo, run)
+        import_returned(Returned(_record(None), None, inside_link, {}), repo, job, place)
     assert not (tmp_path / "escaped.txt").exists()
+
+
+@pytest.mark.parametrize(
+    "relative",
+    [
+        "src/app.py",
+        ".git/hooks/post-checkout",
+        ".harness/runs/other-run/events.jsonl",
+        f"sub/.harness/runs/{RUN_ID}/events.jsonl",
+        f".harness/runs/{RUN_ID}/../../../escaped.txt",
+        f"/{RUN_ID}/events.jsonl",
+    ],
+)
+def test_a_returned_file_outside_the_runs_own_folder_is_refused_and_nothing_is_written(
+    tmp_path: Path, relative: str
+) -> None:
+    """The worker's names are data: the driver finds the run's folder itself (the job's loop
+    and run id) and writes nothing a returned name puts elsewhere, not even the run's own files
+    sent beside it. Before: any path inside the repository was written, ``.git/hooks`` too."""
+    repo = make_repo(tmp_path / "repo", {"README.md": "mine\n"})
+    files = {f".harness/runs/{RUN_ID}/events.jsonl": b"{}\n", relative: b"planted\n"}
+    returned = Returned(_record(None), None, files, {"task.md": b"# P\n"})
+
+    with pytest.raises(ConfigError, match="own folder"):
+        import_returned(returned, repo, _job(tmp_path / "progress" / "task.md"), Place(repo))
+
+    assert git(repo, "status", "--porcelain", "--ignored") == ""
+    assert not (tmp_path / "escaped.txt").exists()
+    assert not (tmp_path / "progress").exists()
+
+
+def test_a_returned_run_id_that_is_not_one_name_takes_no_file(tmp_path: Path) -> None:
+    """A job that named no run id takes its result's; one that is not a single name finds no
+    folder of the run's, so nothing returned is written."""
+    repo = make_repo(tmp_path / "repo", {"README.md": "mine\n"})
+    record = TaskRecord(name="task", status="passed", run_id="..")
+    files = {".harness/runs/../x.txt": b"x"}
+
+    with pytest.raises(ConfigError, match="own folder \\(None\\)"):
+        import_returned(Returned(record, None, files, {}), repo, _job(None, None), Place(repo))
+
+    assert not (repo / ".harness").exists()
+
+
+def test_a_returned_progress_folder_inside_git_or_outside_is_refused(tmp_path: Path) -> None:
+    """A job that named no progress file has its folder from the worker: never in ``.git``
+    (a hook written there would run here) nor outside the shipped folder."""
+    repo = make_repo(tmp_path / "repo", {"README.md": "mine\n"})
+    for home in (repo / ".git" / "hooks", tmp_path / "elsewhere"):
+        returned = Returned(_record(None), None, {}, {"pre-commit": b"#!/bin/sh\n"}, home)
+        with pytest.raises(ConfigError, match="returned progress folder"):
+            import_returned(returned, repo, _job(None), Place(repo))
+        assert not (home / "pre-commit").exists()
+    returned = Returned(_record(None), None, {}, {"a.md": b"# P\n"}, repo / "progress")
+    import_returned(returned, repo, _job(None), Place(repo))
+    assert (repo / "progress" / "a.md").read_bytes() == b"# P\n"
 
 
 def test_run_branch_names() -> None:
