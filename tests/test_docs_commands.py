@@ -89,7 +89,7 @@ COMMANDS: dict[str, Here | By | NotOffline] = {
     "harness report RUN_ID --html report.html": By("tests/cli/test_cli_conventions.py::test_report_html_is_written_even_when_the_reader_stops_early"),
     "harness clean": Here("init"),
     "harness clean --dry-run": Here("init"),
-    "OPENAI_API_BASE=http://localhost:8000/v1 OPENAI_API_KEY=none harness run --model openai/qwen2.5-coder": NotOffline(LOCAL_SERVER),
+    "OPENAI_API_BASE=http://localhost:8000/v1 OPENAI_API_KEY=none harness run --model openai/qwen2.5-coder": By("tests/cli/test_readme_first_screen.py::test_the_readme_s_own_project_block_runs_a_project_with_a_local_model"),
     "python bench/help_time.py": NotOffline("a benchmark: it times ten starts, and bench/ scripts are run by hand, not as tests"),
     # examples/README.md
     "harness status examples/bugfix": Here("root"),
