@@ -255,7 +255,7 @@ def build_loop(
         if config.agent.runner != "harness"
         else Agent.from_config(
             author,
-            [*default_tools(), *_web_tools(config, archive), *tools],
+            [*default_tools(), *_web_tools(config, archive, redact), *tools],
             config.agent,
             sandbox=sandbox,
             permissions=session.permissions(config),
@@ -318,9 +318,11 @@ def _on_resume(
     )
 
 
-def _web_tools(config: LoopSpec, archive: SourceArchive) -> list[Tool]:
+def _web_tools(
+    config: LoopSpec, archive: SourceArchive, redact: Callable[[str], str]
+) -> list[Tool]:
     """``fetch_url``, ``web_search`` and ``read_source`` as ``[web]`` asks, keeping what they
-    read in ``archive``."""
+    read in ``archive``; what they send passes ``redact``."""
     web = config.web
     if web is None:
         return []
@@ -334,7 +336,7 @@ def _web_tools(config: LoopSpec, archive: SourceArchive) -> list[Tool]:
                 if not (folder / INDEX_FILE).is_file():
                     raise ConfigError(f"replay: {folder} is not an archive (no {INDEX_FILE})")
                 replay = SourceArchive(folder)
-            tools.append(fetch_url_tool(limits, archive, replay=replay))
+            tools.append(fetch_url_tool(limits, archive, replay=replay, redact=redact))
     except MissingExtra:
         raise  # it names its extra, not a field of [web]
     except ConfigError as exc:
@@ -342,7 +344,7 @@ def _web_tools(config: LoopSpec, archive: SourceArchive) -> list[Tool]:
     try:
         if web.search is not None:
             settings = SearchSettings(**web.search.model_dump())
-            tools.append(web_search_tool(settings, archive=archive))
+            tools.append(web_search_tool(settings, archive=archive, redact=redact))
     except MissingExtra:
         raise
     except ConfigError as exc:

@@ -9,7 +9,9 @@ said in the observation. HTML is reduced to its main content as Markdown
 by trafilatura (navigation, footers and scripts left out), a PDF to its text by pypdf; text,
 Markdown and JSON are shown as they are; anything else is refused.
 
-With an archive (see :mod:`harness.research.archive`), every body read is kept there with its
+The address asked passes the run's outbound redactor before it leaves (a secret the agent puts
+in it is sent as ``[REDACTED]``). With an archive (see :mod:`harness.research.archive`), every
+body read is kept there with its
 address, time and headers, and the observation ends with its source id. ``read_source`` reads
 an archived source again without the network; a replayed archive makes ``fetch_url`` answer
 from it alone.
@@ -25,7 +27,7 @@ import socket
 import ssl
 import threading
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
@@ -33,6 +35,7 @@ from urllib.parse import urljoin, urlsplit
 from pydantic import Field
 
 from harness.core.errors import ConfigError, MissingExtra, ToolError
+from harness.core.redact import Redactor
 from harness.core.section import Section, check_field
 from harness.research.archive import ArchivedFetch, SourceArchive
 from harness.research.extract import is_readable, media_type, shown_text
@@ -94,11 +97,15 @@ def fetch_url_tool(
     archive: SourceArchive | None = None,
     *,
     replay: SourceArchive | None = None,
+    redact: Callable[[str], str] | None = None,
 ) -> Tool:
     """The ``fetch_url`` tool, bound to ``limits``; what it reads is kept in ``archive``.
 
-    With ``replay``, pages are read from that archive only, never from the network.
+    With ``replay``, pages are read from that archive only, never from the network. Every
+    address asked passes ``redact``, the run's outbound redactor (None: the secrets of the
+    environment).
     """
+    outbound = redact or Redactor().redact_text
     try:
         import httpx  # noqa: F401 - fail at set-up, not at the first call
         import pypdf  # noqa: F401
@@ -113,8 +120,7 @@ def fetch_url_tool(
         Args:
             url: An http or https address on an allowed domain.
         """
-        if archive is not None and archive.redact is not None:  # the run's outbound redactor
-            url = archive.redact(url)
+        url = outbound(url)
         if replay is not None:
             return replayed_page(url, limits, replay, archive)
         return fetch_page(url, limits, archive)

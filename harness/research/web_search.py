@@ -26,6 +26,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from harness.core.errors import ConfigError, MissingExtra, ToolError
+from harness.core.redact import Redactor
 from harness.core.section import Section, check_field
 from harness.research.archive import SourceArchive
 from harness.sandbox.command_env import EnvName
@@ -137,8 +138,11 @@ def web_search_tool(
     *,
     env: dict[str, str] | None = None,
     archive: SourceArchive | None = None,
+    redact: Callable[[str], str] | None = None,
 ) -> Tool:
-    """The ``web_search`` tool; the key is taken from ``env`` (default: this process's)."""
+    """The ``web_search`` tool; the key is taken from ``env`` (default: this process's). Every
+    query passes ``redact``, the run's outbound redactor (None: the secrets of the environment)."""
+    outbound = redact or Redactor().redact_text
     key = None
     if settings.key_env is not None:
         key = (os.environ if env is None else env).get(settings.key_env, "").strip()
@@ -159,9 +163,7 @@ def web_search_tool(
         Args:
             query: What to search for, as you would type it into a search engine.
         """
-        if archive is not None and archive.redact is not None:  # the run's outbound redactor
-            query = archive.redact(query)
-        return search(query, settings, key, archive)
+        return search(outbound(query), settings, key, archive)
 
     return web_search
 

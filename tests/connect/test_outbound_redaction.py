@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -24,6 +25,8 @@ from harness.core.usage import Usage
 from harness.outer.result import RunResult
 from harness.research.archive import INDEX_FILE, SourceArchive
 from harness.research.claim_ledger import Claim, record_claims
+from harness.research.web import WebLimits, fetch_url_tool
+from harness.research.web_search import SearchSettings, web_search_tool
 from harness.spec.loop_spec import LoopSpec
 from harness.tools import ToolContext
 from harness.tools.mcp import McpServer, mcp_tools
@@ -256,3 +259,52 @@ def test_an_mcp_calls_arguments_pass_the_redactor(
         by_the_run = by_name["mcp__given__echo"].run({"text": f"{CANARY} "}, ctx)
     assert by_default.output.startswith("[REDACTED] ")  # the server echoed what it was sent
     assert by_the_run.output.startswith("[REDACTED] ")
+
+
+class _Asked(BaseHTTPRequestHandler):
+    """Answers every GET with a small text page (or a search answer), keeping the path asked."""
+
+    paths: list[str] = []
+
+    def do_GET(self) -> None:  # noqa: N802 - the name http.server calls
+        _Asked.paths.append(self.path)
+        body = b'{"web": {"results": []}}' if "/search" in self.path else b"a page"
+        kind = "application/json" if "/search" in self.path else "text/plain"
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        pass
+
+
+@pytest.fixture
+def asked() -> Iterator[str]:
+    _Asked.paths = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Asked)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize("archived", [True, False])
+def test_an_address_fetched_and_a_query_searched_pass_the_redactor(
+    asked: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, archived: bool
+) -> None:
+    monkeypatch.setenv("PAYMENTS_SECRET", "web-env-canary-3141")
+    archive = SourceArchive(tmp_path / "sources", redact=REDACT) if archived else None
+    ctx = ToolContext(workspace=tmp_path)
+    limits = WebLimits(["127.0.0.1"], timeout=10)
+    settings = SearchSettings(provider="brave", endpoint=f"{asked}/search")
+    given = fetch_url_tool(limits, archive, redact=REDACT)
+    by_default = fetch_url_tool(limits, archive)
+    searched = web_search_tool(settings, env={"BRAVE_API_KEY": "k"}, archive=archive, redact=REDACT)
+    assert not given.run({"url": f"{asked}/page?about={CANARY}"}, ctx).is_error
+    assert not by_default.run({"url": f"{asked}/a/web-env-canary-3141"}, ctx).is_error
+    assert not searched.run({"query": f"who holds {CANARY}"}, ctx).is_error
+    assert _Asked.paths[:2] == ["/page?about=[REDACTED]", "/a/[REDACTED]"]
+    assert _Asked.paths[2].startswith("/search?q=who+holds+%5BREDACTED%5D")
+    assert CANARY not in "".join(_Asked.paths)
