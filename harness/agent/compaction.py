@@ -166,8 +166,7 @@ class _Strategy:
     ) -> None:
         if soft_threshold is not None and not 0 < soft_threshold < threshold:
             raise ConfigError(f"soft_threshold: must be in (0, threshold), got {soft_threshold!r}")
-        if context_window is not None and context_window <= 0:
-            raise ConfigError(f"context_window: must be positive, got {context_window!r}")
+        check_field(AgentConfig, "context_window", context_window)
         if keep_last < 1:
             raise ConfigError(f"keep_last: must be at least 1, got {keep_last!r}")
         self.threshold: float = check_field(

@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from harness.core.section import Section
+from harness.models.base import ContextWindow, ReplyTokens
 from harness.tools.toolkit import SHELL_TIMEOUT
 
 DEFAULT_SYSTEM_PROMPT = """\
@@ -42,9 +43,9 @@ class AgentConfig(Section):
     # mask_observations: masking old tool outputs needs no model call and keeps the reasoning
     compaction: CompactionName = "mask_observations"
     compaction_threshold: float = Field(0.8, gt=0, le=1)  # of the window, where compaction starts
-    context_window: int | None = Field(None, ge=1_000)  # override for unknown or local models
+    context_window: ContextWindow = None  # override for unknown or local models
     system_prompt: str | None = None
-    max_tokens: int | None = Field(None, ge=1)  # of each reply
+    max_tokens: ReplyTokens = None  # of each reply
     shell_timeout: float = Field(SHELL_TIMEOUT, gt=0)  # run_shell's default, seconds
 
 

@@ -237,14 +237,12 @@ class _Version(argparse.Action):
 
 
 def _rounds(text: str) -> int:
-    from harness.engine.bounds import MAX_ITERATIONS
+    from harness.engine.bounds import check_max_iterations
 
-    value = int(text) if text.strip().lstrip("-").isdigit() else 0
-    if not 1 <= value <= MAX_ITERATIONS:
-        raise argparse.ArgumentTypeError(
-            f"must be an integer from 1 to {MAX_ITERATIONS}, got {text!r}"
-        )
-    return value
+    try:
+        return check_max_iterations(int(text) if text.strip().lstrip("-").isdigit() else text)
+    except HarnessError as exc:  # "max_iterations: must be ...": the flag names itself
+        raise argparse.ArgumentTypeError(str(exc).partition(": ")[2]) from None
 
 
 def _positive_int(text: str) -> int:

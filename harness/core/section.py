@@ -89,21 +89,30 @@ def named_errors(where: str) -> Callable[[type[T]], type[T]]:
 
 
 @functools.cache
-def _adapter(model: type, field: str) -> tuple[FieldInfo, TypeAdapter[Any]]:
-    info = model.__pydantic_fields__[field]  # type: ignore[attr-defined]
-    kind: Any = Annotated[info.annotation, info]
-    return info, TypeAdapter(kind, config=_ADAPTER_CONFIG)
+def _adapter(kind: Any) -> tuple[FieldInfo, TypeAdapter[Any]]:
+    info = FieldInfo.from_annotation(kind)
+    bounded: Any = Annotated[info.annotation, info]
+    return info, TypeAdapter(bounded, config=_ADAPTER_CONFIG)
 
 
 _ADAPTER_CONFIG = ConfigDict(allow_inf_nan=False)
+
+
+def check_value(kind: Any, value: Any, name: str) -> Any:
+    """``value`` as the type ``kind`` takes it (``Annotated[int, Field(ge=1, le=100)]``: its
+    bounds, declared there once); a :class:`ConfigError` naming ``name`` when it does not fit.
+    A setting whose bound lives below the configuration (the engine's) is a type used both by
+    its section's field and by the class that checks a keyword with it."""
+    info, adapter = _adapter(kind)
+    try:
+        return adapter.validate_python(value)
+    except ValidationError as exc:
+        raise field_errors(name, exc, {"": info}) from None
 
 
 def check_field(model: type, field: str, value: Any, *, name: str | None = None) -> Any:
     """``value`` as ``model``'s ``field`` takes it (its type and bounds, declared there once); a
     :class:`ConfigError` naming ``name`` (default: the field) when it does not fit. A runtime
     class checks a keyword that mirrors a section's field with it, rather than a copy."""
-    info, adapter = _adapter(model, field)
-    try:
-        return adapter.validate_python(value)
-    except ValidationError as exc:
-        raise field_errors(name or field, exc, {"": info}) from None
+    info = model.__pydantic_fields__[field]  # type: ignore[attr-defined]
+    return check_value(Annotated[info.annotation, info], value, name or field)

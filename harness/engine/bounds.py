@@ -16,8 +16,12 @@ from __future__ import annotations
 import threading
 import time
 from contextvars import ContextVar
+from typing import Annotated
+
+from pydantic import Field
 
 from harness.core.errors import ConfigError, Stopped
+from harness.core.section import check_value
 from harness.core.stop import StopReason
 from harness.core.validation import positive_finite
 
@@ -28,13 +32,14 @@ ITERATIONS = 10
 """The rounds a loop is given when it names none (the engine's, the outer loop's, loop.toml's)."""
 
 
+Iterations = Annotated[int, Field(ge=1, le=MAX_ITERATIONS, strict=True)]
+"""A loop's round cap: the type of every ``max_iterations`` (loop.toml's, a batch task's), which
+the engine and the outer loop check their keyword with."""
+
+
 def check_max_iterations(value: object) -> int:
     """``value`` if it is a whole number from 1 to :data:`MAX_ITERATIONS`, else ConfigError."""
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_ITERATIONS:
-        raise ConfigError(
-            f"max_iterations: must be an integer from 1 to {MAX_ITERATIONS}, got {value!r}"
-        )
-    return value
+    return int(check_value(Iterations, value, "max_iterations"))
 
 
 MAX_DEPTH = 5

@@ -12,9 +12,12 @@ import contextvars
 import threading
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from harness.core.errors import ConfigError, Stopped
+from harness.core.section import check_value
 from harness.engine.body import (
     Body,
     LoopContext,
@@ -33,6 +36,8 @@ from harness.engine.result import ForEachResult
 from harness.engine.variables import NO_VARS
 
 MAX_CONCURRENCY = 8
+Concurrency = Annotated[int, Field(ge=1, le=MAX_CONCURRENCY, strict=True)]
+"""How many items (loops, attempts) run at once: the type of every ``concurrency``."""
 PARALLEL_CONCURRENCY = 4
 """How many items run at once with ``parallel=True`` and no ``concurrency`` given."""
 
@@ -82,14 +87,7 @@ class ForEach:
             )
         if concurrency is None:
             concurrency = PARALLEL_CONCURRENCY if parallel else 1
-        if (
-            isinstance(concurrency, bool)
-            or not isinstance(concurrency, int)
-            or not 1 <= concurrency <= MAX_CONCURRENCY
-        ):
-            raise ConfigError(
-                f"concurrency: must be an integer from 1 to {MAX_CONCURRENCY}, got {concurrency!r}"
-            )
+        check_value(Concurrency, concurrency, "concurrency")
         self.body = body
         self.source: str | None = None
         self.items: tuple[Any, ...] = ()

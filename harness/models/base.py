@@ -11,7 +11,9 @@ import functools
 import json
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Annotated, Any, Protocol, runtime_checkable
+
+from pydantic import Field
 
 from harness.core.errors import ConfigError, HarnessError
 from harness.core.usage import Usage
@@ -21,6 +23,15 @@ Message = dict[str, Any]
 """One chat-completions message."""
 
 ToolSchema = dict[str, Any]
+
+ReplyTokens = Annotated[int | None, Field(ge=1, strict=True)]
+"""A cap on the tokens of one reply (None: none of its own): the type of every ``max_tokens``
+(``[agent]``'s, a model's, the critic's)."""
+
+ContextWindow = Annotated[int | None, Field(ge=1_000, strict=True)]
+"""The input tokens a model accepts, where it is given rather than looked up (an unknown or local
+model; None: looked up): the type of every ``context_window`` (``[agent]``'s, a model's, a
+compaction strategy's)."""
 
 
 class ModelError(HarnessError):

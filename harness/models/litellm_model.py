@@ -30,11 +30,14 @@ from types import ModuleType
 from typing import Any
 
 from harness.core.errors import ConfigError
+from harness.core.section import check_value
 from harness.core.usage import Usage
 from harness.models.base import (
+    ContextWindow,
     Message,
     ModelError,
     Reply,
+    ReplyTokens,
     ToolCall,
     ToolSchema,
     UnknownModelError,
@@ -117,9 +120,8 @@ class LiteLLMModel:
             raise ConfigError(f"num_retries: expected an integer >= 0, got {num_retries!r}")
         if not isinstance(retry_backoff, int | float) or not 0 <= retry_backoff < math.inf:
             raise ConfigError(f"retry_backoff: expected seconds >= 0, got {retry_backoff!r}")
-        for field, value in (("max_tokens", max_tokens), ("context_window", context_window)):
-            if value is not None and (not isinstance(value, int) or value <= 0):
-                raise ConfigError(f"{field}: expected a positive integer, got {value!r}")
+        check_value(ReplyTokens, max_tokens, "max_tokens")
+        check_value(ContextWindow, context_window, "context_window")
         reserved = sorted(_RESERVED_KWARGS & litellm_kwargs.keys())
         if reserved:
             raise ConfigError(f"{reserved[0]}: set by LiteLLMModel itself, not a litellm keyword")

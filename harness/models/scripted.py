@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.errors import ConfigError, ScriptExhausted
+from harness.core.section import check_value
 from harness.core.usage import Usage
 from harness.core.validation import read_utf8
-from harness.models.base import Message, Reply, ToolCall, ToolSchema
+from harness.models.base import Message, Reply, ReplyTokens, ToolCall, ToolSchema
 from harness.models.tokens import TokenCounter
 
 ReplySpec = str | ToolCall | Sequence[ToolCall] | Reply
@@ -104,8 +105,7 @@ class ScriptedModel:
         rounds: Mapping[int, Sequence[ScriptEntry]] | None = None,
         max_tokens: int | None = None,
     ) -> None:
-        if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens <= 0):
-            raise ConfigError(f"max_tokens: expected a positive integer, got {max_tokens!r}")
+        check_value(ReplyTokens, max_tokens, "max_tokens")
         self.name = name
         self.max_tokens = max_tokens
         self._context_window = context_window

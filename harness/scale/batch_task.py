@@ -19,7 +19,7 @@ from harness.core.budget import Budget
 from harness.core.errors import ConfigError
 from harness.core.usage import Usage
 from harness.core.validation import format_validation_error, read_utf8
-from harness.engine.bounds import MAX_ITERATIONS
+from harness.engine.bounds import Iterations
 from harness.scale import record_ledger
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
@@ -38,7 +38,7 @@ class BatchTask(BaseModel):
     workspace: str | None = None
     model: str | None = None
     runner: RunnerName | None = None  # what runs the task's sessions, over [agent] runner
-    max_iterations: int | None = Field(None, ge=1, le=MAX_ITERATIONS)
+    max_iterations: Iterations | None = None
     budget: Budget | None = None  # the task's own ceilings
 
 

@@ -17,8 +17,8 @@ from harness.core.budget import Budget
 from harness.core.errors import ConfigError
 from harness.core.redact import Redactor, env_file_values
 from harness.core.validation import format_validation_error
-from harness.engine.bounds import ITERATIONS, MAX_ITERATIONS
-from harness.engine.foreach import MAX_CONCURRENCY
+from harness.engine.bounds import ITERATIONS, Iterations
+from harness.engine.foreach import Concurrency
 from harness.memory.skill import Skill
 from harness.outer.rules import LoopRules
 from harness.spec.outline import find_config, progress_path, read_toml
@@ -70,9 +70,9 @@ class LoopSpec(LoopRules, Section):
     workspace: str = "."
     skill: str | None = None
     progress: str | None = None
-    max_iterations: int = Field(ITERATIONS, ge=1, le=MAX_ITERATIONS)
+    max_iterations: Iterations = ITERATIONS
     # best-of-N: independent attempts, at once, the best one kept
-    attempts: int = Field(1, ge=1, le=MAX_CONCURRENCY, strict=True)
+    attempts: Concurrency = 1
     isolation: Literal["auto", "worktree", "branch", "none"] = "auto"  # auto: worktree in git
     on_escalate: str | None = None
     on_round: str | None = Field(None, min_length=1)  # command told of every round

@@ -19,7 +19,7 @@ from harness.connect.github import GitHubConfig as GitHubConfig
 from harness.connect.triggers import MAX_CONNECTIONS, READ_TIMEOUT
 from harness.core.budget import Budget as Budget
 from harness.core.section import Section as Section
-from harness.engine.foreach import MAX_CONCURRENCY
+from harness.engine.foreach import Concurrency
 from harness.research.gate_config import CitationsGateConfig as CitationsGateConfig
 from harness.research.gate_config import ConvergenceGateConfig as ConvergenceGateConfig
 from harness.research.web import WebConfig as WebConfig
@@ -64,7 +64,7 @@ class FleetConfig(Section):
     plan: bool = False  # the planner model splits the goal
     model: str | None = None  # planner and synthesiser (default: the author model)
     max_subtasks: int = Field(8, ge=1, le=100)
-    concurrency: int = Field(4, ge=1, le=MAX_CONCURRENCY)  # loops at once
+    concurrency: Concurrency = 4  # loops at once
     evaluate: list[GateConfig] = []  # checked on each passed subtask's branch before it is kept
     artifacts: list[str] = []  # files the synthesis reads (default: every file a subtask changed)
     synthesise: bool = True

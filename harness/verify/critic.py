@@ -17,11 +17,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from harness.core.errors import ConfigError, HarnessError
 from harness.core.event_schema import CriticVerdict, SessionEnd, SessionStart
-from harness.core.section import check_field
+from harness.core.section import check_field, check_value
 from harness.core.sink import NULL_SINK, EventSink
 from harness.core.usage import Usage
 from harness.memory.skill import Criterion
-from harness.models.base import Message, Model, ModelError, Reply
+from harness.models.base import Message, Model, ModelError, Reply, ReplyTokens
 from harness.models.budget import metered
 from harness.models.provider_errors import ErrorKind
 from harness.models.resolve import resolve_model
@@ -111,8 +111,7 @@ class Critic:
         role: str | None = None,
         instructions: str | None = None,
     ) -> None:
-        if max_tokens < 1:
-            raise ConfigError(f"max_tokens: must be at least 1, got {max_tokens!r}")
+        check_value(ReplyTokens, max_tokens, "max_tokens")
         for field, text in (("system_prompt", system_prompt), ("role", role)):
             if text is not None and not text.strip():
                 raise ConfigError(f"{field}: empty")

@@ -231,7 +231,7 @@ def build_transcript(turns: list[tuple[str, Any]]) -> list[Message]:
 @given(
     turns=st.lists(TURN, min_size=1, max_size=25),
     name=st.sampled_from(["summarize", "mask_observations"]),
-    window=st.integers(300, 8_000),
+    window=st.integers(1_000, 8_000),
     keep_last=st.integers(1, 8),
 )
 def test_compaction_never_breaks_tool_call_pairing(
@@ -511,3 +511,16 @@ def test_the_summary_request_leaves_the_process_redacted(monkeypatch: pytest.Mon
     request = json.dumps(model.calls[0].messages)
     assert "postgres://app:[REDACTED]@db/main" in request
     assert secret not in request
+
+
+@pytest.mark.parametrize("kind", [Summarize, MaskObservations])
+def test_a_strategy_takes_the_window_agent_config_takes(kind: type) -> None:
+    assert kind(context_window=1_000).context_window == 1_000
+    with pytest.raises(
+        ConfigError, match="^context_window: must be an integer at least 1000, got 999$"
+    ):
+        kind(context_window=999)
+    with pytest.raises(
+        ConfigError, match="^context_window: must be an integer at least 1000, got True$"
+    ):
+        kind(context_window=True)

@@ -226,7 +226,7 @@ def test_max_tokens_is_recorded_for_calls_made_without_one() -> None:
     model.complete(USER)
     model.complete(USER, max_tokens=10)
     assert [call.max_tokens for call in model.calls] == [300, 10]
-    with pytest.raises(ConfigError, match="^max_tokens: expected a positive integer, got 0"):
+    with pytest.raises(ConfigError, match="^max_tokens: must be a positive integer, got 0$"):
         ScriptedModel(max_tokens=0)
 
 

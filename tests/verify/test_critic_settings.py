@@ -35,7 +35,7 @@ def test_max_tokens_is_at_least_1_defaults_to_2000_and_is_sent() -> None:
     Critic(model).review("g", "a")
     Critic(model, max_tokens=1).review("g", "a")
     assert [call.max_tokens for call in model.calls] == [2000, 1]
-    with pytest.raises(ConfigError, match="^max_tokens: must be at least 1, got 0$"):
+    with pytest.raises(ConfigError, match="^max_tokens: must be a positive integer, got 0$"):
         Critic(ScriptedModel(), max_tokens=0)
 
 
