@@ -183,15 +183,23 @@ def per_runner(tasks: Sequence[BatchTask], runners: Sequence[RunnerName]) -> lis
         if task.runner is not None:
             expanded.append(task)
             continue
-        for runner in runners:
-            name = f"{task.name}.{runner}"
-            if len(name) > MAX_NAME:
-                raise ConfigError(
-                    f"task {task.name!r}: too long to be named per runner ({name!r}: at most "
-                    f"{MAX_NAME} characters)"
-                )
-            expanded.append(task.model_copy(update={"name": name, "runner": runner}))
+        expanded += [
+            task.model_copy(update={"name": runner_task_name(task.name, runner), "runner": runner})
+            for runner in runners
+        ]
     return expanded
+
+
+def runner_task_name(name: str, runner: str) -> str:
+    """``<name>.<runner>``: a task's name when several runners each run it; a
+    :class:`ConfigError` naming the task when that is longer than :data:`MAX_NAME`."""
+    named = f"{name}.{runner}"
+    if len(named) > MAX_NAME:
+        raise ConfigError(
+            f"task {name!r}: too long to be named per runner ({named!r}: at most "
+            f"{MAX_NAME} characters)"
+        )
+    return named
 
 
 def check_names(tasks: Sequence[BatchTask], *, source: str = "tasks") -> None:

@@ -54,7 +54,8 @@ class RunnerFigures(BaseModel):
 
 
 UNNAMED = "harness"
-"""The runner of an attempt recorded without one (before runners were recorded)."""
+"""The runner of an attempt recorded without one (before runners were recorded), and of a
+benchmark run without ``--runner`` (its generated loop.toml names none): the harness's agent."""
 
 
 def compare(outcomes: Iterable[Outcome], order: Sequence[str] = ()) -> list[RunnerFigures]:

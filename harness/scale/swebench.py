@@ -39,7 +39,7 @@ from harness.core.errors import ConfigError
 from harness.models.preflight import preflight
 from harness.models.resolve import resolve_model
 from harness.scale.batch import Backend, Batch, BatchProgress
-from harness.scale.batch_task import MAX_NAME, BatchTask
+from harness.scale.batch_task import MAX_NAME, BatchTask, per_runner
 from harness.scale.swebench_envs import EnvTable
 from harness.scale.swebench_instance import Instance
 from harness.scale.swebench_outputs import (
@@ -98,11 +98,12 @@ def run_bench(
     check_model(options.model)
     out = options.out.absolute()
     sides = options.sides
-    tasks = []
-    for instance in instances:
-        prepared = prepare(instance, options, out)
-        for side in sides:
-            tasks += attempt_tasks(side_task(prepared, side), options.attempts)
+    prepared = [prepare(instance, options, out) for instance in instances]
+    tasks = [
+        attempt
+        for task in per_runner(prepared, options.runners)
+        for attempt in attempt_tasks(task, options.attempts)
+    ]
     batch = Batch(
         tasks,
         workers=options.workers,
@@ -159,17 +160,6 @@ def prepare(instance: Instance, options: BenchOptions, out: Path) -> BatchTask:
     model = f"scripted:{folder / 'oracle.json'}" if options.model in ORACLES else options.model
     workspace = str(folder / "repo")  # named, so the Ray backend finds the repository to ship
     return BatchTask(name=instance.instance_id, loop=str(loop), model=model, workspace=workspace)
-
-
-def side_task(task: BatchTask, side: Side) -> BatchTask:
-    """The instance's task on one runner's side: named for it, run by it."""
-    name = side.task(task.name)
-    if len(name) > MAX_NAME:
-        raise ConfigError(
-            f"instance_id {task.name!r}: too long to be named per runner ({name!r}: at most "
-            f"{MAX_NAME} characters)"
-        )
-    return task.model_copy(update={"name": name, "runner": side.runner})
 
 
 def attempt_tasks(task: BatchTask, attempts: int) -> list[BatchTask]:

@@ -20,8 +20,8 @@ from harness.core import nofollow
 from harness.observe.events import EVENTS_FILE
 from harness.observe.trajectory import TRAJECTORY_FILE, Trajectory
 from harness.observe.trajectory_export import swe_agent_traj
-from harness.scale.batch_task import TaskRecord, read_record
-from harness.scale.side_by_side import compare
+from harness.scale.batch_task import TaskRecord, read_record, runner_task_name
+from harness.scale.side_by_side import UNNAMED, compare
 from harness.scale.swebench_instance import Instance
 from harness.scale.swebench_summary import BenchSummary, InstanceResult, SideBySide, summarise
 from harness.workspace.git_cmd import git
@@ -31,8 +31,6 @@ RESULTS = "results.jsonl"
 SUMMARY = "bench.json"
 TRAJS = "trajs"
 """The folder of the attempts' trajectories in SWE-agent's form, ``<task name>.traj``."""
-DEFAULT_RUNNER = "harness"
-"""The runner of a benchmark run without ``--runner``: the generated loop.toml names none."""
 
 
 @dataclass(frozen=True)
@@ -48,8 +46,10 @@ class Side:
     several: bool = False
 
     def task(self, instance_id: str, attempt: int = 1) -> str:
-        """The batch task of an instance's attempt on this side."""
-        base = f"{instance_id}.{self.runner}" if self.several else instance_id
+        """The batch task of an instance's attempt on this side (as
+        :func:`~harness.scale.batch_task.per_runner` names it)."""
+        several = self.several and self.runner is not None
+        base = runner_task_name(instance_id, str(self.runner)) if several else instance_id
         return attempt_name(base, attempt)
 
     def folder(self, out: Path) -> Path:
@@ -82,7 +82,7 @@ def write_side_by_side(
         for side in sides
         for line in (side.folder(out) / RESULTS).read_text(encoding="utf-8").splitlines()
     ]
-    order = [side.runner or DEFAULT_RUNNER for side in sides]
+    order = [side.runner or UNNAMED for side in sides]
     both = SideBySide(
         model=model,
         instances=len(instances),
@@ -106,7 +106,7 @@ def write_outputs(
     ``bench.json`` of one side, from the batch's records."""
     predictions: list[str] = []
     results: list[InstanceResult] = []
-    runner = side.runner or DEFAULT_RUNNER
+    runner = side.runner or UNNAMED
     folder = side.folder(out)
     name_or_path = side.model_name(model)
     for instance in instances:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from harness.scale.side_by_side import RunnerFigures, side_by_side_table
+from harness.scale.side_by_side import UNNAMED, RunnerFigures, side_by_side_table
 
 
 class InstanceResult(BaseModel):
@@ -18,7 +18,7 @@ class InstanceResult(BaseModel):
 
     instance_id: str
     attempt: int
-    runner: str = "harness"
+    runner: str = UNNAMED
     """What ran the attempt's sessions (``[agent] runner``)."""
     resolved: bool
     status: str
@@ -55,7 +55,7 @@ class BenchSummary(BaseModel):
     model: str
     """``model_name_or_path`` of the predictions: the model, with the runner when one was
     chosen (``codex+gpt-5``)."""
-    runner: str = "harness"
+    runner: str = UNNAMED
     instances: int
     attempts: int
     ended: int
@@ -69,12 +69,6 @@ class BenchSummary(BaseModel):
     pass_at: list[PassAtK]
     seconds: float = 0.0
     """Every attempt's duration, added up."""
-    resolved_attempts: int = 0
-    """Attempts that resolved their instance, every attempt counted."""
-
-    @property
-    def seconds_per_resolved(self) -> float | None:
-        return self.seconds / self.resolved_attempts if self.resolved_attempts else None
 
     def table(self) -> str:
         low, high = self.interval
@@ -102,7 +96,7 @@ def summarise(
     attempts: int,
     results: Sequence[InstanceResult],
     *,
-    runner: str = "harness",
+    runner: str = UNNAMED,
 ) -> BenchSummary:
     """The figures of ``results`` (the attempts that ended) over the instances ``ids``; an
     attempt that did not end counts as not resolved."""
@@ -127,7 +121,6 @@ def summarise(
         mean_rounds=sum(r.rounds for r in results) / len(results) if results else 0.0,
         pass_at=[pass_at(list(successes.values()), attempts, k) for k in range(1, attempts + 1)],
         seconds=round(sum(r.seconds for r in results), 3),
-        resolved_attempts=resolved_attempts,
     )
 
 

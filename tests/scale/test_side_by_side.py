@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -11,7 +12,7 @@ from harness.scale.batch_report import render_batch_html, render_batch_text
 from harness.scale.batch_summary import BatchSummary
 from harness.scale.batch_task import BatchTask, TaskRecord, per_runner
 from harness.scale.side_by_side import RunnerFigures, compare, side_by_side_table
-from harness.scale.swebench import agent_section, side_task
+from harness.scale.swebench import BenchOptions, agent_section
 from harness.scale.swebench_outputs import Side
 from harness.scale.swebench_summary import SideBySide
 
@@ -105,19 +106,18 @@ def test_a_batch_runs_each_task_once_per_runner_unless_it_names_its_own() -> Non
         per_runner(long, ["codex", "mini-swe-agent"])
 
 
-def test_a_benchmark_side_names_its_tasks_folder_and_model() -> None:
+def test_a_benchmark_side_finds_the_tasks_the_batch_named_and_names_its_model() -> None:
     task = BatchTask(name="six-1", loop="/i/loop.toml", model="m", workspace="/i/repo")
+    for runners in (["codex", "aider"], ["codex"], []):
+        sides = BenchOptions(out=Path("o"), model="m", runners=tuple(runners)).sides
+        named = [t.name for t in per_runner([task], runners)]
+        assert named == [side.task("six-1") for side in sides]
     codex = Side("codex", several=True)
-    assert side_task(task, codex) == task.model_copy(
-        update={"name": "six-1.codex", "runner": "codex"}
-    )
     assert (codex.task("six-1", 2), codex.model_name("gpt-5")) == ("six-1.codex.2", "codex+gpt-5")
-    alone = Side("codex")
-    assert side_task(task, alone).name == "six-1"
-    assert alone.task("six-1", 2) == "six-1.2"
-    assert (Side().model_name("gold"), side_task(task, Side()).runner) == ("gold", None)
-    with pytest.raises(ConfigError, match="too long to be named per runner"):
-        side_task(task.model_copy(update={"name": "i" * 60}), codex)
+    assert Side("codex").task("six-1", 2) == "six-1.2"
+    assert Side().model_name("gold") == "gold"
+    with pytest.raises(ConfigError, match=r"^task 'i{60}': too long to be named per runner"):
+        codex.task("i" * 60)
 
 
 def test_the_command_goes_into_the_instance_loop_toml_as_a_list() -> None:
