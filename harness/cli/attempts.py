@@ -12,7 +12,7 @@ from harness.assemble.build import build_sandbox, mcp_servers
 from harness.assemble.launch import recorded_loop
 from harness.assemble.named_models import Overrides
 from harness.cli.exit_codes import EXIT_ESCALATED, EXIT_PASSED
-from harness.cli.runner_flag import runner_of, with_runner
+from harness.cli.runner_flag import runner_of
 from harness.core.errors import ConfigError
 from harness.observe.live import format_tokens
 from harness.outer.loop import OuterLoop
@@ -56,7 +56,7 @@ def run_attempts(args: argparse.Namespace, config: LoopSpec, runners: Sequence[s
         attempt = attempt_config(config, number)
         runner = runner_of(runners, number)
         if runner is not None:
-            attempt = with_runner(attempt, runner)
+            attempt = attempt.with_runner(runner)
         return recorded_loop(attempt, overrides=overrides, tools=tools, start_servers=False)
 
     print(f"{count} attempts at: {config.goal}", file=sys.stderr)

@@ -83,7 +83,7 @@ def _in_git(folder: Path) -> bool:
 def run(args: argparse.Namespace) -> int:
     from harness.assemble.launch import recorded_loop
     from harness.assemble.named_models import Overrides
-    from harness.cli.runner_flag import runner_names, with_runner
+    from harness.cli.runner_flag import runner_names
     from harness.cli.unborn import refuse_unborn_repository
     from harness.core.sink import EventSink, Tee
     from harness.observe.live import LiveProgress, Mode
@@ -91,9 +91,9 @@ def run(args: argparse.Namespace) -> int:
     config = _spec(Path(args.path))
     runners = runner_names(args.runner) if args.runner else []
     for name in runners[1:]:  # each attempt's runner is checked before anything runs
-        with_runner(config, name)
+        config.with_runner(name)
     if runners:
-        config = with_runner(config, runners[0])
+        config = config.with_runner(runners[0])
     if config.fleet is not None:
         if len(runners) > 1:
             raise ConfigError("--runner: several runners are for attempts, not a fleet")

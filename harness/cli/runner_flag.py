@@ -8,7 +8,6 @@ from typing import cast, get_args
 
 from harness.agent.config import RunnerName
 from harness.core.errors import ConfigError
-from harness.spec import LoopSpec
 
 
 def runner_names(flag: str, *, repeats: bool = True) -> list[RunnerName]:
@@ -23,12 +22,6 @@ def runner_names(flag: str, *, repeats: bool = True) -> list[RunnerName]:
     if twice and not repeats:
         raise ConfigError(f"--runner: {', '.join(twice)} named twice; name each runner once")
     return [cast(RunnerName, name) for name in names]
-
-
-def with_runner(config: LoopSpec, runner: str) -> LoopSpec:
-    """``config`` with ``runner``'s session, checked again with the file's other fields (runner
-    ``command`` needs ``[agent] command``)."""
-    return config.with_changes(agent={**config.agent.model_dump(), "runner": runner})
 
 
 def runner_of(runners: Sequence[str], number: int) -> str | None:

@@ -24,14 +24,14 @@ def loop_from_toml(task: BatchTask, run: TaskRun) -> OuterLoop:
     if task.loop is None:
         raise ConfigError(f"task {task.name}: field 'loop': required to run a loop.toml task")
     spec = LoopSpec.from_toml(task.loop)
+    if task.runner is not None:  # checked with the file's other fields: command needs one
+        spec = spec.with_runner(task.runner)
     changes: dict[str, Any] = {"name": task.name, "progress": str(run.progress.resolve())}
     for key in ("goal", "workspace", "max_iterations"):
         if getattr(task, key) is not None:
             changes[key] = getattr(task, key)
     if task.budget is not None:
         changes["budget"] = task.budget
-    if task.runner is not None:  # checked with the file's other fields: command needs one
-        changes["agent"] = {**spec.agent.model_dump(), "runner": task.runner}
     return recorded_loop(
         spec.with_changes(**changes), overrides=Overrides(model=task.model), run_id=run.run_id
     )

@@ -139,6 +139,11 @@ class LoopSpec(LoopRules, Section):
         spec._root, spec._file = self._root, self._file
         return spec
 
+    def with_runner(self, runner: str) -> LoopSpec:
+        """A copy whose rounds' sessions ``runner`` runs, checked again with the file's other
+        fields (runner ``command`` needs ``[agent] command``)."""
+        return self.with_changes(agent={**self.agent.model_dump(), "runner": runner})
+
     def load_skill(self) -> Skill | None:
         """The loop's SKILL.md; an error names the ``skill`` field."""
         if not self.skill:
