@@ -2,10 +2,10 @@
 
 An external agent never talks to a provider and never holds its key: it talks to the gateway,
 with a token valid for one run. Each request is turned into chat-completions form (see
-:mod:`harness.gateway.wire`) and answered by the :class:`~harness.models.base.Model` the gateway
-serves, the run's metered one: so the run's budget is checked before the request leaves, its
-secrets are redacted from it, and it and its reply are recorded in the trajectory. The reply
-is redacted again on its way back to the agent.
+:mod:`harness.gateway.wire`) and answered through a
+:class:`~harness.models.budget.MeteredModel`, the run's own: so the run's budget is checked
+before the request leaves, its secrets are redacted from it, and it and its reply are recorded
+in the trajectory. The reply is redacted by the same redactor on its way back to the agent.
 
 A request the gateway must refuse for good (a budget or the run's time spent, the request cap
 reached, the model failing after its retries) is answered with an error the agent sees, and
@@ -19,7 +19,7 @@ import importlib
 import json
 import secrets
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
@@ -29,6 +29,7 @@ from harness.core.redact import redact_json_text
 from harness.gateway.server import BoundedServer, Response, ServerLimits, json_response
 from harness.gateway.wire import BadRequest, JsonObject, Wire, error_body
 from harness.models.base import Model, ModelError, Reply, ToolCall
+from harness.models.budget import metered
 
 WIRES: Mapping[str, str] = {
     "/chat/completions": "harness.gateway.chat:ChatWire",
@@ -65,10 +66,12 @@ class Ending:
 class Gateway:
     """Serves ``model`` to one agent session; a context manager (served while inside).
 
+    ``model``: a :class:`~harness.models.budget.MeteredModel` serves as it is (its budget, its
+    redactor, its trajectory); any other model is served behind one of its own (no budget, the
+    environment's secrets redacted): every request and every reply passes its redactor.
     ``token``: the one credential it takes (``Authorization: Bearer`` or ``x-api-key``;
     default: a fresh random one). ``max_requests``: model requests it answers; one more is
-    refused and ends the session. ``redact``: applied to each reply before the agent sees it.
-    ``socket_path``: serve on that unix socket (bound into a sandbox); else on a free port of
+    refused and ends the session. ``socket_path``: serve on that unix socket (bound into a sandbox); else on a free port of
     127.0.0.1. ``preload``: endpoints whose wire is made as the gateway starts, in the
     background (so an agent's first request does not wait for litellm's import).
     """
@@ -79,15 +82,13 @@ class Gateway:
         *,
         token: str | None = None,
         max_requests: int | None = None,
-        redact: Callable[[str], str] | None = None,
         socket_path: Path | None = None,
         limits: ServerLimits | None = None,
         preload: Sequence[str] = (),
     ) -> None:
-        self.model = model
+        self.model = metered(model)
         self.token = token or "harness-" + secrets.token_urlsafe(24)
         self.max_requests = max_requests
-        self.redact = redact
         self.socket_path = socket_path
         self.limits = limits or ServerLimits()
         self.requests = 0
@@ -203,9 +204,7 @@ class Gateway:
             self.ended.set()
 
     def _redacted(self, reply: Reply) -> Reply:
-        redact = self.redact
-        if redact is None:
-            return reply
+        redact = self.model.redact
         calls = tuple(
             ToolCall(call.name, redact_json_text(call.arguments_json, redact), call.id)
             for call in reply.tool_calls

@@ -138,10 +138,10 @@ class MeteredModel(Wrapper):
     """A model whose every call is redacted, checked against a :class:`Meter` first and recorded
     after: the one door through which the harness's requests leave the process.
 
-    Every request's messages pass through ``redact`` (default: a :class:`Redactor` over this
-    process's environment; a run passes its own) before they are counted or sent, each message
-    once (see :class:`~harness.models.redaction.RequestRedactor`); the wrapped model never sees
-    a secret the redactor knows. Views for other roles (critic, summariser) share the meter and
+    Every request's messages and tool schemas pass through ``redact`` (default: a
+    :class:`Redactor` over this process's environment; a run passes its own) before they are
+    counted or sent, each message once (see :class:`~harness.models.redaction.RequestRedactor`);
+    the wrapped model never sees a secret the redactor knows. Views for other roles (critic, summariser) share the meter and
     the redactor: ``model.for_role("critic")``.
     A call without ``max_tokens`` gets the model's own ``max_tokens`` attribute (as
     :class:`~harness.models.litellm_model.LiteLLMModel` has), else ``default_max_tokens``; the budget
@@ -189,6 +189,7 @@ class MeteredModel(Wrapper):
         max_tokens: int | None = None,
     ) -> Reply:
         messages = self.requests.redact(messages)
+        tools = self.requests.tools(tools)
         if max_tokens is None:
             max_tokens = getattr(self.inner, "max_tokens", None) or self.default_max_tokens
         price_in, price_out = self.inner.price_per_token()

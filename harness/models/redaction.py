@@ -4,7 +4,8 @@ A :class:`~harness.models.budget.MeteredModel` — the wrapper every model call 
 through (author, critic, summariser, planner, synthesiser) — passes each request's messages
 through a :class:`RequestRedactor` before they are counted or sent: the system prompt, the task
 (with the progress summary and last round's failures), tool observations, diffs, and the
-model's own replies and tool-call arguments when they are echoed back.
+model's own replies and tool-call arguments when they are echoed back; and the request's tool
+schemas (an external agent's, sent on through the gateway, are its own text).
 
 Redaction is paid once per message, not once per request: a message object seen in an earlier
 request (with the same fields) is looked up by identity, so a long history costs a dictionary
@@ -18,8 +19,8 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from harness.core.redact import redact_json_text
-from harness.models.base import Message
+from harness.core.redact import redact_json_text, redact_strings
+from harness.models.base import Message, ToolSchema
 
 Redact = Callable[[str], str]
 """Text in, the same text with secrets replaced (e.g. :meth:`Redactor.redact_text`)."""
@@ -59,6 +60,14 @@ class RequestRedactor:
             out.append(hit[2])
         self._seen = seen
         return out
+
+    def tools(self, tools: list[ToolSchema] | None) -> list[ToolSchema] | None:
+        """``tools`` as they may be sent: every string in them (names and keys too) redacted;
+        ``tools`` itself where nothing was."""
+        if not tools:
+            return tools
+        redacted = redact_strings(tools, self._redact)
+        return tools if redacted == tools else redacted
 
     def _message(self, message: Message) -> Message:
         changed: Message = {}

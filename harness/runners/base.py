@@ -224,7 +224,7 @@ class ExternalRunner:
         usage_before = model.meter.usage
         head = head_of(workspace)
         with Gateway(
-            model, max_requests=self.max_requests, redact=model.redact, socket_path=socket_path,
+            model, max_requests=self.max_requests, socket_path=socket_path,
             preload=PRELOAD.get(self.wire, ()),
         ) as gateway:  # fmt: skip
             inside = f"http://127.0.0.1:{RELAY_PORT}" if socket_path is not None else None

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from harness import ScriptedModel, ToolCall
-from harness.core.redact import Redactor
 from harness.gateway import Gateway, ServerLimits
 
 TOKEN = "harness-test-token"
@@ -180,21 +179,6 @@ def test_a_unix_socket_gateway_takes_the_same_requests(
         assert answer.startswith(b"HTTP/1.1 200")
         assert b'"content":"hello"' in answer
     assert not path.exists()
-
-
-def test_a_secret_in_the_model_s_reply_is_redacted_before_the_agent_sees_it() -> None:
-    secret = "tok-" + "Zq9" * 10
-    model = ScriptedModel(
-        [f"the key is {secret}", ToolCall("run", {"cmd": f"curl -H 'x: {secret}'"}, id="c")]
-    )
-    redact = Redactor(values=[secret]).redact_text
-    with Gateway(model, token=TOKEN, redact=redact) as served:
-        _, first = post(served, "/v1/chat/completions", CHAT)
-        _, second = post(served, "/v1/chat/completions", CHAT)
-    assert secret not in first.decode() + second.decode()
-    assert json.loads(first)["choices"][0]["message"]["content"].startswith("the key is [")
-    call = json.loads(second)["choices"][0]["message"]["tool_calls"][0]
-    assert json.loads(call["function"]["arguments"])["cmd"].startswith("curl -H 'x: [")
 
 
 def test_models_lists_the_run_s_model_and_an_ended_session_takes_no_more_requests(
