@@ -103,6 +103,29 @@ def test_a_message_changed_in_place_or_dropped_and_resent_is_redacted_again() ->
     assert redact.texts == ["clean", f"now {SECRET}", "other", f"now {SECRET}"]
 
 
+def test_tool_schemas_are_redacted_and_walked_again_only_when_their_text_changes() -> None:
+    redact = Counting()
+    requests = RequestRedactor(redact)
+
+    def schemas(description: str) -> list[dict[str, object]]:  # a fresh copy, as decoded
+        parameters = {"type": "object", "properties": {"command": {"type": "string"}}}
+        return [{"type": "function", "function": {
+            "name": "run_shell", "description": description, "parameters": parameters}}]  # fmt: skip
+
+    clean = schemas("Run a command.")
+    assert requests.tools(clean) is clean  # nothing to redact: the very same list
+    walked = len(redact.texts)
+    assert walked == 14  # every key (9) and string value (5)
+    again = schemas("Run a command.")
+    assert requests.tools(again) is again
+    assert len(redact.texts) == walked  # the same text: not walked again
+    secret = requests.tools(schemas(f"Run it with {SECRET}."))
+    assert secret == schemas("Run it with [REDACTED].")
+    assert requests.tools(schemas(f"Run it with {SECRET}.")) == secret
+    assert len(redact.texts) == 2 * walked
+    assert requests.tools(None) is None
+
+
 def test_a_metered_model_sends_the_wrapped_model_only_redacted_requests() -> None:
     inner = ScriptedModel(["ok"])
     model = MeteredModel(inner, redact=Counting())
