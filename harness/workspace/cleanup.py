@@ -21,7 +21,7 @@ from harness.workspace.checkout import (
 )
 from harness.workspace.git import BRANCH_PREFIX, PART, loop_identity, ref_stem
 from harness.workspace.git_cmd import checkouts, config_get, git, run_git
-from harness.workspace.parked import PARKED, parked_worktrees
+from harness.workspace.parked import PARKED, parked_worktrees, remove
 from harness.workspace.removal import remove_tree
 from harness.workspace.round_refs import drop_rounds
 from harness.workspace.workspace import WORKTREES_FOLDER
@@ -85,10 +85,7 @@ def remove_worktree(repo: Path, worktree: Path) -> None:
     """Remove a run's worktree (never ``repo``'s own checkout) and tidy the empty folders."""
     if worktree.resolve() == repo.resolve():
         raise ValueError(f"{worktree} is the repository's own checkout, not a run's worktree")
-    if worktree.exists():  # git refuses one it cannot empty (a folder nested past PATH_MAX)
-        run_git(repo, ("worktree", "remove", "--force", "--force", str(worktree)), None)
-        remove_tree(worktree)
-    git(repo, "worktree", "prune")
+    remove(repo, worktree)
     if worktree.parent.name == PARKED:
         with contextlib.suppress(OSError):
             worktree.parent.rmdir()

@@ -80,13 +80,13 @@ def unpark(user_root: Path, target: Path, branch: str) -> Path | None:
     return None
 
 
-def remove(user_root: Path, worktree: Path) -> bool:
-    """Remove a worktree git may or may not still know, files and records alike; whether it
-    went (a failure is no error: it is never taken again, :func:`unpark` checks each)."""
+def remove(user_root: Path, worktree: Path) -> None:
+    """Remove a worktree git may or may not still know, files and records alike, whatever the
+    run left in it (:func:`~harness.workspace.removal.remove_tree`); raises nothing (one left
+    behind is never taken again: :func:`unpark` checks each)."""
     run_git(user_root, ("worktree", "remove", "--force", "--force", str(worktree)), None)
-    gone = remove_tree(worktree)
+    remove_tree(worktree)  # git refuses one it cannot empty (a folder nested past PATH_MAX)
     run_git(user_root, ("worktree", "prune"), None)
-    return gone
 
 
 def special_file(top: Path) -> Path | None:
