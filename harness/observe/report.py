@@ -44,13 +44,16 @@ GOAL_MIN = 20
 
 
 def render_runs(runs: list[RunInfo]) -> str:
-    """``harness runs`` as a table, without a trailing newline."""
+    """``harness runs`` as a table, without a trailing newline; with a ``loop`` column when the
+    runs are of more than one loop (``harness runs`` at the root of a repository of loops)."""
     if not runs:
         return "no runs yet"
-    header = ("run", "started", "outcome", "rounds", "cost")
+    loops = len({run.loop for run in runs if run.loop}) > 1
+    header = ("run", *(("loop",) if loops else ()), "started", "outcome", "rounds", "cost")
     rows = [
         (
             run.run_id,
+            *((inert(run.loop, multiline=False) or "?",) if loops else ()),
             run.started.strftime("%Y-%m-%d %H:%M") if run.started else "?",
             run.outcome,
             str(run.rounds),
@@ -62,12 +65,10 @@ def render_runs(runs: list[RunInfo]) -> str:
     goal_width = max(RUNS_WIDTH - sum(widths) - 2 * len(widths), GOAL_MIN)
     goals = ["goal", *(_clip(inert(run.goal, multiline=False), goal_width) for run in runs)]
     lines = []
-    for (run_id, started, outcome, rounds, cost), goal in zip((header, *rows), goals, strict=True):
-        cells = (
-            run_id.ljust(widths[0]), started.ljust(widths[1]), outcome.ljust(widths[2]),
-            rounds.rjust(widths[3]), cost.rjust(widths[4]), goal,
-        )  # fmt: skip
-        lines.append("  ".join(cells).rstrip())
+    for row, goal in zip((header, *rows), goals, strict=True):
+        cells = [cell.ljust(width) for cell, width in zip(row[:-2], widths, strict=False)]
+        cells += [cell.rjust(width) for cell, width in zip(row[-2:], widths[-2:], strict=True)]
+        lines.append("  ".join([*cells, goal]).rstrip())
     return "\n".join(lines)
 
 

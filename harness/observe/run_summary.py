@@ -76,6 +76,7 @@ class RunSummary:
     notes: tuple[str, ...] = ()
     waited: float = 0.0  # seconds of ``duration`` spent waiting for a person
     connectors: tuple[ConnectorEvent, ...] = ()  # what the connectors did as the run ended
+    loop_name: str | None = None  # the loop's name, as the run recorded it
 
     @property
     def outcome(self) -> str:
@@ -99,6 +100,7 @@ class RunInfo:
     rounds: int
     cost_usd: float
     goal: str
+    loop: str = ""  # the loop's name ("" when the run recorded none)
 
 
 def round_failures(r: RoundSummary) -> list[str]:
@@ -151,6 +153,7 @@ def load_run(run_dir: str | os.PathLike[str]) -> RunSummary:
         run_id=events[0].run_id if events else path.name,
         path=path,
         goal=start.goal if start else "",
+        loop_name=start.loop_name if start else None,
         model=start.model if start else "",
         critic_model=start.critic_model if start else None,
         max_iterations=start.max_iterations if start else 0,
@@ -260,4 +263,5 @@ def _run_info(run_dir: Path) -> RunInfo:
         rounds=len(run.rounds),
         cost_usd=run.usage.cost_usd,
         goal=run.goal,
+        loop=run.loop_name or "",
     )

@@ -42,6 +42,21 @@ def test_runs_and_report_find_the_runs_of_loops_below_as_status_finds_the_loops(
     assert report.stdout.startswith(f"run {run.name} · PASSED · 1/")
 
 
+def test_runs_at_a_root_of_several_loops_names_each_run_s_loop(tmp_path: Path) -> None:
+    for name in ("hello", "hallo"):
+        folder = passing_loop(tmp_path / "examples" / name)
+        toml = folder / "loop.toml"
+        toml.write_text(toml.read_text().replace('name = "hello"', f'name = "{name}"'))
+        assert harness("run", f"examples/{name}", "--quiet", cwd=tmp_path).returncode == 0
+
+    both = harness("runs", cwd=tmp_path).stdout.splitlines()
+    assert both[0].split() == ["run", "loop", "started", "outcome", "rounds", "cost", "goal"]
+    assert sorted(row.split()[1] for row in both[1:]) == ["hallo", "hello"]
+    one = harness("runs", "examples/hello", cwd=tmp_path).stdout.splitlines()
+    assert one[0].split() == ["run", "started", "outcome", "rounds", "cost", "goal"]  # one loop
+    assert len(one) == 2
+
+
 def test_an_unknown_run_names_every_folder_looked_in(tmp_path: Path) -> None:
     passing_loop(tmp_path / "examples" / "hello")
     assert harness("run", "examples/hello", "--quiet", cwd=tmp_path).returncode == 0

@@ -7,6 +7,7 @@ import shutil
 import struct
 import subprocess
 import tempfile
+from dataclasses import replace
 from datetime import timedelta
 from html import escape
 from pathlib import Path
@@ -190,6 +191,14 @@ def test_the_runs_table_sizes_its_columns_to_their_cells_within_100_characters()
         "01e75cda  2026-03-01 09:30  MAX_ITERATIONS       2  $0.012  Write draft.md from brief.md and facts.…",
     ]  # fmt: skip
     assert max(len(line) for line in render_runs(runs).split("\n")) == 100
+    of_loops = [replace(runs[0], loop="bugfix"), replace(runs[1], loop="content\x1b[2J")]
+    assert render_runs(of_loops).split("\n") == [
+        "run       loop     started           outcome         rounds    cost  goal",
+        "9c4d2e7a  bugfix   2026-03-01 09:30  PASSED               2  $0.012  Make the tests pass.",
+        "01e75cda  content  2026-03-01 09:30  MAX_ITERATIONS       2  $0.012  Write draft.md from brief.md a…",
+    ]  # fmt: skip
+    one_loop = [replace(run, loop="bugfix") for run in runs]  # or only one loop named
+    assert render_runs(one_loop) == render_runs(runs[:1] + one_loop[1:]) == render_runs(runs)
 
 
 def test_an_unreadable_run_is_listed_as_such_and_its_report_names_the_line(
