@@ -67,14 +67,12 @@ def status(args: argparse.Namespace) -> int:
 def _restored(progress: ProgressText, marks: list[RoundMark]) -> str:
     """What the run branch holds when ``harness restore`` put a round on it since the last round
     played: that round, and whether it passed (else nothing)."""
-    from harness.memory.progress_terms import RESTORED_LABEL, RUN_HEADING
+    from harness.memory.progress_terms import RUN_HEADING, restored_round
     from harness.memory.sections import heading_key
 
     run = [s for s in progress.extra if s.key == heading_key(RUN_HEADING)]
     for line in run[0].lines if run else []:
-        label, _, value = line.text.partition(":")
-        if heading_key(label) == heading_key(RESTORED_LABEL) and value.strip().isdigit():
-            number = int(value)
+        if (number := restored_round(line.text)) is not None:
             passed = any(mark.round == number and mark.passed for mark in marks)
             held = "passed" if passed else "did not pass"
             return f"; the run branch holds round {number} (`harness restore`), which {held}"

@@ -10,7 +10,7 @@ import re
 from enum import StrEnum
 from typing import NamedTuple
 
-from harness.memory.sections import one_line
+from harness.memory.sections import heading_key, one_line
 
 SECTIONS = {"checklist": "checklist", "tasks": "checklist", "to do": "checklist"}
 SECTIONS |= {"attempts": "attempts", "history": "attempts", "notes": "notes"}
@@ -31,6 +31,14 @@ class Status(StrEnum):
     IN_PROGRESS = "in progress"
     PASSED = "passed"
     ESCALATED = "escalated"
+
+
+def restored_round(line: str) -> int | None:
+    """The round a Run section's ``Restored: N`` line names; None for any other line."""
+    label, _, value = line.partition(":")
+    if heading_key(label) == heading_key(RESTORED_LABEL) and value.strip().isdigit():
+        return int(value)
+    return None
 
 
 def critic_mark(score: float) -> float:

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.memory.progress import Progress
-from harness.memory.progress_terms import RESTORED_LABEL, RUN_HEADING
+from harness.memory.progress_terms import RESTORED_LABEL, RUN_HEADING, restored_round
 from harness.memory.sections import heading_key
 from harness.memory.text_fields import Section
 
@@ -59,8 +59,8 @@ class RunState:
                 if sha and path:
                     pins.append((path, sha))
                 continue
-            if heading_key(label) == heading_key(RESTORED_LABEL) and value.strip().isdigit():
-                restored = int(value)
+            if (number := restored_round(line)) is not None:
+                restored = number
                 continue
             name = _FIELD_OF.get(heading_key(label))
             if name and value.strip():
