@@ -14,28 +14,21 @@ import pytest
 
 from harness.core.text import inert
 from tests.cli.test_cli import harness
-from tests.cli.test_replay_hostile import PAYLOAD, RAW, _edit, _evil_shell, _project, recorded
+from tests.cli.test_replay_hostile import (
+    PAYLOAD,
+    RAW,
+    _command,
+    _edit,
+    _evil_shell,
+    _project,
+    recorded,
+)
 from tests.conftest import make_repo
 from tests.replay.test_replay import LOOP
 
 __all__ = ["recorded"]  # the module's fixture, shared
 
 HEX = "ab" * 32
-
-
-def _command(command: str) -> Any:
-    """The recorded `cat out.txt` becomes ``command``."""
-    arguments = json.dumps({"command": command})
-
-    def change(record: dict[str, Any]) -> None:
-        if record["kind"] == "model_call":
-            for call in record["reply"]["tool_calls"]:
-                if call["name"] == "run_shell":
-                    call["arguments"] = arguments
-        if record["kind"] == "tool_call" and record["name"] == "run_shell":
-            record["arguments"] = arguments
-
-    return change
 
 
 def _header(**fields: Any) -> Any:

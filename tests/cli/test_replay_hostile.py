@@ -69,19 +69,24 @@ def _edit(run: Path, change: Callable[[dict[str, Any]], None]) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
 
 
-def _evil_shell(outside: Path) -> Callable[[dict[str, Any]], None]:
-    """The recorded `cat out.txt` becomes a command that writes ``outside``/shell-ran."""
-    command = json.dumps({"command": f"echo ran > {outside}/shell-ran; cat out.txt"})
+def _command(command: str) -> Callable[[dict[str, Any]], None]:
+    """The recorded `cat out.txt` becomes ``command``, in the reply and in the tool call."""
+    arguments = json.dumps({"command": command})
 
     def change(record: dict[str, Any]) -> None:
         if record["kind"] == "model_call":
             for call in record["reply"]["tool_calls"]:
                 if call["name"] == "run_shell":
-                    call["arguments"] = command
+                    call["arguments"] = arguments
         if record["kind"] == "tool_call" and record["name"] == "run_shell":
-            record["arguments"] = command
+            record["arguments"] = arguments
 
     return change
+
+
+def _evil_shell(outside: Path) -> Callable[[dict[str, Any]], None]:
+    """The recorded `cat out.txt` becomes a command that writes ``outside``/shell-ran."""
+    return _command(f"echo ran > {outside}/shell-ran; cat out.txt")
 
 
 def _ship_evil_loop(
