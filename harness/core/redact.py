@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import math
@@ -114,6 +115,10 @@ REMEMBERED_CHARS = 2_000_000
 """Characters of texts, with their redacted forms, that a :class:`Redactor` keeps (the latest
 ones): about a hundred whole observations at the agent's default cap."""
 
+REMEMBERED_JSON_CHARS = 500_000
+"""Characters of JSON texts (tool calls' arguments), with their redacted forms, that a
+:class:`Redactor` keeps besides."""
+
 
 class Redactor:
     """Replaces secrets with ``[REDACTED]`` in text and, recursively, in event data.
@@ -163,12 +168,22 @@ class Redactor:
             alternatives.append(f"(?:{pattern})")
         self._regex = re.compile("|".join(alternatives))
         self._memo = TextMemo(self._scan, REMEMBERED_CHARS)
+        self._json_memo = TextMemo(self._scan_json, REMEMBERED_JSON_CHARS)
 
     def redact_text(self, text: str) -> str:
         """``text`` with every secret replaced by ``[REDACTED]``: known values and key shapes,
         credentials in URLs and ``Authorization`` headers, webhook paths, and long high-entropy
         tokens. The cost is linear in the text's length, paid once for a recent text."""
         return self._memo.of(text)
+
+    def redact_json(self, raw: str) -> str:
+        """``raw``, a JSON text (a tool call's arguments), redacted as :func:`redact_json_text`
+        does; a recent text is looked up: the run's record and the next request see the
+        arguments of each call again."""
+        return self._json_memo.of(raw)
+
+    def _scan_json(self, raw: str) -> str:
+        return redact_json_text(raw, self.redact_text)
 
     def _scan(self, text: str) -> str:
         for value in self._values:
@@ -193,9 +208,15 @@ class Redactor:
         return data
 
     def _redact_item(self, key: str, value: Any) -> Any:
-        if isinstance(value, str) and value and SECRET_NAME.search(key):
+        if isinstance(value, str) and value and _secret_name(key):
             return REDACTED
         return self.redact(value)
+
+
+@functools.lru_cache(maxsize=1024)
+def _secret_name(key: str) -> bool:
+    """Whether a mapping's key looks secret: the few keys of the records are each searched once."""
+    return SECRET_NAME.search(key) is not None
 
 
 def redact_json_text(raw: str, redact: Callable[[str], str]) -> str:

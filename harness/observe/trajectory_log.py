@@ -13,7 +13,6 @@ Everything is redacted first (a request arrives redacted by the
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import os
@@ -28,7 +27,7 @@ from pydantic_core import to_json, to_jsonable_python
 from harness.core import nofollow
 from harness.core.event_schema import EventBase, ModelCall, SessionEnd, ToolCallEvent
 from harness.core.exchange import Exchange
-from harness.core.redact import REDACTED, SECRET_NAME, Redactor, redact_json_text
+from harness.core.redact import Redactor
 from harness.core.text_memo import TextMemo
 from harness.core.trajectory_schema import (
     RECORDED,
@@ -52,16 +51,9 @@ _LONG_FIELDS = ("output_tail",)
 """The fields of a record written by :meth:`TrajectoryLog._record` whose text may be long enough
 to go to the side folder (a tool call's observation is stored by :meth:`TrajectoryLog.tool_call`)."""
 
-_NAMES = frozenset({"kind", "v", "ts", "round", "session", "role", "model", "name", "call_id",
-                    "id", "step", "usage", "blob", "chars", "passed", "is_error"})  # fmt: skip
-"""Fields that name, count or time things: no secret can be in them, so they are not scanned."""
-
 HASHED_CHARS = 2_000_000
 """Characters of long texts whose hash is kept (the latest ones), to be found again without
 hashing them: an observation is recorded in its step, then in the next request."""
-
-_TEXTUAL = (str, dict, list)
-"""The values that may hold text, to be redacted."""
 
 _ROUND_LEVEL = (RunBegin, RoundBegin, GateStep, VerdictStep, RoundFinish)
 """Records of the run or the round, in no session."""
@@ -74,7 +66,7 @@ class TrajectoryLog:
 
     Records get ``round`` (from the last :class:`RoundBegin`) and ``session`` where they have
     none: sessions are numbered by :class:`SessionBegin` and nest, the innermost open one (a
-    subagent's) being current until :meth:`end_session` closes it and its parent's is current
+    subagent's) being current until a ``session_end`` event closes it and its parent's is current
     again. Like the event log, the file is reached from ``root`` without following a link (a
     link on the way raises :class:`~harness.core.nofollow.UnsafePath` and closes the log); it is
     then kept open, so no later line can be sent elsewhere by a folder moved or replaced.
@@ -104,9 +96,6 @@ class TrajectoryLog:
         self._tools: tuple[object, str] = (None, "")  # the last schemas sent, and their hash
         self._wire: tuple[bytes, Any] = (b"", None)  # the last rest of a body's bytes, redacted
         self._previous: dict[tuple[int | None, str], list[Message]] = {}
-        # the latest reply's tool calls: id -> (arguments, redacted), for their tool steps (a
-        # step whose call is not there, or differs, is redacted anew)
-        self._calls: dict[str, tuple[str, str]] = {}
 
     def emit(self, event: EventBase) -> None:
         """Record the moment ``event`` is, if the trajectory keeps its kind: a model call and a
@@ -138,7 +127,7 @@ class TrajectoryLog:
             elif isinstance(record, SessionBegin):
                 self._sessions += 1
                 self._open.append(self._sessions)
-            data = self._scrub(self._stamped(record, record.model_dump(mode="json")))
+            data = self.redactor.redact(self._stamped(record, record.model_dump(mode="json")))
             for name in _LONG_FIELDS:
                 if isinstance(data.get(name), str):
                     data[name] = self._text(data[name])
@@ -179,11 +168,7 @@ class TrajectoryLog:
             # A ModelStep's fields, as its model would dump them (the tests hold the two
             # together): validating and dumping a model at every call cost more than the rest
             # of the record.
-            redact = self.redactor.redact_text
-            redacted = [redact_json_text(call.arguments_json, redact) for call in calls]
-            self._calls = {
-                call.id: (call.arguments_json, r) for call, r in zip(calls, redacted, strict=True)
-            }
+            redact, redact_json = self.redactor.redact_text, self.redactor.redact_json
             data = {
                 "kind": "model_call",
                 "v": TRAJECTORY_VERSION,
@@ -202,8 +187,12 @@ class TrajectoryLog:
                 "reply": {
                     "content": None if reply.content is None else redact(reply.content),
                     "tool_calls": [
-                        {"id": call.id, "name": call.name, "arguments": arguments}
-                        for call, arguments in zip(calls, redacted, strict=True)
+                        {
+                            "id": call.id,
+                            "name": call.name,
+                            "arguments": redact_json(call.arguments_json),
+                        }
+                        for call in calls
                     ],
                     "reasoning": None if reply.reasoning is None else redact(reply.reasoning),
                 },
@@ -225,12 +214,10 @@ class TrajectoryLog:
         """Record one tool call, its line built as :class:`ToolStep` would dump it (as a model
         call's is): the arguments (by value, as a reply's) and the observation redacted, a long
         observation stored once."""
-        arguments, call_id = call.arguments_preview, call.call_id  # the whole arguments, uncut
-        redact = self.redactor.redact_text
+        # the whole arguments, uncut: redacted with the reply that made the call, found again
+        arguments = self.redactor.redact_json(call.arguments_preview)
+        observation = self.redactor.redact_text(observation)
         with self._lock:
-            called = self._calls.get(call_id)  # redacted with the reply that made the call
-            if called is None or called[0] != arguments:
-                called = (arguments, redact_json_text(arguments, redact))
             self._write(
                 {
                     "kind": "tool_call",
@@ -239,36 +226,15 @@ class TrajectoryLog:
                     "round": self._round,
                     "session": self._session,
                     "step": call.step or 0,
-                    "call_id": call_id,
+                    "call_id": call.call_id,
                     "name": call.name,
-                    "arguments": called[1],
-                    "observation": self._text(redact(observation)),
+                    "arguments": arguments,
+                    "observation": self._text(observation),
                     "exit_code": call.exit_code,
                     "is_error": call.is_error,
                     "duration": call.duration,
                 }
             )
-
-    def _scrub(self, data: Any) -> Any:
-        """``data`` redacted, but for the fields that only name things (:data:`_NAMES`) and
-        values that hold no text (numbers, booleans, ``None``)."""
-        if isinstance(data, str):
-            return self.redactor.redact_text(data)
-        if isinstance(data, dict):
-            return {
-                key: self._clean_item(key, value)
-                if isinstance(value, _TEXTUAL) and key not in _NAMES
-                else value
-                for key, value in data.items()
-            }
-        if isinstance(data, list):
-            return [self._scrub(item) for item in data]
-        return data
-
-    def _clean_item(self, key: str, value: str | dict[str, Any] | list[Any]) -> Any:
-        if isinstance(value, str) and value and _secret_name(key):
-            return REDACTED  # as the redactor has it: a secret-looking key's value
-        return self._scrub(value)
 
     def _stamped(self, record: RecordBase, data: dict[str, Any]) -> dict[str, Any]:
         """``data`` (``record`` dumped) with the round and the session it has not got itself."""
@@ -317,12 +283,6 @@ class TrajectoryLog:
                 raise
             weakref.finalize(self, os.close, self._fd)
         os.write(self._fd, line)
-
-
-@functools.lru_cache(maxsize=1024)
-def _secret_name(key: str) -> bool:
-    """Whether a field's name looks secret; the few field names are each searched once."""
-    return SECRET_NAME.search(key) is not None
 
 
 _LINE_OPTIONS = orjson.OPT_UTC_Z | orjson.OPT_APPEND_NEWLINE
