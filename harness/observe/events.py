@@ -16,11 +16,14 @@ from pathlib import Path
 from harness.core import nofollow
 from harness.core.errors import ConfigError
 from harness.core.event_schema import Event, EventBase, parse_event
-from harness.core.redact import Redactor, redact_json_text
+from harness.core.redact import Redactor
 from harness.core.sink import EventSink
 
 EVENTS_FILE = "events.jsonl"
 """The event log's name inside a run folder."""
+
+STAMP = ("kind", "v", "ts", "run_id")
+"""The fields every event begins with, written as they are."""
 
 PREVIEW_CHARS = 200
 """Length a tool call's ``arguments_preview`` is cut to, after redaction (so no secret is cut
@@ -31,10 +34,9 @@ class EventLog:
     """An append-only JSON Lines event log; thread-safe.
 
     Each event is validated against its model (an unknown kind or a bad field raises
-    ValueError: that is a bug in the emitter), gets ``v``, ``ts`` and ``run_id`` filled in,
-    is redacted (a tool call's ``arguments_preview`` by the values inside its JSON, as a request's
-    arguments are, then cut to :data:`PREVIEW_CHARS`),
-    and is written as one line and flushed, so a killed process leaves at most a
+    ValueError: that is a bug in the emitter), gets ``run_id`` filled in, is redacted but for
+    its :data:`STAMP` (a tool call's ``arguments_preview`` by the values inside its JSON, as a
+    request's arguments are, then cut to :data:`PREVIEW_CHARS`), and is written as one line and flushed, so a killed process leaves at most a
     torn last line (which :func:`read_events` skips). ``echo`` (e.g. a :class:`harness.observe.live.LiveProgress`) receives the same redacted
     event, in the log's order. Without a ``redactor``, a :class:`Redactor` over ``os.environ`` is used.
 
@@ -64,14 +66,15 @@ class EventLog:
         self._closed = False
 
     def emit(self, event: EventBase) -> None:
-        if not event.run_id:
-            event = event.model_copy(update={"run_id": self.run_id})
-        record = event.model_dump(mode="json")
-        preview = record.get("arguments_preview")
+        fields = event.model_dump(mode="json")
+        # the stamp is the harness's own (no secret in it) and a time is new at every event:
+        # scanned, it would only push the texts worth remembering out of the redactor's memo
+        stamp = {name: fields.pop(name) for name in STAMP}
+        stamp["run_id"] = stamp["run_id"] or self.run_id
+        preview = fields.get("arguments_preview")
         if isinstance(preview, str):  # by the values inside it, whole, before it is cut
-            preview = redact_json_text(preview, self.redactor.redact_text)
-            record["arguments_preview"] = preview[:PREVIEW_CHARS]
-        record = self.redactor.redact(record)
+            fields["arguments_preview"] = self.redactor.redact_json(preview)[:PREVIEW_CHARS]
+        record = {**stamp, **self.redactor.redact(fields)}
         line = json.dumps(record, ensure_ascii=False) + "\n"
         with self._lock:
             if self._closed:

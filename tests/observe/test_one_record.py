@@ -20,14 +20,20 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from harness.agent.agent import Agent
 from harness.assemble.build import build_loop
 from harness.core.event_schema import EventBase, GateReportEvent, RoundStart
-from harness.core.redact import Redactor
+from harness.core.redact import REDACTED, Redactor
 from harness.core.stop import StopReason
+from harness.models.base import ToolCall
+from harness.models.budget import MeteredModel
+from harness.models.scripted import ScriptedModel
 from harness.observe.events import EVENTS_FILE, EventLog, read_events
+from harness.observe.record import run_record
 from harness.observe.trajectory import TRAJECTORY_FILE
 from harness.observe.trajectory_log import TrajectoryLog
 from harness.spec.loop_spec import LoopSpec
+from harness.tools import tool
 from tests.conftest import make_repo, verdict_entry
 from tests.replay.test_replay import LOOP
 
@@ -204,3 +210,56 @@ def test_only_the_run_record_makes_the_writers_and_only_the_trajectory_builds_re
     for name in RECORDS:  # the trajectory's records, built from events in one place
         assert makers.get(name, set()) <= {"harness/core/trajectory_schema.py"}, name
     assert makers["model_call"] == makers["tool_call"] == {"harness/observe/trajectory_log.py"}
+
+
+class _Counting(Redactor):
+    """The run's redactor, noting each text and each JSON text it scans (rather than finds in
+    its memo)."""
+
+    def __init__(self, secret: str) -> None:
+        self.scanned: Counter[str] = Counter()
+        self.parsed: Counter[str] = Counter()
+        super().__init__(env={"MY_API_KEY": secret})
+
+    def _scan(self, text: str) -> str:
+        self.scanned[text] += 1
+        return super()._scan(text)
+
+    def _scan_json(self, raw: str) -> str:
+        self.parsed[raw] += 1
+        return super()._scan_json(raw)
+
+
+def test_each_text_of_a_moment_is_redacted_once_for_both_files(tmp_path: Path) -> None:
+    """A tool call's arguments reach the record three times (the reply that made the call, its
+    ``tool_start``, its ``tool_call``) and its observation twice (the step, the next request):
+    each is scanned once for the event log and the trajectory together. The stamps of a step's
+    events (kind, time, run id) are the harness's own and are not scanned at all."""
+    secret = "hunter2-hunter2-xyz"
+    redactor = _Counting(secret)
+    sink = run_record(tmp_path / "run", run_id="r1", redactor=redactor)
+
+    @tool
+    def echo(text: str) -> str:
+        """Say it back.
+
+        Args:
+            text: what to say.
+        """
+        return f"said {text}"
+
+    call = ToolCall("echo", {"text": f"the key {secret}"})
+    model = MeteredModel(ScriptedModel([call, "done"]), redact=redactor.redact_text, events=sink)
+    sink.emit(RoundStart(round=1, max_iterations=1))
+    Agent(model, [echo]).run("echo the key", tmp_path, events=sink)
+    assert redactor.parsed == {call.arguments_json: 1}
+    assert redactor.scanned[f"said the key {secret}"] == 1
+    events = read_events(tmp_path / "run" / EVENTS_FILE)
+    step = [e for e in events if e.kind in ("model_call", "tool_start", "tool_call")]
+    assert len(step) == 4
+    stamps = {e.ts.isoformat().replace("+00:00", "Z") for e in step}
+    assert not [text for text in redactor.scanned if any(s in text for s in stamps)]
+    assert not [text for text in redactor.scanned if text in ("r1", "model_call", "tool_call")]
+    written = "".join(p.read_text() for p in (tmp_path / "run").iterdir() if p.is_file())
+    assert secret not in written
+    assert f"said the key {REDACTED}" in written
