@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, TypeVar, get_args
+from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 
 from harness.core.errors import ConfigError
+from harness.core.validation import problems
 
 SECTION_CONFIG = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 """Unknown fields are named, nothing changes once made, and every bound is finite."""
@@ -29,40 +30,11 @@ class Section(BaseModel):
 def field_errors(where: str, exc: ValidationError, fields: Mapping[str, FieldInfo]) -> ConfigError:
     """One line per problem, each naming its field under ``where`` and saying the bound it
     declares: ``budget.tokens: must be a positive integer, got 0``."""
-    lines = []
-    for error in exc.errors():
-        loc = error["loc"]
-        path = ".".join(str(part) for part in (where, *loc) if part != "")
-        info = fields.get(str(loc[0]) if loc else "") if len(loc) <= 1 else None
-        rule = bound_rule(info) if info is not None and error["type"] in VALUE_ERRORS else None
-        said = f"must be {rule}, got {error['input']!r}" if rule else error["msg"]
-        lines.append(f"{path}: {said}")
+    lines = [
+        f"{where}{'.' if loc[:1].isalpha() else ''}{loc}: {said}"
+        for loc, said in problems(exc, fields=fields)
+    ]
     return ConfigError("\n".join(lines))
-
-
-VALUE_ERRORS = frozenset({
-    "greater_than", "greater_than_equal", "less_than", "less_than_equal", "finite_number",
-    "int_type", "int_from_float", "int_parsing", "float_type", "float_parsing", "bool_type",
-})  # fmt: skip
-"""What pydantic says of a number outside its declared bounds, or not a number at all."""
-
-
-def bound_rule(info: FieldInfo) -> str | None:
-    """The bounds a numeric field declares, said in words (None: it declares none)."""
-    bounds = {key: getattr(m, key) for m in info.metadata for key in ("gt", "ge", "lt", "le")
-              if getattr(m, key, None) is not None}  # fmt: skip
-    if not bounds:
-        return None
-    integer = float not in get_args(info.annotation) and info.annotation is not float
-    low, high = bounds.get("ge", bounds.get("gt")), bounds.get("le", bounds.get("lt"))
-    if high is None and (bounds.get("gt") == 0 or (integer and bounds.get("ge") == 1)):
-        return "a positive integer" if integer else "a finite number above 0"
-    if "ge" in bounds and "le" in bounds:
-        return f"an integer from {low} to {high}" if integer else f"between {low:g} and {high:g}"
-    words = [f"above {low:g}" if "gt" in bounds else f"at least {low:g}"] if low is not None else []
-    if high is not None:
-        words.append(f"below {high:g}" if "lt" in bounds else f"at most {high:g}")
-    return f"{'an integer' if integer else 'a finite number'} {' and '.join(words)}"
 
 
 T = TypeVar("T")
@@ -73,14 +45,17 @@ def named_errors(where: str) -> Callable[[type[T]], type[T]]:
     :class:`ConfigError` naming each bad field under ``where``, as loop.toml's errors do."""
 
     def decorate(cls: type[T]) -> type[T]:
-        init = cls.__init__
+        init, fields = cls.__init__, cls.__pydantic_fields__  # type: ignore[attr-defined]
 
         @functools.wraps(init)
         def __init__(self: T, *args: Any, **kwargs: Any) -> None:
+            named = dict(zip(fields, args, strict=False))
+            if len(named) == len(args) and not named.keys() & kwargs.keys():
+                args, kwargs = (), {**named, **kwargs}  # by name, so that an error names it
             try:
                 init(self, *args, **kwargs)
             except ValidationError as exc:
-                raise field_errors(where, exc, cls.__pydantic_fields__) from None  # type: ignore[attr-defined]
+                raise field_errors(where, exc, fields) from None
 
         cls.__init__ = __init__  # type: ignore[method-assign,assignment]
         return cls

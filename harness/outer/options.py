@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field, SkipValidation, ValidationError, field_validator
+from pydantic import ConfigDict, Field, SkipValidation, field_validator
 
 from harness.core.errors import ConfigError
 from harness.core.redact import Redactor
+from harness.core.section import named_errors
 from harness.core.sink import NULL_SINK, EventSink
-from harness.core.validation import format_validation_error
 from harness.memory.run_state import RunState
 from harness.outer.decision import RoundReport
 from harness.outer.result import RunResult
@@ -78,6 +78,7 @@ CriticArtifact = Literal["diff", "final"] | ArtifactFile
 """What the critic judges: the run's diff, the session's last answer, or a named file."""
 
 
+@named_errors("options")
 class LoopOptions(LoopRules):
     """Everything an :class:`~harness.outer.loop.OuterLoop` takes beyond the public keywords:
     the loop's rules, and what only a running process can give (sinks, callables, servers)."""
@@ -99,12 +100,6 @@ class LoopOptions(LoopRules):
     ci: SkipValidation[CiWait | None] = None  # waits for CI on each round that passed its checks
     on_finish: SkipValidation[FinishHook | None] = None  # the connectors, told of the result
     on_resume: SkipValidation[ResumeHook | None] = None  # carries what the earlier run kept
-
-    def __init__(self, **data: Any) -> None:
-        try:
-            super().__init__(**data)
-        except ValidationError as exc:
-            raise ConfigError(format_validation_error("options", exc)) from None
 
     @field_validator("on_round")
     @classmethod

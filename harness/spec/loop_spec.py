@@ -112,7 +112,9 @@ class LoopSpec(LoopRules, Section):
         try:
             spec = cls.model_validate(data)
         except ValidationError as exc:
-            raise ConfigError(format_validation_error(source, exc, union_tags=UNION_TAGS)) from None
+            raise ConfigError(
+                format_validation_error(source, exc, union_tags=UNION_TAGS, fields=cls.model_fields)
+            ) from None
         return spec
 
     @model_validator(mode="after")

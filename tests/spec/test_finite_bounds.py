@@ -75,7 +75,7 @@ def test_harness_run_with_an_infinite_time_budget_exits_2_naming_it(tmp_path: Pa
     result = harness("run", str(tmp_path), "--model", "scripted:none.json", cwd=tmp_path)
 
     assert result.returncode == 2, result.stdout + result.stderr
-    assert "field 'budget.seconds': Input should be a finite number" in result.stderr
+    assert "field 'budget.seconds': must be a finite number above 0, got inf" in result.stderr
     assert "OverflowError" not in result.stdout + result.stderr
 
 

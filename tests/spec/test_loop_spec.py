@@ -85,6 +85,37 @@ def test_with_changes_checks_the_changes_and_keeps_the_root(tmp_path: Path) -> N
         spec.with_changes(max_iterations=0)
 
 
+@pytest.mark.parametrize(
+    ("toml", "said"),
+    [
+        ("max_iterations = 0", "field 'max_iterations': must be an integer from 1 to 100, got 0"),
+        ("max_iterations = 3.0", "field 'max_iterations': must be an integer from 1 to 100, got 3.0"),
+        ("attempts = 9", "field 'attempts': must be an integer from 1 to 8, got 9"),
+        ("[budget]\ntokens = 0", "field 'budget.tokens': must be a positive integer, got 0"),
+        ("[agent]\nmax_steps = 0", "field 'agent.max_steps': must be an integer from 1 to 10000, got 0"),
+        ("[agent]\ncontext_window = 999", "field 'agent.context_window': must be an integer at least 1000, got 999"),
+        ("[critic]\nthreshold = 11", "field 'critic.threshold': must be between 0 and 10, got 11"),
+        ("[agent]\nmax_stepz = 3", "field 'agent.max_stepz': unknown field"),
+    ],
+)  # fmt: skip
+def test_a_number_out_of_bounds_is_said_with_the_bounds_its_field_declares(
+    tmp_path: Path, toml: str, said: str
+) -> None:
+    text = GOOD + toml if toml.startswith("[") else f"{toml}\n{GOOD}"  # a table goes last
+    with pytest.raises(ConfigError) as caught:
+        LoopSpec.from_toml(_toml(tmp_path, text))
+    assert str(caught.value) == f"{tmp_path / 'loop.toml'}: {said}"
+
+
+def test_loop_options_say_a_bound_as_loop_toml_does() -> None:
+    with pytest.raises(ConfigError) as caught:
+        LoopOptions(patience=1, patients=3)  # type: ignore[call-arg]
+    assert str(caught.value).splitlines() == [
+        "options.patience: must be an integer from 2 to 100, got 1",
+        "options.patients: unknown field",
+    ]
+
+
 def test_the_critic_judges_a_named_file_as_a_typed_choice(tmp_path: Path) -> None:
     text = GOOD + '[critic]\nartifact = "file"\nfile = "draft.md"\n'
     loop = build_loop(LoopSpec.from_toml(_toml(tmp_path, text)), events=NULL_SINK)
