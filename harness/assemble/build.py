@@ -104,6 +104,16 @@ def build_sandbox(
         raise ConfigError(f"{config.source}: field 'sandbox.{field}': {problem}") from None
 
 
+def _hooks_sandbox(config: LoopSpec, python_env: PythonEnv | None) -> Sandbox | None:
+    """Where the command hooks run: the agent's sandbox (None) unless ``[hooks]`` gives them
+    variables or a network setting of their own; one made only then (a container backend's
+    sandbox asks its engine when it is made)."""
+    hooks = config.hooks
+    if not hooks.env and hooks.network in (None, config.sandbox.network):
+        return None
+    return build_sandbox(config, hooks=True, python_env=python_env)
+
+
 def _state_folder(progress: Path, workspace: Path) -> list[Path]:
     """The progress file's folder, when it is one of its own inside the workspace: read-only to
     commands, so none can queue a note or an answer beside progress.md as if from a person (a
@@ -294,7 +304,7 @@ def build_loop(
             redact=redact,
             on_round=config.on_round,
             mcp=tuple(mcp),
-            hook_sandbox=build_sandbox(config, hooks=True, python_env=python_env),
+            hook_sandbox=_hooks_sandbox(config, python_env),
             pins=pins,
             ci=ci,
             on_finish=on_finish,

@@ -47,7 +47,7 @@ def describe(loop: OuterLoop, root: Path) -> dict[str, Any]:
     """What a built loop will do, as plain data (paths relative to ``root``)."""
     settings = options = loop.settings  # the options given, completed by the loop
     agent, critic = settings.agent, settings.critic
-    compaction, sandbox, hooks = agent.compaction, agent.sandbox, options.hook_sandbox
+    compaction, sandbox, hooks = agent.compaction, agent.sandbox, settings.hooks_sandbox()
     assert sandbox is not None
     return {
         "goal": settings.goal,
@@ -88,9 +88,7 @@ def describe(loop: OuterLoop, root: Path) -> dict[str, Any]:
             "readonly": [_relative(p, root) for p in sandbox.readonly],
             "limits": sandbox.limits.model_dump(),
         },
-        "hook_sandbox": None if hooks is None else {
-            "network": hooks.network, "env": list(hooks.env_names),
-        },
+        "hook_sandbox": {"network": hooks.network, "env": list(hooks.env_names)},
     }  # fmt: skip
 
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.assemble.build import build_sandbox
+from harness.assemble.build import build_loop, build_sandbox
 from harness.core.errors import ConfigError
+from harness.core.sink import NULL_SINK
 from harness.spec import LoopSpec
 from tests.cli.test_cli import harness, write_loop
 from tests.conftest import make_repo
@@ -136,3 +137,15 @@ def test_hooks_get_their_own_variables_and_network_setting(
     write_loop(tmp_path, body.replace("backend", "network = true\nbackend"))
     config = LoopSpec.from_toml(tmp_path)
     assert build_sandbox(config, hooks=True).network  # as [sandbox] unless [hooks] says
+
+
+def test_hooks_run_in_the_agents_sandbox_unless_hooks_say_otherwise(tmp_path: Path) -> None:
+    body = 'goal = "g"\nmodel = "scripted:none.json"\n[[gates]]\ntype = "command"\ncmd = "true"\n'
+    body += '[sandbox]\nbackend = "none"\n'
+    (tmp_path / "none.json").write_text("[]", encoding="utf-8")
+    for hooks, own in [("", False), ("[hooks]\nnetwork = false\n", False),
+                       ("[hooks]\nnetwork = true\n", True), ('[hooks]\nenv = ["CHAT"]\n', True)]:  # fmt: skip
+        write_loop(tmp_path, body + hooks)
+        settings = build_loop(LoopSpec.from_toml(tmp_path), events=NULL_SINK).settings
+        made = settings.hook_sandbox is not None
+        assert (made, settings.hooks_sandbox() is not settings.agent.sandbox) == (own, own), hooks
