@@ -32,13 +32,7 @@ from harness.core.sink import EventSink
 from harness.models.base import Model
 from harness.observe.run_summary import RUNS_DIR
 from harness.outer.loop import OuterLoop
-from harness.outer.options import (
-    ArtifactFile,
-    CriticArtifact,
-    LoopOptions,
-    ResumeHook,
-    new_run_id,
-)
+from harness.outer.options import ArtifactFile, CriticArtifact, LoopOptions, ResumeHook, new_run_id
 from harness.outer.rules import LoopRules
 from harness.research.archive import ARCHIVE_DIR, INDEX_FILE, SourceArchive
 from harness.research.claim_ledger import LEDGER_FILE
@@ -105,9 +99,7 @@ def build_sandbox(
 
 
 def _hooks_sandbox(config: LoopSpec, python_env: PythonEnv | None) -> Sandbox | None:
-    """Where the command hooks run: the agent's sandbox (None) unless ``[hooks]`` gives them
-    variables or a network setting of their own; one made only then (a container backend's
-    sandbox asks its engine when it is made)."""
+    """The command hooks' sandbox when ``[hooks]`` sets theirs apart; None: the agent's."""
     hooks = config.hooks
     if not hooks.env and hooks.network in (None, config.sandbox.network):
         return None
