@@ -12,8 +12,7 @@ from __future__ import annotations
 import os
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, wait
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
@@ -31,7 +30,7 @@ from harness.outer.options import new_run_id
 from harness.scale.batch_summary import SUMMARY_FILE, BatchSummary
 from harness.scale.batch_task import BatchTask, TaskRecord, check_names, read_record
 from harness.scale.job import Backend, Job, Place
-from harness.scale.pool import Pool, check_backend, open_pool
+from harness.scale.pool import check_backend, open_pool, run_all
 from harness.scale.task_run import TaskRun, placed_task, run_task
 
 MAX_WORKERS = 64
@@ -141,68 +140,62 @@ class Batch:
         earlier = {t.name: read_record(self.out, t.name) for t in self.tasks}
         records = {name: r for name, r in earlier.items() if r is not None and r.ended}
         queue = deque(t for t in self.tasks if t.name not in records)
-        running: dict[Future[TaskRecord], tuple[BatchTask, TaskRun]] = {}
+        begun: list[tuple[BatchTask, TaskRun]] = []  # in the order they were started
         held: list[str] = []
-        finished_here = 0
         pool = open_pool(self.backend, address=self.ray_address, num_cpus=self.num_cpus)
         limiters = {name: pool.limiter(name, rpm) for name, rpm in self.rate_limits.items()}
-        try:
-            while queue or running:
-                try:
-                    self._start(pool, limiters, queue, running, earlier, records, held)
-                    if not running:
-                        break
-                    done, _ = wait(running, return_when=FIRST_COMPLETED)
-                    for future in done:
-                        task, run = running.pop(future)
-                        records[task.name] = _ended(future, task, run, pool.backend)
-                        records[task.name].save(self.out)
-                        finished_here += 1
-                except KeyboardInterrupt:
-                    if self.stopping:
-                        raise  # a second interrupt: quit now; the running tasks re-run next time
-                    self.stopping = True  # start nothing more; let the running tasks end
-                    held.extend(t.name for t in queue)
-                    queue.clear()
-                self._save(records, held, started)
-                self._notify(records, running, queue, held, started, finished_here)
+
+        def jobs() -> Iterator[Job[TaskRecord]]:
+            """The queued tasks, each recorded as running when a worker is free for it, until
+            the batch budget is spent."""
+            while queue and not self._spent_budget(records.values()):
+                task = queue.popleft()
+                run = self._begin(task, earlier[task.name])
+                begun.append((task, run))
+                yield Job(
+                    task.name,
+                    partial(_run_placed, task, run, self.loop_for, limiters),
+                    loop=task.loop,
+                    workspace=task.workspace,
+                    progress=run.progress,
+                    run_id=run.run_id,
+                )
+            hold()
+
+        def hold() -> None:
+            held.extend(t.name for t in queue)
+            queue.clear()
+
+        def ended(index: int, outcome: TaskRecord | BaseException) -> None:
+            task, run = begun[index]
+            records[task.name] = _record(outcome, task, run, pool.backend)
+            records[task.name].save(self.out)
+            tell()
+
+        def stopping() -> None:  # start nothing more; let the running tasks end
+            self.stopping = True
+            hold()
+            tell()
+
+        def tell() -> None:
+            self._save(records, held, started)
+            self._notify(records, begun, len(queue), held, started)
+
+        try:  # a second interrupt quits at once: the running tasks re-run next time
+            run_all(pool, jobs(), at_once=self.workers, ended=ended, stopping=stopping)
         finally:
             pool.close()
         return self._save(records, held, started)
 
-    def _start(
-        self,
-        pool: Pool,
-        limiters: Mapping[str, Limiter],
-        queue: deque[BatchTask],
-        running: dict[Future[TaskRecord], tuple[BatchTask, TaskRun]],
-        earlier: Mapping[str, TaskRecord | None],
-        records: Mapping[str, TaskRecord],
-        held: list[str],
-    ) -> None:
-        """Start queued tasks while a worker is free and the batch budget is not spent."""
-        while queue and len(running) < self.workers:
-            if self._spent_budget(records.values()):
-                held.extend(t.name for t in queue)
-                queue.clear()
-                return
-            task = queue.popleft()
-            before = earlier[task.name]
-            run = TaskRun(
-                run_id=new_run_id(),
-                progress=self.out / "tasks" / task.name / "progress.md",
-                starts=before.starts + 1 if before else 1,
-            )
-            TaskRecord(name=task.name, status="running", starts=run.starts).save(self.out)
-            job = Job(
-                task.name,
-                partial(_run_placed, task, run, self.loop_for, limiters),
-                loop=task.loop,
-                workspace=task.workspace,
-                progress=run.progress,
-                run_id=run.run_id,
-            )
-            running[pool.submit(job)] = (task, run)
+    def _begin(self, task: BatchTask, before: TaskRecord | None) -> TaskRun:
+        """A start of ``task``, recorded as running."""
+        run = TaskRun(
+            run_id=new_run_id(),
+            progress=self.out / "tasks" / task.name / "progress.md",
+            starts=before.starts + 1 if before else 1,
+        )
+        TaskRecord(name=task.name, status="running", starts=run.starts).save(self.out)
+        return run
 
     def _spent_budget(self, records: Iterable[TaskRecord]) -> bool:
         spent = sum((r.usage for r in records), start=Usage())
@@ -228,22 +221,23 @@ class Batch:
     def _notify(
         self,
         records: dict[str, TaskRecord],
-        running: dict[Future[TaskRecord], tuple[BatchTask, TaskRun]],
-        queue: deque[BatchTask],
+        begun: Sequence[tuple[BatchTask, TaskRun]],
+        queued: int,
         held: list[str],
         started: float,
-        finished_here: int,
     ) -> None:
         if self.on_progress is None:
             return
         elapsed = time.monotonic() - started
-        left = len(queue) + len(running)
+        finished_here = sum(records.get(task.name) is not None for task, _ in begun)
+        running = len(begun) - finished_here
+        left = queued + running
         eta = elapsed / finished_here * left if finished_here and left else None
         self.on_progress(
             BatchProgress(
                 total=len(self.tasks),
                 done=len(records),
-                running=len(running),
+                running=running,
                 failed=sum(r.status != "passed" for r in records.values()),
                 not_started=len(held),
                 usage=sum((r.usage for r in records.values()), start=Usage()),
@@ -266,16 +260,19 @@ def _run_placed(
     return run_task(placed_task(task, place), placed, loop_for, limiters=limiters)
 
 
-def _ended(future: Future[TaskRecord], task: BatchTask, run: TaskRun, backend: str) -> TaskRecord:
+def _record(
+    outcome: TaskRecord | BaseException, task: BatchTask, run: TaskRun, backend: str
+) -> TaskRecord:
     """The task's record; an ``error`` one when the pool gave up on it (a Ray worker that
     kept dying, a branch not the run's)."""
-    try:
-        return future.result()
-    except Exception as exc:  # noqa: BLE001 - one task's failure is recorded; the batch goes on
-        return TaskRecord(
-            name=task.name,
-            status="error",
-            stop_reason="ERROR",
-            message=f"{backend}: {type(exc).__name__}: {exc}",
-            starts=run.starts,
-        )
+    if not isinstance(outcome, BaseException):
+        return outcome
+    if not isinstance(outcome, Exception):
+        raise outcome
+    return TaskRecord(
+        name=task.name,
+        status="error",
+        stop_reason="ERROR",
+        message=f"{backend}: {type(outcome).__name__}: {outcome}",
+        starts=run.starts,
+    )

@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import contextvars
 import threading
-from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from typing import Protocol
 
@@ -93,24 +92,49 @@ def open_pool(
     return LocalPool()
 
 
-def run_all(pool: Pool, jobs: Sequence[Job[T]], *, at_once: int) -> list[T | BaseException]:
-    """Run every job, at most ``at_once`` at a time; each one's result, or what it raised, in
-    the jobs' order. An interrupt starts no further job, waits for the running ones (a second
-    interrupt quits at once) and is raised."""
-    waiting = deque(enumerate(jobs))
+def run_all(
+    pool: Pool,
+    jobs: Iterable[Job[T]],
+    *,
+    at_once: int,
+    ended: Callable[[int, T | BaseException], None] | None = None,
+    stopping: Callable[[], None] | None = None,
+) -> list[T | BaseException]:
+    """Run the jobs ``jobs`` gives, at most ``at_once`` at a time; each started one's result, or
+    what it raised, in the jobs' order. The next job is asked of ``jobs`` only when a place is
+    free, so a generator may stop giving them (a batch whose budget is spent); ``ended(index,
+    outcome)`` is told of each job as it ends.
+
+    A first interrupt starts no further job and waits for the running ones (a second one quits
+    at once): with ``stopping``, it is told at once and what ended is returned; without, the
+    interrupt is raised once they ended."""
+    waiting = iter(jobs)
     running: dict[Future[T], int] = {}
     results: dict[int, T | BaseException] = {}
-    try:
-        while waiting or running:
-            while waiting and len(running) < at_once:
-                index, job = waiting.popleft()
-                running[pool.submit(job)] = index
+    taking, interrupted = True, False
+    while taking or running:
+        try:
+            while taking and len(running) < at_once:
+                job = next(waiting, None)
+                if job is None:
+                    taking = False
+                else:
+                    running[pool.submit(job)] = len(results) + len(running)
+            if not running:
+                break
             done, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in done:
                 index = running.pop(future)
                 error = future.exception()
                 results[index] = future.result() if error is None else error
-    except KeyboardInterrupt:
-        wait(running)
-        raise
-    return [results[index] for index in range(len(jobs))]
+                if ended is not None:
+                    ended(index, results[index])
+        except KeyboardInterrupt:
+            if stopping is None:
+                wait(running)
+                raise
+            if interrupted:
+                raise
+            taking, interrupted = False, True
+            stopping()
+    return [results[index] for index in range(len(results))]

@@ -6,6 +6,7 @@ import contextvars
 import os
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -85,3 +86,55 @@ def test_an_unknown_backend_is_a_configuration_error() -> None:
     with pytest.raises(ConfigError, match="backend: must be 'local' or 'ray', got 'k8s'"):
         open_pool("k8s")  # type: ignore[arg-type]
     assert isinstance(open_pool("local"), LocalPool)
+
+
+def test_a_job_is_asked_for_only_when_a_place_is_free_and_each_end_is_told() -> None:
+    """What a batch builds on: its generator records a task as running only when it starts,
+    and stops giving tasks once their ends spent its budget."""
+    asked: list[int] = []
+    told: list[tuple[int, str]] = []
+    release = [threading.Event() for _ in range(4)]
+
+    def jobs() -> Iterator[Job[Made]]:
+        for number in range(4):
+            if len(told) >= 2:  # the budget: two ended
+                return
+            asked.append(number)
+            yield Job(f"job-{number}", lambda _place, n=number: release[n].wait(5) and Made(f"{n}"))
+
+    def ended(index: int, outcome: Made | BaseException) -> None:
+        assert isinstance(outcome, Made)
+        told.append((index, outcome.run_id))
+        assert asked == [0, 1, 2][: len(told) + 1]  # the next one only once this one ended
+        release[len(told)].set()
+
+    release[0].set()
+    results = run_all(LocalPool(), jobs(), at_once=2, ended=ended)
+
+    assert [r.run_id if isinstance(r, Made) else r for r in results] == ["0", "1", "2"]
+    assert sorted(told) == [(0, "0"), (1, "1"), (2, "2")]
+    assert asked == [0, 1, 2]  # the fourth was never asked for: two had ended
+
+
+def test_a_first_interrupt_starts_nothing_more_and_returns_what_ended() -> None:
+    stops: list[str] = []
+    gate = threading.Event()
+
+    def ended(index: int, outcome: Made | BaseException) -> None:
+        if index == 0:
+            raise KeyboardInterrupt  # as a first Ctrl-C would arrive while waiting
+
+    jobs = [Job("quick", lambda _place: Made("quick"))]
+    jobs += [
+        Job(f"slow-{n}", lambda _place, n=n: gate.wait(5) and Made(f"slow-{n}")) for n in (1, 2)
+    ]
+    timer = threading.Timer(0.2, gate.set)
+    timer.start()
+    results = run_all(
+        LocalPool(), jobs, at_once=2, ended=ended, stopping=lambda: stops.append("stop")
+    )
+
+    assert stops == ["stop"]
+    assert [r.run_id if isinstance(r, Made) else r for r in results] == ["quick", "slow-1"]
+    with pytest.raises(KeyboardInterrupt):  # without ``stopping``: raised once they ended
+        run_all(LocalPool(), jobs[:1], at_once=1, ended=ended)
