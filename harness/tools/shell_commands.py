@@ -5,8 +5,10 @@ bodies, function bodies, ``$(...)``, backticks and ``<(...)`` all hide commands;
 the line as bash does and every simple command in it is returned, quotes removed (``g"i"t`` is
 ``git``). A program is named by its last path part (``/usr/bin/git`` is ``git``), and what a
 wrapper runs is read through it: ``env X=1 cmd``, ``command``, ``exec``, ``nohup``, ``nice``,
-``timeout``, ``time``, ``sudo``, ``busybox``, ``find -exec``, and the script of ``sh -c``
-/ ``bash -c`` / ``eval`` / ``watch`` / ``trap`` / ``su -c``, parsed in turn.
+``timeout``, ``time``, ``sudo``, ``busybox``, ``find -exec``, ``git bisect run``, ``git
+submodule foreach``, and the script of ``sh -c`` / ``bash -c`` / ``eval`` / ``watch`` /
+``trap`` / ``su -c`` and of git's options that run one (``git rebase -x``, ``filter-branch
+--tree-filter``, ``--upload-pack``, ...: :data:`_GIT_SCRIPTS`), parsed in turn.
 
 What cannot be read for certain raises :class:`Unreadable`, so a caller fails closed: a line bash
 would not parse, a program named by an expansion or a brace list (``$CMD push``, ``{git,push}``),
@@ -16,7 +18,8 @@ from its input), an alias or a ``hash -p`` name defined on the line, a wrapper o
 here, a program known to run another that is not read here (``script -c``, ``flock``,
 ``taskset``, ...), a command substitution inside a here-document, a ``${...}`` expansion or an
 array subscript that bash evaluates (``printf -v 'a[$(cmd)]'``, ``read``, ``let``), ``mapfile
--C``, git configuration given on the line (``git -c``, ``--config-env``, ``--git-dir``, ``git
+-C``, one of git's options that run a script bundled with others (``git rebase -ix``), git
+configuration given on the line (``git -c``, ``--config-env``, ``--git-dir``, ``git
 config`` writing) and variables that change what runs set on the line (:data:`CONFIGURING`:
 ``HOME=``, ``GIT_CONFIG_*``, ``PATH=``, ``BASH_FUNC_x%%=``, ...).
 """
@@ -90,6 +93,17 @@ _EVALUATED = re.compile(r"\[[^\]]*(?:\$\(|`)")
 """An array subscript holding a command substitution: bash runs it when it evaluates the
 subscript (``printf -v``, ``read``, ``let``, ``declare``, ``test -v``, ...), quotes or not."""
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+_UPLOAD = ("--upload-pack", "--exec")
+_GIT_SCRIPTS: dict[str, tuple[str, ...]] = {
+    "rebase": ("-x", "--exec"), "difftool": ("-x", "--extcmd"), "archive": ("--exec",),
+    "filter-branch": ("--setup", "--tree-filter", "--index-filter", "--msg-filter",
+                      "--commit-filter", "--env-filter", "--parent-filter", "--tag-name-filter"),
+    "grep": ("-O", "--open-files-in-pager"), "fetch": _UPLOAD, "pull": _UPLOAD,
+    "ls-remote": ("-u", *_UPLOAD), "clone": ("-u", *_UPLOAD),
+    "push": ("--receive-pack", "--exec"), "send-pack": ("--receive-pack", "--exec"),
+}  # fmt: skip
+"""Git's commands whose options take a shell command they run, by those options (short and
+long; a long one may be cut to any prefix, as git allows)."""
 
 
 _EXPANDING = "$`*?[{~"
@@ -207,7 +221,7 @@ def _unwrap(words: Sequence[str], depth: int) -> list[Command]:
     if program == "alias" and any("=" in arg for arg in args):
         raise Unreadable("an alias is defined on the line")
     if program == "git":
-        _check_git(args)
+        return [command, *_git_scripts(_check_git(args), depth)]
     if program == "find":
         return [command, *_find_exec(args, depth)]
     if program in _WRAPPERS:
@@ -273,9 +287,10 @@ def _trap(args: list[str], depth: int) -> list[Command]:
     return commands(args[0], depth=depth + 1) if len(args) > 1 else []
 
 
-def _check_git(args: list[str]) -> None:
-    """Git whose configuration is given on the line (its options, or ``git config`` writing)
-    is unreadable: an alias, an include or a program setting would change what runs."""
+def _check_git(args: list[str]) -> list[str]:
+    """Git's command and its words; git whose configuration is given on the line (its options,
+    or ``git config`` writing) is unreadable: an alias, an include or a program setting would
+    change what runs."""
     index = 0
     while index < len(args) and args[index].startswith("-"):
         option = args[index].split("=", 1)[0]
@@ -288,6 +303,45 @@ def _check_git(args: list[str]) -> None:
     named = [arg for arg in rest[1:] if not arg.startswith("-")]
     if rest[:1] == ["config"] and not any(arg in _GIT_READS for arg in rest) and len(named) != 1:
         raise Unreadable("git config writes configuration on the line")
+    return rest
+
+
+def _git_scripts(rest: list[str], depth: int) -> list[Command]:
+    """What git's command ``rest`` runs of its words: ``bisect run`` and ``submodule foreach``
+    their command (one word: a shell script), an option of :data:`_GIT_SCRIPTS` its script; a
+    bundle of short options holding one of those is unreadable."""
+    if rest[:1] in (["bisect"], ["submodule"]):
+        run = _after(rest[1:], _QUIET)
+        if run[:1] in (["run"], ["foreach"]):
+            run = _after(run[1:], _QUIET)
+            if len(run) == 1:
+                return commands(run[0], depth=depth + 1)
+            return _unwrap(run, depth) if run else []
+    options = _GIT_SCRIPTS.get(rest[0], ()) if rest else ()
+    short = {option[1] for option in options if not option.startswith("--")}
+    scripts: list[str] = []
+    words = iter(rest[1:])
+    for word in words:
+        name, given, value = word.partition("=")
+        if word.startswith("--") and len(name) > 2:
+            if any(option.startswith(name) for option in options):
+                scripts.append(value if given else next(words, ""))
+        elif word.startswith("-") and word[1:] in short:
+            scripts.append(next(words, ""))
+        elif word.startswith("-") and not word.startswith("--") and short & set(word[1:]):
+            raise Unreadable(f"git {rest[0]} {word}: an option that runs a command, bundled")
+    return [found for script in scripts if script for found in commands(script, depth=depth + 1)]
+
+
+_QUIET = frozenset({"-q", "--quiet", "--recursive", "--"})
+
+
+def _after(words: list[str], options: frozenset[str]) -> list[str]:
+    """``words`` from the first that is not one of ``options``."""
+    index = 0
+    while index < len(words) and words[index] in options:
+        index += 1
+    return words[index:]
 
 
 def _watched(args: list[str]) -> list[str]:
