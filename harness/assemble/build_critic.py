@@ -25,23 +25,6 @@ from harness.verify.human import HumanGate
 from harness.verify.panel import CriticPanel, Reviewer
 
 
-def build_critic(
-    config: LoopSpec,
-    overrides: Overrides,
-    skill: Skill | None,
-    author_name: str,
-    author: Model,
-) -> Reviewer | None:
-    """``[critic]``: one critic, or a panel of ``[[critic.panel]]`` critics; None if disabled.
-
-    Every model is preflighted; an error names the field that chose it (or the flag/variable).
-    """
-    critic, checks = unchecked_critic(config, overrides, skill, author_name, author)
-    for made, source in checks:
-        preflighted(made, source)
-    return critic
-
-
 def loop_critic(config: LoopSpec, overrides: Overrides = Overrides()) -> Reviewer | None:
     """The critic (or panel) ``build_loop`` would give the loop, on its own (for calibration).
 
@@ -56,7 +39,10 @@ def loop_critic(config: LoopSpec, overrides: Overrides = Overrides()) -> Reviewe
         name = choose_model(overrides.model, configured)
         source = "--model" if overrides.model else None
     author = overridable(lambda: spec_model(name, config.model_options), source)
-    return build_critic(config, overrides, config.load_skill(), name, author)
+    critic, checks = unchecked_critic(config, overrides, config.load_skill(), name, author)
+    for made, field in checks:  # every model preflighted; an error names what chose it
+        preflighted(made, field)
+    return critic
 
 
 def unchecked_critic(
@@ -69,8 +55,9 @@ def unchecked_critic(
     replay: Model | None = None,
     wrap: Callable[[Model], Model] | None = None,
 ) -> tuple[Reviewer | None, list[tuple[Model, str]]]:
-    """:func:`build_critic` before the preflight, and each model with the field that chose it
-    (``replay``, when given, answers for every critic; ``wrap`` as :func:`build_loop` says)."""
+    """``[critic]``: one critic, or a panel of ``[[critic.panel]]`` critics (None if disabled),
+    before the preflight, and each model with the field (or the flag or variable) that chose it;
+    ``replay``, when given, answers for every critic; ``wrap`` as :func:`build_loop` says."""
     settings = config.critic
     checks: list[tuple[Model, str]] = []
     if not settings.enabled:
