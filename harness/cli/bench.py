@@ -51,10 +51,9 @@ def run_swebench(args: argparse.Namespace) -> int:
     summary = run_bench(instances, options, on_progress=show)
     print(summary.table())
     sides = summary.summaries if isinstance(summary, SideBySide) else [summary]
-    folders = [out / s.runner for s in sides] if isinstance(summary, SideBySide) else [out]
-    for folder in folders:
+    for side in options.sides:
         for name in (PREDICTIONS, RESULTS, SUMMARY):
-            print(f"{name}: {folder / name}")
+            print(f"{name}: {side.folder(out) / name}")
     if isinstance(summary, SideBySide):
         print(f"{SUMMARY}: {out / SUMMARY} (side by side)")
     for line in error_lines(BatchSummary.load(out / "batch")):

@@ -171,6 +171,11 @@ def test_two_runners_attempt_the_same_instance_under_the_same_tests_side_by_side
         "command", "0/1", str(other["tokens"]), "$0.0000", f"{other['seconds']:.1f}s", "-", "-",
         "1.00",
     ]  # fmt: skip
+    assert [line for line in table if line.startswith(("preds", "results", "bench"))] == [
+        f"{name}: {out / side / name}"
+        for side in ("harness", "command")
+        for name in ("preds.jsonl", "results.jsonl", "bench.json")
+    ] + [f"bench.json: {out / 'bench.json'} (side by side)"]
     summary = json.loads((out / "bench.json").read_text())
     assert [(r["runner"], r["resolved"], r["attempts"]) for r in summary["runners"]] == [
         ("harness", 1, 1), ("command", 0, 1),
