@@ -206,39 +206,30 @@ def parse_record(line: str | bytes) -> Record:
     return _ADAPTER.validate_json(line)
 
 
-RECORDED: frozenset[type[EventBase]] = frozenset(
-    {RunStart, RoundStart, SessionStart, GateReportEvent, CriticVerdict, RoundEnd}
-)
-"""The kinds of event :func:`record_of` makes a record of."""
+RECORDS: dict[type[EventBase], type[RecordBase]] = {
+    RunStart: RunBegin,
+    RoundStart: RoundBegin,
+    SessionStart: SessionBegin,
+    GateReportEvent: GateStep,
+    CriticVerdict: VerdictStep,
+    RoundEnd: RoundFinish,
+}
+"""The kinds of event recorded as a record of their own, and its model: the record's fields are
+the event's of the same names (a model call's and a tool call's lines are built by the writer,
+from what the event carries)."""
+
+_FIELDS = {
+    event: tuple(name for name in record.model_fields
+                 if name not in ("kind", "v") and name in event.model_fields)
+    for event, record in RECORDS.items()
+}  # fmt: skip
+"""The fields each recorded kind of event gives its record."""
 
 
 def record_of(event: EventBase) -> RecordBase | None:
-    """The trajectory's record of ``event``, for the moments recorded as a record of their own
-    (a model call's and a tool call's lines are built by the writer, from what the event carries);
-    None for a moment the trajectory does not keep. The record has the event's kind and time."""
-    if isinstance(event, RunStart):
-        return RunBegin(
-            ts=event.ts, run_id=event.run_id, goal=event.goal, loop_file=event.loop_file,
-            repo_root=event.repo_root, workspace=event.workspace, folder=event.folder,
-            base=event.base, context_window=event.context_window,
-        )  # fmt: skip
-    if isinstance(event, RoundStart):
-        return RoundBegin(ts=event.ts, round=event.round, head=event.head)
-    if isinstance(event, SessionStart):
-        return SessionBegin(ts=event.ts, role=event.role, model=event.model)
-    if isinstance(event, GateReportEvent):
-        return GateStep(
-            ts=event.ts, round=event.round, name=event.name, passed=event.passed,
-            summary=event.summary, failures=event.failures, output_tail=event.output_tail,
-        )  # fmt: skip
-    if isinstance(event, CriticVerdict):
-        return VerdictStep(
-            ts=event.ts, round=event.round, score=event.score, passed=event.passed,
-            reasons=event.reasons, fixes=event.fixes, threshold=event.threshold,
-        )  # fmt: skip
-    if isinstance(event, RoundEnd):
-        return RoundFinish(
-            ts=event.ts, round=event.round, passed=event.passed, outcome=event.outcome,
-            usage=event.usage, duration=event.duration,
-        )  # fmt: skip
-    return None
+    """The trajectory's record of ``event`` (:data:`RECORDS`), with the event's kind and time;
+    None for a moment that is not recorded as a record of its own."""
+    record = RECORDS.get(type(event))
+    if record is None:
+        return None
+    return record(**{name: getattr(event, name) for name in _FIELDS[type(event)]})

@@ -30,7 +30,6 @@ from harness.core.exchange import Exchange
 from harness.core.redact import Redactor
 from harness.core.text_memo import TextMemo
 from harness.core.trajectory_schema import (
-    RECORDED,
     TRAJECTORY_VERSION,
     GateStep,
     RecordBase,
@@ -113,10 +112,10 @@ class TrajectoryLog:
                 self.tool_call(step, step.observation)
         elif kind is SessionEnd:
             self._end_session()
-        elif kind in RECORDED:
+        else:
             record = record_of(event)
-            assert record is not None
-            self._record(record)
+            if record is not None:
+                self._record(record)
 
     def _record(self, record: RecordBase) -> None:
         with self._lock:

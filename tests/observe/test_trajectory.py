@@ -19,20 +19,29 @@ from harness.core.errors import ConfigError
 from harness.core.event_schema import (
     BudgetCheck,
     Compaction,
+    CriticVerdict,
+    GateReportEvent,
     ModelCall,
+    RoundEnd,
     RoundStart,
+    RunStart,
+    SessionStart,
     ToolCallEvent,
     ToolStart,
 )
 from harness.core.exchange import Exchange
 from harness.core.redact import REDACTED, Redactor
 from harness.core.trajectory_schema import (
+    RECORDS,
     TRAJECTORY_VERSION,
+    GateStep,
     ModelStep,
     RoundBegin,
+    RunBegin,
     SessionBegin,
     ToolStep,
     parse_record,
+    record_of,
 )
 from harness.core.usage import Usage
 from harness.models.base import Reply, ToolCall
@@ -286,6 +295,39 @@ def test_the_trajectory_writes_only_the_moments_it_keeps(tmp_path: Path) -> None
     (step,) = read_trajectory(tmp_path / TRAJECTORY_FILE)
     assert isinstance(step, ToolStep)
     assert (step.kind, step.observation, step.step) == ("tool_call", "seen", 1)
+
+
+def test_each_recorded_kind_of_event_gives_its_record_every_field_of_its_own() -> None:
+    """A record of its own (:data:`RECORDS`) takes its fields from its event by name: every field
+    of the record (but the session the writer stamps) is one of the event's, and the record has
+    the event's kind, so no field is left at its default by a name that differs."""
+    assert set(RECORDS) == {RunStart, RoundStart, SessionStart, GateReportEvent, CriticVerdict,
+                            RoundEnd}  # fmt: skip
+    for event, record in RECORDS.items():
+        own = set(record.model_fields) - {"kind", "v", "session", "round"}
+        assert own <= set(event.model_fields), (record, own - set(event.model_fields))
+        assert record.model_fields["kind"].default == event.model_fields["kind"].default
+
+
+def test_a_record_of_its_own_holds_its_event_and_other_events_have_none() -> None:
+    gate = GateReportEvent(round=2, name="pytest", passed=False, summary="1 failed",
+                           failures=["test_a"], duration=1.5, output_tail="E assert 1 == 2")  # fmt: skip
+    record = record_of(gate)
+    assert isinstance(record, GateStep)
+    assert record.model_dump(exclude={"v", "session"}) == gate.model_dump(
+        include={"kind", "ts", "round", "name", "passed", "summary", "failures"}
+    ) | {"output_tail": "E assert 1 == 2"}
+    run = RunStart(goal="g", model="m", max_iterations=3, run_id="r1", workspace="/w",
+                   base="abc1234", folder="a", context_window=1000)  # fmt: skip
+    start = record_of(run)
+    assert isinstance(start, RunBegin)
+    expected = ("run_start", "r1", "g", "/w", "abc1234", "a", 1000, None)
+    assert (start.kind, start.run_id, start.goal, start.workspace, start.base, start.folder,
+            start.context_window, start.round) == expected  # fmt: skip
+    assert record_of(ToolStart(name="big", step=1)) is None
+    assert (
+        record_of(ModelCall(role="author", model="m", prompt_tokens=1, completion_tokens=1)) is None
+    )
 
 
 def test_each_long_text_is_scanned_and_hashed_once_and_no_blob_is_synced(
