@@ -19,7 +19,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SkipValidation, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from harness.core.exchange import Exchange
 from harness.core.usage import Usage
@@ -117,7 +117,7 @@ class ModelCall(EventBase):
     latency: float = 0.0
     unpriced: bool = False
     cached_tokens: int = 0
-    exchange: SkipValidation[Exchange | None] = Field(default=None, exclude=True, repr=False)
+    exchange: Exchange | None = Field(default=None, exclude=True, repr=False)
 
 
 class ToolStart(EventBase):
