@@ -80,13 +80,23 @@ class Moments:
         self.lines.append((getattr(self._current, "number", None), kind))
 
 
-def _key(event: EventBase) -> tuple[object, ...]:
-    """What makes a moment the moment it is (beside its kind)."""
-    fields = event.model_dump(exclude={"ts", "run_id", "v"})
-    keys = ("round", "name", "step", "call_id", "role", "model")
-    if event.kind in ("model_call", "session_start", "session_end", "tool_start", "stop"):
-        return (len(fields),)  # many of them: their count is checked against the models' calls
-    return tuple(fields.get(k) for k in keys)
+UNIQUE = ("run_start", "round_start", "round_end", "gate_report", "critic_verdict", "tool_call",
+          "run_end", "checks_start")  # fmt: skip
+"""The kinds of moment that happen once each: their number is not checked against another."""
+
+
+def _moments(emitted: list[EventBase]) -> Counter[tuple[str, tuple[object, ...]]]:
+    """How many times each moment of a kind in :data:`UNIQUE` was emitted: a moment is its kind,
+    the round it happened in, and what it names (a gate, a tool and its step)."""
+    seen: Counter[tuple[str, tuple[object, ...]]] = Counter()
+    current = None
+    for event in emitted:
+        if isinstance(event, RoundStart):
+            current = event.round
+        if event.kind in UNIQUE:
+            names = tuple(getattr(event, name, None) for name in ("name", "step", "role"))
+            seen[event.kind, (getattr(event, "round", current), *names)] += 1
+    return seen
 
 
 def violations(moments: Moments, log: Path) -> list[str]:
@@ -103,9 +113,7 @@ def violations(moments: Moments, log: Path) -> list[str]:
             found.append(f"a {kind} line written for a {moments.emitted[number].kind} event")
         elif per_call[number] > 1:
             found.append(f"emit {number} ({kind}) wrote {per_call[number]} trajectory lines")
-    unique = ("run_start", "round_start", "round_end", "gate_report", "critic_verdict",
-              "tool_call", "run_end", "checks_start")  # fmt: skip
-    seen = Counter((e.kind, _key(e)) for e in moments.emitted if e.kind in unique)
+    seen = _moments(moments.emitted)
     found += [f"{kind} {key} emitted {n} times" for (kind, key), n in seen.items() if n > 1]
     return found
 
@@ -168,7 +176,7 @@ def test_the_checker_finds_a_moment_written_twice(tmp_path: Path) -> None:
     assert violations(moments, tmp_path / EVENTS_FILE) == []
     moments.emit(gate)  # the same moment, emitted by a second call
     assert violations(moments, tmp_path / EVENTS_FILE) == [
-        "gate_report (1, 'pytest', None, None, None, None) emitted 2 times"
+        "gate_report (1, 'pytest', None, None) emitted 2 times"
     ]
 
 
