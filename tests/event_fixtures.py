@@ -135,7 +135,8 @@ def emit_sample_run(
             )
             out.emit("critic_verdict", 0.1, round=round_, score=score, passed=passed,
                      reasons=["fix is minimal" if passed else "division by zero unhandled"],
-                     fixes=[] if passed else ["raise ZeroDivisionError in div()"])  # fmt: skip
+                     fixes=[] if passed else ["raise ZeroDivisionError in div()"],
+                     threshold=8.0)  # fmt: skip
         if round_ == 2:  # a person was asked (in a real run only after the critic passed)
             out.emit("approval", 0, round=round_, outcome="rejected", note="handle zero",
                      waited=42.0)  # fmt: skip

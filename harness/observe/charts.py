@@ -127,9 +127,11 @@ def line_chart(
     y_max: float,
     color: str,
     empty: str = "no values",
+    threshold: float | None = None,
 ) -> str:
     """A line through the values on a 0..``y_max`` scale; ``None`` leaves a gap, and a chart
-    with no value at all says ``empty`` across it."""
+    with no value at all says ``empty`` across it. A ``threshold`` is a dashed line across the
+    plot at that value, labelled."""
     width, height = CHART_WIDTH, CHART_HEIGHT
     bottom = height - 28
     plot_w = width - PLOT_LEFT - PLOT_RIGHT
@@ -149,6 +151,13 @@ def line_chart(
         body.append(
             f'<line x1="{PLOT_LEFT}" y1="{y_of(tick):.1f}" x2="{width - PLOT_RIGHT}" '
             f'y2="{y_of(tick):.1f}" stroke="#eee"/>'
+        )
+    if threshold is not None:
+        body.append(
+            f'<line x1="{PLOT_LEFT}" y1="{y_of(threshold):.1f}" x2="{width - PLOT_RIGHT}" '
+            f'y2="{y_of(threshold):.1f}" stroke="#555" stroke-dasharray="4 3" class="threshold"/>'
+            f'<text x="{width - PLOT_RIGHT}" y="{y_of(threshold) - 4:.1f}" text-anchor="end" '
+            f'fill="#555">threshold {threshold:g}</text>'
         )
     points: list[str] = []
     for i, (label, value) in enumerate(zip(labels, values, strict=True)):

@@ -75,9 +75,11 @@ def _header_html(summary: RunSummary) -> str:
     critic = (
         f" · critic <code>{escape(summary.critic_model)}</code>" if summary.critic_model else ""
     )
+    branch = f"<br>branch <code>{escape(summary.branch)}</code>" if summary.branch else ""
     return (
         f'<h1>Run {escape(summary.run_id)} <span class="badge {css}">{escape(summary.outcome)}</span></h1>'
         f"<p><b>Goal:</b> {escape(summary.goal)}<br>model <code>{escape(summary.model)}</code>{critic}"
+        + branch
         + (f"<br>{escape(summary.stop_message)}" if summary.stop_message else "")
         + "".join(f"<br><b>Note:</b> {escape(note)}" for note in summary.notes)
         + '</p><div class="cards">'
@@ -101,19 +103,27 @@ def _charts_html(summary: RunSummary) -> str:
         title="Tokens per round",
         fmt=lambda v: format_tokens(int(v)),
     )
-    cost = bar_chart(
-        labels,
-        [Series("cost (USD)", [r.usage.cost_usd for r in summary.rounds], "#59a14f")],
-        title="Cost per round",
-        fmt=format_cost,
+    costs = [r.usage.cost_usd for r in summary.rounds]
+    cost = (  # no chart of nothing: a scripted or unpriced model's rounds cost $0
+        bar_chart(
+            labels,
+            [Series("cost (USD)", costs, "#59a14f")],
+            title="Cost per round",
+            fmt=format_cost,
+        )
+        if any(costs)
+        else ""
     )
+    verdicts = [r.verdict for r in summary.rounds]
+    thresholds = [v.threshold for v in verdicts if v is not None and v.threshold is not None]
     scores = line_chart(
         labels,
-        [r.verdict.score if r.verdict else None for r in summary.rounds],
+        [v.score if v else None for v in verdicts],
         title="Critic score per round",
         y_max=10,
         color="#e15759",
         empty="no critic verdict: the critic is off, or no round got as far as the review",
+        threshold=thresholds[-1] if thresholds else None,
     )
     return f'<h2>Usage and scores</h2><div class="charts">{tokens}{cost}{scores}</div>'
 
@@ -178,7 +188,13 @@ def _rounds_html(summary: RunSummary) -> str:
 
 
 def _round_row(r: RoundSummary) -> str:
-    notes = [escape(note) for note in round_notes(r)]
+    verdict = r.verdict
+    passed = (
+        [f"critic {verdict.score:g}: {reason}" for reason in verdict.reasons]
+        if (verdict is not None and verdict.passed)
+        else []
+    )  # why the critic passed it (a failing verdict's reasons are among the notes)
+    notes = [escape(note) for note in [*passed, *round_notes(r)]]
     steps = "".join(
         f"<li><code>{escape(s.name)}</code> {escape(s.arguments_preview)} → exit {s.exit_code}, "
         f"{s.output_chars} chars, {s.duration:.1f}s</li>"

@@ -77,6 +77,7 @@ class RunSummary:
     waited: float = 0.0  # seconds of ``duration`` spent waiting for a person
     connectors: tuple[ConnectorEvent, ...] = ()  # what the connectors did as the run ended
     loop_name: str | None = None  # the loop's name, as the run recorded it
+    branch: str | None = None  # the run's branch, as the run recorded it at its start
 
     @property
     def outcome(self) -> str:
@@ -154,6 +155,7 @@ def load_run(run_dir: str | os.PathLike[str]) -> RunSummary:
         path=path,
         goal=start.goal if start else "",
         loop_name=start.loop_name if start else None,
+        branch=start.branch if start else None,
         model=start.model if start else "",
         critic_model=start.critic_model if start else None,
         max_iterations=start.max_iterations if start else 0,

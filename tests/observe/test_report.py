@@ -160,6 +160,37 @@ def test_html_report_of_a_passed_run_has_no_escalation(tmp_path: Path) -> None:
     assert "Escalation" not in html
 
 
+def test_html_report_shows_the_branch_the_threshold_and_why_the_passing_round_passed(
+    tmp_path: Path,
+) -> None:
+    run_dir, _ = _run(tmp_path, passes=True, rounds=2)
+    html = render_html(load_run(run_dir))
+    assert "<br>branch <code>harness/fix-calc</code>" in html
+    scores = html[html.index('aria-label="Critic score per round"') :]
+    scores = scores[: scores.index("</svg>")]
+    assert scores.count('class="threshold"') == 1
+    assert ">threshold 8</text>" in scores
+    y_of_8 = 172 - 8 * (172 - 28) / 10  # the score chart's scale: 0 at y 172, 10 at y 28
+    assert f'y1="{y_of_8:.1f}" x2="440" y2="{y_of_8:.1f}" stroke="#555"' in scores
+    last_row = html[html.rindex("<tr><td>2</td>") :]
+    assert "<td>critic 9: fix is minimal" in last_row  # the passing round's reason
+    first_row = html[html.index("<tr><td>1</td>") : html.index("<tr><td>2</td>")]
+    assert "fix is minimal" not in first_row
+
+
+def test_html_report_draws_no_cost_chart_when_every_round_cost_nothing(tmp_path: Path) -> None:
+    run_dir, _ = _run(tmp_path, passes=True, rounds=2)
+    summary = load_run(run_dir)
+    assert 'aria-label="Cost per round"' in render_html(summary)
+    free = [replace(r, usage=replace(r.usage, cost_usd=0.0)) for r in summary.rounds]
+    html = render_html(replace(summary, rounds=tuple(free)))
+    assert 'aria-label="Cost per round"' not in html
+    assert 'aria-label="Tokens per round"' in html
+    assert 'aria-label="Critic score per round"' in html
+    unjudged = [replace(r, verdict=None) for r in free]  # no verdict: no threshold either
+    assert 'class="threshold"' not in render_html(replace(summary, rounds=tuple(unjudged)))
+
+
 def test_list_runs_newest_first_with_outcomes(tmp_path: Path) -> None:
     _run(tmp_path, "old", start=START - timedelta(days=2))
     _run(tmp_path, "newest", start=START + timedelta(hours=1), passes=True, rounds=2)
