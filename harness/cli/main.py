@@ -16,7 +16,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness.cli.exit_codes import EXIT_ERROR, EXIT_ESCALATED, EXIT_PASSED, EXIT_USAGE
-from harness.cli.scale_args import add_attempts_argument, add_batch_parser, add_bench_parser
+from harness.cli.scale_args import (
+    add_attempts_argument,
+    add_batch_parser,
+    add_bench_parser,
+    add_runner_argument,
+)
 from harness.core.errors import HarnessError
 from harness.core.redact import Redactor
 from harness.core.text import inert
@@ -55,11 +60,11 @@ def build_parser() -> argparse.ArgumentParser:
         )
         run.add_argument("--max-iterations", type=_rounds, help="round cap (1-100)")
         run.add_argument("--restart", action="store_true", help="start over, even if finished")
-        run.add_argument(
-            "--runner", metavar="NAME",
-            help="what runs each round's session: harness, claude-code, codex, aider, "
-            "mini-swe-agent or command (overrides [agent] runner)",
-        )  # fmt: skip
+        add_runner_argument(
+            run,
+            "what runs each round's session (overrides [agent] runner); several: one attempt "
+            "each, in turn, compared side by side",
+        )
         run.add_argument("--issue", type=_positive_int, metavar="N",
                          help="the issue the run is for: its connectors comment there")  # fmt: skip
         add_attempts_argument(run)
