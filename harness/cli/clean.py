@@ -162,7 +162,7 @@ def _debris(repo: Path, name: str, progress: Path, *, dry_run: bool) -> list[str
 
 
 def _passed_work(
-    repo: Path, branch: str, *, current: bool, failing: tuple[int, int] | None = None
+    repo: Path, branch: str, *, current: bool, failing: tuple[int, int] | None
 ) -> str | None:
     """Why ``branch`` is kept for the passed work it holds; None when it holds none unmerged.
 
