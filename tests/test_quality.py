@@ -311,17 +311,15 @@ def _checked_name(node: ast.AST) -> str | None:
 
 
 def redeclarations(package: Path, sections: list[type]) -> list[str]:
-    """Each default or bound of a spec section written again outside the module declaring it:
+    """Each default or bound of a spec section written again outside the section declaring it:
     a keyword or a dataclass field of the same name (or the last part of its name, ``threshold``
     for ``compaction_threshold``) with the same number, or a hand-written check naming it."""
     defaults, bounded = declared(sections)
-    homes = {Path(sys.modules[k.__module__].__file__ or "").resolve()
-             for s in sections for k in s.__mro__ if hasattr(k, "__pydantic_fields__")}  # fmt: skip
+    declaring = {(Path(sys.modules[k.__module__].__file__ or "").resolve(), k.__name__)
+                 for s in sections for k in s.__mro__ if hasattr(k, "__pydantic_fields__")}  # fmt: skip
     lines: list[str] = []
     found: list[tuple[int, str]] = []  # of one file, sorted by line
     for file in sorted(package.rglob("*.py")):
-        if file.resolve() in homes:
-            continue
         where = file.relative_to(package.parent)
         for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
             pairs: list[tuple[str, ast.expr | None, int]] = []
@@ -334,7 +332,7 @@ def redeclarations(package: Path, sections: list[type]) -> list[str]:
                 )
                 tail += list(zip(node.args.kwonlyargs, node.args.kw_defaults, strict=True))
                 pairs = [(arg.arg, default, node.lineno) for arg, default in tail]
-            elif isinstance(node, ast.ClassDef):
+            elif isinstance(node, ast.ClassDef) and (file.resolve(), node.name) not in declaring:
                 pairs = [(s.target.id, s.value, s.lineno) for s in node.body
                          if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]  # fmt: skip
             for name, default, line in pairs:

@@ -13,7 +13,7 @@ from pydantic import Field
 
 from harness.core.section import Section
 from harness.models.base import ContextWindow, ReplyTokens
-from harness.tools.toolkit import SHELL_TIMEOUT
+from harness.tools.toolkit import SHELL_TIMEOUT, ShellTimeout
 
 DEFAULT_SYSTEM_PROMPT = """\
 You are a careful software agent in a workspace folder; paths are relative to it. Use the tools \
@@ -46,7 +46,7 @@ class AgentConfig(Section):
     context_window: ContextWindow = None  # override for unknown or local models
     system_prompt: str | None = None
     max_tokens: ReplyTokens = None  # of each reply
-    shell_timeout: float = Field(SHELL_TIMEOUT, gt=0)  # run_shell's default, seconds
+    shell_timeout: ShellTimeout = SHELL_TIMEOUT  # run_shell's default, seconds
 
 
 AGENT_KEYWORDS = {"system_prompt", "max_steps", "max_tokens", "shell_timeout"}

@@ -80,8 +80,7 @@ class WebLimits:
                 raise ConfigError(
                     f"allow_domains: {domain!r} is not a host name (no scheme, port or path)"
                 )
-        if self.max_bytes < 1:
-            raise ConfigError(f"max_bytes: must be positive, got {self.max_bytes!r}")
+        check_field(WebConfig, "max_bytes", self.max_bytes)
         check_field(WebConfig, "timeout", self.timeout)
 
     def allows(self, host: str) -> bool:

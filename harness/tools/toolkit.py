@@ -19,12 +19,13 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, get_type_hints, overload
+from typing import Annotated, Any, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from harness.core.errors import ConfigError, ToolError
 from harness.core.redact import SECRET_NAME
+from harness.core.section import check_value
 from harness.core.text import truncate
 from harness.core.validation import positive_finite
 from harness.models.base import ToolCall
@@ -35,6 +36,9 @@ ToolFunction = Callable[..., "str | ToolResult"]
 
 SHELL_TIMEOUT = 120.0
 """run_shell's timeout when the model names none, seconds (``[agent] shell_timeout``)."""
+
+ShellTimeout = Annotated[float, Field(gt=0, strict=True)]
+"""run_shell's default timeout: the type of ``[agent] shell_timeout`` and of the keyword."""
 
 ERROR_PREFIX = "error: "
 """How every error observation starts."""
@@ -87,7 +91,8 @@ class ToolContext:
         if not self.workspace.is_dir():
             raise ConfigError(f"workspace: {self.workspace} is not a directory")
         self.protect = check_protect_patterns(self.protect)
-        for name in ("shell_timeout", "max_shell_timeout", "max_output_chars", "search_timeout"):
+        check_value(ShellTimeout, self.shell_timeout, "shell_timeout")
+        for name in ("max_shell_timeout", "max_output_chars", "search_timeout"):
             positive_finite(name, getattr(self, name))
 
 

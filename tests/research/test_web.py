@@ -244,7 +244,14 @@ def test_a_domain_allows_its_subdomains_only() -> None:
         ({"allow_domains": []}, "list the domains"),
         ({"allow_domains": ["https://example.org"]}, "is not a host name"),
         ({"allow_domains": ["example.org/docs"]}, "is not a host name"),
-        ({"allow_domains": ["x.org"], "max_bytes": 0}, "must be positive"),
+        (
+            {"allow_domains": ["x.org"], "max_bytes": 0},
+            "^max_bytes: must be an integer from 1 to 100000000, got 0$",
+        ),
+        (
+            {"allow_domains": ["x.org"], "max_bytes": 10**8 + 1},
+            "^max_bytes: must be an integer from 1 to 100000000",
+        ),
     ],
 )
 def test_bad_limits_are_refused(settings: dict, message: str) -> None:
