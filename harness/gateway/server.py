@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
@@ -111,13 +112,17 @@ class _Handler(BaseHTTPRequestHandler):
         return b"".join(parts)
 
     def _send(self, response: Response) -> None:
-        self.send_response(response.status)
-        self.send_header("Content-Type", response.content_type)
-        self.send_header("Content-Length", str(len(response.body)))
-        if self.close_connection:
-            self.send_header("Connection", "close")
-        self.end_headers()
-        self.wfile.write(response.body)
+        """The status line, the headers and the body in one write: a body written after its
+        headers waits, over TCP, for the client's delayed acknowledgement of them (about 40 ms
+        a request)."""
+        status = response.status
+        close = "Connection: close\r\n" if self.close_connection else ""
+        head = (
+            f"{self.protocol_version} {status} {HTTPStatus(status).phrase}\r\n"
+            f"Content-Type: {response.content_type}\r\n"
+            f"Content-Length: {len(response.body)}\r\n{close}\r\n"
+        )
+        self.wfile.write(head.encode() + response.body)
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base's name
         """Requests are recorded in the trajectory, not on the harness's stderr."""

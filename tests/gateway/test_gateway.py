@@ -147,6 +147,25 @@ def test_connections_past_the_cap_are_answered_503_and_served_again_once_freed(
     assert status == 200
 
 
+def test_each_answer_leaves_in_one_write_on_a_kept_alive_connection(gateway: Gateway) -> None:
+    """Headers and body together: a body sent after its headers would wait for the client's
+    delayed acknowledgement of them (some 40 ms a request, the connection kept alive)."""
+    data = json.dumps(CHAT).encode()
+    request = (
+        f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nx-api-key: {TOKEN}\r\n"
+        f"Content-Length: {len(data)}\r\n\r\n"
+    ).encode() + data
+    with raw(gateway) as client:
+        for _ in range(3):
+            client.sendall(request)
+            first = client.recv(65536)  # what arrived first: the whole answer
+            head, _, body = first.partition(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 200 OK\r\n")
+            length = int(head.split(b"Content-Length: ")[1].split(b"\r\n")[0])
+            assert len(body) == length > 0
+            assert json.loads(body)["object"] == "chat.completion"
+
+
 def test_a_streamed_chat_answer_is_server_sent_events_ending_in_done(gateway: Gateway) -> None:
     post(gateway, "/v1/chat/completions", CHAT)
     status, body = post(gateway, "/v1/chat/completions", {**CHAT, "stream": True})
