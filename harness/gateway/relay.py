@@ -43,12 +43,21 @@ def _carry(client: socket.socket, socket_path: str, slots: threading.Semaphore) 
         slots.release()
 
 
+def _accept(listener: socket.socket) -> socket.socket:
+    """The next connection, set to send each piece it is given at once: held back until the
+    agent acknowledged the piece before (TCP's default), the end of a long answer would wait
+    for that acknowledgement, which the agent delays (some 40 ms)."""
+    client, _ = listener.accept()
+    client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return client
+
+
 def _serve(listener: socket.socket, socket_path: str) -> None:
     slots = threading.Semaphore(MAX_CONNECTIONS)
     while True:
         slots.acquire()
         try:
-            client, _ = listener.accept()
+            client = _accept(listener)
         except OSError:
             return
         threading.Thread(target=_carry, args=(client, socket_path, slots), daemon=True).start()
