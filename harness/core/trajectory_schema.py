@@ -9,9 +9,9 @@ these records but the trajectory's writer, :class:`~harness.observe.trajectory_l
 it makes each of the moment emitted to the run's sink (an event of
 :mod:`harness.core.event_schema`), under the event's own kind name.
 
-Version 2 writes each record under its event's kind (``run_start``, ``round_start``,
-``session_start``, ``gate_report``, ``critic_verdict``); version 1 wrote ``run``, ``round``,
-``session``, ``gate`` and ``verdict``, and is read as well, into the same models.
+Version 2 writes each record under its event's kind; version 1 wrote five of them under names of
+their own (:data:`VERSION_1_KINDS`), and is read as well, into the same models, each record under
+its kind's name today.
 
 Two forms keep the file small. A request holds only what changed since the previous request of
 the same session and role (``keep`` messages are taken from it, ``messages`` follow), and its
@@ -21,10 +21,11 @@ a gate's output) is a :class:`Blob`: its SHA-256, stored once in the side folder
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from harness.core.event_schema import (
     CriticVerdict,
@@ -77,7 +78,7 @@ class RecordBase(BaseModel):
 class RunBegin(RecordBase):
     """The run: what a replay needs to start again from the same place."""
 
-    kind: Literal["run_start", "run"] = "run_start"  # "run" in version 1
+    kind: Literal["run_start"] = "run_start"
     run_id: str
     goal: str
     loop_file: str | None = None  # the loop.toml the run was built from, when it had one
@@ -89,7 +90,7 @@ class RunBegin(RecordBase):
 
 
 class RoundBegin(RecordBase):
-    kind: Literal["round_start", "round"] = "round_start"  # "round" in version 1
+    kind: Literal["round_start"] = "round_start"
     round: int
     head: str | None = None  # the commit the round starts from
 
@@ -97,7 +98,7 @@ class RoundBegin(RecordBase):
 class SessionBegin(RecordBase):
     """An agent session or a critic call: the steps after it belong to it."""
 
-    kind: Literal["session_start", "session"] = "session_start"  # "session" in version 1
+    kind: Literal["session_start"] = "session_start"
     role: Role
     model: str
 
@@ -161,7 +162,7 @@ class ToolStep(RecordBase):
 
 
 class GateStep(RecordBase):
-    kind: Literal["gate_report", "gate"] = "gate_report"  # "gate" in version 1
+    kind: Literal["gate_report"] = "gate_report"
     name: str
     passed: bool
     summary: str = ""
@@ -170,7 +171,7 @@ class GateStep(RecordBase):
 
 
 class VerdictStep(RecordBase):
-    kind: Literal["critic_verdict", "verdict"] = "critic_verdict"  # "verdict" in version 1
+    kind: Literal["critic_verdict"] = "critic_verdict"
     score: float
     passed: bool
     reasons: list[str] = Field(default_factory=list)
@@ -201,9 +202,30 @@ Record = Annotated[
 _ADAPTER: TypeAdapter[Record] = TypeAdapter(Record)
 
 
+VERSION_1_KINDS = {
+    "run": "run_start",
+    "round": "round_start",
+    "session": "session_start",
+    "gate": "gate_report",
+    "verdict": "critic_verdict",
+}
+"""The kinds version 1 wrote under names of their own, and their names since (their events')."""
+
+
 def parse_record(line: str | bytes) -> Record:
-    """One record from one JSON line (as the trajectory stores it)."""
-    return _ADAPTER.validate_json(line)
+    """One record from one JSON line (as the trajectory stores it); a record of version 1 under
+    a name of its own (:data:`VERSION_1_KINDS`) reads as its kind is named today."""
+    try:
+        return _ADAPTER.validate_json(line)
+    except ValidationError:
+        data = json.loads(line)
+        if (
+            not isinstance(data, dict)
+            or data.get("v") != 1
+            or data.get("kind") not in VERSION_1_KINDS
+        ):
+            raise
+        return _ADAPTER.validate_python({**data, "kind": VERSION_1_KINDS[data["kind"]]})
 
 
 RECORDS: dict[type[EventBase], type[RecordBase]] = {

@@ -34,6 +34,7 @@ from harness.core.redact import REDACTED, Redactor
 from harness.core.trajectory_schema import (
     RECORDS,
     TRAJECTORY_VERSION,
+    VERSION_1_KINDS,
     GateStep,
     ModelStep,
     RoundBegin,
@@ -427,6 +428,26 @@ def test_each_tool_step_holds_its_own_arguments_redacted(tmp_path: Path) -> None
     expected = ['{"a": "[REDACTED]"}', second]
     assert [c.arguments for c in model_step.reply.tool_calls] == expected
     assert [s.arguments for s in tool_steps if isinstance(s, ToolStep)] == [*expected, expected[0]]
+
+
+@pytest.mark.parametrize(("old", "kind"), sorted(VERSION_1_KINDS.items()))
+def test_a_version_1_record_reads_under_its_kind_today_and_only_in_version_1(
+    old: str, kind: str
+) -> None:
+    fields = {
+        "run": {"run_id": "r1", "goal": "g", "workspace": "/w"},
+        "round": {"round": 1},
+        "session": {"role": "author", "model": "m"},
+        "gate": {"name": "pytest", "passed": True},
+        "verdict": {"score": 9, "passed": True, "threshold": 8},
+    }[old]
+    line = json.dumps({"kind": old, "v": 1, "ts": "2026-03-01T09:30:00Z", **fields})
+    record = parse_record(line)
+    assert record.kind == kind
+    assert record.v == 1
+    assert parse_record(line.replace(f'"{old}"', f'"{kind}"', 1)).kind == kind  # as written since
+    with pytest.raises(ValueError, match="kind"):  # a later version has no such name
+        parse_record(line.replace('"v": 1', '"v": 2'))
 
 
 def test_a_torn_last_line_is_skipped_and_a_bad_one_inside_is_named(tmp_path: Path) -> None:
