@@ -89,5 +89,10 @@ def check_field(model: type, field: str, value: Any, *, name: str | None = None)
     """``value`` as ``model``'s ``field`` takes it (its type and bounds, declared there once); a
     :class:`ConfigError` naming ``name`` (default: the field) when it does not fit. A runtime
     class checks a keyword that mirrors a section's field with it, rather than a copy."""
+    return check_value(_field_type(model, field), value, name or field)
+
+
+@functools.cache
+def _field_type(model: type, field: str) -> Any:
     info = model.__pydantic_fields__[field]  # type: ignore[attr-defined]
-    return check_value(Annotated[info.annotation, info], value, name or field)
+    return Annotated[info.annotation, info]
