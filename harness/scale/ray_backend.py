@@ -1,12 +1,12 @@
 """The Ray backend of the pool: each job's loop is a Ray task, with its repository shipped.
 
-The driver bundles the job's git repository (``git bundle --all``) and sends it with the job;
-the worker clones it into a temporary folder, runs the job there (its
-:class:`~harness.scale.pool.Place`), and sends back the run's branch as a git bundle plus the
-files the run wrote (its run folder under ``.harness/runs/`` and its progress file and escalation
-report). The driver fetches the branch into the job's repository and writes the files where a
-local run would have, so branches and ``harness report`` work exactly as after a local run.
-Nothing relies on a shared filesystem.
+The driver bundles the job's git repository (``git bundle --all``, once per pool: the jobs of
+one repository share it, as it was at the first) and sends it with the job; the worker clones it
+into a temporary folder, runs the job there (its :class:`~harness.scale.pool.Place`), and sends
+back the run's branch as a git bundle plus the files the run wrote (its run folder under
+``.harness/runs/`` and its progress file and escalation report). The driver fetches the branch
+into the job's repository and writes the files where a local run would have, so branches and
+``harness report`` work exactly as after a local run. Nothing relies on a shared filesystem.
 
 A job whose loop.toml lies outside its repository, in a folder that holds the repository (a
 benchmark instance: loop.toml and held-out tests beside the clone the agent works in), ships
@@ -111,6 +111,7 @@ class RayPool:
                 log_to_driver=False,
             )
             self._started = True
+        self._shipments: dict[tuple[Path, Path], Any] = {}  # ObjectRefs of Shipments
         self._remote: Any = ray.remote(_run_shipped).options(
             num_cpus=num_cpus, resources=resources or {}, max_retries=max_retries
         )
@@ -118,13 +119,9 @@ class RayPool:
     def submit(self, job: Job[T]) -> Future[T]:
         repo = repository_of(job)
         top = shipped_top(job, repo)
-        files = folder_files(top, repo) if top != repo else {}
-        shipment = Shipment(
-            _bundle_all(repo), os.path.relpath(repo, top), files, *_shallow_of(repo)
-        )
         place = Place(shipped=top.resolve(), cwd=Path.cwd())
         done: Future[T] = Future()
-        ref = self._remote.remote(shipment, job, place)
+        ref = self._remote.remote(self._shipment(repo, top), job, place)
 
         def imported(remote: Future[Returned[T]]) -> None:
             try:
@@ -135,10 +132,24 @@ class RayPool:
         ref.future().add_done_callback(imported)
         return done
 
+    def _shipment(self, repo: Path, top: Path) -> Any:
+        """The shipment of ``repo`` and of ``top`` around it, in Ray's object store: made once
+        per pool, as they were at the first job that needed them (the attempts of best-of-N, a
+        fleet's subtasks, a benchmark instance's attempts and runners share one)."""
+        key = (repo.resolve(), top.resolve())
+        if key not in self._shipments:
+            files = folder_files(top, repo) if top != repo else {}
+            shipment = Shipment(
+                _bundle_all(repo), os.path.relpath(repo, top), files, *_shallow_of(repo)
+            )
+            self._shipments[key] = self._ray.put(shipment)
+        return self._shipments[key]
+
     def limiter(self, model: str, per_minute: float) -> Limiter:
         return ClusterLimiter(self._ray, model, per_minute)
 
     def close(self) -> None:
+        self._shipments.clear()
         if self._started:
             self._ray.shutdown()
 
@@ -235,13 +246,8 @@ def import_returned(returned: Returned[T], repo: Path, job: Job[T], place: Place
         with tempfile.TemporaryDirectory(prefix="harness-ray-") as tmp:
             bundle = Path(tmp) / "branch.bundle"
             bundle.write_bytes(returned.branch_bundle)
-            git(
-                repo,
-                "fetch",
-                "-q",
-                str(bundle),
-                f"+refs/heads/{record.branch}:refs/heads/{record.branch}",
-            )
+            refspec = f"+refs/heads/{record.branch}:refs/heads/{record.branch}"
+            git(repo, "fetch", "-q", str(bundle), refspec)
     for relative, data in returned.run_files.items():
         _write_inside(top, relative, data)
     for name, data in returned.progress_files.items():

@@ -7,6 +7,7 @@ hands back the run's branch as a bundle plus its run folder. One Ray start for t
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -262,3 +263,36 @@ def test_best_of_n_on_ray_brings_every_attempts_branch_back(
         assert attempt.result.worktree is None  # it stayed on the worker
         assert git(project, "show", f"{attempt.result.branch}:out.txt") == content
     assert git(project, "status", "--porcelain") == ""  # the project itself untouched
+
+
+def test_a_pool_ships_a_repository_once_as_it_was_at_its_first_job(
+    tmp_path: Path, cluster: str
+) -> None:
+    """Best-of's attempts, a fleet's subtasks, a benchmark instance's attempts: one bundle of
+    their repository, made when the first of them was submitted; another repository has its own."""
+    from harness.scale.batch_task import TaskRecord
+    from harness.scale.job import Job, Place
+    from harness.scale.ray_backend import RayPool
+
+    def reads(name: str, repo: Path) -> Job[TaskRecord]:
+        def run(place: Place) -> TaskRecord:
+            said = (place.path(repo) / "said.txt").read_text()
+            return TaskRecord(name=name, status="passed", message=f"{os.getpid()} {said}")
+
+        return Job(name, run, workspace=str(repo))
+
+    one = make_repo(tmp_path / "one", {"said.txt": "first\n"})
+    other = make_repo(tmp_path / "other", {"said.txt": "other\n"})
+    pool = RayPool(address=cluster)
+    try:
+        early = pool.submit(reads("early", one))
+        (one / "said.txt").write_text("second\n")
+        git(one, "commit", "-qam", "second")
+        late = pool.submit(reads("late", one))
+        apart = pool.submit(reads("apart", other))
+        said = [f.result(timeout=120).message.split(" ", 1) for f in (early, late, apart)]
+    finally:
+        pool.close()
+
+    assert [text for _, text in said] == ["first\n", "first\n", "other\n"]
+    assert all(int(pid) != os.getpid() for pid, _ in said)  # on Ray workers
