@@ -193,7 +193,8 @@ def pools_in(package: Path) -> dict[str, list[str]]:
     """File -> what in it starts a pool of workers: an executor, ``multiprocessing.Pool``,
     ``asyncio.to_thread``, Ray (``ray.remote``, ``ray.init``), every ``threading.Thread`` in
     ``scale/`` and ``cli/`` (where loops are run; elsewhere a thread serves one connection or
-    one reader), and every ``ForEach`` outside the engine."""
+    one reader), every ``ForEach`` outside the engine, and every ``wait(..., return_when=...)``
+    (a loop starting jobs as others end: the pool's one runner, ``run_all``)."""
     found: dict[str, list[str]] = {}
     for file in sorted(package.rglob("*.py")):
         relative = str(file.relative_to(package.parent))
@@ -212,18 +213,19 @@ def pools_in(package: Path) -> dict[str, list[str]]:
                 or (name in {"remote", "init"} and owner_name == "ray")
                 or (name == "Thread" and runs_loops)
                 or (name == "ForEach" and not relative.startswith("harness/engine/"))
+                or (name == "wait" and any(k.arg == "return_when" for k in node.keywords))
             ):
                 found.setdefault(relative, []).append(f"{name} at line {node.lineno}")
-    return found
+    return {file: sorted(where, key=lambda w: int(w.split()[-1])) for file, where in found.items()}
 
 
 def test_one_pool_runs_many_loops() -> None:
     """Best-of-N, fleets, batches, benchmarks and ``harness watch`` run their loops in the one
-    pool (scale/pool.py, with its Ray backend); nothing else starts a pool, and only the engine
-    runs its ForEach."""
+    pool (scale/pool.py, with its Ray backend), the first three started by its one runner;
+    nothing else starts a pool or runs jobs as others end, and only the engine runs its ForEach."""
     found = pools_in(ROOT / "harness")
     assert set(found) == set(POOL_PLACES), found
-    assert [where.split()[0] for where in found["harness/scale/pool.py"]] == ["Thread"]
+    assert [where.split()[0] for where in found["harness/scale/pool.py"]] == ["Thread", "wait"]
 
 
 def test_a_second_pool_is_found(tmp_path: Path) -> None:
@@ -231,6 +233,7 @@ def test_a_second_pool_is_found(tmp_path: Path) -> None:
     (package / "scale").mkdir(parents=True)
     (package / "scale" / "fleet.py").write_text(
         "import threading\nthreading.Thread(target=print).start()\nForEach(print, [1]).run()\n"
+        "wait(running, return_when=FIRST_COMPLETED)\nwait(every)\n"  # a second runner; a wait
     )
     (package / "outer").mkdir()
     (package / "outer" / "many.py").write_text(
@@ -239,7 +242,7 @@ def test_a_second_pool_is_found(tmp_path: Path) -> None:
     )
     assert pools_in(package) == {
         "harness/outer/many.py": ["ThreadPoolExecutor at line 3"],
-        "harness/scale/fleet.py": ["Thread at line 2", "ForEach at line 3"],
+        "harness/scale/fleet.py": ["Thread at line 2", "ForEach at line 3", "wait at line 4"],
     }
 
 
