@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import Field, PrivateAttr, ValidationError, model_validator
 
@@ -23,9 +23,6 @@ from harness.memory.skill import Skill
 from harness.outer.rules import LoopRules
 from harness.spec.outline import find_config, progress_path, read_toml
 from harness.spec.sections import (
-    CONNECTOR_TYPES,
-    GATE_TYPES,
-    TRIGGER_TYPES,
     ActionHookConfig,
     AgentConfig,
     ArtifactConnectorConfig,
@@ -54,7 +51,21 @@ from harness.spec.sections import (
 )
 from harness.tools.permissions import Permissions
 
-UNION_TAGS = {"gates": GATE_TYPES, "connectors": CONNECTOR_TYPES, "triggers": TRIGGER_TYPES}
+
+def _tags(union: object) -> tuple[str, ...]:
+    """The ``type`` each section of a tagged union (``GateConfig``) takes."""
+    members = get_args(get_args(union)[0])
+    return tuple(tag for m in members for tag in get_args(m.model_fields["type"].annotation))
+
+
+UNION_TAGS = {
+    "gates": _tags(GateConfig),
+    "evaluate": _tags(GateConfig),  # [fleet]'s
+    "connectors": _tags(ConnectorConfig),
+    "triggers": _tags(TriggerConfig),
+}
+"""The lists of tagged unions, by field: pydantic puts a section's tag in an error's location
+(``gates.0.pytest.timeout``), though it is no field."""
 
 
 class LoopSpec(LoopRules, Section):

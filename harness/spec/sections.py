@@ -36,8 +36,6 @@ from harness.verify.gate_config import HumanGateConfig as HumanGateConfig
 from harness.verify.gate_config import PytestGateConfig as PytestGateConfig
 from harness.verify.gate_config import ScriptGateConfig as ScriptGateConfig
 
-GATE_TYPES = ("pytest", "command", "python", "human", "citations", "convergence")
-
 GateConfig = Annotated[
     PytestGateConfig
     | CommandGateConfig
@@ -152,8 +150,6 @@ class ArtifactConnectorConfig(ConnectorBase):
     branch: str | None = Field(None, min_length=1)
 
 
-CONNECTOR_TYPES = ("push", "pull_request", "issue_comment", "webhook", "artifact")
-
 ConnectorConfig = Annotated[
     PushConnectorConfig
     | PullRequestConnectorConfig
@@ -200,8 +196,6 @@ class WebhookTriggerConfig(Section):
     timeout: float = Field(READ_TIMEOUT, gt=0, le=300)  # seconds a connection may stay silent
     max_connections: int = Field(MAX_CONNECTIONS, ge=1, le=1024)  # one more is answered 503
 
-
-TRIGGER_TYPES = ("schedule", "issues", "webhook")
 
 TriggerConfig = Annotated[
     ScheduleTriggerConfig | IssuesTriggerConfig | WebhookTriggerConfig,

@@ -96,6 +96,8 @@ def test_with_changes_checks_the_changes_and_keeps_the_root(tmp_path: Path) -> N
         ("[agent]\ncontext_window = 999", "field 'agent.context_window': must be an integer at least 1000, got 999"),
         ("[critic]\nthreshold = 11", "field 'critic.threshold': must be between 0 and 10, got 11"),
         ("[agent]\nmax_stepz = 3", "field 'agent.max_stepz': unknown field"),
+        ('[fleet]\nsubtasks = ["a"]\n[[fleet.evaluate]]\ntype = "pytest"\ntimeout = 0',
+         "field 'fleet.evaluate[0].timeout': Input should be greater than 0"),
     ],
 )  # fmt: skip
 def test_a_number_out_of_bounds_is_said_with_the_bounds_its_field_declares(
