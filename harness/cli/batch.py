@@ -10,6 +10,7 @@ from harness.cli.exit_codes import EXIT_ESCALATED, EXIT_PASSED
 from harness.cli.runner_flag import runner_names
 from harness.core.budget import Budget
 from harness.core.errors import ConfigError
+from harness.core.text import raw_stream
 from harness.scale.batch import Batch, BatchProgress
 from harness.scale.batch_report import render_batch_html, render_batch_text
 from harness.scale.batch_summary import SUMMARY_FILE, BatchSummary
@@ -26,10 +27,9 @@ def run_batch(args: argparse.Namespace) -> int:
 
     def show(progress: BatchProgress) -> None:
         if not args.quiet:
-            end = "" if live else "\n"
-            print(
-                ("\r\x1b[K" if live else "") + progress.line(), end=end, file=sys.stderr, flush=True
-            )
+            if live:  # the line drawn again in place: the display's own sequence, past the door
+                raw_stream(sys.stderr).write("\r\x1b[K")
+            print(progress.line(), end="" if live else "\n", file=sys.stderr, flush=True)
 
     batch = Batch(
         tasks,

@@ -14,6 +14,7 @@ import contextlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TextIO, cast
 
 from harness.cli.exit_codes import EXIT_ERROR, EXIT_ESCALATED, EXIT_PASSED, EXIT_USAGE
 from harness.cli.scale_args import (
@@ -24,7 +25,7 @@ from harness.cli.scale_args import (
 )
 from harness.core.errors import HarnessError
 from harness.core.redact import Redactor
-from harness.core.text import inert
+from harness.core.text import InertStream
 
 KINDS = ("bugfix", "content", "research")
 CHECKS = ("content", "citations")
@@ -258,6 +259,16 @@ def _positive_int(text: str) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    out, err = sys.stdout, sys.stderr
+    # every command's text reaches the terminal inert, the data it quotes included
+    sys.stdout, sys.stderr = cast(TextIO, InertStream(out)), cast(TextIO, InertStream(err))
+    try:
+        return _command(args)
+    finally:
+        sys.stdout, sys.stderr = out, err
+
+
+def _command(args: argparse.Namespace) -> int:
     try:
         from harness.cli import commands
 
@@ -284,10 +295,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _error(message: str, debug: bool) -> None:
     """One line on stderr, secrets redacted; with ``--debug`` the traceback first."""
-    redactor = Redactor()
-
-    def redact(text: str) -> str:  # a message may quote a recording or a file: data
-        return inert(redactor.redact_text(text))
+    redact = Redactor().redact_text
 
     with contextlib.suppress(BrokenPipeError):
         if debug:

@@ -1,9 +1,10 @@
 """Text for people: one way to cut long output, keeping its head and tail, and one way to make
-text from an agent inert on a terminal."""
+text from an agent inert on a terminal (and a stream that writes all it is given so)."""
 
 from __future__ import annotations
 
 import re
+from typing import Any, TextIO
 
 _ESCAPES = re.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves, clearing the screen
@@ -22,6 +23,28 @@ def inert(text: str, *, multiline: bool = True) -> str:
     clipboard when shown. Tabs and newlines stay when ``multiline``, else become spaces."""
     text = _CONTROLS.sub("", _ESCAPES.sub("", text))
     return text if multiline else _LINE_BREAKS.sub(" ", text)
+
+
+class InertStream:
+    """A text stream writing all it is given inert (:func:`inert`) to ``raw``: the command line
+    puts its standard output and error behind one, the one door through which text reaches the
+    terminal, whatever command wrote it. What the harness draws itself (the live display's
+    line, cleared and drawn again) goes to ``raw`` (:func:`raw_stream`), its own text inert."""
+
+    def __init__(self, raw: TextIO) -> None:
+        self.raw = raw
+
+    def write(self, text: str) -> int:
+        self.raw.write(inert(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:  # flush, isatty, fileno, encoding, ...
+        return getattr(self.raw, name)
+
+
+def raw_stream(stream: TextIO) -> TextIO:
+    """The stream ``stream`` writes to, past an :class:`InertStream`."""
+    return stream.raw if isinstance(stream, InertStream) else stream
 
 
 def truncate(text: str, limit: int, *, head_share: float = 0.5, total: int | None = None) -> str:

@@ -30,7 +30,7 @@ from harness.core.event_schema import (
     ToolCallEvent,
     ToolStart,
 )
-from harness.core.text import inert
+from harness.core.text import inert, raw_stream
 
 Mode = Literal["live", "quiet", "json"]
 MODES: tuple[Mode, ...] = ("live", "quiet", "json")
@@ -122,7 +122,7 @@ class LiveProgress:
     ) -> None:
         if mode not in MODES:
             raise ConfigError(f"mode: expected one of {', '.join(MODES)}, got {mode!r}")
-        self.stream = stream
+        self.stream = raw_stream(stream)  # its line drawn with its own control sequences
         self.mode = mode
         self._clock = clock
         self._width = width or (lambda: shutil.get_terminal_size().columns - 1)

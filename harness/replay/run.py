@@ -31,7 +31,6 @@ from pathlib import Path
 from harness.assemble.launch import recorded_loop
 from harness.assemble.named_models import Overrides
 from harness.core.errors import ConfigError
-from harness.core.text import inert
 from harness.core.trajectory_schema import (
     GateStep,
     ModelStep,
@@ -120,7 +119,7 @@ class ReplayOutcome:
             lines.append(run_end(self.result))
         if self.kept:
             lines.append(self.kept)
-        return inert("\n".join(lines))  # the recording's texts are data, shown on a terminal
+        return "\n".join(lines)
 
 
 def replay_run(
