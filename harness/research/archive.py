@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from harness.core.errors import ConfigError
 from harness.core.nofollow import append, read_bytes, write_atomic
@@ -37,10 +37,11 @@ _KEPT_HEADERS = ("content-type", "content-length", "last-modified", "etag", "dat
 
 
 class ArchivedFetch(BaseModel):
-    """One fetch: which address gave which bytes, when, with which headers."""
+    """One fetch: which address gave which bytes, when, with which headers. Its bytes are named
+    by their hash alone (an index is data: a line naming another file is refused)."""
 
-    id: str
-    sha256: str
+    id: str = Field(pattern=rf"^{ID_PREFIX}[0-9a-f]{{{ID_DIGITS}}}$")
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
     url: str  # the address the bytes came from (after redirects)
     requested: str  # the address asked for
     fetched_at: str  # ISO 8601, UTC
@@ -48,9 +49,17 @@ class ArchivedFetch(BaseModel):
     headers: dict[str, str]
     content_type: str
     encoding: str | None = None
-    file: str  # relative to the archive's folder
+    file: str = Field(pattern=rf"^{BYTES_DIR}/[0-9a-f]{{64}}(?:\.[a-z]{{1,5}})?$")  # in the folder
     kind: Literal["page", "search", "file"] = "page"
     cut: bool = False  # the body was cut at the fetch's byte limit
+
+    @model_validator(mode="after")
+    def _named_by_its_hash(self) -> ArchivedFetch:
+        if self.id != source_id_of(self.sha256) or not self.file.startswith(
+            f"{BYTES_DIR}/{self.sha256}"
+        ):
+            raise ValueError("the id and the file must be named by the bytes' sha256")
+        return self
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -60,7 +69,12 @@ class ArchivedFetch(BaseModel):
 
 def source_id(body: bytes) -> str:
     """The id of the source whose bytes are ``body``."""
-    return ID_PREFIX + hashlib.sha256(body).hexdigest()[:ID_DIGITS]
+    return source_id_of(hashlib.sha256(body).hexdigest())
+
+
+def source_id_of(digest: str) -> str:
+    """The id of the source whose bytes' SHA-256 is ``digest``."""
+    return ID_PREFIX + digest[:ID_DIGITS]
 
 
 class SourceArchive:
@@ -121,7 +135,7 @@ class SourceArchive:
         content_type = media_type(kept.get("content-type"))
         file = f"{BYTES_DIR}/{digest}{_extension(content_type)}"
         record = ArchivedFetch(
-            id=ID_PREFIX + digest[:ID_DIGITS],
+            id=source_id_of(digest),
             sha256=digest,
             url=url,
             requested=requested or url,

@@ -4,7 +4,10 @@ letter; and held-out tests committed to the repository the agent works in are re
 
 from __future__ import annotations
 
+import hashlib
+import json
 import subprocess
+import sys
 from pathlib import Path
 from urllib.parse import quote, quote_plus
 
@@ -13,7 +16,7 @@ import pytest
 from harness.assemble.build import build_loop
 from harness.core.errors import ConfigError
 from harness.core.sink import NULL_SINK
-from harness.research.archive import SourceArchive
+from harness.research.archive import INDEX_FILE, SourceArchive
 from harness.research.citations import MIN_QUOTE_CHARS, MIN_QUOTE_WORDS, check_findings
 from tests.conftest import git
 from tests.verify.test_held_out import _example
@@ -233,3 +236,36 @@ def test_held_out_tests_outside_the_repository_are_taken(tmp_path: Path) -> None
     spec = _example(tmp_path, max_iterations=1)  # ignored by git: untracked, hidden by the sandbox
     loop = build_loop(spec, events=NULL_SINK)
     assert any("held-out" in gate.name for gate in loop.settings.gates)
+
+
+@pytest.mark.parametrize(
+    "file", ["../outside.txt", "/OUTSIDE", "bytes/../../outside.txt", "bytes/notes.txt", ""]
+)
+def test_an_archive_naming_a_file_outside_its_bytes_reads_nothing(
+    file: str, tmp_path: Path
+) -> None:
+    """A shared or replayed archive is data: its index names its bytes by their hash alone, so
+    a line naming another file (with that file's true hash) is refused, not read."""
+    secret = b"The launch code is 0000 1111 2222 3333, kept outside the archive."
+    outside = tmp_path / "outside.txt"
+    outside.write_bytes(secret)
+    digest = hashlib.sha256(secret).hexdigest()
+    archive = tmp_path / "archive"
+    (archive / "bytes").mkdir(parents=True)
+    (archive / "bytes" / "notes.txt").write_bytes(secret)
+    named = file.replace("/OUTSIDE", str(outside))
+    record = {"id": "s-" + digest[:12], "sha256": digest, "url": "http://x.test/a",
+              "requested": "http://x.test/a", "fetched_at": "2026-01-01T00:00:00+00:00",
+              "status": 200, "headers": {"content-type": "text/plain"},
+              "content_type": "text/plain", "file": named}  # fmt: skip
+    (archive / INDEX_FILE).write_text(json.dumps(record) + "\n")
+    findings = tmp_path / "findings.md"
+    findings.write_text(f'[source: s-{digest[:12]}] "The launch code is 0000 1111 2222 3333"\n')
+    done = subprocess.run(
+        [sys.executable, "-m", "harness.cli.main", "check", "citations", str(findings),
+         "--archive", str(archive)], capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"{archive / INDEX_FILE}: line 1 is not a fetch record" in done.stderr
+    assert "file" in done.stderr
+    assert "ok" not in done.stdout
