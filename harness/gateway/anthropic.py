@@ -6,18 +6,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, cast
 
-from harness.gateway.litellm_forms import chat_stream, model_response, plain
-from harness.gateway.wire import (
-    BadRequest,
-    JsonObject,
-    Request,
-    chat_chunks,
-    chat_response,
-    model_name,
-    positive_int,
-    sse,
-    stream_flag,
+from harness.gateway.litellm_forms import (
+    chat_stream,
+    model_response,
+    plain,
+    translated,
+    typed_events,
 )
+from harness.gateway.wire import BadRequest, JsonObject, Request, positive_int
 from harness.models.base import Reply
 from harness.models.litellm_model import load_litellm
 
@@ -42,18 +38,10 @@ class AnthropicWire:
             chat, names = self._adapter.translate_anthropic_to_openai(cast(Any, body))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise BadRequest(f"messages: cannot be read as Anthropic messages: {exc}") from exc
-        return Request(
-            messages=[dict(message) for message in chat["messages"]],
-            tools=[dict(tool) for tool in chat.get("tools") or ()] or None,
-            max_tokens=max_tokens,
-            stream=stream_flag(body),
-            model=model_name(body),
-            body=body,
-            names=dict(names),
-        )
+        return translated(body, chat, max_tokens, names)
 
     def answer(self, request: Request, reply: Reply) -> JsonObject:
-        response = model_response(chat_response(reply, request.model))
+        response = model_response(reply, request.model)
         return plain(self._adapter.translate_openai_response_to_anthropic(response, request.names))
 
     def stream(self, request: Request, reply: Reply) -> Iterator[bytes]:
@@ -61,12 +49,9 @@ class AnthropicWire:
             AnthropicStreamWrapper,
         )
 
-        chunks = chat_stream(chat_chunks(reply, request.model))
         events = AnthropicStreamWrapper(
-            completion_stream=cast(Any, iter(chunks)),
+            completion_stream=cast(Any, iter(chat_stream(reply, request.model))),
             model=request.model,
             tool_name_mapping=request.names,
         )
-        for event in events:
-            data = plain(event)
-            yield sse(data, event=data["type"])
+        return typed_events(events)

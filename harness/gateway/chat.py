@@ -11,10 +11,9 @@ from harness.gateway.wire import (
     Request,
     chat_chunks,
     chat_response,
-    model_name,
     positive_int,
+    request_of,
     sse,
-    stream_flag,
 )
 from harness.models.base import Reply
 
@@ -32,13 +31,8 @@ class ChatWire:
         tools = body.get("tools")
         if tools is not None and not _tool_list(tools):
             raise BadRequest("tools: must be a list of function tools")
-        return Request(
-            messages=messages,
-            tools=tools or None,
-            max_tokens=positive_int(body, "max_completion_tokens", "max_tokens"),
-            stream=stream_flag(body),
-            model=model_name(body),
-        )
+        max_tokens = positive_int(body, "max_completion_tokens", "max_tokens")
+        return request_of(body, messages, tools, max_tokens)
 
     def answer(self, request: Request, reply: Reply) -> JsonObject:
         return chat_response(reply, request.model)

@@ -2,23 +2,45 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from harness.gateway.wire import JsonObject
+from harness.gateway.wire import JsonObject, Request, chat_chunks, chat_response, request_of, sse
+from harness.models.base import Reply
 
 
-def model_response(chat: JsonObject) -> Any:
-    """A chat-completions response body as litellm's ``ModelResponse``."""
+def translated(
+    body: JsonObject,
+    chat: Mapping[str, Any],
+    max_tokens: int | None,
+    names: Mapping[str, str] | None = None,
+) -> Request:
+    """The request ``body`` makes, from litellm's chat-completions translation of it
+    (``chat``: its messages and tools, as litellm's typed dicts)."""
+    messages = [dict(message) for message in chat["messages"]]
+    tools = [dict(tool) for tool in chat.get("tools") or ()]
+    return request_of(body, messages, tools, max_tokens, dict(names or {}))
+
+
+def model_response(reply: Reply, model: str) -> Any:
+    """``reply`` as litellm's ``ModelResponse`` (a chat completion naming ``model``)."""
     from litellm.types.utils import ModelResponse
 
-    return ModelResponse(**chat)
+    return ModelResponse(**chat_response(reply, model))
 
 
-def chat_stream(chunks: list[JsonObject]) -> list[Any]:
-    """Chat-completions chunks as litellm's ``ModelResponseStream`` chunks."""
+def chat_stream(reply: Reply, model: str) -> list[Any]:
+    """``reply`` as litellm's ``ModelResponseStream`` chunks of a streamed chat completion."""
     from litellm.types.utils import ModelResponseStream
 
-    return [ModelResponseStream(**chunk) for chunk in chunks]
+    return [ModelResponseStream(**chunk) for chunk in chat_chunks(reply, model)]
+
+
+def typed_events(events: Iterable[Any]) -> Iterator[bytes]:
+    """Server-sent events, each named by its ``type``, of litellm's translated stream."""
+    for event in events:
+        data = plain(event)
+        yield sse(data, event=str(data["type"]))
 
 
 def plain(value: Any) -> Any:

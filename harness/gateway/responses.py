@@ -10,18 +10,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from harness.gateway.litellm_forms import chat_stream, model_response, plain
-from harness.gateway.wire import (
-    BadRequest,
-    JsonObject,
-    Request,
-    chat_chunks,
-    chat_response,
-    model_name,
-    positive_int,
-    sse,
-    stream_flag,
+from harness.gateway.litellm_forms import (
+    chat_stream,
+    model_response,
+    plain,
+    translated,
+    typed_events,
 )
+from harness.gateway.wire import BadRequest, JsonObject, Request, model_name, positive_int
 from harness.models.base import Reply
 from harness.models.litellm_model import load_litellm
 
@@ -60,28 +56,19 @@ class ResponsesWire:
                 "previous_response_id: the gateway keeps no responses; send the whole input"
             )
         max_tokens = positive_int(body, "max_output_tokens")
-        model = model_name(body)
-        parameters = _parameters(body)
         try:
             chat = self._config.transform_responses_api_request_to_chat_completion_request(
-                model=model, input=given, responses_api_request=parameters
+                model=model_name(body), input=given, responses_api_request=_parameters(body)
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise BadRequest(f"input: cannot be read as a Responses input: {exc}") from exc
-        return Request(
-            messages=[dict(message) for message in chat["messages"]],
-            tools=[dict(tool) for tool in chat.get("tools") or ()] or None,
-            max_tokens=max_tokens,
-            stream=stream_flag(body),
-            model=model,
-            body=body,
-        )
+        return translated(body, chat, max_tokens)
 
     def answer(self, request: Request, reply: Reply) -> JsonObject:
         response = self._config.transform_chat_completion_response_to_responses_api_response(
             request_input=request.body["input"],
             responses_api_request=_parameters(request.body),
-            chat_completion_response=model_response(chat_response(reply, request.model)),
+            chat_completion_response=model_response(reply, request.model),
         )
         return plain(response)
 
@@ -90,16 +77,13 @@ class ResponsesWire:
             LiteLLMCompletionStreamingIterator,
         )
 
-        chunks = chat_stream(chat_chunks(reply, request.model))
         events = LiteLLMCompletionStreamingIterator(
             model=request.model,
-            litellm_custom_stream_wrapper=_Chunks(chunks),  # type: ignore[arg-type]
+            litellm_custom_stream_wrapper=_Chunks(chat_stream(reply, request.model)),  # type: ignore[arg-type]
             request_input=request.body["input"],
             responses_api_request=_parameters(request.body),
         )
-        for event in events:
-            data = plain(event)
-            yield sse(data, event=str(data["type"]))
+        return typed_events(events)
 
 
 def _parameters(body: JsonObject) -> Any:

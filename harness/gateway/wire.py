@@ -14,7 +14,7 @@ import json
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from harness.models.base import Message, Reply, ToolSchema
@@ -36,10 +36,30 @@ class Request:
     stream: bool
     model: str
     """The model the client asked for: named in the answer (the loop's model answers)."""
-    body: JsonObject = field(default_factory=dict)
+    body: JsonObject
     """The body as the client sent it (a wire's answer may echo parts of it)."""
-    names: dict[str, str] = field(default_factory=dict)
+    names: dict[str, str]
     """Tool names shortened for the chat form -> the client's own (Anthropic's long names)."""
+
+
+def request_of(
+    body: JsonObject,
+    messages: list[Message],
+    tools: list[ToolSchema] | None,
+    max_tokens: int | None,
+    names: dict[str, str] | None = None,
+) -> Request:
+    """The request ``body`` makes, in chat-completions form: its ``model`` and ``stream`` read
+    from ``body`` here, the rest as its wire read it."""
+    return Request(
+        messages=messages,
+        tools=tools or None,
+        max_tokens=max_tokens,
+        stream=stream_flag(body),
+        model=model_name(body),
+        body=body,
+        names=names or {},
+    )
 
 
 class Wire(Protocol):
