@@ -83,6 +83,8 @@ class ResponsesWire:
             request_input=request.body["input"],
             responses_api_request=_parameters(request.body),
         )
+        # the whole response, which the chunks add up to: not built again from them and priced
+        events.litellm_model_response = model_response(reply, request.model)
         return typed_events(events)
 
 
