@@ -71,8 +71,9 @@ UNION_TAGS = {
 class LoopSpec(LoopRules, Section):
     """The whole of a loop: ``LoopSpec.from_toml(path)``, or built in Python.
 
-    The loop's rules (``name``, ``protect``, ``patience``, ``rollback``, ``merge``,
-    ``checklist``) are :class:`~harness.outer.options.LoopRules`' fields.
+    The loop's rules (its name, protected paths, patience, rollback, merge...) are the fields of
+    :class:`~harness.outer.rules.LoopRules`, which :class:`~harness.outer.options.LoopOptions`
+    extends too.
     """
 
     goal: str = Field(min_length=1)
