@@ -29,15 +29,10 @@ from harness.memory.run_state import RunState
 from harness.memory.spend import spend_path
 from harness.outer.options import ArtifactFile
 from harness.outer.result import RunResult
-from harness.outer.run import save_progress
+from harness.outer.run import previous_name, save_progress
 from harness.outer.settings import Settings
 from harness.workspace.cleanup import remove_branch, remove_worktree, top_of
 from harness.workspace.git_cmd import config_get, git
-
-
-def previous_name(path: Path) -> Path:
-    """``draft.md`` → ``draft.previous.md``: where a restart sets a file aside."""
-    return path.with_name(f"{path.stem}.previous{path.suffix}")
 
 
 def set_aside(settings: Settings, path: Path) -> list[str]:
@@ -46,7 +41,7 @@ def set_aside(settings: Settings, path: Path) -> list[str]:
     earlier = _recorded_branch(path)
     nofollow.rename(path, previous_name(path).name)
     spent = spend_path(path)  # a restart starts a new budget
-    nofollow.rename(spent, spent.with_suffix(".previous.json").name)
+    nofollow.rename(spent, previous_name(spent).name)
     notes = []
     artifact = settings.critic_artifact
     if isinstance(artifact, ArtifactFile):

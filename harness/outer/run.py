@@ -163,9 +163,14 @@ def own_files(path: Path | None) -> tuple[Path, ...]:
         return ()
     return (
         path,
-        path.with_suffix(".previous.md"),
+        previous_name(path),  # set aside by a restart
         path.with_suffix(".escalation.md"),
         path.with_name(path.name + ".lock"),
         spend_path(path),
-        spend_path(path).with_suffix(".previous.json"),  # set aside by a restart
+        previous_name(spend_path(path)),
     )
+
+
+def previous_name(path: Path) -> Path:
+    """``draft.md`` → ``draft.previous.md``: where a restart sets a file aside."""
+    return path.with_name(f"{path.stem}.previous{path.suffix}")
