@@ -113,11 +113,8 @@ MIN_DIGIT_SHARE = 0.2
 
 REMEMBERED_CHARS = 2_000_000
 """Characters of texts, with their redacted forms, that a :class:`Redactor` keeps (the latest
-ones): about a hundred whole observations at the agent's default cap."""
-
-REMEMBERED_JSON_CHARS = 500_000
-"""Characters of JSON texts (tool calls' arguments), with their redacted forms, that a
-:class:`Redactor` keeps besides."""
+ones): about a hundred whole observations at the agent's default cap; as many again of JSON
+texts (tool calls' arguments, a file written whole among them)."""
 
 
 class Redactor:
@@ -168,7 +165,7 @@ class Redactor:
             alternatives.append(f"(?:{pattern})")
         self._regex = re.compile("|".join(alternatives))
         self._memo = TextMemo(self._scan, REMEMBERED_CHARS)
-        self._json_memo = TextMemo(self._scan_json, REMEMBERED_JSON_CHARS)
+        self._json_memo = TextMemo(self._scan_json, REMEMBERED_CHARS)
 
     def redact_text(self, text: str) -> str:
         """``text`` with every secret replaced by ``[REDACTED]``: known values and key shapes,

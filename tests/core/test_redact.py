@@ -278,3 +278,34 @@ def test_a_redactor_remembers_texts_up_to_its_bound_in_characters(
     for text in texts:
         redactor.redact_text(text)
     assert redactor.scanned[:1] == [texts[n] for n in scanned_again]
+
+
+def test_a_json_text_is_redacted_once_however_often_it_is_asked_for(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A tool call's arguments reach the run's record three times (the reply, its tool_start and
+    its tool_call): parsed and redacted once, a file of 200 kB written whole as well."""
+    parsed: list[str] = []
+    scan_json = Redactor._scan_json
+
+    def counting(self: Redactor, raw: str) -> str:
+        parsed.append(raw)
+        return scan_json(self, raw)
+
+    monkeypatch.setattr(Redactor, "_scan_json", counting)
+    redactor = Redactor(env={"MY_API_KEY": SECRET_VALUE})
+    escaped = SECRET_VALUE.replace("-", "\\u002d")
+    small = f'{{"cmd": "echo {escaped}"}}'
+    whole = json.dumps({"path": "big.txt", "content": "line\n" * 40_000 + SECRET_VALUE})
+    for raw in (small, whole):
+        first = redactor.redact_json(raw)
+        assert first == redact_json_text(
+            raw, Redactor(env={"MY_API_KEY": SECRET_VALUE}).redact_text
+        )
+        assert SECRET_VALUE not in first
+        assert REDACTED in first
+        assert redactor.redact_json(raw) is first
+        assert redactor.redact_json(raw[:5] + raw[5:]) is first  # an equal text is looked up too
+    assert parsed == [small, whole]
+    plain = '{"path": "a.py"}'
+    assert redactor.redact_json(plain) is plain  # nothing to redact: the text itself
