@@ -24,6 +24,7 @@ from harness.core.errors import ConfigError
 from harness.workspace.caches import CACHE_PATTERNS
 
 if TYPE_CHECKING:
+    from harness.observe.run_summary import RunSummary
     from harness.outer.result import RunResult
     from harness.spec import LoopSpec
 
@@ -238,7 +239,8 @@ def report(args: argparse.Namespace) -> int:
         from harness.observe.trajectory import TRAJECTORY_FILE, Trajectory
 
         recorded = (folder / TRAJECTORY_FILE).is_file()
-        page = render_html(summary, Trajectory.load(folder) if recorded else None)
+        trajectory = Trajectory.load(folder) if recorded else None
+        page = render_html(summary, trajectory, work=_work(folder, summary))
         try:
             args.html.write_text(page, encoding="utf-8")
         except OSError as exc:
@@ -248,6 +250,29 @@ def report(args: argparse.Namespace) -> int:
         print(f"wrote {args.html}", file=sys.stderr)
     print(render_text(summary))
     return EXIT_PASSED
+
+
+def _work(folder: Path, summary: RunSummary) -> str | None:
+    """The run branch's diff against its base, from the repository holding the run's folder
+    (None when it holds no such branch). The branch is named by the record, so only a name of
+    this run's own shape is looked up; the diff is redacted and cut at 100,000 characters."""
+    from harness.core.redact import Redactor
+    from harness.workspace.cleanup import top_of
+    from harness.workspace.git import is_run_branch
+    from harness.workspace.git_cmd import GitIsolationError
+    from harness.workspace.round_refs import run_diff
+    from harness.workspace.workspace import truncate_diff
+
+    branch, repo = summary.branch, top_of(folder)
+    if branch is None or repo is None or folder.name != summary.run_id:
+        return None
+    if not is_run_branch(branch, summary.run_id):
+        return None
+    try:
+        diff = run_diff(repo, branch)
+    except GitIsolationError:  # the report goes on without it
+        return None
+    return None if diff is None else truncate_diff(Redactor().redact_text(diff), 100_000)
 
 
 def show(args: argparse.Namespace) -> int:

@@ -39,9 +39,12 @@ pre { white-space: pre-wrap; background: #f8f8f8; padding: 6px; font-size: 12px;
 """
 
 
-def render_html(summary: RunSummary, trajectory: Trajectory | None = None) -> str:
-    """One self-contained HTML page: totals, charts, timeline, gates, rounds, escalation, and
-    the trajectory of each round when the run recorded one."""
+def render_html(
+    summary: RunSummary, trajectory: Trajectory | None = None, *, work: str | None = None
+) -> str:
+    """One self-contained HTML page: totals, charts, timeline, gates, rounds, escalation, the
+    run branch's diff against its base (``work``, when given), and the trajectory of each round
+    when the run recorded one."""
     sections = [
         _header_html(summary),
         _charts_html(summary),
@@ -49,6 +52,7 @@ def render_html(summary: RunSummary, trajectory: Trajectory | None = None) -> st
         _gates_html(summary),
         _rounds_html(summary),
         _escalation_html(summary),
+        _work_html(summary, work),
         trajectory_html(trajectory) if trajectory is not None else "",
     ]
     return inert(  # the run's texts are data: no control character reaches the page
@@ -229,6 +233,16 @@ def _escalation_html(summary: RunSummary) -> str:
         f"{escape(summary.stop_message)}</p>{report}"
         + (f"<p>Last round's failures:</p><ul>{items}</ul>" if items else "")
         + "</div>"
+    )
+
+
+def _work_html(summary: RunSummary, work: str | None) -> str:
+    if work is None:
+        return ""
+    shown = f"<pre>{escape(work)}</pre>" if work else "<p>No change.</p>"
+    return (
+        f"<h2>The work</h2><p>Branch <code>{escape(summary.branch or '')}</code> against the "
+        f"commit its run started from:</p>{shown}"
     )
 
 

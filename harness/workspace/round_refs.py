@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.workspace.caches import CACHE_EXCLUDES
-from harness.workspace.git_cmd import GitIsolationError, checkouts, git, run_git
+from harness.workspace.git_cmd import GitIsolationError, checkouts, config_get, git, run_git
 from harness.workspace.workspace import IDENTITY_ENV
 
 ROUNDS_PREFIX = "refs/harness/rounds/"
@@ -51,6 +51,16 @@ def round_diff(root: Path, branch: str, first: int, second: int) -> str:
     if missing:
         raise GitIsolationError(f"round {missing[0]} of {branch} was not kept in {root}")
     return git(root, "diff", "--no-color", "--find-renames", *(s for s in shas if s))
+
+
+def run_diff(root: Path, branch: str) -> str | None:
+    """What run branch ``branch`` holds against the commit its run started from (the
+    ``branch.<name>.harnessBase`` the run set); None when ``root`` has no such run branch."""
+    base = config_get(root, f"branch.{branch}.harnessBase")
+    ref = f"refs/heads/{branch}"
+    if base is None or run_git(root, ("rev-parse", "--verify", "--quiet", ref), None).returncode:
+        return None
+    return git(root, "diff", "--no-color", "--find-renames", base, ref, "--")
 
 
 def uncommitted(workspace: Path) -> list[str]:
