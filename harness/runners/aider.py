@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 
 from harness.gateway.gateway import GatewayAddress
-from harness.runners.base import ExternalRunner, Invocation
+from harness.runners.base import ExternalRunner, Invocation, home_file
 from harness.runners.git_guard import git_folders
 
 VERSION = "0.86.2"
@@ -106,8 +106,7 @@ class AiderRunner(ExternalRunner):
     def final_message(self, stdout: str, home: Path) -> str:
         """aider's last reply, from its chat history: after the last message of the user's, the
         last text between aider's own notes (tokens used, edits applied, a lint check's result)."""
-        history = home / CHAT_HISTORY
-        lines = history.read_text(errors="replace").splitlines() if history.is_file() else []
+        lines = (home_file(home, CHAT_HISTORY) or "").splitlines()
         users = [i for i, line in enumerate(lines) if line.startswith(USER_LINE)]
         if not users:
             return stdout.strip()

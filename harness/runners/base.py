@@ -34,6 +34,7 @@ from harness.agent.config import AGENT_DEFAULTS, AgentConfig
 from harness.agent.ledger import Ledger
 from harness.core.errors import ConfigError, Stopped
 from harness.core.event_schema import SessionEnd, SessionStart
+from harness.core.nofollow import UnsafePath, read_bytes
 from harness.core.section import check_field
 from harness.core.sink import NULL_SINK, EventSink
 from harness.core.stop import StopReason
@@ -349,6 +350,16 @@ def _remove(folder: Path) -> None:
         except OSError:
             time.sleep(0.1)
     shutil.rmtree(folder, ignore_errors=True)
+
+
+def home_file(home: Path, name: str) -> str | None:
+    """The text of the file ``name`` the agent left in its ``home`` (undecodable bytes
+    replaced); None when it is missing, or not a regular file reached without a link: the
+    agent wrote its home, so a link there would make the harness read whatever it points to."""
+    try:
+        return read_bytes(home / name, root=home).decode(errors="replace")
+    except (OSError, UnsafePath):
+        return None
 
 
 def _tail(path: Path) -> str:

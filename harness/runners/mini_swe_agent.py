@@ -19,7 +19,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from harness.gateway.gateway import GatewayAddress
-from harness.runners.base import ExternalRunner, Invocation
+from harness.runners.base import ExternalRunner, Invocation, home_file
 from harness.runners.git_guard import git_folders
 
 VERSION = "2.4.6"
@@ -109,8 +109,8 @@ class MiniSweAgentRunner(ExternalRunner):
     def final_message(self, stdout: str, home: Path) -> str:
         """What mini submitted (the output after its marker line), else its last reply's text."""
         try:
-            trajectory = _Trajectory.model_validate_json((home / TRAJECTORY).read_bytes())
-        except (OSError, ValidationError):
+            trajectory = _Trajectory.model_validate_json(home_file(home, TRAJECTORY) or "")
+        except ValidationError:
             return stdout.strip()
         if trajectory.info.submission.strip():
             return trajectory.info.submission.strip()

@@ -153,6 +153,33 @@ def test_mini_s_answer_is_what_it_submitted_else_its_last_reply(tmp_path: Path) 
 
 
 @pytest.mark.parametrize(
+    ("runner", "says", "name", "planted"),
+    [
+        (AiderRunner, "aider 0.86.2", "aider.chat.history.md",
+         "#### task\nthe host's secret file\n"),
+        (MiniSweAgentRunner, "usage", "mini.trajectory.json",
+         json.dumps({"info": {"submission": "the host's secret file"}, "messages": []})),
+    ],
+)  # fmt: skip
+def test_an_answer_file_the_agent_made_a_link_is_not_followed(
+    runner: type[AiderRunner | MiniSweAgentRunner], says: str, name: str, planted: str,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    """The agent writes its home: a link there names a file of the agent's choosing."""
+    program = reporter(tmp_path, runner.executable, says)
+    session = runner(ScriptedModel([]), path=program)
+    outside = tmp_path / "outside.txt"  # a file of the host's, out of the sandbox's sight
+    outside.write_text(planted)
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / name).symlink_to(outside)
+    assert session.final_message(" what it printed \n", home) == "what it printed"
+    (home / name).unlink()
+    (home / name).write_text(planted)  # the same text, written there: read
+    assert session.final_message(" what it printed \n", home) == "the host's secret file"
+
+
+@pytest.mark.parametrize(
     ("runner", "says", "problem"),
     [
         (AiderRunner, "aider 0.86.2", None),
