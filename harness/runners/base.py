@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -76,6 +77,29 @@ class Invocation:
     files: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Least:
+    """The first version of an agent known to work, and what the versions before it lack."""
+
+    product: str
+    """The agent's name as its makers write it."""
+    version: tuple[int, int, int]
+    lacks: str
+
+    def problem(self, said: str) -> str | None:
+        """Why the version ``said`` (``--version``'s answer, holding ``X.Y.Z``) does not work."""
+        found = re.search(r"(\d+)\.(\d+)\.(\d+)", said)
+        if found is None:
+            return f"its --version said {said[:80]!r}, not a {self.product} version"
+        if tuple(map(int, found.groups())) < self.version:
+            first = ".".join(map(str, self.version))
+            return (
+                f"{self.product} {found.group(0)} is known not to work ({self.lacks}); "
+                f"{first} or later is needed"
+            )
+        return None
+
+
 class ExternalRunner:
     """Runs an external agent as a round's session (a :class:`~harness.agent.session.Session`).
 
@@ -95,6 +119,8 @@ class ExternalRunner:
     wire: ClassVar[WireName]
     """The format its model requests are in (all are served; this one is said in its env)."""
     version_args: ClassVar[tuple[str, ...]] = ("--version",)
+    least: ClassVar[Least | None] = None
+    """The first version known to work (else none is known not to)."""
 
     def __init__(
         self,
@@ -130,8 +156,9 @@ class ExternalRunner:
         return []
 
     def version_problem(self, version: str) -> str | None:
-        """Why the version the agent reports (``--version``'s output) is known not to work."""
-        return None
+        """Why the version the agent reports (``--version``'s output) is known not to work:
+        by default, it is not :attr:`least` or later."""
+        return None if self.least is None else self.least.problem(version)
 
     def with_model(self, model: Model) -> Self:
         twin = copy.copy(self)

@@ -14,11 +14,10 @@ none, and its commits and pushes are denied (the harness commits the round).
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 from harness.gateway.gateway import GatewayAddress
-from harness.runners.base import ExternalRunner, Invocation
+from harness.runners.base import ExternalRunner, Invocation, Least
 
 VERSION = "2.1.332"
 """The version the runner is tested with."""
@@ -52,6 +51,7 @@ class ClaudeCodeRunner(ExternalRunner):
         f"npm install --prefix /opt/harness-agents/claude-code @anthropic-ai/claude-code@{VERSION}"
     )
     wire = "anthropic"
+    least = Least("Claude Code", (2, 0, 64), "it has no --tools option")
 
     def invocation(
         self, task: str, gateway: GatewayAddress, home: Path, workspace: Path
@@ -73,17 +73,6 @@ class ClaudeCodeRunner(ExternalRunner):
     def final_message(self, stdout: str, home: Path) -> str:
         """The ``result`` of its last result event, else the text of its last assistant turn."""
         return final_of_stream(stdout)
-
-    def version_problem(self, version: str) -> str | None:
-        found = re.match(r"\s*(\d+)\.(\d+)\.(\d+)", version)
-        if found is None:
-            return f"its --version said {version[:80]!r}, not a Claude Code version"
-        if tuple(map(int, found.groups())) < (2, 0, 64):
-            return (
-                f"Claude Code {found.group(0).strip()} is known not to work "
-                "(it has no --tools option); 2.0.64 or later is needed"
-            )
-        return None
 
 
 def final_of_stream(stdout: str) -> str:

@@ -20,14 +20,13 @@ from __future__ import annotations
 import functools
 import json
 import os
-import re
 import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from harness.gateway.gateway import GatewayAddress
-from harness.runners.base import ExternalRunner, Invocation
+from harness.runners.base import ExternalRunner, Invocation, Least
 
 VERSION = "0.171.0"
 """The version the runner is tested with."""
@@ -57,6 +56,11 @@ class CodexRunner(ExternalRunner):
     executable = "codex"
     install = f"npm install --prefix /opt/harness-agents/codex @openai/codex@{VERSION}"
     wire = "openai-responses"
+    least = Least(
+        "Codex",
+        (0, 122, 0),
+        "it takes no model catalog, so the run's model gets no apply_patch tool",
+    )
 
     def invocation(
         self, task: str, gateway: GatewayAddress, home: Path, workspace: Path
@@ -75,17 +79,6 @@ class CodexRunner(ExternalRunner):
     def final_message(self, stdout: str, home: Path) -> str:
         """The text of its last agent message."""
         return final_of_events(stdout)
-
-    def version_problem(self, version: str) -> str | None:
-        found = re.search(r"(\d+)\.(\d+)\.(\d+)", version)
-        if found is None:
-            return f"its --version said {version[:80]!r}, not a Codex version"
-        if tuple(map(int, found.groups())) < (0, 122, 0):
-            return (
-                f"Codex {found.group(0)} is known not to work (it takes no model catalog, "
-                "so the run's model gets no apply_patch tool); 0.122.0 or later is needed"
-            )
-        return None
 
 
 def final_of_events(stdout: str) -> str:
