@@ -13,8 +13,10 @@ import hmac
 import json
 import queue
 import re
+import socket
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -39,6 +41,10 @@ COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 READ_TIMEOUT = 10.0
 """Seconds a webhook connection may stay silent (headers or body) before it is dropped."""
+
+IN_ALL = 3
+"""A webhook connection is served for at most this many times its read timeout in all: a
+sender dripping a byte at a time, never silent for long, is cut off too."""
 
 MAX_CONNECTIONS = 32
 """Webhook connections served at once; one more is answered 503 and closed."""
@@ -161,7 +167,8 @@ class WebhookTrigger:
         self.label = label
         self.branches = tuple(branches)
         self._starts: queue.Queue[Start] = queue.Queue()
-        self.server = _BoundedServer((host, port), _handler(self, timeout), max_connections)
+        self.server = _BoundedServer((host, port), _handler(self, timeout), max_connections,
+                                     lifetime=IN_ALL * timeout)  # fmt: skip
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True,
                                         name="harness-webhook")  # fmt: skip
         self._thread.start()
@@ -233,16 +240,41 @@ class WebhookTrigger:
         return 202, f"starting on {branch} at {after[:12]}"
 
 
+class _Deadlined(socket.socket):
+    """A connection whose every read ends by its ``deadline`` (a :class:`TimeoutError` past it)."""
+
+    deadline = 0.0
+
+    def recv_into(self, buffer: Any, nbytes: int = 0, flags: int = 0) -> int:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the connection's time is up")
+        timeout = self.gettimeout()
+        self.settimeout(left if timeout is None else min(timeout, left))
+        try:
+            return super().recv_into(buffer, nbytes, flags)
+        finally:
+            self.settimeout(timeout)
+
+
 class _BoundedServer(ThreadingHTTPServer):
-    """A threaded HTTP server serving at most ``slots`` connections at once: one more is
-    answered 503 and closed at once, so idle connections cannot pile up threads."""
+    """A threaded HTTP server serving at most ``slots`` connections at once, each for at most
+    ``lifetime`` seconds: one more is answered 503 and closed at once, so idle or dripping
+    connections cannot pile up threads or hold the places."""
 
     daemon_threads = True
 
     def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler],
-                 slots: int) -> None:  # fmt: skip
+                 slots: int, *, lifetime: float) -> None:  # fmt: skip
         super().__init__(address, handler)
         self._slots = threading.BoundedSemaphore(slots)
+        self._lifetime = lifetime
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        request, address = super().get_request()
+        timed = _Deadlined(request.family, request.type, request.proto, fileno=request.detach())
+        timed.deadline = time.monotonic() + self._lifetime
+        return timed, address
 
     def process_request(self, request: Any, client_address: Any) -> None:
         if not self._slots.acquire(blocking=False):

@@ -22,6 +22,7 @@ from harness.cli.watch import MAX_QUEUED, Watcher
 from harness.connect.deliveries import SeenDeliveries
 from harness.connect.github import GitHub
 from harness.connect.triggers import (
+    IN_ALL,
     MAX_SLUG,
     IssuesTrigger,
     Start,
@@ -151,6 +152,33 @@ def test_many_idle_connections_hold_at_most_the_cap_of_threads(tmp_path: Path) -
             client.close()
         trigger.close()
     assert grown <= 4 + 1  # the cap, and the server's own thread
+
+
+@pytest.mark.parametrize("where", ["headers", "body"])
+def test_a_connection_dripping_a_byte_at_a_time_is_cut_off_and_frees_its_place(
+    tmp_path: Path, where: str
+) -> None:
+    trigger = _hook(tmp_path, timeout=0.5, max_connections=1)
+    head = b"POST / HTTP/1.1\r\nX-Padding: " if where == "headers" else (
+        b"POST / HTTP/1.1\r\nX-GitHub-Event: issues\r\nContent-Length: 900\r\n\r\n")  # fmt: skip
+    began = time.monotonic()
+    cut = None
+    try:
+        with socket.create_connection(trigger.address, timeout=10) as client:
+            client.sendall(head)
+            for _ in range(40):  # never silent for the timeout: only the time in all ends it
+                time.sleep(0.2)
+                try:
+                    client.sendall(b"x")
+                except OSError:
+                    cut = time.monotonic() - began
+                    break
+        assert cut is not None, "the connection was never cut"
+        assert cut < IN_ALL * 0.5 + 2
+        assert _signed(trigger.address, _issue(6))[0] == 202  # its place is free again
+    finally:
+        trigger.close()
+    assert [start.issue for start in trigger.poll(T0)] == [6]
 
 
 def test_connections_reset_at_once_leave_no_place_taken(tmp_path: Path) -> None:
