@@ -107,7 +107,6 @@ def run(args: argparse.Namespace) -> int:
 
         return run_attempts(args, config, runners if len(runners) > 1 else [])
     mode: Mode = "json" if args.json else "quiet" if args.quiet else "live"
-    redactor = config.redactor()
     live = LiveProgress(sys.stdout if args.json else sys.stderr, mode)
     echo: EventSink = live
     flush = None
@@ -134,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
             "`harness run` starts afresh",
             file=sys.stderr,
         )
-    _tell(result, args, closed=live.closed, redact=redactor.redact_text)
+    _tell(result, args, closed=live.closed, redact=loop.settings.redact)  # the run's redactor
     return run_exit_code(result)
 
 
