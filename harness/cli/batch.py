@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from harness.core.text import raw_stream
 from harness.scale.batch import Batch, BatchProgress
 from harness.scale.batch_report import render_batch_html, render_batch_text
 from harness.scale.batch_summary import SUMMARY_FILE, BatchSummary
-from harness.scale.batch_task import load_tasks, per_runner
+from harness.scale.batch_task import NAME_PATTERN, load_tasks, per_runner
 from harness.scale.toml_loop import loop_from_toml
 
 
@@ -58,12 +59,35 @@ def is_batch(path: str) -> bool:
 
 
 def report_batch(args: argparse.Namespace) -> int:
+    """The batch's table; with ``--html FILE``, a page linking each task's own report, written
+    beside it as ``FILE-STEM.TASK.html`` (for the tasks whose run is found under ``--root``)."""
     summary = BatchSummary.load(Path(args.run))
+    if args.html:  # first: a reader that stops early (`| head`) must not cost the files
+        from harness.cli.run_page import write_html
+
+        links = _task_pages(summary, args.html, args.root)
+        write_html(args.html, render_batch_html(summary, links=links))
+        print(f"wrote {args.html} and {len(links)} task report(s) beside it", file=sys.stderr)
     print(render_batch_text(summary))
-    if args.html:
-        try:
-            args.html.write_text(render_batch_html(summary), encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(f"--html {args.html}: cannot write: {exc.strerror}") from exc
-        print(f"wrote {args.html}")
     return EXIT_PASSED
+
+
+def _task_pages(summary: BatchSummary, page: Path, root: Path) -> dict[str, str]:
+    """Write the report of each task whose run is found under ``root`` beside ``page``; each
+    task's name and its page's name relative to ``page``."""
+    from harness.cli.run_folders import find_run_under
+    from harness.cli.run_page import write_page
+    from harness.observe.report import load_run
+
+    links = {}
+    for task in summary.tasks:
+        if task.run_id is None or not re.fullmatch(NAME_PATTERN, task.name):  # summary.json: data
+            continue
+        try:
+            folder = find_run_under(task.run_id, root)
+        except ConfigError:  # its run is elsewhere (another root, a cleaned folder)
+            continue
+        name = f"{page.stem}.{task.name}.html"
+        write_page(page.with_name(name), folder, load_run(folder))
+        links[task.name] = name
+    return links

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import argparse
-import errno
 import shutil
 import sys
 from collections.abc import Callable
@@ -24,15 +23,12 @@ from harness.core.errors import ConfigError
 from harness.workspace.caches import CACHE_PATTERNS
 
 if TYPE_CHECKING:
-    from harness.observe.run_summary import RunSummary
     from harness.outer.result import RunResult
     from harness.spec import LoopSpec
 
 CHECK_MODULES = {"content": "harness.checks.content", "citations": "harness.research.citations"}
 """The module of each ``harness check`` kind; each has a ``main(arguments)``."""
 SKILLS_DIR = Path(__file__).resolve().parent / "skills"
-SYSTEM_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS})
-"""Write errors that say the machine is in trouble (exit 1), not that the path was wrong (2)."""
 IGNORED = (".harness/", "progress/*.lock", *CACHE_PATTERNS)
 """What ``harness init`` adds to .gitignore (the lines it lacks; the rest is kept): run data, the
 lock file beside each progress file, and byte code and tool caches."""
@@ -227,7 +223,7 @@ def restore(args: argparse.Namespace) -> int:
 def report(args: argparse.Namespace) -> int:
     from harness.cli.batch import is_batch, report_batch
     from harness.cli.run_folders import find_run_under
-    from harness.observe.report import load_run, render_html, render_text
+    from harness.observe.report import load_run, render_text
 
     if is_batch(args.run):
         return report_batch(args)
@@ -235,43 +231,12 @@ def report(args: argparse.Namespace) -> int:
     folder = find_run_under(args.run, args.root)
     summary = load_run(folder)
     if args.html:  # first: a reader that stops early (`| head`) must not cost the file
-        from harness.observe.trajectory import TRAJECTORY_FILE, Trajectory
+        from harness.cli.run_page import write_page
 
-        recorded = (folder / TRAJECTORY_FILE).is_file()
-        trajectory = Trajectory.load(folder) if recorded else None
-        page = render_html(summary, trajectory, work=_work(folder, summary))
-        try:
-            args.html.write_text(page, encoding="utf-8")
-        except OSError as exc:
-            if exc.errno in SYSTEM_ERRNOS:  # the machine's trouble, not a bad path: exit 1
-                raise OSError(exc.errno, exc.strerror, str(args.html)) from exc
-            raise ConfigError(f"--html {args.html}: cannot write: {exc.strerror}") from exc
+        write_page(args.html, folder, summary)
         print(f"wrote {args.html}", file=sys.stderr)
     print(render_text(summary))
     return EXIT_PASSED
-
-
-def _work(folder: Path, summary: RunSummary) -> str | None:
-    """The run branch's diff against its base, from the repository holding the run's folder
-    (None when it holds no such branch). The branch is named by the record, so only a name of
-    this run's own shape is looked up; the diff is redacted and cut at 100,000 characters."""
-    from harness.core.redact import Redactor
-    from harness.workspace.cleanup import top_of
-    from harness.workspace.git import is_run_branch
-    from harness.workspace.git_cmd import GitIsolationError
-    from harness.workspace.round_refs import run_diff
-    from harness.workspace.workspace import truncate_diff
-
-    branch, repo = summary.branch, top_of(folder)
-    if branch is None or repo is None or folder.name != summary.run_id:
-        return None
-    if not is_run_branch(branch, summary.run_id):
-        return None
-    try:
-        diff = run_diff(repo, branch)
-    except GitIsolationError:  # the report goes on without it
-        return None
-    return None if diff is None else truncate_diff(Redactor().redact_text(diff), 100_000)
 
 
 def show(args: argparse.Namespace) -> int:

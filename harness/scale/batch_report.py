@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from html import escape
+from urllib.parse import quote
 
 from harness.observe.live import format_cost, format_duration, format_tokens
 from harness.observe.report_html import CSS
@@ -79,14 +81,15 @@ def render_batch_text(summary: BatchSummary) -> str:
     return "\n".join(lines)
 
 
-def render_batch_html(summary: BatchSummary) -> str:
-    """One page, inline CSS, no scripts or external resources."""
+def render_batch_html(summary: BatchSummary, *, links: Mapping[str, str] | None = None) -> str:
+    """One page, inline CSS, no scripts or external resources; a task named in ``links`` links
+    its name to its own report there (a relative address)."""
     head = "".join(f"<th>{escape(c)}</th>" for c in COLUMNS)
     body = "".join(
         "<tr>"
         + "".join(
             f'<td class="{"pass" if i == 1 and cell == "passed" else "fail" if i == 1 else ""}">'
-            f"{escape(cell)}</td>"
+            f"{_linked(cell, (links or {}).get(cell)) if i == 0 else escape(cell)}</td>"
             for i, cell in enumerate(row)
         )
         + "</tr>"
@@ -102,6 +105,12 @@ def render_batch_html(summary: BatchSummary) -> str:
         + _side_by_side_html(summary)
         + "</body></html>\n"
     )
+
+
+def _linked(name: str, address: str | None) -> str:
+    if address is None:
+        return escape(name)
+    return f'<a href="{escape(quote(address))}">{escape(name)}</a>'
 
 
 def _side_by_side_html(summary: BatchSummary) -> str:

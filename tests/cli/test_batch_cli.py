@@ -220,3 +220,41 @@ def test_a_second_interrupt_quits_at_once_and_the_task_resumes_next_time(tmp_pat
     assert final["tasks"][0]["starts"] == 2
     assert {t["status"] for t in final["tasks"]} == {"passed"}
     assert _run_ends(project) == {f"task-{i}": 1 for i in range(TASKS)}
+
+
+def test_the_batch_html_report_links_each_task_s_own_report(tmp_path: Path) -> None:
+    _project(tmp_path, gate="grep -qx yes out.txt")
+    lines = (tmp_path / "tasks.jsonl").read_text().splitlines()[:2]
+    (tmp_path / "tasks.jsonl").write_text("\n".join(lines) + "\n")
+    batch = harness("batch", "tasks.jsonl", "--out", "out", "--quiet", cwd=tmp_path)
+    assert batch.returncode == 0, batch.stdout + batch.stderr
+    records = {r: json.loads((tmp_path / "out" / "tasks" / r / "record.json").read_text())
+               for r in ("task-0", "task-1")}  # fmt: skip
+
+    report = harness("report", "out", "--html", "page.html", cwd=tmp_path)
+
+    assert report.returncode == 0, report.stderr
+    assert report.stderr == "wrote page.html and 2 task report(s) beside it\n"
+    page = (tmp_path / "page.html").read_text()
+    for name, record in records.items():
+        assert f'<td class=""><a href="page.{name}.html">{name}</a></td>' in page
+        task_page = (tmp_path / f"page.{name}.html").read_text()
+        assert f"<h1>Run {record['run_id']} " in task_page  # that task's own run
+    assert sorted(p.name for p in tmp_path.glob("page*.html")) == [
+        "page.html", "page.task-0.html", "page.task-1.html"
+    ]  # fmt: skip
+
+    elsewhere = tmp_path / "elsewhere"  # the runs are not under this root: no links
+    elsewhere.mkdir()
+    alone = harness("report", str(tmp_path / "out"), "--html", "page.html", cwd=elsewhere)
+    assert alone.returncode == 0, alone.stderr
+    assert "<a href" not in (elsewhere / "page.html").read_text()
+    assert alone.stderr == "wrote page.html and 0 task report(s) beside it\n"
+
+    summary = tmp_path / "out" / "summary.json"  # the summary is data: a name is not a path
+    summary.write_text(summary.read_text().replace('"task-1"', '"../task-1"'))
+    tampered = harness("report", "out", "--html", "page.html", cwd=tmp_path)
+    assert tampered.returncode == 0, tampered.stderr
+    assert tampered.stderr == "wrote page.html and 1 task report(s) beside it\n"
+    assert not (tmp_path.parent / "task-1.html").exists()
+    assert not list(tmp_path.parent.glob("*task-1*"))
