@@ -7,6 +7,7 @@ through :class:`~harness.spec.LoopSpec`, and the Python API builds the same obje
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, TypeVar
@@ -46,11 +47,12 @@ def named_errors(where: str) -> Callable[[type[T]], type[T]]:
 
     def decorate(cls: type[T]) -> type[T]:
         init, fields = cls.__init__, cls.__pydantic_fields__  # type: ignore[attr-defined]
+        positional = dataclasses.is_dataclass(cls)  # a model takes keywords only
 
         @functools.wraps(init)
         def __init__(self: T, *args: Any, **kwargs: Any) -> None:
-            named = dict(zip(fields, args, strict=False))
-            if len(named) == len(args) and not named.keys() & kwargs.keys():
+            named = dict(zip(fields, args, strict=False)) if positional else {}
+            if args and len(named) == len(args) and not named.keys() & kwargs.keys():
                 args, kwargs = (), {**named, **kwargs}  # by name, so that an error names it
             try:
                 init(self, *args, **kwargs)

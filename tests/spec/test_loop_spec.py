@@ -8,6 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from harness.assemble.build import build_loop
+from harness.core.budget import Budget
 from harness.core.errors import ConfigError
 from harness.core.sink import NULL_SINK
 from harness.outer.options import ArtifactFile, LoopOptions
@@ -116,6 +117,18 @@ def test_loop_options_say_a_bound_as_loop_toml_does() -> None:
         "options.patience: must be an integer from 2 to 100, got 1",
         "options.patients: unknown field",
     ]
+    with pytest.raises(TypeError):  # keywords only, as before
+        LoopOptions("x")  # type: ignore[misc]
+
+
+def test_a_budget_given_by_position_names_the_field() -> None:
+    assert Budget(5, 0.5) == Budget(tokens=5, cost_usd=0.5)
+    with pytest.raises(
+        ConfigError, match=r"^budget\.cost_usd: must be a finite number above 0, got -1$"
+    ):
+        Budget(5, -1)
+    with pytest.raises(ConfigError, match="^budget.tokens: Got multiple values"):
+        Budget(5, tokens=6)  # type: ignore[misc]
 
 
 def test_the_critic_judges_a_named_file_as_a_typed_choice(tmp_path: Path) -> None:
