@@ -100,6 +100,27 @@ def test_a_runner_that_cannot_run_exits_2_before_anything_is_created(
     assert _nothing_created(repo)
 
 
+@pytest.mark.parametrize("runner", ["claude-code", "codex", "aider", "mini-swe-agent"])
+def test_an_agent_that_is_not_installed_exits_2_with_its_install_command(
+    tmp_path: Path, runner: str
+) -> None:
+    from harness.runners import runner_class
+
+    found = runner_class(runner)
+    bare = tmp_path / "bin"  # a PATH with git alone on it: no agent there
+    bare.mkdir()
+    git_program = shutil.which("git")
+    assert git_program is not None
+    (bare / "git").symlink_to(git_program)
+    repo = _repo(tmp_path, f'[agent]\nrunner = "{runner}"\n')
+    result = harness_here("run", cwd=repo, env={"PATH": str(bare)})
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"needs {found.executable!r}, which is not on PATH" in result.stderr
+    assert f"install it with: {found.install} (or name it in [agent] path)" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert _nothing_created(repo)
+
+
 def test_runners_side_by_side_are_attempts_under_the_same_checks(tmp_path: Path) -> None:
     command = json.dumps([sys.executable, str(AGENT), "{task_file}"])
     repo = _repo(tmp_path, f"[agent]\ncommand = {command}\n")
