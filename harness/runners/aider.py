@@ -17,8 +17,9 @@ import re
 from pathlib import Path
 
 from harness.gateway.gateway import GatewayAddress
-from harness.runners.base import ExternalRunner, Invocation, home_file
+from harness.runners.base import ExternalRunner, Invocation
 from harness.runners.git_guard import git_folders
+from harness.runners.home import home_file
 
 VERSION = "0.86.2"
 """The version the harness is tested with."""

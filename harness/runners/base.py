@@ -35,7 +35,6 @@ from harness.agent.config import AGENT_DEFAULTS, AgentConfig
 from harness.agent.ledger import Ledger
 from harness.core.errors import ConfigError, Stopped
 from harness.core.event_schema import SessionEnd, SessionStart
-from harness.core.nofollow import UnsafePath, read_bytes
 from harness.core.section import check_field
 from harness.core.sink import NULL_SINK, EventSink
 from harness.core.stop import StopReason
@@ -43,16 +42,13 @@ from harness.gateway.gateway import Ending, Gateway, GatewayAddress
 from harness.models.base import Model
 from harness.models.budget import MeteredModel, metered
 from harness.runners.git_guard import GIT_OFF, REFUSING_HOOK, head_of, keep_head
+from harness.runners.home import remove_scratch, tail, write_files
 from harness.sandbox import Sandbox, default_sandbox
 
 WireName = Literal["openai-chat", "openai-responses", "anthropic"]
 RELAY_PORT = 48_213
 """The port of 127.0.0.1 the relay listens on inside a sandbox's own network namespace."""
-OUTPUT_CHARS = 200_000
-"""How much of the end of an agent's stdout and stderr is kept."""
 VERSION_SECONDS = 30.0
-REMOVE_TRIES = 5
-"""Removals of a session's scratch folder tried before it is left to the system's cleaning."""
 PRELOAD: dict[WireName, tuple[str, ...]] = {
     "anthropic": ("/messages",),
     "openai-responses": ("/responses",),
@@ -195,7 +191,7 @@ class ExternalRunner:
             return self._session(task, folder, model, sandbox, scratch)
         finally:
             model.events.emit(SessionEnd())
-            _remove(scratch)
+            remove_scratch(scratch)
 
     def _find(self, path: str | os.PathLike[str] | None) -> str:
         """The agent's program: ``path``, or :attr:`executable` found on ``PATH``."""
@@ -257,7 +253,7 @@ class ExternalRunner:
         ) as gateway:  # fmt: skip
             inside = f"http://127.0.0.1:{RELAY_PORT}" if socket_path is not None else None
             invocation = self.invocation(task, gateway.address(inside), home, workspace)
-            _write_files(home, invocation.files)
+            write_files(home, invocation.files)
             argv = invocation.argv
             if socket_path is not None:
                 relay = [sys.executable, "-m", "harness.gateway.relay"]
@@ -272,8 +268,8 @@ class ExternalRunner:
             code, why = self._wait(command, full_env, workspace, invocation.stdin, gateway,
                                    model, scratch)  # fmt: skip
         keep_head(workspace, head)
-        stdout = _tail(scratch / "stdout")
-        stderr = _tail(scratch / "stderr")
+        stdout = tail(scratch / "stdout")
+        stderr = tail(scratch / "stderr")
         stop, message, interruption = _outcome(code, why, gateway.ending, stderr, self.timeout)
         final = self.final_message(stdout, home) if stop is AgentStop.ANSWERED else None
         return AgentRun(
@@ -361,47 +357,3 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
         except (ProcessLookupError, PermissionError):
             proc.kill()
     proc.wait()
-
-
-def _remove(folder: Path) -> None:
-    """Remove the session's scratch folder. What the agent started may still be ending (its
-    last writes into its HOME landing) when its program has exited, so a removal that finds a
-    file made meanwhile is tried again; what still cannot be removed stays in the temporary
-    folder rather than failing the round."""
-    for _ in range(REMOVE_TRIES - 1):
-        try:
-            shutil.rmtree(folder)
-            return
-        except FileNotFoundError:
-            return
-        except OSError:
-            time.sleep(0.1)
-    shutil.rmtree(folder, ignore_errors=True)
-
-
-def home_file(home: Path, name: str) -> str | None:
-    """The text of the file ``name`` the agent left in its ``home`` (undecodable bytes
-    replaced); None when it is missing, or not a regular file reached without a link: the
-    agent wrote its home, so a link there would make the harness read whatever it points to."""
-    try:
-        return read_bytes(home / name, root=home).decode(errors="replace")
-    except (OSError, UnsafePath):
-        return None
-
-
-def _tail(path: Path) -> str:
-    """The last :data:`OUTPUT_CHARS` of the file at ``path`` (bytes read only from there)."""
-    with path.open("rb") as file:
-        size = file.seek(0, os.SEEK_END)
-        file.seek(max(size - OUTPUT_CHARS, 0))
-        return file.read().decode(errors="replace")
-
-
-def _write_files(home: Path, files: dict[str, str]) -> None:
-    """Write each of ``files`` under ``home``; a path leading out of it is a bug of the runner."""
-    for name, text in files.items():
-        target = (home / name).resolve()
-        if not target.is_relative_to(home.resolve()):
-            raise ConfigError(f"files: {name!r} lies outside the agent's home")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text)

@@ -19,8 +19,9 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from harness.gateway.gateway import GatewayAddress
-from harness.runners.base import ExternalRunner, Invocation, home_file
+from harness.runners.base import ExternalRunner, Invocation
 from harness.runners.git_guard import git_folders
+from harness.runners.home import home_file
 
 VERSION = "2.4.6"
 """The version the harness is tested with."""
