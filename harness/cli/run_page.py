@@ -3,6 +3,7 @@ beside a batch's (``harness report BATCH --html FILE``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from harness.cli.exit_codes import SYSTEM_ERRNOS
@@ -37,8 +38,8 @@ def write_html(path: Path, page: str) -> None:
 def work(folder: Path, summary: RunSummary) -> str | None:
     """The run branch's diff against its base, from the repository holding the run's folder
     (None when it holds no such branch). The branch is named by the record, so only a name of
-    this run's own shape is looked up; the diff is redacted and cut at :data:`WORK_CHARS`."""
-    from harness.core.redact import Redactor
+    this run's own shape is looked up; the diff is redacted as its loop redacts (None when that
+    loop's loop.toml cannot be read) and cut at :data:`WORK_CHARS`."""
     from harness.workspace.cleanup import top_of
     from harness.workspace.git import is_run_branch
     from harness.workspace.git_cmd import GitIsolationError
@@ -50,8 +51,28 @@ def work(folder: Path, summary: RunSummary) -> str | None:
         return None
     if not is_run_branch(branch, summary.run_id):
         return None
+    redact = _loop_redactor(folder)
+    if redact is None:
+        return None
     try:
         diff = run_diff(repo, branch)
     except GitIsolationError:  # the report goes on without it
         return None
-    return None if diff is None else truncate_diff(Redactor().redact_text(diff), WORK_CHARS)
+    return None if diff is None else truncate_diff(redact(diff), WORK_CHARS)
+
+
+def _loop_redactor(folder: Path) -> Callable[[str], str] | None:
+    """The redactor of the loop whose runs folder holds ``folder``: its loop.toml's ``[redact]``
+    and ``.env`` values on top of the secrets found by default (that file is the user's; the
+    record is never asked where its config is). None when that loop.toml cannot be read: a
+    secret it names could not be kept out."""
+    from harness.core.redact import Redactor
+    from harness.spec import CONFIG_NAME, LoopSpec
+
+    config = folder.parent.parent.parent / CONFIG_NAME
+    if not config.is_file():
+        return Redactor().redact_text
+    try:
+        return LoopSpec.from_toml(config).redactor().redact_text
+    except ConfigError:
+        return None

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.cli.test_cli import harness
 from tests.conftest import git, make_repo
 
@@ -82,3 +84,27 @@ def test_a_recorded_branch_not_of_the_run_s_shape_is_not_looked_up(tmp_path: Pat
     assert "<br>branch <code>other</code>" in html  # shown as recorded
     assert "<h2>The work</h2>" not in html
     assert "+++ b/work/draft.md" not in html  # no diff of the branch it named
+
+
+def test_the_work_is_redacted_as_its_loop_redacts_and_left_out_when_that_loop_cannot_be_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    marked = "billing-" + "7f3a91c2e4"  # a secret only the loop's [redact] names
+    repo, run_id, branch = passed_run(tmp_path)
+    worktree = tmp_path / "wt"
+    git(repo, "worktree", "add", "-q", str(worktree), branch)
+    (worktree / "work" / "draft.md").write_text(f"ref {marked}\n")
+    git(worktree, "commit", "-qam", "the secret in the work")
+    loop = repo / "loop.toml"
+    loop.write_text(LOOP_TOML + '[redact]\nenv = ["BILLING_REF"]\n')
+    monkeypatch.setenv("BILLING_REF", marked)
+
+    html = page(repo, run_id)
+
+    assert "+ref [REDACTED]\n" in html
+    assert marked not in html
+
+    loop.write_text(LOOP_TOML + "[redact]\nenv = 3\n")  # broken: what it names is not known
+    html = page(repo, run_id)
+    assert "<h2>The work</h2>" not in html
+    assert marked not in html
