@@ -8,7 +8,7 @@ write at most one line to each file and under its own kind, and no moment (a rou
 end, a gate's report, a verdict, a step) may be emitted twice. The checker is shown failing on
 a moment written twice and on a trajectory line written beside the emit path. Then the package's
 source: only the run's record makes the two writers, and only the trajectory's writer builds its
-records.
+records. Last, the work of one emit for both files: each text of a step is redacted once.
 """
 
 from __future__ import annotations
