@@ -41,10 +41,10 @@ class EventLog:
     event, in the log's order. Without a ``redactor``, a :class:`Redactor` over ``os.environ`` is used.
 
     The log is reached from ``root`` (a folder above it, default: its own folder) without
-    following any link (:mod:`harness.core.nofollow`), and every later write must find the very
-    file the first one made: a folder renamed and another put in its place, or a symlink planted
-    on the way, makes :meth:`emit` raise :class:`~harness.core.nofollow.UnsafePath` once; the
-    log is closed from then on (nothing more is written anywhere).
+    following any link, and every later write must find the very file the first one made
+    (:class:`~harness.core.nofollow.Appender`): a folder renamed and another put in its place, or
+    a symlink planted there, makes :meth:`emit` raise :class:`~harness.core.nofollow.UnsafePath`
+    once; the log is closed from then on (nothing more is written anywhere).
     """
 
     def __init__(
@@ -62,8 +62,8 @@ class EventLog:
         self.redactor = redactor if redactor is not None else Redactor()
         self._echo = echo
         self._lock = threading.Lock()
-        self._file: tuple[int, int] | None = None  # the log's identity once the first event made it
-        self._closed = False
+        # on the first event the folders are made: a run that never starts leaves nothing
+        self._file = nofollow.Appender(self.path, root=self.root)
 
     def emit(self, event: EventBase) -> None:
         fields = event.model_dump(mode="json")
@@ -77,15 +77,9 @@ class EventLog:
         record = {**stamp, **self.redactor.redact(fields)}
         line = json.dumps(record, ensure_ascii=False) + "\n"
         with self._lock:
-            if self._closed:
+            if self._file.closed:
                 return
-            try:  # on the first event the folders are made: a run that never starts leaves nothing
-                self._file = nofollow.append(
-                    self.path, line.encode("utf-8"), root=self.root, expect=self._file
-                )
-            except nofollow.UnsafePath:
-                self._closed = True
-                raise
+            self._file.write(line.encode("utf-8"))
             if self._echo is not None:  # what the display shows is redacted as the log is
                 self._echo.emit(type(event).model_validate(record))
 

@@ -17,7 +17,6 @@ import hashlib
 import json
 import os
 import threading
-import weakref
 from pathlib import Path
 from typing import Any, cast
 
@@ -66,9 +65,10 @@ class TrajectoryLog:
     Records get ``round`` (from the last :class:`RoundBegin`) and ``session`` where they have
     none: sessions are numbered by :class:`SessionBegin` and nest, the innermost open one (a
     subagent's) being current until a ``session_end`` event closes it and its parent's is current
-    again. Like the event log, the file is reached from ``root`` without following a link (a
-    link on the way raises :class:`~harness.core.nofollow.UnsafePath` and closes the log); it is
-    then kept open, so no later line can be sent elsewhere by a folder moved or replaced.
+    again. The file is appended as the event log is (:class:`~harness.core.nofollow.Appender`):
+    reached from ``root`` without following a link, kept open, and written only while it is
+    still the file the first line made (else :class:`~harness.core.nofollow.UnsafePath`, and the
+    log is closed).
     """
 
     def __init__(
@@ -85,13 +85,12 @@ class TrajectoryLog:
         self.redactor = redactor if redactor is not None else Redactor()
         self.inline_chars = inline_chars
         self._lock = threading.Lock()
-        self._closed = False
+        self._file = nofollow.Appender(self.path, root=self.root)
         self._round: int | None = None
         self._open: list[int] = []  # the sessions begun and not ended, the current one last
         self._sessions = 0
         self._stored: set[str] = set()
         self._digest = TextMemo(_sha256, HASHED_CHARS)
-        self._fd: int | None = None
         self._tools: tuple[object, str] = (None, "")  # the last schemas sent, and their hash
         self._wire: tuple[bytes, Any] = (b"", None)  # the last rest of a body's bytes, redacted
         self._previous: dict[tuple[int | None, str], list[Message]] = {}
@@ -261,27 +260,16 @@ class TrajectoryLog:
         A blob is not fsynced, as the lines are not: a killed process leaves it whole (it is
         renamed into place) or absent, and it is written before the line that names it."""
         digest = self._digest.of(text)
-        if digest not in self._stored and not self._closed:
+        if digest not in self._stored and not self._file.closed:
             data = text.encode("utf-8")
             nofollow.write_atomic(self.blobs / digest, data, root=self.root, durable=False)
             self._stored.add(digest)
         return digest
 
     def _write(self, data: dict[str, Any]) -> None:
-        """One line, in one write. The file is opened once (made with its folders, no link
-        followed) and kept open: every line goes to the file the first one made."""
-        if self._closed:
-            return
-        line = _line(data)
-        if self._fd is None:
-            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
-            try:
-                self._fd = nofollow.open_file(self.path, flags, root=self.root, make_folders=True)
-            except nofollow.UnsafePath:
-                self._closed = True
-                raise
-            weakref.finalize(self, os.close, self._fd)
-        os.write(self._fd, line)
+        """One line, in one write, to the file the first line made."""
+        if not self._file.closed:
+            self._file.write(_line(data))
 
 
 _LINE_OPTIONS = orjson.OPT_UTC_Z | orjson.OPT_APPEND_NEWLINE

@@ -97,6 +97,63 @@ def test_an_append_finds_the_file_it_made_or_refuses(tmp_path: Path) -> None:
     assert (tmp_path / "moved" / "events.jsonl").read_text() == "one\ntwo\n"
 
 
+def test_an_appender_walks_to_its_file_once_and_writes_nowhere_else(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run's record is appended at every step: the path is walked for the first line only,
+    later lines go to the file it made while a look at its path finds it there."""
+    opened: list[object] = []
+    open_file = nofollow.open_file
+
+    def counting(path: object, *args: object, **kwargs: object) -> int:
+        opened.append(path)
+        return open_file(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(nofollow, "open_file", counting)
+    log = tmp_path / "run" / "events.jsonl"
+    appender = nofollow.Appender(log, root=tmp_path)
+    for n in range(100):
+        appender.write(f"{n}\n".encode())
+    assert opened == [log]
+    assert log.read_text() == "".join(f"{n}\n" for n in range(100))
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ("moved", "not the file the harness made"),
+        ("removed", "gone since the harness made it"),
+        ("link", "a symlink"),
+        ("hard link", "has another name"),
+    ],
+)
+def test_an_appender_refuses_a_file_moved_replaced_or_linked(
+    tmp_path: Path, victim: Path, change: str, problem: str
+) -> None:
+    log = tmp_path / "run" / "events.jsonl"
+    appender = nofollow.Appender(log, root=tmp_path)
+    appender.write(b"one\n")
+    if change == "moved":  # the folder renamed, another put in its place
+        (tmp_path / "run").rename(tmp_path / "moved")
+        (tmp_path / "run").mkdir()
+        log.write_text("planted\n")
+    elif change == "removed":
+        log.unlink()
+    elif change == "link":
+        log.rename(tmp_path / "moved.jsonl")
+        log.symlink_to(victim)
+    else:
+        os.link(log, tmp_path / "second-name")
+    with pytest.raises(UnsafePath, match=problem):
+        appender.write(b"two\n")
+    appender.write(b"three\n")  # closed: nothing more is written anywhere
+    assert appender.closed
+    assert victim.read_text() == "# mine\n"
+    written = [p.read_text() for p in tmp_path.rglob("*") if p.is_file() and not p.is_symlink()]
+    assert "two" not in "".join(written)
+    assert "three" not in "".join(written)
+
+
 def test_a_hard_link_is_never_written_in_place(tmp_path: Path, victim: Path) -> None:
     """Before: an agent's ``ln ~/.bashrc events.jsonl`` made the harness append its events to
     the user's file, and a hard-linked lock emptied it."""
