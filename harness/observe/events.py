@@ -14,6 +14,7 @@ import threading
 from pathlib import Path
 
 from harness.core import nofollow
+from harness.core.appender import Appender
 from harness.core.errors import ConfigError
 from harness.core.event_schema import Event, EventBase, parse_event
 from harness.core.redact import Redactor
@@ -42,7 +43,7 @@ class EventLog:
 
     The log is reached from ``root`` (a folder above it, default: its own folder) without
     following any link, and every later write must find the very file the first one made
-    (:class:`~harness.core.nofollow.Appender`): a folder renamed and another put in its place, or
+    (:class:`~harness.core.appender.Appender`): a folder renamed and another put in its place, or
     a symlink planted there, makes :meth:`emit` raise :class:`~harness.core.nofollow.UnsafePath`
     once; the log is closed from then on (nothing more is written anywhere).
     """
@@ -63,7 +64,7 @@ class EventLog:
         self._echo = echo
         self._lock = threading.Lock()
         # on the first event the folders are made: a run that never starts leaves nothing
-        self._file = nofollow.Appender(self.path, root=self.root)
+        self._file = Appender(self.path, root=self.root)
 
     def emit(self, event: EventBase) -> None:
         fields = event.model_dump(mode="json")

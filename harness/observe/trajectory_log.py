@@ -24,6 +24,7 @@ import orjson
 from pydantic_core import to_json, to_jsonable_python
 
 from harness.core import nofollow
+from harness.core.appender import Appender
 from harness.core.event_schema import EventBase, ModelCall, SessionEnd, ToolCallEvent
 from harness.core.exchange import Exchange
 from harness.core.redact import Redactor
@@ -65,7 +66,7 @@ class TrajectoryLog:
     Records get ``round`` (from the last :class:`RoundBegin`) and ``session`` where they have
     none: sessions are numbered by :class:`SessionBegin` and nest, the innermost open one (a
     subagent's) being current until a ``session_end`` event closes it and its parent's is current
-    again. The file is appended as the event log is (:class:`~harness.core.nofollow.Appender`):
+    again. The file is appended as the event log is (:class:`~harness.core.appender.Appender`):
     reached from ``root`` without following a link, kept open, and written only while it is
     still the file the first line made (else :class:`~harness.core.nofollow.UnsafePath`, and the
     log is closed).
@@ -85,7 +86,7 @@ class TrajectoryLog:
         self.redactor = redactor if redactor is not None else Redactor()
         self.inline_chars = inline_chars
         self._lock = threading.Lock()
-        self._file = nofollow.Appender(self.path, root=self.root)
+        self._file = Appender(self.path, root=self.root)
         self._round: int | None = None
         self._open: list[int] = []  # the sessions begun and not ended, the current one last
         self._sessions = 0

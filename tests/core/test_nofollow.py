@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.core import nofollow
+from harness.core.appender import Appender
 from harness.core.atomic import atomic_write_text
 from harness.core.nofollow import UnsafePath, trusted_root
 from harness.memory.inbox import Inbox
@@ -111,7 +112,7 @@ def test_an_appender_walks_to_its_file_once_and_writes_nowhere_else(
 
     monkeypatch.setattr(nofollow, "open_file", counting)
     log = tmp_path / "run" / "events.jsonl"
-    appender = nofollow.Appender(log, root=tmp_path)
+    appender = Appender(log, root=tmp_path)
     for n in range(100):
         appender.write(f"{n}\n".encode())
     assert opened == [log]
@@ -131,7 +132,7 @@ def test_an_appender_refuses_a_file_moved_replaced_or_linked(
     tmp_path: Path, victim: Path, change: str, problem: str
 ) -> None:
     log = tmp_path / "run" / "events.jsonl"
-    appender = nofollow.Appender(log, root=tmp_path)
+    appender = Appender(log, root=tmp_path)
     appender.write(b"one\n")
     if change == "moved":  # the folder renamed, another put in its place
         (tmp_path / "run").rename(tmp_path / "moved")
