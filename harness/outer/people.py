@@ -30,7 +30,6 @@ from harness.verify.critic import Verdict
 from harness.verify.human import Approval, HumanGate, Outcome, inbox_asker
 from harness.verify.panel import CriticPanel, PanelVerdict, split_reason
 
-RoundHook = str | Callable[[RoundReport], object]
 HOOK_TIMEOUT = 60.0
 
 
