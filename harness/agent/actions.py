@@ -82,7 +82,7 @@ class ActionHookConfig(Section):
     added to the observation when it fails (or always, with ``observe = "always"``)."""
 
     name: str = Field(pattern=r"^[\w.-]{1,64}$")
-    when: Literal["before", "after"]
+    when: When
     command: str = Field(min_length=1)
     tools: list[Annotated[str, Field(min_length=1)]] = ["*"]  # tool names or globs
     timeout: float = Field(HOOK_SECONDS, gt=0, le=3600)

@@ -26,6 +26,7 @@ from harness.research.web import WebConfig as WebConfig
 from harness.research.web_search import WebSearchConfig as WebSearchConfig
 from harness.sandbox.command_env import EnvName as EnvName
 from harness.sandbox.limits import Limits
+from harness.sandbox.sandbox import Backend
 from harness.tools.mcp_server import McpConfig as McpConfig
 from harness.verify.critic_config import CriticConfig as CriticConfig
 from harness.verify.critic_config import ModelChoice as ModelChoice
@@ -73,7 +74,7 @@ class FleetConfig(Section):
 class SandboxConfig(Section):
     """``[sandbox]``: where the agent's commands and the gates run (see harness.Sandbox)."""
 
-    backend: Literal["auto", "bwrap", "none", "docker", "podman"] = "auto"
+    backend: Backend = "auto"
     image: str | None = Field(None, min_length=1)  # docker and podman: the container's image
     # docker and podman: where the image expects the workspace (/testbed); None: its own path
     workdir: str | None = Field(None, pattern=r"^/[^\x00]*[^/\x00]$")

@@ -20,12 +20,17 @@ APPROVAL_SECONDS = 3600.0
 """How long a person is waited for (``harness approve``) before the run escalates, seconds."""
 
 
+Feedback = Literal["none", "pass_fail", "ids"]
+"""What the agent is told of a failing held-out gate: nothing but that a check failed, that the
+held-out tests failed, or also which ones."""
+
+
 class HeldOutConfig(Section):
     """A gate that may judge with held-out files: a folder (relative to loop.toml, outside the
     workspace) laid over a copy of the round's checkout only, never shown to the agent."""
 
     held_out: str | None = Field(None, min_length=1)
-    feedback: Literal["none", "pass_fail", "ids"] = "pass_fail"  # what the agent is told
+    feedback: Feedback = "pass_fail"  # what the agent is told
 
 
 class PytestGateConfig(HeldOutConfig):

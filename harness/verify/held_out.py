@@ -12,16 +12,13 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Literal
+from typing import get_args
 
 from harness.core.errors import ConfigError
+from harness.verify.gate_config import Feedback
 from harness.verify.gates import Gate, GateReport
 
-Feedback = Literal["none", "pass_fail", "ids"]
-"""What the agent is told of a failing held-out gate: nothing but that a check failed, that the
-held-out tests failed, or also which ones."""
-
-FEEDBACK: tuple[Feedback, ...] = ("none", "pass_fail", "ids")
+FEEDBACK: tuple[Feedback, ...] = get_args(Feedback)
 
 _NOT_TOLD = "a check the agent cannot see did not pass"
 
