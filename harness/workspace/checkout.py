@@ -180,7 +180,7 @@ class ReusedCheckout:
     def _hold(self, folder: Path, lock: LoopLock | None = None) -> None:
         """Hold ``folder``, locked by ``lock`` (a pool's checkout) or locked now."""
         self._folder = folder
-        self._removal = weakref.finalize(self, shutil.rmtree, folder, ignore_errors=True)
+        self._removal = weakref.finalize(self, remove_tree, folder)
         if self.pool is not None:
             self._lock = lock or LoopLock(folder / _HOLDER).acquire()
 
@@ -311,10 +311,7 @@ def _remove_git_entries(top: Path, folders: Sequence[str]) -> None:
             continue
         passed.add(folder)
         found = here / ".git"
-        if found.is_dir() and not found.is_symlink():
-            shutil.rmtree(found)
-        elif found.is_symlink() or found.exists():
-            found.unlink()
+        remove_tree(found)  # whatever the repository's code run by a gate put in it
 
 
 @contextlib.contextmanager

@@ -20,6 +20,7 @@ from harness.workspace.parked import parked_worktrees
 from harness.workspace.removal import remove_tree
 from tests.cli.test_cli import harness
 from tests.cli.test_cli_clean import holding_a_checkout, project
+from tests.conftest import make_repo
 from tests.workspace.test_parked import git, repo, worktrees
 
 __all__ = ["repo"]  # the fixture, shared
@@ -326,3 +327,28 @@ def test_a_loop_in_a_subfolder_ships_its_own_run_folder_not_the_tops(tmp_path: P
     job: Job[None] = Job("t", lambda _p: None, loop=str(tmp_path / "driver" / "app" / "loop.toml"))
     run_files, _ = pack_files(copy, run_folder_of(job, place, "r1"), progress)
     assert run_files == {"app/.harness/runs/r1/events.jsonl": b"{}\n"}
+
+
+def test_a_deep_nest_a_gate_left_in_a_git_folder_of_the_checkout_fails_no_later_round(
+    tmp_path: Path,
+) -> None:
+    """What the repository's code run by a gate leaves in the reused checkout, where git's own
+    clean does not reach (a `.git` inside a tracked folder), is removed whatever it holds."""
+    repo = make_repo(tmp_path / "repo", {"pkg/a.py": "A = 1\n", "b.py": "B = 1\n"})
+    workspace = open_workspace(repo, isolation="worktree", loop_name="l", run_id="r1")
+    with workspace.clean_checkout(()) as copy:
+        nest(copy / "pkg" / ".git")
+        os.mkfifo(copy / "pkg" / ".git" / "pipe")
+        nest(copy / ".git")
+    (workspace.path / "b.py").write_text("B = 2\n")
+    workspace.commit_round(1, "round 1")
+    try:
+        with workspace.clean_checkout(()) as again:
+            assert again == copy  # the same folder, reused
+            assert not (again / "pkg" / ".git").exists()
+            assert not (again / ".git").exists()
+            assert (again / "b.py").read_text() == "B = 2\n"
+        workspace.close_checkout()
+        assert not copy.exists()
+    finally:  # never a nest left for pytest's own clean-up of its temporary folders
+        remove_tree(copy)
