@@ -4,8 +4,8 @@
 ``pip install -e .[test]``, run in a fresh virtual environment once per commit the run starts
 from, or ``[env] commit``, and kept in the user's state folder, ``~/.local/state/harness/envs/``,
 outside every workspace and where no command can write),
-``[env] python`` (an interpreter used as it is), the active ``VIRTUAL_ENV``, a ``.venv`` at the
-workspace, the loop's root or the repository's root. ``uv`` ships with the harness: a set-up
+``[env] python`` (an interpreter used as it is), the active ``VIRTUAL_ENV``, a ``.venv`` (then a
+``venv``) at the workspace, the loop's root or the repository's root. ``uv`` ships with the harness: a set-up
 command finds it on ``PATH``, and ``uv sync`` fills the environment made for it
 (``UV_PROJECT_ENVIRONMENT``).
 """
@@ -31,6 +31,7 @@ from harness.core.state_home import state_home
 from harness.sandbox import Sandbox
 from harness.sandbox.python_env import PythonEnv, detected_env
 from harness.spec.loop_spec import LoopSpec
+from harness.workspace.cleanup import top_of
 from harness.workspace.git_cmd import git, run_git
 
 CALLS_PIP = re.compile(r"(^|[;&|(]|(?<!\buv)\s)(pip3?|python3?\s+-m\s+pip)\s")
@@ -62,8 +63,8 @@ def project_env(config: LoopSpec) -> PythonEnv | None:
     elif settings.detect:
         roots = [workspace, config.root.resolve()]
         if workspace.is_dir():  # else opening the workspace says so
-            top = run_git(workspace, ("rev-parse", "--show-toplevel"), None).stdout.strip()
-            roots += [Path(top)] if top else []
+            top = top_of(workspace)
+            roots += [top] if top else []
         found = detected_env(list(dict.fromkeys(roots)))
     return dataclasses.replace(found, source=workspace) if found is not None else None
 
