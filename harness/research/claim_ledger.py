@@ -13,8 +13,9 @@ added, changed (text, key mark or citations) or dropped since the entry before. 
 :func:`converged` check passes when the claims have not changed for ``stable_rounds`` entries
 and every key claim is backed by at least ``min_sources`` independent sources (different hosts
 for web sources, different files for local ones) whose quotes were found; two independent
-sources of one claim whose quotes share no number are listed as a contradiction, and a key
-claim with one has not converged.
+sources of one claim whose quotes state one quantity differently (see
+:mod:`harness.research.quantities`) are listed as a contradiction, and a key claim with one has
+not converged.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from harness.research.citations import (
     without_citations,
 )
 from harness.research.gate_config import BACKING_SOURCES
+from harness.research.quantities import Difference, differences
 
 LEDGER_FILE = "claims.jsonl"
 CONTRADICTIONS = "Contradictions between sources:"
@@ -48,7 +50,6 @@ _CLAIM = re.compile(
     r"^\s*(?:[-*+]|\d+[.)])?\s*\**(?P<id>C\d+)\**\s*(?P<key>\(key\))?\s*[:.]\**\s*(?P<rest>.*)$"
 )
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 
 
 class Claim(BaseModel):
@@ -216,27 +217,31 @@ def stable_for(entries: list[LedgerEntry]) -> int:
 
 @dataclass(frozen=True)
 class Contradiction:
-    """Two independent sources of one claim whose quotes share no number."""
+    """Two independent sources of one claim whose quotes state one quantity differently: the
+    ``differences``, each with the figures both give."""
 
     claim: str
     first: Verified
     second: Verified
+    differences: tuple[Difference, ...]
 
     def describe(self) -> str:
-        return f"{self.claim}: {_said(self.first)} but {_said(self.second)}"
+        figures = "; ".join(d.describe() for d in self.differences)
+        return f"{self.claim}: {_said(self.first)} but {_said(self.second)} ({figures})"
 
 
 def contradictions(claim_id: str, verified: Iterable[Verified]) -> list[Contradiction]:
-    """Pairs of ``claim_id``'s verified citations, from different origins, whose quotes hold
-    numbers and share none of them."""
+    """Pairs of ``claim_id``'s verified citations, from different origins, whose quotes state
+    one quantity differently."""
     found: list[Contradiction] = []
-    items = [v for v in verified if _numbers(v.citation.quote)]
+    items = list(verified)
     for index, first in enumerate(items):
         for second in items[index + 1 :]:
             if first.origin == second.origin:
                 continue
-            if not _numbers(first.citation.quote) & _numbers(second.citation.quote):
-                found.append(Contradiction(claim_id, first, second))
+            differ = differences(first.citation.quote, second.citation.quote)
+            if differ:
+                found.append(Contradiction(claim_id, first, second, differ))
     return found
 
 
@@ -306,10 +311,6 @@ def converged(
         if disputes:
             problems.append(f"the sources of key claim {claim_id} disagree")
     return Convergence(entries[-1], stable, tuple(problems), tuple(found))
-
-
-def _numbers(quote: str) -> frozenset[str]:
-    return frozenset(n.replace(",", "") for n in _NUMBER.findall(quote))
 
 
 def _said(item: Verified) -> str:

@@ -11,6 +11,7 @@ from harness.core.errors import ConfigError
 from harness.core.nofollow import UnsafePath
 from harness.research.claim_ledger import (
     Claim,
+    Convergence,
     carry_ledger,
     converged,
     parse_claims,
@@ -154,7 +155,8 @@ def test_sources_that_disagree_on_a_number_stop_convergence(tmp_path: Path, sour
     [contradiction] = found.contradictions
     assert contradiction.describe() == (
         f'C1: {sources / "log.md"} ({sources / "log.md"}) says "first lit on 1 November 1851" '
-        f'but {sources / "survey.md"} ({sources / "survey.md"}) says "first lit in 1852"'
+        f'but {sources / "survey.md"} ({sources / "survey.md"}) says "first lit in 1852" '
+        "(1851 against 1852)"
     )
     assert "Contradictions between sources:\n- C1: " in found.report()
 
@@ -179,6 +181,94 @@ def test_numbers_in_common_are_agreement(tmp_path: Path, sources: Path) -> None:
     for _ in range(2):
         found = converged(text, ledger, sources=sources, archive=None, stable_rounds=1)
     assert (found.passed, found.contradictions) == (True, ())
+
+
+RIDES = {
+    "transit-board.md": "The network opened in 2019. In its first year it recorded 120,000 rides "
+    "across 40 stations, with 85 bikes per station and a fare of $2.50.",
+    "city-paper.md": "Since 2019, riders have kept coming: the scheme recorded 130,000 rides "
+    "across 40 stations in its first year, with a fare of $2.50 and 85 bikes per station.",
+    "annual-report.md": "Ridership: the scheme recorded 120000 rides across 40 stations; "
+    "by 2021 it had grown to 60 stations and 3,400 bikes.",
+    "blog.md": "Our survey counted 120k rides in the first year and 1,200 members.",
+}
+
+
+@pytest.fixture
+def pages(tmp_path: Path) -> Path:
+    """Pages with several figures each, on one bike-share scheme."""
+    folder = tmp_path / "pages"
+    folder.mkdir()
+    for name, text in RIDES.items():
+        (folder / name).write_text(text)
+    return folder
+
+
+def check(text: str, tmp_path: Path, pages: Path) -> Convergence:
+    ledger = tmp_path / "claims.jsonl"
+    for _ in range(2):
+        found = converged(text, ledger, sources=pages, archive=None, stable_rounds=1)
+    return found
+
+
+def test_one_figure_that_differs_is_a_contradiction_though_others_agree(
+    tmp_path: Path, pages: Path
+) -> None:
+    text = (
+        '- C1 (key): 120,000 rides in the first year [transit-board] "it recorded 120,000 rides '
+        'across 40 stations, with 85 bikes per station and a fare of $2.50" [city-paper] "the '
+        "scheme recorded 130,000 rides across 40 stations in its first year, with a fare of $2.50 "
+        'and 85 bikes per station"\n'
+    )
+    found = check(text, tmp_path, pages)
+    assert not found.passed
+    assert found.problems == ("the sources of key claim C1 disagree",)
+    [contradiction] = found.contradictions
+    assert [d.describe() for d in contradiction.differences] == [
+        "120,000 rides against 130,000 rides"
+    ]
+    assert contradiction.describe().endswith("(120,000 rides against 130,000 rides)")
+    assert "40 stations against" not in found.report()
+    assert "\n- C1: " in found.report()
+    assert "120,000 rides against 130,000 rides" in found.report()
+
+
+def test_the_two_sentences_alone_disagree_on_rides_only(tmp_path: Path, pages: Path) -> None:
+    text = (
+        '- C1 (key): x [transit-board] "recorded 120,000 rides across 40 stations" '
+        '[city-paper] "recorded 130,000 rides across 40 stations"\n'
+    )
+    [contradiction] = check(text, tmp_path, pages).contradictions
+    assert contradiction.describe().endswith(
+        '"recorded 130,000 rides across 40 stations" (120,000 rides against 130,000 rides)'
+    )
+
+
+def test_one_number_spelled_two_ways_or_different_quantities_agree(
+    tmp_path: Path, pages: Path
+) -> None:
+    text = (
+        '- C1 (key): 120,000 rides [transit-board] "recorded 120,000 rides across 40 stations" '
+        '[annual-report] "recorded 120000 rides across 40 stations" [blog] "counted 120k rides in '
+        'the first year"\n'
+        '- C2 (key): growth [annual-report] "by 2021 it had grown to 60 stations and 3,400 bikes" '
+        '[blog] "counted 120k rides in the first year and 1,200 members"\n'
+    )
+    found = check(text, tmp_path, pages)
+    assert (found.passed, found.contradictions) == (True, ())
+
+
+def test_every_quantity_that_differs_is_named(tmp_path: Path, pages: Path) -> None:
+    text = (
+        '- C1 (key): x [annual-report] "by 2021 it had grown to 60 stations and 3,400 bikes" '
+        '[transit-board] "it recorded 120,000 rides across 40 stations, with 85 bikes per '
+        'station"\n'
+    )
+    [contradiction] = check(text, tmp_path, pages).contradictions
+    assert [d.describe() for d in contradiction.differences] == [
+        "60 stations against 40 stations",
+        "3,400 bikes against 85 bikes",
+    ]
 
 
 def test_findings_without_claims_do_not_converge(tmp_path: Path, sources: Path) -> None:
