@@ -151,7 +151,8 @@ class WebhookTrigger:
     A GitHub ``issues`` delivery (opened or labelled) for an issue carrying ``label`` starts a
     loop with the issue as its goal; a ``push`` to a branch matching one of ``branches`` (glob
     patterns) starts one on the pushed commit; any other signed JSON object with a ``goal``
-    string starts one with that goal; ``ping`` is answered. A missing or wrong signature is
+    string starts one with that goal (a blank goal, or one of another type, is refused: 400);
+    ``ping`` is answered. A missing or wrong signature is
     refused (401), and so is a signed delivery taken before (409): its ``X-GitHub-Delivery`` id
     or its body is in ``seen``.
     """
@@ -214,11 +215,13 @@ class WebhookTrigger:
                 return 202, f"ignored: the issue is not labelled {self.label!r}"
             self._starts.put(Start(self.kind, issue_goal(found), found.number))
             return 202, f"starting for issue #{found.number}"
-        goal = data.get("goal")
-        if isinstance(goal, str) and goal.strip():
-            self._starts.put(Start(self.kind, goal.strip()))
-            return 202, "starting"
-        return 202, "ignored: no goal and not an issue event"
+        if "goal" not in data:
+            return 202, "ignored: no goal and not an issue event"
+        goal = data["goal"]
+        if not isinstance(goal, str) or not goal.strip():
+            return 400, "the field 'goal' is not a non-blank string"
+        self._starts.put(Start(self.kind, goal.strip()))
+        return 202, "starting"
 
     def _push(self, data: dict[str, Any]) -> tuple[int, str]:
         """A ``push`` delivery: a start on the pushed commit of a branch ``branches`` match."""

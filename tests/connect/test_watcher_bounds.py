@@ -299,8 +299,8 @@ def test_a_title_and_body_that_are_not_text_do_not_reach_the_goal_as_python_repr
         ("push", b"[]", 400, "the body is not a JSON object"),
         ("", b"5", 400, "the body is not a JSON object"),
         ("", b"\xff\xfe", 400, "the body is not JSON"),
-        ("", b'{"goal": ["rm -rf /"]}', 202, "ignored: no goal and not an issue event"),
-        ("", b'{"goal": "   "}', 202, "ignored: no goal and not an issue event"),
+        ("", b'{"goal": ["rm -rf /"]}', 400, "the field 'goal' is not a non-blank string"),
+        ("", b'{"goal": "   "}', 400, "the field 'goal' is not a non-blank string"),
         (
             "issues",
             b'{"action": "opened", "issue": [5]}',
