@@ -38,7 +38,7 @@ def _loop(
     **kwargs: object,
 ) -> OuterLoop:
     return OuterLoop(
-        GOAL, Agent(model, max_tokens=200), gates=[kwargs.pop("gate", SAYS_YES)],  # type: ignore[list-item]
+        GOAL, Agent(model, max_tokens=200), gates=kwargs.pop("gates", [kwargs.pop("gate", SAYS_YES)]),  # type: ignore[arg-type]
         workspace=repo, progress=progress, max_iterations=kwargs.pop("max_iterations", 1),  # type: ignore[arg-type]
         options=options or LoopOptions(patience=10), **kwargs,  # type: ignore[arg-type]
     )  # fmt: skip
@@ -264,3 +264,75 @@ def test_a_run_that_passes_reports_no_escalation(tmp_path: Path) -> None:
 
 RECORDS = ("round_end", "stop", "escalation", "run_end")
 """The events records.py emits as a round is saved and a run finishes."""
+
+
+def test_the_finish_hook_is_told_the_verdict_once_and_its_lines_are_the_results_connectors(
+    tmp_path: Path,
+) -> None:
+    from harness.outer.result import RunResult
+
+    repo = make_repo(tmp_path / "repo", {"answer.txt": "no\n"})
+    told: list[RunResult] = []
+
+    def on_finish(result: RunResult) -> tuple[str, ...]:
+        told.append(result)
+        return ("connector issue_comment: commented on #5",)
+
+    options = LoopOptions(patience=10, on_finish=on_finish)
+    result = _loop(repo, ScriptedModel([_write("maybe\n"), "done"]), options=options).run()
+
+    assert result.stop_reason is StopReason.MAX_ITERATIONS  # the hook cannot change it
+    assert result.connectors == ("connector issue_comment: commented on #5",)
+    assert [(r.stop_reason, r.connectors, r.escalation) for r in told] == [
+        (StopReason.MAX_ITERATIONS, (), result.escalation),
+    ]
+
+
+def test_a_passed_runs_worktree_is_parked_for_the_next_run_unless_kept(tmp_path: Path) -> None:
+    from harness.workspace.parked import parked_worktrees
+
+    for keep in (False, True):
+        repo = make_repo(tmp_path / f"keep-{keep}", {"answer.txt": "no\n"})
+        options = LoopOptions(patience=10, keep_worktree=keep)
+
+        result = _loop(repo, ScriptedModel([_write("yes\n"), "done"]), options=options).run()
+
+        assert result.passed
+        assert result.worktree is not None
+        parked = parked_worktrees(result.worktree.parent)
+        if keep:
+            assert parked == []
+            assert (result.worktree / "answer.txt").read_text() == "yes\n"
+        else:
+            assert not result.worktree.exists()
+            (place,) = parked  # kept, detached, for the next run to take
+            assert (place / "answer.txt").read_text() == "yes\n"
+            assert git(place, "rev-parse", "--abbrev-ref", "HEAD") == "HEAD"
+
+
+def test_each_round_records_its_gates_and_the_critics_score(tmp_path: Path) -> None:
+    from harness import Critic
+    from harness.memory.progress_items import GateSummary
+    from tests.conftest import verdict_call
+
+    repo = make_repo(tmp_path / "repo", {"answer.txt": "no\n"})
+    path = tmp_path / "progress" / "answer.md"
+    second = CommandGate("test -f answer.txt", name="exists")
+    critic = Critic(ScriptedModel([verdict_call(8)]))
+
+    result = _loop(repo, ScriptedModel([_write("maybe\n"), "done", _write("yes\n"), "done"]),
+                   path, max_iterations=2, critic=critic, gates=[second, SAYS_YES]).run()  # fmt: skip
+
+    assert result.passed
+    first, last = Progress.load(path).attempts
+    assert first.gates == (
+        GateSummary(name="exists", passed=True, detail=""),
+        GateSummary(name="says yes", passed=False, detail=""),
+    )
+    assert first.critic_score is None  # the critic judges a round whose gates pass
+    assert last.gates == (
+        GateSummary(name="exists", passed=True, detail=""),
+        GateSummary(name="says yes", passed=True, detail=""),
+    )
+    assert last.critic_score == 8
+    assert "- Critic: 8.0/10" in path.read_text()
