@@ -92,6 +92,14 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "provider_errors": ("harness/models/provider_errors.py", ("tests/models/test_error_kinds.py",)),
     "tokens": ("harness/models/tokens.py", ("tests/models/test_tokens.py",)),
     "records": ("harness/outer/records.py", ("tests/outer/test_records.py",)),
+    "triggers": (
+        "harness/connect/triggers.py",
+        ("tests/connect/test_webhook_events.py", "tests/connect/test_triggers.py"),
+    ),
+    "deliveries": (
+        "harness/connect/deliveries.py",
+        ("tests/connect/test_seen_deliveries.py", "tests/connect/test_triggers.py"),
+    ),
 }
 """Module key: (source file, its focused test files)."""
 
@@ -110,6 +118,11 @@ SCOPES: dict[str, tuple[str, ...]] = {
     # the counts, the ceiling and their caches; not where tiktoken finds its files offline
     "tokens": ("content_text", "message_text", "count_text", "encoding_name", "_cache_key",
                "_Lru", "_Tally", "byte_ceiling", "TokenCounter"),
+    # what starts a loop and every delivery's answer; not the connection bounds (_BoundedServer,
+    # _Deadlined, IN_ALL), whose timing tests (tests/connect/test_watcher_bounds.py) take 40 s
+    "triggers": ("MAX_DELIVERY_BYTES", "READ_TIMEOUT", "MAX_CONNECTIONS", "MAX_SLUG",
+                 "branch_slug", "Start", "issue_goal", "ScheduleTrigger", "IssuesTrigger",
+                 "signature", "WebhookTrigger", "_handler"),
 }  # fmt: skip
 """Module key: the functions and classes mutated when not the whole module (its other code is
 measured elsewhere or is not what the key guards)."""
