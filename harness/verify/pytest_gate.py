@@ -44,9 +44,9 @@ class PytestGate:
     The verdict comes from the harness's reporter inside pytest, through a keyed channel read
     while the tests run (:mod:`harness.verify.run_outcomes`), never from a results file or the
     output. It passes only when a test passed, none failed, every phase reported passed was
-    seen to run, the session finished with exit code 0, and exactly the tests a separate
-    ``--collect-only`` run collects finished. With a ``baseline`` (the report at the run's base
-    commit), every test that ran there must run and pass now.
+    seen to run, the session finished with exit code 0, and exactly the tests the reporter saw
+    collected finished: one pytest process per check. With a ``baseline`` (the report at the
+    run's base commit), every test that ran there must run and pass now.
 
     The channel lives outside the workspace; with no cache or byte code, nothing is left there.
     """
@@ -85,17 +85,10 @@ class PytestGate:
         self, workspace: str | Path, args: list[str] | None = None
     ) -> tuple[CommandResult, JUnitReport | str]:
         """Run pytest with ``args`` (default: the gate's) in ``workspace``: what it did, and its
-        report or why none is trusted. Only a run that would pass is compared with a separate
-        collection, made then."""
+        report or why none is trusted."""
         root = workspace_dir(workspace)
-        args = self.args if args is None else args
-        result, log = self._pytest(root, args)
-        found = suite_report(log, None, result.exit_code)
-        would_pass = isinstance(found, JUnitReport) and found.passed and not found.problems
-        if would_pass and result.exit_code == 0:
-            _, collection = self._pytest(root, ["--collect-only", *args])
-            found = suite_report(log, collection, result.exit_code)
-        return result, found
+        result, log = self._pytest(root, self.args if args is None else args)
+        return result, suite_report(log, result.exit_code)
 
     def node_ids(self, root: Path) -> list[str] | GateReport:
         """The gate's arguments with each test id cut at a space (as SWE-bench's published files

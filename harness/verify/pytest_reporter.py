@@ -9,10 +9,11 @@ the code under test writes into the pipe is told apart, and a line taken out of 
 
 What it sends: the session's start; each phase of a test (setup, call, teardown) as the reporter's
 own hook wrappers saw it run, with the exception it raised, before pytest builds its report;
-pytest's report of that phase; each module that could not be collected; under
-``--collect-only`` the ids collected; and the session's end with pytest's exit status. The harness
+pytest's report of that phase; each module that could not be collected; the ids collected, once
+every plugin has selected them; and the session's end with pytest's exit status. The harness
 compares a report with what was seen to run: a phase reported passed that raised, or was never
-seen to run, was forged.
+seen to run, was forged; and a run with what it collected: a test collected and not finished, or
+finished and not collected, was hidden or made up.
 """
 
 # No ``from __future__`` import: a prelude may come before this text (see
@@ -108,9 +109,15 @@ class Reporter:
             text = report.longreprtext[-TEXT_CHARS:]
             self._channel.send({"kind": "uncollected", "id": report.nodeid, "text": text})
 
-    def pytest_collection_finish(self, session: pytest.Session) -> None:
-        if session.config.option.collectonly:
-            self._channel.send({"kind": "collected", "ids": [i.nodeid for i in session.items]})
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_collection_modifyitems(
+        self, items: list[pytest.Item]
+    ) -> Generator[None, None, None]:
+        """Send the ids collected once every plugin has selected them (``-k``, ``-m``,
+        ``--deselect``, a conftest): a test taken out of ``items`` after this is not finished."""
+        result = yield
+        self._channel.send({"kind": "collected", "ids": [item.nodeid for item in items]})
+        return result
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

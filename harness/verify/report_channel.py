@@ -77,7 +77,8 @@ class Uncollected(_Record):
 
 
 class Collected(_Record):
-    """The ids of the tests collected (under ``--collect-only``)."""
+    """The ids of the tests collected, once every plugin has selected them: the run must finish
+    exactly these."""
 
     kind: Literal["collected"]
     ids: list[str]

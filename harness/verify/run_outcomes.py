@@ -4,7 +4,8 @@
 reports as passed counts only if the reporter's own hook wrapper saw it run and return: reported
 passed but raising, or never seen to run, it is a failure whose message says so. A run that would
 pass must also be whole: its session finished with the status the process exited with, and it
-finished every test that a separate ``--collect-only`` run collected, and no other.
+finished every test its reporter saw collected (once every plugin had selected them), and no
+other. One pytest process answers for all of it.
 """
 
 from __future__ import annotations
@@ -32,14 +33,9 @@ _RANK = ("passed", "skipped", "failed", "error")
 """Outcomes from best to worst: a test keeps the worst of its phases."""
 
 
-def suite_report(
-    run: ChannelLog, collection: ChannelLog | None, exit_code: int | None
-) -> JUnitReport | str:
-    """The run's report, or why it cannot be trusted (completing "pytest exited with code N and").
-
-    ``collection`` is the separate ``--collect-only`` run's log (None: not made yet, and the
-    run's tests are not compared with it); ``exit_code`` the run's.
-    """
+def suite_report(run: ChannelLog, exit_code: int | None) -> JUnitReport | str:
+    """The run's report, or why it cannot be trusted (completing "pytest exited with code N and");
+    ``exit_code`` is the run's."""
     if run.problem is not None:
         return run.problem
     if not any(isinstance(record, Started) for record in run.records):
@@ -56,7 +52,7 @@ def suite_report(
         return "ended before its session finished"
     if report.passed == 0:
         return report  # nothing was tested: it fails as it is
-    problem = _not_whole(folded, collection, exit_code)
+    problem = _not_whole(folded, exit_code)
     return problem if problem is not None else report
 
 
@@ -69,6 +65,7 @@ class _Fold:
         self.problems: list[JUnitProblem] = []
         self.uncollected: list[str] = []
         self.failed_subtests: set[str] = set()
+        self.collected: list[str] | None = None
         self.finished: Finished | None = None
 
     def take(self, record: object) -> str | None:
@@ -92,6 +89,10 @@ class _Fold:
             self.problems.append(
                 JUnitProblem(record.id, "error", "collection failure", record.text)
             )
+        elif isinstance(record, Collected):
+            if self.collected is not None:
+                return "collected its tests twice"
+            self.collected = record.ids
         elif isinstance(record, Finished):
             self.finished = record
         return None
@@ -144,29 +145,21 @@ class _Fold:
         return "teardown" in self.phases.get(test_id, {})
 
 
-def _not_whole(run: _Fold, collection: ChannelLog | None, exit_code: int | None) -> str | None:
+def _not_whole(run: _Fold, exit_code: int | None) -> str | None:
     """Why a passing run that finished is not the whole run, or None when it is."""
     status = run.finished.exitstatus if run.finished is not None else None
     if exit_code == 0 and status != 0:
         return f"its session ended with status {status}"
-    if collection is None:
-        return None
-    if collection.problem is not None:
-        return f"its separate collection failed: {collection.problem}"
-    collected = next((r.ids for r in collection.records if isinstance(r, Collected)), None)
-    uncollected = [r.id for r in collection.records if isinstance(r, Uncollected)]
-    if uncollected:
-        return f"its separate collection could not collect {_listed(uncollected)}"
+    collected = run.collected
     if collected is None:
-        return f"its separate collection {NO_REPORT}"
+        return "its reporter never saw what it collected"
     missing = [test_id for test_id in dict.fromkeys(collected) if not run.whole(test_id)]
     if missing:
         return f"did not finish {_count(missing, 'collected test')}: {_listed(missing)}"
     known = set(collected)
     extra = [test_id for test_id in run.phases if test_id not in known]
     if extra:
-        found = _count(extra, "test")
-        return f"reported {found} that its separate collection did not find: {_listed(extra)}"
+        return f"reported {_count(extra, 'test')} it never collected: {_listed(extra)}"
     return None
 
 

@@ -103,6 +103,66 @@ def test_every_test_skipped_fails(tmp_path: Path) -> None:
     )
 
 
+FIXED = "def add(a, b):\n    return a + b\n"
+SESSIONS = (
+    "from pathlib import Path\n\n"
+    "def pytest_sessionstart(session):\n"
+    "    with open(Path(__file__).parent / 'sessions.log', 'a') as log:\n"
+    "        log.write(('collect-only' if session.config.option.collectonly else 'run') + '\\n')\n"
+)
+"""A conftest that writes one line per pytest session started in the workspace."""
+
+
+@pytest.mark.parametrize(("code", "passed"), [(BUGGY["calc.py"], False), (FIXED, True)])
+def test_one_check_is_one_pytest_process(tmp_path: Path, code: str, passed: bool) -> None:
+    workspace = project(tmp_path, {"conftest.py": SESSIONS, "calc.py": code})
+
+    report = PytestGate("tests").check(workspace)
+
+    assert report.passed is passed
+    assert (workspace / "sessions.log").read_text() == "run\n"  # no second collection
+
+
+@pytest.mark.parametrize(
+    "conftest",
+    [
+        "def pytest_collection_finish(session):\n"
+        "    session.items[:] = [i for i in session.items if i.name != 'test_add']\n",
+        "import pytest\n\n@pytest.hookimpl(tryfirst=True)\ndef pytest_runtestloop(session):\n"
+        "    session.items = [i for i in session.items if i.name != 'test_add']\n",
+    ],
+    ids=["collection_finish", "runtestloop"],
+)
+def test_a_test_hidden_after_its_collection_fails_the_run(tmp_path: Path, conftest: str) -> None:
+    workspace = project(tmp_path, {"conftest.py": conftest})
+
+    report = PytestGate("tests").check(workspace)
+
+    assert report.exit_code == 0
+    assert not report.passed
+    assert report.summary == (
+        "pytest exited with code 0 and did not finish 1 collected test: "
+        "tests/test_calc.py::test_add"
+    )
+
+
+def test_a_run_cut_short_with_status_zero_fails_and_the_whole_run_passes(tmp_path: Path) -> None:
+    exits = (
+        "import pytest\n\ndef add(a, b):\n    if (a, b) == (0, 0):\n"
+        "        pytest.exit('done', returncode=0)\n    return a + b\n"
+    )
+    cut = PytestGate("tests").check(project(tmp_path / "cut", {"calc.py": exits}))
+
+    assert cut.exit_code == 0
+    assert not cut.passed
+    assert cut.summary == (
+        "pytest exited with code 0 and did not finish 1 collected test: "
+        "tests/test_calc.py::test_zero"
+    )
+    whole = PytestGate("tests").check(project(tmp_path / "whole", {"calc.py": FIXED}))
+    assert (whole.passed, whole.summary) == (True, "pytest: 2 passed of 2 tests")
+
+
 @pytest.mark.parametrize(
     "conftest",
     [

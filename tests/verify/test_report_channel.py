@@ -1,5 +1,5 @@
 """The reporter's channel and what its records say: keyed lines in order, and outcomes that must
-have been seen to run, in a run as whole as its separate collection."""
+have been seen to run, in a run as whole as what its reporter saw collected."""
 
 from __future__ import annotations
 
@@ -109,13 +109,13 @@ def phases(test_id: str, raised: str | None = None, outcome: str = "passed",
     return out
 
 
-COLLECTED = log({"kind": "collected", "ids": ["t::a", "t::b"]})
+COLLECTED = {"kind": "collected", "ids": ["t::a", "t::b"]}
 
 
 def test_a_whole_run_is_a_report_of_each_test() -> None:
-    run = log(START, *phases("t::a"), *phases("t::b"), FINISH)
+    run = log(START, COLLECTED, *phases("t::a"), *phases("t::b"), FINISH)
 
-    report = suite_report(run, COLLECTED, 0)
+    report = suite_report(run, 0)
 
     assert report == JUnitReport(2, 0, 0, 0, [], {"t::a": "passed", "t::b": "passed"})
 
@@ -124,7 +124,7 @@ def test_a_pass_that_raised_or_never_ran_is_a_failure_that_says_so() -> None:
     raised = [r for r in phases("t::a", raised="AssertionError")]  # reported passed all the same
     unseen = [r for r in phases("t::b") if r["kind"] == "report"]
 
-    report = suite_report(log(START, *raised, *unseen, FINISH), COLLECTED, 0)
+    report = suite_report(log(START, COLLECTED, *raised, *unseen, FINISH), 0)
 
     assert isinstance(report, JUnitReport)
     assert report.outcomes == {"t::a": "failed", "t::b": "error"}
@@ -140,49 +140,56 @@ def test_a_pass_that_raised_or_never_ran_is_a_failure_that_says_so() -> None:
 def test_honest_failures_skips_and_xfails_keep_their_outcomes() -> None:
     failed = phases("t::a", raised="AssertionError", outcome="failed")
     skipped = phases("t::b", raised="skip", outcome="skipped")
-    run = log(START, *failed, *skipped, FINISH)
+    run = log(START, COLLECTED, *failed, *skipped, FINISH)
 
-    report = suite_report(run, COLLECTED, 1)
+    report = suite_report(run, 1)
 
     assert isinstance(report, JUnitReport)
     assert report.outcomes == {"t::a": "failed", "t::b": "skipped"}
     assert [p.test_id for p in report.problems] == ["t::a"]
 
 
+BOTH = [*phases("t::a"), *phases("t::b")]
+
+
 @pytest.mark.parametrize(
-    ("run", "collection", "code", "reason"),
+    ("run", "code", "reason"),
     [
-        ([], COLLECTED, 4, "wrote no test report"),
-        ([START, *phases("t::a"), *phases("t::b")], COLLECTED, 0,
-         "ended before its session finished"),
-        ([START, *phases("t::a"), *phases("t::b"), {"kind": "finish", "exitstatus": 1}],
-         COLLECTED, 0, "its session ended with status 1"),
-        ([START, *phases("t::a"), FINISH], COLLECTED, 0,
+        ([], 4, "wrote no test report"),
+        ([START, COLLECTED, *BOTH], 0, "ended before its session finished"),
+        ([START, COLLECTED, *BOTH, {"kind": "finish", "exitstatus": 1}], 0,
+         "its session ended with status 1"),
+        ([START, COLLECTED, *phases("t::a"), FINISH], 0,
          "did not finish 1 collected test: t::b"),
-        ([START, *phases("t::a"), *phases("t::b"), *phases("t::c"), FINISH], COLLECTED, 0,
-         "reported 1 test that its separate collection did not find: t::c"),
-        ([START, *phases("t::a"), *phases("t::a")], COLLECTED, 0,
+        ([START, COLLECTED, *BOTH, *phases("t::c"), FINISH], 0,
+         "reported 1 test it never collected: t::c"),
+        ([START, COLLECTED, *phases("t::a"), *phases("t::a")], 0,
          "ran the setup of t::a twice"),
-        ([START, *phases("t::a"), *phases("t::b"), FINISH], log(problem="its report channel "
-         "lost line 2 (line 3 came next)"), 0,
-         "its separate collection failed: its report channel lost line 2 (line 3 came next)"),
-        ([START, *phases("t::a"), *phases("t::b"), FINISH], log(), 0,
-         "its separate collection wrote no test report"),
-        ([START, *phases("t::a"), *phases("t::b"), FINISH],
-         log({"kind": "uncollected", "id": "t.py", "text": "boom"}), 0,
-         "its separate collection could not collect t.py"),
+        ([START, *BOTH, FINISH], 0, "its reporter never saw what it collected"),
+        ([START, COLLECTED, COLLECTED, *BOTH, FINISH], 0, "collected its tests twice"),
     ],
-    ids=["no report", "early end", "status", "missing", "extra", "twice", "collection channel",
-         "collection silent", "collection error"],
+    ids=["no report", "early end", "status", "missing", "extra", "twice", "never collected",
+         "collected twice"],
 )  # fmt: skip
 def test_a_run_that_is_not_whole_is_not_trusted(
-    run: list[dict[str, object]], collection: ChannelLog, code: int, reason: str
+    run: list[dict[str, object]], code: int, reason: str
 ) -> None:
-    assert suite_report(log(*run), collection, code) == reason
+    assert suite_report(log(*run), code) == reason
+
+
+def test_a_run_whole_to_the_test_passes_and_the_boundaries_do_not() -> None:
+    """Exactly the collected tests finished: one fewer or one more is not the whole run."""
+    whole = [START, {"kind": "collected", "ids": ["t::a"]}, *phases("t::a"), FINISH]
+    assert isinstance(suite_report(log(*whole), 0), JUnitReport)
+    unfinished = [r for r in phases("t::a") if r["when"] != "teardown"]
+    cut = [START, {"kind": "collected", "ids": ["t::a"]}, *unfinished, FINISH]
+    assert suite_report(log(*cut), 0) == "did not finish 1 collected test: t::a"
+    empty = [START, {"kind": "collected", "ids": []}, *phases("t::a"), FINISH]
+    assert suite_report(log(*empty), 0) == "reported 1 test it never collected: t::a"
 
 
 def test_a_report_twice_and_a_problem_in_the_run_are_not_trusted() -> None:
     twice = [r for r in phases("t::a") if r["kind"] == "report"][:1]
-    run = log(START, *phases("t::a"), *twice)
-    assert suite_report(run, COLLECTED, 0) == "reported the setup of t::a twice"
-    assert suite_report(log(problem="p"), COLLECTED, 0) == "p"
+    run = log(START, COLLECTED, *phases("t::a"), *twice)
+    assert suite_report(run, 0) == "reported the setup of t::a twice"
+    assert suite_report(log(problem="p"), 0) == "p"
