@@ -61,6 +61,7 @@ from harness.verify.gates import CommandGate, Gate, PredicateGate
 from harness.verify.held_out import HeldOutGate
 from harness.verify.human import HumanGate
 from harness.verify.pytest_gate import PytestGate
+from harness.verify.reproduction import ReproductionGate
 from harness.workspace.git_cmd import tracked_files
 
 
@@ -132,6 +133,8 @@ def build_gate(
         return research_gate(config, run, archive)
     if isinstance(config, HumanGateConfig):
         return HumanGate(timeout=config.timeout, interactive=config.interactive)
+    if config.type == "reproduction":
+        return ReproductionGate(**config.model_dump(exclude={"type"}), sandbox=sandbox)
     gate: Gate
     if isinstance(config, PytestGateConfig):
         gate = PytestGate(config.args, timeout=config.timeout, sandbox=sandbox)
@@ -202,9 +205,8 @@ def _predicate_gate(config: ScriptGateConfig, root: Path) -> Gate:
     try:
         function = getattr(importlib.import_module(module_name), function_name)
     except (ImportError, AttributeError) as exc:
-        raise ConfigError(
-            f"gates: python gate target {config.target!r} cannot be loaded: {exc}"
-        ) from exc
+        problem = f"gates: python gate target {config.target!r} cannot be loaded: {exc}"
+        raise ConfigError(problem) from exc
     return PredicateGate(function, name=config.name or function_name)
 
 
@@ -226,8 +228,8 @@ def build_loop(
     caller); ``mcp`` are servers the loop starts and stops itself (see :func:`mcp_servers`).
     ``model`` answers for the author, the subagents and the critic, whatever the spec names (a
     replay's). ``wrap`` turns each model the spec names (the author's, each subagent profile's,
-    each critic's) into the one the loop
-    calls (a live replay's, which asks the recording first); the preflight checks it as named.
+    each critic's) into the one the loop calls (a live replay's, which asks the recording
+    first); the preflight checks it as named.
     """
     root = config.root
     run_id = run_id or new_run_id()

@@ -13,8 +13,14 @@ from harness.memory.progress import Progress
 from harness.memory.run_state import RunState
 from harness.outer.settings import Settings
 from harness.verify.base_results import measure_at_base
-from harness.verify.gates import GateReport, run_gates
-from harness.workspace.checkout import clean_checkout, prefix_of
+from harness.verify.gates import GateReport, RoundChange, run_gates
+from harness.workspace.checkout import (
+    changed_paths,
+    clean_checkout,
+    delivered_tree,
+    file_at,
+    prefix_of,
+)
 from harness.workspace.git_cmd import run_git
 
 
@@ -45,12 +51,19 @@ def unconfirmed_pass(settings: Settings, progress: Progress) -> str | None:
         folder=prefix_of(root, where),
         checkout=lambda: clean_checkout(root, where, base=base, protect=(), at_base=True),
     )
-    if state.branch is None:  # isolation "none": the pass lives in the folder, uncommitted
-        with clean_checkout(root, where, base=base, protect=settings.protect) as copy:
-            reports = run_gates(settings.gates, copy, baselines=baselines)
+    held = commit if state.branch is not None else None  # None: the pass lives in the folder
+    tree = delivered_tree(root, where, base=base, protect=settings.protect, commit=held)
+    change = RoundChange(
+        base=base,
+        folder=prefix_of(root, where),
+        changed=changed_paths(root, where, base=base, tree=tree),
+        read_base=lambda path: file_at(root, base, prefix_of(root, where) + path),
+        checkout_base=lambda: clean_checkout(root, where, base=base, protect=(), at_base=True),
+    )
+    with clean_checkout(root, where, base=base, protect=settings.protect, commit=held) as copy:
+        reports = run_gates(settings.gates, copy, baselines=baselines, change=change)
+    if held is None:
         return _failed(reports, "the workspace as it stands")
-    with clean_checkout(root, where, base=base, protect=settings.protect, commit=commit) as copy:
-        reports = run_gates(settings.gates, copy, baselines=baselines)
     return _failed(reports, f"its commit {commit[:12]}")
 
 

@@ -42,11 +42,11 @@ from harness.outer.task import TaskInputs, render_task
 from harness.sandbox import default_sandbox
 from harness.verify.artifact import read_artifact
 from harness.verify.base_results import measure_at_base
-from harness.verify.gates import GateReport, SuiteGate
+from harness.verify.gates import GateReport, RoundChange, SuiteGate
 from harness.verify.junit import JUnitReport
 from harness.verify.pytest_runtime import base_blocker
 from harness.verify.round import gate_event, verify
-from harness.workspace.checkout import prefix_of
+from harness.workspace.checkout import clean_checkout, prefix_of
 from harness.workspace.workspace import truncate_diff
 
 CRITIC_DIFF_CHARS = 20_000
@@ -150,6 +150,7 @@ def _play(settings: Settings, run: Run, number: int) -> tuple[RoundReport, Progr
             criteria=settings.skill_criteria(),
             read_base=run.workspace.file_at_base,
             baselines=baselines,
+            change=_change(run, changed),
         )
     checked = RoundReport(
         round=number,
@@ -261,6 +262,22 @@ def measure_base(settings: Settings, run: Run) -> str | None:
         python = (settings.agent.sandbox or default_sandbox()).python
         found = (base_blocker(report, base, python) for report in run.baselines.values())
         return next((problem for problem in found if problem), None)
+
+
+def _change(run: Run, changed: tuple[str, ...]) -> RoundChange | None:
+    """The round's change against the base, for the gates that judge it; None outside git."""
+    workspace = run.workspace
+    root, base = workspace.root, workspace.base_commit
+    if root is None or base is None:
+        return None
+    return RoundChange(
+        base=base,
+        folder=prefix_of(root, workspace.path),
+        changed=changed,
+        read_base=workspace.file_at_base,
+        checkout_base=lambda: clean_checkout(root, workspace.path, base=base, protect=(),
+                                             at_base=True),
+    )  # fmt: skip
 
 
 def _artifact(settings: Settings, run: Run, delivered: Path, session: AgentRun, diff: str) -> str:

@@ -35,6 +35,7 @@ from harness.verify.gate_config import CommandGateConfig as CommandGateConfig
 from harness.verify.gate_config import HeldOutConfig as HeldOutConfig
 from harness.verify.gate_config import HumanGateConfig as HumanGateConfig
 from harness.verify.gate_config import PytestGateConfig as PytestGateConfig
+from harness.verify.gate_config import ReproductionGateConfig as ReproductionGateConfig
 from harness.verify.gate_config import ScriptGateConfig as ScriptGateConfig
 
 GateConfig = Annotated[
@@ -43,7 +44,8 @@ GateConfig = Annotated[
     | ScriptGateConfig
     | HumanGateConfig
     | CitationsGateConfig
-    | ConvergenceGateConfig,
+    | ConvergenceGateConfig
+    | ReproductionGateConfig,
     Field(discriminator="type"),
 ]
 

@@ -9,7 +9,8 @@ sandbox, with the values of the variables it passes on), the interpreter and pyt
 changed, the base is measured again. An entry is read without following links, bounded, and
 validated; one that is unreadable, malformed or made for another key is not believed: the base is
 measured again and the entry rewritten. Gates of other types than :class:`PytestGate` are
-measured every time (what their results depend on is theirs to know).
+measured every time (what their results depend on is theirs to know). A reproduction gate keeps
+its tests' results at the base here too, under a key of its own (:mod:`harness.verify.reproduction`).
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ def measure_at_base(
         if not isinstance(gate, SuiteGate):
             continue
         key = entry_key(gate, base=base, folder=folder)
-        kept = _read(key) if key is not None else None
+        kept = read_entry(key) if key is not None else None
         if kept is not None:
             found[gate.name] = kept
         else:
@@ -78,7 +79,7 @@ def measure_at_base(
             measured = measure_baselines([gate for gate, _ in missing], workspace)
         for gate, key in missing:
             if gate.name in measured and key is not None:
-                _write(key, measured[gate.name])
+                write_entry(key, measured[gate.name])
         found.update(measured)
     return found
 
@@ -128,7 +129,7 @@ def entry_path(key: str) -> Path:
     return state_home() / FOLDER / f"{key}.json"
 
 
-def _read(key: str) -> JUnitReport | None:
+def read_entry(key: str) -> JUnitReport | None:
     """The kept report of ``key``; None when there is none or it is not to be believed."""
     try:
         data = nofollow.read_bytes(entry_path(key), root=state_home(), limit=ENTRY_LIMIT)
@@ -138,7 +139,7 @@ def _read(key: str) -> JUnitReport | None:
     return entry.report if entry.key == key else None
 
 
-def _write(key: str, report: JUnitReport) -> None:
+def write_entry(key: str, report: JUnitReport) -> None:
     """Keep ``report`` under ``key``; a place that cannot take it (a link, a folder) is left."""
     data = BaseResults(key=key, report=report).model_dump_json().encode()
     try:

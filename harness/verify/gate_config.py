@@ -1,4 +1,5 @@
-"""``[[gates]]`` of the kinds this package runs: pytest, a command, a Python predicate, a person.
+"""``[[gates]]`` of the kinds this package runs: pytest, a command, a Python predicate, a person,
+reproduction tests.
 
 loop.toml reads them through :class:`~harness.spec.LoopSpec`; :class:`~harness.verify.gates.CommandGate`,
 :class:`~harness.verify.gates.PytestGate` and :class:`~harness.verify.human.HumanGate` read their
@@ -7,9 +8,10 @@ defaults and bounds from here, so neither is written twice.
 
 from __future__ import annotations
 
-from typing import Literal
+from pathlib import PurePosixPath
+from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from harness.core.section import Section
 
@@ -60,3 +62,23 @@ class HumanGateConfig(Section):
     type: Literal["human"]
     timeout: float = Field(APPROVAL_SECONDS, gt=0)  # then the run escalates
     interactive: bool | None = None  # None: ask inline when run on a terminal
+
+
+def _test_id(test_id: str) -> str:
+    """A pytest node id of a test in the workspace: ``tests/test_x.py::test_y``."""
+    path = test_id.split("::")[0]
+    parts = PurePosixPath(path).parts
+    if not path or path.startswith(("-", "/")) or ".." in parts or any(c.isspace() for c in path):
+        raise ValueError(f"{test_id!r} is not a test id relative to the workspace")
+    return test_id
+
+
+class ReproductionGateConfig(Section):
+    """The round's tests reproduce the bug: each fails at the run's base commit and passes on the
+    round's commit. ``tests`` names them (pytest node ids); none named, the tests the round
+    added or changed are the ones."""
+
+    type: Literal["reproduction"]
+    tests: list[Annotated[str, AfterValidator(_test_id)]] = []
+    timeout: float = Field(GATE_SECONDS, gt=0)  # for each of the two pytest runs
+    name: str = Field("reproduction", min_length=1)

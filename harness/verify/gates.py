@@ -13,6 +13,8 @@ import shlex
 import time
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -71,20 +73,45 @@ class SuiteGate(Gate, Protocol):
     ) -> GateReport: ...
 
 
+@dataclass(frozen=True)
+class RoundChange:
+    """The round's change against the run's base commit, as a :class:`ChangeGate` sees it."""
+
+    base: str  # the base commit
+    folder: str  # the workspace's path in the repository: "" at its top, else "app/"
+    changed: tuple[str, ...]  # the paths the round changed, relative to the workspace
+    read_base: Callable[[str], str | None]  # a workspace path's text at the base; None: absent
+    checkout_base: Callable[[], AbstractContextManager[Path]]
+    """A clean checkout of the base (its folder standing for the workspace), of its own: the
+    round's checkout stays as it is while it is used."""
+
+
+@runtime_checkable
+class ChangeGate(Gate, Protocol):
+    """A gate that judges the round's change against the base (reproduction tests): the outer
+    loop hands it the :class:`RoundChange`; :meth:`check` alone cannot judge and fails."""
+
+    def check_change(self, workspace: str | Path, change: RoundChange) -> GateReport: ...
+
+
 def run_gates(
     gates: Iterable[Gate],
     workspace: str | Path,
     *,
     baselines: Mapping[str, JUnitReport] | None = None,
+    change: RoundChange | None = None,
 ) -> list[GateReport]:
     """Check ``gates`` in order; the first failure ends verification (later gates do not run).
 
     ``baselines`` holds, by gate name, what each test gate found at the run's base commit
-    (see :func:`measure_baselines`): a test that ran there must run and pass now.
+    (see :func:`measure_baselines`): a test that ran there must run and pass now. ``change``
+    is the round's change, for the gates that judge it.
     """
     reports: list[GateReport] = []
     for gate in gates:
-        if isinstance(gate, SuiteGate):
+        if isinstance(gate, ChangeGate) and change is not None:
+            reports.append(gate.check_change(workspace, change))
+        elif isinstance(gate, SuiteGate):
             reports.append(gate.check(workspace, baseline=(baselines or {}).get(gate.name)))
         else:
             reports.append(gate.check(workspace))

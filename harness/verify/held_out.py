@@ -84,11 +84,17 @@ def lay_over(source: Path, target: Path) -> list[str]:
             if origin.is_symlink() or not origin.is_file():
                 continue
             relative = origin.relative_to(source)
-            destination = target / relative
-            _clear_way(target, destination)
-            shutil.copyfile(origin, destination, follow_symlinks=False)
+            place(origin, target, relative)
             placed.append(relative.as_posix())
     return placed
+
+
+def place(origin: Path, target: Path, relative: Path) -> None:
+    """Copy the regular file ``origin`` to ``relative`` under ``target``, whatever stands on the
+    way there removed first (nothing is written through a link)."""
+    destination = target / relative
+    _clear_way(target, destination)
+    shutil.copyfile(origin, destination, follow_symlinks=False)
 
 
 def _clear_way(root: Path, destination: Path) -> None:

@@ -18,10 +18,11 @@ from harness.core.event_schema import GateReportEvent
 from harness.core.sink import EventSink
 from harness.tools.paths import check_protect_patterns, protecting_pattern
 from harness.verify.critic import Verdict
-from harness.verify.gates import Gate, GateReport, SuiteGate, run_gates
+from harness.verify.gates import Gate, GateReport, RoundChange, SuiteGate, run_gates
 from harness.verify.junit import JUnitReport
 from harness.verify.machinery import FileReader, machinery_reaches, machinery_report
 from harness.verify.panel import Reviewer
+from harness.verify.reproduction import ReproductionGate
 
 PYTEST_CONFIG_FILES = (
     "conftest.py",
@@ -64,14 +65,19 @@ def default_protect(gates: Sequence[Gate]) -> tuple[str, ...]:
     """The test paths the gates run, and pytest's configuration files when a gate runs pytest.
 
     The result is validated protect patterns relative to the workspace. A gate that names no
-    test path (pytest collects from the root) protects :data:`ROOT_TEST_FILES`. Raises
-    :class:`ConfigError` naming the gate for a test path that is not inside the workspace.
+    test path (pytest collects from the root) protects :data:`ROOT_TEST_FILES`. With a
+    :class:`ReproductionGate` the round must write tests, so only pytest's configuration is
+    protected (a test gate's baseline still has every test that ran at the base run and pass).
+    Raises :class:`ConfigError` naming the gate for a test path that is not inside the workspace.
     """
-    patterns: list[str] = []
+    writes_tests = any(isinstance(gate, ReproductionGate) for gate in gates)
+    patterns: list[str] = list(PYTEST_CONFIG_FILES) if writes_tests else []
     for gate in gates:
         if not isinstance(gate, SuiteGate):
             continue
         relative = [_inside(gate, str(path)) for path in gate.test_paths]
+        if writes_tests:
+            continue
         patterns.extend(path for path in relative if path != ".")
         if not relative or "." in relative:
             patterns.extend(ROOT_TEST_FILES)
@@ -167,6 +173,7 @@ def verify(
     criteria: str | None = None,
     read_base: FileReader | None = None,
     baselines: Mapping[str, JUnitReport] | None = None,
+    change: RoundChange | None = None,
 ) -> Evidence:
     """Protected files first (the shell can bypass the tools, so the diff is what counts), then
     (when there are gates) the added lines that reach into the test machinery, which fail the
@@ -175,7 +182,8 @@ def verify(
 
     ``workspace`` is where the gates judge: the outer loop passes a clean checkout of the
     round. ``read_base`` reads a file at the base, for protected TOML tables; ``baselines`` are
-    the pytest gates' findings at the base. ``criteria`` replace the critic's own for this
+    the pytest gates' findings at the base; ``change`` the round's change against it, for a
+    gate that judges it (:class:`~harness.verify.gates.ChangeGate`). ``criteria`` replace the critic's own for this
     review (a loop's SKILL.md supplies them)."""
     violations = protected_changes(
         changed, protect, before=read_base, after=lambda path: _read(workspace / path)
@@ -186,7 +194,7 @@ def verify(
     if found:
         reports: tuple[GateReport, ...] = (machinery_report(found),)
     else:
-        reports = tuple(run_gates(gates, workspace, baselines=baselines))
+        reports = tuple(run_gates(gates, workspace, baselines=baselines, change=change))
     for report in reports:
         events.emit(gate_event(round_number, report))
     if critic is None or not all(r.passed for r in reports):

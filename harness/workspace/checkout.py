@@ -99,6 +99,14 @@ def staged_tree(
     return git(root, "write-tree", env=env).strip()
 
 
+def changed_paths(root: Path, workspace: Path, *, base: str, tree: str) -> tuple[str, ...]:
+    """The paths (relative to ``workspace``) whose files differ between ``base`` and ``tree``."""
+    prefix = prefix_of(root, workspace)
+    names = git(root, "diff-tree", "-r", "-z", "--name-only", "--no-renames", base, tree,
+                *(("--", f":(literal){prefix}") if prefix else ()))  # fmt: skip
+    return tuple(name[len(prefix) :] for name in names.split("\0") if name)
+
+
 def tree_of(root: Path, commit: str) -> str:
     """The tree object of ``commit``."""
     return git(root, "rev-parse", "--verify", f"{commit}^{{tree}}").strip()
