@@ -8,19 +8,23 @@ the base commit, the workspace's folder in it, the gate (its type, name, argumen
 sandbox, with the values of the variables it passes on), the interpreter and pytest that run it, and the harness's version: any of them
 changed, the base is measured again. An entry is read without following links, bounded, and
 validated; one that is unreadable, malformed or made for another key is not believed: the base is
-measured again and the entry rewritten. Gates of other types than :class:`PytestGate` are
-measured every time (what their results depend on is theirs to know). A reproduction gate keeps
-its tests' results at the base here too, under a key of its own (:mod:`harness.verify.reproduction`).
+measured again and the entry rewritten. Runs that miss the same entry at once (best-of-N
+attempts, a batch's tasks on one repository) take turns on a lock beside it
+(``<key>.lock``): the first measures, the others wait and read what it kept. Gates of other
+types than :class:`PytestGate` are measured every time (what their results depend on is theirs
+to know). A reproduction gate keeps its tests' results at the base here too, under a key of its
+own (:mod:`harness.verify.reproduction`).
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
@@ -63,25 +67,58 @@ def measure_at_base(
     gives a clean checkout of the base's workspace, entered only when something is measured.
     A gate that writes no report there has no baseline.
     """
+    keyed = [(g, entry_key(g, base=base, folder=folder)) for g in gates if isinstance(g, SuiteGate)]
+    found, missing = _kept(keyed)
+    if not missing:
+        return found
+    with _turns(sorted({key for _, key in missing if key is not None})):
+        now_kept, missing = _kept(missing)  # what a run that held the lock before kept meanwhile
+        found.update(now_kept)
+        if missing:
+            with checkout() as workspace:
+                measured = measure_baselines([gate for gate, _ in missing], workspace)
+            for gate, key in missing:
+                if gate.name in measured and key is not None:
+                    write_entry(key, measured[gate.name])
+            found.update(measured)
+    return found
+
+
+def _kept(
+    keyed: list[tuple[SuiteGate, str | None]],
+) -> tuple[dict[str, JUnitReport], list[tuple[SuiteGate, str | None]]]:
+    """The kept reports of ``keyed``'s gates, by gate name, and the gates that have none."""
     found: dict[str, JUnitReport] = {}
     missing: list[tuple[SuiteGate, str | None]] = []
-    for gate in gates:
-        if not isinstance(gate, SuiteGate):
-            continue
-        key = entry_key(gate, base=base, folder=folder)
+    for gate, key in keyed:
         kept = read_entry(key) if key is not None else None
         if kept is not None:
             found[gate.name] = kept
         else:
             missing.append((gate, key))
-    if missing:
-        with checkout() as workspace:
-            measured = measure_baselines([gate for gate, _ in missing], workspace)
-        for gate, key in missing:
-            if gate.name in measured and key is not None:
-                write_entry(key, measured[gate.name])
-        found.update(measured)
-    return found
+    return found, missing
+
+
+@contextmanager
+def _turns(keys: list[str]) -> Iterator[None]:
+    """Hold the lock of each entry of ``keys`` (taken in order, so no two runs wait on each
+    other in a circle), waiting while another run holds one. A lock that cannot be opened (a
+    link or a folder planted in its place) is gone without: the base is measured, not waited for."""
+    with ExitStack() as held:
+        for key in keys:
+            try:
+                fd = nofollow.open_file(
+                    entry_path(key).with_suffix(".lock"),
+                    os.O_RDWR | os.O_CREAT | os.O_CLOEXEC,
+                    root=state_home(),
+                    make_folders=True,
+                    mode=0o600,
+                )
+            except (OSError, nofollow.UnsafePath):
+                continue
+            held.callback(os.close, fd)
+            fcntl.flock(fd, fcntl.LOCK_EX)  # released when closed
+        yield
 
 
 def entry_key(gate: Gate, *, base: str, folder: str) -> str | None:

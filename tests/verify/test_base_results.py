@@ -126,6 +126,32 @@ def test_an_entry_not_to_be_believed_is_measured_again(
         assert checkouts.entered == 1
 
 
+
+@pytest.mark.parametrize("kind", ["link", "folder"])
+def test_a_lock_that_cannot_be_taken_is_gone_without(
+    project: Path, tmp_path: Path, kind: str
+) -> None:
+    gate = PytestGate("tests")
+    key = entry_key(gate, base="a" * 40, folder="")
+    assert key is not None
+    lock = entry_path(key).with_suffix(".lock")
+    lock.parent.mkdir(parents=True)
+    outside = tmp_path / "outside"
+    if kind == "link":
+        lock.symlink_to(outside)
+    else:
+        lock.mkdir()
+    checkouts = Checkouts(project)
+
+    found = measure_at_base([gate], base="a" * 40, folder="", checkout=checkouts)
+
+    assert checkouts.entered == 1
+    assert found["pytest"].outcomes == {"tests/test_calc.py::test_add": "failed"}
+    assert not outside.exists()  # the link was not followed to make the file
+    assert lock.is_symlink() if kind == "link" else lock.is_dir()
+    measure_at_base([gate], base="a" * 40, folder="", checkout=checkouts)
+    assert checkouts.entered == 1  # kept all the same
+
 @pytest.mark.slow
 def test_the_suite_runs_once_a_round_and_once_per_base_commit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

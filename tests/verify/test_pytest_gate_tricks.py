@@ -164,19 +164,24 @@ def test_a_run_cut_short_with_status_zero_fails_and_the_whole_run_passes(tmp_pat
 
 
 @pytest.mark.parametrize(
-    "conftest",
+    "trick",
     [
-        "import pytest\n\ndef pytest_collection_modifyitems(items):\n"
-        "    for item in items:\n        if item.name == 'test_add':\n"
-        "            item.add_marker(pytest.mark.xfail(reason='later'))\n",
-        "def pytest_collection_modifyitems(config, items):\n"
-        "    kept = [i for i in items if i.name != 'test_add']\n"
-        "    config.hook.pytest_deselected(items=[i for i in items if i not in kept])\n"
-        "    items[:] = kept\n",
+        {"conftest.py": "import pytest\n\ndef pytest_collection_modifyitems(items):\n"
+         "    for item in items:\n        if item.name == 'test_add':\n"
+         "            item.add_marker(pytest.mark.xfail(reason='later'))\n"},
+        {"conftest.py": "def pytest_collection_modifyitems(config, items):\n"
+         "    kept = [i for i in items if i.name != 'test_add']\n"
+         "    config.hook.pytest_deselected(items=[i for i in items if i not in kept])\n"
+         "    items[:] = kept\n"},
+        {"calc.py": "import pytest\n\ndef add(a, b):\n    if (a, b) == (1, 2):\n"
+         "        pytest.skip('later')\n    return a - b\n"},
     ],
-    ids=["xfail", "deselect"],
-)
-def test_a_test_that_ran_at_the_base_must_run_and_pass(tmp_path: Path, conftest: str) -> None:
+    ids=["xfail", "deselect", "code skips"],
+)  # fmt: skip
+def test_a_test_that_ran_at_the_base_must_run_and_pass(
+    tmp_path: Path, trick: dict[str, str]
+) -> None:
+    """A round that would pass with no test failing: only the base shows what it left out."""
     base = project(tmp_path / "base", {})
     gate = PytestGate("tests")
     baselines = measure_baselines([gate], base)
@@ -184,7 +189,7 @@ def test_a_test_that_ran_at_the_base_must_run_and_pass(tmp_path: Path, conftest:
         "tests/test_calc.py::test_add": "failed",
         "tests/test_calc.py::test_zero": "passed",
     }
-    gamed = project(tmp_path / "round", {"conftest.py": conftest})
+    gamed = project(tmp_path / "round", trick)
 
     (report,) = run_gates([gate], gamed, baselines=baselines)
 
