@@ -126,7 +126,6 @@ def test_an_entry_not_to_be_believed_is_measured_again(
         assert checkouts.entered == 1
 
 
-
 @pytest.mark.parametrize("kind", ["link", "folder"])
 def test_a_lock_that_cannot_be_taken_is_gone_without(
     project: Path, tmp_path: Path, kind: str
@@ -151,6 +150,7 @@ def test_a_lock_that_cannot_be_taken_is_gone_without(
     assert lock.is_symlink() if kind == "link" else lock.is_dir()
     measure_at_base([gate], base="a" * 40, folder="", checkout=checkouts)
     assert checkouts.entered == 1  # kept all the same
+
 
 @pytest.mark.slow
 def test_the_suite_runs_once_a_round_and_once_per_base_commit(
