@@ -87,5 +87,7 @@ def pdf_text(body: bytes) -> str:
     try:
         reader = PdfReader(io.BytesIO(body))
         return "\n\n".join(page.extract_text() or "" for page in reader.pages)
-    except (PyPdfError, ValueError, KeyError, TypeError) as exc:
+    except PyPdfError as exc:
         raise ToolError(f"the PDF cannot be read: {exc}") from None
+    except Exception as exc:  # pypdf meets malformed objects with whatever they raise
+        raise ToolError(f"the PDF cannot be read: {type(exc).__name__}: {exc}") from None

@@ -84,6 +84,9 @@ def test_what_is_not_text_is_refused() -> None:
         renditions(b"\x89PNG", "image/png")
     with pytest.raises(ToolError, match="the PDF cannot be read"):
         renditions(b"%PDF-1.4 broken", "application/pdf")
+    trailer_a_number = b"%PDF-1.4\nxref\n0 0\ntrailer\n7\nstartxref\n9\n%%EOF\n"
+    with pytest.raises(ToolError, match="the PDF cannot be read: AttributeError: "):
+        renditions(trailer_a_number, "application/pdf")  # pypdf's own error is not a PyPdfError
 
 
 def test_fetches_added_by_another_reader_of_the_folder_are_seen(tmp_path: Path) -> None:
