@@ -177,7 +177,8 @@ class SourceReader:
         key = str(path)
         if key not in self._texts:
             try:
-                self._texts[key] = tuple(normalise(text) for text in self._local_texts(path))
+                texts = self._local_texts(path, self.sources)
+                self._texts[key] = tuple(normalise(text) for text in texts)
             except (ConfigError, ToolError) as exc:
                 return f"{named}: {exc}"
         if not _found(citation.quote, self._texts[key]):
@@ -187,13 +188,13 @@ class SourceReader:
             )
         return Verified(citation, key, key)
 
-    def _local_texts(self, path: Path) -> tuple[str, ...]:
+    def _local_texts(self, path: Path, sources: Path) -> tuple[str, ...]:
         """A local file's texts: a PDF's or an HTML page's as a fetched one's, else its text."""
         guessed = mimetypes.guess_type(path.name)[0] or ""
         kind = guessed if guessed in PDF_TYPES or guessed in HTML_TYPES else "text/plain"
         body = path.read_bytes()
         if self.keep_local and self.archive is not None:
-            address = f"file:{_shown_path(path, self.sources)}"
+            address = f"file:{path.relative_to(sources.resolve().parent).as_posix()}"
             record = self.archive.find(address)
             if record is None or record.sha256 != hashlib.sha256(body).hexdigest():
                 record = self.archive.add(
@@ -270,12 +271,6 @@ def check_findings(
         elif not body:
             problems.append('the "Contradictions" section is empty')
     return FindingsReport(tuple(citations), verified, tuple(problems), tuple(found))
-
-
-def _shown_path(path: Path, sources: Path | None) -> str:
-    """``path`` from the folder holding ``sources`` (as a citation names it), when inside."""
-    base = sources.resolve().parent if sources is not None else None
-    return path.relative_to(base).as_posix() if base and path.is_relative_to(base) else str(path)
 
 
 def _too_short(citation: Citation) -> str | None:

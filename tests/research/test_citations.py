@@ -15,6 +15,7 @@ from harness.research.citations import (
     normalise,
     parse_citations,
     resolve_source,
+    without_citations,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,6 +61,15 @@ def test_parse_both_forms_curly_quotes_and_wrapped_quotes() -> None:
     ]
 
 
+def test_a_citation_after_a_first_empty_line_is_on_line_two() -> None:
+    assert parse_citations('\n[source: a.md] "one two"') == [Citation("a.md", "one two", 2)]
+
+
+def test_without_citations_takes_out_each_source_and_quote() -> None:
+    text = 'Lit in 1851 [source: a.md] "first shown" and [b] \u201cagain\u201d, said [c].'
+    assert without_citations(text) == "Lit in 1851   and  , said [c]."
+
+
 def test_a_quote_does_not_run_over_a_blank_line() -> None:
     assert parse_citations('[source: a.md] "open\n\nnever closed" x') == []
 
@@ -80,6 +90,13 @@ def test_resolve_source_by_path_name_or_stem(sources: Path) -> None:
 def test_resolve_source_refuses_what_is_not_a_file_in_the_sources(sources: Path, name: str) -> None:
     (sources.parent / "secret.md").write_text("outside")
     assert resolve_source(name, sources) is None
+
+
+def test_resolve_source_refuses_an_absolute_path_or_dots_even_into_the_sources(
+    sources: Path,
+) -> None:
+    assert resolve_source(str((sources / "01-log.md").resolve()), sources) is None
+    assert resolve_source("sources/../sources/01-log.md", sources) is None
 
 
 def test_resolve_source_refuses_a_link_out_of_the_sources(sources: Path) -> None:
@@ -149,6 +166,37 @@ def test_a_contradictions_heading_inside_a_code_block_does_not_count(sources: Pa
     assert report.problems == ('no "## Contradictions" section',)
 
 
+@pytest.mark.parametrize(
+    ("said", "problem"),
+    [
+        ("keeper lit lamp", None),  # three words, fifteen characters: the minimum
+        ("lighthouse keeper", "too short"),  # two words
+        ("lit lamp after", "too short"),  # three words, fourteen characters
+    ],
+)
+def test_a_quote_needs_three_words_and_fifteen_characters(
+    sources: Path, said: str, problem: str | None
+) -> None:
+    (sources / "05-duty.md").write_text("The keeper lit lamp after lamp: a lighthouse keeper.")
+    report = check_findings(f'[source: 05-duty] "{said}"', sources)
+    assert report.passed is (problem is None)
+    if problem:
+        assert report.problems[0] == (
+            f'line 1: quote from 05-duty too short to verify: "{said}" '
+            "(at least 3 words and 15 characters)"
+        )
+
+
+def test_a_long_quote_is_shown_cut_at_eighty_characters(sources: Path) -> None:
+    shown = "a" * 80
+    text = f'[source: 09-none] "{shown}"\n[source: 09-none] "{shown}b"'
+    report = check_findings(text, Path("sources"))
+    assert report.problems[:2] == (
+        f'line 1: [09-none] "{shown}": not a file in sources/',
+        f'line 2: [09-none] "{"a" * 77}...": not a file in sources/',
+    )
+
+
 def test_a_quote_of_whitespace_is_empty(sources: Path) -> None:
     report = check_findings('[source: 01-log] "  "', sources)
     assert report.problems[0] == "line 1: empty quote from 01-log"
@@ -167,6 +215,29 @@ def test_command_line_exit_codes_and_last_line(
     out = capsys.readouterr().out.splitlines()
     assert out[0] == '- no "## Contradictions" section'
     assert out[-1].startswith("citations: FAILED: findings.md: 1 problem(s)")
+
+
+def test_command_line_defaults_a_sources_folder_and_one_source(
+    sources: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    findings = Path("findings.md")
+    findings.write_text('[source: 01-log] "first shown on the evening of 1 November 1851"\n')
+    assert main([str(findings)]) == 0
+    assert capsys.readouterr().out == (
+        "citations: ok: findings.md: 1 citations, 1 sources verified, "
+        "every quote found in its source\n"
+    )
+    findings.write_text("# F\n\nNothing cited.\n")
+    assert main([str(findings)]) == 1
+    assert capsys.readouterr().out.splitlines()[:2] == [
+        '- no citations found; cite as [source: PATH] "exact quote"',
+        "- 0 distinct sources cited with a verified quote; at least 1 required",
+    ]
+    Path("notes").mkdir()
+    (Path("notes") / "n.md").write_text("An entirely different note on lamps.")
+    findings.write_text('[source: n] "entirely different note on lamps"\n')
+    assert main([str(findings), "--sources", "notes"]) == 0
+    assert main([str(findings)]) == 1  # not in the default folder
 
 
 def test_command_line_unreadable_inputs(sources: Path, capsys: pytest.CaptureFixture[str]) -> None:
