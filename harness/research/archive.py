@@ -150,8 +150,7 @@ class SourceArchive:
         )
         with self._lock:  # no link below the folder is followed: its files are the run's own
             path = self.folder / file
-            if path.is_symlink() or not path.is_file():
-                path.parent.mkdir(parents=True, exist_ok=True)
+            if path.is_symlink() or not path.is_file():  # its folders are made without links too
                 write_atomic(path, body, root=self.root, durable=False)
             line = record.model_dump_json()
             append(self.index, (line + "\n").encode(), root=self.root)
@@ -196,10 +195,8 @@ class SourceArchive:
     def find(self, name: str) -> ArchivedFetch | None:
         """The latest fetch that ``name`` (an id or an address) names; None when there is none."""
         name = name.strip()
-        for record in reversed(self.records()):
-            if name in record.names or _same_address(name, record):
-                return record
-        return None
+        named = (r for r in reversed(self.records()) if name in r.names or _same_address(name, r))
+        return next(named, None)
 
     def first(self, record: ArchivedFetch) -> ArchivedFetch:
         """The earliest fetch of ``record``'s content: where that content was first found."""
@@ -232,7 +229,7 @@ class SourceArchive:
 
 def _same_address(name: str, record: ArchivedFetch) -> bool:
     """``http://host/page`` and ``http://host/page/`` name one address; so do fragments."""
-    bare = name.split("#", 1)[0].rstrip("/")
+    bare = name.partition("#")[0].rstrip("/")
     return bool(bare) and bare in (record.url.rstrip("/"), record.requested.rstrip("/"))
 
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from harness.core.errors import ConfigError, ToolError
 from harness.core.nofollow import UnsafePath
-from harness.research.archive import INDEX_FILE, SourceArchive, source_id
+from harness.research.archive import INDEX_FILE, SourceArchive, source_id, source_id_of
 from harness.research.extract import renditions
 from tests.research_web import HISTORY, REPORT
 
@@ -39,10 +40,89 @@ def test_the_same_bytes_from_two_addresses_are_one_source(tmp_path: Path) -> Non
 def test_a_source_is_found_by_id_or_either_address(tmp_path: Path) -> None:
     archive = SourceArchive(tmp_path)
     record = archive.add("http://a.example/h", HISTORY, requested="http://a.example/old")
-    for name in (record.id, "http://a.example/h", "http://a.example/old", "http://a.example/h/#x"):
+    for name in (record.id, f"  {record.id}\n", "http://a.example/h", "http://a.example/old",
+                 "http://a.example/h/#x", "http://a.example/h#x#y"):  # fmt: skip
         assert archive.find(name) == record, name
     for name in ("http://a.example/", "http://a.example/h2", "s-000000000000", "h", ""):
         assert archive.find(name) is None, name
+
+
+def test_a_fetch_keeps_its_telling_headers_and_is_named_for_its_type(tmp_path: Path) -> None:
+    archive = SourceArchive(tmp_path)
+    kept = {"content-type": "application/json", "content-length": "2", "etag": '"e1"',
+            "last-modified": "Mon, 01 Jan 2024 00:00:00 GMT", "server": "origin",
+            "date": "Tue, 02 Jan 2024 00:00:00 GMT"}  # fmt: skip
+    sent = {k.title(): v for k, v in kept.items()} | {"Set-Cookie": "s=1", "X-Trace": "t"}
+    answer = archive.add("http://a.example/j", b"{}", headers=sent)
+    assert answer.headers == kept
+    assert (answer.status, answer.cut, answer.kind, answer.encoding) == (200, False, "page", None)
+    named = {"text/markdown": ".md", "text/csv": ".txt", "image/png": ".bin",
+             "application/pdf": ".pdf", "application/x-pdf": ".pdf"}  # fmt: skip
+    for number, (kind, extension) in enumerate(named.items()):
+        body = f"body {number}".encode()
+        record = archive.add(f"http://a.example/{number}", body, headers={"content-type": kind})
+        assert record.file == f"bytes/{hashlib.sha256(body).hexdigest()}{extension}"
+    untyped = archive.add("http://a.example/u", b"<p>u</p>")
+    assert (untyped.content_type, untyped.file[-5:]) == ("text/html", ".html")
+    assert answer.file.endswith(".json")
+    assert archive.records()[0] == answer
+
+
+def test_a_line_recorded_before_cut_and_kind_existed_reads_with_their_defaults(
+    tmp_path: Path,
+) -> None:
+    record = SourceArchive(tmp_path).add("http://a.example/h", b"one", cut=True, kind="file")
+    line = record.model_dump(exclude={"cut", "kind", "encoding"})
+    (tmp_path / INDEX_FILE).write_text(json.dumps(line) + "\n")
+    [read] = SourceArchive(tmp_path).records()
+    assert (read.cut, read.kind, read.encoding) == (False, "page", None)
+
+
+@pytest.mark.parametrize("named", ["id", "file", "both"])
+def test_an_index_line_not_named_by_its_bytes_hash_is_refused(named: str, tmp_path: Path) -> None:
+    record = SourceArchive(tmp_path).add("http://a.example/h", b"one")
+    other = hashlib.sha256(b"two").hexdigest()
+    wrong = {"id": source_id_of(other), "file": f"bytes/{other}.html"}
+    if named != "both":
+        wrong = {named: wrong[named]}
+    (tmp_path / INDEX_FILE).write_text(record.model_copy(update=wrong).model_dump_json() + "\n")
+    with pytest.raises(ConfigError, match=r"(?s)line 1 is not a fetch record.*named by the bytes"):
+        SourceArchive(tmp_path).records()
+
+
+def test_what_is_written_passes_the_redactor_and_a_page_is_kept_as_fetched(
+    tmp_path: Path,
+) -> None:
+    archive = SourceArchive(tmp_path, redact=lambda text: text.replace("hunter2", "[REDACTED]"))
+    page = archive.add("http://a.example/p?key=hunter2", b"the page says hunter2")
+    assert (page.url, page.requested) == ("http://a.example/p?key=[REDACTED]",) * 2
+    assert archive.body(page) == b"the page says hunter2"  # a source's bytes: as fetched
+    search = archive.add("http://s.example/?q=[REDACTED]", b'{"q": "hunter2"}',
+                         requested="http://s.example/?q=hunter2", kind="search")  # fmt: skip
+    assert search.requested == "http://s.example/?q=[REDACTED]"
+    assert archive.body(search) == b'{"q": "[REDACTED]"}'  # a search's answer echoes the query
+    assert search.id == source_id(b'{"q": "[REDACTED]"}')
+    binary = archive.add("http://s.example/?q=b", b"\xff hunter2", kind="search")
+    assert archive.body(binary) == b"\xff hunter2"  # not text: as it is
+    assert "hunter2" not in (tmp_path / INDEX_FILE).read_text()
+
+
+def test_blank_index_lines_are_skipped_and_an_unchanged_index_is_not_read_again(
+    tmp_path: Path,
+) -> None:
+    archive = SourceArchive(tmp_path)
+    record = archive.add("http://a.example/1", b"one")
+    index = tmp_path / INDEX_FILE
+    with index.open("a") as lines:
+        lines.write("\n  \n")
+    assert archive.records() == [record]
+    before = index.stat()
+    index.write_text(index.read_text().replace("a.example/1", "a.example/2"))  # the same size
+    os.utime(index, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert archive.records() == [record]  # the same size and time: as read before
+    assert SourceArchive(tmp_path).records()[0].url == "http://a.example/2"
+    os.utime(index, ns=(before.st_atime_ns, before.st_mtime_ns + 1))
+    assert archive.records()[0].url == "http://a.example/2"
 
 
 def test_bytes_changed_after_archiving_are_refused(tmp_path: Path) -> None:
