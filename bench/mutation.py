@@ -100,6 +100,22 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
         "harness/connect/deliveries.py",
         ("tests/connect/test_seen_deliveries.py", "tests/connect/test_triggers.py"),
     ),
+    "citations": (
+        "harness/research/citations.py",
+        (
+            "tests/research/test_citations.py",
+            "tests/research/test_citations_sources.py",
+            "tests/research/test_research_gates.py",
+        ),
+    ),
+    "archive": (
+        "harness/research/archive.py",
+        (
+            "tests/research/test_archive.py",
+            "tests/research/test_research_gates.py",
+            "tests/research/test_web_archive.py",
+        ),
+    ),
 }
 """Module key: (source file, its focused test files)."""
 
