@@ -3,7 +3,7 @@ line per pytest session into a log outside the repository (the gates run unsandb
 it), ``base`` for a session on the base commit's code, ``round`` for one on a round's.
 
 A round costs one pytest process; the base is measured once per base commit and kept, across
-runs and across best-of-N attempts running at once.
+runs, best-of-N attempts and a batch's tasks on one repository running at once.
 """
 
 from __future__ import annotations
@@ -12,8 +12,20 @@ from pathlib import Path
 
 import pytest
 
-from harness import Agent, OuterLoop, PytestGate, Sandbox, ScriptedModel, StopReason, ToolCall
+from harness import (
+    Agent,
+    Batch,
+    BatchTask,
+    OuterLoop,
+    PytestGate,
+    Sandbox,
+    ScriptedModel,
+    StopReason,
+    ToolCall,
+)
+from harness.outer.options import LoopOptions
 from harness.scale.best_of import BestOf
+from harness.scale.task_run import TaskRun
 from tests.conftest import git, make_repo
 
 BUG = "def add(a, b):\n    return a - b\n"
@@ -58,13 +70,17 @@ def sessions(log: Path) -> list[str]:
     return lines
 
 
-def loop(repo: Path, *replies: object) -> OuterLoop:
+def loop(
+    repo: Path, *replies: object, progress: Path | None = None, options: LoopOptions | None = None
+) -> OuterLoop:
     return OuterLoop(
         "make the tests pass",
         Agent(ScriptedModel(list(replies))),
         gates=[PytestGate("tests", sandbox=Sandbox("none"))],
         workspace=repo,
         max_iterations=3,
+        progress=progress,
+        options=options,
     )
 
 
@@ -88,4 +104,18 @@ def test_attempts_at_once_measure_their_base_once(repo: Path, log: Path) -> None
     result = BestOf(lambda n: loop(repo, RIGHT, "done"), attempts=3, workspace=repo).run()
 
     assert [a.passed for a in result.attempts] == [True, True, True]
+    assert sorted(sessions(log)) == ["base", "round", "round", "round"]
+
+
+def test_a_batchs_tasks_on_one_repository_measure_their_base_once(
+    repo: Path, log: Path, tmp_path: Path
+) -> None:
+    def loop_for(task: BatchTask, run: TaskRun) -> OuterLoop:
+        options = LoopOptions(run_id=run.run_id, name=task.name)
+        return loop(repo, RIGHT, "done", progress=run.progress, options=options)
+
+    tasks = [{"name": f"t{n}"} for n in range(3)]
+    summary = Batch(tasks, loop_for, workers=3, out=tmp_path / "out").run()
+
+    assert summary.counts == {"passed": 3}
     assert sorted(sessions(log)) == ["base", "round", "round", "round"]
