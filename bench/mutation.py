@@ -116,6 +116,18 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
             "tests/research/test_web_archive.py",
         ),
     ),
+    "shell_commands": (
+        "harness/tools/shell_commands.py",
+        (
+            "tests/tools/test_shell_commands.py",
+            "tests/tools/test_permissions.py",
+            "tests/tools/test_permission_spellings.py",
+        ),
+    ),
+    "permissions": (
+        "harness/tools/permissions.py",
+        ("tests/tools/test_permissions.py", "tests/tools/test_permission_spellings.py"),
+    ),
 }
 """Module key: (source file, its focused test files)."""
 

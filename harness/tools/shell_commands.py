@@ -359,10 +359,11 @@ def _has_c(options: list[str]) -> bool:
 def _find_exec(args: list[str], depth: int) -> list[Command]:
     found: list[Command] = []
     for index, arg in enumerate(args):
-        if arg in _FIND_EXEC and index + 1 < len(args):
+        if arg in _FIND_EXEC:
             run = args[index + 1 :]
             end = next((i for i, word in enumerate(run) if word in (";", "+")), len(run))
-            found.extend(_unwrap(run[:end], depth))
+            if end:  # an action naming no command (``-exec ;``) runs nothing
+                found.extend(_unwrap(run[:end], depth))
     return found
 
 

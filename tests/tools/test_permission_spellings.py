@@ -265,3 +265,26 @@ def test_a_workspace_too_large_to_search_for_hard_links_fails_closed(
     assert "hard links" in decision.reason
     plain = RULES.decide("write_file", {"path": "src/a.py"}, workspace=workspace)
     assert plain.verdict == "allow"  # a file of one name needs no search
+    (workspace / "src" / "a.py").write_text("x = 1\n")
+    existing = RULES.decide("write_file", {"path": "src/a.py"}, workspace=workspace)
+    assert (existing.verdict, existing.source) == ("allow", "default")
+
+
+def test_a_file_with_one_other_name_is_found_with_the_search_bound_exactly_reached(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import harness.tools.permissions as permissions
+
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.py").write_text("def test_a(): pass\n")
+    os.link(tmp_path / "tests" / "test_a.py", tmp_path / "two.py")  # three entries in all
+    monkeypatch.setattr(permissions, "MAX_LINK_SEARCH", 3)
+    decision = RULES.decide("write_file", {"path": "two.py"}, workspace=tmp_path)
+    assert (decision.verdict, decision.source, decision.rule) == (
+        "deny",
+        "rule",
+        "write_file(tests/*)",
+    )
+    monkeypatch.setattr(permissions, "MAX_LINK_SEARCH", 2)
+    past = RULES.decide("write_file", {"path": "two.py"}, workspace=tmp_path)
+    assert (past.verdict, past.source) == ("deny", "unreadable")

@@ -188,3 +188,68 @@ def test_commands_reads_wrappers_and_nested_shells() -> None:
         deep = f"sh -c {deep!r}".replace("'", '"') if '"' not in deep else f"eval {deep!r}"
     with pytest.raises(Unreadable):
         commands(deep)
+
+
+def test_a_tool_that_takes_a_command_argument_is_judged_by_its_own_name() -> None:
+    rules = Permissions(deny=["mcp__x__*"], allow=["run_shell"])
+    decision = rules.decide("mcp__x__exec", {"command": "ls"})
+    assert (decision.verdict, decision.rule, decision.subject) == (
+        "deny",
+        "mcp__x__*",
+        "mcp__x__exec",
+    )
+    shell = Permissions(deny=["run_shell(git push*)"])
+    assert shell.decide("run_shell", {"command": 5}).verdict == "allow"  # no line to read
+    assert shell.decide("run_shell", {"command": "git push"}).verdict == "deny"
+
+
+def test_a_command_rule_beats_a_bare_shell_rule_for_the_commands_it_names() -> None:
+    rules = Permissions(ask=["run_shell"], allow=["run_shell(pytest*)"])
+    decision = rules.decide("run_shell", {"command": "pytest -q"})
+    assert (decision.verdict, decision.rule, decision.subject) == (
+        "allow",
+        "run_shell(pytest*)",
+        "pytest -q",
+    )
+    other = rules.decide("run_shell", {"command": "pytest -q && ls"})
+    assert (other.verdict, other.rule, other.subject) == ("ask", "run_shell", "pytest -q && ls")
+
+
+def test_the_settings_defaults_and_the_ask_timeout_bounds() -> None:
+    rules = Permissions()
+    assert (rules.default, rules.unreadable, rules.unattended) == ("allow", "deny", "deny")
+    assert rules.attended is True
+    assert rules.ask_timeout == 300
+    assert Permissions(ask_timeout=86_400).ask_timeout == 86_400
+    assert Permissions(ask_timeout=0.5).ask_timeout == 0.5
+    for wrong in (0, -1, 86_400.5, float("inf")):
+        with pytest.raises(ValueError, match="ask_timeout"):
+            Permissions(ask_timeout=wrong)
+
+
+def test_a_model_of_the_rules_cannot_be_changed_once_read() -> None:
+    rules = Permissions(deny=["run_shell(git push*)"])
+    with pytest.raises(ValueError, match="frozen"):
+        rules.default = "deny"  # type: ignore[misc]
+    assert rules.default == "allow"
+
+
+def test_guarded_paths_are_the_literal_folders_of_deny_and_ask_rules_on_writes() -> None:
+    rules = Permissions(
+        deny=[
+            "write_file(tests/*)",
+            "edit_file(src/core/*.py)",
+            "write_file(*.lock)",
+            "write_file",  # the tool itself: no path to guard
+            "run_shell(rm *)",
+            "read_file(secret/*)",
+            "*_file(cfg/te?t)",
+            "write_file(.)",
+            "write_file(../out/*)",
+        ],
+        ask=["edit_file(docs/api/x.md)", "write_file(./tests/*)", "write_file(./*)"],
+        allow=["write_file(build/*)"],
+    )
+    assert rules.guarded() == ("tests", "src/core", "cfg", "docs/api/x.md")
+    assert rules.guarded(("read_file",)) == ("secret", "cfg")
+    assert Permissions(allow=["write_file(build/*)"]).guarded() == ()
