@@ -245,6 +245,8 @@ def test_a_run_that_escalates_reports_its_round_stop_escalation_and_end_in_order
         "r0000001", "MAX_ITERATIONS", False,
     )  # fmt: skip
     assert run_end["iterations"] == 1
+    assert (result.merged, result.best_round) == (False, 1)
+    assert result.best == "round 1 (0/1 gates passed)"
 
 
 def test_a_run_that_passes_reports_no_escalation(tmp_path: Path) -> None:
@@ -260,6 +262,28 @@ def test_a_run_that_passes_reports_no_escalation(tmp_path: Path) -> None:
     assert closing[0][1]["passed"] is True
     assert closing[1][1]["reason"] == "PASSED"
     assert closing[2][1]["passed"] is True
+    assert (result.merged, result.best_round) == (False, 1)  # not asked to merge
+    assert result.best == "round 1 (passed, 1/1 gates passed)"
+
+
+def test_a_pass_whose_worktree_cannot_be_removed_says_so_and_keeps_it(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"answer.txt": "no\n"})
+
+    def lock(report: RoundReport) -> None:  # someone locks the run's worktree meanwhile
+        listed = git(repo, "worktree", "list", "--porcelain").splitlines()
+        (worktree,) = [line[9:] for line in listed[1:] if line.startswith("worktree ")]
+        git(repo, "worktree", "lock", "--reason", "in use", worktree)
+
+    options = LoopOptions(patience=10, park=False, on_round=lock)
+    result = _loop(repo, ScriptedModel([_write("yes\n"), "done"]), options=options).run()
+
+    assert result.passed
+    assert result.worktree is not None
+    said = result.message.split("; the worktree was left in place: ")[1]  # said once, at the end
+    assert said.startswith(f"finish: could not remove the worktree {result.worktree} (")
+    assert "locked working tree" in said  # git's own reason
+    assert said.endswith(f"`git worktree remove --force {result.worktree}` once nothing uses it.")
+    assert (result.worktree / "answer.txt").read_text() == "yes\n"
 
 
 RECORDS = ("round_end", "stop", "escalation", "run_end")
