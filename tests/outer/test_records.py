@@ -286,6 +286,33 @@ def test_a_pass_whose_worktree_cannot_be_removed_says_so_and_keeps_it(tmp_path: 
     assert (result.worktree / "answer.txt").read_text() == "yes\n"
 
 
+def test_an_escalation_hook_refused_is_reported_cut_and_the_report_still_written(
+    tmp_path: Path,
+) -> None:
+    from harness.core.errors import HarnessError
+    from tests.conftest import RecordingSink
+
+    repo = make_repo(tmp_path / "repo", {"answer.txt": "no\n"})
+    sink = RecordingSink()
+
+    def refuse(report: Path) -> None:
+        raise HarnessError("pinned file changed: " + "x" * 1200)
+
+    options = LoopOptions(patience=10, events=sink)
+    result = _loop(repo, ScriptedModel([_write("maybe\n"), "done"]), options=options,
+                   on_escalate=refuse).run()  # fmt: skip
+
+    assert result.stop_reason is StopReason.MAX_ITERATIONS
+    assert result.escalation is not None
+    assert "# Escalation" in result.escalation.read_text()
+    closing = [(kind, data) for kind, data in sink.events if kind in (*RECORDS, "hook_failed")]
+    assert [kind for kind, _ in closing] == ["round_end", "hook_failed", "escalation", "stop",
+                                             "run_end"]  # fmt: skip
+    failed = closing[1][1]
+    assert failed["hook"] == "on_escalate"
+    assert failed["error"] == ("pinned file changed: " + "x" * 1200)[:1000]  # cut at 1,000
+
+
 RECORDS = ("round_end", "stop", "escalation", "run_end")
 """The events records.py emits as a round is saved and a run finishes."""
 
