@@ -112,6 +112,7 @@ def start_run(settings: Settings, progress: Progress | None) -> Run:
             base=workspace.base_commit,
             head=state.head or workspace.base_commit,
             pins=settings.pins or state.pins,
+            restored=state.restored,  # the branch holds it until a round is played
         )
         state.write(progress)
         save_progress(settings, progress)

@@ -313,6 +313,37 @@ def test_an_escalation_hook_refused_is_reported_cut_and_the_report_still_written
     assert failed["error"] == ("pinned file changed: " + "x" * 1200)[:1000]  # cut at 1,000
 
 
+def test_a_restored_round_is_named_until_the_next_round_is_played(tmp_path: Path) -> None:
+    from harness.outer.keep import restore_round
+    from harness.tools import tool
+    from harness.tools.builtin import default_tools
+
+    repo = make_repo(tmp_path / "repo", {"answer.txt": "no\n"})
+    path = tmp_path / "progress" / "answer.md"
+    rounds = [_write("maybe\n"), "done", _write("perhaps\n"), "done"]
+    first = _loop(repo, ScriptedModel(rounds), path, max_iterations=2).run()
+    assert first.stop_reason is StopReason.MAX_ITERATIONS
+    restore_round(path, repo, 1)
+    assert "Restored: 1" in path.read_text()
+    during: list[str] = []
+
+    @tool
+    def peek() -> str:
+        """Look at the progress file while the round goes on."""
+        during.append(path.read_text())
+        return "seen"
+
+    model = ScriptedModel.per_round({3: [ToolCall("peek", {}), _write("still no\n"), "done"]})
+    second = OuterLoop(GOAL, Agent(model, [*default_tools(), peek], max_tokens=200),
+                       gates=[SAYS_YES], workspace=repo, progress=path, max_iterations=3,
+                       options=LoopOptions(patience=10)).run()  # fmt: skip
+
+    assert second.stop_reason is StopReason.MAX_ITERATIONS
+    assert "Restored: 1" in during[0]  # resumed, the branch still holds round 1
+    assert git(repo, "show", f"{second.branch}:answer.txt") == "still no"
+    assert "Restored:" not in path.read_text()  # the branch holds round 3 now
+
+
 RECORDS = ("round_end", "stop", "escalation", "run_end")
 """The events records.py emits as a round is saved and a run finishes."""
 
