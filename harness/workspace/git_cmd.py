@@ -1,4 +1,5 @@
-"""Running git: the one place a git process is started, with a clean environment and retries.
+"""Running git: the one place a git command is started, with a clean environment and retries
+(and the options of :mod:`~harness.workspace.git_hardening`, which reads the config itself).
 
 Commands run with the C locale, without optional locks or prompts, and without the ``GIT_DIR``
 family a calling git process (a hook, say) may have set. While another git process holds a lock (or is half-way
@@ -16,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from harness.core.errors import ConfigError
+from harness.workspace.git_hardening import hardening
 
 _INHERITED_GIT_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX")
 # Another git process holds a lock, or is half-way through registering (or removing) a worktree.
@@ -24,48 +26,11 @@ _CONTENTION = re.compile(
     r"|Invalid path '[^']*/worktrees/[^']*': No such file or directory"
 )
 _RETRIES = 80  # at most ~5 s of waiting for another git process
+_DIFFING = frozenset({"diff", "log", "show", "format-patch"})
 
 
 class GitIsolationError(ConfigError):
     """The repository cannot host, or hand back, a run as asked; the message names the path."""
-
-
-# Settings that make git run a program of the repository's choosing, switched off for every git
-# call the harness makes: a repository (or an agent that wrote into its .git) must not get the
-# harness to run code with the harness's environment.
-_HARDENING = (
-    "core.fsmonitor=false", "core.hooksPath=/dev/null", "core.sshCommand=false",
-    "core.pager=cat", "core.editor=false", "sequence.editor=false", "core.askPass=false",
-    "credential.helper=", "commit.gpgSign=false", "tag.gpgSign=false",
-    "gpg.program=false", "protocol.ext.allow=never", "uploadpack.packObjectsHook=",
-)  # fmt: skip
-# Named drivers the repository's config may define (filter=X, diff=X in .gitattributes), and the
-# harmless program each command key of theirs is replaced with ("" never starts).
-_DRIVER_KEY = re.compile(
-    r"^(filter|diff|merge)\.(.+)\.(clean|smudge|process|textconv|command|driver)$"
-)
-_DIFFING = frozenset({"diff", "log", "show", "format-patch"})
-_SAFE_DRIVER = {"clean": "cat", "smudge": "cat", "textconv": "cat", "process": "",
-                "command": "false", "driver": "false"}  # fmt: skip
-
-
-def hardening(cwd: Path, env: Mapping[str, str]) -> list[str]:
-    """``-c key=value`` options that keep git from running any repository-configured program.
-
-    Reading the config (``git config --get-regexp``) runs nothing; every driver it names gets
-    its command replaced.
-    """
-    options = [part for setting in _HARDENING for part in ("-c", setting)]
-    listed = subprocess.run(
-        ["git", *options, "config", "--null", "--get-regexp", r"^(filter|diff|merge)\."],
-        cwd=cwd, env=dict(env), capture_output=True, encoding="utf-8", errors="replace",
-        check=False,
-    )  # fmt: skip
-    for entry in listed.stdout.split("\0"):
-        match = _DRIVER_KEY.match(entry.split("\n", 1)[0])
-        if match:
-            options += ["-c", f"{match.group(0)}={_SAFE_DRIVER[match.group(3)]}"]
-    return options
 
 
 def run_git(
