@@ -11,6 +11,8 @@ from typing import Any
 from harness.core.errors import ConfigError
 from harness.models.base import Model
 from harness.models.family import other_families_first
+from harness.models.litellm_model import LiteLLMModel
+from harness.models.other_family import SERVER_OPTIONS, other_family_candidates
 from harness.models.preflight import preflight
 from harness.models.resolve import resolve_model
 from harness.spec.loop_spec import LoopSpec
@@ -50,9 +52,12 @@ def critic_model(
     chosen: ModelChoice | None, config: LoopSpec, author_name: str, author: Model
 ) -> Model:
     """A critic's model: a name, or a list whose first model that passes :func:`preflight` is
-    used (other families than the author's first with ``prefer_other_family``); none: the
-    author's model."""
+    used (other families than the author's first with ``prefer_other_family``); none: a model
+    of another family when one is configured and reachable (:mod:`harness.models.other_family`),
+    else the author's model."""
     root = config.root
+    if chosen is None:
+        return other_family_model(config, author_name, author) or author
     if isinstance(chosen, list):
         if config.critic.prefer_other_family:
             chosen = other_families_first(chosen, author_name)
@@ -69,6 +74,22 @@ def critic_model(
         return author
     single = rooted_model(chosen, root)
     return spec_model(single, config.model_options) if single and single != author_name else author
+
+
+def other_family_model(config: LoopSpec, author_name: str, author: Model) -> Model | None:
+    """The first model of another family than the author's that is configured and reachable
+    (see :mod:`harness.models.other_family`); None when there is none, or no choice to make."""
+    if not isinstance(author, LiteLLMModel) or set(SERVER_OPTIONS) & set(config.model_options):
+        return None
+    named = [config.fleet.model] if config.fleet and config.fleet.model else []
+    for name in other_family_candidates(author_name, named, os.environ):
+        try:
+            found = spec_model(name, config.model_options)
+            preflight([("critic.model", found)])
+        except ConfigError:
+            continue  # its provider is not set up here
+        return found
+    return None
 
 
 def author_model(config: LoopSpec, overrides: Overrides = Overrides()) -> Model:

@@ -179,7 +179,8 @@ class OuterLoop:
             if critic.name == author.name and not _scripted(author):
                 notes.append(
                     f"the critic uses the author's model ({critic.name}); a model grading its "
-                    "own work is lenient: name another in [critic] model (or --critic-model)"
+                    "own work is lenient: name another in [critic] model (or --critic-model), "
+                    "or set another provider's API key"
                 )
         return [note for note in notes if note]
 

@@ -91,6 +91,34 @@ class Rates(BaseModel):
     false_reject_rate: float | None
 
 
+class Comparison(BaseModel):
+    """The same examples judged by a second critic: the author's model in the same setup."""
+
+    model_config = ConfigDict(frozen=True)
+
+    critic: str
+    verdicts: Rates
+    mean_score_difference: float  # its mean score less the first critic's
+    verdicts_differ: int  # examples one passed and the other failed
+    usage: Usage
+    judged: list[Judged]
+
+    def lines(self, first: str, examples: int, accepted: int, rejected: int) -> list[str]:
+        """The comparison as a person reads it, below ``first``'s report."""
+        return [
+            f"the author's model as critic ({self.critic}), on the same examples:",
+            f"  mean score: {self.mean_score_difference:+.1f} against {first}",
+            f"  agreement: {self.verdicts.agreement:.0%} of {examples}",
+            f"  false accepts: {_rate(self.verdicts.false_accept_rate, rejected)}",
+            f"  false rejects: {_rate(self.verdicts.false_reject_rate, accepted)}",
+            f"  verdicts differ on {self.verdicts_differ} of {examples}",
+        ]
+
+
+def _rate(value: float | None, of: int) -> str:
+    return "n/a (none to measure)" if value is None else f"{value:.0%} of {of}"
+
+
 class CalibrationReport(BaseModel):
     """What calibration found; ``examples``, ``accepted`` and ``rejected`` say what it rests on.
 
@@ -110,13 +138,10 @@ class CalibrationReport(BaseModel):
     splits: int
     usage: Usage
     judged: list[Judged]
+    compared: Comparison | None = None  # the author's model in the same setup, when judged
 
     def table(self) -> str:
         """The report as a person reads it."""
-
-        def rate(value: float | None, of: int) -> str:
-            return "n/a (none to measure)" if value is None else f"{value:.0%} of {of}"
-
         lines = [
             f"critic: {self.critic}",
             f"examples: {self.examples} ({self.accepted} accepted, {self.rejected} rejected "
@@ -126,9 +151,12 @@ class CalibrationReport(BaseModel):
             lines += [
                 f"{title}: threshold {rates.threshold:g}",
                 f"  agreement: {rates.agreement:.0%} of {self.examples}",
-                f"  false accepts: {rate(rates.false_accept_rate, self.rejected)}",
-                f"  false rejects: {rate(rates.false_reject_rate, self.accepted)}",
+                f"  false accepts: {_rate(rates.false_accept_rate, self.rejected)}",
+                f"  false rejects: {_rate(rates.false_reject_rate, self.accepted)}",
             ]
+        if self.compared is not None:
+            size = (self.critic, self.examples, self.accepted, self.rejected)
+            lines += self.compared.lines(*size)
         if self.splits:
             lines.append(f"critics split on {self.splits} of {self.examples}")
         if self.examples < 20:
@@ -236,6 +264,25 @@ def calibrate(
         usage=usage,
         judged=judged,
     )
+
+
+def compared(report: CalibrationReport, second: CalibrationReport) -> CalibrationReport:
+    """``report`` with ``second`` (the same examples judged by another critic) compared in."""
+    if [item.name for item in second.judged] != [item.name for item in report.judged]:
+        raise ValueError("the two critics judged different examples")
+    mean = sum(item.score for item in report.judged) / len(report.judged)
+    other = sum(item.score for item in second.judged) / len(second.judged)
+    comparison = Comparison(
+        critic=second.critic,
+        verdicts=second.verdicts,
+        mean_score_difference=round(other - mean, 2),
+        verdicts_differ=sum(
+            a.passed != b.passed for a, b in zip(report.judged, second.judged, strict=True)
+        ),
+        usage=second.usage,
+        judged=second.judged,
+    )
+    return report.model_copy(update={"compared": comparison})
 
 
 def rates(judged: Sequence[Judged], threshold: float, passed: Sequence[bool]) -> Rates:

@@ -260,3 +260,46 @@ def test_a_critic_model_alone_calibrates_without_an_author_model(
         "as configured: threshold 7",
         f"  agreement: {round(100 * accepted / len(labels))}% of {len(labels)}",
     ]
+
+
+def test_a_critic_of_another_family_is_compared_with_the_authors_model_on_the_same_examples(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    scripted_critics: dict[str, ScriptedModel],
+) -> None:
+    examples(tmp_path / "examples")
+    folder = tmp_path / "other"
+    folder.mkdir()
+    (folder / "loop.toml").write_text(
+        'goal = "A report whose every claim cites a source"\nmodel = "openai/lenient"\n'
+        '[critic]\nthreshold = 7\nmodel = "anthropic/careful"\n',
+        encoding="utf-8",
+    )
+    assert (
+        main(["calibrate", str(folder), "--examples", str(tmp_path / "examples"), "--quiet"]) == 0
+    )
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "critic: anthropic/careful"
+    assert lines[3:6] == [
+        "  agreement: 94% of 48",
+        "  false accepts: 0% of 30",
+        "  false rejects: 17% of 18",
+    ]
+    assert lines[10:] == [  # the author's own family's 1.6 points of leniency, measured
+        "the author's model as critic (openai/lenient), on the same examples:",
+        "  mean score: +1.4 against anthropic/careful",
+        "  agreement: 90% of 48",
+        "  false accepts: 17% of 30",
+        "  false rejects: 0% of 18",
+        "  verdicts differ on 8 of 48",
+    ]
+    assert len(scripted_critics["anthropic/careful"].calls) == 48
+    assert len(scripted_critics["openai/lenient"].calls) == 48  # the same setup, the author's model
+    found = calibrate(capsys, folder, tmp_path / "examples")
+    assert found["critic"] == "anthropic/careful"
+    assert (found["compared"]["critic"], found["compared"]["mean_score_difference"]) == (
+        "openai/lenient",
+        1.38,
+    )
+    assert found["compared"]["verdicts"]["false_accept_rate"] == 0.1667
+    assert found["verdicts"]["false_accept_rate"] == 0.0
