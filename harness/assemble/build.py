@@ -291,6 +291,7 @@ def build_loop(
             **config.model_dump(include=set(LoopRules.model_fields)),
             critic_artifact=_artifact(config),
             restart=overrides.restart,
+            carry=overrides.carry,
             run_id=run_id,
             start=overrides.start,
             events=events,

@@ -36,6 +36,7 @@ class Overrides:
     restart: bool = False
     issue: int | None = None  # the issue the run came from (its connectors comment there)
     start: str | None = None  # a commit the run's branch starts from (a pushed one); None: HEAD
+    carry: bool = False  # a loop that ended starts over, carrying its lessons (a triggered run)
 
 
 def choose_model(flag: str | None, configured: str | None) -> str:

@@ -98,7 +98,7 @@ def make_triggers(spec: LoopSpec, *, now: datetime) -> list[Trigger]:
     made: list[Trigger] = []
     for index, entry in enumerate(spec.triggers):
         if isinstance(entry, ScheduleTriggerConfig):
-            made.append(ScheduleTrigger(entry.cron, now=now))
+            made.append(ScheduleTrigger(entry.cron, now=now, fresh=entry.fresh))
         elif isinstance(entry, IssuesTriggerConfig):
             assert spec.github is not None, "LoopSpec checks that the issues trigger has [github]"
             made.append(
@@ -119,7 +119,8 @@ def make_triggers(spec: LoopSpec, *, now: datetime) -> list[Trigger]:
                 made.append(WebhookTrigger(secret.encode(), seen=seen, host=entry.host,
                                            port=entry.port, label=entry.label,
                                            branches=entry.branches, timeout=entry.timeout,
-                                           max_connections=entry.max_connections))  # fmt: skip
+                                           max_connections=entry.max_connections,
+                                           fresh=entry.fresh))  # fmt: skip
             except OSError as exc:
                 raise ConfigError(
                     f"{spec.source}: field 'triggers[{index}]': cannot listen on "
@@ -277,7 +278,10 @@ class Watcher:
     def _run(self, spec: LoopSpec, start: Start, event: TriggerEvent, run_id: str) -> None:
         overrides = dataclasses.replace(
             self.overrides,
-            restart=start.issue is None,  # a schedule, a push or a goal: a fresh run each time
+            # a schedule, a push or a goal carries what the loop learned, unless told `fresh`;
+            # an issue's loop is resumed as it stands
+            restart=start.issue is None and start.fresh,
+            carry=start.issue is None and not start.fresh,
             issue=start.issue,
             start=start.commit,
         )

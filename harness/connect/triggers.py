@@ -71,6 +71,7 @@ class Start:
     issue: int | None = None
     branch: str | None = None  # a pushed branch the loop works on
     commit: str | None = None  # the branch's head as pushed
+    fresh: bool = False  # start the loop over (not carrying what it learned): the trigger's word
 
 
 class Trigger(Protocol):
@@ -96,8 +97,10 @@ class ScheduleTrigger:
 
     kind = "schedule"
 
-    def __init__(self, cron: str, *, now: datetime) -> None:
+    def __init__(self, cron: str, *, now: datetime, fresh: bool = False) -> None:
         from croniter import croniter
+
+        self.fresh = fresh
 
         self._times = croniter(cron, now)
         self._next: datetime = self._times.get_next(datetime)
@@ -111,7 +114,7 @@ class ScheduleTrigger:
         due = False
         while self._next <= now:
             due, self._next = True, self._times.get_next(datetime)
-        return [Start(self.kind)] if due else []
+        return [Start(self.kind, fresh=self.fresh)] if due else []
 
 
 class IssuesTrigger:
@@ -161,9 +164,10 @@ class WebhookTrigger:
 
     def __init__(self, secret: bytes, *, seen: SeenDeliveries, host: str = "127.0.0.1",
                  port: int = 0, label: str = "harness", branches: Sequence[str] = (),
-                 timeout: float = READ_TIMEOUT,
-                 max_connections: int = MAX_CONNECTIONS) -> None:  # fmt: skip
+                 timeout: float = READ_TIMEOUT, max_connections: int = MAX_CONNECTIONS,
+                 fresh: bool = False) -> None:  # fmt: skip
         self.secret = secret
+        self.fresh = fresh
         self.seen = seen
         self.label = label
         self.branches = tuple(branches)
@@ -220,7 +224,7 @@ class WebhookTrigger:
         goal = data["goal"]
         if not isinstance(goal, str) or not goal.strip():
             return 400, "the field 'goal' is not a non-blank string"
-        self._starts.put(Start(self.kind, goal.strip()))
+        self._starts.put(Start(self.kind, goal.strip(), fresh=self.fresh))
         return 202, "starting"
 
     def _push(self, data: dict[str, Any]) -> tuple[int, str]:
@@ -239,7 +243,7 @@ class WebhookTrigger:
             return 400, "the branch's name has characters the watcher does not fetch"
         if len(branch_slug(branch)) > MAX_SLUG:
             return 400, f"the branch's name is longer than a loop's name may hold ({MAX_SLUG})"
-        self._starts.put(Start(self.kind, branch=branch, commit=after))
+        self._starts.put(Start(self.kind, branch=branch, commit=after, fresh=self.fresh))
         return 202, f"starting on {branch} at {after[:12]}"
 
 

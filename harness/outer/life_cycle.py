@@ -8,6 +8,11 @@ start and end a run the same way:
   earlier run's file. It names the earlier run's branch it leaves behind (no longer resumable, it
   is for ``harness clean`` to remove) among the run's notes at its start, so a restart that is
   refused (a preflight failure, a loop running elsewhere) says nothing of it.
+* A run that carries what the loop learned (``carry``: a triggered run, unless its trigger says
+  ``fresh``) resumes a loop still under way. A loop that ended (passed, or escalated) is set aside
+  as a restart sets it aside, and the new run's progress.md starts with an ``Earlier runs``
+  section (:mod:`harness.memory.lessons`) made of the old one; after a pass, the new run's branch
+  starts from the passed run's branch, so its work is built on.
 * A loop that passes loses the escalation report an earlier run of it left: the report describes
   a state that no longer holds (the event log of that run still has its stop).
 * A run that ended before any round did work (a wrong key, a provider that cannot be reached, a
@@ -23,6 +28,7 @@ from pathlib import Path
 
 from harness.core import nofollow
 from harness.core.errors import ConfigError
+from harness.memory.lessons import earlier_runs
 from harness.memory.progress import Progress
 from harness.memory.progress_terms import Status
 from harness.memory.run_state import RunState
@@ -32,7 +38,7 @@ from harness.outer.result import RunResult
 from harness.outer.run import previous_name, save_progress
 from harness.outer.settings import Settings
 from harness.workspace.cleanup import remove_branch, remove_worktree, top_of
-from harness.workspace.git_cmd import config_get, git
+from harness.workspace.git_cmd import config_get, git, run_git
 
 
 def set_aside(settings: Settings, path: Path) -> list[str]:
@@ -55,6 +61,40 @@ def set_aside(settings: Settings, path: Path) -> list[str]:
             "`harness clean` removes it (and its worktree, if it has one)"
         )
     return notes
+
+
+def carry_over(settings: Settings, path: Path) -> tuple[Settings, Progress, list[str]] | None:
+    """For a run with ``carry`` of a loop whose progress file at ``path`` says it ended (passed,
+    or escalated): that file set aside as :func:`set_aside` does, the new run's settings (after a
+    pass: starting from the passed run's branch, when there is no other start), its progress
+    carrying the old one's lessons, and its notes. None when the loop is to be resumed as it is."""
+    if not settings.carry or not path.is_file():
+        return None
+    try:
+        earlier = Progress.load(path)
+    except ConfigError:  # the resume reads it again and says what is wrong
+        return None
+    if earlier.status not in (Status.PASSED, Status.ESCALATED):
+        return None
+    branch = RunState.read(earlier).branch
+    start = settings.start
+    if start is None and earlier.status is Status.PASSED and branch:
+        start = _branch_head(settings.workspace, branch)
+    notes = set_aside(settings, path)
+    notes.append(f"what the earlier run learned is carried into {path.name}'s Earlier runs")
+    if start is not None and start != settings.start:
+        notes.append(f"the loop passed before: this run starts from its branch {branch}")
+    progress = Progress(
+        name=settings.name, goal=settings.goal, path=path, extra=[earlier_runs(earlier)]
+    )
+    return settings.model_copy(update={"start": start}), progress, notes
+
+
+def _branch_head(workspace: Path, branch: str) -> str | None:
+    """The commit the local branch ``branch`` points to, None when it is gone."""
+    ref = f"refs/heads/{branch}^{{commit}}"
+    found = run_git(workspace, ("rev-parse", "--verify", "--quiet", ref), None)
+    return (found.stdout.strip() or None) if found.returncode == 0 else None
 
 
 def _recorded_branch(path: Path) -> str | None:

@@ -168,6 +168,7 @@ class ScheduleTriggerConfig(Section):
 
     type: Literal["schedule"]
     cron: str = Field(min_length=1)
+    fresh: bool = False  # start over each time, not carrying what earlier runs learned
 
     @field_validator("cron")
     @classmethod
@@ -198,6 +199,7 @@ class WebhookTriggerConfig(Section):
     branches: list[str] = []  # patterns (fnmatch) of branches whose pushes start a loop each
     timeout: float = Field(READ_TIMEOUT, gt=0, le=300)  # seconds a connection may stay silent
     max_connections: int = Field(MAX_CONNECTIONS, ge=1, le=1024)  # one more is answered 503
+    fresh: bool = False  # a push or a goal starts over, not carrying what earlier runs learned
 
 
 TriggerConfig = Annotated[
