@@ -46,7 +46,7 @@ from harness.observe.trajectory import Trajectory
 from harness.outer.decision import RoundReport
 from harness.outer.options import new_run_id
 from harness.outer.result import RunResult
-from harness.replay.live import keep_branch, run_end
+from harness.replay.live import Kept, keep_work, run_end
 from harness.sandbox.bwrap import bwrap_problem
 from harness.spec.loop_spec import LoopSpec
 from harness.spec.outline import find_config
@@ -94,7 +94,7 @@ class ReplayOutcome:
     reached_end: bool = False  # the replay went as far as the recording goes
     live: bool = False  # live models were to answer past the recording (``--live``)
     takeover: Takeover | None = None  # where they did; None: the recording answered every call
-    kept: str = ""  # where the live models' work is kept, once they took over
+    kept: Kept | None = None  # where the live models' work is kept, once they took over
 
     def describe(self) -> str:
         lines = [
@@ -117,8 +117,8 @@ class ReplayOutcome:
             lines.append("the live model was not called: the recording answered every call")
         if self.live:
             lines.append(run_end(self.result))
-        if self.kept:
-            lines.append(self.kept)
+        if self.kept is not None:
+            lines.append(self.kept.said)
         return "\n".join(lines)
 
 
@@ -202,7 +202,13 @@ def replay_run(
         ):
             why = f"the replay plays rounds 1 to {last_round} only"  # as asked: no divergence
             takeover = Takeover(takeover.round, takeover.call, why)
-        kept = keep_branch(repo, checkout, result.branch) if takeover else ""
+        kept = (
+            keep_work(repo, checkout, result.branch, loop_name=outer.settings.name,
+                      replayed=LoopSpec.from_toml(copy).progress_path(),
+                      progress=LoopSpec.from_toml(loop_file).progress_path())
+            if takeover
+            else None
+        )  # fmt: skip
     divergence = _divergence(trajectory, model, result, recorded_rounds, end, takeover)
     return ReplayOutcome(
         header.run_id, run_id, result, divergence, len(result.rounds), end, model.reached_end,

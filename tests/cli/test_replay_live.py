@@ -110,12 +110,16 @@ def test_the_live_model_answers_from_the_diverging_observation_on(tmp_path: Path
     lines = result.stdout.splitlines()
     assert lines[0].endswith("1 round(s), PASSED")
     assert lines[1] == "first divergence at round 1, step 1: the observation of run_shell differs"
-    assert lines[-3] == (
+    assert lines[-4] == (
         "the live model took over at round 1, model call 2: the observation of run_shell "
         "differs (step 1)"
     )
-    assert lines[-2] == "the run ended PASSED after round 1 (verdict 9/10, passed)"
-    kept = lines[-1].removeprefix("its work is on branch ").removesuffix(f" in {root}")
+    assert lines[-3] == "the run ended PASSED after round 1 (verdict 9/10, passed)"
+    kept = lines[-2].removeprefix("its work is on branch ").removesuffix(f" in {root}")
+    assert lines[-1] == (
+        f"the loop's progress ({root / 'progress' / 'forecast.md'}) is the replay's now, the "
+        "earlier one set aside as forecast.previous.md"
+    )
     assert kept.startswith("harness/forecast.")
     assert git(root, "show", f"{kept}:report.txt") == "rainy"  # the live round's commit
     records = read_trajectory(_replayed(root, result.stdout) / TRAJECTORY_FILE)

@@ -10,11 +10,15 @@ from pathlib import Path
 from harness.assemble.launch import recorded_loop
 from harness.core.stop import StopReason
 from harness.core.trajectory_schema import ModelStep
+from harness.memory.progress import Progress
+from harness.memory.progress_terms import Status
+from harness.memory.run_state import RunState
 from harness.models.handover import CUT_OFF
 from harness.observe.run_summary import RUNS_DIR
 from harness.observe.trajectory import TRAJECTORY_FILE, Trajectory
 from harness.replay.run import replay_run
 from harness.spec.loop_spec import LoopSpec
+from harness.workspace.cleanup import run_branches
 from harness.workspace.git_cmd import branch_exists
 from tests.conftest import git, make_repo, verdict_entry
 from tests.replay.test_replay import LOOP, _recorded
@@ -61,12 +65,28 @@ def test_a_gate_that_now_fails_sends_the_run_into_a_round_the_live_model_plays(
     steps = [(r.round, r.model) for r in records if isinstance(r, ModelStep)]
     assert steps[:4] == [(1, "replay:rec00001")] * 4  # round 1 as recorded (no critic: it failed)
     assert steps[4:] == [(2, "scripted:live.json")] * 3  # round 2: the live author and critic
-    assert branch_exists(loop.parent, outcome.result.branch or "")
-    assert git(loop.parent, "show", f"{outcome.result.branch}:out.txt") == "no"
-    assert outcome.describe().splitlines()[-2:] == [
+    assert outcome.kept is not None
+    kept = outcome.kept.branch
+    assert kept is not None
+    assert git(loop.parent, "show", f"{kept}:out.txt") == "no"
+    progress = loop.parent / "progress" / "small.md"
+    assert outcome.describe().splitlines()[-3:] == [
         "the run ended PASSED after round 2 (verdict 9/10, passed)",
-        f"its work is on branch {outcome.result.branch} in {loop.parent}",
+        f"its work is on branch {kept} in {loop.parent}",
+        f"the loop's progress ({progress}) is the replay's now, the earlier one set aside as "
+        "small.previous.md",
     ]
+    # the loop stands where the replay left it, as after a normal run of it
+    now = Progress.load(progress)
+    assert (now.status, now.iteration, RunState.read(now).branch) == (Status.PASSED, 2, kept)
+    assert RunState.read(now).worktree is None  # the replay's, removed with its clone
+    # the loop's own: `harness clean` finds it among the loop's runs, beside the recorded one
+    loops_runs = [b.branch for b in run_branches(loop.parent, "small", progress)]
+    assert kept in loops_runs, loops_runs
+    assert len(loops_runs) == 2, loops_runs
+    assert outcome.result.branch != kept  # the replay's clone named it after its own loop
+    assert not branch_exists(loop.parent, outcome.result.branch or "")
+    assert Progress.load(progress.with_name("small.previous.md")).iteration == 1  # the recording's
 
 
 def test_the_rounds_after_last_round_are_the_live_models(tmp_path: Path) -> None:
