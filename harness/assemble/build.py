@@ -227,9 +227,8 @@ def build_loop(
     ``tools`` are given to the agent beside the built-ins (MCP servers' tools started by the
     caller); ``mcp`` are servers the loop starts and stops itself (see :func:`mcp_servers`).
     ``model`` answers for the author, the subagents and the critic, whatever the spec names (a
-    replay's). ``wrap`` turns each model the spec names (the author's, each subagent profile's,
-    each critic's) into the one the loop calls (a live replay's, which asks the recording
-    first); the preflight checks it as named.
+    replay's); ``wrap`` turns each model the spec names into the one the loop calls (a live
+    replay's, which asks the recording first); the preflight checks it as named.
     """
     root = config.root
     run_id = run_id or new_run_id()
