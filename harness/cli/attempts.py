@@ -8,7 +8,8 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from harness.assemble.build import build_sandbox, mcp_servers
+from harness.assemble.build import build_gate, build_sandbox, mcp_servers
+from harness.assemble.env_setup import project_env
 from harness.assemble.launch import recorded_loop
 from harness.assemble.named_models import Overrides
 from harness.cli.exit_codes import EXIT_ESCALATED, EXIT_PASSED
@@ -22,8 +23,10 @@ from harness.scale.best_of import Attempt, BestOf, BestOfResult, why_it_won
 from harness.scale.side_by_side import side_by_side_table
 from harness.scale.task_run import record_of
 from harness.spec import LoopSpec
+from harness.spec.sections import ReproductionGateConfig
 from harness.tools import Tool
 from harness.tools.mcp import mcp_tools
+from harness.verify.reproduction import ReproductionGate
 
 ATTEMPTS_DIR = Path(".harness") / "attempts"
 """Where ``harness run --attempts`` writes each loop's attempts summary, under the project root."""
@@ -63,7 +66,10 @@ def run_attempts(args: argparse.Namespace, config: LoopSpec, runners: Sequence[s
     started = time.monotonic()
     with mcp_tools(mcp_servers(config), sandbox=build_sandbox(config)) as servers:
         tools.extend(servers)
-        result = BestOf(loop_for, attempts=count).run()
+        result = BestOf(
+            loop_for, attempts=count, workspace=config.root / config.workspace,
+            reproduction=_reproduction_gate(config),
+        ).run()  # fmt: skip
     folder = config.root / ATTEMPTS_DIR / config.name
     each = {n: runner_of(runners, n) or config.agent.runner for n in range(1, count + 1)}
     summary = attempts_summary(result, wall_seconds=time.monotonic() - started, runners=each)
@@ -75,6 +81,18 @@ def run_attempts(args: argparse.Namespace, config: LoopSpec, runners: Sequence[s
     else:
         print(*_summary_lines(result, folder, runners, summary), sep="\n")
     return EXIT_PASSED if result.winner is not None else EXIT_ESCALATED
+
+
+def _reproduction_gate(config: LoopSpec) -> ReproductionGate | None:
+    """The loop's reproduction gate, in the loop's sandbox, for the attempts' vote; None
+    without one."""
+    found = next((g for g in config.gates if isinstance(g, ReproductionGateConfig)), None)
+    if found is None:
+        return None
+    sandbox = build_sandbox(config, python_env=project_env(config))
+    gate = build_gate(found, config.root, sandbox)
+    assert isinstance(gate, ReproductionGate)
+    return gate
 
 
 def _summary_lines(
@@ -114,7 +132,7 @@ def attempts_summary(
             a.result,
             sum(r.duration for r in a.result.rounds),
             runner=names.get(a.number),
-        )
+        ).model_copy(update=_votes(a))
         if a.result is not None
         else TaskRecord(
             name=f"attempt-{a.number}",
@@ -135,14 +153,20 @@ def attempts_summary(
     )
 
 
+def _votes(attempt: Attempt) -> dict[str, int]:
+    votes = attempt.votes
+    return {} if votes is None else {"others_tests_passed": votes.passed, "others_tests": votes.of}
+
+
 def _describe(attempt: Attempt, runner: str | None) -> str:
     name = f"attempt {attempt.number}" + (f" ({runner})" if runner else "")
     if attempt.result is None:
         return f"{name}: could not run: {attempt.error}"
     score = f"score {attempt.score:g}" if attempt.score is not None else "no score"
     result = attempt.result
+    votes = "" if attempt.votes is None else f"passes {attempt.votes} others' reproduction tests, "
     return (
-        f"{name}: {result.stop_reason.value}, {score}, "
+        f"{name}: {result.stop_reason.value}, {score}, {votes}"
         f"{format_tokens(attempt.tokens)} tokens, {result.iterations} round(s), "
         f"run {result.run_id}, branch {result.branch or '-'}"
     )

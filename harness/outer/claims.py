@@ -11,16 +11,11 @@ from pathlib import Path
 
 from harness.memory.progress import Progress
 from harness.memory.run_state import RunState
+from harness.outer.change import tree_change
 from harness.outer.settings import Settings
 from harness.verify.base_results import measure_at_base
-from harness.verify.gates import GateReport, RoundChange, run_gates
-from harness.workspace.checkout import (
-    changed_paths,
-    clean_checkout,
-    delivered_tree,
-    file_at,
-    prefix_of,
-)
+from harness.verify.gates import GateReport, run_gates
+from harness.workspace.checkout import clean_checkout, delivered_tree, prefix_of
 from harness.workspace.git_cmd import run_git
 
 
@@ -53,13 +48,7 @@ def unconfirmed_pass(settings: Settings, progress: Progress) -> str | None:
     )
     held = commit if state.branch is not None else None  # None: the pass lives in the folder
     tree = delivered_tree(root, where, base=base, protect=settings.protect, commit=held)
-    change = RoundChange(
-        base=base,
-        folder=prefix_of(root, where),
-        changed=changed_paths(root, where, base=base, tree=tree),
-        read_base=lambda path: file_at(root, base, prefix_of(root, where) + path),
-        checkout_base=lambda: clean_checkout(root, where, base=base, protect=(), at_base=True),
-    )
+    change = tree_change(root, where, base=base, tree=tree)
     with clean_checkout(root, where, base=base, protect=settings.protect, commit=held) as copy:
         reports = run_gates(settings.gates, copy, baselines=baselines, change=change)
     if held is None:

@@ -24,6 +24,7 @@ from harness.core.event_schema import ChecksStart, RoundStart
 from harness.core.stop import StopReason
 from harness.memory.progress import Progress
 from harness.models.base import ModelError
+from harness.outer.change import round_change
 from harness.outer.decision import Decision, RoundReport, commit_message, decide
 from harness.outer.edits import describe_edits, keep_person_edits, person_edits
 from harness.outer.options import ArtifactFile, CiRound
@@ -46,7 +47,7 @@ from harness.verify.gates import GateReport, RoundChange, SuiteGate
 from harness.verify.junit import JUnitReport
 from harness.verify.pytest_runtime import base_blocker
 from harness.verify.round import gate_event, verify
-from harness.workspace.checkout import clean_checkout, prefix_of
+from harness.workspace.checkout import prefix_of
 from harness.workspace.workspace import truncate_diff
 
 CRITIC_DIFF_CHARS = 20_000
@@ -266,18 +267,10 @@ def measure_base(settings: Settings, run: Run) -> str | None:
 
 def _change(run: Run, changed: tuple[str, ...]) -> RoundChange | None:
     """The round's change against the base, for the gates that judge it; None outside git."""
-    workspace = run.workspace
-    root, base = workspace.root, workspace.base_commit
+    root, base = run.workspace.root, run.workspace.base_commit
     if root is None or base is None:
         return None
-    return RoundChange(
-        base=base,
-        folder=prefix_of(root, workspace.path),
-        changed=changed,
-        read_base=workspace.file_at_base,
-        checkout_base=lambda: clean_checkout(root, workspace.path, base=base, protect=(),
-                                             at_base=True),
-    )  # fmt: skip
+    return round_change(root, run.workspace.path, base=base, changed=changed)
 
 
 def _artifact(settings: Settings, run: Run, delivered: Path, session: AgentRun, diff: str) -> str:

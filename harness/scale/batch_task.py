@@ -72,6 +72,10 @@ class TaskRecord(BaseModel):
     runner: str | None = None
     """What ran its rounds' sessions (``[agent] runner``); None in records from before runners
     were recorded."""
+    others_tests_passed: int | None = None
+    """An attempt's votes: how many of the other attempts' reproduction tests it passes ..."""
+    others_tests: int | None = None
+    """... of how many (None: no other attempt's reproduction tests judged it)."""
 
     @property
     def resolved(self) -> bool:

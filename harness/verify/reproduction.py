@@ -107,6 +107,33 @@ class ReproductionGate:
         found = [Reproduction(t, _outcome(base, t), _outcome(now, t)) for t in candidates]
         return self._judged(found, now)
 
+    def written_tests(self, written: str | Path, change: RoundChange) -> list[str]:
+        """The tests a round wrote (``change`` is its change), run in a checkout of its commit
+        (``written``) to name them. How attempts vote on each other's fixes
+        (:mod:`harness.scale.repro_vote`), with :meth:`passing`."""
+        root = workspace_dir(written)
+        modules = [p for p in files_tests_read(change.changed) if is_test_module(p)]
+        modules = [path for path in modules if _regular(root, path)]
+        if not modules:
+            return []
+        _, found = self._pytest(modules).run(root)
+        outcomes = found.outcomes if isinstance(found, JUnitReport) else {}
+        return written_by_round(outcomes, change.read_base, lambda path: _text(root, path))
+
+    def passing(
+        self, workspace: str | Path, written: Path, change: RoundChange, tests: Sequence[str]
+    ) -> list[str]:
+        """Which of ``tests`` (a round's: :meth:`written_tests`) pass in ``workspace``, with that
+        round's test files (from ``written``) laid over it: ``workspace`` is changed."""
+        root = workspace_dir(workspace)
+        files = [path for path in files_tests_read(change.changed) if _regular(written, path)]
+        for path in files:
+            place(written / path, root, Path(path))
+        modules = list(dict.fromkeys(test.split("::")[0] for test in tests))
+        _, found = self._pytest(modules).run(root)
+        outcomes = found.outcomes if isinstance(found, JUnitReport) else {}
+        return [test for test in tests if outcomes.get(test) == "passed"]
+
     def _candidates(
         self, now: JUnitReport, root: Path, change: RoundChange
     ) -> list[str] | GateReport:

@@ -110,3 +110,46 @@ def test_merge_with_attempts_is_refused_naming_the_field(tmp_path: Path) -> None
     result = harness("run", cwd=project)
     assert result.returncode == 2
     assert "field 'merge'" in result.stderr
+
+
+def test_with_a_reproduction_gate_the_attempts_vote_with_their_tests(tmp_path: Path) -> None:
+    project = make_repo(tmp_path / "project", {"calc.py": "def add(a, b):\n    return a - b\n"})
+    writes = [
+        {"name": "write_file", "arguments": {"path": path, "content": content}}
+        for path, content in [
+            ("calc.py", "def add(a, b):\n    return a + b\n"),
+            (
+                "tests/test_add.py",
+                "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+            ),
+        ]
+    ]
+    reply = {"content": "", "tool_calls": writes}
+    (project / "script.json").write_text(json.dumps([reply, "fixed, with its test"]))
+    write_loop(
+        project,
+        """\
+        name = "fix"
+        goal = "add adds"
+        model = "scripted:script.json"
+        max_iterations = 1
+        [critic]
+        enabled = false
+        [[gates]]
+        type = "reproduction"
+        """,
+    )
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "loop")
+
+    result = harness("run", "--attempts", "2", cwd=project)
+
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stdout.splitlines() if line.startswith("attempt ")]
+    assert len(lines) == 2
+    assert all(
+        "PASSED, no score, passes 1 of 1 others' reproduction tests, " in line for line in lines
+    )
+    assert [(t["others_tests_passed"], t["others_tests"]) for t in summary_tasks(project)] == [
+        (1, 1), (1, 1)
+    ]  # fmt: skip
