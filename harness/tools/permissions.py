@@ -32,7 +32,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from harness.tools.shell_commands import Unreadable, commands, matches
+from harness.tools.shell_commands import Command, Unreadable, commands
 
 Verdict = Literal["allow", "ask", "deny"]
 Source = Literal["rule", "default", "unreadable"]
@@ -43,6 +43,8 @@ WRITE_TOOLS = ("write_file", "edit_file")
 PATH_ARGUMENT = "path"
 _RULE = re.compile(r"(?P<tool>[A-Za-z0-9_*?\[\]-]+)(?:\((?P<pattern>.*)\))?", re.DOTALL)
 _STRICTNESS: dict[Verdict, int] = {"allow": 0, "ask": 1, "deny": 2}
+_EXPANDING = "$`*?[{~"
+"""Characters that let the shell turn a word into another (after quotes are removed)."""
 
 Fits = Callable[[str, Verdict], bool]
 """Whether a rule's pattern fits the subject, for a rule of that verdict."""
@@ -128,12 +130,13 @@ class Permissions(BaseModel):
         """The strictest verdict on any program the line runs; a bare ``run_shell`` rule is
         the verdict on what no command rule names."""
         whole = self._judge(SHELL_TOOL, line, None)
-        if whole.verdict == "deny" or not self.reads_commands:
-            return whole
+        if (whole.verdict == "deny" and whole.source == "rule") or not self.reads_commands:
+            return whole  # a bare deny rule: nothing in the line can be allowed
         try:
             found = commands(line)
         except Unreadable as exc:
-            return Decision(self.unreadable, line, None, "unreadable", str(exc))
+            unread = Decision(self.unreadable, line, None, "unreadable", str(exc))
+            return max(unread, whole, key=lambda decision: _STRICTNESS[decision.verdict])
         decisions = [
             self._judge(SHELL_TOOL, " ".join(command), _command_fits(command), whole, bare=False)
             for command in found
@@ -165,7 +168,28 @@ class Permissions(BaseModel):
         return Decision(self.default, subject, None, "default")
 
 
-def _command_fits(command: tuple[str, ...]) -> Fits:
+def matches(pattern: str, command: Command, *, loose: bool) -> bool:
+    """Whether ``command`` fits ``pattern``, a glob over its words joined by spaces (``git push*``).
+
+    ``loose`` also lets the pattern's words after the program match the command's words in order
+    with others between them (``git push*`` fits ``git -C . push``), and lets a command of the
+    pattern's program fit whenever one of its words holds an expansion or a glob the shell would
+    fill in (``git pu$@sh``, ``git p*``): deny and ask rules are read so, so that options put in
+    front or words the shell rewrites cannot slip a command past them.
+    """
+    if fnmatch.fnmatchcase(" ".join(command), pattern):
+        return True
+    words = pattern.split()
+    if not loose or not words or not command or not fnmatch.fnmatchcase(command[0], words[0]):
+        return False
+    if any(char in word for word in command[1:] for char in _EXPANDING):
+        return True
+    rest = iter(command[1:])
+    wanted = [word for word in words[1:] if word != "*"]
+    return all(any(fnmatch.fnmatchcase(word, want) for word in rest) for want in wanted)
+
+
+def _command_fits(command: Command) -> Fits:
     def fits(pattern: str, verdict: Verdict) -> bool:
         return matches(pattern, command, loose=verdict != "allow")
 

@@ -5,10 +5,11 @@ bodies, function bodies, ``$(...)``, backticks and ``<(...)`` all hide commands;
 the line as bash does and every simple command in it is returned, quotes removed (``g"i"t`` is
 ``git``). A program is named by its last path part (``/usr/bin/git`` is ``git``), and what a
 wrapper runs is read through it: ``env X=1 cmd``, ``command``, ``exec``, ``nohup``, ``nice``,
-``timeout``, ``time``, ``sudo``, ``busybox``, ``find -exec``, ``git bisect run``, ``git
-submodule foreach``, and the script of ``sh -c`` / ``bash -c`` / ``eval`` / ``watch`` /
-``trap`` / ``su -c`` and of git's options that run one (``git rebase -x``, ``filter-branch
---tree-filter``, ``--upload-pack``, ...: :data:`_GIT_SCRIPTS`), parsed in turn.
+``timeout``, ``time``, ``setsid``, ``stdbuf``, ``sudo``, ``busybox``, ``find -exec``, ``git
+bisect run``, ``git submodule foreach``, and the script of ``sh -c`` / ``bash -c`` / ``eval`` /
+``watch`` / ``trap`` / ``su -c`` (``runuser -c``) and of git's options that run one (``git
+rebase -x``, ``filter-branch --tree-filter``, ``--upload-pack``, ...: :data:`_GIT_SCRIPTS`),
+parsed in turn.
 
 What cannot be read for certain raises :class:`Unreadable`, so a caller fails closed: a line bash
 would not parse, a program named by an expansion or a brace list (``$CMD push``, ``{git,push}``),
@@ -26,7 +27,6 @@ config`` writing) and variables that change what runs set on the line (:data:`CO
 
 from __future__ import annotations
 
-import fnmatch
 import posixpath
 import re
 from collections.abc import Iterator, Sequence
@@ -50,20 +50,22 @@ _WRAPPERS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "ionice": (frozenset({"-c", "-n", "-p"}), frozenset({"-t"})),
     "setsid": (frozenset(), frozenset({"-f", "-w", "-c"})),
     "stdbuf": (frozenset({"-i", "-o", "-e"}), frozenset()),
-    "timeout": (
-        frozenset({"-s", "-k", "--signal", "--kill-after"}),
-        frozenset({"-v", "--verbose", "--preserve-status", "--foreground"}),
-    ),
-    "sudo": (
-        frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T"}),
-        frozenset({"-E", "-H", "-n", "-P", "-S", "-b", "-i", "-s", "-k", "-K", "-A", "-B"}),
-    ),
+    "timeout": (frozenset({"-s", "-k", "--signal", "--kill-after"}),
+                frozenset({"-v", "--verbose", "--preserve-status", "--foreground"})),
+    "sudo": (frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T"}),
+             frozenset({"-E", "-H", "-n", "-P", "-S", "-b", "-i", "-s", "-k", "-K", "-A", "-B"})),
     "doas": (frozenset({"-u", "-C"}), frozenset({"-n", "-s"})),
-    "env": (
-        frozenset({"-u", "--unset", "-C", "--chdir"}),
-        frozenset({"-i", "--ignore-environment", "-0", "--null", "-v", "--debug", "-"}),
-    ),
-}
+    "env": (frozenset({"-u", "--unset", "-C", "--chdir"}),
+            frozenset({"-i", "--ignore-environment", "-0", "--null", "-v", "--debug", "-"})),
+    "watch": (frozenset({"-n", "--interval", "-q", "--equexit"}),  # its words are a script
+              frozenset({"-b", "--beep", "-c", "--color", "-d", "--differences", "-e", "--errexit",
+                         "-g", "--chgexit", "-p", "--precise", "-t", "--no-title", "-w",
+                         "--no-wrap", "-x", "--exec"})),
+    "su": (frozenset({"-c", "--command", "--session-command", "-g", "--group", "-G",  # and runuser
+                      "--supp-group", "-w", "--whitelist-environment"}),
+           frozenset({"-", "-l", "--login", "-m", "-p", "--preserve-environment", "-f", "--fast",
+                      "-P", "--pty"})),
+}  # fmt: skip
 _SHELL_VALUED = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 _STDIN = ("-", "/dev/stdin", "/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/")
 """Script names that are the shell's own standard input (a prefix where it ends in ``/``)."""
@@ -106,8 +108,6 @@ _GIT_SCRIPTS: dict[str, tuple[str, ...]] = {
 long; a long one may be cut to any prefix, as git allows)."""
 
 
-_EXPANDING = "$`*?[{~"
-"""Characters that let the shell turn a word into another (after quotes are removed)."""
 _RUNS_STRINGS = frozenset({"`", "$("})
 
 
@@ -130,27 +130,6 @@ def commands(line: str, *, depth: int = 0) -> list[Command]:
         for node in _simple_commands(tree):
             found.extend(_read(node, depth))
     return found
-
-
-def matches(pattern: str, command: Command, *, loose: bool) -> bool:
-    """Whether ``command`` fits ``pattern``, a glob over its words joined by spaces (``git push*``).
-
-    ``loose`` also lets the pattern's words after the program match the command's words in order
-    with others between them (``git push*`` fits ``git -C . push``), and lets a command of the
-    pattern's program fit whenever one of its words holds an expansion or a glob the shell would
-    fill in (``git pu$@sh``, ``git p*``): deny and ask rules are read so, so that options put in
-    front or words the shell rewrites cannot slip a command past them.
-    """
-    if fnmatch.fnmatchcase(" ".join(command), pattern):
-        return True
-    words = pattern.split()
-    if not loose or not words or not command or not fnmatch.fnmatchcase(command[0], words[0]):
-        return False
-    if any(char in word for word in command[1:] for char in _EXPANDING):
-        return True
-    rest = iter(command[1:])
-    wanted = [word for word in words[1:] if word != "*"]
-    return all(any(fnmatch.fnmatchcase(word, want) for word in rest) for want in wanted)
 
 
 def _simple_commands(node: object) -> Iterator[object]:
@@ -212,12 +191,12 @@ def _unwrap(words: Sequence[str], depth: int) -> list[Command]:
         return [command, *_shell_script(program, args, depth)]
     _refuse(program, args)
     if program == "eval" or (program == "watch" and args):
-        script = " ".join(args if program == "eval" else _watched(args))
+        script = " ".join(args if program == "eval" else _after_options(program, args))
         return [command, *commands(script, depth=depth + 1)]
     if program == "trap":
         return [command, *_trap(args, depth)]
-    if program in ("su", "runuser") and "-c" in args[:-1]:
-        return [command, *commands(args[args.index("-c") + 1], depth=depth + 1)]
+    if program in ("su", "runuser"):
+        return [command, *commands(_su_script(program, args), depth=depth + 1)]
     if program == "alias" and any("=" in arg for arg in args):
         raise Unreadable("an alias is defined on the line")
     if program == "git":
@@ -249,7 +228,7 @@ def _shell_script(program: str, args: list[str], depth: int) -> list[Command]:
             next(words, None)
         else:
             options.append(arg)
-    if _has_c(options):
+    if any(not option.startswith("--") and "c" in option for option in options):
         if not rest:
             raise Unreadable(f"{program} -c has no script")
         return commands(rest[0], depth=depth + 1)
@@ -344,16 +323,27 @@ def _after(words: list[str], options: frozenset[str]) -> list[str]:
     return words[index:]
 
 
-def _watched(args: list[str]) -> list[str]:
-    """The command ``watch`` runs (through ``sh -c``): its words after its options."""
-    index = 0
-    while index < len(args) and args[index].startswith("-"):
-        index += 2 if args[index] in ("-n", "--interval", "-d", "--differences") else 1
-    return args[index:]
-
-
-def _has_c(options: list[str]) -> bool:
-    return any(not option.startswith("--") and "c" in option for option in options)
+def _su_script(program: str, args: list[str]) -> str:
+    """The script ``su``/``runuser`` give the user's shell with ``-c``; without one it reads
+    standard input, and a shell chosen or a command given another way (``-s``, ``runuser -u``,
+    ``-lc``, shell arguments) is not read here."""
+    valued, flags = _WRAPPERS["su"]
+    scripts: list[str] = []
+    users: list[str] = []
+    words = iter(args)
+    for arg in words:
+        option, given, value = arg.partition("=")
+        if option in valued:
+            value = value if given else next(words, "")
+            if option in ("-c", "--command", "--session-command"):
+                scripts.append(value)
+        elif arg.startswith("-") and arg not in flags:
+            raise Unreadable(f"{program}: option {arg!r} is not known here")
+        elif not arg.startswith("-"):
+            users.append(arg)
+    if len(scripts) != 1 or len(users) > 1:
+        raise Unreadable(f"{program} runs what is not one -c script (standard input, arguments)")
+    return scripts[0]
 
 
 def _find_exec(args: list[str], depth: int) -> list[Command]:

@@ -253,3 +253,21 @@ def test_guarded_paths_are_the_literal_folders_of_deny_and_ask_rules_on_writes()
     assert rules.guarded() == ("tests", "src/core", "cfg", "docs/api/x.md")
     assert rules.guarded(("read_file",)) == ("secret", "cfg")
     assert Permissions(allow=["write_file(build/*)"]).guarded() == ()
+
+
+def test_with_a_default_of_deny_the_allowed_commands_still_run() -> None:
+    rules = Permissions(allow=["run_shell(pytest*)", "run_shell(git status*)"], default="deny")
+    decision = rules.decide("run_shell", {"command": "pytest -q"})
+    assert (decision.verdict, decision.rule) == ("allow", "run_shell(pytest*)")
+    assert rules.decide("run_shell", {"command": "git status && pytest"}).verdict == "allow"
+    other = rules.decide("run_shell", {"command": "pytest -q && ls"})
+    assert (other.verdict, other.source, other.subject) == ("deny", "default", "pytest -q && ls")
+    unread = rules.decide("run_shell", {"command": "$X push"})
+    assert (unread.verdict, unread.source) == ("deny", "unreadable")
+    asking = rules.model_copy(update={"unreadable": "ask"})  # never weaker than the default
+    assert asking.decide("run_shell", {"command": "$X push"}).verdict == "deny"
+    assert asking.decide("run_shell", {"command": "pytest"}).verdict == "allow"
+    shell_asked = Permissions(ask=["run_shell"], allow=["run_shell(pytest*)"])
+    assert shell_asked.decide("run_shell", {"command": "$X"}).verdict == "deny"
+    lenient = shell_asked.model_copy(update={"unreadable": "ask"})
+    assert lenient.decide("run_shell", {"command": "$X"}).source == "unreadable"

@@ -4,6 +4,8 @@ deny rule names it) rather than only refused as unreadable."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from harness.tools.permissions import Permissions
@@ -194,3 +196,221 @@ def test_the_nesting_limit_is_eight_and_one_more_is_unreadable() -> None:
         commands("eval " * 9 + "git push")
     decision = RULES.decide("run_shell", {"command": "eval " * 9 + "ls"})
     assert (decision.verdict, decision.source) == ("deny", "unreadable")
+
+
+RM = Permissions(deny=["run_shell(rm *)"])
+
+
+def _rm_denied_by_its_rule(line: str) -> None:
+    decision = RM.decide("run_shell", {"command": line})
+    assert (decision.verdict, decision.source, decision.rule) == ("deny", "rule", "run_shell(rm *)")
+    assert decision.subject.startswith("rm ")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "watch git push",
+        "watch 'git push'",
+        "watch -d git push",
+        "watch --differences git push",
+        "watch -q 3 git push",
+        "watch --equexit 3 git push",
+        "watch -n 1 git push",
+        "watch -n1 git push",
+        "watch --interval=2 git push",
+        "watch -b -c -e -g -p -t -w -x git push",
+        "watch --beep --color --errexit --chgexit --precise --no-title --no-wrap --exec git push",
+        "su -c 'git push'",
+        "su -c 'git push' root",
+        "su root -c 'git push'",
+        "su - root -c 'git push'",
+        "su -l -m -p -f -P -c 'git push' root",
+        "su --login --preserve-environment --fast --pty -c 'git push'",
+        "su -g users -G wheel -w PATH -c 'git push' root",
+        "su --group=users --supp-group wheel --whitelist-environment=X -c 'git push'",
+        "su --command='git push' root",
+        "su --command 'git push' root",
+        "su --session-command='git push'",
+        "runuser -l nobody -c 'git push'",
+    ],
+)
+def test_watch_and_su_scripts_are_read(line: str) -> None:
+    _denied_by_the_rule(line)
+
+
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        ("watch -Z git push", "option '-Z' is not known"),
+        ("su -lc 'git push'", "option '-lc' is not known"),
+        ("su -s /usr/bin/git root -c push", "option '-s' is not known"),
+        ("runuser -u nobody git push", "option '-u' is not known"),
+        ("su root -- -c 'git push'", "option '--' is not known"),
+        ("echo git push | su", "not one -c script"),
+        ("su root <<< 'git push'", "not one -c script"),
+        ("su -c ls -c 'git push'", "not one -c script"),
+        ("su -c ls root x", "not one -c script"),
+    ],
+)
+def test_su_and_watch_spelled_another_way_are_unreadable(line: str, why: str) -> None:
+    with pytest.raises(Unreadable, match=why):
+        commands(line)
+
+
+def test_su_watch_and_their_plain_uses() -> None:
+    assert commands("su -c ls root") == [("su", "-c", "ls", "root"), ("ls",)]
+    assert commands("watch -n 5 ls -l") == [("watch", "-n", "5", "ls", "-l"), ("ls", "-l")]
+    assert commands("watch") == [("watch",)]
+    assert RULES.decide("run_shell", {"command": "watch -d git status"}).verdict == "allow"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "HOME", "XDG_CONFIG_HOME", "PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT",
+        "BASH_ENV", "ENV", "PROMPT_COMMAND", "PS4", "SHELLOPTS", "BASHOPTS", "IFS", "EDITOR",
+        "VISUAL", "PAGER", "SSH_ASKPASS", "CDPATH", "GLOBIGNORE", "GIT_ANYTHING",
+    ],
+)  # fmt: skip
+def test_every_variable_that_changes_what_runs_is_unreadable_when_set(name: str) -> None:
+    for line in (f"{name}=x ls", f"env {name}=x ls", f"export {name}=x; ls", f"{name}+=x ls"):
+        with pytest.raises(Unreadable, match=f"{re.escape(name)} is set on the line"):
+            commands(line)
+    for declaring in ("declare", "typeset", "local", "readonly"):
+        with pytest.raises(Unreadable, match="is set on the line"):
+            commands(f"f() {{ {declaring} {name}=x; ls; }}")
+    assert commands(f"echo {name}=x") == [("echo", f"{name}=x")]  # an argument, not a setting
+
+
+def test_a_function_passed_in_the_environment_is_unreadable() -> None:
+    for line in ("env 'BASH_FUNC_ls%%=() { git push; }' bash -c ls", "export BASH_FUNC_f%%=x; f"):
+        with pytest.raises(Unreadable, match="BASH_FUNC_.* is set on the line"):
+            commands(line)
+
+
+OPAQUE = [
+    "script", "flock", "taskset", "chrt", "prlimit", "setpriv", "ssh-agent", "unshare", "nsenter",
+    "chroot", "systemd-run", "strace", "ltrace", "valgrind", "numactl", "cgexec", "faketime",
+    "unbuffer", "rlwrap", "torsocks", "proxychains", "proxychains4", "fakeroot", "firejail",
+    "bwrap", "parallel", "sem", "tmux", "screen", "dtach", "expect", "run-parts", "gdb", "perf",
+    "daemonize", "start-stop-daemon", "pkexec", "sg", "newgrp", "dbus-launch", "xvfb-run",
+    "catchsegv", "ssh", "sshpass", "setarch", "linux32", "linux64", "cpulimit", "trickle",
+    "chpst", "direnv", "nix-shell", "enable", "xargs",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("program", OPAQUE)
+def test_every_program_that_runs_another_unread_is_unreadable(program: str) -> None:
+    with pytest.raises(Unreadable, match=f"{program} runs a command in a way not read here"):
+        commands(f"{program} git push")
+    with pytest.raises(Unreadable, match="not read here"):
+        commands(f"nice /usr/bin/{program} ls")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "git rebase -x 'rm -rf tests' main",
+        "git rebase --exec 'rm -rf tests' main",
+        "git difftool -x 'rm -rf tests'",
+        "git difftool --extcmd 'rm -rf tests'",
+        "git archive --exec='rm -rf tests' HEAD",
+        *(
+            f"git filter-branch {option} 'rm -rf tests' HEAD"
+            for option in (
+                "--setup", "--tree-filter", "--index-filter", "--msg-filter", "--commit-filter",
+                "--env-filter", "--parent-filter", "--tag-name-filter",
+            )
+        ),
+        "git grep -O 'rm -rf tests' x",
+        "git grep --open-files-in-pager='rm -rf tests' x",
+        "git fetch --upload-pack 'rm -rf tests' origin",
+        "git fetch --exec='rm -rf tests' origin",
+        "git pull --upload-pack='rm -rf tests' origin",
+        "git pull --exec 'rm -rf tests' origin",
+        "git ls-remote -u 'rm -rf tests' origin",
+        "git ls-remote --upload-pack='rm -rf tests' origin",
+        "git ls-remote --exec='rm -rf tests' origin",
+        "git clone -u 'rm -rf tests' . copy",
+        "git clone --upload-pack='rm -rf tests' . copy",
+        "git clone --exec='rm -rf tests' . copy",
+        "git push --receive-pack='rm -rf tests' origin",
+        "git push --exec 'rm -rf tests' origin",
+        "git send-pack --receive-pack='rm -rf tests' origin",
+        "git send-pack --exec='rm -rf tests' origin",
+        "git -C . --namespace n --super-prefix p/ --list-cmds main rebase -x 'rm -rf tests' main",
+        "git --namespace n rebase -x 'rm -rf tests' main",
+        "git --super-prefix p/ rebase -x 'rm -rf tests' main",
+        "git --list-cmds main rebase -x 'rm -rf tests' main",
+        "git bisect run rm -rf tests",
+        "git bisect run 'rm -rf tests'",
+        "git submodule foreach 'rm -rf tests'",
+    ],
+)  # fmt: skip
+def test_every_git_option_that_runs_a_command_is_read(line: str) -> None:
+    _rm_denied_by_its_rule(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "git config --get user.name '^a'",
+        "git config --get-all remote.origin.url '^h'",
+        "git config --get-regexp '^user' '^a'",
+        "git config --get-urlmatch http https://example.com",
+        "git config --list",
+        "git config -l",
+        "git config get --all user.name",
+        "git config list",
+        "git config --show-origin core.editor vim",
+        "git config --show-scope core.editor vim",
+        "git config --name-only core.editor vim",
+        "git config user.name",
+    ],
+)
+def test_git_config_reading_is_read_as_itself(line: str) -> None:
+    assert commands(line) == [tuple(line.replace("'", "").split())]
+
+
+def test_git_config_writing_or_configuration_on_the_line_is_unreadable() -> None:
+    for line in ("git config user.name x", "git config core.pager 'git push'", "git -c a.b=c s"):
+        with pytest.raises(Unreadable, match="configuration|config"):
+            commands(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "bash /proc/thread-self/fd/0 <<< 'git push'",
+        "bash /dev/fd/3 3< cmds",
+        "source /proc/self/fd/0 <<< 'git push'",
+        "echo ${x:-`git push`}",
+        "echo ${x:-$(git push)}",
+    ],
+)
+def test_standard_input_and_substitutions_in_expansions_are_unreadable(line: str) -> None:
+    with pytest.raises(Unreadable):
+        commands(line)
+
+
+def test_a_program_under_the_home_folder_and_its_path_are_read() -> None:
+    _denied_by_the_rule("~/bin/git push")
+    _denied_by_the_rule("~/git push")
+    assert commands("~/bin/ls") == [("ls",)]
+
+
+def test_a_deny_pattern_s_words_are_found_in_order_among_the_command_s_words() -> None:
+    rules = Permissions(deny=["run_shell(git push origin)"])
+    for line in ("git push -f origin", "git -C . push --force origin", "git push origin"):
+        decision = rules.decide("run_shell", {"command": line})
+        assert (decision.verdict, decision.rule) == ("deny", "run_shell(git push origin)"), line
+    for line in ("git push", "git origin push", "git status origin", "git pushed origin"):
+        assert rules.decide("run_shell", {"command": line}).verdict == "allow", line
+    echo = Permissions(deny=["run_shell(echo echo*)"])
+    assert echo.decide("run_shell", {"command": "echo hi"}).verdict == "allow"  # not the program
+    assert echo.decide("run_shell", {"command": "echo x echo"}).verdict == "deny"
+    allowed = Permissions(allow=["run_shell(git status*)"], default="deny")
+    assert allowed.decide("run_shell", {"command": "git status -s"}).verdict == "allow"
+    assert allowed.decide("run_shell", {"command": "git -C . status"}).verdict == "deny"  # exact
+    assert allowed.decide("run_shell", {"command": "git st$x"}).verdict == "deny"
