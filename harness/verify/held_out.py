@@ -76,9 +76,8 @@ def lay_over(source: Path, target: Path) -> list[str]:
     planted, a folder) is removed first, so nothing is written through a link.
     """
     placed = []
-    for folder, dirs, files in os.walk(source, followlinks=False):
+    for folder, _, files in os.walk(source, followlinks=False):  # linked folders not walked
         here = Path(folder)
-        dirs[:] = [d for d in dirs if not (here / d).is_symlink()]
         for name in files:
             origin = here / name
             if origin.is_symlink() or not origin.is_file():

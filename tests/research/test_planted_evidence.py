@@ -19,7 +19,7 @@ from harness.core.sink import NULL_SINK
 from harness.research.archive import INDEX_FILE, SourceArchive
 from harness.research.citations import MIN_QUOTE_CHARS, MIN_QUOTE_WORDS, check_findings
 from tests.conftest import git
-from tests.verify.test_held_out import _example
+from tests.verify.test_held_out_example import _example
 
 LIE = "the moon is made of green cheese"
 HTML = {"content-type": "text/html; charset=utf-8"}

@@ -1,39 +1,19 @@
-"""Held-out gates: tests the agent never sees decide the round, and it hears only what is allowed."""
+"""Held-out gates: tests the agent never sees decide the round, and it hears only what is allowed.
+
+The gate on its own: the files laid over a private copy, what the agent planted there, and what
+it is told (the bug-fix example run with a held-out test: test_held_out_example.py)."""
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from harness.assemble.build import build_loop, build_sandbox
 from harness.core.errors import ConfigError
-from harness.core.sink import NULL_SINK
 from harness.sandbox import Sandbox
-from harness.sandbox.bwrap import bwrap_problem
-from harness.spec import LoopSpec
 from harness.verify.gates import CommandGate, GateReport
 from harness.verify.held_out import HeldOutGate, lay_over
 from harness.verify.pytest_gate import PytestGate
-from tests.conftest import git
-
-ROOT = Path(__file__).resolve().parents[2]
-HIDDEN_TEST = """\
-from datetime import date
-
-from invoicing.dates import DateRange, month
-
-
-def test_month_is_the_range_of_its_days():
-    assert month(2024, 12) == DateRange(date(2024, 12, 1), date(2024, 12, 31))
-
-
-def test_a_range_holds_its_last_day():
-    assert date(2024, 1, 31) in month(2024, 1)
-"""
 
 
 def _held_out(tmp_path: Path) -> Path:
@@ -90,6 +70,97 @@ def test_a_linked_folder_on_the_way_is_replaced_too(tmp_path: Path) -> None:
     assert not (target / "tests").is_symlink()
 
 
+def test_a_dangling_link_planted_where_a_held_out_file_goes_is_not_written_through(
+    tmp_path: Path,
+) -> None:
+    """A link to a file that does not exist yet: written through, the held-out test would land
+    wherever the agent pointed it."""
+    aimed_at = tmp_path / "outside" / "written.py"
+    aimed_at.parent.mkdir()
+    target = tmp_path / "copy"
+    (target / "tests").mkdir(parents=True)
+    (target / "tests" / "test_hidden.py").symlink_to(aimed_at)
+
+    assert lay_over(_held_out(tmp_path), target) == ["tests/test_hidden.py"]
+
+    assert not aimed_at.exists()
+    assert list(aimed_at.parent.iterdir()) == []
+    laid = target / "tests" / "test_hidden.py"
+    assert not laid.is_symlink()
+    assert laid.read_text() == "def test_hidden():\n    assert 1 + 1 == 2\n"
+
+
+@pytest.mark.parametrize("planted", ["a folder at the file", "a file at its folder"])
+def test_what_the_agent_planted_in_the_way_is_replaced_and_the_gate_runs(
+    tmp_path: Path, planted: str
+) -> None:
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    if planted == "a folder at the file":
+        (workspace / "tests" / "test_hidden.py").mkdir(parents=True)
+        (workspace / "tests" / "test_hidden.py" / "conftest.py").write_text("planted\n")
+    else:
+        (workspace / "tests").write_text("planted\n")
+    seen: list[list[str]] = []
+
+    def look(folder: str | Path) -> GateReport:
+        tests = Path(folder) / "tests"
+        seen.append(sorted(p.relative_to(tests).as_posix() for p in tests.rglob("*")))
+        seen.append([(tests / "test_hidden.py").read_text()])
+        return GateReport(name="look", passed=True, summary="ok")
+
+    report = HeldOutGate(_Named(look), _held_out(tmp_path)).check(workspace)
+
+    assert (report.passed, report.summary) == (True, "the held-out tests passed")
+    assert seen == [["test_hidden.py"], ["def test_hidden():\n    assert 1 + 1 == 2\n"]]
+    assert (workspace / "tests").exists()  # the workspace itself is left as it was
+    assert (workspace / "tests").is_dir() == (planted == "a folder at the file")
+
+
+def test_links_in_the_workspace_are_copied_as_links_not_followed(tmp_path: Path) -> None:
+    """The private copy holds the agent's links as links: what they point to (a folder of the
+    user's, a file that does not exist) is neither copied in nor a reason to fail."""
+    secrets = tmp_path / "home"
+    secrets.mkdir()
+    (secrets / "id_rsa").write_text("private key\n")
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    (workspace / "keys").symlink_to(secrets, target_is_directory=True)
+    (workspace / "key.txt").symlink_to(secrets / "id_rsa")
+    (workspace / "gone.txt").symlink_to(tmp_path / "missing")
+    seen: list[object] = []
+
+    def look(folder: str | Path) -> GateReport:
+        copy = Path(folder)
+        for name in ("keys", "key.txt", "gone.txt"):
+            seen.append((name, (copy / name).is_symlink(), str((copy / name).readlink())))
+        return GateReport(name="look", passed=True, summary="ok")
+
+    report = HeldOutGate(_Named(look), _held_out(tmp_path)).check(workspace)
+
+    assert report.passed
+    assert seen == [
+        ("keys", True, str(secrets)),
+        ("key.txt", True, str(secrets / "id_rsa")),
+        ("gone.txt", True, str(tmp_path / "missing")),
+    ]
+
+
+def test_links_in_the_held_out_folder_are_not_laid_over(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "test_planted.py").write_text("def test_planted():\n    pass\n")
+    folder = _held_out(tmp_path)
+    (folder / "tests" / "test_linked.py").symlink_to(outside / "test_planted.py")
+    (folder / "tests" / "linked").symlink_to(outside, target_is_directory=True)
+    target = tmp_path / "copy"
+    target.mkdir()
+
+    assert lay_over(folder, target) == ["tests/test_hidden.py"]
+
+    assert sorted(p.name for p in (target / "tests").iterdir()) == ["test_hidden.py"]
+
+
 @pytest.mark.parametrize(
     ("feedback", "summary", "failures"),
     [
@@ -127,116 +198,22 @@ def test_bad_held_out_arguments_are_configuration_errors(tmp_path: Path) -> None
     gate = CommandGate("true")
     with pytest.raises(ConfigError, match="held_out: .* is not a folder"):
         HeldOutGate(gate, tmp_path / "missing")
+    folder = _held_out(tmp_path)
     with pytest.raises(ConfigError, match="feedback: must be one of none, pass_fail, ids"):
-        HeldOutGate(gate, _held_out(tmp_path), feedback="all")  # type: ignore[arg-type]
+        HeldOutGate(gate, folder, feedback="all")  # type: ignore[arg-type]
+    (tmp_path / "a file").write_text("")
+    with pytest.raises(ConfigError, match="held_out: .*a file is not a folder"):
+        HeldOutGate(gate, tmp_path / "a file")
+    (tmp_path / "a link").symlink_to(folder, target_is_directory=True)
+    with pytest.raises(ConfigError, match="held_out: .*a link is not a folder"):
+        HeldOutGate(gate, tmp_path / "a link")
 
 
-# --- the bug-fix example with a held-out test -------------------------------------------------
-
-
-def _example(tmp_path: Path, *, max_iterations: int, feedback: str = "pass_fail") -> LoopSpec:
-    """The bug-fix example in a git repository of its own: the visible gate runs only the
-    statement tests, a held-out gate checks month() with tests the agent never sees."""
-    folder = tmp_path / "examples" / "bugfix"  # its skill is ../../skills/bugfix
-    shutil.copytree(ROOT / "examples" / "bugfix", folder,
-                    ignore=shutil.ignore_patterns(".harness", "__pycache__", ".*_cache"))  # fmt: skip
-    shutil.copytree(ROOT / "skills", tmp_path / "skills", symlinks=False)
-    (folder / "held_out" / "tests").mkdir(parents=True)
-    (folder / "held_out" / "tests" / "test_month_days.py").write_text(HIDDEN_TEST)
-    with (folder / ".gitignore").open("a") as ignored:  # committed, every worktree would hold it
-        ignored.write("held_out/\n")
-    text = (folder / "loop.toml").read_text()
-    text = text.replace('[[gates]]\ntype = "pytest"\nargs = "tests"\n', (
-        '[[gates]]\ntype = "pytest"\nargs = "tests/test_statement.py"\n\n'
-        '[[gates]]\ntype = "pytest"\nargs = "tests/test_month_days.py"\n'
-        f'held_out = "held_out"\nfeedback = "{feedback}"\n'
-    ))  # fmt: skip
-    text = text.replace("max_iterations = 10", f"max_iterations = {max_iterations}")
-    (folder / "loop.toml").write_text(text)
-    git(tmp_path, "init", "-q", "-b", "main")
-    git(tmp_path, "config", "user.email", "test@example.com")
-    git(tmp_path, "config", "user.name", "Test")
-    git(tmp_path, "add", "-A")
-    git(tmp_path, "commit", "-q", "-m", "the example")
-    return LoopSpec.from_toml(folder)
-
-
-@pytest.mark.slow
-def test_an_overfit_fix_passes_the_visible_gate_but_not_the_run(tmp_path: Path) -> None:
-    spec = _example(tmp_path, max_iterations=1)
-    result = build_loop(spec, events=NULL_SINK).run()
-    assert not result.passed
-    (first,) = result.rounds
-    assert [(g.name, g.passed) for g in first.gates] == [
-        ("pytest", True),  # the statement tests pass with month() ending a day late
-        ("held-out pytest", False),
-    ]
-    assert first.gates[1].failures == []  # pass_fail: no test id reaches the agent
-    assert first.verdict is None  # the critic is not asked about a round the checks failed
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize(
-    ("feedback", "told", "not_told"),
-    [
-        ("pass_fail", "the held-out tests failed", "test_month_days"),
-        ("ids", "test_month_is_the_range_of_its_days", "assert month(2024, 12)"),
-    ],
-)
-def test_the_next_round_is_told_what_feedback_allows_and_the_right_fix_passes(
-    tmp_path: Path, feedback: str, told: str, not_told: str
-) -> None:
-    spec = _example(tmp_path, max_iterations=3, feedback=feedback)
-    loop = build_loop(spec, events=NULL_SINK)
-    model = loop.settings.agent.model
-    result = loop.run()
-    assert result.passed
-    assert result.iterations == 2
-    second_task = [c for c in model.calls if "Round 1 did not pass" in str(c.messages)]  # type: ignore[attr-defined]
-    assert second_task, "round 2 was told about round 1"
-    text = str(second_task[0].messages)
-    assert told in text
-    assert not_told not in text
-    assert HIDDEN_TEST.splitlines()[-1].strip() not in text
-
-
-def test_the_held_out_folder_must_lie_outside_the_workspace(tmp_path: Path) -> None:
-    spec = _example(tmp_path, max_iterations=1)
-    inside = spec.with_changes(workspace=".")  # the loop's folder holds held_out/ too
-    with pytest.raises(ConfigError, match=r"field 'gates\[1\].held_out': .* must lie outside"):
-        build_loop(inside, events=NULL_SINK)
-
-
-def test_feedback_without_a_held_out_folder_is_refused(tmp_path: Path) -> None:
-    (tmp_path / "loop.toml").write_text(
-        'goal = "g"\n[[gates]]\ntype = "pytest"\nfeedback = "ids"\n', encoding="utf-8"
-    )
-    with pytest.raises(ConfigError, match=r"field 'gates\[0\].feedback': applies to a held_out"):
-        LoopSpec.from_toml(tmp_path)
-
-
-@pytest.fixture
-def visible_tmp() -> Iterator[Path]:
-    """A folder the sandbox would show (the private ``/tmp`` already hides the pytest one)."""
-    folder = Path(tempfile.mkdtemp(prefix="harness-held-out-test-", dir="/var/tmp"))
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
-
-
-@pytest.mark.skipif(bwrap_problem() is not None, reason=f"bwrap: {bwrap_problem()}")
-def test_the_agents_commands_see_the_held_out_folder_empty(visible_tmp: Path) -> None:
-    spec = _example(visible_tmp, max_iterations=1)
-    hidden = spec.root / "held_out" / "tests" / "test_month_days.py"
-    workspace = spec.root / "project"
-    shown = Sandbox("bwrap").run(["cat", str(hidden)], cwd=workspace, timeout=30)
-    assert "month(2024, 12)" in shown.output  # without the held-out mounts it would be read
-    sandbox = build_sandbox(spec)
-    seen = sandbox.run(["cat", str(hidden)], cwd=workspace, timeout=30)
-    assert seen.exit_code != 0
-    assert "month(2024, 12)" not in seen.output
-    listing = sandbox.run(["ls", "-A", str(spec.root / "held_out")], cwd=workspace, timeout=30)
-    assert (listing.exit_code, listing.output.strip()) == (0, "")
-    assert "month(2024, 12)" in hidden.read_text()  # the harness itself still reads it
+def test_a_held_out_gate_takes_the_name_it_is_given(tmp_path: Path) -> None:
+    gate = HeldOutGate(CommandGate("true", sandbox=Sandbox("none")), _held_out(tmp_path),
+                       name="hidden checks")  # fmt: skip
+    (tmp_path / "work").mkdir()
+    assert gate.check(tmp_path / "work").name == "hidden checks"
 
 
 class _Named:
