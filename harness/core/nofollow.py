@@ -248,7 +248,7 @@ def rename(
     except FileNotFoundError:
         return False
     try:
-        if _existing_mode(folder, names[-1], path, missing=None) is None:
+        if _existing_mode(folder, names[-1], path) is None:
             return False
         os.replace(names[-1], new_name, src_dir_fd=folder, dst_dir_fd=folder)
         return True
@@ -305,14 +305,12 @@ def _open_at(folder: int, name: str, flags: int, mode: int, shown: object) -> in
     return fd
 
 
-def _existing_mode(
-    folder: int, name: str, shown: object, *, missing: int | None = 0o644
-) -> int | None:
-    """The permission bits of the regular file ``name`` in ``folder``; ``missing`` when absent."""
+def _existing_mode(folder: int, name: str, shown: object) -> int | None:
+    """The permission bits of the regular file ``name`` in ``folder``; ``None`` when absent."""
     try:
         info = os.stat(name, dir_fd=folder, follow_symlinks=False)
     except FileNotFoundError:
-        return missing
+        return None
     if not stat.S_ISREG(info.st_mode):
         raise UnsafePath(str(shown), f"{_kind(info.st_mode)}, not a regular file")
     return stat.S_IMODE(info.st_mode)

@@ -2,26 +2,20 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from harness.core import nofollow
-from harness.core.appender import Appender
 from harness.core.atomic import atomic_write_text
 from harness.core.nofollow import UnsafePath, trusted_root
 from harness.memory.inbox import Inbox
 from harness.memory.lock import LoopLock
 from harness.memory.spend import Spent, read_spent, write_spent
-
-
-@pytest.fixture
-def victim(tmp_path: Path) -> Path:
-    target = tmp_path / "outside" / ".bashrc"
-    target.parent.mkdir()
-    target.write_text("# mine\n")
-    return target
 
 
 def test_a_link_as_the_file_is_refused_for_every_kind_of_access(
@@ -98,63 +92,6 @@ def test_an_append_finds_the_file_it_made_or_refuses(tmp_path: Path) -> None:
     assert (tmp_path / "moved" / "events.jsonl").read_text() == "one\ntwo\n"
 
 
-def test_an_appender_walks_to_its_file_once_and_writes_nowhere_else(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A run's record is appended at every step: the path is walked for the first line only,
-    later lines go to the file it made while a look at its path finds it there."""
-    opened: list[object] = []
-    open_file = nofollow.open_file
-
-    def counting(path: object, *args: object, **kwargs: object) -> int:
-        opened.append(path)
-        return open_file(path, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(nofollow, "open_file", counting)
-    log = tmp_path / "run" / "events.jsonl"
-    appender = Appender(log, root=tmp_path)
-    for n in range(100):
-        appender.write(f"{n}\n".encode())
-    assert opened == [log]
-    assert log.read_text() == "".join(f"{n}\n" for n in range(100))
-
-
-@pytest.mark.parametrize(
-    ("change", "problem"),
-    [
-        ("moved", "not the file the harness made"),
-        ("removed", "gone since the harness made it"),
-        ("link", "a symlink"),
-        ("hard link", "has another name"),
-    ],
-)
-def test_an_appender_refuses_a_file_moved_replaced_or_linked(
-    tmp_path: Path, victim: Path, change: str, problem: str
-) -> None:
-    log = tmp_path / "run" / "events.jsonl"
-    appender = Appender(log, root=tmp_path)
-    appender.write(b"one\n")
-    if change == "moved":  # the folder renamed, another put in its place
-        (tmp_path / "run").rename(tmp_path / "moved")
-        (tmp_path / "run").mkdir()
-        log.write_text("planted\n")
-    elif change == "removed":
-        log.unlink()
-    elif change == "link":
-        log.rename(tmp_path / "moved.jsonl")
-        log.symlink_to(victim)
-    else:
-        os.link(log, tmp_path / "second-name")
-    with pytest.raises(UnsafePath, match=problem):
-        appender.write(b"two\n")
-    appender.write(b"three\n")  # closed: nothing more is written anywhere
-    assert appender.closed
-    assert victim.read_text() == "# mine\n"
-    written = [p.read_text() for p in tmp_path.rglob("*") if p.is_file() and not p.is_symlink()]
-    assert "two" not in "".join(written)
-    assert "three" not in "".join(written)
-
-
 def test_a_hard_link_is_never_written_in_place(tmp_path: Path, victim: Path) -> None:
     """Before: an agent's ``ln ~/.bashrc events.jsonl`` made the harness append its events to
     the user's file, and a hard-linked lock emptied it."""
@@ -182,3 +119,201 @@ def test_append_fsyncs_only_when_durable(tmp_path: Path, monkeypatch: pytest.Mon
     nofollow.append(log, b"two\n", durable=True)
     assert len(synced) == 1
     assert log.read_bytes() == b"one\ntwo\n"
+
+
+def test_one_other_name_is_enough_to_refuse_a_write(tmp_path: Path, victim: Path) -> None:
+    log = tmp_path / "events.jsonl"
+    os.link(victim, log)  # two names in all
+    assert victim.stat().st_nlink == 2
+
+    with pytest.raises(UnsafePath, match="has another name"):
+        nofollow.append(log, b"line\n")
+    with pytest.raises(UnsafePath, match="has another name"):
+        nofollow.open_file(log, os.O_RDWR)
+
+    assert victim.read_text() == "# mine\n"
+    assert nofollow.read_bytes(log) == b"# mine\n"
+
+
+def test_nothing_is_made_on_the_way_to_a_missing_file(tmp_path: Path) -> None:
+    missing = tmp_path / "run" / "deeper" / "events.jsonl"
+    with trusted_root(tmp_path):
+        with pytest.raises(FileNotFoundError):
+            nofollow.read_bytes(missing)
+        with pytest.raises(FileNotFoundError):
+            nofollow.open_folder(missing.parent)
+        nofollow.unlink(missing)
+        assert nofollow.rename(missing, "events.old") is False
+    assert list(tmp_path.iterdir()) == []
+
+
+def open_descriptors() -> set[str]:
+    return set(os.listdir("/proc/self/fd"))
+
+
+def test_no_descriptor_is_left_open_done_or_refused(tmp_path: Path, victim: Path) -> None:
+    deep = tmp_path / "a" / "b" / "c"
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "link").symlink_to(victim.parent)
+    before = open_descriptors()
+    with trusted_root(tmp_path):
+        nofollow.write_atomic(deep / "p.md", b"one")
+        nofollow.write_atomic(deep / "p.md", b"two", durable=False)
+        made = nofollow.append(deep / "log", b"one\n")
+        nofollow.append(deep / "log", b"two\n", expect=made, durable=True)
+        assert nofollow.read_bytes(deep / "p.md") == b"two"
+        os.close(nofollow.open_folder(deep))
+        assert nofollow.rename(deep / "p.md", "p.old") is True
+        nofollow.unlink(deep / "p.old")
+        os.link(victim, deep / "second")
+        (deep / "to-victim").symlink_to(victim)
+        refused = [
+            lambda: nofollow.read_bytes(deep / "log", limit=3),  # too big
+            lambda: nofollow.append(deep / "second", b"x"),  # a hard link
+            lambda: nofollow.read_bytes(deep / "to-victim"),  # a link as the file
+            lambda: nofollow.write_atomic(deep / "to-victim", b"x"),
+            lambda: nofollow.rename(deep / "to-victim", "moved"),
+            lambda: nofollow.read_bytes(tmp_path / "a" / "link" / "b" / "f"),  # a link on the way
+            lambda: nofollow.unlink(tmp_path / "a" / "link" / ".bashrc"),
+        ]
+        for call in refused:
+            with pytest.raises(UnsafePath):
+                call()
+        with pytest.raises(FileNotFoundError):
+            nofollow.read_bytes(deep / "missing")
+    assert open_descriptors() - before == set()
+    assert sorted(p.name for p in deep.iterdir()) == ["log", "second", "to-victim"]
+    assert victim.read_text() == "# mine\n"
+
+
+def test_a_failed_replacement_leaves_the_old_file_and_no_temporary_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "state" / "p.md"
+    nofollow.write_atomic(target, b"old")
+    before = open_descriptors()
+
+    def full_disk(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        nofollow.write_atomic(target, b"new")
+    assert open_descriptors() - before == set()
+    assert [p.name for p in target.parent.iterdir()] == ["p.md"]
+    assert target.read_bytes() == b"old"
+
+
+@pytest.mark.parametrize("where", ["file", "folder"])
+def test_a_name_too_long_is_the_systems_error_not_a_refusal(tmp_path: Path, where: str) -> None:
+    long = "x" * 300
+    path = tmp_path / long if where == "file" else tmp_path / long / "p.md"
+    with trusted_root(tmp_path):
+        for call in (lambda: nofollow.read_bytes(path), lambda: nofollow.append(path, b"x")):
+            with pytest.raises(OSError, match="File name too long") as raised:
+                call()
+            assert raised.type is OSError
+            assert raised.value.errno == errno.ENAMETOOLONG
+
+
+def test_read_up_to_reads_that_many_bytes_and_fewer_only_at_the_end(tmp_path: Path) -> None:
+    data = bytes(range(256)) * (5 << 12)  # 5 MB: several reads of 1 MB
+    (tmp_path / "f").write_bytes(data)
+    fd = os.open(tmp_path / "f", os.O_RDONLY)
+    try:
+        assert nofollow.read_up_to(fd, 10) == data[:10]
+        assert nofollow.read_up_to(fd, (3 << 20) + 1) == data[10 : (3 << 20) + 11]
+        assert nofollow.read_up_to(fd, 0) == b""
+        assert nofollow.read_up_to(fd, len(data)) == data[(3 << 20) + 11 :]
+        assert nofollow.read_up_to(fd, 10) == b""
+    finally:
+        os.close(fd)
+
+
+def test_a_file_of_exactly_the_limit_is_read_and_one_byte_more_is_refused(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "ten").write_bytes(b"0123456789")
+    assert nofollow.read_bytes(tmp_path / "ten", limit=10) == b"0123456789"
+    with pytest.raises(UnsafePath, match="larger than 9 bytes"):
+        nofollow.read_bytes(tmp_path / "ten", limit=9)
+    # a file whose size says nothing (procfs says 0) is bounded by what is read
+    with pytest.raises(UnsafePath, match="larger than 10 bytes"):
+        nofollow.read_bytes("/proc/self/status", limit=10)
+    sparse = tmp_path / "sparse"
+    with sparse.open("wb") as file:
+        file.truncate(nofollow.READ_LIMIT)
+    assert nofollow.read_bytes(sparse) == bytes(64 << 20)
+    with sparse.open("ab") as file:
+        file.write(b"x")
+    with pytest.raises(UnsafePath, match="larger than 67108864 bytes"):
+        nofollow.read_bytes(sparse)
+
+
+@pytest.fixture
+def umask() -> Iterator[None]:
+    old = os.umask(0o022)
+    yield
+    os.umask(old)
+
+
+@pytest.mark.usefixtures("umask")
+def test_made_files_and_folders_have_the_usual_modes_and_a_replaced_file_keeps_its_own(
+    tmp_path: Path,
+) -> None:
+    def mode(path: Path) -> int:
+        return path.stat().st_mode & 0o777
+
+    with trusted_root(tmp_path):
+        nofollow.append(tmp_path / "run" / "log" / "events.jsonl", b"one\n")
+        nofollow.write_atomic(tmp_path / "state" / "p.md", b"one")
+        os.close(nofollow.open_file(tmp_path / "lock", os.O_WRONLY | os.O_CREAT))
+    assert [mode(tmp_path / p) for p in ("run", "run/log", "state")] == [0o755] * 3
+    assert [mode(tmp_path / p) for p in ("run/log/events.jsonl", "state/p.md", "lock")] == [
+        0o644
+    ] * 3
+    private = tmp_path / "state" / "p.md"
+    private.chmod(0o600)
+    nofollow.write_atomic(private, b"two")
+    assert (mode(private), private.read_bytes()) == (0o600, b"two")
+
+
+def test_write_atomic_fsyncs_the_file_and_its_folder_only_when_durable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    synced: list[bool] = []
+    real = os.fsync
+    monkeypatch.setattr(
+        os, "fsync", lambda fd: (synced.append(stat.S_ISDIR(os.fstat(fd).st_mode)), real(fd))
+    )
+    nofollow.write_atomic(tmp_path / "p.md", b"one", durable=False)
+    assert synced == []
+    nofollow.write_atomic(tmp_path / "p.md", b"two")
+    assert synced == [False, True]  # the file, then its folder
+    assert (tmp_path / "p.md").read_bytes() == b"two"
+
+
+def test_unlink_removes_a_link_itself_and_never_reaches_through_one(
+    tmp_path: Path, victim: Path
+) -> None:
+    (tmp_path / "events.jsonl").symlink_to(victim)
+    nofollow.unlink(tmp_path / "events.jsonl")
+    assert not (tmp_path / "events.jsonl").is_symlink()
+    (tmp_path / "state").symlink_to(victim.parent)
+    with trusted_root(tmp_path), pytest.raises(UnsafePath, match="'state' on its path"):
+        nofollow.unlink(tmp_path / "state" / ".bashrc")
+    nofollow.unlink(tmp_path / "gone")  # nothing there: nothing done
+    assert victim.read_text() == "# mine\n"
+
+
+def test_rename_moves_a_file_in_its_folder_and_refuses_a_link(tmp_path: Path, victim: Path) -> None:
+    (tmp_path / "p.md").write_text("progress")
+    assert nofollow.rename(tmp_path / "p.md", "p.old.md") is True
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["outside", "p.old.md"]
+    assert (tmp_path / "p.old.md").read_text() == "progress"
+    assert nofollow.rename(tmp_path / "p.md", "p.older.md") is False
+    (tmp_path / "p.md").symlink_to(victim)
+    with pytest.raises(UnsafePath, match="a symlink, not a regular file"):
+        nofollow.rename(tmp_path / "p.md", "p.old.md")
+    assert (tmp_path / "p.md").is_symlink()
+    assert (tmp_path / "p.old.md").read_text() == "progress"
