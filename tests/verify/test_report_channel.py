@@ -3,17 +3,27 @@ have been seen to run, in a run as whole as what its reporter saw collected."""
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import hmac
 import json
 import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from harness.verify.junit import JUnitReport
 from harness.verify.report_channel import _RECORD as RECORD
-from harness.verify.report_channel import MAX_BYTES, ChannelLog, ReportChannel
+from harness.verify.report_channel import (
+    MAX_BYTES,
+    ChannelLog,
+    ReportChannel,
+    Started,
+    reporter_source,
+)
 from harness.verify.run_outcomes import suite_report
 
 
@@ -34,6 +44,7 @@ def take_key(channel: ReportChannel) -> bytes:
     return key
 
 
+ROOT = Path(__file__).resolve().parents[2]
 START = {"kind": "start"}
 FINISH = {"kind": "finish", "exitstatus": 0}
 
@@ -91,6 +102,113 @@ def test_a_flood_is_cut_off_but_drained(tmp_path: Path) -> None:
         os.close(pipe)
 
     assert channel.log.problem == "its report channel carried more than 64 MB"
+
+
+def wait_for(condition: object, seconds: float = 20) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():  # type: ignore[operator]
+        assert time.monotonic() < deadline, "the reader did not get there"
+        time.sleep(0.01)
+
+
+def test_exactly_the_cap_is_read_and_one_byte_more_is_a_problem(tmp_path: Path) -> None:
+    with ReportChannel(tmp_path) as channel:
+        key = take_key(channel)
+        # framed as framed() frames it, without copying 64 MB through json.dumps
+        size = MAX_BYTES - len(framed(key, 1, {"kind": "uncollected", "id": "t.py", "text": ""}))
+        signed = b'1 {"kind": "uncollected", "id": "t.py", "text": "' + b"x" * size + b'"}'
+        line = hmac.new(key, signed, hashlib.sha256).hexdigest().encode() + b" " + signed + b"\n"
+        assert len(line) == MAX_BYTES
+        pipe = os.open(channel.pipe, os.O_WRONLY)
+        os.write(pipe, line)
+        wait_for(lambda: channel.log.records)
+        assert channel.log.problem is None
+        os.write(pipe, b"\n")  # one byte past the cap, a line of its own
+        os.close(pipe)
+
+    assert channel.log.problem == "its report channel carried more than 64 MB"
+    assert [(r.kind, len(r.text)) for r in channel.log.records] == [  # type: ignore[union-attr]
+        ("uncollected", size)
+    ]
+
+
+@pytest.mark.parametrize("pause", [False, True], ids=["one write", "a later write"])
+def test_valid_lines_after_a_problem_are_not_kept(tmp_path: Path, pause: bool) -> None:
+    with ReportChannel(tmp_path) as channel:
+        key = take_key(channel)
+        pipe = os.open(channel.pipe, os.O_WRONLY)
+        os.write(pipe, framed(key, 1, START) + framed(b"x" * 32, 2, START))
+        if pause:
+            wait_for(lambda: channel.log.problem)
+        os.write(pipe, framed(key, 2, START) + framed(key, 3, FINISH))
+        os.close(pipe)
+
+    assert channel.log.problem == (
+        "its report channel carried a line its reporter did not write (line 2)"
+    )
+    assert channel.log.records == [Started(kind="start")]
+
+
+def test_lines_written_after_a_pause_are_read(tmp_path: Path) -> None:
+    """pytest may be silent for long (a slow test): the reader waits through it."""
+    with ReportChannel(tmp_path) as channel:
+        key = take_key(channel)
+        pipe = os.open(channel.pipe, os.O_WRONLY)
+        os.write(pipe, framed(key, 1, START))
+        time.sleep(0.3)  # several polls with nothing to read
+        os.write(pipe, framed(key, 2, FINISH))
+        os.close(pipe)
+
+    assert channel.log.problem is None
+    assert [r.kind for r in channel.log.records] == ["start", "finish"]
+
+
+def test_a_record_with_a_field_it_does_not_have_is_a_problem_and_records_are_frozen(
+    tmp_path: Path,
+) -> None:
+    with ReportChannel(tmp_path) as channel:
+        key = take_key(channel)
+        write(channel, framed(key, 1, START) + framed(key, 2, {**FINISH, "passed": True}))
+
+    assert channel.log.problem is not None
+    assert channel.log.problem.startswith(
+        "its reporter wrote a record the harness cannot read (line 2: "
+    )
+    assert "passed" in channel.log.problem
+    (started,) = channel.log.records
+    with pytest.raises(ValueError, match="frozen"):
+        started.kind = "finish"  # type: ignore[misc]
+    assert started == Started(kind="start")
+
+
+def test_the_pipe_is_private_and_named_in_the_reporters_arguments(tmp_path: Path) -> None:
+    with ReportChannel(tmp_path) as channel:
+        assert channel.reporter_args() == [str(tmp_path / "key"), str(tmp_path / "pipe")]
+        assert (tmp_path / "pipe").stat().st_mode & 0o777 == 0o600
+        assert (tmp_path / "key").stat().st_mode & 0o777 == 0o600
+    source = reporter_source()
+    assert source == (ROOT / "harness" / "verify" / "pytest_reporter.py").read_text()
+    compile(source, "pytest_reporter.py", "exec")
+
+
+def test_a_channel_left_closes_its_pipe(tmp_path: Path) -> None:
+    before = set(os.listdir("/proc/self/fd"))
+    with ReportChannel(tmp_path):
+        pass
+    gc.collect()
+    assert set(os.listdir("/proc/self/fd")) - before == set()
+
+
+def test_a_channel_never_left_does_not_keep_its_process_alive(tmp_path: Path) -> None:
+    """A process that stops without leaving the block (an error on the way out) still ends."""
+    code = (
+        "import sys; from pathlib import Path; "
+        "from harness.verify.report_channel import ReportChannel; "
+        "ReportChannel(Path(sys.argv[1])).__enter__(); print('entered')"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=20, check=False)  # fmt: skip
+    assert (done.returncode, done.stdout) == (0, "entered\n")
 
 
 def log(*records: dict[str, object], problem: str | None = None) -> ChannelLog:
