@@ -128,6 +128,13 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
         "harness/tools/permissions.py",
         ("tests/tools/test_permissions.py", "tests/tools/test_permission_spellings.py"),
     ),
+    "nofollow": ("harness/core/nofollow.py", ("tests/core/test_nofollow.py",)),
+    "appender": ("harness/core/appender.py", ("tests/core/test_appender.py",)),
+    "report_channel": (
+        "harness/verify/report_channel.py",
+        ("tests/verify/test_report_channel.py",),
+    ),
+    "held_out": ("harness/verify/held_out.py", ("tests/verify/test_held_out.py",)),
 }
 """Module key: (source file, its focused test files)."""
 
