@@ -219,7 +219,7 @@ def _shell_script(program: str, args: list[str], depth: int) -> list[Command]:
         if arg == "--":
             rest = list(words)
             break
-        if not arg.startswith(("-", "+")) or arg in ("-", "+"):
+        if not arg.startswith(("-", "+")) or arg == "-":  # a lone + is an empty option
             rest = [arg, *words]
             break
         if arg in ("-s", "--stdin"):

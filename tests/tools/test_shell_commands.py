@@ -55,6 +55,14 @@ def test_a_shell_told_to_read_standard_input_is_unreadable(line: str) -> None:
     assert (decision.verdict, decision.source) == ("deny", "unreadable")
 
 
+@pytest.mark.parametrize("shell", ["sh", "bash"])
+def test_a_lone_plus_does_not_end_a_shell_s_options(shell: str) -> None:
+    _denied_by_the_rule(f"{shell} + -c 'git push'")
+    _denied_by_the_rule(f"{shell} + -e + -c 'git push'")
+    with pytest.raises(Unreadable, match="standard input"):
+        commands(f"echo git push | {shell} +")
+
+
 def test_a_script_file_is_judged_as_the_command_it_is() -> None:
     assert commands("bash -e build.sh x") == [("bash", "-e", "build.sh", "x")]
     assert commands("bash -- build.sh") == [("bash", "--", "build.sh")]
