@@ -14,7 +14,8 @@ loop is never touched:
   worktree and its branch;
 * the worktrees passed runs parked for the next run (:mod:`harness.workspace.parked`) go, and so
   do the gates' checkouts finished runs parked (:mod:`harness.workspace.checkout`) and those a
-  run killed while holding them left (their holder's lock is free); one a live run holds stays.
+  run killed while holding them left (their holder's lock is free); one a live run holds stays;
+* so do those parked beside it for a clone that is gone (:mod:`harness.workspace.orphans`).
 
 A branch kept for its passed work goes when it is named (``--branch``, which also limits the
 cleaning to the branches named) or with ``--include-passed``.
@@ -36,6 +37,7 @@ from harness.memory.run_state import RunState
 from harness.outer.best import RoundMark, best_round
 from harness.spec import LoopSpec
 from harness.workspace import cleanup
+from harness.workspace.orphans import orphans, remove_orphan
 
 
 def clean_loops(
@@ -151,6 +153,10 @@ def _debris(repo: Path, name: str, progress: Path, *, dry_run: bool) -> list[str
         if not dry_run:
             cleanup.remove_worktree(repo, parked)
         lines.append(f"{name}: {removed} parked worktree {parked}")
+    for folder in orphans(repo.parent):
+        clone = repo.parent / folder.parent.parent.name
+        if dry_run or remove_orphan(folder):
+            lines.append(f"{name}: {removed} {folder} (parked for {clone}, which is gone)")
     checkouts = [("parked", p) for p in cleanup.parked_checkouts_of(repo)]
     checkouts += [("abandoned", p) for p in cleanup.abandoned_checkouts_of(repo)]
     for kind, folder in checkouts:

@@ -267,8 +267,8 @@ def abandoned_checkouts(pool: Path) -> list[Path]:
 
 
 def _pool_folders(pool: Path) -> list[Path]:
-    """Every checkout folder in ``pool`` (links left out), sorted."""
-    if not pool.is_dir():
+    """Every checkout folder in ``pool`` (links left out, ``pool`` itself too), sorted."""
+    if pool.is_symlink() or not pool.is_dir():
         return []
     return sorted(p for p in pool.iterdir() if p.is_dir() and not p.is_symlink())
 

@@ -45,6 +45,7 @@ from harness.workspace.git_cmd import (
     run_git,
     status,
 )
+from harness.workspace.orphans import remove_orphans
 from harness.workspace.parked import unpark
 from harness.workspace.workspace import WORKTREES_FOLDER, Isolation, Workspace
 
@@ -332,6 +333,8 @@ class _Placement:
                 f"cannot resume {branch}: {target} exists but is not its worktree; move it away"
             )
         target.parent.mkdir(parents=True, exist_ok=True)
+        if self.park and self.worktrees_dir is None:  # what deleted clones beside it parked
+            remove_orphans(self.user_root.parent)
         reused = unpark(self.user_root, target, branch) if self.park else None
         if reused is not None:
             return reused

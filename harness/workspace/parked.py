@@ -31,9 +31,10 @@ MAX_PARKED = 2
 
 
 def parked_worktrees(worktrees: Path) -> list[Path]:
-    """The parked worktrees in ``worktrees`` (the folder holding a repository's run worktrees)."""
+    """The parked worktrees in ``worktrees`` (the folder holding a repository's run worktrees),
+    links left out."""
     place = worktrees / PARKED
-    if not place.is_dir():
+    if place.is_symlink() or not place.is_dir():  # a link is never followed
         return []
     return sorted(p for p in place.iterdir() if p.is_dir() and not p.is_symlink())
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -12,6 +13,7 @@ from pathlib import Path
 from harness.memory.lock import LoopLock
 from harness.memory.progress import Progress
 from harness.memory.run_state import RunState
+from harness.workspace.git import open_workspace
 from tests.cli.test_cli import harness
 from tests.conftest import git, make_repo
 
@@ -395,3 +397,33 @@ def test_a_named_loop_toml_that_cannot_be_read_is_bad_usage_and_a_folder_cleans_
     assert folder.returncode == 0, folder.stdout + folder.stderr
     assert f"{bad / 'loop.toml'}: skipped, cannot be read" in folder.stdout
     assert f"{good / 'loop.toml'}: skipped" not in folder.stdout
+
+
+def test_clean_removes_what_a_deleted_clone_parked_beside_the_repository(tmp_path: Path) -> None:
+    repo = project(tmp_path)
+    gone = make_repo(tmp_path / "gone", {"README.md": "gone\n"})
+    kept = make_repo(tmp_path / "kept", {"README.md": "kept\n"})
+    parked = {}
+    for clone in (gone, kept):
+        ws = open_workspace(clone, loop_name="one")
+        with ws.clean_checkout(()):
+            pass
+        ws.finish(park=True)
+        place = tmp_path / ".harness-worktrees" / clone.name
+        parked[clone.name] = [*(place / ".parked").iterdir(), *(place / ".checkouts").iterdir()]
+    shutil.rmtree(gone)
+    lines = [f"tidy: {{}} {folder} (parked for {gone}, which is gone)" for folder in parked["gone"]]
+
+    dry = harness("clean", "--dry-run", cwd=repo)
+    assert dry.returncode == 0, dry.stderr
+    assert sorted(dry.stdout.splitlines()) == sorted(x.format("would remove") for x in lines)
+    assert all(folder.is_dir() for folder in parked["gone"])
+    result = harness("clean", cwd=repo)
+
+    assert result.returncode == 0, result.stderr
+    assert sorted(result.stdout.splitlines()) == sorted(x.format("removed") for x in lines)
+    assert not (tmp_path / ".harness-worktrees" / "gone").exists()
+    assert all(folder.is_dir() for folder in parked["kept"])
+    assert sorted((tmp_path / ".harness-worktrees").iterdir()) == [
+        tmp_path / ".harness-worktrees/kept"
+    ]
