@@ -278,6 +278,9 @@ def test_a_file_with_one_other_name_is_found_with_the_search_bound_exactly_reach
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_a.py").write_text("def test_a(): pass\n")
     os.link(tmp_path / "tests" / "test_a.py", tmp_path / "two.py")  # three entries in all
+    (tmp_path / ".git").mkdir()  # left out: neither searched nor counted
+    os.link(tmp_path / "tests" / "test_a.py", tmp_path / ".git" / "object")
+    assert permissions.path_subjects("two.py", tmp_path) == ["two.py", "tests/test_a.py"]
     monkeypatch.setattr(permissions, "MAX_LINK_SEARCH", 3)
     decision = RULES.decide("write_file", {"path": "two.py"}, workspace=tmp_path)
     assert (decision.verdict, decision.source, decision.rule) == (

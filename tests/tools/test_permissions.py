@@ -271,3 +271,10 @@ def test_with_a_default_of_deny_the_allowed_commands_still_run() -> None:
     assert shell_asked.decide("run_shell", {"command": "$X"}).verdict == "deny"
     lenient = shell_asked.model_copy(update={"unreadable": "ask"})
     assert lenient.decide("run_shell", {"command": "$X"}).source == "unreadable"
+
+
+def test_only_a_command_rule_or_a_strict_default_makes_the_lines_be_read() -> None:
+    assert Permissions(allow=["run_shell"], deny=["write_file(tests/*)"]).reads_commands is False
+    assert Permissions(deny=["run_*(rm *)"]).reads_commands is True
+    assert Permissions(default="ask").reads_commands is True
+    assert Permissions(default="deny").reads_commands is True

@@ -5,6 +5,7 @@ deny rule names it) rather than only refused as unreadable."""
 from __future__ import annotations
 
 import re
+import shlex
 
 import pytest
 
@@ -422,3 +423,38 @@ def test_a_deny_pattern_s_words_are_found_in_order_among_the_command_s_words() -
     assert allowed.decide("run_shell", {"command": "git status -s"}).verdict == "allow"
     assert allowed.decide("run_shell", {"command": "git -C . status"}).verdict == "deny"  # exact
     assert allowed.decide("run_shell", {"command": "git st$x"}).verdict == "deny"
+
+
+def test_what_trap_git_and_builtins_run_when_they_run_nothing_else() -> None:
+    for line in ("trap", "trap --", "trap INT", "trap -p", "trap -l", "trap -lp EXIT", "git",
+                 "git -C", "git bisect run", "git rebase -- main", "git rebase -x '' main",
+                 "source", "hash -r python", "export PATH", "nohup -", "ls ~"):  # fmt: skip
+        found = commands(line)
+        assert found[0] == tuple(shlex.split(line)), line
+        assert found[1:] in ([], [("-",)]), line
+    assert commands("nohup -") == [("nohup", "-"), ("-",)]  # a program named -
+    for line in ("trap -x 'git push' EXIT", "trap -p -r x"):
+        with pytest.raises(Unreadable, match="trap: option"):
+            commands(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "git submodule -q foreach 'rm -rf tests'",
+        "git submodule --quiet foreach --recursive 'rm -rf tests'",
+        "git submodule foreach -- 'rm -rf tests'",
+        "git submodule foreach -- rm -rf tests",
+        "git bisect run -- rm -rf tests",
+        "git rebase --e 'rm -rf tests' main",
+    ],
+)
+def test_git_s_quiet_options_and_cut_long_options_are_read_through(line: str) -> None:
+    _rm_denied_by_its_rule(line)
+
+
+def test_a_substitution_is_named_where_it_hides() -> None:
+    with pytest.raises(Unreadable, match="a here-document holds a command substitution"):
+        commands("cat <<EOF\n$(git push)\nEOF")
+    with pytest.raises(Unreadable, match="a parameter expansion holds a command substitution"):
+        commands("echo ${x:-$(git push)}")
