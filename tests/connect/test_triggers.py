@@ -36,10 +36,13 @@ T0 = datetime(2026, 1, 1, 6, 0, 30, tzinfo=UTC)
 
 def test_a_schedule_fires_once_per_due_time_and_collapses_missed_ones() -> None:
     trigger = ScheduleTrigger("0 * * * *", now=T0)
+    assert trigger.next_firing == datetime(2026, 1, 1, 7, 0, tzinfo=UTC)
     assert trigger.poll(T0 + timedelta(minutes=59)) == []
     assert trigger.poll(T0 + timedelta(minutes=60)) == [Start("schedule")]  # 07:00:30
+    assert trigger.next_firing == datetime(2026, 1, 1, 8, 0, tzinfo=UTC)
     assert trigger.poll(T0 + timedelta(minutes=61)) == []
     assert trigger.poll(T0 + timedelta(hours=5)) == [Start("schedule")]  # four missed: one start
+    assert trigger.next_firing == datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
 
 def _spec(tmp_path: Path) -> LoopSpec:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness.connect.deliveries import SeenDeliveries
-from harness.connect.triggers import MAX_DELIVERY_BYTES, Start, WebhookTrigger, signature
+from harness.connect.triggers import Start, WebhookTrigger, signature
 from harness.spec import LoopSpec
 from tests.connect.test_watcher_bounds import SECRET, T0, _hook, _issue, _signed
 
@@ -86,6 +86,26 @@ def test_with_every_branch_watched_a_push_to_a_branch_starts_on_its_commit(
     assert starts == [Start("webhook", branch="v1", commit=SHA)]
 
 
+def test_a_branch_whose_loop_name_part_is_120_characters_starts_and_one_more_is_refused(
+    tmp_path: Path,
+) -> None:
+    trigger = _hook(tmp_path)
+    try:
+        answers = [_signed(trigger.address, {"ref": f"refs/heads/{branch}", "after": SHA}, "push")
+                   for branch in ("b" * 120, "b" * 121, "a/" + "b" * 117, "a/" + "b" * 116)]  # fmt: skip
+        starts = trigger.poll(T0)
+    finally:
+        trigger.close()
+    refused = (400, {"status": "the branch's name is longer than a loop's name may hold (120)"})
+    assert answers == [
+        (202, {"status": f"starting on {'b' * 120} at {'c' * 12}"}),
+        refused,
+        refused,  # "/" is spelt "_2f": 4 + 117 characters
+        (202, {"status": f"starting on a/{'b' * 116} at {'c' * 12}"}),
+    ]
+    assert [start.branch for start in starts] == ["b" * 120, "a/" + "b" * 116]
+
+
 def test_a_goal_delivery_starts_a_loop_with_the_goal_trimmed(tmp_path: Path) -> None:
     trigger = _hook(tmp_path)
     try:
@@ -125,11 +145,10 @@ def test_a_delivery_of_exactly_the_size_bound_is_read_and_one_byte_more_is_refus
 ) -> None:
     trigger = _hook(tmp_path)
     start = json.dumps({"goal": "big", "pad": ""}).encode()
-    body = start[:-2] + b"x" * (MAX_DELIVERY_BYTES - len(start)) + start[-2:]
-    assert len(body) == MAX_DELIVERY_BYTES
+    body = start[:-2] + b"x" * (1_000_000 - len(start)) + start[-2:]  # the documented bound
     try:
         taken = _exchange(trigger.address, _head(body), body)
-        over = _exchange(trigger.address, _head(body, length=MAX_DELIVERY_BYTES + 1))  # no body
+        over = _exchange(trigger.address, _head(body, length=1_000_001))  # and no body sent
         starts = trigger.poll(T0)
     finally:
         trigger.close()
