@@ -289,8 +289,7 @@ def build_loop(
         options=LoopOptions(
             **config.model_dump(include=set(LoopRules.model_fields)),
             critic_artifact=_artifact(config),
-            restart=overrides.restart,
-            carry=overrides.carry,
+            restart=overrides.restart, carry=overrides.carry, reopen=overrides.reopen,
             run_id=run_id,
             start=overrides.start,
             events=events,

@@ -37,6 +37,7 @@ class Overrides:
     issue: int | None = None  # the issue the run came from (its connectors comment there)
     start: str | None = None  # a commit the run's branch starts from (a pushed one); None: HEAD
     carry: bool = False  # a loop that ended starts over, carrying its lessons (a triggered run)
+    reopen: bool = False  # a loop that ended goes on on its own branch (a review of its work)
 
 
 def choose_model(flag: str | None, configured: str | None) -> str:

@@ -13,6 +13,9 @@ start and end a run the same way:
   as a restart sets it aside, and the new run's progress.md starts with an ``Earlier runs``
   section (:mod:`harness.memory.lessons`) made of the old one; after a pass, the new run's branch
   starts from the passed run's branch, so its work is built on.
+* A run that reopens the loop (``reopen``: a review of its pull request) takes a loop that ended
+  (passed, or escalated) up again on its own branch: round N+1 follows round N, with up to
+  ``max_iterations`` rounds more, so the pull request from that branch is the one updated.
 * A loop that passes loses the escalation report an earlier run of it left: the report describes
   a state that no longer holds (the event log of that run still has its stop).
 * A run that ended before any round did work (a wrong key, a provider that cannot be reached, a
@@ -28,6 +31,7 @@ from pathlib import Path
 
 from harness.core import nofollow
 from harness.core.errors import ConfigError
+from harness.engine.bounds import MAX_ITERATIONS
 from harness.memory.lessons import earlier_runs
 from harness.memory.progress import Progress
 from harness.memory.progress_terms import Status
@@ -88,6 +92,25 @@ def carry_over(settings: Settings, path: Path) -> tuple[Settings, Progress, list
         name=settings.name, goal=settings.goal, path=path, extra=[earlier_runs(earlier)]
     )
     return settings.model_copy(update={"start": start}), progress, notes
+
+
+def reopen(settings: Settings, path: Path) -> tuple[Settings, Progress] | None:
+    """For a run with ``reopen`` of a loop whose progress file at ``path`` says it ended (passed,
+    or escalated) on a branch of its own: the new run's settings (``max_iterations`` more rounds
+    after the last one played, at most :data:`MAX_ITERATIONS` in all) and its progress, under way
+    again on that branch. None when the loop is to be resumed as it is."""
+    if not settings.reopen or not path.is_file():
+        return None
+    try:
+        progress = Progress.load(path)
+    except ConfigError:  # the resume reads it again and says what is wrong
+        return None
+    ended = progress.status in (Status.PASSED, Status.ESCALATED)
+    if not ended or not RunState.read(progress).branch:
+        return None
+    progress.status = Status.IN_PROGRESS
+    rounds = min(progress.iteration + settings.max_iterations, MAX_ITERATIONS)
+    return settings.model_copy(update={"max_iterations": rounds}), progress
 
 
 def _branch_head(workspace: Path, branch: str) -> str | None:

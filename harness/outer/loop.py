@@ -35,7 +35,7 @@ from harness.models.wrapper import Wrapper
 from harness.outer.claims import unconfirmed_pass
 from harness.outer.decision import Decision, cap_message
 from harness.outer.escalation import EscalationHook
-from harness.outer.life_cycle import carry_over, end_run, set_aside
+from harness.outer.life_cycle import carry_over, end_run, reopen, set_aside
 from harness.outer.options import LoopOptions
 from harness.outer.records import finish_run
 from harness.outer.result import RunResult
@@ -144,6 +144,8 @@ class OuterLoop:
                 )
             elif carried := carry_over(self.settings, path):
                 self.settings, self.progress, self._notes = carried
+            elif reopened := reopen(self.settings, path):
+                self.settings, self.progress = reopened
             elif self._progress_from_file and os.path.lexists(path):
                 self.progress = Progress.load(path)
             return end_run(self.settings, self.progress, self._run())

@@ -88,6 +88,7 @@ class LoopOptions(LoopRules):
     critic_artifact: CriticArtifact = "diff"
     restart: bool = False  # set the old progress and spend aside and start over
     carry: bool = False  # a loop that ended (passed, escalated) starts over with what it learned
+    reopen: bool = False  # a loop that ended takes up its own branch again (a review came)
     run_id: str = ""  # "" (or None): a new one
     start: str | None = None  # a commit a new run's branch starts from; None: HEAD
     events: SkipValidation[EventSink] = NULL_SINK
