@@ -116,6 +116,9 @@ class GitHubServer:
                 self.pulls.append(pull)
                 return 201, self._pull(pull)
             parts = route.strip("/").split("/")
+            if method == "GET" and parts[0] == "pulls" and len(parts) == 2:
+                found = [p for p in self.pulls if str(p["number"]) == parts[1]]
+                return (200, self._pull(found[0])) if found else (404, {"message": "Not Found"})
             if method == "PATCH" and parts[0] == "pulls":
                 pull = next(p for p in self.pulls if p["number"] == int(parts[1]))
                 pull.update(title=body["title"], body=body["body"])

@@ -4,7 +4,9 @@ Each start runs the same outer loop as ``harness run`` (in a thread of the watch
 trigger's input in its task: an issue's title and body become the goal of a loop of its own,
 ``NAME-issue-N``, whose connectors comment on that issue; a pushed branch is fetched and a loop
 of its own, ``NAME-push-BRANCH``, works on the pushed commit, its pull request based on that
-branch. A loop still running (this watcher's run, or any process holding its lock) is never
+branch. A review of one of the loop's own pull requests (by one of the trigger's ``reviewers``)
+reopens the run on that pull request's branch, the review's text queued as a note for its next
+round (:mod:`harness.connect.reviews`). A loop still running (this watcher's run, or any process holding its lock) is never
 started a second time; every start, and every start refused, is a ``trigger`` event in
 ``.harness/watch/events.jsonl`` (a started run's log begins with it too). The webhook
 deliveries taken are remembered beside it (``deliveries``), so that none is taken twice.
@@ -29,8 +31,10 @@ from harness.assemble.connectors import host_of
 from harness.assemble.launch import recorded_loop
 from harness.assemble.named_models import Overrides
 from harness.cli.exit_codes import EXIT_PASSED
+from harness.cli.watch_reviews import reviewed_loop
 from harness.connect.deliveries import SeenDeliveries
 from harness.connect.git_publish import fetch_branch
+from harness.connect.github import HostError
 from harness.connect.triggers import (
     IssuesTrigger,
     ScheduleTrigger,
@@ -120,7 +124,8 @@ def make_triggers(spec: LoopSpec, *, now: datetime) -> list[Trigger]:
                                            port=entry.port, label=entry.label,
                                            branches=entry.branches, timeout=entry.timeout,
                                            max_connections=entry.max_connections,
-                                           fresh=entry.fresh))  # fmt: skip
+                                           fresh=entry.fresh, reviewers=entry.reviewers,
+                                           handle=entry.handle))  # fmt: skip
             except OSError as exc:
                 raise ConfigError(
                     f"{spec.source}: field 'triggers[{index}]': cannot listen on "
@@ -189,11 +194,28 @@ class Watcher:
                 self.start(start)
 
     def start(self, start: Start) -> str | None:
-        """Start the loop for ``start`` in a thread; its run id, or None when it is running."""
-        spec = self._spec_for(start)
-        event = TriggerEvent(trigger=start.trigger, loop_name=spec.name, started=False,
-                             issue=start.issue, branch=start.branch,
-                             commit=start.commit)  # fmt: skip
+        """Start the loop for ``start`` in a thread; its run id, or None when it is running (or
+        the start is refused: a delivery ignored, a review of no pull request of the loop's)."""
+        review = start.review
+        event = TriggerEvent(trigger=start.trigger, loop_name=self.spec.name, started=False,
+                             issue=start.issue, branch=start.branch, commit=start.commit,
+                             pull=review and review.pull,
+                             author=review and review.author)  # fmt: skip
+        if start.ignored:
+            self.log.emit(event.model_copy(update={"reason": start.ignored}))
+            return None
+        if review is None:
+            spec = self._spec_for(start)
+        else:
+            try:
+                spec, issue = reviewed_loop(self.spec, review)
+            except (HostError, ConfigError) as exc:
+                self.log.emit(event.model_copy(update={"reason": str(exc)[:500]}))
+                print(f"{self.spec.name}: a review of #{review.pull} starts nothing: {exc}",
+                      file=self.out)  # fmt: skip
+                return None
+            start = dataclasses.replace(start, issue=issue)
+        event = event.model_copy(update={"loop_name": spec.name, "issue": start.issue})
         with self._lock:
             mine = self._running.get(spec.name)
             ours = mine is not None and not mine.done()
@@ -281,7 +303,8 @@ class Watcher:
             # a schedule, a push or a goal carries what the loop learned, unless told `fresh`;
             # an issue's loop is resumed as it stands
             restart=start.issue is None and start.fresh,
-            carry=start.issue is None and not start.fresh,
+            carry=start.issue is None and start.review is None and not start.fresh,
+            reopen=start.review is not None,  # a review goes on on the reviewed branch
             issue=start.issue,
             start=start.commit,
         )

@@ -65,6 +65,7 @@ class PullRequest:
     number: int
     url: str
     head_sha: str
+    head_ref: str = ""  # the branch it is from
 
 
 @dataclass(frozen=True)
@@ -123,6 +124,10 @@ class GitHub:
         query = urllib.parse.urlencode({"head": f"{owner}:{head}", "state": "open"})
         found = self._call("GET", f"/repos/{self.repo}/pulls?{query}")
         return _pull(found[0]) if isinstance(found, list) and found else None
+
+    def pull(self, number: int) -> PullRequest:
+        """Pull request ``number`` of this repository, as the host has it."""
+        return _pull(self._call("GET", f"/repos/{self.repo}/pulls/{number}"))
 
     def open_pull(self, *, head: str, base: str, title: str, body: str, draft: bool) -> PullRequest:
         data = {"head": head, "base": base, "title": title, "body": body, "draft": draft}
@@ -291,7 +296,7 @@ def _pull(data: Any) -> PullRequest:
         raise HostError("the host's reply holds no pull request")
     head = data.get("head") or {}
     return PullRequest(int(data["number"]), str(data.get("html_url") or data.get("url") or ""),
-                       str(head.get("sha") or ""))  # fmt: skip
+                       str(head.get("sha") or ""), str(head.get("ref") or ""))  # fmt: skip
 
 
 def _check_run(data: dict[str, Any]) -> CheckRun:

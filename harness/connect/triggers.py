@@ -1,5 +1,6 @@
 """What starts a loop under ``harness watch``: a cron schedule, labelled issues on the
-repository host, and signed webhook deliveries (issues, pushed branches, goals).
+repository host, and signed webhook deliveries (issues, pushed branches, goals, reviews of the
+loop's pull requests).
 
 Each trigger is polled with the time (an injectable clock) and returns the starts it has: a
 :class:`Start` carries the loop's input (an issue's title and body as the goal).
@@ -26,6 +27,7 @@ from typing import Any, Protocol
 
 from harness.connect.deliveries import SeenDeliveries
 from harness.connect.github import GitHub, HostError, Issue, issue_of
+from harness.connect.reviews import REVIEW_EVENTS, Review, review_of
 from harness.workspace.git import BRANCH_PREFIX
 
 MAX_DELIVERY_BYTES = 1_000_000
@@ -72,6 +74,8 @@ class Start:
     branch: str | None = None  # a pushed branch the loop works on
     commit: str | None = None  # the branch's head as pushed
     fresh: bool = False  # start the loop over (not carrying what it learned): the trigger's word
+    review: Review | None = None  # a review of a pull request: the next round's feedback
+    ignored: str = ""  # a delivery taken but starting nothing: why (the watcher logs it)
 
 
 class Trigger(Protocol):
@@ -155,7 +159,8 @@ class WebhookTrigger:
     loop with the issue as its goal; a ``push`` to a branch matching one of ``branches`` (glob
     patterns) starts one on the pushed commit; any other signed JSON object with a ``goal``
     string starts one with that goal (a blank goal, or one of another type, is refused: 400);
-    ``ping`` is answered. A missing or wrong signature is
+    a review or a comment on a pull request (:mod:`harness.connect.reviews`) from one of
+    ``reviewers`` is a start with that review; ``ping`` is answered. A missing or wrong signature is
     refused (401), and so is a signed delivery taken before (409): its ``X-GitHub-Delivery`` id
     or its body is in ``seen``.
     """
@@ -165,8 +170,11 @@ class WebhookTrigger:
     def __init__(self, secret: bytes, *, seen: SeenDeliveries, host: str = "127.0.0.1",
                  port: int = 0, label: str = "harness", branches: Sequence[str] = (),
                  timeout: float = READ_TIMEOUT, max_connections: int = MAX_CONNECTIONS,
-                 fresh: bool = False) -> None:  # fmt: skip
+                 fresh: bool = False, reviewers: Sequence[str] = (),
+                 handle: str = "@harness") -> None:  # fmt: skip
         self.secret = secret
+        self.reviewers = tuple(reviewers)
+        self.handle = handle
         self.fresh = fresh
         self.seen = seen
         self.label = label
@@ -205,6 +213,13 @@ class WebhookTrigger:
             return 400, "the body is not a JSON object"
         if event == "push":
             return self._push(data)
+        if event in REVIEW_EVENTS:
+            review = review_of(event, data, reviewers=self.reviewers, handle=self.handle)
+            if isinstance(review, str):
+                self._starts.put(Start(self.kind, ignored=f"{event}: {review}"))
+                return 202, f"ignored: {review}"
+            self._starts.put(Start(self.kind, review=review))
+            return 202, f"taken: a review of pull request #{review.pull} by @{review.author}"
         if event == "issues":
             issue = data.get("issue")
             if data.get("action") not in ("opened", "labeled", "reopened") or not isinstance(

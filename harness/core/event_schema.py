@@ -307,6 +307,8 @@ class TriggerEvent(EventBase):
     branch: str | None = None  # the pushed branch it came from
     commit: str | None = None  # that branch's head as pushed
     started_run: str | None = None  # the run id it started
+    pull: int | None = None  # the pull request a review was of
+    author: str | None = None  # the review's author (a login)
 
 
 Event = Annotated[

@@ -312,6 +312,11 @@ def _connector_checks(config: LoopSpec) -> list[tuple[str, str]]:
     if config.ci is not None and config.isolation == "none":
         problems.append(("ci", "needs the run's own branch (isolation other than 'none')"))
     for index, trigger in enumerate(config.triggers):
+        reviewed = isinstance(trigger, WebhookTriggerConfig) and trigger.reviewers
+        if reviewed and (config.github is None or config.isolation == "none"):
+            problems.append((f"triggers[{index}].reviewers",
+                             "reviews of the loop's pull requests need [github] and the run's "
+                             "own branch (isolation other than 'none')"))  # fmt: skip
         pushed = isinstance(trigger, WebhookTriggerConfig) and trigger.branches
         if pushed and config.isolation == "none":
             problems.append((f"triggers[{index}].branches",

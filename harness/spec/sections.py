@@ -16,6 +16,7 @@ from harness.agent.subagent import SubagentsConfig as SubagentsConfig
 from harness.connect.config import WEBHOOK_SECONDS, Occasion
 from harness.connect.config import CiConfig as CiConfig
 from harness.connect.github import GitHubConfig as GitHubConfig
+from harness.connect.reviews import LOGIN
 from harness.connect.triggers import MAX_CONNECTIONS, READ_TIMEOUT
 from harness.core.budget import Budget as Budget
 from harness.core.section import Section as Section
@@ -200,6 +201,9 @@ class WebhookTriggerConfig(Section):
     timeout: float = Field(READ_TIMEOUT, gt=0, le=300)  # seconds a connection may stay silent
     max_connections: int = Field(MAX_CONNECTIONS, ge=1, le=1024)  # one more is answered 503
     fresh: bool = False  # a push or a goal starts over, not carrying what earlier runs learned
+    # logins whose reviews and comments on the loop's own pull requests feed its next round
+    reviewers: list[Annotated[str, Field(pattern=rf"^{LOGIN.pattern}$")]] = []
+    handle: str = Field("@harness", pattern=r"^@[A-Za-z0-9][A-Za-z0-9-]{0,38}$")  # a comment's cue
 
 
 TriggerConfig = Annotated[
