@@ -91,6 +91,9 @@ def emit_sample_run(
     )  # fmt: skip
     for round_ in range(1, rounds + 1):
         out.round = Tally()
+        if round_ == 2:  # a cascade's next model takes over (the calls stay on one model)
+            out.emit("model_switch", 0, round=round_, previous=CALLS["author"][0],
+                     model=CALLS["author"][0], reason="1 failed round", spent_usd=0.0)  # fmt: skip
         out.emit("round_start", 1, round=round_, max_iterations=rounds)
         if round_ == 2:
             out.emit("note", 0, round=round_, text="the division test is the one that matters")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator
 
 from harness.core.section import Section
 from harness.models.base import ContextWindow, ReplyTokens
@@ -21,6 +21,10 @@ in small verified steps: read before you edit, run the relevant checks after eac
 done, call `submit` (or answer without a tool call) with what you changed and how you checked \
 it."""
 """The system prompt when ``system_prompt`` gives none."""
+
+ESCALATE_AFTER = 2
+"""A cascade's failed rounds on one model before the next takes over, unless ``escalate_after``
+says otherwise."""
 
 Steps = Annotated[int, Field(ge=1, le=10_000)]
 """A session's step cap: model replies in one session."""
@@ -47,6 +51,35 @@ class AgentConfig(Section):
     system_prompt: str | None = None
     max_tokens: ReplyTokens = None  # of each reply
     shell_timeout: ShellTimeout = SHELL_TIMEOUT  # run_shell's default, seconds
+    # A model cascade: rounds start on the first model and move up the list after
+    # ``escalate_after`` failed rounds on a model (instead of the top-level ``model``).
+    models: list[Annotated[str, Field(min_length=1)]] | None = Field(None, min_length=1)
+    escalate_after: int | None = Field(None, ge=1, le=100)  # default ESCALATE_AFTER
+
+    @field_validator("models")
+    @classmethod
+    def _models(cls, value: list[str] | None, info: ValidationInfo) -> list[str] | None:
+        if value is None:
+            return value
+        twice = [name for index, name in enumerate(value) if name in value[:index]]
+        if twice:
+            raise ValueError(f"{twice[0]!r} is listed twice")
+        runner = info.data.get("runner", "harness")
+        if runner != "harness":
+            raise ValueError(f"runner {runner!r} runs one model; a cascade needs runner 'harness'")
+        return value
+
+    @field_validator("escalate_after")
+    @classmethod
+    def _escalate_after(cls, value: int | None, info: ValidationInfo) -> int | None:
+        if value is not None and info.data.get("models") is None:
+            raise ValueError("applies to a cascade only: give models = [...]")
+        return value
+
+    @property
+    def rounds_per_model(self) -> int:
+        """Failed rounds on a cascade's model before the next one takes over."""
+        return self.escalate_after or ESCALATE_AFTER
 
 
 AGENT_KEYWORDS = {"system_prompt", "max_steps", "max_tokens", "shell_timeout"}

@@ -18,11 +18,11 @@ from harness.assemble.env_setup import project_env
 from harness.assemble.named_models import (
     MODEL_ENV,
     Overrides,
-    choose_model,
+    author_name,
+    cascade_of,
     overridable,
     preflighted,
     profile_model,
-    rooted_model,
     spec_model,
 )
 from harness.assemble.pinning import check_gate_modules, check_unchanged, pins_of
@@ -242,9 +242,7 @@ def build_loop(
     check_gate_modules(config)
     pins = pins_of(config)  # what this run takes them to be, recorded when it begins
     given = model
-    model_name = (
-        given.name if given else choose_model(overrides.model, rooted_model(config.model, root))
-    )
+    model_name = given.name if given else author_name(config, overrides)
     model_source = (
         "--model" if overrides.model else MODEL_ENV if os.environ.get(MODEL_ENV) else None
     )
@@ -271,7 +269,8 @@ def build_loop(
     critic, checks = unchecked_critic(
         config, overrides, skill, model_name, model, replay=given, wrap=wrap
     )
-    for made, source in [(model, model_source or "model"), *checks]:
+    cascade, named = cascade_of(config, overrides, model, author, given=given, wrap=wrap)
+    for made, source in [*(named or [(model, model_source or "model")]), *checks]:
         preflighted(made, source)
     on_finish, ci = build_connectors(config, events=events, redact=redact, issue=overrides.issue)
     return OuterLoop(
@@ -302,6 +301,7 @@ def build_loop(
             ci=ci,
             on_finish=on_finish,
             on_resume=_on_resume(config, overrides, run, archive),
+            cascade=cascade,
         ),
     )
 

@@ -10,6 +10,7 @@ from harness.assemble.named_models import (
     MODEL_ENV,
     Overrides,
     choose_model,
+    configured_model,
     critic_model,
     overridable,
     preflighted,
@@ -30,7 +31,7 @@ def loop_critic(config: LoopSpec, overrides: Overrides = Overrides()) -> Reviewe
 
     With no author model anywhere, a critic model given by ``--critic-model`` or
     ``HARNESS_CRITIC_MODEL`` stands in for it: judging alone needs no author."""
-    configured = rooted_model(config.model, config.root)
+    configured = configured_model(config)
     given = overrides.critic_model or os.environ.get(CRITIC_MODEL_ENV)
     if given and not (overrides.model or os.environ.get(MODEL_ENV) or configured):
         name = rooted_model(given, config.root) or given

@@ -15,6 +15,7 @@ from harness.models.litellm_model import LiteLLMModel
 from harness.models.other_family import SERVER_OPTIONS, other_family_candidates
 from harness.models.preflight import preflight
 from harness.models.resolve import resolve_model
+from harness.outer.cascade import Cascade
 from harness.spec.loop_spec import LoopSpec
 from harness.spec.sections import ModelChoice
 
@@ -83,7 +84,8 @@ def other_family_model(config: LoopSpec, author_name: str, author: Model) -> Mod
     (see :mod:`harness.models.other_family`); None when there is none, or no choice to make."""
     if not isinstance(author, LiteLLMModel) or set(SERVER_OPTIONS) & set(config.model_options):
         return None
-    named = [config.fleet.model] if config.fleet and config.fleet.model else []
+    named = [*(config.agent.models or ())[1:], *([config.fleet.model] if config.fleet else [])]
+    named = [name for name in named if name]
     for name in other_family_candidates(author_name, named, os.environ):
         try:
             found = spec_model(name, config.model_options)
@@ -96,8 +98,42 @@ def other_family_model(config: LoopSpec, author_name: str, author: Model) -> Mod
 
 def author_model(config: LoopSpec, overrides: Overrides = Overrides()) -> Model:
     """The author model ``build_loop`` would use, for work around the loop (plans, syntheses)."""
-    chosen = choose_model(overrides.model, rooted_model(config.model, config.root))
-    return spec_model(chosen, config.model_options)
+    return spec_model(author_name(config, overrides), config.model_options)
+
+
+def author_name(config: LoopSpec, overrides: Overrides = Overrides()) -> str:
+    """The author's model as named: ``--model``, else ``HARNESS_MODEL``, else loop.toml's."""
+    return choose_model(overrides.model, configured_model(config))
+
+
+def configured_model(config: LoopSpec) -> str | None:
+    """The author's model as loop.toml names it: ``model``, else a cascade's first model."""
+    first = config.agent.models[0] if config.agent.models else None
+    return rooted_model(config.model or first, config.root)
+
+
+def cascade_of(
+    config: LoopSpec,
+    overrides: Overrides,
+    first: Model,
+    author: Model,
+    *,
+    given: Model | None,
+    wrap: Callable[[Model], Model] | None,
+) -> tuple[Cascade | None, list[tuple[Model, str]]]:
+    """loop.toml's cascade of ``[agent] models``, whose ``first`` was made already (``author``:
+    as the loop calls it; the others go through ``wrap``), and every model of it as named, each
+    with its field for the preflight. None and [] when a model given over it (``--model``,
+    ``HARNESS_MODEL``, a replay's) plays every round; no cascade for a list of one model."""
+    names = config.agent.models or []
+    if given is not None or overrides.model or os.environ.get(MODEL_ENV) or not names:
+        return None, []
+    made = [first, *(named_model(name, config) for name in names[1:])]
+    named = [(model, f"agent.models[{index}]") for index, model in enumerate(made)]
+    if len(made) == 1:
+        return None, named
+    wrapped = [model if wrap is None else wrap(model) for model in made[1:]]
+    return Cascade((author, *wrapped), config.agent.rounds_per_model), named
 
 
 def profile_model(

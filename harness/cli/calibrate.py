@@ -7,7 +7,7 @@ import os
 import sys
 
 from harness.assemble.build_critic import loop_critic
-from harness.assemble.named_models import MODEL_ENV, Overrides, author_model
+from harness.assemble.named_models import MODEL_ENV, Overrides, author_model, configured_model
 from harness.cli.exit_codes import EXIT_PASSED
 from harness.core.errors import ConfigError
 from harness.models.other_family import provider
@@ -66,7 +66,7 @@ def run_calibrate(config: LoopSpec, args: argparse.Namespace) -> int:
 def _author_twin(config: LoopSpec, overrides: Overrides, critic: Reviewer) -> Critic | None:
     """The loop's lone critic on the author's model, when it asks a model of another provider
     and the author's model can be called here; else None (nothing to compare)."""
-    named = overrides.model or os.environ.get(MODEL_ENV) or config.model
+    named = overrides.model or os.environ.get(MODEL_ENV) or configured_model(config)
     if not isinstance(critic, Critic) or not named:
         return None
     author = author_model(config, overrides)

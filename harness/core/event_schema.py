@@ -230,6 +230,17 @@ class ApprovalEvent(EventBase):
     waited: float = 0.0
 
 
+class ModelSwitch(EventBase):
+    """A model cascade moves the author on to the next model, from ``round`` on."""
+
+    kind: Literal["model_switch"] = "model_switch"
+    round: int
+    previous: str
+    model: str
+    reason: str
+    spent_usd: float = 0.0  # what the author's calls on ``previous`` cost
+
+
 class NoteEvent(EventBase):
     kind: Literal["note"] = "note"
     round: int
@@ -329,6 +340,7 @@ Event = Annotated[
     | Stop
     | Escalation
     | ApprovalEvent
+    | ModelSwitch
     | NoteEvent
     | HookFailed
     | PermissionEvent
@@ -359,6 +371,7 @@ EVENT_MODELS: dict[str, type[EventBase]] = {
         Stop,
         Escalation,
         ApprovalEvent,
+        ModelSwitch,
         NoteEvent,
         HookFailed,
         PermissionEvent,

@@ -4,9 +4,9 @@ A critic of the author's own family grades its work leniently. So when nothing n
 critic's model (``--critic-model``, ``HARNESS_CRITIC_MODEL``, ``[critic] model``), the critic
 uses a model of another family than the author's, if one is **configured and reachable**:
 
-- *configured*: a model loop.toml names for other work (the fleet's planner), then the model
-  :data:`OTHER_FAMILY_CRITICS` pairs with each provider key variable set (not empty) in the
-  environment, in the table's order;
+- *configured*: a model loop.toml names for other work (a cascade's later models, the fleet's
+  planner), then the model :data:`OTHER_FAMILY_CRITICS` pairs with each provider key variable
+  set (not empty) in the environment, in the table's order;
 - *reachable*: litellm places the model with a provider other than the author's, and that
   provider's API key is in the environment (the same check a run makes of every model before it
   starts). No request is sent to find out: a key the provider refuses fails the critic's call

@@ -127,7 +127,8 @@ class ScriptedModel:
         """Load a script from a file.
 
         A ``.jsonl`` file holds one entry per non-empty line. Any other file is JSON: a list of
-        entries, or ``{"rounds": {"1": [...], "2": [...]}}`` for a rounds script.
+        entries, or ``{"rounds": {"1": [...], "2": [...]}}`` for a rounds script, which may add
+        ``"cost_per_token": [input, output]`` (dollars) for its calls to cost something.
         """
         path = Path(path)
         text = read_utf8(path, "script")
@@ -141,6 +142,8 @@ class ScriptedModel:
                 **kwargs,
             )
         if isinstance(data, dict) and "rounds" in data:
+            if "cost_per_token" in data:
+                kwargs["cost_per_token"] = _price_from_json(data["cost_per_token"], path)
             return cls(rounds=_rounds_from_json(data["rounds"], path), **kwargs)
         raise ConfigError(
             f'{path}: expected a list of replies or {{"rounds": {{...}}}}, found {_kind(data)}'
@@ -265,6 +268,15 @@ def _rounds_from_json(rounds: Any, path: Path) -> dict[int, list[ScriptEntry]]:
             _entry_from_json(e, f"{path}: rounds.{key}[{i}]") for i, e in enumerate(entries)
         ]
     return parsed
+
+
+def _price_from_json(price: Any, path: Path) -> tuple[float, float]:
+    """``"cost_per_token": [input, output]``: dollars a token, neither negative."""
+    fits = isinstance(price, list) and len(price) == 2
+    if not fits or not all(isinstance(p, int | float) and p >= 0 for p in price):
+        raise ConfigError(f"{path}: cost_per_token: expected [input, output] dollars a token, "
+                          f"neither negative, found {json.dumps(price)}")  # fmt: skip
+    return float(price[0]), float(price[1])
 
 
 def _kind(data: Any) -> str:

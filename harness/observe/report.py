@@ -90,6 +90,7 @@ def render_text(summary: RunSummary) -> str:
         f"usage: {usage.total_tokens:,} tokens (prompt {usage.prompt_tokens:,}, completion "
         f"{usage.completion_tokens:,}) · {format_cost(usage.cost_usd)} · {usage.calls} model calls"
         + (f" ({usage.unpriced_calls} unpriced)" if usage.unpriced_calls else ""),
+        *_by_model(summary),
         *(f"note: {note}" for note in summary.notes),
         "",
         f"{'round':>5}  {'outcome':<22} {'tools':>5} {'tokens':>7} {'cost':>8}  {'critic':>6}  gates",
@@ -104,6 +105,8 @@ def render_text(summary: RunSummary) -> str:
         notes = round_notes(r)
         if notes:
             lines += ["", f"round {r.round}:", *(f"  {note}" for note in notes)]
+    for s in summary.switches:
+        lines += ["", f"round {s.round}: {s.previous} -> {s.model}: {s.reason}"]
     if summary.escalation:
         lines += ["", f"escalation: {summary.escalation.reason}"]
         if summary.escalation.report_path:
@@ -114,6 +117,15 @@ def render_text(summary: RunSummary) -> str:
         state = "" if connector.ok else "FAILED: "
         lines.append(f"connector {connector.connector}: {state}{connector.detail}")
     return inert("\n".join(lines)) + "\n"
+
+
+def _by_model(summary: RunSummary) -> list[str]:
+    """``cost by model: a $0.0012 (4 calls) · b $0.0300 (2 calls)`` when the author used more
+    than one model (a cascade)."""
+    if len(summary.by_model) < 2:
+        return []
+    said = (f"{name} {format_cost(u.cost_usd)} ({u.calls} calls)" for name, u in summary.by_model)
+    return ["cost by model: " + " · ".join(said)]
 
 
 def _gates_text(gates: Sequence[GateReportEvent]) -> str:

@@ -21,6 +21,7 @@ from harness.core.event_schema import (
     EventBase,
     GateReportEvent,
     ModelCall,
+    ModelSwitch,
     RoundEnd,
     RoundStart,
     RunEnd,
@@ -78,6 +79,8 @@ class RunSummary:
     connectors: tuple[ConnectorEvent, ...] = ()  # what the connectors did as the run ended
     loop_name: str | None = None  # the loop's name, as the run recorded it
     branch: str | None = None  # the run's branch, as the run recorded it at its start
+    by_model: tuple[tuple[str, Usage], ...] = ()  # the author's calls, by model in order of use
+    switches: tuple[ModelSwitch, ...] = ()  # a cascade's moves to its next model
 
     @property
     def outcome(self) -> str:
@@ -170,6 +173,17 @@ def load_run(run_dir: str | os.PathLike[str]) -> RunSummary:
         notes=(*([start.warning] if start.warning else []), *start.notes) if start else (),
         waited=end.waited if end else 0.0,
         connectors=tuple(_all(run_events, ConnectorEvent)),
+        by_model=_by_model(_all(events, ModelCall)),
+        switches=tuple(_all(events, ModelSwitch)),
+    )
+
+
+def _by_model(calls: list[ModelCall]) -> tuple[tuple[str, Usage], ...]:
+    """The author's calls summed by model, in the order the models were first called."""
+    names = dict.fromkeys(call.model for call in calls if call.role == "author")
+    return tuple(
+        (name, _sum_calls([c for c in calls if c.role == "author" and c.model == name]))
+        for name in names
     )
 
 

@@ -46,6 +46,7 @@ class Escalation:
     earlier: tuple[Attempt, ...] = ()  # rounds of earlier sessions, as progress.md recorded them
     unsandboxed: str | None = None  # why the agent's commands ran without a sandbox, if they did
     best: str = ""  # the best round: which, where it is kept, how to restore it
+    models: tuple[str, ...] = ()  # a cascade's moves, then each model's cost
 
 
 def render_escalation(e: Escalation) -> str:
@@ -71,6 +72,8 @@ def render_escalation(e: Escalation) -> str:
         lines.append(f"- Progress: `{e.progress_path}`")
     if e.best:
         lines += ["", "## Best round", "", e.best]
+    if e.models:
+        lines += ["", "## Models", "", *(f"- {line}" for line in e.models)]
     lines += [
         "",
         "## Suggested next step",

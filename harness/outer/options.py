@@ -21,6 +21,7 @@ from harness.core.redact import Redactor
 from harness.core.section import named_errors
 from harness.core.sink import NULL_SINK, EventSink
 from harness.memory.run_state import RunState
+from harness.outer.cascade import Cascade
 from harness.outer.decision import RoundReport
 from harness.outer.result import RunResult
 from harness.outer.rules import LoopRules
@@ -102,6 +103,7 @@ class LoopOptions(LoopRules):
     ci: SkipValidation[CiWait | None] = None  # waits for CI on each round that passed its checks
     on_finish: SkipValidation[FinishHook | None] = None  # the connectors, told of the result
     on_resume: SkipValidation[ResumeHook | None] = None  # carries what the earlier run kept
+    cascade: SkipValidation[Cascade | None] = None  # the models rounds climb (the agent's first)
 
     @field_validator("on_round")
     @classmethod

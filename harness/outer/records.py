@@ -15,6 +15,7 @@ from harness.memory.progress_items import Attempt
 from harness.memory.progress_terms import Status
 from harness.memory.spend import spend_path
 from harness.outer.best import RoundMark, best_of
+from harness.outer.cascade import spent_lines
 from harness.outer.decision import RoundReport, gate_summary
 from harness.outer.escalation import Escalation, escalate
 from harness.outer.keep import best_round_note, keep_round, note_cut_short
@@ -184,6 +185,7 @@ def _report(
             earlier=tuple(_earlier(run)),
             unsandboxed=unsandboxed(settings),
             best=best_round_note(run, best),
+            models=(*run.switches, *spent_lines(run.spent)) if run.ladder else (),
         ),
         path,
         hook=settings.on_escalate,

@@ -20,10 +20,12 @@ from harness.agent.agent import AgentRun
 from harness.agent.ledger import Ledger
 from harness.agent.session import TakesAsker, TakesTools
 from harness.core.errors import BookkeepingError, ConfigError, HarnessError, Stopped
-from harness.core.event_schema import ChecksStart, RoundStart
+from harness.core.event_schema import ChecksStart, ModelSwitch, RoundStart
 from harness.core.stop import StopReason
+from harness.core.usage import Usage
 from harness.memory.progress import Progress
 from harness.models.base import ModelError
+from harness.outer.cascade import switch_feedback, switch_reason
 from harness.outer.change import round_change
 from harness.outer.decision import Decision, RoundReport, commit_message, decide
 from harness.outer.edits import describe_edits, keep_person_edits, person_edits
@@ -100,7 +102,9 @@ def _play(settings: Settings, run: Run, number: int) -> tuple[RoundReport, Progr
     recorded)."""
     started = time.monotonic()
     run.meter.check_time()
-    for model in {id(m.inner): m for m in run.models}.values():
+    switched = _climb(settings, run, number)
+    playing = (run.ladder[run.rung], *run.models[1:]) if run.ladder else run.models
+    for model in {id(m.inner): m for m in playing}.values():
         model.begin_round(number)
     usage_before = run.meter.usage
     edits = person_edits(run, number)
@@ -112,7 +116,7 @@ def _play(settings: Settings, run: Run, number: int) -> tuple[RoundReport, Progr
             budget=run.meter.describe_remaining(),
             skill=settings.skill,
             progress=run.progress,
-            feedback=run.feedback,
+            feedback=switched + run.feedback,
             critic=run.critic is not None,
             protect=settings.protect,
             guidance=take_guidance(settings, run, number),
@@ -124,7 +128,13 @@ def _play(settings: Settings, run: Run, number: int) -> tuple[RoundReport, Progr
             round=number, max_iterations=settings.max_iterations, task=task, head=run.state.head
         )
     )
-    session, draft = _session(settings, run, task, number)
+    author = run.author.model.name
+    before_session = run.meter.usage
+    try:
+        session, draft = _session(settings, run, task, number)
+    finally:  # what the author's model cost, by model (a cascade's report)
+        spent = run.spent.get(author, Usage()) + (run.meter.usage - before_session)
+        run.spent[author] = spent
     restored = keep_person_edits(run.workspace.path, edits)
     settings.events.emit(
         ChecksStart(
@@ -174,6 +184,25 @@ def _play(settings: Settings, run: Run, number: int) -> tuple[RoundReport, Progr
     commit = run.workspace.commit_round(number, commit_message(judged))
     ci = _wait_for_ci(settings, run, judged, commit)
     return dataclasses.replace(judged, commit=commit, gates=(*judged.gates, *ci)), draft
+
+
+def _climb(settings: Settings, run: Run, number: int) -> str:
+    """With a cascade, the author moves to the model round ``number`` is due to run on; what
+    that round is told about the move ("" when the model stays)."""
+    cascade = settings.cascade
+    if cascade is None or cascade.rung(number) == run.rung:
+        return ""
+    previous, model = run.ladder[run.rung], run.ladder[cascade.rung(number)]
+    outcomes = {r.round: r.outcome for r in run.reports}
+    played = range(cascade.first_round(run.rung), number)
+    reason = switch_reason(previous.name, [(n, outcomes.get(n)) for n in played])
+    spent = run.spent.get(previous.name, Usage()).cost_usd
+    settings.events.emit(ModelSwitch(round=number, previous=previous.name, model=model.name,
+                                     reason=reason, spent_usd=spent))  # fmt: skip
+    run.switches.append(f"round {number}: {previous.name} -> {model.name}: {reason}")
+    run.rung = cascade.rung(number)
+    run.author = settings.agent.with_model(model)
+    return switch_feedback(previous.name, model.name, reason)
 
 
 def _stop_for(exc: BaseException, number: int) -> tuple[StopReason, str]:

@@ -8,6 +8,7 @@ from pathlib import Path
 from harness.agent.session import Session
 from harness.core.atomic import atomic_write_text
 from harness.core.stop import StopReason
+from harness.core.usage import Usage
 from harness.memory.progress import Progress
 from harness.memory.progress_terms import Status
 from harness.memory.run_state import RunState
@@ -33,7 +34,7 @@ class Run:
     progress: Progress | None
     state: RunState
     first_round: int
-    models: tuple[MeteredModel, ...]
+    models: tuple[MeteredModel, ...]  # the author's first model and the critics'
     reports: list[RoundReport] = field(default_factory=list)
     stop: StopReason | None = None
     cut_short: int | None = None  # the round stopped part-way, if one was
@@ -41,6 +42,10 @@ class Run:
     message: str = ""
     feedback: str = ""
     baselines: dict[str, JUnitReport] | None = None  # the pytest gates at the base, once measured
+    ladder: tuple[MeteredModel, ...] = ()  # a cascade's models, metered; () without one
+    rung: int = 0  # the index in ``ladder`` of the model the author runs on
+    spent: dict[str, Usage] = field(default_factory=dict)  # the author's calls, by model
+    switches: list[str] = field(default_factory=list)  # each move up the ladder, said
 
     def settle(
         self, decision: Decision, *, cut_short: int | None = None, bad_configuration: bool = False
@@ -91,14 +96,20 @@ def start_run(settings: Settings, progress: Progress | None) -> Run:
         events=settings.events,
         redact=settings.redact,
     )
-    author = settings.agent.with_model(author_model)
+    ladder = (
+        (author_model, *(author_model.for_role("author", m) for m in settings.cascade.models[1:]))
+        if settings.cascade is not None
+        else ()
+    )
+    first = progress.iteration + 1 if progress is not None and begun else 1
+    rung = settings.cascade.rung(first) if settings.cascade is not None else 0
+    author = settings.agent.with_model(ladder[rung] if ladder else author_model)
     models = [author_model]
     critic = None
     if settings.critic is not None:
         critic_models = [author_model.for_role("critic", m) for m in settings.critic.models]
         critic = settings.critic.with_models(critic_models, settings.events)
         models += critic_models
-    first = progress.iteration + 1 if progress is not None and begun else 1
     if progress is not None:
         if not begun:
             progress.iteration = 0
@@ -116,7 +127,8 @@ def start_run(settings: Settings, progress: Progress | None) -> Run:
         )
         state.write(progress)
         save_progress(settings, progress)
-    return Run(workspace, meter, author, critic, progress, state, first, tuple(models))
+    return Run(workspace, meter, author, critic, progress, state, first, tuple(models),
+               ladder=ladder, rung=rung)  # fmt: skip
 
 
 def _meter(settings: Settings, progress: Progress | None) -> Meter:

@@ -56,6 +56,12 @@ class Settings(LoopOptions):
         if not given["goal"]:
             raise ConfigError("goal: must not be empty")
         check_max_iterations(given["max_iterations"])
+        cascade = given.get("cascade")
+        if cascade is not None and cascade.models[0].name != given["agent"].model.name:
+            raise ConfigError(
+                f"cascade: its first model ({cascade.models[0].name}) must be the agent's "
+                f"({given['agent'].model.name})"
+            )
         if not given["gates"] and given["critic"] is None and given["human"] is None:
             raise ConfigError(
                 "gates/critic: give at least one gate or a critic; nothing else can pass a round"

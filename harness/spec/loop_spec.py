@@ -234,6 +234,8 @@ def _cross_checks(config: LoopSpec) -> list[tuple[str, str]]:
     problems.extend(_connector_checks(config))
     problems.extend(_engine_checks(config))
     problems.extend(_runner_checks(config))
+    if config.model is not None and config.agent.models is not None:
+        problems.append(("agent.models", "a cascade replaces the top-level model: give one"))
     if config.env.commit is not None and config.env.setup is None:
         problems.append(("env.commit", "the commit a set-up runs at: give [env] setup too"))
     if config.web is not None and config.web.allow_domains is None and config.web.search is None:

@@ -154,3 +154,18 @@ def test_the_authors_server_or_a_scripted_author_keeps_the_critic_on_the_author(
     (project / "author.json").write_text("[]")
     (project / "loop.toml").write_text(scripted)
     assert loop_critic(LoopSpec.from_toml(project)).label.startswith("scripted:")  # type: ignore[union-attr]
+
+
+def test_a_cascades_later_model_of_another_family_is_the_critic(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-ds")
+    project = _project(tmp_path)
+    toml = (project / "loop.toml").read_text().replace(f'model = "{AUTHOR}"\n', "")
+    cascade = f'[agent]\nmodels = ["{AUTHOR}", "deepseek/deepseek-chat"]\n'
+    (project / "loop.toml").write_text(toml + cascade)
+    critic = loop_critic(LoopSpec.from_toml(project))
+    assert isinstance(critic, Critic)
+    assert critic.model.name == "deepseek/deepseek-chat"  # before the keyed openai/gpt-4.1
