@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -140,6 +141,20 @@ def test_every_problem_is_reported(sources: Path) -> None:
         "1 distinct sources cited with a verified quote; at least 2 required",
         'the "Contradictions" section is empty',
     )
+    assert report.message == (
+        "3 problem(s) in 2 citations, 1 sources verified; first: "
+        'line 3: [sources/09-none.md] "anything": not a file in sources/'
+    )
+
+
+def test_a_report_and_its_citations_are_values_that_cannot_change(sources: Path) -> None:
+    report = check_findings(FINDINGS, sources, min_sources=4)
+    citation, verified = report.citations[0], report.verified[0]
+    assert len({*report.citations, *report.verified, report}) == 9  # each can be a key
+    for value, field in ((citation, "quote"), (verified, "origin"), (report, "problems")):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(value, field, "changed")
+    assert verified.citation is citation
 
 
 def test_a_failed_quote_does_not_count_as_a_source(sources: Path) -> None:
