@@ -183,6 +183,7 @@ class WebhookTrigger:
         self.server = _BoundedServer((host, port), _handler(self, timeout), max_connections,
                                      lifetime=IN_ALL * timeout)  # fmt: skip
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True,
+                                        kwargs={"poll_interval": 0.1},  # close() waits at most this
                                         name="harness-webhook")  # fmt: skip
         self._thread.start()
 
