@@ -106,6 +106,33 @@ def test_a_branch_whose_loop_name_part_is_120_characters_starts_and_one_more_is_
     assert [start.branch for start in starts] == ["b" * 120, "a/" + "b" * 116]
 
 
+def test_a_reviewers_word_on_a_pull_request_is_a_start_with_it_and_an_outsiders_is_logged(
+    tmp_path: Path,
+) -> None:
+    from harness.connect.reviews import Review
+
+    trigger = WebhookTrigger(SECRET, seen=SeenDeliveries(tmp_path / "seen"), port=0,
+                             reviewers=["alice"], handle="@bot")  # fmt: skip
+
+    def review(login: str) -> dict[str, object]:
+        return {"action": "submitted", "pull_request": {"number": 7},
+                "review": {"user": {"login": login}, "body": "rename it",
+                           "state": "changes_requested"}}  # fmt: skip
+
+    try:
+        taken = _signed(trigger.address, review("alice"), "pull_request_review")
+        outsider = _signed(trigger.address, review("mallory"), "pull_request_review")
+        starts = trigger.poll(T0)
+    finally:
+        trigger.close()
+    assert taken == (202, {"status": "taken: a review of pull request #7 by @alice"})
+    assert outsider == (202, {"status": "ignored: @mallory is not one of the reviewers"})
+    assert starts == [
+        Start("webhook", review=Review(7, "alice", "rename it", "changes requested")),
+        Start("webhook", ignored="pull_request_review: @mallory is not one of the reviewers"),
+    ]
+
+
 def test_a_goal_delivery_starts_a_loop_with_the_goal_trimmed(tmp_path: Path) -> None:
     trigger = _hook(tmp_path)
     try:
