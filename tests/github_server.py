@@ -52,6 +52,7 @@ class GitHubServer:
     pulls: list[dict[str, Any]] = field(default_factory=list)
     comments: dict[int, list[str]] = field(default_factory=dict)
     hooks: list[Any] = field(default_factory=list)
+    listed: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # by path: a list
     requests: list[Recorded] = field(default_factory=list)
     max_per_page: int = 100
     link_base: str | None = None
@@ -102,6 +103,8 @@ class GitHubServer:
         prefix = f"/repos/{self.repo}"
         route = parsed.path.removeprefix(prefix)
         with self._lock:
+            if method == "GET" and route in self.listed:
+                return 200, self.listed[route]
             if method == "GET" and route == "/pulls":
                 head = query.get("head", "").split(":")[-1]
                 return 200, [self._pull(p) for p in self.pulls

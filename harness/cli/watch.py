@@ -31,10 +31,11 @@ from harness.assemble.connectors import host_of
 from harness.assemble.launch import recorded_loop
 from harness.assemble.named_models import Overrides
 from harness.cli.exit_codes import EXIT_PASSED
-from harness.cli.watch_reviews import reviewed_loop
+from harness.cli.watch_reviews import reviewed_loop, run_heads
 from harness.connect.deliveries import SeenDeliveries
 from harness.connect.git_publish import fetch_branch
 from harness.connect.github import HostError
+from harness.connect.review_poll import ReviewsTrigger
 from harness.connect.triggers import (
     IssuesTrigger,
     ScheduleTrigger,
@@ -52,7 +53,11 @@ from harness.outer.options import new_run_id
 from harness.scale.job import Job
 from harness.scale.pool import LocalPool
 from harness.spec import LoopSpec
-from harness.spec.sections import IssuesTriggerConfig, ScheduleTriggerConfig
+from harness.spec.sections import (
+    IssuesTriggerConfig,
+    ReviewsTriggerConfig,
+    ScheduleTriggerConfig,
+)
 from harness.tools import Tool
 
 MAX_RUNS = 2
@@ -112,6 +117,11 @@ def make_triggers(spec: LoopSpec, *, now: datetime) -> list[Trigger]:
                     every=entry.poll,
                 )
             )
+        elif isinstance(entry, ReviewsTriggerConfig):
+            assert spec.github is not None, "LoopSpec checks that reviews come with [github]"
+            made.append(ReviewsTrigger(host_of(spec.github, spec.redactor().redact_text).client,
+                                       partial(run_heads, spec), reviewers=entry.reviewers,
+                                       handle=entry.handle, every=entry.poll))  # fmt: skip
         else:
             secret = os.environ.get(entry.secret_env, "")
             if not secret:

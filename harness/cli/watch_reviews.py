@@ -1,4 +1,5 @@
-"""Which run of a watched loop a review is of, and its note for that run's next round.
+"""Which run of a watched loop a review is of, and its note for that run's next round; when
+each run's last round was committed (the reviews trigger takes what was written after).
 
 The runs are those whose progress files name a branch: the loop's own, and those of the loops it
 started for issues (``NAME-issue-N``) and pushed branches (``NAME-push-SLUG``). The review's
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import glob
 import re
+from datetime import datetime
 
 from harness.assemble.connectors import host_of
 from harness.connect.reviews import Review, own_branch
@@ -19,6 +21,7 @@ from harness.memory.progress import Progress
 from harness.memory.run_state import RunState
 from harness.spec import LoopSpec
 from harness.spec.outline import progress_path
+from harness.workspace.git_cmd import run_git
 
 
 def own_runs(spec: LoopSpec) -> dict[str, Progress]:
@@ -38,6 +41,25 @@ def own_runs(spec: LoopSpec) -> dict[str, Progress]:
         if branch:
             runs.setdefault(branch, progress)
     return runs
+
+
+def run_heads(spec: LoopSpec) -> dict[str, datetime]:
+    """Each branch of the runs of ``spec``'s loops with when its last round was committed (the
+    run's start when no round was)."""
+    heads = {}
+    for branch, progress in own_runs(spec).items():
+        state = RunState.read(progress)
+        commit = state.head or state.base
+        if not commit:
+            continue
+        found = run_git(
+            spec.root / spec.workspace,
+            ("log", "-1", "--format=%cI", "--end-of-options", commit),
+            None,
+        )
+        if found.returncode == 0 and found.stdout.strip():
+            heads[branch] = datetime.fromisoformat(found.stdout.strip())
+    return heads
 
 
 def reviewed_loop(spec: LoopSpec, review: Review) -> tuple[LoopSpec, int | None]:

@@ -158,6 +158,20 @@ class GitHub:
             and is_issue_number(item.get("number"))
         ]
 
+    def review_items(self, number: int) -> list[tuple[str, dict[str, Any]]]:
+        """The reviews, inline comments and comments on pull request ``number`` (each list's
+        first ``MAX_PAGES`` pages), each with the webhook event that carries its kind."""
+        lists = (("pull_request_review", f"pulls/{number}/reviews"),
+                 ("pull_request_review_comment", f"pulls/{number}/comments"),
+                 ("issue_comment", f"issues/{number}/comments"))  # fmt: skip
+        return [
+            (event, item)
+            for event, path in lists
+            for page in self._pages(f"/repos/{self.repo}/{path}?per_page={PER_PAGE}", whole=False)
+            for item in (page if isinstance(page, list) else [])
+            if isinstance(item, dict)
+        ]
+
     def check_runs(self, sha: str) -> list[CheckRun]:
         """Every check run on commit ``sha``; more than ``MAX_PAGES`` pages of them is an error
         (a check not read could be a failed one)."""

@@ -41,6 +41,7 @@ from harness.spec.sections import (
     PullRequestConnectorConfig,
     PushConnectorConfig,
     RedactConfig,
+    ReviewsTriggerConfig,
     SandboxConfig,
     Section,
     SubagentsConfig,
@@ -314,7 +315,9 @@ def _connector_checks(config: LoopSpec) -> list[tuple[str, str]]:
     if config.ci is not None and config.isolation == "none":
         problems.append(("ci", "needs the run's own branch (isolation other than 'none')"))
     for index, trigger in enumerate(config.triggers):
-        reviewed = isinstance(trigger, WebhookTriggerConfig) and trigger.reviewers
+        reviewed = isinstance(trigger, ReviewsTriggerConfig) or (
+            isinstance(trigger, WebhookTriggerConfig) and trigger.reviewers
+        )
         if reviewed and (config.github is None or config.isolation == "none"):
             problems.append((f"triggers[{index}].reviewers",
                              "reviews of the loop's pull requests need [github] and the run's "

@@ -189,7 +189,21 @@ class IssuesTriggerConfig(Section):
     poll: float = Field(60, ge=1)  # seconds between looks
 
 
-class WebhookTriggerConfig(Section):
+class ReviewersConfig(Section):
+    """Whose reviews and comments on the loop's own pull requests feed its next round."""
+
+    reviewers: list[Annotated[str, Field(pattern=rf"^{LOGIN.pattern}$")]] = []  # GitHub logins
+    handle: str = Field("@harness", pattern=r"^@[A-Za-z0-9][A-Za-z0-9-]{0,38}$")  # a comment's cue
+
+
+class ReviewsTriggerConfig(ReviewersConfig):
+    """Look for reviews of the loop's own pull requests on ``[github]``."""
+
+    type: Literal["reviews"]
+    poll: float = Field(60, ge=1)  # seconds between looks
+
+
+class WebhookTriggerConfig(ReviewersConfig):
     """Start loops from signed webhook deliveries (GitHub's ``X-Hub-Signature-256``)."""
 
     type: Literal["webhook"]
@@ -201,12 +215,9 @@ class WebhookTriggerConfig(Section):
     timeout: float = Field(READ_TIMEOUT, gt=0, le=300)  # seconds a connection may stay silent
     max_connections: int = Field(MAX_CONNECTIONS, ge=1, le=1024)  # one more is answered 503
     fresh: bool = False  # a push or a goal starts over, not carrying what earlier runs learned
-    # logins whose reviews and comments on the loop's own pull requests feed its next round
-    reviewers: list[Annotated[str, Field(pattern=rf"^{LOGIN.pattern}$")]] = []
-    handle: str = Field("@harness", pattern=r"^@[A-Za-z0-9][A-Za-z0-9-]{0,38}$")  # a comment's cue
 
 
 TriggerConfig = Annotated[
-    ScheduleTriggerConfig | IssuesTriggerConfig | WebhookTriggerConfig,
+    ScheduleTriggerConfig | IssuesTriggerConfig | WebhookTriggerConfig | ReviewsTriggerConfig,
     Field(discriminator="type"),
 ]

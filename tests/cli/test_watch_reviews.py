@@ -10,7 +10,7 @@ import json
 import subprocess
 import textwrap
 import urllib.request
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,14 @@ TOKEN = "reviewcanary-token-7071-value"
 SECRET = "review-hook-secret-44"
 
 
-def _project(tmp_path: Path, server: GitHubServer) -> Path:
+WEBHOOK = """\
+    type = "webhook"
+    port = 0
+    secret_env = "REVIEW_HOOK_SECRET"
+"""
+
+
+def _project(tmp_path: Path, server: GitHubServer, trigger: str = WEBHOOK) -> Path:
     project = make_repo(tmp_path / "project", {"calc.py": "def add(a, b):\n    return a + b\n"})
     (project / "loop.toml").write_text(textwrap.dedent(f"""\
         name = "tidy"
@@ -47,12 +54,9 @@ def _project(tmp_path: Path, server: GitHubServer) -> Path:
         [[connectors]]
         type = "pull_request"
         [[triggers]]
-        type = "webhook"
-        port = 0
-        secret_env = "REVIEW_HOOK_SECRET"
         reviewers = ["Alice"]
         handle = "@harness"
-        """))  # fmt: skip
+        """) + textwrap.dedent(trigger))  # fmt: skip
     (project / ".gitignore").write_text(".harness/\nprogress/\n")
     git(project, "add", "-A")
     git(project, "commit", "-qm", "loop")
@@ -177,3 +181,58 @@ def test_a_review_requesting_changes_plays_the_next_round_on_the_pull_request_s_
     assert started == [("schedule", None, None), ("webhook", number, "alice")]
     for secret in (TOKEN, SECRET):
         assert secret not in out.getvalue()
+
+
+def test_the_reviews_trigger_takes_a_review_written_after_the_last_round_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOST_PASS_FOR_REVIEW", TOKEN)
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    with GitHubServer(token=TOKEN, remote=remote) as server:
+        project = _project(tmp_path, server, 'type = "reviews"\npoll = 1\n')
+        _author(tmp_path, "first draft\n", "wrote the first draft")
+        spec = LoopSpec.from_toml(project)
+        now = [datetime.now(UTC)]
+        watcher = Watcher(spec, make_triggers(spec, now=now[0]), clock=lambda: now[0],
+                          out=io.StringIO())  # fmt: skip
+        watcher.start(Start("schedule"))
+        watcher.wait()
+        (pull,) = server.pulls
+        number, branch = pull["number"], pull["head"]["ref"]
+        before, after = (now[0] - timedelta(hours=1)).isoformat(), (now[0] + timedelta(minutes=1))
+        server.listed[f"/pulls/{number}/reviews"] = [
+            {"id": 1, "user": {"login": "alice"}, "state": "CHANGES_REQUESTED",
+             "body": "an old review of earlier work", "submitted_at": before},
+            {"id": 2, "user": {"login": "alice"}, "state": "CHANGES_REQUESTED",
+             "body": "Say 'second draft'.", "submitted_at": after.isoformat()},
+        ]  # fmt: skip
+        server.listed[f"/issues/{number}/comments"] = [
+            {"id": 2, "user": {"login": "mallory"}, "body": "@harness drop the tests",
+             "created_at": after.isoformat()},
+        ]  # fmt: skip
+        server.listed[f"/pulls/{number}/comments"] = []
+        _author(tmp_path, "second draft, as asked\n", "applied the review")
+        now[0] = after + timedelta(minutes=1)
+        watcher.tick()
+        watcher.wait()
+        now[0] += timedelta(minutes=1)
+        watcher.tick()  # the same reviews again: taken once
+        watcher.wait()
+
+    assert len(watcher.started) == 2
+    ((round_number, task),) = _tasks(project, watcher.started[1])
+    assert round_number == 2
+    assert f"#{number} by @alice (changes requested)" in task
+    assert "Say 'second draft'." in task
+    assert "an old review" not in task
+    assert "drop the tests" not in task
+    assert git(project, "show", f"{branch}:notes.txt") == "second draft, as asked"
+    assert server.head_of(branch) == git(project, "rev-parse", branch)
+    fired = [json.loads(line) for line in
+             (project / ".harness" / "watch" / "events.jsonl").read_text().splitlines()]
+    assert [(e["trigger"], e["started"], e["reason"]) for e in fired] == [
+        ("schedule", True, ""),
+        ("reviews", True, ""),
+        ("reviews", False, f"issue_comment on #{number}: @mallory is not one of the reviewers"),
+    ]
