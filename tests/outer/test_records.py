@@ -115,13 +115,36 @@ def test_the_spend_record_counts_the_time_the_gates_took_after_the_last_model_ca
     repo = make_repo(tmp_path / "repo", {"answer.txt": "no\n"})
     path = tmp_path / "progress" / "answer.md"
     slow = CommandGate("sleep 2; false", name="slow")
+    at_round_end: list[float] = []
+    options = LoopOptions(
+        patience=10,
+        on_round=lambda report: at_round_end.append(read_spent(spend_path(path)).seconds),
+    )
 
-    result = _loop(repo, ScriptedModel(["nothing to do"]), path, gate=slow).run()
+    result = _loop(repo, ScriptedModel(["nothing to do"]), path, gate=slow, options=options).run()
 
     assert result.stop_reason is StopReason.MAX_ITERATIONS
+    assert at_round_end[0] >= 2  # saved with the round, before the next is decided
     spent = read_spent(spend_path(path))
     assert spent.calls == 1
     assert spent.seconds >= 2  # a resumed run's time budget starts from here
+
+
+def test_the_spend_record_counts_a_round_cut_short_after_its_last_model_call(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"answer.txt": "no\n"})
+    path = tmp_path / "progress" / "answer.md"
+    slow = ToolCall("run_shell", {"command": "sleep 5"})  # stopped when the second is up
+    model = ScriptedModel([slow, *[_write("yes\n")] * 5])
+
+    result = _loop(repo, model, path, budget=Budget(seconds=1)).run()
+
+    assert result.stop_reason is StopReason.TIMEOUT
+    assert result.cut_short == 1
+    spent = read_spent(spend_path(path))
+    assert spent.calls == 1  # the round's only model call came before its slow command
+    assert spent.seconds >= 1  # saved when the run finished, with the command's time
 
 
 def test_each_round_is_on_disk_when_the_next_is_decided_and_a_pass_with_its_round(
