@@ -14,7 +14,7 @@ import re
 from datetime import datetime
 
 from harness.assemble.connectors import host_of
-from harness.connect.reviews import Review, own_branch
+from harness.connect.reviews import Review, own_branch, with_inline
 from harness.core.errors import ConfigError
 from harness.memory.inbox import Inbox
 from harness.memory.progress import Progress
@@ -69,7 +69,10 @@ def reviewed_loop(spec: LoopSpec, review: Review) -> tuple[LoopSpec, int | None]
     assert spec.github is not None, "LoopSpec checks that reviewers come with [github]"
     runs = own_runs(spec)
     redact = spec.redactor().redact_text
-    progress = runs[own_branch(host_of(spec.github, redact).client(), review.pull, runs)]
+    client = host_of(spec.github, redact).client()
+    progress = runs[own_branch(client, review.pull, runs)]
+    if review.review_id is not None:
+        review = with_inline(review, client.review_comments(review.pull, review.review_id))
     loop = spec
     if progress.path != spec.progress_path():
         loop = spec.with_changes(name=progress.name, progress=None, goal=progress.goal)

@@ -172,6 +172,16 @@ class GitHub:
             if isinstance(item, dict)
         ]
 
+    def review_comments(self, number: int, review: int) -> list[dict[str, Any]]:
+        """The inline comments of review ``review`` of pull request ``number``."""
+        path = f"/repos/{self.repo}/pulls/{number}/reviews/{review}/comments?per_page={PER_PAGE}"
+        return [
+            item
+            for page in self._pages(path, whole=False)
+            for item in (page if isinstance(page, list) else [])
+            if isinstance(item, dict)
+        ]
+
     def check_runs(self, sha: str) -> list[CheckRun]:
         """Every check run on commit ``sha``; more than ``MAX_PAGES`` pages of them is an error
         (a check not read could be a failed one)."""

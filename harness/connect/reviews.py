@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from harness.connect.github import GitHub, HostError, is_issue_number
@@ -37,11 +37,13 @@ class Review:
     author: str
     text: str
     kind: str  # changes requested, comment, inline comment (on path:line)
+    review_id: int | None = None  # a review's own number (its inline comments are asked for)
 
     def note(self) -> str:
         """The note the next round reads (a reviewer's text, quoted as theirs)."""
+        text = self.text or "(no text: the reviewer requested changes without saying which)"
         return (f"Review of pull request #{self.pull} by @{self.author} ({self.kind}); "
-                f"address it in this round:\n\n{self.text}")  # fmt: skip
+                f"address it in this round:\n\n{text}")  # fmt: skip
 
 
 def mentions(text: str, handle: str) -> bool:
@@ -85,9 +87,25 @@ def review_of(event: str, data: Mapping[str, Any], *, reviewers: Collection[str]
             kind += f":{comment['line']}"
     else:
         kind = "comment"
-    if not text:
-        text = "(no text: the reviewer requested changes without saying which)"
-    return Review(number, login, truncate(text, MAX_REVIEW_CHARS), kind)
+    own = comment.get("id") if event == "pull_request_review" else None
+    review_id = own if isinstance(own, int) and is_issue_number(own) else None
+    return Review(number, login, truncate(text, MAX_REVIEW_CHARS), kind, review_id)
+
+
+def with_inline(review: Review, comments: list[dict[str, Any]]) -> Review:
+    """``review`` with the inline comments that came with it (``path:line: text`` each) after its
+    own text, bounded together."""
+    lines = []
+    for comment in comments:
+        body = comment.get("body")
+        if not isinstance(body, str) or not body.strip():
+            continue
+        where = inert(str(comment.get("path") or "?"), multiline=False)[:200]
+        line = comment.get("line")
+        where += f":{line}" if is_issue_number(line) else ""
+        lines.append(f"- {where}: {inert(body).strip()}")
+    text = review.text + ("\n\nInline comments:\n" + "\n".join(lines) if lines else "")
+    return replace(review, text=truncate(text.strip(), MAX_REVIEW_CHARS))
 
 
 def own_branch(client: GitHub, pull: int, branches: Collection[str]) -> str:

@@ -85,7 +85,8 @@ def _deliver(trigger: WebhookTrigger, event: str, payload: dict[str, Any], deliv
 def _review(pull: int, login: str, body: str, *, state: str = "changes_requested",
             action: str = "submitted", head: str = "main") -> dict[str, Any]:  # fmt: skip
     return {"action": action, "pull_request": {"number": pull, "head": {"ref": head}},
-            "review": {"user": {"login": login}, "state": state, "body": body}}  # fmt: skip
+            "review": {"id": 55, "user": {"login": login}, "state": state,
+                       "body": body}}  # fmt: skip
 
 
 def _comment(pull: int, login: str, body: str, action: str = "created") -> dict[str, Any]:
@@ -123,6 +124,8 @@ def test_a_review_requesting_changes_plays_the_next_round_on_the_pull_request_s_
             server.pulls.append({"number": 7, "state": "open", "title": "someone's",
                                  "body": "", "draft": False, "head": {"ref": "feature/x"},
                                  "base": {"ref": "main"}, "updates": 0})  # fmt: skip
+            server.listed[f"/pulls/{number}/reviews/55/comments"] = [
+                {"path": "notes.txt", "line": 1, "body": "call it the second draft"}]
             _author(tmp_path, "second draft, as asked\n", "applied the review")
             said = [
                 _deliver(trigger, "issue_comment",
@@ -157,6 +160,7 @@ def test_a_review_requesting_changes_plays_the_next_round_on_the_pull_request_s_
     assert f"#{number} by @alice (changes requested)" in task
     assert "Say 'second draft'." in task
     assert "characters truncated" in task  # the 50,000-character review, bounded
+    assert "Inline comments:\n- notes.txt:1: call it the second draft" in task
     assert MAX_REVIEW_CHARS * 2 < len(task) < MAX_REVIEW_CHARS * 2 + 1500  # guidance, notes
     assert "mallory" not in task
     assert "delete the tests" not in task
@@ -212,6 +216,7 @@ def test_the_reviews_trigger_takes_a_review_written_after_the_last_round_once(
              "created_at": after.isoformat()},
         ]  # fmt: skip
         server.listed[f"/pulls/{number}/comments"] = []
+        server.listed[f"/pulls/{number}/reviews/2/comments"] = []
         _author(tmp_path, "second draft, as asked\n", "applied the review")
         now[0] = after + timedelta(minutes=1)
         watcher.tick()

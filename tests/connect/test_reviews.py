@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from harness.connect.github import GitHub, HostError
-from harness.connect.reviews import Review, mentions, own_branch, review_of
+from harness.connect.reviews import Review, mentions, own_branch, review_of, with_inline
 from harness.core.errors import ConfigError
 from harness.spec import LoopSpec
 from tests.github_server import GitHubServer
@@ -36,6 +36,13 @@ def test_an_inline_comment_mentioning_the_handle_says_where_it_is() -> None:
                        reviewers=REVIEWERS, handle="@harness")  # fmt: skip
     assert review == Review(12, "alice", "@harness name it `total`",
                             "inline comment on src/a.py:40")  # fmt: skip
+
+
+def test_a_review_s_inline_comments_follow_its_text_and_an_empty_one_says_so() -> None:
+    bare = Review(12, "alice", "", "changes requested", 55)
+    assert bare.note().endswith("\n\n(no text: the reviewer requested changes without saying which)")
+    comments = [{"path": "a.py", "line": 3, "body": "off by one"}, {"path": "b.py", "body": " "}]
+    assert with_inline(bare, comments).text == "Inline comments:\n- a.py:3: off by one"
 
 
 @pytest.mark.parametrize(
