@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import socket
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 from harness.core import nofollow
 from harness.core.atomic import atomic_write_text
 from harness.core.nofollow import UnsafePath, trusted_root
+from harness.core.stop import StopReason
 from harness.memory.inbox import Inbox
 from harness.memory.lock import LoopLock
 from harness.memory.spend import Spent, read_spent, write_spent
@@ -268,10 +270,10 @@ def test_made_files_and_folders_have_the_usual_modes_and_a_replaced_file_keeps_i
         nofollow.append(tmp_path / "run" / "log" / "events.jsonl", b"one\n")
         nofollow.write_atomic(tmp_path / "state" / "p.md", b"one")
         os.close(nofollow.open_file(tmp_path / "lock", os.O_WRONLY | os.O_CREAT))
-    assert [mode(tmp_path / p) for p in ("run", "run/log", "state")] == [0o755] * 3
-    assert [mode(tmp_path / p) for p in ("run/log/events.jsonl", "state/p.md", "lock")] == [
-        0o644
-    ] * 3
+    nofollow.write_atomic(tmp_path / "no" / "root" / "p.md", b"one")  # its folders made too
+    assert [mode(tmp_path / p) for p in ("run", "run/log", "state", "no", "no/root")] == [0o755] * 5
+    made = ("run/log/events.jsonl", "state/p.md", "lock", "no/root/p.md")
+    assert [mode(tmp_path / p) for p in made] == [0o644] * 4
     private = tmp_path / "state" / "p.md"
     private.chmod(0o600)
     nofollow.write_atomic(private, b"two")
@@ -317,3 +319,71 @@ def test_rename_moves_a_file_in_its_folder_and_refuses_a_link(tmp_path: Path, vi
         nofollow.rename(tmp_path / "p.md", "p.old.md")
     assert (tmp_path / "p.md").is_symlink()
     assert (tmp_path / "p.old.md").read_text() == "progress"
+
+
+def test_a_refusal_names_the_path_and_stops_the_run_with_an_error(
+    tmp_path: Path, victim: Path
+) -> None:
+    link = tmp_path / "events.jsonl"
+    link.symlink_to(victim)
+    with pytest.raises(UnsafePath) as raised:
+        nofollow.read_bytes(link)
+    assert (raised.value.path, raised.value.reason) == (link, StopReason.ERROR)
+    assert str(raised.value) == (
+        f"{link}: 'events.jsonl' on its path is a symlink or not a folder; the harness follows "
+        "no link it did not make and stops here"
+    )
+
+
+def test_a_trusted_root_holds_only_its_own_paths_and_only_while_inside(
+    tmp_path: Path, victim: Path
+) -> None:
+    root = tmp_path / "workspace"
+    (root / "progress").mkdir(parents=True)
+    (root / "linked").symlink_to(victim.parent)
+    elsewhere = tmp_path / "elsewhere" / "p.md"
+    with trusted_root(root):
+        nofollow.write_atomic(elsewhere, b"not below the root")
+        with pytest.raises(UnsafePath, match="'linked' on its path"):
+            nofollow.write_atomic(root / "linked" / "p.md", b"refused")
+        with pytest.raises(UnsafePath, match="a folder, not a regular file"):
+            nofollow.read_bytes(root)  # the root itself: a file in its parent
+    nofollow.write_atomic(root / "linked" / "p.md", b"the root is gone: the caller's folder")
+    assert elsewhere.read_bytes() == b"not below the root"
+    assert (victim.parent / "p.md").read_bytes() == b"the root is gone: the caller's folder"
+
+
+def test_descend_makes_folders_only_when_asked_and_says_why_a_step_failed(
+    tmp_path: Path, victim: Path
+) -> None:
+    with pytest.raises(FileNotFoundError):
+        nofollow.descend(tmp_path, ["a", "b"])
+    assert list(tmp_path.iterdir()) == [victim.parent]
+    fd = nofollow.descend(tmp_path, ["a", "b"], make=True)
+    try:
+        assert os.fstat(fd).st_ino == (tmp_path / "a" / "b").stat().st_ino
+    finally:
+        os.close(fd)
+    (tmp_path / "a" / "link").symlink_to(victim.parent)
+    with pytest.raises(OSError, match="Not a directory") as raised:  # a link, not a folder
+        nofollow.descend(tmp_path, ["a", "link"])
+    assert raised.value.errno == errno.ENOTDIR
+    assert not isinstance(raised.value, UnsafePath)
+
+
+def test_what_stands_where_a_file_goes_is_named_when_refused(tmp_path: Path) -> None:
+    (tmp_path / "folder").mkdir()
+    os.mkfifo(tmp_path / "pipe")
+    listening = socket.socket(socket.AF_UNIX)
+    listening.bind(str(tmp_path / "socket"))
+    try:
+        for name, kind in [("folder", "a folder"), ("pipe", "a named pipe"),
+                           ("socket", "a socket")]:  # fmt: skip
+            with pytest.raises(UnsafePath, match=f"{kind}, not a regular file"):
+                nofollow.write_atomic(tmp_path / name, b"x")
+    finally:
+        listening.close()
+    with pytest.raises(UnsafePath, match="a device, not a regular file"):
+        nofollow.write_atomic("/dev/null", b"x")
+    with pytest.raises(UnsafePath, match="a device, not a regular file"):
+        nofollow.read_bytes("/dev/zero")
