@@ -159,12 +159,14 @@ def test_no_descriptor_is_left_open_done_or_refused(tmp_path: Path, victim: Path
     (tmp_path / "a" / "link").symlink_to(victim.parent)
     before = open_descriptors()
     with trusted_root(tmp_path):
-        nofollow.write_atomic(deep / "p.md", b"one")
+        assert nofollow.write_atomic(deep / "p.md", b"one") == deep / "p.md"
         nofollow.write_atomic(deep / "p.md", b"two", durable=False)
         made = nofollow.append(deep / "log", b"one\n")
         nofollow.append(deep / "log", b"two\n", expect=made, durable=True)
         assert nofollow.read_bytes(deep / "p.md") == b"two"
-        os.close(nofollow.open_folder(deep))
+        folder = nofollow.open_folder(deep)
+        assert os.fstat(folder).st_ino == deep.stat().st_ino
+        os.close(folder)
         assert nofollow.rename(deep / "p.md", "p.old") is True
         nofollow.unlink(deep / "p.old")
         os.link(victim, deep / "second")
@@ -195,8 +197,12 @@ def test_a_failed_replacement_leaves_the_old_file_and_no_temporary_one(
     nofollow.write_atomic(target, b"old")
     before = open_descriptors()
 
-    def full_disk(fd: int) -> None:
-        raise OSError(errno.ENOSPC, "No space left on device")
+    real = os.fsync
+
+    def full_disk(fd: int) -> None:  # the file's data does not fit; its folder syncs
+        if not stat.S_ISDIR(os.fstat(fd).st_mode):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(fd)
 
     monkeypatch.setattr(os, "fsync", full_disk)
     with pytest.raises(OSError, match="No space left"):
