@@ -317,6 +317,13 @@ def test_every_program_that_runs_another_unread_is_unreadable(program: str) -> N
         commands(f"nice /usr/bin/{program} ls")
 
 
+def test_coproc_is_unreadable_as_a_keyword_and_as_a_program_s_name() -> None:
+    with pytest.raises(Unreadable, match="not parsed"):
+        commands("coproc git push")
+    with pytest.raises(Unreadable, match="coproc runs a command in a way not read here"):
+        commands("env coproc git push")
+
+
 @pytest.mark.parametrize(
     "line",
     [
@@ -372,6 +379,7 @@ def test_every_git_option_that_runs_a_command_is_read(line: str) -> None:
         "git config -l",
         "git config get --all user.name",
         "git config list",
+        "git config list --file x.cfg",
         "git config --show-origin core.editor vim",
         "git config --show-scope core.editor vim",
         "git config --name-only core.editor vim",
@@ -386,6 +394,20 @@ def test_git_config_writing_or_configuration_on_the_line_is_unreadable() -> None
     for line in ("git config user.name x", "git config core.pager 'git push'", "git -c a.b=c s"):
         with pytest.raises(Unreadable, match="configuration|config"):
             commands(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "git clone -c alias.s='!git push' . copy && git -C copy s",
+        "git clone --config ALIAS.s='!git push' . copy && git -C copy s",
+        "git clone -c include.path=../x.cfg . copy && git -C copy s",
+        "git clone -c includeIf.onbranch:main.path=../x.cfg . copy && git -C copy s",
+    ],
+)
+def test_an_alias_or_include_set_for_a_new_clone_is_unreadable(line: str) -> None:
+    with pytest.raises(Unreadable, match="a git alias or include is named on the line"):
+        commands(line)
 
 
 @pytest.mark.parametrize(
