@@ -27,7 +27,7 @@ from harness.core.event_schema import (
 from harness.core.section import check_field
 from harness.core.sink import NULL_SINK, EventSink
 from harness.core.usage import Usage
-from harness.models.base import Message, Model, Reply, ToolCall
+from harness.models.base import Message, Model, Reply, ToolCall, token_ceiling
 from harness.models.budget import metered
 from harness.sandbox import Sandbox
 from harness.tools import Tool, Toolbox, ToolContext, ToolResult, default_tools
@@ -170,13 +170,16 @@ class Agent:
 
     def check_fits(self, task: str) -> None:
         """Raise :class:`ConfigError` when the first request of a session on ``task`` (system
-        prompt, tool schemas and task) cannot fit the model's context window."""
+        prompt, tool schemas and task) cannot fit the model's context window; counted only
+        when its UTF-8 size (a ceiling of its tokens) could pass the window."""
         first: list[Message] = [
             {"role": "system", "content": self.system_prompt},
             {"role": "user", "content": task},
         ]
-        needed = self.model.count_tokens(first, self.toolbox.schemas())
-        window = self.model.context_window
+        schemas, window = self.toolbox.schemas(), self.model.context_window
+        if token_ceiling(self.model, first, schemas) <= window:
+            return  # its bytes cannot reach the window: no tokenizer needed
+        needed = self.model.count_tokens(first, schemas)
         if needed > window:
             raise ConfigError(
                 f"goal: the task needs {needed:,} tokens with the system prompt and tool schemas, "

@@ -195,7 +195,8 @@ class TokenCounter:
         self._exact = _Tally(self._tokenise, cache_size)
         self._bytes = _Tally(byte_ceiling, cache_size)
         self._tools: _Lru[str, int] = _Lru(cache_size)
-        self._tools_by_identity: _Lru[tuple[int, ...], tuple[list[dict[str, Any]], int]]
+        # schema objects' ids -> (the schemas, their JSON, its UTF-8 size)
+        self._tools_by_identity: _Lru[tuple[int, ...], tuple[list[dict[str, Any]], str, int]]
         self._tools_by_identity = _Lru(cache_size)
 
     def _tokenise(self, message: Message) -> int:
@@ -219,25 +220,35 @@ class TokenCounter:
     def ceiling(
         self, messages: Iterable[Message], tools: Iterable[dict[str, Any]] | None = None
     ) -> int:
-        """At least :meth:`count_request` of the same request, at the cost of a byte count."""
-        return self._bytes.total(messages) + self.count_tools(tools)
+        """At least :meth:`count_request` of the same request, at the cost of a byte count (the
+        tool schemas' too: no tokenizer run)."""
+        return self._bytes.total(messages) + self._schemas(tools)[1]
 
     def count_tools(self, tools: Iterable[dict[str, Any]] | None) -> int:
         """Tokens of the tool schemas; the same schema objects again cost no serialisation."""
-        if not tools:
+        text = self._schemas(tools)[0]
+        if not text:
             return 0
-        schemas = list(tools)
-        ids = tuple(map(id, schemas))
-        hit = self._tools_by_identity.get(ids)
-        if hit is not None and all(a is b for a, b in zip(hit[0], schemas, strict=True)):
-            return hit[1]
-        text = json.dumps(schemas, sort_keys=True)
         count = self._tools.get(text)
         if count is None:
             count = count_text(text, self.model)
             self._tools.put(text, count)
-        self._tools_by_identity.put(ids, (schemas, count))
         return count
+
+    def _schemas(self, tools: Iterable[dict[str, Any]] | None) -> tuple[str, int]:
+        """The tool schemas as the JSON counted, and its UTF-8 size; the same schema objects
+        again cost no serialisation."""
+        if not tools:
+            return "", 0
+        schemas = list(tools)
+        ids = tuple(map(id, schemas))
+        hit = self._tools_by_identity.get(ids)
+        if hit is not None and all(a is b for a, b in zip(hit[0], schemas, strict=True)):
+            return hit[1], hit[2]
+        text = json.dumps(schemas, sort_keys=True)
+        size = len(text.encode("utf-8", "surrogatepass"))
+        self._tools_by_identity.put(ids, (schemas, text, size))
+        return text, size
 
     def count_request(
         self, messages: Iterable[Message], tools: Iterable[dict[str, Any]] | None = None

@@ -31,8 +31,6 @@ from hashlib import sha256
 from pathlib import Path
 from typing import Literal, get_args
 
-from git import InvalidGitRepositoryError, NoSuchPathError, Repo
-
 from harness.core.errors import ConfigError
 from harness.workspace.git_cmd import (
     GitIsolationError,
@@ -143,21 +141,22 @@ def chosen_isolation(path: str | Path, isolation: Isolation | Literal["auto"]) -
 
 def _discover(target: Path) -> tuple[Path, str | None, str | None] | None:
     """(top of the checkout, the user's branch ref or None when detached, HEAD sha or None
-    before the first commit), or None outside git."""
-    try:
-        repo = Repo(target, search_parent_directories=True)
-    except (InvalidGitRepositoryError, NoSuchPathError):
+    before the first commit), or None outside git; one git process."""
+    found = run_git(target, ("rev-parse", "--absolute-git-dir", "--is-bare-repository",
+                             "--show-toplevel", "HEAD", "--symbolic-full-name", "HEAD"), None)  # fmt: skip
+    lines = found.stdout.splitlines()
+    if found.returncode != 0 and "not a git repository" in found.stderr:
         return None
-    with repo:
-        if repo.bare or repo.working_tree_dir is None:
-            raise GitIsolationError(
-                f"{repo.git_dir} is a bare repository; it has no files to work on"
-            )
-        root = Path(repo.working_tree_dir).resolve()
-        if not repo.head.is_valid():
+    if len(lines) < 3:  # a bare repository, or a place inside a .git folder
+        where = lines[0] if lines else target
+        raise GitIsolationError(f"{where} is a bare repository; it has no files to work on")
+    root = Path(lines[2]).resolve()
+    if found.returncode != 0:
+        if "unknown revision" in found.stderr:
             return root, None, None
-        origin = None if repo.head.is_detached else repo.head.ref.path
-        return root, origin, repo.head.commit.hexsha
+        raise GitIsolationError(f"git rev-parse failed in {target}: {found.stderr.strip()}")
+    head, ref = lines[3], lines[4]
+    return root, ref if ref.startswith("refs/") else None, head
 
 
 def _short_id(run_id: str | None) -> str:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,7 @@ from harness import Agent, AgentStop, ScriptedModel, ToolCall, tool
 from harness.agent.ledger import Ledger
 from harness.core.errors import ConfigError, ToolError
 from harness.core.stop import StopReason
+from harness.models.base import token_ceiling
 from harness.models.budget import Budget, Meter, MeteredModel
 
 
@@ -226,3 +229,30 @@ def test_a_success_resets_the_failure_streak(tmp_path: Path) -> None:
     model = ScriptedModel(calls * 3 + ["done"])
     run = Agent(model, max_steps=20, max_errors=2).run("go", tmp_path)
     assert run.stop_reason is AgentStop.ANSWERED
+
+
+def test_a_first_request_that_cannot_reach_the_window_is_not_counted() -> None:
+    code = (
+        "import sys\n"
+        "from harness import Agent, ScriptedModel\n"
+        "Agent(ScriptedModel(['done'])).check_fits('fix the bug')\n"
+        "print('tiktoken' in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "False\n"  # the tokenizer was never loaded
+
+
+def test_a_first_request_past_its_byte_ceiling_is_counted_and_refused_one_token_over() -> None:
+    task = "fix the bug " * 400
+    first = [
+        {"role": "system", "content": Agent(ScriptedModel([])).system_prompt},
+        {"role": "user", "content": task},
+    ]
+    schemas = Agent(ScriptedModel([])).toolbox.schemas()
+    needed = ScriptedModel([]).count_tokens(first, schemas)
+    assert token_ceiling(ScriptedModel([]), first, schemas) > needed  # the count decides
+
+    Agent(ScriptedModel([], context_window=needed)).check_fits(task)  # fits exactly
+    with pytest.raises(ConfigError, match=f"needs {needed:,} tokens .* at most {needed - 1:,}"):
+        Agent(ScriptedModel([], context_window=needed - 1)).check_fits(task)

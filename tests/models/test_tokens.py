@@ -248,11 +248,12 @@ def test_the_ceiling_is_the_utf8_size_plus_the_overhead_and_runs_no_tokenizer(
     # "user\nGrüße" is 12 bytes, "assistant\n东京" 16; each message adds MESSAGE_OVERHEAD.
     assert counter.ceiling(messages) == 12 + 16 + 2 * MESSAGE_OVERHEAD
     assert counter.ceiling([]) == 0
-    assert encodes == []
     tools = Toolbox(default_tools()).schemas()
-    assert counter.ceiling(messages, tools) == counter.ceiling(messages) + counter.count_tools(
-        tools
-    )
+    schemas = len(json.dumps(tools, sort_keys=True).encode())  # the JSON count_tools counts
+    assert counter.ceiling(messages, tools) == counter.ceiling(messages) + schemas
+    assert counter.ceiling(messages, tools) == counter.ceiling(messages, tools)  # cached
+    assert encodes == []  # the schemas too are sized, not tokenised
+    assert counter.ceiling(messages, tools) >= counter.count_request(messages, tools)
 
 
 def test_the_ceiling_of_a_grown_or_changed_history_matches_a_fresh_counter() -> None:

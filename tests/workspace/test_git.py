@@ -261,6 +261,33 @@ def test_detached_head_works_but_cannot_merge(repo: Path) -> None:
     assert str(ws.branch) in str(err.value)
 
 
+def test_where_a_run_may_go_is_found_in_a_subfolder_and_refused_in_a_bare_or_empty_one(
+    repo: Path, tmp_path: Path
+) -> None:
+    ws = open_workspace(repo / "src", isolation="auto")
+    assert ws.isolation == "worktree"
+    assert ws.user_root == repo.resolve()
+    assert ws.origin == "refs/heads/main"
+    assert ws.base_commit == git(repo, "rev-parse", "HEAD")
+    assert ws.root is not None
+    assert ws.path == ws.root / "src"
+    git(tmp_path, "clone", "-q", "--bare", str(repo), "bare.git")
+    with pytest.raises(GitIsolationError, match=r"bare\.git is a bare repository"):
+        open_workspace(tmp_path / "bare.git")
+    with pytest.raises(GitIsolationError, match="is a bare repository"):
+        open_workspace(repo / ".git")
+    (tmp_path / "empty").mkdir()
+    git(tmp_path / "empty", "init", "-q")
+    with pytest.raises(GitIsolationError, match="no commits yet"):
+        open_workspace(tmp_path / "empty")
+    assert open_workspace(tmp_path / "empty", isolation="auto").isolation == "none"
+    (tmp_path / "plain").mkdir()
+    with pytest.raises(GitIsolationError, match="not inside a git repository"):
+        open_workspace(tmp_path / "plain")
+    plain = open_workspace(tmp_path / "plain", isolation="auto")
+    assert (plain.isolation, plain.root, plain.base_commit) == ("none", None, None)
+
+
 def test_explicit_run_id_clash_is_refused_and_random_ids_differ(repo: Path) -> None:
     open_workspace(repo, run_id="deadbeef")
     with pytest.raises(GitIsolationError, match="resume_branch='harness/run.deadbeef'"):
