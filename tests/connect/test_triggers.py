@@ -38,8 +38,9 @@ def test_a_schedule_fires_once_per_due_time_and_collapses_missed_ones() -> None:
     trigger = ScheduleTrigger("0 * * * *", now=T0)
     assert trigger.next_firing == datetime(2026, 1, 1, 7, 0, tzinfo=UTC)
     assert trigger.poll(T0 + timedelta(minutes=59)) == []
-    assert trigger.poll(T0 + timedelta(minutes=60)) == [Start("schedule")]  # 07:00:30
+    assert trigger.poll(datetime(2026, 1, 1, 7, 0, tzinfo=UTC)) == [Start("schedule")]  # due now
     assert trigger.next_firing == datetime(2026, 1, 1, 8, 0, tzinfo=UTC)
+    assert trigger.poll(T0 + timedelta(minutes=60)) == []  # 07:00:30: fired already
     assert trigger.poll(T0 + timedelta(minutes=61)) == []
     assert trigger.poll(T0 + timedelta(hours=5)) == [Start("schedule")]  # four missed: one start
     assert trigger.next_firing == datetime(2026, 1, 1, 12, 0, tzinfo=UTC)

@@ -4,8 +4,10 @@ and word of every refusal, over real HTTP on 127.0.0.1 with real HMAC signatures
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import socket
+import threading
 from pathlib import Path
 
 import pytest
@@ -253,6 +255,26 @@ def test_a_delivery_the_watcher_fails_on_is_answered_500_and_the_next_is_served(
     assert failed == (500, {"status": "not taken: RuntimeError"})
     assert served == (202, {"status": "starting"})
     assert starts == [Start("webhook", "go on")]
+
+
+def test_a_closed_endpoint_serves_no_more_and_leaves_no_thread(tmp_path: Path) -> None:
+    before = set(threading.enumerate())
+    trigger = _hook(tmp_path)
+    (serving,) = [t for t in threading.enumerate() if t not in before]
+    assert serving.name == "harness-webhook"
+    address = trigger.address
+    assert _signed(address, {"goal": "before"}, "")[0] == 202
+    trigger.close()
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(address, timeout=5).close()
+    serving.join(5)
+    assert not serving.is_alive()
+
+
+def test_a_start_cannot_be_changed_once_queued() -> None:
+    start = Start("webhook", "a goal")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        start.goal = "another goal"  # type: ignore[misc]
 
 
 def test_a_webhook_triggers_bounds_default_to_ten_seconds_and_32_connections(
