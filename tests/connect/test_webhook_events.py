@@ -271,6 +271,21 @@ def test_a_closed_endpoint_serves_no_more_and_leaves_no_thread(tmp_path: Path) -
     assert not serving.is_alive()
 
 
+def test_endpoints_made_without_a_port_each_listen_on_a_free_one(tmp_path: Path) -> None:
+    first = WebhookTrigger(SECRET, seen=SeenDeliveries(tmp_path / "one"))
+    try:
+        second = WebhookTrigger(SECRET, seen=SeenDeliveries(tmp_path / "two"))
+        try:
+            answers = [_signed(t.address, {"goal": "g"}, "") for t in (first, second)]
+        finally:
+            second.close()
+    finally:
+        first.close()
+    assert first.address[0] == second.address[0] == "127.0.0.1"
+    assert first.address[1] != second.address[1]
+    assert answers == [(202, {"status": "starting"})] * 2
+
+
 def test_a_start_cannot_be_changed_once_queued() -> None:
     start = Start("webhook", "a goal")
     with pytest.raises(dataclasses.FrozenInstanceError):
