@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import subprocess
 import textwrap
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -74,10 +73,13 @@ def _branch(spec: LoopSpec, run_id: str) -> str:
     return name
 
 
-def _holds(spec: LoopSpec, branch: str, earlier: str) -> bool:
-    """Whether ``branch`` holds the commits of ``earlier``."""
-    ancestor = ["git", "merge-base", "--is-ancestor", earlier, branch]
-    return subprocess.run(ancestor, cwd=spec.root, check=False).returncode == 0
+def _base(spec: LoopSpec, run_id: str) -> str:
+    """The commit the run's branch started from (its harnessBase), as a commit id."""
+    return git(spec.root, "config", f"branch.{_branch(spec, run_id)}.harnessBase")
+
+
+def _head(spec: LoopSpec, ref: str) -> str:
+    return git(spec.root, "rev-parse", ref)
 
 
 def test_a_schedule_s_third_run_starts_with_what_the_first_one_learned(tmp_path: Path) -> None:
@@ -115,7 +117,8 @@ def test_a_run_after_a_pass_is_built_on_the_passed_run_s_branch(tmp_path: Path) 
         "## Earlier runs\n\n- passed after round 1: leave done.txt\n  - round 1: passed: wrote it\n"
     )
     assert _first_task(spec, second).endswith(lesson)
-    assert _holds(spec, _branch(spec, second), _branch(spec, first))  # the first one's work
+    assert _base(spec, second) == _head(spec, _branch(spec, first))  # built on the first's work
+    assert _head(spec, _branch(spec, first)) != _head(spec, "main")
 
 
 def test_with_fresh_a_run_after_a_pass_starts_from_the_repository_s_head(tmp_path: Path) -> None:
@@ -123,7 +126,7 @@ def test_with_fresh_a_run_after_a_pass_starts_from_the_repository_s_head(tmp_pat
 
     first, second = _fire(spec, 2)
 
-    assert not _holds(spec, _branch(spec, second), _branch(spec, first))
+    assert _base(spec, second) == _base(spec, first) == _head(spec, "main")
 
 
 def test_a_schedule_s_start_says_fresh_only_when_its_config_does() -> None:
