@@ -6,7 +6,7 @@ import pytest
 
 from harness.core.errors import ConfigError
 from harness.spec.loop_spec import LoopSpec
-from harness.tools.permissions import Permissions
+from harness.tools.permissions import Permissions, matches
 from harness.tools.shell_commands import Unreadable, commands
 
 RULES = Permissions(
@@ -278,3 +278,12 @@ def test_only_a_command_rule_or_a_strict_default_makes_the_lines_be_read() -> No
     assert Permissions(deny=["run_*(rm *)"]).reads_commands is True
     assert Permissions(default="ask").reads_commands is True
     assert Permissions(default="deny").reads_commands is True
+
+
+def test_a_decision_cannot_be_changed_and_matching_answers_a_bool() -> None:
+    decision = RULES.decide("run_shell", {"command": "git push"})
+    with pytest.raises(AttributeError):
+        decision.verdict = "allow"  # type: ignore[misc]
+    assert matches("git push*", ("ls",), loose=True) is False
+    assert matches("git push*", ("git", "status"), loose=False) is False
+    assert matches("git push*", ("git", "-C", ".", "push"), loose=True) is True

@@ -67,6 +67,9 @@ def test_a_lone_plus_does_not_end_a_shell_s_options(shell: str) -> None:
 def test_a_script_file_is_judged_as_the_command_it_is() -> None:
     assert commands("bash -e build.sh x") == [("bash", "-e", "build.sh", "x")]
     assert commands("bash -- build.sh") == [("bash", "--", "build.sh")]
+    assert commands("bash -- +c x") == [("bash", "--", "+c", "x")]  # a script file named +c
+    with pytest.raises(Unreadable, match=r"standard input \(-c\)"):  # not an option after --
+        commands("bash -- -c 'git push'")
     with pytest.raises(Unreadable, match="standard input"):
         commands("bash -")
     with pytest.raises(Unreadable, match=r"-c has no script"):
