@@ -41,6 +41,9 @@ import repo_size  # noqa: E402
 _CALL = re.compile(r'^(\d+) +execve\("([^"]*)", \[(.*?)\]')
 _RESUMED = re.compile(r"^(\d+) +<\.\.\. execve resumed>")
 _RESULT = re.compile(r"\) = (-?\d+)")
+# An argument that is pytest (or a path to it), or code run with -c that speaks of pytest (the
+# pytest gate's: ``python -I -B -c <its reporter>``).
+_PYTEST = re.compile(r'"([^"]*/)?pytest"|"-c", "(?:[^"\\]|\\.)*pytest')
 
 
 @dataclass
@@ -51,13 +54,17 @@ class Starts:
     failed: int = 0
     git: int = 0
     config_listings: int = 0
+    pytest: int = 0  # Python started to run pytest (``-m pytest``, a ``pytest`` script, the gate's)
 
     def add(self, path: str, argv: str, result: int) -> None:
         if result != 0:
             self.failed += 1
             return
-        self.programs[Path(path).name] += 1
-        if Path(path).name == "git":
+        name = Path(path).name
+        self.programs[name] += 1
+        if (name.startswith("python") or name == "pytest") and _PYTEST.search(argv):
+            self.pytest += 1
+        if name == "git":
             self.git += 1
             if '"config"' in argv and ('"--show-origin"' in argv or '"--get-regexp"' in argv):
                 self.config_listings += 1
@@ -79,19 +86,27 @@ def parse(trace: Path) -> Starts:
     return starts
 
 
+def traced(
+    command: list[str], cwd: Path, env: dict[str, str], trace: Path
+) -> tuple[Starts, subprocess.CompletedProcess[str]]:
+    """``command`` run in ``cwd`` under ``strace -f``: what it and its descendants started."""
+    strace = ["strace", "-f", "-qq", "-v", "-s", "4096", "-e", "trace=execve", "-o", str(trace)]
+    done = subprocess.run(
+        [*strace, *command], cwd=cwd, env=env, capture_output=True, text=True, timeout=900,
+        check=False,
+    )  # fmt: skip
+    return parse(trace), done
+
+
 def traced_run(example: Path, trace: Path, env: dict[str, str]) -> tuple[Starts, str]:
     """One ``harness run`` of ``example`` under strace: what it started, and its stop line."""
     command = [sys.executable, "-m", "harness.cli.main", "run", str(example), "--restart"]
-    strace = ["strace", "-f", "-qq", "-v", "-s", "96", "-e", "trace=execve", "-o", str(trace)]
-    done = subprocess.run(
-        [*strace, *command], cwd=example.parent.parent, env=env, capture_output=True, text=True,
-        timeout=900, check=False,
-    )  # fmt: skip
+    starts, done = traced(command, example.parent.parent, env, trace)
     lines = (done.stdout + done.stderr).splitlines()
     last = next((s for s in lines if s.startswith("stop:")), "(no stop line)")
     if done.returncode != 0:
         raise SystemExit(f"harness run exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
-    return parse(trace), last
+    return starts, last
 
 
 def main() -> None:
@@ -111,7 +126,8 @@ def main() -> None:
             print(
                 f"  programs started {sum(starts.programs.values())}"
                 f" (failed execve along PATH: {starts.failed});"
-                f" git {starts.git}, of which config listings {starts.config_listings}"
+                f" git {starts.git}, of which config listings {starts.config_listings};"
+                f" pytest {starts.pytest}"
             )
             common = ", ".join(f"{name} {n}" for name, n in starts.programs.most_common(8))
             print(f"  most started: {common}")
