@@ -9,7 +9,8 @@ are reused only when the same environment reaches the same git directory and eve
 git read (system, global, the repository's, the worktree's, every include, named or not yet
 existing) has the same inode, size and times as when they were read. A file written so recently
 that a later write could leave those unchanged (within the file system's timestamp tick) is read
-again next time, as git does for a racily clean index.
+again next time, as git does for a racily clean index; so is a config that includes a file by
+``~user/`` or ``%(prefix)/``, forms not followed here.
 """
 
 from __future__ import annotations
@@ -131,7 +132,10 @@ def _read(
         key, _, value = entry.partition("\n")
         include = _INCLUDE_KEY.match(key)
         if include:
-            files.add(_include_target(value, source, env))
+            target = _include_target(value, source, env)
+            if target is None:
+                return _Read((), (), options), False
+            files.add(target)
             if (include.group(2) or "").lower().startswith("onbranch:"):
                 files.add(git_dir / "HEAD")
     ordered = tuple(sorted(files))
@@ -140,9 +144,13 @@ def _read(
     return _Read(ordered, signature, options), not racy
 
 
-def _include_target(value: str, source: Path, env: Mapping[str, str]) -> Path:
+def _include_target(value: str, source: Path, env: Mapping[str, str]) -> Path | None:
+    """The file an include names; None for a form not followed here (``~user/``,
+    ``%(prefix)/``): options read with it are not kept."""
     if value.startswith("~/"):
         return Path(env.get("HOME", "/")) / value[2:]
+    if value.startswith(("~", "%(")):
+        return None
     return source.parent / value
 
 

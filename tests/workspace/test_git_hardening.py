@@ -148,3 +148,20 @@ def test_an_include_or_a_global_config_written_later_is_read_again(
         assert not marker.exists(), where
         assert git(repo, "show", ":a.txt") == f"change {number}\n"
         where.unlink()
+
+
+def test_an_include_named_in_a_form_not_followed_is_read_before_every_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = counting_git(tmp_path, monkeypatch)
+    repo = make_repo(tmp_path / "repo", {"a.txt": "one\n"})
+    config = repo / ".git" / "config"
+    config.write_text(
+        config.read_text() + "[include]\n\tpath = %(prefix)/no-such-folder/extra.cfg\n"
+    )
+    settled(config)
+    log.write_text("")
+
+    git(repo, "rev-parse", "HEAD")
+    git(repo, "rev-parse", "HEAD")
+    assert listings(log) == 2
