@@ -7,6 +7,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import socket
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -284,6 +286,21 @@ def test_endpoints_made_without_a_port_each_listen_on_a_free_one(tmp_path: Path)
     assert first.address[0] == second.address[0] == "127.0.0.1"
     assert first.address[1] != second.address[1]
     assert answers == [(202, {"status": "starting"})] * 2
+
+
+def test_a_process_that_never_closes_its_endpoint_still_exits(tmp_path: Path) -> None:
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from harness.connect.deliveries import SeenDeliveries\n"
+        "from harness.connect.triggers import WebhookTrigger\n"
+        "hook = WebhookTrigger(b's', seen=SeenDeliveries(Path(sys.argv[1])), port=0)\n"
+        "print(hook.address[1])\n"  # and the watcher ends without closing it (a crash, say)
+    )
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "seen")],
+                          capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) > 0
 
 
 def test_a_start_cannot_be_changed_once_queued() -> None:
