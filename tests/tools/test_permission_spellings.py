@@ -278,9 +278,6 @@ def test_a_file_with_one_other_name_is_found_with_the_search_bound_exactly_reach
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_a.py").write_text("def test_a(): pass\n")
     os.link(tmp_path / "tests" / "test_a.py", tmp_path / "two.py")  # three entries in all
-    (tmp_path / ".git").mkdir()  # left out: neither searched nor counted
-    os.link(tmp_path / "tests" / "test_a.py", tmp_path / ".git" / "object")
-    assert permissions.path_subjects("two.py", tmp_path) == ["two.py", "tests/test_a.py"]
     monkeypatch.setattr(permissions, "MAX_LINK_SEARCH", 3)
     decision = RULES.decide("write_file", {"path": "two.py"}, workspace=tmp_path)
     assert (decision.verdict, decision.source, decision.rule) == (
@@ -291,3 +288,20 @@ def test_a_file_with_one_other_name_is_found_with_the_search_bound_exactly_reach
     monkeypatch.setattr(permissions, "MAX_LINK_SEARCH", 2)
     past = RULES.decide("write_file", {"path": "two.py"}, workspace=tmp_path)
     assert (past.verdict, past.source) == ("deny", "unreadable")
+    monkeypatch.setattr(permissions, "MAX_LINK_SEARCH", 3)
+    (tmp_path / ".git").mkdir()  # left out: neither searched nor counted
+    os.link(tmp_path / "tests" / "test_a.py", tmp_path / ".git" / "object")
+    assert permissions.path_subjects("two.py", tmp_path) == ["two.py", "tests/test_a.py"]
+
+
+def test_a_path_through_a_linked_workspace_is_judged_by_the_name_it_reaches(tmp_path: Path) -> None:
+    from harness.tools.permissions import path_subjects
+
+    real = tmp_path / "b" / "real"
+    (real / "tests").mkdir(parents=True)
+    (tmp_path / "a").mkdir()
+    link = tmp_path / "a" / "link"
+    link.symlink_to(real)
+    assert "tests/x.py" in path_subjects("../link/tests/x.py", link)
+    decision = RULES.decide("write_file", {"path": "../link/tests/x.py"}, workspace=link)
+    assert (decision.verdict, decision.rule) == ("deny", "write_file(tests/*)")

@@ -287,3 +287,19 @@ def test_a_decision_cannot_be_changed_and_matching_answers_a_bool() -> None:
     assert matches("git push*", ("ls",), loose=True) is False
     assert matches("git push*", ("git", "status"), loose=False) is False
     assert matches("git push*", ("git", "-C", ".", "push"), loose=True) is True
+
+
+def test_a_deny_pattern_s_words_are_found_in_order_among_the_command_s_words() -> None:
+    rules = Permissions(deny=["run_shell(git push origin)"])
+    for line in ("git push -f origin", "git -C . push --force origin", "git push origin"):
+        decision = rules.decide("run_shell", {"command": line})
+        assert (decision.verdict, decision.rule) == ("deny", "run_shell(git push origin)"), line
+    for line in ("git push", "git origin push", "git status origin", "git pushed origin"):
+        assert rules.decide("run_shell", {"command": line}).verdict == "allow", line
+    echo = Permissions(deny=["run_shell(echo echo*)"])
+    assert echo.decide("run_shell", {"command": "echo hi"}).verdict == "allow"  # not the program
+    assert echo.decide("run_shell", {"command": "echo x echo"}).verdict == "deny"
+    allowed = Permissions(allow=["run_shell(git status*)"], default="deny")
+    assert allowed.decide("run_shell", {"command": "git status -s"}).verdict == "allow"
+    assert allowed.decide("run_shell", {"command": "git -C . status"}).verdict == "deny"  # exact
+    assert allowed.decide("run_shell", {"command": "git st$x"}).verdict == "deny"

@@ -434,22 +434,6 @@ def test_a_program_under_the_home_folder_and_its_path_are_read() -> None:
     assert commands("~/bin/ls") == [("ls",)]
 
 
-def test_a_deny_pattern_s_words_are_found_in_order_among_the_command_s_words() -> None:
-    rules = Permissions(deny=["run_shell(git push origin)"])
-    for line in ("git push -f origin", "git -C . push --force origin", "git push origin"):
-        decision = rules.decide("run_shell", {"command": line})
-        assert (decision.verdict, decision.rule) == ("deny", "run_shell(git push origin)"), line
-    for line in ("git push", "git origin push", "git status origin", "git pushed origin"):
-        assert rules.decide("run_shell", {"command": line}).verdict == "allow", line
-    echo = Permissions(deny=["run_shell(echo echo*)"])
-    assert echo.decide("run_shell", {"command": "echo hi"}).verdict == "allow"  # not the program
-    assert echo.decide("run_shell", {"command": "echo x echo"}).verdict == "deny"
-    allowed = Permissions(allow=["run_shell(git status*)"], default="deny")
-    assert allowed.decide("run_shell", {"command": "git status -s"}).verdict == "allow"
-    assert allowed.decide("run_shell", {"command": "git -C . status"}).verdict == "deny"  # exact
-    assert allowed.decide("run_shell", {"command": "git st$x"}).verdict == "deny"
-
-
 def test_what_trap_git_and_builtins_run_when_they_run_nothing_else() -> None:
     for line in ("trap", "trap --", "trap INT", "trap -p", "trap -l", "trap -lp EXIT", "git",
                  "git -C", "git bisect run", "git rebase -- main", "git rebase -x '' main",
