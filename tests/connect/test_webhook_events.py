@@ -222,6 +222,19 @@ def test_each_refusal_has_its_status_and_reason_and_starts_nothing(tmp_path: Pat
     assert starts == []
 
 
+def test_a_bad_length_is_quoted_in_the_refusal_cut_at_20_characters(tmp_path: Path) -> None:
+    trigger = _hook(tmp_path)
+    given = "12345678901234567890" + "x" * 30
+    try:
+        status, _, answer = _exchange(
+            trigger.address,
+            f"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: {given}\r\n\r\n".encode(),
+        )
+    finally:
+        trigger.close()
+    assert (status, answer) == (400, {"status": "bad Content-Length: '12345678901234567890'"})
+
+
 def test_a_replayed_delivery_is_answered_409_with_the_reason(tmp_path: Path) -> None:
     trigger = _hook(tmp_path)
     body = b'{"goal": "once"}'
