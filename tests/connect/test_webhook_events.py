@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -233,6 +234,24 @@ def test_a_bad_length_is_quoted_in_the_refusal_cut_at_20_characters(tmp_path: Pa
     finally:
         trigger.close()
     assert (status, answer) == (400, {"status": "bad Content-Length: '12345678901234567890'"})
+
+
+def test_a_silent_body_is_answered_408_after_the_read_timeout_not_the_connections_whole_time(
+    tmp_path: Path,
+) -> None:
+    trigger = WebhookTrigger(SECRET, seen=SeenDeliveries(tmp_path / "seen"), port=0, timeout=1.0)
+    try:
+        with socket.create_connection(trigger.address, timeout=10) as client:
+            began = time.monotonic()
+            client.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 9\r\n\r\n")
+            first = client.recv(4096)  # the body never comes; the connection stays open
+            took = time.monotonic() - began
+            answer = first + b"".join(iter(lambda: client.recv(4096), b""))
+    finally:
+        trigger.close()
+    assert answer.startswith(b"HTTP/1.0 408 "), answer
+    assert b"the body did not arrive within 1 seconds" in answer
+    assert took < 2.5  # one silence of 1 s, not the connection's 3 s in all
 
 
 def test_a_replayed_delivery_is_answered_409_with_the_reason(tmp_path: Path) -> None:
