@@ -76,6 +76,12 @@ def test_a_script_file_is_judged_as_the_command_it_is() -> None:
         commands("bash -c")
 
 
+def test_a_shell_s_script_is_its_first_word_after_c() -> None:
+    _denied_by_the_rule("bash -c 'git push' name arg")
+    _denied_by_the_rule("trap -- 'git push' EXIT")
+    assert commands("/usr/bin/ x") == [("/usr/bin/", "x")]  # no last path part: named as given
+
+
 def test_busybox_runs_its_first_word_as_the_program() -> None:
     _denied_by_the_rule("busybox git push")
     _denied_by_the_rule("busybox sh -c 'git push'")
@@ -199,6 +205,17 @@ def test_every_find_action_that_runs_a_command_is_read(line: str) -> None:
 def test_find_with_an_action_that_names_no_command_is_only_find(line: str) -> None:
     assert commands(line) == [tuple(line.replace("\\", "").replace("'", "").split())]
     assert RULES.decide("run_shell", {"command": line}).verdict == "allow"
+
+
+@pytest.mark.parametrize(
+    "tail",
+    ["sh -c ls", "bash -ec ls", "watch ls", "su -c ls", "trap ls EXIT", "git rebase -x ls main",
+     "git bisect run ls", "git submodule foreach ls"],
+)  # fmt: skip
+def test_every_script_read_in_turn_counts_one_level_of_nesting(tail: str) -> None:
+    assert commands("eval " * 7 + tail)[-1] == ("ls",)
+    with pytest.raises(Unreadable, match="nest more than 8 deep"):
+        commands("eval " * 8 + tail)
 
 
 def test_the_nesting_limit_is_eight_and_one_more_is_unreadable() -> None:
@@ -363,6 +380,10 @@ def test_coproc_is_unreadable_as_a_keyword_and_as_a_program_s_name() -> None:
         "git --super-prefix p/ rebase -x 'rm -rf tests' main",
         "git --list-cmds main rebase -x 'rm -rf tests' main",
         "git bisect run rm -rf tests",
+        "git bisect run 'true; rm -rf tests'",
+        "git submodule foreach 'true; rm -rf tests'",
+        "git --no-pager rebase -x 'rm -rf tests' main",
+        "git -p --bare rebase -x 'rm -rf tests' main",
         "git bisect run 'rm -rf tests'",
         "git submodule foreach 'rm -rf tests'",
     ],
