@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -104,9 +105,9 @@ def test_a_flood_is_cut_off_but_drained(tmp_path: Path) -> None:
     assert channel.log.problem == "its report channel carried more than 64 MB"
 
 
-def wait_for(condition: object, seconds: float = 20) -> None:
+def wait_for(condition: Callable[[], object], seconds: float = 20) -> None:
     deadline = time.monotonic() + seconds
-    while not condition():  # type: ignore[operator]
+    while not condition():
         assert time.monotonic() < deadline, "the reader did not get there"
         time.sleep(0.01)
 
