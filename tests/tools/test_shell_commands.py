@@ -438,6 +438,8 @@ def test_an_alias_or_include_set_for_a_new_clone_is_unreadable(line: str) -> Non
     "line",
     [
         "bash /proc/thread-self/fd/0 <<< 'git push'",
+        "bash /dev/stdin arg <<< 'git push'",
+        ". /dev/stdin arg <<< 'git push'",
         "bash /dev/fd/3 3< cmds",
         "source /proc/self/fd/0 <<< 'git push'",
         "echo ${x:-`git push`}",
@@ -463,9 +465,13 @@ def test_what_trap_git_and_builtins_run_when_they_run_nothing_else() -> None:
         assert found[0] == tuple(shlex.split(line)), line
         assert found[1:] in ([], [("-",)]), line
     assert commands("nohup -") == [("nohup", "-"), ("-",)]  # a program named -
-    for line in ("trap -x 'git push' EXIT", "trap -p -r x"):
-        with pytest.raises(Unreadable, match="trap: option"):
+    for line in ("trap -x 'git push' EXIT", "trap -x -p x"):
+        with pytest.raises(Unreadable, match="trap: option '-x' is not known"):
             commands(line)
+    with pytest.raises(Unreadable, match="git rebase -ix: an option that runs a command, bundled"):
+        commands("git rebase -ix 'git push' main")
+    with pytest.raises(Unreadable, match=r"standard input \(/dev/stdin\)"):
+        commands("bash /dev/stdin arg")
 
 
 @pytest.mark.parametrize(
