@@ -27,6 +27,7 @@ from harness.engine.bounds import ITERATIONS
 from harness.memory.lock import LoopLock
 from harness.memory.progress import Progress
 from harness.memory.progress_terms import Status
+from harness.memory.run_state import RunState
 from harness.memory.skill import Skill
 from harness.models.base import Model
 from harness.models.pricing import cost_budget_warning
@@ -294,6 +295,7 @@ class OuterLoop:
                 "already passed; restart to run again",
                 [],
                 Usage(),
+                branch=RunState.read(progress).branch,  # where the passed work is
                 first_round=first_round,
                 run_id=self.settings.run_id,
             )

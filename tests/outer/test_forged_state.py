@@ -161,3 +161,29 @@ def test_a_real_pass_without_commits_is_confirmed_on_the_folder(tmp_path: Path) 
     undone = _loop(repo, progress, gate).run()
     assert undone.stop_reason is StopReason.ERROR
     assert "fails on the workspace as it stands" in undone.message
+
+
+def test_a_loop_that_already_passed_names_the_branch_its_work_is_on(tmp_path: Path) -> None:
+    """A batch or benchmark killed after a task's loop passed, but before its record was
+    written, runs the loop again: the answer must still say where the passed work is."""
+    repo = make_repo(tmp_path / "repo", {"calc.py": "def add(a, b):\n    return a - b\n"})
+    progress = tmp_path / "progress.md"
+    gate = CommandGate([sys.executable, "-c", "from calc import add; assert add(2, 3) == 5"])
+    fix = ToolCall(
+        "write_file", {"path": "calc.py", "content": "def add(a, b):\n    return a + b\n"}
+    )
+    first = OuterLoop(
+        "make add() right", Agent(ScriptedModel([fix, "fixed"])), gates=[gate], workspace=repo,
+        progress=progress, isolation="worktree",
+    ).run()  # fmt: skip
+    assert first.stop_reason is StopReason.PASSED
+    assert first.branch is not None
+
+    again = _loop(repo, progress, gate).run()
+
+    assert (again.stop_reason, again.message) == (
+        StopReason.PASSED,
+        "already passed; restart to run again",
+    )
+    assert again.branch == first.branch
+    assert "return a + b" in git(repo, "show", f"{again.branch}:calc.py")
