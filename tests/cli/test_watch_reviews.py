@@ -125,7 +125,8 @@ def test_a_review_requesting_changes_plays_the_next_round_on_the_pull_request_s_
                                  "body": "", "draft": False, "head": {"ref": "feature/x"},
                                  "base": {"ref": "main"}, "updates": 0})  # fmt: skip
             server.listed[f"/pulls/{number}/reviews/55/comments"] = [
-                {"path": "notes.txt", "line": 1, "body": "call it the second draft"}]
+                {"path": "notes.txt", "line": 1, "body": "call it the second draft"}
+            ]
             _author(tmp_path, "second draft, as asked\n", "applied the review")
             said = [
                 _deliver(trigger, "issue_comment",
@@ -171,8 +172,10 @@ def test_a_review_requesting_changes_plays_the_next_round_on_the_pull_request_s_
     assert server.head_of(branch) == git(project, "rev-parse", branch)
     assert [p["number"] for p in server.pulls] == [number, 7]
     assert server.pulls[0]["updates"] == 1
-    fired = [json.loads(line) for line in
-             (project / ".harness" / "watch" / "events.jsonl").read_text().splitlines()]
+    fired = [
+        json.loads(line)
+        for line in (project / ".harness" / "watch" / "events.jsonl").read_text().splitlines()
+    ]
     refused = [(e["author"], e["pull"], e["reason"]) for e in fired if not e["started"]]
     assert refused[:2] == [
         (None, None, "issue_comment: @mallory is not one of the reviewers"),
@@ -234,8 +237,10 @@ def test_the_reviews_trigger_takes_a_review_written_after_the_last_round_once(
     assert "drop the tests" not in task
     assert git(project, "show", f"{branch}:notes.txt") == "second draft, as asked"
     assert server.head_of(branch) == git(project, "rev-parse", branch)
-    fired = [json.loads(line) for line in
-             (project / ".harness" / "watch" / "events.jsonl").read_text().splitlines()]
+    fired = [
+        json.loads(line)
+        for line in (project / ".harness" / "watch" / "events.jsonl").read_text().splitlines()
+    ]
     assert [(e["trigger"], e["started"], e["reason"]) for e in fired] == [
         ("schedule", True, ""),
         ("reviews", True, ""),

@@ -40,7 +40,9 @@ def test_an_inline_comment_mentioning_the_handle_says_where_it_is() -> None:
 
 def test_a_review_s_inline_comments_follow_its_text_and_an_empty_one_says_so() -> None:
     bare = Review(12, "alice", "", "changes requested", 55)
-    assert bare.note().endswith("\n\n(no text: the reviewer requested changes without saying which)")
+    assert bare.note().endswith(
+        "\n\n(no text: the reviewer requested changes without saying which)"
+    )
     comments = [{"path": "a.py", "line": 3, "body": "off by one"}, {"path": "b.py", "body": " "}]
     assert with_inline(bare, comments).text == "Inline comments:\n- a.py:3: off by one"
 
