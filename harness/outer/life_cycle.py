@@ -72,13 +72,8 @@ def carry_over(settings: Settings, path: Path) -> tuple[Settings, Progress, list
     or escalated): that file set aside as :func:`set_aside` does, the new run's settings (after a
     pass: starting from the passed run's branch, when there is no other start), its progress
     carrying the old one's lessons, and its notes. None when the loop is to be resumed as it is."""
-    if not settings.carry or not path.is_file():
-        return None
-    try:
-        earlier = Progress.load(path)
-    except ConfigError:  # the resume reads it again and says what is wrong
-        return None
-    if earlier.status not in (Status.PASSED, Status.ESCALATED):
+    earlier = _ended(path) if settings.carry else None
+    if earlier is None:
         return None
     branch = RunState.read(earlier).branch
     start = settings.start
@@ -99,18 +94,25 @@ def reopen(settings: Settings, path: Path) -> tuple[Settings, Progress] | None:
     or escalated) on a branch of its own: the new run's settings (``max_iterations`` more rounds
     after the last one played, at most :data:`MAX_ITERATIONS` in all) and its progress, under way
     again on that branch. None when the loop is to be resumed as it is."""
-    if not settings.reopen or not path.is_file():
-        return None
-    try:
-        progress = Progress.load(path)
-    except ConfigError:  # the resume reads it again and says what is wrong
-        return None
-    ended = progress.status in (Status.PASSED, Status.ESCALATED)
-    if not ended or not RunState.read(progress).branch:
+    progress = _ended(path) if settings.reopen else None
+    if progress is None or not RunState.read(progress).branch:
         return None
     progress.status = Status.IN_PROGRESS
     rounds = min(progress.iteration + settings.max_iterations, MAX_ITERATIONS)
     return settings.model_copy(update={"max_iterations": rounds}), progress
+
+
+def _ended(path: Path) -> Progress | None:
+    """The progress file at ``path`` when it says its loop ended (passed, or escalated); None
+    when there is none, it says otherwise, or it cannot be read (the resume reads it again and
+    says what is wrong)."""
+    if not path.is_file():
+        return None
+    try:
+        progress = Progress.load(path)
+    except ConfigError:
+        return None
+    return progress if progress.status in (Status.PASSED, Status.ESCALATED) else None
 
 
 def _branch_head(workspace: Path, branch: str) -> str | None:
