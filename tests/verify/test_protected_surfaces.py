@@ -11,6 +11,7 @@ import pytest
 from harness import Critic, ScriptedModel, ToolCall
 from harness.verify.gates import GateReport, PredicateGate
 from harness.verify.pytest_gate import PytestGate
+from harness.verify.reproduction import ReproductionGate
 from harness.verify.round import default_protect, protected_changes, verify
 from tests.conftest import RecordingSink, verdict_call
 
@@ -35,6 +36,16 @@ def test_the_default_protection_is_exactly_the_test_paths_and_pytests_surfaces()
         "sitecustomize.py", "**/sitecustomize.py", "usercustomize.py", "**/usercustomize.py",
         "**/*.pth", "pytest.py", "pytest", "_pytest",
     )  # fmt: skip
+
+
+def test_with_a_reproduction_gate_the_tests_may_be_written_and_only_pytest_s_surfaces_held() -> (
+    None
+):
+    protect = default_protect([PytestGate("tests/unit"), ReproductionGate()])
+    assert "tests/unit" not in protect
+    assert protect == default_protect([ReproductionGate()])  # the suite's paths are not added
+    changed = ["tests/unit/test_bug.py", "test_root.py", "conftest.py", "pytest.ini"]
+    assert protected_changes(changed, protect) == ("conftest.py", "pytest.ini")
 
 
 def test_the_root_protects_every_test_file_pytest_would_collect() -> None:
