@@ -182,8 +182,9 @@ def replay_run(
         run_id = new_run_id()
         cap = max(recorded_rounds, default=1) if last_round is not None and not live else None
         try:
+            spec = sandboxed(LoopSpec.from_toml(copy))
             outer = recorded_loop(
-                sandboxed(LoopSpec.from_toml(copy)),
+                spec,
                 overrides=Overrides(max_iterations=cap, restart=True),
                 run_id=run_id,
                 model=None if handover else model,
@@ -204,7 +205,7 @@ def replay_run(
             takeover = Takeover(takeover.round, takeover.call, why)
         kept = (
             keep_work(repo, checkout, result.branch, loop_name=outer.settings.name,
-                      replayed=LoopSpec.from_toml(copy).progress_path(),
+                      replayed=spec.progress_path(),
                       progress=LoopSpec.from_toml(loop_file).progress_path())
             if takeover
             else None
