@@ -95,11 +95,13 @@ class TaskRecord(BaseModel):
         return Usage(self.prompt_tokens, self.completion_tokens, self.cost_usd)
 
     def save(self, folder: Path) -> Path:
-        """Write the record (no link followed) and keep its digest out of the tasks' reach."""
+        """Write the record (no link followed) and keep its digest out of the tasks' reach.
+
+        The digest is kept first: a batch killed between the two writes leaves the earlier
+        record untrusted, so the task runs again, never a record written but not believed."""
         data = self.model_dump_json(indent=2).encode("utf-8")
-        path = nofollow.write_atomic(record_path(folder, self.name), data)
         record_ledger.remember(folder, self.name, data)
-        return path
+        return nofollow.write_atomic(record_path(folder, self.name), data)
 
 
 def record_path(out: Path, name: str) -> Path:

@@ -92,3 +92,26 @@ def test_a_record_behind_a_link_is_refused(tmp_path: Path) -> None:
     with pytest.raises(UnsafePath, match="record.json"):
         read_record(out, "a")
     assert list(elsewhere.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "cut", ["harness.scale.record_ledger.remember", "harness.core.nofollow.write_atomic"]
+)
+def test_a_batch_killed_while_saving_a_record_never_shows_an_ending_it_does_not_believe(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cut: str
+) -> None:
+    """Killed at either write of a save, the record on disk says "running" and the task runs
+    again; a record that says "passed" is one the next batch believes."""
+    out = tmp_path / "out"
+    TaskRecord(name="a", status="running").save(out)
+
+    def killed(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cut, killed)
+    with pytest.raises(KeyboardInterrupt):
+        TaskRecord(name="a", status="passed").save(out)
+    monkeypatch.undo()
+
+    assert json.loads(record_path(out, "a").read_text())["status"] == "running"
+    assert read_record(out, "a").status in ("running", "interrupted")
