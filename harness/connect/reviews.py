@@ -22,8 +22,8 @@ REVIEW_EVENTS = ("pull_request_review", "pull_request_review_comment", "issue_co
 """The webhook events that carry reviews and comments."""
 
 MAX_REVIEW_CHARS = 4_000
-"""The most of a review's text carried into a round (its task quotes it twice: as guidance, and
-in progress.md's notes); a longer one keeps its head and tail."""
+"""The most of a review's text carried into a round (as its guidance, and kept in progress.md's
+notes for the rounds after); a longer one keeps its head and tail."""
 
 LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?")
 """The shape of a GitHub login (an app's ends in ``[bot]``)."""

@@ -108,6 +108,7 @@ def _play(settings: Settings, run: Run, number: int) -> tuple[RoundReport, Progr
         model.begin_round(number)
     usage_before = run.meter.usage
     edits = person_edits(run, number)
+    progress = run.progress and run.progress.model_copy()  # this round's notes are its guidance
     task = render_task(
         TaskInputs(
             goal=settings.goal,
@@ -115,7 +116,7 @@ def _play(settings: Settings, run: Run, number: int) -> tuple[RoundReport, Progr
             max_iterations=settings.max_iterations,
             budget=run.meter.describe_remaining(),
             skill=settings.skill,
-            progress=run.progress,
+            progress=progress,
             feedback=switched + run.feedback,
             critic=run.critic is not None,
             protect=settings.protect,

@@ -128,6 +128,7 @@ def test_queued_notes_reach_the_next_task_and_progress(repo: Path, tmp_path: Pat
     [task] = tasks(model)
     assert "# Guidance from a person" in task
     assert "- write yes in lower case\n- and nothing else" in task
+    assert task.count("write yes in lower case") == 1  # as guidance, not again in the progress
     notes = Progress.load(inbox.progress).notes
     assert "- Round 1, from a person: write yes in lower case" in notes
     assert "- Round 1, from a person: and nothing else" in notes
