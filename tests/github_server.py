@@ -17,11 +17,15 @@ import json
 import subprocess
 import threading
 import urllib.parse
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from harness.connect.triggers import WebhookTrigger, signature
+from tests.conftest import git
 
 CheckPolicy = Callable[[str], list[dict[str, Any]]]
 """The check runs the host reports on a commit (its sha given)."""
@@ -215,3 +219,29 @@ def _handler(server: GitHubServer) -> type[BaseHTTPRequestHandler]:
             return None
 
     return Handler
+
+
+def publish(project: Path, server: GitHubServer, loop_toml: str) -> Path:
+    """``project`` (a repository) with ``loop_toml`` committed and pushed as ``main`` to the
+    server's remote, which is its ``origin``."""
+    (project / "loop.toml").write_text(loop_toml)
+    (project / ".gitignore").write_text(".harness/\nprogress/\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "loop")
+    assert server.remote is not None
+    git(project, "remote", "add", "origin", str(server.remote))
+    git(project, "push", "-q", "origin", "main")
+    return project
+
+
+def deliver(
+    trigger: WebhookTrigger, event: str, payload: dict[str, Any], delivery: str, secret: str
+) -> tuple[int, bytes]:
+    """POST ``payload`` to the trigger as GitHub signs a delivery: its status and body."""
+    body = json.dumps(payload).encode()
+    host, port = trigger.address
+    request = urllib.request.Request(f"http://{host}:{port}/", data=body, method="POST", headers={
+        "X-GitHub-Event": event, "X-GitHub-Delivery": delivery,
+        "X-Hub-Signature-256": signature(secret.encode(), body)})  # fmt: skip
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return int(response.status), response.read()

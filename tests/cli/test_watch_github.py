@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import git, make_repo, verdict_entry
-from tests.github_server import GitHubServer
+from tests.github_server import GitHubServer, publish
 
 TOKEN = "hostcanary-token-4242-value"  # lower case and digits with dashes: no key shape
 CI_LOG = "FAILED test_ci.py::test_big - AssertionError: add(10**6, 1) is off by 2000002"
@@ -39,7 +39,7 @@ def _project(tmp_path: Path, server: GitHubServer) -> Path:
     critic = [verdict_entry(9, ["adds"]), verdict_entry(9, ["adds, and CI agrees"])]
     (tmp_path / "author.json").write_text(json.dumps(author))
     (tmp_path / "critic.json").write_text(json.dumps(critic))
-    (project / "loop.toml").write_text(textwrap.dedent(f"""\
+    return publish(project, server, textwrap.dedent(f"""\
         name = "fix"
         goal = "set by the issue"
         model = "scripted:../author.json"
@@ -67,13 +67,6 @@ def _project(tmp_path: Path, server: GitHubServer) -> Path:
         type = "issues"
         label = "harness"
         """))  # fmt: skip
-    (project / ".gitignore").write_text(".harness/\nprogress/\n")
-    git(project, "add", "-A")
-    git(project, "commit", "-qm", "loop")
-    assert server.remote is not None
-    git(project, "remote", "add", "origin", str(server.remote))
-    git(project, "push", "-q", "origin", "main")
-    return project
 
 
 def _fail_first_commit(log_id: int) -> Any:

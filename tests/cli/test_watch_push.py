@@ -7,17 +7,16 @@ import io
 import json
 import subprocess
 import textwrap
-import urllib.request
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from harness.cli.watch import Watcher, make_triggers
-from harness.connect.triggers import WebhookTrigger, signature
+from harness.connect.triggers import WebhookTrigger
 from harness.spec import LoopSpec
 from tests.conftest import git, make_repo
-from tests.github_server import GitHubServer
+from tests.github_server import GitHubServer, deliver, publish
 
 TOKEN = "pushcanary-token-5150-value"
 SECRET = "push-hook-secret-31"
@@ -28,7 +27,7 @@ def _project(tmp_path: Path, server: GitHubServer) -> Path:
     author = [{"name": "write_file", "arguments": {"path": "notes.txt", "content": "seen\n"}},
               "noted"]  # fmt: skip
     (tmp_path / "author.json").write_text(json.dumps(author))
-    (project / "loop.toml").write_text(textwrap.dedent(f"""\
+    return publish(project, server, textwrap.dedent(f"""\
         name = "lint"
         goal = "keep the pushed work tidy"
         model = "scripted:../author.json"
@@ -51,13 +50,6 @@ def _project(tmp_path: Path, server: GitHubServer) -> Path:
         secret_env = "PUSH_HOOK_SECRET"
         branches = ["feature/*"]
         """))  # fmt: skip
-    (project / ".gitignore").write_text(".harness/\nprogress/\n")
-    git(project, "add", "-A")
-    git(project, "commit", "-qm", "loop")
-    assert server.remote is not None
-    git(project, "remote", "add", "origin", str(server.remote))
-    git(project, "push", "-q", "origin", "main")
-    return project
 
 
 def _push_elsewhere(tmp_path: Path, remote: Path, branch: str) -> str:
@@ -75,13 +67,7 @@ def _push_elsewhere(tmp_path: Path, remote: Path, branch: str) -> str:
 
 
 def _deliver(trigger: WebhookTrigger, payload: dict[str, object], delivery: str) -> int:
-    body = json.dumps(payload).encode()
-    host, port = trigger.address
-    request = urllib.request.Request(f"http://{host}:{port}/", data=body, method="POST", headers={
-        "X-GitHub-Event": "push", "X-GitHub-Delivery": delivery,
-        "X-Hub-Signature-256": signature(SECRET.encode(), body)})  # fmt: skip
-    with urllib.request.urlopen(request, timeout=10) as response:
-        return int(response.status)
+    return deliver(trigger, "push", payload, delivery, SECRET)[0]
 
 
 def test_a_push_to_a_watched_branch_runs_the_loop_on_it_and_opens_a_pull_request_into_it(
