@@ -37,7 +37,7 @@ def first_request(example: str, scratch: Path) -> tuple[int, int, int, int]:
     _commit(scratch, f"the {example} example")
     config = LoopSpec.from_toml(folder)
     script = folder / "scripted-trajectory.json"
-    overrides = Overrides(model=f"scripted:{script}", restart=True)
+    overrides = Overrides(model=f"scripted:{script}", earlier="restart")
     loop = build_loop(config, overrides=overrides, events=NULL_SINK)
     model = loop.settings.agent.model
     assert isinstance(model, ScriptedModel)

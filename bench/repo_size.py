@@ -163,7 +163,7 @@ def one_run(example: Path) -> tuple[float, Tally, bool]:
     _tally = tally = Tally()
     config = LoopSpec.from_toml(example)
     script = example / "scripted-trajectory.json"
-    overrides = Overrides(model=f"scripted:{script}", restart=True)
+    overrides = Overrides(model=f"scripted:{script}", earlier="restart")
     started = time.monotonic()
     loop = build_loop(config, overrides=overrides, events=tally)
     result = loop.run()

@@ -237,7 +237,7 @@ def build_loop(
     archive = SourceArchive(run / ARCHIVE_DIR, own_only=True, redact=redact)  # tools' and gates'
 
     _check_held_out(config)
-    if not overrides.restart:
+    if overrides.earlier != "restart":
         check_unchanged(config)  # before anything in those files is used
     check_gate_modules(config)
     pins = pins_of(config)  # what this run takes them to be, recorded when it begins
@@ -288,7 +288,7 @@ def build_loop(
         options=LoopOptions(
             **config.model_dump(include=set(LoopRules.model_fields)),
             critic_artifact=_artifact(config),
-            restart=overrides.restart, carry=overrides.carry, reopen=overrides.reopen,
+            earlier=overrides.earlier,
             run_id=run_id,
             start=overrides.start,
             events=events,
@@ -314,7 +314,7 @@ def _on_resume(
     research = config.web is not None or any(
         isinstance(g, CitationsGateConfig | ConvergenceGateConfig) for g in config.gates
     )
-    if overrides.restart or not research:
+    if overrides.earlier == "restart" or not research:
         return None
     return carry_on_resume(
         config.root, run, archive, loop_name=config.name, workspace=config.root / config.workspace

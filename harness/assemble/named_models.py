@@ -16,6 +16,7 @@ from harness.models.other_family import SERVER_OPTIONS, other_family_candidates
 from harness.models.preflight import preflight
 from harness.models.resolve import resolve_model
 from harness.outer.cascade import Cascade
+from harness.outer.options import Earlier
 from harness.spec.loop_spec import LoopSpec
 from harness.spec.sections import ModelChoice
 
@@ -34,11 +35,15 @@ class Overrides:
     model: str | None = None
     critic_model: str | None = None
     max_iterations: int | None = None
-    restart: bool = False
+    earlier: Earlier = "resume"  # what the run does with an earlier run of its loop
     issue: int | None = None  # the issue the run came from (its connectors comment there)
     start: str | None = None  # a commit the run's branch starts from (a pushed one); None: HEAD
-    carry: bool = False  # a loop that ended starts over, carrying its lessons (a triggered run)
-    reopen: bool = False  # a loop that ended goes on on its own branch (a review of its work)
+
+    @classmethod
+    def from_flags(cls, args: Any, **more: Any) -> Overrides:
+        """What ``--model``, ``--critic-model``, ``--max-iterations`` and ``--restart`` say."""
+        earlier: Earlier = "restart" if args.restart else "resume"
+        return cls(args.model, args.critic_model, args.max_iterations, earlier, **more)
 
 
 def choose_model(flag: str | None, configured: str | None) -> str:

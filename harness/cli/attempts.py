@@ -52,7 +52,7 @@ def run_attempts(args: argparse.Namespace, config: LoopSpec, runners: Sequence[s
             f"--runner: {len(runners)} runners named but --attempts is {count}; give at least "
             "one attempt per runner (attempt i runs runner i, in turn)"
         )
-    overrides = Overrides(args.model, args.critic_model, args.max_iterations, args.restart)
+    overrides = Overrides.from_flags(args)
     tools: list[Tool] = []  # the [[mcp]] servers' tools, shared by the attempts
 
     def loop_for(number: int) -> OuterLoop:

@@ -111,9 +111,7 @@ def run(args: argparse.Namespace) -> int:
 
         otel, flush = command_line_sink()
         echo = Tee(echo, otel)
-    overrides = Overrides(
-        args.model, args.critic_model, args.max_iterations, args.restart, issue=args.issue
-    )
+    overrides = Overrides.from_flags(args, issue=args.issue)
     try:
         loop = recorded_loop(config, overrides=overrides, echo=echo)
         try:

@@ -51,7 +51,7 @@ def placed_config(config: LoopSpec, subtask: FleetSubtask, place: Place) -> Loop
 def run_fleet(args: argparse.Namespace, config: LoopSpec) -> int:
     fleet_config = config.fleet
     assert fleet_config is not None
-    overrides = Overrides(args.model, args.critic_model, args.max_iterations, args.restart)
+    overrides = Overrides.from_flags(args)
     redactor = config.redactor()
 
     def loop_for(subtask: FleetSubtask) -> OuterLoop:

@@ -310,11 +310,7 @@ class Watcher:
     def _run(self, spec: LoopSpec, start: Start, event: TriggerEvent, run_id: str) -> None:
         overrides = dataclasses.replace(
             self.overrides,
-            # a schedule, a push or a goal carries what the loop learned, unless told `fresh`;
-            # an issue's loop is resumed as it stands
-            restart=start.issue is None and start.fresh,
-            carry=start.issue is None and start.review is None and not start.fresh,
-            reopen=start.review is not None,  # a review goes on on the reviewed branch
+            earlier=start.earlier,
             issue=start.issue,
             start=start.commit,
         )

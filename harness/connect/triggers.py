@@ -28,6 +28,7 @@ from typing import Any, Protocol
 from harness.connect.deliveries import SeenDeliveries
 from harness.connect.github import GitHub, HostError, Issue, issue_of
 from harness.connect.reviews import REVIEW_EVENTS, Review, review_of
+from harness.outer.options import Earlier
 from harness.workspace.git import BRANCH_PREFIX
 
 MAX_DELIVERY_BYTES = 1_000_000
@@ -76,6 +77,15 @@ class Start:
     fresh: bool = False  # start the loop over (not carrying what it learned): the trigger's word
     review: Review | None = None  # a review of a pull request: the next round's feedback
     ignored: str = ""  # a delivery taken but starting nothing: why (the watcher logs it)
+
+    @property
+    def earlier(self) -> Earlier:
+        """What its run does with the loop's earlier run (:data:`Earlier`)."""
+        if self.review is not None:
+            return "reopen"
+        if self.issue is not None:
+            return "resume"
+        return "restart" if self.fresh else "carry"
 
 
 class Trigger(Protocol):

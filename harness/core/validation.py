@@ -52,7 +52,8 @@ def problems(
     """Each problem of ``exc`` as (location, what is wrong): the location dotted (``budget.tokens``,
     ``gates[0].timeout``; "" for a model's own check, whose message names its fields); a number
     outside the bounds one of ``fields`` declares said with them (``must be an integer from 1 to
-    100, got 0``), an unknown field and a missing one in those words."""
+    100, got 0``), an unknown field and a missing one in those words, a choice not among a
+    field's named ones with the value given."""
     tags = union_tags or {}
     found: list[tuple[str, str]] = []
     for error in exc.errors():
@@ -72,6 +73,8 @@ def problems(
             message = "unknown field"
         elif error["type"] == "missing":
             message = "required field is missing"
+        elif error["type"] == "literal_error":
+            message = f"{message}, got {error['input']!r}"
         found.append((location, message))
     return found
 

@@ -8,13 +8,13 @@ start and end a run the same way:
   earlier run's file. It names the earlier run's branch it leaves behind (no longer resumable, it
   is for ``harness clean`` to remove) among the run's notes at its start, so a restart that is
   refused (a preflight failure, a loop running elsewhere) says nothing of it.
-* A run that carries what the loop learned (``carry``: a triggered run, unless its trigger says
-  ``fresh``) resumes a loop still under way. A loop that ended (passed, or escalated) is set aside
-  as a restart sets it aside, and the new run's progress.md starts with an ``Earlier runs``
+* A run that carries what the loop learned (``earlier="carry"``: a triggered run, unless its trigger
+  says ``fresh``) resumes a loop still under way. A loop that ended (passed, or escalated) is set
+  aside as a restart sets it aside, and the new run's progress.md starts with an ``Earlier runs``
   section (:mod:`harness.memory.lessons`) made of the old one; after a pass, the new run's branch
   starts from the passed run's branch, so its work is built on.
-* A run that reopens the loop (``reopen``: a review of its pull request) takes a loop that ended
-  (passed, or escalated) up again on its own branch: round N+1 follows round N, with up to
+* A run that reopens the loop (``earlier="reopen"``: a review of its pull request) takes a loop that
+  ended (passed, or escalated) up again on its own branch: round N+1 follows round N, with up to
   ``max_iterations`` rounds more, so the pull request from that branch is the one updated.
 * A loop that passes loses the escalation report an earlier run of it left: the report describes
   a state that no longer holds (the event log of that run still has its stop).
@@ -68,11 +68,12 @@ def set_aside(settings: Settings, path: Path) -> list[str]:
 
 
 def carry_over(settings: Settings, path: Path) -> tuple[Settings, Progress, list[str]] | None:
-    """For a run with ``carry`` of a loop whose progress file at ``path`` says it ended (passed,
-    or escalated): that file set aside as :func:`set_aside` does, the new run's settings (after a
-    pass: starting from the passed run's branch, when there is no other start), its progress
-    carrying the old one's lessons, and its notes. None when the loop is to be resumed as it is."""
-    earlier = _ended(path) if settings.carry else None
+    """For a run with ``earlier="carry"`` of a loop whose progress file at ``path`` says it ended
+    (passed, or escalated): that file set aside as :func:`set_aside` does, the new run's settings
+    (after a pass: starting from the passed run's branch, when there is no other start), its
+    progress carrying the old one's lessons, and its notes. None when the loop is to be resumed as
+    it is."""
+    earlier = _ended(path) if settings.earlier == "carry" else None
     if earlier is None:
         return None
     branch = RunState.read(earlier).branch
@@ -90,11 +91,11 @@ def carry_over(settings: Settings, path: Path) -> tuple[Settings, Progress, list
 
 
 def reopen(settings: Settings, path: Path) -> tuple[Settings, Progress] | None:
-    """For a run with ``reopen`` of a loop whose progress file at ``path`` says it ended (passed,
-    or escalated) on a branch of its own: the new run's settings (``max_iterations`` more rounds
-    after the last one played, at most :data:`MAX_ITERATIONS` in all) and its progress, under way
-    again on that branch. None when the loop is to be resumed as it is."""
-    progress = _ended(path) if settings.reopen else None
+    """For a run with ``earlier="reopen"`` of a loop whose progress file at ``path`` says it ended
+    (passed, or escalated) on a branch of its own: the new run's settings (``max_iterations`` more
+    rounds after the last one played, at most :data:`MAX_ITERATIONS` in all) and its progress, under
+    way again on that branch. None when the loop is to be resumed as it is."""
+    progress = _ended(path) if settings.earlier == "reopen" else None
     if progress is None or not RunState.read(progress).branch:
         return None
     progress.status = Status.IN_PROGRESS

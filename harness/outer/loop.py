@@ -110,7 +110,7 @@ class OuterLoop:
             on_escalate=on_escalate,
         )
         self.progress = _load_progress(
-            progress, options.name, self.settings.goal, fresh=options.restart
+            progress, options.name, self.settings.goal, fresh=options.earlier == "restart"
         )
         self._progress_from_file = progress is not None and not isinstance(progress, Progress)
         self._notes: list[str] = []  # what setting the earlier run aside did, said at the start
@@ -138,7 +138,7 @@ class OuterLoop:
         path = self.progress.path
         with LoopLock(path):
             # Read (or set aside) progress.md only now: another process may have moved it on.
-            if self.settings.restart:
+            if self.settings.earlier == "restart":
                 self._notes = set_aside(self.settings, path)
                 self.progress = Progress(
                     name=self.settings.name, goal=self.settings.goal, path=path
@@ -284,7 +284,7 @@ class OuterLoop:
                 return RunResult(
                     StopReason.ERROR,
                     f"{doubt}: the pass is not trusted. Look at what happened, then run again "
-                    "with --restart (restart=True) to start over",
+                    'with --restart (earlier="restart") to start over',
                     [],
                     Usage(),
                     first_round=first_round,

@@ -75,6 +75,13 @@ def new_run_id() -> str:
     return uuid.uuid4().hex[:8]
 
 
+Earlier = Literal["resume", "restart", "carry", "reopen"]
+"""What a run does with an earlier run of its loop: ``resume`` it where it stopped; ``restart``:
+set its progress, spend and work file aside and start over; ``carry``: a loop that ended (passed,
+escalated) starts over with what it learned, one under way is resumed; ``reopen``: a loop that
+ended takes up its own branch again (a review came), one under way is resumed."""
+
+
 CriticArtifact = Literal["diff", "final"] | ArtifactFile
 """What the critic judges: the run's diff, the session's last answer, or a named file."""
 
@@ -87,9 +94,7 @@ class LoopOptions(LoopRules):
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
 
     critic_artifact: CriticArtifact = "diff"
-    restart: bool = False  # set the old progress and spend aside and start over
-    carry: bool = False  # a loop that ended (passed, escalated) starts over with what it learned
-    reopen: bool = False  # a loop that ended takes up its own branch again (a review came)
+    earlier: Earlier = "resume"
     run_id: str = ""  # "" (or None): a new one
     start: str | None = None  # a commit a new run's branch starts from; None: HEAD
     events: SkipValidation[EventSink] = NULL_SINK

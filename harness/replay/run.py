@@ -185,7 +185,7 @@ def replay_run(
             spec = sandboxed(LoopSpec.from_toml(copy))
             outer = recorded_loop(
                 spec,
-                overrides=Overrides(max_iterations=cap, restart=True),
+                overrides=Overrides(max_iterations=cap, earlier="restart"),
                 run_id=run_id,
                 model=None if handover else model,
                 wrap=handover.model if handover else None,

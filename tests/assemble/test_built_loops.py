@@ -73,7 +73,7 @@ def describe(loop: OuterLoop, root: Path) -> dict[str, Any]:
         "merge": options.merge,
         "critic_artifact": _artifact(options.critic_artifact),
         "checklist": list(options.checklist),
-        "restart": options.restart,
+        "earlier": options.earlier,
         "mcp": [server.name for server in options.mcp],
         "agent": {
             "max_steps": agent.max_steps, "compaction": type(compaction).__name__,

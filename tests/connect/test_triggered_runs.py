@@ -10,7 +10,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from harness.cli.watch import Watcher, make_triggers
-from harness.connect.triggers import ScheduleTrigger
+from harness.connect.reviews import Review
+from harness.connect.triggers import ScheduleTrigger, Start
 from harness.memory.lessons import HEADING
 from harness.spec import LoopSpec
 from tests.conftest import git, make_repo
@@ -133,3 +134,15 @@ def test_a_schedule_s_start_says_fresh_only_when_its_config_does() -> None:
     assert ScheduleTrigger("* * * * *", now=T0).poll(T0 + timedelta(minutes=1))[0].fresh is False
     fresh = ScheduleTrigger("* * * * *", now=T0, fresh=True)
     assert fresh.poll(T0 + timedelta(minutes=1))[0].fresh is True
+
+
+def test_a_start_says_what_its_run_does_with_the_loop_s_earlier_run() -> None:
+    review = Review(3, "ann", "rename it", "changes requested")
+    starts = [
+        Start("schedule"),
+        Start("webhook", branch="feature", commit="a" * 40),
+        Start("schedule", fresh=True),
+        Start("issues", "fix it", 4),
+        Start("webhook", review=review),
+    ]
+    assert [start.earlier for start in starts] == ["carry", "carry", "restart", "resume", "reopen"]

@@ -24,14 +24,14 @@ from harness import (
 from harness.core.errors import ConfigError
 from harness.memory.spend import read_spent, spend_path
 from harness.models.base import Message, ToolSchema
-from harness.outer.options import LoopOptions
+from harness.outer.options import Earlier, LoopOptions
 from tests.conftest import make_repo
 from tests.openai_server import Hang, OpenAIServer
 
 CAP = 12_000
 
 
-def _loop(repo: Path, progress: Path, *, restart: bool = False, **budget: float) -> OuterLoop:
+def _loop(repo: Path, progress: Path, *, earlier: Earlier = "resume", **budget: float) -> OuterLoop:
     busy = [ToolCall("run_shell", {"command": "echo trying"}) for _ in range(40)]
     return OuterLoop(
         "make the gate pass",
@@ -41,7 +41,7 @@ def _loop(repo: Path, progress: Path, *, restart: bool = False, **budget: float)
         progress=progress,
         budget=Budget(**budget),  # type: ignore[arg-type]
         max_iterations=50,
-        options=LoopOptions(patience=50, restart=restart),
+        options=LoopOptions(patience=50, earlier=earlier),
     )
 
 
@@ -66,7 +66,7 @@ def test_restart_starts_a_new_budget(tmp_path: Path) -> None:
     progress = tmp_path / "progress" / "loop.md"
     first = _loop(repo, progress, tokens=CAP).run()
 
-    again = _loop(repo, progress, tokens=CAP, restart=True).run()
+    again = _loop(repo, progress, tokens=CAP, earlier="restart").run()
 
     assert again.stop_reason is StopReason.BUDGET_TOKENS
     assert again.usage.total_tokens > CAP // 2

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness import Agent, OuterLoop, PytestGate, ScriptedModel, StopReason
+from harness.core.errors import ConfigError
 from harness.core.event_schema import EventBase, RunStart
 from harness.memory.lock import LoopLock
 from harness.memory.progress import Progress
@@ -146,7 +147,7 @@ def test_a_pass_drops_the_stale_report_and_a_restart_names_the_branch_it_leaves(
         said = f"the earlier run's branch {branch} is left as it was; `harness clean` removes it"
         if name == "python":
             events = Events()
-            assert by_python(repo, model, restart=True, events=events).run().passed
+            assert by_python(repo, model, earlier="restart", events=events).run().passed
             (start,) = [e for e in events.seen if isinstance(e, RunStart)]
             notes.append([note for note in start.notes if "earlier run" in note])
         else:
@@ -164,3 +165,13 @@ def test_a_pass_drops_the_stale_report_and_a_restart_names_the_branch_it_leaves(
         "escalation": False,
     }
     assert outcomes == [expected, expected]
+
+
+def test_what_a_run_does_with_an_earlier_run_is_one_of_four_named_choices(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        OuterLoop(GOAL, Agent(ScriptedModel([])), gates=[PytestGate()],
+                  options=LoopOptions(earlier="fresh"))  # type: ignore[arg-type]  # fmt: skip
+    assert str(caught.value) == (
+        "options.earlier: Input should be 'resume', 'restart', 'carry' or 'reopen', got 'fresh'"
+    )
+    assert LoopOptions().earlier == "resume"

@@ -149,7 +149,7 @@ def test_on_round_tells_of_every_round_and_a_failing_hook_does_not_stop(
     model = ScriptedModel([*say("no"), *say("yes")])
     sink = RecordingSink()
 
-    result = loop(repo, tmp_path, model, on_round=command, restart=True, events=sink).run()
+    result = loop(repo, tmp_path, model, on_round=command, earlier="restart", events=sink).run()
     assert result.passed
     rounds = [json.loads(line) for line in log.read_text().splitlines()]
     assert [(r["round"], r["passed"], r["outcome"]) for r in rounds] == [

@@ -157,7 +157,7 @@ def test_restart_sets_the_old_progress_aside_and_starts_at_round_1(tmp_path: Pat
         .passed
     )
     model = ScriptedModel(_write("yes\n"))
-    result = _loop(workspace, progress_path, model, isolation="none", restart=True).run()
+    result = _loop(workspace, progress_path, model, isolation="none", earlier="restart").run()
     assert result.passed
     assert result.iterations == 1
     assert len(model.calls) == 2  # round 1 really ran again

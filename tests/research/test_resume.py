@@ -282,7 +282,7 @@ def test_a_restart_starts_its_archive_and_ledger_afresh(tmp_path: Path, web: Web
     rounds = {1: [fetch(web), write(findings(web)), "Written."], 2: IDLE}
     root = project(tmp_path / "p", rounds)
     first = play(root, cap=1)
-    again = play(root, cap=1, restart=True)
+    again = play(root, cap=1, earlier="restart")
     assert gates_of(again) == [[("citations", True), ("convergence", False)]]
     assert again.rounds[0].gates[1].summary.startswith("2 claims this round: +2 added (C1, C2)")
     assert [f[1:3] for f in fetches(root, again.run_id)] == [
