@@ -17,7 +17,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -53,34 +52,62 @@ Admit = Callable[[str, dict[str, str]], Response | None]
 """``(path, headers) -> refusal``, asked before the body is read (the per-run token)."""
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(socketserver.StreamRequestHandler):
+    """HTTP/1.1 as the agents' clients speak it, read by hand: a request line, header lines, a
+    body of ``Content-Length`` bytes; the connection kept alive until the client closes it or
+    asks to (``Connection: close``). Nothing is parsed that the gateway does not read."""
+
     server: _Served
 
     def setup(self) -> None:
         super().setup()
         self.connection.settimeout(self.server.limits.read_timeout)
 
-    def do_GET(self) -> None:
-        self._serve("GET")
+    def handle(self) -> None:
+        with contextlib.suppress(OSError):  # a timeout, or the client gone
+            while self._one():
+                pass
 
-    def do_POST(self) -> None:
-        self._serve("POST")
-
-    def _serve(self, method: str) -> None:
-        headers = {name.lower(): value for name, value in self.headers.items()}
-        path = self.path.split("?", 1)[0]
+    def _one(self) -> bool:
+        """Serve one request; whether the connection stays open for another."""
+        line = self.rfile.readline(MAX_LINE + 1)
+        if not line:
+            return False
+        parts = line.split()
+        if len(line) > MAX_LINE or len(parts) != 3 or not parts[2].startswith(b"HTTP/1."):
+            self._send(_refusal(400, "a request line is METHOD PATH HTTP/1.1"), close=True)
+            return False
+        method, target = parts[0].decode("latin-1"), parts[1].decode("latin-1")
+        headers = self._headers()
+        if headers is None:
+            self._send(_refusal(431, f"at most {MAX_HEADERS} header lines"), close=True)
+            return False
+        keep = parts[2] == b"HTTP/1.1" and headers.get("connection", "").lower() != "close"
+        if method not in ("GET", "POST"):
+            self._send(_refusal(501, f"no method {method}"), close=not keep)
+            return keep
+        path = target.split("?", 1)[0]
         refusal = self.server.admit(path, headers)
         if refusal is not None:
-            self.close_connection = True
-            self._send(refusal)
-            return
+            self._send(refusal, close=True)
+            return False
         body = self._body(headers) if method == "POST" else b""
         if isinstance(body, Response):
-            self.close_connection = True
-            self._send(body)
-            return
-        self._send(self.server.answer(method, path, headers, body))
+            self._send(body, close=True)
+            return False
+        self._send(self.server.answer(method, path, headers, body), close=not keep)
+        return keep
+
+    def _headers(self) -> dict[str, str] | None:
+        """The header lines up to the blank one, names in lower case; None past the cap."""
+        headers: dict[str, str] = {}
+        for _ in range(MAX_HEADERS):
+            line = self.rfile.readline(MAX_LINE + 1)
+            if line in (b"\r\n", b"\n", b""):
+                return headers
+            name, _, value = line.decode("latin-1").partition(":")
+            headers[name.strip().lower()] = value.strip()
+        return None
 
     def _body(self, headers: dict[str, str]) -> bytes | Response:
         limits = self.server.limits
@@ -92,6 +119,8 @@ class _Handler(BaseHTTPRequestHandler):
             return _refusal(411, "a Content-Length is required")
         if length < 0 or length > limits.body_bytes:
             return _refusal(413, f"the body may hold at most {limits.body_bytes} bytes")
+        if headers.get("expect", "").lower() == "100-continue":
+            self.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")
         deadline = time.monotonic() + limits.body_seconds
         parts: list[bytes] = []
         left = length
@@ -111,21 +140,24 @@ class _Handler(BaseHTTPRequestHandler):
         self.connection.settimeout(limits.read_timeout)
         return b"".join(parts)
 
-    def _send(self, response: Response) -> None:
+    def _send(self, response: Response, *, close: bool) -> None:
         """The status line, the headers and the body in one write: a body written after its
         headers waits, over TCP, for the client's delayed acknowledgement of them (about 40 ms
         a request)."""
         status = response.status
-        close = "Connection: close\r\n" if self.close_connection else ""
         head = (
-            f"{self.protocol_version} {status} {HTTPStatus(status).phrase}\r\n"
+            f"HTTP/1.1 {status} {_PHRASES.get(status, '')}\r\n"
             f"Content-Type: {response.content_type}\r\n"
-            f"Content-Length: {len(response.body)}\r\n{close}\r\n"
+            f"Content-Length: {len(response.body)}\r\n{_CLOSE if close else ''}\r\n"
         )
         self.wfile.write(head.encode() + response.body)
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base's name
-        """Requests are recorded in the trajectory, not on the harness's stderr."""
+
+MAX_LINE = 65536
+"""Bytes in the request line or a header line."""
+MAX_HEADERS = 100
+_CLOSE = "Connection: close\r\n"
+_PHRASES = {status.value: status.phrase for status in HTTPStatus}
 
 
 def _refusal(status: int, message: str) -> Response:

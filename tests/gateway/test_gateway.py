@@ -221,3 +221,33 @@ def test_models_lists_the_run_s_model_and_an_ended_session_takes_no_more_request
         assert json.loads(body)["error"]["message"].startswith("the session has ended: ")
     assert len(model.calls) == 1
     assert served.requests == 1
+
+
+def _exchange(gateway: Gateway, data: bytes) -> bytes:
+    """``data`` sent on a fresh connection, and all the gateway answers until it closes."""
+    with raw(gateway) as client:
+        client.sendall(data)
+        answer = b""
+        while part := client.recv(65536):
+            answer += part
+    return answer
+
+
+def test_http_is_read_as_clients_send_it_and_anything_else_is_refused(gateway: Gateway) -> None:
+    data = json.dumps(CHAT).encode()
+    head = f"POST /v1/chat/completions HTTP/1.1\r\nx-api-key: {TOKEN}\r\n"
+    waiting = (head + f"Expect: 100-continue\r\nContent-Length: {len(data)}\r\n\r\n").encode()
+    with raw(gateway) as client:  # the interim answer first, then the answer to the body
+        client.sendall(waiting)
+        assert client.recv(100) == b"HTTP/1.1 100 Continue\r\n\r\n"
+        client.sendall(data)
+        assert client.recv(65536).startswith(b"HTTP/1.1 200 OK\r\n")
+    old = f"POST /v1/chat/completions HTTP/1.0\r\nx-api-key: {TOKEN}\r\n"
+    answer = _exchange(gateway, (old + f"Content-Length: {len(data)}\r\n\r\n").encode() + data)
+    assert answer.startswith(b"HTTP/1.1 200 OK\r\n")  # then closed: HTTP/1.0 keeps nothing alive
+    assert answer.partition(b"\r\n\r\n")[0].endswith(b"\r\nConnection: close")
+    assert _exchange(gateway, b"NONSENSE\r\n\r\n").startswith(b"HTTP/1.1 400 Bad Request\r\n")
+    many = head + "".join(f"x-{n}: {n}\r\n" for n in range(120)) + "\r\n"
+    assert _exchange(gateway, many.encode()).startswith(b"HTTP/1.1 431 ")
+    assert _exchange(gateway, f"PUT /v1/models HTTP/1.1\r\nx-api-key: {TOKEN}\r\n"
+                     "Connection: close\r\n\r\n".encode()).startswith(b"HTTP/1.1 501 ")  # fmt: skip
