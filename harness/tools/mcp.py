@@ -16,7 +16,6 @@ server is started.
 from __future__ import annotations
 
 import asyncio
-import json
 import shutil
 import tempfile
 import threading
@@ -238,19 +237,7 @@ class McpTool(Tool):
         self._context_param = None
 
     def _validate(self, arguments: object) -> dict[str, Any]:
-        if isinstance(arguments, str):
-            try:
-                arguments = json.loads(arguments) if arguments.strip() else {}
-            except (ValueError, RecursionError) as exc:
-                raise ToolError(
-                    f"invalid arguments for {self.name}: not valid JSON ({exc})"
-                ) from None
-        if not isinstance(arguments, dict):
-            raise ToolError(
-                f"invalid arguments for {self.name}: expected a JSON object, "
-                f"got {type(arguments).__name__}"
-            )
-        return arguments
+        return self._object(arguments)  # the server checks them against its schema
 
     def _call(self, kwargs: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return observation(self.connection.call(self.remote_name, kwargs), ctx.max_output_chars)

@@ -173,7 +173,8 @@ class Tool:
             return ToolResult(returned)
         raise TypeError(f"the tool returned {type(returned).__name__}, not str or ToolResult")
 
-    def _validate(self, arguments: object) -> dict[str, Any]:
+    def _object(self, arguments: object) -> dict[str, Any]:
+        """The call's arguments as a JSON object (a JSON string is parsed), or ToolError."""
         if isinstance(arguments, str):
             try:
                 arguments = json.loads(arguments) if arguments.strip() else {}
@@ -181,8 +182,11 @@ class Tool:
                 raise self._invalid(f"not valid JSON ({exc})") from None
         if not isinstance(arguments, dict):
             raise self._invalid(f"expected a JSON object, got {type(arguments).__name__}")
+        return arguments
+
+    def _validate(self, arguments: object) -> dict[str, Any]:
         try:
-            parsed = self._arguments.model_validate(arguments)
+            parsed = self._arguments.model_validate(self._object(arguments))
         except ValidationError as exc:
             raise self._invalid(_describe(exc)) from None
         return {param: getattr(parsed, slot) for param, slot in self._params}
