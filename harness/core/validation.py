@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import math
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
-from typing import get_args
+from typing import Any, get_args
 
 from pydantic import ValidationError
 from pydantic.fields import FieldInfo
@@ -141,3 +142,20 @@ def read_utf8(path: Path, what: str) -> str:
             f"{path}: not UTF-8 text (byte {exc.start} is {exc.object[exc.start]:#04x}); "
             "save it as UTF-8"
         ) from None
+
+
+def json_lines(path: Path, text: str) -> Iterator[tuple[str, Any]]:
+    """``(where, value)`` for each non-blank line of ``text``, the JSON Lines of a file the user
+    gave: ``where`` is ``path:line``, and a line that is not JSON is a :class:`ConfigError`
+    naming it."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{where}: not valid JSON: {exc.msg}") from None
+        except RecursionError:
+            raise ConfigError(f"{where}: nested too deeply to read") from None
+        yield where, value

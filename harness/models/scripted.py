@@ -11,7 +11,7 @@ from typing import Any
 from harness.core.errors import ConfigError, ScriptExhausted
 from harness.core.section import check_value
 from harness.core.usage import Usage
-from harness.core.validation import read_utf8
+from harness.core.validation import json_lines, read_utf8
 from harness.models.base import Message, Reply, ReplyTokens, ToolCall, ToolSchema
 from harness.models.tokens import TokenCounter
 
@@ -134,7 +134,7 @@ class ScriptedModel:
         text = read_utf8(path, "script")
         kwargs = {"name": f"scripted:{path.name}", **kwargs}
         if path.suffix.lower() == ".jsonl":
-            return cls(_jsonl_entries(text, path), **kwargs)
+            return cls([_entry_from_json(d, w) for w, d in json_lines(path, text)], **kwargs)
         data = _load_json(text, path)
         if isinstance(data, list):
             return cls(
@@ -239,20 +239,6 @@ def _load_json(text: str, path: Path) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from exc
-
-
-def _jsonl_entries(text: str, path: Path) -> list[ScriptEntry]:
-    """One entry per non-empty line; errors name ``file:line``."""
-    entries: list[ScriptEntry] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if line.strip():
-            where = f"{path}:{number}"
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ConfigError(f"{where}: not valid JSON: {exc.msg}") from exc
-            entries.append(_entry_from_json(data, where))
-    return entries
 
 
 def _rounds_from_json(rounds: Any, path: Path) -> dict[int, list[ScriptEntry]]:

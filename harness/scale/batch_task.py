@@ -6,7 +6,6 @@ paths in a line (``loop``, ``workspace``) start at the folder that holds the tas
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
@@ -18,7 +17,7 @@ from harness.core import nofollow
 from harness.core.budget import Budget
 from harness.core.errors import ConfigError
 from harness.core.usage import Usage
-from harness.core.validation import format_validation_error, read_utf8
+from harness.core.validation import format_validation_error, json_lines, read_utf8
 from harness.engine.bounds import Iterations
 from harness.scale import record_ledger
 
@@ -151,16 +150,7 @@ def load_tasks(path: str | Path) -> list[BatchTask]:
     text = read_utf8(path, "the task file")
     base = path.resolve().parent
     tasks: list[BatchTask] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"{where}: not valid JSON: {exc.msg}") from exc
-        except RecursionError:
-            raise ConfigError(f"{where}: nested too deeply to read") from None
+    for where, data in json_lines(path, text):
         if not isinstance(data, dict):
             raise ConfigError(f"{where}: expected a JSON object with a name and a loop")
         try:

@@ -17,7 +17,6 @@ The folder holds the artifacts and ``labels.jsonl``, one :class:`Label` a line::
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -28,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from harness.core.errors import ConfigError
 from harness.core.event_schema import ApprovalEvent, CriticVerdict, RunStart
 from harness.core.usage import Usage
-from harness.core.validation import read_utf8, validation_message
+from harness.core.validation import json_lines, read_utf8, validation_message
 from harness.observe.events import EVENTS_FILE, read_events
 from harness.verify.critic import Verdict
 from harness.verify.critic_prompt import reviewed_artifact
@@ -168,14 +167,9 @@ def read_examples(folder: Path, goal: str) -> list[Example]:
     """The labelled examples of ``folder`` (see the module doc); errors name file and line."""
     labels = folder / LABELS_FILE
     examples = []
-    for number, line in enumerate(read_utf8(labels, "labels").splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{labels}:{number}"
+    for where, data in json_lines(labels, read_utf8(labels, "labels")):
         try:
-            label = Label.model_validate(json.loads(line))
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"{where}: not valid JSON: {exc.msg}") from None
+            label = Label.model_validate(data)
         except ValidationError as exc:
             raise ConfigError(f"{where}: {validation_message(exc)}") from None
         path = folder / label.file
