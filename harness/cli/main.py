@@ -22,6 +22,7 @@ from harness.cli.scale_args import (
     add_batch_parser,
     add_bench_parser,
     add_runner_argument,
+    positive_int,
 )
 from harness.core.errors import HarnessError
 from harness.core.redact import Redactor
@@ -66,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
             "what runs each round's session (overrides [agent] runner); several: one attempt "
             "each, in turn, compared side by side",
         )
-        run.add_argument("--issue", type=_positive_int, metavar="N",
+        run.add_argument("--issue", type=positive_int, metavar="N",
                          help="the issue the run is for: its connectors comment there")  # fmt: skip
         add_attempts_argument(run)
         run.add_argument(
@@ -100,11 +101,11 @@ def build_parser() -> argparse.ArgumentParser:
     polls = watch.add_mutually_exclusive_group()
     polls.add_argument("--once", action="store_true",
                        help="poll the triggers once, wait for the runs started, and exit")  # fmt: skip
-    polls.add_argument("--polls", type=_positive_int, metavar="N",
+    polls.add_argument("--polls", type=positive_int, metavar="N",
                        help="poll N times, then wait for the runs started, and exit")  # fmt: skip
     watch.add_argument("--interval", type=float, default=30.0, metavar="SECONDS",
                        help="seconds between polls (default 30)")  # fmt: skip
-    watch.add_argument("--max-runs", type=_positive_int, default=2, metavar="N",
+    watch.add_argument("--max-runs", type=positive_int, default=2, metavar="N",
                        help="runs going on at once; later starts queue (default 2)")  # fmt: skip
 
     status = commands.add_parser("status", help="where each loop stands")
@@ -249,12 +250,6 @@ def _rounds(text: str) -> int:
         return check_max_iterations(int(text) if text.strip().lstrip("-").isdigit() else text)
     except HarnessError as exc:  # "max_iterations: must be ...": the flag names itself
         raise argparse.ArgumentTypeError(str(exc).partition(": ")[2]) from None
-
-
-def _positive_int(text: str) -> int:
-    if not text.strip().isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
-    return int(text)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

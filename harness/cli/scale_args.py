@@ -13,7 +13,7 @@ FEEDBACK_CHOICES = ("none", "pass_fail", "ids")
 
 
 def positive_int(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
+    if not text.strip().isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
     return int(text)
 
