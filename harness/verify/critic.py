@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -278,18 +279,17 @@ class Critic:
     def _emit(
         self, verdict: Verdict, round: int | None, messages: list[Message] | None = None
     ) -> Verdict:
-        self.events.emit(
-            CriticVerdict(
-                round=round,
-                score=verdict.score,
-                passed=verdict.passed,
-                reasons=verdict.reasons,
-                fixes=verdict.fixes,
-                threshold=verdict.threshold,
-                messages=messages or [],
-            )
-        )
+        self.events.emit(verdict_event(verdict, round, messages or []))
         return verdict
+
+
+def verdict_event(
+    verdict: Verdict, round: int | None, messages: list[Message], **panel: Any
+) -> CriticVerdict:
+    """The ``critic_verdict`` event of ``verdict``, given on the request ``messages``; ``panel``
+    holds a panel's own fields (its members, how they were combined, whether they split)."""
+    said = verdict.model_dump(include={"score", "passed", "reasons", "fixes", "threshold"})
+    return CriticVerdict(round=round, messages=messages, **said, **panel)
 
 
 def _scored(rubric: Sequence[Criterion], reply: RubricReply) -> tuple[CriterionScore, ...]:

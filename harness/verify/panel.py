@@ -26,7 +26,7 @@ from harness.core.section import check_field
 from harness.core.sink import NULL_SINK, EventSink
 from harness.core.usage import Usage
 from harness.models.base import Message, Model
-from harness.verify.critic import CriterionScore, Critic, Verdict
+from harness.verify.critic import CriterionScore, Critic, Verdict, verdict_event
 from harness.verify.critic_config import AGGREGATES, CRITIC_DEFAULTS, Aggregate, CriticConfig
 from harness.verify.human import HumanGate
 
@@ -182,24 +182,11 @@ class CriticPanel:
     def _emit(
         self, verdict: PanelVerdict, round: int | None, messages: list[Message]
     ) -> PanelVerdict:
-        self.events.emit(
-            CriticVerdict(
-                round=round,
-                score=verdict.score,
-                passed=verdict.passed,
-                reasons=verdict.reasons,
-                fixes=verdict.fixes,
-                threshold=verdict.threshold,
-                messages=messages,
-                members=[
-                    PanelMember(critic=v.critic, score=v.score, passed=v.passed)
-                    for v in verdict.members
-                ],
-                aggregate=verdict.aggregate,
-                spread=verdict.spread,
-                split=verdict.split,
-            )
-        )
+        members = [
+            PanelMember(critic=v.critic, score=v.score, passed=v.passed) for v in verdict.members
+        ]
+        combined = verdict.model_dump(include={"aggregate", "spread", "split"})
+        self.events.emit(verdict_event(verdict, round, messages, members=members, **combined))
         return verdict
 
 
