@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
 import time
@@ -14,7 +15,7 @@ import pytest
 from harness.core.errors import ConfigError
 from harness.models.base import ModelError
 from harness.models.budget import Budget, Meter, MeteredModel
-from harness.models.litellm_model import DEFAULT_CONTEXT_WINDOW, LiteLLMModel
+from harness.models.litellm_model import DEFAULT_CONTEXT_WINDOW, LiteLLMModel, load_litellm
 from harness.models.resolve import resolve_model
 from tests.openai_server import Hang, OpenAIServer, Status, Text, ToolCalls
 
@@ -62,6 +63,17 @@ def test_import_and_token_counting_do_not_import_litellm() -> None:
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 0, result.stderr
+
+
+def test_litellm_once_loaded_is_left_out_of_every_garbage_collection() -> None:
+    litellm = load_litellm()
+    # Frozen objects are in no generation: a collection (and the one at exit) never walks them.
+    assert gc.get_freeze_count() > 100_000
+    tracked = {id(o) for o in gc.get_objects()}
+    assert id(litellm.__dict__) not in tracked
+    assert id(litellm.completion.__dict__) not in tracked
+    made_after = {"made": ["after the load"]}
+    assert id(made_after) in {id(o) for o in gc.get_objects()}
 
 
 def test_text_reply_with_usage_and_pass_through_arguments(server: OpenAIServer) -> None:
