@@ -29,7 +29,8 @@ SCHEMA_VERSION = 1
 Role = Literal["author", "critic", "summariser"]
 
 
-def _now() -> datetime:
+def now_utc() -> datetime:
+    """The time an event or a record is stamped with."""
     return datetime.now(UTC)
 
 
@@ -40,7 +41,7 @@ class EventBase(BaseModel):
 
     kind: str
     v: int = SCHEMA_VERSION
-    ts: datetime = Field(default_factory=_now)
+    ts: datetime = Field(default_factory=now_utc)
     run_id: str = ""
 
 

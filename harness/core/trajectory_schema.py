@@ -22,7 +22,7 @@ a gate's output) is a :class:`Blob`: its SHA-256, stored once in the side folder
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
@@ -36,6 +36,7 @@ from harness.core.event_schema import (
     RoundStart,
     RunStart,
     SessionStart,
+    now_utc,
 )
 from harness.core.usage import Usage
 
@@ -44,10 +45,6 @@ TRAJECTORY_VERSION = 2
 BLOB_NAME = r"^[0-9a-f]{64}$"
 """The shape of a blob's name, a SHA-256 in hex: a recording's names are checked against it
 before a file is opened, so none leads out of the side folder (``..``, an absolute path)."""
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
 
 
 class Blob(BaseModel):
@@ -70,7 +67,7 @@ class RecordBase(BaseModel):
 
     kind: str
     v: int = TRAJECTORY_VERSION
-    ts: datetime = Field(default_factory=_now)
+    ts: datetime = Field(default_factory=now_utc)
     round: int | None = None
     session: int | None = None
 
