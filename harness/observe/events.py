@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from harness.core import nofollow
 from harness.core.appender import Appender
@@ -19,6 +21,8 @@ from harness.core.errors import ConfigError
 from harness.core.event_schema import Event, EventBase, parse_event
 from harness.core.redact import Redactor
 from harness.core.sink import EventSink
+
+_Line = TypeVar("_Line")
 
 EVENTS_FILE = "events.jsonl"
 """The event log's name inside a run folder."""
@@ -95,20 +99,30 @@ def read_events(
     :class:`ConfigError` naming the file and line. The file is read without following a link
     (below ``root`` when given) and up to :data:`~harness.core.nofollow.READ_LIMIT` bytes.
     """
+    return read_lines(path, nofollow.read_bytes(path, root=root), parse_event, "a valid event")
+
+
+def read_lines(path: object, data: bytes, parse: Callable[[str], _Line], what: str) -> list[_Line]:
+    """Each line of ``data``, a log of the harness's own at ``path``, as ``parse`` reads it.
+
+    A last line that does not parse is a write cut short by a crash and is left out; any other
+    line that does not parse (``parse`` raises ValueError), or data that is not UTF-8, is a
+    :class:`ConfigError` naming the file and line: ``path:3: not {what}: ...``.
+    """
     try:
-        text = nofollow.read_text(path, root=root)
+        text = data.decode("utf-8")
     except UnicodeDecodeError as err:
         bad_line = err.object[: err.start].count(b"\n") + 1
         raise ConfigError(f"{path}:{bad_line}: not UTF-8 text ({err.reason})") from err
     lines = text.split("\n")
-    events: list[Event] = []
+    found: list[_Line] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            events.append(parse_event(line))
+            found.append(parse(line))
         except ValueError as err:
             if number == len(lines):
                 break
-            raise ConfigError(f"{path}:{number}: not a valid event: {err}") from err
-    return events
+            raise ConfigError(f"{path}:{number}: not {what}: {err}") from err
+    return found

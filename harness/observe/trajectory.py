@@ -27,6 +27,7 @@ from harness.core.trajectory_schema import (
     Text,
     parse_record,
 )
+from harness.observe.events import read_lines
 
 TRAJECTORY_FILE = "trajectory.jsonl"
 """The trajectory's name inside a run folder."""
@@ -44,24 +45,10 @@ def read_trajectory(path: str | os.PathLike[str]) -> list[Record]:
     line that does not parse raises :class:`ConfigError` naming the file and line.
     """
     try:
-        text = nofollow.read_text(path, limit=1 << 34)
+        data = nofollow.read_bytes(path, limit=1 << 34)
     except FileNotFoundError:
         raise ConfigError(f"{path}: no trajectory (the run recorded none)") from None
-    except UnicodeDecodeError as err:
-        bad_line = err.object[: err.start].count(b"\n") + 1
-        raise ConfigError(f"{path}:{bad_line}: not UTF-8 text ({err.reason})") from err
-    lines = text.split("\n")
-    records: list[Record] = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            records.append(parse_record(line))
-        except ValueError as err:
-            if number == len(lines):
-                break
-            raise ConfigError(f"{path}:{number}: not a valid trajectory record: {err}") from err
-    return records
+    return read_lines(path, data, parse_record, "a valid trajectory record")
 
 
 @dataclass
