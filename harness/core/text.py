@@ -1,8 +1,10 @@
 """Text for people: one way to cut long output, keeping its head and tail, and one way to make
-text from an agent inert on a terminal (and a stream that writes all it is given so)."""
+text from an agent inert on a terminal (and a stream that writes all it is given so); and a
+value written as TOML, for the loop.toml and config files the harness writes."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, TextIO
 
@@ -68,3 +70,11 @@ def truncate(text: str, limit: int, *, head_share: float = 0.5, total: int | Non
         return text[: max(limit, 0)] if head_share > 0 else text[len(text) - max(limit, 0) :]
     head = round(keep * head_share)
     return text[:head] + marker + text[len(text) - (keep - head) :]
+
+
+def toml_value(value: str | bool | int) -> str:
+    """``value`` in TOML: a basic string (with every character TOML wants escaped, escaped), an
+    integer, or a boolean in TOML's own words."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")

@@ -25,6 +25,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from harness.core.text import toml_value
 from harness.gateway.gateway import GatewayAddress
 from harness.runners.base import ExternalRunner, Invocation, Least
 
@@ -113,7 +114,7 @@ def config_toml(gateway: GatewayAddress, catalog: Path | None) -> str:
     }
     if catalog is not None:
         top["model_catalog_json"] = str(catalog)
-    provider = {
+    provider: dict[str, str | bool | int] = {
         "name": "harness gateway",
         "base_url": gateway.base_url + "/v1",
         "wire_api": "responses",
@@ -121,7 +122,7 @@ def config_toml(gateway: GatewayAddress, catalog: Path | None) -> str:
         "request_max_retries": 0,
         "stream_max_retries": 0,
     }
-    tables: dict[str, dict[str, object]] = {
+    tables: dict[str, dict[str, str | bool | int]] = {
         "model_providers.harness": provider,
         "features": dict.fromkeys(FEATURES_OFF, False),
         "agents": {"enabled": False},
@@ -129,18 +130,14 @@ def config_toml(gateway: GatewayAddress, catalog: Path | None) -> str:
         "feedback": {"enabled": False},
         "history": {"persistence": "none"},
     }
-    lines = [f"{key} = {_toml(value)}" for key, value in top.items()]
+    lines = [f"{key} = {toml_value(value)}" for key, value in top.items()]
     for table, values in tables.items():
-        lines += ["", f"[{table}]", *(f"{key} = {_toml(value)}" for key, value in values.items())]
+        lines += [
+            "",
+            f"[{table}]",
+            *(f"{key} = {toml_value(value)}" for key, value in values.items()),
+        ]
     return "\n".join(lines) + "\n"
-
-
-def _toml(value: object) -> str:
-    """A TOML value: a string or number as JSON writes it (a TOML basic string, an integer), a
-    boolean in TOML's own words."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return json.dumps(value)
 
 
 def _named(model: str) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from pathlib import Path
 from harness.agent.config import RunnerName
 from harness.core.budget import Budget
 from harness.core.errors import ConfigError
+from harness.core.text import toml_value
 from harness.models.preflight import preflight
 from harness.models.resolve import resolve_model
 from harness.scale.batch import Backend, Batch, BatchProgress
@@ -252,17 +253,17 @@ def loop_toml(instance: Instance, options: BenchOptions) -> str:
     tests = " ".join(shlex.quote(test) for test in instance.tests)
     return "\n".join(
         [
-            f"name = {toml_string(instance.instance_id)}",
-            f"goal = {toml_string(goal)}",
+            f"name = {toml_value(instance.instance_id)}",
+            f"goal = {toml_value(goal)}",
             'workspace = "repo"',
             'isolation = "worktree"',
             f"max_iterations = {options.max_iterations}",
             "",
             "[[gates]]",
             'type = "pytest"',
-            f"args = {toml_string(tests)}",
+            f"args = {toml_value(tests)}",
             'held_out = "held_out"',
-            f"feedback = {toml_string(options.feedback)}",
+            f"feedback = {toml_value(options.feedback)}",
             "",
             "[critic]",
             "enabled = false",
@@ -277,7 +278,7 @@ def agent_section(command: Sequence[str] | None) -> list[str]:
     """``[agent] command``: runner ``command``'s program, when one is given."""
     if command is None:
         return []
-    return ["[agent]", f"command = [{', '.join(toml_string(word) for word in command)}]", ""]
+    return ["[agent]", f"command = [{', '.join(toml_value(word) for word in command)}]", ""]
 
 
 def env_section(instance: Instance, envs: EnvTable | None) -> list[str]:
@@ -288,28 +289,15 @@ def env_section(instance: Instance, envs: EnvTable | None) -> list[str]:
         return []
     image = recipe.image_of(instance)
     if image is not None:
-        lines = ["[sandbox]", f"backend = {toml_string(recipe.engine)}"]
-        lines += [f"image = {toml_string(image)}", f"workdir = {toml_string(recipe.workdir)}"]
+        lines = ["[sandbox]", f"backend = {toml_value(recipe.engine)}"]
+        lines += [f"image = {toml_value(image)}", f"workdir = {toml_value(recipe.workdir)}"]
         lines += ["keep = true"]
         if recipe.python is not None:
-            lines.append(f"image_python = {toml_string(recipe.python)}")
+            lines.append(f"image_python = {toml_value(recipe.python)}")
         return [*lines, ""]
     assert recipe.setup is not None  # an entry gives an image or a set-up command
     commit = instance.environment_setup_commit or instance.base_commit
-    lines = ["[env]", f"setup = {toml_string(recipe.setup)}", f"commit = {toml_string(commit)}"]
+    lines = ["[env]", f"setup = {toml_value(recipe.setup)}", f"commit = {toml_value(commit)}"]
     if recipe.python is not None:
-        lines.append(f"python = {toml_string(recipe.python)}")
+        lines.append(f"python = {toml_value(recipe.python)}")
     return [*lines, ""]
-
-
-def toml_string(text: str) -> str:
-    """``text`` as a TOML basic string."""
-    escaped = []
-    for char in text:
-        if char in '"\\':
-            escaped.append("\\" + char)
-        elif ord(char) < 0x20 or ord(char) == 0x7F:
-            escaped.append(f"\\u{ord(char):04x}")
-        else:
-            escaped.append(char)
-    return '"' + "".join(escaped) + '"'

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import tomllib
+
 import pytest
 
-from harness.core.text import inert
+from harness.core.text import inert, toml_value
 
 CLEAR = "\x1b[2J\x1b[H"
 FAKE_PASS = "\x1b[1;32mPASSED\x1b[0m"
@@ -35,3 +37,14 @@ def test_each_kind_of_control_is_taken_out(text: str, expected: str) -> None:
 
 def test_one_line_text_turns_tabs_and_newlines_into_spaces() -> None:
     assert inert("a\tb\nc\x1b[31m", multiline=False) == "a b c"
+
+
+@pytest.mark.parametrize(
+    "value",
+    ['a "quoted" \\ path', "two\nlines\tand \x00 \x1f \x7f", "é 😀 \u2028", "", True, False, 0, 7],
+)
+def test_a_toml_value_reads_back_as_itself(value: str | bool | int) -> None:
+    written = toml_value(value)
+    assert tomllib.loads(f"v = {written}") == {"v": value}
+    assert type(tomllib.loads(f"v = {written}")["v"]) is type(value)
+    assert not {"\x7f", "\n"} & set(written)  # raw, either would break the file
