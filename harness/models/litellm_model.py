@@ -20,7 +20,6 @@ throughout as a connection error, so our retry loop retries the whole chain.
 from __future__ import annotations
 
 import dataclasses
-import gc
 import json
 import logging
 import math
@@ -31,6 +30,7 @@ from types import ModuleType
 from typing import Any
 
 from harness.core.errors import ConfigError
+from harness.core.lasting import lasting
 from harness.core.section import check_value
 from harness.core.usage import Usage
 from harness.models.base import (
@@ -76,15 +76,15 @@ def load_litellm() -> ModuleType:
 
     Its cost map stays local, its debug banners are off, and its loggers only pass critical
     records unless ``LITELLM_LOG`` asks otherwise (every failure reaches the caller as a
-    ModelError, so litellm's own error logs would only repeat it). Everything alive once it is
-    imported (its hundreds of thousands of objects, kept for the process's life) is frozen out
-    of the garbage collector: no collection walks them again, the one at exit included (some
-    0.7-0.9 s of CPU a run; ``bench/verify_cost.py``).
+    ModelError, so litellm's own error logs would only repeat it). The import is
+    :func:`~harness.core.lasting.lasting`: no garbage collection runs during it and none walks
+    its objects afterwards, at exit included (1.3-1.5 s of CPU of the 2.7 s it cost; see
+    ``bench/verify_cost.py``).
     """
     configure_offline_environment()
-    import litellm
+    with lasting():
+        import litellm
 
-    gc.freeze()
     litellm.suppress_debug_info = True
     if "LITELLM_LOG" not in os.environ:
         for name in _LITELLM_LOGGERS:
