@@ -24,7 +24,6 @@ from harness.agent.agent import Agent
 from harness.models.base import ToolCall
 from harness.models.scripted import ScriptedModel
 from harness.outer.loop import OuterLoop
-from harness.outer.options import LoopOptions
 from harness.scale.batch import Batch
 from harness.scale.batch_summary import BatchSummary
 from harness.scale.batch_task import BatchTask
@@ -64,7 +63,7 @@ def _loops(repo: Path, sleep: float, isolation: str):
             "out.txt says yes", Agent(model), gates=[CommandGate("grep -qx yes out.txt")],
             workspace=workspace, progress=run.progress, max_iterations=1,
             isolation="auto" if isolation == "worktree" else "none",
-            options=LoopOptions(run_id=run.run_id, name=task.name),
+            run_id=run.run_id, name=task.name,
         )  # fmt: skip
 
     return loop_for

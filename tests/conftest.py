@@ -178,16 +178,6 @@ def make_repo(path: Path, files: dict[str, str]) -> Path:
     return path
 
 
-def with_options(defaults: dict[str, object], kwargs: dict[str, object]) -> dict[str, object]:
-    """``kwargs`` for :class:`~harness.outer.loop.OuterLoop`: those that are :class:`LoopOptions`
-    fields (over ``defaults``) go into its ``options``."""
-    from harness.outer.options import LoopOptions
-
-    options = {**defaults, **{k: kwargs[k] for k in kwargs if k in LoopOptions.model_fields}}
-    rest = {k: v for k, v in kwargs.items() if k not in LoopOptions.model_fields}
-    return {**rest, "options": LoopOptions(**options)}
-
-
 def verdict_arguments(
     score: float, reasons: list[str] | None = None, fixes: list[str] | None = None
 ) -> dict[str, Any]:

@@ -32,7 +32,7 @@ from harness.core.sink import EventSink
 from harness.models.base import Model
 from harness.observe.run_summary import RUNS_DIR
 from harness.outer.loop import OuterLoop
-from harness.outer.options import ArtifactFile, CriticArtifact, LoopOptions, ResumeHook, new_run_id
+from harness.outer.options import ArtifactFile, CriticArtifact, ResumeHook, new_run_id
 from harness.outer.rules import LoopRules
 from harness.research.archive import ARCHIVE_DIR, INDEX_FILE, SourceArchive
 from harness.research.claim_ledger import LEDGER_FILE
@@ -281,29 +281,27 @@ def build_loop(
         skill=skill,
         progress=config.progress_path(),
         max_iterations=overrides.max_iterations or config.max_iterations,  # flag is 1-100
-        budget=config.budget,
         workspace=root / config.workspace,
-        isolation=config.isolation,
-        on_escalate=config.on_escalate,
-        options=LoopOptions(
-            **config.model_dump(include=set(LoopRules.model_fields)),
-            critic_artifact=_artifact(config),
-            earlier=overrides.earlier,
-            run_id=run_id,
-            start=overrides.start,
-            events=events,
-            loop_file=str(config.source.resolve()) if isinstance(config.source, Path) else None,
-            redact=redact,
-            on_round=config.on_round,
-            mcp=tuple(mcp),
-            hook_sandbox=_hooks_sandbox(config, python_env),
-            pins=pins,
-            ci=ci,
-            on_finish=on_finish,
-            on_resume=_on_resume(config, overrides, run, archive),
-            cascade=cascade,
-        ),
+        **config.model_dump(include={*LoopRules.model_fields, *SPEC_SETTINGS}),
+        critic_artifact=_artifact(config),
+        earlier=overrides.earlier,
+        run_id=run_id,
+        start=overrides.start,
+        events=events,
+        loop_file=str(config.source.resolve()) if isinstance(config.source, Path) else None,
+        redact=redact,
+        mcp=tuple(mcp),
+        hook_sandbox=_hooks_sandbox(config, python_env),
+        pins=pins,
+        ci=ci,
+        on_finish=on_finish,
+        on_resume=_on_resume(config, overrides, run, archive),
+        cascade=cascade,
     )
+
+
+SPEC_SETTINGS = ("budget", "isolation", "on_escalate", "on_round")
+"""The loop's settings besides its rules that loop.toml gives as they are."""
 
 
 def _on_resume(

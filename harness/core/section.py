@@ -30,11 +30,11 @@ class Section(BaseModel):
 
 def field_errors(where: str, exc: ValidationError, fields: Mapping[str, FieldInfo]) -> ConfigError:
     """One line per problem, each naming its field under ``where`` and saying the bound it
-    declares: ``budget.tokens: must be a positive integer, got 0``."""
-    lines = [
-        f"{where}{'.' if loc[:1].isalpha() else ''}{loc}: {said}"
-        for loc, said in problems(exc, fields=fields)
-    ]
+    declares: ``budget.tokens: must be a positive integer, got 0`` (``where`` may be "")."""
+    lines = []
+    for loc, said in problems(exc, fields=fields):
+        named = f"{where}{'.' if where and loc[:1].isalpha() else ''}{loc}"
+        lines.append(f"{named}: {said}" if named else said)  # a check of the whole names its own
     return ConfigError("\n".join(lines))
 
 

@@ -103,17 +103,22 @@ def reopen(settings: Settings, path: Path) -> tuple[Settings, Progress] | None:
     return settings.model_copy(update={"max_iterations": rounds}), progress
 
 
-def _ended(path: Path) -> Progress | None:
-    """The progress file at ``path`` when it says its loop ended (passed, or escalated); None
-    when there is none, it says otherwise, or it cannot be read (the resume reads it again and
-    says what is wrong)."""
+def _read(path: Path) -> Progress | None:
+    """The progress file at ``path``; None when there is none or it cannot be read (the resume
+    reads it again and says what is wrong)."""
     if not path.is_file():
         return None
     try:
-        progress = Progress.load(path)
+        return Progress.load(path)
     except ConfigError:
         return None
-    return progress if progress.status in (Status.PASSED, Status.ESCALATED) else None
+
+
+def _ended(path: Path) -> Progress | None:
+    """The progress file at ``path`` when it says its loop ended (passed, or escalated)."""
+    progress = _read(path)
+    ended = progress is not None and progress.status in (Status.PASSED, Status.ESCALATED)
+    return progress if ended else None
 
 
 def _branch_head(workspace: Path, branch: str) -> str | None:
@@ -125,12 +130,8 @@ def _branch_head(workspace: Path, branch: str) -> str | None:
 
 def _recorded_branch(path: Path) -> str | None:
     """The run branch the progress file at ``path`` names."""
-    if not path.is_file():
-        return None
-    try:
-        return RunState.read(Progress.load(path)).branch
-    except ConfigError:
-        return None
+    progress = _read(path)
+    return None if progress is None else RunState.read(progress).branch
 
 
 def end_run(settings: Settings, progress: Progress | None, result: RunResult) -> RunResult:

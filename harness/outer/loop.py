@@ -11,31 +11,26 @@ to bottom; any stop that is not a pass escalates to a person.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+import warnings
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Literal
+from typing import Any
 
 from harness.agent.session import ChecksFit, Session, TakesTools
-from harness.core.budget import Budget
-from harness.core.errors import ConfigError
 from harness.core.event_schema import RunStart
 from harness.core.nofollow import UnsafePath, trusted_root
 from harness.core.stop import StopReason
-from harness.core.usage import Usage
-from harness.engine.bounds import ITERATIONS
 from harness.memory.lock import LoopLock
 from harness.memory.progress import Progress
 from harness.memory.progress_terms import Status
 from harness.memory.run_state import RunState
-from harness.memory.skill import Skill
 from harness.models.base import Model
 from harness.models.pricing import cost_budget_warning
 from harness.models.scripted import ScriptedModel
 from harness.models.wrapper import Wrapper
 from harness.outer.claims import unconfirmed_pass
 from harness.outer.decision import Decision, cap_message
-from harness.outer.escalation import EscalationHook
 from harness.outer.life_cycle import carry_over, end_run, reopen, set_aside
 from harness.outer.options import LoopOptions
 from harness.outer.records import finish_run
@@ -47,22 +42,26 @@ from harness.outer.task import TaskInputs, render_task
 from harness.sandbox import default_sandbox
 from harness.sandbox.engine import ENGINES
 from harness.tools.mcp import mcp_tools
-from harness.verify.gates import Gate, SuiteGate
-from harness.verify.human import HumanGate
-from harness.verify.panel import Reviewer
+from harness.verify.gates import SuiteGate
 from harness.workspace.checkout import prefix_of
-from harness.workspace.git import Isolation
+
+OPTIONS_SPELLING = (
+    "OuterLoop(..., options=LoopOptions(...)) is deprecated: give the options as keywords, "
+    "OuterLoop(..., patience=2)"
+)
 
 
 class OuterLoop:
     """Keep ``agent`` working on ``goal`` until ``gates`` and ``critic`` pass, within bounds.
 
-    Everything beyond the public keywords is in ``options`` (:class:`LoopOptions`, which the
-    loop completes with its keywords into one frozen ``Settings``, ``self.settings``): the
-    loop's name, protected paths, patience, rollback, bookkeeping and hooks. Its ``mcp`` servers belong
-    to the loop: started (inside the agent's sandbox) when it runs, their tools given to the agent
-    beside its own, stopped when the run ends. The ``on_round`` and ``on_escalate`` commands run
-    inside ``hook_sandbox`` (default: the agent's sandbox).
+    Its keywords are the fields of :class:`~harness.outer.settings.Settings` (``gates``,
+    ``critic``, ``max_iterations``, ``budget``, ``workspace``, the loop's name, protected paths,
+    patience, rollback, bookkeeping and hooks: docs/outer-loop.md), checked together into one
+    frozen object, ``self.settings``, that its parts read; ``progress`` is where its state is kept.
+    ``options=LoopOptions(...)``, the former spelling of those keywords, is kept for one release.
+    Its ``mcp`` servers belong to the loop: started (inside the agent's sandbox) when it runs,
+    their tools given to the agent beside its own, stopped when the run ends. The ``on_round`` and
+    ``on_escalate`` commands run inside ``hook_sandbox`` (default: the agent's sandbox).
 
     ``agent`` is any :class:`~harness.agent.session.Session`: the harness's own
     :class:`~harness.agent.agent.Agent`, an external agent's runner (:mod:`harness.runners`), or
@@ -74,44 +73,14 @@ class OuterLoop:
         goal: str,
         agent: Session,
         *,
-        gates: Sequence[Gate | HumanGate] = (),
-        critic: Reviewer | None = None,
-        skill: Skill | str | Path | None = None,
         progress: Progress | str | Path | None = None,
-        max_iterations: int = ITERATIONS,
-        budget: Budget | None = None,
-        workspace: str | Path = ".",
-        isolation: Isolation | Literal["auto"] = "auto",
-        on_escalate: EscalationHook | None = None,
         options: LoopOptions | None = None,
+        **settings: Any,
     ) -> None:
-        options = options or LoopOptions()
-        if options.mcp and not isinstance(agent, TakesTools):
-            raise ConfigError(
-                f"mcp: a {type(agent).__name__} session cannot use the tools of the loop's MCP "
-                "servers; remove [[mcp]], or use the harness's own agent"
-            )
-        humans = [g for g in gates if isinstance(g, HumanGate)]
-        if len(humans) > 1:
-            raise ConfigError("gates: give at most one HumanGate")
-        checks: tuple[Gate, ...] = tuple(g for g in gates if not isinstance(g, HumanGate))
-        self.settings = Settings.of(
-            options,
-            goal=(goal or "").strip(),
-            agent=agent,
-            gates=checks,
-            human=humans[0] if humans else None,
-            critic=critic,
-            skill=Skill.load(skill) if isinstance(skill, str | Path) else skill,
-            max_iterations=max_iterations,
-            budget=budget or Budget(),
-            workspace=Path(workspace),
-            isolation=isolation,
-            on_escalate=on_escalate,
-        )
-        self.progress = _load_progress(
-            progress, options.name, self.settings.goal, fresh=options.earlier == "restart"
-        )
+        if options is not None:
+            warnings.warn(OPTIONS_SPELLING, DeprecationWarning, stacklevel=2)
+        self.settings = Settings(goal=goal, agent=agent, **{**(options or {}), **settings})
+        self.progress = _load_progress(progress, self.settings)
         self._progress_from_file = progress is not None and not isinstance(progress, Progress)
         self._notes: list[str] = []  # what setting the earlier run aside did, said at the start
 
@@ -128,9 +97,7 @@ class OuterLoop:
             try:
                 return self._locked_run()
             except UnsafePath as exc:
-                return RunResult(
-                    StopReason.ERROR, exc.message, [], Usage(), run_id=self.settings.run_id
-                )
+                return RunResult(StopReason.ERROR, exc.message, run_id=self.settings.run_id)
 
     def _locked_run(self) -> RunResult:
         if self.progress is None or self.progress.path is None:
@@ -285,16 +252,12 @@ class OuterLoop:
                     StopReason.ERROR,
                     f"{doubt}: the pass is not trusted. Look at what happened, then run again "
                     'with --restart (earlier="restart") to start over',
-                    [],
-                    Usage(),
                     first_round=first_round,
                     run_id=self.settings.run_id,
                 )
             return RunResult(
                 StopReason.PASSED,
                 "already passed; restart to run again",
-                [],
-                Usage(),
                 branch=RunState.read(progress).branch,  # where the passed work is
                 first_round=first_round,
                 run_id=self.settings.run_id,
@@ -305,8 +268,6 @@ class OuterLoop:
                 StopReason.MAX_ITERATIONS,
                 f"already escalated after round {progress.iteration} of {cap}; "
                 "raise the cap (--max-iterations) or restart to run again",
-                [],
-                Usage(),
                 escalation=report if report is not None and report.exists() else None,
                 first_round=first_round,
                 run_id=self.settings.run_id,
@@ -314,12 +275,11 @@ class OuterLoop:
         return None
 
 
-def _load_progress(
-    progress: Progress | str | Path | None, name: str, goal: str, *, fresh: bool
-) -> Progress | None:
+def _load_progress(progress: Progress | str | Path | None, settings: Settings) -> Progress | None:
     if progress is None or isinstance(progress, Progress):
         return progress
-    if fresh:  # a restart: the old file is set aside under the lock, never parsed
+    name, goal = settings.name, settings.goal
+    if settings.earlier == "restart":  # the old file is set aside under the lock, never parsed
         return Progress(name=name, goal=goal, path=Path(progress))
     return Progress.load_or_create(progress, name=name, goal=goal)
 

@@ -1,10 +1,6 @@
-"""How an outer loop runs besides its goal, checks and bounds: its rules, bookkeeping, hooks.
-
-:class:`LoopOptions` extends the loop's :class:`~harness.outer.rules.LoopRules` (which loop.toml's
-:class:`~harness.spec.LoopSpec` extends too) with what only a running process can give: sinks,
-callables, servers, a sandbox. :class:`~harness.outer.settings.Settings` extends it with the
-loop's own keywords: one frozen object the loop's parts share.
-"""
+"""The kinds of value an outer loop's settings take beyond numbers and words: the critic's
+artifact, what a run does with an earlier one, the hooks and waits it calls; and
+:class:`LoopOptions`, the former spelling of its keywords."""
 
 from __future__ import annotations
 
@@ -14,19 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field, SkipValidation, field_validator
-
 from harness.core.errors import ConfigError
-from harness.core.redact import Redactor
-from harness.core.section import named_errors
-from harness.core.sink import NULL_SINK, EventSink
 from harness.memory.run_state import RunState
-from harness.outer.cascade import Cascade
 from harness.outer.decision import RoundReport
 from harness.outer.result import RunResult
-from harness.outer.rules import LoopRules
-from harness.sandbox import Sandbox
-from harness.tools.mcp import McpServer
 from harness.verify.gates import GateReport
 
 RoundHook = str | Callable[[RoundReport], object]
@@ -86,44 +73,11 @@ CriticArtifact = Literal["diff", "final"] | ArtifactFile
 """What the critic judges: the run's diff, the session's last answer, or a named file."""
 
 
-@named_errors("options")
-class LoopOptions(LoopRules):
-    """Everything an :class:`~harness.outer.loop.OuterLoop` takes beyond the public keywords:
-    the loop's rules, and what only a running process can give (sinks, callables, servers)."""
+class LoopOptions(dict[str, Any]):
+    """``OuterLoop(goal, agent, options=LoopOptions(patience=2))``: the loop's keywords beyond
+    its own, gathered, as they were given before :class:`~harness.outer.loop.OuterLoop` took
+    every field of :class:`~harness.outer.settings.Settings` as a keyword (``OuterLoop(goal,
+    agent, patience=2)``). Kept for one release; checked, as keywords are, when the loop is made."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
-
-    critic_artifact: CriticArtifact = "diff"
-    earlier: Earlier = "resume"
-    run_id: str = ""  # "" (or None): a new one
-    start: str | None = None  # a commit a new run's branch starts from; None: HEAD
-    events: SkipValidation[EventSink] = NULL_SINK
-    loop_file: str | None = None  # the loop.toml the loop was built from, for a replay
-    # None: the default redactor (the environment's secrets)
-    redact: SkipValidation[Callable[[str], str]] = Field(default_factory=lambda: _redactor())
-    on_round: SkipValidation[RoundHook | None] = None
-    mcp: SkipValidation[tuple[McpServer, ...]] = ()  # started with the run, stopped at its end
-    hook_sandbox: SkipValidation[Sandbox | None] = None  # None: the agent's sandbox
-    pins: tuple[tuple[str, str], ...] = ()  # (path, sha256) of the configuration files read
-    ci: SkipValidation[CiWait | None] = None  # waits for CI on each round that passed its checks
-    on_finish: SkipValidation[FinishHook | None] = None  # the connectors, told of the result
-    on_resume: SkipValidation[ResumeHook | None] = None  # carries what the earlier run kept
-    cascade: SkipValidation[Cascade | None] = None  # the models rounds climb (the agent's first)
-
-    @field_validator("on_round")
-    @classmethod
-    def _on_round(cls, value: RoundHook | None) -> RoundHook | None:
-        if isinstance(value, str) and not value.strip():
-            raise ValueError("give a command or a callable")
-        return value
-
-    @field_validator("run_id", "redact", mode="before")
-    @classmethod
-    def _default(cls, value: object, info: Any) -> object:
-        if value is not None:
-            return value
-        return "" if info.field_name == "run_id" else _redactor()
-
-
-def _redactor() -> Callable[[str], str]:
-    return Redactor().redact_text
+    def __init__(self, **options: Any) -> None:
+        super().__init__(options)

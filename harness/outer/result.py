@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.core.stop import StopReason
@@ -16,8 +16,8 @@ class RunResult:
 
     stop_reason: StopReason
     message: str
-    rounds: list[RoundReport]
-    usage: Usage
+    rounds: list[RoundReport] = field(default_factory=list)  # completed rounds only
+    usage: Usage = field(default_factory=Usage)
     branch: str | None = None
     worktree: Path | None = None
     escalation: Path | None = None

@@ -1,6 +1,6 @@
 """The loop's own rules, declared and checked once.
 
-:class:`LoopRules` is extended by :class:`~harness.outer.options.LoopOptions` (Python) and by
+:class:`LoopRules` is extended by :class:`~harness.outer.settings.Settings` (Python) and by
 :class:`~harness.spec.LoopSpec` (loop.toml), so both take and refuse the same values the same
 way. This module is light on purpose: reading a loop.toml must not import the driver.
 """
@@ -27,8 +27,9 @@ LoopName = Annotated[str, Field(pattern=LOOP_NAME_PATTERN)]
 class LoopRules(BaseModel):
     """The loop's own rules: the settings loop.toml and Python share, field for field.
 
-    :class:`LoopOptions` and :class:`~harness.spec.LoopSpec` both extend it, so a rule is
-    declared and checked once and reaches the driver from either without a copy in between.
+    :class:`~harness.outer.settings.Settings` and :class:`~harness.spec.LoopSpec` both extend it,
+    so a rule is declared and checked once and reaches the driver from either without a copy in
+    between.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)

@@ -1,27 +1,42 @@
 """``Settings``: everything one outer loop runs with, in one frozen object checked once.
 
-It is the :class:`~harness.outer.options.LoopOptions` the loop was given (the loop's rules, and
-what only a running process can give) with :class:`~harness.outer.loop.OuterLoop`'s own keywords
-(goal, agent, gates, critic, skill, bounds, workspace), so the loop's parts read every setting
-from one place: a setting added later is one field (of the options, or of the rules loop.toml
-shares) and its use.
+:class:`~harness.outer.loop.OuterLoop` takes its fields as keywords: the loop's goal, agent,
+checks and bounds, its rules (:class:`~harness.outer.rules.LoopRules`, which loop.toml's
+:class:`~harness.spec.LoopSpec` extends too), and what only a running process can give (sinks,
+callables, servers, a sandbox). The loop's parts read every setting here, so a setting added
+later is one field and its use.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import SkipValidation
+from pydantic import ConfigDict, Field, SkipValidation, field_validator, model_validator
 
-from harness.agent.session import Session
+from harness.agent.session import Session, TakesTools
 from harness.core.budget import Budget
 from harness.core.errors import ConfigError
-from harness.engine.bounds import check_max_iterations
+from harness.core.redact import Redactor
+from harness.core.section import named_errors
+from harness.core.sink import NULL_SINK, EventSink
+from harness.engine.bounds import ITERATIONS, Iterations
 from harness.memory.skill import Skill
+from harness.outer.cascade import Cascade
 from harness.outer.escalation import EscalationHook
-from harness.outer.options import LoopOptions, new_run_id
+from harness.outer.options import (
+    CiWait,
+    CriticArtifact,
+    Earlier,
+    FinishHook,
+    ResumeHook,
+    RoundHook,
+    new_run_id,
+)
+from harness.outer.rules import LoopRules
 from harness.sandbox import Sandbox, default_sandbox
+from harness.tools.mcp import McpServer
 from harness.verify.gates import Gate
 from harness.verify.human import HumanGate
 from harness.verify.panel import Reviewer
@@ -29,44 +44,97 @@ from harness.verify.round import default_protect
 from harness.workspace.git import Isolation
 
 
-class Settings(LoopOptions):
-    """One outer loop's settings: its options with :class:`~harness.outer.loop.OuterLoop`'s own
-    keywords, one frozen object its parts share (made by :meth:`of`)."""
+@named_errors("")
+class Settings(LoopRules):
+    """One outer loop's settings: :class:`~harness.outer.loop.OuterLoop`'s keywords, checked
+    together as they are made (docs/outer-loop.md lists them)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
 
     goal: str
-    protect: tuple[str, ...]  # the options' patterns, or (None given) the gates' test paths
     agent: SkipValidation[Session]
-    gates: SkipValidation[tuple[Gate, ...]]
-    human: SkipValidation[HumanGate | None]  # asked after the gates and the critic pass
-    critic: SkipValidation[Reviewer | None]
-    skill: SkipValidation[Skill | None]
-    max_iterations: int
-    budget: Budget
-    workspace: Path
-    isolation: Isolation | Literal["auto"]
-    on_escalate: SkipValidation[EscalationHook | None]
+    gates: SkipValidation[tuple[Gate, ...]] = ()  # a HumanGate given among them is ``human``
+    human: SkipValidation[HumanGate | None] = None  # asked after the gates and the critic pass
+    critic: SkipValidation[Reviewer | None] = None
+    skill: SkipValidation[Skill | None] = None  # a path given is loaded
+    max_iterations: Iterations = ITERATIONS
+    budget: Budget = Budget()
+    workspace: Path = Path(".")
+    isolation: Isolation | Literal["auto"] = "auto"
+    on_escalate: SkipValidation[EscalationHook | None] = None
+    protect: tuple[str, ...]  # the patterns given, or (None given) the gates' test paths
+    critic_artifact: CriticArtifact = "diff"
+    earlier: Earlier = "resume"
+    run_id: str = Field(default_factory=new_run_id)  # "" (or None): a new one
+    start: str | None = None  # a commit a new run's branch starts from; None: HEAD
+    events: SkipValidation[EventSink] = NULL_SINK
+    loop_file: str | None = None  # the loop.toml the loop was built from, for a replay
+    # None: the default redactor (the environment's secrets)
+    redact: SkipValidation[Callable[[str], str]] = Field(default_factory=lambda: _redactor())
+    on_round: SkipValidation[RoundHook | None] = None
+    mcp: SkipValidation[tuple[McpServer, ...]] = ()  # started with the run, stopped at its end
+    hook_sandbox: SkipValidation[Sandbox | None] = None  # None: the agent's sandbox
+    pins: tuple[tuple[str, str], ...] = ()  # (path, sha256) of the configuration files read
+    ci: SkipValidation[CiWait | None] = None  # waits for CI on each round that passed its checks
+    on_finish: SkipValidation[FinishHook | None] = None  # the connectors, told of the result
+    on_resume: SkipValidation[ResumeHook | None] = None  # carries what the earlier run kept
+    cascade: SkipValidation[Cascade | None] = None  # the models rounds climb (the agent's first)
 
+    @model_validator(mode="before")
     @classmethod
-    def of(cls, options: LoopOptions, **keywords: Any) -> Settings:
-        """``options`` with the loop's own keywords, checked together (a new run id unless one
-        was given; the gates' test paths protected unless ``protect`` says otherwise)."""
-        given = {**dict(options), **keywords, "run_id": options.run_id or new_run_id()}
-        if options.protect is None:  # a gate's test path outside the workspace is refused here
-            given["protect"] = default_protect(given["gates"])
-        if not given["goal"]:
+    def _complete(cls, given: dict[str, Any]) -> dict[str, Any]:
+        """A HumanGate among the gates taken out as ``human``, a skill's path loaded, and (none
+        given) the gates' test paths protected (one outside the workspace is refused here)."""
+        gates = tuple(given.get("gates", ()))
+        humans = [gate for gate in gates if isinstance(gate, HumanGate)]
+        if len(humans) > 1:
+            raise ConfigError("gates: give at most one HumanGate")
+        checks = tuple(gate for gate in gates if not isinstance(gate, HumanGate))
+        skill = given.get("skill")
+        return {
+            **given,
+            "goal": (given.get("goal") or "").strip(),
+            "gates": checks,
+            "human": humans[0] if humans else given.get("human"),
+            "skill": Skill.load(skill) if isinstance(skill, str | Path) else skill,
+            "budget": given.get("budget") or Budget(),
+            "protect": default_protect(checks)
+            if given.get("protect") is None
+            else given["protect"],
+        }
+
+    @model_validator(mode="after")
+    def _check(self) -> Settings:
+        if not self.goal:
             raise ConfigError("goal: must not be empty")
-        check_max_iterations(given["max_iterations"])
-        cascade = given.get("cascade")
-        if cascade is not None and cascade.models[0].name != given["agent"].model.name:
+        if self.mcp and not isinstance(self.agent, TakesTools):
+            raise ConfigError(
+                f"mcp: a {type(self.agent).__name__} session cannot use the tools of the loop's "
+                "MCP servers; remove [[mcp]], or use the harness's own agent"
+            )
+        cascade, model = self.cascade, self.agent.model
+        if cascade is not None and cascade.models[0].name != model.name:
             raise ConfigError(
                 f"cascade: its first model ({cascade.models[0].name}) must be the agent's "
-                f"({given['agent'].model.name})"
+                f"({model.name})"
             )
-        if not given["gates"] and given["critic"] is None and given["human"] is None:
+        if not self.gates and self.critic is None and self.human is None:
             raise ConfigError(
                 "gates/critic: give at least one gate or a critic; nothing else can pass a round"
             )
-        return cls(**given)
+        return self
+
+    @field_validator("on_round")
+    @classmethod
+    def _on_round(cls, value: RoundHook | None) -> RoundHook | None:
+        if isinstance(value, str) and not value.strip():
+            raise ValueError("give a command or a callable")
+        return value
+
+    @field_validator("run_id", "redact", mode="before")
+    @classmethod
+    def _default(cls, value: object, info: Any) -> object:
+        return value or (new_run_id() if info.field_name == "run_id" else _redactor())
 
     def hooks_sandbox(self) -> Sandbox:
         """Where the ``on_round`` and ``on_escalate`` commands run."""
@@ -83,3 +151,7 @@ class Settings(LoopOptions):
         if progress_path is not None:
             return progress_path.with_suffix(".escalation.md")
         return None if workspace is None else workspace / ".harness" / f"{self.name}.escalation.md"
+
+
+def _redactor() -> Callable[[str], str]:
+    return Redactor().redact_text

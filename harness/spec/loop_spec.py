@@ -73,7 +73,7 @@ class LoopSpec(LoopRules, Section):
     """The whole of a loop: ``LoopSpec.from_toml(path)``, or built in Python.
 
     The loop's rules (its name, protected paths, patience, rollback, merge...) are the fields of
-    :class:`~harness.outer.rules.LoopRules`, which :class:`~harness.outer.options.LoopOptions`
+    :class:`~harness.outer.rules.LoopRules`, which :class:`~harness.outer.settings.Settings`
     extends too.
     """
 

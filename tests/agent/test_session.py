@@ -14,7 +14,6 @@ from harness.core.errors import ConfigError
 from harness.core.sink import NULL_SINK, EventSink
 from harness.core.usage import Usage
 from harness.models.base import Model
-from harness.outer.options import LoopOptions
 from harness.sandbox import Sandbox
 from harness.tools.mcp import McpServer
 from tests.conftest import git, make_repo
@@ -89,5 +88,5 @@ def test_mcp_servers_with_a_session_that_takes_no_tools_are_refused_naming_mcp(
     with pytest.raises(ConfigError, match=r"^mcp: a Fixer session cannot use the tools"):
         OuterLoop(
             "goal", fixer, gates=[PytestGate("tests")], workspace=tmp_path,
-            options=LoopOptions(mcp=(server,)),
+            mcp=(server,),
         )  # fmt: skip

@@ -16,6 +16,7 @@ from harness.cli.templates import LOOP_TOML
 from harness.core.sink import NULL_SINK
 from harness.outer.loop import OuterLoop
 from harness.outer.options import ArtifactFile
+from harness.outer.settings import Settings
 from harness.spec import LoopSpec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -128,9 +129,9 @@ def test_a_changed_setting_shows_in_the_comparison() -> None:
     assert {k for k in found if found[k] != EXPECTED["examples/bugfix"][k]} == {"patience"}
 
 
-def test_the_outer_loop_takes_at_most_twelve_parameters() -> None:
+def test_the_outer_loop_takes_its_settings_fields_as_keywords() -> None:
     parameters = list(inspect.signature(OuterLoop).parameters)
-    assert len(parameters) <= 12
-    public = ["goal", "agent", "gates", "critic", "skill", "progress", "max_iterations",
-              "budget", "workspace", "isolation", "on_escalate"]  # fmt: skip
-    assert parameters[: len(public)] == public
+    assert parameters == ["goal", "agent", "progress", "options", "settings"]
+    public = ["goal", "agent", "gates", "critic", "skill", "max_iterations", "budget",
+              "workspace", "isolation", "on_escalate", "name", "patience", "earlier", "mcp"]  # fmt: skip
+    assert set(public) <= set(Settings.model_fields)

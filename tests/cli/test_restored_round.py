@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness import Agent, CommandGate, OuterLoop, ScriptedModel, ToolCall
-from harness.outer.options import LoopOptions
 from tests.cli.test_cli import harness
 from tests.conftest import git, make_repo
 
@@ -40,7 +39,7 @@ def test_status_and_clean_follow_a_failing_round_put_back_on_a_passed_branch(
         max_iterations=3,
         workspace=repo,
         isolation="worktree",
-        options=LoopOptions(name="essay"),
+        name="essay",
     ).run()
     assert (result.passed, result.iterations) == (True, 2)
     branch = result.branch

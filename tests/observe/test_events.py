@@ -31,7 +31,6 @@ from harness.core.redact import REDACTED, Redactor
 from harness.core.sink import NULL_SINK, Tee
 from harness.observe.events import EventLog, read_events
 from harness.observe.live import LiveProgress
-from harness.outer.options import LoopOptions
 from tests.conftest import event as new_event
 from tests.conftest import make_repo, verdict_call
 from tests.event_fixtures import emit_sample_run
@@ -303,7 +302,7 @@ def test_a_scripted_outer_loop_run_logs_consistent_redacted_events(
     run_dir = repo / ".harness" / "runs" / "scripted"
     log = EventLog(run_dir / "events.jsonl", run_id="scripted")
     result = OuterLoop("fix add", Agent(author), gates=[PytestGate()], critic=Critic(critic),
-                       max_iterations=3, workspace=repo, options=LoopOptions(events=log, run_id="scripted"), ).run()  # fmt: skip
+                       max_iterations=3, workspace=repo, events=log, run_id="scripted", ).run()  # fmt: skip
 
     events = read_events(log.path)
     kinds = {event.kind for event in events}
@@ -353,7 +352,7 @@ def test_the_rendered_task_of_each_round_is_in_the_log(tmp_path: Path) -> None:
     model = ScriptedModel(["nothing yet", "still nothing"])
     OuterLoop(
         "say yes", Agent(model), gates=[CommandGate("false", name="never")], max_iterations=2,
-        workspace=workspace, options=LoopOptions(events=log, patience=5), ).run()  # fmt: skip
+        workspace=workspace, events=log, patience=5, ).run()  # fmt: skip
     starts = [e for e in read_events(log.path) if e.kind == "round_start"]
     assert [e.task for e in starts] == [c.messages[1]["content"] for c in model.calls]
     assert "round 2 of at most 2" in starts[1].task

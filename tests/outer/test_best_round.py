@@ -13,7 +13,7 @@ from harness import Agent, CommandGate, Critic, OuterLoop, RunResult, ScriptedMo
 from harness.cli.commands import print_verdict
 from harness.core.stop import StopReason
 from harness.outer.keep import snapshots
-from harness.outer.options import ArtifactFile, LoopOptions
+from harness.outer.options import ArtifactFile
 from harness.outer.rules import Rollback
 from harness.workspace.round_refs import round_ref
 from tests.cli.test_cli import harness
@@ -54,9 +54,9 @@ def play(
         max_iterations=3,
         workspace=folder,
         isolation=isolation,  # type: ignore[arg-type]
-        options=LoopOptions(
-            name="essay", rollback=rollback, critic_artifact=ArtifactFile("work/draft.md")
-        ),
+        name="essay",
+        rollback=rollback,
+        critic_artifact=ArtifactFile("work/draft.md"),
     ).run()
     return result, author
 

@@ -24,7 +24,7 @@ from harness import (
 from harness.core.errors import ConfigError
 from harness.memory.spend import read_spent, spend_path
 from harness.models.base import Message, ToolSchema
-from harness.outer.options import Earlier, LoopOptions
+from harness.outer.options import Earlier
 from tests.conftest import make_repo
 from tests.openai_server import Hang, OpenAIServer
 
@@ -41,7 +41,8 @@ def _loop(repo: Path, progress: Path, *, earlier: Earlier = "resume", **budget: 
         progress=progress,
         budget=Budget(**budget),  # type: ignore[arg-type]
         max_iterations=50,
-        options=LoopOptions(patience=50, earlier=earlier),
+        patience=50,
+        earlier=earlier,
     )
 
 

@@ -10,7 +10,6 @@ import pytest
 from harness import (
     Agent,
     Critic,
-    LoopOptions,
     OuterLoop,
     RunResult,
     ScriptedModel,
@@ -31,7 +30,7 @@ def run_with_draft(repo: Path, command: str) -> tuple[ScriptedModel, RunResult]:
         "write the draft",
         Agent(ScriptedModel([ToolCall("run_shell", {"command": command}), "done"])),
         critic=Critic(critic_model),
-        options=LoopOptions(critic_artifact=ArtifactFile("draft.md")),
+        critic_artifact=ArtifactFile("draft.md"),
         workspace=repo,
         max_iterations=1,
     ).run()
@@ -68,7 +67,7 @@ def test_a_symlinked_folder_on_the_artifact_path_is_not_followed(tmp_path: Path)
         "write the draft",
         Agent(ScriptedModel([ToolCall("run_shell", {"command": f"ln -s {outside} docs"}), "done"])),
         critic=Critic(critic_model),
-        options=LoopOptions(critic_artifact=ArtifactFile("docs/draft.md")),
+        critic_artifact=ArtifactFile("docs/draft.md"),
         workspace=repo,
         max_iterations=1,
     ).run()

@@ -15,7 +15,6 @@ from harness.models.budget import Meter
 from harness.observe.events import EVENTS_FILE, EventLog
 from harness.observe.report import render_text
 from harness.observe.run_summary import load_run
-from harness.outer.options import LoopOptions
 from tests.outer.test_people import say
 
 BUDGET = 6.0
@@ -58,7 +57,8 @@ def test_a_late_answer_still_lands_and_the_report_shows_the_wait(tmp_path: Path)
         isolation="none",
         progress=progress,
         budget=Budget(seconds=BUDGET),
-        options=LoopOptions(name="answer", events=EventLog(run_dir / EVENTS_FILE, run_id="wait")),
+        name="answer",
+        events=EventLog(run_dir / EVENTS_FILE, run_id="wait"),
     )
     person = slow_person(Inbox(progress), [("rejected", "say it politely"), ("approved", "")])
     started = time.monotonic()
@@ -110,7 +110,7 @@ def test_an_unanswered_request_escalates_and_the_report_says_how_long_it_waited(
         isolation="none",
         progress=progress,
         budget=Budget(seconds=BUDGET),
-        options=LoopOptions(name="answer"),
+        name="answer",
     )
     result = outer.run()
     assert result.stop_reason is StopReason.TIMEOUT

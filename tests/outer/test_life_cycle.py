@@ -71,7 +71,8 @@ def by_python(repo: Path, model: Path, **options: object) -> OuterLoop:
         max_iterations=2,
         workspace=repo,
         progress=repo / "progress" / "fix.md",
-        options=LoopOptions(name="fix", **options),
+        name="fix",
+        **options,
     )
 
 
@@ -169,9 +170,36 @@ def test_a_pass_drops_the_stale_report_and_a_restart_names_the_branch_it_leaves(
 
 def test_what_a_run_does_with_an_earlier_run_is_one_of_four_named_choices(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as caught:
-        OuterLoop(GOAL, Agent(ScriptedModel([])), gates=[PytestGate()],
-                  options=LoopOptions(earlier="fresh"))  # type: ignore[arg-type]  # fmt: skip
+        by_python(tmp_path, script(tmp_path), earlier="fresh")
     assert str(caught.value) == (
-        "options.earlier: Input should be 'resume', 'restart', 'carry' or 'reopen', got 'fresh'"
+        "earlier: Input should be 'resume', 'restart', 'carry' or 'reopen', got 'fresh'"
     )
-    assert LoopOptions().earlier == "resume"
+    assert by_python(tmp_path, script(tmp_path)).settings.earlier == "resume"
+
+
+def test_the_former_spelling_options_loop_options_gives_the_same_run(tmp_path: Path) -> None:
+    model = script(tmp_path)
+    runs = []
+    for name in ("keywords", "options"):
+        repo = project(tmp_path, name, TESTS)
+        gates = [PytestGate("-q tests")]
+        if name == "keywords":
+            loop = OuterLoop(GOAL, Agent(ScriptedModel.from_file(model)), gates=gates,
+                             workspace=repo, progress=repo / "progress" / "fix.md",
+                             name="fix", patience=2, run_id="0000abcd")  # fmt: skip
+        else:
+            with pytest.warns(DeprecationWarning, match="give the options as keywords"):
+                loop = OuterLoop(GOAL, Agent(ScriptedModel.from_file(model)), gates=gates,
+                                 workspace=repo, progress=repo / "progress" / "fix.md",
+                                 options=LoopOptions(name="fix", patience=2, run_id="0000abcd"))  # fmt: skip
+        result = loop.run()
+        settings = loop.settings.model_dump(
+            include={"name", "patience", "run_id", "max_iterations"}
+        )
+        branch = re.sub(r"\.[0-9a-f]{8}\.", ".ID.", result.branch or "")  # the repository's id
+        runs.append((result.stop_reason, result.iterations, branch, settings, left_behind(repo)))
+    assert runs[0] == runs[1]
+    assert runs[0][:4] == (
+        StopReason.PASSED, 1, "harness/fix.ID.0000abcd",
+        {"name": "fix", "patience": 2, "run_id": "0000abcd", "max_iterations": 10},
+    )  # fmt: skip

@@ -17,8 +17,7 @@ from harness import (
     StopReason,
     ToolCall,
 )
-from harness.outer.options import LoopOptions
-from tests.conftest import copy_repo, git, make_repo, verdict_call, with_options
+from tests.conftest import copy_repo, git, make_repo, verdict_call
 
 pytestmark = pytest.mark.slow
 
@@ -102,7 +101,7 @@ def test_critic_fixes_feed_the_next_round_and_critic_never_sees_the_author(
         gates=[PytestGate("tests")],
         critic=Critic(critic_model, criteria="the change is explained", threshold=8),
         workspace=repo,
-        options=LoopOptions(patience=5),
+        patience=5,
     )
     result = loop.run()
     assert result.stop_reason is StopReason.PASSED
@@ -139,7 +138,7 @@ def test_cap_reached_escalates_with_every_round_and_no_call_after_the_cap(
         max_iterations=3,
         progress=tmp_path / "progress" / "calc.md",
         on_escalate=hooked.append,
-        options=LoopOptions(patience=5),
+        patience=5,
     )
     result = loop.run()
     assert result.stop_reason is StopReason.MAX_ITERATIONS
@@ -183,7 +182,7 @@ def test_editing_a_protected_test_fails_the_round(repo: Path) -> None:
         Agent(model),
         gates=[PytestGate("tests")],
         workspace=repo,
-        options=LoopOptions(rollback="failed"),
+        rollback="failed",
     )
     result = loop.run()
     first, second = result.rounds
@@ -205,7 +204,7 @@ def test_token_budget_stops_before_the_call_that_would_cross_it(repo: Path) -> N
         workspace=repo,
         budget=Budget(tokens=budget_tokens),
         max_iterations=10,
-        options=LoopOptions(patience=50),
+        patience=50,
     )
     result = loop.run()
     assert result.stop_reason is StopReason.BUDGET_TOKENS
@@ -224,7 +223,7 @@ def test_cost_budget_stops_before_the_call_that_would_cross_it(repo: Path) -> No
         workspace=repo,
         budget=Budget(cost_usd=0.02),
         max_iterations=10,
-        options=LoopOptions(patience=50),
+        patience=50,
     )
     result = loop.run()
     assert result.stop_reason is StopReason.BUDGET_COST
@@ -281,7 +280,7 @@ def test_bad_arguments_are_configuration_errors_naming_the_field(
 
     given: dict[str, object] = {"gates": [PytestGate("tests")], "workspace": repo, **kwargs}
     with pytest.raises(ConfigError, match=field):
-        OuterLoop("goal", Agent(ScriptedModel([])), **with_options({}, given))  # type: ignore[arg-type]
+        OuterLoop("goal", Agent(ScriptedModel([])), **given)
 
 
 def test_a_long_diff_reaches_the_critic_cut_with_a_stated_marker(repo: Path) -> None:

@@ -20,7 +20,6 @@ from harness import (
     ToolCall,
 )
 from harness.agent.agent import AgentStop
-from harness.outer.options import LoopOptions
 from tests.conftest import make_repo, verdict_call
 
 BUGGY = "def add(a, b):\n    return a - b\n"
@@ -127,7 +126,7 @@ def test_no_critic_request_holds_the_authors_prompt_task_observations_or_answer(
     result = OuterLoop(
         "make the tests pass", Agent(author, system_prompt=system_prompt),
         gates=[adds()], critic=Critic(critic_model, criteria="the change is right"),
-        workspace=repo, options=LoopOptions(patience=5), ).run()  # fmt: skip
+        workspace=repo, patience=5, ).run()  # fmt: skip
     assert result.stop_reason is StopReason.PASSED
     assert len(critic_model.calls) == 2
     # The author did read these, so their absence below is the critic's fresh context.

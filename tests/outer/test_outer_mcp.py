@@ -11,7 +11,6 @@ import pytest
 
 from harness import Agent, CommandGate, OuterLoop, ScriptedModel, StopReason, ToolCall
 from harness.core.errors import ConfigError
-from harness.outer.options import LoopOptions
 from harness.outer.task import TaskInputs, render_task
 from harness.tools.mcp import McpServer
 from tests.cli.test_mcp_sandbox import alive
@@ -34,7 +33,7 @@ def outer(repo: Path, model: ScriptedModel) -> OuterLoop:
         gates=[CommandGate("test -s answer.txt", name="answered")],
         workspace=repo,
         max_iterations=1,
-        options=LoopOptions(mcp=[server]),
+        mcp=[server],
     )
 
 

@@ -9,7 +9,7 @@ from harness import Agent, CommandGate, HumanGate, OuterLoop, ScriptedModel, Sto
 from harness.core.event_schema import ApprovalEvent, CriticVerdict, RunStart
 from harness.verify.critic import Critic
 from harness.verify.panel import CriticPanel, PanelVerdict
-from tests.conftest import RecordingSink, make_repo, verdict_call, with_options
+from tests.conftest import RecordingSink, make_repo, verdict_call
 
 
 def say(text: str) -> list[object]:
@@ -33,7 +33,8 @@ def panel_loop(tmp_path: Path, scores: list[tuple[float, float, float]], **panel
         workspace=repo,
         progress=tmp_path / "progress" / "answer.md",
         max_iterations=2,
-        **with_options({"name": "answer"}, {"events": sink}),  # type: ignore[arg-type]
+        name="answer",
+        events=sink,
     )
     return outer, critics, sink
 

@@ -22,7 +22,7 @@ from harness import (
 from harness.core.errors import ConfigError
 from harness.memory.inbox import Inbox
 from harness.outer.decision import RoundReport
-from tests.conftest import RecordingSink, make_repo, with_options
+from tests.conftest import RecordingSink, make_repo
 from tests.outer.test_outer import tasks
 
 
@@ -42,7 +42,7 @@ def loop(repo: Path, tmp_path: Path, model: ScriptedModel, **kwargs: object) -> 
         gates=[CommandGate("grep -q yes out.txt", name="says yes"), *kwargs.pop("extra", [])],  # type: ignore[list-item]
         workspace=repo,
         progress=tmp_path / "progress" / "answer.md",
-        **with_options({"name": "answer"}, kwargs),  # type: ignore[arg-type]
+        **{"name": "answer", **kwargs},
     )
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from harness import Agent, CommandGate, Critic, OuterLoop, RunResult, ScriptedModel, ToolCall
 from harness.outer.decision import RoundReport
-from harness.outer.options import ArtifactFile, LoopOptions
+from harness.outer.options import ArtifactFile
 from tests.conftest import git, make_repo, verdict_call
 
 DRAFT = "# Title\n\nintro\n\nmiddle\n\nend\n"
@@ -42,7 +42,8 @@ def run_rounds(
         max_iterations=2,
         workspace=folder,
         isolation=isolation,  # type: ignore[arg-type]
-        options=LoopOptions(on_round=person, critic_artifact=ArtifactFile("draft.md")),
+        on_round=person,
+        critic_artifact=ArtifactFile("draft.md"),
     ).run(), author
 
 
@@ -109,7 +110,7 @@ def test_a_file_the_person_removed_stays_removed(tmp_path: Path) -> None:
         max_iterations=2,
         workspace=folder,
         isolation="none",
-        options=LoopOptions(on_round=person),
+        on_round=person,
     ).run()
     assert not (folder / "notes.md").exists()
     assert result.rounds[1].restored_edits == ("notes.md",)

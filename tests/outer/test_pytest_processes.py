@@ -23,7 +23,6 @@ from harness import (
     StopReason,
     ToolCall,
 )
-from harness.outer.options import LoopOptions
 from harness.scale.best_of import BestOf
 from harness.scale.task_run import TaskRun
 from tests.conftest import git, make_repo
@@ -71,7 +70,7 @@ def sessions(log: Path) -> list[str]:
 
 
 def loop(
-    repo: Path, *replies: object, progress: Path | None = None, options: LoopOptions | None = None
+    repo: Path, *replies: object, progress: Path | None = None, **settings: object
 ) -> OuterLoop:
     return OuterLoop(
         "make the tests pass",
@@ -80,7 +79,7 @@ def loop(
         workspace=repo,
         max_iterations=3,
         progress=progress,
-        options=options,
+        **settings,
     )
 
 
@@ -111,8 +110,7 @@ def test_a_batchs_tasks_on_one_repository_measure_their_base_once(
     repo: Path, log: Path, tmp_path: Path
 ) -> None:
     def loop_for(task: BatchTask, run: TaskRun) -> OuterLoop:
-        options = LoopOptions(run_id=run.run_id, name=task.name)
-        return loop(repo, RIGHT, "done", progress=run.progress, options=options)
+        return loop(repo, RIGHT, "done", progress=run.progress, run_id=run.run_id, name=task.name)
 
     tasks = [{"name": f"t{n}"} for n in range(3)]
     summary = Batch(tasks, loop_for, workers=3, out=tmp_path / "out").run()

@@ -18,7 +18,6 @@ from harness import (
 from harness.memory.progress_terms import Status
 from harness.memory.spend import read_spent, spend_path
 from harness.outer.decision import RoundReport
-from harness.outer.options import LoopOptions
 from tests.conftest import git, make_repo
 
 GOAL = "answer.txt must say yes"
@@ -33,14 +32,12 @@ def _loop(
     repo: Path,
     model: ScriptedModel,
     progress: Path | None = None,
-    *,
-    options: LoopOptions | None = None,
     **kwargs: object,
 ) -> OuterLoop:
     return OuterLoop(
         GOAL, Agent(model, max_tokens=200), gates=kwargs.pop("gates", [kwargs.pop("gate", SAYS_YES)]),  # type: ignore[arg-type]
         workspace=repo, progress=progress, max_iterations=kwargs.pop("max_iterations", 1),  # type: ignore[arg-type]
-        options=options or LoopOptions(patience=10), **kwargs,  # type: ignore[arg-type]
+        **{"patience": 10, **kwargs},
     )  # fmt: skip
 
 
@@ -116,12 +113,10 @@ def test_the_spend_record_counts_the_time_the_gates_took_after_the_last_model_ca
     path = tmp_path / "progress" / "answer.md"
     slow = CommandGate("sleep 2; false", name="slow")
     at_round_end: list[float] = []
-    options = LoopOptions(
-        patience=10,
+    result = _loop(
+        repo, ScriptedModel(["nothing to do"]), path, gate=slow,
         on_round=lambda report: at_round_end.append(read_spent(spend_path(path)).seconds),
-    )
-
-    result = _loop(repo, ScriptedModel(["nothing to do"]), path, gate=slow, options=options).run()
+    ).run()  # fmt: skip
 
     assert result.stop_reason is StopReason.MAX_ITERATIONS
     assert at_round_end[0] >= 2  # saved with the round, before the next is decided
@@ -159,9 +154,8 @@ def test_each_round_is_on_disk_when_the_next_is_decided_and_a_pass_with_its_roun
         seen.append((report.round, saved.status, [a.round for a in saved.attempts]))
 
     model = ScriptedModel([_write("maybe\n"), "done", _write("yes\n"), "done"])
-    options = LoopOptions(patience=10, on_round=on_round)
 
-    result = _loop(repo, model, path, options=options, max_iterations=2).run()
+    result = _loop(repo, model, path, on_round=on_round, max_iterations=2).run()
 
     assert result.passed
     assert result.escalation is None
@@ -181,9 +175,8 @@ def test_a_failed_round_is_rolled_back_when_asked_and_kept_otherwise(tmp_path: P
         repo = make_repo(tmp_path / rollback, {"answer.txt": "no\n"})
         junk = ToolCall("write_file", {"path": "junk.txt", "content": "junk\n"})
         model = ScriptedModel([junk, _write("maybe\n"), "done", _write("yes\n"), "done"])
-        options = LoopOptions(patience=10, rollback=rollback)  # type: ignore[arg-type]
 
-        result = _loop(repo, model, options=options, max_iterations=2).run()
+        result = _loop(repo, model, rollback=rollback, max_iterations=2).run()
 
         assert result.passed
         assert result.branch is not None
@@ -217,9 +210,8 @@ def test_a_resumed_run_continues_from_the_last_rounds_commit(tmp_path: Path) -> 
 
 def test_a_pass_is_merged_into_the_users_branch_when_asked(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"answer.txt": "no\n"})
-    options = LoopOptions(patience=10, merge=True)
 
-    result = _loop(repo, ScriptedModel([_write("yes\n"), "done"]), options=options).run()
+    result = _loop(repo, ScriptedModel([_write("yes\n"), "done"]), merge=True).run()
 
     assert result.passed
     assert result.message.endswith("; merged into your branch (main)")
@@ -233,9 +225,9 @@ def test_a_pass_that_cannot_be_merged_stays_on_its_branch_and_says_so(tmp_path: 
     def move_main(report: RoundReport) -> None:  # the user's branch moves on meanwhile
         git(repo, "commit", "-q", "--allow-empty", "-m", "moved")
 
-    options = LoopOptions(patience=10, merge=True, on_round=move_main)
-
-    result = _loop(repo, ScriptedModel([_write("yes\n"), "done"]), options=options).run()
+    result = _loop(
+        repo, ScriptedModel([_write("yes\n"), "done"]), merge=True, on_round=move_main
+    ).run()
 
     assert result.passed
     assert "; not merged, the work stays on its branch: " in result.message
@@ -254,7 +246,7 @@ def test_a_run_that_escalates_reports_its_round_stop_escalation_and_end_in_order
     sink = RecordingSink()
     path = tmp_path / "progress" / "answer.md"
     result = _loop(repo, ScriptedModel([_write("maybe\n"), "done"]), path,
-                   options=LoopOptions(patience=10, events=sink, run_id="r0000001")).run()  # fmt: skip
+                   patience=10, events=sink, run_id="r0000001").run()  # fmt: skip
     assert result.stop_reason is StopReason.MAX_ITERATIONS
     closing = [(kind, data) for kind, data in sink.events if kind in RECORDS]
     assert [kind for kind, _ in closing] == ["round_end", "escalation", "stop", "run_end"]
@@ -278,7 +270,7 @@ def test_a_run_that_passes_reports_no_escalation(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"answer.txt": "no\n"})
     sink = RecordingSink()
     result = _loop(repo, ScriptedModel([_write("yes\n"), "done"]),
-                   options=LoopOptions(patience=10, events=sink)).run()  # fmt: skip
+                   patience=10, events=sink).run()  # fmt: skip
     assert result.passed
     closing = [(kind, data) for kind, data in sink.events if kind in RECORDS]
     assert [kind for kind, _ in closing] == ["round_end", "stop", "run_end"]
@@ -297,8 +289,7 @@ def test_a_pass_whose_worktree_cannot_be_removed_says_so_and_keeps_it(tmp_path: 
         (worktree,) = [line[9:] for line in listed[1:] if line.startswith("worktree ")]
         git(repo, "worktree", "lock", "--reason", "in use", worktree)
 
-    options = LoopOptions(patience=10, park=False, on_round=lock)
-    result = _loop(repo, ScriptedModel([_write("yes\n"), "done"]), options=options).run()
+    result = _loop(repo, ScriptedModel([_write("yes\n"), "done"]), park=False, on_round=lock).run()
 
     assert result.passed
     assert result.worktree is not None
@@ -321,8 +312,7 @@ def test_an_escalation_hook_refused_is_reported_cut_and_the_report_still_written
     def refuse(report: Path) -> None:
         raise HarnessError("pinned file changed: " + "x" * 1200)
 
-    options = LoopOptions(patience=10, events=sink)
-    result = _loop(repo, ScriptedModel([_write("maybe\n"), "done"]), options=options,
+    result = _loop(repo, ScriptedModel([_write("maybe\n"), "done"]), events=sink,
                    on_escalate=refuse).run()  # fmt: skip
 
     assert result.stop_reason is StopReason.MAX_ITERATIONS
@@ -359,7 +349,7 @@ def test_a_restored_round_is_named_until_the_next_round_is_played(tmp_path: Path
     model = ScriptedModel.per_round({3: [ToolCall("peek", {}), _write("still no\n"), "done"]})
     second = OuterLoop(GOAL, Agent(model, [*default_tools(), peek], max_tokens=200),
                        gates=[SAYS_YES], workspace=repo, progress=path, max_iterations=3,
-                       options=LoopOptions(patience=10)).run()  # fmt: skip
+                       patience=10).run()  # fmt: skip
 
     assert second.stop_reason is StopReason.MAX_ITERATIONS
     assert "Restored: 1" in during[0]  # resumed, the branch still holds round 1
@@ -383,8 +373,7 @@ def test_the_finish_hook_is_told_the_verdict_once_and_its_lines_are_the_results_
         told.append(result)
         return ("connector issue_comment: commented on #5",)
 
-    options = LoopOptions(patience=10, on_finish=on_finish)
-    result = _loop(repo, ScriptedModel([_write("maybe\n"), "done"]), options=options).run()
+    result = _loop(repo, ScriptedModel([_write("maybe\n"), "done"]), on_finish=on_finish).run()
 
     assert result.stop_reason is StopReason.MAX_ITERATIONS  # the hook cannot change it
     assert result.connectors == ("connector issue_comment: commented on #5",)
@@ -398,9 +387,8 @@ def test_a_passed_runs_worktree_is_parked_for_the_next_run_unless_kept(tmp_path:
 
     for keep in (False, True):
         repo = make_repo(tmp_path / f"keep-{keep}", {"answer.txt": "no\n"})
-        options = LoopOptions(patience=10, keep_worktree=keep)
 
-        result = _loop(repo, ScriptedModel([_write("yes\n"), "done"]), options=options).run()
+        result = _loop(repo, ScriptedModel([_write("yes\n"), "done"]), keep_worktree=keep).run()
 
         assert result.passed
         assert result.worktree is not None

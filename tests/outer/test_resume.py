@@ -13,7 +13,7 @@ from pathlib import Path
 
 from harness import Agent, CommandGate, OuterLoop, Progress, ScriptedModel, StopReason, ToolCall
 from harness.core.event_schema import EventBase
-from tests.conftest import make_repo, with_options
+from tests.conftest import make_repo
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,7 +26,7 @@ def _loop(workspace: Path, progress: Path, model: ScriptedModel, **kwargs: objec
     return OuterLoop(
         "answer.txt must say yes", Agent(model),
         gates=[CommandGate("grep -qx yes answer.txt", name="says yes")],
-        workspace=workspace, progress=progress, **with_options({"patience": 10}, kwargs),  # type: ignore[arg-type]
+        workspace=workspace, progress=progress, **{"patience": 10, **kwargs},
     )  # fmt: skip
 
 

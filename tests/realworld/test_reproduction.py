@@ -18,7 +18,6 @@ import pytest
 
 from harness import Agent, BestOf, OuterLoop, ScriptedModel, ToolCall
 from harness.cli.attempts import attempts_summary
-from harness.outer.options import LoopOptions
 from harness.scale.best_of import pick_winner, why_it_won
 from harness.verify.reproduction import ReproductionGate
 from tests.cli.test_examples import of_kind, read_events
@@ -137,7 +136,7 @@ def test_among_four_attempts_the_reproduction_tests_vote_for_the_right_fix(tmp_p
         return OuterLoop(
             case.subject, Agent(author), gates=[ReproductionGate()], workspace=project,
             progress=tmp_path / "progress" / f"bits-{number}.md", max_iterations=1,
-            options=LoopOptions(name=f"bits-{number}"),
+            name=f"bits-{number}",
         )  # fmt: skip
 
     result = BestOf(loop_for, attempts=4, workspace=project, reproduction=ReproductionGate()).run()

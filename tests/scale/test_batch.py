@@ -12,7 +12,6 @@ import pytest
 from harness import Agent, Batch, BatchTask, CommandGate, OuterLoop, ScriptedModel, ToolCall
 from harness.core.errors import ConfigError
 from harness.models.budget import Budget
-from harness.outer.options import LoopOptions
 from harness.scale.batch import BatchProgress
 from harness.scale.batch_report import render_batch_html, render_batch_text
 from harness.scale.batch_summary import BatchSummary
@@ -40,7 +39,7 @@ class Loops:
         return OuterLoop(
             task.goal or "out.txt says yes", Agent(model),
             gates=[CommandGate("grep -qx yes out.txt", name="says yes")],
-            workspace=self.repo, progress=run.progress, max_iterations=1, options=LoopOptions(run_id=run.run_id, name=task.name),
+            workspace=self.repo, progress=run.progress, max_iterations=1, run_id=run.run_id, name=task.name,
         )  # fmt: skip
 
 
@@ -247,7 +246,7 @@ def test_a_rate_limit_is_shared_by_every_worker_of_the_batch(tmp_path: Path) -> 
         )
         return OuterLoop(
             "out.txt says yes", Agent(model), gates=[CommandGate("grep -qx yes out.txt")],
-            workspace=repo, progress=run.progress, max_iterations=1, options=LoopOptions(run_id=run.run_id, name=task.name),
+            workspace=repo, progress=run.progress, max_iterations=1, run_id=run.run_id, name=task.name,
         )  # fmt: skip
 
     summary = Batch(

@@ -18,7 +18,6 @@ from harness import (
     ToolCall,
 )
 from harness.core.errors import ConfigError
-from harness.outer.options import LoopOptions
 from harness.scale.best_of import Attempt, pick_winner
 from tests.conftest import git, make_repo, verdict_call
 
@@ -34,7 +33,7 @@ def _attempts(repo: Path, plan: dict[int, tuple[str, float]]):
         critic = ScriptedModel([verdict_call(score, ["r"])])
         return OuterLoop(
             "out.txt says yes", Agent(author), gates=[CommandGate("grep -qx yes out.txt")],
-            critic=Critic(critic, threshold=5), workspace=repo, progress=repo.parent / "progress" / f"fix-{number}.md", max_iterations=1, options=LoopOptions(name=f"fix-{number}"),
+            critic=Critic(critic, threshold=5), workspace=repo, progress=repo.parent / "progress" / f"fix-{number}.md", max_iterations=1, name=f"fix-{number}",
         )  # fmt: skip
 
     return loop_for

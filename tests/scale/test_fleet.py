@@ -12,7 +12,6 @@ import pytest
 
 from harness import Agent, CommandGate, OuterLoop, ScriptedModel, ToolCall
 from harness.core.errors import ConfigError
-from harness.outer.options import LoopOptions
 from harness.research.archive import SourceArchive
 from harness.research.gates import citations_gate
 from harness.scale.fleet import Fleet, FleetError, Subtask, SubtaskOutcome, SynthesisGates
@@ -169,7 +168,7 @@ def test_the_synthesis_request_carries_the_kept_subtasks_files_from_their_branch
         )
         return OuterLoop(
             subtask.goal, Agent(model), gates=[CommandGate("test -s report.md")], workspace=repo,
-            max_iterations=1, options=LoopOptions(name=subtask.name),
+            max_iterations=1, name=subtask.name,
         )  # fmt: skip
 
     synthesiser = ScriptedModel(["the combined answer"])
@@ -203,7 +202,7 @@ def test_evaluation_gates_run_on_each_subtask_branch(tmp_path: Path) -> None:
         )
         return OuterLoop(
             subtask.goal, Agent(model), gates=[CommandGate("test -s report.md")], workspace=repo,
-            max_iterations=1, options=LoopOptions(name=subtask.name),
+            max_iterations=1, name=subtask.name,
         )  # fmt: skip
 
     result = Fleet(

@@ -189,7 +189,6 @@ def test_a_python_fleet_on_ray_calls_loop_for_in_a_workers_copy(
     import os
 
     from harness import Agent, CommandGate, OuterLoop, ScriptedModel, ToolCall
-    from harness.outer.options import LoopOptions
     from harness.scale.fleet import Fleet, Subtask
     from harness.scale.job import Place
 
@@ -207,7 +206,7 @@ def test_a_python_fleet_on_ray_calls_loop_for_in_a_workers_copy(
             subtask.goal, Agent(ScriptedModel([answer, "done"])),
             gates=[CommandGate("grep -qx yes out.txt")], workspace=".", max_iterations=1,
             progress=Place.current().progress(Path(f"progress/{subtask.name}.md")),
-            options=LoopOptions(name=subtask.name),
+            name=subtask.name,
         )  # fmt: skip
 
     monkeypatch.chdir(project)
@@ -238,7 +237,6 @@ def test_best_of_n_on_ray_brings_every_attempts_branch_back(
     tmp_path: Path, cluster: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from harness import Agent, CommandGate, OuterLoop, ScriptedModel, ToolCall
-    from harness.outer.options import LoopOptions
     from harness.scale.best_of import BestOf
 
     project = make_repo(tmp_path / "project", {"README.md": "hi\n"})
@@ -250,7 +248,7 @@ def test_best_of_n_on_ray_brings_every_attempts_branch_back(
         )
         return OuterLoop(
             "out.txt says yes", Agent(model), gates=[CommandGate("grep -qx yes out.txt")],
-            workspace=".", max_iterations=1, options=LoopOptions(name=f"attempt-{number}"),
+            workspace=".", max_iterations=1, name=f"attempt-{number}",
         )  # fmt: skip
 
     monkeypatch.chdir(project)

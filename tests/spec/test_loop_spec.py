@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from harness import Agent, CommandGate, OuterLoop, ScriptedModel
 from harness.assemble.build import build_loop
 from harness.core.budget import Budget
 from harness.core.errors import ConfigError
@@ -110,12 +111,16 @@ def test_a_number_out_of_bounds_is_said_with_the_bounds_its_field_declares(
     assert str(caught.value) == f"{tmp_path / 'loop.toml'}: {said}"
 
 
-def test_loop_options_say_a_bound_as_loop_toml_does() -> None:
+def _loop(**settings: object) -> OuterLoop:
+    return OuterLoop("fix it", Agent(ScriptedModel([])), gates=[CommandGate("true")], **settings)
+
+
+def test_the_loop_s_keywords_say_a_bound_as_loop_toml_does() -> None:
     with pytest.raises(ConfigError) as caught:
-        LoopOptions(patience=1, patients=3)  # type: ignore[call-arg]
+        _loop(patience=1, patients=3)
     assert str(caught.value).splitlines() == [
-        "options.patience: must be an integer from 2 to 100, got 1",
-        "options.patients: unknown field",
+        "patience: must be an integer from 2 to 100, got 1",
+        "patients: unknown field",
     ]
     with pytest.raises(TypeError):  # keywords only, as before
         LoopOptions("x")  # type: ignore[misc]
@@ -152,17 +157,19 @@ def test_the_critic_judges_a_named_file_as_a_typed_choice(tmp_path: Path) -> Non
         ({"patients": 3}, "patients"),
     ],
 )
-def test_loop_options_refuse_what_loop_toml_refuses(given: dict[str, object], field: str) -> None:
-    with pytest.raises(ConfigError, match=field):
-        LoopOptions(**given)  # type: ignore[arg-type]
+def test_the_loop_s_keywords_refuse_what_loop_toml_refuses(
+    given: dict[str, object], field: str
+) -> None:
+    with pytest.raises(ConfigError, match=rf"^{field}\b"):
+        _loop(**given)
 
 
-def test_loop_options_keep_what_they_are_given() -> None:
-    options = LoopOptions(patience=2, rollback="failed", protect=("tests/**",), name="x.y-1")
-    assert (options.patience, options.rollback, options.protect, options.name) == (
+def test_the_loop_s_settings_keep_what_they_are_given() -> None:
+    settings = _loop(patience=2, rollback="failed", protect=("tests/**",), name="x.y-1").settings
+    assert (settings.patience, settings.rollback, settings.protect, settings.name) == (
         2, "failed", ("tests/**",), "x.y-1",
     )  # fmt: skip
-    assert LoopOptions(patience=100).patience == 100
+    assert _loop(patience=100).settings.patience == 100
 
 
 def test_a_rule_set_in_loop_toml_reaches_the_driver(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from harness.verify.calibration import (
 )
 from harness.verify.critic import Verdict
 from harness.verify.critic_prompt import render_review, reviewed_artifact
-from tests.conftest import make_repo, verdict_call, with_options
+from tests.conftest import make_repo, verdict_call
 
 
 def judged(*items: tuple[bool, float]) -> list[Judged]:
@@ -154,7 +154,8 @@ def test_the_approvals_a_run_recorded_are_labelled_examples(
         workspace=repo,
         progress=tmp_path / "progress" / "answer.md",
         max_iterations=2,
-        **with_options({"name": "answer", "events": log}, {}),  # type: ignore[arg-type]
+        name="answer",
+        events=log,
     )
     assert loop.run().passed
     found = recorded_approvals(runs)

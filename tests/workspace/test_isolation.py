@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from harness import Agent, OuterLoop, PredicateGate, PytestGate, ScriptedModel, StopReason, ToolCall
-from harness.outer.options import LoopOptions
 from tests.conftest import copy_repo, git, make_repo
 from tests.outer.test_outer import BUGGY, RIGHT, TESTS, write
 
@@ -82,7 +81,7 @@ def test_rollback_failed_resets_the_worktree_to_the_base_after_a_failed_round(
         Agent(model),
         gates=[PytestGate("tests")],
         workspace=repo,
-        options=LoopOptions(rollback="failed"),
+        rollback="failed",
     )
     result = loop.run()
     assert result.passed
@@ -113,7 +112,7 @@ def test_eight_parallel_runs_on_one_repository_keep_to_their_own_worktrees(tmp_p
             Agent(model),
             gates=[gate],
             workspace=repo,
-            options=LoopOptions(name=f"job{index}"),
+            name=f"job{index}",
         ).run()
 
     threads = [threading.Thread(target=run, args=(i,)) for i in range(8)]
@@ -133,7 +132,7 @@ def test_eight_parallel_runs_on_one_repository_keep_to_their_own_worktrees(tmp_p
 def test_merge_fast_forwards_the_users_branch_after_a_pass(repo: Path) -> None:
     loop = OuterLoop(
         "make the tests pass", Agent(ScriptedModel(write(RIGHT))), gates=[PytestGate("tests")],
-        workspace=repo, options=LoopOptions(merge=True), )  # fmt: skip
+        workspace=repo, merge=True, )  # fmt: skip
     result = loop.run()
     assert result.passed
     assert "merged" in result.message
@@ -145,7 +144,7 @@ def test_a_refused_merge_leaves_the_pass_and_says_why(repo: Path) -> None:
     (repo / "calc.py").write_text(BUGGY + "# my own edit\n")  # a dirty checkout: never overwritten
     loop = OuterLoop(
         "make the tests pass", Agent(ScriptedModel(write(RIGHT))), gates=[PytestGate("tests")],
-        workspace=repo, options=LoopOptions(merge=True), )  # fmt: skip
+        workspace=repo, merge=True, )  # fmt: skip
     result = loop.run()
     assert result.passed
     assert "not merged" in result.message
@@ -186,7 +185,7 @@ def test_the_default_isolation_works_in_place_outside_git_and_in_a_worktree_insi
 def test_a_passed_runs_worktree_is_kept_only_when_asked(repo: Path, keep: bool) -> None:
     result = OuterLoop(
         "make the tests pass", Agent(ScriptedModel(write(RIGHT))), gates=[PytestGate("tests")],
-        workspace=repo, options=LoopOptions(keep_worktree=keep),
+        workspace=repo, keep_worktree=keep,
     ).run()  # fmt: skip
     assert result.passed
     assert result.worktree is not None
