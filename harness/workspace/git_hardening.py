@@ -2,7 +2,9 @@
 
 Every git call the harness makes carries them: a repository (or an agent that wrote into its
 ``.git``) must not get the harness to run code with the harness's environment. Most are fixed
-(:data:`_HARDENING`); the drivers a repository's config names (``filter.X.clean``,
+(:data:`_HARDENING`, which also keeps a commit or a merge from starting git's housekeeping,
+``git maintenance run --auto``: that is for the repository's owner to run, not each harness
+call); the drivers a repository's config names (``filter.X.clean``,
 ``diff.X.textconv``, ...) are read from its config, which costs a ``git config`` process. That
 reading is done once per repository and kept while nothing it depends on changes: the options
 are reused only when the same environment reaches the same git directory and every config file
@@ -29,6 +31,7 @@ _HARDENING = (
     "core.pager=cat", "core.editor=false", "sequence.editor=false", "core.askPass=false",
     "credential.helper=", "commit.gpgSign=false", "tag.gpgSign=false",
     "gpg.program=false", "protocol.ext.allow=never", "uploadpack.packObjectsHook=",
+    "maintenance.auto=false", "gc.auto=0",
 )  # fmt: skip
 _FIXED = tuple(part for setting in _HARDENING for part in ("-c", setting))
 # Named drivers the repository's config may define (filter=X, diff=X in .gitattributes), and the

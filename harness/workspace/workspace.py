@@ -112,8 +112,10 @@ class Workspace:
             git(self.root, *add_all())
             if git_test(self.root, "diff", "--cached", "--quiet"):
                 return None
-            trailer = f"Harness-Round: {round}"
-            git(self.root, *_COMMIT, "-m", message, "--trailer", trailer, env=IDENTITY_ENV)
+            # The trailer written as `--trailer` would (a paragraph of its own at the end), without
+            # the `git interpret-trailers` process that option starts.
+            text = f"{message.rstrip()}\n\nHarness-Round: {round}\n"
+            git(self.root, *_COMMIT, "-m", text, env=IDENTITY_ENV)
             return git(self.root, "rev-parse", "HEAD").strip()
 
     def clean_checkout(

@@ -1,0 +1,76 @@
+"""The git processes a round starts, counted for real: every ``git`` started (by the harness or
+by git itself, which starts its helpers through its exec path) passes through a logging wrapper."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from harness.workspace.git import open_workspace
+from tests.conftest import make_repo
+
+
+@pytest.fixture
+def started(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The log of every git process from now on: one line of arguments each."""
+    real = shutil.which("git")
+    assert real is not None
+    real_git = Path(subprocess.run([real, "--exec-path"], capture_output=True, text=True,
+                                   check=True).stdout.strip()) / "git"  # fmt: skip
+    log, wrappers = tmp_path / "git.log", tmp_path / "wrappers"
+    wrappers.mkdir()
+    wrapper = wrappers / "git"
+    wrapper.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> {log}\nexec {real_git} "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{wrappers}:{Path(real).parent}")
+    monkeypatch.setenv("GIT_EXEC_PATH", str(wrappers))  # git's own helpers come here too
+    log.write_text("")
+    return log
+
+
+def subcommands(log: Path) -> list[str]:
+    """The subcommand of each git process logged (what follows the ``-c`` options)."""
+    found = []
+    for line in log.read_text().splitlines():
+        words = line.split()
+        while words[:1] == ["-c"]:
+            words = words[2:]
+        found.append(words[0] if words else "")
+    return found
+
+
+def test_a_round_commit_starts_no_housekeeping_and_no_trailer_process(
+    tmp_path: Path, started: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"app.py": "x = 1\n"})
+    workspace = open_workspace(repo, loop_name="count")
+    (workspace.path / "app.py").write_text("x = 2\n")
+    started.write_text("")
+
+    sha = workspace.commit_round(1, "harness: round 1: passed (pytest passed)")
+
+    ran = subcommands(started)
+    assert "commit" in ran, ran  # the wrapper saw the commit: the count is real
+    assert not {"maintenance", "gc", "interpret-trailers"} & set(ran), ran
+    assert sha is not None
+    message = subprocess.run(["git", "log", "-1", "--format=%B", sha], cwd=workspace.path,
+                             capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert message == "harness: round 1: passed (pytest passed)\n\nHarness-Round: 1\n\n"
+    trailers = subprocess.run(
+        ["git", "log", "-1", "--format=%(trailers:key=Harness-Round,valueonly)", sha],
+        cwd=workspace.path, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert trailers.strip() == "1"
+
+
+def test_the_wrapper_sees_the_processes_git_starts_itself(tmp_path: Path, started: Path) -> None:
+    """Without the harness's options git's commit starts its housekeeping: the count above
+    would see it."""
+    repo = make_repo(tmp_path / "repo", {"app.py": "x = 1\n"})
+    (repo / "app.py").write_text("x = 2\n")
+    started.write_text("")
+    subprocess.run(["git", "commit", "-qam", "two", "--trailer", "T: 1"], cwd=repo, check=True)
+    assert subcommands(started) == ["commit", "interpret-trailers", "maintenance"]
