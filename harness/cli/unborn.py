@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from harness.core.errors import ConfigError
 from harness.spec import LoopSpec
-from harness.workspace.cleanup import top_of
-from harness.workspace.git import chosen_isolation
+from harness.workspace.git import unborn_top
 
 
 def refuse_unborn_repository(config: LoopSpec) -> None:
@@ -19,8 +18,8 @@ def refuse_unborn_repository(config: LoopSpec) -> None:
     workspace = config.root / config.workspace
     if config.isolation != "auto" or not workspace.is_dir():
         return
-    top = top_of(workspace)
-    if top is not None and chosen_isolation(workspace, "auto") == "none":
+    top = unborn_top(workspace)
+    if top is not None:
         raise ConfigError(
             f"{top} is a git repository with no commits yet, so a run has no commit to branch "
             "from and would edit your files in place: make a first commit (`git add -A && git "

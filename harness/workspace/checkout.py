@@ -50,6 +50,7 @@ switch a check off: pytest does not collect dot folders, and protected paths lie
 
 CHECKOUTS = ".checkouts"
 """The folder, among a repository's run worktrees, holding the runs' reused checkouts."""
+_TREES_KEPT = 4  # trees whose folder listing a checkout keeps (the base's is asked for again)
 _IN_USE = "inuse-"  # a checkout a run holds; the others in the pool are parked
 MAKING_SECONDS = 600
 """How long a checkout in use without its lock file yet is taken to be in the making."""
@@ -135,6 +136,7 @@ class ReusedCheckout:
         self._removal: weakref.finalize | None = None
         self._lock: LoopLock | None = None  # held while the folder is this object's, in a pool
         self._tree: str | None = None  # what the folder holds; None: nothing yet
+        self._folders: dict[str, list[str]] = {}  # the folders of each tree listed so far
         self.fresh_checkouts = 0
         """How many times the whole tree was written (the first use, and each start afresh)."""
 
@@ -236,6 +238,15 @@ class ReusedCheckout:
             return True
         return False
 
+    def _tree_folders(self, tree: str) -> list[str]:
+        """Every folder of ``tree``, each after its parent (a tree never changes: listed once)."""
+        if tree not in self._folders:
+            listed = self._git("ls-tree", "-r", "-d", "-z", "--name-only", tree).split("\0")
+            if len(self._folders) >= _TREES_KEPT:
+                del self._folders[next(iter(self._folders))]
+            self._folders[tree] = [folder for folder in listed if folder]
+        return self._folders[tree]
+
     def _update(self, tree: str) -> Path:
         """The folder brought from what it holds to ``tree``, leftovers undone; raises when it
         cannot be (there is none yet, or git fails)."""
@@ -245,8 +256,7 @@ class ReusedCheckout:
         assert held is not None
         changed = self._git("diff-files", "--name-only", "-z")
         self._git("clean", "-ffdxq")
-        folders = self._git("ls-tree", "-r", "-d", "-z", "--name-only", held).split("\0")
-        _remove_git_entries(self._top, [folder for folder in folders if folder])
+        _remove_git_entries(self._top, self._tree_folders(held))
         if changed:
             self._git("checkout-index", "--force", "-u", "-z", "--stdin", stdin=changed)
         if tree != held:

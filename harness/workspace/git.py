@@ -139,6 +139,16 @@ def chosen_isolation(path: str | Path, isolation: Isolation | Literal["auto"]) -
     return "worktree" if found is not None and found[2] is not None else "none"
 
 
+def unborn_top(path: str | Path) -> Path | None:
+    """The top of the git checkout holding ``path`` when its repository has no commit yet; None
+    outside git, in a bare repository, or once there is a commit. One git process."""
+    try:
+        found = _discover(Path(path).resolve())
+    except GitIsolationError:  # a bare repository: opening the workspace says so
+        return None
+    return found[0] if found is not None and found[2] is None else None
+
+
 def _discover(target: Path) -> tuple[Path, str | None, str | None] | None:
     """(top of the checkout, the user's branch ref or None when detached, HEAD sha or None
     before the first commit), or None outside git; one git process."""
@@ -237,15 +247,15 @@ class _Placement:
         head: str,
         loop_key: str | Path | None = None,
     ) -> Workspace:
-        dirty = status(self.user_root)
+        # The harness's own files count only for a checkout the run switches to its branch.
+        own = () if self.isolation == "branch" else self.own_files
+        dirty = status(self.user_root, exclude=own)
         if dirty and self.isolation == "branch":
             raise GitIsolationError(
                 f"isolation='branch' needs a clean checkout, but {self.user_root} has uncommitted "
                 f"changes ({describe_dirty(dirty)}); commit or stash them, or use isolation='worktree'"
             )
         warning = None
-        if dirty and self.own_files:
-            dirty = status(self.user_root, exclude=self.own_files)
         if dirty:
             warning = (
                 f"{self.user_root} has uncommitted changes ({describe_dirty(dirty)}); the run "

@@ -130,7 +130,7 @@ class Workspace:
         if self.root is None or self.base_commit is None:
             return contextlib.nullcontext(self.path)
         if at_base:
-            tree = tree_of(self.root, self.base_commit)
+            tree = self._base_tree
         elif tree is None:
             tree = delivered_tree(
                 self.root, self.path, base=self.base_commit, protect=protect, index=self._index
@@ -281,6 +281,13 @@ class Workspace:
                 "branch to act on"
             )
         return self.root
+
+    @cached_property
+    def _base_tree(self) -> str:
+        """The tree object of the base commit (looked up once: a commit's tree never changes)."""
+        assert self.root is not None
+        assert self.base_commit is not None
+        return tree_of(self.root, self.base_commit)
 
     @cached_property
     def _index(self) -> Path:

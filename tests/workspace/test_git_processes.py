@@ -74,3 +74,42 @@ def test_the_wrapper_sees_the_processes_git_starts_itself(tmp_path: Path, starte
     started.write_text("")
     subprocess.run(["git", "commit", "-qam", "two", "--trailer", "T: 1"], cwd=repo, check=True)
     assert subcommands(started) == ["commit", "interpret-trailers", "maintenance"]
+
+
+def test_opening_a_worktree_looks_at_the_users_files_once(tmp_path: Path, started: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"app.py": "x = 1\n"})
+    progress = repo / "progress" / "loop.md"
+    progress.parent.mkdir()
+    progress.write_text("# the harness's own file, uncommitted\n")
+    started.write_text("")
+
+    workspace = open_workspace(repo, loop_name="count", own_files=[progress])
+
+    assert workspace.warning is None  # the harness's own file is not the user's change
+    assert subcommands(started).count("status") == 1
+    (repo / "notes.txt").write_text("the user's own change\n")
+    started.write_text("")
+    again = open_workspace(repo, loop_name="count", own_files=[progress])
+    assert again.warning is not None
+    assert "notes.txt" in again.warning
+    assert "loop.md" not in again.warning
+    assert subcommands(started).count("status") == 1
+
+
+def test_the_gates_checkout_looks_up_the_base_once(tmp_path: Path, started: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"app.py": "x = 1\n", "pkg/mod.py": "y = 1\n"})
+    workspace = open_workspace(repo, loop_name="count")
+    (workspace.path / "app.py").write_text("x = 2\n")
+    started.write_text("")
+
+    for _ in range(2):  # the baseline, then what the base holds when it failed there
+        with workspace.clean_checkout((), at_base=True) as base:
+            assert (base / "app.py").read_text() == "x = 1\n"
+    delivery = workspace.delivery(())
+    with workspace.clean_checkout((), tree=delivery.tree) as round_files:
+        assert (round_files / "app.py").read_text() == "x = 2\n"
+        assert (round_files / "pkg" / "mod.py").read_text() == "y = 1\n"
+    ran = started.read_text().splitlines()
+    assert sum("^{tree}" in line for line in ran) == 1, ran
+    assert sum(" ls-tree -r -d " in f" {line} " for line in ran) == 1, ran
+    workspace.close_checkout()
