@@ -282,7 +282,7 @@ def build_loop(
         progress=config.progress_path(),
         max_iterations=overrides.max_iterations or config.max_iterations,  # flag is 1-100
         workspace=root / config.workspace,
-        **config.model_dump(include={*LoopRules.model_fields, *SPEC_SETTINGS}),
+        **config.model_dump(include=SPEC_SETTINGS),
         critic_artifact=_artifact(config),
         earlier=overrides.earlier,
         run_id=run_id,
@@ -300,8 +300,9 @@ def build_loop(
     )
 
 
-SPEC_SETTINGS = ("budget", "isolation", "on_escalate", "on_round")
-"""The loop's settings besides its rules that loop.toml gives as they are."""
+SPEC_SETTINGS = {*LoopRules.model_fields, "on_escalate", "on_round"} - {"max_iterations"}
+"""What loop.toml gives the loop as it is: its rules (but the round cap, which a flag may set)
+and its hook commands."""
 
 
 def _on_resume(

@@ -1,8 +1,8 @@
 """The outer loop: the driver, the round decision, task rendering, escalation and results.
 
 ``OuterLoop`` and ``RunResult`` load on first use, so a module that needs only the loop's
-options (:mod:`harness.outer.options`, which loop.toml's spec extends) does not import the
-whole driver.
+rules (:mod:`harness.outer.rules`, which loop.toml's spec extends) does not import the whole
+driver.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ import os
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -45,11 +46,6 @@ from harness.tools.mcp import mcp_tools
 from harness.verify.gates import SuiteGate
 from harness.workspace.checkout import prefix_of
 
-OPTIONS_SPELLING = (
-    "OuterLoop(..., options=LoopOptions(...)) is deprecated: give the options as keywords, "
-    "OuterLoop(..., patience=2)"
-)
-
 
 class OuterLoop:
     """Keep ``agent`` working on ``goal`` until ``gates`` and ``critic`` pass, within bounds.
@@ -78,7 +74,8 @@ class OuterLoop:
         **settings: Any,
     ) -> None:
         if options is not None:
-            warnings.warn(OPTIONS_SPELLING, DeprecationWarning, stacklevel=2)
+            said = "options=LoopOptions(...) is deprecated: give the options as keywords"
+            warnings.warn(said, DeprecationWarning, stacklevel=2)
         self.settings = Settings(goal=goal, agent=agent, **{**(options or {}), **settings})
         self.progress = _load_progress(progress, self.settings)
         self._progress_from_file = progress is not None and not isinstance(progress, Progress)
@@ -244,33 +241,27 @@ class OuterLoop:
         progress, cap = self.progress, self.settings.max_iterations
         if progress is None:
             return None
-        first_round = progress.iteration + 1
+        done = partial(RunResult, first_round=progress.iteration + 1, run_id=self.settings.run_id)
         if progress.status is Status.PASSED:
             doubt = unconfirmed_pass(self.settings, progress)
             if doubt is not None:
-                return RunResult(
+                return done(
                     StopReason.ERROR,
                     f"{doubt}: the pass is not trusted. Look at what happened, then run again "
                     'with --restart (earlier="restart") to start over',
-                    first_round=first_round,
-                    run_id=self.settings.run_id,
                 )
-            return RunResult(
+            return done(
                 StopReason.PASSED,
                 "already passed; restart to run again",
                 branch=RunState.read(progress).branch,  # where the passed work is
-                first_round=first_round,
-                run_id=self.settings.run_id,
             )
         if progress.status is Status.ESCALATED and progress.iteration >= cap:
             report = self.settings.report_path(progress.path, None)
-            return RunResult(
+            return done(
                 StopReason.MAX_ITERATIONS,
                 f"already escalated after round {progress.iteration} of {cap}; "
                 "raise the cap (--max-iterations) or restart to run again",
                 escalation=report if report is not None and report.exists() else None,
-                first_round=first_round,
-                run_id=self.settings.run_id,
             )
         return None
 

@@ -11,6 +11,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from harness.core.budget import Budget
+from harness.engine.bounds import ITERATIONS, Iterations
 from harness.outer.loop_name import DEFAULT_LOOP_NAME, LOOP_NAME_PATTERN
 from harness.tools.paths import check_protect_patterns
 
@@ -35,6 +37,9 @@ class LoopRules(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     name: LoopName = DEFAULT_LOOP_NAME
+    max_iterations: Iterations = ITERATIONS
+    budget: Budget = Budget()
+    isolation: Literal["auto", "worktree", "branch", "none"] = "auto"  # auto: worktree in git
     protect: tuple[str, ...] | None = None  # None: the test gates' paths and pytest's config
     patience: Patience = 3
     rollback: Rollback = "keep"

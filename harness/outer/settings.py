@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import ConfigDict, Field, SkipValidation, field_validator, model_validator
 
@@ -21,7 +21,6 @@ from harness.core.errors import ConfigError
 from harness.core.redact import Redactor
 from harness.core.section import named_errors
 from harness.core.sink import NULL_SINK, EventSink
-from harness.engine.bounds import ITERATIONS, Iterations
 from harness.memory.skill import Skill
 from harness.outer.cascade import Cascade
 from harness.outer.escalation import EscalationHook
@@ -41,7 +40,6 @@ from harness.verify.gates import Gate
 from harness.verify.human import HumanGate
 from harness.verify.panel import Reviewer
 from harness.verify.round import default_protect
-from harness.workspace.git import Isolation
 
 
 @named_errors("")
@@ -57,10 +55,7 @@ class Settings(LoopRules):
     human: SkipValidation[HumanGate | None] = None  # asked after the gates and the critic pass
     critic: SkipValidation[Reviewer | None] = None
     skill: SkipValidation[Skill | None] = None  # a path given is loaded
-    max_iterations: Iterations = ITERATIONS
-    budget: Budget = Budget()
     workspace: Path = Path(".")
-    isolation: Isolation | Literal["auto"] = "auto"
     on_escalate: SkipValidation[EscalationHook | None] = None
     protect: tuple[str, ...]  # the patterns given, or (None given) the gates' test paths
     critic_artifact: CriticArtifact = "diff"
@@ -90,7 +85,7 @@ class Settings(LoopRules):
         if len(humans) > 1:
             raise ConfigError("gates: give at most one HumanGate")
         checks = tuple(gate for gate in gates if not isinstance(gate, HumanGate))
-        skill = given.get("skill")
+        skill, protect = given.get("skill"), given.get("protect")
         return {
             **given,
             "goal": (given.get("goal") or "").strip(),
@@ -98,9 +93,7 @@ class Settings(LoopRules):
             "human": humans[0] if humans else given.get("human"),
             "skill": Skill.load(skill) if isinstance(skill, str | Path) else skill,
             "budget": given.get("budget") or Budget(),
-            "protect": default_protect(checks)
-            if given.get("protect") is None
-            else given["protect"],
+            "protect": default_protect(checks) if protect is None else protect,
         }
 
     @model_validator(mode="after")

@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, get_args
 
 from pydantic import Field, PrivateAttr, ValidationError, model_validator
 
-from harness.core.budget import Budget
 from harness.core.errors import ConfigError
 from harness.core.redact import Redactor, env_file_values
 from harness.core.validation import format_validation_error
-from harness.engine.bounds import ITERATIONS, Iterations
 from harness.engine.foreach import Concurrency
 from harness.memory.skill import Skill
 from harness.outer.rules import LoopRules
@@ -83,17 +81,14 @@ class LoopSpec(LoopRules, Section):
     workspace: str = "."
     skill: str | None = None
     progress: str | None = None
-    max_iterations: Iterations = ITERATIONS
     # best-of-N: independent attempts, at once, the best one kept
     attempts: Concurrency = 1
-    isolation: Literal["auto", "worktree", "branch", "none"] = "auto"  # auto: worktree in git
     on_escalate: str | None = None
     on_round: str | None = Field(None, min_length=1)  # command told of every round
     hooks: HooksConfig = HooksConfig()
     redact: list[str] | RedactConfig = []  # a list of regexes, or the [redact] table
     agent: AgentConfig = AgentConfig()
     critic: CriticConfig = CriticConfig()
-    budget: Budget = Budget()
     gates: list[GateConfig] = []
     fleet: FleetConfig | None = None
     mcp: list[McpConfig] = []

@@ -188,7 +188,9 @@ def test_the_former_spelling_options_loop_options_gives_the_same_run(tmp_path: P
                              workspace=repo, progress=repo / "progress" / "fix.md",
                              name="fix", patience=2, run_id="0000abcd")  # fmt: skip
         else:
-            with pytest.warns(DeprecationWarning, match="give the options as keywords"):
+            with pytest.warns(
+                DeprecationWarning, match="^options=LoopOptions.*give the options as keywords$"
+            ):
                 loop = OuterLoop(GOAL, Agent(ScriptedModel.from_file(model)), gates=gates,
                                  workspace=repo, progress=repo / "progress" / "fix.md",
                                  options=LoopOptions(name="fix", patience=2, run_id="0000abcd"))  # fmt: skip
