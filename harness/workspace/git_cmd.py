@@ -43,7 +43,7 @@ def run_git(
     full_env = {k: v for k, v in os.environ.items() if k not in _INHERITED_GIT_ENV}
     full_env.update(LC_ALL="C", LANGUAGE="C", GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0")
     full_env.update(env or {})
-    options = hardening(cwd, full_env) if cwd.is_dir() else []
+    options = hardening(cwd, full_env, args[0] if args else "") if cwd.is_dir() else []
     if args and args[0] in _DIFFING:  # diff.external would run a program for each file
         args = (args[0], "--no-ext-diff", *args[1:])
     for _ in range(_RETRIES):

@@ -65,13 +65,24 @@ _cache: dict[tuple[object, ...], _Read] = {}
 _cache_lock = threading.Lock()
 
 
-def hardening(cwd: Path, env: Mapping[str, str]) -> list[str]:
+NO_DRIVERS = frozenset({
+    "config", "rev-parse", "update-ref", "symbolic-ref", "for-each-ref", "merge-base",
+    "ls-tree", "write-tree",
+})  # fmt: skip
+"""Commands that never pass a file's content through a driver (they read and write refs, config
+and objects only): they carry the fixed options alone, and no config is read for them."""
+
+
+def hardening(cwd: Path, env: Mapping[str, str], command: str = "") -> list[str]:
     """``-c key=value`` options that keep git from running any repository-configured program.
 
     Reading the config (``git config --list``) runs nothing; every driver it names gets its
     command replaced. Read once per repository and environment while its config files stay
-    as they were (see the module's docstring).
+    as they were (see the module's docstring). For a ``command`` of :data:`NO_DRIVERS`, only
+    the fixed options.
     """
+    if command in NO_DRIVERS:
+        return list(_FIXED)
     place = _git_dir(cwd, env)
     key = (place, *sorted((k, v) for k, v in env.items() if _decides_config(k)))
     kept = _cache.get(key) if place is not None else None

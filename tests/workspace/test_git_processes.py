@@ -1,34 +1,24 @@
 """The git processes a round starts, counted for real: every ``git`` started (by the harness or
-by git itself, which starts its helpers through its exec path) passes through a logging wrapper."""
+by git itself, which starts its helpers through its exec path) passes through a logging wrapper
+(``counting_git``)."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from harness.workspace.git import open_workspace
+from harness.workspace.git_cmd import git, status
 from tests.conftest import make_repo
+from tests.workspace.test_git_hardening import counting_git, listings
 
 
 @pytest.fixture
 def started(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The log of every git process from now on: one line of arguments each."""
-    real = shutil.which("git")
-    assert real is not None
-    real_git = Path(subprocess.run([real, "--exec-path"], capture_output=True, text=True,
-                                   check=True).stdout.strip()) / "git"  # fmt: skip
-    log, wrappers = tmp_path / "git.log", tmp_path / "wrappers"
-    wrappers.mkdir()
-    wrapper = wrappers / "git"
-    wrapper.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> {log}\nexec {real_git} "$@"\n')
-    wrapper.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{wrappers}:{Path(real).parent}")
-    monkeypatch.setenv("GIT_EXEC_PATH", str(wrappers))  # git's own helpers come here too
-    log.write_text("")
-    return log
+    return counting_git(tmp_path, monkeypatch)
 
 
 def subcommands(log: Path) -> list[str]:
@@ -113,3 +103,19 @@ def test_the_gates_checkout_looks_up_the_base_once(tmp_path: Path, started: Path
     assert sum("^{tree}" in line for line in ran) == 1, ran
     assert sum(" ls-tree -r -d " in f" {line} " for line in ran) == 1, ran
     workspace.close_checkout()
+
+
+def test_commands_that_run_no_driver_read_no_config(tmp_path: Path, started: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"app.py": "x = 1\n"})
+    for round_number in range(1, 4):  # each write changes the config: nothing is kept between
+        started.write_text("")
+        git(repo, "config", f"branch.main.harnessRound{round_number}", str(round_number))
+        head = git(repo, "rev-parse", "HEAD").strip()
+        git(repo, "update-ref", f"refs/harness/count/{round_number}", head)
+        git(repo, "ls-tree", "-r", "HEAD")
+        assert listings(started) == 0, started.read_text()
+        assert len(subcommands(started)) == 4
+    started.write_text("")
+    status(repo)  # may pass a file through a clean filter: the config is read for it
+    assert listings(started) == 1
+    assert subcommands(started) == ["config", "status"]
