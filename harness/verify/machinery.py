@@ -101,9 +101,19 @@ def added_lines(before: str | None, after: str) -> set[int]:
     new = after.splitlines()
     if before is None:
         return set(range(1, len(new) + 1))
-    matcher = difflib.SequenceMatcher(None, before.splitlines(), new, autojunk=False)
+    old = before.splitlines()
+    # The lines both share at the start and at the end are matched as they stand; only those
+    # between are compared (a small change to a long file costs its own size, not the file's).
+    shortest, head, tail = min(len(old), len(new)), 0, 0
+    while head < shortest and old[head] == new[head]:
+        head += 1
+    while tail < shortest - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    matcher = difflib.SequenceMatcher(
+        None, old[head : len(old) - tail], new[head : len(new) - tail], autojunk=False
+    )
     return {
-        line + 1
+        head + line + 1
         for tag, _, _, start, end in matcher.get_opcodes()
         if tag in ("insert", "replace")
         for line in range(start, end)

@@ -3,6 +3,7 @@ code left alone, and a round that reaches failing before its gates run."""
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 
 import pytest
@@ -155,3 +156,30 @@ def test_a_round_that_applies_a_trick_to_the_bugfix_example_fails_naming_the_lin
     assert all(f.startswith(f"{package}:") for f in report.failures)
     first = int(report.failures[0].split(":")[1])
     assert first > len((EXAMPLE / package).read_text().splitlines())  # on a line it added
+
+
+def test_added_lines_of_a_long_file_compare_only_what_lies_between_the_shared_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    before = "".join(f"line {n}\n" for n in range(5000))
+    lines = before.splitlines(keepends=True)
+    after = "".join([*lines[:1340], "if not dims:\n", "    return\n", *lines[1340:]])
+    compared: list[tuple[int, int]] = []
+    real = difflib.SequenceMatcher
+
+    def counting(
+        junk: None, a: list[str], b: list[str], autojunk: bool
+    ) -> difflib.SequenceMatcher[str]:
+        compared.append((len(a), len(b)))
+        return real(junk, a, b, autojunk=autojunk)
+
+    monkeypatch.setattr(difflib, "SequenceMatcher", counting)
+    assert added_lines(before, after) == {1341, 1342}
+    assert compared == [(0, 2)]
+    # the ends shared, yet a line moved between them is added where it now stands
+    moved = "".join([*lines[:10], lines[20], *lines[10:20], *lines[21:]])
+    assert added_lines(before, moved) == {11}
+    assert added_lines(before, before) == set()
+    assert added_lines("a\nb\n", "a\nb\nb\n") == {3}
+    assert added_lines("b\nb\n", "a\nb\nb\n") == {1}
+    assert added_lines("x\n", "") == set()
