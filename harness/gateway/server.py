@@ -2,8 +2,9 @@
 
 Bounded so that no client can hang it or fill the harness's memory: at most ``connections``
 connections at once (one more is answered 503 and closed), every read waits at most
-``read_timeout`` seconds and a whole body at most ``body_seconds``, a body is at most
-``body_bytes`` (413; ``Content-Length`` is required: 411). A connection's thread is a daemon
+``read_timeout`` seconds, a request's head (its request line and headers, at most
+:data:`MAX_HEAD` bytes) at most ``head_seconds`` from its first byte and a whole body at most
+``body_seconds``, a body is at most ``body_bytes`` (413; ``Content-Length`` is required: 411). A connection's thread is a daemon
 and the server's threads end with :meth:`BoundedServer.shutdown`.
 """
 
@@ -29,6 +30,7 @@ class ServerLimits:
 
     connections: int = 16
     read_timeout: float = 30.0
+    head_seconds: float = 10.0
     body_seconds: float = 60.0
     body_bytes: int = 32 * MB
 
@@ -70,18 +72,21 @@ class _Handler(socketserver.StreamRequestHandler):
 
     def _one(self) -> bool:
         """Serve one request; whether the connection stays open for another."""
-        line = self.rfile.readline(MAX_LINE + 1)
-        if not line:
+        head = self._head()
+        if not isinstance(head, bytes):
+            if head is not None:
+                self._send(head, close=True)
             return False
+        line, *fields = head.split(b"\r\n")
         parts = line.split()
-        if len(line) > MAX_LINE or len(parts) != 3 or not parts[2].startswith(b"HTTP/1."):
+        if len(parts) != 3 or not parts[2].startswith(b"HTTP/1."):
             self._send(_refusal(400, "a request line is METHOD PATH HTTP/1.1"), close=True)
             return False
-        method, target = parts[0].decode("latin-1"), parts[1].decode("latin-1")
-        headers = self._headers()
-        if headers is None:
+        if len(fields) > MAX_HEADERS:
             self._send(_refusal(431, f"at most {MAX_HEADERS} header lines"), close=True)
             return False
+        method, target = parts[0].decode("latin-1"), parts[1].decode("latin-1")
+        headers = _headers(fields)
         keep = parts[2] == b"HTTP/1.1" and headers.get("connection", "").lower() != "close"
         if method not in ("GET", "POST"):
             self._send(_refusal(501, f"no method {method}"), close=not keep)
@@ -98,16 +103,39 @@ class _Handler(socketserver.StreamRequestHandler):
         self._send(self.server.answer(method, path, headers, body), close=not keep)
         return keep
 
-    def _headers(self) -> dict[str, str] | None:
-        """The header lines up to the blank one, names in lower case; None past the cap."""
-        headers: dict[str, str] = {}
-        for _ in range(MAX_HEADERS):
-            line = self.rfile.readline(MAX_LINE + 1)
-            if line in (b"\r\n", b"\n", b""):
-                return headers
-            name, _, value = line.decode("latin-1").partition(":")
-            headers[name.strip().lower()] = value.strip()
-        return None
+    def _head(self) -> bytes | Response | None:
+        """The request line and the header lines, without the blank line that ends them; None
+        when the client closed or went quiet before a request began. Read as it arrives, never
+        past the blank line (the body's bytes stay for :meth:`_body`), within ``head_seconds``
+        of its first byte however slowly it is fed."""
+        limits = self.server.limits
+        head = bytearray()
+        deadline = None
+        late = _refusal(
+            408, f"the head was not whole within {limits.head_seconds:g}s, or stopped arriving "
+            f"for {limits.read_timeout:g}s",
+        )  # fmt: skip
+        while True:
+            if deadline is not None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return late
+                self.connection.settimeout(min(remaining, limits.read_timeout))
+            try:
+                arrived = self.rfile.peek(1)  # what is buffered, else one read of the socket
+            except TimeoutError:
+                return None if deadline is None else late
+            if not arrived:
+                return None
+            deadline = deadline or time.monotonic() + limits.head_seconds
+            seen = len(head)
+            end = (bytes(head[-3:]) + arrived).find(b"\r\n\r\n")
+            head += self.rfile.read(len(arrived) if end < 0 else end + 4 - min(seen, 3))
+            if end >= 0:
+                self.connection.settimeout(limits.read_timeout)
+                return bytes(head[:-4])
+            if len(head) > MAX_HEAD:
+                return _refusal(431, f"the head may hold at most {MAX_HEAD} bytes")
 
     def _body(self, headers: dict[str, str]) -> bytes | Response:
         limits = self.server.limits
@@ -153,11 +181,20 @@ class _Handler(socketserver.StreamRequestHandler):
         self.wfile.write(head.encode() + response.body)
 
 
-MAX_LINE = 65536
-"""Bytes in the request line or a header line."""
+MAX_HEAD = 65536
+"""Bytes in a request's line and headers."""
 MAX_HEADERS = 100
 _CLOSE = "Connection: close\r\n"
 _PHRASES = {status.value: status.phrase for status in HTTPStatus}
+
+
+def _headers(fields: list[bytes]) -> dict[str, str]:
+    """Header lines, names in lower case."""
+    headers: dict[str, str] = {}
+    for field in fields:
+        name, _, value = field.decode("latin-1").partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return headers
 
 
 def _refusal(status: int, message: str) -> Response:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import select
 import socket
 import time
 from collections.abc import Iterator
@@ -37,7 +38,9 @@ def model() -> ScriptedModel:
 
 @pytest.fixture
 def gateway(model: ScriptedModel) -> Iterator[Gateway]:
-    limits = ServerLimits(connections=3, read_timeout=0.5, body_seconds=2, body_bytes=4096)
+    limits = ServerLimits(
+        connections=3, read_timeout=0.5, head_seconds=1, body_seconds=2, body_bytes=4096
+    )
     with Gateway(model, token=TOKEN, limits=limits) as served:
         yield served
 
@@ -124,6 +127,59 @@ def test_a_slow_client_is_cut_off_and_cannot_hold_the_gateway(gateway: Gateway) 
         answer += trickle.recv(1000, socket.MSG_DONTWAIT) if _ready(trickle) else b""
         assert time.monotonic() - started < 5
     assert answer.startswith(b"HTTP/1.1 408")
+
+
+@pytest.mark.parametrize("cut", [10, 40, 80], ids=["request line", "a header", "blank line"])
+def test_a_head_fed_slowly_is_cut_off_at_its_deadline_and_reaches_no_model(
+    gateway: Gateway, model: ScriptedModel, cut: int
+) -> None:
+    """A byte every 0.2 s (under the read timeout) of the request line, a header or the blank
+    line that ends the head: answered 408 once the head has taken a second, and closed."""
+    head = (
+        f"POST /v1/chat/completions HTTP/1.1\r\nAuthorization: Bearer {TOKEN}\r\n"
+        "Content-Length: 2\r\n\r\n{}"
+    ).encode()
+    trickle = raw(gateway)
+    trickle.sendall(head[:cut])
+    started = time.monotonic()
+    answer = b""
+    for byte in head[cut : len(head) - 3]:  # never the whole head
+        if select.select([trickle], [], [], 0)[0]:
+            answer = trickle.recv(1000)
+            break
+        trickle.sendall(bytes([byte]))
+        time.sleep(0.2)
+    assert answer.startswith(b"HTTP/1.1 408 "), answer
+    assert b"the head was not whole within 1s, or stopped arriving for 0.5s" in answer
+    assert 1 <= time.monotonic() - started < 2
+    assert trickle.recv(1000) == b""  # closed
+    assert model.calls == []
+    assert post(gateway, "/v1/chat/completions", CHAT)[0] == 200  # the gateway serves on
+
+
+def test_a_head_over_its_cap_is_refused_with_431(gateway: Gateway) -> None:
+    client = raw(gateway)
+    client.sendall(b"GET /v1/models HTTP/1.1\r\nX-Pad: " + b"p" * 70_000)
+    assert client.recv(1000).startswith(b"HTTP/1.1 431 ")
+
+
+def test_a_body_sent_with_its_head_is_read_whole_and_the_next_request_on_it_too(
+    gateway: Gateway,
+) -> None:
+    """Two requests in one write: the second head is not eaten by the first body."""
+    body = json.dumps(CHAT).encode()
+    one = (
+        f"POST /v1/chat/completions HTTP/1.1\r\nAuthorization: Bearer {TOKEN}\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    ).encode() + body
+    client = raw(gateway)
+    client.sendall(one + one)
+    answer = b""
+    while answer.count(b"HTTP/1.1 200 ") < 2:
+        part = client.recv(65536)
+        assert part, answer
+        answer += part
+    assert b'"content":"hello"' in answer.replace(b" ", b"")
 
 
 def _ready(sock: socket.socket) -> bool:
