@@ -11,6 +11,7 @@ and the server's threads end with :meth:`BoundedServer.shutdown`.
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import socketserver
 import threading
@@ -60,6 +61,7 @@ class _Handler(socketserver.StreamRequestHandler):
     asks to (``Connection: close``). Nothing is parsed that the gateway does not read."""
 
     server: _Served
+    rfile: io.BufferedReader  # rbufsize -1: buffered, so it can be peeked
 
     def setup(self) -> None:
         super().setup()
