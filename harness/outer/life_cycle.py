@@ -15,7 +15,8 @@ start and end a run the same way:
   starts from the passed run's branch, so its work is built on.
 * A run that reopens the loop (``earlier="reopen"``: a review of its pull request) takes a loop that
   ended (passed, or escalated) up again on its own branch: round N+1 follows round N, with up to
-  ``max_iterations`` rounds more, so the pull request from that branch is the one updated.
+  ``max_iterations`` rounds more (100 in all at most), so the pull request from that branch is the
+  one updated.
 * A loop that passes loses the escalation report an earlier run of it left: the report describes
   a state that no longer holds (the event log of that run still has its stop).
 * A run that ended before any round did work (a wrong key, a provider that cannot be reached, a
@@ -27,6 +28,7 @@ start and end a run the same way:
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
 
 from harness.core import nofollow
@@ -67,15 +69,36 @@ def set_aside(settings: Settings, path: Path) -> list[str]:
     return notes
 
 
-def carry_over(settings: Settings, path: Path) -> tuple[Settings, Progress, list[str]] | None:
-    """For a run with ``earlier="carry"`` of a loop whose progress file at ``path`` says it ended
-    (passed, or escalated): that file set aside as :func:`set_aside` does, the new run's settings
-    (after a pass: starting from the passed run's branch, when there is no other start), its
-    progress carrying the old one's lessons, and its notes. None when the loop is to be resumed as
-    it is."""
-    earlier = _ended(path) if settings.earlier == "carry" else None
-    if earlier is None:
-        return None
+def take_up(
+    settings: Settings, progress: Progress, *, reload: bool
+) -> tuple[Settings, Progress, list[str]]:
+    """The settings and progress a run starts from as ``settings.earlier`` says (above), and
+    what to tell the person as it starts; read under the loop's lock, as another process may have
+    moved progress.md on (``reload``: ``progress`` came from that file)."""
+    path = progress.path
+    assert path is not None
+    if settings.earlier == "restart":
+        fresh = Progress(name=settings.name, goal=settings.goal, path=path)
+        return settings, fresh, set_aside(settings, path)
+    ended = _ended(path) if settings.earlier in ("carry", "reopen") else None
+    if ended is not None and settings.earlier == "carry":
+        return _carry_over(settings, path, ended)
+    if ended is not None and RunState.read(ended).branch:
+        ended.status = Status.IN_PROGRESS
+        rounds = min(ended.iteration + settings.max_iterations, MAX_ITERATIONS)
+        return settings.model_copy(update={"max_iterations": rounds}), ended, []
+    if reload and os.path.lexists(path):
+        progress = Progress.load(path)
+    return settings, progress, []
+
+
+def _carry_over(
+    settings: Settings, path: Path, earlier: Progress
+) -> tuple[Settings, Progress, list[str]]:
+    """``earlier``, the progress file at ``path`` of a loop that ended, set aside as
+    :func:`set_aside` does; the new run's settings (after a pass: starting from the passed run's
+    branch, when there is no other start), its progress carrying the old one's lessons, and its
+    notes."""
     branch = RunState.read(earlier).branch
     start = settings.start
     if start is None and earlier.status is Status.PASSED and branch:
@@ -88,19 +111,6 @@ def carry_over(settings: Settings, path: Path) -> tuple[Settings, Progress, list
         name=settings.name, goal=settings.goal, path=path, extra=[earlier_runs(earlier)]
     )
     return settings.model_copy(update={"start": start}), progress, notes
-
-
-def reopen(settings: Settings, path: Path) -> tuple[Settings, Progress] | None:
-    """For a run with ``earlier="reopen"`` of a loop whose progress file at ``path`` says it ended
-    (passed, or escalated) on a branch of its own: the new run's settings (``max_iterations`` more
-    rounds after the last one played, at most :data:`MAX_ITERATIONS` in all) and its progress, under
-    way again on that branch. None when the loop is to be resumed as it is."""
-    progress = _ended(path) if settings.earlier == "reopen" else None
-    if progress is None or not RunState.read(progress).branch:
-        return None
-    progress.status = Status.IN_PROGRESS
-    rounds = min(progress.iteration + settings.max_iterations, MAX_ITERATIONS)
-    return settings.model_copy(update={"max_iterations": rounds}), progress
 
 
 def _read(path: Path) -> Progress | None:

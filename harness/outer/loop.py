@@ -10,7 +10,6 @@ to bottom; any stop that is not a pass escalates to a person.
 
 from __future__ import annotations
 
-import os
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -32,7 +31,7 @@ from harness.models.scripted import ScriptedModel
 from harness.models.wrapper import Wrapper
 from harness.outer.claims import unconfirmed_pass
 from harness.outer.decision import Decision, cap_message
-from harness.outer.life_cycle import carry_over, end_run, reopen, set_aside
+from harness.outer.life_cycle import end_run, take_up
 from harness.outer.options import LoopOptions
 from harness.outer.records import finish_run
 from harness.outer.result import RunResult
@@ -99,20 +98,10 @@ class OuterLoop:
     def _locked_run(self) -> RunResult:
         if self.progress is None or self.progress.path is None:
             return self._run()
-        path = self.progress.path
-        with LoopLock(path):
-            # Read (or set aside) progress.md only now: another process may have moved it on.
-            if self.settings.earlier == "restart":
-                self._notes = set_aside(self.settings, path)
-                self.progress = Progress(
-                    name=self.settings.name, goal=self.settings.goal, path=path
-                )
-            elif carried := carry_over(self.settings, path):
-                self.settings, self.progress, self._notes = carried
-            elif reopened := reopen(self.settings, path):
-                self.settings, self.progress = reopened
-            elif self._progress_from_file and os.path.lexists(path):
-                self.progress = Progress.load(path)
+        with LoopLock(self.progress.path):
+            self.settings, self.progress, self._notes = take_up(
+                self.settings, self.progress, reload=self._progress_from_file
+            )
             return end_run(self.settings, self.progress, self._run())
 
     def _start_notes(self) -> list[str]:
