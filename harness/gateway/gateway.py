@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import hmac
 import json
+import operator
 import secrets
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
@@ -184,17 +185,22 @@ class Gateway:
             self.ended.set()
 
     def _redacted(self, reply: Reply) -> Reply:
+        """``reply`` with its text and its calls' arguments redacted; itself where nothing was."""
         redact = self.model.redact
-        calls = tuple(
-            ToolCall(call.name, redact_json_text(call.arguments_json, redact), call.id)
-            for call in reply.tool_calls
-        )
         content = redact(reply.content) if reply.content else reply.content
+        calls = tuple(_call_redacted(call, redact) for call in reply.tool_calls)
+        if content == reply.content and all(map(operator.is_, calls, reply.tool_calls)):
+            return reply
         return replace(reply, content=content, tool_calls=calls)
 
     def _models(self) -> JsonObject:
         name = self.model.name
         return {"object": "list", "data": [{"id": name, "object": "model", "owned_by": "harness"}]}
+
+
+def _call_redacted(call: ToolCall, redact: Callable[[str], str]) -> ToolCall:
+    arguments = redact_json_text(call.arguments_json, redact)
+    return call if arguments == call.arguments_json else ToolCall(call.name, arguments, call.id)
 
 
 def _endpoint(path: str) -> str:

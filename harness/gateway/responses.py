@@ -26,6 +26,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from harness.core.usage import Usage
+from harness.gateway.server import compact
 from harness.gateway.wire import (
     BadRequest,
     JsonObject,
@@ -113,8 +114,9 @@ class ResponsesWire:
         """The events of a streamed response: created, each output item added, its content in
         one delta, done; completed with the usage."""
         events, ident = _Events(), _ident()
-        yield events.send("response.created", response=_response(request, ident, "in_progress"))
-        yield events.send("response.in_progress", response=_response(request, ident, "in_progress"))
+        started = compact(_response(request, ident, "in_progress"))  # the same in both events
+        yield events.encoded("response.created", started)
+        yield events.encoded("response.in_progress", started)
         items = _items(request, reply)
         for index, item in enumerate(items):
             yield from _item_events(events, index, item)
@@ -299,3 +301,9 @@ class _Events:
         event = sse({"type": kind, **data, "sequence_number": self.number}, event=kind)
         self.number += 1
         return event
+
+    def encoded(self, kind: str, response: str) -> bytes:
+        """An event holding ``response``, a response's JSON text."""
+        data = f'{{"type":"{kind}","response":{response},"sequence_number":{self.number}}}'
+        self.number += 1
+        return sse(data, event=kind)

@@ -45,8 +45,13 @@ class Response:
     content_type: str = "application/json"
 
 
+compact = json.JSONEncoder(separators=(",", ":")).encode
+"""JSON text without spaces, by one encoder made once (``json.dumps`` with ``separators``
+makes an encoder on every call)."""
+
+
 def json_response(status: int, data: Any) -> Response:
-    return Response(status, json.dumps(data, separators=(",", ":")).encode())
+    return Response(status, compact(data).encode())
 
 
 Answer = Callable[[str, str, dict[str, str], bytes], Response]

@@ -11,7 +11,6 @@ they need of a request into typed models and write the reply in their own form.
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 import uuid
 from collections.abc import Iterator
@@ -20,6 +19,7 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from harness.gateway.server import compact
 from harness.models.base import Message, Reply, ToolSchema
 
 JsonObject = dict[str, Any]
@@ -138,7 +138,7 @@ def usage_of(reply: Reply) -> JsonObject:
 
 def sse(data: JsonObject | str, event: str | None = None) -> bytes:
     """One server-sent event (``event:`` line only where the format names its events)."""
-    text = data if isinstance(data, str) else json.dumps(data, separators=(",", ":"))
+    text = data if isinstance(data, str) else compact(data)
     head = f"event: {event}\n" if event else ""
     return f"{head}data: {text}\n\n".encode()
 
