@@ -44,6 +44,9 @@ _RESULT = re.compile(r"\) = (-?\d+)")
 # An argument that is pytest (or a path to it), or code run with -c that speaks of pytest (the
 # pytest gate's: ``python -I -B -c <its reporter>``).
 _PYTEST = re.compile(r'"([^"]*/)?pytest"|"-c", "(?:[^"\\]|\\.)*pytest')
+# The pytest gate's own runs (a round's gate, a baseline at the base commit): its reporter's text
+# is the code run with -c (after the prelude a project's environment adds).
+_GATE = re.compile(r'"-c", "(?:[^"\\]|\\.)*The pytest gate\'s reporter')
 
 
 @dataclass
@@ -55,6 +58,7 @@ class Starts:
     git: int = 0
     config_listings: int = 0
     pytest: int = 0  # Python started to run pytest (``-m pytest``, a ``pytest`` script, the gate's)
+    gate_pytest: int = 0  # of which the pytest gate's (rounds and baselines), not the agent's
 
     def add(self, path: str, argv: str, result: int) -> None:
         if result != 0:
@@ -64,6 +68,7 @@ class Starts:
         self.programs[name] += 1
         if (name.startswith("python") or name == "pytest") and _PYTEST.search(argv):
             self.pytest += 1
+            self.gate_pytest += bool(_GATE.search(argv))
         if name == "git":
             self.git += 1
             if '"config"' in argv and ('"--show-origin"' in argv or '"--get-regexp"' in argv):
@@ -127,7 +132,7 @@ def main() -> None:
                 f"  programs started {sum(starts.programs.values())}"
                 f" (failed execve along PATH: {starts.failed});"
                 f" git {starts.git}, of which config listings {starts.config_listings};"
-                f" pytest {starts.pytest}"
+                f" pytest {starts.pytest} (the gate's {starts.gate_pytest})"
             )
             common = ", ".join(f"{name} {n}" for name, n in starts.programs.most_common(8))
             print(f"  most started: {common}")

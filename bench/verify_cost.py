@@ -12,7 +12,8 @@ mini-swe-agent runs them with its ``bash`` tool and verifies nothing. Every run 
 exactly the upstream fix, or the bench stops.
 
 First one run of each side under ``strace -f`` (see bench/process_starts.py) counts the
-programs each starts, git and pytest among them; then ``--pairs`` pairs of untraced runs,
+programs each starts, git and pytest among them (the harness's split into the pytest gate's runs,
+a round's and the baseline's, against its target, and the agent's own); then ``--pairs`` pairs of untraced runs,
 interleaved (the first of a pair alternating), time each: wall seconds, CPU seconds of the run
 and everything it started (``RUSAGE_CHILDREN``), requests served. Printed: both sides' medians
 and the median of the pairs' ratios (harness / mini). Not part of CI.
@@ -55,6 +56,7 @@ SOURCE = "more_itertools/more.py"
 TEST = json.loads((CASE / "case.json").read_text())["tests"][0]
 GOAL = f"The test {TEST} fails. Fix the code, not the tests."
 KEY = "sk-bench-provider-key"
+ROUNDS = 1  # the loop's max_iterations: the gate runs once a round, the baseline once in all
 MINI_VENV = Path.home() / ".cache" / "harness-bench" / "mini-swe-agent"
 SUBMIT = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"  # mini's submission marker
 FIX = (
@@ -76,7 +78,7 @@ LOOP = """\
 name = "verify-cost"
 goal = "{goal}"
 model = "openai/fake-model"
-max_iterations = 1
+max_iterations = {rounds}
 [model_options]
 api_base = "{api_base}"
 num_retries = 0
@@ -120,7 +122,9 @@ def project(folder: Path, api_base: str) -> Path:
     repo.mkdir(parents=True)
     with tarfile.open(CASE / "base.tar.gz") as archive:
         archive.extractall(repo, filter="data")
-    (repo / "loop.toml").write_text(LOOP.format(goal=GOAL, api_base=api_base, test=TEST))
+    (repo / "loop.toml").write_text(
+        LOOP.format(goal=GOAL, api_base=api_base, test=TEST, rounds=ROUNDS)
+    )
     with (repo / ".gitignore").open("a") as ignore:
         ignore.write("\n.harness/\n")
     git(repo, "init", "-q", "-b", "main")
@@ -200,6 +204,13 @@ def one_run(side: Side, server: OpenAIServer, mini: Path, *, trace: bool) -> tup
                 f"programs started {sum(starts.programs.values())}, git {starts.git},"
                 f" pytest {starts.pytest}"
             )
+            if (
+                side.name == "harness"
+            ):  # one round, one base commit: the gate once, the baseline once
+                counted += (
+                    f" (the gate's {starts.gate_pytest}, target {ROUNDS} a round + 1 baseline"
+                    f" = {ROUNDS + 1}; the agent's {starts.pytest - starts.gate_pytest})"
+                )
         return Run(wall, cpu, len(server.requests) - served), counted
 
 
