@@ -151,7 +151,7 @@ def test_a_head_fed_slowly_is_cut_off_at_its_deadline_and_reaches_no_model(
         time.sleep(0.2)
     assert answer.startswith(b"HTTP/1.1 408 "), answer
     assert b"the head was not whole within 1s, or stopped arriving for 0.5s" in answer
-    assert 1 <= time.monotonic() - started < 2
+    assert 0.9 <= time.monotonic() - started < 4  # from the first byte the server saw
     assert trickle.recv(1000) == b""  # closed
     assert model.calls == []
     assert post(gateway, "/v1/chat/completions", CHAT)[0] == 200  # the gateway serves on
