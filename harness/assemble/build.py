@@ -295,7 +295,7 @@ def build_loop(
         pins=pins,
         ci=ci,
         on_finish=on_finish,
-        on_resume=_on_resume(config, overrides, run, archive),
+        on_resume=_on_resume(config, run, archive),
         cascade=cascade,
     )
 
@@ -305,15 +305,13 @@ SPEC_SETTINGS = {*LoopRules.model_fields, "on_escalate", "on_round"} - {"max_ite
 and its hook commands."""
 
 
-def _on_resume(
-    config: LoopSpec, overrides: Overrides, run: Path, archive: SourceArchive
-) -> ResumeHook | None:
+def _on_resume(config: LoopSpec, run: Path, archive: SourceArchive) -> ResumeHook | None:
     """What a resumed run of a research loop (``[web]`` or a research gate) carries from the
-    run it resumes: its archive and claim ledger; nothing for a restart, which starts afresh."""
+    run it resumes: its archive and claim ledger (a run that starts afresh resumes none)."""
     research = config.web is not None or any(
         isinstance(g, CitationsGateConfig | ConvergenceGateConfig) for g in config.gates
     )
-    if overrides.earlier == "restart" or not research:
+    if not research:
         return None
     return carry_on_resume(
         config.root, run, archive, loop_name=config.name, workspace=config.root / config.workspace
