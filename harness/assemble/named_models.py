@@ -16,7 +16,7 @@ from harness.models.other_family import SERVER_OPTIONS, other_family_candidates
 from harness.models.preflight import preflight
 from harness.models.resolve import resolve_model
 from harness.outer.cascade import Cascade
-from harness.outer.options import Earlier
+from harness.outer.rules import Earlier
 from harness.spec.loop_spec import LoopSpec
 from harness.spec.sections import ModelChoice
 

@@ -28,7 +28,7 @@ from typing import Any, Protocol
 from harness.connect.deliveries import SeenDeliveries
 from harness.connect.github import GitHub, HostError, Issue, issue_of
 from harness.connect.reviews import REVIEW_EVENTS, Review, review_of
-from harness.outer.options import Earlier
+from harness.outer.rules import Earlier
 from harness.workspace.git import BRANCH_PREFIX
 
 MAX_DELIVERY_BYTES = 1_000_000

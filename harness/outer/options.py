@@ -62,13 +62,6 @@ def new_run_id() -> str:
     return uuid.uuid4().hex[:8]
 
 
-Earlier = Literal["resume", "restart", "carry", "reopen"]
-"""What a run does with an earlier run of its loop: ``resume`` it where it stopped; ``restart``:
-set its progress, spend and work file aside and start over; ``carry``: a loop that ended (passed,
-escalated) starts over with what it learned, one under way is resumed; ``reopen``: a loop that
-ended takes up its own branch again (a review came), one under way is resumed."""
-
-
 CriticArtifact = Literal["diff", "final"] | ArtifactFile
 """What the critic judges: the run's diff, the session's last answer, or a named file."""
 

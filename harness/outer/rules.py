@@ -19,6 +19,13 @@ from harness.tools.paths import check_protect_patterns
 Patience = Annotated[int, Field(ge=2, le=100, strict=True)]
 """Rounds failing the same way before the loop stops with ``NO_PROGRESS``."""
 
+Earlier = Literal["resume", "restart", "carry", "reopen"]
+"""What a run does with an earlier run of its loop: ``resume`` it where it stopped; ``restart``:
+set its progress, spend and work file aside and start over; ``carry``: a loop that ended (passed,
+escalated) starts over with what it learned, one under way is resumed; ``reopen``: a loop that
+ended takes up its own branch again (a review came), one under way is resumed."""
+
+
 Rollback = Literal["keep", "failed"]
 """``failed``: a failed round's changes are reset before the next round."""
 

@@ -27,13 +27,12 @@ from harness.outer.escalation import EscalationHook
 from harness.outer.options import (
     CiWait,
     CriticArtifact,
-    Earlier,
     FinishHook,
     ResumeHook,
     RoundHook,
     new_run_id,
 )
-from harness.outer.rules import LoopRules
+from harness.outer.rules import Earlier, LoopRules
 from harness.sandbox import Sandbox, default_sandbox
 from harness.tools.mcp import McpServer
 from harness.verify.gates import Gate
