@@ -18,7 +18,8 @@ gateway / metered is the HTTP server's and the translation's share alone.
 
 A second table isolates the gateway's own work: the same requests answered by a model that
 replies at once (no provider, no litellm call), against the direct call; ``(direct + own) /
-direct`` is what the gateway adds to a request whose model call costs what litellm's does.
+direct``, the median of the pairs' (each pair's own work against its direct call), is what the
+gateway adds to a request whose model call costs what litellm's does.
 
     python bench/gateway.py [--pairs 41] [--wire chat|anthropic|responses|all]
 """
@@ -194,7 +195,7 @@ def main() -> None:
                 row = _pairs(partial(direct, stream), partial(direct, stream),
                              partial(_ask, asker, wire, stream), args.pairs)  # fmt: skip
                 print(f"{wire:<10} {'yes' if stream else 'no':<6} {row[0]:>10.2f} "
-                      f"{row[2]:>8.2f} {(row[0] + row[2]) / row[0]:>10.3f}")  # fmt: skip
+                      f"{row[2]:>8.2f} {1 + row[3]:>10.3f}")  # fmt: skip
         assert asker.stdin is not None
         asker.stdin.close()
         asker.wait()
