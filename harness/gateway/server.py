@@ -118,20 +118,16 @@ class _Handler(socketserver.StreamRequestHandler):
         limits = self.server.limits
         head = bytearray()
         deadline = None
-        late = _refusal(
-            408, f"the head was not whole within {limits.head_seconds:g}s, or stopped arriving "
-            f"for {limits.read_timeout:g}s",
-        )  # fmt: skip
         while True:
             if deadline is not None:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    return late
+                    return _late(limits)
                 self.connection.settimeout(min(remaining, limits.read_timeout))
             try:
                 arrived = self.rfile.peek(1)  # what is buffered, else one read of the socket
             except TimeoutError:
-                return None if deadline is None else late
+                return None if deadline is None else _late(limits)
             if not arrived:
                 return None
             deadline = deadline or time.monotonic() + limits.head_seconds
@@ -202,6 +198,14 @@ def _headers(fields: list[bytes]) -> dict[str, str]:
         name, _, value = field.decode("latin-1").partition(":")
         headers[name.strip().lower()] = value.strip()
     return headers
+
+
+def _late(limits: ServerLimits) -> Response:
+    """The refusal of a head that came too slowly (made only then: not on every request)."""
+    return _refusal(
+        408, f"the head was not whole within {limits.head_seconds:g}s, or stopped arriving "
+        f"for {limits.read_timeout:g}s",
+    )  # fmt: skip
 
 
 def _refusal(status: int, message: str) -> Response:

@@ -15,7 +15,7 @@ token counter's own identity caches keep working.
 
 from __future__ import annotations
 
-import json
+import copy
 import operator
 from collections.abc import Callable
 from typing import Any
@@ -42,8 +42,9 @@ class RequestRedactor:
         # id -> (message, its values when redacted, redacted message); holding the message
         # keeps its id from being reused while the entry lives.
         self._seen: dict[int, tuple[Message, tuple[Any, ...], Message]] = {}
-        # the latest tool schemas as JSON text, and them redacted (None: nothing was)
-        self._tools: tuple[str, list[ToolSchema] | None] = ("", None)
+        # the latest tool schemas (a copy of its own: a caller may change its list), and them
+        # redacted (None: nothing was)
+        self._tools: tuple[list[ToolSchema] | None, list[ToolSchema] | None] = (None, None)
 
     def redact(self, messages: list[Message]) -> list[Message]:
         """``messages`` as they may be sent: each one redacted, or itself where nothing was."""
@@ -66,14 +67,14 @@ class RequestRedactor:
 
     def tools(self, tools: list[ToolSchema] | None) -> list[ToolSchema] | None:
         """``tools`` as they may be sent: every string in them (names and keys too) redacted;
-        ``tools`` itself where nothing was. The same schemas as the request before (the same
-        JSON text: a session sends its tools with every request) are not walked again."""
+        ``tools`` itself where nothing was. The same schemas as the request before (equal to
+        them, compared without encoding: a session sends its tools with every request) are not
+        walked again."""
         if not tools:
             return tools
-        text = json.dumps(tools)
-        if text != self._tools[0]:
+        if tools != self._tools[0]:
             redacted = redact_strings(tools, self._redact)
-            self._tools = text, None if redacted == tools else redacted
+            self._tools = copy.deepcopy(tools), None if redacted == tools else redacted
         return self._tools[1] or tools
 
     def _message(self, message: Message) -> Message:
