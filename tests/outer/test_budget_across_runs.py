@@ -24,7 +24,7 @@ from harness import (
 from harness.core.errors import ConfigError
 from harness.memory.spend import read_spent, spend_path
 from harness.models.base import Message, ToolSchema
-from harness.outer.options import Earlier
+from harness.outer.rules import Earlier
 from tests.conftest import make_repo
 from tests.openai_server import Hang, OpenAIServer
 
