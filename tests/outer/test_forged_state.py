@@ -144,7 +144,8 @@ def test_a_real_pass_without_commits_is_confirmed_on_the_folder(tmp_path: Path) 
             ToolCall(
                 # a size of its own: Python's bytecode cache of the old file, written by the
                 # gate at the base in the same second, is judged by mtime and size
-                "write_file", {"path": "calc.py", "content": "def add(a, b):\n    return (a + b)\n"}
+                "write_file",
+                {"path": "calc.py", "content": "def add(a, b):\n    return (a + b)\n"},
             ),
             "fixed",
         ]
