@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import graphlib
-import re
 import subprocess
 import sys
 import typing
@@ -358,24 +357,13 @@ def redeclarations(package: Path, sections: list[type]) -> list[str]:
     return lines
 
 
-NOT_YET_ONCE = frozenset({
-    "harness/models/litellm_model.py: timeout=120 re-declares ActionHookConfig.timeout",
-    "harness/runners/base.py: a check of timeout re-declares ActionHookConfig.timeout's bounds",
-    "harness/runners/base.py: timeout=3600 re-declares HumanGateConfig.timeout",
-})  # fmt: skip
-"""Names two settings share: a model request's ``timeout`` and an external agent's session
-``timeout`` are not an action hook's or a person's. The list may only shrink: a new copy fails."""
-
-
 def test_a_default_or_a_bound_of_the_loop_spec_is_declared_once() -> None:
     """Every default and bound ``LoopSpec``'s sections hold lives there only: a runtime class
     takes the section's (``AGENT_DEFAULTS.max_steps``, ``check_field(AgentConfig, ...)``)."""
     sections = spec_sections()
     names = {section.__name__ for section in sections}
     assert {"LoopSpec", "AgentConfig", "CriticConfig", "Budget", "SubagentsConfig"} <= names
-    found = {re.sub(r":\d+:", ":", line) for line in redeclarations(ROOT / "harness", sections)}
-    assert sorted(found - NOT_YET_ONCE) == []
-    assert sorted(NOT_YET_ONCE - found) == []  # gone: take it off the list
+    assert redeclarations(ROOT / "harness", sections) == []
 
 
 def test_a_default_typed_again_is_found(tmp_path: Path) -> None:

@@ -67,6 +67,9 @@ last message, so the next step reads the whole conversation so far from the cach
 
 _BREAKPOINT_PROVIDERS = frozenset({"anthropic", "bedrock", "bedrock_converse", "vertex_ai"})
 
+REQUEST_SECONDS = 120.0
+"""How long one model request may take, seconds, unless ``timeout`` says otherwise."""
+
 _RESERVED_KWARGS = frozenset({"model", "messages", "tools", "stream", "max_retries", "logger_fn"})
 
 
@@ -109,7 +112,7 @@ class LiteLLMModel:
         self,
         model: str,
         *,
-        timeout: float = 120.0,
+        timeout: float = REQUEST_SECONDS,
         num_retries: int = 2,
         retry_backoff: float = 1.0,
         max_tokens: int | None = None,

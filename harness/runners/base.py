@@ -28,14 +28,16 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar, Literal, Self
+from typing import Annotated, ClassVar, Literal, Self
+
+from pydantic import Field
 
 from harness.agent.agent import AgentRun, AgentStop
 from harness.agent.config import AGENT_DEFAULTS, AgentConfig
 from harness.agent.ledger import Ledger
 from harness.core.errors import ConfigError, Stopped
 from harness.core.event_schema import SessionEnd, SessionStart
-from harness.core.section import check_field
+from harness.core.section import check_field, check_value
 from harness.core.sink import NULL_SINK, EventSink
 from harness.core.stop import StopReason
 from harness.gateway.gateway import Ending, Gateway, GatewayAddress
@@ -49,6 +51,11 @@ WireName = Literal["openai-chat", "openai-responses", "anthropic"]
 RELAY_PORT = 48_213
 """The port of 127.0.0.1 the relay listens on inside a sandbox's own network namespace."""
 VERSION_SECONDS = 30.0
+
+SESSION_SECONDS = 3600.0
+"""How long an external agent's session may run, seconds, unless its ``timeout`` says otherwise."""
+SessionSeconds = Annotated[float, Field(gt=0)]
+"""A session's time limit: positive and finite."""
 
 
 @dataclass(frozen=True)
@@ -119,15 +126,13 @@ class ExternalRunner:
         path: str | os.PathLike[str] | None = None,
         sandbox: Sandbox | None = None,
         max_requests: int = AGENT_DEFAULTS.max_steps,
-        timeout: float = 3600.0,
+        timeout: float = SESSION_SECONDS,
     ) -> None:
         check_field(AgentConfig, "max_steps", max_requests)  # [agent] max_steps: its requests
-        if not timeout > 0:
-            raise ConfigError(f"timeout: must be positive, got {timeout!r}")
         self.model = model
         self.sandbox = sandbox
         self.max_requests = max_requests
-        self.timeout = timeout
+        self.timeout: float = check_value(SessionSeconds, timeout, "timeout")
         self.program = self._find(path)
         self._check_version()
 

@@ -12,7 +12,7 @@ import pytest
 from harness import Budget, OuterLoop, PytestGate, ScriptedModel, StopReason, ToolCall
 from harness.agent.agent import AgentStop
 from harness.core.errors import ConfigError
-from harness.runners.base import RELAY_PORT
+from harness.runners.base import RELAY_PORT, SESSION_SECONDS
 from harness.runners.command import CommandRunner
 from harness.sandbox import Sandbox
 from harness.sandbox.bwrap import bwrap_problem
@@ -192,6 +192,16 @@ def test_a_session_past_its_time_limit_is_killed_and_named(tmp_path: Path) -> No
     assert time.monotonic() - started < 10
     assert session.stop_reason is AgentStop.TIMED_OUT
     assert session.stop_message == "the agent ran past its time limit of 1s"
+
+
+def test_a_session_s_time_limit_is_an_hour_unless_given_and_a_finite_positive_number() -> None:
+    model = ScriptedModel([])
+    assert CommandRunner(model, ["sleep", "1"]).timeout == SESSION_SECONDS == 3600.0
+    assert CommandRunner(model, ["sleep", "1"], timeout=0.5).timeout == 0.5
+    for bad in (0, -1.0, float("inf"), "soon"):
+        with pytest.raises(ConfigError) as caught:
+            CommandRunner(model, ["sleep", "1"], timeout=bad)  # type: ignore[arg-type]
+        assert str(caught.value) == f"timeout: must be a finite number above 0, got {bad!r}"
 
 
 def test_the_run_s_time_budget_ends_an_external_session_with_timeout(repo: Path) -> None:
