@@ -160,7 +160,7 @@ def _assistant(blocks: list[_Block], names: dict[str, str]) -> Message:
             "type": "function",
             "function": {
                 "name": short_name(block.name, names),
-                "arguments": json.dumps(block.input),
+                "arguments": json.dumps({} if block.input is None else block.input),
             },
         }
         for block in blocks

@@ -60,7 +60,7 @@ class _Item(BaseModel):
     content: str | list[_Part] | None = None
     call_id: str = ""
     name: str = ""
-    arguments: str = ""
+    arguments: str | dict[str, Any] = ""
     input: str = ""
     output: str | list[_Part] | None = None
 
@@ -167,9 +167,12 @@ def _add(messages: list[Message], item: _Item, names: dict[str, str]) -> None:
                 {"role": role, "content": _user(item.content) if role == "user" else text}
             )
     elif item.type in _CALLS:
-        arguments = (
-            item.arguments if item.type == "function_call" else json.dumps({"content": item.input})
-        )
+        if item.type == "custom_tool_call":
+            arguments = json.dumps({"content": item.input})
+        elif isinstance(item.arguments, str):
+            arguments = item.arguments or "{}"
+        else:  # sent as an object, not as its JSON text
+            arguments = json.dumps(item.arguments)
         call = {"id": item.call_id, "type": "function",
                 "function": {"name": short_name(item.name, names), "arguments": arguments}}  # fmt: skip
         last = messages[-1] if messages else None

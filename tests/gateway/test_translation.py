@@ -124,6 +124,9 @@ def test_an_anthropic_answer_names_the_client_s_tools_whole_and_streamed() -> No
         "delta": {"stop_reason": "tool_use", "stop_sequence": None},
         "usage": {"input_tokens": 120, "output_tokens": 9},
     }
+    bare = {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "Read"}]}
+    (message,) = wire.parse({"messages": [bare]}).messages  # a call without input
+    assert message["tool_calls"][0]["function"]["arguments"] == "{}"
     empty = wire.answer(request, Reply(None))
     assert (empty["content"], empty["stop_reason"]) == ([{"type": "text", "text": ""}], "end_turn")
 
@@ -191,6 +194,12 @@ def test_codex_s_request_reaches_the_model_in_chat_form() -> None:
     assert patch["parameters"]["required"] == ["content"]
     assert request.freeform == {"apply_patch"}
     assert ResponsesWire().parse({"input": "hi"}).messages == [{"role": "user", "content": "hi"}]
+    given = [  # arguments given as an object, or not at all
+        {"type": "function_call", "call_id": "c1", "name": "f", "arguments": {"x": 1}},
+        {"type": "function_call", "call_id": "c2", "name": "g"},
+    ]
+    (message,) = ResponsesWire().parse({"input": given}).messages
+    assert [call["function"]["arguments"] for call in message["tool_calls"]] == ['{"x": 1}', "{}"]
 
 
 def test_a_responses_answer_holds_custom_and_function_calls_whole_and_streamed() -> None:
