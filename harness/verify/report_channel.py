@@ -134,6 +134,9 @@ class ReportChannel:
         os.mkfifo(self.pipe, 0o600)
         # Read and write: the pipe never reads as ended while no writer has opened it yet.
         self._fd = os.open(self.pipe, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
+        # Written once the run is over: the reader wakes at once for its last look, instead of
+        # at the end of the poll it is in.
+        self._wake_read, self._wake_write = os.pipe()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._read, name="pytest-report", daemon=True)
         self._pending = bytearray()
@@ -151,17 +154,20 @@ class ReportChannel:
     def __exit__(self, *exc: object) -> None:
         """Read what is left in the pipe (the writers are gone by now), then close it."""
         self._stop.set()
+        os.write(self._wake_write, b"\0")
         self._thread.join()
-        os.close(self._fd)
+        for fd in (self._fd, self._wake_read, self._wake_write):
+            os.close(fd)
         if self._pending and self.log.problem is None:
             self.log.problem = f"its report channel ended inside line {self._expected}"
 
     def _read(self) -> None:
         poller = select.poll()
         poller.register(self._fd, select.POLLIN)
+        poller.register(self._wake_read, select.POLLIN)
         while True:
             stopping = self._stop.is_set()  # read before polling: a last look after the stop
-            if not poller.poll(_POLL_MS):
+            if self._fd not in {fd for fd, _ in poller.poll(_POLL_MS)}:
                 if stopping:
                     return
                 continue

@@ -312,3 +312,17 @@ def test_a_report_twice_and_a_problem_in_the_run_are_not_trusted() -> None:
     run = log(START, COLLECTED, *phases("t::a"), *twice)
     assert suite_report(run, 0) == "reported the setup of t::a twice"
     assert suite_report(log(problem="p"), 0) == "p"
+
+
+def test_leaving_the_channel_wakes_its_reader_at_once_and_keeps_the_last_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("harness.verify.report_channel._POLL_MS", 60_000)
+    with ReportChannel(tmp_path) as channel:
+        key = take_key(channel)
+        time.sleep(0.05)  # the reader is inside its (minute-long) poll
+        write(channel, framed(key, 1, START) + framed(key, 2, FINISH))
+        left = time.monotonic()
+    assert time.monotonic() - left < 5  # not at the end of the poll a minute later
+    assert channel.log.problem is None
+    assert [r.kind for r in channel.log.records] == ["start", "finish"]
