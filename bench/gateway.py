@@ -6,7 +6,7 @@ sends the gateway a request in one of the three wire formats when told to, and r
 answer), and this one, whose CPU is measured (``time.process_time``: every thread, litellm's
 included). The direct call is ``litellm.completion`` with the same chat-completions messages
 and tools (``stream=True``: every chunk read). Through the gateway the request is parsed,
-translated (Anthropic and Responses to chat completions), checked against a budget and
+translated (Anthropic and Responses by litellm's own code), checked against a budget and
 redacted by the run's :class:`MeteredModel`, sent by :class:`LiteLLMModel` (not streamed:
 the gateway streams the answer itself) and answered in the client's format. The two run in
 pairs, back to back, the first of a pair alternating, each measured until the work it left to
@@ -163,7 +163,7 @@ def main() -> None:
     meter = Meter(Budget(tokens=10**12))
     model = MeteredModel(LiteLLMModel("openai/gpt-4o-mini", num_retries=0, **options), meter)
     wires = ["chat", "anthropic", "responses"] if args.wire == "all" else [args.wire]
-    with Gateway(model, token=TOKEN) as gateway:
+    with Gateway(model, token=TOKEN, preload=["/messages", "/responses"]) as gateway:
         asker = subprocess.Popen([*me, "--client", str(gateway.port)], stdin=subprocess.PIPE,
                                  stdout=subprocess.PIPE, text=True)  # fmt: skip
         assert asker.stdin is not None
@@ -187,7 +187,7 @@ def main() -> None:
         asker.stdin.close()
         asker.wait()
     print(f"\n{'wire':<10} {'stream':<6} {'direct ms':>10} {'own ms':>8} {'(d+own)/d':>10}")
-    with Gateway(_Instant(), token=TOKEN) as alone:
+    with Gateway(_Instant(), token=TOKEN, preload=["/messages", "/responses"]) as alone:
         asker = subprocess.Popen([*me, "--client", str(alone.port)], stdin=subprocess.PIPE,
                                  stdout=subprocess.PIPE, text=True)  # fmt: skip
         for wire in wires:

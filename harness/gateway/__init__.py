@@ -1,5 +1,6 @@
 """The model gateway: OpenAI- and Anthropic-compatible endpoints an external agent talks to,
-answered by the run's metered model.
+answered by the run's metered model. litellm is imported only when a request needs its
+translation.
 
 The names here load on first use, so the relay (run inside a sandbox) imports nothing more.
 """

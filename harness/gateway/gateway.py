@@ -15,32 +15,31 @@ the gateway's :attr:`Gateway.ending` says why; whoever runs the agent ends it th
 from __future__ import annotations
 
 import hmac
+import importlib
 import json
 import operator
 import secrets
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
 from harness.core.errors import Stopped
 from harness.core.redact import redact_json_text
-from harness.gateway.anthropic import AnthropicWire
-from harness.gateway.chat import ChatWire
-from harness.gateway.responses import ResponsesWire
 from harness.gateway.server import BoundedServer, Response, ServerLimits, json_response
 from harness.gateway.wire import BadRequest, JsonObject, Wire, error_body
 from harness.models.base import Model, ModelError, Reply, ToolCall
 from harness.models.budget import metered
 
-WIRES: Mapping[str, Wire] = {
-    "/chat/completions": ChatWire(),
-    "/messages": AnthropicWire(),
-    "/messages/count_tokens": AnthropicWire(),
-    "/responses": ResponsesWire(),
+WIRES: Mapping[str, str] = {
+    "/chat/completions": "harness.gateway.chat:ChatWire",
+    "/messages": "harness.gateway.anthropic:AnthropicWire",
+    "/messages/count_tokens": "harness.gateway.anthropic:AnthropicWire",
+    "/responses": "harness.gateway.responses:ResponsesWire",
 }
-"""Each endpoint (below ``/v1``) and the wire that speaks its format."""
+"""Each endpoint (below ``/v1``) and the wire that speaks its format, made on first use (the
+Anthropic and Responses wires import litellm for its translations)."""
 COUNT_TOKENS = "/messages/count_tokens"
 
 
@@ -74,7 +73,8 @@ class Gateway:
     ``token``: the one credential it takes (``Authorization: Bearer`` or ``x-api-key``;
     default: a fresh random one). ``max_requests``: model requests it answers; one more is
     refused and ends the session. ``socket_path``: serve on that unix socket (bound into a sandbox); else on a free port of
-    127.0.0.1.
+    127.0.0.1. ``preload``: endpoints whose wire is made as the gateway starts, in the
+    background (so an agent's first request does not wait for litellm's import).
     """
 
     def __init__(
@@ -85,6 +85,7 @@ class Gateway:
         max_requests: int | None = None,
         socket_path: Path | None = None,
         limits: ServerLimits | None = None,
+        preload: Sequence[str] = (),
     ) -> None:
         self.model = metered(model)
         self.token = token or "harness-" + secrets.token_urlsafe(24)
@@ -98,8 +99,13 @@ class Gateway:
         """Set with :attr:`ending`: the session must end."""
         self._calls = threading.Lock()  # one model call at a time: the trajectory keeps order
         self._server: BoundedServer | None = None
+        self._wires: dict[str, Wire] = {}
+        self._making = threading.Lock()
+        self._preload = tuple(preload)
 
     def __enter__(self) -> Gateway:
+        for endpoint in self._preload:
+            threading.Thread(target=self._wire, args=(endpoint,), daemon=True).start()
         self._server = BoundedServer(
             self._answer, self._admit, socket_path=self.socket_path, limits=self.limits
         )
@@ -132,7 +138,7 @@ class Gateway:
         endpoint = _endpoint(path)
         if method == "GET" and endpoint == "/models":
             return json_response(200, self._models())
-        wire = WIRES.get(endpoint)
+        wire = self._wire(endpoint)
         if method != "POST" or wire is None:
             return json_response(
                 404, error_body(endpoint, "not_found_error", f"no endpoint {path}")
@@ -168,6 +174,20 @@ class Gateway:
         if request.stream:  # the reply is whole: its events go in one body, the connection kept
             return Response(200, b"".join(wire.stream(request, reply)), "text/event-stream")
         return json_response(200, wire.answer(request, reply))
+
+    def _wire(self, endpoint: str) -> Wire | None:
+        """The wire of ``endpoint`` (made once), or None for an endpoint the gateway lacks."""
+        where = WIRES.get(endpoint)
+        if where is None:
+            return None
+        made = self._wires.get(where)
+        if made is not None:
+            return made
+        with self._making:
+            if where not in self._wires:
+                module, name = where.split(":")
+                self._wires[where] = getattr(importlib.import_module(module), name)()
+            return self._wires[where]
 
     def _refusal(self) -> str | None:
         """Why no more requests are answered, or None."""

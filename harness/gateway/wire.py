@@ -4,26 +4,22 @@ A :class:`Wire` turns a request body of its format into a :class:`Request` (chat
 messages and tool schemas: what a :class:`~harness.models.base.Model` takes) and the model's
 :class:`~harness.models.base.Reply` back into its format, whole or as server-sent events.
 OpenAI Chat Completions is the model's own form and needs no translation (:mod:`.chat`); the
-Anthropic Messages (:mod:`.anthropic`) and OpenAI Responses (:mod:`.responses`) wires read what
-they need of a request into typed models and write the reply in their own form.
+Anthropic Messages (:mod:`.anthropic`) and OpenAI Responses (:mod:`.responses`) wires use
+litellm's own translations, fed with the reply as a chat-completions response.
 """
 
 from __future__ import annotations
 
-import hashlib
 import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
-
-from pydantic import BaseModel, ValidationError
+from typing import Any, Protocol
 
 from harness.gateway.server import compact
 from harness.models.base import Message, Reply, ToolSchema
 
 JsonObject = dict[str, Any]
-Read = TypeVar("Read", bound=BaseModel)
 
 
 class BadRequest(ValueError):
@@ -43,9 +39,7 @@ class Request:
     body: JsonObject
     """The body as the client sent it (a wire's answer may echo parts of it)."""
     names: dict[str, str]
-    """Tool names shortened for the chat form -> the client's own (see :func:`short_name`)."""
-    freeform: frozenset[str] = frozenset()
-    """The client's tools whose calls it takes as free-form input (Responses ``custom`` tools)."""
+    """Tool names shortened for the chat form -> the client's own (Anthropic's long names)."""
 
 
 def request_of(
@@ -54,7 +48,6 @@ def request_of(
     tools: list[ToolSchema] | None,
     max_tokens: int | None,
     names: dict[str, str] | None = None,
-    freeform: frozenset[str] = frozenset(),
 ) -> Request:
     """The request ``body`` makes, in chat-completions form: its ``model`` and ``stream`` read
     from ``body`` here, the rest as its wire read it."""
@@ -66,7 +59,6 @@ def request_of(
         model=model_name(body),
         body=body,
         names=names or {},
-        freeform=freeform,
     )
 
 
@@ -128,12 +120,16 @@ def finish_reason(reply: Reply) -> str:
 
 
 def usage_of(reply: Reply) -> JsonObject:
+    """The reply's usage as a chat completion reports it (its cached prompt tokens too)."""
     usage = reply.usage
-    return {
+    reported: JsonObject = {
         "prompt_tokens": usage.prompt_tokens,
         "completion_tokens": usage.completion_tokens,
         "total_tokens": usage.total_tokens,
     }
+    if usage.cached_tokens:
+        reported["prompt_tokens_details"] = {"cached_tokens": usage.cached_tokens}
+    return reported
 
 
 def sse(data: JsonObject | str, event: str | None = None) -> bytes:
@@ -153,34 +149,6 @@ def positive_int(body: JsonObject, *names: str) -> int | None:
             raise BadRequest(f"{name}: must be a positive integer, got {value!r}")
         return value
     return None
-
-
-def validated(kind: type[Read], body: JsonObject) -> Read:
-    """``body`` read as ``kind``; a body that does not fit is refused naming the field."""
-    try:
-        return kind.model_validate(body)
-    except ValidationError as exc:  # the deepest error: of a union, the branch the body took
-        error = max(exc.errors(), key=lambda error: len(error["loc"]))
-        where = ".".join(str(part) for part in error["loc"] if part not in _BRANCHES)
-        raise BadRequest(f"{where}: {error['msg']}") from None
-
-
-_BRANCHES = ("str", "list[_Block]", "list[_Part]", "list[_Item]")
-"""The names pydantic gives a union's branches in an error's place: not fields."""
-
-
-MAX_NAME = 64
-"""The longest tool name chat-completions providers take (OpenAI's limit)."""
-
-
-def short_name(name: str, names: dict[str, str]) -> str:
-    """``name`` as the chat form may hold it: itself, or (past :data:`MAX_NAME` characters) its
-    start and a digest of the whole, recorded in ``names`` to be turned back in the answer."""
-    if len(name) <= MAX_NAME:
-        return name
-    short = name[: MAX_NAME - 9] + "_" + hashlib.sha256(name.encode()).hexdigest()[:8]
-    names[short] = name
-    return short
 
 
 def model_name(body: JsonObject) -> str:

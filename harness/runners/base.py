@@ -51,6 +51,12 @@ WireName = Literal["openai-chat", "openai-responses", "anthropic"]
 RELAY_PORT = 48_213
 """The port of 127.0.0.1 the relay listens on inside a sandbox's own network namespace."""
 VERSION_SECONDS = 30.0
+PRELOAD: dict[WireName, tuple[str, ...]] = {
+    "anthropic": ("/messages",),
+    "openai-responses": ("/responses",),
+}
+"""The gateway's endpoints made ready as it starts, for an agent of each wire (litellm's import
+takes seconds: not in the way of the agent's first request)."""
 
 SESSION_SECONDS = 3600.0
 """How long an external agent's session may run, seconds, unless its ``timeout`` says otherwise."""
@@ -246,7 +252,10 @@ class ExternalRunner:
         socket_path = scratch / "gateway.sock" if relayed else None
         usage_before = model.meter.usage
         head = head_of(workspace)
-        with Gateway(model, max_requests=self.max_requests, socket_path=socket_path) as gateway:
+        with Gateway(
+            model, max_requests=self.max_requests, socket_path=socket_path,
+            preload=PRELOAD.get(self.wire, ()),
+        ) as gateway:  # fmt: skip
             inside = f"http://127.0.0.1:{RELAY_PORT}" if socket_path is not None else None
             invocation = self.invocation(task, gateway.address(inside), home, workspace)
             write_files(home, invocation.files)

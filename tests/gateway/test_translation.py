@@ -1,5 +1,5 @@
-"""The Anthropic and Responses wires' own translation, on the shapes Claude Code and Codex send:
-to chat-completions form and back, whole and streamed."""
+"""litellm's translation as the Anthropic and Responses wires use it, on the shapes Claude Code and
+Codex send: to chat-completions form and back, whole and streamed."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ import pytest
 from harness.core.usage import Usage
 from harness.gateway.anthropic import AnthropicWire
 from harness.gateway.responses import ResponsesWire
-from harness.gateway.wire import MAX_NAME, BadRequest
+from harness.gateway.wire import BadRequest
 from harness.models.base import Reply, ToolCall
 
+MAX_NAME = 64  # the longest tool name OpenAI takes
 LONG = "mcp__issue_tracker_of_the_whole_organisation__search_every_open_issue_by_label"
 SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}}
 PNG = {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}
@@ -69,24 +70,27 @@ def test_claude_code_s_request_reaches_the_model_in_chat_form() -> None:
     short = next(name for name, given in request.names.items() if given == LONG)
     assert len(short) == MAX_NAME
     assert short != LONG[:MAX_NAME]
-    assert request.messages == [
-        {"role": "system", "content": "x-anthropic-billing-header: cc_version=2\nYou are Claude Code."},
+    note = "Operator note (not from the user): the following was originally a mid-conversation system-role reminder."
+    assert request.messages == [  # the system blocks as parts; a system turn inside the conversation a user's
+        {"role": "system", "content": CLAUDE_CODE["system"]},
         {"role": "user", "content": [{"type": "text", "text": "<reminder>"}, {"type": "text", "text": "fix it"}]},
-        {"role": "user", "content": "# Environment"},
-        {"role": "assistant", "content": "Looking.", "tool_calls": [
+        {"role": "user", "content": [{"type": "text", "text": note}, {"type": "text", "text": "# Environment"}]},
+        {"role": "assistant", "content": "Looking.", "reasoning_content": "hmm",
+         "thinking_blocks": [{"type": "thinking", "thinking": "hmm", "signature": "sig"}],
+         "tool_calls": [
             {"id": "toolu_1", "type": "function", "function": {"name": "Read", "arguments": '{"path": "a.png"}'}},
             {"id": "toolu_2", "type": "function", "function": {"name": short, "arguments": '{"q": "bug"}'}},
         ]},
-        {"role": "tool", "tool_call_id": "toolu_1", "content": "an image"},
-        {"role": "tool", "tool_call_id": "toolu_2", "content": "none"},
-        {"role": "user", "content": [
+        {"role": "tool", "tool_call_id": "toolu_1", "content": [  # the image stays in the tool's result
+            {"type": "text", "text": "an image"},
             {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
-            {"type": "text", "text": "go on"},
         ]},
+        {"role": "tool", "tool_call_id": "toolu_2", "content": "none", "cache_control": {"type": "ephemeral"}},
+        {"role": "user", "content": [{"type": "text", "text": "go on"}]},
     ]  # fmt: skip
-    assert request.tools == [
+    assert request.tools == [  # the server tool (web search) not offered
         {"type": "function", "function": {"name": "Read", "parameters": SCHEMA, "description": "Read a file"}},
-        {"type": "function", "function": {"name": short, "parameters": SCHEMA}},
+        {"type": "function", "function": {"name": short, "parameters": {**SCHEMA, "defer_loading": True}}},
     ]  # fmt: skip
     assert (request.stream, request.max_tokens, request.model) == (True, 32000, "claude-sonnet-4")
 
@@ -124,25 +128,32 @@ def test_an_anthropic_answer_names_the_client_s_tools_whole_and_streamed() -> No
         "delta": {"stop_reason": "tool_use", "stop_sequence": None},
         "usage": {"input_tokens": 120, "output_tokens": 9},
     }
+    assert found[-1][1] == {
+        "type": "message_stop",
+        "usage": {"input_tokens": 120, "output_tokens": 9},
+    }
     bare = {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "Read"}]}
-    (message,) = wire.parse({"messages": [bare]}).messages  # a call without input
+    (message,) = wire.parse({"model": "m", "messages": [bare]}).messages  # a call without input
     assert message["tool_calls"][0]["function"]["arguments"] == "{}"
     empty = wire.answer(request, Reply(None))
-    assert (empty["content"], empty["stop_reason"]) == ([{"type": "text", "text": ""}], "end_turn")
+    assert (empty["content"], empty["stop_reason"]) == ([], "end_turn")
+    cached = wire.answer(request, Reply("x", (), Usage(200, 30, cached_tokens=50)))["usage"]
+    assert cached == {"input_tokens": 150, "output_tokens": 30, "cache_read_input_tokens": 50}
 
 
-def test_a_request_that_does_not_fit_its_wire_is_refused_naming_the_field() -> None:
-    bad = {
-        "model": "m",
-        "max_tokens": 9,
-        "messages": [{"role": "user", "content": [{"text": "x"}]}],
-    }
-    with pytest.raises(BadRequest, match=r"^messages\.0\.content\.0\.type: Field required$"):
-        AnthropicWire().parse(bad)
-    with pytest.raises(BadRequest, match=r"^messages\.0\.role: "):
-        AnthropicWire().parse({"max_tokens": 9, "messages": [{"role": "tool", "content": "x"}]})
-    with pytest.raises(BadRequest, match=r"^input\.0\.call_id: "):
-        ResponsesWire().parse({"input": [{"type": "function_call_output", "call_id": 7}]})
+def test_a_request_its_wire_cannot_read_is_refused_naming_the_field() -> None:
+    untyped = [{"role": "user", "content": [{"text": "x"}]}]  # litellm reads no message of these
+    for messages in (untyped, [{"role": "tool", "content": "x"}]):
+        with pytest.raises(BadRequest, match=r"^messages: no message could be read"):
+            AnthropicWire().parse({"model": "m", "max_tokens": 9, "messages": messages})
+    with pytest.raises(BadRequest, match=r"^messages: cannot be read as Anthropic messages: "):
+        AnthropicWire().parse({"model": "m", "max_tokens": 9, "messages": ["x"]})
+    with pytest.raises(BadRequest, match=r"^input: no message could be read"):
+        ResponsesWire().parse({"input": [{"type": "nope"}]})
+    with pytest.raises(BadRequest, match=r"^input: cannot be read as a Responses input: "):
+        ResponsesWire().parse({"input": ["x"]})
+    read = {"model": "m", "max_tokens": 9, "messages": [{"role": "user", "content": "x"}]}
+    assert AnthropicWire().parse(read).messages == [{"role": "user", "content": "x"}]
 
 
 CODEX = {
@@ -172,34 +183,38 @@ CODEX = {
 
 def test_codex_s_request_reaches_the_model_in_chat_form() -> None:
     request = ResponsesWire().parse(CODEX)
-    assert request.messages == [
+
+    def text(value: str) -> list[dict[str, str]]:
+        return [{"type": "text", "text": value}]
+
+    assert request.messages == [  # developer messages stay so (litellm maps them per provider)
         {"role": "system", "content": "You are Codex."},
-        {"role": "system", "content": "perms"},
-        {"role": "user", "content": "fix it"},
-        {"role": "assistant", "content": "Looking.", "tool_calls": [
-            {"id": "call_1", "type": "function", "function": {"name": "exec_command", "arguments": '{"cmd":"ls"}'}},
+        {"role": "developer", "content": text("perms")},
+        {"role": "user", "content": text("fix it")},
+        {"role": "assistant", "content": text("Looking."), "tool_calls": [
+            {"id": "call_1", "type": "function", "index": 0,
+             "function": {"name": "exec_command", "arguments": '{"cmd":"ls"}'}},
         ]},
         {"role": "tool", "tool_call_id": "call_1", "content": "calc.py"},
         {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "call_2", "type": "function",
+            {"id": "call_2", "type": "function", "index": 0,
              "function": {"name": "apply_patch", "arguments": '{"content": "*** Begin Patch"}'}},
         ]},
         {"role": "tool", "tool_call_id": "call_2", "content": "Done!"},
-        {"role": "user", "content": "later"},
+        {"role": "developer", "content": text("later")},
     ]  # fmt: skip
     assert request.tools is not None
     assert [tool["function"]["name"] for tool in request.tools] == ["exec_command", "apply_patch"]
     patch = request.tools[1]["function"]
     assert patch["description"] == "Patch files.\n\nFormat:\n```lark\nstart: hunk+\n```"
     assert patch["parameters"]["required"] == ["content"]
-    assert request.freeform == {"apply_patch"}
     assert ResponsesWire().parse({"input": "hi"}).messages == [{"role": "user", "content": "hi"}]
     given = [  # arguments given as an object, or not at all
         {"type": "function_call", "call_id": "c1", "name": "f", "arguments": {"x": 1}},
         {"type": "function_call", "call_id": "c2", "name": "g"},
     ]
     (message,) = ResponsesWire().parse({"input": given}).messages
-    assert [call["function"]["arguments"] for call in message["tool_calls"]] == ['{"x": 1}', "{}"]
+    assert [call["function"]["arguments"] for call in message["tool_calls"]] == ['{"x": 1}', ""]
 
 
 def test_a_responses_answer_holds_custom_and_function_calls_whole_and_streamed() -> None:
@@ -216,7 +231,7 @@ def test_a_responses_answer_holds_custom_and_function_calls_whole_and_streamed()
         "call_id": "call_3", "name": "apply_patch", "input": "*** Begin Patch\n",
     }  # fmt: skip
     assert output[2]["arguments"] == '{"cmd": "pytest"}'
-    assert answer["usage"]["input_tokens_details"] == {"cached_tokens": 50}
+    assert answer["usage"]["input_tokens_details"]["cached_tokens"] == 50
     assert answer["usage"]["total_tokens"] == 230
     found = events(b"".join(wire.stream(request, reply)))
     assert [data["sequence_number"] for _, data in found] == list(range(len(found)))

@@ -1,0 +1,58 @@
+"""The reply in litellm's own types, which its translations take, and their output as JSON."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from harness.gateway.wire import (
+    BadRequest,
+    JsonObject,
+    Request,
+    chat_response,
+    request_of,
+    sse,
+)
+from harness.models.base import Reply
+
+
+def translated(
+    body: JsonObject,
+    field: str,
+    chat: Mapping[str, Any],
+    max_tokens: int | None,
+    names: Mapping[str, str] | None = None,
+) -> Request:
+    """The request ``body`` makes, from litellm's chat-completions translation of it
+    (``chat``: its messages and tools, as litellm's typed dicts); refused, naming ``field``,
+    where litellm read no message of it (it leaves out what it does not know)."""
+    messages = [dict(message) for message in chat["messages"]]
+    if not messages:
+        raise BadRequest(f"{field}: no message could be read of it")
+    tools = [dict(tool) for tool in chat.get("tools") or ()]
+    return request_of(body, messages, tools, max_tokens, dict(names or {}))
+
+
+def model_response(reply: Reply, model: str) -> Any:
+    """``reply`` as litellm's ``ModelResponse`` (a chat completion naming ``model``)."""
+    from litellm.types.utils import ModelResponse
+
+    return ModelResponse(**chat_response(reply, model))
+
+
+def typed_events(events: Iterable[Any]) -> Iterator[bytes]:
+    """Server-sent events, each named by its ``type``, of litellm's translated stream."""
+    for event in events:
+        data = plain(event)
+        yield sse(data, event=str(data["type"]))
+
+
+def plain(value: Any) -> Any:
+    """``value`` with every pydantic model in it dumped to JSON types."""
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    if isinstance(value, dict):
+        return {key: plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(item) for item in value]
+    return value
