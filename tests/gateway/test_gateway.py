@@ -6,6 +6,7 @@ import http.client
 import json
 import select
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +15,8 @@ import pytest
 
 from harness import ScriptedModel, ToolCall
 from harness.gateway import Gateway, ServerLimits
+from harness.gateway.chat import ChatWire
+from harness.gateway.gateway import WIRES
 
 TOKEN = "harness-test-token"
 CHAT = {"model": "gpt-x", "messages": [{"role": "user", "content": "hi"}]}
@@ -307,3 +310,34 @@ def test_http_is_read_as_clients_send_it_and_anything_else_is_refused(gateway: G
     assert _exchange(gateway, many.encode()).startswith(b"HTTP/1.1 431 ")
     assert _exchange(gateway, f"PUT /v1/models HTTP/1.1\r\nx-api-key: {TOKEN}\r\n"
                      "Connection: close\r\n\r\n".encode()).startswith(b"HTTP/1.1 501 ")  # fmt: skip
+
+
+class CountedWire(ChatWire):
+    """The chat wire, counting how often it is made and by which thread."""
+
+    made: list[str] = []
+    ready = threading.Event()
+
+    def __init__(self) -> None:
+        CountedWire.made.append(threading.current_thread().name)
+        CountedWire.ready.set()
+
+
+def test_a_preloaded_endpoint_s_wire_is_made_as_the_gateway_starts_and_only_once(
+    model: ScriptedModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(WIRES, "/counted", f"{__name__}:CountedWire")
+    monkeypatch.setattr(CountedWire, "made", [])
+    with Gateway(model, token=TOKEN) as lazy:  # not preloaded: made by the first request
+        time.sleep(0.2)
+        assert CountedWire.made == []
+        assert post(lazy, "/v1/counted", CHAT)[0] == 200
+    assert len(CountedWire.made) == 1
+    CountedWire.made.clear()
+    CountedWire.ready.clear()
+    with Gateway(model, token=TOKEN, preload=["/counted"]) as gateway:
+        assert CountedWire.ready.wait(10)  # made with no request, beside the server
+        assert CountedWire.made != [threading.current_thread().name]
+        for _ in range(2):
+            assert post(gateway, "/v1/counted", CHAT)[0] == 200
+    assert len(CountedWire.made) == 1
