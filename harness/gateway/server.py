@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import socket
 import socketserver
 import threading
 import time
@@ -158,16 +159,20 @@ class _Handler(socketserver.StreamRequestHandler):
         while left:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                return _refusal(408, f"the body took longer than {limits.body_seconds:g}s")
+                break
             self.connection.settimeout(min(remaining, limits.read_timeout))
             try:
                 part = self.rfile.read1(min(left, 1 << 16))
             except TimeoutError:
-                return _refusal(408, f"no byte of the body for {limits.read_timeout:g}s")
+                if remaining > limits.read_timeout:  # not the deadline: the client went quiet
+                    return _refusal(408, f"no byte of the body for {limits.read_timeout:g}s")
+                break
             if not part:
                 return _refusal(400, "the body ended early")
             parts.append(part)
             left -= len(part)
+        if left:
+            return _refusal(408, f"the body took longer than {limits.body_seconds:g}s")
         self.connection.settimeout(limits.read_timeout)
         return b"".join(parts)
 
@@ -221,6 +226,9 @@ class _Served(socketserver.ThreadingMixIn, socketserver.BaseServer):
     answer: Answer
     admit: Admit
     _slots: threading.BoundedSemaphore
+    _lock: threading.Lock
+    _open: set[socket.socket]
+    """The connections being served, cut by :meth:`cut`."""
 
     def process_request(self, request: Any, client_address: Any) -> None:
         if not self._slots.acquire(blocking=False):
@@ -231,13 +239,24 @@ class _Served(socketserver.ThreadingMixIn, socketserver.BaseServer):
                 )
             self.shutdown_request(request)
             return
+        with self._lock:
+            self._open.add(request)
         super().process_request(request, client_address)
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
         try:
             super().process_request_thread(request, client_address)
         finally:
+            with self._lock:
+                self._open.discard(request)
             self._slots.release()
+
+    def cut(self) -> None:
+        """End every connection being served: its next read finds the end, its next write fails."""
+        with self._lock:
+            for request in self._open:
+                with contextlib.suppress(OSError):
+                    request.shutdown(socket.SHUT_RDWR)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client gone mid-answer is its own affair; the server goes on."""
@@ -272,6 +291,7 @@ class BoundedServer:
         server.limits = limits or ServerLimits()
         server.answer, server.admit = answer, admit
         server._slots = threading.BoundedSemaphore(server.limits.connections)
+        server._lock, server._open = threading.Lock(), set()
         self._server = server
         self.socket_path = socket_path
         self.port = 0 if socket_path is not None else server.socket.getsockname()[1]
@@ -285,6 +305,7 @@ class BoundedServer:
         """Stop accepting, close the listening socket; connections under way are cut."""
         self._server.shutdown()
         self._server.server_close()
+        self._server.cut()
         self._thread.join()
         if self.socket_path is not None:
             with contextlib.suppress(OSError):
