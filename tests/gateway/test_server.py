@@ -9,6 +9,8 @@ import json
 import re
 import select
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -354,3 +356,24 @@ def test_the_limits_are_those_the_docs_promise_and_cannot_change_under_a_server(
         ServerLimits().body_bytes = 1  # type: ignore[misc]
     with pytest.raises(dataclasses.FrozenInstanceError):
         Response(200, b"").status = 500  # type: ignore[misc]
+
+
+HOLDER = """
+import socket
+import subprocess
+import sys
+from harness.gateway.server import BoundedServer, ServerLimits, json_response
+server = BoundedServer(lambda *request: json_response(200, {}), lambda path, headers: None,
+                       limits=ServerLimits(read_timeout=30))
+client = socket.create_connection(("127.0.0.1", server.port))
+client.sendall(b"GET /x HTTP/1.1\\r\\n\\r\\n")
+print(client.recv(1000).split(b"\\r\\n")[0].decode(), flush=True)
+"""
+
+
+def test_a_connection_left_open_does_not_keep_the_process_alive() -> None:
+    """A process that ends without stopping its server (a kept-alive connection waiting 30 s
+    for its next request) exits at once: the connections' threads are daemons."""
+    done = subprocess.run([sys.executable, "-c", HOLDER], capture_output=True, text=True,
+                          timeout=20, check=True)  # fmt: skip
+    assert done.stdout == "HTTP/1.1 200 OK\n"
