@@ -294,6 +294,17 @@ def test_a_body_that_stops_trickles_or_ends_early_is_refused(served: Served) -> 
     assert answered == []
 
 
+def test_with_no_time_for_a_body_an_empty_one_is_served_and_any_other_refused() -> None:
+    with serve(body_seconds=0) as (server, answered), connect(server) as client:
+        client.sendall(b"POST /x HTTP/1.1\r\nContent-Length: 0\r\n\r\n"
+                       b"POST /y HTTP/1.1\r\nContent-Length: 1\r\n\r\n")  # fmt: skip
+        (first, _), (second, body) = parse(rest(client))  # the second body is not waited for
+    assert first.startswith("HTTP/1.1 200 OK\r\n")
+    assert second.startswith("HTTP/1.1 408 Request Timeout\r\n")
+    assert message(body) == "the body took longer than 0s"
+    assert answered == ["/x"]
+
+
 def test_the_connection_cap_is_exact_and_a_freed_place_is_taken_again() -> None:
     with serve(read_timeout=8) as (server, _):
         held = [connect(server) for _ in range(2)]
