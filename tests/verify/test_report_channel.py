@@ -133,15 +133,24 @@ def test_exactly_the_cap_is_read_and_one_byte_more_is_a_problem(tmp_path: Path) 
     ]
 
 
-@pytest.mark.parametrize("pause", [False, True], ids=["one write", "a later write"])
-def test_valid_lines_after_a_problem_are_not_kept(tmp_path: Path, pause: bool) -> None:
+@pytest.mark.parametrize(
+    "pause", [None, False, True], ids=["the same write", "one write after", "a later write"]
+)
+def test_valid_lines_after_a_problem_are_not_kept(tmp_path: Path, pause: bool | None) -> None:
+    """Nothing after the problem is kept: not the lines read with it (one write, under the
+    pipe's atomic size, is one read), nor those read after."""
     with ReportChannel(tmp_path) as channel:
         key = take_key(channel)
         pipe = os.open(channel.pipe, os.O_WRONLY)
-        os.write(pipe, framed(key, 1, START) + framed(b"x" * 32, 2, START))
-        if pause:
-            wait_for(lambda: channel.log.problem)
-        os.write(pipe, framed(key, 2, START) + framed(key, 3, FINISH))
+        first = framed(key, 1, START) + framed(b"x" * 32, 2, START)
+        after = framed(key, 2, START) + framed(key, 3, FINISH)
+        if pause is None:
+            os.write(pipe, first + after)
+        else:
+            os.write(pipe, first)
+            if pause:
+                wait_for(lambda: channel.log.problem)
+            os.write(pipe, after)
         os.close(pipe)
 
     assert channel.log.problem == (
