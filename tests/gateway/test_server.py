@@ -175,12 +175,14 @@ def test_a_head_of_exactly_64_kb_waits_for_more_and_one_byte_over_is_refused(
         client.sendall(b"GET /x HTTP/1.1\r\nX-Pad: " + b"p" * (65536 - 24))
         head, body = read_answer(client)  # never whole: late, not too long
         assert head.startswith("HTTP/1.1 408 Request Timeout\r\n")
+        assert head.endswith("\r\nConnection: close")
         assert message(body).startswith("the head was not whole within 1s")
         assert closed_after(client)
     with connect(server) as client:
         client.sendall(b"GET /x HTTP/1.1\r\nX-Pad: " + b"p" * (65536 - 23))
         head, body = read_answer(client)
         assert head.startswith("HTTP/1.1 431 Request Header Fields Too Large\r\n")
+        assert head.endswith("\r\nConnection: close")
         assert message(body) == "the head may hold at most 65536 bytes"
         assert closed_after(client)
     assert answered == []
@@ -253,7 +255,7 @@ def test_a_stalled_head_or_body_is_cut_at_its_deadline_not_the_read_timeout() ->
         head, body = connect(server), connect(server)
         started = time.monotonic()
         head.sendall(b"GET /x HTTP/1.1\r\n")
-        body.sendall(b"POST /x HTTP/1.1\r\nContent-Length: 10\r\n\r\nabc")
+        body.sendall(b"POST /x HTTP/1.1\r\nContent-Length: 10\r\n\r\n")  # and no byte of it
         for client, said in ((head, "the head was not whole within 1s"),
                              (body, "the body took longer than 1s")):  # fmt: skip
             status, answer = read_answer(client)
