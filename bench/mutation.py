@@ -135,6 +135,10 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
         ("tests/verify/test_report_channel.py",),
     ),
     "held_out": ("harness/verify/held_out.py", ("tests/verify/test_held_out.py",)),
+    "gateway_server": (
+        "harness/gateway/server.py",
+        ("tests/gateway/test_server.py", "tests/gateway/test_gateway.py"),
+    ),
 }
 """Module key: (source file, its focused test files)."""
 
