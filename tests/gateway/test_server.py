@@ -280,11 +280,13 @@ def test_a_body_that_stops_trickles_or_ends_early_is_refused(served: Served) -> 
         head, body = read_answer(client)
         assert head.startswith("HTTP/1.1 400 ")
         assert message(body) == "the body ended early"
-    with connect(server) as client:
+    assert answered == []
+    # a byte every 0.15 s: far under the read timeout (room for a loaded machine), never done
+    with serve(read_timeout=1.5) as (server, answered), connect(server) as client:
         client.sendall(b"POST /x HTTP/1.1\r\nContent-Length: 60\r\n\r\n")
         started = time.monotonic()
         answer = b""
-        while not answer:  # a byte every 0.15 s: under the read timeout, never done
+        while not answer:
             if select.select([client], [], [], 0)[0]:
                 answer = client.recv(65536)
             with contextlib.suppress(OSError):
