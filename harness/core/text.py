@@ -1,6 +1,7 @@
 """Text for people: one way to cut long output, keeping its head and tail, and one way to make
-text from an agent inert on a terminal (and a stream that writes all it is given so); and a
-value written as TOML, for the loop.toml and config files the harness writes."""
+text from an agent inert on a terminal (and a stream that writes all it is given so); JSON
+written compactly; and a value written as TOML, for the loop.toml and config files the harness
+writes."""
 
 from __future__ import annotations
 
@@ -70,6 +71,11 @@ def truncate(text: str, limit: int, *, head_share: float = 0.5, total: int | Non
         return text[: max(limit, 0)] if head_share > 0 else text[len(text) - max(limit, 0) :]
     head = round(keep * head_share)
     return text[:head] + marker + text[len(text) - (keep - head) :]
+
+
+compact_json = json.JSONEncoder(separators=(",", ":")).encode
+"""JSON text without spaces, every non-ASCII and control character escaped, by one encoder made
+once (``json.dumps`` with ``separators`` makes an encoder on every call)."""
 
 
 def toml_value(value: str | bool | int) -> str:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 import socket
 import socketserver
 import threading
@@ -22,6 +21,8 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any
+
+from harness.core.text import compact_json
 
 MB = 1 << 20
 
@@ -46,13 +47,8 @@ class Response:
     content_type: str = "application/json"
 
 
-compact = json.JSONEncoder(separators=(",", ":")).encode
-"""JSON text without spaces, by one encoder made once (``json.dumps`` with ``separators``
-makes an encoder on every call)."""
-
-
 def json_response(status: int, data: Any) -> Response:
-    return Response(status, compact(data).encode())
+    return Response(status, compact_json(data).encode())
 
 
 Answer = Callable[[str, str, dict[str, str], bytes], Response]

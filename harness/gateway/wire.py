@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from harness.gateway.server import compact
+from harness.core.text import compact_json
 from harness.models.base import Message, Reply, ToolSchema
 
 JsonObject = dict[str, Any]
@@ -134,7 +134,7 @@ def usage_of(reply: Reply) -> JsonObject:
 
 def sse(data: JsonObject | str, event: str | None = None) -> bytes:
     """One server-sent event (``event:`` line only where the format names its events)."""
-    text = data if isinstance(data, str) else compact(data)
+    text = data if isinstance(data, str) else compact_json(data)
     head = f"event: {event}\n" if event else ""
     return f"{head}data: {text}\n\n".encode()
 

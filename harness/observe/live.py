@@ -30,7 +30,7 @@ from harness.core.event_schema import (
     ToolCallEvent,
     ToolStart,
 )
-from harness.core.text import inert, raw_stream
+from harness.core.text import compact_json, inert, raw_stream
 
 Mode = Literal["live", "quiet", "json"]
 MODES: tuple[Mode, ...] = ("live", "quiet", "json")
@@ -152,7 +152,7 @@ class LiveProgress:
         with self._lock:
             self._update(event)
             if self.mode == "json":  # ASCII: every control character escaped
-                self._write_line(json.dumps(event.model_dump(mode="json"), separators=(",", ":")))
+                self._write_line(compact_json(event.model_dump(mode="json")))
             elif self.mode == "quiet":
                 return
             elif isinstance(event, RunEnd):

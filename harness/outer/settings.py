@@ -16,7 +16,6 @@ from typing import Any
 from pydantic import ConfigDict, Field, SkipValidation, field_validator, model_validator
 
 from harness.agent.session import Session, TakesTools
-from harness.core.budget import Budget
 from harness.core.errors import ConfigError
 from harness.core.redact import Redactor
 from harness.core.section import named_errors
@@ -85,13 +84,14 @@ class Settings(LoopRules):
             raise ConfigError("gates: give at most one HumanGate")
         checks = tuple(gate for gate in gates if not isinstance(gate, HumanGate))
         skill, protect = given.get("skill"), given.get("protect")
+        if given.get("budget") is None:  # None: the rules' default budget
+            given = {k: v for k, v in given.items() if k != "budget"}
         return {
             **given,
             "goal": (given.get("goal") or "").strip(),
             "gates": checks,
             "human": humans[0] if humans else given.get("human"),
             "skill": Skill.load(skill) if isinstance(skill, str | Path) else skill,
-            "budget": given.get("budget") or Budget(),
             "protect": default_protect(checks) if protect is None else protect,
         }
 
