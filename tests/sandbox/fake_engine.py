@@ -17,6 +17,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
+from harness.sandbox import engine as engine_module
+from harness.sandbox import kept
+
 SCRIPT = r"""#!{python}
 import json, os, resource, signal, subprocess, sys, time
 from pathlib import Path
@@ -177,3 +182,20 @@ def install(folder: Path, name: str = "docker", *, mode: str = "ok") -> FakeEngi
 
 def path_with(engine: FakeEngine) -> str:
     return f"{engine.bin}{os.pathsep}{os.environ.get('PATH', os.defpath)}"
+
+
+ANSWER_SECONDS = 120.0
+"""How long the harness waits for the fake to answer (10 s for a real engine): each answer
+starts a Python, which a machine busy with the rest of the suite can hold past 10 s, and that
+must not read as an engine that never answers. Tests of that case set their own bound."""
+
+
+def on_path(
+    folder: Path, monkeypatch: pytest.MonkeyPatch, name: str = "docker", *, mode: str = "ok"
+) -> FakeEngine:
+    """:func:`install` the fake first on PATH, given :data:`ANSWER_SECONDS` to answer."""
+    engine = install(folder, name, mode=mode)
+    monkeypatch.setenv("PATH", path_with(engine))
+    monkeypatch.setattr(engine_module, "ENGINE_SECONDS", ANSWER_SECONDS)
+    monkeypatch.setattr(kept, "ENGINE_SECONDS", ANSWER_SECONDS)
+    return engine

@@ -13,14 +13,12 @@ import pytest
 
 from harness.core.errors import ConfigError
 from harness.sandbox import Sandbox
-from tests.sandbox.fake_engine import FakeEngine, install, path_with
+from tests.sandbox.fake_engine import FakeEngine, on_path
 
 
 @pytest.fixture
 def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeEngine:
-    fake = install(tmp_path / "engine")
-    monkeypatch.setenv("PATH", path_with(fake))
-    return fake
+    return on_path(tmp_path / "engine", monkeypatch)
 
 
 @pytest.fixture

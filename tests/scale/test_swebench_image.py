@@ -14,7 +14,7 @@ from harness.scale.swebench_envs import EnvTable
 from harness.scale.swebench_instance import Instance
 from harness.workspace.git_cmd import git
 from tests.conftest import make_repo
-from tests.sandbox.fake_engine import FakeEngine, install, path_with
+from tests.sandbox.fake_engine import FakeEngine, on_path
 
 TEST_PATCH = """\
 diff --git a/tests/test_calc.py b/tests/test_calc.py
@@ -33,9 +33,7 @@ FIXED = "def add(a, b):\n    return a + b\n"
 
 @pytest.fixture
 def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeEngine:
-    fake = install(tmp_path / "engine")
-    monkeypatch.setenv("PATH", path_with(fake))
-    return fake
+    return on_path(tmp_path / "engine", monkeypatch)
 
 
 def after(argv: list[str], flag: str) -> str:
