@@ -1,25 +1,25 @@
-"""The gateway's own CPU per model request, against a direct litellm call to the same provider.
+"""The gateway's CPU per model request, against litellm's own call for the same request.
 
 Three processes: a provider (an OpenAI-compatible chat-completions server on 127.0.0.1 that
 answers every request with the same tool call, whole or as server-sent events), a client (it
 sends the gateway a request in one of the three wire formats when told to, and reads the whole
 answer), and this one, whose CPU is measured (``time.process_time``: every thread, litellm's
-included). The direct call is ``litellm.completion`` with the same chat-completions messages
-and tools (``stream=True``: every chunk read). Through the gateway the request is parsed,
-translated (Anthropic and Responses by litellm's own code), checked against a budget and
-redacted by the run's :class:`MeteredModel`, sent by :class:`LiteLLMModel` (not streamed:
-the gateway streams the answer itself) and answered in the client's format. The two run in
-pairs, back to back, the first of a pair alternating, each measured until the work it left to
-litellm's logging threads is done too (:data:`SETTLE`); printed: the medians of each and the
-median of the pairs' ratios (gateway / direct). A third call runs beside each pair: the
-harness's own model path (the run's :class:`MeteredModel` over :class:`LiteLLMModel`, with the
-messages decoded anew as the gateway has them), which the built-in agent pays per step too;
-gateway / metered is the HTTP server's and the translation's share alone.
+included). Through the gateway a request is parsed, translated (Anthropic and Responses by
+litellm's own code), checked against a budget and redacted by the run's :class:`MeteredModel`,
+sent by :class:`LiteLLMModel` (not streamed: the gateway streams the answer itself) and
+answered in the client's format. litellm's own call for the same request is its entry for that
+wire, to the same provider: ``litellm.completion`` (chat), ``litellm.anthropic.messages.create``
+and ``litellm.responses``, which translate with the same code and send a chat completion
+(streamed: every chunk or event read). The calls run in rounds, back to back, each first in
+turn, each measured until the work it left to litellm's logging threads is done too
+(:data:`SETTLE`). A third call in each round is the bench's own signal to its client, measured
+alone and taken off the gateway's figure of that round (the direct call makes none). Printed:
+the medians of each, and the median of the rounds' ratios.
 
 A second table isolates the gateway's own work: the same requests answered by a model that
-replies at once (no provider, no litellm call), against the direct call; ``(direct + own) /
-direct``, the median of the pairs' (each pair's own work against its direct call), is what the
-gateway adds to a request whose model call costs what litellm's does.
+replies at once (no provider, no litellm call), against ``litellm.completion``;
+``(completion + own) / completion``, the median of the rounds', is what the gateway adds to a
+request whose model call costs what litellm's does (translation included).
 
     python bench/gateway.py [--pairs 41] [--wire chat|anthropic|responses|all]
 """
@@ -27,13 +27,15 @@ gateway adds to a request whose model call costs what litellm's does.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
+import itertools
 import json
 import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import partial
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -57,10 +59,16 @@ TOOL = {
         },
     },
 }
-MESSAGES = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": TASK}]
-CALL = {"id": "call_1", "type": "function",
-        "function": {"name": "run_shell", "arguments": '{"command": "pytest -q"}'}}  # fmt: skip
 USAGE = {"prompt_tokens": 300, "completion_tokens": 12, "total_tokens": 312}
+NUMBERS = itertools.count()
+"""Each request and each answer is told apart by a number: no memo of the gateway's (the
+redactor's) meets a text it has seen, as in a session, where every request and reply is new."""
+
+
+def tool_call(number: int) -> dict[str, Any]:
+    arguments = json.dumps({"command": f"pytest -q -k case_{number}"})
+    return {"id": f"call_{number}", "type": "function",
+            "function": {"name": "run_shell", "arguments": arguments}}  # fmt: skip
 
 
 def provider() -> None:
@@ -72,8 +80,9 @@ def provider() -> None:
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             head = {"id": "chatcmpl-b", "created": 1, "model": body["model"]}
+            call = tool_call(next(NUMBERS))
             if not body.get("stream"):
-                message = {"role": "assistant", "content": None, "tool_calls": [CALL]}
+                message = {"role": "assistant", "content": None, "tool_calls": [call]}
                 choice = {"index": 0, "message": message, "finish_reason": "tool_calls"}
                 data = json.dumps({**head, "object": "chat.completion", "choices": [choice],
                                    "usage": USAGE}).encode()  # fmt: skip
@@ -86,7 +95,7 @@ def provider() -> None:
             chunk = {**head, "object": "chat.completion.chunk"}
             deltas = [
                 {"role": "assistant", "content": None},
-                {"tool_calls": [{"index": 0, **CALL}]},
+                {"tool_calls": [{"index": 0, **call}]},
             ]
             events = [{**chunk, "choices": [{"index": 0, "delta": d, "finish_reason": None}]}
                       for d in deltas]  # fmt: skip
@@ -111,35 +120,39 @@ def provider() -> None:
     sys.stdin.read()
 
 
-def _request(wire: str, stream: bool) -> tuple[str, dict[str, Any]]:
+def _request(wire: str, stream: bool, number: int) -> tuple[str, dict[str, Any]]:
+    task = f"{TASK}This is request {number}."
     if wire == "chat":
-        return "/v1/chat/completions", {"model": "m", "messages": MESSAGES, "tools": [TOOL],
+        messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": task}]
+        return "/v1/chat/completions", {"model": "m", "messages": messages, "tools": [TOOL],
                                         "stream": stream}  # fmt: skip
     if wire == "anthropic":
         tool = {"name": "run_shell", "description": TOOL["function"]["description"],
                 "input_schema": TOOL["function"]["parameters"]}  # fmt: skip
         return "/v1/messages", {"model": "m", "max_tokens": 4096, "system": SYSTEM,
-                                "messages": [{"role": "user", "content": TASK}],
+                                "messages": [{"role": "user", "content": task}],
                                 "tools": [tool], "stream": stream}  # fmt: skip
     tool = {"type": "function", **TOOL["function"]}
     return "/v1/responses", {"model": "m", "instructions": SYSTEM, "store": False,
-                             "input": [{"role": "user", "content": TASK}], "tools": [tool],
+                             "input": [{"role": "user", "content": task}], "tools": [tool],
                              "stream": stream, "max_output_tokens": 4096}  # fmt: skip
 
 
 def client(port: int) -> None:
-    """For each line ``WIRE STREAM`` on stdin, one request to the gateway; ``ok`` when read."""
+    """For each line ``WIRE STREAM NUMBER`` on stdin, one request to the gateway; ``ok`` when
+    read. A line ``signal 0 0`` is answered at once: the bench's side of a request alone."""
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     for line in sys.stdin:  # one connection kept alive, as the agents' HTTP clients keep theirs
-        wire, stream = line.split()
-        path, body = _request(wire, stream == "1")
-        connection.request("POST", path, json.dumps(body), {"x-api-key": TOKEN})
-        response = connection.getresponse()
-        data = response.read()
-        if response.will_close:
-            connection.close()
-        assert response.status == 200, data[:300]
-        assert b"run_shell" in data, data[:300]
+        wire, stream, number = line.split()
+        if wire != "signal":
+            path, body = _request(wire, stream == "1", int(number))
+            connection.request("POST", path, json.dumps(body), {"x-api-key": TOKEN})
+            response = connection.getresponse()
+            data = response.read()
+            if response.will_close:
+                connection.close()
+            assert response.status == 200, data[:300]
+            assert b"run_shell" in data, data[:300]
         print("ok", flush=True)
 
 
@@ -153,54 +166,74 @@ def main() -> None:
     from harness.models.litellm_model import LiteLLMModel, load_litellm
 
     litellm = load_litellm()
+    # litellm's own Anthropic entry sends an OpenAI model's request as a chat completion, as
+    # the gateway does, not as a Responses call (the provider here has chat completions only)
+    litellm.use_chat_completions_url_for_anthropic_messages = True
     me = [sys.executable, str(Path(__file__).resolve())]
     served = subprocess.Popen([*me, "--provider"], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True)  # fmt: skip
     assert served.stdout is not None
     assert served.stdin is not None
-    api_base = f"http://127.0.0.1:{served.stdout.readline().strip()}/v1"
-    options = {"api_base": api_base, "api_key": "sk-bench-provider"}
+    options = {"api_base": f"http://127.0.0.1:{served.stdout.readline().strip()}/v1",
+               "api_key": "sk-bench-provider"}  # fmt: skip
     meter = Meter(Budget(tokens=10**12))
-    model = MeteredModel(LiteLLMModel("openai/gpt-4o-mini", num_retries=0, **options), meter)
+    model = MeteredModel(LiteLLMModel(MODEL, num_retries=0, **options), meter)
     wires = ["chat", "anthropic", "responses"] if args.wire == "all" else [args.wire]
-    with Gateway(model, token=TOKEN, preload=["/messages", "/responses"]) as gateway:
-        asker = subprocess.Popen([*me, "--client", str(gateway.port)], stdin=subprocess.PIPE,
+    print("Through the gateway, against litellm's own call for the same request and wire:")
+    print(f"{'wire':<10} {'stream':<6} {'litellm ms':>11} {'gateway ms':>11} {'gw/litellm':>11}")
+    with _asking(Gateway(model, token=TOKEN, preload=PRELOAD)) as ask:
+        for wire in wires:
+            for stream in (False, True):
+                runs = _pairs({"litellm": partial(_direct, litellm, options, wire, stream),
+                               "gateway": partial(ask, wire, stream),
+                               "signal": partial(ask, "signal", False)}, args.pairs)  # fmt: skip
+                gateway = _less(runs["gateway"], runs["signal"])
+                print(f"{wire:<10} {'yes' if stream else 'no':<6} "
+                      f"{statistics.median(runs['litellm']):>11.2f} "
+                      f"{statistics.median(gateway):>11.2f} "
+                      f"{statistics.median(_over(gateway, runs['litellm'])):>11.3f}")  # fmt: skip
+    print("\nThe gateway's own work (a model that answers at once), against litellm.completion:")
+    print(f"{'wire':<10} {'stream':<6} {'completion ms':>14} {'own ms':>8} {'(c+own)/c':>10}")
+    with _asking(Gateway(_Instant(), token=TOKEN, preload=PRELOAD)) as ask:
+        for wire in wires:
+            for stream in (False, True):
+                runs = _pairs({"completion": partial(_direct, litellm, options, "chat", stream),
+                               "own": partial(ask, wire, stream),
+                               "signal": partial(ask, "signal", False)}, args.pairs)  # fmt: skip
+                own = _less(runs["own"], runs["signal"])
+                added = [1 + r for r in _over(own, runs["completion"])]
+                print(f"{wire:<10} {'yes' if stream else 'no':<6} "
+                      f"{statistics.median(runs['completion']):>14.2f} "
+                      f"{statistics.median(own):>8.2f} {statistics.median(added):>10.3f}")  # fmt: skip
+    served.stdin.close()
+    served.wait()
+
+
+MODEL = "openai/gpt-4o-mini"
+PRELOAD = ("/messages", "/responses")
+
+
+@contextlib.contextmanager
+def _asking(gateway: Any) -> Iterator[Callable[[str, bool], None]]:
+    """Serve ``gateway`` to a client process; yields: have it send one request and read the
+    answer (``signal``: only the bench's side of that)."""
+    with gateway:
+        asker = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--client",
+                                  str(gateway.port)], stdin=subprocess.PIPE,
                                  stdout=subprocess.PIPE, text=True)  # fmt: skip
         assert asker.stdin is not None
         assert asker.stdout is not None
 
-        through = partial(_ask, asker)
+        def ask(wire: str, stream: bool) -> None:
+            asker.stdin.write(f"{wire} {int(stream)} {next(NUMBERS)}\n")  # type: ignore[union-attr]
+            asker.stdin.flush()  # type: ignore[union-attr]
+            assert asker.stdout.readline().strip() == "ok"  # type: ignore[union-attr]
 
-        direct = partial(_direct, litellm, options)
-
-        def metered() -> None:
-            model.complete(json.loads(json.dumps(MESSAGES)), [TOOL])
-
-        print(f"{'wire':<10} {'stream':<6} {'direct ms':>10} {'metered ms':>11} "
-              f"{'gateway ms':>11} {'gw/direct':>10} {'gw/metered':>11}")  # fmt: skip
-        for wire in wires:
-            for stream in (False, True):
-                row = _pairs(partial(direct, stream), metered, partial(through, wire, stream),
-                             args.pairs)  # fmt: skip
-                print(f"{wire:<10} {'yes' if stream else 'no':<6} {row[0]:>10.2f} "
-                      f"{row[1]:>11.2f} {row[2]:>11.2f} {row[3]:>10.3f} {row[4]:>11.3f}")  # fmt: skip
-        asker.stdin.close()
-        asker.wait()
-    print(f"\n{'wire':<10} {'stream':<6} {'direct ms':>10} {'own ms':>8} {'(d+own)/d':>10}")
-    with Gateway(_Instant(), token=TOKEN, preload=["/messages", "/responses"]) as alone:
-        asker = subprocess.Popen([*me, "--client", str(alone.port)], stdin=subprocess.PIPE,
-                                 stdout=subprocess.PIPE, text=True)  # fmt: skip
-        for wire in wires:
-            for stream in (False, True):
-                row = _pairs(partial(direct, stream), partial(direct, stream),
-                             partial(_ask, asker, wire, stream), args.pairs)  # fmt: skip
-                print(f"{wire:<10} {'yes' if stream else 'no':<6} {row[0]:>10.2f} "
-                      f"{row[2]:>8.2f} {1 + row[3]:>10.3f}")  # fmt: skip
-        assert asker.stdin is not None
-        asker.stdin.close()
-        asker.wait()
-    served.stdin.close()
-    served.wait()
+        try:
+            yield ask
+        finally:
+            asker.stdin.close()
+            asker.wait()
 
 
 class _Instant:
@@ -209,12 +242,16 @@ class _Instant:
     name = "instant"
     context_window = 128_000
 
-    def complete(self, messages: Any, tools: Any = None, *, max_tokens: Any = None) -> Any:
+    def __init__(self) -> None:
         from harness.core.usage import Usage
         from harness.models.base import Reply, ToolCall
 
-        call = ToolCall("run_shell", CALL["function"]["arguments"], "call_1")  # type: ignore[index]
-        return Reply(None, (call,), Usage(USAGE["prompt_tokens"], USAGE["completion_tokens"]))
+        self.usage = Usage(USAGE["prompt_tokens"], USAGE["completion_tokens"])
+        self.reply, self.call = Reply, ToolCall
+
+    def complete(self, messages: Any, tools: Any = None, *, max_tokens: Any = None) -> Any:
+        function = tool_call(next(NUMBERS))["function"]
+        return self.reply(None, (self.call("run_shell", function["arguments"], "c"),), self.usage)
 
     def count_tokens(self, messages: Any, tools: Any = None) -> int:
         return USAGE["prompt_tokens"]
@@ -223,19 +260,17 @@ class _Instant:
         return 0.0, 0.0
 
 
-def _ask(asker: subprocess.Popen[str], wire: str, stream: bool) -> None:
-    """Have the client send the gateway one request, and wait until it has read the answer."""
-    assert asker.stdin is not None
-    assert asker.stdout is not None
-    asker.stdin.write(f"{wire} {int(stream)}\n")
-    asker.stdin.flush()
-    assert asker.stdout.readline().strip() == "ok"
-
-
-def _direct(litellm: Any, options: dict[str, str], stream: bool) -> None:
-    """The same request sent by litellm itself, every chunk read when streamed."""
-    reply = litellm.completion(model="openai/gpt-4o-mini", messages=MESSAGES, tools=[TOOL],
-                               stream=stream, **options)  # fmt: skip
+def _direct(litellm: Any, options: dict[str, str], wire: str, stream: bool) -> None:
+    """The same request sent by litellm itself through its own entry for ``wire`` (to the
+    same chat-completions provider), every chunk or event read when streamed."""
+    _, body = _request(wire, stream, next(NUMBERS))
+    del body["model"]
+    if wire == "chat":
+        reply = litellm.completion(model=MODEL, **body, **options)
+    elif wire == "anthropic":
+        reply = litellm.anthropic.messages.create(model=MODEL, **body, **options)
+    else:
+        reply = litellm.responses(model=MODEL, use_chat_completions_api=True, **body, **options)
     if stream:
         for _ in reply:
             pass
@@ -253,28 +288,29 @@ def _cpu(call: Callable[[], None]) -> float:
     return (time.process_time() - started) * 1000
 
 
-def _pairs(
-    direct: Callable[[], None],
-    metered: Callable[[], None],
-    gateway: Callable[[], None],
-    pairs: int,
-) -> list[float]:
-    """Medians of the direct, metered and gateway CPU (ms), and of the ratios gateway / direct
-    and gateway / metered, each call of a pair run back to back, the first alternating."""
+def _pairs(calls: dict[str, Callable[[], None]], pairs: int) -> dict[str, list[float]]:
+    """Each call's CPU (ms) in each of ``pairs`` rounds, the calls of a round run back to
+    back in an order that turns each round (each call first in turn)."""
     for _ in range(5):  # warm every path
-        direct()
-        metered()
-        gateway()
-    runs: dict[str, list[float]] = {"direct": [], "metered": [], "gateway": []}
-    calls = {"direct": direct, "metered": metered, "gateway": gateway}
+        for call in calls.values():
+            call()
+    names = list(calls)
+    runs: dict[str, list[float]] = {name: [] for name in names}
     for index in range(pairs):
-        order = ["gateway", "direct", "metered"] if index % 2 else ["direct", "metered", "gateway"]
-        for name in order:
+        turn = index % len(names)
+        for name in names[turn:] + names[:turn]:
             runs[name].append(_cpu(calls[name]))
-    ratios = [g / d for g, d in zip(runs["gateway"], runs["direct"], strict=True)]
-    own = [g / m for g, m in zip(runs["gateway"], runs["metered"], strict=True)]
-    medians = [statistics.median(runs[name]) for name in ("direct", "metered", "gateway")]
-    return [*medians, statistics.median(ratios), statistics.median(own)]
+    return runs
+
+
+def _less(runs: list[float], signal: list[float]) -> list[float]:
+    """Each round's figure without that round's signal to the client (the bench's, not the
+    gateway's: a pipe write and read the direct call does not make)."""
+    return [run - cost for run, cost in zip(runs, signal, strict=True)]
+
+
+def _over(runs: list[float], base: list[float]) -> list[float]:
+    return [run / cost for run, cost in zip(runs, base, strict=True)]
 
 
 if __name__ == "__main__":

@@ -66,16 +66,18 @@ class RequestRedactor:
         return out
 
     def tools(self, tools: list[ToolSchema] | None) -> list[ToolSchema] | None:
-        """``tools`` as they may be sent: every string in them (names and keys too) redacted;
-        ``tools`` itself where nothing was. The same schemas as the request before (equal to
-        them, compared without encoding: a session sends its tools with every request) are not
-        walked again."""
+        """``tools`` as they may be sent: every string in them (names and keys too) redacted.
+        The same schemas as the request before (equal to them, compared without encoding: a
+        session sends its tools with every request) are not walked again, and the same list
+        is sent for them each time, so what is kept by identity downstream (their size and
+        token count, the trajectory's copy) holds for requests that make their list anew, as
+        the gateway's do."""
         if not tools:
             return tools
         if tools != self._tools[0]:
             redacted = redact_strings(tools, self._redact)
             self._tools = copy.deepcopy(tools), None if redacted == tools else redacted
-        return self._tools[1] or tools
+        return self._tools[1] or self._tools[0]
 
     def _message(self, message: Message) -> Message:
         changed: Message = {}

@@ -113,12 +113,15 @@ def test_tool_schemas_are_redacted_and_walked_again_only_when_their_text_changes
             "name": "run_shell", "description": description, "parameters": parameters}}]  # fmt: skip
 
     clean = schemas("Run a command.")
-    assert requests.tools(clean) is clean  # nothing to redact: the very same list
+    sent = requests.tools(clean)
+    assert sent == clean  # nothing to redact
     walked = len(redact.texts)
     assert walked == 14  # every key (9) and string value (5)
-    again = schemas("Run a command.")
-    assert requests.tools(again) is again
+    assert requests.tools(schemas("Run a command.")) is sent  # equal schemas: the same list
     assert len(redact.texts) == walked  # the same text: not walked again
+    clean[0]["type"] = "changed by its caller"
+    assert requests.tools(schemas("Run a command.")) is sent
+    assert sent == schemas("Run a command.")  # a copy of its own: the caller's change is not in it
     secret = requests.tools(schemas(f"Run it with {SECRET}."))
     assert secret == schemas("Run it with [REDACTED].")
     assert requests.tools(schemas(f"Run it with {SECRET}.")) == secret
