@@ -11,6 +11,7 @@ import json
 import re
 import socket
 import subprocess
+import sys
 import threading
 import time
 from datetime import UTC, datetime
@@ -37,6 +38,9 @@ from harness.spec import LoopSpec
 from harness.tools import tool
 from tests.connect.test_triggers import _spec
 from tests.github_server import GitHubServer
+
+HARNESS = str(Path(sys.executable).with_name("harness"))
+"""The installed command, beside the Python running the tests (found without PATH)."""
 
 T0 = datetime(2026, 1, 1, 6, 0, 30, tzinfo=UTC)
 SECRET = b"bounds-secret"
@@ -429,7 +433,7 @@ def test_eight_issues_at_once_run_at_most_max_runs_at_a_time_and_all_run(tmp_pat
 
 @pytest.mark.parametrize("given", ["0", "-1", "two"])
 def test_max_runs_must_be_a_positive_integer(given: str, tmp_path: Path) -> None:
-    done = subprocess.run(["harness", "watch", str(tmp_path), "--max-runs", given],
+    done = subprocess.run([HARNESS, "watch", str(tmp_path), "--max-runs", given],
                           capture_output=True, text=True, timeout=60)  # fmt: skip
     assert done.returncode == 2
     assert "--max-runs" in done.stderr

@@ -21,6 +21,9 @@ from harness.research.citations import MIN_QUOTE_CHARS, MIN_QUOTE_WORDS, check_f
 from tests.conftest import git
 from tests.verify.test_held_out_example import _example
 
+HARNESS = str(Path(sys.executable).with_name("harness"))
+"""The installed command, beside the Python running the tests (found without PATH)."""
+
 LIE = "the moon is made of green cheese"
 HTML = {"content-type": "text/html; charset=utf-8"}
 GENUINE = "<p>The lighthouse was first lit on 1 November 1851 by the keeper.</p>"
@@ -101,7 +104,7 @@ def test_harness_run_with_committed_held_out_tests_exits_2_naming_the_field(
     (spec.root / ".gitignore").write_text(".harness/\n")
     git(tmp_path, "add", "-A")
     git(tmp_path, "commit", "-qm", "held-out tests committed")
-    done = subprocess.run(["harness", "run", str(spec.root)], capture_output=True, text=True,
+    done = subprocess.run([HARNESS, "run", str(spec.root)], capture_output=True, text=True,
                           timeout=120, cwd=spec.root)  # fmt: skip
     assert done.returncode == 2, done.stderr
     assert "gates[1].held_out" in done.stderr
