@@ -58,6 +58,9 @@ PRELOAD: dict[WireName, tuple[str, ...]] = {
 """The gateway's endpoints made ready as it starts, for an agent of each wire (litellm's import
 takes seconds: not in the way of the agent's first request)."""
 
+UNPAIRED = re.compile("[\ud800-\udfff]")
+"""A surrogate standing alone (as JSON's ``\\udc00`` decodes): text no file or pipe can hold."""
+
 SESSION_SECONDS = 3600.0
 """How long an external agent's session may run, seconds, unless its ``timeout`` says otherwise."""
 SessionSeconds = Annotated[float, Field(gt=0)]
@@ -178,8 +181,10 @@ class ExternalRunner:
         """Run the agent on ``task`` in ``workspace`` until it exits, or a bound ends it.
 
         ``ledger`` is not used: the agent keeps its own context. ``protect`` is not shown to it:
-        the outer loop fails a round whose changes touch those paths.
+        the outer loop fails a round whose changes touch those paths. A character of ``task``
+        that UTF-8 cannot hold (an unpaired surrogate) reaches the agent as U+FFFD.
         """
+        task = UNPAIRED.sub("\ufffd", task)
         folder = Path(workspace).resolve()
         if not folder.is_dir():
             raise ConfigError(f"workspace: {folder} is not a folder")
