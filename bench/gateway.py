@@ -21,7 +21,7 @@ replies at once (no provider, no litellm call), against ``litellm.completion``;
 ``(completion + own) / completion``, the median of the rounds', is what the gateway adds to a
 request whose model call costs what litellm's does (translation included).
 
-    python bench/gateway.py [--pairs 41] [--wire chat|anthropic|responses|all]
+    python bench/gateway.py [--pairs 41] [--wire chat|anthropic|responses|all] [--history 0]
 """
 
 from __future__ import annotations
@@ -120,22 +120,64 @@ def provider() -> None:
     sys.stdin.read()
 
 
+HISTORY = 0
+"""Turns of a session before each request (a tool call and its output each): ``--history``."""
+
+
+def _output(turn: int) -> str:
+    return "\n".join(
+        f"{n:4d}  def f{n}(a, b):  return a + b" for n in range(turn * 12, turn * 12 + 12)
+    )
+
+
+def _history(wire: str) -> list[dict[str, Any]]:
+    """The session so far in ``wire``'s form: :data:`HISTORY` turns after the task."""
+    turns = []
+    for turn in range(HISTORY):
+        call_id, output = f"call_h{turn}", _output(turn)
+        arguments = {"command": f"sed -n {turn * 12 + 1},{turn * 12 + 12}p calc.py"}
+        if wire == "chat":
+            call = {"id": call_id, "type": "function",
+                    "function": {"name": "run_shell", "arguments": json.dumps(arguments)}}  # fmt: skip
+            turns += [{"role": "assistant", "content": None, "tool_calls": [call]},
+                      {"role": "tool", "tool_call_id": call_id, "content": output}]  # fmt: skip
+        elif wire == "anthropic":
+            use = {"type": "tool_use", "id": call_id, "name": "run_shell", "input": arguments}
+            result = {"type": "tool_result", "tool_use_id": call_id, "content": output}
+            turns += [{"role": "assistant", "content": [use]},
+                      {"role": "user", "content": [result]}]  # fmt: skip
+        else:
+            turns += [{"type": "function_call", "call_id": call_id, "name": "run_shell",
+                       "arguments": json.dumps(arguments)},
+                      {"type": "function_call_output", "call_id": call_id, "output": output}]  # fmt: skip
+    return turns
+
+
 def _request(wire: str, stream: bool, number: int) -> tuple[str, dict[str, Any]]:
-    task = f"{TASK}This is request {number}."
+    """Request ``number`` in ``wire``'s form: the task, the session's :data:`HISTORY`, and a
+    last user line of its own."""
+    last = f"Request {number}: go on."
     if wire == "chat":
-        messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": task}]
+        messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": TASK},
+                    *_history(wire), {"role": "user", "content": last}]  # fmt: skip
         return "/v1/chat/completions", {"model": "m", "messages": messages, "tools": [TOOL],
                                         "stream": stream}  # fmt: skip
     if wire == "anthropic":
         tool = {"name": "run_shell", "description": TOOL["function"]["description"],
                 "input_schema": TOOL["function"]["parameters"]}  # fmt: skip
+        messages = [{"role": "user", "content": TASK}, *_history(wire)]
+        if HISTORY:  # the roles alternate: the last line joins the last tool result
+            messages[-1] = {"role": "user",
+                            "content": [*messages[-1]["content"], {"type": "text", "text": last}]}  # fmt: skip
+        else:
+            messages[-1] = {"role": "user", "content": f"{TASK}{last}"}
         return "/v1/messages", {"model": "m", "max_tokens": 4096, "system": SYSTEM,
-                                "messages": [{"role": "user", "content": task}],
-                                "tools": [tool], "stream": stream}  # fmt: skip
+                                "messages": messages, "tools": [tool], "stream": stream}  # fmt: skip
     tool = {"type": "function", **TOOL["function"]}
+    given = [{"role": "user", "content": TASK}, *_history(wire), {"role": "user", "content": last}]
     return "/v1/responses", {"model": "m", "instructions": SYSTEM, "store": False,
-                             "input": [{"role": "user", "content": task}], "tools": [tool],
-                             "stream": stream, "max_output_tokens": 4096}  # fmt: skip
+                             "input": given, "tools": [tool], "stream": stream,
+                             "max_output_tokens": 4096}  # fmt: skip
 
 
 def client(port: int) -> None:
@@ -160,7 +202,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--pairs", type=int, default=41)
     parser.add_argument("--wire", default="all", choices=["chat", "anthropic", "responses", "all"])
+    parser.add_argument(
+        "--history", type=int, default=0, help="turns of a session before each request"
+    )
     args = parser.parse_args()
+    global HISTORY
+    HISTORY = args.history
     from harness.gateway.gateway import Gateway
     from harness.models.budget import Budget, Meter, MeteredModel
     from harness.models.litellm_model import LiteLLMModel, load_litellm
@@ -219,7 +266,7 @@ def _asking(gateway: Any) -> Iterator[Callable[[str, bool], None]]:
     answer (``signal``: only the bench's side of that)."""
     with gateway:
         asker = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--client",
-                                  str(gateway.port)], stdin=subprocess.PIPE,
+                                  str(gateway.port), str(HISTORY)], stdin=subprocess.PIPE,
                                  stdout=subprocess.PIPE, text=True)  # fmt: skip
         assert asker.stdin is not None
         assert asker.stdout is not None
@@ -317,6 +364,7 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["--provider"]:
         provider()
     elif sys.argv[1:2] == ["--client"]:
+        HISTORY = int(sys.argv[3])
         client(int(sys.argv[2]))
     else:
         main()

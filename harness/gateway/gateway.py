@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hmac
 import importlib
-import json
 import operator
 import secrets
 import threading
@@ -24,6 +23,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
+
+import orjson
 
 from harness.core.errors import Stopped
 from harness.core.redact import redact_json_text
@@ -144,7 +145,7 @@ class Gateway:
                 404, error_body(endpoint, "not_found_error", f"no endpoint {path}")
             )
         try:
-            data = json.loads(body)
+            data = orjson.loads(body)
             if not isinstance(data, dict):
                 raise BadRequest("the body must be a JSON object")
             request = wire.parse(data)

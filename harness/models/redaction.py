@@ -9,18 +9,21 @@ schemas (an external agent's, sent on through the gateway, are its own text).
 
 Redaction is paid once per message, not once per request: a message object seen in an earlier
 request (with the same fields) is looked up by identity, so a long history costs a dictionary
-lookup per message per step. An unchanged message is passed on as the very same object, so the
+lookup per message per step; a history decoded anew for each request (an external agent's,
+through the gateway) has its texts and tool calls' arguments looked up by their text. An unchanged message is passed on as the very same object, so the
 token counter's own identity caches keep working.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import operator
 from collections.abc import Callable
 from typing import Any
 
-from harness.core.redact import redact_json_text, redact_strings
+from harness.core.redact import REMEMBERED_CHARS, redact_json_text, redact_strings
+from harness.core.text_memo import TextMemo
 from harness.models.base import Message, ToolSchema
 
 Redact = Callable[[str], str]
@@ -45,6 +48,10 @@ class RequestRedactor:
         # the latest tool schemas (a copy of its own: a caller may change its list), and them
         # redacted (None: nothing was)
         self._tools: tuple[list[ToolSchema] | None, list[ToolSchema] | None] = (None, None)
+        # tool calls' arguments by their text: a history decoded anew for each request (the
+        # gateway's) holds the same texts, which are not parsed again
+        self._arguments = TextMemo(functools.partial(redact_json_text, redact=redact),
+                                   REMEMBERED_CHARS)  # fmt: skip
 
     def redact(self, messages: list[Message]) -> list[Message]:
         """``messages`` as they may be sent: each one redacted, or itself where nothing was."""
@@ -83,24 +90,31 @@ class RequestRedactor:
         changed: Message = {}
         content = message.get("content")
         if isinstance(content, str):
-            changed["content"] = self._redact(content)
+            text = self._redact(content)
+            if text != content:
+                changed["content"] = text
         elif isinstance(content, list):
-            changed["content"] = [self._part(part) for part in content]
+            parts = [self._part(part) for part in content]
+            if any(map(operator.is_not, parts, content)):
+                changed["content"] = parts
         calls = message.get("tool_calls")
         if isinstance(calls, list):
-            changed["tool_calls"] = [self._call(call) for call in calls]
-        if all(message.get(key) == value for key, value in changed.items()):
-            return message
-        return {**message, **changed}
+            said = [self._call(call) for call in calls]
+            if any(map(operator.is_not, said, calls)):
+                changed["tool_calls"] = said
+        return {**message, **changed} if changed else message
 
     def _part(self, part: Any) -> Any:
         if isinstance(part, dict) and isinstance(part.get("text"), str):
-            return {**part, "text": self._redact(part["text"])}
+            text = self._redact(part["text"])
+            return part if text == part["text"] else {**part, "text": text}
         return part
 
     def _call(self, call: Any) -> Any:
         function = call.get("function") if isinstance(call, dict) else None
         if not isinstance(function, dict) or not isinstance(function.get("arguments"), str):
             return call
-        arguments = redact_json_text(function["arguments"], self._redact)
+        arguments = self._arguments.of(function["arguments"])
+        if arguments == function["arguments"]:
+            return call
         return {**call, "function": {**function, "arguments": arguments}}

@@ -103,6 +103,32 @@ def test_a_message_changed_in_place_or_dropped_and_resent_is_redacted_again() ->
     assert redact.texts == ["clean", f"now {SECRET}", "other", f"now {SECRET}"]
 
 
+def test_a_history_decoded_anew_has_its_arguments_looked_up_not_parsed_again() -> None:
+    """The gateway decodes each request's history anew: new objects, the same texts."""
+    redact = Counting()
+    requests = RequestRedactor(redact)
+    said = {"command": f"echo {SECRET}", "then": "ls"}
+
+    def history() -> list[Message]:
+        return json.loads(json.dumps([
+            {"role": "assistant", "content": None, "tool_calls": [_call(json.dumps(said))]},
+            {"role": "tool", "tool_call_id": "c1", "content": "clean output"},
+        ]))  # fmt: skip
+
+    first = requests.redact(history())
+    walked = list(redact.texts)
+    again = history()
+    second = requests.redact(again)
+
+    expected = json.dumps({"command": "echo [REDACTED]", "then": "ls"})
+    assert first == second
+    assert second[0]["tool_calls"] == [_call(expected)]
+    assert sorted(walked) == sorted(["command", f"echo {SECRET}", "then", "ls", "clean output"])
+    # only the output's text again; the arguments are looked up
+    assert redact.texts[len(walked) :] == ["clean output"]
+    assert second[1] is again[1]  # nothing to redact: the very same message
+
+
 def test_tool_schemas_are_redacted_and_walked_again_only_when_their_text_changes() -> None:
     redact = Counting()
     requests = RequestRedactor(redact)
