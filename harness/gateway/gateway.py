@@ -133,7 +133,7 @@ class Gateway:
         if hmac.compare_digest(given.strip().encode(), self.token.encode()):
             return None
         message = "the gateway takes only this run's token"
-        return json_response(401, error_body(_endpoint(path), "authentication_error", message))
+        return self._error(401, _endpoint(path), "authentication_error", message)
 
     def _answer(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Response:
         endpoint = _endpoint(path)
@@ -141,35 +141,31 @@ class Gateway:
             return json_response(200, self._models())
         wire = self._wire(endpoint)
         if method != "POST" or wire is None:
-            return json_response(
-                404, error_body(endpoint, "not_found_error", f"no endpoint {path}")
-            )
+            return self._error(404, endpoint, "not_found_error", f"no endpoint {path}")
         try:
             data = orjson.loads(body)
             if not isinstance(data, dict):
                 raise BadRequest("the body must be a JSON object")
             request = wire.parse(data)
         except (ValueError, RecursionError) as exc:  # BadRequest, or JSON that does not parse
-            return json_response(400, error_body(endpoint, "invalid_request_error", str(exc)))
+            return self._error(400, endpoint, "invalid_request_error", str(exc))
         if endpoint == COUNT_TOKENS:  # counted offline: no model request, no step
             count = self.model.count_tokens(request.messages, request.tools)
             return json_response(200, {"input_tokens": count})
         with self._calls:
             refusal = self._refusal()
             if refusal is not None:
-                return json_response(400, error_body(endpoint, "invalid_request_error", refusal))
+                return self._error(400, endpoint, "invalid_request_error", refusal)
             try:
                 reply = self.model.complete(
                     request.messages, request.tools, max_tokens=request.max_tokens
                 )
             except Stopped as stop:
                 self._end(Ending("stopped", stop.message, stopped=stop))
-                return json_response(
-                    400, error_body(endpoint, "invalid_request_error", stop.message)
-                )
+                return self._error(400, endpoint, "invalid_request_error", stop.message)
             except ModelError as exc:
                 self._end(Ending("error", str(exc), error=exc))
-                return json_response(502, error_body(endpoint, "api_error", f"model error: {exc}"))
+                return self._error(502, endpoint, "api_error", f"model error: {exc}")
             self.requests += 1
         reply = self._redacted(reply)
         if request.stream:  # the reply is whole: its events go in one body, the connection kept
@@ -205,8 +201,13 @@ class Gateway:
             self.ending = ending
             self.ended.set()
 
+    def _error(self, status: int, endpoint: str, kind: str, message: str) -> Response:
+        """An error answer, its message redacted: a provider's error may name its key or URL."""
+        return json_response(status, error_body(endpoint, kind, self.model.redact(message)))
+
     def _redacted(self, reply: Reply) -> Reply:
-        """``reply`` with its text and its calls' arguments redacted; itself where nothing was."""
+        """``reply`` with its text and its calls (names, arguments, ids) redacted; itself where
+        nothing was."""
         redact = self.model.redact
         content = redact(reply.content) if reply.content else reply.content
         calls = tuple(_call_redacted(call, redact) for call in reply.tool_calls)
@@ -220,8 +221,14 @@ class Gateway:
 
 
 def _call_redacted(call: ToolCall, redact: Callable[[str], str]) -> ToolCall:
-    arguments = redact_json_text(call.arguments_json, redact)
-    return call if arguments == call.arguments_json else ToolCall(call.name, arguments, call.id)
+    name, arguments, id_ = (
+        redact(call.name),
+        redact_json_text(call.arguments_json, redact),
+        redact(call.id),
+    )
+    if (name, arguments, id_) == (call.name, call.arguments_json, call.id):
+        return call
+    return ToolCall(name, arguments, id_)
 
 
 def _endpoint(path: str) -> str:
