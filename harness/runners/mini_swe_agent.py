@@ -35,6 +35,10 @@ VERSION_LINE = re.compile(r"mini-swe-agent version (\d+)\.\d+")
 FIRST_VERSION = 2
 """The first major version that works: 1.x takes one ``--config`` file, the last given."""
 PROBLEM_1X = "it reads one --config file and no task from it, and asks for the task at a terminal"
+NOT_YAML = re.compile("[\x7f-\x9f\u2028\u2029\ufffe\uffff]")
+"""Characters JSON writes as they are but YAML does not read so (mini's reader refuses DEL, C1
+and the non-characters; NEL and the line and paragraph separators are line breaks to it, which
+drop the spaces around them): written as ``\\uXXXX`` escapes."""
 
 
 class _Message(BaseModel):
@@ -100,7 +104,7 @@ class MiniSweAgentRunner(ExternalRunner):
                 "MSWEA_COST_TRACKING": "ignore_errors",
                 "MSWEA_MODEL_RETRY_STOP_AFTER_ATTEMPT": "1",
             },
-            files={CONFIG: json.dumps(config, ensure_ascii=False)},
+            files={CONFIG: yaml_json(config)},
         )
 
     def readable(self, workspace: Path) -> list[Path]:
@@ -126,3 +130,11 @@ class MiniSweAgentRunner(ExternalRunner):
         if found is not None and int(found.group(1)) < FIRST_VERSION:
             return f"mini-swe-agent {found.group(1)}.x is known not to work ({PROBLEM_1X})"
         return None
+
+
+def yaml_json(value: object) -> str:
+    """``value`` as JSON that a YAML reader reads back as ``value``: every character past ASCII
+    as it is (YAML reads ``\\ud83d\\ude00`` as two halves of a character), but those it
+    refuses or changes escaped (:data:`NOT_YAML`)."""
+    text = json.dumps(value, ensure_ascii=False)
+    return NOT_YAML.sub(lambda found: f"\\u{ord(found.group()):04x}", text)

@@ -5,6 +5,7 @@ or a setting of the agent's configuration."""
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -16,6 +17,8 @@ from harness.agent.agent import AgentStop
 from harness.gateway import GatewayAddress
 from harness.runners.codex import config_toml
 from harness.runners.command import CommandRunner
+from harness.runners.mini_swe_agent import CONFIG as MINI_CONFIG
+from harness.runners.mini_swe_agent import MiniSweAgentRunner
 from tests.conftest import make_repo
 
 pytestmark = pytest.mark.slow
@@ -75,3 +78,31 @@ def test_codex_s_configuration_says_the_model_s_name_and_nothing_more() -> None:
     assert list(parsed["model_providers"]) == ["harness"]
     assert parsed["model_providers"]["harness"]["base_url"] == "http://127.0.0.1:48213/v1"
     assert parsed["model_catalog_json"] == "/home/x/catalog.json"
+
+
+MINI_PYTHON = Path("/opt/harness-agents/mini-swe-agent/bin/python")
+MINI_READS = (
+    "import json, sys\n"
+    "from minisweagent.config import get_config_from_spec\n"
+    "print(json.dumps(get_config_from_spec(sys.argv[1])['run']['task']))\n"
+)
+"""mini's own reading of a configuration file: the task it would be given."""
+
+
+@pytest.mark.skipif(not MINI_PYTHON.exists(), reason="needs mini-swe-agent installed")
+def test_mini_reads_back_from_its_configuration_exactly_the_task_given(tmp_path: Path) -> None:
+    program = tmp_path / "mini"
+    program.write_text("#!/bin/sh\necho usage\n")
+    program.chmod(0o755)
+    runner = MiniSweAgentRunner(ScriptedModel([]), path=program)
+    task = NASTY + " del\x7f csi\x9b[2J nel\x85 nonchar\ufffe bom\ufeff tab\t nul\x00 ☃"
+    gateway = GatewayAddress(base_url="http://127.0.0.1:48213", token="harness-t", model=NASTY)
+    written = runner.invocation(task, gateway, tmp_path / "home", tmp_path).files[MINI_CONFIG]
+    (tmp_path / MINI_CONFIG).write_text(written)
+    read = subprocess.run(
+        [MINI_PYTHON, "-c", MINI_READS, tmp_path / MINI_CONFIG],
+        capture_output=True, text=True, check=False, timeout=60,
+    )  # fmt: skip
+    assert read.returncode == 0, read.stderr[-500:]
+    assert json.loads(read.stdout.splitlines()[-1]) == task  # after its banner
+    assert json.loads(written)["run"]["task"] == task
