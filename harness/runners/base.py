@@ -189,12 +189,7 @@ class ExternalRunner:
         if not folder.is_dir():
             raise ConfigError(f"workspace: {folder} is not a folder")
         model = metered(self.model, events=events)
-        sandbox = self.sandbox or default_sandbox()
-        if sandbox.backend not in ("bwrap", "none"):
-            raise ConfigError(
-                f"runner: {self.name} runs under the bwrap or none sandbox backend, "
-                f"not {sandbox.backend!r}"
-            )
+        sandbox = self._sandbox()
         model.events.emit(SessionStart(role="author", model=model.name))  # where its calls go
         scratch = Path(tempfile.mkdtemp(prefix="harness-agent-"))
         try:
@@ -202,6 +197,15 @@ class ExternalRunner:
         finally:
             model.events.emit(SessionEnd())
             remove_scratch(scratch)
+
+    def _sandbox(self) -> Sandbox:
+        sandbox = self.sandbox or default_sandbox()
+        if sandbox.backend not in ("bwrap", "none"):
+            raise ConfigError(
+                f"runner: {self.name} runs under the bwrap or none sandbox backend, "
+                f"not {sandbox.backend!r}"
+            )
+        return sandbox
 
     def _find(self, path: str | os.PathLike[str] | None) -> str:
         """The agent's program: ``path``, or :attr:`executable` found on ``PATH``."""
@@ -227,13 +231,21 @@ class ExternalRunner:
         )
 
     def _check_version(self) -> None:
+        """Ask the program its version as the session will start it: inside the sandbox (its
+        own folder shown read-only), with the sandbox's environment and a HOME of its own."""
         if not self.version_args:
             return
+        sandbox = self._sandbox()
         try:
-            proc = subprocess.run(
-                [self.program, *self.version_args], capture_output=True, text=True,
-                timeout=VERSION_SECONDS, check=False, stdin=subprocess.DEVNULL,
-            )  # fmt: skip
+            with tempfile.TemporaryDirectory(prefix="harness-version-") as folder:
+                command, env = sandbox.wrap(
+                    [self.program, *self.version_args], cwd=folder,
+                    readonly=[Path(self.program).parent],
+                )  # fmt: skip
+                proc = subprocess.run(
+                    command, cwd=folder, env=env, capture_output=True, text=True,
+                    timeout=VERSION_SECONDS, check=False, stdin=subprocess.DEVNULL,
+                )  # fmt: skip
         except (OSError, subprocess.SubprocessError) as exc:
             raise ConfigError(f"agent.path: {self.program} could not be started: {exc}") from exc
         problem = self.version_problem((proc.stdout or proc.stderr).strip())

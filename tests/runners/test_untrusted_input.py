@@ -15,10 +15,13 @@ import pytest
 from harness import ScriptedModel
 from harness.agent.agent import AgentStop
 from harness.gateway import GatewayAddress
+from harness.runners.claude_code import ClaudeCodeRunner
 from harness.runners.codex import config_toml
 from harness.runners.command import CommandRunner
 from harness.runners.mini_swe_agent import CONFIG as MINI_CONFIG
 from harness.runners.mini_swe_agent import MiniSweAgentRunner
+from harness.sandbox import Sandbox
+from harness.sandbox.bwrap import bwrap_problem
 from tests.conftest import make_repo
 
 pytestmark = pytest.mark.slow
@@ -106,3 +109,45 @@ def test_mini_reads_back_from_its_configuration_exactly_the_task_given(tmp_path:
     assert read.returncode == 0, read.stderr[-500:]
     assert json.loads(read.stdout.splitlines()[-1]) == task  # after its banner
     assert json.loads(written)["run"]["task"] == task
+
+
+def probed_claude(folder: Path, seen: Path) -> Path:
+    """A ``claude`` whose ``--version`` answers as Claude Code does, after writing to ``seen``
+    the environment it was given and the files of its HOME it can list."""
+    program = folder / "bin" / "claude"
+    program.parent.mkdir()
+    program.write_text(
+        f'#!/bin/sh\n{{ env; echo "pwd=$(pwd)"; ls -a "$HOME"; }} > {seen} 2>&1\n'
+        'echo "2.1.332 (Claude Code)"\n'
+    )
+    program.chmod(0o755)
+    return program
+
+
+def test_the_version_probe_gets_the_sandbox_s_environment_not_the_harness_s(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = "sk-provider-" + "pr0v1der" * 4
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+    monkeypatch.setenv("DATABASE_URL", "postgres://user:" + key + "@db")
+    real_home = tmp_path / "home"
+    (real_home / ".ssh").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(real_home))
+    seen = tmp_path / "seen.txt"
+    program = probed_claude(tmp_path, seen)
+    ClaudeCodeRunner(ScriptedModel([]), path=program, sandbox=Sandbox("none"))
+    said = seen.read_text()
+    assert "pr0v1der" not in said
+    assert "DATABASE_URL" not in said
+    assert f"HOME={real_home}\n" not in said
+    assert ".ssh" not in said
+    assert "PATH=" in said
+
+
+@pytest.mark.skipif(bwrap_problem() is not None, reason="needs the bwrap sandbox")
+def test_under_bwrap_the_version_probe_runs_inside_the_sandbox(tmp_path: Path) -> None:
+    seen = tmp_path / "seen.txt"
+    runner = ClaudeCodeRunner(ScriptedModel([]), path=probed_claude(tmp_path, seen))
+    assert runner.program == str(tmp_path / "bin" / "claude")  # its version was read: 2.1.332
+    assert not seen.exists()  # the host's files are read-only to it
