@@ -217,7 +217,7 @@ class ExternalRunner:
         found = shutil.which(self.command_name())
         if found is None:
             raise ConfigError(self.missing())
-        return found
+        return os.path.abspath(found)  # a relative entry of PATH: not the worktree's program
 
     def command_name(self) -> str:
         """The program's name as looked for on ``PATH``."""

@@ -5,6 +5,7 @@ or a setting of the agent's configuration."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tomllib
@@ -151,3 +152,20 @@ def test_under_bwrap_the_version_probe_runs_inside_the_sandbox(tmp_path: Path) -
     runner = ClaudeCodeRunner(ScriptedModel([]), path=probed_claude(tmp_path, seen))
     assert runner.program == str(tmp_path / "bin" / "claude")  # its version was read: 2.1.332
     assert not seen.exists()  # the host's files are read-only to it
+
+
+def test_a_program_found_through_a_relative_entry_of_path_is_named_by_its_absolute_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    program = probed_claude(tmp_path, tmp_path / "seen.txt")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PATH", "bin" + os.pathsep + os.environ["PATH"])
+    runner = ClaudeCodeRunner(ScriptedModel([]), sandbox=Sandbox("none"))
+    assert runner.program == str(program)  # not "bin/claude", which the worktree may hold
+    spaced = tmp_path / "my agents" / "claude"
+    spaced.parent.mkdir()
+    spaced.symlink_to(program)
+    linked = ClaudeCodeRunner(
+        ScriptedModel([]), path=Path("my agents/claude"), sandbox=Sandbox("none")
+    )
+    assert linked.program == str(spaced)
