@@ -26,6 +26,13 @@ from harness.core.redact import REMEMBERED_CHARS, redact_json_text, redact_strin
 from harness.core.text_memo import TextMemo
 from harness.models.base import Message, ToolSchema
 
+_FIELD_NAMES = frozenset(
+    ("role", "content", "tool_calls", "tool_call_id", "name", "id", "type", "function",
+     "arguments", "text", "image_url", "url", "cache_control", "thinking_blocks", "thinking",
+     "signature", "reasoning_content")
+)  # fmt: skip
+"""The names of a chat message's fields, which hold no secret: not looked up."""
+
 Redact = Callable[[str], str]
 """Text in, the same text with secrets replaced (e.g. :meth:`Redactor.redact_text`)."""
 
@@ -33,9 +40,10 @@ Redact = Callable[[str], str]
 class RequestRedactor:
     """Redacts the text a model would read in a list of chat messages.
 
-    Redacted: ``content`` (a string, or the ``text`` of each part of a multi-part content), and
-    each tool call's ``arguments`` (the strings inside the JSON, keys too, which is then written
-    again; a malformed arguments string is redacted as text). Roles, names and ids are kept.
+    Redacted: every string a message holds, at any depth (``content`` and its parts, names, ids,
+    an image's URL, thinking blocks: an external agent's request may put anything in any
+    field), and each tool call's ``arguments`` (the strings inside the JSON, keys too, which is
+    then written again; a malformed arguments string is redacted as text).
     Only the messages of the latest request are remembered, so the cache never outgrows the
     history it serves.
     """
@@ -87,34 +95,49 @@ class RequestRedactor:
         return self._tools[1] or self._tools[0]
 
     def _message(self, message: Message) -> Message:
-        changed: Message = {}
-        content = message.get("content")
-        if isinstance(content, str):
-            text = self._redact(content)
-            if text != content:
-                changed["content"] = text
-        elif isinstance(content, list):
-            parts = [self._part(part) for part in content]
-            if any(map(operator.is_not, parts, content)):
-                changed["content"] = parts
         calls = message.get("tool_calls")
-        if isinstance(calls, list):
-            said = [self._call(call) for call in calls]
-            if any(map(operator.is_not, said, calls)):
-                changed["tool_calls"] = said
-        return {**message, **changed} if changed else message
+        if not isinstance(calls, list):
+            return self._fields(message)
+        said = self._fields(message, keep="tool_calls")
+        redacted = [self._call(call) for call in calls]
+        if all(map(operator.is_, redacted, calls)):
+            return said
+        return {**said, "tool_calls": redacted}
 
-    def _part(self, part: Any) -> Any:
-        if isinstance(part, dict) and isinstance(part.get("text"), str):
-            text = self._redact(part["text"])
-            return part if text == part["text"] else {**part, "text": text}
-        return part
+    def _value(self, value: Any) -> Any:
+        """``value`` with every string in it redacted (keys too); itself where none was."""
+        if isinstance(value, str):
+            text = self._redact(value)
+            return value if text == value else text
+        if isinstance(value, dict):
+            return self._fields(value)
+        if isinstance(value, list):
+            items = [self._value(item) for item in value]
+            return value if all(map(operator.is_, items, value)) else items
+        return value
+
+    def _fields(self, fields: dict[str, Any], keep: str = "") -> dict[str, Any]:
+        """``fields`` with its keys and every value but ``keep``'s redacted; itself where none
+        was. The names chat messages use are not looked up."""
+        said: dict[str, Any] = {}
+        changed = False
+        for key, value in fields.items():
+            name = key if key in _FIELD_NAMES else self._value(key)
+            redacted = value if key == keep or value is None else self._value(value)
+            changed = changed or name is not key or redacted is not value
+            said[name] = redacted
+        return said if changed else fields
 
     def _call(self, call: Any) -> Any:
+        """A tool call: its arguments redacted by their text (a JSON text), the rest as values."""
         function = call.get("function") if isinstance(call, dict) else None
         if not isinstance(function, dict) or not isinstance(function.get("arguments"), str):
-            return call
+            return self._value(call)
+        said, spelled = (
+            self._fields(call, keep="function"),
+            self._fields(function, keep="arguments"),
+        )
         arguments = self._arguments.of(function["arguments"])
-        if arguments == function["arguments"]:
+        if said is call and spelled is function and arguments == function["arguments"]:
             return call
-        return {**call, "function": {**function, "arguments": arguments}}
+        return {**said, "function": {**spelled, "arguments": arguments}}

@@ -119,3 +119,47 @@ def test_a_secret_in_a_tool_call_s_name_or_id_never_reaches_the_agent(
     assert SECRET.encode() not in answer
     assert b"sh_[REDACTED]" in answer
     assert b"echo [REDACTED]" in answer.replace(b"\\", b"")
+
+
+def fields_beside_the_text(secret: str) -> dict[str, tuple[str, dict[str, object]]]:
+    """A request of each wire holding ``secret`` only where no text is: a message's name and an
+    unknown key, a part's extra key, an image's URL, a tool call's name and id, a thinking
+    block, a reasoning item's summary."""
+    return {
+        "chat": ("/v1/chat/completions", {"model": "m", "messages": [
+            {"role": "user", "name": secret, "x": {"y": [secret]},
+             "content": [{"type": "text", "text": "hi", "x": secret},
+                         {"type": "image_url", "image_url": {"url": f"https://x/{secret}"}}]},
+            {"role": "assistant", "content": "a", "reasoning_content": secret, "tool_calls": [
+                {"id": secret, "type": "function",
+                 "function": {"name": f"f{secret}", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": secret, "content": "ok"},
+        ]}),
+        "anthropic": ("/v1/messages", {"model": "m", "max_tokens": 5, "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [
+                {"type": "thinking", "thinking": secret, "signature": "s"},
+                {"type": "tool_use", "id": f"t{secret}", "name": f"n{secret}", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{secret}",
+             "content": [{"type": "image", "source": {"type": "url", "url": f"https://x/{secret}"}}]}]},
+        ]}),
+        "responses": ("/v1/responses", {"model": "m", "input": [
+            {"role": "user", "content": "hi"},
+            {"type": "reasoning", "id": "r1", "summary": [{"type": "summary_text", "text": secret}]},
+            {"type": "function_call", "call_id": f"c{secret}", "name": f"n{secret}", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": f"c{secret}", "output": "ok"},
+        ]}),
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("wire", ["chat", "anthropic", "responses"])
+def test_a_secret_outside_any_text_of_a_request_never_reaches_the_model(wire: str) -> None:
+    inner = ScriptedModel(["ok"])
+    path, body = fields_beside_the_text(SECRET)[wire]
+    with Gateway(redacting(inner), token=TOKEN, limits=LIMITS) as gateway:
+        answer = exchange(gateway, request(body, path))
+    assert statuses(answer) == [200]
+    [call] = inner.calls
+    sent = json.dumps([call.messages, call.tools])
+    assert SECRET not in sent
+    assert sent.count("[REDACTED]") == {"chat": 8, "anthropic": 6, "responses": 4}[wire]

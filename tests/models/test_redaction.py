@@ -83,7 +83,8 @@ def test_a_growing_history_is_redacted_one_new_message_at_a_time() -> None:
         history.append({"role": "tool", "tool_call_id": f"c{step}", "content": f"{step} {SECRET}"})
         sent.append(requests.redact(history))
 
-    assert len(redact.texts) == 51  # each message once, not once per request
+    # each message's strings once (its role, call id and content), not once per request
+    assert len(redact.texts) == 2 + 3 * 50
     assert sent[-1][0] is history[0]  # nothing to redact: the very same object is sent
     assert all(a is b for a, b in zip(sent[-2], sent[-1], strict=False))  # same redacted objects
     assert SECRET not in json.dumps(sent[-1])
@@ -100,7 +101,8 @@ def test_a_message_changed_in_place_or_dropped_and_resent_is_redacted_again() ->
     assert requests.redact([message]) == [{"role": "user", "content": "now [REDACTED]"}]
     requests.redact([other])  # only the latest request's messages are remembered
     requests.redact([message])
-    assert redact.texts == ["clean", f"now {SECRET}", "other", f"now {SECRET}"]
+    contents = [text for text in redact.texts if text != "user"]  # each role is redacted too
+    assert contents == ["clean", f"now {SECRET}", "other", f"now {SECRET}"]
 
 
 def test_a_history_decoded_anew_has_its_arguments_looked_up_not_parsed_again() -> None:
@@ -123,9 +125,13 @@ def test_a_history_decoded_anew_has_its_arguments_looked_up_not_parsed_again() -
     expected = json.dumps({"command": "echo [REDACTED]", "then": "ls"})
     assert first == second
     assert second[0]["tool_calls"] == [_call(expected)]
-    assert sorted(walked) == sorted(["command", f"echo {SECRET}", "then", "ls", "clean output"])
-    # only the output's text again; the arguments are looked up
-    assert redact.texts[len(walked) :] == ["clean output"]
+    arguments = ["command", f"echo {SECRET}", "then", "ls"]
+    assert [walked.count(text) for text in arguments] == [1] * 4
+    assert {"run_shell", "c1", "clean output"} <= set(walked)  # every field is redacted
+    # the messages' other fields again (the run's redactor looks them up); the arguments are
+    # looked up here, not parsed again
+    assert not set(arguments) & set(redact.texts[len(walked) :])
+    assert "clean output" in redact.texts[len(walked) :]
     assert second[1] is again[1]  # nothing to redact: the very same message
 
 
