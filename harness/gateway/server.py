@@ -5,13 +5,16 @@ connections at once (one more is answered 503 and closed), every read waits at m
 ``read_timeout`` seconds, a request's head (its request line and headers, at most
 :data:`MAX_HEAD` bytes) at most ``head_seconds`` from its first byte and a whole body at most
 ``body_seconds``, a body is at most ``body_bytes`` (413; ``Content-Length`` is required: 411). A connection's thread is a daemon
-and the server's threads end with :meth:`BoundedServer.shutdown`.
+and the server's threads end with :meth:`BoundedServer.shutdown`. A request is framed one way
+only: a head that could be read two ways is refused (400) and its connection closed, and a
+body is read whatever the method (or the connection closed), never taken for the next request.
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
+import re
 import socket
 import socketserver
 import threading
@@ -91,16 +94,20 @@ class _Handler(socketserver.StreamRequestHandler):
             return False
         method, target = parts[0].decode("latin-1"), parts[1].decode("latin-1")
         headers = _headers(fields)
+        if isinstance(headers, Response):
+            self._send(headers, close=True)
+            return False
         keep = parts[2] == b"HTTP/1.1" and headers.get("connection", "").lower() != "close"
-        if method not in ("GET", "POST"):
-            self._send(_refusal(501, f"no method {method}"), close=not keep)
-            return keep
+        sized = "transfer-encoding" in headers or headers.get("content-length", "0") != "0"
+        if method not in ("GET", "POST"):  # a body it declares is not read: nothing more is
+            self._send(_refusal(501, f"no method {method}"), close=not keep or sized)
+            return keep and not sized
         path = target.split("?", 1)[0]
         refusal = self.server.admit(path, headers)
         if refusal is not None:
             self._send(refusal, close=True)
             return False
-        body = self._body(headers) if method == "POST" else b""
+        body = self._body(headers) if method == "POST" or sized else b""
         if isinstance(body, Response):
             self._send(body, close=True)
             return False
@@ -139,13 +146,13 @@ class _Handler(socketserver.StreamRequestHandler):
 
     def _body(self, headers: dict[str, str]) -> bytes | Response:
         limits = self.server.limits
-        if "chunked" in headers.get("transfer-encoding", "").lower():
+        if "transfer-encoding" in headers:
             return _refusal(411, "send the body with a Content-Length")
-        try:
-            length = int(headers.get("content-length", ""))
-        except ValueError:
+        given = headers.get("content-length", "")
+        if not (given.isascii() and given.isdigit()):  # int() would take "+1", "1_0", " 1"
             return _refusal(411, "a Content-Length is required")
-        if length < 0 or length > limits.body_bytes:
+        length = int(given) if len(given) <= 18 else limits.body_bytes + 1
+        if length > limits.body_bytes:
             return _refusal(413, f"the body may hold at most {limits.body_bytes} bytes")
         if headers.get("expect", "").lower() == "100-continue":
             self.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")
@@ -188,16 +195,25 @@ class _Handler(socketserver.StreamRequestHandler):
 MAX_HEAD = 65536
 """Bytes in a request's line and headers."""
 MAX_HEADERS = 100
+_FIELD_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+"""A header's name: an HTTP token."""
 _CLOSE = "Connection: close\r\n"
 _PHRASES = {status.value: status.phrase for status in HTTPStatus}
 
 
-def _headers(fields: list[bytes]) -> dict[str, str]:
-    """Header lines, names in lower case."""
+def _headers(fields: list[bytes]) -> dict[str, str] | Response:
+    """Header lines, names in lower case; refused where a line could be read two ways (no
+    colon, a space in or around the name, a line folded onto the one before) or where the
+    body's length is given twice."""
     headers: dict[str, str] = {}
     for field in fields:
-        name, _, value = field.decode("latin-1").partition(":")
-        headers[name.strip().lower()] = value.strip()
+        name, colon, value = field.decode("latin-1").partition(":")
+        if not colon or not _FIELD_NAME.fullmatch(name):
+            return _refusal(400, f"a header line is NAME: VALUE, got {field[:64]!r}")
+        name = name.lower()
+        if name in headers and name in ("content-length", "transfer-encoding"):
+            return _refusal(400, f"{name} is given twice")
+        headers[name] = value.strip()
     return headers
 
 

@@ -163,3 +163,65 @@ def test_a_secret_outside_any_text_of_a_request_never_reaches_the_model(wire: st
     sent = json.dumps([call.messages, call.tools])
     assert SECRET not in sent
     assert sent.count("[REDACTED]") == {"chat": 8, "anthropic": 6, "responses": 4}[wire]
+
+
+MODELS = f"GET /v1/models HTTP/1.1\r\nx-api-key: {TOKEN}\r\nConnection: close\r\n\r\n".encode()
+"""A request the gateway answers 200 with no model call: smuggled inside another, it would be."""
+
+
+@pytest.fixture
+def answering() -> Iterator[Gateway]:
+    with Gateway(ScriptedModel(["ok"] * 20), token=TOKEN, limits=LIMITS) as gateway:
+        yield gateway
+
+
+@pytest.mark.parametrize(
+    ("head", "status"),
+    [
+        ("Content-Length: {n}\r\nContent-Length: 3", 400),  # given twice: which one?
+        ("Content-Length: 3\r\nContent-Length: {n}", 400),
+        ("Content-Length : {n}", 400),  # a space before the colon
+        ("X-Pad: a\r\n Content-Length: {n}", 400),  # folded onto the line before
+        ("Content-Length: {n}\r\nX-No-Colon", 400),
+        ("Content-Length: +{n}", 411),  # int() takes these; HTTP does not
+        ("Content-Length: {n}\r\nTransfer-Encoding: gzip", 411),
+        ("Content-Length: 1_0", 411),
+    ],
+    ids=["length twice", "length twice, other order", "space in name", "folded line",
+         "no colon", "signed length", "transfer-encoding", "underscored length"],
+)  # fmt: skip
+def test_a_head_that_could_be_read_two_ways_is_refused_and_nothing_after_it_is_read(
+    answering: Gateway, head: str, status: int
+) -> None:
+    data = json.dumps(CHAT).encode()
+    line = f"POST /v1/chat/completions HTTP/1.1\r\nx-api-key: {TOKEN}\r\n"
+    smuggled = (line + head.format(n=len(data)) + "\r\n\r\n").encode() + data + MODELS
+    answer = exchange(answering, smuggled)
+    assert statuses(answer) == [status]
+    assert b'"object":"list"' not in answer
+    assert answering.requests == 0
+
+
+@pytest.mark.parametrize("method", ["GET", "PUT"])
+def test_a_body_sent_with_a_get_or_an_unknown_method_is_never_read_as_a_request(
+    answering: Gateway, method: str
+) -> None:
+    inside = MODELS.replace(b"Connection: close\r\n", b"")
+    head = f"{method} /v1/models HTTP/1.1\r\nx-api-key: {TOKEN}\r\n"
+    answer = exchange(answering, f"{head}Content-Length: {len(inside)}\r\n\r\n".encode() + inside
+                      + MODELS)  # fmt: skip
+    if method == "GET":  # its body read and left aside; the request after it answered
+        assert statuses(answer) == [200, 200]
+    else:  # refused before its token is read, so its body is not: the connection is closed
+        assert statuses(answer) == [501]
+    assert answer.count(b'"object":"list"') == (2 if method == "GET" else 0)
+
+
+def test_pipelined_requests_are_each_answered_and_one_refused_ends_the_connection(
+    answering: Gateway,
+) -> None:
+    kept = request(CHAT, close=False)
+    assert statuses(exchange(answering, kept + kept + MODELS)) == [200, 200, 200]
+    refused = request(CHAT, close=False, token="harness-not-this-run")
+    assert statuses(exchange(answering, refused + kept + MODELS)) == [401]
+    assert answering.requests == 2

@@ -123,8 +123,8 @@ HEADERS_OVER = "".join(f"x-{n}: {n}\r\n" for n in range(101))
     [
         ("POST /x HTTP/1.1\r\nContent-Length: 65\r\n\r\n", "413 Request Entity Too Large",
          "the body may hold at most 64 bytes"),
-        ("POST /x HTTP/1.1\r\nContent-Length: -1\r\n\r\n", "413 Request Entity Too Large",
-         "the body may hold at most 64 bytes"),
+        ("POST /x HTTP/1.1\r\nContent-Length: -1\r\n\r\n", "411 Length Required",
+         "a Content-Length is required"),
         ("POST /x HTTP/1.1\r\n\r\n", "411 Length Required", "a Content-Length is required"),
         ("POST /x HTTP/1.1\r\nContent-Length: ten\r\n\r\n", "411 Length Required",
          "a Content-Length is required"),
