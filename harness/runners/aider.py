@@ -8,6 +8,11 @@ model so that it fetches no model-price table. Its chat history goes to its priv
 the repository. It reads the repository through git (its repository map), which needs an
 author: a ``.gitconfig`` in its home gives one, else aider writes one into the repository's own
 configuration. Shell commands it suggests are not run (``--yes-always`` declines them).
+
+aider also reads settings from the repository (``.env``, ``.aider.conf.yml``,
+``.aider.model.settings.yml``), which is data: where its requests go is said in the model
+settings it reads last (``aider/extra_params``, given with every model's requests, above any
+address from the environment or another model setting).
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ PROVIDER = "openai/"
 """The litellm route by which aider reaches the gateway."""
 TASK = "aider.task.md"
 METADATA = "aider.model.metadata.json"
+SETTINGS = "aider.model.settings.yml"
+"""Its model settings, read after the repository's: every model's requests go to the gateway."""
 CHAT_HISTORY = "aider.chat.history.md"
 INPUT_HISTORY = "aider.input.history"
 REPLY_TOKENS = 8_192
@@ -55,6 +62,10 @@ class AiderRunner(ExternalRunner):
         self, task: str, gateway: GatewayAddress, home: Path, workspace: Path
     ) -> Invocation:
         model = PROVIDER + gateway.model
+        v1 = gateway.base_url + "/v1"
+        settings = [
+            {"name": "aider/extra_params", "extra_params": {"api_base": v1, "base_url": v1}}
+        ]
         metadata = {
             model: {
                 "max_input_tokens": self.model.context_window,  # the loop's model's
@@ -82,13 +93,14 @@ class AiderRunner(ExternalRunner):
             "--no-fancy-input",
             "--edit-format", "diff",
             "--model-metadata-file", str(home / METADATA),
+            "--model-settings-file", str(home / SETTINGS),
             "--chat-history-file", str(home / CHAT_HISTORY),
             "--input-history-file", str(home / INPUT_HISTORY),
         ]  # fmt: skip
         return Invocation(
             argv=argv,
             env={
-                "OPENAI_API_BASE": gateway.base_url + "/v1",
+                "OPENAI_API_BASE": v1,
                 "OPENAI_API_KEY": gateway.token,
                 "LITELLM_LOCAL_MODEL_COST_MAP": "True",
                 "TERM": "dumb",
@@ -96,6 +108,7 @@ class AiderRunner(ExternalRunner):
             files={
                 TASK: task,
                 METADATA: json.dumps(metadata),
+                SETTINGS: json.dumps(settings),  # JSON is YAML
                 ".gitconfig": GITCONFIG,
             },
         )
