@@ -29,7 +29,7 @@ import orjson
 from harness.core.errors import Stopped
 from harness.core.redact import redact_json_text
 from harness.gateway.server import BoundedServer, Response, ServerLimits, json_response
-from harness.gateway.wire import BadRequest, JsonObject, Wire, error_body
+from harness.gateway.wire import BadRequest, JsonObject, Wire, check_depth, error_body
 from harness.models.base import Model, ModelError, Reply, ToolCall
 from harness.models.budget import metered
 
@@ -146,6 +146,7 @@ class Gateway:
             data = orjson.loads(body)
             if not isinstance(data, dict):
                 raise BadRequest("the body must be a JSON object")
+            check_depth(data)
             request = wire.parse(data)
         except (ValueError, RecursionError) as exc:  # BadRequest, or JSON that does not parse
             return self._error(400, endpoint, "invalid_request_error", str(exc))

@@ -72,6 +72,32 @@ class Wire(Protocol):
     def stream(self, request: Request, reply: Reply) -> Iterator[bytes]: ...
 
 
+MAX_DEPTH = 64
+"""Levels of nesting a request body may hold (the body itself is the first). Deeper, a walk of
+it (the redactor's, litellm's translations, pydantic's) could exhaust Python's stack after the
+model was asked: a request paid for and never answered."""
+
+
+def check_depth(body: JsonObject) -> None:
+    """Refuse ``body`` if it is nested deeper than :data:`MAX_DEPTH`, walked level by level
+    (no recursion of its own)."""
+    level: list[Any] = [body]
+    for _ in range(MAX_DEPTH):
+        values = [node.values() for node in level if isinstance(node, dict)]
+        inner = [item for items in values for item in items if isinstance(item, _NESTS)]
+        inner += [
+            item for node in level if isinstance(node, list) for item in node
+            if isinstance(item, _NESTS)
+        ]  # fmt: skip
+        if not inner:
+            return
+        level = inner
+    raise BadRequest(f"the body may be nested at most {MAX_DEPTH} levels deep")
+
+
+_NESTS = (dict, list)
+
+
 def error_body(endpoint: str, kind: str, message: str) -> JsonObject:
     """An error as the client of ``endpoint`` reads one: Anthropic's form or OpenAI's."""
     if endpoint.startswith("/messages"):

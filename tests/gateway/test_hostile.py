@@ -225,3 +225,68 @@ def test_pipelined_requests_are_each_answered_and_one_refused_ends_the_connectio
     refused = request(CHAT, close=False, token="harness-not-this-run")
     assert statuses(exchange(answering, refused + kept + MODELS)) == [401]
     assert answering.requests == 2
+
+
+def depth(value: object) -> int:
+    if isinstance(value, dict):
+        return 1 + max(map(depth, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(depth, value), default=0)
+    return 0
+
+
+def nested_schema(wire: str, levels: int) -> tuple[str, dict[str, object]]:
+    """A request of ``wire`` whose one tool's schema makes the body ``levels`` deep."""
+
+    def body(inner: object) -> tuple[str, dict[str, object]]:
+        schema = {"type": "object", "x": inner}
+        if wire == "chat":
+            return "/v1/chat/completions", {
+                **CHAT,
+                "tools": [{"type": "function", "function": {"name": "f", "parameters": schema}}],
+            }
+        if wire == "anthropic":
+            return "/v1/messages", {
+                **CHAT,
+                "max_tokens": 5,
+                "tools": [{"name": "f", "input_schema": schema}],
+            }
+        return "/v1/responses", {"model": "m", "input": "hi", "tools": [
+            {"type": "function", "name": "f", "parameters": schema}]}  # fmt: skip
+
+    inner: object = "x"
+    for _ in range(levels - depth(body(inner)[1])):  # each list one level more
+        inner = [inner]
+    return body(inner)
+
+
+@pytest.mark.parametrize("wire", ["chat", "anthropic", "responses"])
+def test_a_body_nested_past_64_levels_is_refused_before_the_model_and_64_are_answered(
+    wire: str,
+) -> None:
+    """Deeper, the redactor's walk or the answer's (pydantic's, echoing a Responses request's
+    tools) ran out of stack: the connection was dropped unanswered, after the model was paid."""
+    inner = ScriptedModel(["ok"])
+    with Gateway(inner, token=TOKEN, limits=LIMITS) as gateway:
+        refused = [exchange(gateway, request(*reversed(nested_schema(wire, levels))))
+                   for levels in (65, 500)]  # fmt: skip
+        answered = exchange(gateway, request(*reversed(nested_schema(wire, 64))))
+    for answer in refused:
+        assert statuses(answer) == [400]
+        assert b"the body may be nested at most 64 levels deep" in answer
+    assert statuses(answered) == [200]
+    assert len(inner.calls) == 1
+    assert gateway.requests == 1
+
+
+@pytest.mark.parametrize(
+    "number", [b"1" * 1_000_000, b"1e999999", b"-1e999999", b"NaN", b"Infinity", b"1" * 30]
+)
+def test_a_number_json_cannot_hold_is_refused_with_400_before_the_model(
+    answering: Gateway, number: bytes
+) -> None:
+    data = b'{"model":"m","max_tokens":' + number + b',"messages":[{"role":"user","content":"hi"}]}'
+    head = f"POST /v1/chat/completions HTTP/1.1\r\nx-api-key: {TOKEN}\r\nConnection: close\r\n"
+    answer = exchange(answering, f"{head}Content-Length: {len(data)}\r\n\r\n".encode() + data)
+    assert statuses(answer) == [400]
+    assert answering.requests == 0
