@@ -15,10 +15,13 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from harness.core.errors import ConfigError
 from harness.gateway.gateway import GatewayAddress
+from harness.models.base import Model
 from harness.runners.base import ExternalRunner, Invocation
 from harness.runners.git_guard import git_folders
 from harness.runners.home import home_file
@@ -27,6 +30,9 @@ VERSION = "2.4.6"
 """The version the harness is tested with."""
 CONFIG = "mini.harness.yaml"
 """The task and the gateway's settings, merged over mini's ``mini.yaml`` (JSON is YAML)."""
+OWN_CONFIG = "lib/python3*/*-packages/minisweagent/config/mini.yaml"
+"""Where mini's own ``mini.yaml`` lies under the environment it is installed in (named by its
+path: by its name, mini would read a ``mini.yaml`` of the worktree it runs in first)."""
 TRAJECTORY = "mini.trajectory.json"
 CONFIG_DIR = ".config/mini-swe-agent"
 """mini's global configuration folder (a ``.env`` it loads), in its private home."""
@@ -73,6 +79,15 @@ class MiniSweAgentRunner(ExternalRunner):
     wire = "openai-chat"
     version_args = ("--help",)
 
+    def __init__(self, model: Model, **options: Any) -> None:
+        super().__init__(model, **options)
+        self.own_config = own_config(self.program)
+        if self.own_config is None:
+            raise ConfigError(
+                f"agent.path: mini-swe-agent's own mini.yaml is not where it installs it beside "
+                f"{self.program} ({OWN_CONFIG}); install it with: {self.install}"
+            )
+
     def invocation(
         self, task: str, gateway: GatewayAddress, home: Path, workspace: Path
     ) -> Invocation:
@@ -90,7 +105,7 @@ class MiniSweAgentRunner(ExternalRunner):
             "--exit-immediately",
             "--cost-limit", "0",
             "--output", str(home / TRAJECTORY),
-            "--config", "mini.yaml",
+            "--config", str(self.own_config),
             "--config", str(home / CONFIG),
         ]  # fmt: skip
         return Invocation(
@@ -138,3 +153,10 @@ def yaml_json(value: object) -> str:
     refuses or changes escaped (:data:`NOT_YAML`)."""
     text = json.dumps(value, ensure_ascii=False)
     return NOT_YAML.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+
+
+def own_config(program: str) -> Path | None:
+    """mini's own ``mini.yaml`` in the environment whose ``bin`` holds ``program`` (a link to it
+    followed); None when it is not there."""
+    found = sorted(Path(program).resolve().parent.parent.glob(OWN_CONFIG))
+    return found[-1] if found else None

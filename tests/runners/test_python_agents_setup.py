@@ -19,11 +19,19 @@ from harness.runners.mini_swe_agent import MiniSweAgentRunner
 GATEWAY = GatewayAddress(base_url="http://127.0.0.1:48213", token="harness-t0ken", model="m-1")
 
 
+MINI_OWN = "env/lib/python3.12/site-packages/minisweagent/config/mini.yaml"
+"""Where an environment holding mini-swe-agent holds its own configuration."""
+
+
 def reporter(folder: Path, name: str, says: str) -> Path:
-    """A program that answers any question with ``says`` (a version, a banner)."""
-    program = folder / name
+    """A program that answers any question with ``says`` (a version, a banner), in the ``bin``
+    of an environment that holds mini's own configuration too."""
+    program = folder / "env" / "bin" / name
+    program.parent.mkdir(parents=True, exist_ok=True)
     program.write_text(f"#!/bin/sh\necho '{says}'\n")
     program.chmod(0o755)
+    (folder / MINI_OWN).parent.mkdir(parents=True, exist_ok=True)
+    (folder / MINI_OWN).write_text("agent: {}\n")
     return program
 
 
@@ -38,7 +46,7 @@ def test_aider_is_started_offline_but_for_the_gateway(tmp_path: Path) -> None:
     home = tmp_path / "home"
     started = runner.invocation("fix it\n", GATEWAY, home, tmp_path)
     argv = started.argv
-    assert argv[0] == str(tmp_path / "aider")
+    assert argv[0] == str(tmp_path / "env" / "bin" / "aider")
     named = argv[argv.index("--model") + 1]
     assert named == "openai/m-1"
     for offline in ("--no-check-update", "--no-show-release-notes", "--analytics-disable",
@@ -50,6 +58,13 @@ def test_aider_is_started_offline_but_for_the_gateway(tmp_path: Path) -> None:
     told = json.loads(started.files[metadata.name])
     assert list(told) == [named]
     assert told[named]["max_input_tokens"] == 50_000  # the loop's model's window
+    # read after the repository's model settings: every request goes to the gateway
+    settings = Path(argv[argv.index("--model-settings-file") + 1])
+    gateway = {"api_base": "http://127.0.0.1:48213/v1", "base_url": "http://127.0.0.1:48213/v1"}
+    assert settings.parent == home
+    assert json.loads(started.files[settings.name]) == [
+        {"name": "aider/extra_params", "extra_params": gateway}
+    ]
     task = Path(argv[argv.index("--message-file") + 1])
     assert started.files[task.relative_to(home).as_posix()] == "fix it\n"
     for history in ("--chat-history-file", "--input-history-file"):
@@ -74,7 +89,8 @@ def test_mini_is_started_unattended_with_its_task_in_a_configuration_file(tmp_pa
         "--model", "openai/m-1", "--yolo", "--exit-immediately", "--cost-limit", "0",
         "--output", str(home / "mini.trajectory.json"),
     ]  # fmt: skip
-    assert argv[9:] == ["--config", "mini.yaml", "--config", str(home / "mini.harness.yaml")]
+    own = str(tmp_path / MINI_OWN)  # by its path: not a mini.yaml of the worktree
+    assert argv[9:] == ["--config", own, "--config", str(home / "mini.harness.yaml")]
     config = json.loads(started.files["mini.harness.yaml"])  # JSON, read by mini as YAML
     assert config == {
         "run": {"task": task},
@@ -225,3 +241,13 @@ def test_an_agent_not_installed_is_named_with_its_install_command(
         runner(ScriptedModel([]))
     assert f"install it with: {install}" in str(caught.value)
     assert f"needs {runner.executable!r}, which is not on PATH" in str(caught.value)
+
+
+def test_a_mini_without_its_own_configuration_beside_it_is_refused(tmp_path: Path) -> None:
+    program = reporter(tmp_path, "mini", "usage")
+    (tmp_path / MINI_OWN).unlink()
+    with pytest.raises(ConfigError) as caught:
+        MiniSweAgentRunner(ScriptedModel([]), path=program)
+    assert str(caught.value).startswith(
+        f"agent.path: mini-swe-agent's own mini.yaml is not where it installs it beside {program}"
+    )

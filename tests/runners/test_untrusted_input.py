@@ -24,6 +24,7 @@ from harness.runners.mini_swe_agent import MiniSweAgentRunner
 from harness.sandbox import Sandbox
 from harness.sandbox.bwrap import bwrap_problem
 from tests.conftest import make_repo
+from tests.runners.test_python_agents_setup import reporter
 
 pytestmark = pytest.mark.slow
 
@@ -95,10 +96,7 @@ MINI_READS = (
 
 @pytest.mark.skipif(not MINI_PYTHON.exists(), reason="needs mini-swe-agent installed")
 def test_mini_reads_back_from_its_configuration_exactly_the_task_given(tmp_path: Path) -> None:
-    program = tmp_path / "mini"
-    program.write_text("#!/bin/sh\necho usage\n")
-    program.chmod(0o755)
-    runner = MiniSweAgentRunner(ScriptedModel([]), path=program)
+    runner = MiniSweAgentRunner(ScriptedModel([]), path=reporter(tmp_path, "mini", "usage"))
     task = NASTY + " del\x7f csi\x9b[2J nel\x85 nonchar\ufffe bom\ufeff tab\t nul\x00 ☃"
     gateway = GatewayAddress(base_url="http://127.0.0.1:48213", token="harness-t", model=NASTY)
     written = runner.invocation(task, gateway, tmp_path / "home", tmp_path).files[MINI_CONFIG]
