@@ -230,22 +230,27 @@ class ExternalRunner:
             f"install it with: {self.install} (or name it in [agent] path)"
         )
 
+    def probe(
+        self, *args: str, timeout: float = VERSION_SECONDS
+    ) -> subprocess.CompletedProcess[str]:
+        """Run the program with ``args`` (its version, what it knows) as a session starts it:
+        inside the sandbox, with the sandbox's environment, in a folder of its own that is its
+        HOME too, its own folder shown read-only; never on the host with the harness's keys."""
+        with tempfile.TemporaryDirectory(prefix="harness-probe-") as folder:
+            command, env = self._sandbox().wrap(
+                [self.program, *args], cwd=folder, env={"HOME": folder},
+                readonly=[Path(self.program).parent],
+            )  # fmt: skip
+            return subprocess.run(
+                command, cwd=folder, env=env, capture_output=True, text=True, timeout=timeout,
+                check=False, stdin=subprocess.DEVNULL,
+            )  # fmt: skip
+
     def _check_version(self) -> None:
-        """Ask the program its version as the session will start it: inside the sandbox (its
-        own folder shown read-only), with the sandbox's environment and a HOME of its own."""
         if not self.version_args:
             return
-        sandbox = self._sandbox()
         try:
-            with tempfile.TemporaryDirectory(prefix="harness-version-") as folder:
-                command, env = sandbox.wrap(
-                    [self.program, *self.version_args], cwd=folder,
-                    readonly=[Path(self.program).parent],
-                )  # fmt: skip
-                proc = subprocess.run(
-                    command, cwd=folder, env=env, capture_output=True, text=True,
-                    timeout=VERSION_SECONDS, check=False, stdin=subprocess.DEVNULL,
-                )  # fmt: skip
+            proc = self.probe(*self.version_args)
         except (OSError, subprocess.SubprocessError) as exc:
             raise ConfigError(f"agent.path: {self.program} could not be started: {exc}") from exc
         problem = self.version_problem((proc.stdout or proc.stderr).strip())

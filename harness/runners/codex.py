@@ -17,11 +17,9 @@ such entry can be had Codex runs with its fallback (its shell tool only).
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import subprocess
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +46,8 @@ FEATURES_OFF = (
 )
 """Features that reach beyond the gateway (a plugin marketplace cloned from the network, model
 discovery) or retry without end; subagents are off in ``[agents]``."""
+_BUNDLED: dict[tuple[str, int, int], dict[str, Any] | None] = {}
+"""What each program (by its path, time and size) answered of the model it ships."""
 
 
 class CodexRunner(ExternalRunner):
@@ -66,7 +66,7 @@ class CodexRunner(ExternalRunner):
     def invocation(
         self, task: str, gateway: GatewayAddress, home: Path, workspace: Path
     ) -> Invocation:
-        entry = bundled_entry(self.program)
+        entry = self.bundled_entry()
         files = {CONFIG: config_toml(gateway, home / CATALOG if entry else None)}
         if entry is not None:
             files[CATALOG] = json.dumps({"models": [{**entry, **_named(gateway.model)}]})
@@ -80,6 +80,20 @@ class CodexRunner(ExternalRunner):
     def final_message(self, stdout: str, home: Path) -> str:
         """The text of its last agent message."""
         return final_of_events(stdout)
+
+    def bundled_entry(self) -> dict[str, Any] | None:
+        """:func:`usable_entry` of what the program says it ships (asked in the sandbox, as its
+        version is), asked once per program: its time and size mark a new install."""
+        stat = os.stat(self.program)
+        key = (self.program, stat.st_mtime_ns, stat.st_size)
+        if key not in _BUNDLED:
+            try:
+                proc = self.probe("debug", "models", "--bundled", timeout=CATALOG_SECONDS)
+            except (OSError, subprocess.SubprocessError):
+                _BUNDLED[key] = None
+            else:
+                _BUNDLED[key] = usable_entry(proc.stdout) if proc.returncode == 0 else None
+        return _BUNDLED[key]
 
 
 def final_of_events(stdout: str) -> str:
@@ -144,28 +158,15 @@ def _named(model: str) -> dict[str, Any]:
     return {"slug": model, "display_name": model, "supports_search_tool": False}
 
 
-def bundled_entry(program: str) -> dict[str, Any] | None:
-    """The catalog entry Codex ships for its first model (by priority) with plain tool calls
-    and the ``apply_patch`` tool; None when there is none or Codex cannot say."""
-    stat = os.stat(program)
-    return _bundled_entry(program, stat.st_mtime_ns, stat.st_size)
-
-
-@functools.cache
-def _bundled_entry(program: str, mtime_ns: int, size: int) -> dict[str, Any] | None:
-    """:func:`bundled_entry`, asked once per program (its time and size mark a new install)."""
-    del mtime_ns, size  # the cache's key only
+def usable_entry(listed: str) -> dict[str, Any] | None:
+    """The catalog entry of ``codex debug models --bundled``'s answer ``listed`` for its first
+    model (by priority) with plain tool calls and the ``apply_patch`` tool; None when there is
+    none or the answer is not Codex's."""
     try:
-        with tempfile.TemporaryDirectory(prefix="harness-codex-") as codex_home:
-            proc = subprocess.run(
-                [program, "debug", "models", "--bundled"], capture_output=True, text=True,
-                timeout=CATALOG_SECONDS, check=False, stdin=subprocess.DEVNULL,
-                env={"PATH": os.environ.get("PATH", ""), "CODEX_HOME": codex_home},
-            )  # fmt: skip
-        models = json.loads(proc.stdout).get("models")
-    except (OSError, subprocess.SubprocessError, ValueError, AttributeError):
+        models = json.loads(listed).get("models")
+    except (ValueError, AttributeError):
         return None
-    if proc.returncode != 0 or not isinstance(models, list):
+    if not isinstance(models, list):
         return None
     usable = [
         model

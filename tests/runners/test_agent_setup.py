@@ -16,7 +16,7 @@ from harness import ScriptedModel
 from harness.core.errors import ConfigError
 from harness.gateway.gateway import GatewayAddress
 from harness.runners.claude_code import ClaudeCodeRunner, final_of_stream
-from harness.runners.codex import CodexRunner, bundled_entry, final_of_events
+from harness.runners.codex import CodexRunner, final_of_events
 from tests.runners.installed import program
 
 GATEWAY = GatewayAddress("http://127.0.0.1:48213", "harness-run-token", "test-model")
@@ -68,7 +68,7 @@ def test_codex_reads_the_harness_s_configuration_and_knows_only_the_run_s_model(
     errors = [e for e in said if e["type"] == "error" or e.get("item", {}).get("type") == "error"]
     assert [e["message"] for e in errors] == ["Connection failed: error sending request"]
     assert strict.returncode == 1
-    entry = bundled_entry(str(codex))
+    entry = runner.bundled_entry()
     assert entry is not None
     assert entry["slug"] != "test-model"  # the shipped entry is copied, not changed
 

@@ -17,7 +17,7 @@ from harness import ScriptedModel
 from harness.agent.agent import AgentStop
 from harness.gateway import GatewayAddress
 from harness.runners.claude_code import ClaudeCodeRunner
-from harness.runners.codex import config_toml
+from harness.runners.codex import CodexRunner, config_toml
 from harness.runners.command import CommandRunner
 from harness.runners.mini_swe_agent import CONFIG as MINI_CONFIG
 from harness.runners.mini_swe_agent import MiniSweAgentRunner
@@ -110,20 +110,28 @@ def test_mini_reads_back_from_its_configuration_exactly_the_task_given(tmp_path:
     assert json.loads(written)["run"]["task"] == task
 
 
-def probed_claude(folder: Path, seen: Path) -> Path:
-    """A ``claude`` whose ``--version`` answers as Claude Code does, after writing to ``seen``
-    the environment it was given and the files of its HOME it can list."""
-    program = folder / "bin" / "claude"
-    program.parent.mkdir()
+CATALOG = {"slug": "shipped", "apply_patch_tool_type": "freeform", "priority": 1}
+"""The one model a fake ``codex`` says it ships."""
+
+
+def probed(
+    folder: Path, seen: Path, name: str = "claude", says: str = "2.1.332 (Claude Code)"
+) -> Path:
+    """A program ``name`` that answers ``says`` (its version), or a catalog of one model when
+    asked ``debug models``, after writing to ``seen`` how it was asked, the environment it was
+    given and the files of its HOME it can list."""
+    program = folder / "bin" / name
+    program.parent.mkdir(exist_ok=True)
+    catalog = json.dumps({"models": [CATALOG]})
     program.write_text(
-        f'#!/bin/sh\n{{ env; echo "pwd=$(pwd)"; ls -a "$HOME"; }} > {seen} 2>&1\n'
-        'echo "2.1.332 (Claude Code)"\n'
+        f'#!/bin/sh\n{{ echo "asked: $*"; env; ls -a "$HOME"; }} >> {seen} 2>&1\n'
+        f"if [ \"$1\" = debug ]; then echo '{catalog}'; else echo '{says}'; fi\n"
     )
     program.chmod(0o755)
     return program
 
 
-def test_the_version_probe_gets_the_sandbox_s_environment_not_the_harness_s(
+def test_the_probes_get_the_sandbox_s_environment_not_the_harness_s(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     key = "sk-provider-" + "pr0v1der" * 4
@@ -134,9 +142,13 @@ def test_the_version_probe_gets_the_sandbox_s_environment_not_the_harness_s(
     (real_home / ".ssh").mkdir(parents=True)
     monkeypatch.setenv("HOME", str(real_home))
     seen = tmp_path / "seen.txt"
-    program = probed_claude(tmp_path, seen)
-    ClaudeCodeRunner(ScriptedModel([]), path=program, sandbox=Sandbox("none"))
+    ClaudeCodeRunner(ScriptedModel([]), path=probed(tmp_path, seen), sandbox=Sandbox("none"))
+    codex = probed(tmp_path, seen, "codex", "codex-cli 0.171.0")
+    runner = CodexRunner(ScriptedModel([]), path=codex, sandbox=Sandbox("none"))
+    assert runner.bundled_entry() == CATALOG
     said = seen.read_text()
+    assert said.count("asked: ") == 3
+    assert "asked: debug models --bundled\n" in said
     assert "pr0v1der" not in said
     assert "DATABASE_URL" not in said
     assert f"HOME={real_home}\n" not in said
@@ -145,17 +157,21 @@ def test_the_version_probe_gets_the_sandbox_s_environment_not_the_harness_s(
 
 
 @pytest.mark.skipif(bwrap_problem() is not None, reason="needs the bwrap sandbox")
-def test_under_bwrap_the_version_probe_runs_inside_the_sandbox(tmp_path: Path) -> None:
+def test_under_bwrap_the_probes_run_inside_the_sandbox(tmp_path: Path) -> None:
     seen = tmp_path / "seen.txt"
-    runner = ClaudeCodeRunner(ScriptedModel([]), path=probed_claude(tmp_path, seen))
+    runner = ClaudeCodeRunner(ScriptedModel([]), path=probed(tmp_path, seen))
     assert runner.program == str(tmp_path / "bin" / "claude")  # its version was read: 2.1.332
-    assert not seen.exists()  # the host's files are read-only to it
+    codex = CodexRunner(
+        ScriptedModel([]), path=probed(tmp_path, seen, "codex", "codex-cli 0.171.0")
+    )
+    assert codex.bundled_entry() == CATALOG
+    assert not seen.exists()  # the host's files are read-only to them
 
 
 def test_a_program_found_through_a_relative_entry_of_path_is_named_by_its_absolute_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    program = probed_claude(tmp_path, tmp_path / "seen.txt")
+    program = probed(tmp_path, tmp_path / "seen.txt")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PATH", "bin" + os.pathsep + os.environ["PATH"])
     runner = ClaudeCodeRunner(ScriptedModel([]), sandbox=Sandbox("none"))
