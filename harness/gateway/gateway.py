@@ -98,7 +98,8 @@ class Gateway:
         self.ending: Ending | None = None
         self.ended = threading.Event()
         """Set with :attr:`ending`: the session must end."""
-        self._calls = threading.Lock()  # one model call at a time: the trajectory keeps order
+        self._calls = threading.Lock()  # one model call (or count) at a time: the trajectory
+        # keeps order, and an agent's counts take one core at most
         self._server: BoundedServer | None = None
         self._wires: dict[str, Wire] = {}
         self._making = threading.Lock()
@@ -151,7 +152,12 @@ class Gateway:
         except (ValueError, RecursionError) as exc:  # BadRequest, or JSON that does not parse
             return self._error(400, endpoint, "invalid_request_error", str(exc))
         if endpoint == COUNT_TOKENS:  # counted offline: no model request, no step
-            count = self.model.count_tokens(request.messages, request.tools)
+            with self._calls:  # one at a time too: a count of a large body takes seconds of CPU
+                refusal = self._refusal(counting=True)
+                if refusal is None:
+                    count = self.model.count_tokens(request.messages, request.tools)
+            if refusal is not None:
+                return self._error(400, endpoint, "invalid_request_error", refusal)
             return json_response(200, {"input_tokens": count})
         with self._calls:
             refusal = self._refusal()
@@ -187,10 +193,12 @@ class Gateway:
                 self._wires[where] = getattr(importlib.import_module(module), name)()
             return self._wires[where]
 
-    def _refusal(self) -> str | None:
-        """Why no more requests are answered, or None."""
+    def _refusal(self, *, counting: bool = False) -> str | None:
+        """Why no more requests are answered (``counting``: counted), or None."""
         if self.ending is not None:
             return f"the session has ended: {self.ending.message}"
+        if counting:
+            return None
         if self.max_requests is not None and self.requests >= self.max_requests:
             message = f"request cap of {self.max_requests} model requests reached"
             self._end(Ending("requests", message))

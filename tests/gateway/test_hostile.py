@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -290,3 +292,97 @@ def test_a_number_json_cannot_hold_is_refused_with_400_before_the_model(
     answer = exchange(answering, f"{head}Content-Length: {len(data)}\r\n\r\n".encode() + data)
     assert statuses(answer) == [400]
     assert answering.requests == 0
+
+
+class SlowCounting(ScriptedModel):
+    """A model whose count takes a while (as a large body's does), noting how many run at once."""
+
+    def __init__(self) -> None:
+        super().__init__(["ok"])
+        self.running = 0
+        self.most = 0
+        self.counts = 0
+        self._lock = threading.Lock()
+
+    def count_tokens(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> int:
+        with self._lock:
+            self.running += 1
+            self.most = max(self.most, self.running)
+            self.counts += 1
+        time.sleep(0.05)
+        with self._lock:
+            self.running -= 1
+        return 7
+
+
+def test_counts_run_one_at_a_time_and_none_after_the_session_ended() -> None:
+    """A count of a 30 MB body takes some 25 s of the harness's CPU and is no model request: 16
+    connections counting at once held every core, for as long as the agent liked."""
+    model = SlowCounting()
+    count = request({**CHAT, "max_tokens": 5}, "/v1/messages/count_tokens")
+    with Gateway(model, token=TOKEN, limits=LIMITS, max_requests=1) as gateway:
+        answers: list[bytes] = []
+        threads = [threading.Thread(target=lambda: answers.append(exchange(gateway, count)))
+                   for _ in range(4)]  # fmt: skip
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert [statuses(answer) for answer in answers] == [[200]] * 4
+        assert (model.counts, model.most) == (4, 1)
+        assert statuses(exchange(gateway, request(CHAT))) == [200]
+        assert statuses(exchange(gateway, count)) == [200]  # the cap is for model requests
+        assert statuses(exchange(gateway, request(CHAT))) == [400]  # past the cap: ended
+        counted = model.counts
+        ended = exchange(gateway, count)
+    assert statuses(ended) == [400]
+    assert b"the session has ended: request cap of 1 model requests reached" in ended
+    assert model.counts == counted  # refused uncounted
+    assert gateway.requests == 1
+
+
+@pytest.mark.parametrize(
+    "credentials",
+    [
+        "",  # none
+        "Authorization: Bearer \r\n",  # empty
+        f"Authorization: bearer{TOKEN}\r\n",
+        f"Authorization: Basic {TOKEN}\r\n",
+        f"Authorization: Bearer {TOKEN}x\r\n",
+        f"Authorization: Bearer {TOKEN[:-1]}\r\n",
+        f"x-api-key: wrong\r\nAuthorization: Bearer {TOKEN}\r\n",  # x-api-key is read first
+        f"x-api-key: {TOKEN.upper()}\r\n",
+        f"x-api-key: {TOKEN}\x00\r\n",
+    ],
+)
+@pytest.mark.parametrize(
+    "line",
+    [
+        "GET /v1/models",
+        f"GET /v1/models?key={TOKEN}&api_key={TOKEN}&token={TOKEN}",
+        "POST /v1/messages/count_tokens",
+        "POST /v1/chat/completions",
+        "POST /v1/nothing",
+    ],
+)
+def test_no_endpoint_answers_without_the_token_in_its_header(
+    answering: Gateway, credentials: str, line: str
+) -> None:
+    data = json.dumps({**CHAT, "max_tokens": 5}).encode()
+    head = f"{line} HTTP/1.1\r\n{credentials}Content-Length: {len(data)}\r\n\r\n"
+    answer = exchange(answering, head.encode() + data + MODELS)
+    assert statuses(answer) == [401]
+    assert b"this run's token" in answer
+    assert answering.requests == 0
+
+
+@pytest.mark.parametrize(
+    "credentials",
+    [f"Authorization: Bearer {TOKEN}", f"Authorization: Bearer   {TOKEN}  ", f"x-api-key: {TOKEN}",
+     f"x-api-key: {TOKEN}\r\nAuthorization: Bearer other", f"x-api-key:\r\nAuthorization: Bearer {TOKEN}"],
+)  # fmt: skip
+def test_the_token_is_taken_from_either_header_and_nothing_else(
+    answering: Gateway, credentials: str
+) -> None:
+    assert statuses(exchange(answering, MODELS.replace(b"x-api-key: " + TOKEN.encode(),
+                                                       credentials.encode()))) == [200]  # fmt: skip
