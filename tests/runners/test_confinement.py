@@ -5,6 +5,7 @@ shown: :func:`harness.core.text.inert`)."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -117,3 +118,23 @@ def test_an_answer_claiming_success_does_not_pass_a_failing_gate(tmp_path: Path)
     assert report.agent_summary == claim
     assert [(gate.name, gate.passed) for gate in report.gates] == [("pytest", False)]
     assert not report.passed
+
+
+PUSH = (
+    "env -u GIT_CONFIG_COUNT git -c protocol.allow=always -c core.hooksPath=/dev/null "
+    'push "$1" HEAD:refs/heads/pushed'
+)
+"""An agent undoing the git settings it was given and pushing to a repository of the host's
+that it can see (named on its command line, so shown to it read-only)."""
+
+
+@pytest.mark.skipif(bwrap_problem() is not None, reason="needs the bwrap sandbox")
+def test_under_bwrap_a_push_reaches_no_repository_even_one_on_the_host(tmp_path: Path) -> None:
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    repo = make_repo(tmp_path / "repo", {"calc.py": BUGGY})
+    runner = CommandRunner(ScriptedModel([]), ["sh", "-c", PUSH, "sh", str(remote)])
+    session = runner.run("push", repo)
+    assert session.stop_reason is AgentStop.EXITED
+    assert "[remote rejected] HEAD -> pushed" in session.stop_message  # it is read-only
+    assert git(remote, "for-each-ref") == ""
