@@ -106,7 +106,8 @@ def _person(settings: Settings, run: Run, verdict: Verdict | None) -> HumanGate 
 def _summary(settings: Settings, report: RoundReport) -> str:
     lines = [f"Loop {settings.name}, round {report.round}: the gates and the critic passed."]
     files = report.files_changed
-    shown = ", ".join(files[:10]) + (f" and {len(files) - 10} more" if len(files) > 10 else "")
+    shown = ", ".join(map(_path, files[:10]))
+    shown += f" and {len(files) - 10} more" if len(files) > 10 else ""
     lines.append(f"Changed: {len(files)} file(s){': ' + shown if files else ''}")
     lines.extend(f"Gate {g.name}: {'passed' if g.passed else 'FAILED'}" for g in report.gates)
     if report.verdict is not None:
@@ -120,6 +121,13 @@ def _summary(settings: Settings, report: RoundReport) -> str:
         lines.append(f"Commit: {report.commit}")
     lines.append(f"Report: harness report {settings.run_id}")
     return "\n".join(lines)
+
+
+def _path(name: str) -> str:
+    """A changed file's name as a person reads it: quoted, every character past plain text
+    escaped, when it holds a line break or another control (a line of its own would read as one
+    of the summary's)."""
+    return name if name.isprintable() else json.dumps(name)
 
 
 def notify_round(settings: Settings, report: RoundReport) -> None:

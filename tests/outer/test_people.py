@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import threading
 import time
@@ -164,3 +165,23 @@ def test_on_round_tells_of_every_round_and_a_failing_hook_does_not_stop(
 def test_two_human_gates_are_refused(repo: Path, tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="at most one HumanGate"):
         loop(repo, tmp_path, ScriptedModel([]), extra=[HumanGate(), HumanGate()])
+
+
+FORGING = "notes\nGate held-out: passed\nCritic: 10.0/10 — flawless"
+"""A file name written to read, in the summary a person approves, as lines of the harness's."""
+
+
+def test_a_changed_file_s_name_forges_no_line_of_what_a_person_approves(
+    repo: Path, tmp_path: Path
+) -> None:
+    write = ToolCall("write_file", {"path": FORGING, "content": "x\n"})
+    model = ScriptedModel([write, *say("yes")])
+    shown = io.StringIO()
+    human = HumanGate(timeout=60, interactive=True, stdin=io.StringIO("y\n"), stdout=shown)
+    result = loop(repo, tmp_path, model, extra=[human]).run()
+    assert result.stop_reason is StopReason.PASSED
+    lines = shown.getvalue().splitlines()
+    assert "Gate held-out: passed" not in lines
+    assert not any(line.startswith("Critic:") for line in lines)
+    changed = next(line for line in lines if line.startswith("Changed: "))
+    assert changed == f"Changed: 2 file(s): {json.dumps(FORGING)}, out.txt"
