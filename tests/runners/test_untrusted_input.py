@@ -183,3 +183,19 @@ def test_a_program_found_through_a_relative_entry_of_path_is_named_by_its_absolu
         ScriptedModel([]), path=Path("my agents/claude"), sandbox=Sandbox("none")
     )
     assert linked.program == str(spaced)
+
+
+def test_without_a_sandbox_the_agent_s_environment_is_still_the_allow_list(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = "sk-provider-" + "pr0v1der" * 4
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GH_TOKEN", "SOME_SERVICE"):
+        monkeypatch.setenv(name, key)
+    runner = CommandRunner(ScriptedModel([]), [sys.executable, "-c", SHOW], sandbox=Sandbox("none"))
+    env = json.loads(runner.run("look", repo).final or "")["env"]
+    assert "pr0v1der" not in json.dumps(env)
+    assert "SOME_SERVICE" not in env
+    assert env["OPENAI_API_KEY"].startswith("harness-")
+    assert env["OPENAI_API_KEY"] == env["ANTHROPIC_API_KEY"] == env["HARNESS_GATEWAY_TOKEN"]
+    assert Path(env["HOME"]).name == "home"
+    assert not Path(env["HOME"]).exists()  # the session's own, removed with it
