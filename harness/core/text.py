@@ -73,6 +73,9 @@ def truncate(text: str, limit: int, *, head_share: float = 0.5, total: int | Non
     return text[:head] + marker + text[len(text) - (keep - head) :]
 
 
+UNPAIRED = re.compile("[\ud800-\udfff]")
+"""A surrogate standing alone (as JSON's ``\\udc00`` decodes): text no file or pipe can hold."""
+
 compact_json = json.JSONEncoder(separators=(",", ":")).encode
 """JSON text without spaces, every non-ASCII and control character escaped, by one encoder made
 once (``json.dumps`` with ``separators`` makes an encoder on every call)."""

@@ -28,6 +28,7 @@ import orjson
 
 from harness.core.errors import Stopped
 from harness.core.redact import redact_json_text
+from harness.core.text import UNPAIRED
 from harness.gateway.server import BoundedServer, Response, ServerLimits, json_response
 from harness.gateway.wire import BadRequest, JsonObject, Wire, check_depth, error_body
 from harness.models.base import Model, ModelError, Reply, ToolCall
@@ -215,9 +216,13 @@ class Gateway:
         return json_response(status, error_body(endpoint, kind, self.model.redact(message)))
 
     def _redacted(self, reply: Reply) -> Reply:
-        """``reply`` with its text and its calls (names, arguments, ids) redacted; itself where
-        nothing was."""
-        redact = self.model.redact
+        """``reply`` with its text and its calls (names, arguments, ids) redacted, and a
+        surrogate standing alone in them (which no UTF-8 answer can hold) made U+FFFD; itself
+        where nothing was."""
+
+        def redact(text: str) -> str:
+            return UNPAIRED.sub("\ufffd", self.model.redact(text))
+
         content = redact(reply.content) if reply.content else reply.content
         calls = tuple(_call_redacted(call, redact) for call in reply.tool_calls)
         if content == reply.content and all(map(operator.is_, calls, reply.tool_calls)):

@@ -40,6 +40,7 @@ from harness.core.event_schema import SessionEnd, SessionStart
 from harness.core.section import check_field, check_value
 from harness.core.sink import NULL_SINK, EventSink
 from harness.core.stop import StopReason
+from harness.core.text import UNPAIRED
 from harness.gateway.gateway import Ending, Gateway, GatewayAddress
 from harness.models.base import Model
 from harness.models.budget import MeteredModel, metered
@@ -57,9 +58,6 @@ PRELOAD: dict[WireName, tuple[str, ...]] = {
 }
 """The gateway's endpoints made ready as it starts, for an agent of each wire (litellm's import
 takes seconds: not in the way of the agent's first request)."""
-
-UNPAIRED = re.compile("[\ud800-\udfff]")
-"""A surrogate standing alone (as JSON's ``\\udc00`` decodes): text no file or pipe can hold."""
 
 SESSION_SECONDS = 3600.0
 """How long an external agent's session may run, seconds, unless its ``timeout`` says otherwise."""

@@ -1,174 +1,20 @@
-"""The gateway against an agent that attacks it, over real sockets, by class: secrets leaving
-through its answers, requests framed to be read two ways, its token spelled around, its caps
-spelled around, and bodies made to exhaust it. Each test asserts the exact answer and that no
-byte of any answer carries a secret."""
+"""The gateway against an agent that attacks it over HTTP, on real sockets: requests framed to
+be read two ways, its token spelled around, its caps spelled around (counts, the request cap),
+and bodies made to exhaust it. Each test asserts the exact answers, in order."""
 
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import time
 from collections.abc import Iterator
 
 import pytest
 
-from harness import ScriptedModel, ToolCall
-from harness.core.redact import Redactor
-from harness.gateway import Gateway, ServerLimits
-from harness.models.base import Message, ModelError, Reply, ToolSchema
-from harness.models.budget import MeteredModel
-
-TOKEN = "harness-hostile-token"
-SECRET = "tok-" + "Zq4" * 10
-"""The run's secret, known to the redactor by value (no pattern finds it)."""
-KEY = "sk-" + "a1B2" * 8
-"""A provider key, found by the redactor's patterns."""
-CHAT = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
-LIMITS = ServerLimits(connections=4, read_timeout=0.5, head_seconds=1, body_seconds=2)
-
-
-def redacting(model: ScriptedModel) -> MeteredModel:
-    return MeteredModel(model, redact=Redactor(values=[SECRET]).redact_text)
-
-
-def exchange(gateway: Gateway, data: bytes) -> bytes:
-    """``data`` sent on a fresh connection, and every byte answered until the gateway closes it
-    (the last request asks it to, or it is refused)."""
-    with socket.create_connection(("127.0.0.1", gateway.port), timeout=30) as client:
-        client.sendall(data)
-        answer = b""
-        while part := client.recv(65536):
-            answer += part
-    return answer
-
-
-def request(
-    body: object, path: str = "/v1/chat/completions", *, close: bool = True, token: str = TOKEN
-) -> bytes:
-    data = json.dumps(body).encode()
-    head = f"POST {path} HTTP/1.1\r\nx-api-key: {token}\r\nContent-Length: {len(data)}\r\n"
-    return (head + ("Connection: close\r\n" if close else "") + "\r\n").encode() + data
-
-
-def statuses(answer: bytes) -> list[int]:
-    """The status of each answer in ``answer``, in order."""
-    found = []
-    while answer:
-        assert answer.startswith(b"HTTP/1.1 "), answer
-        head, _, rest = answer.partition(b"\r\n\r\n")
-        found.append(int(head[9:12]))
-        length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
-        answer = rest[length:]
-    return found
-
-
-class Failing(ScriptedModel):
-    """A model whose provider refuses, naming its URL, its key and its header."""
-
-    def complete(
-        self,
-        messages: list[Message],
-        tools: list[ToolSchema] | None = None,
-        *,
-        max_tokens: int | None = None,
-    ) -> Reply:
-        raise ModelError(
-            f"401 from https://api.example/v1/chat?key={SECRET}: Authorization: Bearer {SECRET}, "
-            f"api_key={KEY}"
-        )
-
-
-@pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/messages", "/v1/responses"])
-def test_a_provider_error_naming_its_key_reaches_the_agent_redacted_and_stays_so(
-    path: str,
-) -> None:
-    body = {**CHAT, "max_tokens": 10} if path == "/v1/messages" else CHAT
-    if path == "/v1/responses":
-        body = {"model": "m", "input": "hi"}
-    with Gateway(redacting(Failing([])), token=TOKEN, limits=LIMITS) as gateway:
-        first = exchange(gateway, request(body, path))
-        again = exchange(gateway, request(body, path))  # the session's end names the error
-    assert statuses(first) == [502]
-    assert statuses(again) == [400]
-    assert b"model error: 401 from https://api.example/v1/chat?key=[REDACTED]" in first
-    assert b"the session has ended: 401 from" in again
-    for answer in (first, again):
-        assert SECRET.encode() not in answer
-        assert KEY.encode() not in answer
-    assert gateway.ending is not None
-    assert gateway.ending.reason == "error"
-
-
-@pytest.fixture
-def saying() -> Iterator[Gateway]:
-    """A gateway whose model names the secret in a tool call's name, arguments and id."""
-    call = ToolCall(f"sh_{SECRET}", json.dumps({"cmd": f"echo {SECRET}"}), id=f"call_{SECRET}")
-    with Gateway(redacting(ScriptedModel([call] * 6)), token=TOKEN, limits=LIMITS) as gateway:
-        yield gateway
-
-
-@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
-@pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/messages", "/v1/responses"])
-def test_a_secret_in_a_tool_call_s_name_or_id_never_reaches_the_agent(
-    saying: Gateway, path: str, stream: bool
-) -> None:
-    body = {**CHAT, "max_tokens": 10} if path == "/v1/messages" else CHAT
-    if path == "/v1/responses":
-        body = {"model": "m", "input": "hi"}
-    answer = exchange(saying, request({**body, "stream": stream}, path))
-    assert statuses(answer) == [200]
-    assert SECRET.encode() not in answer
-    assert b"sh_[REDACTED]" in answer
-    assert b"echo [REDACTED]" in answer.replace(b"\\", b"")
-
-
-def fields_beside_the_text(secret: str) -> dict[str, tuple[str, dict[str, object]]]:
-    """A request of each wire holding ``secret`` only where no text is: a message's name and an
-    unknown key, a part's extra key, an image's URL, a tool call's name and id, a thinking
-    block, a reasoning item's summary."""
-    return {
-        "chat": ("/v1/chat/completions", {"model": "m", "messages": [
-            {"role": "user", "name": secret, "x": {"y": [secret]},
-             "content": [{"type": "text", "text": "hi", "x": secret},
-                         {"type": "image_url", "image_url": {"url": f"https://x/{secret}"}}]},
-            {"role": "assistant", "content": "a", "reasoning_content": secret, "tool_calls": [
-                {"id": secret, "type": "function",
-                 "function": {"name": f"f{secret}", "arguments": "{}"}}]},
-            {"role": "tool", "tool_call_id": secret, "content": "ok"},
-        ]}),
-        "anthropic": ("/v1/messages", {"model": "m", "max_tokens": 5, "messages": [
-            {"role": "user", "content": "hi"},
-            {"role": "assistant", "content": [
-                {"type": "thinking", "thinking": secret, "signature": "s"},
-                {"type": "tool_use", "id": f"t{secret}", "name": f"n{secret}", "input": {}}]},
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{secret}",
-             "content": [{"type": "image", "source": {"type": "url", "url": f"https://x/{secret}"}}]}]},
-        ]}),
-        "responses": ("/v1/responses", {"model": "m", "input": [
-            {"role": "user", "content": "hi"},
-            {"type": "reasoning", "id": "r1", "summary": [{"type": "summary_text", "text": secret}]},
-            {"type": "function_call", "call_id": f"c{secret}", "name": f"n{secret}", "arguments": "{}"},
-            {"type": "function_call_output", "call_id": f"c{secret}", "output": "ok"},
-        ]}),
-    }  # fmt: skip
-
-
-@pytest.mark.parametrize("wire", ["chat", "anthropic", "responses"])
-def test_a_secret_outside_any_text_of_a_request_never_reaches_the_model(wire: str) -> None:
-    inner = ScriptedModel(["ok"])
-    path, body = fields_beside_the_text(SECRET)[wire]
-    with Gateway(redacting(inner), token=TOKEN, limits=LIMITS) as gateway:
-        answer = exchange(gateway, request(body, path))
-    assert statuses(answer) == [200]
-    [call] = inner.calls
-    sent = json.dumps([call.messages, call.tools])
-    assert SECRET not in sent
-    assert sent.count("[REDACTED]") == {"chat": 8, "anthropic": 6, "responses": 4}[wire]
-
-
-MODELS = f"GET /v1/models HTTP/1.1\r\nx-api-key: {TOKEN}\r\nConnection: close\r\n\r\n".encode()
-"""A request the gateway answers 200 with no model call: smuggled inside another, it would be."""
+from harness import ScriptedModel
+from harness.gateway import Gateway
+from harness.models.base import Message, ToolSchema
+from tests.gateway.hostile import CHAT, LIMITS, MODELS, TOKEN, exchange, request, statuses
 
 
 @pytest.fixture
@@ -386,3 +232,25 @@ def test_the_token_is_taken_from_either_header_and_nothing_else(
 ) -> None:
     assert statuses(exchange(answering, MODELS.replace(b"x-api-key: " + TOKEN.encode(),
                                                        credentials.encode()))) == [200]  # fmt: skip
+
+
+def test_requests_racing_on_many_connections_get_exactly_the_cap_whole_or_streamed() -> None:
+    model = ScriptedModel(["ok"] * 12)
+    with Gateway(model, token=TOKEN, limits=LIMITS, max_requests=3) as gateway:
+        answers: list[bytes] = []
+        threads = [
+            threading.Thread(target=lambda n=n: answers.append(
+                exchange(gateway, request({**CHAT, "stream": n % 2 == 0}))))
+            for n in range(8)
+        ]  # fmt: skip
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert (
+        sorted(status for answer in answers for status in statuses(answer)) == [200] * 3 + [400] * 5
+    )
+    assert len(model.calls) == 3
+    assert gateway.requests == 3
+    assert gateway.ending is not None
+    assert gateway.ending.reason == "requests"
