@@ -67,10 +67,12 @@ _cache_lock = threading.Lock()
 
 NO_DRIVERS = frozenset({
     "config", "rev-parse", "update-ref", "symbolic-ref", "for-each-ref", "merge-base",
-    "ls-tree", "write-tree",
+    "ls-tree",
 })  # fmt: skip
 """Commands that never pass a file's content through a driver (they read and write refs, config
-and objects only): they carry the fixed options alone, and no config is read for them."""
+and objects only): they carry the fixed options alone, and no config is read for them. Not
+``write-tree``: writing the index back, it hashes again the files of racily clean entries (an
+index written a moment ago), through their clean filter."""
 
 
 def hardening(cwd: Path, env: Mapping[str, str], command: str = "") -> list[str]:

@@ -39,6 +39,9 @@ done
 git config core.fsmonitor "touch {marks}/ran-fsmonitor; false"
 git config core.hooksPath "$common/hooks"
 git config diff.external "touch {marks}/ran-diff"
+git config filter.planted.clean "touch {marks}/ran-clean; cat"
+git config diff.planted.textconv "touch {marks}/ran-textconv; cat"
+printf '* filter=planted diff=planted\\n' > .gitattributes
 echo fixed
 """
 """An agent that fixes the bug, then plants programs for git to run (no sandbox: all writable)."""

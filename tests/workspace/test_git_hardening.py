@@ -48,8 +48,15 @@ def test_planted_programs_never_run_in_the_harness_git_calls(tmp_path: Path) -> 
     git(repo, "checkout", "-q", "-b", "other")
     git(repo, "log", "-1")
 
+    (repo / "a.txt").write_text("three\n")  # a round's tree, staged in an index of its own
+    index = {"GIT_INDEX_FILE": str(tmp_path / "round-index")}
+    git(repo, "read-tree", "HEAD", env=index)
+    git(repo, "add", "-A", env=index)
+    tree = git(repo, "write-tree", env=index).strip()  # the index just written: racily clean
+
     ran = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("ran-"))
     assert ran == []
+    assert git(repo, "show", f"{tree}:a.txt") == "three\n"
     assert "+two" in diff
     assert git(repo, "show", "HEAD:a.txt") == "two\n"  # the commit itself went through
 
