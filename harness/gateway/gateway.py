@@ -176,9 +176,19 @@ class Gateway:
                 return self._error(502, endpoint, "api_error", f"model error: {exc}")
             self.requests += 1
         reply = self._redacted(reply)
-        if request.stream:  # the reply is whole: its events go in one body, the connection kept
-            return Response(200, b"".join(wire.stream(request, reply)), "text/event-stream")
-        return json_response(200, wire.answer(request, reply))
+        try:
+            if request.stream:  # the reply is whole: its events go in one body, the connection kept
+                return Response(200, b"".join(wire.stream(request, reply)), "text/event-stream")
+            return json_response(200, wire.answer(request, reply))
+        except (
+            ValueError,
+            TypeError,
+            KeyError,
+            AttributeError,
+        ) as exc:  # pydantic's are ValueErrors
+            # a reply its wire cannot write (an Anthropic tool_use's input must be an object)
+            message = f"the model's reply cannot be written in this endpoint's form: {exc}"
+            return self._error(502, endpoint, "api_error", message)
 
     def _wire(self, endpoint: str) -> Wire | None:
         """The wire of ``endpoint`` (made once), or None for an endpoint the gateway lacks."""

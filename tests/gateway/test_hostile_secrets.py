@@ -148,3 +148,26 @@ def test_a_reply_holding_a_surrogate_standing_alone_is_answered_with_u_fffd(
     assert "\\ufffd [REDACTED]" in text or "\ufffd [REDACTED]" in text
     assert SECRET not in text
     assert gateway.requests == 2
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_a_reply_its_wire_cannot_write_is_answered_502_and_the_session_goes_on(
+    stream: bool,
+) -> None:
+    """An Anthropic tool_use's input must be an object: a model's call with arguments that are
+    not one dropped the connection unanswered, after the model was asked and paid."""
+    said = [ToolCall("f", f"{{bad {SECRET}", id="c1"), ToolCall("f", "[1, 2]", id="c2"), "ok"]
+    body = {**CHAT, "max_tokens": 10, "stream": stream}
+    with Gateway(redacting(ScriptedModel(said)), token=TOKEN, limits=LIMITS) as gateway:
+        answers = [exchange(gateway, request(body, "/v1/messages")) for _ in said]
+    assert [statuses(answer) for answer in answers] == [[502], [502], [200]]
+    for answer in answers[:2]:
+        error = json.loads(answer.partition(b"\r\n\r\n")[2])["error"]
+        assert error["type"] == "api_error"
+        assert error["message"].startswith(
+            "the model's reply cannot be written in this endpoint's form: "
+        )
+    assert b"{bad [REDACTED]" in answers[0]
+    assert SECRET.encode() not in b"".join(answers)
+    assert gateway.requests == 3
+    assert gateway.ending is None
