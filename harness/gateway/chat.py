@@ -28,6 +28,9 @@ class ChatWire:
         for index, message in enumerate(messages):
             if not isinstance(message, dict) or not isinstance(message.get("role"), str):
                 raise BadRequest(f"messages[{index}]: must be an object with a role")
+            calls = message.get("tool_calls")
+            if calls is not None and not _tool_list(calls):
+                raise BadRequest(f"messages[{index}].tool_calls: must be a list of function calls")
         tools = body.get("tools")
         if tools is not None and not _tool_list(tools):
             raise BadRequest("tools: must be a list of function tools")

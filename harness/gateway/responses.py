@@ -28,6 +28,7 @@ class ResponsesWire:
 
     def __init__(self) -> None:
         load_litellm()
+        from litellm.exceptions import BadRequestError
         from litellm.responses.litellm_completion_transformation.transformation import (
             LiteLLMCompletionResponsesConfig,
         )
@@ -35,6 +36,9 @@ class ResponsesWire:
 
         self._config = LiteLLMCompletionResponsesConfig
         self._events = build_synthetic_response_events
+        # what litellm's translation raises for an input it cannot read (its own BadRequestError
+        # for media it cannot place)
+        self._unreadable = (KeyError, TypeError, ValueError, AttributeError, BadRequestError)
 
     def parse(self, body: JsonObject) -> Request:
         given = body.get("input")
@@ -49,7 +53,7 @@ class ResponsesWire:
             chat = self._config.transform_responses_api_request_to_chat_completion_request(
                 model=model_name(body), input=given, responses_api_request=_parameters(body)
             )
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        except self._unreadable as exc:
             raise BadRequest(f"input: cannot be read as a Responses input: {exc}") from exc
         return translated(body, "input", chat, max_tokens)
 

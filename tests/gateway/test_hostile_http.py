@@ -254,3 +254,29 @@ def test_requests_racing_on_many_connections_get_exactly_the_cap_whole_or_stream
     assert gateway.requests == 3
     assert gateway.ending is not None
     assert gateway.ending.reason == "requests"
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "said"),
+    [
+        ("/v1/chat/completions", {**CHAT, "messages": [
+            *CHAT["messages"], {"role": "assistant", "content": None, "tool_calls": calls}]},
+         "messages[1].tool_calls: must be a list of function calls")
+        for calls in (5, {"a": 1}, [5], [None], [{"function": "f"}])
+    ] + [
+        ("/v1/responses", {"model": "m", "input": [
+            {"role": "user", "content": [{"type": "image_url", "image_url": 5}]}]},
+         "input: cannot be read as a Responses input: "),
+    ],
+    ids=["calls a number", "calls an object", "a call a number", "a call null",
+         "a function a string", "media litellm cannot place"],
+)  # fmt: skip
+def test_a_request_of_a_shape_no_wire_reads_is_answered_400_not_dropped(
+    answering: Gateway, path: str, body: dict[str, object], said: str
+) -> None:
+    """Each of these raised past the gateway (the token count's walk of the tool calls,
+    litellm's own BadRequestError): the connection was dropped with no answer."""
+    answer = exchange(answering, request(body, path))
+    assert statuses(answer) == [400]
+    assert json.loads(answer.partition(b"\r\n\r\n")[2])["error"]["message"].startswith(said)
+    assert answering.requests == 0
