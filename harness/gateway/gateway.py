@@ -99,8 +99,10 @@ class Gateway:
         self.ending: Ending | None = None
         self.ended = threading.Event()
         """Set with :attr:`ending`: the session must end."""
-        self._calls = threading.Lock()  # one model call (or count) at a time: the trajectory
-        # keeps order, and an agent's counts take one core at most
+        # one request at a time, read, counted or called: the trajectory keeps order, a count
+        # (seconds of CPU for a large body) takes one core at most, and one body's objects are
+        # in memory at most (a body of 32 MB of empty lists is some 1 GB of them)
+        self._calls = threading.Lock()
         self._server: BoundedServer | None = None
         self._wires: dict[str, Wire] = {}
         self._making = threading.Lock()
@@ -144,6 +146,11 @@ class Gateway:
         wire = self._wire(endpoint)
         if method != "POST" or wire is None:
             return self._error(404, endpoint, "not_found_error", f"no endpoint {path}")
+        with self._calls:
+            return self._request(endpoint, wire, body)
+
+    def _request(self, endpoint: str, wire: Wire, body: bytes) -> Response:
+        """A POST to ``endpoint``, read by ``wire`` and answered, under the calls' lock."""
         try:
             data = orjson.loads(body)
             if not isinstance(data, dict):
@@ -152,40 +159,29 @@ class Gateway:
             request = wire.parse(data)
         except (ValueError, RecursionError) as exc:  # BadRequest, or JSON that does not parse
             return self._error(400, endpoint, "invalid_request_error", str(exc))
+        refusal = self._refusal(counting=endpoint == COUNT_TOKENS)
+        if refusal is not None:
+            return self._error(400, endpoint, "invalid_request_error", refusal)
         if endpoint == COUNT_TOKENS:  # counted offline: no model request, no step
-            with self._calls:  # one at a time too: a count of a large body takes seconds of CPU
-                refusal = self._refusal(counting=True)
-                if refusal is None:
-                    count = self.model.count_tokens(request.messages, request.tools)
-            if refusal is not None:
-                return self._error(400, endpoint, "invalid_request_error", refusal)
+            count = self.model.count_tokens(request.messages, request.tools)
             return json_response(200, {"input_tokens": count})
-        with self._calls:
-            refusal = self._refusal()
-            if refusal is not None:
-                return self._error(400, endpoint, "invalid_request_error", refusal)
-            try:
-                reply = self.model.complete(
-                    request.messages, request.tools, max_tokens=request.max_tokens
-                )
-            except Stopped as stop:
-                self._end(Ending("stopped", stop.message, stopped=stop))
-                return self._error(400, endpoint, "invalid_request_error", stop.message)
-            except ModelError as exc:
-                self._end(Ending("error", str(exc), error=exc))
-                return self._error(502, endpoint, "api_error", f"model error: {exc}")
-            self.requests += 1
+        try:
+            reply = self.model.complete(
+                request.messages, request.tools, max_tokens=request.max_tokens
+            )
+        except Stopped as stop:
+            self._end(Ending("stopped", stop.message, stopped=stop))
+            return self._error(400, endpoint, "invalid_request_error", stop.message)
+        except ModelError as exc:
+            self._end(Ending("error", str(exc), error=exc))
+            return self._error(502, endpoint, "api_error", f"model error: {exc}")
+        self.requests += 1
         reply = self._redacted(reply)
         try:
             if request.stream:  # the reply is whole: its events go in one body, the connection kept
                 return Response(200, b"".join(wire.stream(request, reply)), "text/event-stream")
             return json_response(200, wire.answer(request, reply))
-        except (
-            ValueError,
-            TypeError,
-            KeyError,
-            AttributeError,
-        ) as exc:  # pydantic's are ValueErrors
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:  # pydantic's: ValueError
             # a reply its wire cannot write (an Anthropic tool_use's input must be an object)
             message = f"the model's reply cannot be written in this endpoint's form: {exc}"
             return self._error(502, endpoint, "api_error", message)
