@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, cast
 
-from harness.gateway.litellm_forms import model_response, plain, translated
+from harness.gateway.litellm_forms import model_response, plain, translated, unreadable
 from harness.gateway.wire import BadRequest, JsonObject, Request, positive_int
 from harness.models.base import Reply
 from harness.models.litellm_model import load_litellm
@@ -31,6 +31,7 @@ class AnthropicWire:
 
         self._adapter = LiteLLMAnthropicMessagesAdapter()
         self._events = FakeAnthropicMessagesStreamIterator
+        self._unreadable = unreadable()
 
     def parse(self, body: JsonObject) -> Request:
         messages = body.get("messages")
@@ -39,7 +40,7 @@ class AnthropicWire:
         max_tokens = positive_int(body, "max_tokens")
         try:
             chat, names = self._adapter.translate_anthropic_to_openai(cast(Any, body))
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        except self._unreadable as exc:
             raise BadRequest(f"messages: cannot be read as Anthropic messages: {exc}") from exc
         return translated(body, "messages", chat, max_tokens, names)
 

@@ -28,6 +28,8 @@ class ChatWire:
         for index, message in enumerate(messages):
             if not isinstance(message, dict) or not isinstance(message.get("role"), str):
                 raise BadRequest(f"messages[{index}]: must be an object with a role")
+            if not isinstance(message.get("name"), str | None):
+                raise BadRequest(f"messages[{index}].name: must be a string")
             calls = message.get("tool_calls")
             if calls is not None and not _tool_list(calls):
                 raise BadRequest(f"messages[{index}].tool_calls: must be a list of function calls")

@@ -33,6 +33,14 @@ def translated(
     return request_of(body, messages, tools, max_tokens, dict(names or {}))
 
 
+def unreadable() -> tuple[type[Exception], ...]:
+    """What litellm's translations raise for a request they cannot read: Python's own errors,
+    and litellm's ``BadRequestError`` (media it cannot place, a tool's field of the wrong type)."""
+    from litellm.exceptions import BadRequestError
+
+    return (KeyError, TypeError, ValueError, AttributeError, BadRequestError)
+
+
 def model_response(reply: Reply, model: str) -> Any:
     """``reply`` as litellm's ``ModelResponse`` (a chat completion naming ``model``)."""
     from litellm.types.utils import ModelResponse

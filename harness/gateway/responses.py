@@ -15,7 +15,13 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from harness.gateway.litellm_forms import model_response, plain, translated, typed_events
+from harness.gateway.litellm_forms import (
+    model_response,
+    plain,
+    translated,
+    typed_events,
+    unreadable,
+)
 from harness.gateway.wire import BadRequest, JsonObject, Request, model_name, positive_int
 from harness.models.base import Reply
 from harness.models.litellm_model import load_litellm
@@ -28,7 +34,6 @@ class ResponsesWire:
 
     def __init__(self) -> None:
         load_litellm()
-        from litellm.exceptions import BadRequestError
         from litellm.responses.litellm_completion_transformation.transformation import (
             LiteLLMCompletionResponsesConfig,
         )
@@ -36,9 +41,7 @@ class ResponsesWire:
 
         self._config = LiteLLMCompletionResponsesConfig
         self._events = build_synthetic_response_events
-        # what litellm's translation raises for an input it cannot read (its own BadRequestError
-        # for media it cannot place)
-        self._unreadable = (KeyError, TypeError, ValueError, AttributeError, BadRequestError)
+        self._unreadable = unreadable()
 
     def parse(self, body: JsonObject) -> Request:
         given = body.get("input")

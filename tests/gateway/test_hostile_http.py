@@ -271,15 +271,22 @@ def test_requests_racing_on_many_connections_get_exactly_the_cap_whole_or_stream
         ("/v1/responses", {"model": "m", "input": [
             {"role": "user", "content": [{"type": "image_url", "image_url": 5}]}]},
          "input: cannot be read as a Responses input: "),
+        ("/v1/chat/completions", {**CHAT, "messages": [{"role": "user", "content": "hi",
+                                                        "name": {"a": []}}]},
+         "messages[0].name: must be a string"),
+        ("/v1/messages", {**CHAT, "max_tokens": 5, "tools": [
+            {"name": "f", "input_schema": {"type": "object"}, "eager_input_streaming": "x"}]},
+         "messages: cannot be read as Anthropic messages: "),
     ],
     ids=["calls a number", "calls an object", "a call a number", "a call null",
-         "a function a string", "media litellm cannot place"],
+         "a function a string", "media litellm cannot place", "a name an object",
+         "a tool's field of the wrong type"],
 )  # fmt: skip
 def test_a_request_of_a_shape_no_wire_reads_is_answered_400_not_dropped(
     answering: Gateway, path: str, body: dict[str, object], said: str
 ) -> None:
-    """Each of these raised past the gateway (the token count's walk of the tool calls,
-    litellm's own BadRequestError): the connection was dropped with no answer."""
+    """Each of these raised past the gateway (the token count's walk of the tool calls or its
+    cache of names, litellm's own BadRequestError): the connection was dropped unanswered."""
     answer = exchange(answering, request(body, path))
     assert statuses(answer) == [400]
     assert json.loads(answer.partition(b"\r\n\r\n")[2])["error"]["message"].startswith(said)
