@@ -64,8 +64,10 @@ def test_a_provider_error_naming_its_key_reaches_the_agent_redacted_and_stays_so
 
 @pytest.fixture
 def saying() -> Iterator[Gateway]:
-    """A gateway whose model names the secret in a tool call's name, arguments and id."""
-    call = ToolCall(f"sh_{SECRET}", json.dumps({"cmd": f"echo {SECRET}"}), id=f"call_{SECRET}")
+    """A gateway whose model names the secret in a tool call's name, arguments (spelled with a
+    JSON escape) and id."""
+    escaped = json.dumps({"cmd": f"echo {SECRET}"}).replace("-", "\\u002d")  # tok\u002dZq4...
+    call = ToolCall(f"sh_{SECRET}", escaped, id=f"call_{SECRET}")
     with Gateway(redacting(ScriptedModel([call] * 6)), token=TOKEN, limits=LIMITS) as gateway:
         yield gateway
 
@@ -80,7 +82,7 @@ def test_a_secret_in_a_tool_call_s_name_or_id_never_reaches_the_agent(
         body = {"model": "m", "input": "hi"}
     answer = exchange(saying, request({**body, "stream": stream}, path))
     assert statuses(answer) == [200]
-    assert SECRET.encode() not in answer
+    assert SECRET.removeprefix("tok-").encode() not in answer  # in no spelling
     assert b"sh_[REDACTED]" in answer
     assert b"echo [REDACTED]" in answer.replace(b"\\", b"")
 
