@@ -135,6 +135,10 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
         ("tests/verify/test_report_channel.py",),
     ),
     "held_out": ("harness/verify/held_out.py", ("tests/verify/test_held_out.py",)),
+    "request_redaction": (
+        "harness/models/redaction.py",
+        ("tests/models/test_redaction.py", "tests/gateway/test_hostile_secrets.py"),
+    ),
     "gateway_server": (
         "harness/gateway/server.py",
         ("tests/gateway/test_server.py", "tests/gateway/test_gateway.py"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import operator
 from pathlib import Path
 
 import pytest
@@ -133,6 +134,68 @@ def test_a_history_decoded_anew_has_its_arguments_looked_up_not_parsed_again() -
     assert not set(arguments) & set(redact.texts[len(walked) :])
     assert "clean output" in redact.texts[len(walked) :]
     assert second[1] is again[1]  # nothing to redact: the very same message
+
+
+def test_a_secret_in_a_tool_calls_id_or_name_or_odd_arguments_alone_is_found() -> None:
+    """Each field of a call on its own: clean arguments do not let the call through as it was."""
+    clean = json.dumps({"command": "ls"})
+
+    def call(call_id: str = "c1", name: str = "run_shell", arguments: object = clean) -> object:
+        return {
+            "id": call_id,
+            "type": "function",
+            "function": {"name": name, "arguments": arguments},
+        }
+
+    said = [
+        {"role": "assistant", "content": None, "tool_calls": [call(call_id=f"c-{SECRET}")]},
+        {"role": "assistant", "content": None, "tool_calls": [call(name=f"run_{SECRET}")]},
+        {"role": "assistant", "content": None, "tool_calls": [call(arguments={"c": SECRET})]},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c9", "function": SECRET}]},
+    ]
+
+    sent = RequestRedactor(Counting()).redact(json.loads(json.dumps(said)))
+
+    assert sent == [
+        {"role": "assistant", "content": None, "tool_calls": [call(call_id="c-[REDACTED]")]},
+        {"role": "assistant", "content": None, "tool_calls": [call(name="run_[REDACTED]")]},
+        {"role": "assistant", "content": None, "tool_calls": [call(arguments={"c": "[REDACTED]"})]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "c9", "function": "[REDACTED]"}],
+        },
+    ]
+    assert SECRET not in json.dumps(sent)
+
+
+def test_what_holds_no_secret_is_passed_on_as_the_very_same_objects() -> None:
+    """Numbers, flags and a clean call are kept exactly, and nothing clean is made anew."""
+    messages: list[Message] = [
+        {"role": "assistant", "content": None, "tool_calls": [_call(json.dumps({"n": 1}))]},
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "hi", "index": 3, "cached": True, "weight": 0.5}],
+        },
+    ]
+
+    sent = RequestRedactor(Counting()).redact(json.loads(json.dumps(messages)))
+    again = json.loads(json.dumps(messages))
+    second = RequestRedactor(Counting()).redact(again)
+
+    assert sent == messages
+    assert all(map(operator.is_, second, again))
+
+
+def test_the_names_chat_messages_use_are_not_looked_up_and_any_other_name_is() -> None:
+    names = ("role", "content", "tool_calls", "tool_call_id", "name", "id", "type", "function",
+             "arguments", "text", "image_url", "url", "cache_control", "thinking_blocks",
+             "thinking", "signature", "reasoning_content")  # fmt: skip
+    redact = Counting()
+
+    RequestRedactor(redact).redact([{**dict.fromkeys(names, 1), "extra": 2}])
+
+    assert redact.texts == ["extra"]
 
 
 def test_tool_schemas_are_redacted_and_walked_again_only_when_their_text_changes() -> None:
