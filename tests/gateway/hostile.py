@@ -17,7 +17,8 @@ SECRET = "tok-" + "Zq4" * 10
 KEY = "sk-" + "a1B2" * 8
 """A provider key, found by the redactor's patterns."""
 CHAT = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
-LIMITS = ServerLimits(connections=4, read_timeout=0.5, head_seconds=1, body_seconds=2)
+LIMITS = ServerLimits(connections=16, read_timeout=5, head_seconds=5, body_seconds=10)
+"""Bounds no test here reaches: every request is whole, and asks to close or is refused."""
 
 
 def redacting(model: ScriptedModel) -> MeteredModel:
