@@ -218,3 +218,10 @@ def _completion(model: str, behaviour: Text | ToolCalls) -> dict[str, Any]:
             "prompt_tokens_details": {"cached_tokens": behaviour.cached_tokens},
         }
     return payload
+
+
+class NoChoice(OpenAIServer):
+    """A provider whose answer (a 200 all the same) holds no choice."""
+
+    def render(self, body: dict[str, Any], behaviour: Text | ToolCalls) -> dict[str, Any]:
+        return {**super().render(body, behaviour), "choices": []}

@@ -195,7 +195,14 @@ class LiteLLMModel:
         sent: list[dict[str, Any]] = []
         request["logger_fn"] = lambda details: _keep_body(details, sent)
         response = self._call(litellm, request)
-        reply = self._reply(litellm, response, messages, tools)
+        try:
+            reply = self._reply(litellm, response, messages, tools)
+        except Exception as exc:  # an answer of a form litellm lets through (no choice in it)
+            raise ModelError(
+                f"model {self.name}: {ErrorKind.SERVER.value}: its answer could not be read "
+                f"({type(exc).__name__}: {exc}); not sent again, it may have been paid for",
+                kind=ErrorKind.SERVER,
+            ) from exc
         return dataclasses.replace(reply, sent=sent[-1]) if sent else reply
 
     def _call(self, litellm: ModuleType, request: dict[str, Any]) -> Any:

@@ -17,6 +17,8 @@ from harness import ScriptedModel, ToolCall
 from harness.gateway import Gateway, ServerLimits
 from harness.gateway.chat import ChatWire
 from harness.gateway.gateway import WIRES
+from harness.models.litellm_model import LiteLLMModel
+from tests.openai_server import NoChoice, Text
 
 TOKEN = "harness-test-token"
 CHAT = {"model": "gpt-x", "messages": [{"role": "user", "content": "hi"}]}
@@ -341,3 +343,25 @@ def test_a_preloaded_endpoint_s_wire_is_made_as_the_gateway_starts_and_only_once
         for _ in range(2):
             assert post(gateway, "/v1/counted", CHAT)[0] == 200
     assert len(CountedWire.made) == 1
+
+
+def test_a_provider_answer_that_cannot_be_read_is_a_502_and_ends_the_session() -> None:
+    with NoChoice(deadline=60) as provider:
+        provider.queue(Text("hi"), Text("hi"))
+        model = LiteLLMModel(
+            "openai/test-model", api_base=provider.api_base, api_key="sk-test", num_retries=0
+        )
+        with Gateway(model, token=TOKEN) as gateway:
+            status, body = post(gateway, "/v1/chat/completions", CHAT)
+            again = post(gateway, "/v1/chat/completions", CHAT)
+        sent = len(provider.requests)
+    assert status == 502
+    assert json.loads(body)["error"]["message"] == (
+        "model error: model openai/test-model: server error: its answer could not be read "
+        "(IndexError: list index out of range); not sent again, it may have been paid for"
+    )
+    assert gateway.ending is not None
+    assert gateway.ending.reason == "error"
+    assert again[0] == 400
+    assert b"the session has ended" in again[1]
+    assert sent == 1

@@ -16,8 +16,9 @@ from harness.core.errors import ConfigError
 from harness.models.base import ModelError
 from harness.models.budget import Budget, Meter, MeteredModel
 from harness.models.litellm_model import DEFAULT_CONTEXT_WINDOW, LiteLLMModel, load_litellm
+from harness.models.provider_errors import ErrorKind
 from harness.models.resolve import resolve_model
-from tests.openai_server import Hang, OpenAIServer, Status, Text, ToolCalls
+from tests.openai_server import Hang, NoChoice, OpenAIServer, Status, Text, ToolCalls
 
 ROOT = Path(__file__).resolve().parents[2]
 HELLO = [{"role": "user", "content": "hi"}]
@@ -153,6 +154,20 @@ def test_persistent_server_error_gives_up_after_all_attempts(server: OpenAIServe
     with pytest.raises(ModelError, match=r"status 500\), gave up after 3 attempts"):
         local(server, num_retries=2).complete(HELLO)
     assert len(server.requests) == 3
+
+
+def test_an_answer_holding_no_choice_is_a_model_error_and_is_not_sent_again() -> None:
+    with NoChoice(deadline=60) as server:
+        server.queue(Text("hi"), Text("hi"))
+        with pytest.raises(ModelError) as caught:
+            local(server, num_retries=2).complete(HELLO)
+        requests = len(server.requests)
+    assert str(caught.value) == (
+        "model openai/test-model: server error: its answer could not be read (IndexError: list "
+        "index out of range); not sent again, it may have been paid for"
+    )
+    assert caught.value.kind is ErrorKind.SERVER
+    assert requests == 1
 
 
 def test_hanging_request_times_out_and_is_retried(server: OpenAIServer) -> None:
