@@ -122,6 +122,8 @@ class LiteLLMModel:
     ) -> None:
         if not isinstance(model, str) or not model.strip():
             raise ConfigError("model: expected a litellm model string such as 'openai/gpt-4o'")
+        if not model.isprintable():  # it is sent in headers and in an external agent's settings
+            raise ConfigError(f"model: {model!r} holds a character that is not printable")
         if not isinstance(timeout, int | float) or not 0 < timeout < math.inf:
             raise ConfigError(f"timeout: expected a finite number of seconds > 0, got {timeout!r}")
         if not isinstance(num_retries, int) or num_retries < 0:

@@ -272,3 +272,19 @@ def test_invalid_settings_are_refused_at_construction(kwargs: dict[str, Any], fi
 def test_empty_model_name_is_refused() -> None:
     with pytest.raises(ConfigError, match="^model:"):
         LiteLLMModel("  ")
+
+
+@pytest.mark.parametrize(
+    "name", ["openai/m\x00x", "openai/m\nx", "openai/m\x1b[2J", "openai/m\u2028"]
+)
+def test_a_model_name_holding_a_control_character_is_refused(name: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        LiteLLMModel(name)
+    assert str(caught.value) == f"model: {name!r} holds a character that is not printable"
+
+
+def test_a_model_name_of_printable_characters_is_taken() -> None:
+    assert (
+        LiteLLMModel("openrouter/vendor/model-1.5:free é").name
+        == "openrouter/vendor/model-1.5:free é"
+    )
