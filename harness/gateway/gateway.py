@@ -133,7 +133,11 @@ class Gateway:
         return GatewayAddress(base_url=url, token=self.token, model=self.model.name)
 
     def _admit(self, path: str, headers: dict[str, str]) -> Response | None:
-        given = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
+        authorization = headers.get("authorization", "")
+        scheme, _, credentials = authorization.partition(" ")  # a scheme is read in any case
+        given = headers.get("x-api-key") or (
+            credentials if scheme.lower() == "bearer" else authorization
+        )
         if hmac.compare_digest(given.strip().encode(), self.token.encode()):
             return None
         message = "the gateway takes only this run's token"

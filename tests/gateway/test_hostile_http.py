@@ -229,6 +229,7 @@ def test_no_endpoint_answers_without_the_token_in_its_header(
 @pytest.mark.parametrize(
     "credentials",
     [f"Authorization: Bearer {TOKEN}", f"Authorization: Bearer   {TOKEN}  ", f"x-api-key: {TOKEN}",
+     f"Authorization: bearer {TOKEN}", f"Authorization: BEARER {TOKEN}",
      f"x-api-key: {TOKEN}\r\nAuthorization: Bearer other", f"x-api-key:\r\nAuthorization: Bearer {TOKEN}"],
 )  # fmt: skip
 def test_the_token_is_taken_from_either_header_and_nothing_else(
