@@ -6,6 +6,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
 
+from harness.core.text import inert
 from harness.memory.sections import (
     RawSection,
     block_text,
@@ -15,10 +16,14 @@ from harness.memory.sections import (
     verbatim,
 )
 
-OneLine = Annotated[str, AfterValidator(one_line)]
+OneLine = Annotated[str, AfterValidator(inert), AfterValidator(one_line)]
 """A string whose whitespace and newlines collapse to single spaces."""
-Paragraph = Annotated[str, AfterValidator(paragraph)]
-"""A string kept as one paragraph: lines stripped, blank lines dropped."""
+Paragraph = Annotated[str, AfterValidator(inert), AfterValidator(paragraph)]
+"""A string kept as one paragraph: lines stripped, blank lines dropped.
+
+Every one of these strings is kept without escape sequences and control characters (but tabs
+and newlines; :func:`~harness.core.text.inert`): what an agent writes into SKILL.md or
+progress.md must not act on the terminal of a person who reads the file, or its diff."""
 
 
 def _no_headings(text: str) -> str:
@@ -30,7 +35,9 @@ def _no_headings(text: str) -> str:
     return text
 
 
-SectionBody = Annotated[str, AfterValidator(verbatim), AfterValidator(_no_headings)]
+SectionBody = Annotated[
+    str, AfterValidator(inert), AfterValidator(verbatim), AfterValidator(_no_headings)
+]
 """The text of a section: kept as written, and without ``## `` lines, which would end it."""
 
 

@@ -169,6 +169,24 @@ def test_a_persons_edits_between_sessions_are_kept_and_honoured(tmp_path: Path) 
     assert after.iteration == 3
 
 
+def test_what_an_agent_writes_reaches_the_file_without_escapes_or_controls(tmp_path: Path) -> None:
+    """Read in a terminal (cat, git diff), progress.md must not clear it or write its clipboard."""
+    path = tmp_path / "p.md"
+    progress = Progress.load_or_create(path, name="n", goal="fix \x1b[2Jit")
+    progress.add_item("look\x1b]52;c;ZWNobyBoaQ==\x07 here")
+    progress.record_attempt("failed", summary="tried\x1b[31m red\x1b[0m\tand\x00 more\nline two")
+    progress.set_resume_point("go\u202eon")
+    progress.save()
+
+    text = path.read_text(encoding="utf-8")
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e]", text)
+    again = Progress.load(path)
+    assert again.goal == "fix it"
+    assert [item.text for item in again.checklist] == ["look here"]
+    assert again.attempts[0].summary == "tried red\tand more\nline two"
+    assert again.resume_point == "goon"
+
+
 def test_a_hand_written_file_with_only_a_checklist_loads_with_defaults() -> None:
     progress = Progress.parse("## Tasks\n- [x] 로그인 API 구현\n- [ ] 토큰 재발급 로직\n")
 
