@@ -228,16 +228,23 @@ class ExternalRunner:
             f"install it with: {self.install} (or name it in [agent] path)"
         )
 
+    def own_folder(self) -> list[Path]:
+        """The program's folder, shown read-only to the probe and the session (the sandbox's
+        ``/tmp`` is its own); not when it holds the home folder, whose secrets stay hidden."""
+        folder = Path(self.program).parent
+        return [] if Path.home().resolve().is_relative_to(folder.resolve()) else [folder]
+
     def probe(
         self, *args: str, timeout: float = VERSION_SECONDS
     ) -> subprocess.CompletedProcess[str]:
         """Run the program with ``args`` (its version, what it knows) as a session starts it:
         inside the sandbox, with the sandbox's environment, in a folder of its own that is its
-        HOME too, its own folder shown read-only; never on the host with the harness's keys."""
+        HOME too, its :meth:`own_folder` shown read-only; never on the host with the harness's
+        keys."""
         with tempfile.TemporaryDirectory(prefix="harness-probe-") as folder:
             command, env = self._sandbox().wrap(
                 [self.program, *args], cwd=folder, env={"HOME": folder},
-                readonly=[Path(self.program).parent],
+                readonly=self.own_folder(),
             )  # fmt: skip
             return subprocess.run(
                 command, cwd=folder, env=env, capture_output=True, text=True, timeout=timeout,
@@ -287,7 +294,7 @@ class ExternalRunner:
             env = {**git, **invocation.env, "HOME": str(home)}
             command, full_env = sandbox.wrap(
                 argv, cwd=workspace, workspace=workspace, env=env, writable=[home],
-                readonly=self.readable(workspace),
+                readonly=[*self.own_folder(), *self.readable(workspace)],
                 sockets=[socket_path] if socket_path is not None else (),
             )  # fmt: skip
             code, why = self._wait(command, full_env, workspace, invocation.stdin, gateway,

@@ -244,6 +244,42 @@ def test_with_the_sandbox_s_network_on_the_gateway_is_reached_on_a_port_of_its_o
     assert f":{RELAY_PORT}/" not in url  # the host's loopback: the gateway's own free port
 
 
+@pytest.mark.skipif(bwrap_problem() is not None, reason="needs the bwrap sandbox")
+def test_a_program_kept_under_the_host_s_tmp_runs_in_the_session_as_in_its_probe(
+    tmp_path: Path,
+) -> None:
+    """The sandbox's /tmp is its own: the program's folder is shown to the session read-only,
+    as to the probe that checked it."""
+    repo = make_repo(tmp_path / "repo", {"calc.py": BUGGY})
+    agent = tmp_path / "bin" / "agent"
+    agent.parent.mkdir()
+    agent.write_text("#!/bin/sh\necho found in $(dirname $0)\n")
+    agent.chmod(0o755)
+    runner = CommandRunner(ScriptedModel([]), [str(agent)], sandbox=Sandbox())
+
+    session = runner.run("go", repo)
+
+    assert str(tmp_path).startswith("/tmp/")
+    assert (session.stop_reason, session.final) == (AgentStop.ANSWERED, f"found in {agent.parent}")
+
+
+def test_the_program_s_folder_is_shown_unless_it_holds_the_home_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    (home / "bin").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+
+    def shown(program: Path) -> list[Path]:
+        program.write_text("#!/bin/sh\n")
+        program.chmod(0o755)
+        return CommandRunner(ScriptedModel([]), [str(program)]).own_folder()
+
+    assert shown(home / "bin" / "agent") == [home / "bin"]
+    assert shown(tmp_path / "agent") == []  # the home's parent: its secrets stay hidden
+    assert shown(home / "agent") == []
+
+
 SWALLOWS = """
 import json, os, urllib.request, urllib.error
 for _ in range(2):
