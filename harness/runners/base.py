@@ -47,6 +47,7 @@ from harness.models.budget import MeteredModel, metered
 from harness.runners.git_guard import GIT_OFF, REFUSING_HOOK, head_of, keep_head
 from harness.runners.home import remove_scratch, tail, write_files
 from harness.sandbox import Sandbox, default_sandbox
+from harness.sandbox.limits import MB
 
 WireName = Literal["openai-chat", "openai-responses", "anthropic"]
 RELAY_PORT = 48_213
@@ -298,7 +299,7 @@ class ExternalRunner:
                 sockets=[socket_path] if socket_path is not None else (),
             )  # fmt: skip
             code, why = self._wait(command, full_env, workspace, invocation.stdin, gateway,
-                                   model, scratch)  # fmt: skip
+                                   model, scratch, sandbox.limits.output_mb * MB)  # fmt: skip
         keep_head(workspace, head)
         stdout = tail(scratch / "stdout")
         stderr = tail(scratch / "stderr")
@@ -323,12 +324,15 @@ class ExternalRunner:
         gateway: Gateway,
         model: MeteredModel,
         scratch: Path,
-    ) -> tuple[int | None, Literal["exited", "gateway", "timeout", "budget_time"]]:
-        """Start the agent and wait until it exits, the gateway ends it or its time is up."""
+        output_bytes: int,
+    ) -> tuple[int | None, Literal["exited", "gateway", "timeout", "budget_time", "output"]]:
+        """Start the agent and wait until it exits, the gateway ends it, its time is up or it
+        has written more than ``output_bytes`` (its standard output and error together)."""
         left = model.meter.remaining_seconds()
         limit = self.timeout if left is None else min(self.timeout, left)
         deadline = time.monotonic() + limit
-        with (scratch / "stdout").open("wb") as out, (scratch / "stderr").open("wb") as err:
+        streams = (scratch / "stdout", scratch / "stderr")
+        with streams[0].open("wb") as out, streams[1].open("wb") as err:
             proc = subprocess.Popen(
                 command, cwd=workspace, env=env, stdout=out, stderr=err,
                 stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
@@ -345,6 +349,9 @@ class ExternalRunner:
                     return None, "gateway"
                 if time.monotonic() >= deadline:
                     return None, "timeout" if limit == self.timeout else "budget_time"
+                written = sum(path.stat().st_size for path in streams)
+                if written > output_bytes:
+                    return None, "output"
         finally:
             _kill(proc)
 
@@ -362,6 +369,8 @@ def _outcome(
         raise ending.error  # the model failed after its retries: as for the built-in agent
     if why == "timeout":
         return AgentStop.TIMED_OUT, f"the agent ran past its time limit of {timeout:g}s", None
+    if why == "output":
+        return AgentStop.EXITED, "the agent was stopped: its output passed [sandbox] output_mb", None
     if why == "budget_time":
         stop = Stopped(StopReason.TIMEOUT, "the run's time budget was used: the agent was stopped")
         return AgentStop.INTERRUPTED, stop.message, stop

@@ -14,7 +14,7 @@ from harness.agent.agent import AgentStop
 from harness.core.errors import ConfigError
 from harness.runners.base import RELAY_PORT, SESSION_SECONDS
 from harness.runners.command import CommandRunner
-from harness.sandbox import Sandbox
+from harness.sandbox import Limits, Sandbox
 from harness.sandbox.bwrap import bwrap_problem
 from tests.conftest import copy_repo, git, make_repo
 
@@ -278,6 +278,23 @@ def test_the_program_s_folder_is_shown_unless_it_holds_the_home_folder(
     assert shown(home / "bin" / "agent") == [home / "bin"]
     assert shown(tmp_path / "agent") == []  # the home's parent: its secrets stay hidden
     assert shown(home / "agent") == []
+
+
+def test_an_agent_writing_past_its_output_limit_is_stopped_there(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"calc.py": BUGGY})
+    floods = (
+        "import sys, time; sys.stdout.write('x' * (3 << 20)); sys.stdout.flush(); time.sleep(60)"
+    )
+    runner = CommandRunner(ScriptedModel([]), [sys.executable, "-c", floods],
+                           sandbox=Sandbox(limits=Limits(output_mb=1)))  # fmt: skip
+    started = time.monotonic()
+
+    session = runner.run("go", repo)
+
+    assert time.monotonic() - started < 30  # not the agent's minute
+    assert session.stop_reason is AgentStop.EXITED
+    assert session.stop_message == "the agent was stopped: its output passed [sandbox] output_mb"
+    assert session.final is None
 
 
 SWALLOWS = """
