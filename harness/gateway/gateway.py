@@ -179,10 +179,6 @@ class Gateway:
         except ModelError as exc:
             self._end(Ending("error", str(exc), error=exc))
             return self._error(502, endpoint, "api_error", f"model error: {exc}")
-        except Exception as exc:  # a fault of the harness's own: answered, named, and it ends
-            error = ModelError(f"model {self.model.name}: {type(exc).__name__}: {exc}")
-            self._end(Ending("error", str(error), error=error))
-            return self._error(500, endpoint, "api_error", f"the gateway failed: {error}")
         self.requests += 1
         reply = self._redacted(reply)
         try:

@@ -62,33 +62,6 @@ def test_a_provider_error_naming_its_key_reaches_the_agent_redacted_and_stays_so
     assert gateway.ending.reason == "error"
 
 
-class Broken(ScriptedModel):
-    """A model that fails with an error of no kind the gateway knows (a fault of its own)."""
-
-    def complete(
-        self,
-        messages: list[Message],
-        tools: list[ToolSchema] | None = None,
-        *,
-        max_tokens: int | None = None,
-    ) -> Reply:
-        raise RuntimeError(f"the record could not be written with key {SECRET}")
-
-
-def test_a_fault_of_the_harness_s_own_is_answered_500_named_and_ends_the_session() -> None:
-    with Gateway(redacting(Broken([])), token=TOKEN, limits=LIMITS) as gateway:
-        first = exchange(gateway, request(CHAT))
-        again = exchange(gateway, request(CHAT))
-    assert statuses(first) == [500]
-    assert b"the gateway failed: model scripted: RuntimeError: the record could not" in first
-    assert statuses(again) == [400]
-    assert b"the session has ended: model scripted: RuntimeError" in again
-    assert SECRET.encode() not in first + again
-    assert gateway.ending is not None
-    assert gateway.ending.reason == "error"
-    assert isinstance(gateway.ending.error, ModelError)
-
-
 @pytest.fixture
 def saying() -> Iterator[Gateway]:
     """A gateway whose model names the secret in a tool call's name, arguments (spelled with a
