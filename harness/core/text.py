@@ -28,6 +28,11 @@ def inert(text: str, *, multiline: bool = True) -> str:
     return text if multiline else _LINE_BREAKS.sub(" ", text)
 
 
+def one_line(text: str) -> str:
+    """Whitespace, newlines included, collapsed to single spaces."""
+    return " ".join(text.split())
+
+
 class InertStream:
     """A text stream writing all it is given inert (:func:`inert`) to ``raw``: the command line
     puts its standard output and error behind one, the one door through which text reaches the

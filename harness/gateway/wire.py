@@ -78,6 +78,9 @@ it (the redactor's, litellm's translations, pydantic's) could exhaust Python's s
 model was asked: a request paid for and never answered."""
 
 
+_NESTS = (dict, list)
+
+
 def check_depth(body: JsonObject) -> None:
     """Refuse ``body`` if it is nested deeper than :data:`MAX_DEPTH`, walked level by level
     (no recursion of its own)."""
@@ -93,9 +96,6 @@ def check_depth(body: JsonObject) -> None:
             return
         level = inner
     raise BadRequest(f"the body may be nested at most {MAX_DEPTH} levels deep")
-
-
-_NESTS = (dict, list)
 
 
 def error_body(endpoint: str, kind: str, message: str) -> JsonObject:

@@ -16,11 +16,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from harness.core.atomic import atomic_write_text
 from harness.core.errors import ConfigError, ToolError
+from harness.core.text import one_line
 from harness.core.validation import validation_message
 from harness.memory.progress_format import FieldsAt, read_progress
 from harness.memory.progress_items import Attempt, ChecklistItem, GateSummary
 from harness.memory.progress_terms import SECTIONS, Status
-from harness.memory.sections import hanging, heading_key, located, one_line, read_markdown
+from harness.memory.sections import hanging, heading_key, located, read_markdown
 from harness.memory.text_fields import OneLine, Paragraph, Section, SectionBody
 
 

@@ -45,6 +45,7 @@ import re
 from dataclasses import dataclass, field
 
 from harness.core.errors import ConfigError
+from harness.core.text import one_line
 from harness.memory.progress_terms import SECTIONS, Status
 from harness.memory.sections import (
     Line,
@@ -53,7 +54,6 @@ from harness.memory.sections import (
     document_lines,
     heading_key,
     located,
-    one_line,
     split_sections,
 )
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from harness.core.text import one_line
 from harness.memory.progress_terms import critic_mark, gate_line
-from harness.memory.sections import hanging, one_line
+from harness.memory.sections import hanging
 from harness.memory.text_fields import OneLine, Paragraph
 
 

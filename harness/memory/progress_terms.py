@@ -10,7 +10,8 @@ import re
 from enum import StrEnum
 from typing import NamedTuple
 
-from harness.memory.sections import heading_key, one_line
+from harness.core.text import one_line
+from harness.memory.sections import heading_key
 
 SECTIONS = {"checklist": "checklist", "tasks": "checklist", "to do": "checklist"}
 SECTIONS |= {"attempts": "attempts", "history": "attempts", "notes": "notes"}

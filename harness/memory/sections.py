@@ -108,11 +108,6 @@ def heading_key(heading: str) -> str:
     return " ".join(folded.strip().rstrip(":").split())
 
 
-def one_line(text: str) -> str:
-    """Whitespace, newlines included, collapsed to single spaces."""
-    return " ".join(text.split())
-
-
 def paragraph(text: str) -> str:
     """One paragraph: each line stripped, blank lines dropped, lines kept."""
     return "\n".join(s for line in text.split("\n") if (s := line.strip()))

@@ -6,12 +6,11 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
 
-from harness.core.text import inert
+from harness.core.text import inert, one_line
 from harness.memory.sections import (
     RawSection,
     block_text,
     heading_of,
-    one_line,
     paragraph,
     verbatim,
 )

@@ -30,7 +30,7 @@ from harness.core.event_schema import (
     ToolCallEvent,
     ToolStart,
 )
-from harness.core.text import compact_json, inert, raw_stream
+from harness.core.text import compact_json, inert, one_line, raw_stream
 
 Mode = Literal["live", "quiet", "json"]
 MODES: tuple[Mode, ...] = ("live", "quiet", "json")
@@ -85,7 +85,7 @@ def argument_preview(arguments_json: str, *, limit: int) -> str:
     if isinstance(arguments, dict):
         texts = [value for value in arguments.values() if isinstance(value, str)]
         arguments = texts[0] if texts else ""
-    text = " ".join(inert(str(arguments)).split())
+    text = one_line(inert(str(arguments)))
     return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from harness.core.atomic import atomic_write_text
 from harness.core.stop import StopReason
-from harness.core.text import inert
+from harness.core.text import inert, one_line
 from harness.core.usage import Usage
 from harness.memory.progress_items import Attempt
 from harness.outer.decision import RoundReport
@@ -100,7 +100,7 @@ def _earlier_round(attempt: Attempt) -> list[str]:
     if attempt.critic_score is not None:
         lines.append(f"- Critic: {attempt.critic_score:.1f}/10")
     if attempt.summary:
-        lines.append(f"- Agent said: {_one_line(attempt.summary)}")
+        lines.append(f"- Agent said: {one_line(inert(attempt.summary))}")
     if attempt.commit:
         lines.append(f"- Commit: `{attempt.commit[:12]}`")
     return [*lines, ""]
@@ -109,7 +109,7 @@ def _earlier_round(attempt: Attempt) -> list[str]:
 def _round(report: RoundReport) -> list[str]:
     lines = [f"### Round {report.round}: {report.outcome}", ""]
     if report.agent_summary:
-        lines.append(f"- Agent said: {_one_line(report.agent_summary.strip()[:500])}")
+        lines.append(f"- Agent said: {one_line(inert(report.agent_summary.strip()[:500]))}")
     lines.append(f"- Session: {report.steps} steps, ended: {report.agent_stop.value}")
     for gate in report.gates:
         state = "passed" if gate.passed else "FAILED"
@@ -131,12 +131,6 @@ def _round(report: RoundReport) -> list[str]:
     if report.commit:
         lines.append(f"- Commit: `{report.commit[:12]}`")
     return [*lines, ""]
-
-
-def _one_line(said: str) -> str:
-    """The agent's words on one line: a line of theirs cannot read as a round, a gate or a
-    heading of the report's own."""
-    return " ".join(inert(said).split())
 
 
 EscalationHook = str | Callable[[Path], object]

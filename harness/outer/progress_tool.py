@@ -7,8 +7,8 @@ so a session that is cut off leaves progress.md as the last completed round left
 from __future__ import annotations
 
 from harness.core.errors import ToolError
+from harness.core.text import one_line
 from harness.memory.progress import Progress
-from harness.memory.sections import one_line
 from harness.tools import Tool, tool
 
 

@@ -53,6 +53,7 @@ WireName = Literal["openai-chat", "openai-responses", "anthropic"]
 RELAY_PORT = 48_213
 """The port of 127.0.0.1 the relay listens on inside a sandbox's own network namespace."""
 VERSION_SECONDS = 30.0
+OUTPUT_PASSED = "its output passed [sandbox] output_mb"
 PRELOAD: dict[WireName, tuple[str, ...]] = {
     "anthropic": ("/messages",),
     "openai-responses": ("/responses",),
@@ -349,8 +350,7 @@ class ExternalRunner:
                     return None, "gateway"
                 if time.monotonic() >= deadline:
                     return None, "timeout" if limit == self.timeout else "budget_time"
-                written = sum(path.stat().st_size for path in streams)
-                if written > output_bytes:
+                if sum(path.stat().st_size for path in streams) > output_bytes:
                     return None, "output"
         finally:
             _kill(proc)
@@ -370,7 +370,7 @@ def _outcome(
     if why == "timeout":
         return AgentStop.TIMED_OUT, f"the agent ran past its time limit of {timeout:g}s", None
     if why == "output":
-        return AgentStop.EXITED, "the agent was stopped: its output passed [sandbox] output_mb", None
+        return AgentStop.EXITED, f"the agent was stopped: {OUTPUT_PASSED}", None
     if why == "budget_time":
         stop = Stopped(StopReason.TIMEOUT, "the run's time budget was used: the agent was stopped")
         return AgentStop.INTERRUPTED, stop.message, stop

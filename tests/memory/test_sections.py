@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
+from harness.core.text import one_line
 from harness.memory.sections import (
     bullet_items,
     hanging,
     heading_key,
     heading_of,
     numbered,
-    one_line,
     paragraph,
     split_sections,
     verbatim,
