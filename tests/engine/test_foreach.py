@@ -177,7 +177,7 @@ def test_async_fail_fast_cancels_running_siblings() -> None:
             await asyncio.sleep(0.02)
             raise RuntimeError("first item failed")
         try:
-            await asyncio.sleep(5)
+            await asyncio.sleep(60)
         except asyncio.CancelledError:
             cancelled.append(ctx.index)
             raise
@@ -186,7 +186,7 @@ def test_async_fail_fast_cancels_running_siblings() -> None:
     started = time.monotonic()
     with pytest.raises(RuntimeError, match="first item failed") as info:
         ForEach(body, range(10), concurrency=4).run()
-    assert time.monotonic() - started < 4  # the others' 5 s sleeps were cut short
+    assert time.monotonic() - started < 30  # the others' 60 s sleeps were cut short
     assert sorted(cancelled) == [1, 2, 3]
     assert info.value.__notes__ == ["raised in ForEach item at index 0 of 10"]
 
