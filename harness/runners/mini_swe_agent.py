@@ -157,6 +157,11 @@ def yaml_json(value: object) -> str:
 
 def own_config(program: str) -> Path | None:
     """mini's own ``mini.yaml`` in the environment whose ``bin`` holds ``program`` (a link to it
-    followed); None when it is not there."""
-    found = sorted(Path(program).resolve().parent.parent.glob(OWN_CONFIG))
-    return found[-1] if found else None
+    followed), under its newest Python where it has several; None when it is not there."""
+    found = Path(program).resolve().parent.parent.glob(OWN_CONFIG)
+    return max(found, key=_python_version, default=None)
+
+
+def _python_version(config: Path) -> tuple[int, ...]:
+    """The version in the name of the ``lib/python3.X`` folder that holds ``config``."""
+    return tuple(map(int, re.findall(r"\d+", config.parents[3].name)))

@@ -12,7 +12,7 @@ import pytest
 from harness import ScriptedModel
 from harness.core.errors import ConfigError
 from harness.gateway import GatewayAddress
-from harness.runners import runner_class
+from harness.runners import mini_swe_agent, runner_class
 from harness.runners.aider import AiderRunner
 from harness.runners.mini_swe_agent import MiniSweAgentRunner
 
@@ -241,6 +241,15 @@ def test_an_agent_not_installed_is_named_with_its_install_command(
         runner(ScriptedModel([]))
     assert f"install it with: {install}" in str(caught.value)
     assert f"needs {runner.executable!r}, which is not on PATH" in str(caught.value)
+
+
+def test_minis_own_configuration_is_taken_from_its_newest_python(tmp_path: Path) -> None:
+    program = reporter(tmp_path, "mini", "usage")  # its mini.yaml under python3.12
+    for older in ("python3.8", "python3.9"):  # by name, each would come after python3.12
+        own = tmp_path / MINI_OWN.replace("python3.12", older)
+        own.parent.mkdir(parents=True)
+        own.write_text("agent: {}\n")
+    assert mini_swe_agent.own_config(str(program)) == tmp_path / MINI_OWN
 
 
 def test_a_mini_without_its_own_configuration_beside_it_is_refused(tmp_path: Path) -> None:
