@@ -89,18 +89,18 @@ def render_escalation(e: Escalation) -> str:
     last_verdict = next((r.verdict for r in reversed(e.rounds) if r.verdict is not None), None)
     if last_verdict is not None:
         lines += ["## Critic's last verdict", "", f"Score {last_verdict.score:.1f}/10", ""]
-        lines.extend(f"- {r}" for r in last_verdict.reasons)
+        lines.extend(f"- {_line(r)}" for r in last_verdict.reasons)
         lines.append("")
     return inert("\n".join(lines))  # agent text, shown on a terminal or in an editor
 
 
 def _earlier_round(attempt: Attempt) -> list[str]:
     lines = [f"### Round {attempt.round}: {attempt.outcome} (an earlier session)", ""]
-    lines += [f"- Gate {g if isinstance(g, str) else g.render()}" for g in attempt.gates]
+    lines += [f"- Gate {_line(g if isinstance(g, str) else g.render())}" for g in attempt.gates]
     if attempt.critic_score is not None:
         lines.append(f"- Critic: {attempt.critic_score:.1f}/10")
     if attempt.summary:
-        lines.append(f"- Agent said: {one_line(inert(attempt.summary))}")
+        lines.append(f"- Agent said: {_line(attempt.summary)}")
     if attempt.commit:
         lines.append(f"- Commit: `{attempt.commit[:12]}`")
     return [*lines, ""]
@@ -109,28 +109,40 @@ def _earlier_round(attempt: Attempt) -> list[str]:
 def _round(report: RoundReport) -> list[str]:
     lines = [f"### Round {report.round}: {report.outcome}", ""]
     if report.agent_summary:
-        lines.append(f"- Agent said: {one_line(inert(report.agent_summary.strip()[:500]))}")
+        lines.append(f"- Agent said: {_line(report.agent_summary.strip()[:500])}")
     lines.append(f"- Session: {report.steps} steps, ended: {report.agent_stop.value}")
     for gate in report.gates:
         state = "passed" if gate.passed else "FAILED"
-        lines.append(f"- Gate {gate.name}: {state} — {gate.summary}")
+        lines.append(f"- Gate {gate.name}: {state} — {_line(gate.summary)}")
         if gate.failures:
-            lines.append("  - Failing: " + ", ".join(gate.failures))
+            lines.append("  - Failing: " + ", ".join(map(_line, gate.failures)))
     if report.protected_violations:
-        lines.append("- Protected files changed: " + ", ".join(report.protected_violations))
+        lines.append("- Protected files changed: " + _names(report.protected_violations))
     if report.approval is not None:
         approval = report.approval
         lines.append(
             f"- A person: {approval.outcome.replace('_', ' ')} after {approval.waited:.1f}s "
-            f"(not counted against budget.seconds){': ' + approval.note if approval.note else ''}"
+            f"(not counted against budget.seconds){': ' + _line(approval.note) if approval.note else ''}"
         )
     if report.verdict is not None:
         lines.append(f"- Critic: {report.verdict.score:.1f}/10")
-        lines += [f"  - Reason: {r}" for r in report.verdict.reasons]
-        lines += [f"  - Fix: {f}" for f in report.verdict.fixes]
+        lines += [f"  - Reason: {_line(r)}" for r in report.verdict.reasons]
+        lines += [f"  - Fix: {_line(f)}" for f in report.verdict.fixes]
     if report.commit:
         lines.append(f"- Commit: `{report.commit[:12]}`")
     return [*lines, ""]
+
+
+def _names(paths: Sequence[str]) -> str:
+    """File names on one line, each quoted where it holds white space (a name may hold a
+    line break)."""
+    return ", ".join(repr(path) if one_line(path) != path else path for path in paths)
+
+
+def _line(text: str) -> str:
+    """Text the harness did not write, inert and on one line: it cannot begin a line of the
+    report (a round, a gate, a heading of its own)."""
+    return one_line(inert(text))
 
 
 EscalationHook = str | Callable[[Path], object]
