@@ -29,6 +29,9 @@ says otherwise."""
 Steps = Annotated[int, Field(ge=1, le=10_000)]
 """A session's step cap: model replies in one session."""
 
+SessionTimeout = Annotated[float, Field(gt=0)]
+"""An external agent's session time limit, seconds (positive and finite)."""
+
 CompactionName = Literal["none", "summarize", "mask_observations"]
 RunnerName = Literal["harness", "claude-code", "codex", "aider", "mini-swe-agent", "command"]
 """What runs a round's session: the harness's own agent, an external agent, or any program."""
@@ -51,6 +54,9 @@ class AgentConfig(Section):
     system_prompt: str | None = None
     max_tokens: ReplyTokens = None  # of each reply
     shell_timeout: ShellTimeout = SHELL_TIMEOUT  # run_shell's default, seconds
+    session_timeout: SessionTimeout = 3600.0
+    """An external agent's session: seconds it may run before it is stopped (``timed_out``);
+    the harness's own agent is bounded by ``max_steps`` and ``[budget] seconds``."""
     # A model cascade: rounds start on the first model and move up the list after
     # ``escalate_after`` failed rounds on a model (instead of the top-level ``model``).
     models: list[Annotated[str, Field(min_length=1)]] | None = Field(None, min_length=1)

@@ -28,12 +28,10 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, ClassVar, Literal, Self
-
-from pydantic import Field
+from typing import ClassVar, Literal, Self
 
 from harness.agent.agent import AgentRun, AgentStop
-from harness.agent.config import AGENT_DEFAULTS, AgentConfig
+from harness.agent.config import AGENT_DEFAULTS, AgentConfig, SessionTimeout
 from harness.agent.ledger import Ledger
 from harness.core.errors import ConfigError, Stopped
 from harness.core.event_schema import SessionEnd, SessionStart
@@ -60,11 +58,6 @@ PRELOAD: dict[WireName, tuple[str, ...]] = {
 }
 """The gateway's endpoints made ready as it starts, for an agent of each wire (litellm's import
 takes seconds: not in the way of the agent's first request)."""
-
-SESSION_SECONDS = 3600.0
-"""How long an external agent's session may run, seconds, unless its ``timeout`` says otherwise."""
-SessionSeconds = Annotated[float, Field(gt=0)]
-"""A session's time limit: positive and finite."""
 
 
 @dataclass(frozen=True)
@@ -112,7 +105,7 @@ class ExternalRunner:
     ``model``: what answers the agent's requests (the outer loop hands the run's metered one in
     with :meth:`with_model`). ``path``: the agent's program (default: :attr:`executable` found on
     ``PATH``). ``max_requests``: model requests a session may make (its steps); one more is
-    refused and ends it with ``max_steps``. ``timeout``: seconds a session may take.
+    refused and ends it with ``max_steps``. ``timeout``: seconds a session may take (``[agent] session_timeout``).
     Not found, or a version known not to work: :class:`ConfigError` naming the install command.
     """
 
@@ -135,13 +128,13 @@ class ExternalRunner:
         path: str | os.PathLike[str] | None = None,
         sandbox: Sandbox | None = None,
         max_requests: int = AGENT_DEFAULTS.max_steps,
-        timeout: float = SESSION_SECONDS,
+        timeout: float = AGENT_DEFAULTS.session_timeout,
     ) -> None:
         check_field(AgentConfig, "max_steps", max_requests)  # [agent] max_steps: its requests
         self.model = model
         self.sandbox = sandbox
         self.max_requests = max_requests
-        self.timeout: float = check_value(SessionSeconds, timeout, "timeout")
+        self.timeout: float = check_value(SessionTimeout, timeout, "timeout")
         self.program = self._find(path)
         self._check_version()
 

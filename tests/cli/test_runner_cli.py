@@ -7,6 +7,7 @@ import json
 import shutil
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -45,6 +46,31 @@ def test_a_command_runner_named_in_loop_toml_passes_the_round(tmp_path: Path) ->
     assert "PASSED" in result.stdout
     branch = git(repo, "branch", "--format=%(refname:short)", "--list", "harness/*")
     assert git(repo, "show", f"{branch}:calc.py") + "\n" == RIGHT
+
+
+def test_an_external_session_s_time_limit_is_set_in_loop_toml(tmp_path: Path) -> None:
+    agent = '[agent]\nrunner = "command"\ncommand = ["sleep", "60"]\nsession_timeout = 1.5\n'
+    repo = _repo(tmp_path, agent)
+    started = time.monotonic()
+    result = harness("run", "--quiet", "--max-iterations", "1", cwd=repo)
+    assert time.monotonic() - started < 30  # not the command's 60 s
+    assert result.returncode == 3, result.stdout + result.stderr  # escalated: the round cap
+    assert "the session ended early: the agent ran past its time limit of 1.5s" in result.stdout
+    (events,) = (repo / ".harness" / "runs").glob("*/events.jsonl")
+    ends = [e for e in map(json.loads, events.read_text().splitlines()) if e["kind"] == "round_end"]
+    assert [(e["passed"], e["cause"]) for e in ends] == [
+        (False, "the agent ran past its time limit of 1.5s")
+    ]
+
+
+@pytest.mark.parametrize("bad", ["0", "-1", "inf", '"soon"'])
+def test_a_bad_session_time_limit_exits_2_naming_it(tmp_path: Path, bad: str) -> None:
+    agent = f'[agent]\nrunner = "command"\ncommand = ["true"]\nsession_timeout = {bad}\n'
+    repo = _repo(tmp_path, agent)
+    result = harness("run", "--quiet", cwd=repo)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "agent.session_timeout" in result.stderr
+    assert _nothing_created(repo)
 
 
 def test_a_command_whose_script_lies_under_the_hosts_tmp_is_found_in_the_sandbox(

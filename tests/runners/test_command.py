@@ -11,8 +11,9 @@ import pytest
 
 from harness import Budget, OuterLoop, PytestGate, ScriptedModel, StopReason, ToolCall
 from harness.agent.agent import AgentStop
+from harness.agent.config import AGENT_DEFAULTS
 from harness.core.errors import ConfigError
-from harness.runners.base import RELAY_PORT, SESSION_SECONDS
+from harness.runners.base import RELAY_PORT
 from harness.runners.command import CommandRunner
 from harness.sandbox import Limits, Sandbox
 from harness.sandbox.bwrap import bwrap_problem
@@ -196,7 +197,7 @@ def test_a_session_past_its_time_limit_is_killed_and_named(tmp_path: Path) -> No
 
 def test_a_session_s_time_limit_is_an_hour_unless_given_and_a_finite_positive_number() -> None:
     model = ScriptedModel([])
-    assert CommandRunner(model, ["sleep", "1"]).timeout == SESSION_SECONDS == 3600.0
+    assert CommandRunner(model, ["sleep", "1"]).timeout == AGENT_DEFAULTS.session_timeout == 3600.0
     assert CommandRunner(model, ["sleep", "1"], timeout=0.5).timeout == 0.5
     for bad in (0, -1.0, float("inf"), "soon"):
         with pytest.raises(ConfigError) as caught:
