@@ -18,6 +18,9 @@ from harness.core.validation import format_validation_error, read_utf8
 
 INSTANCE_ID = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 REPO = r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"
+COMMIT = r"^[0-9a-f]{7,64}$"
+"""A commit id (a record's ``base_commit``, its ``environment_setup_commit`` when given): never
+a word git could read as an option."""
 
 
 class Instance(BaseModel):
@@ -27,7 +30,7 @@ class Instance(BaseModel):
 
     instance_id: str = Field(pattern=INSTANCE_ID)
     repo: str = Field(pattern=REPO)
-    base_commit: str = Field(pattern=r"^[0-9a-f]{7,64}$")
+    base_commit: str = Field(pattern=COMMIT)
     problem_statement: str = Field(min_length=1)
     hints_text: str = ""
     patch: str = ""
@@ -35,7 +38,7 @@ class Instance(BaseModel):
     FAIL_TO_PASS: list[str] = Field(min_length=1)
     PASS_TO_PASS: list[str] = []
     version: str = ""
-    environment_setup_commit: str = ""
+    environment_setup_commit: str = Field("", pattern=f"{COMMIT}|^$")
 
     @field_validator("FAIL_TO_PASS", "PASS_TO_PASS", mode="before")
     @classmethod

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.core.errors import ConfigError
 from harness.scale.swebench_instance import load_instances
 from harness.scale.swebench_summary import wilson
 from tests.cli.test_cli import harness, harness_here
@@ -412,6 +413,22 @@ def test_bad_instance_files_name_the_record_and_the_field(tmp_path: Path) -> Non
     assert result.returncode == 2
     assert f"{broken}:2" in result.stderr
     assert "FAIL_TO_PASS" in result.stderr
+
+
+@pytest.mark.parametrize("commit", ["--upload-pack=touch pwned", "HEAD", "e66cade3 ", "E66CADE3"])
+def test_an_environment_commit_that_is_no_commit_id_is_refused_naming_it(
+    tmp_path: Path, commit: str
+) -> None:
+    (first, *_) = INSTANCES.read_text().splitlines()
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text(json.dumps({**json.loads(first), "environment_setup_commit": commit}) + "\n")
+    with pytest.raises(ConfigError) as caught:
+        load_instances(broken)
+    assert str(caught.value).startswith(f"{broken}:1: field 'environment_setup_commit'")
+    assert (
+        load_instances(INSTANCES)[0].environment_setup_commit
+        == json.loads(first)["environment_setup_commit"]
+    )  # a commit id, as the published records give it, is taken
 
 
 def test_a_missing_repository_is_named(tmp_path: Path) -> None:
