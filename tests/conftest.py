@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import ipaddress
 import itertools
 import os
 import py_compile
@@ -87,13 +88,22 @@ _real_connect = socket.socket.connect
 
 def _local_only(self: socket.socket, address: object) -> object:
     host = address[0] if isinstance(address, tuple) else address
-    if (
-        isinstance(host, str)
-        and host not in ("127.0.0.1", "localhost", "::1")
-        and not host.startswith("/")
-    ):
+    if isinstance(host, str) and not host.startswith("/") and not _this_machine(host):
         raise OSError(f"network access blocked in tests: {address!r}")
     return _real_connect(self, address)  # type: ignore[arg-type]
+
+
+def _this_machine(host: str) -> bool:
+    """``localhost``, a loopback address (IPv4 inside IPv6 too) or ``0.0.0.0``."""
+    if host == "localhost":
+        return True
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_loopback or ip.is_unspecified
 
 
 @pytest.fixture(autouse=True)

@@ -1,7 +1,8 @@
 """Web tools for research loops: ``fetch_url`` reads a page as Markdown, within limits.
 
-Only hosts on the allow-list are fetched (a domain allows its subdomains; ``"*"`` allows any),
-and every redirect is checked against it before it is followed. A page larger than
+Only hosts on the allow-list are fetched (a domain allows its subdomains; ``"*"`` allows any
+on the internet, :mod:`harness.research.web_peer`), and every redirect is checked against it
+before it is followed. A page larger than
 ``max_bytes`` is cut there (counted as decompressed, while decompressing: a small gzip bomb
 never grows past the limit), a fetch that takes longer than ``timeout`` seconds in all
 (connection, headers and body, a server that drips them included) is stopped, and both are
@@ -39,6 +40,7 @@ from harness.core.redact import Redactor
 from harness.core.section import Section, check_field
 from harness.research.archive import ArchivedFetch, SourceArchive
 from harness.research.extract import is_readable, media_type, shown_text
+from harness.research.web_peer import peer_guard
 from harness.research.web_search import WebSearchConfig
 from harness.tools.toolkit import Tool, tool
 
@@ -84,10 +86,16 @@ class WebLimits:
         check_field(WebConfig, "timeout", self.timeout)
 
     def allows(self, host: str) -> bool:
+        return "*" in self.allow_domains or self.names(host)
+
+    def names(self, host: str) -> bool:
+        """Whether an entry other than ``"*"`` allows ``host`` (only such an entry reaches an
+        address of this machine or its private network: :mod:`harness.research.web_peer`)."""
         host = host.lower().rstrip(".")
         return any(
-            domain == "*" or host == domain.lower() or host.endswith("." + domain.lower())
+            host == domain.lower() or host.endswith("." + domain.lower())
             for domain in self.allow_domains
+            if domain != "*"
         )
 
 
@@ -182,8 +190,10 @@ def fetch_page(url: str, limits: WebLimits, archive: SourceArchive | None = None
         httpx.Client(follow_redirects=False, timeout=limits.timeout, verify=_tls()) as client,
     ):
         for _ in range(MAX_REDIRECTS + 1):
-            _check_url(url, limits)
-            trace = {"trace": deadline.trace}
+            named = _check_url(url, limits)
+            host = httpx.URL(url).raw_host.decode("ascii")  # as the connection names it
+            guard = peer_guard(url, host, named, deadline.trace)
+            trace = {"trace": guard}
             try:
                 with client.stream("GET", url, headers=headers, extensions=trace) as reply:
                     if reply.is_redirect and "location" in reply.headers:
@@ -261,7 +271,8 @@ class _Deadline:
                     self._socket.shutdown(socket.SHUT_RDWR)
 
 
-def _check_url(url: str, limits: WebLimits) -> None:
+def _check_url(url: str, limits: WebLimits) -> bool:
+    """Refuse ``url`` unless it is http(s) on an allowed host; whether an entry names its host."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ToolError(f"{url}: only http and https addresses can be fetched")
@@ -270,6 +281,7 @@ def _check_url(url: str, limits: WebLimits) -> None:
             f"{url}: {parts.hostname} is not an allowed domain "
             f"(allowed: {', '.join(limits.allow_domains)})"
         )
+    return limits.names(parts.hostname)
 
 
 def _read_limited(reply: httpx.Response, limits: WebLimits) -> tuple[bytes, bool]:

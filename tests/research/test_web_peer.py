@@ -1,0 +1,103 @@
+"""``allow_domains = ["*"]`` reaches the internet, not this machine or its private network, by
+whatever spelling of the address: the check is on the address the connection reached."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from harness.research.web import WebLimits, fetch_url_tool
+from harness.research.web_peer import is_global
+from harness.tools.toolkit import ToolContext
+
+REFUSED = "an address of this machine or its private network; allow_domains reaches it only by"
+
+
+class _Page(BaseHTTPRequestHandler):
+    """``/redirect/<target, ~ for />`` redirects; anything else is a small page. Every request
+    that arrives is counted."""
+
+    seen: list[str] = []
+
+    def do_GET(self) -> None:  # noqa: N802 - the name http.server calls
+        self.seen.append(self.path)
+        if self.path.startswith("/redirect/"):
+            self.send_response(302)
+            self.send_header("Location", self.path.removeprefix("/redirect/").replace("~", "/"))
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        body = b"internal notes: the admin password is hunter2"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        pass
+
+
+@pytest.fixture
+def port() -> Iterator[int]:
+    """A page server on 127.0.0.1 (and so on 0.0.0.0 and ::ffff:127.0.0.1); its requests
+    counted afresh."""
+    _Page.seen = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Page)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server.server_port
+    server.shutdown()
+    server.server_close()
+
+
+def fetch(url: str, *allowed: str) -> tuple[str, bool]:
+    tool = fetch_url_tool(WebLimits(allow_domains=list(allowed)))
+    result = tool.run({"url": url}, ToolContext(workspace="."))  # type: ignore[arg-type]
+    return result.output, result.is_error
+
+
+@pytest.mark.parametrize(
+    "host",
+    ["127.0.0.1", "localhost", "LOCALHOST", "2130706433", "0x7f000001", "127.1", "0.0.0.0",
+     "[::ffff:127.0.0.1]"],
+)  # fmt: skip
+def test_any_host_reaches_no_address_of_this_machine_however_spelled(port: int, host: str) -> None:
+    output, is_error = fetch(f"http://{host}:{port}/notes", "*")
+    assert is_error, output
+    assert REFUSED in output
+    assert "hunter2" not in output
+    assert _Page.seen == []  # connected, and refused before a byte of the request was sent
+
+
+def test_a_redirect_from_a_named_host_to_this_machine_is_refused_at_the_hop(port: int) -> None:
+    target = f"http:~~127.0.0.1:{port}~notes"
+    output, is_error = fetch(f"http://localhost:{port}/redirect/{target}", "localhost", "*")
+    assert is_error, output
+    assert f"http://127.0.0.1:{port}/notes: 127.0.0.1 is at 127.0.0.1, {REFUSED}" in output
+    assert _Page.seen == [f"/redirect/{target}"]  # the first hop, named; never the second
+
+
+@pytest.mark.parametrize("named", ["localhost", "127.0.0.1"])
+def test_an_address_of_this_machine_is_reached_by_naming_its_host(port: int, named: str) -> None:
+    output, is_error = fetch(f"http://{named}:{port}/notes", named, "*")
+    assert not is_error, output
+    assert "hunter2" in output
+    assert _Page.seen == ["/notes"]
+
+
+@pytest.mark.parametrize(
+    ("address", "expected"),
+    [
+        ("8.8.8.8", True), ("2001:4860:4860::8888", True), ("::ffff:8.8.8.8", True),
+        ("127.0.0.1", False), ("127.8.9.10", False), ("::1", False), ("0.0.0.0", False),
+        ("10.1.2.3", False), ("172.16.0.1", False), ("192.168.1.1", False),
+        ("169.254.169.254", False), ("100.64.0.1", False), ("fc00::1", False),
+        ("fe80::1%eth0", False), ("::ffff:10.0.0.1", False), ("::ffff:127.0.0.1", False),
+        ("224.0.0.1", False), ("ff02::1", False), ("240.0.0.1", False),
+    ],
+)  # fmt: skip
+def test_only_addresses_of_the_internet_are_global(address: str, expected: bool) -> None:
+    assert is_global(address) is expected
