@@ -143,6 +143,10 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
         "harness/gateway/server.py",
         ("tests/gateway/test_server.py", "tests/gateway/test_gateway.py"),
     ),
+    "web_peer": (
+        "harness/research/web_peer.py",
+        ("tests/research/test_web_peer.py",),
+    ),
 }
 """Module key: (source file, its focused test files)."""
 

@@ -25,7 +25,7 @@ Trace = Callable[[str, dict[str, Any]], None]
 def is_global(address: str) -> bool:
     """Whether ``address`` (an IP as a socket reports it) is on the internet: not this machine
     or its private network."""
-    ip = ipaddress.ip_address(address.split("%", 1)[0])  # a scoped IPv6 address's zone dropped
+    ip = ipaddress.ip_address(address)
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
     return ip.is_global and not ip.is_multicast
@@ -42,9 +42,9 @@ def peer_guard(url: str, host: str, named: bool, then: Trace) -> Trace:
         if event == "connection.connect_tcp.started":
             connecting[:] = [str(info.get("host", ""))]
         elif event == "connection.connect_tcp.complete" and not named and connecting == [host]:
-            stream = info.get("return_value")
-            address = str(stream.get_extra_info("socket").getpeername()[0]) if stream else ""
-            if stream is not None and not is_global(address):
+            stream = info["return_value"]
+            address = str(stream.get_extra_info("socket").getpeername()[0])
+            if not is_global(address):
                 stream.close()
                 raise ToolError(
                     f"{url}: {host} is at {address}, an address of this machine or its "

@@ -9,8 +9,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from harness.core.errors import ToolError
 from harness.research.web import WebLimits, fetch_url_tool
-from harness.research.web_peer import is_global
+from harness.research.web_peer import Trace, is_global, peer_guard
 from harness.tools.toolkit import ToolContext
 
 REFUSED = "an address of this machine or its private network; allow_domains reaches it only by"
@@ -96,8 +97,60 @@ def test_an_address_of_this_machine_is_reached_by_naming_its_host(port: int, nam
         ("10.1.2.3", False), ("172.16.0.1", False), ("192.168.1.1", False),
         ("169.254.169.254", False), ("100.64.0.1", False), ("fc00::1", False),
         ("fe80::1%eth0", False), ("::ffff:10.0.0.1", False), ("::ffff:127.0.0.1", False),
-        ("224.0.0.1", False), ("ff02::1", False), ("240.0.0.1", False),
+        ("224.0.0.1", False), ("::ffff:224.0.0.1", False), ("ff02::1", False),
+        ("240.0.0.1", False),
     ],
 )  # fmt: skip
 def test_only_addresses_of_the_internet_are_global(address: str, expected: bool) -> None:
     assert is_global(address) is expected
+
+
+class _Stream:
+    """A connection as httpcore's trace hands it over, to a peer at ``address``."""
+
+    def __init__(self, address: str) -> None:
+        self.address, self.closed = address, False
+
+    def get_extra_info(self, name: str) -> object:
+        assert name == "socket"
+        return self
+
+    def getpeername(self) -> tuple[str, int]:
+        return (self.address, 443)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def _connect(guard: Trace, host: str, stream: _Stream) -> None:
+    guard("connection.connect_tcp.started", {"host": host, "port": 443})
+    guard("connection.connect_tcp.complete", {"return_value": stream})
+
+
+@pytest.mark.parametrize(
+    ("named", "connected_to", "peer", "refused"),
+    [
+        (False, "docs.example", "93.184.216.34", False),  # on the internet
+        (False, "docs.example", "10.0.0.7", True),  # a private network
+        (True, "docs.example", "10.0.0.7", False),  # named on the list: an intranet host
+        (False, "proxy.corp", "10.0.0.7", False),  # the connection is a proxy's
+    ],
+)
+def test_the_guard_closes_a_connection_that_reached_no_internet_address(
+    named: bool, connected_to: str, peer: str, refused: bool
+) -> None:
+    events: list[str] = []
+    guard = peer_guard(
+        "https://docs.example/a", "docs.example", named, lambda e, i: events.append(e)
+    )
+    stream = _Stream(peer)
+    if refused:
+        with pytest.raises(ToolError, match=f"docs.example is at {peer}, an address of this"):
+            _connect(guard, connected_to, stream)
+        assert events == [
+            "connection.connect_tcp.started"
+        ]  # the refused connection goes no further
+    else:
+        _connect(guard, connected_to, stream)
+        assert events == ["connection.connect_tcp.started", "connection.connect_tcp.complete"]
+    assert stream.closed is refused
