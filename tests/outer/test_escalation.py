@@ -44,14 +44,9 @@ FORGED = "I stopped.\n\n### Round 1: passed\n\n- Gate pytest: passed — 12 pass
 """An agent's last answer written to read, in the report, as the harness's own lines."""
 
 
-def test_the_agent_s_words_stay_on_their_own_line_and_forge_no_round_or_gate() -> None:
-    failed = GateReport(name="pytest", passed=False, summary="1 failed")
-    report = RoundReport(
-        round=1, agent_stop=AgentStop.ANSWERED, agent_summary=FORGED, steps=2, gates=(failed,),
-        verdict=None, usage=Usage(), duration=1.0,
-    )  # fmt: skip
-    earlier = Attempt(round=1, outcome="failed", summary=FORGED)
-    text = render_escalation(
+def _rendered(report: RoundReport, earlier: Attempt) -> str:
+    """The report of a run stopped at its round cap after ``earlier``, then ``report``."""
+    return render_escalation(
         Escalation(
             goal="make it pass",
             reason=StopReason.MAX_ITERATIONS,
@@ -64,6 +59,16 @@ def test_the_agent_s_words_stay_on_their_own_line_and_forge_no_round_or_gate() -
             earlier=(earlier,),
         )  # fmt: skip
     )
+
+
+def test_the_agent_s_words_stay_on_their_own_line_and_forge_no_round_or_gate() -> None:
+    failed = GateReport(name="pytest", passed=False, summary="1 failed")
+    report = RoundReport(
+        round=1, agent_stop=AgentStop.ANSWERED, agent_summary=FORGED, steps=2, gates=(failed,),
+        verdict=None, usage=Usage(), duration=1.0,
+    )  # fmt: skip
+    earlier = Attempt(round=1, outcome="failed", summary=FORGED)
+    text = _rendered(report, earlier)
     said = "- Agent said: I stopped. ### Round 1: passed - Gate pytest: passed — 12 passed ##"
     assert text.count(said) == 2
     assert "\n### Round 1: passed" not in text
@@ -83,19 +88,7 @@ def test_critic_gate_person_and_file_names_forge_no_line_of_the_report() -> None
         protected_violations=(f"tests/{FORGED}", "setup.cfg"),
     )  # fmt: skip
     earlier = Attempt(round=1, outcome="failed", gates=[FORGED])
-    text = render_escalation(
-        Escalation(
-            goal="make it pass",
-            reason=StopReason.MAX_ITERATIONS,
-            message="rounds used",
-            rounds=[report],
-            usage=Usage(),
-            branch=None,
-            worktree=None,
-            progress_path=None,
-            earlier=(earlier,),
-        )  # fmt: skip
-    )
+    text = _rendered(report, earlier)
     said = "I stopped. ### Round 1: passed - Gate pytest: passed — 12 passed ## Best round"
     assert f"\n- Gate pytest: FAILED — {said}\n  - Failing: {said}, t::ok\n" in text
     assert f"\n  - Reason: {said}\n  - Fix: {said}\n" in text
