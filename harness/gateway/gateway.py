@@ -179,6 +179,9 @@ class Gateway:
         except ModelError as exc:
             self._end(Ending("error", str(exc), error=exc))
             return self._error(502, endpoint, "api_error", f"model error: {exc}")
+        except Exception as exc:  # a fault of the harness's own: said, and the session goes on
+            message = f"the gateway failed: {type(exc).__name__}: {exc}"
+            return self._error(500, endpoint, "api_error", message)
         self.requests += 1
         reply = self._redacted(reply)
         try:

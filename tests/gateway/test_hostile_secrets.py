@@ -62,6 +62,33 @@ def test_a_provider_error_naming_its_key_reaches_the_agent_redacted_and_stays_so
     assert gateway.ending.reason == "error"
 
 
+class Broken(ScriptedModel):
+    """A model that fails with an error of no kind the gateway knows (a fault of its own)."""
+
+    def complete(
+        self,
+        messages: list[Message],
+        tools: list[ToolSchema] | None = None,
+        *,
+        max_tokens: int | None = None,
+    ) -> Reply:
+        raise RuntimeError(f"the record could not be written with key {SECRET}")
+
+
+def test_a_fault_of_the_harness_s_own_is_answered_500_named_and_redacted() -> None:
+    """Answered, not a dropped connection; the session is not ended by it (the agent decides
+    whether to ask again), and nothing is counted."""
+    with Gateway(redacting(Broken([])), token=TOKEN, limits=LIMITS) as gateway:
+        first = exchange(gateway, request(CHAT))
+        again = exchange(gateway, request(CHAT))
+    assert statuses(first) == statuses(again) == [500]
+    said = b"the gateway failed: RuntimeError: the record could not be written with key [REDACTED]"
+    assert said in first
+    assert said in again
+    assert SECRET.encode() not in first + again
+    assert (gateway.ending, gateway.requests) == (None, 0)
+
+
 @pytest.fixture
 def saying() -> Iterator[Gateway]:
     """A gateway whose model names the secret in a tool call's name, arguments (spelled with a
