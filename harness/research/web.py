@@ -40,7 +40,7 @@ from harness.core.redact import Redactor
 from harness.core.section import Section, check_field
 from harness.research.archive import ArchivedFetch, SourceArchive
 from harness.research.extract import is_readable, media_type, shown_text
-from harness.research.web_peer import peer_guard
+from harness.research.web_peer import peer_guard, refuse_resolved
 from harness.research.web_search import WebSearchConfig
 from harness.tools.toolkit import Tool, tool
 
@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     import httpx
 
 MAX_REDIRECTS = 5
+_PORTS = {"http": 80, "https": 443}
 _WBITS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
 """The content encodings asked for, by what ``zlib`` needs to read each."""
 
@@ -191,9 +192,11 @@ def fetch_page(url: str, limits: WebLimits, archive: SourceArchive | None = None
     ):
         for _ in range(MAX_REDIRECTS + 1):
             named = _check_url(url, limits)
-            host = httpx.URL(url).raw_host.decode("ascii")  # as the connection names it
-            guard = peer_guard(url, host, named, deadline.trace)
-            trace = {"trace": guard}
+            target = httpx.URL(url)
+            host = target.raw_host.decode("ascii")  # as the connection names it
+            if not named:
+                refuse_resolved(url, host, target.port or _PORTS[target.scheme])
+            trace = {"trace": peer_guard(url, host, named, deadline.trace)}
             try:
                 with client.stream("GET", url, headers=headers, extensions=trace) as reply:
                     if reply.is_redirect and "location" in reply.headers:

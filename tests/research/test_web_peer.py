@@ -3,6 +3,7 @@ whatever spelling of the address: the check is on the address the connection rea
 
 from __future__ import annotations
 
+import socket
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -11,7 +12,7 @@ import pytest
 
 from harness.core.errors import ToolError
 from harness.research.web import WebLimits, fetch_url_tool
-from harness.research.web_peer import Trace, is_global, peer_guard
+from harness.research.web_peer import Trace, is_global, peer_guard, refuse_resolved
 from harness.tools.toolkit import ToolContext
 
 REFUSED = "an address of this machine or its private network; allow_domains reaches it only by"
@@ -48,7 +49,7 @@ def port() -> Iterator[int]:
     counted afresh."""
     _Page.seen = []
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Page)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
     yield server.server_port
     server.shutdown()
     server.server_close()
@@ -70,7 +71,24 @@ def test_any_host_reaches_no_address_of_this_machine_however_spelled(port: int, 
     assert is_error, output
     assert REFUSED in output
     assert "hunter2" not in output
-    assert _Page.seen == []  # connected, and refused before a byte of the request was sent
+    assert _Page.seen == []
+
+
+def test_a_port_of_this_machine_is_refused_alike_open_or_closed(port: int) -> None:
+    """No connection is made: an agent learns nothing of which local ports are open."""
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        closed = unused.getsockname()[1]  # bound, never listening: a connection is refused
+        for url in (f"http://127.0.0.1:{port}/notes", f"http://127.0.0.1:{closed}/notes"):
+            output, is_error = fetch(url, "*")
+            assert is_error
+            assert f": 127.0.0.1 is at 127.0.0.1, {REFUSED}" in output
+            assert "Connection refused" not in output
+    assert _Page.seen == []
+
+
+def test_a_name_that_does_not_resolve_is_left_to_the_connection() -> None:
+    assert refuse_resolved("http://nowhere.invalid/", "nowhere.invalid", 80) is None
 
 
 def test_a_redirect_from_a_named_host_to_this_machine_is_refused_at_the_hop(port: int) -> None:
