@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import ipaddress
 import socket
 import ssl
 import threading
@@ -79,7 +80,8 @@ class WebLimits:
         if not self.allow_domains:
             raise ConfigError('allow_domains: list the domains to fetch from (["*"] for any)')
         for domain in self.allow_domains:
-            if domain != "*" and (not domain or "/" in domain or ":" in domain.strip("[]")):
+            bare = domain.strip("[]")
+            if domain != "*" and (not domain or "/" in domain or (":" in bare and not _ip(bare))):
                 raise ConfigError(
                     f"allow_domains: {domain!r} is not a host name (no scheme, port or path)"
                 )
@@ -94,8 +96,8 @@ class WebLimits:
         address of this machine or its private network: :mod:`harness.research.web_peer`)."""
         host = host.lower().rstrip(".")
         return any(
-            host == domain.lower() or host.endswith("." + domain.lower())
-            for domain in self.allow_domains
+            host == domain or host.endswith("." + domain)
+            for domain in (entry.lower().strip("[]") for entry in self.allow_domains)
             if domain != "*"
         )
 
@@ -272,6 +274,15 @@ class _Deadline:
             if self._socket is not None:
                 with contextlib.suppress(OSError):  # already closed
                     self._socket.shutdown(socket.SHUT_RDWR)
+
+
+def _ip(text: str) -> bool:
+    """Whether ``text`` is an IP address (an IPv6 one may stand on the allow-list)."""
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _check_url(url: str, limits: WebLimits) -> bool:

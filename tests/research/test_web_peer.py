@@ -3,6 +3,7 @@ whatever spelling of the address: the check is on the address the connection rea
 
 from __future__ import annotations
 
+import re
 import socket
 import threading
 from collections.abc import Iterator
@@ -10,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from harness.core.errors import ToolError
+from harness.core.errors import ConfigError, ToolError
 from harness.research.web import WebLimits, fetch_url_tool
 from harness.research.web_peer import Trace, is_global, peer_guard, refuse_resolved
 from harness.tools.toolkit import ToolContext
@@ -172,3 +173,43 @@ def test_the_guard_closes_a_connection_that_reached_no_internet_address(
         _connect(guard, connected_to, stream)
         assert events == ["connection.connect_tcp.started", "connection.connect_tcp.complete"]
     assert stream.closed is refused
+
+
+def _ipv6_loopback() -> str | None:
+    """Why ``::1`` cannot be served here, or None."""
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+    except OSError as exc:
+        return f"no IPv6 loopback: {exc}"
+    return None
+
+
+class _Server6(ThreadingHTTPServer):
+    address_family = socket.AF_INET6
+
+
+@pytest.mark.skipif(_ipv6_loopback() is not None, reason=str(_ipv6_loopback()))
+@pytest.mark.parametrize("named", ["[::1]", "::1"])
+def test_an_ipv6_address_may_be_named_and_is_reached_only_so(named: str) -> None:
+    _Page.seen = []
+    server = _Server6(("::1", 0), _Page)
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    url = f"http://[::1]:{server.server_port}/notes"
+    try:
+        refused, is_error = fetch(url, "*")
+        assert is_error
+        assert f"::1 is at ::1, {REFUSED}" in refused
+        output, is_error = fetch(url, named)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert not is_error, output
+    assert "hunter2" in output
+    assert _Page.seen == ["/notes"]
+
+
+@pytest.mark.parametrize("entry", ["[::1]:80", "::1]x", "fe80::zz"])
+def test_an_entry_that_is_neither_a_host_name_nor_an_address_is_refused(entry: str) -> None:
+    with pytest.raises(ConfigError, match=f"allow_domains: {re.escape(repr(entry))} is not a host"):
+        WebLimits(allow_domains=[entry])
