@@ -20,7 +20,8 @@ COMPLETION_PATHS = ("/v1/chat/completions", "/chat/completions")
 
 @dataclass(frozen=True)
 class Text:
-    """A plain assistant reply; ``usage=False`` leaves the usage block out of the response.
+    """A plain assistant reply; ``usage=False`` leaves the usage block out of the response,
+    ``finish`` is its finish reason (``"length"``: cut at its token limit).
 
     ``cached_tokens`` of the prompt are reported as read from the provider's prompt cache.
     """
@@ -30,6 +31,7 @@ class Text:
     completion_tokens: int = 3
     usage: bool = True
     cached_tokens: int = 0
+    finish: str = "stop"
 
 
 @dataclass(frozen=True)
@@ -196,7 +198,7 @@ def _error(message: str, kind: str) -> dict[str, Any]:
 
 def _completion(model: str, behaviour: Text | ToolCalls) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": behaviour.content}
-    finish = "stop"
+    finish = behaviour.finish if isinstance(behaviour, Text) else "stop"
     if isinstance(behaviour, ToolCalls):
         finish = "tool_calls"
         message["tool_calls"] = [

@@ -67,7 +67,7 @@ class ResponsesWire:
         events = self._events(
             transformed=self._response(request, reply), logging_obj=None, chunk_size=sys.maxsize
         )
-        return typed_events(events)
+        return typed_events(map(_incomplete_named, events))
 
     def _response(self, request: Request, reply: Reply) -> Any:
         """The reply as litellm's ``ResponsesAPIResponse`` to ``request``."""
@@ -76,6 +76,16 @@ class ResponsesWire:
             responses_api_request=_parameters(request.body),
             chat_completion_response=model_response(reply, request.model),
         )
+
+
+def _incomplete_named(event: Any) -> Any:
+    """``event``, but litellm's last, ``response.completed`` whatever the response's status, is
+    ``response.incomplete`` for a response cut at its token limit, as the Responses API names it
+    (a client reading ``completed`` takes half an answer for the whole)."""
+    kind = str(getattr(event.type, "value", event.type))
+    if kind == "response.completed" and event.response.status == "incomplete":
+        return event.model_copy(update={"type": "response.incomplete"})
+    return event
 
 
 def _parameters(body: JsonObject) -> Any:

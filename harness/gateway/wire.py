@@ -142,6 +142,10 @@ def chat_chunks(reply: Reply, model: str) -> list[JsonObject]:
 
 
 def finish_reason(reply: Reply) -> str:
+    """Why the reply ended, as a chat completion says it (a reply cut at its token limit:
+    ``length``, which the other wires' translations carry as their own)."""
+    if reply.truncated:
+        return "length"
     return "tool_calls" if reply.tool_calls else "stop"
 
 

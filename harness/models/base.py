@@ -94,6 +94,8 @@ class Reply:
     sent: dict[str, Any] | None = None
     """The request's body as it went on the wire, where the model can tell (litellm's: its
     provider's form of the messages and tools); None: the messages as given were sent."""
+    truncated: bool = False
+    """The reply stopped at its token limit (``max_tokens``), not where the model ended it."""
 
     def to_message(self) -> Message:
         message: Message = {"role": "assistant", "content": self.content}

@@ -263,7 +263,10 @@ class LiteLLMModel:
         cached = _cached_tokens(usage) if reported else 0
         usage_of = Usage(prompt, completion, cost or 0.0, 1, unpriced, cached)
         reasoning = getattr(message, "reasoning_content", None)
-        return Reply(content, calls, usage_of, reasoning if isinstance(reasoning, str) else None)
+        return Reply(
+            content, calls, usage_of, reasoning if isinstance(reasoning, str) else None,
+            truncated=response.choices[0].finish_reason == "length",
+        )  # fmt: skip
 
     def _cost(self, litellm: ModuleType, response: Any, *, attached: bool) -> float | None:
         """What the reply cost in USD; ``None`` where it cannot be priced.
