@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -26,15 +27,24 @@ def test_many_small_files_are_stopped_at_the_write_limit(
         request.getfixturevalue("bwrap_ok")
     sandbox = Sandbox(backend, limits=Limits(write_mb=40, file_size_mb=8))  # type: ignore[arg-type]
 
-    result = sandbox.run(FILL, cwd=tmp_path, timeout=120)
-
-    assert result.limit == "write limit (40 MB)", result.output[-300:]
-    assert result.status == "killed: write limit (40 MB) exceeded"
-    assert "filled" not in result.output
-    # Stopped soon after the bound, not at 300 MB. The bound counts the whole disk's growth, so
-    # what other processes write meanwhile (the suite's other workers) can stop it a little early:
-    # the lower bound still catches a limit off by a unit (KB for MB) or stopping at once.
-    assert 20 * MB <= _written(tmp_path) < 150 * MB
+    written = []
+    for attempt in range(3):
+        folder = tmp_path / f"attempt-{attempt}"
+        folder.mkdir()
+        result = sandbox.run(FILL, cwd=folder, timeout=120)
+        assert result.limit == "write limit (40 MB)", result.output[-300:]
+        assert result.status == "killed: write limit (40 MB) exceeded"
+        assert "filled" not in result.output
+        written.append(_written(folder))
+        assert written[-1] < 150 * MB  # stopped soon after the bound, not at 300 MB
+        if written[-1] >= 20 * MB:
+            break
+        shutil.rmtree(folder)
+    # The bound counts the whole disk's growth, so what other processes write meanwhile (the
+    # suite's other workers, from the moment the sandbox starts) can stop a command early: once
+    # on CI at 3 MB. A limit off by a unit (KB for MB), or one that stops at once, stops early
+    # every time; other writers do not, three times running.
+    assert written[-1] >= 20 * MB, f"stopped early each time: {[n // MB for n in written]} MB"
 
 
 def test_a_writable_folder_counts_and_a_command_within_the_limit_runs_on(tmp_path: Path) -> None:
