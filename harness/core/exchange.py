@@ -39,6 +39,11 @@ class SaidReply(Protocol):
     def reasoning(self) -> str | None: ...
 
     @property
+    def truncated(self) -> bool:
+        """Whether the reply was cut at its token limit."""
+        ...
+
+    @property
     def usage(self) -> Usage: ...
 
     @property

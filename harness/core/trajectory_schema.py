@@ -130,6 +130,7 @@ class RecordedReply(BaseModel):
     content: str | None = None
     tool_calls: list[RecordedCall] = Field(default_factory=list)
     reasoning: str | None = None  # where the provider returns it
+    truncated: bool = Field(False, exclude_if=lambda cut: not cut)  # cut at its token limit
 
 
 class ModelStep(RecordBase):

@@ -182,7 +182,10 @@ class ReplayModel:
                     )
                 )
         calls = tuple(ToolCall(c.name, c.arguments, c.id) for c in turn.reply.tool_calls)
-        return Reply(turn.reply.content, calls, turn.usage, turn.reply.reasoning)
+        recorded = turn.reply
+        return Reply(
+            recorded.content, calls, turn.usage, recorded.reasoning, truncated=recorded.truncated
+        )
 
     def _compare_observations(self, messages: list[Message]) -> None:
         for message in messages:

@@ -194,6 +194,7 @@ class TrajectoryLog:
                         for call in calls
                     ],
                     "reasoning": None if reply.reasoning is None else redact(reply.reasoning),
+                    **({"truncated": True} if reply.truncated else {}),
                 },
                 "usage": reply.usage,
                 "latency": event.latency,

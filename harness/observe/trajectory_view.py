@@ -138,6 +138,8 @@ def _model_entry(trajectory: Trajectory, step: ModelStep) -> Entry:
     if reply.content:
         lines.append(f"  {reply.content}")
     lines += [f"  → {call.name} {call.arguments}" for call in reply.tool_calls]
+    if reply.truncated:
+        lines.append("  (cut at its token limit)")
     return Entry(title, "\n".join(lines))
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import os
 from collections import Counter
@@ -52,6 +53,7 @@ from harness.observe import trajectory_log as trajectory_module
 from harness.observe.trajectory import BLOBS_DIR, TRAJECTORY_FILE, Trajectory, read_trajectory
 from harness.observe.trajectory_export import swe_agent_traj
 from harness.observe.trajectory_log import TrajectoryLog
+from harness.observe.trajectory_view import entries
 from harness.tools import tool
 
 SECRET = "sk-test-9f8e7d6c5b4a39281706fedcba"
@@ -488,3 +490,25 @@ def test_the_swe_agent_form_has_each_action_its_observation_and_the_stats(tmp_pa
         "tool",
         "assistant",
     ]
+
+
+def test_a_reply_cut_at_its_token_limit_is_marked_in_the_record_and_the_view(
+    tmp_path: Path,
+) -> None:
+    log = TrajectoryLog(tmp_path / TRAJECTORY_FILE, redactor=Redactor(env={}))
+    log.emit(ROUND_1)
+    message = {"role": "user", "content": "write it all"}
+    for truncated in (True, False):
+        call = _model_call([message])
+        assert call.exchange is not None
+        said = dataclasses.replace(call.exchange.reply, truncated=truncated)  # type: ignore[type-var]
+        log.emit(
+            call.model_copy(update={"exchange": dataclasses.replace(call.exchange, reply=said)})
+        )
+    lines = [json.loads(line) for line in (tmp_path / TRAJECTORY_FILE).read_text().splitlines()]
+    replies = [line["reply"] for line in lines if line["kind"] == "model_call"]
+    assert [reply.get("truncated") for reply in replies] == [True, None]  # written only when cut
+    trajectory = Trajectory.load(tmp_path)
+    assert [call.step.reply.truncated for call in trajectory.calls()] == [True, False]
+    views = [entry.body for entry in entries(trajectory) if entry.title.startswith("model call")]
+    assert ["(cut at its token limit)" in body for body in views] == [True, False]
