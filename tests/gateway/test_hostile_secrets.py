@@ -25,8 +25,12 @@ from tests.gateway.hostile import (
 )
 
 
-class Failing(ScriptedModel):
-    """A model whose provider refuses, naming its URL, its key and its header."""
+class Raising(ScriptedModel):
+    """A model whose every call raises ``error``."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__([])
+        self.error = error
 
     def complete(
         self,
@@ -35,10 +39,14 @@ class Failing(ScriptedModel):
         *,
         max_tokens: int | None = None,
     ) -> Reply:
-        raise ModelError(
-            f"401 from https://api.example/v1/chat?key={SECRET}: Authorization: Bearer {SECRET}, "
-            f"api_key={KEY}"
-        )
+        raise self.error
+
+
+FAILING = ModelError(
+    f"401 from https://api.example/v1/chat?key={SECRET}: Authorization: Bearer {SECRET}, "
+    f"api_key={KEY}"
+)
+"""A provider's refusal naming its URL, its key and its header."""
 
 
 @pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/messages", "/v1/responses"])
@@ -48,7 +56,7 @@ def test_a_provider_error_naming_its_key_reaches_the_agent_redacted_and_stays_so
     body = {**CHAT, "max_tokens": 10} if path == "/v1/messages" else CHAT
     if path == "/v1/responses":
         body = {"model": "m", "input": "hi"}
-    with Gateway(redacting(Failing([])), token=TOKEN, limits=LIMITS) as gateway:
+    with Gateway(redacting(Raising(FAILING)), token=TOKEN, limits=LIMITS) as gateway:
         first = exchange(gateway, request(body, path))
         again = exchange(gateway, request(body, path))  # the session's end names the error
     assert statuses(first) == [502]
@@ -62,23 +70,11 @@ def test_a_provider_error_naming_its_key_reaches_the_agent_redacted_and_stays_so
     assert gateway.ending.reason == "error"
 
 
-class Broken(ScriptedModel):
-    """A model that fails with an error of no kind the gateway knows (a fault of its own)."""
-
-    def complete(
-        self,
-        messages: list[Message],
-        tools: list[ToolSchema] | None = None,
-        *,
-        max_tokens: int | None = None,
-    ) -> Reply:
-        raise RuntimeError(f"the record could not be written with key {SECRET}")
-
-
 def test_a_fault_of_the_harness_s_own_is_answered_500_named_and_redacted() -> None:
     """Answered, not a dropped connection; the session is not ended by it (the agent decides
     whether to ask again), and nothing is counted."""
-    with Gateway(redacting(Broken([])), token=TOKEN, limits=LIMITS) as gateway:
+    fault = RuntimeError(f"the record could not be written with key {SECRET}")  # of its own
+    with Gateway(redacting(Raising(fault)), token=TOKEN, limits=LIMITS) as gateway:
         first = exchange(gateway, request(CHAT))
         again = exchange(gateway, request(CHAT))
     assert statuses(first) == statuses(again) == [500]
