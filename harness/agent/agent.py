@@ -33,6 +33,8 @@ from harness.sandbox import Sandbox
 from harness.tools import Tool, Toolbox, ToolContext, ToolResult, default_tools
 from harness.tools.permissions import Permissions
 
+CUT_SHORT = "[harness] Your reply was cut off at its token limit. Go on from where it stopped."
+
 
 class AgentStop(StrEnum):
     """Why an inner session ended."""
@@ -279,9 +281,12 @@ class _Session:
         reply = self.model.complete(self.messages, self.schemas, max_tokens=self.agent.max_tokens)
         self.steps += 1
         self.messages.append(reply.to_message())
-        if not reply.tool_calls:
+        if reply.tool_calls:
+            return self.execute_all(reply)
+        if not reply.truncated:
             return AgentStop.ANSWERED, reply.content, "the model answered without a tool call"
-        return self.execute_all(reply)
+        self.messages.append({"role": "user", "content": CUT_SHORT})  # not an answer yet
+        return None
 
     def execute_all(self, reply: Reply) -> tuple[AgentStop, str | None, str] | None:
         submitted: str | None = None
@@ -321,11 +326,8 @@ class _Session:
             self.malformed_streak + 1 if malformed == len(reply.tool_calls) else 0
         )
         if self.malformed_streak >= self.agent.max_malformed:
-            return (
-                AgentStop.MALFORMED,
-                None,
-                f"{self.malformed_streak} consecutive replies held only malformed tool calls",
-            )
+            message = f"{self.malformed_streak} consecutive replies held only malformed tool calls"
+            return AgentStop.MALFORMED, None, message
         return None
 
     def execute(self, call: ToolCall) -> tuple[ToolResult, bool]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -203,7 +204,7 @@ class ScriptedModel:
         prompt = self.count_tokens(messages, tools)
         price_in, price_out = self._price
         usage = Usage(prompt, completion, prompt * price_in + completion * price_out, calls=1)
-        return Reply(reply.content, reply.tool_calls, usage)
+        return dataclasses.replace(reply, usage=usage)  # as scripted, with its usage counted
 
     def _record(
         self, messages: list[Message], tools: list[ToolSchema], limit: int | None

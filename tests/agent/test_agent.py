@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from harness import Agent, AgentStop, ScriptedModel, ToolCall, tool
+from harness.agent.agent import CUT_SHORT
 from harness.agent.ledger import Ledger
 from harness.core.errors import ConfigError, ToolError
 from harness.core.stop import StopReason
-from harness.models.base import token_ceiling
+from harness.models.base import Reply, token_ceiling
 from harness.models.budget import Budget, Meter, MeteredModel
 
 
@@ -256,3 +257,22 @@ def test_a_first_request_past_its_byte_ceiling_is_counted_and_refused_one_token_
     Agent(ScriptedModel([], context_window=needed)).check_fits(task)  # fits exactly
     with pytest.raises(ConfigError, match=f"needs {needed:,} tokens .* at most {needed - 1:,}"):
         Agent(ScriptedModel([], context_window=needed - 1)).check_fits(task)
+
+
+def test_an_answer_cut_at_its_token_limit_is_not_taken_for_the_answer(tmp_path: Path) -> None:
+    model = ScriptedModel([Reply("Step one: read the", truncated=True), "Step one: read the file."])
+    run = Agent(model, tools=[]).run("explain it", tmp_path)
+    assert (run.stop_reason, run.final, run.steps) == (
+        AgentStop.ANSWERED, "Step one: read the file.", 2,
+    )  # fmt: skip
+    told = model.calls[1].messages[-2:]
+    assert told == [
+        {"role": "assistant", "content": "Step one: read the"},
+        {"role": "user", "content": CUT_SHORT},
+    ]
+
+
+def test_replies_cut_again_and_again_end_at_the_step_cap(tmp_path: Path) -> None:
+    model = ScriptedModel([Reply("and so", truncated=True)] * 3)
+    run = Agent(model, tools=[], max_steps=3).run("explain it", tmp_path)
+    assert (run.stop_reason, run.final, run.steps) == (AgentStop.MAX_STEPS, None, 3)
