@@ -33,6 +33,13 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def shown_name(name: str) -> str:
+    """A file's name as a person reads it among other text: as it is, or quoted with every
+    character past plain text escaped when it holds a line break or another control (a line
+    of its own would read as the report's)."""
+    return name if name.isprintable() else json.dumps(name)
+
+
 class InertStream:
     """A text stream writing all it is given inert (:func:`inert`) to ``raw``: the command line
     puts its standard output and error behind one, the one door through which text reaches the

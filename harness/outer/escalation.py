@@ -9,7 +9,7 @@ from pathlib import Path
 
 from harness.core.atomic import atomic_write_text
 from harness.core.stop import StopReason
-from harness.core.text import inert, one_line
+from harness.core.text import inert, one_line, shown_name
 from harness.core.usage import Usage
 from harness.memory.progress_items import Attempt
 from harness.outer.decision import RoundReport
@@ -117,12 +117,14 @@ def _round(report: RoundReport) -> list[str]:
         if gate.failures:
             lines.append("  - Failing: " + ", ".join(map(_line, gate.failures)))
     if report.protected_violations:
-        lines.append("- Protected files changed: " + _names(report.protected_violations))
+        shown = ", ".join(map(shown_name, report.protected_violations))
+        lines.append("- Protected files changed: " + shown)
     if report.approval is not None:
         approval = report.approval
+        note = f": {_line(approval.note)}" if approval.note else ""
         lines.append(
             f"- A person: {approval.outcome.replace('_', ' ')} after {approval.waited:.1f}s "
-            f"(not counted against budget.seconds){': ' + _line(approval.note) if approval.note else ''}"
+            f"(not counted against budget.seconds){note}"
         )
     if report.verdict is not None:
         lines.append(f"- Critic: {report.verdict.score:.1f}/10")
@@ -131,12 +133,6 @@ def _round(report: RoundReport) -> list[str]:
     if report.commit:
         lines.append(f"- Commit: `{report.commit[:12]}`")
     return [*lines, ""]
-
-
-def _names(paths: Sequence[str]) -> str:
-    """File names on one line, each quoted where it holds white space (a name may hold a
-    line break)."""
-    return ", ".join(repr(path) if one_line(path) != path else path for path in paths)
 
 
 def _line(text: str) -> str:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from harness.core.errors import HarnessError
 from harness.core.event_schema import ApprovalEvent, HookFailed, NoteEvent
+from harness.core.text import shown_name
 from harness.memory.approval import ApprovalRequest
 from harness.memory.inbox import Inbox
 from harness.outer.decision import RoundReport
@@ -106,7 +107,7 @@ def _person(settings: Settings, run: Run, verdict: Verdict | None) -> HumanGate 
 def _summary(settings: Settings, report: RoundReport) -> str:
     lines = [f"Loop {settings.name}, round {report.round}: the gates and the critic passed."]
     files = report.files_changed
-    shown = ", ".join(map(_path, files[:10]))
+    shown = ", ".join(map(shown_name, files[:10]))
     shown += f" and {len(files) - 10} more" if len(files) > 10 else ""
     lines.append(f"Changed: {len(files)} file(s){': ' + shown if files else ''}")
     lines.extend(f"Gate {g.name}: {'passed' if g.passed else 'FAILED'}" for g in report.gates)
@@ -121,13 +122,6 @@ def _summary(settings: Settings, report: RoundReport) -> str:
         lines.append(f"Commit: {report.commit}")
     lines.append(f"Report: harness report {settings.run_id}")
     return "\n".join(lines)
-
-
-def _path(name: str) -> str:
-    """A changed file's name as a person reads it: quoted, every character past plain text
-    escaped, when it holds a line break or another control (a line of its own would read as one
-    of the summary's)."""
-    return name if name.isprintable() else json.dumps(name)
 
 
 def notify_round(settings: Settings, report: RoundReport) -> None:

@@ -88,9 +88,6 @@ class WebLimits:
         check_field(WebConfig, "max_bytes", self.max_bytes)
         check_field(WebConfig, "timeout", self.timeout)
 
-    def allows(self, host: str) -> bool:
-        return "*" in self.allow_domains or self.names(host)
-
     def names(self, host: str) -> bool:
         """Whether an entry other than ``"*"`` allows ``host`` (only such an entry reaches an
         address of this machine or its private network: :mod:`harness.research.web_peer`)."""
@@ -290,12 +287,13 @@ def _check_url(url: str, limits: WebLimits) -> bool:
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ToolError(f"{url}: only http and https addresses can be fetched")
-    if not limits.allows(parts.hostname):
+    named = limits.names(parts.hostname)
+    if not named and "*" not in limits.allow_domains:
         raise ToolError(
             f"{url}: {parts.hostname} is not an allowed domain "
             f"(allowed: {', '.join(limits.allow_domains)})"
         )
-    return limits.names(parts.hostname)
+    return named
 
 
 def _read_limited(reply: httpx.Response, limits: WebLimits) -> tuple[bytes, bool]:

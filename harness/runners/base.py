@@ -105,7 +105,8 @@ class ExternalRunner:
     ``model``: what answers the agent's requests (the outer loop hands the run's metered one in
     with :meth:`with_model`). ``path``: the agent's program (default: :attr:`executable` found on
     ``PATH``). ``max_requests``: model requests a session may make (its steps); one more is
-    refused and ends it with ``max_steps``. ``timeout``: seconds a session may take (``[agent] session_timeout``).
+    refused and ends it with ``max_steps``. ``timeout``: seconds a session may take
+    (``[agent] session_timeout``).
     Not found, or a version known not to work: :class:`ConfigError` naming the install command.
     """
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from harness.agent.agent import AgentStop
 from harness.core.stop import StopReason
 from harness.core.usage import Usage
@@ -95,7 +97,7 @@ def test_critic_gate_person_and_file_names_forge_no_line_of_the_report() -> None
     assert f"after 0.0s (not counted against budget.seconds): {said}\n" in text
     assert f"\n- {said}\n" in text  # the critic's last verdict
     assert f"\n- Gate {said}\n" in text  # an earlier session's gate, as progress.md kept it
-    assert f"\n- Protected files changed: {f'tests/{FORGED}'!r}, setup.cfg\n" in text
+    assert f"\n- Protected files changed: {json.dumps(f'tests/{FORGED}')}, setup.cfg\n" in text
     assert "\n### Round 1: passed" not in text
     assert "\n- Gate pytest: passed" not in text
     assert "\n## Best round" not in text
