@@ -50,8 +50,7 @@ from harness.replay.live import Kept, keep_work, run_end
 from harness.sandbox.bwrap import bwrap_problem
 from harness.spec.loop_spec import LoopSpec
 from harness.spec.outline import find_config
-from harness.workspace.git_cmd import GitIsolationError, git
-from harness.workspace.workspace import IDENTITY_ENV
+from harness.workspace.git_cmd import IDENTITY_ENV, GitIsolationError, git
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,12 @@ _CONTENTION = re.compile(
     r"\.lock'?: File exists|could not lock config file|failed to read .*/worktrees/"
     r"|Invalid path '[^']*/worktrees/[^']*': No such file or directory"
 )
+IDENTITY_ENV = {  # who the harness's own commits are by
+    "GIT_AUTHOR_NAME": "harness",
+    "GIT_AUTHOR_EMAIL": "harness@localhost",
+    "GIT_COMMITTER_NAME": "harness",
+    "GIT_COMMITTER_EMAIL": "harness@localhost",
+}
 _RETRIES = 80  # at most ~5 s of waiting for another git process
 _DIFFING = frozenset({"diff", "log", "show", "format-patch"})
 

@@ -12,15 +12,26 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.workspace.caches import CACHE_EXCLUDES
-from harness.workspace.git_cmd import GitIsolationError, checkouts, config_get, git, run_git
-from harness.workspace.workspace import IDENTITY_ENV
+from harness.workspace.git_cmd import (
+    IDENTITY_ENV,
+    GitIsolationError,
+    checkouts,
+    config_get,
+    git,
+    run_git,
+)
 
 ROUNDS_PREFIX = "refs/harness/rounds/"
 
 
+def rounds_prefix(branch: str) -> str:
+    """Where the refs that keep the rounds of run branch ``branch`` live."""
+    return f"{ROUNDS_PREFIX}{branch.removeprefix('harness/')}/"
+
+
 def round_ref(branch: str, number: int) -> str:
     """The ref that keeps round ``number`` of run branch ``branch``."""
-    return f"{ROUNDS_PREFIX}{branch.removeprefix('harness/')}/{number}"
+    return f"{rounds_prefix(branch)}{number}"
 
 
 def keep_round(root: Path, branch: str, number: int, commit: str) -> None:
@@ -38,8 +49,7 @@ def kept_round(root: Path, branch: str, number: int) -> str | None:
 
 def drop_rounds(root: Path, branch: str) -> None:
     """Delete every round ref of ``branch`` (the branch is going away)."""
-    prefix = f"{ROUNDS_PREFIX}{branch.removeprefix('harness/')}/"
-    refs = git(root, "for-each-ref", "--format=%(refname)", prefix).split()
+    refs = git(root, "for-each-ref", "--format=%(refname)", rounds_prefix(branch)).split()
     for ref in refs:
         git(root, "update-ref", "-d", ref)
 

@@ -29,6 +29,7 @@ from harness.workspace.checkout import (
     tree_of,
 )
 from harness.workspace.git_cmd import (
+    IDENTITY_ENV,
     GitIsolationError,
     checkouts,
     describe_dirty,
@@ -38,15 +39,10 @@ from harness.workspace.git_cmd import (
     status,
 )
 from harness.workspace.parked import park as park_worktree
+from harness.workspace.round_refs import rounds_prefix
 
 Isolation = Literal["worktree", "branch", "none"]
 
-IDENTITY_ENV = {
-    "GIT_AUTHOR_NAME": "harness",
-    "GIT_AUTHOR_EMAIL": "harness@localhost",
-    "GIT_COMMITTER_NAME": "harness",
-    "GIT_COMMITTER_EMAIL": "harness@localhost",
-}
 # Round commits skip the user's hooks and signing; the message is kept as given.
 _COMMIT = ("-c", f"core.hooksPath={os.devnull}", "commit", "--quiet", "--no-gpg-sign",
            "--cleanup=whitespace")  # fmt: skip
@@ -89,13 +85,19 @@ class Workspace:
         """Remove lock files a killed run left in its own worktree's git folder.
 
         Only for ``worktree`` isolation, and only by the process holding the loop's lock: no
-        other git process works in a run's private worktree, so its locks are stale.
+        other git process works in a run's private worktree, on its branch or on the refs that
+        keep its rounds, so their locks are stale.
         """
         if self.isolation != "worktree" or self.root is None or self.branch is None:
             return []
         private = Path(git(self.root, "rev-parse", "--absolute-git-dir").strip())
         common = (self.root / git(self.root, "rev-parse", "--git-common-dir").strip()).resolve()
-        candidates = [*private.glob("*.lock"), common / "refs" / "heads" / f"{self.branch}.lock"]
+        kept = common / rounds_prefix(self.branch)  # the refs keeping its rounds are its own too
+        candidates = [
+            *private.glob("*.lock"),
+            common / "refs" / "heads" / f"{self.branch}.lock",
+            *kept.glob("*.lock"),
+        ]
         removed = []
         for lock in candidates:
             with contextlib.suppress(FileNotFoundError):

@@ -60,12 +60,12 @@ def _project(folder: Path) -> Path:
 
 
 def _start(project: Path) -> subprocess.Popen[bytes]:
-    with (project.parent / "stderr.txt").open("wb") as stderr:
+    with (project.parent / "output.txt").open("wb") as output:
         return subprocess.Popen(
             [sys.executable, "-m", "harness.cli.main", "run", "--quiet"],
             cwd=project,
-            stdout=subprocess.DEVNULL,
-            stderr=stderr,
+            stdout=output,
+            stderr=subprocess.STDOUT,
             start_new_session=True,
         )
 
@@ -106,7 +106,7 @@ def _chaos_until_done(project: Path, rng: random.Random, budget: int) -> int:
                     Progress.load(progress_file)  # always parses, never torn
                 continue
         code = process.wait(timeout=120)
-        assert code == 0, (project.parent / "stderr.txt").read_text()
+        assert code == 0, (project.parent / "output.txt").read_text()
         return kills
 
 

@@ -16,6 +16,7 @@ import pytest
 from harness.core.errors import ConfigError
 from harness.workspace.git import GitIsolationError, Workspace, open_workspace
 from harness.workspace.git_cmd import contended
+from harness.workspace.round_refs import keep_round, kept_round, round_ref
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -572,13 +573,24 @@ def test_a_workspace_inside_the_repository_sees_only_its_own_files(repo: Path) -
 
 def test_stale_locks_of_a_killed_run_are_cleared_on_resume(repo: Path) -> None:
     ws = open_workspace(repo, loop_name="job")
+    assert ws.branch is not None
     (ws.path / "new.txt").write_text("x\n")
     private = Path(git(ws.path, "rev-parse", "--absolute-git-dir"))
     (private / "index.lock").write_text("")  # as a SIGKILL inside `git add` leaves it
+    kept = repo / ".git" / round_ref(ws.branch, 1)  # ... and inside keeping a round
+    kept.parent.mkdir(parents=True)
+    kept.with_name("1.lock").write_text("")
+    other = repo / ".git" / round_ref("harness/other-run", 1)  # not this run's: left alone
+    other.parent.mkdir(parents=True)
+    other.with_name("1.lock").write_text("")
     resumed = open_workspace(repo, resume_branch=ws.branch)
-    assert resumed.clear_stale_locks() == ["index.lock"]
-    assert resumed.commit_round(1, "round 1") is not None
+    assert sorted(resumed.clear_stale_locks()) == ["1.lock", "index.lock"]
+    commit = resumed.commit_round(1, "round 1")
+    assert commit is not None
+    keep_round(resumed.path, ws.branch, 1, commit)
+    assert kept_round(repo, ws.branch, 1) == commit
     assert not (repo / ".git" / "index.lock").exists()  # the user's own index is never touched
+    assert other.with_name("1.lock").exists()
 
 
 def test_no_run_branch_name_reads_as_a_secret(tmp_path: Path) -> None:
