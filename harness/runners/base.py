@@ -244,7 +244,7 @@ class ExternalRunner:
             )  # fmt: skip
             return subprocess.run(
                 command, cwd=folder, env=env, capture_output=True, text=True, timeout=timeout,
-                check=False, stdin=subprocess.DEVNULL,
+                check=False, stdin=subprocess.DEVNULL, start_new_session=True,
             )  # fmt: skip
 
     def _check_version(self) -> None:

@@ -46,12 +46,22 @@ class Limits(BaseModel):
         }
 
 
-def limits_prefix(limits: Limits, cgroup: Cgroup | None) -> list[str]:
+LIFELINE_SECONDS = 0.2
+"""How often a command run without a sandbox looks whether the harness's process is still there."""
+
+
+def limits_prefix(limits: Limits, cgroup: Cgroup | None, *, lifeline: bool = False) -> list[str]:
     """``/bin/sh -c '...; exec "$@"' sh``: joins ``cgroup``, lowers the resource limits, runs on.
 
     One small shell rather than a program per limit, so the limits cost one exec. ``ulimit -f``
     counts 512-byte blocks (POSIX), ``-v`` KiB; ``-v`` (memory per process) only where no cgroup
     bounds the whole command.
+
+    ``lifeline`` (a command no sandbox ends with the harness: backend ``none``): a watcher in the
+    command's session looks for this process every :data:`LIFELINE_SECONDS` and, once it is gone
+    (killed, even with SIGKILL), kills the command's process group, all it started there with
+    it; the watcher leaves when the command ends. The command must be started in a session of
+    its own: it is that session's group the watcher kills, and no other.
     """
     steps = (
         [f"echo 0 > {shlex.quote(str(d / 'cgroup.procs'))}" for d in cgroup.places()]
@@ -61,7 +71,19 @@ def limits_prefix(limits: Limits, cgroup: Cgroup | None) -> list[str]:
     steps += ["ulimit -c 0", f"ulimit -f {limits.file_size_mb * MB // 512}"]  # one each (dash)
     if cgroup is None:
         steps.append(f"ulimit -v {limits.memory_mb * 1024}")
-    return ["/bin/sh", "-c", "; ".join([*steps, 'exec "$@"']), "sh"]
+    script = "; ".join(steps)
+    script += f"; {_watcher(os.getpid())}" if lifeline else ";"  # the watcher's '&' ends it
+    return ["/bin/sh", "-c", f'{script} exec "$@"', "sh"]
+
+
+def _watcher(harness: int) -> str:
+    """The shell line that watches process ``harness`` for the command this shell becomes
+    (``$$``: the same process after ``exec``), in the background, its output nowhere."""
+    there = f"kill -0 {harness} 2>/dev/null"
+    return (
+        f"(while {there} && kill -0 $$ 2>/dev/null; do sleep {LIFELINE_SECONDS}; done; "
+        f"{there} || kill -s KILL -- -$$) </dev/null >/dev/null 2>&1 &"
+    )
 
 
 def nproc_prefix(limits: Limits) -> list[str]:

@@ -38,7 +38,7 @@ class Sandbox:
     ``backend``: ``bwrap`` (bubblewrap namespaces: read-only root, only the workspace
     writable, its ``.git``/``.harness`` and ``readonly`` paths read-only, private ``/tmp``, own
     PID and network namespaces, killed with the harness), ``none`` (plain subprocesses, as the
-    harness's user; :attr:`warning` says so), ``auto`` (``bwrap`` where it works, else
+    harness's user, killed when the harness is gone; :attr:`warning` says so), ``auto`` (``bwrap`` where it works, else
     ``none``), or ``docker``/``podman`` (a throw-away container of ``image`` per command, with
     the same promises; never chosen by ``auto``). ``network`` lets commands reach the network;
     ``env`` names the variables of the harness's environment that commands get beyond ``PATH``,
@@ -202,7 +202,8 @@ class Sandbox:
                 argv = self._bwrap(argv, root, here, writable, nproc=inner)
             else:
                 home = self._own_home()
-            argv = limits_prefix(self.limits, cgroup) + argv
+            none = self.backend == "none"  # nothing else ends it with the harness
+            argv = limits_prefix(self.limits, cgroup, lifeline=none) + argv
             full_env = self._env(home, env)
             return run_command(
                 argv, cwd=here, timeout=timeout, env=full_env, max_output=max_output,
@@ -266,7 +267,7 @@ class Sandbox:
             )  # fmt: skip
         else:
             home = self._own_home()
-        command = limits_prefix(self.limits, None) + command
+        command = limits_prefix(self.limits, None, lifeline=self.backend == "none") + command
         return command, self._env(home, env)
 
     def _bwrap(
