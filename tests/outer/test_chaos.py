@@ -2,7 +2,9 @@
 
 Every variant must end exactly as an uninterrupted run does: the same rounds with the same
 outcomes, each completed round recorded once (in progress.md and on the run branch), and a
-progress.md that parses after every kill.
+progress.md that parses after every kill. The harness's own agent runs in the sandbox; an
+external agent (a program speaking to the gateway) runs with none, where only the harness's
+watcher ends it when the harness is killed.
 """
 
 from __future__ import annotations
@@ -23,20 +25,28 @@ from harness.memory.progress import Progress
 from tests.conftest import git, make_repo
 
 ROOT = Path(__file__).resolve().parents[2]
-KILLS_PER_VARIANT = 17  # three variants: 51 kills in all
+CHAT_AGENT = ROOT / "tests" / "runners" / "chat_agent.py"
+EXTERNAL = f"""\
+[agent]
+runner = "command"
+command = ["sh", "-c", "sleep 0.3; exec \\"$@\\"", "sh", "{sys.executable}", "{CHAT_AGENT}",
+           "{{task_file}}"]
+[sandbox]
+backend = "none"
+"""
+KILLS_PER_VARIANT = 17  # four variants: 68 kills in all
 
 
-def _round(content: str) -> list[object]:
-    return [
-        {"name": "run_shell", "arguments": {"command": "sleep 0.3"}},
-        {"name": "write_file", "arguments": {"path": "answer.txt", "content": content}},
-        "done",
-    ]
+def _round(content: str, *, external: bool) -> list[object]:
+    sleep = [] if external else [{"name": "run_shell", "arguments": {"command": "sleep 0.3"}}]
+    write = {"name": "write_file", "arguments": {"path": "answer.txt", "content": content}}
+    return [*sleep, write, "done"]
 
 
-def _project(folder: Path) -> Path:
+def _project(folder: Path, *, external: bool = False) -> Path:
     project = make_repo(folder / "project", {"answer.txt": "no\n"})
-    script = {"rounds": {"1": _round("maybe\n"), "2": _round("perhaps\n"), "3": _round("yes\n")}}
+    answers = {"1": "maybe\n", "2": "perhaps\n", "3": "yes\n"}
+    script = {"rounds": {n: _round(text, external=external) for n, text in answers.items()}}
     (folder / "script.json").write_text(json.dumps(script))
     (project / "loop.toml").write_text(
         textwrap.dedent("""\
@@ -52,6 +62,7 @@ def _project(folder: Path) -> Path:
         name = "says yes"
         cmd = "sleep 0.2; grep -qx yes answer.txt"
         """)
+        + (EXTERNAL if external else "")
     )
     (project / ".gitignore").write_text(".harness/\nprogress/\n")
     git(project, "add", "-A")
@@ -111,16 +122,19 @@ def _chaos_until_done(project: Path, rng: random.Random, budget: int) -> int:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize(("seed", "external"), [(1, False), (2, False), (3, False), (4, True)])
 def test_sigkill_at_random_moments_then_resume_matches_an_uninterrupted_run(
-    tmp_path: Path, seed: int, reference: tuple[list[tuple[int, str]], str, list[str]]
+    tmp_path: Path,
+    seed: int,
+    external: bool,
+    reference: tuple[list[tuple[int, str]], str, list[str]],
 ) -> None:
     rng = random.Random(seed)
     kills = 0
     scenario = 0
     while kills < KILLS_PER_VARIANT:
         scenario += 1
-        project = _project(tmp_path / f"scenario-{scenario}")
+        project = _project(tmp_path / f"scenario-{scenario}", external=external)
         kills += _chaos_until_done(project, rng, KILLS_PER_VARIANT - kills)
         attempts, status, trailers = _outcome(project)
         assert status == reference[1] == "passed"
