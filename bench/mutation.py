@@ -87,7 +87,10 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
         "harness/outer/claims.py",
         ("tests/outer/test_pass_claims.py", "tests/outer/test_forged_state.py"),
     ),
-    "limits": ("harness/sandbox/limits.py", ("tests/sandbox/test_policy_argv.py",)),
+    "limits": (
+        "harness/sandbox/limits.py",
+        ("tests/sandbox/test_policy_argv.py", "tests/sandbox/test_lifeline.py"),
+    ),
     "bwrap": ("harness/sandbox/bwrap.py", ("tests/sandbox/test_policy_argv.py",)),
     "provider_errors": ("harness/models/provider_errors.py", ("tests/models/test_error_kinds.py",)),
     "tokens": ("harness/models/tokens.py", ("tests/models/test_tokens.py",)),
@@ -157,8 +160,9 @@ SCOPES: dict[str, tuple[str, ...]] = {
               "TAIL_CHARS", "FAILURE_TEXT_CHARS", "PYTEST_NO_TESTS"),
     # the limits and their bookkeeping; making, sweeping and emptying a real cgroup need the
     # kernel's cgroup tree (the sandbox attack tests cover them)
-    "limits": ("Limits", "limits_prefix", "nproc_prefix", "Cgroup.__init__", "Cgroup.places",
-               "Cgroup.exceeded", "Cgroup._write", "Cgroup._read"),
+    "limits": ("Limits", "LIFELINE_SECONDS", "limits_prefix", "_watcher", "nproc_prefix",
+               "Cgroup.__init__", "Cgroup.places", "Cgroup.exceeded", "Cgroup._write",
+               "Cgroup._read"),
     "bwrap": ("bwrap_argv", "hide", "protected_paths", "bwrap_problem", "_home_to_hide"),  # not
     # _mounted_back: it depends on where this Python and PATH's programs live (the sandbox
     # tests cover it)
