@@ -114,10 +114,13 @@ def test_the_watcher_leaves_with_its_command_and_the_harness_lives_on(tmp_path: 
     result = sandbox.run("echo made", cwd=tmp_path, timeout=30)
     assert (result.exit_code, result.output.strip()) == (0, "made")  # nothing of the watcher's
     assert time.monotonic() - started < 5
-    argv, env = sandbox.wrap(["sh", "-c", "sleep 0.3"], cwd=tmp_path)
+    argv, env = sandbox.wrap(["sh", "-c", "sleep 1"], cwd=tmp_path)
     program = subprocess.Popen(argv, cwd=tmp_path, env=env, start_new_session=True)
-    time.sleep(0.1)
-    assert _watchers(), "no watcher while the program runs"
+    watching = False
+    while not watching and program.poll() is None:
+        watching = bool(_watchers())
+        time.sleep(0.01)
+    assert watching, "no watcher while the program ran"
     assert program.wait() == 0
     assert _gone_within(_watchers(), LIFELINE_SECONDS * 10)
 
