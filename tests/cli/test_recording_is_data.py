@@ -109,7 +109,9 @@ def test_a_recorded_command_gets_no_secret_from_the_environment(
         p.read_text(errors="replace") for p in (root / ".harness").rglob("*") if p.is_file()
     )
     assert "CANARYREPLAY" not in written + replay.stdout + replay.stderr
-    assert "HOME=" in written  # the command's environment was recorded: the check could fail
+    # the command's environment was recorded: the check could fail
+    shell = [line for line in written.splitlines() if '"name":"run_shell"' in line]
+    assert "HOME=" in written, "\n".join([replay.stdout, replay.stderr, *shell])
 
 
 def test_a_recorded_command_reaches_no_network(recorded: tuple[Path, str], tmp_path: Path) -> None:

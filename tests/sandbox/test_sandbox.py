@@ -193,12 +193,15 @@ def test_readonly_paths_stay_unwritten(tmp_path: Path) -> None:
 def test_the_network_is_off_unless_enabled(tmp_path: Path) -> None:
     server = socket.create_server(("127.0.0.1", 0))
     port = server.getsockname()[1]
+    server.settimeout(10)  # the accepting thread ends by itself
     accepted: list[object] = []
-    threading.Thread(target=lambda: accepted.append(server.accept()), daemon=True).start()
+    accepting = threading.Thread(target=lambda: accepted.append(server.accept()), daemon=True)
+    accepting.start()
     probe = f"python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 3)\""
 
     closed = Sandbox("bwrap").run(probe, cwd=tmp_path, timeout=10)
     opened = Sandbox("bwrap", network=True).run(probe, cwd=tmp_path, timeout=10)
+    accepting.join(timeout=10)  # the connection made may still wait in the backlog
     server.close()
 
     assert closed.exit_code != 0
