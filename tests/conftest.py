@@ -167,6 +167,15 @@ def copy_repo(template: Path, target: Path) -> Path:
     return target
 
 
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` is still running (a zombie that waits to be reaped has ended)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"
+
+
 def git(cwd: Path, *args: str) -> str:
     return subprocess.run(
         ["git", *args], cwd=cwd, check=True, capture_output=True, text=True

@@ -38,9 +38,9 @@ class Sandbox:
     ``backend``: ``bwrap`` (bubblewrap namespaces: read-only root, only the workspace
     writable, its ``.git``/``.harness`` and ``readonly`` paths read-only, private ``/tmp``, own
     PID and network namespaces, killed with the harness), ``none`` (plain subprocesses, as the
-    harness's user, killed when the harness is gone; :attr:`warning` says so), ``auto`` (``bwrap`` where it works, else
-    ``none``), or ``docker``/``podman`` (a throw-away container of ``image`` per command, with
-    the same promises; never chosen by ``auto``). ``network`` lets commands reach the network;
+    harness's user, killed when the harness is gone; :attr:`warning` says so), ``auto``
+    (``bwrap`` where it works, else ``none``), or ``docker``/``podman`` (a throw-away container
+    of ``image`` per command, with the same promises; never chosen by ``auto``). ``network`` lets commands reach the network;
     ``env`` names the variables of the harness's environment that commands get beyond ``PATH``,
     ``LANG``, ``LC_*``, ``TERM``, ``TZ`` (with those ``HARNESS_SANDBOX_ENV`` names); ``limits``
     bounds memory, processes, file size, ``/tmp`` and output; ``image`` is the container image
@@ -202,8 +202,8 @@ class Sandbox:
                 argv = self._bwrap(argv, root, here, writable, nproc=inner)
             else:
                 home = self._own_home()
-            none = self.backend == "none"  # nothing else ends it with the harness
-            argv = limits_prefix(self.limits, cgroup, lifeline=none) + argv
+            lifeline = self.backend == "none"  # nothing else ends it with the harness
+            argv = limits_prefix(self.limits, cgroup, lifeline=lifeline) + argv
             full_env = self._env(home, env)
             return run_command(
                 argv, cwd=here, timeout=timeout, env=full_env, max_output=max_output,
@@ -267,7 +267,8 @@ class Sandbox:
             )  # fmt: skip
         else:
             home = self._own_home()
-        command = limits_prefix(self.limits, None, lifeline=self.backend == "none") + command
+        lifeline = self.backend == "none"
+        command = limits_prefix(self.limits, None, lifeline=lifeline) + command
         return command, self._env(home, env)
 
     def _bwrap(

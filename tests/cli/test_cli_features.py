@@ -18,7 +18,7 @@ from harness.memory.progress_terms import Status
 from harness.memory.skill import Skill
 from harness.spec import LoopSpec
 from tests.cli.test_cli import ROOT, harness, write_loop
-from tests.conftest import verdict_entry
+from tests.conftest import alive, verdict_entry
 
 ANSWER_LOOP = """\
 name = "answer"
@@ -321,17 +321,9 @@ def _interrupted_run(tmp_path: Path) -> tuple[subprocess.CompletedProcess[str], 
     )
 
 
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
-    except FileNotFoundError:
-        return False
-    return state != "Z"
-
-
 def test_ctrl_c_during_a_run_escalates_as_cancelled_with_exit_3(tmp_path: Path) -> None:
     result, sleeper = _interrupted_run(tmp_path)
-    if _alive(sleeper):  # see the next test; do not leave it behind
+    if alive(sleeper):  # see the next test; do not leave it behind
         os.kill(sleeper, signal.SIGKILL)
     assert result.returncode == 3, result.stderr
     report = tmp_path / "progress" / "answer.escalation.md"
@@ -346,11 +338,11 @@ def test_ctrl_c_during_a_run_escalates_as_cancelled_with_exit_3(tmp_path: Path) 
 
 def test_ctrl_c_does_not_leave_the_running_command_behind(tmp_path: Path) -> None:
     result, sleeper = _interrupted_run(tmp_path)
-    alive = _alive(sleeper)
-    if alive:
+    left = alive(sleeper)
+    if left:
         os.kill(sleeper, signal.SIGKILL)
     assert result.returncode == 3
-    assert not alive
+    assert not left
 
 
 def test_max_iterations_zero_is_bad_usage(tmp_path: Path) -> None:

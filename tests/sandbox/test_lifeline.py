@@ -16,19 +16,10 @@ import pytest
 
 from harness.sandbox import Sandbox
 from harness.sandbox.limits import LIFELINE_SECONDS
-from tests.conftest import git, make_repo
+from tests.conftest import alive, git, make_repo
 
 # Writes its own pid, then one it starts in the background, then waits: two processes to find.
 SPAWNS = 'echo $$ > "$1/first"; sleep 61 & echo $! > "$1/second"; wait'
-
-
-def _gone(pid: int) -> bool:
-    """Whether process ``pid`` has ended (a zombie waiting for init to reap it has ended)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return True
-    return stat.rpartition(")")[2].split()[0] == "Z"
 
 
 def _wait_for(path: Path, seconds: float = 30.0) -> int:
@@ -44,7 +35,7 @@ def _wait_for(path: Path, seconds: float = 30.0) -> int:
 def _gone_within(pids: list[int], seconds: float) -> bool:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        if all(_gone(pid) for pid in pids):
+        if not any(alive(pid) for pid in pids):
             return True
         time.sleep(0.02)
     return False
@@ -52,14 +43,14 @@ def _gone_within(pids: list[int], seconds: float) -> bool:
 
 def _kill_and_check(holder: subprocess.Popen[bytes], folder: Path) -> None:
     pids = [_wait_for(folder / "first"), _wait_for(folder / "second")]
-    assert not any(_gone(pid) for pid in pids)
+    assert all(alive(pid) for pid in pids)
     try:
         os.kill(holder.pid, signal.SIGKILL)
         holder.wait()
         assert _gone_within(pids, LIFELINE_SECONDS * 10), "outlived the harness"
     finally:
         for pid in pids:
-            if not _gone(pid):
+            if alive(pid):
                 os.kill(pid, signal.SIGKILL)
 
 
@@ -141,10 +132,10 @@ def test_a_wrapped_program_not_in_a_session_of_its_own_takes_no_one_with_it(
         os.kill(holder.pid, signal.SIGKILL)
         holder.wait()
         time.sleep(LIFELINE_SECONDS * 5)
-        assert not any(_gone(pid) for pid in pids)  # not its session: not the watcher's to end
+        assert all(alive(pid) for pid in pids)  # not its session: not the watcher's to end
     finally:
         for pid in pids:
-            if not _gone(pid):
+            if alive(pid):
                 os.kill(pid, signal.SIGKILL)
 
 
@@ -201,5 +192,5 @@ def test_harness_run_killed_mid_session_leaves_no_agent_writing_in_the_worktree(
         time.sleep(LIFELINE_SECONDS * 3)
         assert ticks.stat().st_size == written, "something went on writing after the harness died"
     finally:
-        if not _gone(agent_pid):
+        if alive(agent_pid):
             os.kill(agent_pid, signal.SIGKILL)

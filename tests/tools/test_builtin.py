@@ -20,6 +20,7 @@ from harness.tools.builtin import (
 )
 from harness.tools.pattern import RE2_SYNTAX
 from harness.tools.toolkit import Toolbox, ToolContext, ToolResult
+from tests.conftest import alive
 
 BOX = Toolbox(default_tools())
 
@@ -391,15 +392,6 @@ def test_run_shell_timeout_is_capped_by_the_context(tmp_path: Path) -> None:
     assert result.output.startswith("[timed out after 0.5s (process group killed)]")
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    stat = Path(f"/proc/{pid}/stat")
-    return not (stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] == "Z")
-
-
 def test_run_shell_timeout_kills_the_process_group(tmp_path: Path) -> None:
     ctx = ToolContext(workspace=tmp_path, sandbox=Sandbox("none"))  # host pids: no PID namespace
     started = time.monotonic()
@@ -413,9 +405,9 @@ def test_run_shell_timeout_kills_the_process_group(tmp_path: Path) -> None:
     assert result.output.startswith("[timed out after 2s (process group killed)]\n")
     child = int((ctx.workspace / "child.pid").read_text())
     deadline = time.monotonic() + 2
-    while _alive(child) and time.monotonic() < deadline:
+    while alive(child) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _alive(child)
+    assert not alive(child)
 
 
 def test_run_shell_truncates_huge_output(tmp_path: Path) -> None:
