@@ -7,17 +7,29 @@ at most :data:`CHUNK_BYTES` at a time; a line longer than the bound is never kep
 and last few kilobytes are, to find the request it answers, and in its place goes a JSON-RPC
 error for that request that says how long it was. Its exit code is the server's.
 
-It runs as a script of the standard library alone (``python -I mcp_relay.py LIMIT -- argv``):
-it starts before any sandbox and must not import the harness, nor anything from its folder.
+It also ties the server to the harness: every ``PERIOD`` seconds it looks whether its parent is
+still the harness (``HARNESS``, its pid), and once it is not (the harness killed, even with
+SIGKILL) it kills its own process group, itself, the server and all the server started there
+with it; a server that goes on after its input closes would otherwise outlive the harness. The
+MCP client starts the relay in a session of its own; started in another's group, it kills the
+server alone.
+
+It runs as a script of the standard library alone
+(``python -I mcp_relay.py LIMIT HARNESS PERIOD -- argv``): it starts before any sandbox and must
+not import the harness, nor anything from its folder.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import os
 import re
+import signal
 import subprocess
 import sys
+import threading
+import time
 from typing import BinaryIO
 
 CHUNK_BYTES = 1 << 16
@@ -59,10 +71,21 @@ def refusal(head: bytes, tail: bytes, size: int, limit: int) -> bytes:
     return json.dumps(message).encode() + b"\n"
 
 
+def watch(harness: int, period: float, server: subprocess.Popen[bytes]) -> None:
+    """Wait until the relay's parent is no longer ``harness``, then end the server (and its
+    group, where the relay leads one)."""
+    while os.getppid() == harness:
+        time.sleep(period)
+    if os.getpgrp() == os.getpid():
+        os.killpg(0, signal.SIGKILL)  # the relay with them
+    else:
+        server.kill()
+
+
 def main(argv: list[str]) -> int:
-    limit, separator, *command = argv
+    limit, harness, period, separator, *command = argv
     if separator != "--" or not command:
-        sys.stderr.write("usage: mcp_relay.py LIMIT -- COMMAND...\n")
+        sys.stderr.write("usage: mcp_relay.py LIMIT HARNESS PERIOD -- COMMAND...\n")
         return 2
     try:
         server = subprocess.Popen(command, stdout=subprocess.PIPE)
@@ -70,6 +93,9 @@ def main(argv: list[str]) -> int:
         sys.stderr.write(f"cannot start {command[0]}: {exc}\n")
         return 127
     assert server.stdout is not None
+    lifeline = threading.Thread(target=watch, args=(int(harness), float(period), server))
+    lifeline.daemon = True
+    lifeline.start()
     try:
         relay(server.stdout, sys.stdout.buffer, int(limit))  # type: ignore[arg-type]
     except (BrokenPipeError, KeyboardInterrupt):

@@ -6,6 +6,7 @@ started.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -19,6 +20,7 @@ from pydantic import Field
 from harness.core.errors import ConfigError
 from harness.core.section import Section, check_field
 from harness.sandbox import Sandbox
+from harness.sandbox.limits import LIFELINE_SECONDS
 
 if TYPE_CHECKING:
     from mcp import StdioServerParameters
@@ -93,14 +95,18 @@ def launch_parameters(server: McpServer, sandbox: Sandbox, scratch: Path) -> Std
     folder, where loop.toml and the harness's inboxes lie). It gets the sandbox's allow-listed
     environment plus ``server.env``, never the harness's own environment (which may hold API
     keys), and the network only when the sandbox allows it. Its stdout reaches the harness
-    through :mod:`harness.tools.mcp_relay`, so no message over :data:`MAX_MESSAGE_BYTES` is read.
+    through :mod:`harness.tools.mcp_relay`, so no message over :data:`MAX_MESSAGE_BYTES` is read,
+    and the relay ends it once this process is gone.
     """
     from mcp import StdioServerParameters
 
     cwd = Path(server.cwd or Path.cwd()).absolute()
     argv, env = sandbox.wrap(server.command, cwd=cwd, workspace=scratch, readonly=[cwd],
                              env={**server.env, SCRATCH_VARIABLE: str(scratch)})  # fmt: skip
-    relay = ["-I", str(Path(__file__).with_name("mcp_relay.py")), str(MAX_MESSAGE_BYTES), "--"]
+    relay = [
+        "-I", str(Path(__file__).with_name("mcp_relay.py")), str(MAX_MESSAGE_BYTES),
+        str(os.getpid()), str(LIFELINE_SECONDS), "--",
+    ]  # fmt: skip
     return StdioServerParameters(command=sys.executable, args=[*relay, *argv], env=env, cwd=cwd)
 
 
