@@ -51,6 +51,7 @@ from harness.models.provider_errors import (
     retry_after,
     retry_delay,
 )
+from harness.models.thread_loop import thread_loop
 from harness.models.tokens import TokenCounter, configure_offline_environment
 
 DEFAULT_CONTEXT_WINDOW = 32_000
@@ -196,6 +197,7 @@ class LiteLLMModel:
             request["max_tokens"] = limit
         sent: list[dict[str, Any]] = []
         request["logger_fn"] = lambda details: _keep_body(details, sent)
+        thread_loop()
         response = self._call(litellm, request)
         try:
             reply = self._reply(litellm, response, messages, tools)
