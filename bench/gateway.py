@@ -21,7 +21,11 @@ replies at once (no provider, no litellm call), against ``litellm.completion``;
 ``(completion + own) / completion``, the median of the rounds', is what the gateway adds to a
 request whose model call costs what litellm's does (translation included).
 
+``--time-budget`` gives the run's budget a time limit, as a bounded run has: each model call
+then runs on a thread that can be left behind at the deadline.
+
     python bench/gateway.py [--pairs 41] [--wire chat|anthropic|responses|all] [--history 0]
+                            [--time-budget]
 """
 
 from __future__ import annotations
@@ -205,6 +209,9 @@ def main() -> None:
     parser.add_argument(
         "--history", type=int, default=0, help="turns of a session before each request"
     )
+    parser.add_argument(
+        "--time-budget", action="store_true", help="a budget with a time limit (a day)"
+    )
     args = parser.parse_args()
     global HISTORY
     HISTORY = args.history
@@ -223,7 +230,7 @@ def main() -> None:
     assert served.stdin is not None
     options = {"api_base": f"http://127.0.0.1:{served.stdout.readline().strip()}/v1",
                "api_key": "sk-bench-provider"}  # fmt: skip
-    meter = Meter(Budget(tokens=10**12))
+    meter = Meter(Budget(tokens=10**12, seconds=86_400 if args.time_budget else None))
     model = MeteredModel(LiteLLMModel(MODEL, num_retries=0, **options), meter)
     wires = ["chat", "anthropic", "responses"] if args.wire == "all" else [args.wire]
     print("Through the gateway, against litellm's own call for the same request and wire:")

@@ -17,6 +17,7 @@ from harness.core.redact import Redactor
 from harness.core.sink import NULL_SINK, EventSink
 from harness.core.stop import StopReason
 from harness.core.usage import Usage
+from harness.models import call_threads
 from harness.models.base import Message, Model, Reply, ToolSchema, token_ceiling
 from harness.models.redaction import Redact, RequestRedactor
 from harness.models.wrapper import Wrapper
@@ -245,31 +246,18 @@ def metered(model: Model, *, events: EventSink = NULL_SINK) -> MeteredModel:
 def _within(call: Callable[[], Reply], meter: Meter) -> Reply:
     """``call()``, cut with a TIMEOUT stop when ``meter``'s time budget runs out.
 
-    The call runs on a daemon thread that is abandoned at the deadline: a hung model or provider
-    cannot hold the run past its time budget. What the abandoned call would have cost is not
-    known, so it is not recorded.
+    The call runs on a daemon thread (:mod:`harness.models.call_threads`) that is left behind at
+    the deadline: a hung model or provider cannot hold the run past its time budget. What the
+    abandoned call would have cost is not known, so it is not recorded.
     """
     seconds = meter.remaining_seconds()
     if seconds is None:
         return call()
-    outcome: list[Reply] = []
-    failure: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            outcome.append(call())
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread below
-            failure.append(exc)
-
-    worker = threading.Thread(target=target, name="harness-model-call", daemon=True)
-    worker.start()
-    worker.join(seconds)
-    if worker.is_alive():
+    pending = call_threads.start(call)
+    if not pending.ended.wait(seconds):
         raise Stopped(
             StopReason.TIMEOUT,
             f"time budget of {meter.budget.seconds:g}s used: a model call was cut off after "
             f"{seconds:.1f}s",
         )
-    if failure:
-        raise failure.pop()
-    return outcome.pop()
+    return pending.outcome()
