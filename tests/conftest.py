@@ -141,6 +141,16 @@ def _own_state_home(
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
 
 
+@pytest.fixture
+def own_tmpdir(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A temporary folder of the test's own for the harness processes it starts (``TMPDIR``):
+    what `harness clean` finds there, left by killed processes, is the test's alone, never that
+    of a test killing runs beside it."""
+    folder = tmp_path_factory.mktemp("t")
+    monkeypatch.setenv("TMPDIR", str(folder))
+    return folder
+
+
 @pytest.fixture(scope="module")
 def _module_state(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("module-state")

@@ -15,7 +15,9 @@ loop is never touched:
 * the worktrees passed runs parked for the next run (:mod:`harness.workspace.parked`) go, and so
   do the gates' checkouts finished runs parked (:mod:`harness.workspace.checkout`) and those a
   run killed while holding them left (their holder's lock is free); one a live run holds stays;
-* so do those parked beside it for a clone that is gone (:mod:`harness.workspace.orphans`).
+* so do those parked beside it for a clone that is gone (:mod:`harness.workspace.orphans`);
+* and the temporary folders (an external agent's home, the sandbox's, an MCP server's) that a
+  process of the user's left when it was killed (:mod:`harness.core.held_folders`).
 
 A branch kept for its passed work goes when it is named (``--branch``, which also limits the
 cleaning to the branches named) or with ``--include-passed``.
@@ -29,6 +31,7 @@ from pathlib import Path
 
 from harness.cli.discover import Unreadable, find_loops
 from harness.cli.exit_codes import EXIT_PASSED, EXIT_USAGE
+from harness.core import held_folders
 from harness.core.errors import ConfigError
 from harness.memory.lock import LockHeld, LoopLock
 from harness.memory.progress import Progress
@@ -70,6 +73,10 @@ def clean_loops(
             print(f"{spec.name}: running, left alone ({exc})")
     for branch in sorted(asked.named - asked.seen):
         print(f"{branch}: not a run branch of the loops under {path}; nothing done")
+    if not branches:
+        for folder in held_folders.sweep(dry_run=dry_run):
+            verb = "would remove" if dry_run else "removed"
+            print(f"tidy: {verb} {folder} (a temporary folder its process left when it was killed)")
     # a loop.toml named on its own that cannot be read is bad usage; in a folder of loops, the
     # others are still cleaned and the unreadable one is said
     return EXIT_USAGE if path.is_file() and unreadable else EXIT_PASSED

@@ -33,6 +33,7 @@ from typing import ClassVar, Literal, Self
 from harness.agent.agent import AgentRun, AgentStop
 from harness.agent.config import AGENT_DEFAULTS, AgentConfig, SessionTimeout
 from harness.agent.ledger import Ledger
+from harness.core import held_folders
 from harness.core.errors import ConfigError, Stopped
 from harness.core.event_schema import SessionEnd, SessionStart
 from harness.core.section import check_field, check_value
@@ -185,7 +186,7 @@ class ExternalRunner:
         model = metered(self.model, events=events)
         sandbox = self._sandbox()
         model.events.emit(SessionStart(role="author", model=model.name))  # where its calls go
-        scratch = Path(tempfile.mkdtemp(prefix="harness-agent-"))
+        scratch = held_folders.make("harness-agent-")
         try:
             return self._session(task, folder, model, sandbox, scratch)
         finally:

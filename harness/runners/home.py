@@ -9,6 +9,7 @@ import shutil
 import time
 from pathlib import Path
 
+from harness.core import held_folders
 from harness.core.errors import ConfigError
 from harness.core.nofollow import UnsafePath, read_bytes
 
@@ -22,16 +23,17 @@ def remove_scratch(folder: Path) -> None:
     """Remove the session's scratch folder. What the agent started may still be ending (its
     last writes into its HOME landing) when its program has exited, so a removal that finds a
     file made meanwhile is tried again; what still cannot be removed stays in the temporary
-    folder rather than failing the round."""
+    folder rather than failing the round (held until this process ends, then ``harness
+    clean``'s)."""
     for _ in range(REMOVE_TRIES - 1):
         try:
             shutil.rmtree(folder)
-            return
+            break
         except FileNotFoundError:
-            return
+            break
         except OSError:
             time.sleep(0.1)
-    shutil.rmtree(folder, ignore_errors=True)
+    held_folders.remove(folder)
 
 
 def home_file(home: Path, name: str) -> str | None:

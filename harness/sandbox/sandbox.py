@@ -7,13 +7,13 @@ import os
 import shutil
 import signal
 import sys
-import tempfile
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
+from harness.core import held_folders
 from harness.core.errors import ConfigError
 from harness.sandbox.bwrap import SANDBOX_HOME, bwrap_argv, bwrap_problem
 from harness.sandbox.command_env import allowed_env, passed_names
@@ -296,8 +296,9 @@ class Sandbox:
     def _own_home(self) -> str:
         """HOME for backend none: a folder of its own, removed with the sandbox."""
         if self._home is None:
-            self._home = tempfile.mkdtemp(prefix="harness-home-")
-            weakref.finalize(self, shutil.rmtree, self._home, ignore_errors=True)
+            home = held_folders.make("harness-home-")
+            weakref.finalize(self, held_folders.remove, home)
+            self._home = str(home)
         return self._home
 
     def _watch(self, cgroup: Cgroup | None, disk: DiskWatch) -> Callable[[int], str | None]:

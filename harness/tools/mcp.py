@@ -16,7 +16,6 @@ server is started.
 from __future__ import annotations
 
 import asyncio
-import shutil
 import tempfile
 import threading
 from collections.abc import Iterator, Sequence
@@ -26,6 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from harness.core import held_folders
 from harness.core.errors import ConfigError, MissingExtra, ToolError
 from harness.core.redact import Redactor, redact_strings
 from harness.core.text import truncate
@@ -112,7 +112,7 @@ class _Connection:
         self.stderr: TextIO = tempfile.TemporaryFile(  # noqa: SIM115
             "w+", encoding="utf-8", errors="replace"
         )
-        self.scratch = Path(tempfile.mkdtemp(prefix=f"harness-mcp-{server.name}-"))
+        self.scratch = held_folders.make(f"harness-mcp-{server.name}-")
         """The server's own folder, the one it may write in; removed by :meth:`stop`."""
         self._ready: Future[list[McpToolSpec]] = Future()
         self._stopping: asyncio.Event | None = None
@@ -191,7 +191,7 @@ class _Connection:
             self._stop()
         finally:
             self.stderr.close()
-            shutil.rmtree(self.scratch, ignore_errors=True)
+            held_folders.remove(self.scratch)
 
     def _stop(self) -> None:
         if self._task is None or self._task.done():

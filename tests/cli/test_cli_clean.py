@@ -10,12 +10,16 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from harness.memory.lock import LoopLock
 from harness.memory.progress import Progress
 from harness.memory.run_state import RunState
 from harness.workspace.git import open_workspace
 from tests.cli.test_cli import harness
 from tests.conftest import git, make_repo
+
+pytestmark = pytest.mark.usefixtures("own_tmpdir")  # `harness clean` sweeps it
 
 LOOP = """\
 name = "tidy"

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from harness import Agent, CommandGate, OuterLoop, ScriptedModel, ToolCall
 from tests.cli.test_cli import harness
 from tests.conftest import git, make_repo
+
+pytestmark = pytest.mark.usefixtures("own_tmpdir")  # `harness clean` sweeps it
 
 LOOP_TOML = """\
 name = "essay"

@@ -16,6 +16,7 @@ import pytest
 
 from harness.sandbox import Sandbox
 from harness.sandbox.limits import LIFELINE_SECONDS
+from tests.cli.test_cli import harness
 from tests.conftest import alive, git, make_repo
 
 # Writes its own pid, then one it starts in the background, then waits: two processes to find.
@@ -172,10 +173,12 @@ def test_harness_run_killed_mid_session_leaves_no_agent_writing_in_the_worktree(
     (tmp_path / "script.json").write_text('{"rounds": {"1": ["done"]}}')
     git(project, "add", "-A")
     git(project, "commit", "-qm", "loop")
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
     run = subprocess.Popen(
         [sys.executable, "-m", "harness.cli.main", "run", "--quiet"],
         cwd=project, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True,
+        start_new_session=True, env={**os.environ, "TMPDIR": str(temporary)},
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 60
@@ -194,3 +197,12 @@ def test_harness_run_killed_mid_session_leaves_no_agent_writing_in_the_worktree(
     finally:
         if alive(agent_pid):
             os.kill(agent_pid, signal.SIGKILL)
+    # the agent's home and the sandbox's, left by the killed run, go with `harness clean`
+    left = sorted(p.name for p in temporary.iterdir() if not p.name.endswith(".held"))
+    assert [name[:-8] for name in left] == ["harness-agent-", "harness-home-"], left
+    cleaned = harness("clean", cwd=project, env={"TMPDIR": str(temporary)})
+    assert cleaned.returncode == 0, cleaned.stderr
+    for name in left:
+        line = f"tidy: removed {temporary / name} (a temporary folder its process left when it was killed)"
+        assert line in cleaned.stdout.splitlines(), cleaned.stdout
+    assert list(temporary.iterdir()) == []

@@ -23,6 +23,8 @@ from tests.cli.test_cli_clean import holding_a_checkout, project
 from tests.conftest import make_repo
 from tests.workspace.test_parked import git, repo, worktrees
 
+pytestmark = pytest.mark.usefixtures("own_tmpdir")  # `harness clean` sweeps it
+
 __all__ = ["repo"]  # the fixture, shared
 
 DEPTH = 2100
