@@ -150,6 +150,11 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
         "harness/research/web_peer.py",
         ("tests/research/test_web_peer.py",),
     ),
+    "held_folders": ("harness/core/held_folders.py", ("tests/core/test_held_folders.py",)),
+    "call_threads": (
+        "harness/models/call_threads.py",
+        ("tests/models/test_call_threads.py", "tests/models/test_budget_spend.py"),
+    ),
 }
 """Module key: (source file, its focused test files)."""
 

@@ -49,6 +49,7 @@ def test_a_folder_in_use_is_held_and_its_lock_lies_beside_it(tmp: Path) -> None:
         assert oct(folder.stat().st_mode & 0o777) == "0o700"
         assert sorted(p.name for p in tmp.iterdir()) == [folder.name, folder.name + SUFFIX]
         assert list(folder.iterdir()) == []  # nothing of the lock in the folder
+        assert oct((tmp / (folder.name + SUFFIX)).stat().st_mode & 0o777) == "0o600"
         assert held_folders.sweep() == []
         assert held_folders.sweep(tmp, dry_run=True) == []
         assert folder.is_dir()
@@ -70,12 +71,41 @@ def test_a_folder_its_process_left_is_swept(tmp: Path, ending: str) -> None:
     assert held_folders.sweep() == []
 
 
+def _fails_unless_ignored(path: Path, ignore_errors: bool = False) -> None:
+    """A removal that fails: it raises unless told to ignore its errors."""
+    if not ignore_errors:
+        raise OSError(f"cannot remove {path}")
+
+
+def _open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_a_folder_given_up_keeps_no_descriptor_open(tmp: Path) -> None:
+    before = _open_descriptors()
+    held_folders.remove(held_folders.make("harness-agent-"))
+    assert _open_descriptors() == before
+
+
+def test_a_lock_that_cannot_be_put_in_place_is_an_error_and_keeps_nothing_open(
+    tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refused(source: object, target: object) -> None:
+        raise PermissionError(f"cannot rename to {target}")
+
+    before = _open_descriptors()
+    monkeypatch.setattr(held_folders.os, "rename", refused)
+    with pytest.raises(PermissionError, match="cannot rename"):
+        held_folders.make("harness-agent-")
+    assert _open_descriptors() == before
+
+
 def test_what_cannot_be_removed_stays_held_until_its_process_ends(
     tmp: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     folder = held_folders.make("harness-agent-")
     with monkeypatch.context() as patch:  # a removal that fails (a file still being written)
-        patch.setattr(held_folders.shutil, "rmtree", lambda path, ignore_errors: None)
+        patch.setattr(held_folders.shutil, "rmtree", _fails_unless_ignored)
         held_folders.remove(folder)
     assert folder.is_dir()
     assert (tmp / (folder.name + SUFFIX)).is_file()
@@ -97,6 +127,9 @@ def test_only_this_users_real_folders_are_swept(tmp: Path, tmp_path: Path) -> No
     # a lock being made (its hidden name): never taken for a free one
     (tmp / "harness-agent-new").mkdir()
     (tmp / f".harness-agent-new{SUFFIX}").write_text("")
+    # a lock file that is not a regular file
+    (tmp / "harness-agent-fifo").mkdir()
+    os.mkfifo(tmp / f"harness-agent-fifo{SUFFIX}")
     # a folder whose name is not the harness's
     (tmp / "other-x").mkdir()
     (tmp / f"other-x{SUFFIX}").write_text("")
@@ -107,7 +140,7 @@ def test_only_this_users_real_folders_are_swept(tmp: Path, tmp_path: Path) -> No
     assert sorted(p.name for p in tmp.iterdir()) == sorted([
         "harness-agent-link", f"harness-agent-link{SUFFIX}", "harness-agent-other",
         f"harness-agent-other{SUFFIX}", "harness-agent-new", f".harness-agent-new{SUFFIX}",
-        "other-x", f"other-x{SUFFIX}",
+        "harness-agent-fifo", f"harness-agent-fifo{SUFFIX}", "other-x", f"other-x{SUFFIX}",
     ])  # fmt: skip
 
 

@@ -227,11 +227,15 @@ def test_tool_schemas_are_redacted_and_walked_again_only_when_their_text_changes
 def test_a_metered_model_sends_the_wrapped_model_only_redacted_requests() -> None:
     inner = ScriptedModel(["ok"])
     model = MeteredModel(inner, redact=Counting())
-    model.complete([{"role": "user", "content": f"use {SECRET}"}])
+    tool = {"type": "function", "function": {"name": "run_shell", "description": f"as {SECRET}"}}
+    model.complete([{"role": "user", "content": f"use {SECRET}"}], [tool])
     critic_view = model.for_role("critic", ScriptedModel(["ok"]))
     critic_view.complete([{"role": "user", "content": f"judge {SECRET}"}])
 
     assert inner.calls[0].messages == [{"role": "user", "content": "use [REDACTED]"}]
+    assert inner.calls[0].tools == [
+        {"type": "function", "function": {"name": "run_shell", "description": "as [REDACTED]"}}
+    ]  # the tool schemas too
     assert critic_view.inner.calls[0].messages == [  # type: ignore[attr-defined]
         {"role": "user", "content": "judge [REDACTED]"}
     ]
