@@ -223,6 +223,7 @@ class Sandbox:
         writable: Sequence[str | os.PathLike[str]] = (),
         readonly: Sequence[str | os.PathLike[str]] = (),
         sockets: Sequence[str | os.PathLike[str]] = (),
+        lifeline: bool = True,
     ) -> tuple[list[str], dict[str, str]]:
         """The command line and environment that start ``argv`` under this sandbox.
 
@@ -237,7 +238,8 @@ class Sandbox:
         A program that cannot be found raises :class:`FileNotFoundError`, as starting it would.
         ``sockets`` are unix sockets of the harness's own (its model gateway) the process may
         connect to, at their own paths (bwrap; without a sandbox every socket is in reach; a
-        container cannot be given one).
+        container cannot be given one). ``lifeline=False``: without a sandbox, no watcher ends
+        the process with the harness (its caller does: an MCP server's relay).
         """
         here = Path(cwd).absolute()
         root = Path(workspace).absolute() if workspace is not None else here
@@ -267,8 +269,8 @@ class Sandbox:
             )  # fmt: skip
         else:
             home = self._own_home()
-        lifeline = self.backend == "none"
-        command = limits_prefix(self.limits, None, lifeline=lifeline) + command
+        watched = lifeline and self.backend == "none"
+        command = limits_prefix(self.limits, None, lifeline=watched) + command
         return command, self._env(home, env)
 
     def _bwrap(

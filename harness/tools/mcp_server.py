@@ -101,8 +101,10 @@ def launch_parameters(server: McpServer, sandbox: Sandbox, scratch: Path) -> Std
     from mcp import StdioServerParameters
 
     cwd = Path(server.cwd or Path.cwd()).absolute()
+    # no watcher of the sandbox's: the relay ends the server with the harness
     argv, env = sandbox.wrap(server.command, cwd=cwd, workspace=scratch, readonly=[cwd],
-                             env={**server.env, SCRATCH_VARIABLE: str(scratch)})  # fmt: skip
+                             env={**server.env, SCRATCH_VARIABLE: str(scratch)},
+                             lifeline=False)  # fmt: skip
     relay = [
         "-I", str(Path(__file__).with_name("mcp_relay.py")), str(MAX_MESSAGE_BYTES),
         str(os.getpid()), str(LIFELINE_SECONDS), "--",

@@ -87,7 +87,7 @@ def test_a_wrapped_program_ends_when_the_harness_is_killed(tmp_path: Path) -> No
     _kill_and_check(_holder(tmp_path, body), tmp_path)
 
 
-def _watchers() -> list[int]:
+def watchers() -> list[int]:
     """The lifeline watchers of this process's commands still running."""
     mark = f"kill -0 {os.getpid()} ".encode()
     found = []
@@ -110,11 +110,11 @@ def test_the_watcher_leaves_with_its_command_and_the_harness_lives_on(tmp_path: 
     program = subprocess.Popen(argv, cwd=tmp_path, env=env, start_new_session=True)
     watching = False
     while not watching and program.poll() is None:
-        watching = bool(_watchers())
+        watching = bool(watchers())
         time.sleep(0.01)
     assert watching, "no watcher while the program ran"
     assert program.wait() == 0
-    assert _gone_within(_watchers(), LIFELINE_SECONDS * 10)
+    assert _gone_within(watchers(), LIFELINE_SECONDS * 10)
 
 
 def test_a_wrapped_program_not_in_a_session_of_its_own_takes_no_one_with_it(

@@ -13,10 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from harness.sandbox import Sandbox
 from harness.sandbox.bwrap import bwrap_problem
 from harness.sandbox.limits import LIFELINE_SECONDS
-from harness.tools import mcp_relay
+from harness.tools import ToolContext, mcp_relay
+from harness.tools.mcp import McpServer, mcp_tools
 from tests.conftest import alive
+from tests.sandbox.test_lifeline import watchers
 
 # Serves until its input closes, then goes on (as a server with work of its own would), and
 # starts a second process that outlives any of its own handling. Both name this file in their
@@ -138,3 +141,15 @@ def test_a_relay_in_its_callers_group_ends_its_server_alone(tmp_path: Path) -> N
         for pid in [neighbour, *_running(marker, holder.pid)]:
             if alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_no_shell_watcher_runs_beside_a_server(tmp_path: Path) -> None:
+    """Without a sandbox a command's shell watcher forks a ``sleep`` five times a second; a
+    server, ended by its relay, runs without one."""
+    server = tmp_path / "deaf.py"
+    server.write_text(DEAF_SERVER.replace("app.run()\ntime.sleep(61)", "app.run()"))
+    with mcp_tools([McpServer("deaf", command=[sys.executable, str(server)])],
+                   sandbox=Sandbox("none")) as (ping,):  # fmt: skip
+        assert ping.run({}, ToolContext(workspace=tmp_path)).output == "pong"
+        assert _running(str(server), os.getpid()) != []
+        assert watchers() == []
