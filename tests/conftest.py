@@ -10,7 +10,8 @@ import py_compile
 import shutil
 import socket
 import subprocess
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -184,6 +185,29 @@ def alive(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+def processes_naming(marker: str, *, but: int | None = None) -> list[int]:
+    """The running processes (other than ``but``) whose command line holds ``marker``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            named = entry.name.isdigit() and marker.encode() in (entry / "cmdline").read_bytes()
+        except OSError:  # ended meanwhile
+            continue
+        if named and int(entry.name) != but and alive(int(entry.name)):
+            found.append(int(entry.name))
+    return found
+
+
+def within(seconds: float, done: Callable[[], object]) -> bool:
+    """Whether ``done()`` comes true within ``seconds`` (asked every 20 ms)."""
+    deadline = time.monotonic() + seconds
+    while not done():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+    return True
 
 
 def git(cwd: Path, *args: str) -> str:

@@ -40,15 +40,16 @@ class Sandbox:
     PID and network namespaces, killed with the harness), ``none`` (plain subprocesses, as the
     harness's user, killed when the harness is gone; :attr:`warning` says so), ``auto``
     (``bwrap`` where it works, else ``none``), or ``docker``/``podman`` (a throw-away container
-    of ``image`` per command, with the same promises; never chosen by ``auto``). ``network`` lets commands reach the network;
-    ``env`` names the variables of the harness's environment that commands get beyond ``PATH``,
-    ``LANG``, ``LC_*``, ``TERM``, ``TZ`` (with those ``HARNESS_SANDBOX_ENV`` names); ``limits``
-    bounds memory, processes, file size, ``/tmp`` and output; ``image`` is the container image
-    (docker and podman only, required); ``hidden`` paths (held-out tests) are shown empty under
-    ``bwrap``, are not in a container, and cannot be hidden by ``none``. ``python_env`` is the
-    project's Python environment (bwrap and none): mounted read-only, its ``bin`` first on
-    ``PATH``, its interpreter :attr:`python`. ``workdir`` (docker and podman) mounts the
-    workspace where the image expects it (``/testbed``) instead of at its own path;
+    of ``image`` per command, with the same promises; never chosen by ``auto``). ``network``
+    lets commands reach the network; ``env`` names the variables of the harness's environment
+    that commands get beyond ``PATH``, ``LANG``, ``LC_*``, ``TERM``, ``TZ`` (with those
+    ``HARNESS_SANDBOX_ENV`` names); ``limits`` bounds memory, processes, file size, ``/tmp``
+    and output; ``image`` is the container image (docker and podman only, required); ``hidden``
+    paths (held-out tests) are shown empty under ``bwrap``, are not in a container, and cannot
+    be hidden by ``none``. ``python_env`` is the project's Python environment (bwrap and
+    none): mounted read-only, its ``bin`` first on ``PATH``, its interpreter :attr:`python`.
+    ``workdir`` (docker and podman) mounts the workspace where the image expects it
+    (``/testbed``) instead of at its own path;
     ``image_python`` is the image's interpreter (default ``python3``), which runs what the
     harness would run with its own (the pytest gate); ``keep`` runs the agent's commands
     (``session=True``) in one long-lived container per workspace, the gates still each in a
@@ -202,8 +203,7 @@ class Sandbox:
                 argv = self._bwrap(argv, root, here, writable, nproc=inner)
             else:
                 home = self._own_home()
-            lifeline = self.backend == "none"  # nothing else ends it with the harness
-            argv = limits_prefix(self.limits, cgroup, lifeline=lifeline) + argv
+            argv = limits_prefix(self.limits, cgroup, lifeline=self._unbound) + argv
             full_env = self._env(home, env)
             return run_command(
                 argv, cwd=here, timeout=timeout, env=full_env, max_output=max_output,
@@ -269,8 +269,7 @@ class Sandbox:
             )  # fmt: skip
         else:
             home = self._own_home()
-        watched = lifeline and self.backend == "none"
-        command = limits_prefix(self.limits, None, lifeline=watched) + command
+        command = limits_prefix(self.limits, None, lifeline=lifeline and self._unbound) + command
         return command, self._env(home, env)
 
     def _bwrap(
@@ -294,6 +293,12 @@ class Sandbox:
             writable=[Path(p) for p in writable], unseen=self.hidden,
             shown=self.python_env.folders() if self.python_env else (), sockets=sockets,
         )  # fmt: skip
+
+    @property
+    def _unbound(self) -> bool:
+        """Whether nothing but a watcher ends a command with the harness (backend none: no
+        bwrap ``--die-with-parent``, no container watcher)."""
+        return self.backend == "none"
 
     def _own_home(self) -> str:
         """HOME for backend none: a folder of its own, removed with the sandbox."""

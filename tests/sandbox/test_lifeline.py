@@ -17,29 +17,20 @@ import pytest
 from harness.sandbox import Sandbox
 from harness.sandbox.limits import LIFELINE_SECONDS
 from tests.cli.test_cli import harness
-from tests.conftest import alive, git, make_repo
+from tests.conftest import alive, git, make_repo, processes_naming, within
 
 # Writes its own pid, then one it starts in the background, then waits: two processes to find.
 SPAWNS = 'echo $$ > "$1/first"; sleep 61 & echo $! > "$1/second"; wait'
 
 
 def _wait_for(path: Path, seconds: float = 30.0) -> int:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        text = path.read_text().strip() if path.exists() else ""
-        if text:
-            return int(text)
-        time.sleep(0.02)
-    raise AssertionError(f"{path} was never written")
+    """The pid written to ``path``."""
+    assert within(seconds, lambda: path.exists() and path.read_text().strip()), f"{path} unwritten"
+    return int(path.read_text())
 
 
 def _gone_within(pids: list[int], seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if not any(alive(pid) for pid in pids):
-            return True
-        time.sleep(0.02)
-    return False
+    return within(seconds, lambda: not any(alive(pid) for pid in pids))
 
 
 def _kill_and_check(holder: subprocess.Popen[bytes], folder: Path) -> None:
@@ -89,15 +80,7 @@ def test_a_wrapped_program_ends_when_the_harness_is_killed(tmp_path: Path) -> No
 
 def watchers() -> list[int]:
     """The lifeline watchers of this process's commands still running."""
-    mark = f"kill -0 {os.getpid()} ".encode()
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and mark in (entry / "cmdline").read_bytes():
-                found.append(int(entry.name))
-        except OSError:  # ended meanwhile
-            continue
-    return found
+    return processes_naming(f"kill -0 {os.getpid()} ")
 
 
 def test_the_watcher_leaves_with_its_command_and_the_harness_lives_on(tmp_path: Path) -> None:
@@ -181,10 +164,7 @@ def test_harness_run_killed_mid_session_leaves_no_agent_writing_in_the_worktree(
         start_new_session=True, env={**os.environ, "TMPDIR": str(temporary)},
     )  # fmt: skip
     try:
-        deadline = time.monotonic() + 60
-        while not ticks.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert ticks.exists(), "the agent never started"
+        assert within(60, ticks.exists), "the agent never started"
     finally:
         os.killpg(run.pid, signal.SIGKILL)
         run.wait()

@@ -8,7 +8,7 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -18,7 +18,7 @@ from harness.sandbox.bwrap import bwrap_problem
 from harness.sandbox.limits import LIFELINE_SECONDS
 from harness.tools import ToolContext, mcp_relay
 from harness.tools.mcp import McpServer, mcp_tools
-from tests.conftest import alive
+from tests.conftest import alive, processes_naming, within
 from tests.sandbox.test_lifeline import watchers
 
 # Serves until its input closes, then goes on (as a server with work of its own would), and
@@ -41,19 +41,6 @@ time.sleep(61)
 """
 
 relay_script = Path(mcp_relay.__file__)
-
-
-def _running(marker: str, but: int) -> list[int]:
-    """The processes, other than ``but``, whose command line names ``marker``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            named = entry.name.isdigit() and marker.encode() in (entry / "cmdline").read_bytes()
-        except OSError:  # ended meanwhile
-            continue
-        if named and int(entry.name) != but and alive(int(entry.name)):
-            found.append(int(entry.name))
-    return found
 
 
 def _harness(server: Path, backend: str) -> subprocess.Popen[bytes]:
@@ -86,21 +73,15 @@ def test_a_server_deaf_to_its_closed_input_ends_with_the_harness(
     assert holder.stdout is not None
     try:
         assert holder.stdout.readline().decode().split() == ["mcp__deaf__ping"]
-        deadline = time.monotonic() + 30
-        while len(_running(str(server), holder.pid)) < 3 and time.monotonic() < deadline:
-            time.sleep(0.02)  # the relay, the server and its helper at least
-        started = _running(str(server), holder.pid)
-        assert len(started) >= 3, started
+        running = partial(processes_naming, str(server), but=holder.pid)
+        assert within(30, lambda: len(running()) >= 3), running()  # relay, server, helper at least
         os.kill(holder.pid, signal.SIGKILL)
         holder.wait()
-        deadline = time.monotonic() + LIFELINE_SECONDS * 10
-        while _running(str(server), holder.pid) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert _running(str(server), holder.pid) == [], "the server outlived the harness"
+        assert within(LIFELINE_SECONDS * 10, lambda: not running()), "it outlived the harness"
     finally:
         if holder.poll() is None:
             os.kill(holder.pid, signal.SIGKILL)
-        for pid in _running(str(server), holder.pid):
+        for pid in processes_naming(str(server), but=holder.pid):
             os.kill(pid, signal.SIGKILL)
 
 
@@ -126,19 +107,14 @@ def test_a_relay_in_its_callers_group_ends_its_server_alone(tmp_path: Path) -> N
     assert holder.stdout is not None
     neighbour = int(holder.stdout.readline())
     try:
-        deadline = time.monotonic() + 30
-        while not _running(marker, holder.pid) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert _running(marker, holder.pid), "the server never started"
+        running = partial(processes_naming, marker, but=holder.pid)
+        assert within(30, running), "the server never started"
         os.kill(holder.pid, signal.SIGKILL)
         holder.wait()
-        deadline = time.monotonic() + LIFELINE_SECONDS * 10
-        while _running(marker, holder.pid) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert _running(marker, holder.pid) == [], "the server outlived the harness"
+        assert within(LIFELINE_SECONDS * 10, lambda: not running()), "it outlived the harness"
         assert alive(neighbour), "the relay killed its caller's group"
     finally:
-        for pid in [neighbour, *_running(marker, holder.pid)]:
+        for pid in [neighbour, *processes_naming(marker, but=holder.pid)]:
             if alive(pid):
                 os.kill(pid, signal.SIGKILL)
 
@@ -151,5 +127,5 @@ def test_no_shell_watcher_runs_beside_a_server(tmp_path: Path) -> None:
     with mcp_tools([McpServer("deaf", command=[sys.executable, str(server)])],
                    sandbox=Sandbox("none")) as (ping,):  # fmt: skip
         assert ping.run({}, ToolContext(workspace=tmp_path)).output == "pong"
-        assert _running(str(server), os.getpid()) != []
+        assert processes_naming(str(server), but=os.getpid()) != []
         assert watchers() == []
