@@ -28,11 +28,11 @@ class Pending(Generic[T]):
         self.failure: BaseException | None = None
 
     def run(self) -> None:
+        """Make the call (:attr:`ended` is set by the thread, once it is idle again)."""
         try:
             self.result = self.call()
         except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
             self.failure = exc
-        self.ended.set()
 
     def outcome(self) -> T:
         """The call's result, or raise what it raised (only once :attr:`ended` is set)."""
@@ -43,7 +43,8 @@ class Pending(Generic[T]):
 
 class _Thread:
     """A daemon thread that runs the calls put in its inbox, one at a time, and goes back
-    among the idle ones after each."""
+    among the idle ones after each, before its caller hears that the call ended: a caller's
+    next call finds it there."""
 
     def __init__(self) -> None:
         self.inbox: queue.SimpleQueue[Pending[Any]] = queue.SimpleQueue()
@@ -51,11 +52,14 @@ class _Thread:
 
     def _serve(self) -> None:
         while True:
-            self.inbox.get().run()
+            pending = self.inbox.get()
+            pending.run()
             _idle.put(self)
+            pending.ended.set()
 
 
-_idle: queue.SimpleQueue[_Thread] = queue.SimpleQueue()
+_idle: queue.LifoQueue[_Thread] = queue.LifoQueue()
+"""The threads waiting for a call, the last one back first (its caches and event loop warm)."""
 
 
 def start(call: Callable[[], T]) -> Pending[T]:

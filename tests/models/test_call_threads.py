@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from harness.core.errors import Stopped
+from harness.models import call_threads
 from harness.models.base import ModelError
 from harness.models.budget import Budget, Meter, MeteredModel
 from harness.models.scripted import ScriptedModel
@@ -34,6 +35,25 @@ def test_one_thread_serves_call_after_call() -> None:
     assert answers == [f"answer {n}" for n in range(5)]
     assert threads[0] is not threading.current_thread()  # the deadline needs a thread of its own
     assert all(thread is threads[0] for thread in threads)  # before: a thread started per call
+
+
+def test_with_other_threads_idle_call_after_call_still_takes_the_same_one() -> None:
+    both = threading.Barrier(2)
+
+    def together() -> threading.Thread:
+        both.wait(10)  # two calls at once: two threads, both idle afterwards
+        return threading.current_thread()
+
+    first, second = call_threads.start(together), call_threads.start(together)
+    assert first.ended.wait(10)
+    assert second.ended.wait(10)
+    assert first.outcome() is not second.outcome()
+    used = []
+    for _ in range(20):
+        pending = call_threads.start(threading.current_thread)
+        assert pending.ended.wait(10)
+        used.append(pending.outcome())
+    assert all(thread is used[0] for thread in used)  # the last one back, every time
 
 
 def test_a_call_left_behind_at_the_deadline_holds_up_no_later_call() -> None:
