@@ -17,7 +17,7 @@ line, nor in what a live display or OpenTelemetry is sent.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -353,34 +353,7 @@ Event = Annotated[
 ]
 
 EVENT_MODELS: dict[str, type[EventBase]] = {
-    model.model_fields["kind"].default: model
-    for model in (
-        RunStart,
-        RunEnd,
-        RoundStart,
-        RoundEnd,
-        SessionStart,
-        SessionEnd,
-        ModelCall,
-        ToolStart,
-        ToolCallEvent,
-        ChecksStart,
-        GateReportEvent,
-        CriticVerdict,
-        Compaction,
-        BudgetCheck,
-        Stop,
-        Escalation,
-        ApprovalEvent,
-        ModelSwitch,
-        NoteEvent,
-        HookFailed,
-        PermissionEvent,
-        ActionHookEvent,
-        SubagentEvent,
-        ConnectorEvent,
-        TriggerEvent,
-    )
+    model.model_fields["kind"].default: model for model in get_args(get_args(Event)[0])
 }
 """Each event kind and its model."""
 
