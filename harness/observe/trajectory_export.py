@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.core.trajectory_schema import ModelStep, RecordedReply, ToolStep
+from harness.core.usage import Usage
 from harness.observe.trajectory import Trajectory
 
 
@@ -19,14 +20,10 @@ def swe_agent_traj(trajectory: Trajectory, *, submission: str, exit_status: str)
     """``trajectory`` as a SWE-agent ``.traj`` object, with the run's patch and how it ended."""
     steps: list[dict[str, Any]] = []
     replies: dict[tuple[int | None, int | None, str], RecordedReply] = {}
-    cost = 0.0
-    sent = received = calls = 0
+    usage = Usage()
     for record in trajectory.records:
         if isinstance(record, ModelStep):
-            cost += record.usage.cost_usd
-            sent += record.usage.prompt_tokens
-            received += record.usage.completion_tokens
-            calls += record.usage.calls
+            usage += record.usage
             for call in record.reply.tool_calls:
                 replies[(record.round, record.session, call.id)] = record.reply
         elif isinstance(record, ToolStep):
@@ -51,10 +48,10 @@ def swe_agent_traj(trajectory: Trajectory, *, submission: str, exit_status: str)
             "submission": submission,
             "exit_status": exit_status,
             "model_stats": {
-                "instance_cost": cost,
-                "tokens_sent": sent,
-                "tokens_received": received,
-                "api_calls": calls,
+                "instance_cost": usage.cost_usd,
+                "tokens_sent": usage.prompt_tokens,
+                "tokens_received": usage.completion_tokens,
+                "api_calls": usage.calls,
             },
         },
     }
