@@ -63,22 +63,14 @@ class Watchdog:
     def __init__(self, seconds: float | None = None, max_bodies: int | None = None) -> None:
         if seconds is not None:
             positive_finite("Watchdog.seconds", seconds)
-        if max_bodies is not None and (
-            isinstance(max_bodies, bool) or not isinstance(max_bodies, int) or max_bodies < 1
-        ):
-            raise ConfigError(
-                f"Watchdog.max_bodies: must be a positive integer, got {max_bodies!r}"
-            )
+        if max_bodies is not None:
+            check_value(Annotated[int, Field(ge=1, strict=True)], max_bodies, "Watchdog.max_bodies")
         self.seconds = seconds
         self.max_bodies = max_bodies
         self._started: float | None = None
         self._deadline: float | None = None  # on the monotonic clock, once started
-        self._bodies = 0
-
-    @property
-    def bodies(self) -> int:
+        self.bodies = 0
         """Body calls admitted so far."""
-        return self._bodies
 
     def start(self) -> None:
         with _ADMISSION:
@@ -103,12 +95,12 @@ class Watchdog:
             raise Stopped(
                 StopReason.TIMEOUT, f"watchdog: the run passed its {self.seconds:g} s limit"
             )
-        if self.max_bodies is not None and self._bodies >= self.max_bodies:
+        if self.max_bodies is not None and self.bodies >= self.max_bodies:
             raise Stopped(
                 StopReason.TIMEOUT,
                 f"watchdog: the run reached its limit of {self.max_bodies} body executions",
             )
-        self._bodies += 1
+        self.bodies += 1
 
 
 _DEFAULT_CAP = (
@@ -154,11 +146,6 @@ class Frame:
         self.tallies = tallies
         self.sealed = sealed
         self.capped = capped
-
-    @property
-    def tally(self) -> Tally:
-        """This loop's own tally."""
-        return self.tallies[-1]
 
     def admit(self) -> None:
         """Admit one body: the default cap and every watchdog check it, every watchdog and

@@ -132,7 +132,8 @@ class LiveProgress:
         self._lock = threading.RLock()
         self._ticker: threading.Thread | None = None
         self._done = threading.Event()
-        self._closed = False
+        self.closed = False
+        """The stream's reader went away (a closed pipe); nothing is written to it since."""
         self._round = 0
         self._max_rounds = 0
         self._step = 0
@@ -266,20 +267,15 @@ class LiveProgress:
         elif event.kind in _STATUS_KINDS:
             self._write_line(self.status_line())
 
-    @property
-    def closed(self) -> bool:
-        """The stream's reader went away (a closed pipe); nothing is written to it since."""
-        return self._closed
-
     def _write(self, text: str) -> None:
         """Write and flush; a closed pipe (``| head``) ends the output, never the run."""
-        if self._closed:
+        if self.closed:
             return
         try:
             self.stream.write(text)
             self.stream.flush()
         except BrokenPipeError:
-            self._closed = True
+            self.closed = True
             self._done.set()  # the ticker has nowhere to draw
 
     def _redraw(self, *, newline: bool = False) -> None:
