@@ -183,13 +183,8 @@ class _Batch:
         while (ctx := self._next()) is not None:
             try:
                 output = body(ctx)
-            except RoundEnded as ended:
-                if ended.ctx is not ctx:
-                    self._fail(ended)
-                    return
-                self._done(ctx, ended.output)
-            except Exception as exc:
-                if not self._failed(ctx, exc):
+            except (Exception, RoundEnded) as exc:
+                if not self._settled(ctx, exc):
                     return
             else:
                 self._done(ctx, output)
@@ -198,13 +193,8 @@ class _Batch:
         while (ctx := self._next()) is not None:
             try:
                 output = await call_async(self._each.body, ctx, self._frame)
-            except RoundEnded as ended:
-                if ended.ctx is not ctx:
-                    self._fail(ended)
-                    raise
-                self._done(ctx, ended.output)
-            except Exception as exc:
-                if not self._failed(ctx, exc):
+            except (Exception, RoundEnded) as exc:
+                if not self._settled(ctx, exc):
                     raise
             else:
                 self._done(ctx, output)
@@ -247,9 +237,17 @@ class _Batch:
         if ctx.stop is not None:
             self.halt()
 
-    def _failed(self, ctx: LoopContext, exc: Exception) -> bool:
-        """Record a failing item; whether the worker goes on with the next one. A body that
-        took its context for the item fails the run, even when continuing on error."""
+    def _settled(self, ctx: LoopContext, exc: Exception | RoundEnded) -> bool:
+        """Settle an item the body left by raising ``exc``; whether the worker goes on with the
+        next one. The item's own passing ``validate()`` gives its output; an enclosing round's
+        ends the batch. A failing item is recorded when continuing on error, but a body that
+        took its context for the item fails the run."""
+        if isinstance(exc, RoundEnded):
+            if exc.ctx is not ctx:
+                self._fail(exc)
+                return False
+            self._done(ctx, exc.output)
+            return True
         misuse = misused_context(exc, ctx)
         if misuse is not None:
             exc = misuse
