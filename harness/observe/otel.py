@@ -66,6 +66,11 @@ def _attributes(data: dict[str, Any], prefix: str = "harness.") -> dict[str, Any
     return out
 
 
+def _fields(event: EventBase) -> dict[str, Any]:
+    """An event's own fields as attributes."""
+    return _attributes(event.model_dump(mode="json"))
+
+
 class OtelSink:
     """An event sink that turns a run's events into OpenTelemetry spans.
 
@@ -93,19 +98,24 @@ class OtelSink:
     def _handle(self, event: EventBase) -> None:
         if isinstance(event, RunStart):
             self._run_id = event.run_id
-            self._run = self._start(
-                "harness run", event, None, _ns(event), self._run_attributes(event)
-            )
+            attributes = {"gen_ai.request.model": event.model, **_fields(event)}
+            self._run = self._start("harness run", event, None, _ns(event), attributes)
         elif isinstance(event, RoundStart):
             self._end_round(event)
-            attributes = _attributes(event.model_dump(mode="json"))
             self._round = self._start(
-                f"round {event.round}", event, self._run, _ns(event), attributes
+                f"round {event.round}", event, self._run, _ns(event), _fields(event)
             )
         elif isinstance(event, ModelCall):
-            self._call_span(
-                event, f"chat {event.model}", event.latency, self._model_attributes(event)
-            )
+            attributes = {
+                "gen_ai.operation.name": "chat",
+                "gen_ai.system": gen_ai_system(event.model),
+                "gen_ai.request.model": event.model,
+                "gen_ai.usage.input_tokens": event.prompt_tokens,
+                "gen_ai.usage.output_tokens": event.completion_tokens,
+                "harness.role": event.role,
+                "harness.cost_usd": event.cost_usd,
+            }
+            self._call_span(event, f"chat {event.model}", event.latency, attributes)
         elif isinstance(event, ToolStart):
             return  # the tool_call event that follows becomes the tool's span
         elif isinstance(event, ToolCallEvent):
@@ -116,18 +126,18 @@ class OtelSink:
             )
         elif isinstance(event, RoundEnd):
             if self._round is not None:
-                self._round.set_attributes(_attributes(event.model_dump(mode="json")))
+                self._round.set_attributes(_fields(event))
             self._end_round(event)
         elif isinstance(event, RunEnd):
             self._end_round(event)
             if self._run is not None:
-                self._run.set_attributes(_attributes(event.model_dump(mode="json")))
+                self._run.set_attributes(_fields(event))
                 self._run.end(end_time=_ns(event))
                 self._run = None
         else:
             target = self._round or self._run
             if target is not None:
-                target.add_event(event.kind, _attributes(event.model_dump(mode="json")), _ns(event))
+                target.add_event(event.kind, _fields(event), _ns(event))
 
     def _start(
         self,
@@ -161,22 +171,6 @@ class OtelSink:
         if self._round is not None:
             self._round.end(end_time=_ns(event))
             self._round = None
-
-    @staticmethod
-    def _run_attributes(event: RunStart) -> dict[str, Any]:
-        return {"gen_ai.request.model": event.model, **_attributes(event.model_dump(mode="json"))}
-
-    @staticmethod
-    def _model_attributes(event: ModelCall) -> dict[str, Any]:
-        return {
-            "gen_ai.operation.name": "chat",
-            "gen_ai.system": gen_ai_system(event.model),
-            "gen_ai.request.model": event.model,
-            "gen_ai.usage.input_tokens": event.prompt_tokens,
-            "gen_ai.usage.output_tokens": event.completion_tokens,
-            "harness.role": event.role,
-            "harness.cost_usd": event.cost_usd,
-        }
 
 
 def command_line_sink() -> tuple[OtelSink, Callable[[], None]]:
