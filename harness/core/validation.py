@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any, get_args
@@ -64,7 +63,8 @@ def problems(
         if not parts and error["type"] == "value_error":
             found.append(("", str(error["ctx"]["error"])))
             continue
-        location = re.sub(r"\.\[", "[", ".".join(_location_part(p) for p in parts))
+        location = ".".join(f"[{p}]" if isinstance(p, int) else p for p in parts)
+        location = location.replace(".[", "[")
         info = _field_at(fields or {}, parts)
         rule = bound_rule(info) if info is not None and error["type"] in VALUE_ERRORS else None
         message = error["msg"]
@@ -90,10 +90,6 @@ def _field_at(fields: Mapping[str, FieldInfo], parts: list[str | int]) -> FieldI
             return None
         fields = getattr(info.annotation, "__pydantic_fields__", {})
     return info
-
-
-def _location_part(part: str | int) -> str:
-    return f"[{part}]" if isinstance(part, int) else str(part)
 
 
 VALUE_ERRORS = frozenset({
