@@ -28,11 +28,6 @@ def _conforms(kind: str, value: Any) -> bool:
     return isinstance(value, expected)
 
 
-def _kind_of(value: Any) -> str | None:
-    kinds = ("bool", "number", "string", "object", "array")
-    return next((kind for kind in kinds if _conforms(kind, value)), None)
-
-
 @dataclass(frozen=True, slots=True)
 class Variable:
     """A typed loop variable, e.g. ``Variable("score", "number", 0)``.
@@ -69,16 +64,7 @@ def declare_variables(
     if variables is None:
         return {}
     if isinstance(variables, Mapping):
-        declared = {}
-        for name, value in variables.items():
-            kind = _kind_of(value)
-            if kind is None:
-                raise ConfigError(
-                    f"variables.{name}: cannot tell the type of {value!r}; "
-                    "declare it as Variable(name, type, value)"
-                )
-            declared[name] = Variable(name, kind, value)  # type: ignore[arg-type]
-        return declared
+        variables = [_inferred(name, value) for name, value in variables.items()]
     declared = {}
     for variable in variables:
         if not isinstance(variable, Variable):
@@ -87,6 +73,18 @@ def declare_variables(
             raise ConfigError(f"variables: duplicate name {variable.name!r}")
         declared[variable.name] = variable
     return declared
+
+
+def _inferred(name: str, value: Any) -> Variable:
+    """The variable ``name`` starting at ``value``, of the first type ``value`` fits."""
+    kinds = ("bool", "number", "string", "object", "array")
+    kind = next((kind for kind in kinds if _conforms(kind, value)), None)
+    if kind is None:
+        raise ConfigError(
+            f"variables.{name}: cannot tell the type of {value!r}; "
+            "declare it as Variable(name, type, value)"
+        )
+    return Variable(name, kind, value)  # type: ignore[arg-type]
 
 
 _IMMUTABLE = (str, int, float)
