@@ -235,13 +235,12 @@ def _last(events: list[Event], kind: type[E]) -> E | None:
 
 
 def _sum_calls(calls: list[ModelCall]) -> Usage:
-    return Usage(
-        prompt_tokens=sum(call.prompt_tokens for call in calls),
-        completion_tokens=sum(call.completion_tokens for call in calls),
-        cost_usd=sum(call.cost_usd for call in calls),
-        calls=len(calls),
-        unpriced_calls=sum(call.unpriced for call in calls),
-        cached_tokens=sum(call.cached_tokens for call in calls),
+    return sum(
+        (
+            Usage(c.prompt_tokens, c.completion_tokens, c.cost_usd, 1, c.unpriced, c.cached_tokens)
+            for c in calls
+        ),
+        Usage(),
     )
 
 
@@ -258,10 +257,7 @@ def list_runs(runs_root: str | os.PathLike[str]) -> list[RunInfo]:
     root = Path(runs_root)
     if not root.is_dir():
         return []
-    infos = []
-    for run_dir in root.iterdir():
-        if (run_dir / EVENTS_FILE).is_file():
-            infos.append(_run_info(run_dir))
+    infos = [_run_info(run_dir) for run_dir in root.iterdir() if (run_dir / EVENTS_FILE).is_file()]
     return sorted(infos, key=lambda info: (info.started is not None, info.started), reverse=True)
 
 
