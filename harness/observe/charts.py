@@ -59,6 +59,25 @@ def _svg(width: int, height: int, title: str, body: list[str]) -> str:
     )
 
 
+def _num(value: float) -> str:
+    """A coordinate: a whole number as it is, any other to a tenth."""
+    return str(value) if isinstance(value, int) else f"{value:.1f}"
+
+
+def _text(x: float, y: float, text: str, anchor: str = "middle", more: str = "") -> str:
+    """A label at ``x``, ``y``; ``more`` is further attributes."""
+    return f'<text x="{_num(x)}" y="{_num(y)}" text-anchor="{anchor}"{more}>{escape(text)}</text>'
+
+
+def _across(y: float, width: int, stroke: str, more: str = "") -> str:
+    """A line across the plot at height ``y``."""
+    y_at = _num(y)
+    return (
+        f'<line x1="{PLOT_LEFT}" y1="{y_at}" x2="{width - PLOT_RIGHT}" y2="{y_at}" '
+        f'stroke="{stroke}"{more}/>'
+    )
+
+
 def _legend(items: Sequence[tuple[str, str]], y: int) -> list[str]:
     parts, x = [], PLOT_LEFT
     for name, color in items:
@@ -84,20 +103,12 @@ def bar_chart(
     slot = plot_w / max(len(labels), 1)
     bar_w = min(slot * 0.6, 48)
     scale = (bottom - PLOT_TOP - 12) / (top or 1.0)
-    body = [
-        f'<line x1="{PLOT_LEFT}" y1="{bottom}" x2="{width - PLOT_RIGHT}" y2="{bottom}" stroke="#888"/>',
-        f'<text x="{PLOT_LEFT - 6}" y="{bottom}" text-anchor="end">0</text>',
-    ]
+    body = [_across(bottom, width, "#888"), _text(PLOT_LEFT - 6, bottom, "0", "end")]
     if top:
-        body.append(
-            f'<text x="{PLOT_LEFT - 6}" y="{bottom - top * scale + 4:.1f}" text-anchor="end">'
-            f"{escape(fmt(top))}</text>"
-        )
+        body.append(_text(PLOT_LEFT - 6, bottom - top * scale + 4, fmt(top), "end"))
     else:
-        body.append(
-            f'<text x="{PLOT_LEFT + plot_w / 2:.1f}" y="{(PLOT_TOP + bottom) / 2:.1f}" '
-            'text-anchor="middle" fill="#777">all zero</text>'
-        )
+        middle = (PLOT_TOP + bottom) / 2
+        body.append(_text(PLOT_LEFT + plot_w / 2, middle, "all zero", more=' fill="#777"'))
     for i, label in enumerate(labels):
         x = PLOT_LEFT + slot * i + (slot - bar_w) / 2
         y = float(bottom)
@@ -109,12 +120,7 @@ def bar_chart(
                 f"<title>{escape(f'{label}: {s.name} {fmt(s.values[i])}')}</title></rect>"
             )
         cx = x + bar_w / 2
-        body.append(
-            f'<text x="{cx:.1f}" y="{y - 4:.1f}" text-anchor="middle">{escape(fmt(totals[i]))}</text>'
-        )
-        body.append(
-            f'<text x="{cx:.1f}" y="{bottom + 14}" text-anchor="middle">{escape(label)}</text>'
-        )
+        body += [_text(cx, y - 4, fmt(totals[i])), _text(cx, bottom + 14, label)]
     body += _legend([(s.name, s.color) for s in series], height - 6)
     return _svg(width, height, title, body)
 
@@ -141,30 +147,22 @@ def line_chart(
     def y_of(value: float) -> float:
         return bottom - value * scale
 
-    body = [
-        f'<line x1="{PLOT_LEFT}" y1="{bottom}" x2="{width - PLOT_RIGHT}" y2="{bottom}" stroke="#888"/>'
-    ]
+    body = [_across(bottom, width, "#888")]
     for tick in (0, y_max / 2, y_max):
-        body.append(
-            f'<text x="{PLOT_LEFT - 6}" y="{y_of(tick) + 4:.1f}" text-anchor="end">{tick:g}</text>'
-        )
-        body.append(
-            f'<line x1="{PLOT_LEFT}" y1="{y_of(tick):.1f}" x2="{width - PLOT_RIGHT}" '
-            f'y2="{y_of(tick):.1f}" stroke="#eee"/>'
-        )
+        body += [
+            _text(PLOT_LEFT - 6, y_of(tick) + 4, f"{tick:g}", "end"),
+            _across(y_of(tick), width, "#eee"),
+        ]
     if threshold is not None:
-        body.append(
-            f'<line x1="{PLOT_LEFT}" y1="{y_of(threshold):.1f}" x2="{width - PLOT_RIGHT}" '
-            f'y2="{y_of(threshold):.1f}" stroke="#555" stroke-dasharray="4 3" class="threshold"/>'
-            f'<text x="{width - PLOT_RIGHT}" y="{y_of(threshold) - 4:.1f}" text-anchor="end" '
-            f'fill="#555">threshold {threshold:g}</text>'
-        )
+        at = y_of(threshold)
+        body += [
+            _across(at, width, "#555", ' stroke-dasharray="4 3" class="threshold"'),
+            _text(width - PLOT_RIGHT, at - 4, f"threshold {threshold:g}", "end", ' fill="#555"'),
+        ]
     points: list[str] = []
     for i, (label, value) in enumerate(zip(labels, values, strict=True)):
         cx = PLOT_LEFT + slot * i + slot / 2
-        body.append(
-            f'<text x="{cx:.1f}" y="{bottom + 14}" text-anchor="middle">{escape(label)}</text>'
-        )
+        body.append(_text(cx, bottom + 14, label))
         if value is None:
             if len(points) > 1:
                 body.append(_polyline(points, color))
@@ -175,16 +173,12 @@ def line_chart(
             f'<circle cx="{cx:.1f}" cy="{y_of(value):.1f}" r="4" fill="{color}">'
             f"<title>{escape(f'{label}: {value:g}')}</title></circle>"
         )
-        body.append(
-            f'<text x="{cx:.1f}" y="{y_of(value) - 8:.1f}" text-anchor="middle">{value:g}</text>'
-        )
+        body.append(_text(cx, y_of(value) - 8, f"{value:g}"))
     if len(points) > 1:
         body.append(_polyline(points, color))
     if all(value is None for value in values):
-        body.append(
-            f'<text x="{PLOT_LEFT + plot_w / 2:.1f}" y="{(PLOT_TOP + bottom) / 2:.1f}" '
-            f'text-anchor="middle" class="empty">{escape(empty)}</text>'
-        )
+        middle = (PLOT_TOP + bottom) / 2
+        body.append(_text(PLOT_LEFT + plot_w / 2, middle, empty, more=' class="empty"'))
     return _svg(width, height, title, body)
 
 
@@ -206,32 +200,24 @@ def timeline(
     plot_w = width - PLOT_LEFT - PLOT_RIGHT
     scale = plot_w / (total or 1.0)
     axis_y = PLOT_TOP + row_h * len(rows) + 4
-    body = [
-        f'<line x1="{PLOT_LEFT}" y1="{axis_y}" x2="{width - PLOT_RIGHT}" y2="{axis_y}" stroke="#888"/>'
-    ]
+    body = [_across(axis_y, width, "#888")]
     for frac in (0, 0.25, 0.5, 0.75, 1):
-        x = PLOT_LEFT + plot_w * frac
+        x = float(PLOT_LEFT + plot_w * frac)
         anchor = "start" if frac == 0 else "end" if frac == 1 else "middle"
-        body.append(
-            f'<text x="{x:.1f}" y="{axis_y + 14}" text-anchor="{anchor}">{fmt_time(total * frac)}</text>'
-        )
+        body.append(_text(x, axis_y + 14, fmt_time(total * frac), anchor))
     for index, row in enumerate(rows):
         top = PLOT_TOP + row_h * index
         x0, x1 = PLOT_LEFT + row.start * scale, PLOT_LEFT + row.end * scale
-        body.append(
-            f'<text x="{PLOT_LEFT - 6}" y="{top + 16}" text-anchor="end">{escape(row.label)}</text>'
-        )
+        body.append(_text(PLOT_LEFT - 6, top + 16, row.label, "end"))
         body.append(
             f'<rect x="{x0:.1f}" y="{top + 3}" width="{max(x1 - x0, 2):.1f}" height="{row_h - 6}" '
             f'rx="3" fill="{ROW_COLORS[row.passed]}"/>'
         )
         # Each band says how long it took, so a short round beside a long one stays legible.
         inside = x1 > width - PLOT_RIGHT - 60
-        body.append(
-            f'<text x="{x1 - 4 if inside else x1 + 4:.1f}" y="{top + 16}" '
-            f'text-anchor="{"end" if inside else "start"}" class="duration">'
-            f"{_seconds(row.end - row.start, fmt_time)}</text>"
-        )
+        took = _seconds(row.end - row.start, fmt_time)
+        x = x1 - 4 if inside else x1 + 4
+        body.append(_text(x, top + 16, took, "end" if inside else "start", ' class="duration"'))
         for mark in row.marks:
             body.append(_mark(PLOT_LEFT + mark.at * scale, top, row_h, mark))
     body += _legend(
