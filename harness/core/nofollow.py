@@ -103,8 +103,10 @@ def open_file(
     finally:
         os.close(folder)
     try:
-        _check_regular(fd, path)
-        if flags & (os.O_WRONLY | os.O_RDWR) and os.fstat(fd).st_nlink > 1:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UnsafePath(str(path), f"{_kind(info.st_mode)}, not a regular file")
+        if flags & (os.O_WRONLY | os.O_RDWR) and info.st_nlink > 1:
             raise UnsafePath(path, "has another name (a hard link): written in place, it would "
                              "change another file")  # fmt: skip
     except BaseException:
@@ -206,7 +208,9 @@ def write_atomic(
         fd = _open_at(folder, tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600, path)
         try:
             try:
-                _write_all(fd, data)
+                view = memoryview(data)
+                while view:  # os.write may write less than it is given
+                    view = view[os.write(fd, view) :]
                 os.fchmod(fd, mode)
                 if durable:
                     os.fsync(fd)
@@ -316,12 +320,6 @@ def _existing_mode(folder: int, name: str, shown: object) -> int | None:
     return stat.S_IMODE(info.st_mode)
 
 
-def _check_regular(fd: int, shown: object) -> None:
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
-        raise UnsafePath(str(shown), f"{_kind(mode)}, not a regular file")
-
-
 def _kind(mode: int) -> str:
     if stat.S_ISLNK(mode):
         return "a symlink"
@@ -354,9 +352,3 @@ def read_up_to(fd: int, most: int) -> bytes:
         chunks.append(chunk)
         most -= len(chunk)
     return b"".join(chunks)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
