@@ -126,7 +126,12 @@ class TrajectoryLog:
             elif isinstance(record, SessionBegin):
                 self._sessions += 1
                 self._open.append(self._sessions)
-            data = self.redactor.redact(self._stamped(record, record.model_dump(mode="json")))
+            data = record.model_dump(mode="json")
+            if data["round"] is None:
+                data["round"] = self._round
+            if data["session"] is None and not isinstance(record, _ROUND_LEVEL):
+                data["session"] = self._session
+            data = self.redactor.redact(data)
             for name in _LONG_FIELDS:
                 if isinstance(data.get(name), str):
                     data[name] = self._text(data[name])
@@ -235,14 +240,6 @@ class TrajectoryLog:
                     "duration": call.duration,
                 }
             )
-
-    def _stamped(self, record: RecordBase, data: dict[str, Any]) -> dict[str, Any]:
-        """``data`` (``record`` dumped) with the round and the session it has not got itself."""
-        if data["round"] is None:
-            data["round"] = self._round
-        if data["session"] is None and not isinstance(record, _ROUND_LEVEL):
-            data["session"] = self._session
-        return data
 
     def _message(self, message: Message) -> Message:
         content = message.get("content")
