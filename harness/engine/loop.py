@@ -155,11 +155,7 @@ class Loop:
                             raise ConfigError(
                                 "body returned an awaitable; define it with async def"
                             )
-                    except RoundEnded as ended:
-                        if ended.ctx is not ctx:
-                            raise stray(ended, frame) from None
-                        ctx = rounds.send(ended.output)
-                    except Exception as exc:
+                    except (Exception, RoundEnded) as exc:
                         ctx = rounds.throw(exc)
                     else:
                         ctx = rounds.send(output)
@@ -180,11 +176,7 @@ class Loop:
                 while True:
                     try:
                         output = await call_async(self.body, ctx, frame)  # type: ignore[arg-type]
-                    except RoundEnded as ended:
-                        if ended.ctx is not ctx:
-                            raise stray(ended, frame) from None
-                        ctx = rounds.send(ended.output)
-                    except Exception as exc:
+                    except (Exception, RoundEnded) as exc:
                         ctx = rounds.throw(exc)
                     else:
                         ctx = rounds.send(output)
@@ -195,7 +187,8 @@ class Loop:
     def _rounds(
         self, input: Any, overrides: Mapping[str, Any] | None, frame: Frame
     ) -> Generator[LoopContext, Any, LoopResult]:
-        """The loop itself: yields each round's context, receives its output (or exception)."""
+        """The loop itself: yields each round's context, receives its output (or the exception
+        the body raised, a :class:`RoundEnded` among them)."""
         snapshot: Callable[[], dict[str, Any]]
         if self._types:
             values = {n: copy.deepcopy(v.value) for n, v in self.variables.items()}
@@ -203,9 +196,8 @@ class Loop:
             snapshot = state.snapshot
         else:  # no variables: none to copy, snapshot or assign
             values, state, snapshot = {}, NO_VARS, dict
-        if overrides:
-            for name, value in overrides.items():
-                state[name] = copy.deepcopy(value)
+        for name, value in (overrides or {}).items():
+            state[name] = copy.deepcopy(value)
         history: list[RoundRecord] = []
         settled, output = snapshot(), None
         if self.body is None:
@@ -225,6 +217,10 @@ class Loop:
             started, clock = time.time(), time.perf_counter()
             try:
                 output = yield ctx
+            except RoundEnded as ended:  # the round's own validate() passed: its output
+                if ended.ctx is not ctx:
+                    raise stray(ended, frame) from None
+                output = ended.output
             except Exception as exc:
                 seconds, steps = time.perf_counter() - clock, tally.count - before
                 after, error = snapshot(), describe(exc)
@@ -251,9 +247,8 @@ class Loop:
                 return self._end(StopReason.CONDITION_MET, settled, history, output, reason)
             if self.feedback:
                 previous = output
-        last = history[-1] if history else None
-        failed_check = last is not None and last.passed is False and last.note
-        detail = f"the last check said: {last.note}" if failed_check and last else ""
+        last = history[-1]  # every round ran (max_iterations >= 1) and is recorded
+        detail = f"the last check said: {last.note}" if last.passed is False and last.note else ""
         return self._end(StopReason.MAX_ITERATIONS, settled, history, output, detail)
 
     def _root(self, state: Vars, values: dict[str, Any], history: list[RoundRecord]) -> Root:
