@@ -84,13 +84,9 @@ class Watchdog:
             return None
         return self._deadline - time.monotonic()
 
-    def admit(self) -> None:
-        """Count one body call, or raise :class:`Stopped` (``TIMEOUT``) past a limit."""
-        with _ADMISSION:
-            self._admit()
-
     def _admit(self) -> None:
-        """:meth:`admit`, with the admission lock held."""
+        """Count one body call, or raise :class:`Stopped` (``TIMEOUT``) past a limit; called
+        by :meth:`Frame.admit` with the admission lock held."""
         if self._deadline is not None and time.monotonic() >= self._deadline:
             raise Stopped(
                 StopReason.TIMEOUT, f"watchdog: the run passed its {self.seconds:g} s limit"
