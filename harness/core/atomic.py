@@ -12,24 +12,14 @@ def atomic_write_text(
     path: str | os.PathLike[str],
     text: str,
     *,
-    encoding: str = "utf-8",
     root: str | os.PathLike[str] | None = None,
     durable: bool = True,
 ) -> Path:
-    """Replace ``path`` with ``text`` atomically and durably; return the path.
-
-    The text goes to a temporary file in the same folder, which is flushed, fsynced and renamed
-    over the target; the folder is then fsynced so the rename survives a power cut. Missing
-    folders are created. Newlines are written as given. An existing file keeps its permission
-    bits; a new one gets ``0o644``. If the process is killed between the write and the rename, a
-    ``.<name>.*.tmp`` file may be left beside the target; the target itself is untouched.
-
-    No link is followed below the trusted root (``root``, else the one registered with
-    :func:`harness.core.nofollow.trusted_root`, else the file's folder), and a target that is
-    not a regular file is refused (:class:`~harness.core.nofollow.UnsafePath`).
-
-    ``durable=False`` leaves out the fsyncs: still atomic for every process, but not proof
-    against an operating-system crash or power cut (for a record rewritten very often that a
-    durable write follows later).
+    """Replace ``path`` with ``text`` (UTF-8, newlines as given) as
+    :func:`~harness.core.nofollow.write_atomic` does, and return the path: atomically, durably
+    unless ``durable=False`` (for a record rewritten very often that a durable write follows
+    later), no link followed below the trusted root, an existing file's mode kept (a new one's
+    ``0o644``). A process killed between the write and the rename may leave a ``.<name>.*.tmp``
+    file beside the target; the target itself is untouched.
     """
-    return write_atomic(path, text.encode(encoding), root=root, durable=durable)
+    return write_atomic(path, text.encode("utf-8"), root=root, durable=durable)
