@@ -92,13 +92,9 @@ class EventLog:
 def read_events(
     path: str | os.PathLike[str], *, root: str | os.PathLike[str] | None = None
 ) -> list[Event]:
-    """Every event in an event log, in order.
-
-    A last line without its newline that does not parse is a write cut short by a crash and is
-    skipped; any other line that does not parse, or a file that is not UTF-8, raises
-    :class:`ConfigError` naming the file and line. The file is read without following a link
-    (below ``root`` when given) and up to :data:`~harness.core.nofollow.READ_LIMIT` bytes.
-    """
+    """Every event in an event log, in order, as :func:`read_lines` reads them (a torn last line
+    skipped); the file is read without following a link (below ``root`` when given) and up to
+    :data:`~harness.core.nofollow.READ_LIMIT` bytes."""
     return read_lines(path, nofollow.read_bytes(path, root=root), parse_event, "a valid event")
 
 
