@@ -40,12 +40,11 @@ class Entry:
 
 def entries(trajectory: Trajectory, round: int | None = None) -> list[Entry]:
     """What to show of ``trajectory`` (of round ``round`` only, when given), in order."""
-    drawn = []
-    for record in trajectory.records:
-        if round is not None and record.round != round and not isinstance(record, RunBegin):
-            continue
-        drawn.append(_entry(trajectory, record))
-    return drawn
+    return [
+        _entry(trajectory, record)
+        for record in trajectory.records
+        if round is None or record.round == round or isinstance(record, RunBegin)
+    ]
 
 
 def render_text(trajectory: Trajectory, round: int | None = None) -> str:
@@ -147,13 +146,10 @@ def _message(trajectory: Trajectory, message: dict[str, Any]) -> str:
     """One message of a request: its role, its text, and the tool calls it carries."""
     content = message.get("content")
     if isinstance(content, dict) and "blob" in content:
-        text = trajectory.text(content)
-    elif isinstance(content, str):
-        text = content
+        content = trajectory.text(content)
     elif content is None:
-        text = ""
-    else:
-        text = json.dumps(content, ensure_ascii=False)
+        content = ""
+    text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
     calls = message.get("tool_calls") or []
     shown = [f"→ {c.get('function', {}).get('name')} {c.get('function', {}).get('arguments')}"
              for c in calls if isinstance(c, dict)]  # fmt: skip
