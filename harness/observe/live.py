@@ -82,9 +82,8 @@ def argument_preview(arguments_json: str, *, limit: int) -> str:
         arguments = json.loads(arguments_json)
     except ValueError:
         arguments = arguments_json
-    if isinstance(arguments, dict):
-        texts = [value for value in arguments.values() if isinstance(value, str)]
-        arguments = texts[0] if texts else ""
+    if isinstance(arguments, dict):  # its first text
+        arguments = next((value for value in arguments.values() if isinstance(value, str)), "")
     text = one_line(inert(str(arguments)))
     return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
 
