@@ -208,15 +208,13 @@ class ArtifactConnector:
         return f"committed {self.file} to {self.branch} ({commit[:12]})"
 
 
+@dataclass(frozen=True)
 class Connectors:
     """The outer loop's ``on_finish``: every connector for the occasion, in order."""
 
-    def __init__(
-        self, connectors: Sequence[Connector], context: RunContext, events: EventSink
-    ) -> None:
-        self.connectors = tuple(connectors)
-        self.context = context
-        self.events = events
+    connectors: Sequence[Connector]
+    context: RunContext
+    events: EventSink
 
     def __call__(self, result: RunResult) -> tuple[str, ...]:
         occasion: Occasion = "pass" if result.passed else "escalate"
@@ -251,5 +249,4 @@ def pull_title(goal: str, loop_name: str, title: str | None = None) -> str:
 
 
 def _first_line(text: str) -> str:
-    lines = text.strip().splitlines()
-    return lines[0] if lines else ""
+    return (text.strip().splitlines() or [""])[0]
