@@ -104,23 +104,17 @@ def make_triggers(spec: LoopSpec, *, now: datetime) -> list[Trigger]:
             f"{spec.source}: field 'triggers': give at least one [[triggers]] to watch"
         )
     seen = SeenDeliveries(spec.root / RUNS_DIR.parent / WATCH_DIR / DELIVERIES_FILE, root=spec.root)
+    client = host_of(spec.github, spec.redactor().redact_text).client if spec.github else None
     made: list[Trigger] = []
     for index, entry in enumerate(spec.triggers):
         if isinstance(entry, ScheduleTriggerConfig):
             made.append(ScheduleTrigger(entry.cron, now=now, fresh=entry.fresh))
         elif isinstance(entry, IssuesTriggerConfig):
-            assert spec.github is not None, "LoopSpec checks that the issues trigger has [github]"
-            made.append(
-                IssuesTrigger(
-                    host_of(spec.github, spec.redactor().redact_text).client,
-                    entry.label,
-                    every=entry.poll,
-                )
-            )
+            assert client is not None, "LoopSpec checks that the issues trigger has [github]"
+            made.append(IssuesTrigger(client, entry.label, every=entry.poll))
         elif isinstance(entry, ReviewsTriggerConfig):
-            assert spec.github is not None, "LoopSpec checks that reviews come with [github]"
-            made.append(ReviewsTrigger(host_of(spec.github, spec.redactor().redact_text).client,
-                                       partial(run_heads, spec), reviewers=entry.reviewers,
+            assert client is not None, "LoopSpec checks that reviews come with [github]"
+            made.append(ReviewsTrigger(client, partial(run_heads, spec), reviewers=entry.reviewers,
                                        handle=entry.handle, every=entry.poll))  # fmt: skip
         else:
             secret = os.environ.get(entry.secret_env, "")
