@@ -18,10 +18,10 @@ from typing import TextIO, cast
 
 from harness.cli.exit_codes import EXIT_ERROR, EXIT_ESCALATED, EXIT_PASSED, EXIT_USAGE
 from harness.cli.scale_args import (
-    add_attempts_argument,
     add_batch_parser,
     add_bench_parser,
     add_runner_argument,
+    attempts_count,
     positive_int,
 )
 from harness.core.errors import HarnessError
@@ -69,7 +69,11 @@ def build_parser() -> argparse.ArgumentParser:
         )
         run.add_argument("--issue", type=positive_int, metavar="N",
                          help="the issue the run is for: its connectors comment there")  # fmt: skip
-        add_attempts_argument(run)
+        run.add_argument(
+            "--attempts",
+            type=attempts_count,
+            help="best-of-N: N parallel attempts on their own branches, the best passing one wins",
+        )
         run.add_argument(
             "--otel", action="store_true", help="export spans with OpenTelemetry (harness[otel])"
         )
@@ -269,8 +273,11 @@ def _command(args: argparse.Namespace) -> int:
 
         handler = getattr(commands, args.command)
         return int(handler(args))
-    except BrokenPipeError:
-        return _closed_pipe()
+    except BrokenPipeError:  # the reader went away (`| head`): stop, and keep Python's exit quiet
+        from harness.cli.pipe import silence_stdout
+
+        silence_stdout()
+        return EXIT_PASSED
     except HarnessError as exc:
         from harness.memory.lock import LockHeld
 
@@ -298,14 +305,6 @@ def _error(message: str, debug: bool) -> None:
 
             print(redact(traceback.format_exc()), end="", file=sys.stderr)
         print(f"harness: {redact(message)}", file=sys.stderr)
-
-
-def _closed_pipe() -> int:
-    """The reader went away (``| head``): stop quietly, and keep Python's exit flush quiet too."""
-    from harness.cli.pipe import silence_stdout
-
-    silence_stdout()
-    return EXIT_PASSED
 
 
 if __name__ == "__main__":
