@@ -52,11 +52,8 @@ def run_heads(spec: LoopSpec) -> dict[str, datetime]:
         commit = state.head or state.base
         if not commit:
             continue
-        found = run_git(
-            spec.root / spec.workspace,
-            ("log", "-1", "--format=%cI", "--end-of-options", commit),
-            None,
-        )
+        when = ("log", "-1", "--format=%cI", "--end-of-options", commit)
+        found = run_git(spec.root / spec.workspace, when, None)
         if found.returncode == 0 and found.stdout.strip():
             heads[branch] = datetime.fromisoformat(found.stdout.strip())
     return heads
