@@ -167,11 +167,10 @@ class GitHub:
 
     def job_log(self, job: int) -> str | None:
         """The log of the Actions job behind check run ``job``; None when the host has none."""
-        try:
-            text = self._call("GET", f"/repos/{self.repo}/actions/jobs/{job}/logs", raw=True)
+        try:  # a raw reply is always text
+            return str(self._call("GET", f"/repos/{self.repo}/actions/jobs/{job}/logs", raw=True))
         except HostError:
             return None
-        return text if isinstance(text, str) else None
 
     def _items(self, path: str) -> Iterator[dict[str, Any]]:
         """The objects of the list at ``path``, from its first ``MAX_PAGES`` pages."""
