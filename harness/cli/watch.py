@@ -86,14 +86,10 @@ def watch(args: argparse.Namespace, spec: LoopSpec, verdict: Verdict) -> int:
     finally:
         watcher.close()
     if args.once and not watcher.started:
-        print(f"{spec.name}: nothing was due{_next_firing(triggers)}", file=sys.stderr)
+        times = [t.next_firing for t in triggers if isinstance(t, ScheduleTrigger)]
+        when = f"; the schedule fires next at {min(times):%Y-%m-%d %H:%M} UTC" if times else ""
+        print(f"{spec.name}: nothing was due{when}", file=sys.stderr)
     return EXIT_PASSED
-
-
-def _next_firing(triggers: list[Trigger]) -> str:
-    """When the earliest schedule fires next, as a clause (nothing without a schedule)."""
-    times = [t.next_firing for t in triggers if isinstance(t, ScheduleTrigger)]
-    return f"; the schedule fires next at {min(times):%Y-%m-%d %H:%M} UTC" if times else ""
 
 
 def make_triggers(spec: LoopSpec, *, now: datetime) -> list[Trigger]:
