@@ -164,7 +164,7 @@ class Watcher:
         self._lock = threading.Lock()
         self._pool = LocalPool()
         self._running: dict[str, Future[None]] = {}  # by loop name: running or queued
-        self._queue: deque[tuple[str, Future[None], Callable[[], None]]] = deque()
+        self._queue: deque[Job[None]] = deque()  # runs waiting for a free place
         self._active = 0  # runs going on (at most max_runs)
         self.started: list[str] = []  # run ids, in order
 
@@ -242,16 +242,15 @@ class Watcher:
             future: Future[None] = Future()
             self._running[spec.name] = future
             run = partial(self._run, spec, start, started, run_id)
-            self._queue.append((spec.name, future, run))
+            self._queue.append(Job(spec.name, partial(self._go, future, run)))
             self._next()
         return run_id
 
     def _next(self) -> None:
         """Start the queued runs a free place allows (the caller holds the lock)."""
         while self._queue and self._active < self.max_runs:
-            name, future, run = self._queue.popleft()
             self._active += 1
-            self._pool.submit(Job(name, partial(self._go, future, run)))
+            self._pool.submit(self._queue.popleft())
 
     def _go(self, future: Future[None], run: Callable[[], None], _place: object) -> None:
         try:
