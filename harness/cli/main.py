@@ -39,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Keep an agent working until the job is verifiably done.",
         epilog="Exit codes: 0 passed, 1 internal error, 2 bad usage or configuration, 3 escalated.",
     )
-    parser.add_argument("--version", action=_Version, help="print the version and exit")
+    parser.add_argument("--version", action=_Version, nargs=0, help="print the version and exit")
     parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -232,9 +232,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 class _Version(argparse.Action):
     """``--version``: the installed version, looked up only when asked for."""
-
-    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
-        super().__init__(option_strings, dest, nargs=0, help=str(kwargs.get("help", "")))
 
     def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
         from importlib.metadata import PackageNotFoundError, version
