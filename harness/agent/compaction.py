@@ -30,14 +30,8 @@ from typing import Literal, Protocol, runtime_checkable
 
 from harness.agent.config import AGENT_DEFAULTS, AgentConfig
 from harness.agent.ledger import Ledger
-from harness.agent.summary_prompt import (
-    SUMMARY_HEADER,
-    SUMMARY_INSTRUCTION,
-    render_summary,
-    summary_request,
-)
+from harness.agent.summary_prompt import SUMMARY_INSTRUCTION, render_summary, summary_request
 from harness.agent.transcript import (
-    MASK_PREFIX,
     calls_by_id,
     describe,
     mask_observations,
@@ -50,26 +44,6 @@ from harness.core.section import check_field
 from harness.core.sink import NULL_SINK, EventSink
 from harness.models.base import Message, Model, token_ceiling
 from harness.models.budget import metered
-
-__all__ = [
-    "MASK_PREFIX",
-    "MAX_ATTEMPTS",
-    "SUMMARY_HEADER",
-    "SUMMARY_INSTRUCTION",
-    "Compaction",
-    "CompactionRecord",
-    "ContextOverflow",
-    "MaskObservations",
-    "NoCompaction",
-    "Summarize",
-    "compaction_of",
-    "describe",
-    "make_compaction",
-    "mask_observations",
-    "render_summary",
-    "summary_request",
-    "tail_start",
-]
 
 MAX_ATTEMPTS = 2
 """Attempts per ``maybe_compact`` call before :class:`ContextOverflow`."""
