@@ -76,6 +76,6 @@ def reviewed_loop(spec: LoopSpec, review: Review) -> tuple[LoopSpec, int | None]
     loop = spec
     if progress.path != spec.progress_path():
         loop = spec.with_changes(name=progress.name, progress=None, goal=progress.goal)
-    Inbox.beside(loop.progress_path()).add_note(redact(review.note()))
+    Inbox(loop.progress_path()).add_note(redact(review.note()))
     issue = re.fullmatch(rf"{re.escape(spec.name)}-issue-(\d+)", loop.name)
     return loop, int(issue.group(1)) if issue else None
