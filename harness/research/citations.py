@@ -298,15 +298,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("findings", type=Path, help="the findings file (Markdown)")
     parser.add_argument(
-        "--sources",
-        type=Path,
-        default=None,
-        help="sources folder (default: sources, none with --archive)",
+        "--sources", type=Path, help="sources folder (default: sources, none with --archive)"
     )
+    parser.add_argument("--archive", type=Path, help="the run's archive of fetched sources")
     parser.add_argument(
-        "--archive", type=Path, default=None, help="the run's archive of fetched sources"
+        "--min-sources", type=int, default=CITED_SOURCES, help="distinct sources required"
     )
-    parser.add_argument("--min-sources", type=int, default=1, help="distinct sources required")
     parser.add_argument(
         "--require-contradictions",
         action="store_true",
