@@ -25,14 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.agent.agent import Agent
-from harness.agent.compaction import (
-    SUMMARY_HEADER,
-    SUMMARY_INSTRUCTION,
-    Compaction,
-    MaskObservations,
-    NoCompaction,
-    Summarize,
-)
+from harness.agent.compaction import Compaction, MaskObservations, NoCompaction, Summarize
+from harness.agent.summary_prompt import SUMMARY_HEADER, SUMMARY_INSTRUCTION
 from harness.models.base import Message, Reply, ToolCall
 from harness.models.scripted import ScriptedModel
 

@@ -175,7 +175,9 @@ class ActionGuard:
             if self.asker is None or not self.permissions.attended:
                 answer, allowed = "unattended", self.permissions.unattended == "allow"
             else:
-                answer = self.asker(_question(tool, decision), self.permissions.ask_timeout)
+                rule = f" (rule {decision.rule})" if decision.rule else ""
+                question = f"The agent asks to run {tool}: {decision.subject}{rule}"
+                answer = self.asker(question, self.permissions.ask_timeout)
                 allowed = answer == "approved"
         self.events.emit(
             PermissionEvent(
@@ -318,11 +320,6 @@ def _payload(action: ActionCall) -> str:
     if len(text) <= PAYLOAD_CHARS:
         return text
     return json.dumps({**data, "arguments": {}, "arguments_cut": True}, default=str)
-
-
-def _question(tool: str, decision: Decision) -> str:
-    rule = f" (rule {decision.rule})" if decision.rule else ""
-    return f"The agent asks to run {tool}: {decision.subject}{rule}"
 
 
 def _refusal(decision: Decision, answer: str | None) -> str:

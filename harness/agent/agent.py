@@ -8,7 +8,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field, StrictInt
 
 from harness.agent.actions import ActionGuard, ActionHook, Asker, check_hooks
 from harness.agent.compaction import Compaction, ContextOverflow, compaction_of, make_compaction
@@ -24,7 +26,7 @@ from harness.core.event_schema import (
     ToolCallEvent,
     ToolStart,
 )
-from harness.core.section import check_field
+from harness.core.section import check_field, check_value
 from harness.core.sink import NULL_SINK, EventSink
 from harness.core.usage import Usage
 from harness.models.base import Message, Model, Reply, ToolCall, token_ceiling
@@ -33,6 +35,7 @@ from harness.sandbox import Sandbox
 from harness.tools import Tool, Toolbox, ToolContext, ToolResult, default_tools
 from harness.tools.permissions import Permissions
 
+Limit = Annotated[StrictInt, Field(gt=0)]  # max_malformed, max_repeats, max_errors
 CUT_SHORT = "[harness] Your reply was cut off at its token limit. Go on from where it stopped."
 
 
@@ -109,20 +112,14 @@ class Agent:
         hooks: Iterable[ActionHook] = (),
         subagents: Subagents | None = None,
     ) -> None:
-        limits = {
-            "max_malformed": max_malformed,
-            "max_repeats": max_repeats,
-            "max_errors": max_errors,
-        }
-        for name, value in limits.items():
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ConfigError(f"{name}: must be a positive integer, got {value!r}")
+        self.max_malformed: int = check_value(Limit, max_malformed, "max_malformed")
+        self.max_repeats: int = check_value(Limit, max_repeats, "max_repeats")
+        self.max_errors: int = check_value(Limit, max_errors, "max_errors")
         self.model = model
         self.toolbox = Toolbox(default_tools() if tools is None else tools)
         self.system_prompt = system_prompt or DEFAULT_SYSTEM_PROMPT
         self.max_steps: int = check_field(AgentConfig, "max_steps", max_steps)
         self.compaction: Compaction = make_compaction(compaction)
-        self.max_malformed, self.max_repeats, self.max_errors = limits.values()
         self.max_tokens: int | None = check_field(AgentConfig, "max_tokens", max_tokens)
         self.shell_timeout: float = check_field(AgentConfig, "shell_timeout", shell_timeout)
         self.max_output_chars = max_output_chars

@@ -25,19 +25,13 @@ The summary prompt is in :mod:`harness.agent.summary_prompt`, the transcript hel
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
 from harness.agent.config import AGENT_DEFAULTS, AgentConfig
 from harness.agent.ledger import Ledger
-from harness.agent.summary_prompt import (
-    SUMMARY_HEADER,
-    SUMMARY_INSTRUCTION,
-    render_summary,
-    summary_request,
-)
+from harness.agent.summary_prompt import SUMMARY_INSTRUCTION, render_summary, summary_request
 from harness.agent.transcript import (
-    MASK_PREFIX,
     calls_by_id,
     describe,
     mask_observations,
@@ -50,26 +44,6 @@ from harness.core.section import check_field
 from harness.core.sink import NULL_SINK, EventSink
 from harness.models.base import Message, Model, token_ceiling
 from harness.models.budget import metered
-
-__all__ = [
-    "MASK_PREFIX",
-    "MAX_ATTEMPTS",
-    "SUMMARY_HEADER",
-    "SUMMARY_INSTRUCTION",
-    "Compaction",
-    "CompactionRecord",
-    "ContextOverflow",
-    "MaskObservations",
-    "NoCompaction",
-    "Summarize",
-    "compaction_of",
-    "describe",
-    "make_compaction",
-    "mask_observations",
-    "render_summary",
-    "summary_request",
-    "tail_start",
-]
 
 MAX_ATTEMPTS = 2
 """Attempts per ``maybe_compact`` call before :class:`ContextOverflow`."""
@@ -132,13 +106,12 @@ class Compaction(Protocol):
     ) -> list[Message]: ...
 
 
+@dataclass(eq=False)
 class NoCompaction:
     """Never compacts: the session fails at the provider once it outgrows the window."""
 
     name = "none"
-
-    def __init__(self) -> None:
-        self.records: list[CompactionRecord] = []
+    records: list[CompactionRecord] = field(default_factory=list, init=False)
 
     def maybe_compact(
         self,
@@ -151,31 +124,27 @@ class NoCompaction:
         return messages
 
 
+@dataclass(kw_only=True, eq=False)
 class _Strategy:
     """The trigger, the soft trigger, the attempt guard and the records shared by strategies."""
 
     name = ""
+    threshold: float = AGENT_DEFAULTS.compaction_threshold
+    context_window: int | None = None
+    keep_last: int = 6
+    soft_threshold: float | None = None
+    records: list[CompactionRecord] = field(default_factory=list, init=False)
 
-    def __init__(
-        self,
-        *,
-        threshold: float = AGENT_DEFAULTS.compaction_threshold,
-        context_window: int | None = None,
-        keep_last: int = 6,
-        soft_threshold: float | None = None,
-    ) -> None:
-        if soft_threshold is not None and not 0 < soft_threshold < threshold:
-            raise ConfigError(f"soft_threshold: must be in (0, threshold), got {soft_threshold!r}")
-        check_field(AgentConfig, "context_window", context_window)
-        if keep_last < 1:
-            raise ConfigError(f"keep_last: must be at least 1, got {keep_last!r}")
-        self.threshold: float = check_field(
-            AgentConfig, "compaction_threshold", threshold, name="threshold"
+    def __post_init__(self) -> None:
+        soft = self.soft_threshold
+        if soft is not None and not 0 < soft < self.threshold:
+            raise ConfigError(f"soft_threshold: must be in (0, threshold), got {soft!r}")
+        check_field(AgentConfig, "context_window", self.context_window)
+        if self.keep_last < 1:
+            raise ConfigError(f"keep_last: must be at least 1, got {self.keep_last!r}")
+        self.threshold = check_field(
+            AgentConfig, "compaction_threshold", self.threshold, name="threshold"
         )
-        self.soft_threshold = soft_threshold
-        self.context_window = context_window
-        self.keep_last = keep_last
-        self.records: list[CompactionRecord] = []
 
     def maybe_compact(
         self,
@@ -250,6 +219,7 @@ class MaskObservations(_Strategy):
         return result, dropped, 0
 
 
+@dataclass(kw_only=True, eq=False)
 class Summarize(_Strategy):
     """Replace all but the system prompt and the last ``keep_last`` messages with a summary.
 
@@ -260,30 +230,16 @@ class Summarize(_Strategy):
     """
 
     name = "summarize"
+    summary_max_tokens: int = 2_000
+    clip_chars: int = 4_000
 
-    def __init__(
-        self,
-        *,
-        threshold: float = AGENT_DEFAULTS.compaction_threshold,
-        context_window: int | None = None,
-        keep_last: int = 6,
-        soft_threshold: float | None = None,
-        summary_max_tokens: int = 2_000,
-        clip_chars: int = 4_000,
-    ) -> None:
-        super().__init__(
-            threshold=threshold,
-            context_window=context_window,
-            keep_last=keep_last,
-            soft_threshold=soft_threshold,
-        )
-        if summary_max_tokens < _MIN_SUMMARY_TOKENS:
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.summary_max_tokens < _MIN_SUMMARY_TOKENS:
             raise ConfigError(
                 f"summary_max_tokens: must be at least {_MIN_SUMMARY_TOKENS}, "
-                f"got {summary_max_tokens!r}"
+                f"got {self.summary_max_tokens!r}"
             )
-        self.summary_max_tokens = summary_max_tokens
-        self.clip_chars = clip_chars
 
     def _shrink(
         self, messages: list[Message], attempt: int, ctx: _Pass

@@ -8,6 +8,7 @@ compaction that replaces messages puts :meth:`Ledger.render` back into the conte
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -35,7 +36,7 @@ class Ledger:
         self.rules = list(rules)
         self.open_items = list(open_items)
         self._paths: dict[str, None] = {}  # insertion-ordered set
-        self._commands: dict[str, int] = {}  # command -> times run
+        self._commands: Counter[str] = Counter()  # command -> times run, first run first
 
     @property
     def paths(self) -> list[str]:
@@ -56,8 +57,7 @@ class Ledger:
         for key in COMMAND_ARGUMENTS:
             value = arguments.get(key)
             if isinstance(value, str) and value.strip():
-                command = value.strip()
-                self._commands[command] = self._commands.get(command, 0) + 1
+                self._commands[value.strip()] += 1
 
     def render(self) -> str:
         """The ledger as Markdown-ish text for the model to read."""

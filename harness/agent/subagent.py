@@ -85,18 +85,14 @@ class Subagents:
 class ChildRun(Protocol):
     """What the observation reads of a child's :class:`~harness.agent.agent.AgentRun`."""
 
+    final: str | None
+    steps: int
+    stop_message: str
+    interruption: Stopped | None
+    files_written: set[str]
+
     @property
-    def final(self) -> str | None: ...
-    @property
-    def steps(self) -> int: ...
-    @property
-    def stop_reason(self) -> str: ...
-    @property
-    def stop_message(self) -> str: ...
-    @property
-    def interruption(self) -> Stopped | None: ...
-    @property
-    def files_written(self) -> set[str]: ...
+    def stop_reason(self) -> str: ...  # a read-only str: AgentRun's is an AgentStop
 
 
 Delegate = Callable[[str, str | None, list[str] | None], ChildRun]

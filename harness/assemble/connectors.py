@@ -67,10 +67,10 @@ def host_of(github: GitHubConfig, redact: Callable[[str], str]) -> Host:
     """The host ``[github]`` names; its client reads the token when first needed, and sends
     every text through ``redact``."""
     return Host(
-        client=lambda: GitHub.from_env(
+        client=lambda: GitHub(
             github.repo,
             api_url=github.api_url,
-            token_env=github.token_env,
+            token=env_value(github.token_env, "github.token_env"),
             timeout=github.timeout,
             redact=redact,
         ),  # fmt: skip

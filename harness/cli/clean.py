@@ -26,7 +26,6 @@ cleaning to the branches named) or with ``--include-passed``.
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.cli.discover import Unreadable, find_loops
@@ -63,15 +62,17 @@ def clean_loops(
         print(f"{problem.path}: skipped, cannot be read: {problem.reason}")
     if not configs:
         print(f"no loop.toml found under {path}; nothing to clean")
-    asked = _Asked(frozenset(branches), include_passed)
+    named = frozenset(branches)
+    seen: set[str] = set()  # the run branches found
     for spec in specs:
         try:
             with LoopLock(spec.progress_path()):
-                for line in _clean_loop(spec, dry_run=dry_run, asked=asked):
+                lines = _clean_loop(spec, dry_run, named, include_passed=include_passed, seen=seen)
+                for line in lines:
                     print(line)
         except LockHeld as exc:
             print(f"{spec.name}: running, left alone ({exc})")
-    for branch in sorted(asked.named - asked.seen):
+    for branch in sorted(named - seen):
         print(f"{branch}: not a run branch of the loops under {path}; nothing done")
     if not branches:
         for folder in held_folders.sweep(dry_run=dry_run):
@@ -82,22 +83,11 @@ def clean_loops(
     return EXIT_USAGE if path.is_file() and unreadable else EXIT_PASSED
 
 
-@dataclass
-class _Asked:
-    """What the user asked to clean beyond the default: run branches by name, or passed work."""
-
-    named: frozenset[str]
-    include_passed: bool
-    seen: set[str] = field(default_factory=set)
-
-    def covers(self, branch: str) -> bool:
-        return not self.named or branch in self.named
-
-    def removes_passed(self, branch: str) -> bool:
-        return self.include_passed or branch in self.named
-
-
-def _clean_loop(spec: LoopSpec, *, dry_run: bool, asked: _Asked) -> list[str]:
+def _clean_loop(
+    spec: LoopSpec, dry_run: bool, named: frozenset[str], *, include_passed: bool, seen: set[str]
+) -> list[str]:
+    """Clean ``spec``'s runs (only the branches ``named``, when it names any), adding to
+    ``seen`` each run branch found; what was removed or kept."""
     name, progress = spec.name, spec.progress_path()
     removed = "would remove" if dry_run else "removed"
     workspace = spec.root / spec.workspace
@@ -110,9 +100,9 @@ def _clean_loop(spec: LoopSpec, *, dry_run: bool, asked: _Asked) -> list[str]:
         return [f"{name}: skipped, its progress file cannot be read: {exc}"]
     lines = []
     for run in cleanup.run_branches(repo, name, progress):
-        if not asked.covers(run.branch):
+        if named and run.branch not in named:
             continue
-        asked.seen.add(run.branch)
+        seen.add(run.branch)
         resumable = run.branch == current and status in (Status.IN_PROGRESS, Status.ESCALATED)
         if resumable:
             lines.append(f"{name}: kept {run.branch}: resumable by `harness run`")
@@ -126,7 +116,7 @@ def _clean_loop(spec: LoopSpec, *, dry_run: bool, asked: _Asked) -> list[str]:
             lines.append(f"{name}: {removed} worktree {run.worktree}")
         kept = (
             None
-            if asked.removes_passed(run.branch)
+            if include_passed or run.branch in named
             else _passed_work(
                 repo,
                 run.branch,
@@ -140,7 +130,7 @@ def _clean_loop(spec: LoopSpec, *, dry_run: bool, asked: _Asked) -> list[str]:
         if not dry_run:
             cleanup.remove_branch(repo, run.branch)
         lines.append(f"{name}: {removed} branch {run.branch}")
-    if not asked.named:
+    if not named:
         lines += _debris(repo, name, progress, dry_run=dry_run)
     if not lines:
         lines.append(f"{name}: nothing to clean")

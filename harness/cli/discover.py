@@ -62,7 +62,8 @@ def find_loops(path: str | Path) -> tuple[list[FoundLoop], list[Unreadable]]:
     loops: list[FoundLoop] = []
     unreadable: list[Unreadable] = []
     seen: set[Path] = set()
-    for config_file in _config_files(path):
+    below = list(_folders(path))
+    for config_file in [d / CONFIG_NAME for d in below if (d / CONFIG_NAME).is_file()]:
         try:
             config = LoopOutline.from_toml(config_file)
         except ConfigError as exc:
@@ -71,7 +72,7 @@ def find_loops(path: str | Path) -> tuple[list[FoundLoop], list[Unreadable]]:
         found = FoundLoop(config.progress_path(), config)
         seen.add(found.progress.resolve())
         loops.append(found)
-    folders = [path / "progress", *(d / "progress" for d in _folders(path) if d != path)]
+    folders = [path / "progress", *(d / "progress" for d in below if d != path)]
     for folder in dict.fromkeys([path, *folders]):
         if not folder.is_dir():
             continue
@@ -107,9 +108,3 @@ def _folders(top: Path) -> Iterator[Path]:
             name for name in subfolders if not name.startswith(".") and name not in _SKIPPED
         )
         yield Path(folder)
-
-
-def _config_files(top: Path) -> Iterator[Path]:
-    for folder in _folders(top):
-        if (folder / CONFIG_NAME).is_file():
-            yield folder / CONFIG_NAME

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from harness.cli.exit_codes import EXIT_PASSED
 from harness.core.errors import ConfigError
@@ -17,14 +17,13 @@ if TYPE_CHECKING:
 
 def approve(args: argparse.Namespace) -> int:
     """Answer the approval a loop waits for (``--reject NOTE`` to send it back with a note)."""
-    inbox = _inbox(args.loop)
-    rejected = args.reject is not None
-    request = inbox.answer("rejected" if rejected else "approved", args.reject or "")
+    answer: Literal["approved", "rejected"] = "approved" if args.reject is None else "rejected"
+    request = _inbox(args.loop).answer(answer, args.reject or "")
     if request.action:
-        print(f"{request.loop}: {request.action} ({'rejected' if rejected else 'approved'})")
+        print(f"{request.loop}: {request.action} ({answer})")
         return EXIT_PASSED
-    verb = "rejected; the note is its next round's feedback" if rejected else "approved"
-    print(f"{request.loop}: round {request.round} {verb}")
+    feedback = "" if args.reject is None else "; the note is its next round's feedback"
+    print(f"{request.loop}: round {request.round} {answer}{feedback}")
     return EXIT_PASSED
 
 
@@ -35,8 +34,7 @@ def note(args: argparse.Namespace) -> int:
 
     inbox = _inbox(args.loop)
     inbox.add_note(args.text)
-    passed = inbox.progress.is_file() and Progress.load(inbox.progress).status is Status.PASSED
-    if passed:
+    if inbox.progress.is_file() and Progress.load(inbox.progress).status is Status.PASSED:
         print(
             f"{inbox.progress.stem}: note queued, but the loop has passed: no round reads it "
             "until `harness run --restart` starts the loop again"

@@ -18,10 +18,10 @@ from typing import TextIO, cast
 
 from harness.cli.exit_codes import EXIT_ERROR, EXIT_ESCALATED, EXIT_PASSED, EXIT_USAGE
 from harness.cli.scale_args import (
-    add_attempts_argument,
     add_batch_parser,
     add_bench_parser,
     add_runner_argument,
+    attempts_count,
     positive_int,
 )
 from harness.core.errors import HarnessError
@@ -39,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Keep an agent working until the job is verifiably done.",
         epilog="Exit codes: 0 passed, 1 internal error, 2 bad usage or configuration, 3 escalated.",
     )
-    parser.add_argument("--version", action=_Version, help="print the version and exit")
+    parser.add_argument("--version", action=_Version, nargs=0, help="print the version and exit")
     parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -69,7 +69,11 @@ def build_parser() -> argparse.ArgumentParser:
         )
         run.add_argument("--issue", type=positive_int, metavar="N",
                          help="the issue the run is for: its connectors comment there")  # fmt: skip
-        add_attempts_argument(run)
+        run.add_argument(
+            "--attempts",
+            type=attempts_count,
+            help="best-of-N: N parallel attempts on their own branches, the best passing one wins",
+        )
         run.add_argument(
             "--otel", action="store_true", help="export spans with OpenTelemetry (harness[otel])"
         )
@@ -229,9 +233,6 @@ def build_parser() -> argparse.ArgumentParser:
 class _Version(argparse.Action):
     """``--version``: the installed version, looked up only when asked for."""
 
-    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
-        super().__init__(option_strings, dest, nargs=0, help=str(kwargs.get("help", "")))
-
     def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
         from importlib.metadata import PackageNotFoundError, version
 
@@ -269,8 +270,11 @@ def _command(args: argparse.Namespace) -> int:
 
         handler = getattr(commands, args.command)
         return int(handler(args))
-    except BrokenPipeError:
-        return _closed_pipe()
+    except BrokenPipeError:  # the reader went away (`| head`): stop, and keep Python's exit quiet
+        from harness.cli.pipe import silence_stdout
+
+        silence_stdout()
+        return EXIT_PASSED
     except HarnessError as exc:
         from harness.memory.lock import LockHeld
 
@@ -298,14 +302,6 @@ def _error(message: str, debug: bool) -> None:
 
             print(redact(traceback.format_exc()), end="", file=sys.stderr)
         print(f"harness: {redact(message)}", file=sys.stderr)
-
-
-def _closed_pipe() -> int:
-    """The reader went away (``| head``): stop quietly, and keep Python's exit flush quiet too."""
-    from harness.cli.pipe import silence_stdout
-
-    silence_stdout()
-    return EXIT_PASSED
 
 
 if __name__ == "__main__":

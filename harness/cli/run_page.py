@@ -19,8 +19,7 @@ WORK_CHARS = 100_000
 def write_page(path: Path, folder: Path, summary: RunSummary) -> None:
     """Write the report of the run in ``folder`` (``summary``) to ``path``: its trajectory when
     it recorded one, its work while its branch is there."""
-    recorded = (folder / TRAJECTORY_FILE).is_file()
-    trajectory = Trajectory.load(folder) if recorded else None
+    trajectory = Trajectory.load(folder) if (folder / TRAJECTORY_FILE).is_file() else None
     write_html(path, render_html(summary, trajectory, work=work(folder, summary)))
 
 

@@ -91,15 +91,7 @@ def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_attempts_argument(run: argparse.ArgumentParser) -> None:
-    run.add_argument(
-        "--attempts",
-        type=_attempts,
-        help="best-of-N: N parallel attempts on their own branches, the best passing one wins",
-    )
-
-
-def _attempts(text: str) -> int:
+def attempts_count(text: str) -> int:
     value = positive_int(text)
     if value > 8:
         raise argparse.ArgumentTypeError(f"must be an integer from 1 to 8, got {text!r}")
@@ -147,7 +139,7 @@ def add_bench_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
     )
     swebench.add_argument(
         "--attempts",
-        type=_attempts,
+        type=attempts_count,
         default=1,
         help="independent attempts per instance, 1 to 8, for pass@k (default 1)",
     )

@@ -86,14 +86,10 @@ def watch(args: argparse.Namespace, spec: LoopSpec, verdict: Verdict) -> int:
     finally:
         watcher.close()
     if args.once and not watcher.started:
-        print(f"{spec.name}: nothing was due{_next_firing(triggers)}", file=sys.stderr)
+        times = [t.next_firing for t in triggers if isinstance(t, ScheduleTrigger)]
+        when = f"; the schedule fires next at {min(times):%Y-%m-%d %H:%M} UTC" if times else ""
+        print(f"{spec.name}: nothing was due{when}", file=sys.stderr)
     return EXIT_PASSED
-
-
-def _next_firing(triggers: list[Trigger]) -> str:
-    """When the earliest schedule fires next, as a clause (nothing without a schedule)."""
-    times = [t.next_firing for t in triggers if isinstance(t, ScheduleTrigger)]
-    return f"; the schedule fires next at {min(times):%Y-%m-%d %H:%M} UTC" if times else ""
 
 
 def make_triggers(spec: LoopSpec, *, now: datetime) -> list[Trigger]:
@@ -104,23 +100,17 @@ def make_triggers(spec: LoopSpec, *, now: datetime) -> list[Trigger]:
             f"{spec.source}: field 'triggers': give at least one [[triggers]] to watch"
         )
     seen = SeenDeliveries(spec.root / RUNS_DIR.parent / WATCH_DIR / DELIVERIES_FILE, root=spec.root)
+    client = host_of(spec.github, spec.redactor().redact_text).client if spec.github else None
     made: list[Trigger] = []
     for index, entry in enumerate(spec.triggers):
         if isinstance(entry, ScheduleTriggerConfig):
             made.append(ScheduleTrigger(entry.cron, now=now, fresh=entry.fresh))
         elif isinstance(entry, IssuesTriggerConfig):
-            assert spec.github is not None, "LoopSpec checks that the issues trigger has [github]"
-            made.append(
-                IssuesTrigger(
-                    host_of(spec.github, spec.redactor().redact_text).client,
-                    entry.label,
-                    every=entry.poll,
-                )
-            )
+            assert client is not None, "LoopSpec checks that the issues trigger has [github]"
+            made.append(IssuesTrigger(client, entry.label, every=entry.poll))
         elif isinstance(entry, ReviewsTriggerConfig):
-            assert spec.github is not None, "LoopSpec checks that reviews come with [github]"
-            made.append(ReviewsTrigger(host_of(spec.github, spec.redactor().redact_text).client,
-                                       partial(run_heads, spec), reviewers=entry.reviewers,
+            assert client is not None, "LoopSpec checks that reviews come with [github]"
+            made.append(ReviewsTrigger(client, partial(run_heads, spec), reviewers=entry.reviewers,
                                        handle=entry.handle, every=entry.poll))  # fmt: skip
         else:
             secret = os.environ.get(entry.secret_env, "")
@@ -174,7 +164,7 @@ class Watcher:
         self._lock = threading.Lock()
         self._pool = LocalPool()
         self._running: dict[str, Future[None]] = {}  # by loop name: running or queued
-        self._queue: deque[tuple[str, Future[None], Callable[[], None]]] = deque()
+        self._queue: deque[Job[None]] = deque()  # runs waiting for a free place
         self._active = 0  # runs going on (at most max_runs)
         self.started: list[str] = []  # run ids, in order
 
@@ -252,16 +242,15 @@ class Watcher:
             future: Future[None] = Future()
             self._running[spec.name] = future
             run = partial(self._run, spec, start, started, run_id)
-            self._queue.append((spec.name, future, run))
+            self._queue.append(Job(spec.name, partial(self._go, future, run)))
             self._next()
         return run_id
 
     def _next(self) -> None:
         """Start the queued runs a free place allows (the caller holds the lock)."""
         while self._queue and self._active < self.max_runs:
-            name, future, run = self._queue.popleft()
             self._active += 1
-            self._pool.submit(Job(name, partial(self._go, future, run)))
+            self._pool.submit(self._queue.popleft())
 
     def _go(self, future: Future[None], run: Callable[[], None], _place: object) -> None:
         try:

@@ -52,11 +52,8 @@ def run_heads(spec: LoopSpec) -> dict[str, datetime]:
         commit = state.head or state.base
         if not commit:
             continue
-        found = run_git(
-            spec.root / spec.workspace,
-            ("log", "-1", "--format=%cI", "--end-of-options", commit),
-            None,
-        )
+        when = ("log", "-1", "--format=%cI", "--end-of-options", commit)
+        found = run_git(spec.root / spec.workspace, when, None)
         if found.returncode == 0 and found.stdout.strip():
             heads[branch] = datetime.fromisoformat(found.stdout.strip())
     return heads
@@ -76,6 +73,6 @@ def reviewed_loop(spec: LoopSpec, review: Review) -> tuple[LoopSpec, int | None]
     loop = spec
     if progress.path != spec.progress_path():
         loop = spec.with_changes(name=progress.name, progress=None, goal=progress.goal)
-    Inbox.beside(loop.progress_path()).add_note(redact(review.note()))
+    Inbox(loop.progress_path()).add_note(redact(review.note()))
     issue = re.fullmatch(rf"{re.escape(spec.name)}-issue-(\d+)", loop.name)
     return loop, int(issue.group(1)) if issue else None

@@ -94,10 +94,8 @@ def describe(result: RunResult, context: RunContext) -> str:
     last = result.rounds[-1] if result.rounds else None
     if last is not None:
         lines += ["", f"### Gates (round {last.round})", ""]
-        for gate in last.gates:
-            lines.append(f"- {'✅' if gate.passed else '❌'} `{gate.name}`: {gate.summary}")
-        if not last.gates:
-            lines.append("- no gates")
+        gates = [f"- {'✅' if g.passed else '❌'} `{g.name}`: {g.summary}" for g in last.gates]
+        lines += gates or ["- no gates"]
     verdicts = [r.verdict for r in result.rounds if r.verdict is not None]
     if verdicts:
         critic = verdicts[-1]
@@ -154,9 +152,8 @@ class IssueCommentConnector:
             raise HostError(
                 "no issue to comment on: the run came from none (harness run --issue N)"
             )
-        return (
-            f"commented on #{issue}: {self.host.client().comment(issue, describe(result, context))}"
-        )
+        comment = self.host.client().comment(issue, describe(result, context))
+        return f"commented on #{issue}: {comment}"
 
 
 @dataclass(frozen=True)
@@ -179,9 +176,8 @@ class WebhookConnector:
         except urllib.error.HTTPError as exc:
             raise HostError(f"the webhook answered HTTP {exc.code}") from None
         except (urllib.error.URLError, OSError) as exc:
-            raise HostError(
-                f"the webhook cannot be reached: {getattr(exc, 'reason', exc)}"
-            ) from None
+            reason = getattr(exc, "reason", exc)
+            raise HostError(f"the webhook cannot be reached: {reason}") from None
         return f"message sent (HTTP {status})"
 
 
@@ -208,15 +204,13 @@ class ArtifactConnector:
         return f"committed {self.file} to {self.branch} ({commit[:12]})"
 
 
+@dataclass(frozen=True)
 class Connectors:
     """The outer loop's ``on_finish``: every connector for the occasion, in order."""
 
-    def __init__(
-        self, connectors: Sequence[Connector], context: RunContext, events: EventSink
-    ) -> None:
-        self.connectors = tuple(connectors)
-        self.context = context
-        self.events = events
+    connectors: Sequence[Connector]
+    context: RunContext
+    events: EventSink
 
     def __call__(self, result: RunResult) -> tuple[str, ...]:
         occasion: Occasion = "pass" if result.passed else "escalate"
@@ -251,5 +245,4 @@ def pull_title(goal: str, loop_name: str, title: str | None = None) -> str:
 
 
 def _first_line(text: str) -> str:
-    lines = text.strip().splitlines()
-    return lines[0] if lines else ""
+    return (text.strip().splitlines() or [""])[0]

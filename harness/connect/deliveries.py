@@ -35,13 +35,11 @@ class SeenDeliveries:
         self.root = root
         self.bound = bound
         self._lock = threading.Lock()
-        self._keys: deque[str] = deque()
         try:
             text = nofollow.read_bytes(path, root=root).decode("utf-8", errors="replace")
         except FileNotFoundError:
             text = ""
-        lines = text.splitlines()
-        self._keys.extend(line for line in lines[-bound * KEYS_PER_DELIVERY :] if line)
+        self._keys = deque(line for line in text.splitlines()[-bound * KEYS_PER_DELIVERY :] if line)
         self._seen = set(self._keys)
         self._written = len(self._keys)  # lines in the file
 

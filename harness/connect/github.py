@@ -19,7 +19,7 @@ import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from pydantic import Field
 
@@ -104,20 +104,6 @@ class GitHub:
         self.redact = redact or Redactor().redact_text  # None: the secrets of the environment
         self._opener = urllib.request.build_opener(_TokenStaysHome(self.api_url))
 
-    @classmethod
-    def from_env(
-        cls,
-        repo: str,
-        *,
-        api_url: str,
-        token_env: str,
-        timeout: float,
-        redact: Callable[[str], str] | None = None,
-    ) -> GitHub:
-        """A client whose token is ``$token_env``; a missing variable is an error naming it."""
-        token = env_value(token_env, "github.token_env")
-        return cls(repo, api_url=api_url, token=token, timeout=timeout, redact=redact)
-
     def find_pull(self, head: str) -> PullRequest | None:
         """The open pull request from branch ``head`` of this repository, if there is one."""
         owner = self.repo.split("/")[0]
@@ -145,17 +131,10 @@ class GitHub:
     def labelled_issues(self, label: str) -> list[Issue]:
         """Open issues carrying ``label`` (pull requests, which the API lists too, left out)."""
         query = urllib.parse.urlencode({"labels": label, "state": "open", "per_page": PER_PAGE})
-        found = [
-            item
-            for page in self._pages(f"/repos/{self.repo}/issues?{query}", whole=False)
-            for item in (page if isinstance(page, list) else [])
-        ]
         return [
             issue_of(item)
-            for item in found
-            if isinstance(item, dict)
-            and "pull_request" not in item
-            and is_issue_number(item.get("number"))
+            for item in self._items(f"/repos/{self.repo}/issues?{query}")
+            if "pull_request" not in item and is_issue_number(item.get("number"))
         ]
 
     def review_items(self, number: int) -> list[tuple[str, dict[str, Any]]]:
@@ -167,20 +146,13 @@ class GitHub:
         return [
             (event, item)
             for event, path in lists
-            for page in self._pages(f"/repos/{self.repo}/{path}?per_page={PER_PAGE}", whole=False)
-            for item in (page if isinstance(page, list) else [])
-            if isinstance(item, dict)
+            for item in self._items(f"/repos/{self.repo}/{path}?per_page={PER_PAGE}")
         ]
 
     def review_comments(self, number: int, review: int) -> list[dict[str, Any]]:
         """The inline comments of review ``review`` of pull request ``number``."""
         path = f"/repos/{self.repo}/pulls/{number}/reviews/{review}/comments?per_page={PER_PAGE}"
-        return [
-            item
-            for page in self._pages(path, whole=False)
-            for item in (page if isinstance(page, list) else [])
-            if isinstance(item, dict)
-        ]
+        return list(self._items(path))
 
     def check_runs(self, sha: str) -> list[CheckRun]:
         """Every check run on commit ``sha``; more than ``MAX_PAGES`` pages of them is an error
@@ -195,11 +167,16 @@ class GitHub:
 
     def job_log(self, job: int) -> str | None:
         """The log of the Actions job behind check run ``job``; None when the host has none."""
-        try:
-            text = self._call("GET", f"/repos/{self.repo}/actions/jobs/{job}/logs", raw=True)
+        try:  # a raw reply is always text
+            return str(self._call("GET", f"/repos/{self.repo}/actions/jobs/{job}/logs", raw=True))
         except HostError:
             return None
-        return text if isinstance(text, str) else None
+
+    def _items(self, path: str) -> Iterator[dict[str, Any]]:
+        """The objects of the list at ``path``, from its first ``MAX_PAGES`` pages."""
+        for page in self._pages(path, whole=False):
+            if isinstance(page, list):
+                yield from (item for item in page if isinstance(item, dict))
 
     def _pages(self, path: str, *, whole: bool) -> Iterator[Any]:
         """The pages of the list at ``path``, the first and those its ``Link`` headers lead to.
@@ -288,7 +265,7 @@ MAX_ISSUE_NUMBER = 2**31 - 1
 """The largest issue number taken from a reply or a delivery (GitHub's are 32-bit)."""
 
 
-def is_issue_number(value: object) -> bool:
+def is_issue_number(value: object) -> TypeGuard[int]:
     """Whether ``value`` is an issue number: a JSON integer from 1 to ``MAX_ISSUE_NUMBER``
     (not a string, a boolean or a fraction)."""
     return type(value) is int and 0 < value <= MAX_ISSUE_NUMBER
@@ -298,7 +275,7 @@ def issue_of(data: dict[str, Any]) -> Issue:
     """An issue from the API's (or a webhook delivery's) JSON; a :class:`HostError` when its
     number is not an issue number (:func:`is_issue_number`)."""
     number = data.get("number")
-    if not isinstance(number, int) or not is_issue_number(number):
+    if not is_issue_number(number):
         raise HostError(
             f"the issue's number {str(number)[:40]!r} is not an integer from 1 to "
             f"{MAX_ISSUE_NUMBER}"

@@ -63,7 +63,7 @@ def review_of(event: str, data: Mapping[str, Any], *, reviewers: Collection[str]
     if event == "issue_comment" and not isinstance(target.get("pull_request"), dict):
         return "a comment on an issue, not on a pull request"
     number = target.get("number")
-    if not isinstance(number, int) or not is_issue_number(number):
+    if not is_issue_number(number):
         return "the delivery names no pull request number"
     wanted = "submitted" if event == "pull_request_review" else "created"
     if data.get("action") != wanted:
@@ -88,7 +88,7 @@ def review_of(event: str, data: Mapping[str, Any], *, reviewers: Collection[str]
     else:
         kind = "comment"
     own = comment.get("id") if event == "pull_request_review" else None
-    review_id = own if isinstance(own, int) and is_issue_number(own) else None
+    review_id = own if is_issue_number(own) else None
     return Review(number, login, truncate(text, MAX_REVIEW_CHARS), kind, review_id)
 
 

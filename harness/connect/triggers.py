@@ -115,19 +115,14 @@ class ScheduleTrigger:
         from croniter import croniter
 
         self.fresh = fresh
-
         self._times = croniter(cron, now)
-        self._next: datetime = self._times.get_next(datetime)
-
-    @property
-    def next_firing(self) -> datetime:
+        self.next_firing: datetime = self._times.get_next(datetime)
         """When the schedule fires next (after the last poll)."""
-        return self._next
 
     def poll(self, now: datetime) -> list[Start]:
         due = False
-        while self._next <= now:
-            due, self._next = True, self._times.get_next(datetime)
+        while self.next_firing <= now:
+            due, self.next_firing = True, self._times.get_next(datetime)
         return [Start(self.kind, fresh=self.fresh)] if due else []
 
 
@@ -233,9 +228,8 @@ class WebhookTrigger:
             return 202, f"taken: a review of pull request #{review.pull} by @{review.author}"
         if event == "issues":
             issue = data.get("issue")
-            if data.get("action") not in ("opened", "labeled", "reopened") or not isinstance(
-                issue, dict
-            ):
+            opened = data.get("action") in ("opened", "labeled", "reopened")
+            if not opened or not isinstance(issue, dict):
                 return 202, "ignored: not an opened or labelled issue"
             try:
                 found = issue_of(issue)

@@ -47,10 +47,6 @@ class Inbox:
 
     progress: Path
 
-    @classmethod
-    def beside(cls, progress: str | os.PathLike[str]) -> Inbox:
-        return cls(Path(progress))
-
     def _file(self, suffix: str) -> Path:
         return state_folder("inboxes", self.progress) / f"{self.progress.stem}.{suffix}"
 

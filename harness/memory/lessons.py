@@ -8,6 +8,8 @@ holds what the first one learned, until :data:`LESSON_CHARS` cuts the oldest lin
 
 from __future__ import annotations
 
+from itertools import accumulate
+
 from harness.memory.progress import Progress
 from harness.memory.text_fields import Section
 
@@ -27,11 +29,6 @@ def earlier_runs(earlier: Progress) -> Section:
     if notes := " ".join(earlier.notes.split()):
         lines.append(f"  - notes: {notes}")
     lines += [body for s in earlier.extra if s.heading == HEADING for body in s.body.splitlines()]
-    kept: list[str] = []
-    size = 0
-    for line in lines:
-        size += len(line) + 1
-        if size > LESSON_CHARS:
-            break
-        kept.append(line)
+    sizes = accumulate(len(line) + 1 for line in lines)
+    kept = [line for line, size in zip(lines, sizes, strict=True) if size <= LESSON_CHARS]
     return Section(heading=HEADING, body="\n".join(kept))

@@ -7,7 +7,6 @@ import json
 import os
 from datetime import UTC, datetime
 from pathlib import Path
-from types import TracebackType
 
 from harness.core import nofollow
 from harness.core.errors import HarnessError
@@ -112,12 +111,7 @@ class LoopLock:
     def __enter__(self) -> LoopLock:
         return self.acquire()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.release()
 
 

@@ -195,16 +195,10 @@ class Progress(BaseModel):
             f"Round: {self.iteration}{cap}",
             hanging("Resume point: ", self.resume_point),
         ]
-        sections = [
-            Section(heading="Checklist", body="\n".join(i.render() for i in self.checklist)),
-            Section(heading="Attempts", body="\n\n".join(a.render() for a in self.attempts)),
-            Section(heading="Notes", body=self.notes),
-            *self.extra,
-        ]
         parts = [
             f"# Progress: {self.name}".rstrip(),
             "\n".join(header),
-            *(section.render() for section in sections),
+            *(section.render() for section in self._sections(self.attempts)),
         ]
         return "\n\n".join(parts) + "\n"
 
@@ -216,17 +210,20 @@ class Progress(BaseModel):
         empty part: a session is charged for each token of its first request.
         """
         shown = self.attempts[-last_attempts:] if last_attempts > 0 else []
-        sections = [
-            Section(heading="Checklist", body="\n".join(i.render() for i in self.checklist)),
-            Section(heading="Attempts", body="\n\n".join(a.render() for a in shown)),
-            Section(heading="Notes", body=self.notes),
-            *self.extra,
-        ]
         header = [f"Status: {self.status}"]
         if self.resume_point:
             header.append(hanging("Resume point: ", self.resume_point))
-        parts = ["\n".join(header), *(s.render() for s in sections if s.body)]
+        parts = ["\n".join(header), *(s.render() for s in self._sections(shown) if s.body)]
         return "\n\n".join(parts) + "\n"
+
+    def _sections(self, attempts: list[Attempt]) -> list[Section]:
+        """The sections below the header, with ``attempts`` as the Attempts section."""
+        return [
+            Section(heading="Checklist", body="\n".join(i.render() for i in self.checklist)),
+            Section(heading="Attempts", body="\n\n".join(a.render() for a in attempts)),
+            Section(heading="Notes", body=self.notes),
+            *self.extra,
+        ]
 
 
 _M = TypeVar("_M", bound=BaseModel)

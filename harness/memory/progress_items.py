@@ -82,7 +82,8 @@ class Attempt(BaseModel):
         bullets = [f"- Gate: {g.render() if isinstance(g, GateSummary) else g}" for g in self.gates]
         if self.critic_score is not None:
             bullets.append(f"- Critic: {self.critic_score!r}/10")
-        bullets.append(f"- Tokens: {self.tokens} · cost ${_dollars(self.cost_usd)}")
+        cost = f"{self.cost_usd:.6f}".rstrip("0").rstrip(".")
+        bullets.append(f"- Tokens: {self.tokens} · cost ${cost}")
         if self.commit:
             bullets.append(f"- Commit: {self.commit}")
         bullets += self.extra  # before the summary, whose indented lines run on
@@ -99,7 +100,3 @@ def _gate(gate: object) -> object:
             raise ValueError("a gate line needs text")
         return GateSummary.parse(text) or text
     return gate
-
-
-def _dollars(cost: float) -> str:
-    return f"{cost:.6f}".rstrip("0").rstrip(".")

@@ -26,7 +26,6 @@ from harness.memory.progress_terms import RESTORED_LABEL, RUN_HEADING, restored_
 from harness.memory.sections import heading_key
 from harness.memory.text_fields import Section
 
-HEADING = RUN_HEADING
 _FIELDS = {"branch": "Branch", "worktree": "Worktree", "base": "Base", "head": "Head"}
 _FIELD_OF = {heading_key(label): name for name, label in _FIELDS.items()}
 _PINNED = "Pinned"
@@ -76,14 +75,14 @@ class RunState:
         ]
         lines += [f"{_PINNED}: {sha} {path}" for path, sha in self.pins]
         lines += [f"{RESTORED_LABEL}: {self.restored}"] if self.restored is not None else []
-        section = Section(heading=HEADING, body="\n".join(lines))
+        section = Section(heading=RUN_HEADING, body="\n".join(lines))
         others = [s for s in progress.extra if not _is_run(s)]
         progress.extra = [*others, section] if lines else others
 
 
 def _is_run(section: Section) -> bool:
     """Whether ``section`` is the ``## Run`` section, however a person spelled the heading."""
-    return heading_key(section.heading) == heading_key(HEADING)
+    return heading_key(section.heading) == heading_key(RUN_HEADING)
 
 
 def without_run_state(progress: Progress) -> Progress:

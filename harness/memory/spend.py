@@ -46,24 +46,12 @@ class Spent(BaseModel):
 
     @property
     def usage(self) -> Usage:
-        return Usage(
-            self.prompt_tokens,
-            self.completion_tokens,
-            self.cost_usd,
-            self.calls,
-            self.unpriced_calls,
-        )
+        return Usage(**self.model_dump(exclude={"seconds"}))
 
     @classmethod
     def of(cls, usage: Usage, seconds: float) -> Spent:
-        return cls(
-            prompt_tokens=usage.prompt_tokens,
-            completion_tokens=usage.completion_tokens,
-            cost_usd=usage.cost_usd,
-            calls=usage.calls,
-            unpriced_calls=usage.unpriced_calls,
-            seconds=seconds,
-        )
+        kept = {name: getattr(usage, name) for name in cls.model_fields if name != "seconds"}
+        return cls(**kept, seconds=seconds)
 
 
 def spend_path(progress_path: Path) -> Path:

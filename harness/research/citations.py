@@ -38,7 +38,7 @@ import mimetypes
 import re
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path, PurePath
 from urllib.parse import urlsplit
 
@@ -139,6 +139,7 @@ def resolve_source(name: str, sources: Path) -> Path | None:
     return None
 
 
+@dataclass(eq=False)
 class SourceReader:
     """Checks quotes against the sources they cite: local files in ``sources``, fetched ones
     in ``archive``; each document is read and normalised once.
@@ -148,17 +149,11 @@ class SourceReader:
     so the run holds every byte its quotes were checked against.
     """
 
-    def __init__(
-        self,
-        sources: Path | None,
-        archive: SourceArchive | None = None,
-        *,
-        keep_local: bool = False,
-    ) -> None:
-        self.sources = sources
-        self.archive = archive
-        self.keep_local = keep_local
-        self._texts: dict[str, tuple[str, ...]] = {}
+    sources: Path | None
+    archive: SourceArchive | None = None
+    _: KW_ONLY
+    keep_local: bool = False
+    _texts: dict[str, tuple[str, ...]] = field(default_factory=dict, init=False, repr=False)
 
     def verify(self, citation: Citation) -> Verified | str:
         """Where ``citation``'s quote was found, or the problem (naming the citation)."""
@@ -303,15 +298,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("findings", type=Path, help="the findings file (Markdown)")
     parser.add_argument(
-        "--sources",
-        type=Path,
-        default=None,
-        help="sources folder (default: sources, none with --archive)",
+        "--sources", type=Path, help="sources folder (default: sources, none with --archive)"
     )
+    parser.add_argument("--archive", type=Path, help="the run's archive of fetched sources")
     parser.add_argument(
-        "--archive", type=Path, default=None, help="the run's archive of fetched sources"
+        "--min-sources", type=int, default=CITED_SOURCES, help="distinct sources required"
     )
-    parser.add_argument("--min-sources", type=int, default=1, help="distinct sources required")
     parser.add_argument(
         "--require-contradictions",
         action="store_true",

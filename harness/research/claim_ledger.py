@@ -24,6 +24,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import takewhile
 from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
@@ -207,12 +208,7 @@ def _jsonl(entries: list[LedgerEntry]) -> bytes:
 
 def stable_for(entries: list[LedgerEntry]) -> int:
     """How many of the latest entries in a row moved no claim."""
-    count = 0
-    for entry in reversed(entries):
-        if entry.moved:
-            break
-        count += 1
-    return count
+    return sum(1 for _ in takewhile(lambda entry: not entry.moved, reversed(entries)))
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ def renditions(body: bytes, kind: str, encoding: str | None = None) -> tuple[str
     also as plain text (a quote copied without Markdown's marks matches it)."""
     shown = shown_text(body, kind, encoding)
     if kind in HTML_TYPES:
-        return shown, html_plain(body.decode(encoding or "utf-8", errors="replace"))
+        return shown, _extract(body.decode(encoding or "utf-8", errors="replace"), "txt")
     return (shown,)
 
 
@@ -46,20 +46,12 @@ def shown_text(body: bytes, kind: str, encoding: str | None = None) -> str:
     if kind in PDF_TYPES:
         return pdf_text(body)
     text = body.decode(encoding or "utf-8", errors="replace")
-    return html_markdown(text) if kind in HTML_TYPES else text
-
-
-def html_markdown(html: str) -> str:
-    """The page's main content as Markdown (navigation, footers and scripts left out)."""
-    return _extract(html, "markdown")
-
-
-def html_plain(html: str) -> str:
-    """The page's main content as plain text, without Markdown's marks."""
-    return _extract(html, "txt")
+    return _extract(text, "markdown") if kind in HTML_TYPES else text
 
 
 def _extract(html: str, output_format: str) -> str:
+    """The page's main content (navigation, footers and scripts left out) as ``markdown`` or
+    plain text (``txt``)."""
     try:
         import trafilatura
         from trafilatura.settings import use_config

@@ -298,14 +298,12 @@ def _check_url(url: str, limits: WebLimits) -> bool:
 
 def _read_limited(reply: httpx.Response, limits: WebLimits) -> tuple[bytes, bool]:
     """The body, decompressed, up to ``max_bytes``; and whether there was more."""
-    chunks: list[bytes] = []
-    size = 0
+    body = bytearray()
     for chunk in _decoded(reply, limits.max_bytes + 1):  # as the bytes arrive
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > limits.max_bytes:
-            return b"".join(chunks)[: limits.max_bytes], True
-    return b"".join(chunks), False
+        body += chunk
+        if len(body) > limits.max_bytes:
+            return bytes(body[: limits.max_bytes]), True
+    return bytes(body), False
 
 
 def _decoded(reply: httpx.Response, most: int) -> Iterator[bytes]:

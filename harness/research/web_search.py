@@ -49,29 +49,22 @@ class Provider:
     results: Callable[[Any], Results]
 
 
-def _brave_results(data: Any) -> Results:
-    found = (data.get("web") or {}).get("results") or []
-    return _listed(found, snippet="description")
-
-
-def _searxng_results(data: Any) -> Results:
-    return _listed(data.get("results") or [], snippet="content")
-
-
 PROVIDERS: dict[str, Provider] = {
     "brave": Provider(
         endpoint=BRAVE_ENDPOINT,
         key_env="BRAVE_API_KEY",
         params=lambda query, count: {"q": query, "count": count},
         key_header=lambda key: {"X-Subscription-Token": key},
-        results=_brave_results,
+        results=lambda data: _listed(
+            (data.get("web") or {}).get("results") or [], snippet="description"
+        ),
     ),
     "searxng": Provider(
         endpoint=None,
         key_env=None,
         params=lambda query, count: {"q": query, "format": "json"},
         key_header=lambda key: {"Authorization": f"Bearer {key}"},
-        results=_searxng_results,
+        results=lambda data: _listed(data.get("results") or [], snippet="content"),
     ),
 }
 

@@ -14,10 +14,7 @@ from hypothesis import strategies as st
 
 from harness.agent.agent import Agent, AgentStop
 from harness.agent.compaction import (
-    MASK_PREFIX,
     MAX_ATTEMPTS,
-    SUMMARY_HEADER,
-    SUMMARY_INSTRUCTION,
     Compaction,
     ContextOverflow,
     MaskObservations,
@@ -26,6 +23,8 @@ from harness.agent.compaction import (
     make_compaction,
 )
 from harness.agent.ledger import MAX_COMMAND_CHARS, Ledger
+from harness.agent.summary_prompt import SUMMARY_HEADER, SUMMARY_INSTRUCTION
+from harness.agent.transcript import MASK_PREFIX
 from harness.core.errors import ConfigError
 from harness.core.event_schema import Compaction as CompactionEvent
 from harness.models.base import Message, ToolCall
