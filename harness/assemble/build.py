@@ -39,7 +39,7 @@ from harness.research.claim_ledger import LEDGER_FILE
 from harness.research.gates import citations_gate, convergence_gate
 from harness.research.resume import carry_on_resume
 from harness.research.web import WebLimits, fetch_url_tool, read_source_tool
-from harness.research.web_search import SearchSettings, web_search_tool
+from harness.research.web_search import web_search_tool
 from harness.sandbox import Sandbox
 from harness.sandbox.command_env import ENV_NAME
 from harness.sandbox.python_env import PythonEnv
@@ -343,8 +343,7 @@ def _web_tools(
         raise ConfigError(f"web.{exc}") from exc
     try:
         if web.search is not None:
-            settings = SearchSettings(**web.search.model_dump())
-            tools.append(web_search_tool(settings, archive=archive, redact=redact))
+            tools.append(web_search_tool(web.search, archive=archive, redact=redact))
     except MissingExtra:
         raise
     except ConfigError as exc:
