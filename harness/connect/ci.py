@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from harness.connect.config import CI_DEFAULTS, CiConfig
+from harness.connect.config import CiConfig
 from harness.connect.connectors import Host
 from harness.connect.github import CheckRun, GitHub, HostError
 from harness.core.event_schema import ConnectorEvent
@@ -28,7 +28,7 @@ class CiWaiter:
 
     host: Host
     title: str
-    config: CiConfig = CI_DEFAULTS
+    config: CiConfig = CiConfig()
     events: EventSink = NULL_SINK
     clock: Callable[[], float] = time.monotonic
     sleep: Callable[[float], None] = time.sleep
