@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 from harness.research.archive import SourceArchive  # noqa: E402
 from harness.research.citations import check_findings  # noqa: E402
 from harness.research.claim_ledger import converged  # noqa: E402
-from harness.research.web import WebLimits, fetch_page  # noqa: E402
+from harness.research.web import WebConfig, fetch_page  # noqa: E402
 from tests.research_web import serve_web  # noqa: E402
 
 
@@ -35,7 +35,7 @@ def main() -> int:
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp())
     archive = SourceArchive(folder / "sources")
-    limits = WebLimits(["127.0.0.1"], timeout=10)
+    limits = WebConfig(allow_domains=["127.0.0.1"], timeout=10)
     claims = []
     with serve_web() as web:
         started = time.perf_counter()

@@ -38,8 +38,8 @@ from harness.research.archive import ARCHIVE_DIR, INDEX_FILE, SourceArchive
 from harness.research.claim_ledger import LEDGER_FILE
 from harness.research.gates import citations_gate, convergence_gate
 from harness.research.resume import carry_on_resume
-from harness.research.web import WebLimits, fetch_url_tool, read_source_tool
-from harness.research.web_search import SearchSettings, web_search_tool
+from harness.research.web import fetch_url_tool, read_source_tool
+from harness.research.web_search import web_search_tool
 from harness.sandbox import Sandbox
 from harness.sandbox.command_env import ENV_NAME
 from harness.sandbox.python_env import PythonEnv
@@ -329,22 +329,20 @@ def _web_tools(
     tools = [read_source_tool(archive)]
     try:
         if web.allow_domains is not None:
-            limits = WebLimits(web.allow_domains, max_bytes=web.max_bytes, timeout=web.timeout)
             replay = None
             if web.replay is not None:
                 folder = config.root / web.replay
                 if not (folder / INDEX_FILE).is_file():
                     raise ConfigError(f"replay: {folder} is not an archive (no {INDEX_FILE})")
                 replay = SourceArchive(folder)
-            tools.append(fetch_url_tool(limits, archive, replay=replay, redact=redact))
+            tools.append(fetch_url_tool(web, archive, replay=replay, redact=redact))
     except MissingExtra:
         raise  # it names its extra, not a field of [web]
     except ConfigError as exc:
         raise ConfigError(f"web.{exc}") from exc
     try:
         if web.search is not None:
-            settings = SearchSettings(**web.search.model_dump())
-            tools.append(web_search_tool(settings, archive=archive, redact=redact))
+            tools.append(web_search_tool(web.search, archive=archive, redact=redact))
     except MissingExtra:
         raise
     except ConfigError as exc:

@@ -50,16 +50,7 @@ def build_connectors(
     ci = None
     if config.ci is not None:
         assert host is not None, "LoopSpec checks that [ci] has [github]"
-        ci = CiWaiter(
-            host,
-            title=_title(config),
-            checks=tuple(config.ci.checks),
-            timeout=config.ci.timeout,
-            poll=config.ci.poll,
-            settle=config.ci.settle,
-            log_chars=config.ci.log_chars,
-            events=events,
-        )
+        ci = CiWaiter(host, title=_title(config), config=config.ci, events=events)
     return finish, ci
 
 

@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from harness.connect.config import CI_DEFAULTS
+from harness.connect.config import CiConfig
 from harness.connect.connectors import Host
 from harness.connect.github import CheckRun, GitHub, HostError
 from harness.core.event_schema import ConnectorEvent
@@ -23,15 +23,12 @@ GOOD = frozenset({"success", "neutral", "skipped"})
 
 @dataclass
 class CiWaiter:
-    """The outer loop's ``ci``: publish the round, then wait for its check runs."""
+    """The outer loop's ``ci``: publish the round, then wait for its check runs as ``config``
+    (``[ci]``) says."""
 
     host: Host
     title: str
-    checks: tuple[str, ...] = ()  # the check runs to wait for; () all of them
-    timeout: float = CI_DEFAULTS.timeout
-    poll: float = CI_DEFAULTS.poll
-    settle: float = CI_DEFAULTS.settle  # how long to wait for a first check run to show up
-    log_chars: int = CI_DEFAULTS.log_chars
+    config: CiConfig = CiConfig()
     events: EventSink = NULL_SINK
     clock: Callable[[], float] = time.monotonic
     sleep: Callable[[float], None] = time.sleep
@@ -50,32 +47,32 @@ class CiWaiter:
             return GateReport(name=GATE_NAME, passed=False, duration=self.clock() - started,
                               summary=f"the round could not be published: {exc}")  # fmt: skip
         self._event(True, f"round {ci.round} on pull request #{pull.number} ({ci.commit[:12]})")
-        limit = self.timeout if ci.seconds_left is None else min(self.timeout, ci.seconds_left)
+        timeout = self.config.timeout
+        limit = timeout if ci.seconds_left is None else min(timeout, ci.seconds_left)
         return self._wait(client, ci.commit, started + limit, started)
 
     def _wait(self, client: GitHub, sha: str, deadline: float, started: float) -> GateReport:
+        checks, poll, settle = self.config.checks, self.config.poll, self.config.settle
         while True:
             try:
-                runs = [
-                    r for r in client.check_runs(sha) if not self.checks or r.name in self.checks
-                ]
+                runs = [r for r in client.check_runs(sha) if not checks or r.name in checks]
             except HostError as exc:
                 return GateReport(name=GATE_NAME, passed=False, summary=str(exc))
-            missing = [name for name in self.checks if name not in {r.name for r in runs}]
+            missing = [name for name in checks if name not in {r.name for r in runs}]
             waiting = missing or not runs or any(r.status != "completed" for r in runs)
             now = self.clock()
             if not waiting:
                 return self._verdict(client, runs, sha, now - started)
-            if not runs and not self.checks and now - started >= self.settle:
+            if not runs and not checks and now - started >= settle:
                 return GateReport(name=GATE_NAME, passed=False, duration=now - started,
                                   summary=f"no check run appeared on {sha[:12]} within "
-                                  f"{self.settle:g}s: nothing was tested")  # fmt: skip
-            if now + self.poll > deadline:
+                                  f"{settle:g}s: nothing was tested")  # fmt: skip
+            if now + poll > deadline:
                 pending = missing or [r.name for r in runs if r.status != "completed"]
                 return GateReport(name=GATE_NAME, passed=False, duration=now - started,
                                   summary=f"checks not finished in time on {sha[:12]}: "
                                   + ", ".join(pending or ["none reported"]))  # fmt: skip
-            self.sleep(self.poll)
+            self.sleep(poll)
 
     def _verdict(self, client: GitHub, runs: list[CheckRun], sha: str, took: float) -> GateReport:
         failed = [r for r in runs if r.conclusion not in GOOD]
@@ -86,7 +83,7 @@ class CiWaiter:
         for run in failed:
             log = client.job_log(run.id) or run.summary or "(no log)"
             logs.append(f"== {run.name}: {run.conclusion} ==\n{log.strip()}")
-        tail = truncate("\n".join(logs), self.log_chars, head_share=0.2)
+        tail = truncate("\n".join(logs), self.config.log_chars, head_share=0.2)
         return GateReport(
             name=GATE_NAME, passed=False, duration=took, failures=[r.name for r in failed],
             summary=f"{len(failed)} of {len(runs)} check run(s) failed on {sha[:12]}",

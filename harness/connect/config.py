@@ -25,7 +25,3 @@ class CiConfig(Section):
     poll: float = Field(15, gt=0, le=3600)  # seconds between looks
     settle: float = Field(60, ge=0)  # seconds to wait for a first check run to appear
     log_chars: int = Field(4000, ge=200, le=100_000)  # of a failed check's log, fed back
-
-
-CI_DEFAULTS = CiConfig()
-"""``[ci]``'s defaults, read by :class:`CiWaiter`."""

@@ -29,8 +29,7 @@ import socket
 import ssl
 import threading
 import zlib
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
@@ -38,7 +37,7 @@ from pydantic import Field
 
 from harness.core.errors import ConfigError, MissingExtra, ToolError
 from harness.core.redact import Redactor
-from harness.core.section import Section, check_field
+from harness.core.section import Section, named_errors
 from harness.research.archive import ArchivedFetch, SourceArchive
 from harness.research.extract import is_readable, media_type, shown_text
 from harness.research.web_peer import peer_guard, refuse_resolved
@@ -54,6 +53,7 @@ _WBITS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate":
 """The content encodings asked for, by what ``zlib`` needs to read each."""
 
 
+@named_errors("")
 class WebConfig(Section):
     """``[web]``: ``fetch_url`` for ``allow_domains`` (their subdomains too), ``web_search``."""
 
@@ -63,55 +63,39 @@ class WebConfig(Section):
     search: WebSearchConfig | None = None
     replay: str | None = Field(None, min_length=1)  # an archive folder: fetch_url reads it only
 
-
-WEB_DEFAULTS = WebConfig()
-"""``[web]``'s defaults, read by :class:`WebLimits`."""
-
-
-@dataclass(frozen=True)
-class WebLimits:
-    """Where ``fetch_url`` may go and how much it may take."""
-
-    allow_domains: Sequence[str]
-    max_bytes: int = WEB_DEFAULTS.max_bytes
-    timeout: float = WEB_DEFAULTS.timeout
-
-    def __post_init__(self) -> None:
-        if not self.allow_domains:
-            raise ConfigError('allow_domains: list the domains to fetch from (["*"] for any)')
-        for domain in self.allow_domains:
-            bare = domain.strip("[]")
-            if domain != "*" and (not domain or "/" in domain or (":" in bare and not _ip(bare))):
-                raise ConfigError(
-                    f"allow_domains: {domain!r} is not a host name (no scheme, port or path)"
-                )
-        check_field(WebConfig, "max_bytes", self.max_bytes)
-        check_field(WebConfig, "timeout", self.timeout)
-
     def names(self, host: str) -> bool:
         """Whether an entry other than ``"*"`` allows ``host`` (only such an entry reaches an
         address of this machine or its private network: :mod:`harness.research.web_peer`)."""
         host = host.lower().rstrip(".")
         return any(
             host == domain or host.endswith("." + domain)
-            for domain in (entry.lower().strip("[]") for entry in self.allow_domains)
+            for domain in (entry.lower().strip("[]") for entry in self.allow_domains or ())
             if domain != "*"
         )
 
 
 def fetch_url_tool(
-    limits: WebLimits,
+    limits: WebConfig,
     archive: SourceArchive | None = None,
     *,
     replay: SourceArchive | None = None,
     redact: Callable[[str], str] | None = None,
 ) -> Tool:
-    """The ``fetch_url`` tool, bound to ``limits``; what it reads is kept in ``archive``.
+    """The ``fetch_url`` tool, bound to ``limits`` (which must name ``allow_domains``); what it
+    reads is kept in ``archive``.
 
     With ``replay``, pages are read from that archive only, never from the network. Every
     address asked passes ``redact``, the run's outbound redactor (None: the secrets of the
     environment).
     """
+    if not limits.allow_domains:
+        raise ConfigError('allow_domains: list the domains to fetch from (["*"] for any)')
+    for domain in limits.allow_domains:
+        bare = domain.strip("[]")
+        if domain != "*" and (not domain or "/" in domain or (":" in bare and not _ip(bare))):
+            raise ConfigError(
+                f"allow_domains: {domain!r} is not a host name (no scheme, port or path)"
+            )
     outbound = redact or Redactor().redact_text
     try:
         import httpx  # noqa: F401 - fail at set-up, not at the first call
@@ -155,7 +139,7 @@ def read_source_tool(archive: SourceArchive) -> Tool:
 
 
 def replayed_page(
-    url: str, limits: WebLimits, replay: SourceArchive, archive: SourceArchive | None = None
+    url: str, limits: WebConfig, replay: SourceArchive, archive: SourceArchive | None = None
 ) -> str:
     """``url`` as :func:`fetch_page` showed it, from the archive ``replay`` (kept again in
     ``archive``); a :class:`ToolError` when it was never archived there."""
@@ -173,7 +157,7 @@ def replayed_page(
     return _shown(record, text, limits.max_bytes if record.cut else None)
 
 
-def fetch_page(url: str, limits: WebLimits, archive: SourceArchive | None = None) -> str:
+def fetch_page(url: str, limits: WebConfig, archive: SourceArchive | None = None) -> str:
     """``url`` as readable text, following allowed redirects; a :class:`ToolError` otherwise.
 
     The body is kept in ``archive`` when one is given, and the text ends with its source id.
@@ -261,7 +245,7 @@ class _Deadline:
             if self.expired.is_set():
                 self._expire()
 
-    def check(self, url: str, limits: WebLimits) -> None:
+    def check(self, url: str, limits: WebConfig) -> None:
         if self.expired.is_set():
             raise ToolError(_too_slow(url, limits))
 
@@ -282,21 +266,21 @@ def _ip(text: str) -> bool:
     return True
 
 
-def _check_url(url: str, limits: WebLimits) -> bool:
+def _check_url(url: str, limits: WebConfig) -> bool:
     """Refuse ``url`` unless it is http(s) on an allowed host; whether an entry names its host."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ToolError(f"{url}: only http and https addresses can be fetched")
     named = limits.names(parts.hostname)
-    if not named and "*" not in limits.allow_domains:
+    allowed = limits.allow_domains or []
+    if not named and "*" not in allowed:
         raise ToolError(
-            f"{url}: {parts.hostname} is not an allowed domain "
-            f"(allowed: {', '.join(limits.allow_domains)})"
+            f"{url}: {parts.hostname} is not an allowed domain (allowed: {', '.join(allowed)})"
         )
     return named
 
 
-def _read_limited(reply: httpx.Response, limits: WebLimits) -> tuple[bytes, bool]:
+def _read_limited(reply: httpx.Response, limits: WebConfig) -> tuple[bytes, bool]:
     """The body, decompressed, up to ``max_bytes``; and whether there was more."""
     body = bytearray()
     for chunk in _decoded(reply, limits.max_bytes + 1):  # as the bytes arrive
@@ -354,5 +338,5 @@ def _shown(
     return f"# {address}\n\n{text.strip() or '(no readable text)'}{note}{source}"
 
 
-def _too_slow(url: str, limits: WebLimits) -> str:
+def _too_slow(url: str, limits: WebConfig) -> str:
     return f"{url}: no complete answer within {limits.timeout:g}s (timeout)"

@@ -27,7 +27,7 @@ from pydantic import Field
 
 from harness.core.errors import ConfigError, MissingExtra, ToolError
 from harness.core.redact import Redactor
-from harness.core.section import Section, check_field
+from harness.core.section import Section, named_errors
 from harness.research.archive import SourceArchive
 from harness.sandbox.command_env import EnvName
 from harness.tools.toolkit import Tool, tool
@@ -69,8 +69,13 @@ PROVIDERS: dict[str, Provider] = {
 }
 
 
+@named_errors("")
 class WebSearchConfig(Section):
-    """``[web.search]``: gives the agent ``web_search`` through a provider's HTTP API."""
+    """``[web.search]``: gives the agent ``web_search`` through a provider's HTTP API.
+
+    ``endpoint`` and ``api_key_env`` default to the provider's own (SearXNG has no default
+    endpoint: name your instance's ``/search`` address).
+    """
 
     provider: Literal["brave", "searxng"] = "brave"
     # None: the provider's own (brave: BRAVE_API_KEY; searxng: no key)
@@ -79,37 +84,6 @@ class WebSearchConfig(Section):
     endpoint: str | None = Field(None, pattern=r"^https?://")
     max_results: int = Field(5, ge=1, le=20)
     timeout: float = Field(20, gt=0, le=600)
-
-
-SEARCH_DEFAULTS = WebSearchConfig()
-"""``[web.search]``'s defaults, read by :class:`SearchSettings`."""
-
-
-@dataclass(frozen=True)
-class SearchSettings:
-    """Which provider to ask, at which endpoint, with which key, for how many results.
-
-    ``endpoint`` and ``api_key_env`` default to the provider's own (SearXNG has no default
-    endpoint: name your instance's ``/search`` address).
-    """
-
-    provider: str = SEARCH_DEFAULTS.provider
-    api_key_env: str | None = None
-    endpoint: str | None = None
-    max_results: int = SEARCH_DEFAULTS.max_results
-    timeout: float = SEARCH_DEFAULTS.timeout
-
-    def __post_init__(self) -> None:
-        if self.provider not in PROVIDERS:
-            raise ConfigError(
-                f"provider: {self.provider!r} is not supported (use {' or '.join(map(repr, PROVIDERS))})"
-            )
-        check_field(WebSearchConfig, "max_results", self.max_results)
-        if not self.address:
-            raise ConfigError(f"endpoint: the {self.provider} provider needs its endpoint named")
-        if not self.address.startswith(("https://", "http://")):
-            raise ConfigError(f"endpoint: {self.address!r} is not an http(s) address")
-        check_field(WebSearchConfig, "timeout", self.timeout)
 
     @property
     def api(self) -> Provider:
@@ -127,7 +101,7 @@ class SearchSettings:
 
 
 def web_search_tool(
-    settings: SearchSettings,
+    settings: WebSearchConfig,
     *,
     env: dict[str, str] | None = None,
     archive: SourceArchive | None = None,
@@ -136,6 +110,8 @@ def web_search_tool(
     """The ``web_search`` tool; the key is taken from ``env`` (default: this process's). Every
     query passes ``redact``, the run's outbound redactor (None: the secrets of the environment)."""
     outbound = redact or Redactor().redact_text
+    if not settings.address:
+        raise ConfigError(f"endpoint: the {settings.provider} provider needs its endpoint named")
     key = None
     if settings.key_env is not None:
         key = (os.environ if env is None else env).get(settings.key_env, "").strip()
@@ -162,7 +138,7 @@ def web_search_tool(
 
 
 def search(
-    query: str, settings: SearchSettings, key: str | None, archive: SourceArchive | None = None
+    query: str, settings: WebSearchConfig, key: str | None, archive: SourceArchive | None = None
 ) -> str:
     """The results for ``query`` as text; a :class:`ToolError` when the provider fails."""
     import httpx

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.connect.ci import CiWaiter
+from harness.connect.config import CiConfig
 from harness.connect.connectors import Host
 from harness.connect.github import GitHub
 from harness.outer.options import CiRound
@@ -44,7 +45,7 @@ def _round(tmp_path: Path, server: GitHubServer) -> CiRound:
 
 def _waiter(server: GitHubServer, clock: Clock, **kwargs: Any) -> CiWaiter:
     host = Host(lambda: GitHub("acme/widgets", api_url=server.url, token=TOKEN), "origin")
-    return CiWaiter(host, "t", poll=5, clock=clock, sleep=clock.sleep, **kwargs)
+    return CiWaiter(host, "t", CiConfig(poll=5, **kwargs), clock=clock, sleep=clock.sleep)
 
 
 def _pending(sha: str) -> list[dict[str, Any]]:

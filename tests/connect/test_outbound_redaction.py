@@ -25,8 +25,8 @@ from harness.core.usage import Usage
 from harness.outer.result import RunResult
 from harness.research.archive import INDEX_FILE, SourceArchive
 from harness.research.claim_ledger import Claim, record_claims
-from harness.research.web import WebLimits, fetch_url_tool
-from harness.research.web_search import SearchSettings, web_search_tool
+from harness.research.web import WebConfig, fetch_url_tool
+from harness.research.web_search import WebSearchConfig, web_search_tool
 from harness.spec.loop_spec import LoopSpec
 from harness.tools import ToolContext
 from harness.tools.mcp import McpServer, mcp_tools
@@ -297,8 +297,8 @@ def test_an_address_fetched_and_a_query_searched_pass_the_redactor(
     monkeypatch.setenv("PAYMENTS_SECRET", "web-env-canary-3141")
     archive = SourceArchive(tmp_path / "sources", redact=REDACT) if archived else None
     ctx = ToolContext(workspace=tmp_path)
-    limits = WebLimits(["127.0.0.1"], timeout=10)
-    settings = SearchSettings(provider="brave", endpoint=f"{asked}/search")
+    limits = WebConfig(allow_domains=["127.0.0.1"], timeout=10)
+    settings = WebSearchConfig(provider="brave", endpoint=f"{asked}/search")
     given = fetch_url_tool(limits, archive, redact=REDACT)
     by_default = fetch_url_tool(limits, archive)
     searched = web_search_tool(settings, env={"BRAVE_API_KEY": "k"}, archive=archive, redact=REDACT)

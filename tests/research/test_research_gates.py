@@ -15,7 +15,7 @@ import pytest
 from harness.research.archive import SourceArchive, source_id
 from harness.research.citations import main
 from harness.research.gates import citations_gate
-from harness.research.web import WebLimits, fetch_url_tool
+from harness.research.web import WebConfig, fetch_url_tool
 from harness.tools import ToolContext
 from tests.research_web import HISTORY, REPORT, Web, serve_web
 
@@ -56,7 +56,7 @@ def fetched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fetched]:
     (root / "sources").mkdir()
     (root / "sources" / "keeper.md").write_text(KEEPER)
     archive = SourceArchive(root / "run" / "sources")
-    fetch_url = fetch_url_tool(WebLimits(["127.0.0.1"], timeout=10), archive)
+    fetch_url = fetch_url_tool(WebConfig(allow_domains=["127.0.0.1"], timeout=10), archive)
     with serve_web() as web:
         a, b, c = web.gazette.url, web.archive.url, web.survey.url
         for url in (
@@ -225,7 +225,7 @@ def test_an_index_line_written_from_outside_the_run_is_not_a_fetch(
     fetched: Fetched, tmp_path: Path
 ) -> None:
     own = SourceArchive(tmp_path / "sources", own_only=True)  # as a loop's tools and gates share
-    fetch_url = fetch_url_tool(WebLimits(["127.0.0.1"], timeout=10), own)
+    fetch_url = fetch_url_tool(WebConfig(allow_domains=["127.0.0.1"], timeout=10), own)
     tolls = f"{fetched.web.gazette.url}/tolls.html"
     assert not fetch_url.run({"url": tolls}, ToolContext(workspace=tmp_path)).is_error
     forged_url = f"{fetched.web.survey.url}/history-draft.html"  # never fetched

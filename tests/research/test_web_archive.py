@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from harness.research.archive import SourceArchive, source_id
-from harness.research.web import WebLimits, fetch_url_tool, read_source_tool
+from harness.research.web import WebConfig, fetch_url_tool, read_source_tool
 from harness.tools import ToolContext
 from tests.research_web import HISTORY, REPORT, Web, serve_web
 
-LIMITS = WebLimits(allow_domains=["127.0.0.1"], max_bytes=100_000, timeout=10)
+LIMITS = WebConfig(allow_domains=["127.0.0.1"], max_bytes=100_000, timeout=10)
 
 
 @pytest.fixture(scope="module")

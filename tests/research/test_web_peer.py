@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from harness.core.errors import ConfigError, ToolError
-from harness.research.web import WebLimits, fetch_url_tool
+from harness.research.web import WebConfig, fetch_url_tool
 from harness.research.web_peer import Trace, is_global, peer_guard, refuse_resolved
 from harness.tools.toolkit import ToolContext
 
@@ -57,7 +57,7 @@ def port() -> Iterator[int]:
 
 
 def fetch(url: str, *allowed: str) -> tuple[str, bool]:
-    tool = fetch_url_tool(WebLimits(allow_domains=list(allowed)))
+    tool = fetch_url_tool(WebConfig(allow_domains=list(allowed)))
     result = tool.run({"url": url}, ToolContext(workspace="."))  # type: ignore[arg-type]
     return result.output, result.is_error
 
@@ -212,4 +212,4 @@ def test_an_ipv6_address_may_be_named_and_is_reached_only_so(named: str) -> None
 @pytest.mark.parametrize("entry", ["[::1]:80", "::1]x", "fe80::zz"])
 def test_an_entry_that_is_neither_a_host_name_nor_an_address_is_refused(entry: str) -> None:
     with pytest.raises(ConfigError, match=f"allow_domains: {re.escape(repr(entry))} is not a host"):
-        WebLimits(allow_domains=[entry])
+        fetch_url_tool(WebConfig(allow_domains=[entry]))
