@@ -255,6 +255,17 @@ def first_line(text: str, *, last: bool = False) -> str:
     return (lines[-1] if last else lines[0]).strip()[:200] if lines else ""
 
 
+def counted(items: Sequence[object], noun: str) -> str:
+    """``3 tests``: how many ``items``, with ``noun`` in the plural when more than one."""
+    return f"{len(items)} {noun}{'s' if len(items) > 1 else ''}"
+
+
+def listed(items: Sequence[str]) -> str:
+    """The first five, and how many more."""
+    shown = ", ".join(items[:5])
+    return shown + (f" and {len(items) - 5} more" if len(items) > 5 else "")
+
+
 def workspace_dir(path: str | Path) -> Path:
     root = Path(path)
     if not root.is_dir():

@@ -17,7 +17,7 @@ from harness.core.section import check_field
 from harness.sandbox import CommandResult, Sandbox, default_sandbox
 from harness.verify import node_ids
 from harness.verify.gate_config import GATE_SECONDS, PytestGateConfig
-from harness.verify.gates import TAIL_CHARS, GateReport, first_line, tail, workspace_dir
+from harness.verify.gates import TAIL_CHARS, GateReport, first_line, listed, tail, workspace_dir
 from harness.verify.junit import JUnitProblem, JUnitReport
 from harness.verify.pytest_args import positional_paths
 from harness.verify.pytest_runtime import pytest_command
@@ -168,10 +168,8 @@ class PytestGate:
             elif missing:
                 failures = missing
                 summary += (
-                    f"; {len(missing)} test{'s' if len(missing) > 1 else ''} that ran at the "
-                    f"base commit did not pass now (skipped, deselected or gone): "
-                    + ", ".join(missing[:5])
-                    + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+                    f"; {len(missing)} test{'s' if len(missing) > 1 else ''} that ran at the base "
+                    f"commit did not pass now (skipped, deselected or gone): {listed(missing)}"
                 )
             else:
                 passed = True
