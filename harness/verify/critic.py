@@ -161,12 +161,10 @@ class Critic:
                 criteria=rendered, threshold=self.threshold, items=numbered(self.rubric)
             )
         tag = fresh_tag(goal, rendered, artifact, self.system_prompt)
+        request = render_review(goal, artifact, rendered, self._answer(tag))
         messages: list[Message] = [
             {"role": "system", "content": self.system_prompt},
-            {
-                "role": "user",
-                "content": render_review(goal, artifact, rendered, self._answer(tag)),
-            },
+            {"role": "user", "content": request},
         ]
         model = metered(self.model)
         model.events.emit(SessionStart(role="critic", model=model.name))  # where its calls go

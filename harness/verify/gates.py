@@ -217,20 +217,16 @@ class PredicateGate:
             return outcome.model_copy(
                 update={"name": self.name, "duration": duration, "output_tail": bounded}
             )
-        if isinstance(outcome, bool):
-            passed, message = outcome, ""
-        elif (
-            isinstance(outcome, tuple)
-            and len(outcome) == 2
-            and isinstance(outcome[0], bool)
-            and isinstance(outcome[1], str)
-        ):
-            passed, message = outcome
-        else:
-            raise ConfigError(
-                f"{self.name}: the predicate returned {outcome!r}; "
-                "expected a bool, (bool, str) or a GateReport"
-            )
+        match outcome:
+            case bool():
+                passed, message = outcome, ""
+            case tuple((bool(), str())):
+                passed, message = outcome
+            case _:
+                raise ConfigError(
+                    f"{self.name}: the predicate returned {outcome!r}; "
+                    "expected a bool, (bool, str) or a GateReport"
+                )
         verdict = "passed" if passed else "failed"
         return GateReport(
             name=self.name,

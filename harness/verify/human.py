@@ -86,8 +86,7 @@ class HumanGate:
             if not line:  # no answer in time, or the input ended: nobody is there
                 stdout.write("\n")
                 return Approval("timed_out", waited=time.monotonic() - started)
-            answer = line.strip()
-            word, _, rest = answer.partition(" ")
+            word, _, rest = line.strip().partition(" ")
             if word.lower() in ("y", "yes"):
                 return Approval("approved", waited=time.monotonic() - started)
             if word.lower() in ("n", "no"):

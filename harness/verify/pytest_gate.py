@@ -134,15 +134,15 @@ class PytestGate:
         failures: list[str] = []
         output = tail(result.output, total=result.output_chars)
         passed = False
+        last = first_line(result.output, last=True) if code != 0 else ""
+        last = f": {last}" if last else ""  # the output's last line, after a failing exit
         if result.timed_out or result.limit:
             summary = f"pytest {result.status}"
         elif code == PYTEST_NO_TESTS:
             where = f" in {' '.join(self.test_paths)}" if self.test_paths else ""
             summary = f"pytest collected no tests (exit code 5){where}"
         elif isinstance(junit, str):
-            summary = f"pytest exited with code {code} and {junit}"
-            last = first_line(result.output, last=True)
-            summary += f": {last}" if last and code != 0 else ""
+            summary = f"pytest exited with code {code} and {junit}{last}"
         elif junit.problems:
             failures = list(dict.fromkeys(problem.test_id for problem in junit.problems))
             summary = f"pytest: {junit.counts()}"
@@ -158,9 +158,7 @@ class PytestGate:
             summary = f"pytest: {junit.counts()}"
             missing = _not_run(junit, baseline)
             if code != 0:
-                summary += f"; exited with code {code}"
-                last = first_line(result.output, last=True)
-                summary += f": {last}" if last else ""
+                summary += f"; exited with code {code}{last}"
             elif junit.tests == 0:
                 summary += "; nothing was tested"
             elif junit.passed == 0:
