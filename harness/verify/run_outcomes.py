@@ -99,21 +99,20 @@ class _Fold:
     def _outcome(self, record: Reported) -> str:
         """The phase's outcome; a failure becomes a problem, and so does a forged pass."""
         kind = "failure" if record.when == "call" else "error"
+        if record.outcome == "skipped":
+            return "skipped"
         if record.outcome == "passed":
             raised = self.ran.get((record.id, record.when), _NOT_SEEN)
             if raised is None:
                 return "passed"
             seen = "it was never seen to run" if raised is _NOT_SEEN else f"it raised {raised}"
-            message = f"pytest's report says its {record.when} passed, but {seen}"
-            self.problems.append(JUnitProblem(record.id, kind, message, ""))
-            return "failed" if kind == "failure" else "error"
-        if record.outcome == "failed":
-            message = record.crash
-            if kind == "error":
-                message = f'failed on {record.when} with "{record.crash}"'
-            self.problems.append(JUnitProblem(record.id, kind, message, record.text))
-            return "failed" if kind == "failure" else "error"
-        return "skipped"
+            message, text = f"pytest's report says its {record.when} passed, but {seen}", ""
+        elif kind == "failure":
+            message, text = record.crash, record.text
+        else:
+            message, text = f'failed on {record.when} with "{record.crash}"', record.text
+        self.problems.append(JUnitProblem(record.id, kind, message, text))
+        return "failed" if kind == "failure" else "error"
 
     def outcomes(self) -> dict[str, str]:
         """Each test's outcome (the worst of its phases); a test whose call was never reported

@@ -52,12 +52,9 @@ def written_by_round(
         if path not in sources:
             text = read_base(path)
             sources[path] = None if text is None else (_defs(text), _defs(read_now(path)))
-        known = sources[path]
-        if known is None:  # a module the round added
-            found.append(test_id)
-            continue
+        known = sources[path]  # None: a module the round added
         name = ".".join(part.split("[")[0] for part in rest.split("::"))
-        if known[0].get(name) != known[1].get(name):
+        if known is None or known[0].get(name) != known[1].get(name):
             found.append(test_id)
     return found
 
