@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 
 from harness.core import nofollow
@@ -61,21 +61,19 @@ class Reproduction:
         return f"does not reproduce: {self.test_id} is {self.base} at the base commit"
 
 
+@dataclass(eq=False)
 class ReproductionGate:
     """The round's reproduction tests, run at the base commit and on the round's commit."""
 
-    def __init__(
-        self,
-        tests: Sequence[str] = (),
-        *,
-        timeout: float = GATE_SECONDS,
-        name: str = "reproduction",
-        sandbox: Sandbox | None = None,
-    ) -> None:
-        self.tests = list(check_field(ReproductionGateConfig, "tests", list(tests)))
-        self.timeout = float(check_field(ReproductionGateConfig, "timeout", timeout))
-        self.name = name
-        self.sandbox = sandbox  # where pytest runs; None: Sandbox("auto")
+    tests: Sequence[str] = ()
+    _: KW_ONLY
+    timeout: float = GATE_SECONDS
+    name: str = "reproduction"
+    sandbox: Sandbox | None = None  # where pytest runs; None: Sandbox("auto")
+
+    def __post_init__(self) -> None:
+        self.tests = list(check_field(ReproductionGateConfig, "tests", list(self.tests)))
+        self.timeout = float(check_field(ReproductionGateConfig, "timeout", self.timeout))
 
     def check(self, workspace: str | Path) -> GateReport:
         """Without the round's change there is nothing to compare: it fails, saying so."""
@@ -182,7 +180,7 @@ class ReproductionGate:
         return self._report(False, f"reproduction: {first}{more}", [r.test_id for r in failing],
                             tail(text))  # fmt: skip
 
-    def _pytest(self, args: list[str]) -> PytestGate:
+    def _pytest(self, args: Sequence[str]) -> PytestGate:
         return PytestGate(args, timeout=self.timeout, name=self.name, sandbox=self.sandbox)
 
     def _report(self, passed: bool, summary: str, failures: list[str], text: str) -> GateReport:
