@@ -128,8 +128,10 @@ class CriticPanel:
             collected.events.clear()
             verdict = critic.review(goal, artifact, criteria=criteria, notes=notes, round=round)
             verdicts.append(verdict.model_copy(update={"critic": critic.label}))
-        first_seat = self._seats[0][1]  # its request holds the artifact every critic judged
-        return self._emit(self.combine(verdicts), round, _sent(first_seat.events))
+        # The first critic's request (from its verdict event) holds the artifact all judged.
+        events = self._seats[0][1].events
+        sent = next((list(e.messages) for e in events if isinstance(e, CriticVerdict)), [])
+        return self._emit(self.combine(verdicts), round, sent)
 
     def fail(self, reason: str, fix: str, *, round: int | None = None) -> PanelVerdict:
         """A failing verdict given without asking the critics (nothing fit to judge)."""
@@ -203,14 +205,6 @@ def _median_criteria(verdicts: Sequence[Verdict]) -> tuple[CriterionScore, ...]:
         )
         for scored in found.values()
     )
-
-
-def _sent(events: list[EventBase]) -> list[Message]:
-    """The request a critic's model was sent, from the verdict event it emitted."""
-    for event in events:
-        if isinstance(event, CriticVerdict):
-            return list(event.messages)
-    return []
 
 
 Reviewer: TypeAlias = Critic | CriticPanel
