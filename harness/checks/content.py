@@ -216,17 +216,6 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _run_check(args: argparse.Namespace, text: str) -> CheckResult:
-    runners: dict[str, Callable[[], CheckResult]] = {
-        "words": lambda: check_words(text, min_words=args.min_words, max_words=args.max_words),
-        "facts": lambda: check_facts(text, args.require),
-        "banned": lambda: check_banned(text, args.phrase),
-        "structure": lambda: check_structure(text, min_sections=args.min_sections),
-        "links": lambda: check_links(text),
-    }
-    return runners[args.check]()
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
@@ -237,7 +226,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"{args.check}: {exc}")
         return EXIT_UNREADABLE
-    passed, message = _run_check(args, text)
+    runners: dict[str, Callable[[], CheckResult]] = {
+        "words": lambda: check_words(text, min_words=args.min_words, max_words=args.max_words),
+        "facts": lambda: check_facts(text, args.require),
+        "banned": lambda: check_banned(text, args.phrase),
+        "structure": lambda: check_structure(text, min_sections=args.min_sections),
+        "links": lambda: check_links(text),
+    }
+    passed, message = runners[args.check]()
     print(f"{args.check}: {'ok' if passed else 'FAILED'}: {args.file}: {message}")
     return EXIT_PASSED if passed else EXIT_FAILED
 
