@@ -77,9 +77,8 @@ def lay_over(source: Path, target: Path) -> list[str]:
     """
     placed = []
     for folder, _, files in os.walk(source, followlinks=False):  # linked folders not walked
-        here = Path(folder)
         for name in files:
-            origin = here / name
+            origin = Path(folder, name)
             if origin.is_symlink() or not origin.is_file():
                 continue
             relative = origin.relative_to(source)

@@ -73,13 +73,11 @@ def _defs(text: str | None) -> dict[str, str]:
 
     def visit(body: list[ast.stmt], prefix: str) -> None:
         for node in body:
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                name = prefix + node.name
-                if isinstance(node, ast.ClassDef):
-                    visit(node.body, name + ".")
-                    continue
+            if isinstance(node, ast.ClassDef):
+                visit(node.body, f"{prefix}{node.name}.")
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-                found[name] = "\n".join(lines[first - 1 : node.end_lineno])
+                found[prefix + node.name] = "\n".join(lines[first - 1 : node.end_lineno])
 
     visit(tree.body, "")
     return found
