@@ -135,35 +135,27 @@ def check_links(text: str) -> CheckResult:
     }
     count = 0
     for number, line in prose_lines(text):
-        for match in _INLINE_LINK.finditer(line):
-            count += 1
-            image, label, target = match.groups()
-            problem = _link_problem(
-                label, target, closed=match.group(0).endswith(")"), image=bool(image)
-            )
-            if problem:
-                problems.append(f"line {number}: {match.group(0)!r} {problem}")
-        for match in _AUTOLINK.finditer(line):
-            count += 1
-            problem = _target_problem(match.group(1))
-            if problem:
-                problems.append(f"line {number}: {match.group(0)!r} {problem}")
-        for match in _REFERENCE_LINK.finditer(line):
-            count += 1
-            ref = (match.group(2) or match.group(1)).casefold()
-            if ref not in definitions:
-                problems.append(f"line {number}: {match.group(0)!r} has no [{ref}]: definition")
+        found = [(link, _link_problem(link)) for link in _INLINE_LINK.finditer(line)]
+        found += [(link, _target_problem(link.group(1))) for link in _AUTOLINK.finditer(line)]
+        for link in _REFERENCE_LINK.finditer(line):
+            ref = (link.group(2) or link.group(1)).casefold()
+            found.append((link, "" if ref in definitions else f"has no [{ref}]: definition"))
+        count += len(found)
+        problems += [
+            f"line {number}: {link.group(0)!r} {problem}" for link, problem in found if problem
+        ]
     for ref, target in definitions.items():
-        problem = _target_problem(target)
-        if problem:
+        if problem := _target_problem(target):
             problems.append(f"definition [{ref}]: {target!r} {problem}")
     if problems:
         return CheckResult(False, f"{len(problems)} malformed link(s): {'; '.join(problems)}")
     return CheckResult(True, f"{count} link(s), all well-formed")
 
 
-def _link_problem(label: str, target: str, *, closed: bool, image: bool) -> str:
-    if not closed:
+def _link_problem(link: re.Match[str]) -> str:
+    """Why the inline link (or image) ``link`` is malformed, or ``""``."""
+    image, label, target = link.groups()
+    if not link.group(0).endswith(")"):
         return "is not closed with ')'"
     if not label.strip() and not image:
         return "has no link text"
@@ -178,14 +170,11 @@ def _target_problem(target: str) -> str:
     if any(char.isspace() for char in target):
         return "has a space in its target"
     parts = urlsplit(target)
-    if parts.scheme in _SCHEMES_WITH_HOST and not parts.netloc:
-        return "has no host in its URL"
-    if (
-        parts.scheme in _SCHEMES_WITH_HOST
-        and "." not in parts.netloc
-        and parts.netloc != "localhost"
-    ):
-        return f"has an incomplete host {parts.netloc!r}"
+    if parts.scheme in _SCHEMES_WITH_HOST:
+        if not parts.netloc:
+            return "has no host in its URL"
+        if "." not in parts.netloc and parts.netloc != "localhost":
+            return f"has an incomplete host {parts.netloc!r}"
     if parts.scheme == "mailto" and "@" not in parts.path:
         return "has no address after mailto:"
     if not parts.scheme and target.startswith("www."):
@@ -227,17 +216,6 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _run_check(args: argparse.Namespace, text: str) -> CheckResult:
-    runners: dict[str, Callable[[], CheckResult]] = {
-        "words": lambda: check_words(text, min_words=args.min_words, max_words=args.max_words),
-        "facts": lambda: check_facts(text, args.require),
-        "banned": lambda: check_banned(text, args.phrase),
-        "structure": lambda: check_structure(text, min_sections=args.min_sections),
-        "links": lambda: check_links(text),
-    }
-    return runners[args.check]()
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
@@ -248,7 +226,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"{args.check}: {exc}")
         return EXIT_UNREADABLE
-    passed, message = _run_check(args, text)
+    runners: dict[str, Callable[[], CheckResult]] = {
+        "words": lambda: check_words(text, min_words=args.min_words, max_words=args.max_words),
+        "facts": lambda: check_facts(text, args.require),
+        "banned": lambda: check_banned(text, args.phrase),
+        "structure": lambda: check_structure(text, min_sections=args.min_sections),
+        "links": lambda: check_links(text),
+    }
+    passed, message = runners[args.check]()
     print(f"{args.check}: {'ok' if passed else 'FAILED'}: {args.file}: {message}")
     return EXIT_PASSED if passed else EXIT_FAILED
 

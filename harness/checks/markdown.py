@@ -6,6 +6,7 @@ A line inside a fenced code block (```` ``` ```` or ``~~~``) is code, never a he
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,17 +37,13 @@ def parse_heading(line: str, number: int = 0) -> Heading | None:
 
 def prose_lines(text: str) -> Iterator[tuple[int, str]]:
     """Numbered lines (1-based) outside fenced code blocks; fence lines themselves are left out."""
-    for number, line, in_code in _classified_lines(text):
-        if not in_code:
-            yield number, line
+    return ((number, line) for number, line, in_code in _classified_lines(text) if not in_code)
 
 
 def headings(text: str) -> Iterator[Heading]:
     """Every heading outside fenced code blocks, in order."""
-    for number, line in prose_lines(text):
-        heading = parse_heading(line, number)
-        if heading:
-            yield heading
+    found = (parse_heading(line, number) for number, line in prose_lines(text))
+    return (heading for heading in found if heading)
 
 
 def section_body(text: str, heading: Heading) -> str:
@@ -55,9 +52,7 @@ def section_body(text: str, heading: Heading) -> str:
     Fenced code in the section is part of its body; a heading inside it does not end it.
     """
     body: list[str] = []
-    for number, line, in_code in _classified_lines(text):
-        if number <= heading.line:
-            continue
+    for number, line, in_code in itertools.islice(_classified_lines(text), heading.line, None):
         following = None if in_code else parse_heading(line, number)
         if following and following.level <= heading.level:
             break

@@ -102,17 +102,6 @@ class Comparison(BaseModel):
     usage: Usage
     judged: list[Judged]
 
-    def lines(self, first: str, examples: int, accepted: int, rejected: int) -> list[str]:
-        """The comparison as a person reads it, below ``first``'s report."""
-        return [
-            f"the author's model as critic ({self.critic}), on the same examples:",
-            f"  mean score: {self.mean_score_difference:+.1f} against {first}",
-            f"  agreement: {self.verdicts.agreement:.0%} of {examples}",
-            f"  false accepts: {_rate(self.verdicts.false_accept_rate, rejected)}",
-            f"  false rejects: {_rate(self.verdicts.false_reject_rate, accepted)}",
-            f"  verdicts differ on {self.verdicts_differ} of {examples}",
-        ]
-
 
 def _rate(value: float | None, of: int) -> str:
     return "n/a (none to measure)" if value is None else f"{value:.0%} of {of}"
@@ -153,9 +142,15 @@ class CalibrationReport(BaseModel):
                 f"  false accepts: {_rate(rates.false_accept_rate, self.rejected)}",
                 f"  false rejects: {_rate(rates.false_reject_rate, self.accepted)}",
             ]
-        if self.compared is not None:
-            size = (self.critic, self.examples, self.accepted, self.rejected)
-            lines += self.compared.lines(*size)
+        if (other := self.compared) is not None:
+            lines += [
+                f"the author's model as critic ({other.critic}), on the same examples:",
+                f"  mean score: {other.mean_score_difference:+.1f} against {self.critic}",
+                f"  agreement: {other.verdicts.agreement:.0%} of {self.examples}",
+                f"  false accepts: {_rate(other.verdicts.false_accept_rate, self.rejected)}",
+                f"  false rejects: {_rate(other.verdicts.false_reject_rate, self.accepted)}",
+                f"  verdicts differ on {other.verdicts_differ} of {self.examples}",
+            ]
         if self.splits:
             lines.append(f"critics split on {self.splits} of {self.examples}")
         if self.examples < 20:

@@ -161,12 +161,10 @@ class Critic:
                 criteria=rendered, threshold=self.threshold, items=numbered(self.rubric)
             )
         tag = fresh_tag(goal, rendered, artifact, self.system_prompt)
+        request = render_review(goal, artifact, rendered, self._answer(tag))
         messages: list[Message] = [
             {"role": "system", "content": self.system_prompt},
-            {
-                "role": "user",
-                "content": render_review(goal, artifact, rendered, self._answer(tag)),
-            },
+            {"role": "user", "content": request},
         ]
         model = metered(self.model)
         model.events.emit(SessionStart(role="critic", model=model.name))  # where its calls go
@@ -205,15 +203,9 @@ class Critic:
     def _verdict(self, answer: Reply, tag: str) -> Verdict:
         """The verdict in ``answer`` (ValueError when it holds none fit to use)."""
         if not self.rubric:
-            reply, raw = parse_verdict(answer, tag, CriticReply)
-            return Verdict(
-                score=reply.score,
-                passed=reply.score >= self.threshold,
-                reasons=reply.reasons,
-                fixes=reply.fixes,
-                threshold=self.threshold,
-                raw=raw,
-            )
+            reply, raw = parse_verdict(answer, tag, CriticReply)  # its score, reasons and fixes
+            passed = reply.score >= self.threshold
+            return Verdict(**reply.model_dump(), passed=passed, threshold=self.threshold, raw=raw)
         scored, raw = parse_verdict(answer, tag, RubricReply)
         criteria = _scored(self.rubric, scored)
         total = sum(c.weight for c in criteria)
@@ -303,11 +295,7 @@ def _scored(rubric: Sequence[Criterion], reply: RubricReply) -> tuple[CriterionS
     by_number = {entry.criterion: entry for entry in reply.criteria}
     return tuple(
         CriterionScore(
-            text=criterion.text,
-            must_pass=criterion.must_pass,
-            weight=criterion.weight,
-            score=by_number[number].score,
-            reasons=by_number[number].reasons,
+            **criterion.model_dump(), **by_number[number].model_dump(include={"score", "reasons"})
         )
         for number, criterion in enumerate(rubric, start=1)
     )

@@ -217,20 +217,16 @@ class PredicateGate:
             return outcome.model_copy(
                 update={"name": self.name, "duration": duration, "output_tail": bounded}
             )
-        if isinstance(outcome, bool):
-            passed, message = outcome, ""
-        elif (
-            isinstance(outcome, tuple)
-            and len(outcome) == 2
-            and isinstance(outcome[0], bool)
-            and isinstance(outcome[1], str)
-        ):
-            passed, message = outcome
-        else:
-            raise ConfigError(
-                f"{self.name}: the predicate returned {outcome!r}; "
-                "expected a bool, (bool, str) or a GateReport"
-            )
+        match outcome:
+            case bool():
+                passed, message = outcome, ""
+            case tuple((bool(), str())):
+                passed, message = outcome
+            case _:
+                raise ConfigError(
+                    f"{self.name}: the predicate returned {outcome!r}; "
+                    "expected a bool, (bool, str) or a GateReport"
+                )
         verdict = "passed" if passed else "failed"
         return GateReport(
             name=self.name,
@@ -253,6 +249,17 @@ def first_line(text: str, *, last: bool = False) -> str:
     """The first (or last) non-blank line of ``text``, stripped and cut to 200 characters."""
     lines = text.strip().splitlines()
     return (lines[-1] if last else lines[0]).strip()[:200] if lines else ""
+
+
+def counted(items: Sequence[object], noun: str) -> str:
+    """``3 tests``: how many ``items``, with ``noun`` in the plural when more than one."""
+    return f"{len(items)} {noun}{'s' if len(items) > 1 else ''}"
+
+
+def listed(items: Sequence[str]) -> str:
+    """The first five, and how many more."""
+    shown = ", ".join(items[:5])
+    return shown + (f" and {len(items) - 5} more" if len(items) > 5 else "")
 
 
 def workspace_dir(path: str | Path) -> Path:

@@ -77,9 +77,8 @@ def lay_over(source: Path, target: Path) -> list[str]:
     """
     placed = []
     for folder, _, files in os.walk(source, followlinks=False):  # linked folders not walked
-        here = Path(folder)
         for name in files:
-            origin = here / name
+            origin = Path(folder, name)
             if origin.is_symlink() or not origin.is_file():
                 continue
             relative = origin.relative_to(source)
@@ -91,21 +90,15 @@ def lay_over(source: Path, target: Path) -> list[str]:
 def place(origin: Path, target: Path, relative: Path) -> None:
     """Copy the regular file ``origin`` to ``relative`` under ``target``, whatever stands on the
     way there removed first (nothing is written through a link)."""
-    destination = target / relative
-    _clear_way(target, destination)
-    shutil.copyfile(origin, destination, follow_symlinks=False)
-
-
-def _clear_way(root: Path, destination: Path) -> None:
-    """Make every folder from ``root`` down to ``destination``'s a real folder, and remove what
-    stands at ``destination``."""
-    current = root
-    for part in destination.relative_to(root).parts[:-1]:
+    current = target
+    for part in relative.parts[:-1]:  # every folder on the way a real one
         current = current / part
         if current.is_symlink() or (current.exists() and not current.is_dir()):
             current.unlink()
         current.mkdir(exist_ok=True)
+    destination = target / relative
     if destination.is_symlink() or destination.is_file():
         destination.unlink()
     elif destination.is_dir():
         shutil.rmtree(destination)
+    shutil.copyfile(origin, destination, follow_symlinks=False)

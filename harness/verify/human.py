@@ -13,7 +13,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, TextIO
+from typing import ClassVar, Literal, TextIO
 
 from harness.core.section import check_field
 from harness.core.validation import positive_finite
@@ -39,6 +39,7 @@ class Approval:
         return self.outcome == "approved"
 
 
+@dataclass(kw_only=True, eq=False)
 class HumanGate:
     """Ask a person to approve each round that passed everything else.
 
@@ -46,24 +47,16 @@ class HumanGate:
     ``harness approve``. ``timeout`` bounds the wait in either mode.
     """
 
-    name = "human"
+    name: ClassVar[str] = "human"
+    timeout: float = APPROVAL_SECONDS
+    interactive: bool | None = None
+    poll_interval: float = 0.5
+    stdin: TextIO | None = None
+    stdout: TextIO | None = None
 
-    def __init__(
-        self,
-        *,
-        timeout: float = APPROVAL_SECONDS,
-        interactive: bool | None = None,
-        poll_interval: float = 0.5,
-        stdin: TextIO | None = None,
-        stdout: TextIO | None = None,
-    ) -> None:
-        check_field(HumanGateConfig, "timeout", timeout)
-        positive_finite("poll_interval", poll_interval)
-        self.timeout = timeout
-        self.interactive = interactive
-        self.poll_interval = poll_interval
-        self.stdin = stdin
-        self.stdout = stdout
+    def __post_init__(self) -> None:
+        check_field(HumanGateConfig, "timeout", self.timeout)
+        positive_finite("poll_interval", self.poll_interval)
 
     def review(self, request: ApprovalRequest, inbox: Inbox) -> Approval:
         """The person's answer to ``request``, or ``timed_out``."""
@@ -86,8 +79,7 @@ class HumanGate:
             if not line:  # no answer in time, or the input ended: nobody is there
                 stdout.write("\n")
                 return Approval("timed_out", waited=time.monotonic() - started)
-            answer = line.strip()
-            word, _, rest = answer.partition(" ")
+            word, _, rest = line.strip().partition(" ")
             if word.lower() in ("y", "yes"):
                 return Approval("approved", waited=time.monotonic() - started)
             if word.lower() in ("n", "no"):

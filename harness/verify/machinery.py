@@ -193,10 +193,8 @@ def _attribute(node: ast.Attribute) -> Iterator[str]:
         yield f"uses pytest.{node.attr}"
     elif owner in _BUILTINS and writing:
         yield f"replaces {owner}.{node.attr}"
-    elif owner == "sys" and node.attr in _IMPORT_SYSTEM and writing:
+    elif owner == "sys" and writing and node.attr in {*_IMPORT_SYSTEM, "exit"}:
         yield f"replaces sys.{node.attr}"
-    elif owner == "sys" and node.attr == "exit" and writing:
-        yield "replaces sys.exit"
     elif owner is not None and (owner, node.attr) in _INTERPRETER:
         yield _INTERPRETER[owner, node.attr]
     elif owner in ("sys.modules", "sys.meta_path", "sys.path_hooks") and node.attr in _MUTATORS:

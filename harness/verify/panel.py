@@ -16,8 +16,10 @@ says so (its reasons and the ``critic_verdict`` event), and a panel given a ``re
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections.abc import Sequence
+from dataclasses import KW_ONLY, dataclass
 from typing import TypeAlias
 
 from harness.core.errors import ConfigError
@@ -54,6 +56,7 @@ class _Collect:
         self.events.append(event)
 
 
+@dataclass(eq=False)
 class CriticPanel:
     """Several critics judging each artifact, combined by ``aggregate``; see the module doc.
 
@@ -61,33 +64,28 @@ class CriticPanel:
     ``fail``, ``threshold``, ``criteria_given``. The critics share one threshold.
     """
 
-    def __init__(
-        self,
-        critics: Sequence[Critic],
-        *,
-        aggregate: Aggregate = CRITIC_DEFAULTS.aggregate,
-        spread: float = CRITIC_DEFAULTS.spread,
-        referee: HumanGate | None = None,
-        events: EventSink = NULL_SINK,
-    ) -> None:
+    critics: Sequence[Critic]
+    _: KW_ONLY
+    aggregate: Aggregate = CRITIC_DEFAULTS.aggregate
+    spread: float = CRITIC_DEFAULTS.spread
+    referee: HumanGate | None = None
+    events: EventSink = NULL_SINK
+
+    def __post_init__(self) -> None:
+        critics = self.critics = tuple(self.critics)
         if not critics:
             raise ConfigError("critics: a panel needs at least one critic")
-        if aggregate not in AGGREGATES:
+        if self.aggregate not in AGGREGATES:
             raise ConfigError(
-                f"aggregate: expected one of {', '.join(AGGREGATES)}, got {aggregate!r}"
+                f"aggregate: expected one of {', '.join(AGGREGATES)}, got {self.aggregate!r}"
             )
-        check_field(CriticConfig, "spread", spread)
+        check_field(CriticConfig, "spread", self.spread)
         thresholds = {critic.threshold for critic in critics}
         if len(thresholds) > 1:
             raise ConfigError(
                 f"threshold: the panel's critics must share one, got {sorted(thresholds)}"
             )
-        self.critics = tuple(critics)
         self._seats = [(c.for_run(c.model, sink), sink) for c in critics for sink in [_Collect()]]
-        self.aggregate: Aggregate = aggregate
-        self.spread = spread
-        self.referee = referee
-        self.events = events
         self.threshold = critics[0].threshold
 
     @property
@@ -113,13 +111,7 @@ class CriticPanel:
         if len(models) != len(self.critics):
             raise ValueError(f"expected {len(self.critics)} models, got {len(models)}")
         critics = [c.for_run(m, c.events) for c, m in zip(self.critics, models, strict=True)]
-        return CriticPanel(
-            critics,
-            aggregate=self.aggregate,
-            spread=self.spread,
-            referee=self.referee,
-            events=events,
-        )
+        return dataclasses.replace(self, critics=critics, events=events)
 
     def review(
         self,
@@ -136,8 +128,10 @@ class CriticPanel:
             collected.events.clear()
             verdict = critic.review(goal, artifact, criteria=criteria, notes=notes, round=round)
             verdicts.append(verdict.model_copy(update={"critic": critic.label}))
-        first_seat = self._seats[0][1]  # its request holds the artifact every critic judged
-        return self._emit(self.combine(verdicts), round, _sent(first_seat.events))
+        # The first critic's request (from its verdict event) holds the artifact all judged.
+        events = self._seats[0][1].events
+        sent = next((list(e.messages) for e in events if isinstance(e, CriticVerdict)), [])
+        return self._emit(self.combine(verdicts), round, sent)
 
     def fail(self, reason: str, fix: str, *, round: int | None = None) -> PanelVerdict:
         """A failing verdict given without asking the critics (nothing fit to judge)."""
@@ -211,14 +205,6 @@ def _median_criteria(verdicts: Sequence[Verdict]) -> tuple[CriterionScore, ...]:
         )
         for scored in found.values()
     )
-
-
-def _sent(events: list[EventBase]) -> list[Message]:
-    """The request a critic's model was sent, from the verdict event it emitted."""
-    for event in events:
-        if isinstance(event, CriticVerdict):
-            return list(event.messages)
-    return []
 
 
 Reviewer: TypeAlias = Critic | CriticPanel

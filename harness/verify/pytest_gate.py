@@ -17,7 +17,7 @@ from harness.core.section import check_field
 from harness.sandbox import CommandResult, Sandbox, default_sandbox
 from harness.verify import node_ids
 from harness.verify.gate_config import GATE_SECONDS, PytestGateConfig
-from harness.verify.gates import TAIL_CHARS, GateReport, first_line, tail, workspace_dir
+from harness.verify.gates import TAIL_CHARS, GateReport, first_line, listed, tail, workspace_dir
 from harness.verify.junit import JUnitProblem, JUnitReport
 from harness.verify.pytest_args import positional_paths
 from harness.verify.pytest_runtime import pytest_command
@@ -134,15 +134,15 @@ class PytestGate:
         failures: list[str] = []
         output = tail(result.output, total=result.output_chars)
         passed = False
+        last = first_line(result.output, last=True) if code != 0 else ""
+        last = f": {last}" if last else ""  # the output's last line, after a failing exit
         if result.timed_out or result.limit:
             summary = f"pytest {result.status}"
         elif code == PYTEST_NO_TESTS:
             where = f" in {' '.join(self.test_paths)}" if self.test_paths else ""
             summary = f"pytest collected no tests (exit code 5){where}"
         elif isinstance(junit, str):
-            summary = f"pytest exited with code {code} and {junit}"
-            last = first_line(result.output, last=True)
-            summary += f": {last}" if last and code != 0 else ""
+            summary = f"pytest exited with code {code} and {junit}{last}"
         elif junit.problems:
             failures = list(dict.fromkeys(problem.test_id for problem in junit.problems))
             summary = f"pytest: {junit.counts()}"
@@ -158,9 +158,7 @@ class PytestGate:
             summary = f"pytest: {junit.counts()}"
             missing = _not_run(junit, baseline)
             if code != 0:
-                summary += f"; exited with code {code}"
-                last = first_line(result.output, last=True)
-                summary += f": {last}" if last else ""
+                summary += f"; exited with code {code}{last}"
             elif junit.tests == 0:
                 summary += "; nothing was tested"
             elif junit.passed == 0:
@@ -168,10 +166,8 @@ class PytestGate:
             elif missing:
                 failures = missing
                 summary += (
-                    f"; {len(missing)} test{'s' if len(missing) > 1 else ''} that ran at the "
-                    f"base commit did not pass now (skipped, deselected or gone): "
-                    + ", ".join(missing[:5])
-                    + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+                    f"; {len(missing)} test{'s' if len(missing) > 1 else ''} that ran at the base "
+                    f"commit did not pass now (skipped, deselected or gone): {listed(missing)}"
                 )
             else:
                 passed = True

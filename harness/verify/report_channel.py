@@ -22,9 +22,6 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-KEY_FILE = "key"
-PIPE_FILE = "pipe"
-
 MAX_BYTES = 64 << 20
 """Most bytes one run may write into the channel; more is a problem, not a bigger buffer."""
 
@@ -122,9 +119,9 @@ class ReportChannel:
     """
 
     def __init__(self, folder: Path) -> None:
-        self.key_file = folder / KEY_FILE
+        self.key_file = folder / "key"
         """Where the reporter finds the key; it deletes the file once read."""
-        self.pipe = folder / PIPE_FILE
+        self.pipe = folder / "pipe"
         self.log = ChannelLog()
         key = secrets.token_bytes(32)
         self._mac = hmac.new(key, digestmod=hashlib.sha256)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 
 from harness.core import nofollow
@@ -26,7 +26,7 @@ from harness.core.section import check_field
 from harness.sandbox import Sandbox
 from harness.verify.base_results import entry_key, read_entry, write_entry
 from harness.verify.gate_config import GATE_SECONDS, ReproductionGateConfig
-from harness.verify.gates import GateReport, RoundChange, tail, workspace_dir
+from harness.verify.gates import GateReport, RoundChange, counted, listed, tail, workspace_dir
 from harness.verify.held_out import place
 from harness.verify.junit import JUnitReport
 from harness.verify.pytest_gate import PytestGate
@@ -61,21 +61,19 @@ class Reproduction:
         return f"does not reproduce: {self.test_id} is {self.base} at the base commit"
 
 
+@dataclass(eq=False)
 class ReproductionGate:
     """The round's reproduction tests, run at the base commit and on the round's commit."""
 
-    def __init__(
-        self,
-        tests: Sequence[str] = (),
-        *,
-        timeout: float = GATE_SECONDS,
-        name: str = "reproduction",
-        sandbox: Sandbox | None = None,
-    ) -> None:
-        self.tests = list(check_field(ReproductionGateConfig, "tests", list(tests)))
-        self.timeout = float(check_field(ReproductionGateConfig, "timeout", timeout))
-        self.name = name
-        self.sandbox = sandbox  # where pytest runs; None: Sandbox("auto")
+    tests: Sequence[str] = ()
+    _: KW_ONLY
+    timeout: float = GATE_SECONDS
+    name: str = "reproduction"
+    sandbox: Sandbox | None = None  # where pytest runs; None: Sandbox("auto")
+
+    def __post_init__(self) -> None:
+        self.tests = list(check_field(ReproductionGateConfig, "tests", list(self.tests)))
+        self.timeout = float(check_field(ReproductionGateConfig, "timeout", self.timeout))
 
     def check(self, workspace: str | Path) -> GateReport:
         """Without the round's change there is nothing to compare: it fails, saying so."""
@@ -112,8 +110,8 @@ class ReproductionGate:
         (``written``) to name them. How attempts vote on each other's fixes
         (:mod:`harness.scale.repro_vote`), with :meth:`passing`."""
         root = workspace_dir(written)
-        modules = [p for p in files_tests_read(change.changed) if is_test_module(p)]
-        modules = [path for path in modules if _regular(root, path)]
+        changed = files_tests_read(change.changed)
+        modules = [path for path in changed if is_test_module(path) and _regular(root, path)]
         if not modules:
             return []
         _, found = self._pytest(modules).run(root)
@@ -140,7 +138,7 @@ class ReproductionGate:
         """The tests judged: those named (each must have run), else those the round wrote."""
         ran = list(now.outcomes)
         if self.tests:
-            missing = [name for name in self.tests if not _under(ran, name)]
+            missing = [name for name in self.tests if not any(_within(t, name) for t in ran)]
             if missing:
                 summary = f"reproduction: no test ran for {', '.join(missing)}"
                 return self._report(False, summary, missing, EXPLAIN)
@@ -172,11 +170,9 @@ class ReproductionGate:
         failing = [r for r in found if not r.reproduces]
         lines = [f"{r.test_id}: {r.base} at the base commit, {r.now} now" for r in found]
         if not failing:
-            count = f"{len(found)} test{'s' if len(found) > 1 else ''}"
-            summary = f"reproduction: {count} fail at the base commit and pass now: "
-            summary += ", ".join(r.test_id for r in found[:5])
-            summary += f" and {len(found) - 5} more" if len(found) > 5 else ""
-            return self._report(True, summary, [], "\n".join(lines))
+            shown = listed([r.test_id for r in found])
+            summary = f"reproduction: {counted(found, 'test')} fail at the base commit and pass now"
+            return self._report(True, f"{summary}: {shown}", [], "\n".join(lines))
         first = failing[0].why_not()
         more = f" (and {len(failing) - 1} more)" if len(failing) > 1 else ""
         problems = [p for p in now.problems if p.test_id in {r.test_id for r in failing}]
@@ -184,7 +180,7 @@ class ReproductionGate:
         return self._report(False, f"reproduction: {first}{more}", [r.test_id for r in failing],
                             tail(text))  # fmt: skip
 
-    def _pytest(self, args: list[str]) -> PytestGate:
+    def _pytest(self, args: Sequence[str]) -> PytestGate:
         return PytestGate(args, timeout=self.timeout, name=self.name, sandbox=self.sandbox)
 
     def _report(self, passed: bool, summary: str, failures: list[str], text: str) -> GateReport:
@@ -206,10 +202,6 @@ def _within(test_id: str, name: str) -> bool:
     """Whether ``test_id`` is ``name`` or one of the tests it stands for (a module, a class, a
     parametrised test)."""
     return test_id == name or test_id.startswith((f"{name}::", f"{name}["))
-
-
-def _under(ran: list[str], name: str) -> bool:
-    return any(_within(test, name) for test in ran)
 
 
 def _regular(root: Path, path: str) -> bool:

@@ -148,15 +148,7 @@ def _toml_table(text: str | None, table: str) -> object:
 
 def gate_event(round_number: int, report: GateReport) -> GateReportEvent:
     """The ``gate_report`` event of ``report``, a gate of round ``round_number``."""
-    return GateReportEvent(
-        round=round_number,
-        name=report.name,
-        passed=report.passed,
-        summary=report.summary,
-        failures=list(report.failures),
-        duration=report.duration,
-        output_tail=report.output_tail,
-    )
+    return GateReportEvent(round=round_number, **report.model_dump(exclude={"exit_code", "notes"}))
 
 
 def verify(

@@ -10,8 +10,7 @@ other. One pytest process answers for all of it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
+from harness.verify.gates import counted, listed
 from harness.verify.junit import JUnitProblem, JUnitReport
 from harness.verify.report_channel import (
     ChannelLog,
@@ -100,21 +99,20 @@ class _Fold:
     def _outcome(self, record: Reported) -> str:
         """The phase's outcome; a failure becomes a problem, and so does a forged pass."""
         kind = "failure" if record.when == "call" else "error"
+        if record.outcome == "skipped":
+            return "skipped"
         if record.outcome == "passed":
             raised = self.ran.get((record.id, record.when), _NOT_SEEN)
             if raised is None:
                 return "passed"
             seen = "it was never seen to run" if raised is _NOT_SEEN else f"it raised {raised}"
-            message = f"pytest's report says its {record.when} passed, but {seen}"
-            self.problems.append(JUnitProblem(record.id, kind, message, ""))
-            return "failed" if kind == "failure" else "error"
-        if record.outcome == "failed":
-            message = record.crash
-            if kind == "error":
-                message = f'failed on {record.when} with "{record.crash}"'
-            self.problems.append(JUnitProblem(record.id, kind, message, record.text))
-            return "failed" if kind == "failure" else "error"
-        return "skipped"
+            message, text = f"pytest's report says its {record.when} passed, but {seen}", ""
+        elif kind == "failure":
+            message, text = record.crash, record.text
+        else:
+            message, text = f'failed on {record.when} with "{record.crash}"', record.text
+        self.problems.append(JUnitProblem(record.id, kind, message, text))
+        return "failed" if kind == "failure" else "error"
 
     def outcomes(self) -> dict[str, str]:
         """Each test's outcome (the worst of its phases); a test whose call was never reported
@@ -140,10 +138,6 @@ class _Fold:
             outcomes=outcomes,
         )
 
-    def whole(self, test_id: str) -> bool:
-        """Whether the test's teardown was reported: pytest is done with it."""
-        return "teardown" in self.phases.get(test_id, {})
-
 
 def _not_whole(run: _Fold, exit_code: int | None) -> str | None:
     """Why a passing run that finished is not the whole run, or None when it is."""
@@ -153,21 +147,12 @@ def _not_whole(run: _Fold, exit_code: int | None) -> str | None:
     collected = run.collected
     if collected is None:
         return "its reporter never saw what it collected"
-    missing = [test_id for test_id in dict.fromkeys(collected) if not run.whole(test_id)]
+    # a test is finished once its teardown was reported: pytest is done with it
+    missing = [t for t in dict.fromkeys(collected) if "teardown" not in run.phases.get(t, {})]
     if missing:
-        return f"did not finish {_count(missing, 'collected test')}: {_listed(missing)}"
+        return f"did not finish {counted(missing, 'collected test')}: {listed(missing)}"
     known = set(collected)
     extra = [test_id for test_id in run.phases if test_id not in known]
     if extra:
-        return f"reported {_count(extra, 'test')} it never collected: {_listed(extra)}"
+        return f"reported {counted(extra, 'test')} it never collected: {listed(extra)}"
     return None
-
-
-def _count(items: Sequence[str], noun: str) -> str:
-    return f"{len(items)} {noun}{'s' if len(items) > 1 else ''}"
-
-
-def _listed(items: Sequence[str]) -> str:
-    """The first five, and how many more."""
-    shown = ", ".join(items[:5])
-    return shown + (f" and {len(items) - 5} more" if len(items) > 5 else "")

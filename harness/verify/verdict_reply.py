@@ -19,13 +19,18 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
 from harness.models.base import Reply, ToolSchema
 
 VERDICT_TOOL_NAME = "verdict"
+
+Score = Annotated[float, Field(ge=0, le=10, strict=True, allow_inf_nan=False)]
+"""A score as the critic's model must give it: a number (not a string) from 0 to 10."""
+
+FIXES = "One concrete change that would raise the score per item."
 
 
 class CriticReply(BaseModel):
@@ -34,17 +39,10 @@ class CriticReply(BaseModel):
     reasons: list[str] = Field(
         default_factory=list, description="One finding per item, good or bad, before any score."
     )
-    fixes: list[str] = Field(
-        default_factory=list,
-        description="One concrete change that would raise the score per item.",
-    )
-    score: float = Field(
-        ge=0,
-        le=10,
-        strict=True,
-        allow_inf_nan=False,
+    fixes: list[str] = Field(default_factory=list, description=FIXES)
+    score: Score = Field(
         description="0 to 10: 10 nothing left to fix, 8 ready with minor nits, 5 substantial "
-        "problems, 0 missing or unusable.",
+        "problems, 0 missing or unusable."
     )
 
 
@@ -55,9 +53,7 @@ class CriterionReply(BaseModel):
     reasons: list[str] = Field(
         default_factory=list, description="What the artifact does or misses on this criterion."
     )
-    score: float = Field(
-        ge=0, le=10, strict=True, allow_inf_nan=False, description="0 to 10 on this criterion."
-    )
+    score: Score = Field(description="0 to 10 on this criterion.")
 
 
 class RubricReply(BaseModel):
@@ -66,10 +62,7 @@ class RubricReply(BaseModel):
     criteria: list[CriterionReply] = Field(
         description="One entry per numbered criterion, each with its reasons before its score."
     )
-    fixes: list[str] = Field(
-        default_factory=list,
-        description="One concrete change that would raise the score per item.",
-    )
+    fixes: list[str] = Field(default_factory=list, description=FIXES)
 
 
 _Schema = TypeVar("_Schema", CriticReply, RubricReply)

@@ -52,12 +52,9 @@ def written_by_round(
         if path not in sources:
             text = read_base(path)
             sources[path] = None if text is None else (_defs(text), _defs(read_now(path)))
-        known = sources[path]
-        if known is None:  # a module the round added
-            found.append(test_id)
-            continue
+        known = sources[path]  # None: a module the round added
         name = ".".join(part.split("[")[0] for part in rest.split("::"))
-        if known[0].get(name) != known[1].get(name):
+        if known is None or known[0].get(name) != known[1].get(name):
             found.append(test_id)
     return found
 
@@ -76,13 +73,11 @@ def _defs(text: str | None) -> dict[str, str]:
 
     def visit(body: list[ast.stmt], prefix: str) -> None:
         for node in body:
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                name = prefix + node.name
-                if isinstance(node, ast.ClassDef):
-                    visit(node.body, name + ".")
-                    continue
+            if isinstance(node, ast.ClassDef):
+                visit(node.body, f"{prefix}{node.name}.")
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-                found[name] = "\n".join(lines[first - 1 : node.end_lineno])
+                found[prefix + node.name] = "\n".join(lines[first - 1 : node.end_lineno])
 
     visit(tree.body, "")
     return found
