@@ -89,7 +89,10 @@ def lay_over(source: Path, target: Path) -> list[str]:
 
 def place(origin: Path, target: Path, relative: Path) -> None:
     """Copy the regular file ``origin`` to ``relative`` under ``target``, whatever stands on the
-    way there removed first (nothing is written through a link)."""
+    way there removed first (nothing is written through a link). A ``relative`` that leaves
+    ``target`` (absolute, or through ``..``) is a :class:`ValueError`, and nothing is touched."""
+    if relative.is_absolute() or ".." in relative.parts:
+        raise ValueError(f"{relative} is not a path inside {target}")
     current = target
     for part in relative.parts[:-1]:  # every folder on the way a real one
         current = current / part

@@ -12,7 +12,7 @@ import pytest
 from harness.core.errors import ConfigError
 from harness.sandbox import Sandbox
 from harness.verify.gates import CommandGate, GateReport
-from harness.verify.held_out import HeldOutGate, lay_over
+from harness.verify.held_out import HeldOutGate, lay_over, place
 from harness.verify.pytest_gate import PytestGate
 
 
@@ -68,6 +68,24 @@ def test_a_linked_folder_on_the_way_is_replaced_too(tmp_path: Path) -> None:
     assert list(elsewhere.iterdir()) == []
     assert (target / "tests").is_dir()
     assert not (target / "tests").is_symlink()
+
+
+@pytest.mark.parametrize("way_out", ["../outside/x.py", "tests/../../outside/x.py", "ABS"])
+def test_a_path_that_leaves_the_copy_is_refused_and_nothing_is_touched(
+    tmp_path: Path, way_out: str
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "x.py").write_text("keep me")
+    target = tmp_path / "copy"
+    target.mkdir()
+    origin = tmp_path / "origin.py"
+    origin.write_text("planted")
+    relative = outside / "x.py" if way_out == "ABS" else Path(way_out)
+    with pytest.raises(ValueError, match="is not a path inside"):
+        place(origin, target, relative)
+    assert (outside / "x.py").read_text() == "keep me"
+    assert list(target.iterdir()) == []
 
 
 def test_a_dangling_link_planted_where_a_held_out_file_goes_is_not_written_through(
