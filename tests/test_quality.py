@@ -411,3 +411,31 @@ def test_a_long_module_is_named(tmp_path: Path) -> None:
     (package / "short.py").write_text("x = 1\n" * 400)
     (package / "long.py").write_text("x = 1\n" * 401)
     assert long_modules(package) == ["pkg/long.py: 401 lines"]
+
+
+def types_made_per_check(package: Path) -> list[str]:
+    """Each ``check_value(...)`` in ``package`` whose type is written in the call: its checker is
+    cached by the type, and a type made anew on every call is never found there again."""
+    found = []
+    for file in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "id", getattr(node.func, "attr", None)) == "check_value"
+                and node.args
+                and isinstance(node.args[0], ast.Subscript)
+            ):
+                found.append(f"{file.relative_to(package.parent)}:{node.lineno}")
+    return found
+
+
+def test_a_checked_type_is_made_once() -> None:
+    assert types_made_per_check(ROOT / "harness") == []
+
+
+def test_a_type_made_in_the_check_is_named(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "once.py").write_text("Count = int\ncheck_value(Count, 1, 'n')\n")
+    (package / "each.py").write_text("x = 1\nsection.check_value(Annotated[int, 1], 1, 'n')\n")
+    assert types_made_per_check(package) == ["pkg/each.py:2"]

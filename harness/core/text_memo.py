@@ -34,8 +34,7 @@ class TextMemo:
         # the texts, oldest first: a dict's first key is found by walking past every slot
         # emptied before it, so taking the oldest from it would cost more as the memo turns over
         self._order: deque[str] = deque()
-        self.chars = 0
-        """The characters held now, as counted against ``max_chars``."""
+        self._chars = 0
 
     def of(self, text: str) -> str:
         """``derive(text)``, from the memo when it holds ``text``. A method, not ``__call__``:
@@ -50,11 +49,16 @@ class TextMemo:
                 if text not in self._items:
                     self._items[text] = derived
                     self._order.append(text)
-                    self.chars += size
-                    while self.chars > self.max_chars:
+                    self._chars += size
+                    while self._chars > self.max_chars:
                         oldest = self._order.popleft()
-                        self.chars -= _size(oldest, self._items.pop(oldest))
+                        self._chars -= _size(oldest, self._items.pop(oldest))
         return derived
+
+    @property
+    def chars(self) -> int:
+        """The characters held now, as counted against ``max_chars``."""
+        return self._chars
 
     def __len__(self) -> int:
         return len(self._items)

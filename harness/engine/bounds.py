@@ -36,6 +36,8 @@ Iterations = Annotated[int, Field(ge=1, le=MAX_ITERATIONS, strict=True)]
 """A loop's round cap: the type of every ``max_iterations`` (loop.toml's, a batch task's), which
 the engine and the outer loop check their keyword with."""
 
+_Bodies = Annotated[int, Field(ge=1, strict=True)]  # Watchdog.max_bodies
+
 
 def check_max_iterations(value: object) -> int:
     """``value`` if it is a whole number from 1 to :data:`MAX_ITERATIONS`, else ConfigError."""
@@ -64,13 +66,17 @@ class Watchdog:
         if seconds is not None:
             positive_finite("Watchdog.seconds", seconds)
         if max_bodies is not None:
-            check_value(Annotated[int, Field(ge=1, strict=True)], max_bodies, "Watchdog.max_bodies")
+            check_value(_Bodies, max_bodies, "Watchdog.max_bodies")
         self.seconds = seconds
         self.max_bodies = max_bodies
         self._started: float | None = None
         self._deadline: float | None = None  # on the monotonic clock, once started
-        self.bodies = 0
+        self._bodies = 0
+
+    @property
+    def bodies(self) -> int:
         """Body calls admitted so far."""
+        return self._bodies
 
     def start(self) -> None:
         with _ADMISSION:
@@ -91,12 +97,12 @@ class Watchdog:
             raise Stopped(
                 StopReason.TIMEOUT, f"watchdog: the run passed its {self.seconds:g} s limit"
             )
-        if self.max_bodies is not None and self.bodies >= self.max_bodies:
+        if self.max_bodies is not None and self._bodies >= self.max_bodies:
             raise Stopped(
                 StopReason.TIMEOUT,
                 f"watchdog: the run reached its limit of {self.max_bodies} body executions",
             )
-        self.bodies += 1
+        self._bodies += 1
 
 
 _DEFAULT_CAP = (
