@@ -20,7 +20,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from harness.models.base import Message, ToolCall
+from harness.models.base import Message, ToolCall, ToolSchema
 
 if TYPE_CHECKING:
     import tiktoken
@@ -261,3 +261,16 @@ class TokenCounter:
         return count_text(content or "", self.model) + sum(
             count_text(call.name + call.arguments_json, self.model) for call in tool_calls
         )
+
+
+class CountsTokens:
+    """A model's offline counts, from its :class:`TokenCounter` (``_counter``)."""
+
+    _counter: TokenCounter
+
+    def count_tokens(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> int:
+        return self._counter.count_request(messages, tools)
+
+    def token_ceiling(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> int:
+        """At least :meth:`count_tokens`, from the request's UTF-8 size: no tokenizer run."""
+        return self._counter.ceiling(messages, tools)
