@@ -113,8 +113,8 @@ class ExternalRunner:
 
     name: ClassVar[str]
     """The runner's name in loop.toml (``[agent] runner``)."""
-    executable: ClassVar[str]
-    """The program looked for on ``PATH``."""
+    executable: str
+    """The program looked for on ``PATH`` (a command runner's: its command's first word)."""
     install: ClassVar[str]
     """The exact command that installs it, said when it is missing."""
     wire: ClassVar[WireName]
@@ -209,14 +209,10 @@ class ExternalRunner:
             if not given.is_file() or not os.access(given, os.X_OK):
                 raise ConfigError(f"agent.path: {given} is not an executable file")
             return str(given.absolute())
-        found = shutil.which(self.command_name())
+        found = shutil.which(self.executable)
         if found is None:
             raise ConfigError(self.missing())
         return os.path.abspath(found)  # a relative entry of PATH: not the worktree's program
-
-    def command_name(self) -> str:
-        """The program's name as looked for on ``PATH``."""
-        return self.executable
 
     def missing(self) -> str:
         """What to say when the program is nowhere to be found."""

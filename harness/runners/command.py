@@ -42,7 +42,6 @@ class CommandRunner(ExternalRunner):
     """Runs ``command`` (an argv list) on each round's task; see the module's doc."""
 
     name = "command"
-    executable = ""
     install = ""
     wire = "openai-chat"
     version_args = ()  # a program of the user's: no version is known not to work
@@ -57,15 +56,12 @@ class CommandRunner(ExternalRunner):
                 f"agent.command: must be a non-empty list of non-empty strings, got {command!r}"
             )
         self.command = list(command)
+        self.executable = command[0]
         super().__init__(model, **options)
 
-    def command_name(self) -> str:
-        return self.command[0]
-
     def missing(self) -> str:
-        first = self.command[0]
-        where = "not found" if os.sep in first else "not on PATH"
-        return f"agent.command: {first!r} is {where}"
+        where = "not found" if os.sep in self.executable else "not on PATH"
+        return f"agent.command: {self.executable!r} is {where}"
 
     def readable(self, workspace: Path) -> list[Path]:
         """What the command names by absolute path (its script, its configuration), shown
