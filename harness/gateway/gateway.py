@@ -30,7 +30,7 @@ from harness.core.errors import Stopped
 from harness.core.redact import redact_json_text
 from harness.core.text import UNPAIRED
 from harness.gateway.server import BoundedServer, Response, ServerLimits, json_response
-from harness.gateway.wire import BadRequest, JsonObject, Wire, check_depth, error_body
+from harness.gateway.wire import BadRequest, Wire, check_depth, error_body
 from harness.models.base import Model, ModelError, Reply, ToolCall
 from harness.models.budget import metered
 
@@ -146,7 +146,8 @@ class Gateway:
     def _answer(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Response:
         endpoint = _endpoint(path)
         if method == "GET" and endpoint == "/models":
-            return json_response(200, self._models())
+            model = {"id": self.model.name, "object": "model", "owned_by": "harness"}
+            return json_response(200, {"object": "list", "data": [model]})
         wire = self._wire(endpoint)
         if method != "POST" or wire is None:
             return self._error(404, endpoint, "not_found_error", f"no endpoint {path}")
@@ -241,10 +242,6 @@ class Gateway:
         if content == reply.content and all(map(operator.is_, calls, reply.tool_calls)):
             return reply
         return replace(reply, content=content, tool_calls=calls)
-
-    def _models(self) -> JsonObject:
-        name = self.model.name
-        return {"object": "list", "data": [{"id": name, "object": "model", "owned_by": "harness"}]}
 
 
 def _call_redacted(call: ToolCall, redact: Callable[[str], str]) -> ToolCall:

@@ -51,11 +51,14 @@ def request_of(
 ) -> Request:
     """The request ``body`` makes, in chat-completions form: its ``model`` and ``stream`` read
     from ``body`` here, the rest as its wire read it."""
+    stream = body.get("stream", False)
+    if not isinstance(stream, bool):
+        raise BadRequest(f"stream: must be true or false, got {stream!r}")
     return Request(
         messages=messages,
         tools=tools or None,
         max_tokens=max_tokens,
-        stream=stream_flag(body),
+        stream=stream,
         model=model_name(body),
         body=body,
         names=names or {},
@@ -186,10 +189,3 @@ def model_name(body: JsonObject) -> str:
     if not isinstance(model, str):
         raise BadRequest(f"model: must be a string, got {model!r}")
     return model
-
-
-def stream_flag(body: JsonObject) -> bool:
-    stream = body.get("stream", False)
-    if not isinstance(stream, bool):
-        raise BadRequest(f"stream: must be true or false, got {stream!r}")
-    return stream
