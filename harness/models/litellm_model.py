@@ -101,6 +101,14 @@ def load_litellm() -> ModuleType:
     return litellm
 
 
+def provider(name: str) -> str | None:
+    """litellm's provider for the model string ``name``; None when it names none."""
+    try:
+        return str(load_litellm().get_llm_provider(name)[1])
+    except Exception:  # litellm raises BadRequestError for a string it cannot place
+        return None
+
+
 class LiteLLMModel(CountsTokens):
     """A chat model reached through litellm: any provider, by model string.
 
@@ -286,13 +294,9 @@ class LiteLLMModel(CountsTokens):
     @cached_property
     def _needs_breakpoints(self) -> bool:
         """Whether the provider caches prompts only at marked breakpoints (Claude models)."""
-        litellm = load_litellm()
-        try:
-            provider = litellm.get_llm_provider(self.name)[1]
-        except Exception:  # a string litellm cannot place: the call itself will say so
-            return False
-        return provider in _BREAKPOINT_PROVIDERS and (
-            provider == "anthropic" or "claude" in self.name.lower()
+        found = provider(self.name)  # None where litellm cannot place it: the call will say so
+        return found in _BREAKPOINT_PROVIDERS and (
+            found == "anthropic" or "claude" in self.name.lower()
         )
 
     @cached_property

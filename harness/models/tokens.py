@@ -16,7 +16,7 @@ import operator
 import os
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable
-from functools import cache
+from functools import cache, lru_cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -194,7 +194,7 @@ class TokenCounter:
         self._by_content: _Lru[tuple[Any, ...], int] = _Lru(cache_size)
         self._exact = _Tally(self._tokenise, cache_size)
         self._bytes = _Tally(byte_ceiling, cache_size)
-        self._tools: _Lru[str, int] = _Lru(cache_size)
+        self._count_schemas = lru_cache(cache_size)(partial(count_text, model=model))
         # schema objects' ids -> (the schemas, their JSON, its UTF-8 size)
         self._tools_by_identity: _Lru[tuple[int, ...], tuple[list[dict[str, Any]], str, int]]
         self._tools_by_identity = _Lru(cache_size)
@@ -227,13 +227,7 @@ class TokenCounter:
     def count_tools(self, tools: Iterable[dict[str, Any]] | None) -> int:
         """Tokens of the tool schemas; the same schema objects again cost no serialisation."""
         text = self._schemas(tools)[0]
-        if not text:
-            return 0
-        count = self._tools.get(text)
-        if count is None:
-            count = count_text(text, self.model)
-            self._tools.put(text, count)
-        return count
+        return self._count_schemas(text) if text else 0
 
     def _schemas(self, tools: Iterable[dict[str, Any]] | None) -> tuple[str, int]:
         """The tool schemas as the JSON counted, and its UTF-8 size; the same schema objects
