@@ -15,8 +15,8 @@ the gateway's :attr:`Gateway.ending` says why; whoever runs the agent ends it th
 from __future__ import annotations
 
 import hmac
-import importlib
 import operator
+import pkgutil
 import secrets
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -204,8 +204,7 @@ class Gateway:
             return made
         with self._making:
             if where not in self._wires:
-                module, name = where.split(":")
-                self._wires[where] = getattr(importlib.import_module(module), name)()
+                self._wires[where] = pkgutil.resolve_name(where)()
             return self._wires[where]
 
     def _refusal(self, *, counting: bool = False) -> str | None:
