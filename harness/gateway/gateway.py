@@ -244,11 +244,8 @@ class Gateway:
 
 
 def _call_redacted(call: ToolCall, redact: Callable[[str], str]) -> ToolCall:
-    name, arguments, id_ = (
-        redact(call.name),
-        redact_json_text(call.arguments_json, redact),
-        redact(call.id),
-    )
+    name, id_ = redact(call.name), redact(call.id)
+    arguments = redact_json_text(call.arguments_json, redact)
     if (name, arguments, id_) == (call.name, call.arguments_json, call.id):
         return call
     return ToolCall(name, arguments, id_)
