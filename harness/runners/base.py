@@ -51,7 +51,8 @@ from harness.sandbox.limits import MB
 WireName = Literal["openai-chat", "openai-responses", "anthropic"]
 RELAY_PORT = 48_213
 """The port of 127.0.0.1 the relay listens on inside a sandbox's own network namespace."""
-VERSION_SECONDS = 30.0
+PROBE_SECONDS = 30.0
+"""How long the program may take to say its version, or what it ships (a probe)."""
 OUTPUT_PASSED = "its output passed [sandbox] output_mb"
 PRELOAD: dict[WireName, tuple[str, ...]] = {
     "anthropic": ("/messages",),
@@ -227,9 +228,7 @@ class ExternalRunner:
         folder = Path(self.program).parent
         return [] if Path.home().resolve().is_relative_to(folder.resolve()) else [folder]
 
-    def probe(
-        self, *args: str, timeout: float = VERSION_SECONDS
-    ) -> subprocess.CompletedProcess[str]:
+    def probe(self, *args: str) -> subprocess.CompletedProcess[str]:
         """Run the program with ``args`` (its version, what it knows) as a session starts it:
         inside the sandbox, with the sandbox's environment, in a folder of its own that is its
         HOME too, its :meth:`own_folder` shown read-only; never on the host with the harness's
@@ -240,8 +239,8 @@ class ExternalRunner:
                 readonly=self.own_folder(),
             )  # fmt: skip
             return subprocess.run(
-                command, cwd=folder, env=env, capture_output=True, text=True, timeout=timeout,
-                check=False, stdin=subprocess.DEVNULL, start_new_session=True,
+                command, cwd=folder, env=env, capture_output=True, text=True, check=False,
+                timeout=PROBE_SECONDS, stdin=subprocess.DEVNULL, start_new_session=True,
             )  # fmt: skip
 
     def _check_version(self) -> None:

@@ -29,7 +29,6 @@ from harness.runners.base import ExternalRunner, Invocation, Least
 
 VERSION = "0.171.0"
 """The version the runner is tested with."""
-CATALOG_SECONDS = 30.0
 TOKEN_ENV = "HARNESS_GATEWAY_TOKEN"
 CONFIG = "codex/config.toml"
 CATALOG = "codex/harness-models.json"
@@ -88,7 +87,7 @@ class CodexRunner(ExternalRunner):
         key = (self.program, stat.st_mtime_ns, stat.st_size)
         if key not in _BUNDLED:
             try:
-                proc = self.probe("debug", "models", "--bundled", timeout=CATALOG_SECONDS)
+                proc = self.probe("debug", "models", "--bundled")
             except (OSError, subprocess.SubprocessError):
                 _BUNDLED[key] = None
             else:
