@@ -207,13 +207,11 @@ class Gateway:
                 self._wires[where] = pkgutil.resolve_name(where)()
             return self._wires[where]
 
-    def _refusal(self, *, counting: bool = False) -> str | None:
+    def _refusal(self, *, counting: bool) -> str | None:
         """Why no more requests are answered (``counting``: counted), or None."""
         if self.ending is not None:
             return f"the session has ended: {self.ending.message}"
-        if counting:
-            return None
-        if self.max_requests is not None and self.requests >= self.max_requests:
+        if not counting and self.max_requests is not None and self.requests >= self.max_requests:
             message = f"request cap of {self.max_requests} model requests reached"
             self._end(Ending("requests", message))
             return message
