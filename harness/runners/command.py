@@ -23,21 +23,6 @@ TASK_FILE = "{task_file}"
 TASK_NAME = "task.md"
 
 
-def gateway_env(gateway: GatewayAddress) -> dict[str, str]:
-    """The variables that point OpenAI and Anthropic clients (and litellm) at the gateway."""
-    v1 = gateway.base_url + "/v1"
-    return {
-        "OPENAI_BASE_URL": v1,
-        "OPENAI_API_BASE": v1,
-        "OPENAI_API_KEY": gateway.token,
-        "ANTHROPIC_BASE_URL": gateway.base_url,
-        "ANTHROPIC_API_KEY": gateway.token,
-        "HARNESS_GATEWAY_URL": gateway.base_url,
-        "HARNESS_GATEWAY_TOKEN": gateway.token,
-        "HARNESS_MODEL": gateway.model,
-    }
-
-
 class CommandRunner(ExternalRunner):
     """Runs ``command`` (an argv list) on each round's task; see the module's doc."""
 
@@ -77,9 +62,20 @@ class CommandRunner(ExternalRunner):
         task_file = str(home / TASK_NAME)
         rest = [part.replace(TASK_FILE, task_file) for part in self.command[1:]]
         in_file = any(TASK_FILE in part for part in self.command[1:])
+        v1 = gateway.base_url + "/v1"
+        env = {
+            "OPENAI_BASE_URL": v1,
+            "OPENAI_API_BASE": v1,
+            "OPENAI_API_KEY": gateway.token,
+            "ANTHROPIC_BASE_URL": gateway.base_url,
+            "ANTHROPIC_API_KEY": gateway.token,
+            "HARNESS_GATEWAY_URL": gateway.base_url,
+            "HARNESS_GATEWAY_TOKEN": gateway.token,
+            "HARNESS_MODEL": gateway.model,
+        }
         return Invocation(
             argv=[self.program, *rest],
-            env=gateway_env(gateway),
+            env=env,
             stdin=None if in_file else task,
             files={TASK_NAME: task} if in_file else {},
         )
