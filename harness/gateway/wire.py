@@ -110,15 +110,13 @@ def error_body(endpoint: str, kind: str, message: str) -> JsonObject:
 
 def chat_response(reply: Reply, model: str) -> JsonObject:
     """``reply`` as an OpenAI chat-completions response body."""
-    message: JsonObject = {"role": "assistant", "content": reply.content}
-    if reply.tool_calls:
-        message["tool_calls"] = [call.to_message_part() for call in reply.tool_calls]
+    choice = {"index": 0, "message": reply.to_message(), "finish_reason": finish_reason(reply)}
     return {
         "id": "chatcmpl-" + uuid.uuid4().hex,
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": finish_reason(reply)}],
+        "choices": [choice],
         "usage": usage_of(reply),
     }
 
