@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, cast
 
-from harness.gateway.litellm_forms import model_response, plain, translated, unreadable
+from pydantic_core import to_jsonable_python
+
+from harness.gateway.litellm_forms import model_response, translated, unreadable
 from harness.gateway.wire import BadRequest, JsonObject, Request, positive_int
 from harness.models.base import Reply
 from harness.models.litellm_model import load_litellm
@@ -46,7 +48,8 @@ class AnthropicWire:
 
     def answer(self, request: Request, reply: Reply) -> JsonObject:
         response = model_response(reply, request.model)
-        return plain(self._adapter.translate_openai_response_to_anthropic(response, request.names))
+        answer = self._adapter.translate_openai_response_to_anthropic(response, request.names)
+        return to_jsonable_python(answer, by_alias=False)  # its pydantic parts as JSON types
 
     def stream(self, request: Request, reply: Reply) -> Iterator[bytes]:
         return iter(self._events(cast(Any, self.answer(request, reply))))

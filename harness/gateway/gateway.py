@@ -15,8 +15,8 @@ the gateway's :attr:`Gateway.ending` says why; whoever runs the agent ends it th
 from __future__ import annotations
 
 import hmac
-import importlib
 import operator
+import pkgutil
 import secrets
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -30,7 +30,7 @@ from harness.core.errors import Stopped
 from harness.core.redact import redact_json_text
 from harness.core.text import UNPAIRED
 from harness.gateway.server import BoundedServer, Response, ServerLimits, json_response
-from harness.gateway.wire import BadRequest, JsonObject, Wire, check_depth, error_body
+from harness.gateway.wire import BadRequest, Wire, check_depth, error_body
 from harness.models.base import Model, ModelError, Reply, ToolCall
 from harness.models.budget import metered
 
@@ -146,7 +146,8 @@ class Gateway:
     def _answer(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Response:
         endpoint = _endpoint(path)
         if method == "GET" and endpoint == "/models":
-            return json_response(200, self._models())
+            model = {"id": self.model.name, "object": "model", "owned_by": "harness"}
+            return json_response(200, {"object": "list", "data": [model]})
         wire = self._wire(endpoint)
         if method != "POST" or wire is None:
             return self._error(404, endpoint, "not_found_error", f"no endpoint {path}")
@@ -203,17 +204,14 @@ class Gateway:
             return made
         with self._making:
             if where not in self._wires:
-                module, name = where.split(":")
-                self._wires[where] = getattr(importlib.import_module(module), name)()
+                self._wires[where] = pkgutil.resolve_name(where)()
             return self._wires[where]
 
-    def _refusal(self, *, counting: bool = False) -> str | None:
+    def _refusal(self, *, counting: bool) -> str | None:
         """Why no more requests are answered (``counting``: counted), or None."""
         if self.ending is not None:
             return f"the session has ended: {self.ending.message}"
-        if counting:
-            return None
-        if self.max_requests is not None and self.requests >= self.max_requests:
+        if not counting and self.max_requests is not None and self.requests >= self.max_requests:
             message = f"request cap of {self.max_requests} model requests reached"
             self._end(Ending("requests", message))
             return message
@@ -242,17 +240,10 @@ class Gateway:
             return reply
         return replace(reply, content=content, tool_calls=calls)
 
-    def _models(self) -> JsonObject:
-        name = self.model.name
-        return {"object": "list", "data": [{"id": name, "object": "model", "owned_by": "harness"}]}
-
 
 def _call_redacted(call: ToolCall, redact: Callable[[str], str]) -> ToolCall:
-    name, arguments, id_ = (
-        redact(call.name),
-        redact_json_text(call.arguments_json, redact),
-        redact(call.id),
-    )
+    name, id_ = redact(call.name), redact(call.id)
+    arguments = redact_json_text(call.arguments_json, redact)
     if (name, arguments, id_) == (call.name, call.arguments_json, call.id):
         return call
     return ToolCall(name, arguments, id_)

@@ -1,18 +1,11 @@
-"""The reply in litellm's own types, which its translations take, and their output as JSON."""
+"""The reply in litellm's own types, which its translations take, and the request they make."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from harness.gateway.wire import (
-    BadRequest,
-    JsonObject,
-    Request,
-    chat_response,
-    request_of,
-    sse,
-)
+from harness.gateway.wire import BadRequest, JsonObject, Request, chat_response, request_of
 from harness.models.base import Reply
 
 
@@ -46,22 +39,3 @@ def model_response(reply: Reply, model: str) -> Any:
     from litellm.types.utils import ModelResponse
 
     return ModelResponse(**chat_response(reply, model))
-
-
-def typed_events(events: Iterable[Any]) -> Iterator[bytes]:
-    """Server-sent events, each named by its ``type``, of litellm's stream (pydantic models,
-    each written as JSON by pydantic itself: half the cost of dumping it and encoding that)."""
-    for event in events:
-        kind = event.type
-        yield sse(event.model_dump_json(), event=str(getattr(kind, "value", kind)))
-
-
-def plain(value: Any) -> Any:
-    """``value`` with every pydantic model in it dumped to JSON types."""
-    if hasattr(value, "model_dump"):
-        return value.model_dump(mode="json")
-    if isinstance(value, dict):
-        return {key: plain(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain(item) for item in value]
-    return value

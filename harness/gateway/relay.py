@@ -68,10 +68,7 @@ def main(argv: list[str]) -> int:
         print("usage: python -m harness.gateway.relay SOCKET PORT -- COMMAND...", file=sys.stderr)
         return 2
     socket_path, port, command = argv[0], int(argv[1]), argv[3:]
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", port))
-    listener.listen(64)
+    listener = socket.create_server(("127.0.0.1", port), backlog=64)  # SO_REUSEADDR set
     threading.Thread(target=_serve, args=(listener, socket_path), daemon=True).start()
     try:
         child = subprocess.Popen(command)

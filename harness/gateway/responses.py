@@ -15,14 +15,10 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from harness.gateway.litellm_forms import (
-    model_response,
-    plain,
-    translated,
-    typed_events,
-    unreadable,
-)
-from harness.gateway.wire import BadRequest, JsonObject, Request, model_name, positive_int
+from pydantic_core import to_jsonable_python
+
+from harness.gateway.litellm_forms import model_response, translated, unreadable
+from harness.gateway.wire import BadRequest, JsonObject, Request, model_name, positive_int, sse
 from harness.models.base import Reply
 from harness.models.litellm_model import load_litellm
 
@@ -61,13 +57,23 @@ class ResponsesWire:
         return translated(body, "input", chat, max_tokens)
 
     def answer(self, request: Request, reply: Reply) -> JsonObject:
-        return plain(self._response(request, reply))
+        return to_jsonable_python(self._response(request, reply), by_alias=False)
 
     def stream(self, request: Request, reply: Reply) -> Iterator[bytes]:
-        events = self._events(
+        """litellm's events, each named by its ``type`` and written as JSON by pydantic itself
+        (half the cost of dumping it and encoding that). Its last, ``response.completed``
+        whatever the response's status, is ``response.incomplete`` for a response cut at its
+        token limit, as the Responses API names it (a client reading ``completed`` takes half an
+        answer for the whole)."""
+        events: list[Any] = self._events(
             transformed=self._response(request, reply), logging_obj=None, chunk_size=sys.maxsize
         )
-        return typed_events(map(_incomplete_named, events))
+        for event in events:
+            kind = str(getattr(event.type, "value", event.type))
+            if kind == "response.completed" and event.response.status == "incomplete":
+                kind = "response.incomplete"
+                event = event.model_copy(update={"type": kind})
+            yield sse(event.model_dump_json(), event=kind)
 
     def _response(self, request: Request, reply: Reply) -> Any:
         """The reply as litellm's ``ResponsesAPIResponse`` to ``request``."""
@@ -76,16 +82,6 @@ class ResponsesWire:
             responses_api_request=_parameters(request.body),
             chat_completion_response=model_response(reply, request.model),
         )
-
-
-def _incomplete_named(event: Any) -> Any:
-    """``event``, but litellm's last, ``response.completed`` whatever the response's status, is
-    ``response.incomplete`` for a response cut at its token limit, as the Responses API names it
-    (a client reading ``completed`` takes half an answer for the whole)."""
-    kind = str(getattr(event.type, "value", event.type))
-    if kind == "response.completed" and event.response.status == "incomplete":
-        return event.model_copy(update={"type": "response.incomplete"})
-    return event
 
 
 def _parameters(body: JsonObject) -> Any:

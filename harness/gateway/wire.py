@@ -51,11 +51,14 @@ def request_of(
 ) -> Request:
     """The request ``body`` makes, in chat-completions form: its ``model`` and ``stream`` read
     from ``body`` here, the rest as its wire read it."""
+    stream = body.get("stream", False)
+    if not isinstance(stream, bool):
+        raise BadRequest(f"stream: must be true or false, got {stream!r}")
     return Request(
         messages=messages,
         tools=tools or None,
         max_tokens=max_tokens,
-        stream=stream_flag(body),
+        stream=stream,
         model=model_name(body),
         body=body,
         names=names or {},
@@ -107,15 +110,13 @@ def error_body(endpoint: str, kind: str, message: str) -> JsonObject:
 
 def chat_response(reply: Reply, model: str) -> JsonObject:
     """``reply`` as an OpenAI chat-completions response body."""
-    message: JsonObject = {"role": "assistant", "content": reply.content}
-    if reply.tool_calls:
-        message["tool_calls"] = [call.to_message_part() for call in reply.tool_calls]
+    choice = {"index": 0, "message": reply.to_message(), "finish_reason": finish_reason(reply)}
     return {
         "id": "chatcmpl-" + uuid.uuid4().hex,
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": finish_reason(reply)}],
+        "choices": [choice],
         "usage": usage_of(reply),
     }
 
@@ -186,10 +187,3 @@ def model_name(body: JsonObject) -> str:
     if not isinstance(model, str):
         raise BadRequest(f"model: must be a string, got {model!r}")
     return model
-
-
-def stream_flag(body: JsonObject) -> bool:
-    stream = body.get("stream", False)
-    if not isinstance(stream, bool):
-        raise BadRequest(f"stream: must be true or false, got {stream!r}")
-    return stream

@@ -120,9 +120,8 @@ class LiveModel(Wrapper):
 
     def begin_round(self, round_number: int) -> None:
         self.handover.begin_round(round_number)
-        begin = getattr(self.live, "begin_round", None)
-        if self.handover.live and begin is not None:
-            begin(round_number)
+        if self.handover.live:  # then the inner model is the live one
+            super().begin_round(round_number)
 
     def complete(
         self,

@@ -22,12 +22,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import math
 import os
 import time
 from functools import cache, cached_property
 from types import ModuleType
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from harness.core.errors import ConfigError
 from harness.core.lasting import lasting
@@ -52,7 +53,7 @@ from harness.models.provider_errors import (
     retry_delay,
 )
 from harness.models.thread_loop import thread_loop
-from harness.models.tokens import TokenCounter, configure_offline_environment
+from harness.models.tokens import CountsTokens, TokenCounter, configure_offline_environment
 
 DEFAULT_CONTEXT_WINDOW = 32_000
 """Input window assumed for models litellm does not know (local and self-hosted models)."""
@@ -70,6 +71,10 @@ _BREAKPOINT_PROVIDERS = frozenset({"anthropic", "bedrock", "bedrock_converse", "
 
 REQUEST_SECONDS = 120.0
 """How long one model request may take, seconds, unless ``timeout`` says otherwise."""
+
+_Timeout = Annotated[float, Field(gt=0, allow_inf_nan=False, strict=True)]
+_Backoff = Annotated[float, Field(ge=0, allow_inf_nan=False, strict=True)]
+_Retries = Annotated[int, Field(ge=0, strict=True)]
 
 _RESERVED_KWARGS = frozenset({"model", "messages", "tools", "stream", "max_retries", "logger_fn"})
 
@@ -96,7 +101,15 @@ def load_litellm() -> ModuleType:
     return litellm
 
 
-class LiteLLMModel:
+def provider(name: str) -> str | None:
+    """litellm's provider for the model string ``name``; None when it names none."""
+    try:
+        return str(load_litellm().get_llm_provider(name)[1])
+    except Exception:  # litellm raises BadRequestError for a string it cannot place
+        return None
+
+
+class LiteLLMModel(CountsTokens):
     """A chat model reached through litellm: any provider, by model string.
 
     ``timeout`` (seconds, finite) bounds each request; ``num_retries`` is how many times a
@@ -125,21 +138,15 @@ class LiteLLMModel:
             raise ConfigError("model: expected a litellm model string such as 'openai/gpt-4o'")
         if not model.isprintable():  # it is sent in headers and in an external agent's settings
             raise ConfigError(f"model: {model!r} holds a character that is not printable")
-        if not isinstance(timeout, int | float) or not 0 < timeout < math.inf:
-            raise ConfigError(f"timeout: expected a finite number of seconds > 0, got {timeout!r}")
-        if not isinstance(num_retries, int) or num_retries < 0:
-            raise ConfigError(f"num_retries: expected an integer >= 0, got {num_retries!r}")
-        if not isinstance(retry_backoff, int | float) or not 0 <= retry_backoff < math.inf:
-            raise ConfigError(f"retry_backoff: expected seconds >= 0, got {retry_backoff!r}")
+        self.timeout: float = check_value(_Timeout, timeout, "timeout")
+        self.num_retries: int = check_value(_Retries, num_retries, "num_retries")
+        self.retry_backoff: float = check_value(_Backoff, retry_backoff, "retry_backoff")
         check_value(ReplyTokens, max_tokens, "max_tokens")
         check_value(ContextWindow, context_window, "context_window")
         reserved = sorted(_RESERVED_KWARGS & litellm_kwargs.keys())
         if reserved:
             raise ConfigError(f"{reserved[0]}: set by LiteLLMModel itself, not a litellm keyword")
         self.name = model
-        self.timeout = float(timeout)
-        self.num_retries = num_retries
-        self.retry_backoff = float(retry_backoff)
         self.max_tokens = max_tokens
         self.litellm_kwargs = litellm_kwargs
         self.prompt_caching = prompt_caching
@@ -165,13 +172,6 @@ class LiteLLMModel:
             float(info.get("input_cost_per_token") or 0.0),
             float(info.get("output_cost_per_token") or 0.0),
         )
-
-    def count_tokens(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> int:
-        return self._counter.count_request(messages, tools)
-
-    def token_ceiling(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> int:
-        """At least :meth:`count_tokens`, from the request's UTF-8 size: no tokenizer run."""
-        return self._counter.ceiling(messages, tools)
 
     def complete(
         self,
@@ -294,13 +294,9 @@ class LiteLLMModel:
     @cached_property
     def _needs_breakpoints(self) -> bool:
         """Whether the provider caches prompts only at marked breakpoints (Claude models)."""
-        litellm = load_litellm()
-        try:
-            provider = litellm.get_llm_provider(self.name)[1]
-        except Exception:  # a string litellm cannot place: the call itself will say so
-            return False
-        return provider in _BREAKPOINT_PROVIDERS and (
-            provider == "anthropic" or "claude" in self.name.lower()
+        found = provider(self.name)  # None where litellm cannot place it: the call will say so
+        return found in _BREAKPOINT_PROVIDERS and (
+            found == "anthropic" or "claude" in self.name.lower()
         )
 
     @cached_property

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from harness.models.litellm_model import load_litellm
+from harness.models.litellm_model import provider
 
 OTHER_FAMILY_CRITICS: tuple[tuple[str, str], ...] = (
     ("OPENAI_API_KEY", "openai/gpt-4.1"),
@@ -36,14 +36,6 @@ OTHER_FAMILY_CRITICS: tuple[tuple[str, str], ...] = (
 
 SERVER_OPTIONS = ("api_base", "api_key")
 """``[model_options]`` that tie every model to the author's server: no automatic choice."""
-
-
-def provider(name: str) -> str | None:
-    """litellm's provider for the model string ``name``; None when it names none."""
-    try:
-        return str(load_litellm().get_llm_provider(name)[1])
-    except Exception:  # litellm raises BadRequestError for a string it cannot place
-        return None
 
 
 def other_family_candidates(

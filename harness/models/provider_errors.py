@@ -53,7 +53,7 @@ _RETRYABLE = frozenset(
 
 def classify(litellm: ModuleType, exc: BaseException) -> ErrorKind:
     """The kind of failure ``exc`` (raised by ``litellm.completion``) is."""
-    if _unreachable(exc):
+    if any(map(_connection_error, _chain(exc))):  # refused, unknown host, failed TLS handshake
         return ErrorKind.UNREACHABLE
     status = getattr(exc, "status_code", None)
     checks: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], int, ErrorKind], ...]
@@ -71,11 +71,6 @@ def classify(litellm: ModuleType, exc: BaseException) -> ErrorKind:
     if isinstance(exc, litellm.APIConnectionError) or (isinstance(status, int) and status >= 500):
         return ErrorKind.SERVER
     return ErrorKind.BAD_REQUEST
-
-
-def _unreachable(exc: BaseException) -> bool:
-    """A refused connection, an unknown host or a failed TLS handshake, anywhere in the chain."""
-    return any(_connection_error(link) for link in _chain(exc))
 
 
 def _chain(exc: BaseException) -> Iterator[BaseException]:

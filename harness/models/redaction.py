@@ -133,10 +133,8 @@ class RequestRedactor:
         function = call.get("function") if isinstance(call, dict) else None
         if not isinstance(function, dict) or not isinstance(function.get("arguments"), str):
             return self._value(call)
-        said, spelled = (
-            self._fields(call, keep="function"),
-            self._fields(function, keep="arguments"),
-        )
+        said = self._fields(call, keep="function")
+        spelled = self._fields(function, keep="arguments")
         arguments = self._arguments.of(function["arguments"])
         if said is call and spelled is function and arguments == function["arguments"]:
             return call

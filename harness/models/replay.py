@@ -25,7 +25,7 @@ from harness.core.stop import StopReason
 from harness.core.trajectory_schema import RecordedReply
 from harness.core.usage import Usage
 from harness.models.base import Message, Reply, ToolCall, ToolSchema
-from harness.models.tokens import TokenCounter
+from harness.models.tokens import CountsTokens, TokenCounter
 
 _SECONDS = re.compile(r"\b\d+\.\d+s\b")
 """A duration as test runners print it (``47 passed in 3.13s``): never the same twice."""
@@ -76,7 +76,7 @@ class Divergence:
         return "\n".join(lines)
 
 
-class ReplayModel:
+class ReplayModel(CountsTokens):
     """Replies from a recording, round by round; see the module's docstring.
 
     ``turns`` are each round's model calls in order; ``observations`` what each tool call
@@ -98,7 +98,7 @@ class ReplayModel:
         self.name = name
         self._turns = {number: list(calls) for number, calls in turns.items()}
         self._observations = dict(observations)
-        self._context_window = context_window
+        self.context_window = context_window
         self.folders = list(folders)
         self._round = min(self._turns, default=1)
         self._cursor = 0
@@ -110,18 +110,8 @@ class ReplayModel:
         self.reached_end = False  # every call of the cut round was made, and one past it
         self.calls_made: dict[int, int] = {}  # model calls served, by round
 
-    @property
-    def context_window(self) -> int:
-        return self._context_window
-
     def price_per_token(self) -> tuple[float, float]:
         return (0.0, 0.0)
-
-    def count_tokens(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> int:
-        return self._counter.count_request(messages, tools)
-
-    def token_ceiling(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> int:
-        return self._counter.ceiling(messages, tools)
 
     def begin_round(self, round_number: int) -> None:
         with self._lock:
@@ -135,7 +125,9 @@ class ReplayModel:
                     "the recorded run was cut off in the round before",
                 )
             if round_number not in self._turns:
-                self._diverge(Divergence(round_number, None, "the recording has no such round"))
+                self.divergences.append(
+                    Divergence(round_number, None, "the recording has no such round")
+                )
                 raise ScriptExhausted(f"{self.name}: the recording has no round {round_number}")
 
     def complete(
@@ -156,7 +148,7 @@ class ReplayModel:
                     f"{len(turns)} model call(s): the recorded run was cut off there",
                 )
             if self._cursor >= len(turns):
-                self._diverge(
+                self.divergences.append(
                     Divergence(
                         self._round,
                         None,
@@ -172,8 +164,8 @@ class ReplayModel:
             self._cursor += 1
             self.calls_made[self._round] = self._cursor
             asked = _role_of(messages, tools)
-            if asked is not None and asked != _kind_of(turn.role):
-                self._diverge(
+            if asked is not None and asked != ("critic" if turn.role == "critic" else "agent"):
+                self.divergences.append(
                     Divergence(
                         self._round,
                         None,
@@ -200,7 +192,7 @@ class ReplayModel:
                 continue  # a tool result the recording did not have (the critic's repair)
             now = str(message.get("content") or "")
             if normalise(now, self.folders) != normalise(recorded.text, self.folders):
-                self._diverge(
+                self.divergences.append(
                     Divergence(
                         self._round,
                         recorded.step,
@@ -210,9 +202,6 @@ class ReplayModel:
                     )
                 )
 
-    def _diverge(self, divergence: Divergence) -> None:
-        self.divergences.append(divergence)
-
 
 def _role_of(messages: list[Message], tools: list[ToolSchema] | None) -> str | None:
     """Who is asking, as far as a request tells: the critic offers only its verdict tool, the
@@ -221,10 +210,6 @@ def _role_of(messages: list[Message], tools: list[ToolSchema] | None) -> str | N
         return None
     names = [t.get("function", {}).get("name") for t in tools if isinstance(t, dict)]
     return "critic" if names == ["verdict"] else "agent"
-
-
-def _kind_of(role: Role) -> str:
-    return "critic" if role == "critic" else "agent"
 
 
 def _excerpt(text: str, limit: int = 300) -> str:

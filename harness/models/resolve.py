@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.core.errors import ConfigError
 from harness.models.base import Model
 
 
@@ -16,8 +15,6 @@ def resolve_model(spec: str | Model, **kwargs: Any) -> Model:
     """
     if not isinstance(spec, str):
         return spec
-    if not spec.strip():
-        raise ConfigError("model: empty model name")
     if spec.startswith("scripted:"):
         from harness.models.scripted import ScriptedModel
 

@@ -14,7 +14,7 @@ from harness.core.section import check_value
 from harness.core.usage import Usage
 from harness.core.validation import json_lines, read_utf8
 from harness.models.base import Message, Reply, ReplyTokens, ToolCall, ToolSchema
-from harness.models.tokens import TokenCounter
+from harness.models.tokens import CountsTokens, TokenCounter
 
 ReplySpec = str | ToolCall | Sequence[ToolCall] | Reply
 ScriptEntry = ReplySpec | Callable[[list[Message], list[ToolSchema]], ReplySpec]
@@ -32,27 +32,20 @@ class ModelRequest:
     __slots__ = ("_added", "_previous", "_shared", "max_tokens", "tools")
 
     def __init__(
-        self, messages: Sequence[Message], tools: list[ToolSchema], max_tokens: int | None = None
+        self,
+        messages: Sequence[Message],
+        tools: list[ToolSchema],
+        max_tokens: int | None = None,
+        *,
+        previous: ModelRequest | None = None,
+        shared: int = 0,
     ) -> None:
-        self._previous: ModelRequest | None = None
-        self._shared = 0
+        """The request made of ``previous``'s first ``shared`` messages, then ``messages``."""
+        self._previous = previous
+        self._shared = shared
         self._added = tuple(messages)
         self.tools = tools
         self.max_tokens = max_tokens
-
-    @classmethod
-    def _after(
-        cls,
-        previous: ModelRequest | None,
-        shared: int,
-        added: tuple[Message, ...],
-        tools: list[ToolSchema],
-        max_tokens: int | None,
-    ) -> ModelRequest:
-        """The request made of ``previous``'s first ``shared`` messages, then ``added``."""
-        request = cls(added, tools, max_tokens)
-        request._previous, request._shared = previous, shared
-        return request
 
     @property
     def messages(self) -> list[Message]:
@@ -84,7 +77,7 @@ class ModelRequest:
         )
 
 
-class ScriptedModel:
+class ScriptedModel(CountsTokens):
     """Replies from a script, one entry per call.
 
     An entry is a final answer (``str``), a :class:`ToolCall` or a list of them, a
@@ -109,7 +102,7 @@ class ScriptedModel:
         check_value(ReplyTokens, max_tokens, "max_tokens")
         self.name = name
         self.max_tokens = max_tokens
-        self._context_window = context_window
+        self.context_window = context_window
         self._price = cost_per_token
         self._rounds = {int(k): list(v) for k, v in (rounds or {}).items()}
         self._script: list[ScriptEntry] = list(script)
@@ -136,7 +129,12 @@ class ScriptedModel:
         kwargs = {"name": f"scripted:{path.name}", **kwargs}
         if path.suffix.lower() == ".jsonl":
             return cls([_entry_from_json(d, w) for w, d in json_lines(path, text)], **kwargs)
-        data = _load_json(text, path)
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(
+                f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}"
+            ) from exc
         if isinstance(data, list):
             return cls(
                 [_entry_from_json(e, f"{path}: entry {i + 1}") for i, e in enumerate(data)],
@@ -150,19 +148,8 @@ class ScriptedModel:
             f'{path}: expected a list of replies or {{"rounds": {{...}}}}, found {_kind(data)}'
         )
 
-    @property
-    def context_window(self) -> int:
-        return self._context_window
-
     def price_per_token(self) -> tuple[float, float]:
         return self._price
-
-    def count_tokens(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> int:
-        return self._counter.count_request(messages, tools)
-
-    def token_ceiling(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> int:
-        """At least :meth:`count_tokens`, from the request's UTF-8 size: no tokenizer run."""
-        return self._counter.ceiling(messages, tools)
 
     def begin_round(self, round_number: int) -> None:
         """Switch to the replies of ``round_number`` (only for ``rounds`` scripts)."""
@@ -218,7 +205,7 @@ class ScriptedModel:
         added = tuple(dict(m) for m in messages[shared:])
         previous = self.calls[-1] if self.calls else None
         self._last = [*last[:shared], *added]
-        return ModelRequest._after(previous, shared, added, tools, limit)
+        return ModelRequest(added, tools, limit, previous=previous, shared=shared)
 
 
 def _to_reply(entry: object) -> Reply:
@@ -233,13 +220,6 @@ def _to_reply(entry: object) -> Reply:
     raise TypeError(
         f"a script entry must be str, ToolCall, list of ToolCall or Reply, not {entry!r}"
     )
-
-
-def _load_json(text: str, path: Path) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from exc
 
 
 def _rounds_from_json(rounds: Any, path: Path) -> dict[int, list[ScriptEntry]]:

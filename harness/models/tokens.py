@@ -16,11 +16,11 @@ import operator
 import os
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable
-from functools import cache
+from functools import cache, lru_cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from harness.models.base import Message, ToolCall
+from harness.models.base import Message, ToolCall, ToolSchema
 
 if TYPE_CHECKING:
     import tiktoken
@@ -194,7 +194,7 @@ class TokenCounter:
         self._by_content: _Lru[tuple[Any, ...], int] = _Lru(cache_size)
         self._exact = _Tally(self._tokenise, cache_size)
         self._bytes = _Tally(byte_ceiling, cache_size)
-        self._tools: _Lru[str, int] = _Lru(cache_size)
+        self._count_schemas = lru_cache(cache_size)(partial(count_text, model=model))
         # schema objects' ids -> (the schemas, their JSON, its UTF-8 size)
         self._tools_by_identity: _Lru[tuple[int, ...], tuple[list[dict[str, Any]], str, int]]
         self._tools_by_identity = _Lru(cache_size)
@@ -227,13 +227,7 @@ class TokenCounter:
     def count_tools(self, tools: Iterable[dict[str, Any]] | None) -> int:
         """Tokens of the tool schemas; the same schema objects again cost no serialisation."""
         text = self._schemas(tools)[0]
-        if not text:
-            return 0
-        count = self._tools.get(text)
-        if count is None:
-            count = count_text(text, self.model)
-            self._tools.put(text, count)
-        return count
+        return self._count_schemas(text) if text else 0
 
     def _schemas(self, tools: Iterable[dict[str, Any]] | None) -> tuple[str, int]:
         """The tool schemas as the JSON counted, and its UTF-8 size; the same schema objects
@@ -261,3 +255,16 @@ class TokenCounter:
         return count_text(content or "", self.model) + sum(
             count_text(call.name + call.arguments_json, self.model) for call in tool_calls
         )
+
+
+class CountsTokens:
+    """A model's offline counts, from its :class:`TokenCounter` (``_counter``)."""
+
+    _counter: TokenCounter
+
+    def count_tokens(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> int:
+        return self._counter.count_request(messages, tools)
+
+    def token_ceiling(self, messages: list[Message], tools: list[ToolSchema] | None = None) -> int:
+        """At least :meth:`count_tokens`, from the request's UTF-8 size: no tokenizer run."""
+        return self._counter.ceiling(messages, tools)

@@ -3,7 +3,7 @@ run inside the harness's sandbox and talking to models only through the harness'
 
 from __future__ import annotations
 
-import importlib
+import pkgutil
 from typing import TYPE_CHECKING
 
 from harness.core.errors import ConfigError
@@ -27,8 +27,7 @@ def runner_class(name: str) -> type[ExternalRunner]:
     if where is None:
         known = ", ".join(["harness", *RUNNERS])
         raise ConfigError(f"agent.runner: {name!r} has no runner here; choose one of {known}")
-    module, attribute = where.split(":")
-    found: type[ExternalRunner] = getattr(importlib.import_module(module), attribute)
+    found: type[ExternalRunner] = pkgutil.resolve_name(where)
     return found
 
 

@@ -24,7 +24,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,7 +50,8 @@ from harness.sandbox.limits import MB
 WireName = Literal["openai-chat", "openai-responses", "anthropic"]
 RELAY_PORT = 48_213
 """The port of 127.0.0.1 the relay listens on inside a sandbox's own network namespace."""
-VERSION_SECONDS = 30.0
+PROBE_SECONDS = 30.0
+"""How long the program may take to say its version, or what it ships (a probe)."""
 OUTPUT_PASSED = "its output passed [sandbox] output_mb"
 PRELOAD: dict[WireName, tuple[str, ...]] = {
     "anthropic": ("/messages",),
@@ -113,8 +113,8 @@ class ExternalRunner:
 
     name: ClassVar[str]
     """The runner's name in loop.toml (``[agent] runner``)."""
-    executable: ClassVar[str]
-    """The program looked for on ``PATH``."""
+    executable: str
+    """The program looked for on ``PATH`` (a command runner's: its command's first word)."""
     install: ClassVar[str]
     """The exact command that installs it, said when it is missing."""
     wire: ClassVar[WireName]
@@ -209,14 +209,10 @@ class ExternalRunner:
             if not given.is_file() or not os.access(given, os.X_OK):
                 raise ConfigError(f"agent.path: {given} is not an executable file")
             return str(given.absolute())
-        found = shutil.which(self.command_name())
+        found = shutil.which(self.executable)
         if found is None:
             raise ConfigError(self.missing())
         return os.path.abspath(found)  # a relative entry of PATH: not the worktree's program
-
-    def command_name(self) -> str:
-        """The program's name as looked for on ``PATH``."""
-        return self.executable
 
     def missing(self) -> str:
         """What to say when the program is nowhere to be found."""
@@ -231,9 +227,7 @@ class ExternalRunner:
         folder = Path(self.program).parent
         return [] if Path.home().resolve().is_relative_to(folder.resolve()) else [folder]
 
-    def probe(
-        self, *args: str, timeout: float = VERSION_SECONDS
-    ) -> subprocess.CompletedProcess[str]:
+    def probe(self, *args: str) -> subprocess.CompletedProcess[str]:
         """Run the program with ``args`` (its version, what it knows) as a session starts it:
         inside the sandbox, with the sandbox's environment, in a folder of its own that is its
         HOME too, its :meth:`own_folder` shown read-only; never on the host with the harness's
@@ -244,8 +238,8 @@ class ExternalRunner:
                 readonly=self.own_folder(),
             )  # fmt: skip
             return subprocess.run(
-                command, cwd=folder, env=env, capture_output=True, text=True, timeout=timeout,
-                check=False, stdin=subprocess.DEVNULL, start_new_session=True,
+                command, cwd=folder, env=env, capture_output=True, text=True, check=False,
+                timeout=PROBE_SECONDS, stdin=subprocess.DEVNULL, start_new_session=True,
             )  # fmt: skip
 
     def _check_version(self) -> None:
@@ -328,14 +322,13 @@ class ExternalRunner:
         limit = self.timeout if left is None else min(self.timeout, left)
         deadline = time.monotonic() + limit
         streams = (scratch / "stdout", scratch / "stderr")
-        with streams[0].open("wb") as out, streams[1].open("wb") as err:
+        given = scratch / "stdin"  # a file: nothing to feed, whenever the agent reads it
+        given.write_bytes((stdin or "").encode())
+        with streams[0].open("wb") as out, streams[1].open("wb") as err, given.open("rb") as inp:
             proc = subprocess.Popen(
-                command, cwd=workspace, env=env, stdout=out, stderr=err,
-                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                command, cwd=workspace, env=env, stdin=inp, stdout=out, stderr=err,
                 start_new_session=True,
             )  # fmt: skip
-        if stdin is not None:
-            threading.Thread(target=_feed, args=(proc, stdin), daemon=True).start()
         try:
             while True:
                 code = proc.poll()
@@ -374,15 +367,6 @@ def _outcome(
     last = stderr.strip().splitlines()[-5:]
     detail = (": " + " | ".join(last)) if last else ""
     return AgentStop.EXITED, f"the agent exited with code {code}{detail}", None
-
-
-def _feed(proc: subprocess.Popen[bytes], text: str) -> None:
-    assert proc.stdin is not None
-    try:
-        proc.stdin.write(text.encode())
-        proc.stdin.close()
-    except OSError:  # the agent ended, or closed its input, before reading it all
-        pass
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:

@@ -29,7 +29,6 @@ from harness.runners.base import ExternalRunner, Invocation, Least
 
 VERSION = "0.171.0"
 """The version the runner is tested with."""
-CATALOG_SECONDS = 30.0
 TOKEN_ENV = "HARNESS_GATEWAY_TOKEN"
 CONFIG = "codex/config.toml"
 CATALOG = "codex/harness-models.json"
@@ -88,7 +87,7 @@ class CodexRunner(ExternalRunner):
         key = (self.program, stat.st_mtime_ns, stat.st_size)
         if key not in _BUNDLED:
             try:
-                proc = self.probe("debug", "models", "--bundled", timeout=CATALOG_SECONDS)
+                proc = self.probe("debug", "models", "--bundled")
             except (OSError, subprocess.SubprocessError):
                 _BUNDLED[key] = None
             else:
@@ -118,39 +117,34 @@ def final_of_events(stdout: str) -> str:
 
 def config_toml(gateway: GatewayAddress, catalog: Path | None) -> str:
     """Codex's ``config.toml`` for one session against ``gateway``."""
-    top: dict[str, Any] = {
+    config: dict[str, Any] = {
         "model": gateway.model,
         "model_provider": "harness",
         "approval_policy": "never",
         "sandbox_mode": "danger-full-access",
         "web_search": "disabled",
         "check_for_update_on_startup": False,
-    }
-    if catalog is not None:
-        top["model_catalog_json"] = str(catalog)
-    provider: dict[str, str | bool | int] = {
-        "name": "harness gateway",
-        "base_url": gateway.base_url + "/v1",
-        "wire_api": "responses",
-        "env_key": TOKEN_ENV,
-        "request_max_retries": 0,
-        "stream_max_retries": 0,
-    }
-    tables: dict[str, dict[str, str | bool | int]] = {
-        "model_providers.harness": provider,
+        **({"model_catalog_json": str(catalog)} if catalog is not None else {}),
+        "model_providers.harness": {
+            "name": "harness gateway",
+            "base_url": gateway.base_url + "/v1",
+            "wire_api": "responses",
+            "env_key": TOKEN_ENV,
+            "request_max_retries": 0,
+            "stream_max_retries": 0,
+        },
         "features": dict.fromkeys(FEATURES_OFF, False),
         "agents": {"enabled": False},
         "analytics": {"enabled": False},
         "feedback": {"enabled": False},
         "history": {"persistence": "none"},
     }
-    lines = [f"{key} = {toml_value(value)}" for key, value in top.items()]
-    for table, values in tables.items():
-        lines += [
-            "",
-            f"[{table}]",
-            *(f"{key} = {toml_value(value)}" for key, value in values.items()),
-        ]
+    lines = []
+    for key, value in config.items():  # the tables last: a key after one would be its own
+        if isinstance(value, dict):
+            lines += ["", f"[{key}]", *(f"{k} = {toml_value(v)}" for k, v in value.items())]
+        else:
+            lines.append(f"{key} = {toml_value(value)}")
     return "\n".join(lines) + "\n"
 
 

@@ -23,26 +23,10 @@ TASK_FILE = "{task_file}"
 TASK_NAME = "task.md"
 
 
-def gateway_env(gateway: GatewayAddress) -> dict[str, str]:
-    """The variables that point OpenAI and Anthropic clients (and litellm) at the gateway."""
-    v1 = gateway.base_url + "/v1"
-    return {
-        "OPENAI_BASE_URL": v1,
-        "OPENAI_API_BASE": v1,
-        "OPENAI_API_KEY": gateway.token,
-        "ANTHROPIC_BASE_URL": gateway.base_url,
-        "ANTHROPIC_API_KEY": gateway.token,
-        "HARNESS_GATEWAY_URL": gateway.base_url,
-        "HARNESS_GATEWAY_TOKEN": gateway.token,
-        "HARNESS_MODEL": gateway.model,
-    }
-
-
 class CommandRunner(ExternalRunner):
     """Runs ``command`` (an argv list) on each round's task; see the module's doc."""
 
     name = "command"
-    executable = ""
     install = ""
     wire = "openai-chat"
     version_args = ()  # a program of the user's: no version is known not to work
@@ -57,15 +41,12 @@ class CommandRunner(ExternalRunner):
                 f"agent.command: must be a non-empty list of non-empty strings, got {command!r}"
             )
         self.command = list(command)
+        self.executable = command[0]
         super().__init__(model, **options)
 
-    def command_name(self) -> str:
-        return self.command[0]
-
     def missing(self) -> str:
-        first = self.command[0]
-        where = "not found" if os.sep in first else "not on PATH"
-        return f"agent.command: {first!r} is {where}"
+        where = "not found" if os.sep in self.executable else "not on PATH"
+        return f"agent.command: {self.executable!r} is {where}"
 
     def readable(self, workspace: Path) -> list[Path]:
         """What the command names by absolute path (its script, its configuration), shown
@@ -81,9 +62,20 @@ class CommandRunner(ExternalRunner):
         task_file = str(home / TASK_NAME)
         rest = [part.replace(TASK_FILE, task_file) for part in self.command[1:]]
         in_file = any(TASK_FILE in part for part in self.command[1:])
+        v1 = gateway.base_url + "/v1"
+        env = {
+            "OPENAI_BASE_URL": v1,
+            "OPENAI_API_BASE": v1,
+            "OPENAI_API_KEY": gateway.token,
+            "ANTHROPIC_BASE_URL": gateway.base_url,
+            "ANTHROPIC_API_KEY": gateway.token,
+            "HARNESS_GATEWAY_URL": gateway.base_url,
+            "HARNESS_GATEWAY_TOKEN": gateway.token,
+            "HARNESS_MODEL": gateway.model,
+        }
         return Invocation(
             argv=[self.program, *rest],
-            env=gateway_env(gateway),
+            env=env,
             stdin=None if in_file else task,
             files={TASK_NAME: task} if in_file else {},
         )

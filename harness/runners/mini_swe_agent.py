@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from harness.core.errors import ConfigError
 from harness.gateway.gateway import GatewayAddress
@@ -48,21 +48,18 @@ drop the spaces around them): written as ``\\uXXXX`` escapes."""
 
 
 class _Message(BaseModel):
-    model_config = ConfigDict(extra="ignore")
     role: str
     content: str | list[object] | None = None
 
 
 class _Info(BaseModel):
-    model_config = ConfigDict(extra="ignore")
     submission: str = ""
     exit_status: str = ""
 
 
 class _Trajectory(BaseModel):
-    """What the runner reads of mini's trajectory file."""
+    """What the runner reads of mini's trajectory file (the rest is ignored: pydantic's default)."""
 
-    model_config = ConfigDict(extra="ignore")
     info: _Info
     messages: list[_Message]
 
