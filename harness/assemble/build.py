@@ -38,7 +38,7 @@ from harness.research.archive import ARCHIVE_DIR, INDEX_FILE, SourceArchive
 from harness.research.claim_ledger import LEDGER_FILE
 from harness.research.gates import citations_gate, convergence_gate
 from harness.research.resume import carry_on_resume
-from harness.research.web import fetch_url_tool, read_source_tool
+from harness.research.web import check_domains, fetch_url_tool, read_source_tool
 from harness.research.web_search import web_search_tool
 from harness.sandbox import Sandbox
 from harness.sandbox.command_env import ENV_NAME
@@ -329,6 +329,7 @@ def _web_tools(
     tools = [read_source_tool(archive)]
     try:
         if web.allow_domains is not None:
+            check_domains(web.allow_domains)  # before the archive: the first field is named first
             replay = None
             if web.replay is not None:
                 folder = config.root / web.replay

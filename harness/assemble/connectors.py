@@ -46,7 +46,7 @@ def build_connectors(
     host = host_of(config.github, redact) if config.github is not None else None
     context = RunContext(config.goal, config.name, config.root / config.workspace, issue)
     connectors = [_connector(entry, host, config.root, redact) for entry in config.connectors]
-    finish = Connectors(connectors, context, events) if connectors else None
+    finish = Connectors(tuple(connectors), context, events) if connectors else None
     ci = None
     if config.ci is not None:
         assert host is not None, "LoopSpec checks that [ci] has [github]"

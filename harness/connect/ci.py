@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from harness.connect.config import CiConfig
 from harness.connect.connectors import Host
@@ -28,7 +28,7 @@ class CiWaiter:
 
     host: Host
     title: str
-    config: CiConfig = CiConfig()
+    config: CiConfig = field(default_factory=CiConfig)
     events: EventSink = NULL_SINK
     clock: Callable[[], float] = time.monotonic
     sleep: Callable[[float], None] = time.sleep

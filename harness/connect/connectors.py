@@ -14,7 +14,7 @@ import json
 import os
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -204,11 +204,11 @@ class ArtifactConnector:
         return f"committed {self.file} to {self.branch} ({commit[:12]})"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Connectors:
     """The outer loop's ``on_finish``: every connector for the occasion, in order."""
 
-    connectors: Sequence[Connector]
+    connectors: tuple[Connector, ...]
     context: RunContext
     events: EventSink
 

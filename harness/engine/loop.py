@@ -247,8 +247,12 @@ class Loop:
                 return self._end(StopReason.CONDITION_MET, settled, history, output, reason)
             if self.feedback:
                 previous = output
-        last = history[-1]  # every round ran (max_iterations >= 1) and is recorded
-        detail = f"the last check said: {last.note}" if last.passed is False and last.note else ""
+        last = history[-1] if history else None
+        detail = (
+            f"the last check said: {last.note}"
+            if last and last.passed is False and last.note
+            else ""
+        )
         return self._end(StopReason.MAX_ITERATIONS, settled, history, output, detail)
 
     def _root(self, state: Vars, values: dict[str, Any], history: list[RoundRecord]) -> Root:

@@ -74,6 +74,18 @@ class WebConfig(Section):
         )
 
 
+def check_domains(allow_domains: list[str] | None) -> None:
+    """A :class:`ConfigError` naming ``allow_domains`` unless it lists host names only."""
+    if not allow_domains:
+        raise ConfigError('allow_domains: list the domains to fetch from (["*"] for any)')
+    for domain in allow_domains:
+        bare = domain.strip("[]")
+        if domain != "*" and (not domain or "/" in domain or (":" in bare and not _ip(bare))):
+            raise ConfigError(
+                f"allow_domains: {domain!r} is not a host name (no scheme, port or path)"
+            )
+
+
 def fetch_url_tool(
     limits: WebConfig,
     archive: SourceArchive | None = None,
@@ -88,14 +100,7 @@ def fetch_url_tool(
     address asked passes ``redact``, the run's outbound redactor (None: the secrets of the
     environment).
     """
-    if not limits.allow_domains:
-        raise ConfigError('allow_domains: list the domains to fetch from (["*"] for any)')
-    for domain in limits.allow_domains:
-        bare = domain.strip("[]")
-        if domain != "*" and (not domain or "/" in domain or (":" in bare and not _ip(bare))):
-            raise ConfigError(
-                f"allow_domains: {domain!r} is not a host name (no scheme, port or path)"
-            )
+    check_domains(limits.allow_domains)
     outbound = redact or Redactor().redact_text
     try:
         import httpx  # noqa: F401 - fail at set-up, not at the first call

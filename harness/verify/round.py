@@ -148,7 +148,11 @@ def _toml_table(text: str | None, table: str) -> object:
 
 def gate_event(round_number: int, report: GateReport) -> GateReportEvent:
     """The ``gate_report`` event of ``report``, a gate of round ``round_number``."""
-    return GateReportEvent(round=round_number, **report.model_dump(exclude={"exit_code", "notes"}))
+    return GateReportEvent(round=round_number, **report.model_dump(include=_GATE_EVENT_FIELDS))
+
+
+_GATE_EVENT_FIELDS = {"name", "passed", "summary", "failures", "duration", "output_tail"}
+"""What a gate's report gives its event (a report of a gate's own making may hold more)."""
 
 
 def verify(

@@ -69,6 +69,14 @@ def test_without_a_web_section_there_is_no_fetch_tool(tmp_path: Path) -> None:
         ("[web]\nallow_domains = []", "field 'web.allow_domains'"),
         ('[web]\nallow_domains = ["x.org"]\ntimeout = -1', "field 'web.timeout'"),
         ('[web]\nallow_domains = ["https://x.org"]', "web.allow_domains: 'https://x.org'"),
+        (  # two bad fields: the first is named
+            '[web]\nallow_domains = ["x.org/p"]\nreplay = "nowhere"',
+            "^web.allow_domains: 'x.org/p' is not a host name",
+        ),
+        (
+            '[web]\nallow_domains = ["x.org"]\nreplay = "nowhere"',
+            "^web.replay: .* is not an archive",
+        ),
     ],
 )
 def test_bad_web_sections_name_the_field(tmp_path: Path, web: str, message: str) -> None:

@@ -17,6 +17,7 @@ from harness.verify.round import (
     PYTEST_CONFIG_FILES,
     ROOT_TEST_FILES,
     default_protect,
+    gate_event,
     protected_changes,
     verify,
 )
@@ -212,3 +213,22 @@ def test_the_critic_is_shown_what_a_passing_gate_notes(tmp_path: Path) -> None:
         "Judge the findings.\n\nThe sources gate notes:\nC3: s-1 says 1887 but s-2 says 1888"
         in noted
     )
+
+
+class _TimedReport(GateReport):
+    """A gate's own report, with a field of its own beyond the harness's."""
+
+    ts: float = 0.0
+    machine: str = ""
+
+
+def test_a_gate_report_of_a_gates_own_making_gives_its_event_only_the_reports_fields() -> None:
+    report = _TimedReport(
+        name="custom", passed=False, summary="2 bad", failures=["a", "b"], output_tail="tail",
+        duration=1.5, exit_code=2, notes="weigh this", ts=1.0, machine="m1",
+    )  # fmt: skip
+    event = gate_event(3, report)
+    assert (event.round, event.name, event.passed, event.summary) == (3, "custom", False, "2 bad")
+    assert (event.failures, event.output_tail, event.duration) == (["a", "b"], "tail", 1.5)
+    assert event.ts != 1.0  # the event's own time, not the report's field of that name
+    assert not {"machine", "notes", "exit_code"} & set(event.model_dump())
