@@ -53,11 +53,8 @@ def build_connectors(
         ci = CiWaiter(
             host,
             title=_title(config),
+            **config.ci.model_dump(exclude={"checks"}),
             checks=tuple(config.ci.checks),
-            timeout=config.ci.timeout,
-            poll=config.ci.poll,
-            settle=config.ci.settle,
-            log_chars=config.ci.log_chars,
             events=events,
         )
     return finish, ci
