@@ -51,9 +51,7 @@ def unconfirmed_pass(settings: Settings, progress: Progress) -> str | None:
     change = tree_change(root, where, base=base, tree=tree)
     with clean_checkout(root, where, base=base, protect=settings.protect, commit=held) as copy:
         reports = run_gates(settings.gates, copy, baselines=baselines, change=change)
-    if held is None:
-        return _failed(reports, "the workspace as it stands")
-    return _failed(reports, f"its commit {commit[:12]}")
+    return _failed(reports, f"its commit {commit[:12]}" if held else "the workspace as it stands")
 
 
 def _failed(reports: list[GateReport], where: str) -> str | None:

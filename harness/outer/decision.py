@@ -169,10 +169,7 @@ def decide(
         cause = f" ({last.failure})" if last.cause else ""  # the gates alone do not say it
         return Decision(StopReason.NO_PROGRESS, stuck + cause)
     if last.round >= max_iterations:
-        return Decision(
-            StopReason.MAX_ITERATIONS,
-            cap_message(last.round, last.failure),
-        )
+        return Decision(StopReason.MAX_ITERATIONS, cap_message(last.round, last.failure))
     return Decision(None, feedback(last))
 
 

@@ -66,15 +66,9 @@ def action_asker(settings: Settings, run: Run, number: int) -> Callable[[str, fl
     return asker
 
 
-def approval_asked(settings: Settings, run: Run, verdict: Verdict | None) -> bool:
-    """Whether a person is asked about the round: a human gate is set, or the critic panel, set
-    to send its splits to a person, split over it."""
-    return _person(settings, run, verdict) is not None
-
-
 def ask_person(settings: Settings, run: Run, report: RoundReport) -> Approval | None:
     """The person's answer on ``report``, when one is asked and everything else passed."""
-    human = _person(settings, run, report.verdict)
+    human = person_asked(settings, run, report.verdict)
     if human is None or not report.checks_passed:
         return None
     request = ApprovalRequest(
@@ -93,9 +87,9 @@ def ask_person(settings: Settings, run: Run, report: RoundReport) -> Approval | 
     return approval
 
 
-def _person(settings: Settings, run: Run, verdict: Verdict | None) -> HumanGate | None:
-    """Who is asked: the human gate, else the person a panel sends a round to when its critics
-    split over it."""
+def person_asked(settings: Settings, run: Run, verdict: Verdict | None) -> HumanGate | None:
+    """Who is asked about the round: the human gate, else the person a panel sends a round to
+    when its critics split over it; None: no one."""
     if settings.human is not None:
         return settings.human
     panel = run.critic
