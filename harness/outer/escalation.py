@@ -15,7 +15,7 @@ from harness.memory.progress_items import Attempt
 from harness.outer.decision import RoundReport
 from harness.outer.hooks import run_hook
 from harness.outer.pins import Pin
-from harness.sandbox import Sandbox, default_sandbox
+from harness.sandbox import Sandbox
 
 NEXT_STEPS = {
     StopReason.MAX_ITERATIONS: "Read the last round's failures below; sharpen the goal or the "
@@ -148,17 +148,17 @@ def escalate(
     escalation: Escalation,
     path: Path,
     *,
-    hook: EscalationHook | None = None,
-    redact: Callable[[str], str] = lambda text: text,
-    sandbox: Sandbox | None = None,
-    workspace: Path | None = None,
-    pins: Sequence[Pin] = (),
+    hook: EscalationHook | None,
+    redact: Callable[[str], str],
+    sandbox: Sandbox,
+    workspace: Path,
+    pins: Sequence[Pin],
 ) -> Path:
-    """Write the report atomically to ``path`` and run ``hook`` with its path.
+    """Write the report atomically to ``path`` (through ``redact``) and run ``hook`` with its path.
 
-    A command hook runs inside ``sandbox`` (default ``Sandbox("auto")``) in an empty folder of
-    its own, and may write only there and in ``workspace`` (default the report's folder); it is
-    refused (a :class:`HarnessError`, once the report is written) when a file of ``pins`` changed.
+    A command hook runs inside ``sandbox`` in an empty folder of its own, and may write only there
+    and in ``workspace`` (the report's folder when it is no folder); it is refused (a
+    :class:`HarnessError`, once the report is written) when a file of ``pins`` changed.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, redact(render_escalation(escalation)))
@@ -166,11 +166,10 @@ def escalate(
         hook(path)
     elif hook:
         run_hook(
-            sandbox or default_sandbox(),
+            sandbox,
             f"{hook} {shlex.quote(str(path))}",
-            writable=workspace if workspace is not None and workspace.is_dir() else path.parent,
+            writable=workspace if workspace.is_dir() else path.parent,
             pins=pins,
-            timeout=60,
             env={"HARNESS_ESCALATION_REPORT": str(path)},
         )
     return path

@@ -18,6 +18,7 @@ from harness.sandbox import Sandbox
 from harness.sandbox.process import CommandResult
 
 SAFE_ENV = {"PYTHONSAFEPATH": "1"}
+HOOK_SECONDS = 60.0  # how long a hook may run
 
 
 def run_hook(
@@ -26,7 +27,6 @@ def run_hook(
     *,
     writable: Path,
     pins: Iterable[Pin],
-    timeout: float,
     env: Mapping[str, str],
 ) -> CommandResult:
     """Run ``command`` in a fresh empty folder under ``sandbox``, writing only there and in
@@ -41,6 +41,6 @@ def run_hook(
             cwd=here,
             workspace=writable,
             writable=[here],
-            timeout=timeout,
+            timeout=HOOK_SECONDS,
             env={**env, "HARNESS_WORKSPACE": str(writable), **SAFE_ENV},
         )

@@ -31,8 +31,6 @@ from harness.verify.critic import Verdict
 from harness.verify.human import Approval, HumanGate, Outcome, inbox_asker
 from harness.verify.panel import CriticPanel, PanelVerdict, split_reason
 
-HOOK_TIMEOUT = 60.0
-
 
 def inbox_for(settings: Settings, run: Run) -> Inbox:
     """Beside progress.md; a loop without one keeps its inbox in the workspace's .harness/."""
@@ -133,7 +131,6 @@ def notify_round(settings: Settings, report: RoundReport) -> None:
             hook,
             writable=settings.workspace if settings.workspace.is_dir() else Path.cwd(),
             pins=settings.pins,
-            timeout=HOOK_TIMEOUT,
             env={"HARNESS_ROUND_REPORT": payload, "HARNESS_LOOP": settings.name},
         )
         if result.exit_code != 0:
