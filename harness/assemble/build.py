@@ -21,6 +21,7 @@ from harness.assemble.named_models import (
     author_name,
     cascade_of,
     overridable,
+    override_source,
     preflighted,
     profile_model,
     spec_model,
@@ -239,9 +240,7 @@ def build_loop(
     pins = pins_of(config)  # what this run takes them to be, recorded when it begins
     given = model
     model_name = given.name if given else author_name(config, overrides)
-    model_source = (
-        "--model" if overrides.model else MODEL_ENV if os.environ.get(MODEL_ENV) else None
-    )
+    model_source = override_source(overrides.model, "--model", MODEL_ENV)
     model = given or overridable(lambda: spec_model(model_name, config.model_options), model_source)
     skill = config.load_skill()
     python_env = project_env(config)  # a set-up command runs here, once per commit

@@ -46,6 +46,11 @@ class Overrides:
         return cls(args.model, args.critic_model, args.max_iterations, earlier, **more)
 
 
+def override_source(flag: str | None, flag_name: str, variable: str) -> str | None:
+    """What names a model over loop.toml: ``flag_name`` when given, else ``variable`` when set."""
+    return flag_name if flag else variable if os.environ.get(variable) else None
+
+
 def choose_model(flag: str | None, configured: str | None) -> str:
     """Precedence: the ``--model`` flag, then ``HARNESS_MODEL``, then ``model`` in loop.toml."""
     chosen = flag or os.environ.get(MODEL_ENV) or configured
