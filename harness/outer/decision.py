@@ -73,9 +73,8 @@ class RoundReport:
     @property
     def passed(self) -> bool:
         """The checks passed, and the person approved where one is asked."""
-        if not self.checks_passed:
-            return False
-        return not self.approval_required or (self.approval is not None and self.approval.approved)
+        approved = self.approval is not None and self.approval.approved
+        return self.checks_passed and (not self.approval_required or approved)
 
     @property
     def failing_tests(self) -> frozenset[str]:
