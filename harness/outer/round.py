@@ -133,8 +133,7 @@ def _play(settings: Settings, run: Run, number: int) -> tuple[RoundReport, Progr
     try:
         session, draft = _session(settings, run, task, number)
     finally:  # what the author's model cost, by model (a cascade's report)
-        spent = run.spent.get(author, Usage()) + (run.meter.usage - before_session)
-        run.spent[author] = spent
+        run.spent[author] = run.spent.get(author, Usage()) + (run.meter.usage - before_session)
     restored = keep_person_edits(run.workspace.path, edits)
     settings.events.emit(
         ChecksStart(
