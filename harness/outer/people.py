@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 from harness.core.errors import HarnessError
 from harness.core.event_schema import ApprovalEvent, HookFailed, NoteEvent
@@ -126,13 +125,8 @@ def notify_round(settings: Settings, report: RoundReport) -> None:
             hook(report)
             return
         payload = json.dumps(round_payload(settings, report))
-        result = run_hook(
-            settings.hooks_sandbox(),
-            hook,
-            writable=settings.workspace if settings.workspace.is_dir() else Path.cwd(),
-            pins=settings.pins,
-            env={"HARNESS_ROUND_REPORT": payload, "HARNESS_LOOP": settings.name},
-        )
+        env = {"HARNESS_ROUND_REPORT": payload, "HARNESS_LOOP": settings.name}
+        result = run_hook(settings, hook, env=env)
         if result.exit_code != 0:
             raise HarnessError(f"exit code {result.exit_code}: {result.output[-500:]}")
     except Exception as exc:  # noqa: BLE001 - a notification must not stop the loop; recorded

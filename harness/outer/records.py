@@ -171,15 +171,7 @@ def _escalate(settings: Settings, run: Run, stop: StopReason, best: RoundMark | 
         models=(*run.switches, *spent_lines(run.spent)) if run.ladder else (),
     )
     try:
-        escalate(
-            escalation,
-            path,
-            hook=settings.on_escalate,
-            redact=settings.redact,
-            sandbox=settings.hooks_sandbox(),
-            workspace=settings.workspace,
-            pins=settings.pins,
-        )
+        escalate(escalation, path, settings)
     except HarnessError as exc:  # the hook was refused; the report is written
         settings.events.emit(HookFailed(hook="on_escalate", error=f"{exc}"[:1000]))
     settings.events.emit(EscalationEvent(reason=stop.value, report_path=str(path)))
