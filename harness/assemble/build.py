@@ -21,6 +21,7 @@ from harness.assemble.named_models import (
     author_name,
     cascade_of,
     overridable,
+    override_source,
     preflighted,
     profile_model,
     spec_model,
@@ -51,7 +52,6 @@ from harness.spec.sections import (
     GateConfig,
     HeldOutConfig,
     HumanGateConfig,
-    McpConfig,
     PytestGateConfig,
     ScriptGateConfig,
 )
@@ -77,7 +77,9 @@ def build_sandbox(
     """
     settings, root = config.sandbox, config.root
     progress = config.progress_path()
-    hidden = [root / path for path in held_out_folders(config)]
+    hidden = [
+        root / g.held_out for g in config.gates if isinstance(g, HeldOutConfig) and g.held_out
+    ]
     state = [progress, progress.with_name(progress.name + ".lock"), root / RUNS_DIR]
     state += _state_folder(progress, root / config.workspace)
     shown = [root / Path(path).expanduser() for path in settings.readonly]
@@ -113,11 +115,6 @@ def _state_folder(progress: Path, workspace: Path) -> list[Path]:
     file that does not exist yet cannot be mounted read-only on its own)."""
     folder, space = progress.parent.resolve(), workspace.resolve()
     return [folder] if space in folder.parents else []
-
-
-def held_out_folders(config: LoopSpec) -> list[str]:
-    """The held-out folders the spec's gates name, as written (relative to its root)."""
-    return [g.held_out for g in config.gates if isinstance(g, HeldOutConfig) and g.held_out]
 
 
 def build_gate(
@@ -243,9 +240,7 @@ def build_loop(
     pins = pins_of(config)  # what this run takes them to be, recorded when it begins
     given = model
     model_name = given.name if given else author_name(config, overrides)
-    model_source = (
-        "--model" if overrides.model else MODEL_ENV if os.environ.get(MODEL_ENV) else None
-    )
+    model_source = override_source(overrides.model, "--model", MODEL_ENV)
     model = given or overridable(lambda: spec_model(model_name, config.model_options), model_source)
     skill = config.load_skill()
     python_env = project_env(config)  # a set-up command runs here, once per commit
@@ -358,34 +353,26 @@ def mcp_servers(config: LoopSpec) -> list[McpServer]:
     """loop.toml's ``[[mcp]]`` entries; ``${NAME}`` in an env value is taken from the environment.
     Their calls' arguments pass the loop's redactor."""
     redact = config.redactor().redact_text if config.mcp else None
-    return [
-        _mcp_server(entry, index, config.root, redact) for index, entry in enumerate(config.mcp)
-    ]
-
-
-def _mcp_server(
-    entry: McpConfig, index: int, root: Path, redact: Callable[[str], str] | None
-) -> McpServer:
-    env = {}
-    for key, value in entry.env.items():
-        missing = [n for n in _ENV_REFERENCE.findall(value) if n not in os.environ]
-        if missing:
-            raise ConfigError(
-                f"mcp[{index}].env.{key}: the environment variable {missing[0]} is not set"
+    servers = []
+    for index, entry in enumerate(config.mcp):
+        env = {}
+        for key, value in entry.env.items():
+            missing = [n for n in _ENV_REFERENCE.findall(value) if n not in os.environ]
+            if missing:
+                raise ConfigError(
+                    f"mcp[{index}].env.{key}: the environment variable {missing[0]} is not set"
+                )
+            env[key] = _ENV_REFERENCE.sub(lambda m: os.environ[m.group(1)], value)
+        servers.append(
+            McpServer(
+                **entry.model_dump(exclude={"command", "env", "cwd"}),
+                command=tuple(entry.command or ()),
+                env=env,
+                cwd=config.root / entry.cwd if entry.cwd else config.root,
+                redact=redact,
             )
-        env[key] = _ENV_REFERENCE.sub(lambda m: os.environ[m.group(1)], value)
-    return McpServer(
-        entry.name,
-        command=tuple(entry.command or ()),
-        url=entry.url,
-        env=env,
-        cwd=root / entry.cwd if entry.cwd else root,
-        allow=entry.allow,
-        deny=entry.deny,
-        startup_timeout=entry.startup_timeout,
-        call_timeout=entry.call_timeout,
-        redact=redact,
-    )
+        )
+    return servers
 
 
 def _artifact(config: LoopSpec) -> CriticArtifact:

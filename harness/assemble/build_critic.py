@@ -13,6 +13,7 @@ from harness.assemble.named_models import (
     configured_model,
     critic_model,
     overridable,
+    override_source,
     preflighted,
     rooted_model,
     spec_model,
@@ -65,13 +66,7 @@ def unchecked_critic(
         return None, checks
     criteria = settings.criteria or (skill.render_for_critic() if skill else None)
     threshold = settings.threshold_for(skill.threshold if skill else None)
-    fallback = (
-        "--critic-model"
-        if overrides.critic_model
-        else CRITIC_MODEL_ENV
-        if os.environ.get(CRITIC_MODEL_ENV)
-        else None
-    )
+    fallback = override_source(overrides.critic_model, "--critic-model", CRITIC_MODEL_ENV)
     default = overrides.critic_model or os.environ.get(CRITIC_MODEL_ENV) or settings.model
 
     def chosen(given: ModelChoice | None, field: str) -> Model:

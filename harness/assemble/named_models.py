@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,6 +46,11 @@ class Overrides:
         return cls(args.model, args.critic_model, args.max_iterations, earlier, **more)
 
 
+def override_source(flag: str | None, flag_name: str, variable: str) -> str | None:
+    """What names a model over loop.toml: ``flag_name`` when given, else ``variable`` when set."""
+    return flag_name if flag else variable if os.environ.get(variable) else None
+
+
 def choose_model(flag: str | None, configured: str | None) -> str:
     """Precedence: the ``--model`` flag, then ``HARNESS_MODEL``, then ``model`` in loop.toml."""
     chosen = flag or os.environ.get(MODEL_ENV) or configured
@@ -69,17 +74,9 @@ def critic_model(
     if isinstance(chosen, list):
         if config.critic.prefer_other_family:
             chosen = other_families_first(chosen, author_name)
-        for name in chosen:
-            candidate = rooted_model(name, root) or name
-            if candidate == author_name:
-                return author
-            try:
-                found = spec_model(candidate, config.model_options)
-                preflight([("critic.model", found)])
-            except ConfigError:
-                continue  # not set up here (no key, unknown provider): try the next one
-            return found
-        return author
+        names = [rooted_model(name, root) or name for name in chosen]
+        before = names[: names.index(author_name)] if author_name in names else names
+        return _first_reachable(before, config) or author  # the author's own: no need to try
     single = rooted_model(chosen, root)
     return spec_model(single, config.model_options) if single and single != author_name else author
 
@@ -91,12 +88,17 @@ def other_family_model(config: LoopSpec, author_name: str, author: Model) -> Mod
         return None
     named = [*(config.agent.models or ())[1:], *([config.fleet.model] if config.fleet else [])]
     named = [name for name in named if name]
-    for name in other_family_candidates(author_name, named, os.environ):
+    return _first_reachable(other_family_candidates(author_name, named, os.environ), config)
+
+
+def _first_reachable(names: Iterable[str], config: LoopSpec) -> Model | None:
+    """The first of ``names`` that passes :func:`preflight` as a critic; None when none does."""
+    for name in names:
         try:
             found = spec_model(name, config.model_options)
             preflight([("critic.model", found)])
         except ConfigError:
-            continue  # its provider is not set up here
+            continue  # not set up here (no key, unknown provider): try the next one
         return found
     return None
 

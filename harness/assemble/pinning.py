@@ -79,7 +79,8 @@ def check_gate_modules(spec: LoopSpec) -> None:
     for index, gate in enumerate(spec.gates):
         if not isinstance(gate, ScriptGateConfig):
             continue
-        inside = [f for f in module_files(gate.target, spec.root) if _within(f, workspace)]
+        files = module_files(gate.target, spec.root)
+        inside = [f for f in files if f.resolve().is_relative_to(workspace)]
         if inside:
             raise ConfigError(
                 f"field 'gates[{index}]': python gate {gate.target!r}: {inside[0]} lies in the "
@@ -98,12 +99,10 @@ def check_unchanged(spec: LoopSpec) -> None:
     if progress.status is Status.NOT_STARTED:
         return
     state = RunState.read(progress)
-    current = dict(pins_of(spec))
     recorded = dict(state.pins)
-    changed = first_changed(state.pins)
-    if changed is None:
-        # a file the run did not pin at its start (a gate module loop.toml names only now)
-        changed = next((name for name in current if recorded and name not in recorded), None)
+    # else a file the run did not pin at its start (a gate module loop.toml names only now)
+    new = (name for name, _ in pins_of(spec) if recorded and name not in recorded)
+    changed = first_changed(state.pins) or next(new, None)
     if changed is None:
         return
     raise ConfigError(
@@ -111,7 +110,3 @@ def check_unchanged(spec: LoopSpec) -> None:
         "nothing in it was used. Put it back as it was, or start over with --restart "
         "(--max-iterations raises the round cap without editing loop.toml)"
     )
-
-
-def _within(path: Path, folder: Path) -> bool:
-    return path.resolve().is_relative_to(folder)

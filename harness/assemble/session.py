@@ -23,12 +23,9 @@ def permissions(config: LoopSpec) -> Permissions | None:
 def action_hooks(config: LoopSpec) -> tuple[ActionHook, ...]:
     return tuple(
         ActionHook(
-            name=hook.name,
-            when=hook.when,
+            **hook.model_dump(exclude={"command", "tools"}),
             run=hook.command,
             tools=tuple(hook.tools),
-            timeout=hook.timeout,
-            observe=hook.observe,
         )
         for hook in config.action_hooks
     )

@@ -37,14 +37,8 @@ class RoundMark:
 
     @classmethod
     def of_report(cls, report: RoundReport) -> RoundMark:
-        clean = not report.protected_violations
-        return cls(
-            round=report.round,
-            passed=report.passed,
-            gates_passed=sum(g.passed for g in report.gates) if clean else 0,
-            gates=len(report.gates),
-            score=report.verdict.score if report.verdict is not None else None,
-        )
+        score = report.verdict.score if report.verdict is not None else None
+        return cls._of(report.round, report.outcome, [g.passed for g in report.gates], score)
 
     @classmethod
     def of_attempt(cls, attempt: Attempt) -> RoundMark:

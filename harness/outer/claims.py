@@ -15,7 +15,7 @@ from harness.outer.change import tree_change
 from harness.outer.settings import Settings
 from harness.verify.base_results import measure_at_base
 from harness.verify.gates import GateReport, run_gates
-from harness.workspace.checkout import clean_checkout, delivered_tree, prefix_of
+from harness.workspace.checkout import clean_checkout, delivered_tree
 from harness.workspace.git_cmd import run_git
 
 
@@ -40,20 +40,15 @@ def unconfirmed_pass(settings: Settings, progress: Progress) -> str | None:
     if run_git(root, ("merge-base", "--is-ancestor", base, commit), None).returncode != 0:
         return f"progress.md says passed at {commit[:12]}, which does not descend from the base"
     where = Path(settings.workspace)
-    baselines = measure_at_base(
-        settings.gates,
-        base=base,
-        folder=prefix_of(root, where),
-        checkout=lambda: clean_checkout(root, where, base=base, protect=(), at_base=True),
-    )
     held = commit if state.branch is not None else None  # None: the pass lives in the folder
     tree = delivered_tree(root, where, base=base, protect=settings.protect, commit=held)
     change = tree_change(root, where, base=base, tree=tree)
+    baselines = measure_at_base(
+        settings.gates, base=base, folder=change.folder, checkout=change.checkout_base
+    )
     with clean_checkout(root, where, base=base, protect=settings.protect, commit=held) as copy:
         reports = run_gates(settings.gates, copy, baselines=baselines, change=change)
-    if held is None:
-        return _failed(reports, "the workspace as it stands")
-    return _failed(reports, f"its commit {commit[:12]}")
+    return _failed(reports, f"its commit {commit[:12]}" if held else "the workspace as it stands")
 
 
 def _failed(reports: list[GateReport], where: str) -> str | None:

@@ -73,9 +73,8 @@ class RoundReport:
     @property
     def passed(self) -> bool:
         """The checks passed, and the person approved where one is asked."""
-        if not self.checks_passed:
-            return False
-        return not self.approval_required or (self.approval is not None and self.approval.approved)
+        approved = self.approval is not None and self.approval.approved
+        return self.checks_passed and (not self.approval_required or approved)
 
     @property
     def failing_tests(self) -> frozenset[str]:
@@ -169,10 +168,7 @@ def decide(
         cause = f" ({last.failure})" if last.cause else ""  # the gates alone do not say it
         return Decision(StopReason.NO_PROGRESS, stuck + cause)
     if last.round >= max_iterations:
-        return Decision(
-            StopReason.MAX_ITERATIONS,
-            cap_message(last.round, last.failure),
-        )
+        return Decision(StopReason.MAX_ITERATIONS, cap_message(last.round, last.failure))
     return Decision(None, feedback(last))
 
 

@@ -12,6 +12,7 @@ A file the person removed is removed again. Text files only: a binary file is to
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import tempfile
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from pathlib import Path
 from harness.core.errors import BookkeepingError
 from harness.outer.keep import harness_paths, run_snapshots
 from harness.outer.run import Run
-from harness.workspace.checkout import file_at
+from harness.workspace.checkout import file_at, prefix_of
 from harness.workspace.git_cmd import git, run_git
 from harness.workspace.round_refs import uncommitted
 from harness.workspace.snapshots import takes
@@ -49,8 +50,7 @@ def person_edits(run: Run, number: int) -> tuple[PersonEdit, ...]:
     own = harness_paths(workspace.path, progress_path)
     if workspace.branch is not None and workspace.root is not None:
         head = git(workspace.path, "rev-parse", "HEAD").strip()
-        prefix = workspace.path.resolve().relative_to(workspace.root.resolve()).as_posix()
-        prefix = "" if prefix == "." else prefix + "/"
+        prefix = prefix_of(workspace.root, workspace.path)
         before = {
             rel: file_at(workspace.root, head, prefix + rel) for rel in uncommitted(workspace.path)
         }
@@ -136,9 +136,6 @@ def _read(path: Path) -> str | None:
 
 
 def _text(data: bytes | None) -> str | None:
-    if data is None:
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
+    with contextlib.suppress(UnicodeDecodeError):
+        return None if data is None else data.decode("utf-8")
+    return None

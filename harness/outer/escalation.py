@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,8 +14,7 @@ from harness.core.usage import Usage
 from harness.memory.progress_items import Attempt
 from harness.outer.decision import RoundReport
 from harness.outer.hooks import run_hook
-from harness.outer.pins import Pin
-from harness.sandbox import Sandbox, default_sandbox
+from harness.outer.settings import Settings
 
 NEXT_STEPS = {
     StopReason.MAX_ITERATIONS: "Read the last round's failures below; sharpen the goal or the "
@@ -141,36 +140,19 @@ def _line(text: str) -> str:
     return one_line(inert(text))
 
 
-EscalationHook = str | Callable[[Path], object]
-
-
-def escalate(
-    escalation: Escalation,
-    path: Path,
-    *,
-    hook: EscalationHook | None = None,
-    redact: Callable[[str], str] = lambda text: text,
-    sandbox: Sandbox | None = None,
-    workspace: Path | None = None,
-    pins: Sequence[Pin] = (),
-) -> Path:
-    """Write the report atomically to ``path`` and run ``hook`` with its path.
-
-    A command hook runs inside ``sandbox`` (default ``Sandbox("auto")``) in an empty folder of
-    its own, and may write only there and in ``workspace`` (default the report's folder); it is
-    refused (a :class:`HarnessError`, once the report is written) when a file of ``pins`` changed.
-    """
+def escalate(escalation: Escalation, path: Path, settings: Settings) -> Path:
+    """Write the report atomically to ``path``, redacted, and run the ``on_escalate`` hook with
+    its path (a command as :func:`~harness.outer.hooks.run_hook` runs it, the report's folder
+    standing for a workspace that is no folder; refused, once the report is written, when a
+    pinned file changed)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, redact(render_escalation(escalation)))
+    atomic_write_text(path, settings.redact(render_escalation(escalation)))
+    hook = settings.on_escalate
     if callable(hook):
         hook(path)
     elif hook:
+        command = f"{hook} {shlex.quote(str(path))}"
         run_hook(
-            sandbox or default_sandbox(),
-            f"{hook} {shlex.quote(str(path))}",
-            writable=workspace if workspace is not None and workspace.is_dir() else path.parent,
-            pins=pins,
-            timeout=60,
-            env={"HARNESS_ESCALATION_REPORT": str(path)},
+            settings, command, env={"HARNESS_ESCALATION_REPORT": str(path)}, fallback=path.parent
         )
     return path

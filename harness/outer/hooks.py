@@ -9,38 +9,35 @@ not run at all once a file pinned at the run's start (its program among them) ha
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 from harness.core.errors import HarnessError
-from harness.outer.pins import Pin, first_changed
-from harness.sandbox import Sandbox
+from harness.outer.pins import first_changed
+from harness.outer.settings import Settings
 from harness.sandbox.process import CommandResult
 
 SAFE_ENV = {"PYTHONSAFEPATH": "1"}
+HOOK_SECONDS = 60.0  # how long a hook may run
 
 
 def run_hook(
-    sandbox: Sandbox,
-    command: str,
-    *,
-    writable: Path,
-    pins: Iterable[Pin],
-    timeout: float,
-    env: Mapping[str, str],
+    settings: Settings, command: str, *, env: Mapping[str, str], fallback: Path | None = None
 ) -> CommandResult:
-    """Run ``command`` in a fresh empty folder under ``sandbox``, writing only there and in
-    ``writable`` (named to it as ``HARNESS_WORKSPACE``); refused (a :class:`HarnessError`) when a
-    pinned file changed."""
-    changed = first_changed(pins)
+    """Run ``command`` in a fresh empty folder under the loop's hook sandbox, writing only there
+    and in the workspace (``fallback``, default the current folder, when it is no folder; named to
+    it as ``HARNESS_WORKSPACE``); refused (a :class:`HarnessError`) when a pinned file changed."""
+    changed = first_changed(settings.pins)
     if changed is not None:
         raise HarnessError(f"not run: {changed} changed since the run began")
+    workspace = settings.workspace
+    writable = workspace if workspace.is_dir() else fallback or Path.cwd()
     with tempfile.TemporaryDirectory(prefix="harness-hook-") as here:
-        return sandbox.run(
+        return settings.hooks_sandbox().run(
             command,
             cwd=here,
             workspace=writable,
             writable=[here],
-            timeout=timeout,
+            timeout=HOOK_SECONDS,
             env={**env, "HARNESS_WORKSPACE": str(writable), **SAFE_ENV},
         )

@@ -61,13 +61,6 @@ def harness_paths(workspace: Path, progress_path: Path | None) -> tuple[str, ...
     return tuple(exclude)
 
 
-def note_cut_short(run: Run, number: int) -> None:
-    """Outside git, round ``number`` stopped part-way: the round that replays it must not take
-    what it left for a person's edit."""
-    if run.workspace.branch is None:
-        run_snapshots(run).note_cut_short(number)
-
-
 def keep_round(
     run: Run, report: RoundReport, files_at: str | None, redact: Callable[[str], str]
 ) -> None:
@@ -110,19 +103,15 @@ def best_round_note(run: Run, best: RoundMark | None) -> str:
     )
     if last != best.round:
         try:
-            diff = truncate_diff(_round_diff(run, best.round, last), REPORT_DIFF_CHARS)
+            if workspace.branch is not None and workspace.root is not None:
+                diff = round_diff(workspace.root, workspace.branch, best.round, last)
+            else:
+                diff = run_snapshots(run).diff(best.round, last)
+            diff = truncate_diff(diff, REPORT_DIFF_CHARS)
         except (BookkeepingError, GitIsolationError) as exc:
             diff = f"(no diff: {exc})\n"
         lines.append(f"What changed from round {best.round} to round {last}:\n\n```diff\n{diff}```")
     return "\n\n".join(lines)
-
-
-def _round_diff(run: Run, first: int, second: int) -> str:
-    """The diff from round ``first``'s kept files to round ``second``'s."""
-    workspace = run.workspace
-    if workspace.branch is not None and workspace.root is not None:
-        return round_diff(workspace.root, workspace.branch, first, second)
-    return run_snapshots(run).diff(first, second)
 
 
 def round_record(report: RoundReport) -> dict[str, object]:

@@ -50,7 +50,8 @@ from harness.workspace.git_cmd import config_get, git, run_git
 def set_aside(settings: Settings, path: Path) -> list[str]:
     """Set aside, for a restart, the loop's progress file at ``path``, its spend record and its
     work file; what the person should be told as the run starts."""
-    earlier = _recorded_branch(path)
+    recorded = _read(path)
+    earlier = RunState.read(recorded).branch if recorded is not None else None
     nofollow.rename(path, previous_name(path).name)
     spent = spend_path(path)  # a restart starts a new budget
     nofollow.rename(spent, previous_name(spent).name)
@@ -136,12 +137,6 @@ def _branch_head(workspace: Path, branch: str) -> str | None:
     ref = f"refs/heads/{branch}^{{commit}}"
     found = run_git(workspace, ("rev-parse", "--verify", "--quiet", ref), None)
     return (found.stdout.strip() or None) if found.returncode == 0 else None
-
-
-def _recorded_branch(path: Path) -> str | None:
-    """The run branch the progress file at ``path`` names."""
-    progress = _read(path)
-    return None if progress is None else RunState.read(progress).branch
 
 
 def end_run(settings: Settings, progress: Progress | None, result: RunResult) -> RunResult:

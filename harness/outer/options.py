@@ -19,6 +19,9 @@ from harness.verify.gates import GateReport
 RoundHook = str | Callable[[RoundReport], object]
 """Told of every recorded round: a command (run with the round as JSON on stdin) or a callable."""
 
+EscalationHook = str | Callable[[Path], object]
+"""Told of the escalation report: a command (run with the report's path) or a callable."""
+
 
 @dataclass(frozen=True)
 class ArtifactFile:

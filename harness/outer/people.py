@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 from harness.core.errors import HarnessError
 from harness.core.event_schema import ApprovalEvent, HookFailed, NoteEvent
@@ -30,8 +29,6 @@ from harness.outer.settings import Settings
 from harness.verify.critic import Verdict
 from harness.verify.human import Approval, HumanGate, Outcome, inbox_asker
 from harness.verify.panel import CriticPanel, PanelVerdict, split_reason
-
-HOOK_TIMEOUT = 60.0
 
 
 def inbox_for(settings: Settings, run: Run) -> Inbox:
@@ -66,15 +63,9 @@ def action_asker(settings: Settings, run: Run, number: int) -> Callable[[str, fl
     return asker
 
 
-def approval_asked(settings: Settings, run: Run, verdict: Verdict | None) -> bool:
-    """Whether a person is asked about the round: a human gate is set, or the critic panel, set
-    to send its splits to a person, split over it."""
-    return _person(settings, run, verdict) is not None
-
-
 def ask_person(settings: Settings, run: Run, report: RoundReport) -> Approval | None:
     """The person's answer on ``report``, when one is asked and everything else passed."""
-    human = _person(settings, run, report.verdict)
+    human = person_asked(settings, run, report.verdict)
     if human is None or not report.checks_passed:
         return None
     request = ApprovalRequest(
@@ -93,9 +84,9 @@ def ask_person(settings: Settings, run: Run, report: RoundReport) -> Approval | 
     return approval
 
 
-def _person(settings: Settings, run: Run, verdict: Verdict | None) -> HumanGate | None:
-    """Who is asked: the human gate, else the person a panel sends a round to when its critics
-    split over it."""
+def person_asked(settings: Settings, run: Run, verdict: Verdict | None) -> HumanGate | None:
+    """Who is asked about the round: the human gate, else the person a panel sends a round to
+    when its critics split over it; None: no one."""
     if settings.human is not None:
         return settings.human
     panel = run.critic
@@ -134,14 +125,8 @@ def notify_round(settings: Settings, report: RoundReport) -> None:
             hook(report)
             return
         payload = json.dumps(round_payload(settings, report))
-        result = run_hook(
-            settings.hooks_sandbox(),
-            hook,
-            writable=settings.workspace if settings.workspace.is_dir() else Path.cwd(),
-            pins=settings.pins,
-            timeout=HOOK_TIMEOUT,
-            env={"HARNESS_ROUND_REPORT": payload, "HARNESS_LOOP": settings.name},
-        )
+        env = {"HARNESS_ROUND_REPORT": payload, "HARNESS_LOOP": settings.name}
+        result = run_hook(settings, hook, env=env)
         if result.exit_code != 0:
             raise HarnessError(f"exit code {result.exit_code}: {result.output[-500:]}")
     except Exception as exc:  # noqa: BLE001 - a notification must not stop the loop; recorded

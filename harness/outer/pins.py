@@ -32,12 +32,8 @@ def digest(path: Path) -> str:
 
 def pin(paths: Iterable[Path]) -> tuple[Pin, ...]:
     """Each path (made absolute, once) with its digest now."""
-    seen: dict[str, str] = {}
-    for path in paths:
-        name = str(Path(path).absolute())
-        if name not in seen:
-            seen[name] = digest(Path(name))
-    return tuple(seen.items())
+    names = dict.fromkeys(str(Path(path).absolute()) for path in paths)
+    return tuple((name, digest(Path(name))) for name in names)
 
 
 def first_changed(pins: Iterable[Pin]) -> str | None:

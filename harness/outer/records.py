@@ -18,7 +18,7 @@ from harness.outer.best import RoundMark, best_of
 from harness.outer.cascade import spent_lines
 from harness.outer.decision import RoundReport, gate_summary
 from harness.outer.escalation import Escalation, escalate
-from harness.outer.keep import best_round_note, keep_round, note_cut_short
+from harness.outer.keep import best_round_note, keep_round, run_snapshots
 from harness.outer.result import RunResult
 from harness.outer.run import Run, run_warning, save_progress, save_spent, unsandboxed
 from harness.outer.settings import Settings
@@ -74,7 +74,7 @@ def keep_partial_work(run: Run, number: int) -> None:
     if run.workspace.branch:
         run.workspace.commit_round(number, f"harness: round {number} (interrupted, not verified)")
     else:
-        note_cut_short(run, number)
+        run_snapshots(run).note_cut_short(number)
 
 
 def finish_run(settings: Settings, run: Run) -> RunResult:
@@ -82,9 +82,9 @@ def finish_run(settings: Settings, run: Run) -> RunResult:
     stop = run.stop or StopReason.ERROR
     escalation_path = None
     best = best_of(_earlier(run), run.reports)
-    if run.progress is not None and run.progress.path is not None:
-        save_spent(run.meter, spend_path(run.progress.path))
     if run.progress is not None:
+        if run.progress.path is not None:
+            save_spent(run.meter, spend_path(run.progress.path))
         run.progress.status = Status.PASSED if stop is StopReason.PASSED else Status.ESCALATED
         save_progress(settings, run.progress)
     message, merged = run.message, False
@@ -156,41 +156,23 @@ def _escalate(settings: Settings, run: Run, stop: StopReason, best: RoundMark | 
     where = run.progress.path if run.progress and run.progress.path else None
     path = settings.report_path(where, run.workspace.path)
     assert path is not None
+    escalation = Escalation(
+        settings.goal,
+        stop,
+        run.message,
+        run.reports,
+        run.meter.usage,
+        run.workspace.branch,
+        run.workspace.path if run.workspace.branch else None,
+        where,
+        earlier=tuple(_earlier(run)),
+        unsandboxed=unsandboxed(settings),
+        best=best_round_note(run, best),
+        models=(*run.switches, *spent_lines(run.spent)) if run.ladder else (),
+    )
     try:
-        _report(settings, run, stop, path, where, best)
+        escalate(escalation, path, settings)
     except HarnessError as exc:  # the hook was refused; the report is written
         settings.events.emit(HookFailed(hook="on_escalate", error=f"{exc}"[:1000]))
     settings.events.emit(EscalationEvent(reason=stop.value, report_path=str(path)))
     return path
-
-
-def _report(
-    settings: Settings,
-    run: Run,
-    stop: StopReason,
-    path: Path,
-    where: Path | None,
-    best: RoundMark | None,
-) -> None:
-    escalate(
-        Escalation(
-            settings.goal,
-            stop,
-            run.message,
-            run.reports,
-            run.meter.usage,
-            run.workspace.branch,
-            run.workspace.path if run.workspace.branch else None,
-            where,
-            earlier=tuple(_earlier(run)),
-            unsandboxed=unsandboxed(settings),
-            best=best_round_note(run, best),
-            models=(*run.switches, *spent_lines(run.spent)) if run.ladder else (),
-        ),
-        path,
-        hook=settings.on_escalate,
-        redact=settings.redact,
-        sandbox=settings.hooks_sandbox(),
-        workspace=settings.workspace,
-        pins=settings.pins,
-    )

@@ -32,9 +32,9 @@ from harness.outer.edits import describe_edits, keep_person_edits, person_edits
 from harness.outer.options import ArtifactFile, CiRound
 from harness.outer.people import (
     action_asker,
-    approval_asked,
     ask_person,
     notify_round,
+    person_asked,
     take_guidance,
 )
 from harness.outer.progress_tool import progress_tool
@@ -45,8 +45,7 @@ from harness.outer.task import TaskInputs, render_task
 from harness.sandbox import default_sandbox
 from harness.verify.artifact import read_artifact
 from harness.verify.base_results import measure_at_base
-from harness.verify.gates import GateReport, RoundChange, SuiteGate
-from harness.verify.junit import JUnitReport
+from harness.verify.gates import GateReport, SuiteGate
 from harness.verify.pytest_runtime import base_blocker
 from harness.verify.round import gate_event, verify
 from harness.workspace.checkout import prefix_of
@@ -134,8 +133,7 @@ def _play(settings: Settings, run: Run, number: int) -> tuple[RoundReport, Progr
     try:
         session, draft = _session(settings, run, task, number)
     finally:  # what the author's model cost, by model (a cascade's report)
-        spent = run.spent.get(author, Usage()) + (run.meter.usage - before_session)
-        run.spent[author] = spent
+        run.spent[author] = run.spent.get(author, Usage()) + (run.meter.usage - before_session)
     restored = keep_person_edits(run.workspace.path, edits)
     settings.events.emit(
         ChecksStart(
@@ -146,7 +144,12 @@ def _play(settings: Settings, run: Run, number: int) -> tuple[RoundReport, Progr
     # the tree the checks judge.
     delivery = run.workspace.delivery(settings.protect)
     changed, diff = delivery.changed, delivery.diff
-    baselines = _baselines(settings, run)
+    if run.baselines is None:  # kept per base, else measured once
+        measure_base(settings, run)
+    root, base = run.workspace.root, run.workspace.base_commit
+    change = None  # the round's change against the base, for the gates that judge it (in git)
+    if root is not None and base is not None:
+        change = round_change(root, run.workspace.path, base=base, changed=changed)
     # The checks judge what the round commit holds, never the agent's working folder.
     with run.workspace.clean_checkout(settings.protect, tree=delivery.tree) as delivered:
         evidence = verify(
@@ -161,8 +164,8 @@ def _play(settings: Settings, run: Run, number: int) -> tuple[RoundReport, Progr
             events=settings.events,
             criteria=settings.skill_criteria(),
             read_base=run.workspace.file_at_base,
-            baselines=baselines,
-            change=_change(run, changed),
+            baselines=run.baselines,
+            change=change,
         )
     checked = RoundReport(
         round=number,
@@ -179,7 +182,7 @@ def _play(settings: Settings, run: Run, number: int) -> tuple[RoundReport, Progr
         critic_required=run.critic is not None,
         files_changed=changed,
         restored_edits=restored,
-        approval_required=approval_asked(settings, run, evidence.verdict),
+        approval_required=person_asked(settings, run, evidence.verdict) is not None,
     )
     judged = dataclasses.replace(checked, approval=ask_person(settings, run, checked))
     commit = run.workspace.commit_round(number, commit_message(judged))
@@ -262,14 +265,6 @@ def _session(
     return session, draft
 
 
-def _baselines(settings: Settings, run: Run) -> dict[str, JUnitReport]:
-    """What the pytest gates find at the base commit: kept per base, else measured once."""
-    if run.baselines is None:
-        measure_base(settings, run)
-    assert run.baselines is not None
-    return run.baselines
-
-
 def measure_base(settings: Settings, run: Run) -> str | None:
     """Measure the pytest gates at the base commit (into ``run.baselines``); why one of them
     cannot even run there (a dependency missing from the environment), or None."""
@@ -293,14 +288,6 @@ def measure_base(settings: Settings, run: Run) -> str | None:
         python = (settings.agent.sandbox or default_sandbox()).python
         found = (base_blocker(report, base, python) for report in run.baselines.values())
         return next((problem for problem in found if problem), None)
-
-
-def _change(run: Run, changed: tuple[str, ...]) -> RoundChange | None:
-    """The round's change against the base, for the gates that judge it; None outside git."""
-    root, base = run.workspace.root, run.workspace.base_commit
-    if root is None or base is None:
-        return None
-    return round_change(root, run.workspace.path, base=base, changed=changed)
 
 
 def _artifact(settings: Settings, run: Run, delivered: Path, session: AgentRun, diff: str) -> str:

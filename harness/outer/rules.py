@@ -16,9 +16,6 @@ from harness.engine.bounds import ITERATIONS, Iterations
 from harness.outer.loop_name import DEFAULT_LOOP_NAME, LOOP_NAME_PATTERN
 from harness.tools.paths import check_protect_patterns
 
-Patience = Annotated[int, Field(ge=2, le=100, strict=True)]
-"""Rounds failing the same way before the loop stops with ``NO_PROGRESS``."""
-
 Earlier = Literal["resume", "restart", "carry", "reopen"]
 """What a run does with an earlier run of its loop: ``resume`` it where it stopped; ``restart``:
 set its progress, spend and work file aside and start over; ``carry``: a loop that ended (passed,
@@ -28,9 +25,6 @@ ended takes up its own branch again (a review came), one under way is resumed.""
 
 Rollback = Literal["keep", "failed"]
 """``failed``: a failed round's changes are reset before the next round."""
-
-LoopName = Annotated[str, Field(pattern=LOOP_NAME_PATTERN)]
-"""Names the progress file and the run branch."""
 
 
 class LoopRules(BaseModel):
@@ -43,12 +37,14 @@ class LoopRules(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
-    name: LoopName = DEFAULT_LOOP_NAME
+    # names the progress file and the run branch
+    name: Annotated[str, Field(pattern=LOOP_NAME_PATTERN)] = DEFAULT_LOOP_NAME
     max_iterations: Iterations = ITERATIONS
     budget: Budget = Budget()
     isolation: Literal["auto", "worktree", "branch", "none"] = "auto"  # auto: worktree in git
     protect: tuple[str, ...] | None = None  # None: the test gates' paths and pytest's config
-    patience: Patience = 3
+    # rounds failing the same way before the loop stops with NO_PROGRESS
+    patience: Annotated[int, Field(ge=2, le=100, strict=True)] = 3
     rollback: Rollback = "keep"
     merge: bool = False  # fast-forward the user's branch when the run passes
     checklist: tuple[str, ...] = ()  # items a new progress file starts with

@@ -22,10 +22,10 @@ from harness.core.section import named_errors
 from harness.core.sink import NULL_SINK, EventSink
 from harness.memory.skill import Skill
 from harness.outer.cascade import Cascade
-from harness.outer.escalation import EscalationHook
 from harness.outer.options import (
     CiWait,
     CriticArtifact,
+    EscalationHook,
     FinishHook,
     ResumeHook,
     RoundHook,

@@ -44,7 +44,14 @@ def render_task(inputs: TaskInputs) -> str:
     skill = inputs.skill.render_for_agent().strip() + "\n\n" if inputs.skill is not None else ""
     sections = []
     progress = without_run_state(inputs.progress) if inputs.progress is not None else None
-    if progress is not None and _has_notes(progress):
+    # shown when progress.md holds anything beyond its header (goal, status, round)
+    if progress is not None and (
+        progress.resume_point
+        or progress.checklist
+        or progress.attempts
+        or progress.notes.strip()
+        or progress.extra
+    ):
         sections.append("# Progress so far\n" + progress.render_for_agent())
     if inputs.guidance:
         sections.append(
@@ -74,15 +81,4 @@ def render_task(inputs: TaskInputs) -> str:
             sections="\n\n".join(s.strip() for s in sections if s.strip()),
         ).rstrip()
         + "\n"
-    )
-
-
-def _has_notes(progress: Progress) -> bool:
-    """Whether progress.md holds anything beyond its header (goal, status, round) to read."""
-    return bool(
-        progress.resume_point
-        or progress.checklist
-        or progress.attempts
-        or progress.notes.strip()
-        or progress.extra
     )

@@ -118,12 +118,11 @@ class LoopSpec(LoopRules, Section):
     @classmethod
     def _validated(cls, data: dict[str, Any], source: Path | str) -> LoopSpec:
         try:
-            spec = cls.model_validate(data)
+            return cls.model_validate(data)
         except ValidationError as exc:
             raise ConfigError(
                 format_validation_error(source, exc, union_tags=UNION_TAGS, fields=cls.model_fields)
             ) from None
-        return spec
 
     @model_validator(mode="after")
     def _fields_agree(self) -> LoopSpec:
