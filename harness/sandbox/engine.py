@@ -61,14 +61,10 @@ def find_engine(engine: str, image: str) -> str:
 @functools.cache
 def engine_problem(program: str) -> str | None:
     """Why the engine at ``program`` cannot run containers (``info`` fails), or None."""
-    name = Path(program).name
+    asked = f"`{Path(program).name} info`"
     proc = call(program, "info")
-    if proc is None:
-        return f"`{name} info` did not answer within {ENGINE_SECONDS:g}s"
-    if proc.returncode != 0:
-        reason = _last_line(proc.stderr) or f"exit code {proc.returncode}"
-        return f"`{name} info` failed: {reason}"
-    return None
+    problem = failure(asked, proc)
+    return problem if proc is None or problem is None else f"{asked} failed: {problem}"
 
 
 def engine_env() -> dict[str, str]:

@@ -144,10 +144,8 @@ class Sandbox:
     def _env(self, home: str, extra: Mapping[str, str] | None) -> dict[str, str]:
         """The allow-listed environment, the project's environment first on ``PATH``."""
         project = self.python_env
-        if project is None:
-            return allowed_env(home=home, names=self.env_names, extra=extra)
-        values = {**project.variables(), **(extra or {})}
-        first = str(project.bin_dir)
+        values = {**(project.variables() if project else {}), **(extra or {})}
+        first = str(project.bin_dir) if project else None
         return allowed_env(home=home, names=self.env_names, extra=values, first_on_path=first)
 
     def run(
@@ -182,12 +180,12 @@ class Sandbox:
             if session and self._kept is not None and not writable:
                 return self._kept.run(
                     argv, cwd=here, workspace=root, timeout=timeout, max_output=max_output,
-                    env=allowed_env(home=CONTAINER_HOME, names=self.env_names, extra=env),
+                    env=self._env(CONTAINER_HOME, env),
                     watch=self._watch(None, disk),
                 )  # fmt: skip
             return self._container.run(
                 argv, cwd=here, workspace=root, timeout=timeout,
-                env=allowed_env(home=CONTAINER_HOME, names=self.env_names, extra=env),
+                env=self._env(CONTAINER_HOME, env),
                 writable=[Path(p).absolute() for p in writable], max_output=max_output,
                 watch=self._watch(None, disk),
             )  # fmt: skip
@@ -255,7 +253,7 @@ class Sandbox:
                 raise FileNotFoundError(f"[Errno 2] No such file or directory: {str(here)!r}")
             return self._container.wrap(
                 command, cwd=here, workspace=root,
-                env=allowed_env(home=CONTAINER_HOME, names=self.env_names, extra=env),
+                env=self._env(CONTAINER_HOME, env),
                 writable=[Path(p).absolute() for p in writable], readonly=shown,
             )  # fmt: skip
         missing = _missing_program(command, here, self._env("", None)["PATH"])
