@@ -169,13 +169,6 @@ def _discover(target: Path) -> tuple[Path, str | None, str | None] | None:
     return root, ref if ref.startswith("refs/") else None, head
 
 
-def _short_id(run_id: str | None) -> str:
-    """8 hex chars: the run id's own prefix when it starts with hex, else a digest of it."""
-    if run_id is None:
-        return secrets.token_hex(4)
-    return run_branch_suffix(run_id)
-
-
 def run_branch_suffix(run_id: str) -> str:
     """The last part of run ``run_id``'s branch name: 8 hex of the id (its own when it starts
     with them, else of its digest)."""
@@ -264,7 +257,8 @@ class _Placement:
         stem = ref_stem(loop_name, loop_key)
         make = self._checkout_new if self.isolation == "branch" else self._worktree_new
         for _ in range(_ID_ATTEMPTS):
-            leaf = f"{stem}{PART}{_short_id(run_id)}"
+            suffix = secrets.token_hex(4) if run_id is None else run_branch_suffix(run_id)
+            leaf = f"{stem}{PART}{suffix}"
             branch = BRANCH_PREFIX + leaf
             root = make(branch, leaf, head)
             if root is not None:
