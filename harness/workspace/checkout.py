@@ -343,12 +343,11 @@ def clean_checkout(
     (protected paths still as at ``base``). Yields the copy's folder that stands for
     ``workspace``. A run's rounds use one :class:`ReusedCheckout` instead.
     """
-    if at_base:
-        tree = tree_of(root, base)
-    else:
-        tree = delivered_tree(
-            root, workspace, base=base, protect=protect, index=index, commit=commit
-        )
+    tree = (
+        tree_of(root, base)
+        if at_base
+        else delivered_tree(root, workspace, base=base, protect=protect, index=index, commit=commit)
+    )
     checkout = ReusedCheckout(root, workspace)
     try:
         with checkout.holding(tree, work=not at_base) as target:

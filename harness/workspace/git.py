@@ -98,10 +98,9 @@ def open_workspace(
     if isolation == "auto":
         isolation = "worktree" if found is not None and found[2] is not None else "none"
     if isolation == "none":
-        if resume_branch is not None:
-            raise ConfigError("resume_branch needs isolation='worktree' or 'branch', not 'none'")
-        if start is not None:
-            raise ConfigError("start needs isolation='worktree' or 'branch', not 'none'")
+        for name, given in (("resume_branch", resume_branch), ("start", start)):
+            if given is not None:
+                raise ConfigError(f"{name} needs isolation='worktree' or 'branch', not 'none'")
         root, _, head = found or (None, None, None)
         return Workspace(target, None, head, "none", root, root, parking=park)
     hint = "set isolation = \"none\" in loop.toml (or isolation='none' in Python) to work in place"
