@@ -75,8 +75,7 @@ class Container:
         """The image's interpreter, which runs what the harness runs with its own."""
         self.owner = owner_tag()
         self.host = socket.gethostname()
-        self.swept = sweep(self.program, self.host)
-        """The containers of dead harnesses removed when this one was made."""
+        sweep(self.program, self.host)  # the containers of dead harnesses
 
     def options(
         self, workspace: Path, *, writable: Sequence[Path] = (), readonly: Sequence[Path] = ()

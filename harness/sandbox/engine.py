@@ -118,11 +118,8 @@ def sweep(program: str, host: str) -> list[str]:
                   "--format", "{{.Names}}")  # fmt: skip
     if listed is None or listed.returncode != 0:
         return []
-    dead = []
-    for line in listed.stdout.split():
-        match = _NAME.match(line.strip())
-        if match and not _running(int(match[1]), int(match[2])):
-            dead.append(match[0])
+    found = [_NAME.match(line) for line in listed.stdout.split()]
+    dead = [m[0] for m in found if m and not _running(int(m[1]), int(m[2]))]
     remove(program, dead)
     return dead
 

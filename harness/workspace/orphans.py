@@ -24,7 +24,7 @@ from harness.workspace.checkout import (
 )
 from harness.workspace.parked import parked_worktrees, real_folders
 from harness.workspace.removal import remove_tree
-from harness.workspace.workspace import WORKTREES_FOLDER
+from harness.workspace.workspace import WORKTREES_FOLDER, tidy_place
 
 
 def orphans(parent: Path) -> list[Path]:
@@ -46,10 +46,9 @@ def remove_orphan(folder: Path) -> bool:
         gone = remove_unheld(folder) if folder.parent.name == CHECKOUTS else remove_tree(folder)
     except OSError:
         return False
-    place = folder.parent.parent
-    for empty in (folder.parent, place, place.parent):
-        with contextlib.suppress(OSError):
-            empty.rmdir()
+    with contextlib.suppress(OSError):
+        folder.parent.rmdir()
+    tidy_place(folder.parent.parent)
     return gone
 
 
