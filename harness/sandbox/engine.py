@@ -42,11 +42,8 @@ def find_engine(engine: str, image: str) -> str:
     """The path of ``engine``'s client, once it answers and has ``image``; else a ConfigError
     naming the backend or the image and what failed."""
     program = shutil.which(engine)
-    problem = (
-        f"{engine} is not installed (no {engine!r} on PATH)"
-        if program is None
-        else engine_problem(program)
-    )
+    absent = f"{engine} is not installed (no {engine!r} on PATH)"
+    problem = engine_problem(program) if program else absent
     if problem or program is None:
         raise ConfigError(f"backend: {engine!r} was asked for but {problem}")
     missing = failure(engine, call(program, "image", "inspect", image))
