@@ -27,12 +27,11 @@ EnvName = Annotated[str, Field(pattern=rf"^{ENV_NAME}$")]
 never the secret itself), as a field of a configuration section."""
 
 
-def passed_names(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+def passed_names() -> tuple[str, ...]:
     """The names :data:`PASSED_NAMES` lists (separated by commas or spaces): passed to every
     sandboxed command besides ``[sandbox] env``, without editing loop.toml (a CI job's proxy,
     its package index). Set by whoever starts the harness, out of the agent's reach."""
-    listed = (os.environ if environ is None else environ).get(PASSED_NAMES, "")
-    names = tuple(name for name in re.split(r"[\s,]+", listed) if name)
+    names = tuple(name for name in re.split(r"[\s,]+", os.environ.get(PASSED_NAMES, "")) if name)
     for name in names:
         if not re.fullmatch(ENV_NAME, name):
             raise ConfigError(f"{PASSED_NAMES}: {name!r} is not the name of a variable")

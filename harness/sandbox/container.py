@@ -24,7 +24,6 @@ from pathlib import Path
 from harness.core.errors import ConfigError
 from harness.sandbox.bwrap import protected_paths
 from harness.sandbox.engine import (
-    ENGINES,
     HOST_LABEL,
     PID_LABEL,
     engine_env,
@@ -62,8 +61,6 @@ class Container:
         python: str = "python3",
         guarded: Sequence[str] = (),
     ) -> None:
-        if engine not in ENGINES:
-            raise ConfigError(f"backend: expected one of {', '.join(ENGINES)}, got {engine!r}")
         if not image:
             raise ConfigError(f'image: backend {engine!r} needs an image name (image = "...")')
         self.engine, self.image = engine, image
@@ -78,31 +75,7 @@ class Container:
         """The image's interpreter, which runs what the harness runs with its own."""
         self.owner = owner_tag()
         self.host = socket.gethostname()
-        self.swept = sweep(self.program, self.host)
-        """The containers of dead harnesses removed when this one was made."""
-
-    def argv(
-        self,
-        command: Sequence[str],
-        *,
-        name: str,
-        workspace: Path,
-        cwd: Path,
-        env_names: Sequence[str],
-        writable: Sequence[Path] = (),
-        readonly: Sequence[Path] = (),
-    ) -> list[str]:
-        """``<engine> run ... image command``: every promise as the engine's own flag.
-
-        ``env_names`` are passed as ``-e NAME`` alone: their values travel in the client's
-        environment, never on a command line that ``ps`` shows.
-        """
-        argv = [self.program, "run", "--rm", "-i", "--name", name]
-        argv += self.options(workspace, writable=writable, readonly=readonly)
-        argv += self.session(cwd, workspace, env_names)
-        # The first word as the entry point: an image's own ENTRYPOINT does not wrap the command.
-        mapped = self.inside_all(command, workspace)
-        return [*argv, "--entrypoint", mapped[0], self.image, *mapped[1:]]
+        sweep(self.program, self.host)  # the containers of dead harnesses
 
     def options(
         self, workspace: Path, *, writable: Sequence[Path] = (), readonly: Sequence[Path] = ()
@@ -146,15 +119,6 @@ class Container:
             return str(path)
         relative = path.relative_to(workspace).as_posix()
         return self.workdir if relative == "." else f"{self.workdir.rstrip('/')}/{relative}"
-
-    def inside_all(self, command: Sequence[str], workspace: Path) -> list[str]:
-        """``command`` with each word that is a path in the workspace as seen in the container."""
-        if self.workdir is None:
-            return list(command)
-        return [
-            self.inside(Path(word), workspace) if Path(word).is_relative_to(workspace) else word
-            for word in command
-        ]
 
     def run(
         self,
@@ -208,28 +172,36 @@ class Container:
         writable: Sequence[Path],
         readonly: Sequence[Path] = (),
     ) -> tuple[list[str], dict[str, str], str]:
-        """(the client's argv, its environment, the container's name) for ``command``.
+        """(the client's argv, its environment, the container's name) for ``command``:
+        ``<engine> run ... image command``, every promise as the engine's own flag.
 
-        ``env`` is the allow-listed environment; all of it but ``PATH`` (the image's own) goes
-        in. The harness's own interpreter, which the image does not have, becomes the image's
-        :attr:`python`.
+        ``env`` is the allow-listed environment (see :func:`passed_env`); its names alone are
+        on the command line (``-e NAME``): the values travel in the client's environment, never
+        on a command line that ``ps`` shows.
         """
-        command = self.in_image(command)
         name = self.new_name()
         passed = passed_env(env)
-        argv = self.argv(
-            command, name=name, workspace=workspace, cwd=cwd, env_names=sorted(passed),
-            writable=writable, readonly=readonly,
-        )  # fmt: skip
+        argv = [self.program, "run", "--rm", "-i", "--name", name]
+        argv += self.options(workspace, writable=writable, readonly=readonly)
+        argv += self.session(cwd, workspace, sorted(passed))
+        # The first word as the entry point: an image's own ENTRYPOINT does not wrap the command.
+        mapped = self.in_image(command, workspace)
+        argv += ["--entrypoint", mapped[0], self.image, *mapped[1:]]
         return argv, {**engine_env(), **passed}, name
 
-    def in_image(self, command: Sequence[str]) -> list[str]:
+    def in_image(self, command: Sequence[str], workspace: Path) -> list[str]:
         """``command`` as the image runs it: the harness's own interpreter, which the image does
-        not have, becomes the image's :attr:`python`."""
+        not have, becomes the image's :attr:`python`, and each word that is a path in the
+        workspace is as seen in the container."""
         command = list(command)
         if command and command[0] == sys.executable:
             command[0] = self.python
-        return command
+        if self.workdir is None:
+            return command
+        return [
+            self.inside(Path(word), workspace) if Path(word).is_relative_to(workspace) else word
+            for word in command
+        ]
 
     def new_name(self) -> str:
         """A name for a container of this harness (:func:`~harness.sandbox.engine.sweep` reads

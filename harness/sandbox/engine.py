@@ -42,11 +42,8 @@ def find_engine(engine: str, image: str) -> str:
     """The path of ``engine``'s client, once it answers and has ``image``; else a ConfigError
     naming the backend or the image and what failed."""
     program = shutil.which(engine)
-    problem = (
-        f"{engine} is not installed (no {engine!r} on PATH)"
-        if program is None
-        else engine_problem(program)
-    )
+    absent = f"{engine} is not installed (no {engine!r} on PATH)"
+    problem = engine_problem(program) if program else absent
     if problem or program is None:
         raise ConfigError(f"backend: {engine!r} was asked for but {problem}")
     missing = failure(engine, call(program, "image", "inspect", image))
@@ -61,14 +58,10 @@ def find_engine(engine: str, image: str) -> str:
 @functools.cache
 def engine_problem(program: str) -> str | None:
     """Why the engine at ``program`` cannot run containers (``info`` fails), or None."""
-    name = Path(program).name
+    asked = f"`{Path(program).name} info`"
     proc = call(program, "info")
-    if proc is None:
-        return f"`{name} info` did not answer within {ENGINE_SECONDS:g}s"
-    if proc.returncode != 0:
-        reason = _last_line(proc.stderr) or f"exit code {proc.returncode}"
-        return f"`{name} info` failed: {reason}"
-    return None
+    problem = failure(asked, proc)
+    return problem if proc is None or problem is None else f"{asked} failed: {problem}"
 
 
 def engine_env() -> dict[str, str]:
@@ -122,11 +115,8 @@ def sweep(program: str, host: str) -> list[str]:
                   "--format", "{{.Names}}")  # fmt: skip
     if listed is None or listed.returncode != 0:
         return []
-    dead = []
-    for line in listed.stdout.split():
-        match = _NAME.match(line.strip())
-        if match and not _running(int(match[1]), int(match[2])):
-            dead.append(match[0])
+    found = [_NAME.match(line) for line in listed.stdout.split()]
+    dead = [m[0] for m in found if m and not _running(int(m[1]), int(m[2]))]
     remove(program, dead)
     return dead
 

@@ -12,12 +12,11 @@ import stat
 from collections.abc import Sequence
 from pathlib import Path
 
-PROC_NET_UNIX = Path("/proc/net/unix")
 _FIELDS = 7
 """Columns of ``/proc/net/unix`` before the path: Num, RefCount, Protocol, Flags, Type, St, Inode."""
 
 
-def host_socket_files(table: Path = PROC_NET_UNIX) -> list[Path]:
+def host_socket_files() -> list[Path]:
     """The socket files bound by this network namespace's processes, as they are now.
 
     Each path is resolved (a folder on it may be a link) and kept only while it still is a
@@ -25,7 +24,7 @@ def host_socket_files(table: Path = PROC_NET_UNIX) -> list[Path]:
     folder nobody can tell) are left out. An unreadable table gives none.
     """
     try:
-        lines = table.read_text(errors="replace").splitlines()[1:]
+        lines = Path("/proc/net/unix").read_text(errors="replace").splitlines()[1:]
     except OSError:
         return []
     found: set[Path] = set()

@@ -63,7 +63,7 @@ class KeptContainers:
         passed = passed_env(env)
         argv = [box.program, "exec", "-i", *box.session(cwd, workspace, sorted(passed))]
         argv += ["--user", f"{os.getuid()}:{os.getgid()}", name]
-        argv += box.inside_all(box.in_image(command), workspace)
+        argv += box.in_image(command, workspace)
         result = run_command(
             argv, cwd=cwd, timeout=max(timeout - (time.monotonic() - since), 0.05),
             env={**engine_env(), **passed}, max_output=max_output, watch=watch,

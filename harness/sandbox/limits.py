@@ -63,11 +63,8 @@ def limits_prefix(limits: Limits, cgroup: Cgroup | None, *, lifeline: bool = Fal
     it; the watcher leaves when the command ends. The command must be started in a session of
     its own: it is that session's group the watcher kills, and no other.
     """
-    steps = (
-        [f"echo 0 > {shlex.quote(str(d / 'cgroup.procs'))}" for d in cgroup.places()]
-        if cgroup
-        else []
-    )
+    places = cgroup.places() if cgroup else []
+    steps = [f"echo 0 > {shlex.quote(str(d / 'cgroup.procs'))}" for d in places]
     steps += ["ulimit -c 0", f"ulimit -f {limits.file_size_mb * MB // 512}"]  # one each (dash)
     if cgroup is None:
         steps.append(f"ulimit -v {limits.memory_mb * 1024}")

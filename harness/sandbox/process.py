@@ -118,18 +118,12 @@ def _wait(
     process: subprocess.Popen[bytes], sink: BinaryIO, timeout: float, watch: Watch | None
 ) -> tuple[bool, str | None]:
     """(timed out, limit hit) once the process has ended or been found over a bound."""
-    if watch is None:
-        try:
-            process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return True, None
-        return False, None
     deadline = time.monotonic() + timeout
     with _exit_signal(process.pid) as ended:
         while True:
             left = deadline - time.monotonic()
             ended(max(min(left, _POLL_SECONDS), 0))
-            limit = watch(os.fstat(sink.fileno()).st_size)
+            limit = watch(os.fstat(sink.fileno()).st_size) if watch is not None else None
             if limit is not None:
                 return False, limit
             if process.poll() is not None:

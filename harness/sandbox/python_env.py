@@ -42,9 +42,7 @@ class PythonEnv:
     def of_interpreter(cls, python: Path, origin: str) -> PythonEnv:
         """The environment ``python`` belongs to: a ``bin/python`` of a venv, or a plain one."""
         python = Path(os.path.abspath(python))
-        parent = python.parent.parent
-        prefix = parent if (parent / "pyvenv.cfg").is_file() else _installation(python)
-        return cls(python, prefix, origin)
+        return cls(python, _installation(python), origin)
 
     @classmethod
     def of_venv(cls, folder: Path, origin: str) -> PythonEnv | None:
@@ -59,11 +57,6 @@ class PythonEnv:
         """The folder that goes first on ``PATH``: ``python``, ``pytest``, the project's tools."""
         return self.python.parent
 
-    @property
-    def is_venv(self) -> bool:
-        """Whether it is a virtual environment (not a plain interpreter's installation)."""
-        return (self.prefix / "pyvenv.cfg").is_file()
-
     def folders(self) -> tuple[Path, ...]:
         """What a sandbox must show (read-only) for the interpreter to start: the environment
         and the installation its ``python`` links to (a venv's base interpreter)."""
@@ -72,7 +65,7 @@ class PythonEnv:
 
     def variables(self) -> dict[str, str]:
         """What commands are told of it: ``VIRTUAL_ENV`` (as activation sets it), for a venv."""
-        return {"VIRTUAL_ENV": str(self.prefix)} if self.is_venv else {}
+        return {"VIRTUAL_ENV": str(self.prefix)} if (self.prefix / "pyvenv.cfg").is_file() else {}
 
 
 def detected_env(
@@ -86,14 +79,9 @@ def detected_env(
     candidates += [(root / name, f"{name} at {root}") for root in roots for name in VENV_NAMES]
     for folder, origin in candidates:
         found = PythonEnv.of_venv(folder, origin)
-        if found is not None and not is_harness_env(found):
+        if found is not None and os.path.realpath(found.prefix) != os.path.realpath(sys.prefix):
             return found
     return None
-
-
-def is_harness_env(env: PythonEnv) -> bool:
-    """Whether ``env`` is the environment the harness itself runs in."""
-    return os.path.realpath(env.prefix) == os.path.realpath(sys.prefix)
 
 
 def _installation(python: Path) -> Path:

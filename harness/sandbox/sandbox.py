@@ -144,10 +144,8 @@ class Sandbox:
     def _env(self, home: str, extra: Mapping[str, str] | None) -> dict[str, str]:
         """The allow-listed environment, the project's environment first on ``PATH``."""
         project = self.python_env
-        if project is None:
-            return allowed_env(home=home, names=self.env_names, extra=extra)
-        values = {**project.variables(), **(extra or {})}
-        first = str(project.bin_dir)
+        values = {**(project.variables() if project else {}), **(extra or {})}
+        first = str(project.bin_dir) if project else None
         return allowed_env(home=home, names=self.env_names, extra=values, first_on_path=first)
 
     def run(
@@ -182,12 +180,12 @@ class Sandbox:
             if session and self._kept is not None and not writable:
                 return self._kept.run(
                     argv, cwd=here, workspace=root, timeout=timeout, max_output=max_output,
-                    env=allowed_env(home=CONTAINER_HOME, names=self.env_names, extra=env),
+                    env=self._env(CONTAINER_HOME, env),
                     watch=self._watch(None, disk),
                 )  # fmt: skip
             return self._container.run(
                 argv, cwd=here, workspace=root, timeout=timeout,
-                env=allowed_env(home=CONTAINER_HOME, names=self.env_names, extra=env),
+                env=self._env(CONTAINER_HOME, env),
                 writable=[Path(p).absolute() for p in writable], max_output=max_output,
                 watch=self._watch(None, disk),
             )  # fmt: skip
@@ -197,16 +195,11 @@ class Sandbox:
                 return cannot_start(argv[0], missing, timeout=timeout, since=time.monotonic())
         cgroup = Cgroup.create(self.limits)
         try:
-            home = SANDBOX_HOME
-            if self.backend == "bwrap":
-                inner = cgroup is None and os.geteuid() != 0
-                argv = self._bwrap(argv, root, here, writable, nproc=inner)
-            else:
-                home = self._own_home()
+            inner = cgroup is None and os.geteuid() != 0
+            argv, home = self._confined(argv, root, here, writable, nproc=inner)
             argv = limits_prefix(self.limits, cgroup, lifeline=self._unbound) + argv
-            full_env = self._env(home, env)
             return run_command(
-                argv, cwd=here, timeout=timeout, env=full_env, max_output=max_output,
+                argv, cwd=here, timeout=timeout, env=self._env(home, env), max_output=max_output,
                 watch=self._watch(cgroup, disk), explain=self._explain(cgroup),
             )  # fmt: skip
         finally:
@@ -255,24 +248,20 @@ class Sandbox:
                 raise FileNotFoundError(f"[Errno 2] No such file or directory: {str(here)!r}")
             return self._container.wrap(
                 command, cwd=here, workspace=root,
-                env=allowed_env(home=CONTAINER_HOME, names=self.env_names, extra=env),
+                env=self._env(CONTAINER_HOME, env),
                 writable=[Path(p).absolute() for p in writable], readonly=shown,
             )  # fmt: skip
         missing = _missing_program(command, here, self._env("", None)["PATH"])
         if missing:
             raise FileNotFoundError(missing)
-        home = SANDBOX_HOME
-        if self.backend == "bwrap":
-            command = self._bwrap(
-                command, root, here, writable, nproc=os.geteuid() != 0, readonly=shown,
-                sockets=[Path(p).absolute() for p in sockets],
-            )  # fmt: skip
-        else:
-            home = self._own_home()
+        command, home = self._confined(
+            command, root, here, writable, nproc=os.geteuid() != 0, readonly=shown,
+            sockets=[Path(p).absolute() for p in sockets],
+        )  # fmt: skip
         command = limits_prefix(self.limits, None, lifeline=lifeline and self._unbound) + command
         return command, self._env(home, env)
 
-    def _bwrap(
+    def _confined(
         self,
         argv: list[str],
         root: Path,
@@ -282,9 +271,12 @@ class Sandbox:
         nproc: bool,
         readonly: Sequence[Path] = (),
         sockets: Sequence[Path] = (),
-    ) -> list[str]:
-        """``argv`` inside bubblewrap; ``nproc``: bound its process count with ``prlimit``."""
-        return bwrap_argv(
+    ) -> tuple[list[str], str]:
+        """``argv`` inside bubblewrap and its ``HOME`` (backend none: ``argv`` as it is, with a
+        home of its own); ``nproc``: bound its process count with ``prlimit``."""
+        if self.backend != "bwrap":
+            return argv, self._own_home()
+        argv = bwrap_argv(
             nproc_prefix(self.limits) + argv if nproc else argv,
             workspace=root, cwd=here, network=self.network,
             tmp_bytes=self.limits.tmp_mb * MB,
@@ -293,6 +285,7 @@ class Sandbox:
             writable=[Path(p) for p in writable], unseen=self.hidden,
             shown=self.python_env.folders() if self.python_env else (), sockets=sockets,
         )  # fmt: skip
+        return argv, SANDBOX_HOME
 
     @property
     def _unbound(self) -> bool:

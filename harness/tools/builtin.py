@@ -262,10 +262,6 @@ def _similar_names_hint(target: Path) -> str:
     return f"; similar names there: {', '.join(similar)}" if similar else ""
 
 
-def _is_binary(ctx: ToolContext, target: Path) -> bool:
-    return b"\0" in read_bytes_head(ctx.workspace, target, BINARY_SNIFF_BYTES)
-
-
 def _numbered(lines: Iterable[tuple[int, str]]) -> list[str]:
     """Lines as read_file shows them: the number, a tab, the line without its newline."""
     return [f"{number:6}\t" + line.rstrip("\n") for number, line in lines]
@@ -325,11 +321,10 @@ def _matches(
 ) -> Iterator[str]:
     """Matching lines as ``file:line: text``; TimeoutError once ``deadline`` has passed."""
     for file in files:
-        if not file.is_file() or not file.resolve().is_relative_to(ctx.workspace):
+        if not file.is_file() or not (resolved := file.resolve()).is_relative_to(ctx.workspace):
             continue  # a broken symlink, or one leading out of the workspace
-        resolved = file.resolve()
-        if _is_binary(ctx, resolved):
-            continue
+        if b"\0" in read_bytes_head(ctx.workspace, resolved, BINARY_SNIFF_BYTES):
+            continue  # a binary file
         rel = relative_path(ctx, file)
         with read_confined(ctx.workspace, resolved) as handle:
             for number, line in enumerate(handle, 1):

@@ -167,7 +167,7 @@ class _Connection:
             session.call_tool(tool_name, arguments, read_timeout_seconds=server.call_timeout)
         )
         try:
-            result: CallToolResult = pending.result(server.call_timeout + _ANSWER_GRACE)
+            return pending.result(server.call_timeout + _ANSWER_GRACE)
         except FutureTimeout:
             pending.cancel()
             raise ToolError(self._timed_out(tool_name)) from None
@@ -184,7 +184,6 @@ class _Connection:
             raise ToolError(
                 f"mcp server {server.name!r}: {tool_name} failed: {_describe(exc)}"
             ) from None
-        return result
 
     def stop(self) -> None:
         try:
@@ -219,9 +218,7 @@ class _Connection:
             text = self.stderr.read().strip()
         except (OSError, ValueError):
             return ""
-        if not text:
-            return ""
-        return f"; its stderr ends:\n{truncate(text, _STDERR_SHOWN, head_share=0)}"
+        return f"; its stderr ends:\n{truncate(text, _STDERR_SHOWN, head_share=0)}" if text else ""
 
 
 class McpTool(Tool):

@@ -93,9 +93,7 @@ def main(argv: list[str]) -> int:
         sys.stderr.write(f"cannot start {command[0]}: {exc}\n")
         return 127
     assert server.stdout is not None
-    lifeline = threading.Thread(target=watch, args=(int(harness), float(period), server))
-    lifeline.daemon = True
-    lifeline.start()
+    threading.Thread(target=watch, args=(int(harness), float(period), server), daemon=True).start()
     try:
         relay(server.stdout, sys.stdout.buffer, int(limit))  # type: ignore[arg-type]
     except (BrokenPipeError, KeyboardInterrupt):

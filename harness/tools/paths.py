@@ -150,19 +150,10 @@ def _normalised(pattern: str) -> str:
     return pattern.removeprefix("./").strip("/")
 
 
+_GLOB_PARTS = {"**/": "(?:.*/)?", "**": ".*", "*": "[^/]*", "?": "[^/]"}
+
+
 @lru_cache(maxsize=256)
 def _glob_regex(pattern: str) -> re.Pattern[str]:
-    glob = _normalised(pattern)
-    out: list[str] = []
-    i = 0
-    while i < len(glob):
-        if glob.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif glob.startswith("**", i):
-            out.append(".*")
-            i += 2
-        else:
-            out.append({"*": "[^/]*", "?": "[^/]"}.get(glob[i], re.escape(glob[i])))
-            i += 1
-    return re.compile("".join(out), re.DOTALL)
+    tokens = re.findall(r"\*\*/?|[*?]|[^*?]+", _normalised(pattern))
+    return re.compile("".join(_GLOB_PARTS.get(t, re.escape(t)) for t in tokens), re.DOTALL)

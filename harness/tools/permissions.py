@@ -163,9 +163,7 @@ class Permissions(BaseModel):
                     pattern is not None and fits is not None and fits(pattern, verdict)
                 ):
                     return Decision(verdict, subject, rule)  # type: ignore[arg-type]
-        if fallback is not None:
-            return fallback
-        return Decision(self.default, subject, None, "default")
+        return fallback or Decision(self.default, subject, None, "default")
 
 
 def matches(pattern: str, command: Command, *, loose: bool) -> bool:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Iterator, Sequence
+from itertools import dropwhile
 
 Command = tuple[str, ...]
 """One simple command's words: the program's name (its last path part), then its arguments."""
@@ -290,9 +291,9 @@ def _git_scripts(rest: list[str], depth: int) -> list[Command]:
     their command (one word: a shell script), an option of :data:`_GIT_SCRIPTS` its script; a
     bundle of short options holding one of those is unreadable."""
     if rest[:1] in (["bisect"], ["submodule"]):
-        run = _after(rest[1:], _QUIET)
+        run = list(dropwhile(_QUIET.__contains__, rest[1:]))
         if run[:1] in (["run"], ["foreach"]):
-            run = _after(run[1:], _QUIET)
+            run = list(dropwhile(_QUIET.__contains__, run[1:]))
             if len(run) == 1:
                 return commands(run[0], depth=depth + 1)
             return _unwrap(run, depth) if run else []
@@ -313,14 +314,6 @@ def _git_scripts(rest: list[str], depth: int) -> list[Command]:
 
 
 _QUIET = frozenset({"-q", "--quiet", "--recursive", "--"})
-
-
-def _after(words: list[str], options: frozenset[str]) -> list[str]:
-    """``words`` from the first that is not one of ``options``."""
-    index = 0
-    while index < len(words) and words[index] in options:
-        index += 1
-    return words[index:]
 
 
 def _su_script(program: str, args: list[str]) -> str:

@@ -42,7 +42,6 @@ ShellTimeout = Annotated[float, Field(gt=0, strict=True)]
 
 ERROR_PREFIX = "error: "
 """How every error observation starts."""
-_INVALID = "invalid arguments for "
 
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _ARGS_HEADERS = ("Args:", "Arguments:", "Parameters:")
@@ -192,7 +191,7 @@ class Tool:
         return {param: getattr(parsed, slot) for param, slot in self._params}
 
     def _invalid(self, problem: str) -> ToolError:
-        return ToolError(f"{_INVALID}{self.name}: {problem}; expected {self.signature}")
+        return ToolError(f"invalid arguments for {self.name}: {problem}; expected {self.signature}")
 
 
 @overload

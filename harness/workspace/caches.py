@@ -15,13 +15,10 @@ CACHE_PATTERNS = (
 ``.gitignore`` syntax."""
 
 
-def _exclude(pattern: str) -> str:
-    """The pathspec that leaves ``pattern`` out anywhere in the checkout."""
-    glob = f"**/{pattern}**" if pattern.endswith("/") else f"**/{pattern}"
-    return f":(top,exclude,glob){glob}"
-
-
-CACHE_EXCLUDES = tuple(_exclude(pattern) for pattern in CACHE_PATTERNS)
+CACHE_EXCLUDES = tuple(
+    f":(top,exclude,glob)**/{pattern}{'**' if pattern.endswith('/') else ''}"
+    for pattern in CACHE_PATTERNS
+)
 """Pathspecs that leave :data:`CACHE_PATTERNS` out of ``git add``, whatever ``.gitignore`` says."""
 
 

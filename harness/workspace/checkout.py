@@ -39,7 +39,7 @@ from harness.memory.lock import LockHeld, LoopLock
 from harness.tools.paths import protecting_pattern
 from harness.workspace.caches import add_all
 from harness.workspace.git_cmd import GitIsolationError, git, run_git
-from harness.workspace.parked import MAX_PARKED
+from harness.workspace.parked import MAX_PARKED, real_folders
 from harness.workspace.removal import remove_tree
 
 WORK_DIR = Path(".harness") / "work"
@@ -267,20 +267,13 @@ class ReusedCheckout:
 
 def parked_checkouts(pool: Path) -> list[Path]:
     """The checkouts parked in ``pool`` (not those a run holds)."""
-    return [p for p in _pool_folders(pool) if not p.name.startswith(_IN_USE)]
+    return [p for p in real_folders(pool) if not p.name.startswith(_IN_USE)]
 
 
 def abandoned_checkouts(pool: Path) -> list[Path]:
     """The checkouts in ``pool`` that a run held when it ended without handing them back (it
     was killed): marked in use, but their holder's lock is free."""
-    return [p for p in _pool_folders(pool) if p.name.startswith(_IN_USE) and _unheld(p)]
-
-
-def _pool_folders(pool: Path) -> list[Path]:
-    """Every checkout folder in ``pool`` (links left out, ``pool`` itself too), sorted."""
-    if pool.is_symlink() or not pool.is_dir():
-        return []
-    return sorted(p for p in pool.iterdir() if p.is_dir() and not p.is_symlink())
+    return [p for p in real_folders(pool) if p.name.startswith(_IN_USE) and _unheld(p)]
 
 
 def remove_unheld(folder: Path) -> bool:
@@ -328,8 +321,7 @@ def _remove_git_entries(top: Path, folders: Sequence[str]) -> None:
         if folder and (parent not in passed or here.is_symlink() or not here.is_dir()):
             continue
         passed.add(folder)
-        found = here / ".git"
-        remove_tree(found)  # whatever the repository's code run by a gate put in it
+        remove_tree(here / ".git")  # whatever the repository's code run by a gate put in it
 
 
 @contextlib.contextmanager
@@ -351,12 +343,11 @@ def clean_checkout(
     (protected paths still as at ``base``). Yields the copy's folder that stands for
     ``workspace``. A run's rounds use one :class:`ReusedCheckout` instead.
     """
-    if at_base:
-        tree = tree_of(root, base)
-    else:
-        tree = delivered_tree(
-            root, workspace, base=base, protect=protect, index=index, commit=commit
-        )
+    tree = (
+        tree_of(root, base)
+        if at_base
+        else delivered_tree(root, workspace, base=base, protect=protect, index=index, commit=commit)
+    )
     checkout = ReusedCheckout(root, workspace)
     try:
         with checkout.holding(tree, work=not at_base) as target:

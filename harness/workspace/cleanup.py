@@ -24,7 +24,7 @@ from harness.workspace.git_cmd import checkouts, config_get, git, run_git
 from harness.workspace.parked import PARKED, parked_worktrees, remove
 from harness.workspace.removal import remove_tree
 from harness.workspace.round_refs import drop_rounds
-from harness.workspace.workspace import WORKTREES_FOLDER
+from harness.workspace.workspace import WORKTREES_FOLDER, tidy_place
 
 
 @dataclass(frozen=True)
@@ -89,9 +89,9 @@ def remove_worktree(repo: Path, worktree: Path) -> None:
     if worktree.parent.name == PARKED:
         with contextlib.suppress(OSError):
             worktree.parent.rmdir()
-        _tidy(worktree.parent.parent)
+        tidy_place(worktree.parent.parent)
     else:
-        _tidy(worktree.parent)
+        tidy_place(worktree.parent)
 
 
 def remove_branch(repo: Path, branch: str) -> None:
@@ -109,8 +109,7 @@ def stray_worktree_folders(repo: Path, loop_name: str, loop_key: Path) -> list[P
     parent = _place(repo)
     if not parent.is_dir():
         return []
-    known = {path.resolve() for path in checkouts(repo).values()}
-    known |= {path.resolve() for path in _registered(repo)}
+    known = {path.resolve() for path in _registered(repo)}  # a branch's checkout among them
     pattern = re.compile(re.escape(f"{ref_stem(loop_name, loop_key)}{PART}") + r"[0-9a-f]{8}")
     return [
         folder
@@ -141,7 +140,7 @@ def remove_checkout(folder: Path) -> bool:
         return False
     with contextlib.suppress(OSError):
         folder.parent.rmdir()
-    _tidy(folder.parent.parent)
+    tidy_place(folder.parent.parent)
     return True
 
 
@@ -156,7 +155,7 @@ def _pool(repo: Path) -> Path:
 
 def remove_folder(folder: Path) -> None:
     remove_tree(folder)
-    _tidy(folder.parent)
+    tidy_place(folder.parent)
 
 
 def _registered(repo: Path) -> list[Path]:
@@ -164,12 +163,3 @@ def _registered(repo: Path) -> list[Path]:
     return [
         Path(line.removeprefix("worktree ")) for line in listing if line.startswith("worktree ")
     ]
-
-
-def _tidy(folder: Path) -> None:
-    """Remove ``<repo parent>/.harness-worktrees/<repo>`` and its parent once they are empty."""
-    if folder.parent.name != WORKTREES_FOLDER:
-        return
-    with contextlib.suppress(OSError):
-        folder.rmdir()
-        folder.parent.rmdir()

@@ -98,10 +98,9 @@ def open_workspace(
     if isolation == "auto":
         isolation = "worktree" if found is not None and found[2] is not None else "none"
     if isolation == "none":
-        if resume_branch is not None:
-            raise ConfigError("resume_branch needs isolation='worktree' or 'branch', not 'none'")
-        if start is not None:
-            raise ConfigError("start needs isolation='worktree' or 'branch', not 'none'")
+        for name, given in (("resume_branch", resume_branch), ("start", start)):
+            if given is not None:
+                raise ConfigError(f"{name} needs isolation='worktree' or 'branch', not 'none'")
         root, _, head = found or (None, None, None)
         return Workspace(target, None, head, "none", root, root, parking=park)
     hint = "set isolation = \"none\" in loop.toml (or isolation='none' in Python) to work in place"
@@ -167,13 +166,6 @@ def _discover(target: Path) -> tuple[Path, str | None, str | None] | None:
         raise GitIsolationError(f"git rev-parse failed in {target}: {found.stderr.strip()}")
     head, ref = lines[3], lines[4]
     return root, ref if ref.startswith("refs/") else None, head
-
-
-def _short_id(run_id: str | None) -> str:
-    """8 hex chars: the run id's own prefix when it starts with hex, else a digest of it."""
-    if run_id is None:
-        return secrets.token_hex(4)
-    return run_branch_suffix(run_id)
 
 
 def run_branch_suffix(run_id: str) -> str:
@@ -264,7 +256,8 @@ class _Placement:
         stem = ref_stem(loop_name, loop_key)
         make = self._checkout_new if self.isolation == "branch" else self._worktree_new
         for _ in range(_ID_ATTEMPTS):
-            leaf = f"{stem}{PART}{_short_id(run_id)}"
+            suffix = secrets.token_hex(4) if run_id is None else run_branch_suffix(run_id)
+            leaf = f"{stem}{PART}{suffix}"
             branch = BRANCH_PREFIX + leaf
             root = make(branch, leaf, head)
             if root is not None:

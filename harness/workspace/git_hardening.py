@@ -115,11 +115,8 @@ def _read_drivers(cwd: Path, env: Mapping[str, str]) -> tuple[list[str], list[tu
     )  # fmt: skip
     parts = listed.stdout.split("\0")
     entries = list(zip(parts[0::2], parts[1::2], strict=False))
-    options = []
-    for _, entry in entries:
-        match = _DRIVER_KEY.match(entry.split("\n", 1)[0])
-        if match:
-            options += ["-c", f"{match.group(0)}={_SAFE_DRIVER[match.group(3)]}"]
+    drivers = [_DRIVER_KEY.match(entry.split("\n", 1)[0]) for _, entry in entries]
+    options = [part for m in drivers if m for part in ("-c", f"{m[0]}={_SAFE_DRIVER[m[3]]}")]
     return options, entries
 
 

@@ -22,16 +22,16 @@ from harness.workspace.checkout import (
     parked_checkouts,
     remove_unheld,
 )
-from harness.workspace.parked import parked_worktrees
+from harness.workspace.parked import parked_worktrees, real_folders
 from harness.workspace.removal import remove_tree
-from harness.workspace.workspace import WORKTREES_FOLDER
+from harness.workspace.workspace import WORKTREES_FOLDER, tidy_place
 
 
 def orphans(parent: Path) -> list[Path]:
     """The parked worktrees and the parked or abandoned checkouts under
     ``<parent>/.harness-worktrees/`` whose clone (``<parent>/<name>``) is gone."""
     found: list[Path] = []
-    for place in _real_folders(parent / WORKTREES_FOLDER):
+    for place in real_folders(parent / WORKTREES_FOLDER):
         if os.path.lexists(parent / place.name / ".git"):
             continue  # the clone is there: its own runs take (or clean) what it parked
         found += parked_worktrees(place)
@@ -46,20 +46,12 @@ def remove_orphan(folder: Path) -> bool:
         gone = remove_unheld(folder) if folder.parent.name == CHECKOUTS else remove_tree(folder)
     except OSError:
         return False
-    place = folder.parent.parent
-    for empty in (folder.parent, place, place.parent):
-        with contextlib.suppress(OSError):
-            empty.rmdir()
+    with contextlib.suppress(OSError):
+        folder.parent.rmdir()
+    tidy_place(folder.parent.parent)
     return gone
 
 
 def remove_orphans(parent: Path) -> list[Path]:
     """Remove every one of :func:`orphans` that can go; those removed."""
     return [folder for folder in orphans(parent) if remove_orphan(folder)]
-
-
-def _real_folders(folder: Path) -> list[Path]:
-    """The folders in ``folder`` (links left out); none when ``folder`` is a link or absent."""
-    if folder.is_symlink() or not folder.is_dir():
-        return []
-    return sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink())

@@ -33,10 +33,15 @@ MAX_PARKED = 2
 def parked_worktrees(worktrees: Path) -> list[Path]:
     """The parked worktrees in ``worktrees`` (the folder holding a repository's run worktrees),
     links left out."""
-    place = worktrees / PARKED
-    if place.is_symlink() or not place.is_dir():  # a link is never followed
+    return real_folders(worktrees / PARKED)
+
+
+def real_folders(folder: Path) -> list[Path]:
+    """The folders in ``folder``, sorted, links left out; none when ``folder`` is a link (never
+    followed) or absent."""
+    if folder.is_symlink() or not folder.is_dir():
         return []
-    return sorted(p for p in place.iterdir() if p.is_dir() and not p.is_symlink())
+    return sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink())
 
 
 def park(user_root: Path, worktree: Path) -> bool:
@@ -53,7 +58,7 @@ def park(user_root: Path, worktree: Path) -> bool:
         os.rename(worktree, target)
     except OSError:
         return False
-    _repair(user_root, target)
+    git(user_root, "worktree", "repair", str(target))  # git's record and the .git file
     return True
 
 
@@ -66,7 +71,7 @@ def unpark(user_root: Path, target: Path, branch: str) -> Path | None:
         except OSError:
             continue
         try:
-            _repair(user_root, target)
+            git(user_root, "worktree", "repair", str(target))
             if _common_dir(target) != _common_dir(user_root):
                 raise GitIsolationError(f"{target} is no longer a worktree of {user_root}")
             git(target, "checkout", "--force", "--quiet", branch)
@@ -103,11 +108,6 @@ def special_file(top: Path) -> Path | None:
             if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
                 return Path(here, name)
     return None
-
-
-def _repair(user_root: Path, worktree: Path) -> None:
-    """Tell git where the worktree now is (both its record and the worktree's ``.git`` file)."""
-    git(user_root, "worktree", "repair", str(worktree))
 
 
 def _common_dir(checkout: Path) -> str:

@@ -8,6 +8,7 @@ any depth) finish; it says whether the folder went, and raises nothing.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -20,11 +21,9 @@ def remove_tree(path: Path) -> bool:
     if not os.path.lexists(path):
         return True
     if path.is_symlink() or not path.is_dir():
-        try:
+        with contextlib.suppress(OSError):
             path.unlink()
-        except OSError:
-            return False
-        return True
+        return not os.path.lexists(path)
     try:
         shutil.rmtree(path)
     except (OSError, RecursionError):

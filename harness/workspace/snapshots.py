@@ -47,16 +47,12 @@ class Snapshots:
         for top, dirs, names in os.walk(self.workspace):
             rel_top = Path(top).relative_to(self.workspace).as_posix()
             prefix = "" if rel_top == "." else rel_top + "/"
-            dirs[:] = sorted(d for d in dirs if self.takes(prefix + d + "/"))
+            dirs[:] = sorted(d for d in dirs if takes(prefix + d + "/", self.exclude))
             for name in sorted(names):
                 path = Path(top) / name
-                if self.takes(prefix + name) and path.is_file() and not path.is_symlink():
+                if takes(prefix + name, self.exclude) and path.is_file() and not path.is_symlink():
                     found[prefix + name] = path
         return found
-
-    def takes(self, rel: str) -> bool:
-        """Whether a snapshot takes the workspace's path ``rel``: see :func:`takes`."""
-        return takes(rel, self.exclude)
 
     def take(self, number: int, record: Mapping[str, object]) -> bool:
         """Keep the workspace's files as round ``number`` with ``record``; False (and the record

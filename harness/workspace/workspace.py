@@ -50,6 +50,15 @@ WORKTREES_FOLDER = ".harness-worktrees"
 """The folder beside the repository that holds run worktrees by default."""
 
 
+def tidy_place(folder: Path) -> None:
+    """Remove ``<repo parent>/.harness-worktrees/<repo>`` and its parent once they are empty."""
+    if folder.parent.name != WORKTREES_FOLDER:
+        return
+    with contextlib.suppress(OSError):
+        folder.rmdir()
+        folder.parent.rmdir()
+
+
 def truncate_diff(text: str, max_chars: int) -> str:
     """``text`` cut at a line break before ``max_chars``, with a marker stating what was shown."""
     if len(text) <= max_chars:
@@ -269,12 +278,7 @@ class Workspace:
                 )
         else:
             git(user_root, "worktree", "prune")
-        if (
-            self.root.parent.parent.name == WORKTREES_FOLDER
-        ):  # the default place: tidy it when empty
-            with contextlib.suppress(OSError):
-                self.root.parent.rmdir()
-                self.root.parent.parent.rmdir()
+        tidy_place(self.root.parent)
 
     def _run_root(self, action: str) -> Path:
         if self.isolation == "none" or self.root is None:

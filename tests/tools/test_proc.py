@@ -12,7 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.core.text import truncate
-from harness.tools.proc import run_command, safe_env
+from harness.sandbox.command_env import safe_env
+from harness.sandbox.process import run_command
 
 
 def test_a_missing_program_is_a_result_not_a_crash(tmp_path: Path) -> None:
