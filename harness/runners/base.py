@@ -24,6 +24,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -322,13 +323,14 @@ class ExternalRunner:
         limit = self.timeout if left is None else min(self.timeout, left)
         deadline = time.monotonic() + limit
         streams = (scratch / "stdout", scratch / "stderr")
-        given = scratch / "stdin"  # a file: nothing to feed, whenever the agent reads it
-        given.write_bytes((stdin or "").encode())
-        with streams[0].open("wb") as out, streams[1].open("wb") as err, given.open("rb") as inp:
+        with streams[0].open("wb") as out, streams[1].open("wb") as err:
             proc = subprocess.Popen(
-                command, cwd=workspace, env=env, stdin=inp, stdout=out, stderr=err,
+                command, cwd=workspace, env=env, stdout=out, stderr=err,
+                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
                 start_new_session=True,
             )  # fmt: skip
+        if stdin is not None:
+            threading.Thread(target=_feed, args=(proc, stdin), daemon=True).start()
         try:
             while True:
                 code = proc.poll()
@@ -367,6 +369,15 @@ def _outcome(
     last = stderr.strip().splitlines()[-5:]
     detail = (": " + " | ".join(last)) if last else ""
     return AgentStop.EXITED, f"the agent exited with code {code}{detail}", None
+
+
+def _feed(proc: subprocess.Popen[bytes], text: str) -> None:
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(text.encode())
+        proc.stdin.close()
+    except OSError:  # the agent ended, or closed its input, before reading it all
+        pass
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:

@@ -199,3 +199,30 @@ def test_without_a_sandbox_the_agent_s_environment_is_still_the_allow_list(
     assert env["OPENAI_API_KEY"] == env["ANTHROPIC_API_KEY"] == env["HARNESS_GATEWAY_TOKEN"]
     assert Path(env["HOME"]).name == "home"
     assert not Path(env["HOME"]).exists()  # the session's own, removed with it
+
+
+WRITE_BACK = (
+    "import os, stat, sys\n"
+    "sys.stdin.read()\n"
+    "kind = 'file' if stat.S_ISREG(os.fstat(0).st_mode) else 'other'\n"
+    "try:\n"
+    "    with open('/proc/self/fd/0', 'ab') as back:\n"
+    "        back.write(b'x' * 65536)\n"
+    "    wrote = 'wrote'\n"
+    "except OSError:\n"
+    "    wrote = 'refused'\n"
+    "print(kind, wrote)\n"
+)
+"""An agent that writes back through its standard input, where the host may keep it."""
+
+
+@pytest.mark.parametrize("task", ["fix it", None])
+def test_an_agent_s_input_is_no_host_file_it_can_write_back_to(
+    repo: Path, task: str | None
+) -> None:
+    """A regular file as the agent's input would be a host file it can open again for writing
+    through /proc/self/fd/0, past its sandbox's writable folders and its output bound."""
+    command = [sys.executable, "-c", WRITE_BACK, *(["{task_file}"] if task is None else [])]
+    session = CommandRunner(ScriptedModel([]), command, timeout=20).run(task or "x", repo)
+    assert session.stop_reason is AgentStop.ANSWERED
+    assert (session.final or "").split()[0] == "other"
