@@ -12,7 +12,7 @@ coding agents send it), never a ``previous_response_id``.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from pydantic_core import to_jsonable_python
@@ -65,7 +65,7 @@ class ResponsesWire:
         whatever the response's status, is ``response.incomplete`` for a response cut at its
         token limit, as the Responses API names it (a client reading ``completed`` takes half an
         answer for the whole)."""
-        events: list[Any] = self._events(
+        events: Iterable[Any] = self._events(
             transformed=self._response(request, reply), logging_obj=None, chunk_size=sys.maxsize
         )
         for event in events:

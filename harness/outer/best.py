@@ -38,12 +38,19 @@ class RoundMark:
     @classmethod
     def of_report(cls, report: RoundReport) -> RoundMark:
         score = report.verdict.score if report.verdict is not None else None
-        return cls._of(report.round, report.outcome, [g.passed for g in report.gates], score)
+        gates = [g.passed for g in report.gates]
+        return cls._of(report.round, report.outcome, gates, score, not report.protected_violations)
 
     @classmethod
     def of_attempt(cls, attempt: Attempt) -> RoundMark:
         gates = [g.passed for g in attempt.gates if not isinstance(g, str)]
-        return cls._of(attempt.round, attempt.outcome, gates, attempt.critic_score)
+        return cls._of(
+            attempt.round,
+            attempt.outcome,
+            gates,
+            attempt.critic_score,
+            attempt.outcome != PROTECTED_CHANGED,
+        )
 
     @classmethod
     def of_text(cls, attempt: FieldsAt) -> RoundMark:
@@ -56,11 +63,14 @@ class RoundMark:
         assert isinstance(round_number, int)  # the reader makes them so
         assert isinstance(outcome, str)
         critic = critic_mark(score) if isinstance(score, float) else None  # as an Attempt keeps it
-        return cls._of(round_number, outcome, gates, critic)
+        return cls._of(round_number, outcome, gates, critic, outcome != PROTECTED_CHANGED)
 
     @classmethod
-    def _of(cls, round: int, outcome: str, gates: list[bool], score: float | None) -> RoundMark:
-        clean = outcome != PROTECTED_CHANGED
+    def _of(
+        cls, round: int, outcome: str, gates: list[bool], score: float | None, clean: bool
+    ) -> RoundMark:
+        """``clean``: the round changed no protected file (in a live run, its report says so;
+        read back from progress.md, its outcome line does)."""
         return cls(
             round=round,
             passed=outcome == "passed",

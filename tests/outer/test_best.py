@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from harness.memory.progress_items import Attempt, GateSummary
 from harness.outer.best import RoundMark, best_of, best_round
+from harness.verify.gates import GateReport
+from tests.outer.test_decision import report
 
 
 def mark(round_: int, gates: int, score: float | None, *, passed: bool = False) -> RoundMark:
@@ -41,3 +43,12 @@ def test_progress_attempts_read_alike_and_a_protected_change_passes_no_gate() ->
     named = (GateSummary(name="a", passed=True), GateSummary(name="protected_api", passed=False))
     failed_gate = Attempt(round=3, outcome="failed: protected_api", gates=named)
     assert RoundMark.of_attempt(failed_gate).gates_passed == 1
+
+
+def test_a_live_round_is_a_protected_change_by_its_report_not_by_a_gate_s_name() -> None:
+    named = GateReport(name="protected files changed", passed=False, summary="1 failed")
+    live = report(2, GateReport(name="a", passed=True, summary="ok"), named)
+    assert live.outcome == "failed: protected files changed"  # what a protected change reads
+    assert RoundMark.of_report(live).gates_passed == 1
+    changed = report(3, GateReport(name="a", passed=True, summary="ok"), protected=("t.py",))
+    assert RoundMark.of_report(changed).gates_passed == 0
