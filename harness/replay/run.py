@@ -24,8 +24,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from harness.assemble.launch import recorded_loop
@@ -105,11 +104,10 @@ class ReplayOutcome:
             lines.append(f"{self.end.describe()}{played}")
         if self.divergence is not None:
             lines.append(f"first divergence at {self.divergence.describe()}")
-        elif self.takeover is not None:
-            lines.append("no divergence up to there: every observation, gate, verdict and "
-                         "outcome as recorded")  # fmt: skip
         else:
-            lines.append("no divergence: every observation, gate, verdict and outcome as recorded")
+            upto = " up to there" if self.takeover is not None else ""
+            lines.append(f"no divergence{upto}: every observation, gate, verdict and outcome as "
+                         "recorded")  # fmt: skip
         if self.takeover is not None:
             lines.append(self.takeover.describe())
         elif self.live:
@@ -245,14 +243,14 @@ def _divergence(
         if made < end.calls and any(r.round == end.round for r in result.rounds):
             divergences.append(Divergence(end.round, None, f"the round ended after {made} model "
                                           f"call(s); the recording holds {end.calls}"))  # fmt: skip
+    reports = result.rounds
     if takeover is not None:
         divergences = [
             d for d in divergences if d.round < takeover.round or d is takeover.divergence
         ]
-        before = [r for r in result.rounds if r.round < takeover.round]
-        compared = [n for n in rounds if n < takeover.round]
-        return first_divergence(trajectory, divergences, before, compared, end)
-    return first_divergence(trajectory, divergences, result.rounds, rounds, end)
+        reports = [r for r in reports if r.round < takeover.round]
+        rounds = [n for n in rounds if n < takeover.round]
+    return first_divergence(trajectory, divergences, reports, rounds, end)
 
 
 def recording_end(trajectory: Trajectory, rounds: list[int]) -> RecordingEnd | None:
@@ -277,7 +275,7 @@ def _replay_model(
     folders: list[str],
     end: RecordingEnd | None,
 ) -> ReplayModel:
-    turns: dict[int, list[RecordedTurn]] = defaultdict(list)
+    turns: dict[int, list[RecordedTurn]] = {number: [] for number in rounds}
     observations: dict[tuple[int, str], Observation] = {}
     for record in trajectory.records:
         if record.round not in rounds:
@@ -290,8 +288,6 @@ def _replay_model(
             observations[(record.round, record.call_id)] = Observation(
                 record.step, record.name, text
             )
-    for number in rounds:
-        turns.setdefault(number, [])
     return ReplayModel(
         turns,
         observations,
@@ -304,20 +300,18 @@ def _replay_model(
 
 def recorded_checks(trajectory: Trajectory) -> dict[int, RecordedRound]:
     """Each recorded round's gates, verdict and outcome."""
-    gates: dict[int, dict[str, tuple[bool, tuple[str, ...]]]] = defaultdict(dict)
-    verdicts: dict[int, tuple[float, bool]] = {}
-    outcomes: dict[int, str] = {}
+    checks: dict[int, RecordedRound] = {}
     for record in trajectory.records:
         if record.round is None:
             continue
+        now = checks.setdefault(record.round, RecordedRound())
         if isinstance(record, GateStep):
-            gates[record.round][record.name] = (record.passed, tuple(record.failures))
+            now.gates[record.name] = (record.passed, tuple(record.failures))
         elif isinstance(record, VerdictStep):
-            verdicts[record.round] = (record.score, record.passed)
+            checks[record.round] = replace(now, verdict=(record.score, record.passed))
         elif isinstance(record, RoundFinish):
-            outcomes[record.round] = record.outcome
-    numbers = set(gates) | set(verdicts) | set(outcomes)
-    return {n: RecordedRound(gates.get(n, {}), verdicts.get(n), outcomes.get(n)) for n in numbers}
+            checks[record.round] = replace(now, outcome=record.outcome)
+    return checks
 
 
 def first_divergence(

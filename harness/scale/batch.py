@@ -16,11 +16,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field
 
 from harness.core import nofollow
 from harness.core.budget import Budget
-from harness.core.errors import ConfigError
 from harness.core.nofollow import trusted_root
+from harness.core.section import check_value
 from harness.core.usage import Usage
 from harness.core.validation import positive_finite
 from harness.memory.lock import LoopLock
@@ -33,7 +36,7 @@ from harness.scale.job import Backend, Job, Place
 from harness.scale.pool import check_backend, open_pool, run_all
 from harness.scale.task_run import TaskRun, placed_task, run_task
 
-MAX_WORKERS = 64
+Workers = Annotated[int, Field(ge=1, le=64, strict=True)]
 """Loops mostly wait on their model, so a pool may be larger than the number of cores."""
 
 LoopFor = Callable[[BatchTask, TaskRun], OuterLoop]
@@ -93,14 +96,7 @@ class Batch:
     ) -> None:
         parsed = [t if isinstance(t, BatchTask) else BatchTask.model_validate(t) for t in tasks]
         check_names(parsed)
-        if (
-            isinstance(workers, bool)
-            or not isinstance(workers, int)
-            or not 1 <= workers <= MAX_WORKERS
-        ):
-            raise ConfigError(
-                f"workers: must be an integer from 1 to {MAX_WORKERS}, got {workers!r}"
-            )
+        check_value(Workers, workers, "workers")
         check_backend(backend)
         if loop_for is None:
             from harness.scale.toml_loop import loop_from_toml

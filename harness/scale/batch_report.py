@@ -10,7 +10,7 @@ from harness.observe.live import format_cost, format_duration, format_tokens
 from harness.observe.report_html import CSS
 from harness.scale.batch_summary import BatchSummary
 from harness.scale.side_by_side import COLUMNS as SIDE_COLUMNS
-from harness.scale.side_by_side import cells, side_by_side_table
+from harness.scale.side_by_side import aligned, cells, side_by_side_table
 
 COLUMNS = ("task", "status", "stop reason", "rounds", "score", "tokens", "cost", "time", "branch")
 
@@ -67,13 +67,7 @@ def error_lines(summary: BatchSummary) -> list[str]:
 
 def render_batch_text(summary: BatchSummary) -> str:
     """The headline, then one aligned row per task, then each error's cause."""
-    rows = [COLUMNS, *_rows(summary)]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
-    lines = [_headline(summary), *_notes(summary), ""]
-    lines += [
-        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-        for row in rows
-    ]
+    lines = [_headline(summary), *_notes(summary), "", aligned([COLUMNS, *_rows(summary)])]
     if errors := error_lines(summary):
         lines += ["", *errors]
     if len(summary.runners) > 1:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -151,12 +152,12 @@ class BestOf:
             Job(f"attempt-{n}", partial(_attempt, self.loop_for, n), workspace=str(self.workspace))
             for n in numbers
         ]
-        pool = open_pool(self.backend, address=self.ray_address)
-        try:
+        with closing(open_pool(self.backend, address=self.ray_address)) as pool:
             outputs = run_all(pool, jobs, at_once=self.attempts)
-        finally:
-            pool.close()
-        attempts = tuple(_attempt_of(n, out) for n, out in zip(numbers, outputs, strict=True))
+        attempts = tuple(
+            Attempt(n, out) if isinstance(out, RunResult) else Attempt(n, None, describe(out))
+            for n, out in zip(numbers, outputs, strict=True)
+        )
         if self.reproduction is not None and base is not None:
             attempts = _voted(attempts, self.reproduction, Path(self.workspace), base)
         return BestOfResult(attempts, pick_winner(attempts))
@@ -192,11 +193,3 @@ def _head(workspace: Path, branch: str | None = "HEAD") -> str | None:
 def _attempt(loop_for: Callable[[int], OuterLoop], number: int, place: Place) -> RunResult:
     """Attempt ``number``'s loop, built and run where the pool put it."""
     return run_loop(place, partial(loop_for, number))[1]
-
-
-def _attempt_of(number: int, output: object) -> Attempt:
-    if isinstance(output, RunResult):
-        return Attempt(number, output, None)
-    return Attempt(
-        number, None, describe(output) if isinstance(output, BaseException) else repr(output)
-    )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -184,11 +185,9 @@ class Fleet:
             Job(s.name, partial(_run_subtask, self.loop_for, s), workspace=str(self.workspace))
             for s in subtasks
         ]
-        pool = open_pool(self.backend, address=self.ray_address)
-        try:  # each subtask's loop is bounded by its own caps and budget
+        # each subtask's loop is bounded by its own caps and budget
+        with closing(open_pool(self.backend, address=self.ray_address)) as pool:
             outputs = run_all(pool, jobs, at_once=self.concurrency)
-        finally:
-            pool.close()
         outcomes = tuple(self._judge(s, out) for s, out in zip(subtasks, outputs, strict=True))
         kept = [o for o in outcomes if o.kept]
         synthesis, checks = (

@@ -29,7 +29,7 @@ import json
 import shlex
 import shutil
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -251,27 +251,24 @@ def loop_toml(instance: Instance, options: BenchOptions) -> str:
     if options.hints and instance.hints_text.strip():
         goal += f"\n\nHints:\n{instance.hints_text}"
     tests = " ".join(shlex.quote(test) for test in instance.tests)
+    top = {"name": instance.instance_id, "goal": goal, "workspace": "repo", "isolation": "worktree"}
+    gate = {"type": "pytest", "args": tests, "held_out": "held_out", "feedback": options.feedback}
     return "\n".join(
         [
-            f"name = {toml_value(instance.instance_id)}",
-            f"goal = {toml_value(goal)}",
-            'workspace = "repo"',
-            'isolation = "worktree"',
-            f"max_iterations = {options.max_iterations}",
-            "",
-            "[[gates]]",
-            'type = "pytest"',
-            f"args = {toml_value(tests)}",
-            'held_out = "held_out"',
-            f"feedback = {toml_value(options.feedback)}",
-            "",
-            "[critic]",
-            "enabled = false",
-            "",
+            *_table(None, {**top, "max_iterations": options.max_iterations}),
+            *_table("[[gates]]", gate),
+            *_table("[critic]", {"enabled": False}),
             *agent_section(options.agent_command),
             *env_section(instance, options.envs),
         ]
     )
+
+
+def _table(header: str | None, values: Mapping[str, str | bool | int | None]) -> list[str]:
+    """``header`` (None: the top level), a ``key = value`` line for each value that is not
+    None, then a blank line."""
+    lines = [f"{key} = {toml_value(value)}" for key, value in values.items() if value is not None]
+    return [*([header] if header else []), *lines, ""]
 
 
 def agent_section(command: Sequence[str] | None) -> list[str]:
@@ -289,15 +286,7 @@ def env_section(instance: Instance, envs: EnvTable | None) -> list[str]:
         return []
     image = recipe.image_of(instance)
     if image is not None:
-        lines = ["[sandbox]", f"backend = {toml_value(recipe.engine)}"]
-        lines += [f"image = {toml_value(image)}", f"workdir = {toml_value(recipe.workdir)}"]
-        lines += ["keep = true"]
-        if recipe.python is not None:
-            lines.append(f"image_python = {toml_value(recipe.python)}")
-        return [*lines, ""]
-    assert recipe.setup is not None  # an entry gives an image or a set-up command
+        sandbox = {"backend": recipe.engine, "image": image, "workdir": recipe.workdir}
+        return _table("[sandbox]", {**sandbox, "keep": True, "image_python": recipe.python})
     commit = instance.environment_setup_commit or instance.base_commit
-    lines = ["[env]", f"setup = {toml_value(recipe.setup)}", f"commit = {toml_value(commit)}"]
-    if recipe.python is not None:
-        lines.append(f"python = {toml_value(recipe.python)}")
-    return [*lines, ""]
+    return _table("[env]", {"setup": recipe.setup, "commit": commit, "python": recipe.python})

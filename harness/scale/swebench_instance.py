@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from harness.core.errors import ConfigError
-from harness.core.validation import format_validation_error, read_utf8
+from harness.core.validation import format_validation_error, json_lines, read_utf8
 
 INSTANCE_ID = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 REPO = r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"
@@ -83,22 +83,14 @@ def load_instances(path: str | Path) -> list[Instance]:
 
 def _records(path: Path, text: str) -> list[tuple[str, object]]:
     """``(where, record)`` pairs: the items of a JSON list, else one a non-empty line."""
-    if text.lstrip().startswith("["):
-        items = _parsed(str(path), text)
-        if not isinstance(items, list):
-            raise ConfigError(f"{path}: expected a JSON list of instance records")
-        return [(f"{path}: record {number}", item) for number, item in enumerate(items, 1)]
-    return [
-        (f"{path}:{number}", _parsed(f"{path}:{number}", line))
-        for number, line in enumerate(text.splitlines(), 1)
-        if line.strip()
-    ]
-
-
-def _parsed(where: str, text: str) -> object:
+    if not text.lstrip().startswith("["):
+        return list(json_lines(path, text))
     try:
-        return json.loads(text)
+        items = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ConfigError(f"{where}: not valid JSON (line {exc.lineno}): {exc.msg}") from None
+        raise ConfigError(f"{path}: not valid JSON (line {exc.lineno}): {exc.msg}") from None
     except RecursionError:
-        raise ConfigError(f"{where}: nested too deeply to read") from None
+        raise ConfigError(f"{path}: nested too deeply to read") from None
+    if not isinstance(items, list):
+        raise ConfigError(f"{path}: expected a JSON list of instance records")
+    return [(f"{path}: record {number}", item) for number, item in enumerate(items, 1)]

@@ -63,14 +63,10 @@ def placed_task(task: BatchTask, place: Place) -> BatchTask:
     worker's copy of what was shipped; unchanged in place."""
     if place.copy is None:
         return task
-    update = {
-        key: str(place.path(value))
-        for key, value in (("loop", task.loop), ("workspace", task.workspace))
-        if value is not None
-    }
     if task.model is not None and task.model.startswith(SCRIPTED):
-        update["model"] = SCRIPTED + str(place.path(task.model.removeprefix(SCRIPTED)))
-    return task.model_copy(update=update)
+        model = SCRIPTED + str(place.path(task.model.removeprefix(SCRIPTED)))
+        task = task.model_copy(update={"model": model})
+    return task.moved(place.path)
 
 
 def limit_rates(loop: OuterLoop, limiters: Mapping[str, Limiter]) -> None:
