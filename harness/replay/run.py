@@ -45,7 +45,7 @@ from harness.observe.trajectory import Trajectory
 from harness.outer.decision import RoundReport
 from harness.outer.options import new_run_id
 from harness.outer.result import RunResult
-from harness.replay.live import Kept, keep_work, run_end
+from harness.replay.live import Kept, keep_work, run_end, verdict_text
 from harness.sandbox.bwrap import bwrap_problem
 from harness.spec.loop_spec import LoopSpec
 from harness.spec.outline import find_config
@@ -259,8 +259,7 @@ def recording_end(trajectory: Trajectory, rounds: list[int]) -> RecordingEnd | N
     if not rounds:
         return None
     last = rounds[-1]
-    ended = any(isinstance(r, RoundFinish) and r.round == last for r in trajectory.records)
-    if ended:
+    if any(isinstance(r, RoundFinish) and r.round == last for r in trajectory.records):
         return None
     calls = [r for r in trajectory.records if isinstance(r, ModelStep) and r.round == last]
     session = calls[-1].session if calls else None
@@ -365,8 +364,8 @@ def _check_divergence(
     now_verdict = (report.verdict.score, report.verdict.passed) if report.verdict else None
     if recorded.verdict != now_verdict:
         return Divergence(
-            number, None, "the verdict differs", _verdict_text(recorded.verdict),
-            _verdict_text(now_verdict),
+            number, None, "the verdict differs", verdict_text(recorded.verdict),
+            verdict_text(now_verdict),
         )  # fmt: skip
     if recorded.outcome != report.outcome:
         return Divergence(
@@ -380,10 +379,3 @@ def _gate_text(gate: tuple[bool, tuple[str, ...]] | None) -> str:
         return "not run"
     passed, failures = gate
     return ("passed" if passed else "failed") + (f": {', '.join(failures)}" if failures else "")
-
-
-def _verdict_text(verdict: tuple[float, bool] | None) -> str:
-    if verdict is None:
-        return "no verdict"
-    score, passed = verdict
-    return f"{score:g}/10, {'passed' if passed else 'failed'}"

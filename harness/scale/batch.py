@@ -13,6 +13,7 @@ import os
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
@@ -164,8 +165,19 @@ class Batch:
 
         def ended(index: int, outcome: TaskRecord | BaseException) -> None:
             task, run = begun[index]
-            records[task.name] = _record(outcome, task, run, pool.backend)
-            records[task.name].save(self.out)
+            if not isinstance(outcome, Exception | TaskRecord):
+                raise outcome
+            if isinstance(outcome, Exception):  # the pool gave up on it (a Ray worker that kept
+                # dying, a branch not the run's): an error record
+                outcome = TaskRecord(
+                    name=task.name,
+                    status="error",
+                    stop_reason="ERROR",
+                    message=f"{pool.backend}: {type(outcome).__name__}: {outcome}",
+                    starts=run.starts,
+                )
+            records[task.name] = outcome
+            outcome.save(self.out)
             tell()
 
         def stopping() -> None:  # start nothing more; let the running tasks end
@@ -177,10 +189,8 @@ class Batch:
             self._save(records, held, started)
             self._notify(records, begun, len(queue), held, started)
 
-        try:  # a second interrupt quits at once: the running tasks re-run next time
+        with closing(pool):  # a second interrupt quits at once: the running tasks re-run next time
             run_all(pool, jobs(), at_once=self.workers, ended=ended, stopping=stopping)
-        finally:
-            pool.close()
         return self._save(records, held, started)
 
     def _begin(self, task: BatchTask, before: TaskRecord | None) -> TaskRun:
@@ -254,21 +264,3 @@ def _run_placed(
     """Run the task where the pool put it: its paths and progress file as ``place`` has them."""
     placed = replace(run, progress=place.progress(run.progress))
     return run_task(placed_task(task, place), placed, loop_for, limiters=limiters)
-
-
-def _record(
-    outcome: TaskRecord | BaseException, task: BatchTask, run: TaskRun, backend: str
-) -> TaskRecord:
-    """The task's record; an ``error`` one when the pool gave up on it (a Ray worker that
-    kept dying, a branch not the run's)."""
-    if not isinstance(outcome, BaseException):
-        return outcome
-    if not isinstance(outcome, Exception):
-        raise outcome
-    return TaskRecord(
-        name=task.name,
-        status="error",
-        stop_reason="ERROR",
-        message=f"{backend}: {type(outcome).__name__}: {outcome}",
-        starts=run.starts,
-    )

@@ -14,7 +14,7 @@ import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from contextlib import closing
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from functools import partial
 from pathlib import Path
 
@@ -117,6 +117,7 @@ def why_it_won(attempts: Sequence[Attempt], winner: Attempt) -> str:
     )
 
 
+@dataclass
 class BestOf:
     """Run ``attempts`` loops from ``loop_for`` at once and pick the winner.
 
@@ -126,23 +127,17 @@ class BestOf:
     gate, whose tests then vote (:mod:`harness.scale.repro_vote`).
     """
 
-    def __init__(
-        self,
-        loop_for: Callable[[int], OuterLoop],
-        *,
-        attempts: int = 3,
-        backend: Backend = "local",
-        ray_address: str | None = None,
-        workspace: str | Path = ".",
-        reproduction: ReproductionGate | None = None,
-    ) -> None:
-        check_field(LoopSpec, "attempts", attempts)  # loop.toml's attempts: its bounds
-        self.loop_for = loop_for
-        self.attempts = attempts
-        self.backend = check_backend(backend)
-        self.ray_address = ray_address
-        self.workspace = workspace
-        self.reproduction = reproduction
+    loop_for: Callable[[int], OuterLoop]
+    _: KW_ONLY
+    attempts: int = 3
+    backend: Backend = "local"
+    ray_address: str | None = None
+    workspace: str | Path = "."
+    reproduction: ReproductionGate | None = None
+
+    def __post_init__(self) -> None:
+        check_field(LoopSpec, "attempts", self.attempts)  # loop.toml's attempts: its bounds
+        self.backend = check_backend(self.backend)
 
     def run(self) -> BestOfResult:
         """Every attempt at once in the pool; each loop is bounded by its own caps and budget."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from contextlib import closing
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from functools import partial
 from pathlib import Path
 
@@ -122,6 +122,7 @@ FLEET_DEFAULTS = FleetConfig()
 """``[fleet]``'s defaults, read by :class:`Fleet`'s keywords."""
 
 
+@dataclass
 class Fleet:
     """``loop_for(subtask)`` builds each subtask's :class:`OuterLoop`; :meth:`run` runs them all.
 
@@ -140,47 +141,36 @@ class Fleet:
     the run's folder and its progress file come back here.
     """
 
-    def __init__(
-        self,
-        goal: str,
-        loop_for: Callable[[Subtask], OuterLoop],
-        *,
-        subtasks: Sequence[Subtask | str] | None = None,
-        planner: Model | None = None,
-        max_subtasks: int = FLEET_DEFAULTS.max_subtasks,
-        concurrency: int = FLEET_DEFAULTS.concurrency,
-        evaluate: Evaluation | None = None,
-        synthesiser: Model | Synthesiser | None = None,
-        artifacts: Sequence[str] = (),
-        synthesis_gates: SynthesisGates | None = None,
-        backend: Backend = "local",
-        ray_address: str | None = None,
-        workspace: str | Path = ".",
-    ) -> None:
-        if not goal.strip():
+    goal: str
+    loop_for: Callable[[Subtask], OuterLoop]
+    _: KW_ONLY
+    subtasks: Sequence[Subtask | str] | None = None
+    planner: Model | None = None
+    max_subtasks: int = FLEET_DEFAULTS.max_subtasks
+    concurrency: int = FLEET_DEFAULTS.concurrency
+    evaluate: Evaluation | None = None
+    synthesiser: Model | Synthesiser | None = None
+    artifacts: Sequence[str] = ()
+    synthesis_gates: SynthesisGates | None = None
+    backend: Backend = "local"
+    ray_address: str | None = None
+    workspace: str | Path = "."
+
+    def __post_init__(self) -> None:
+        if not self.goal.strip():
             raise ConfigError("goal: must not be empty")
-        if (subtasks is None) == (planner is None):
+        if (self.subtasks is None) == (self.planner is None):
             raise ConfigError("subtasks/planner: give the subtasks or a planner model, not both")
-        check_field(FleetConfig, "max_subtasks", max_subtasks)
-        check_field(FleetConfig, "concurrency", concurrency)
-        self.backend = check_backend(backend)
-        self.ray_address = ray_address
-        self.workspace = workspace
-        self.goal = goal.strip()
-        self.loop_for = loop_for
-        self.subtasks = None if subtasks is None else _given(subtasks, max_subtasks)
-        self.planner = planner
-        self.max_subtasks = max_subtasks
-        self.concurrency = concurrency
-        self.evaluate = evaluate
-        self.synthesiser = synthesiser
-        self.artifacts = tuple(artifacts)
-        self.synthesis_gates = synthesis_gates
+        check_field(FleetConfig, "max_subtasks", self.max_subtasks)
+        check_field(FleetConfig, "concurrency", self.concurrency)
+        self.backend = check_backend(self.backend)
+        self.goal = self.goal.strip()
+        self._subtasks = None if self.subtasks is None else _given(self.subtasks, self.max_subtasks)
         self._usage = Usage()
 
     def run(self) -> FleetResult:
         """Plan, run every subtask's loop in parallel, keep what passes, synthesise."""
-        subtasks = self.subtasks if self.subtasks is not None else self.plan()
+        subtasks = self._subtasks if self._subtasks is not None else self.plan()
         jobs = [
             Job(s.name, partial(_run_subtask, self.loop_for, s), workspace=str(self.workspace))
             for s in subtasks

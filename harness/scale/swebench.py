@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.agent.config import RunnerName
+from harness.core.atomic import atomic_write_text
 from harness.core.budget import Budget
 from harness.core.errors import ConfigError
 from harness.core.text import toml_value
@@ -95,8 +96,13 @@ def run_bench(
     on_progress: Callable[[BatchProgress], None] | None = None,
 ) -> BenchSummary | SideBySide:
     """Prepare every instance, run them as a batch (every runner's attempts at it), and write
-    the predictions and results: one runner's summary, or several side by side."""
-    check_model(options.model)
+    the predictions and results: one runner's summary, or several side by side.
+
+    A model that cannot be called (unknown, or its API key missing) is a :class:`ConfigError`
+    naming ``--model`` and the cause, raised before any instance is prepared or run, as
+    ``harness run`` refuses such a model before it starts."""
+    if options.model not in ORACLES:
+        preflight([("--model", resolve_model(options.model))])
     out = options.out.absolute()
     sides = options.sides
     prepared = [prepare(instance, options, out) for instance in instances]
@@ -118,14 +124,6 @@ def run_bench(
     if len(sides) > 1:
         return write_side_by_side(instances, options.model, out, sides, attempts=options.attempts)
     return write_outputs(instances, options.model, out, side=sides[0], attempts=options.attempts)
-
-
-def check_model(model: str) -> None:
-    """A :class:`ConfigError` naming ``--model`` and the cause if the model cannot be called
-    (unknown, or its API key missing): raised before any instance is prepared or run, as
-    ``harness run`` refuses such a model before it starts."""
-    if model not in ORACLES:
-        preflight([("--model", resolve_model(model))])
 
 
 def prepare(instance: Instance, options: BenchOptions, out: Path) -> BatchTask:
@@ -155,9 +153,7 @@ def prepare(instance: Instance, options: BenchOptions, out: Path) -> BatchTask:
                 instance, repo, gold=options.model == "gold", rounds=options.max_iterations
             )
             (folder / "oracle.json").write_text(json.dumps(script), encoding="utf-8")
-        tmp = loop.with_suffix(".toml.tmp")
-        tmp.write_text(loop_toml(instance, options), encoding="utf-8")
-        tmp.replace(loop)  # last: a folder with a loop.toml is a prepared one
+        atomic_write_text(loop, loop_toml(instance, options))  # last: now it is a prepared one
     model = f"scripted:{folder / 'oracle.json'}" if options.model in ORACLES else options.model
     workspace = str(folder / "repo")  # named, so the Ray backend finds the repository to ship
     return BatchTask(name=instance.instance_id, loop=str(loop), model=model, workspace=workspace)

@@ -20,6 +20,8 @@ from harness.scale.job import Place
 if TYPE_CHECKING:
     from harness.outer.loop import OuterLoop
 
+ENDINGS: dict[StopReason, Status] = {StopReason.CANCELLED: "interrupted", StopReason.ERROR: "error"}
+"""The status of a loop that stopped for these reasons; any other stop but a pass escalated."""
 SCRIPTED = "scripted:"
 """The prefix of a scripted model's name: a file, found in the copy when it was shipped."""
 
@@ -94,15 +96,7 @@ def record_of(
 ) -> TaskRecord:
     """How a task's (or an attempt's: ``task`` is then its name) loop ended, as a record;
     ``runner``: what ran its sessions."""
-    status: Status = (
-        "passed"
-        if result.passed
-        else "interrupted"
-        if result.stop_reason is StopReason.CANCELLED
-        else "error"
-        if result.stop_reason is StopReason.ERROR
-        else "escalated"
-    )
+    status = "passed" if result.passed else ENDINGS.get(result.stop_reason, "escalated")
     verdict = result.rounds[-1].verdict if result.rounds else None
     return TaskRecord(
         name=task if isinstance(task, str) else task.name,
