@@ -49,7 +49,8 @@ from harness.replay.live import Kept, keep_work, run_end, verdict_text
 from harness.sandbox.bwrap import bwrap_problem
 from harness.spec.loop_spec import LoopSpec
 from harness.spec.outline import find_config
-from harness.workspace.git_cmd import IDENTITY_ENV, GitIsolationError, git
+from harness.workspace.cleanup import top_of
+from harness.workspace.git_cmd import IDENTITY_ENV, git
 
 
 @dataclass(frozen=True)
@@ -72,10 +73,8 @@ class RecordingEnd:
     calls: int
 
     def describe(self) -> str:
-        where = f"round {self.round}" + (
-            f", step {self.step}" if self.step else ", before its first step"
-        )
-        return f"the recording ends at {where} (the run was cut off)"
+        step = f"step {self.step}" if self.step else "before its first step"
+        return f"the recording ends at round {self.round}, {step} (the run was cut off)"
 
 
 @dataclass(frozen=True)
@@ -148,13 +147,10 @@ def replay_run(
     except ConfigError as exc:
         raise ConfigError(f"{exc}; --loop names the loop.toml to replay with (a recording's "
                           "own is never used)") from None  # fmt: skip
+    repo = top_of(loop_file.parent) if repo is None else repo.resolve()
     if repo is None:
-        try:
-            repo = Path(git(loop_file.parent, "rev-parse", "--show-toplevel").strip())
-        except GitIsolationError:
-            raise ConfigError(f"{loop_file}: not in a git repository (--repo names the "
-                              "repository to replay in)") from None  # fmt: skip
-    repo = repo.resolve()
+        raise ConfigError(f"{loop_file}: not in a git repository (--repo names the repository "
+                          "to replay in)")  # fmt: skip
     try:
         inside = loop_file.parent.relative_to(repo)
     except ValueError:

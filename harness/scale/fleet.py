@@ -27,6 +27,7 @@ from harness.models.budget import metered
 from harness.outer.loop import OuterLoop
 from harness.outer.result import RunResult
 from harness.scale.artifacts import run_artifacts
+from harness.scale.batch_task import NAME_PATTERN
 from harness.scale.job import Backend, Job, Place, run_loop
 from harness.scale.pool import check_backend, open_pool, run_all
 from harness.spec.sections import FleetConfig
@@ -59,7 +60,7 @@ class Subtask(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+    name: str = Field(pattern=NAME_PATTERN)
     goal: str = Field(min_length=1)
 
 
@@ -193,20 +194,17 @@ class Fleet:
             {"role": "system", "content": PLAN_PROMPT.format(max_subtasks=self.max_subtasks)},
             {"role": "user", "content": self.goal},
         ]
-        planner, problem = metered(self.planner), ""
+        problem = ""
         for _ in range(2):
-            reply = planner.complete(messages, max_tokens=2_000)
-            self._usage = self._usage + reply.usage
+            answer = self._ask(self.planner, messages, max_tokens=2_000)
             try:
-                return _parse_plan(reply.content or "", self.max_subtasks)
+                return _parse_plan(answer, self.max_subtasks)
             except ValueError as exc:
                 problem = str(exc)
+                repair = f"That was not valid: {problem}. Answer with the JSON object only."
                 messages += [
-                    {"role": "assistant", "content": reply.content or ""},
-                    {
-                        "role": "user",
-                        "content": f"That was not valid: {problem}. Answer with the JSON object only.",
-                    },
+                    {"role": "assistant", "content": answer},
+                    {"role": "user", "content": repair},
                 ]
         raise FleetError(f"planner: no valid plan after a repair attempt: {problem}")
 
@@ -249,8 +247,8 @@ class Fleet:
             checks = self._check(text, kept)
         return text, checks
 
-    def _ask(self, model: Model, messages: list[dict[str, str]]) -> str:
-        reply = metered(model).complete(messages, max_tokens=4_000)
+    def _ask(self, model: Model, messages: list[dict[str, str]], *, max_tokens: int = 4_000) -> str:
+        reply = metered(model).complete(messages, max_tokens=max_tokens)
         self._usage = self._usage + reply.usage
         return reply.content or ""
 

@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from harness.outer.result import RunResult
 
 Backend = Literal["local", "ray"]
-BACKENDS: tuple[Backend, ...] = ("local", "ray")
 
 
 @runtime_checkable

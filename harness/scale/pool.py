@@ -20,11 +20,11 @@ import contextvars
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from typing import Protocol, cast
+from typing import Protocol, cast, get_args
 
 from harness.core.errors import ConfigError
 from harness.models.rate_limit import Limiter, shared_limiter
-from harness.scale.job import BACKENDS, HERE, Backend, Job, T
+from harness.scale.job import HERE, Backend, Job, T
 
 
 class Pool(Protocol):
@@ -69,7 +69,7 @@ class LocalPool:
 
 def check_backend(backend: object) -> Backend:
     """``backend`` if it names one; a :class:`ConfigError` naming the field otherwise."""
-    if backend not in BACKENDS:
+    if backend not in get_args(Backend):
         raise ConfigError(f"backend: must be 'local' or 'ray', got {backend!r}")
     return cast(Backend, backend)
 

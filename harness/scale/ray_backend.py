@@ -87,14 +87,13 @@ class RayPool:
         except ImportError as exc:
             raise MissingExtra("backend 'ray'", "Ray", "ray") from exc
         self._ray = ray
-        self._started = False
-        if not ray.is_initialized():
+        self._started = not ray.is_initialized()
+        if self._started:
             ray.init(
                 address=address or os.environ.get("RAY_ADDRESS") or None,
                 include_dashboard=False,
                 log_to_driver=False,
             )
-            self._started = True
         self._shipments: dict[tuple[Path, Path], Any] = {}  # ObjectRefs of Shipments
         self._remote: Any = ray.remote(_run_shipped).options(
             num_cpus=num_cpus, max_retries=MAX_RETRIES

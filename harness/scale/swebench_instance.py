@@ -15,8 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from harness.core.errors import ConfigError
 from harness.core.validation import format_validation_error, json_lines, read_utf8
+from harness.scale.batch_task import NAME_PATTERN
 
-INSTANCE_ID = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 REPO = r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"
 COMMIT = r"^[0-9a-f]{7,64}$"
 """A commit id (a record's ``base_commit``, its ``environment_setup_commit`` when given): never
@@ -28,7 +28,7 @@ class Instance(BaseModel):
 
     model_config = ConfigDict(extra="ignore", frozen=True)
 
-    instance_id: str = Field(pattern=INSTANCE_ID)
+    instance_id: str = Field(pattern=NAME_PATTERN)  # a batch task's name
     repo: str = Field(pattern=REPO)
     base_commit: str = Field(pattern=COMMIT)
     problem_statement: str = Field(min_length=1)
@@ -62,23 +62,20 @@ class Instance(BaseModel):
 def load_instances(path: str | Path) -> list[Instance]:
     """The instances of ``path``: JSON Lines, or one JSON list; ids unique."""
     path = Path(path)
-    records = _records(path, read_utf8(path, "the instances"))
-    instances: list[Instance] = []
-    seen: set[str] = set()
-    for where, data in records:
+    instances: dict[str, Instance] = {}
+    for where, data in _records(path, read_utf8(path, "the instances")):
         if not isinstance(data, dict):
             raise ConfigError(f"{where}: expected a JSON object (an instance record)")
         try:
             instance = Instance.model_validate(data)
         except ValidationError as exc:
             raise ConfigError(format_validation_error(where, exc)) from None
-        if instance.instance_id in seen:
+        if instance.instance_id in instances:
             raise ConfigError(f"{where}: instance_id {instance.instance_id!r} appears twice")
-        seen.add(instance.instance_id)
-        instances.append(instance)
+        instances[instance.instance_id] = instance
     if not instances:
         raise ConfigError(f"{path}: no instances")
-    return instances
+    return list(instances.values())
 
 
 def _records(path: Path, text: str) -> list[tuple[str, object]]:
