@@ -111,7 +111,7 @@ def run_bench(
         for task in per_runner(prepared, options.runners)
         for attempt in attempt_tasks(task, options.attempts)
     ]
-    batch = Batch(
+    Batch(
         tasks,
         workers=options.workers,
         out=out / "batch",
@@ -119,8 +119,7 @@ def run_bench(
         on_progress=on_progress,
         backend=options.backend,
         ray_address=options.ray_address,
-    )
-    batch.run()
+    ).run()
     if len(sides) > 1:
         return write_side_by_side(instances, options.model, out, sides, attempts=options.attempts)
     return write_outputs(instances, options.model, out, side=sides[0], attempts=options.attempts)

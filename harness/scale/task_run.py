@@ -52,10 +52,17 @@ def run_task(
         if limiters:
             limit_rates(loop, limiters)
         result = loop.run()
-    except HarnessError as exc:
-        return _failed(task, run, str(exc), started)
     except Exception as exc:  # noqa: BLE001 - one task's bug is recorded; the batch goes on
-        return _failed(task, run, f"{type(exc).__name__}: {exc}", started)
+        message = str(exc) if isinstance(exc, HarnessError) else f"{type(exc).__name__}: {exc}"
+        return TaskRecord(
+            name=task.name,
+            status="error",
+            stop_reason=StopReason.ERROR.value,
+            message=message,
+            seconds=round(time.monotonic() - started, 3),
+            starts=run.starts,
+            runner=task.runner,
+        )
     seconds = time.monotonic() - started
     return record_of(task, run, result, seconds, runner=runner_name(loop.settings.agent))
 
@@ -96,7 +103,7 @@ def record_of(
 ) -> TaskRecord:
     """How a task's (or an attempt's: ``task`` is then its name) loop ended, as a record;
     ``runner``: what ran its sessions."""
-    status = "passed" if result.passed else ENDINGS.get(result.stop_reason, "escalated")
+    status: Status = "passed" if result.passed else ENDINGS.get(result.stop_reason, "escalated")
     verdict = result.rounds[-1].verdict if result.rounds else None
     return TaskRecord(
         name=task if isinstance(task, str) else task.name,
@@ -114,16 +121,4 @@ def record_of(
         starts=run.starts if run is not None else 1,
         unsandboxed=result.unsandboxed,
         runner=runner,
-    )
-
-
-def _failed(task: BatchTask, run: TaskRun, message: str, started: float) -> TaskRecord:
-    return TaskRecord(
-        name=task.name,
-        status="error",
-        stop_reason=StopReason.ERROR.value,
-        message=message,
-        seconds=round(time.monotonic() - started, 3),
-        starts=run.starts,
-        runner=task.runner,
     )
