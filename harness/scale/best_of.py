@@ -117,7 +117,7 @@ def why_it_won(attempts: Sequence[Attempt], winner: Attempt) -> str:
     )
 
 
-@dataclass
+@dataclass(eq=False)  # compared and hashed by identity
 class BestOf:
     """Run ``attempts`` loops from ``loop_for`` at once and pick the winner.
 

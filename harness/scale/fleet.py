@@ -123,7 +123,7 @@ FLEET_DEFAULTS = FleetConfig()
 """``[fleet]``'s defaults, read by :class:`Fleet`'s keywords."""
 
 
-@dataclass
+@dataclass(eq=False)  # compared and hashed by identity
 class Fleet:
     """``loop_for(subtask)`` builds each subtask's :class:`OuterLoop`; :meth:`run` runs them all.
 
