@@ -90,10 +90,14 @@ def run_end(result: RunResult) -> str:
     if not result.rounds:
         return f"the run ended {result.stop_reason.value} before any round ended"
     last = result.rounds[-1]
-    verdict = last.verdict
-    judged = (
-        "no verdict"
-        if verdict is None
-        else f"verdict {verdict.score:g}/10, {'passed' if verdict.passed else 'failed'}"
-    )
+    verdict = last.verdict and (last.verdict.score, last.verdict.passed)
+    judged = f"verdict {verdict_text(verdict)}" if verdict else "no verdict"
     return f"the run ended {result.stop_reason.value} after round {last.round} ({judged})"
+
+
+def verdict_text(verdict: tuple[float, bool] | None) -> str:
+    """``9/10, passed``, or ``no verdict``."""
+    if verdict is None:
+        return "no verdict"
+    score, passed = verdict
+    return f"{score:g}/10, {'passed' if passed else 'failed'}"

@@ -24,8 +24,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from harness.assemble.launch import recorded_loop
@@ -46,11 +45,12 @@ from harness.observe.trajectory import Trajectory
 from harness.outer.decision import RoundReport
 from harness.outer.options import new_run_id
 from harness.outer.result import RunResult
-from harness.replay.live import Kept, keep_work, run_end
+from harness.replay.live import Kept, keep_work, run_end, verdict_text
 from harness.sandbox.bwrap import bwrap_problem
 from harness.spec.loop_spec import LoopSpec
 from harness.spec.outline import find_config
-from harness.workspace.git_cmd import IDENTITY_ENV, GitIsolationError, git
+from harness.workspace.cleanup import top_of
+from harness.workspace.git_cmd import IDENTITY_ENV, git
 
 
 @dataclass(frozen=True)
@@ -73,10 +73,8 @@ class RecordingEnd:
     calls: int
 
     def describe(self) -> str:
-        where = f"round {self.round}" + (
-            f", step {self.step}" if self.step else ", before its first step"
-        )
-        return f"the recording ends at {where} (the run was cut off)"
+        step = f"step {self.step}" if self.step else "before its first step"
+        return f"the recording ends at round {self.round}, {step} (the run was cut off)"
 
 
 @dataclass(frozen=True)
@@ -105,11 +103,10 @@ class ReplayOutcome:
             lines.append(f"{self.end.describe()}{played}")
         if self.divergence is not None:
             lines.append(f"first divergence at {self.divergence.describe()}")
-        elif self.takeover is not None:
-            lines.append("no divergence up to there: every observation, gate, verdict and "
-                         "outcome as recorded")  # fmt: skip
         else:
-            lines.append("no divergence: every observation, gate, verdict and outcome as recorded")
+            upto = " up to there" if self.takeover is not None else ""
+            lines.append(f"no divergence{upto}: every observation, gate, verdict and outcome as "
+                         "recorded")  # fmt: skip
         if self.takeover is not None:
             lines.append(self.takeover.describe())
         elif self.live:
@@ -150,13 +147,10 @@ def replay_run(
     except ConfigError as exc:
         raise ConfigError(f"{exc}; --loop names the loop.toml to replay with (a recording's "
                           "own is never used)") from None  # fmt: skip
+    repo = top_of(loop_file.parent) if repo is None else repo.resolve()
     if repo is None:
-        try:
-            repo = Path(git(loop_file.parent, "rev-parse", "--show-toplevel").strip())
-        except GitIsolationError:
-            raise ConfigError(f"{loop_file}: not in a git repository (--repo names the "
-                              "repository to replay in)") from None  # fmt: skip
-    repo = repo.resolve()
+        raise ConfigError(f"{loop_file}: not in a git repository (--repo names the repository "
+                          "to replay in)")  # fmt: skip
     try:
         inside = loop_file.parent.relative_to(repo)
     except ValueError:
@@ -245,14 +239,14 @@ def _divergence(
         if made < end.calls and any(r.round == end.round for r in result.rounds):
             divergences.append(Divergence(end.round, None, f"the round ended after {made} model "
                                           f"call(s); the recording holds {end.calls}"))  # fmt: skip
+    reports = result.rounds
     if takeover is not None:
         divergences = [
             d for d in divergences if d.round < takeover.round or d is takeover.divergence
         ]
-        before = [r for r in result.rounds if r.round < takeover.round]
-        compared = [n for n in rounds if n < takeover.round]
-        return first_divergence(trajectory, divergences, before, compared, end)
-    return first_divergence(trajectory, divergences, result.rounds, rounds, end)
+        reports = [r for r in reports if r.round < takeover.round]
+        rounds = [n for n in rounds if n < takeover.round]
+    return first_divergence(trajectory, divergences, reports, rounds, end)
 
 
 def recording_end(trajectory: Trajectory, rounds: list[int]) -> RecordingEnd | None:
@@ -261,8 +255,7 @@ def recording_end(trajectory: Trajectory, rounds: list[int]) -> RecordingEnd | N
     if not rounds:
         return None
     last = rounds[-1]
-    ended = any(isinstance(r, RoundFinish) and r.round == last for r in trajectory.records)
-    if ended:
+    if any(isinstance(r, RoundFinish) and r.round == last for r in trajectory.records):
         return None
     calls = [r for r in trajectory.records if isinstance(r, ModelStep) and r.round == last]
     session = calls[-1].session if calls else None
@@ -277,7 +270,7 @@ def _replay_model(
     folders: list[str],
     end: RecordingEnd | None,
 ) -> ReplayModel:
-    turns: dict[int, list[RecordedTurn]] = defaultdict(list)
+    turns: dict[int, list[RecordedTurn]] = {number: [] for number in rounds}
     observations: dict[tuple[int, str], Observation] = {}
     for record in trajectory.records:
         if record.round not in rounds:
@@ -290,8 +283,6 @@ def _replay_model(
             observations[(record.round, record.call_id)] = Observation(
                 record.step, record.name, text
             )
-    for number in rounds:
-        turns.setdefault(number, [])
     return ReplayModel(
         turns,
         observations,
@@ -304,20 +295,18 @@ def _replay_model(
 
 def recorded_checks(trajectory: Trajectory) -> dict[int, RecordedRound]:
     """Each recorded round's gates, verdict and outcome."""
-    gates: dict[int, dict[str, tuple[bool, tuple[str, ...]]]] = defaultdict(dict)
-    verdicts: dict[int, tuple[float, bool]] = {}
-    outcomes: dict[int, str] = {}
+    checks: dict[int, RecordedRound] = {}
     for record in trajectory.records:
         if record.round is None:
             continue
+        now = checks.setdefault(record.round, RecordedRound())
         if isinstance(record, GateStep):
-            gates[record.round][record.name] = (record.passed, tuple(record.failures))
+            now.gates[record.name] = (record.passed, tuple(record.failures))
         elif isinstance(record, VerdictStep):
-            verdicts[record.round] = (record.score, record.passed)
+            checks[record.round] = replace(now, verdict=(record.score, record.passed))
         elif isinstance(record, RoundFinish):
-            outcomes[record.round] = record.outcome
-    numbers = set(gates) | set(verdicts) | set(outcomes)
-    return {n: RecordedRound(gates.get(n, {}), verdicts.get(n), outcomes.get(n)) for n in numbers}
+            checks[record.round] = replace(now, outcome=record.outcome)
+    return checks
 
 
 def first_divergence(
@@ -371,8 +360,8 @@ def _check_divergence(
     now_verdict = (report.verdict.score, report.verdict.passed) if report.verdict else None
     if recorded.verdict != now_verdict:
         return Divergence(
-            number, None, "the verdict differs", _verdict_text(recorded.verdict),
-            _verdict_text(now_verdict),
+            number, None, "the verdict differs", verdict_text(recorded.verdict),
+            verdict_text(now_verdict),
         )  # fmt: skip
     if recorded.outcome != report.outcome:
         return Divergence(
@@ -386,10 +375,3 @@ def _gate_text(gate: tuple[bool, tuple[str, ...]] | None) -> str:
         return "not run"
     passed, failures = gate
     return ("passed" if passed else "failed") + (f": {', '.join(failures)}" if failures else "")
-
-
-def _verdict_text(verdict: tuple[float, bool] | None) -> str:
-    if verdict is None:
-        return "no verdict"
-    score, passed = verdict
-    return f"{score:g}/10, {'passed' if passed else 'failed'}"

@@ -13,14 +13,18 @@ import os
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field
 
 from harness.core import nofollow
 from harness.core.budget import Budget
-from harness.core.errors import ConfigError
 from harness.core.nofollow import trusted_root
+from harness.core.section import check_value
 from harness.core.usage import Usage
 from harness.core.validation import positive_finite
 from harness.memory.lock import LoopLock
@@ -33,7 +37,7 @@ from harness.scale.job import Backend, Job, Place
 from harness.scale.pool import check_backend, open_pool, run_all
 from harness.scale.task_run import TaskRun, placed_task, run_task
 
-MAX_WORKERS = 64
+Workers = Annotated[int, Field(ge=1, le=64, strict=True)]
 """Loops mostly wait on their model, so a pool may be larger than the number of cores."""
 
 LoopFor = Callable[[BatchTask, TaskRun], OuterLoop]
@@ -93,14 +97,7 @@ class Batch:
     ) -> None:
         parsed = [t if isinstance(t, BatchTask) else BatchTask.model_validate(t) for t in tasks]
         check_names(parsed)
-        if (
-            isinstance(workers, bool)
-            or not isinstance(workers, int)
-            or not 1 <= workers <= MAX_WORKERS
-        ):
-            raise ConfigError(
-                f"workers: must be an integer from 1 to {MAX_WORKERS}, got {workers!r}"
-            )
+        check_value(Workers, workers, "workers")
         check_backend(backend)
         if loop_for is None:
             from harness.scale.toml_loop import loop_from_toml
@@ -168,8 +165,19 @@ class Batch:
 
         def ended(index: int, outcome: TaskRecord | BaseException) -> None:
             task, run = begun[index]
-            records[task.name] = _record(outcome, task, run, pool.backend)
-            records[task.name].save(self.out)
+            if not isinstance(outcome, Exception | TaskRecord):
+                raise outcome
+            if isinstance(outcome, Exception):  # the pool gave up on it (a Ray worker that kept
+                # dying, a branch not the run's): an error record
+                outcome = TaskRecord(
+                    name=task.name,
+                    status="error",
+                    stop_reason="ERROR",
+                    message=f"{pool.backend}: {type(outcome).__name__}: {outcome}",
+                    starts=run.starts,
+                )
+            records[task.name] = outcome
+            outcome.save(self.out)
             tell()
 
         def stopping() -> None:  # start nothing more; let the running tasks end
@@ -181,10 +189,8 @@ class Batch:
             self._save(records, held, started)
             self._notify(records, begun, len(queue), held, started)
 
-        try:  # a second interrupt quits at once: the running tasks re-run next time
+        with closing(pool):  # a second interrupt quits at once: the running tasks re-run next time
             run_all(pool, jobs(), at_once=self.workers, ended=ended, stopping=stopping)
-        finally:
-            pool.close()
         return self._save(records, held, started)
 
     def _begin(self, task: BatchTask, before: TaskRecord | None) -> TaskRun:
@@ -258,21 +264,3 @@ def _run_placed(
     """Run the task where the pool put it: its paths and progress file as ``place`` has them."""
     placed = replace(run, progress=place.progress(run.progress))
     return run_task(placed_task(task, place), placed, loop_for, limiters=limiters)
-
-
-def _record(
-    outcome: TaskRecord | BaseException, task: BatchTask, run: TaskRun, backend: str
-) -> TaskRecord:
-    """The task's record; an ``error`` one when the pool gave up on it (a Ray worker that
-    kept dying, a branch not the run's)."""
-    if not isinstance(outcome, BaseException):
-        return outcome
-    if not isinstance(outcome, Exception):
-        raise outcome
-    return TaskRecord(
-        name=task.name,
-        status="error",
-        stop_reason="ERROR",
-        message=f"{backend}: {type(outcome).__name__}: {outcome}",
-        starts=run.starts,
-    )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from html import escape
 from urllib.parse import quote
 
@@ -10,7 +10,7 @@ from harness.observe.live import format_cost, format_duration, format_tokens
 from harness.observe.report_html import CSS
 from harness.scale.batch_summary import BatchSummary
 from harness.scale.side_by_side import COLUMNS as SIDE_COLUMNS
-from harness.scale.side_by_side import cells, side_by_side_table
+from harness.scale.side_by_side import aligned, cells, side_by_side_table
 
 COLUMNS = ("task", "status", "stop reason", "rounds", "score", "tokens", "cost", "time", "branch")
 
@@ -67,13 +67,7 @@ def error_lines(summary: BatchSummary) -> list[str]:
 
 def render_batch_text(summary: BatchSummary) -> str:
     """The headline, then one aligned row per task, then each error's cause."""
-    rows = [COLUMNS, *_rows(summary)]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
-    lines = [_headline(summary), *_notes(summary), ""]
-    lines += [
-        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-        for row in rows
-    ]
+    lines = [_headline(summary), *_notes(summary), "", aligned([COLUMNS, *_rows(summary)])]
     if errors := error_lines(summary):
         lines += ["", *errors]
     if len(summary.runners) > 1:
@@ -84,25 +78,23 @@ def render_batch_text(summary: BatchSummary) -> str:
 def render_batch_html(summary: BatchSummary, *, links: Mapping[str, str] | None = None) -> str:
     """One page, inline CSS, no scripts or external resources; a task named in ``links`` links
     its name to its own report there (a relative address)."""
-    head = "".join(f"<th>{escape(c)}</th>" for c in COLUMNS)
-    body = "".join(
-        "<tr>"
-        + "".join(
+    rows = [
+        [
             f'<td class="{"pass" if i == 1 and cell == "passed" else "fail" if i == 1 else ""}">'
             f"{_linked(cell, (links or {}).get(cell)) if i == 0 else escape(cell)}</td>"
             for i, cell in enumerate(row)
-        )
-        + "</tr>"
+        ]
         for row in _rows(summary)
-    )
+    ]
+    side = [[f"<td>{escape(cell)}</td>" for cell in cells(row)] for row in summary.runners]
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>harness {summary.kind}</title><style>{CSS}</style></head><body>"
         f"<h1>{summary.kind.capitalize()}</h1><p>{escape(_headline(summary))}</p>"
         + "".join(f"<p><b>{escape(note)}</b></p>" for note in _notes(summary))
-        + f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+        + _table(COLUMNS, rows)
         + "".join(f"<p>{escape(line)}</p>" for line in error_lines(summary))
-        + _side_by_side_html(summary)
+        + (f"<h2>Side by side</h2>{_table(SIDE_COLUMNS, side)}" if len(side) > 1 else "")
         + "</body></html>\n"
     )
 
@@ -113,15 +105,8 @@ def _linked(name: str, address: str | None) -> str:
     return f'<a href="{escape(quote(address))}">{escape(name)}</a>'
 
 
-def _side_by_side_html(summary: BatchSummary) -> str:
-    """The runners compared, when more than one ran (else nothing)."""
-    if len(summary.runners) < 2:
-        return ""
-    head = "".join(f"<th>{escape(c)}</th>" for c in SIDE_COLUMNS)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in cells(row)) + "</tr>"
-        for row in summary.runners
-    )
-    return (
-        f"<h2>Side by side</h2><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-    )
+def _table(columns: Sequence[str], rows: list[list[str]]) -> str:
+    """A table of ``columns`` whose rows' cells are HTML already (``<td>...</td>``)."""
+    head = "".join(f"<th>{escape(column)}</th>" for column in columns)
+    body = "".join(f"<tr>{''.join(row)}</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"

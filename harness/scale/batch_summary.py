@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
@@ -68,9 +69,7 @@ class BatchSummary(BaseModel):
         kind: Literal["batch", "attempts"] = "batch",
         winner: str | None = None,
     ) -> BatchSummary:
-        counts: dict[str, int] = {}
-        for record in records:
-            counts[record.status] = counts.get(record.status, 0) + 1
+        counts: dict[str, int] = dict(Counter(record.status for record in records))
         if not_started:
             counts["not_started"] = len(not_started)
         total = len(records) + len(not_started)

@@ -6,7 +6,7 @@ paths in a line (``loop``, ``workspace``) start at the folder that holds the tas
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -39,6 +39,11 @@ class BatchTask(BaseModel):
     runner: RunnerName | None = None  # what runs the task's sessions, over [agent] runner
     max_iterations: Iterations | None = None
     budget: Budget | None = None  # the task's own ceilings
+
+    def moved(self, where: Callable[[str], Path]) -> BatchTask:
+        """The task with its ``loop`` and ``workspace`` (when given) at ``where(path)``."""
+        paths = {"loop": self.loop, "workspace": self.workspace}
+        return self.model_copy(update={k: str(where(v)) for k, v in paths.items() if v is not None})
 
 
 Status = Literal["running", "passed", "escalated", "error", "interrupted"]
@@ -124,24 +129,20 @@ def read_record(out: Path, name: str) -> TaskRecord | None:
     except FileNotFoundError:
         return None
     if not record_ledger.trusted(out, name, data):
+        try:  # the starts it claims, when it can be read (only a count of runs)
+            starts = TaskRecord.model_validate_json(data).starts
+        except ValidationError:
+            starts = 1
         return TaskRecord(
             name=name,
             status="interrupted",
             message=f"{path} is not the record the batch wrote; not trusted, run again",
-            starts=_starts(data),
+            starts=starts,
         )
     try:
         return TaskRecord.model_validate_json(data)  # not UTF-8: a named error
     except ValidationError as exc:
         raise ConfigError(format_validation_error(path, exc)) from None
-
-
-def _starts(data: bytes) -> int:
-    """The starts an untrusted record claims, when it can be read (only a count of runs)."""
-    try:
-        return TaskRecord.model_validate_json(data).starts
-    except ValidationError:
-        return 1
 
 
 def load_tasks(path: str | Path) -> list[BatchTask]:
@@ -157,7 +158,7 @@ def load_tasks(path: str | Path) -> list[BatchTask]:
             task = BatchTask.model_validate(data)
         except ValidationError as exc:
             raise ConfigError(format_validation_error(where, exc)) from None
-        tasks.append(_rooted(task, base))
+        tasks.append(task.moved(lambda value: base / value))
     check_names(tasks, source=str(path))
     return tasks
 
@@ -169,20 +170,15 @@ def per_runner(tasks: Sequence[BatchTask], runners: Sequence[RunnerName]) -> lis
     take it under their own names; with several, each is run once per runner and named
     ``<name>.<runner>``.
     """
-    if len(runners) <= 1:
-        return [
-            t if t.runner or not runners else t.model_copy(update={"runner": runners[0]})
-            for t in tasks
-        ]
+    several = len(runners) > 1
     expanded: list[BatchTask] = []
     for task in tasks:
-        if task.runner is not None:
+        if task.runner is not None or not runners:
             expanded.append(task)
             continue
-        expanded += [
-            task.model_copy(update={"name": runner_task_name(task.name, runner), "runner": runner})
-            for runner in runners
-        ]
+        for runner in runners:
+            name = runner_task_name(task.name, runner) if several else task.name
+            expanded.append(task.model_copy(update={"runner": runner, "name": name}))
     return expanded
 
 
@@ -208,12 +204,3 @@ def check_names(tasks: Sequence[BatchTask], *, source: str = "tasks") -> None:
                 f"{source}: task name {task.name!r} is used twice; names must be unique"
             )
         seen.add(task.name)
-
-
-def _rooted(task: BatchTask, base: Path) -> BatchTask:
-    update = {
-        key: str(base / value)
-        for key, value in (("loop", task.loop), ("workspace", task.workspace))
-        if value is not None
-    }
-    return task.model_copy(update=update)

@@ -13,7 +13,8 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from contextlib import closing
+from dataclasses import KW_ONLY, dataclass
 from functools import partial
 from pathlib import Path
 
@@ -116,6 +117,7 @@ def why_it_won(attempts: Sequence[Attempt], winner: Attempt) -> str:
     )
 
 
+@dataclass(eq=False)  # compared and hashed by identity
 class BestOf:
     """Run ``attempts`` loops from ``loop_for`` at once and pick the winner.
 
@@ -125,23 +127,17 @@ class BestOf:
     gate, whose tests then vote (:mod:`harness.scale.repro_vote`).
     """
 
-    def __init__(
-        self,
-        loop_for: Callable[[int], OuterLoop],
-        *,
-        attempts: int = 3,
-        backend: Backend = "local",
-        ray_address: str | None = None,
-        workspace: str | Path = ".",
-        reproduction: ReproductionGate | None = None,
-    ) -> None:
-        check_field(LoopSpec, "attempts", attempts)  # loop.toml's attempts: its bounds
-        self.loop_for = loop_for
-        self.attempts = attempts
-        self.backend = check_backend(backend)
-        self.ray_address = ray_address
-        self.workspace = workspace
-        self.reproduction = reproduction
+    loop_for: Callable[[int], OuterLoop]
+    _: KW_ONLY
+    attempts: int = 3
+    backend: Backend = "local"
+    ray_address: str | None = None
+    workspace: str | Path = "."
+    reproduction: ReproductionGate | None = None
+
+    def __post_init__(self) -> None:
+        check_field(LoopSpec, "attempts", self.attempts)  # loop.toml's attempts: its bounds
+        self.backend = check_backend(self.backend)
 
     def run(self) -> BestOfResult:
         """Every attempt at once in the pool; each loop is bounded by its own caps and budget."""
@@ -151,12 +147,12 @@ class BestOf:
             Job(f"attempt-{n}", partial(_attempt, self.loop_for, n), workspace=str(self.workspace))
             for n in numbers
         ]
-        pool = open_pool(self.backend, address=self.ray_address)
-        try:
+        with closing(open_pool(self.backend, address=self.ray_address)) as pool:
             outputs = run_all(pool, jobs, at_once=self.attempts)
-        finally:
-            pool.close()
-        attempts = tuple(_attempt_of(n, out) for n, out in zip(numbers, outputs, strict=True))
+        attempts = tuple(
+            Attempt(n, out) if isinstance(out, RunResult) else Attempt(n, None, describe(out))
+            for n, out in zip(numbers, outputs, strict=True)
+        )
         if self.reproduction is not None and base is not None:
             attempts = _voted(attempts, self.reproduction, Path(self.workspace), base)
         return BestOfResult(attempts, pick_winner(attempts))
@@ -192,11 +188,3 @@ def _head(workspace: Path, branch: str | None = "HEAD") -> str | None:
 def _attempt(loop_for: Callable[[int], OuterLoop], number: int, place: Place) -> RunResult:
     """Attempt ``number``'s loop, built and run where the pool put it."""
     return run_loop(place, partial(loop_for, number))[1]
-
-
-def _attempt_of(number: int, output: object) -> Attempt:
-    if isinstance(output, RunResult):
-        return Attempt(number, output, None)
-    return Attempt(
-        number, None, describe(output) if isinstance(output, BaseException) else repr(output)
-    )

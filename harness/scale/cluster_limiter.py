@@ -16,25 +16,15 @@ class ClusterLimiter:
     """
 
     def __init__(self, ray: Any, model: str, per_minute: float) -> None:
-        actor = ray.remote(num_cpus=0)(_TurnKeeper)
+        actor = ray.remote(num_cpus=0)(RateLimiter)  # it reports each wait, never sleeping
         self._actor = actor.options(
             name=f"harness-rate-{model}-{per_minute:g}", get_if_exists=True
-        ).remote(per_minute)
+        ).remote(per_minute, sleep=lambda seconds: None)
 
     def acquire(self) -> float:
         import ray  # on the worker: the handle travels, the module is imported there
 
-        wait = float(ray.get(self._actor.turn.remote()))
+        wait = float(ray.get(self._actor.acquire.remote()))
         if wait > 0:
             time.sleep(wait)
         return wait
-
-
-class _TurnKeeper:
-    """The actor behind :class:`ClusterLimiter`: a limiter that reports waits without sleeping."""
-
-    def __init__(self, per_minute: float) -> None:
-        self._limiter = RateLimiter(per_minute, sleep=lambda seconds: None)
-
-    def turn(self) -> float:
-        return self._limiter.acquire()

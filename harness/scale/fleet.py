@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from contextlib import closing
+from dataclasses import KW_ONLY, dataclass, field
 from functools import partial
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from harness.models.budget import metered
 from harness.outer.loop import OuterLoop
 from harness.outer.result import RunResult
 from harness.scale.artifacts import run_artifacts
+from harness.scale.batch_task import NAME_PATTERN
 from harness.scale.job import Backend, Job, Place, run_loop
 from harness.scale.pool import check_backend, open_pool, run_all
 from harness.spec.sections import FleetConfig
@@ -58,7 +60,7 @@ class Subtask(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+    name: str = Field(pattern=NAME_PATTERN)
     goal: str = Field(min_length=1)
 
 
@@ -121,6 +123,7 @@ FLEET_DEFAULTS = FleetConfig()
 """``[fleet]``'s defaults, read by :class:`Fleet`'s keywords."""
 
 
+@dataclass(eq=False)  # compared and hashed by identity
 class Fleet:
     """``loop_for(subtask)`` builds each subtask's :class:`OuterLoop`; :meth:`run` runs them all.
 
@@ -139,56 +142,43 @@ class Fleet:
     the run's folder and its progress file come back here.
     """
 
-    def __init__(
-        self,
-        goal: str,
-        loop_for: Callable[[Subtask], OuterLoop],
-        *,
-        subtasks: Sequence[Subtask | str] | None = None,
-        planner: Model | None = None,
-        max_subtasks: int = FLEET_DEFAULTS.max_subtasks,
-        concurrency: int = FLEET_DEFAULTS.concurrency,
-        evaluate: Evaluation | None = None,
-        synthesiser: Model | Synthesiser | None = None,
-        artifacts: Sequence[str] = (),
-        synthesis_gates: SynthesisGates | None = None,
-        backend: Backend = "local",
-        ray_address: str | None = None,
-        workspace: str | Path = ".",
-    ) -> None:
-        if not goal.strip():
+    goal: str
+    loop_for: Callable[[Subtask], OuterLoop]
+    _: KW_ONLY
+    subtasks: Sequence[Subtask | str] | None = None
+    planner: Model | None = None
+    max_subtasks: int = FLEET_DEFAULTS.max_subtasks
+    concurrency: int = FLEET_DEFAULTS.concurrency
+    evaluate: Evaluation | None = None
+    synthesiser: Model | Synthesiser | None = None
+    artifacts: Sequence[str] = ()
+    synthesis_gates: SynthesisGates | None = None
+    backend: Backend = "local"
+    ray_address: str | None = None
+    workspace: str | Path = "."
+
+    def __post_init__(self) -> None:
+        if not self.goal.strip():
             raise ConfigError("goal: must not be empty")
-        if (subtasks is None) == (planner is None):
+        if (self.subtasks is None) == (self.planner is None):
             raise ConfigError("subtasks/planner: give the subtasks or a planner model, not both")
-        check_field(FleetConfig, "max_subtasks", max_subtasks)
-        check_field(FleetConfig, "concurrency", concurrency)
-        self.backend = check_backend(backend)
-        self.ray_address = ray_address
-        self.workspace = workspace
-        self.goal = goal.strip()
-        self.loop_for = loop_for
-        self.subtasks = None if subtasks is None else _given(subtasks, max_subtasks)
-        self.planner = planner
-        self.max_subtasks = max_subtasks
-        self.concurrency = concurrency
-        self.evaluate = evaluate
-        self.synthesiser = synthesiser
-        self.artifacts = tuple(artifacts)
-        self.synthesis_gates = synthesis_gates
+        check_field(FleetConfig, "max_subtasks", self.max_subtasks)
+        check_field(FleetConfig, "concurrency", self.concurrency)
+        self.backend = check_backend(self.backend)
+        self.goal = self.goal.strip()
+        self._subtasks = None if self.subtasks is None else _given(self.subtasks, self.max_subtasks)
         self._usage = Usage()
 
     def run(self) -> FleetResult:
         """Plan, run every subtask's loop in parallel, keep what passes, synthesise."""
-        subtasks = self.subtasks if self.subtasks is not None else self.plan()
+        subtasks = self._subtasks if self._subtasks is not None else self.plan()
         jobs = [
             Job(s.name, partial(_run_subtask, self.loop_for, s), workspace=str(self.workspace))
             for s in subtasks
         ]
-        pool = open_pool(self.backend, address=self.ray_address)
-        try:  # each subtask's loop is bounded by its own caps and budget
+        # each subtask's loop is bounded by its own caps and budget
+        with closing(open_pool(self.backend, address=self.ray_address)) as pool:
             outputs = run_all(pool, jobs, at_once=self.concurrency)
-        finally:
-            pool.close()
         outcomes = tuple(self._judge(s, out) for s, out in zip(subtasks, outputs, strict=True))
         kept = [o for o in outcomes if o.kept]
         synthesis, checks = (
@@ -204,20 +194,17 @@ class Fleet:
             {"role": "system", "content": PLAN_PROMPT.format(max_subtasks=self.max_subtasks)},
             {"role": "user", "content": self.goal},
         ]
-        planner, problem = metered(self.planner), ""
+        problem = ""
         for _ in range(2):
-            reply = planner.complete(messages, max_tokens=2_000)
-            self._usage = self._usage + reply.usage
+            answer = self._ask(self.planner, messages, max_tokens=2_000)
             try:
-                return _parse_plan(reply.content or "", self.max_subtasks)
+                return _parse_plan(answer, self.max_subtasks)
             except ValueError as exc:
                 problem = str(exc)
+                repair = f"That was not valid: {problem}. Answer with the JSON object only."
                 messages += [
-                    {"role": "assistant", "content": reply.content or ""},
-                    {
-                        "role": "user",
-                        "content": f"That was not valid: {problem}. Answer with the JSON object only.",
-                    },
+                    {"role": "assistant", "content": answer},
+                    {"role": "user", "content": repair},
                 ]
         raise FleetError(f"planner: no valid plan after a repair attempt: {problem}")
 
@@ -260,8 +247,8 @@ class Fleet:
             checks = self._check(text, kept)
         return text, checks
 
-    def _ask(self, model: Model, messages: list[dict[str, str]]) -> str:
-        reply = metered(model).complete(messages, max_tokens=4_000)
+    def _ask(self, model: Model, messages: list[dict[str, str]], *, max_tokens: int = 4_000) -> str:
+        reply = metered(model).complete(messages, max_tokens=max_tokens)
         self._usage = self._usage + reply.usage
         return reply.content or ""
 

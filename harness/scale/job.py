@@ -7,7 +7,7 @@ import contextvars
 import dataclasses
 import os
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, chdir, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, Literal, Protocol, TypeVar, runtime_checkable
@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from harness.outer.result import RunResult
 
 Backend = Literal["local", "ray"]
-BACKENDS: tuple[Backend, ...] = ("local", "ray")
 
 
 @runtime_checkable
@@ -92,15 +91,14 @@ class Place:
         the copy of the driver's (else of the shipped folder), as Ray's ``working_dir`` has it,
         so relative paths name the copy's files. A Ray worker process runs one task at a time."""
         token = _CURRENT.set(self)
-        before = None
+        moved: AbstractContextManager[object] = nullcontext()
         if self.copy is not None:  # never in place: the working directory is the process's
-            before, here = os.getcwd(), self.path(self.cwd or ".")
-            os.chdir(here if here.is_relative_to(self.copy) else self.copy)
+            here = self.path(self.cwd or ".")
+            moved = chdir(here if here.is_relative_to(self.copy) else self.copy)
         try:
-            yield
+            with moved:
+                yield
         finally:
-            if before is not None:
-                os.chdir(before)
             _CURRENT.reset(token)
 
 

@@ -20,11 +20,11 @@ import contextvars
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from typing import Protocol
+from typing import Protocol, cast, get_args
 
 from harness.core.errors import ConfigError
 from harness.models.rate_limit import Limiter, shared_limiter
-from harness.scale.job import BACKENDS, HERE, Backend, Job, T
+from harness.scale.job import HERE, Backend, Job, T
 
 
 class Pool(Protocol):
@@ -69,26 +69,21 @@ class LocalPool:
 
 def check_backend(backend: object) -> Backend:
     """``backend`` if it names one; a :class:`ConfigError` naming the field otherwise."""
-    for known in BACKENDS:
-        if backend == known:
-            return known
-    raise ConfigError(f"backend: must be 'local' or 'ray', got {backend!r}")
+    if backend not in get_args(Backend):
+        raise ConfigError(f"backend: must be 'local' or 'ray', got {backend!r}")
+    return cast(Backend, backend)
 
 
 def open_pool(
-    backend: Backend = "local",
-    *,
-    address: str | None = None,
-    num_cpus: float = 1,
-    resources: dict[str, float] | None = None,
+    backend: Backend = "local", *, address: str | None = None, num_cpus: float = 1
 ) -> Pool:
     """A pool of ``backend``; for ``ray``, ``address`` (or ``RAY_ADDRESS``) joins a cluster,
     else a local Ray instance is started (and stopped by :meth:`Pool.close`); each job asks for
-    ``num_cpus`` and ``resources``."""
+    ``num_cpus``."""
     if check_backend(backend) == "ray":
         from harness.scale.ray_backend import RayPool
 
-        return RayPool(address=address, num_cpus=num_cpus, resources=resources)
+        return RayPool(address=address, num_cpus=num_cpus)
     return LocalPool()
 
 

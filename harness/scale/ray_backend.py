@@ -21,6 +21,7 @@ local Ray instance is started for the pool and stopped with it. Install with
 
 from __future__ import annotations
 
+import itertools
 import os
 import stat
 import subprocess
@@ -29,7 +30,7 @@ from collections.abc import Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Generic, Protocol
+from typing import TYPE_CHECKING, Any, Generic
 
 from harness.core import nofollow
 from harness.core.errors import ConfigError, MissingExtra
@@ -39,24 +40,14 @@ from harness.scale.job import Backend, Job, Place, Ran, T, run_folder_of
 from harness.workspace.git import BRANCH_PREFIX, PART, is_run_branch, run_branch_suffix
 from harness.workspace.git_cmd import git, run_git
 
+if TYPE_CHECKING:
+    from harness.scale.batch_task import BatchTask
+
 MAX_RETRIES = 3
 """How many times Ray runs a job again after its worker process died."""
 SHIP_LIMIT = 256 * 1024 * 1024
 """The most a worker sends back of a run's files, and the driver ships of a loop's folder
 around its repository, all together (256 MB)."""
-
-
-class Located(Protocol):
-    """A job or a batch task: its name, its loop.toml and its workspace."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def loop(self) -> str | None: ...
-
-    @property
-    def workspace(self) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -86,34 +77,26 @@ class Returned(Generic[T]):
 
 
 class RayPool:
-    """Runs jobs as Ray tasks with ``num_cpus`` each (and optional custom resources)."""
+    """Runs jobs as Ray tasks with ``num_cpus`` each."""
 
     backend: Backend = "ray"
 
-    def __init__(
-        self,
-        *,
-        address: str | None = None,
-        num_cpus: float = 1,
-        resources: dict[str, float] | None = None,
-        max_retries: int = MAX_RETRIES,
-    ) -> None:
+    def __init__(self, *, address: str | None = None, num_cpus: float = 1) -> None:
         try:
             import ray
         except ImportError as exc:
             raise MissingExtra("backend 'ray'", "Ray", "ray") from exc
         self._ray = ray
-        self._started = False
-        if not ray.is_initialized():
+        self._started = not ray.is_initialized()
+        if self._started:
             ray.init(
                 address=address or os.environ.get("RAY_ADDRESS") or None,
                 include_dashboard=False,
                 log_to_driver=False,
             )
-            self._started = True
         self._shipments: dict[tuple[Path, Path], Any] = {}  # ObjectRefs of Shipments
         self._remote: Any = ray.remote(_run_shipped).options(
-            num_cpus=num_cpus, resources=resources or {}, max_retries=max_retries
+            num_cpus=num_cpus, max_retries=MAX_RETRIES
         )
 
     def submit(self, job: Job[T]) -> Future[T]:
@@ -154,7 +137,7 @@ class RayPool:
             self._ray.shutdown()
 
 
-def repository_of(task: Located) -> Path:
+def repository_of(task: Job[Any] | BatchTask) -> Path:
     """The top folder of the git repository that holds the job's workspace (or its loop)."""
     where = task.workspace or (str(Path(task.loop).parent) if task.loop else None)
     if where is None:
@@ -168,7 +151,7 @@ def repository_of(task: Located) -> Path:
         ) from exc
 
 
-def shipped_top(task: Located, repo: Path) -> Path:
+def shipped_top(task: Job[Any] | BatchTask, repo: Path) -> Path:
     """What is shipped around ``repo``: itself when the task's loop.toml lies in it, else the
     loop's folder, which must hold the repository."""
     if task.loop is None:
@@ -301,26 +284,17 @@ def pack_files(
 
 def _linked(path: Path, top: Path) -> bool:
     """Whether a link lies on the way from ``top`` down to ``path`` (``path`` included)."""
-    here = Path(os.path.normpath(path))
-    while here != Path(os.path.normpath(top)) and here != here.parent:
-        if here.is_symlink():
-            return True
-        here = here.parent
-    return False
+    here, top = Path(os.path.normpath(path)), Path(os.path.normpath(top))
+    return any(p.is_symlink() for p in (here, *here.parents) if p.is_relative_to(top) and p != top)
 
 
 def _regular_files(folder: Path, *, recurse: bool = True) -> list[Path]:
     """The regular files under ``folder`` (none when it is a link or missing), links left out."""
     if folder.is_symlink() or not folder.is_dir():
         return []
-    found = []
-    for top, _folders, files in os.walk(folder):
-        found += [
-            Path(top, name) for name in files if stat.S_ISREG(os.lstat(Path(top, name)).st_mode)
-        ]
-        if not recurse:
-            break
-    return sorted(found)
+    walk = itertools.islice(os.walk(folder), None if recurse else 1)
+    paths = (Path(top, name) for top, _folders, names in walk for name in names)
+    return sorted(path for path in paths if stat.S_ISREG(os.lstat(path).st_mode))
 
 
 def _take(path: Path, root: Path, budget: list[int]) -> bytes:

@@ -108,9 +108,13 @@ def cells(row: RunnerFigures, *, out_of: int | None = None) -> tuple[str, ...]:
 def side_by_side_table(rows: Sequence[RunnerFigures], *, out_of: int | None = None) -> str:
     """The runners one row each, columns aligned: resolved, tokens, cost, time, cost and time per
     resolved attempt, mean rounds."""
-    table = [COLUMNS, *(cells(row, out_of=out_of) for row in rows)]
-    widths = [max(len(line[i]) for line in table) for i in range(len(COLUMNS))]
+    return aligned([COLUMNS, *(cells(row, out_of=out_of) for row in rows)])
+
+
+def aligned(table: Sequence[Sequence[str]]) -> str:
+    """The rows one line each, every column as wide as its widest cell."""
+    widths = [max(map(len, column)) for column in zip(*table, strict=True)]
     return "\n".join(
-        "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip()
-        for line in table
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        for row in table
     )

@@ -29,11 +29,12 @@ import json
 import shlex
 import shutil
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness.agent.config import RunnerName
+from harness.core.atomic import atomic_write_text
 from harness.core.budget import Budget
 from harness.core.errors import ConfigError
 from harness.core.text import toml_value
@@ -95,8 +96,13 @@ def run_bench(
     on_progress: Callable[[BatchProgress], None] | None = None,
 ) -> BenchSummary | SideBySide:
     """Prepare every instance, run them as a batch (every runner's attempts at it), and write
-    the predictions and results: one runner's summary, or several side by side."""
-    check_model(options.model)
+    the predictions and results: one runner's summary, or several side by side.
+
+    A model that cannot be called (unknown, or its API key missing) is a :class:`ConfigError`
+    naming ``--model`` and the cause, raised before any instance is prepared or run, as
+    ``harness run`` refuses such a model before it starts."""
+    if options.model not in ORACLES:
+        preflight([("--model", resolve_model(options.model))])
     out = options.out.absolute()
     sides = options.sides
     prepared = [prepare(instance, options, out) for instance in instances]
@@ -105,7 +111,7 @@ def run_bench(
         for task in per_runner(prepared, options.runners)
         for attempt in attempt_tasks(task, options.attempts)
     ]
-    batch = Batch(
+    Batch(
         tasks,
         workers=options.workers,
         out=out / "batch",
@@ -113,19 +119,10 @@ def run_bench(
         on_progress=on_progress,
         backend=options.backend,
         ray_address=options.ray_address,
-    )
-    batch.run()
+    ).run()
     if len(sides) > 1:
         return write_side_by_side(instances, options.model, out, sides, attempts=options.attempts)
     return write_outputs(instances, options.model, out, side=sides[0], attempts=options.attempts)
-
-
-def check_model(model: str) -> None:
-    """A :class:`ConfigError` naming ``--model`` and the cause if the model cannot be called
-    (unknown, or its API key missing): raised before any instance is prepared or run, as
-    ``harness run`` refuses such a model before it starts."""
-    if model not in ORACLES:
-        preflight([("--model", resolve_model(model))])
 
 
 def prepare(instance: Instance, options: BenchOptions, out: Path) -> BatchTask:
@@ -155,9 +152,7 @@ def prepare(instance: Instance, options: BenchOptions, out: Path) -> BatchTask:
                 instance, repo, gold=options.model == "gold", rounds=options.max_iterations
             )
             (folder / "oracle.json").write_text(json.dumps(script), encoding="utf-8")
-        tmp = loop.with_suffix(".toml.tmp")
-        tmp.write_text(loop_toml(instance, options), encoding="utf-8")
-        tmp.replace(loop)  # last: a folder with a loop.toml is a prepared one
+        atomic_write_text(loop, loop_toml(instance, options))  # last: now it is a prepared one
     model = f"scripted:{folder / 'oracle.json'}" if options.model in ORACLES else options.model
     workspace = str(folder / "repo")  # named, so the Ray backend finds the repository to ship
     return BatchTask(name=instance.instance_id, loop=str(loop), model=model, workspace=workspace)
@@ -251,27 +246,24 @@ def loop_toml(instance: Instance, options: BenchOptions) -> str:
     if options.hints and instance.hints_text.strip():
         goal += f"\n\nHints:\n{instance.hints_text}"
     tests = " ".join(shlex.quote(test) for test in instance.tests)
+    top = {"name": instance.instance_id, "goal": goal, "workspace": "repo", "isolation": "worktree"}
+    gate = {"type": "pytest", "args": tests, "held_out": "held_out", "feedback": options.feedback}
     return "\n".join(
         [
-            f"name = {toml_value(instance.instance_id)}",
-            f"goal = {toml_value(goal)}",
-            'workspace = "repo"',
-            'isolation = "worktree"',
-            f"max_iterations = {options.max_iterations}",
-            "",
-            "[[gates]]",
-            'type = "pytest"',
-            f"args = {toml_value(tests)}",
-            'held_out = "held_out"',
-            f"feedback = {toml_value(options.feedback)}",
-            "",
-            "[critic]",
-            "enabled = false",
-            "",
+            *_table(None, {**top, "max_iterations": options.max_iterations}),
+            *_table("[[gates]]", gate),
+            *_table("[critic]", {"enabled": False}),
             *agent_section(options.agent_command),
             *env_section(instance, options.envs),
         ]
     )
+
+
+def _table(header: str | None, values: Mapping[str, str | bool | int | None]) -> list[str]:
+    """``header`` (None: the top level), a ``key = value`` line for each value that is not
+    None, then a blank line."""
+    lines = [f"{key} = {toml_value(value)}" for key, value in values.items() if value is not None]
+    return [*([header] if header else []), *lines, ""]
 
 
 def agent_section(command: Sequence[str] | None) -> list[str]:
@@ -289,15 +281,7 @@ def env_section(instance: Instance, envs: EnvTable | None) -> list[str]:
         return []
     image = recipe.image_of(instance)
     if image is not None:
-        lines = ["[sandbox]", f"backend = {toml_value(recipe.engine)}"]
-        lines += [f"image = {toml_value(image)}", f"workdir = {toml_value(recipe.workdir)}"]
-        lines += ["keep = true"]
-        if recipe.python is not None:
-            lines.append(f"image_python = {toml_value(recipe.python)}")
-        return [*lines, ""]
-    assert recipe.setup is not None  # an entry gives an image or a set-up command
+        sandbox = {"backend": recipe.engine, "image": image, "workdir": recipe.workdir}
+        return _table("[sandbox]", {**sandbox, "keep": True, "image_python": recipe.python})
     commit = instance.environment_setup_commit or instance.base_commit
-    lines = ["[env]", f"setup = {toml_value(recipe.setup)}", f"commit = {toml_value(commit)}"]
-    if recipe.python is not None:
-        lines.append(f"python = {toml_value(recipe.python)}")
-    return [*lines, ""]
+    return _table("[env]", {"setup": recipe.setup, "commit": commit, "python": recipe.python})

@@ -67,11 +67,9 @@ class EnvRecipe(BaseModel):
 
     def image_of(self, instance: Instance) -> str | None:
         """The image ``instance`` runs in, or None when its environment is made by ``setup``."""
-        return (
-            None
-            if self.image is None
-            else self.image.replace("{instance_id}", instance.instance_id)
-        )
+        if self.image is None:
+            return None
+        return self.image.replace("{instance_id}", instance.instance_id)
 
 
 class EnvTable(BaseModel):
@@ -83,15 +81,9 @@ class EnvTable(BaseModel):
 
     def recipe(self, instance: Instance) -> EnvRecipe | None:
         """The entry ``instance``'s environment is made with, or None for the harness's own."""
-        for repo, version in (
-            (instance.repo, instance.version),
-            (instance.repo, ANY),
-            (ANY, ANY),
-        ):
-            for entry in self.env:
-                if (entry.repo, entry.version) == (repo, version):
-                    return entry
-        return None
+        first = {(entry.repo, entry.version): entry for entry in reversed(self.env)}
+        keys = [(instance.repo, instance.version), (instance.repo, ANY), (ANY, ANY)]
+        return next((first[key] for key in keys if key in first), None)
 
 
 def load_env_table(path: str | Path) -> EnvTable:

@@ -14,9 +14,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from harness.core.errors import ConfigError
-from harness.core.validation import format_validation_error, read_utf8
+from harness.core.validation import format_validation_error, json_lines, read_utf8
+from harness.scale.batch_task import NAME_PATTERN
 
-INSTANCE_ID = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 REPO = r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"
 COMMIT = r"^[0-9a-f]{7,64}$"
 """A commit id (a record's ``base_commit``, its ``environment_setup_commit`` when given): never
@@ -28,7 +28,7 @@ class Instance(BaseModel):
 
     model_config = ConfigDict(extra="ignore", frozen=True)
 
-    instance_id: str = Field(pattern=INSTANCE_ID)
+    instance_id: str = Field(pattern=NAME_PATTERN)  # a batch task's name
     repo: str = Field(pattern=REPO)
     base_commit: str = Field(pattern=COMMIT)
     problem_statement: str = Field(min_length=1)
@@ -62,43 +62,32 @@ class Instance(BaseModel):
 def load_instances(path: str | Path) -> list[Instance]:
     """The instances of ``path``: JSON Lines, or one JSON list; ids unique."""
     path = Path(path)
-    records = _records(path, read_utf8(path, "the instances"))
-    instances: list[Instance] = []
-    seen: set[str] = set()
-    for where, data in records:
+    instances: dict[str, Instance] = {}
+    for where, data in _records(path, read_utf8(path, "the instances")):
         if not isinstance(data, dict):
             raise ConfigError(f"{where}: expected a JSON object (an instance record)")
         try:
             instance = Instance.model_validate(data)
         except ValidationError as exc:
             raise ConfigError(format_validation_error(where, exc)) from None
-        if instance.instance_id in seen:
+        if instance.instance_id in instances:
             raise ConfigError(f"{where}: instance_id {instance.instance_id!r} appears twice")
-        seen.add(instance.instance_id)
-        instances.append(instance)
+        instances[instance.instance_id] = instance
     if not instances:
         raise ConfigError(f"{path}: no instances")
-    return instances
+    return list(instances.values())
 
 
 def _records(path: Path, text: str) -> list[tuple[str, object]]:
     """``(where, record)`` pairs: the items of a JSON list, else one a non-empty line."""
-    if text.lstrip().startswith("["):
-        items = _parsed(str(path), text)
-        if not isinstance(items, list):
-            raise ConfigError(f"{path}: expected a JSON list of instance records")
-        return [(f"{path}: record {number}", item) for number, item in enumerate(items, 1)]
-    return [
-        (f"{path}:{number}", _parsed(f"{path}:{number}", line))
-        for number, line in enumerate(text.splitlines(), 1)
-        if line.strip()
-    ]
-
-
-def _parsed(where: str, text: str) -> object:
+    if not text.lstrip().startswith("["):
+        return list(json_lines(path, text))
     try:
-        return json.loads(text)
+        items = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ConfigError(f"{where}: not valid JSON (line {exc.lineno}): {exc.msg}") from None
+        raise ConfigError(f"{path}: not valid JSON (line {exc.lineno}): {exc.msg}") from None
     except RecursionError:
-        raise ConfigError(f"{where}: nested too deeply to read") from None
+        raise ConfigError(f"{path}: nested too deeply to read") from None
+    if not isinstance(items, list):
+        raise ConfigError(f"{path}: expected a JSON list of instance records")
+    return [(f"{path}: record {number}", item) for number, item in enumerate(items, 1)]

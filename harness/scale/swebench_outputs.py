@@ -110,14 +110,22 @@ def write_outputs(
     folder = side.folder(out)
     name_or_path = side.model_name(model)
     for instance in instances:
+        prepared = instance_folder(out, instance)
         for attempt in range(1, attempts + 1):
             record = read_record(out / "batch", side.task(instance.instance_id, attempt))
             if record is None or not record.ended:
                 continue
-            results.append(result_of(instance, attempt, record, out, runner))
-            patch = model_patch(instance, record, out)
-            traj = folder / TRAJS / f"{attempt_name(instance.instance_id, attempt)}.traj"
-            write_traj(traj, out, instance, record, patch)
+            run = run_folder(prepared, record.run_id) if record.run_id else None  # None: no run
+            results.append(result_of(instance, attempt, record, run, runner))
+            patch = ""  # what the agent changed: the diff from the base to its branch's last commit
+            if record.branch:
+                base = instance.base_commit
+                patch = git(prepared / "repo", "diff", "--binary", base, record.branch)
+            if run is not None and (run / TRAJECTORY_FILE).is_file():  # its SWE-agent form
+                status = record.stop_reason or record.status
+                traj = swe_agent_traj(Trajectory.load(run), submission=patch, exit_status=status)
+                name = f"{attempt_name(instance.instance_id, attempt)}.traj"
+                nofollow.write_atomic(folder / TRAJS / name, json.dumps(traj, indent=1).encode())
             if attempt == 1:
                 line = {"instance_id": instance.instance_id, "model_name_or_path": name_or_path}
                 predictions.append(json.dumps({**line, "model_patch": patch}))
@@ -134,45 +142,16 @@ def write_lines(path: Path, lines: list[str]) -> None:
 
 
 def result_of(
-    instance: Instance, attempt: int, record: TaskRecord, out: Path, runner: str
+    instance: Instance, attempt: int, record: TaskRecord, run: Path | None, runner: str
 ) -> InstanceResult:
-    run = attempt_run(out, instance, record)
     events = run / EVENTS_FILE if run is not None else None
     return InstanceResult(
+        **record.model_dump(include={"status", "stop_reason", "rounds", "cost_usd", "seconds"}),
         instance_id=instance.instance_id,
         attempt=attempt,
         runner=runner,
-        resolved=record.status == "passed",
-        status=record.status,
-        stop_reason=record.stop_reason,
-        rounds=record.rounds,
+        resolved=record.resolved,
         tokens=record.tokens,
-        cost_usd=record.cost_usd,
-        seconds=record.seconds,
         branch=record.branch,
         trajectory=str(events) if events is not None and events.is_file() else None,
     )
-
-
-def attempt_run(out: Path, instance: Instance, record: TaskRecord) -> Path | None:
-    """The folder of the attempt's run; None when the attempt never started one."""
-    return run_folder(instance_folder(out, instance), record.run_id) if record.run_id else None
-
-
-def write_traj(path: Path, out: Path, instance: Instance, record: TaskRecord, patch: str) -> None:
-    """``path``: the trajectory of the attempt ``record`` tells of, in SWE-agent's form."""
-    run = attempt_run(out, instance, record)
-    if run is None or not (run / TRAJECTORY_FILE).is_file():
-        return
-    traj = swe_agent_traj(
-        Trajectory.load(run), submission=patch, exit_status=record.stop_reason or record.status
-    )
-    nofollow.write_atomic(path, json.dumps(traj, indent=1).encode("utf-8"))
-
-
-def model_patch(instance: Instance, record: TaskRecord, out: Path) -> str:
-    """What the agent changed: the diff from the base to its run branch's last commit."""
-    if not record.branch:
-        return ""
-    repo = instance_folder(out, instance) / "repo"
-    return git(repo, "diff", "--binary", instance.base_commit, record.branch)

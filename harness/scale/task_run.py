@@ -20,6 +20,8 @@ from harness.scale.job import Place
 if TYPE_CHECKING:
     from harness.outer.loop import OuterLoop
 
+ENDINGS: dict[StopReason, Status] = {StopReason.CANCELLED: "interrupted", StopReason.ERROR: "error"}
+"""The status of a loop that stopped for these reasons; any other stop but a pass escalated."""
 SCRIPTED = "scripted:"
 """The prefix of a scripted model's name: a file, found in the copy when it was shipped."""
 
@@ -50,10 +52,17 @@ def run_task(
         if limiters:
             limit_rates(loop, limiters)
         result = loop.run()
-    except HarnessError as exc:
-        return _failed(task, run, str(exc), started)
     except Exception as exc:  # noqa: BLE001 - one task's bug is recorded; the batch goes on
-        return _failed(task, run, f"{type(exc).__name__}: {exc}", started)
+        message = str(exc) if isinstance(exc, HarnessError) else f"{type(exc).__name__}: {exc}"
+        return TaskRecord(
+            name=task.name,
+            status="error",
+            stop_reason=StopReason.ERROR.value,
+            message=message,
+            seconds=round(time.monotonic() - started, 3),
+            starts=run.starts,
+            runner=task.runner,
+        )
     seconds = time.monotonic() - started
     return record_of(task, run, result, seconds, runner=runner_name(loop.settings.agent))
 
@@ -63,14 +72,10 @@ def placed_task(task: BatchTask, place: Place) -> BatchTask:
     worker's copy of what was shipped; unchanged in place."""
     if place.copy is None:
         return task
-    update = {
-        key: str(place.path(value))
-        for key, value in (("loop", task.loop), ("workspace", task.workspace))
-        if value is not None
-    }
     if task.model is not None and task.model.startswith(SCRIPTED):
-        update["model"] = SCRIPTED + str(place.path(task.model.removeprefix(SCRIPTED)))
-    return task.model_copy(update=update)
+        model = SCRIPTED + str(place.path(task.model.removeprefix(SCRIPTED)))
+        task = task.model_copy(update={"model": model})
+    return task.moved(place.path)
 
 
 def limit_rates(loop: OuterLoop, limiters: Mapping[str, Limiter]) -> None:
@@ -98,15 +103,7 @@ def record_of(
 ) -> TaskRecord:
     """How a task's (or an attempt's: ``task`` is then its name) loop ended, as a record;
     ``runner``: what ran its sessions."""
-    status: Status = (
-        "passed"
-        if result.passed
-        else "interrupted"
-        if result.stop_reason is StopReason.CANCELLED
-        else "error"
-        if result.stop_reason is StopReason.ERROR
-        else "escalated"
-    )
+    status: Status = "passed" if result.passed else ENDINGS.get(result.stop_reason, "escalated")
     verdict = result.rounds[-1].verdict if result.rounds else None
     return TaskRecord(
         name=task if isinstance(task, str) else task.name,
@@ -124,16 +121,4 @@ def record_of(
         starts=run.starts if run is not None else 1,
         unsandboxed=result.unsandboxed,
         runner=runner,
-    )
-
-
-def _failed(task: BatchTask, run: TaskRun, message: str, started: float) -> TaskRecord:
-    return TaskRecord(
-        name=task.name,
-        status="error",
-        stop_reason=StopReason.ERROR.value,
-        message=message,
-        seconds=round(time.monotonic() - started, 3),
-        starts=run.starts,
-        runner=task.runner,
     )

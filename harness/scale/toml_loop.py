@@ -27,11 +27,9 @@ def loop_from_toml(task: BatchTask, run: TaskRun) -> OuterLoop:
     if task.runner is not None:  # checked with the file's other fields: command needs one
         spec = spec.with_runner(task.runner)
     changes: dict[str, Any] = {"name": task.name, "progress": str(run.progress.resolve())}
-    for key in ("goal", "workspace", "max_iterations"):
+    for key in ("goal", "workspace", "max_iterations", "budget"):
         if getattr(task, key) is not None:
             changes[key] = getattr(task, key)
-    if task.budget is not None:
-        changes["budget"] = task.budget
     return recorded_loop(
         spec.with_changes(**changes), overrides=Overrides(model=task.model), run_id=run.run_id
     )
