@@ -150,7 +150,9 @@ class BestOf:
         with closing(open_pool(self.backend, address=self.ray_address)) as pool:
             outputs = run_all(pool, jobs, at_once=self.attempts)
         attempts = tuple(
-            Attempt(n, out) if isinstance(out, RunResult) else Attempt(n, None, describe(out))
+            Attempt(n, out)
+            if isinstance(out, RunResult)
+            else Attempt(n, None, describe(out) if isinstance(out, BaseException) else repr(out))
             for n, out in zip(numbers, outputs, strict=True)
         )
         if self.reproduction is not None and base is not None:

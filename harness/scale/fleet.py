@@ -167,6 +167,7 @@ class Fleet:
         self.backend = check_backend(self.backend)
         self.goal = self.goal.strip()
         self._subtasks = None if self.subtasks is None else _given(self.subtasks, self.max_subtasks)
+        self.artifacts = tuple(self.artifacts)  # the fleet's own copy, read by every subtask
         self._usage = Usage()
 
     def run(self) -> FleetResult:

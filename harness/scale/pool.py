@@ -69,9 +69,10 @@ class LocalPool:
 
 def check_backend(backend: object) -> Backend:
     """``backend`` if it names one; a :class:`ConfigError` naming the field otherwise."""
-    if backend not in get_args(Backend):
-        raise ConfigError(f"backend: must be 'local' or 'ray', got {backend!r}")
-    return cast(Backend, backend)
+    for name in get_args(Backend):
+        if backend == name:  # the name itself, whatever compared equal to it
+            return cast(Backend, name)
+    raise ConfigError(f"backend: must be 'local' or 'ray', got {backend!r}")
 
 
 def open_pool(

@@ -112,6 +112,7 @@ def test_attempts_are_not_cut_short_by_the_engines_default_body_cap() -> None:
     result = BestOf(LongLoop, attempts=3).run()  # type: ignore[arg-type]
     assert [a.number for a in result.attempts] == [1, 2, 3]
     assert all("loop_round=100" in (a.error or "") for a in result.attempts)
+    assert all((a.error or "").startswith("LoopResult(") for a in result.attempts)  # its repr
     assert result.winner is None
 
 

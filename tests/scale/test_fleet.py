@@ -80,6 +80,19 @@ def test_subtasks_run_in_parallel_and_only_passing_results_are_kept(tmp_path: Pa
     assert result.usage.calls == 9
 
 
+def test_the_named_artifacts_are_read_for_every_subtask_even_from_a_generator(
+    tmp_path: Path,
+) -> None:
+    answers = {"alpha": "yes\n", "beta": "yes\n"}
+    fleet = Fleet(
+        "answer", _loop_factory(tmp_path, answers),
+        subtasks=[Subtask(name=n, goal=n) for n in answers],
+        artifacts=(name for name in ["notes.md"]),
+    )  # fmt: skip
+    result = fleet.run()
+    assert [o.artifacts for o in result.outcomes] == ["--- notes.md ---\n(missing)"] * 2
+
+
 def test_the_evaluation_gate_can_reject_a_passed_result(tmp_path: Path) -> None:
     answers = {"alpha": "yes\n", "beta": "yes\n"}
     fleet = Fleet(
