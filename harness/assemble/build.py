@@ -37,6 +37,7 @@ from harness.outer.options import ArtifactFile, CriticArtifact, ResumeHook, new_
 from harness.outer.rules import LoopRules
 from harness.research.archive import ARCHIVE_DIR, INDEX_FILE, SourceArchive
 from harness.research.claim_ledger import LEDGER_FILE
+from harness.research.gate_config import CitationsGateConfig, ConvergenceGateConfig
 from harness.research.gates import citations_gate, convergence_gate
 from harness.research.resume import carry_on_resume
 from harness.research.web import check_domains, fetch_url_tool, read_source_tool
@@ -45,18 +46,16 @@ from harness.sandbox import Sandbox
 from harness.sandbox.command_env import ENV_NAME
 from harness.sandbox.python_env import PythonEnv
 from harness.spec.loop_spec import LoopSpec
-from harness.spec.sections import (
-    CitationsGateConfig,
+from harness.spec.sections import GateConfig
+from harness.tools import Tool, default_tools
+from harness.tools.mcp import McpServer
+from harness.verify.gate_config import (
     CommandGateConfig,
-    ConvergenceGateConfig,
-    GateConfig,
     HeldOutConfig,
     HumanGateConfig,
     PytestGateConfig,
     ScriptGateConfig,
 )
-from harness.tools import Tool, default_tools
-from harness.tools.mcp import McpServer
 from harness.verify.gates import CommandGate, Gate, PredicateGate
 from harness.verify.held_out import HeldOutGate
 from harness.verify.human import HumanGate

@@ -19,13 +19,12 @@ from harness.connect.connectors import (
     WebhookConnector,
     pull_title,
 )
-from harness.connect.github import GitHub, env_value
+from harness.connect.github import GitHub, GitHubConfig, env_value
 from harness.core.sink import EventSink
 from harness.spec.loop_spec import LoopSpec
 from harness.spec.sections import (
     ArtifactConnectorConfig,
     ConnectorConfig,
-    GitHubConfig,
     IssueCommentConnectorConfig,
     PullRequestConnectorConfig,
     PushConnectorConfig,

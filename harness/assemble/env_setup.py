@@ -32,7 +32,7 @@ from harness.sandbox import Sandbox
 from harness.sandbox.python_env import PythonEnv, detected_env
 from harness.spec.loop_spec import LoopSpec
 from harness.workspace.cleanup import top_of
-from harness.workspace.git_cmd import git, run_git
+from harness.workspace.git_cmd import git, rev_parse
 
 CALLS_PIP = re.compile(r"(^|[;&|(]|(?<!\buv)\s)(pip3?|python3?\s+-m\s+pip)\s")
 """A set-up command that runs pip itself (not ``uv pip``): its venv needs pip installed."""
@@ -157,22 +157,22 @@ def _make(config: LoopSpec, setup: str, python: Path, repo: Path, commit: str, h
 def _start_commit(config: LoopSpec) -> tuple[Path, str]:
     """The repository holding the workspace and the commit a run starts from (its ``HEAD``)."""
     workspace = (config.root / config.workspace).resolve()
-    top = run_git(workspace, ("rev-parse", "--show-toplevel"), None)
-    head = run_git(workspace, ("rev-parse", "--verify", "HEAD"), None)
-    if top.returncode != 0 or head.returncode != 0:
+    top = top_of(workspace)
+    head = rev_parse(workspace, "HEAD")
+    if top is None or head is None:
         raise ConfigError(
             f"{config.source}: field 'env.setup': {workspace} is not in a git repository with a commit; the "
             "environment is made once per commit (or give [env] python)"
         )
-    return Path(top.stdout.strip()), head.stdout.strip()
+    return top, head
 
 
 def _named_commit(config: LoopSpec, repo: Path, given: str) -> str:
     """``[env] commit`` as the full id of a commit ``repo`` holds."""
-    found = run_git(repo, ("rev-parse", "--verify", "--quiet", f"{given}^{{commit}}"), None)
-    if found.returncode != 0:
+    found = rev_parse(repo, f"{given}^{{commit}}")
+    if found is None:
         raise ConfigError(f"{config.source}: field 'env.commit': {given} is not a commit of {repo}")
-    return found.stdout.strip()
+    return found
 
 
 def _interpreter(config: LoopSpec) -> Path:

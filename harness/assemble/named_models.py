@@ -18,7 +18,7 @@ from harness.models.resolve import resolve_model
 from harness.outer.cascade import Cascade
 from harness.outer.rules import Earlier
 from harness.spec.loop_spec import LoopSpec
-from harness.spec.sections import ModelChoice
+from harness.verify.critic_config import ModelChoice
 
 MODEL_ENV = "HARNESS_MODEL"
 CRITIC_MODEL_ENV = "HARNESS_CRITIC_MODEL"

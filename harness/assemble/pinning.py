@@ -21,7 +21,7 @@ from harness.memory.progress_terms import Status
 from harness.memory.run_state import RunState
 from harness.outer.pins import Pin, first_changed, pin
 from harness.spec.loop_spec import LoopSpec
-from harness.spec.sections import ScriptGateConfig
+from harness.verify.gate_config import ScriptGateConfig
 from harness.workspace.git import chosen_isolation
 
 

@@ -23,9 +23,9 @@ from harness.scale.best_of import Attempt, BestOf, BestOfResult, why_it_won
 from harness.scale.side_by_side import side_by_side_table
 from harness.scale.task_run import record_of
 from harness.spec import LoopSpec
-from harness.spec.sections import ReproductionGateConfig
 from harness.tools import Tool
 from harness.tools.mcp import mcp_tools
+from harness.verify.gate_config import ReproductionGateConfig
 from harness.verify.reproduction import ReproductionGate
 
 ATTEMPTS_DIR = Path(".harness") / "attempts"

@@ -77,7 +77,7 @@ def _task_pages(summary: BatchSummary, page: Path, root: Path) -> dict[str, str]
     task's name and its page's name relative to ``page``."""
     from harness.cli.run_folders import find_run_under
     from harness.cli.run_page import write_page
-    from harness.observe.report import load_run
+    from harness.observe.run_summary import load_run
 
     links = {}
     for task in summary.tasks:

@@ -39,7 +39,9 @@ from harness.memory.run_state import RunState
 from harness.outer.best import RoundMark, best_round
 from harness.spec import LoopSpec
 from harness.workspace import cleanup
+from harness.workspace.checkout import CHECKOUTS, abandoned_checkouts, parked_checkouts
 from harness.workspace.orphans import orphans, remove_orphan
+from harness.workspace.parked import parked_worktrees
 
 
 def clean_loops(
@@ -146,7 +148,8 @@ def _debris(repo: Path, name: str, progress: Path, *, dry_run: bool) -> list[str
         if not dry_run:
             cleanup.remove_folder(folder)
         lines.append(f"{name}: {removed} stray folder {folder}")
-    for parked in cleanup.parked_worktrees_of(repo):
+    place = cleanup.place_of(repo)
+    for parked in parked_worktrees(place):
         if not dry_run:
             cleanup.remove_worktree(repo, parked)
         lines.append(f"{name}: {removed} parked worktree {parked}")
@@ -154,8 +157,8 @@ def _debris(repo: Path, name: str, progress: Path, *, dry_run: bool) -> list[str
         clone = repo.parent / folder.parent.parent.name
         if dry_run or remove_orphan(folder):
             lines.append(f"{name}: {removed} {folder} (parked for {clone}, which is gone)")
-    checkouts = [("parked", p) for p in cleanup.parked_checkouts_of(repo)]
-    checkouts += [("abandoned", p) for p in cleanup.abandoned_checkouts_of(repo)]
+    checkouts = [("parked", p) for p in parked_checkouts(place / CHECKOUTS)]
+    checkouts += [("abandoned", p) for p in abandoned_checkouts(place / CHECKOUTS)]
     for kind, folder in checkouts:
         if dry_run or cleanup.remove_checkout(folder):
             lines.append(f"{name}: {removed} {kind} checkout {folder}")

@@ -221,7 +221,8 @@ def restore(args: argparse.Namespace) -> int:
 def report(args: argparse.Namespace) -> int:
     from harness.cli.batch import is_batch, report_batch
     from harness.cli.run_folders import find_run_under
-    from harness.observe.report import load_run, render_text
+    from harness.observe.report import render_text
+    from harness.observe.run_summary import load_run
 
     if is_batch(args.run):
         return report_batch(args)

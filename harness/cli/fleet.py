@@ -17,12 +17,13 @@ from harness.models.budget import MeteredModel
 from harness.outer.loop import OuterLoop
 from harness.outer.options import new_run_id
 from harness.research.archive import ARCHIVE_DIR, SourceArchive
+from harness.research.gate_config import CitationsGateConfig
 from harness.scale.evaluation import gates_on_branch
 from harness.scale.fleet import Fleet, SubtaskOutcome, SynthesisGates
 from harness.scale.fleet import Subtask as FleetSubtask
 from harness.scale.job import Place
 from harness.spec import LoopSpec
-from harness.spec.sections import CitationsGateConfig, GateConfig
+from harness.spec.sections import GateConfig
 from harness.verify.gates import Gate, GateReport, run_gates
 from harness.verify.human import HumanGate
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from harness.cli.exit_codes import SYSTEM_ERRNOS
 from harness.core.errors import ConfigError
-from harness.observe.report import render_html
+from harness.observe.report_html import render_html
 from harness.observe.run_summary import RunSummary
 from harness.observe.trajectory import TRAJECTORY_FILE, Trajectory
 

@@ -15,7 +15,7 @@ import tempfile
 import urllib.parse
 from pathlib import Path
 
-from harness.workspace.git_cmd import config_get, git, run_git
+from harness.workspace.git_cmd import config_get, git, rev_parse, run_git
 
 
 def push_branch(root: Path, remote: str, branch: str, *, token: str | None = None) -> str:
@@ -51,8 +51,7 @@ def commit_file(root: Path, branch: str, path: str, content: str, message: str) 
     """Commit ``content`` as ``path`` on ``branch`` (made if missing) without touching any
     checkout; the new commit."""
     blob = git(root, "hash-object", "-w", "--stdin", stdin=content).strip()
-    parent = run_git(root, ("rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"), None)
-    head = parent.stdout.strip() if parent.returncode == 0 else None
+    head = rev_parse(root, f"refs/heads/{branch}")
     with tempfile.TemporaryDirectory(prefix="harness-index-") as folder:
         env = {"GIT_INDEX_FILE": str(Path(folder) / "index")}
         if head:

@@ -1,7 +1,7 @@
 """Reports of a run for a person: a text summary, the HTML page, and the list of runs.
 
 The summary itself is read by :mod:`harness.observe.run_summary`; the page is drawn by
-:mod:`harness.observe.report_html`. Both are re-exported here.
+:mod:`harness.observe.report_html`.
 """
 
 from __future__ import annotations
@@ -11,31 +11,7 @@ from collections.abc import Sequence
 from harness.core.event_schema import GateReportEvent
 from harness.core.text import inert
 from harness.observe.live import format_cost, format_duration, format_tokens, gate_mark
-from harness.observe.report_html import render_html
-from harness.observe.run_summary import (
-    RUNS_DIR,
-    RoundSummary,
-    RunInfo,
-    RunSummary,
-    find_run,
-    list_runs,
-    load_run,
-    round_notes,
-)
-
-__all__ = [
-    "RUNS_DIR",
-    "RoundSummary",
-    "RunInfo",
-    "RunSummary",
-    "find_run",
-    "list_runs",
-    "load_run",
-    "render_html",
-    "render_runs",
-    "render_text",
-]
-
+from harness.observe.run_summary import RunInfo, RunSummary, round_notes
 
 RUNS_WIDTH = 100
 """The widest line of ``harness runs``: each column is as wide as its widest cell, and the goal

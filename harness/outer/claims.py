@@ -16,6 +16,7 @@ from harness.outer.settings import Settings
 from harness.verify.base_results import measure_at_base
 from harness.verify.gates import GateReport, run_gates
 from harness.workspace.checkout import clean_checkout, delivered_tree
+from harness.workspace.cleanup import top_of
 from harness.workspace.git_cmd import run_git
 
 
@@ -29,11 +30,10 @@ def unconfirmed_pass(settings: Settings, progress: Progress) -> str | None:
         return None  # a critic-only loop: the recorded verdict is all there is to go on
     state = RunState.read(progress)
     commit, base = last.commit or state.head, state.base
-    top = run_git(Path(settings.workspace), ("rev-parse", "--show-toplevel"), None)
-    if not (commit and base) or top.returncode != 0:
+    root = top_of(Path(settings.workspace))
+    if not (commit and base) or root is None:
         reports = run_gates(settings.gates, settings.workspace)  # outside git: the folder itself
         return _failed(reports, "the workspace")
-    root = Path(top.stdout.strip())
     for sha in (commit, base):
         if run_git(root, ("cat-file", "-e", f"{sha}^{{commit}}"), None).returncode != 0:
             return f"progress.md says passed at {commit[:12]}, but {sha[:12]} is not a commit here"

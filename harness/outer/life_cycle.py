@@ -44,7 +44,7 @@ from harness.outer.result import RunResult
 from harness.outer.run import previous_name, save_progress
 from harness.outer.settings import Settings
 from harness.workspace.cleanup import remove_branch, remove_worktree, top_of
-from harness.workspace.git_cmd import config_get, git, run_git
+from harness.workspace.git_cmd import config_get, git, rev_parse
 
 
 def set_aside(settings: Settings, path: Path) -> list[str]:
@@ -103,7 +103,7 @@ def _carry_over(
     branch = RunState.read(earlier).branch
     start = settings.start
     if start is None and earlier.status is Status.PASSED and branch:
-        start = _branch_head(settings.workspace, branch)
+        start = rev_parse(settings.workspace, f"refs/heads/{branch}^{{commit}}")  # None: gone
     notes = set_aside(settings, path)
     notes.append(f"what the earlier run learned is carried into {path.name}'s Earlier runs")
     if start is not None and start != settings.start:
@@ -130,13 +130,6 @@ def _ended(path: Path) -> Progress | None:
     progress = _read(path)
     ended = progress is not None and progress.status in (Status.PASSED, Status.ESCALATED)
     return progress if ended else None
-
-
-def _branch_head(workspace: Path, branch: str) -> str | None:
-    """The commit the local branch ``branch`` points to, None when it is gone."""
-    ref = f"refs/heads/{branch}^{{commit}}"
-    found = run_git(workspace, ("rev-parse", "--verify", "--quiet", ref), None)
-    return (found.stdout.strip() or None) if found.returncode == 0 else None
 
 
 def end_run(settings: Settings, progress: Progress | None, result: RunResult) -> RunResult:

@@ -13,42 +13,42 @@ from typing import Any, get_args
 
 from pydantic import Field, PrivateAttr, ValidationError, model_validator
 
+from harness.agent.actions import ActionHookConfig
+from harness.agent.config import AgentConfig
+from harness.agent.subagent import SubagentsConfig
+from harness.connect.config import CiConfig
+from harness.connect.github import GitHubConfig
 from harness.core.errors import ConfigError
 from harness.core.redact import Redactor, env_file_values
+from harness.core.section import Section
 from harness.core.validation import format_validation_error
 from harness.engine.foreach import Concurrency
 from harness.memory.skill import Skill
 from harness.outer.rules import LoopRules
+from harness.research.web import WebConfig
 from harness.spec.outline import find_config, progress_path, read_toml
 from harness.spec.sections import (
-    ActionHookConfig,
-    AgentConfig,
     ArtifactConnectorConfig,
-    CiConfig,
     ConnectorConfig,
-    CriticConfig,
     EnvConfig,
     FleetConfig,
     GateConfig,
-    GitHubConfig,
-    HeldOutConfig,
     HooksConfig,
     IssueCommentConnectorConfig,
     IssuesTriggerConfig,
-    McpConfig,
     PullRequestConnectorConfig,
     PushConnectorConfig,
     RedactConfig,
     ReviewsTriggerConfig,
     SandboxConfig,
-    Section,
-    SubagentsConfig,
     TriggerConfig,
-    WebConfig,
     WebhookConnectorConfig,
     WebhookTriggerConfig,
 )
+from harness.tools.mcp_server import McpConfig
 from harness.tools.permissions import Permissions
+from harness.verify.critic_config import CriticConfig
+from harness.verify.gate_config import HeldOutConfig
 
 
 def _tags(union: object) -> tuple[str, ...]:

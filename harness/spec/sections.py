@@ -9,35 +9,22 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
-from harness.agent.actions import ActionHookConfig as ActionHookConfig
-from harness.agent.config import AgentConfig as AgentConfig
-from harness.agent.subagent import SubagentProfileConfig as SubagentProfileConfig
-from harness.agent.subagent import SubagentsConfig as SubagentsConfig
 from harness.connect.config import WEBHOOK_SECONDS, Occasion
-from harness.connect.config import CiConfig as CiConfig
-from harness.connect.github import GitHubConfig as GitHubConfig
 from harness.connect.reviews import LOGIN
 from harness.connect.triggers import MAX_CONNECTIONS, READ_TIMEOUT
-from harness.core.budget import Budget as Budget
-from harness.core.section import Section as Section
+from harness.core.section import Section
 from harness.engine.foreach import Concurrency
-from harness.research.gate_config import CitationsGateConfig as CitationsGateConfig
-from harness.research.gate_config import ConvergenceGateConfig as ConvergenceGateConfig
-from harness.research.web import WebConfig as WebConfig
-from harness.research.web_search import WebSearchConfig as WebSearchConfig
-from harness.sandbox.command_env import EnvName as EnvName
+from harness.research.gate_config import CitationsGateConfig, ConvergenceGateConfig
+from harness.sandbox.command_env import EnvName
 from harness.sandbox.limits import Limits
 from harness.sandbox.sandbox import Backend
-from harness.tools.mcp_server import McpConfig as McpConfig
-from harness.verify.critic_config import CriticConfig as CriticConfig
-from harness.verify.critic_config import ModelChoice as ModelChoice
-from harness.verify.critic_config import PanelSeatConfig as PanelSeatConfig
-from harness.verify.gate_config import CommandGateConfig as CommandGateConfig
-from harness.verify.gate_config import HeldOutConfig as HeldOutConfig
-from harness.verify.gate_config import HumanGateConfig as HumanGateConfig
-from harness.verify.gate_config import PytestGateConfig as PytestGateConfig
-from harness.verify.gate_config import ReproductionGateConfig as ReproductionGateConfig
-from harness.verify.gate_config import ScriptGateConfig as ScriptGateConfig
+from harness.verify.gate_config import (
+    CommandGateConfig,
+    HumanGateConfig,
+    PytestGateConfig,
+    ReproductionGateConfig,
+    ScriptGateConfig,
+)
 
 GateConfig = Annotated[
     PytestGateConfig

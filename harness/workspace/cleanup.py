@@ -13,15 +13,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.workspace.checkout import (
-    CHECKOUTS,
-    abandoned_checkouts,
-    parked_checkouts,
-    remove_unheld,
-)
+from harness.workspace.checkout import remove_unheld
 from harness.workspace.git import BRANCH_PREFIX, PART, loop_identity, ref_stem
 from harness.workspace.git_cmd import checkouts, config_get, git, run_git
-from harness.workspace.parked import PARKED, parked_worktrees, remove
+from harness.workspace.parked import PARKED, remove
 from harness.workspace.removal import remove_tree
 from harness.workspace.round_refs import drop_rounds
 from harness.workspace.workspace import WORKTREES_FOLDER, tidy_place
@@ -106,7 +101,7 @@ def stray_worktree_folders(repo: Path, loop_name: str, loop_key: Path) -> list[P
     A run killed while git was adding its worktree can leave one; it would block nothing but
     it is debris.
     """
-    parent = _place(repo)
+    parent = place_of(repo)
     if not parent.is_dir():
         return []
     known = {path.resolve() for path in _registered(repo)}  # a branch's checkout among them
@@ -116,22 +111,6 @@ def stray_worktree_folders(repo: Path, loop_name: str, loop_key: Path) -> list[P
         for folder in sorted(parent.iterdir())
         if folder.is_dir() and pattern.fullmatch(folder.name) and folder.resolve() not in known
     ]
-
-
-def parked_worktrees_of(repo: Path) -> list[Path]:
-    """The worktrees passed runs parked in ``repo``'s default worktree place."""
-    return parked_worktrees(_place(repo))
-
-
-def parked_checkouts_of(repo: Path) -> list[Path]:
-    """The gates' checkouts finished runs parked in ``repo``'s default worktree place."""
-    return parked_checkouts(_pool(repo))
-
-
-def abandoned_checkouts_of(repo: Path) -> list[Path]:
-    """The gates' checkouts runs killed while holding them left in ``repo``'s default worktree
-    place (never one a live run holds)."""
-    return abandoned_checkouts(_pool(repo))
 
 
 def remove_checkout(folder: Path) -> bool:
@@ -144,13 +123,9 @@ def remove_checkout(folder: Path) -> bool:
     return True
 
 
-def _place(repo: Path) -> Path:
+def place_of(repo: Path) -> Path:
     """``repo``'s default worktree place, where its runs' worktrees and checkouts are."""
     return repo.parent / WORKTREES_FOLDER / repo.name
-
-
-def _pool(repo: Path) -> Path:
-    return _place(repo) / CHECKOUTS
 
 
 def remove_folder(folder: Path) -> None:

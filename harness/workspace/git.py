@@ -40,6 +40,7 @@ from harness.workspace.git_cmd import (
     config_get,
     describe_dirty,
     git,
+    rev_parse,
     run_git,
     status,
 )
@@ -121,11 +122,9 @@ def open_workspace(
     if resume_branch is not None:
         return place.resume(resume_branch)
     if start is not None:
-        found_start = run_git(root, ("rev-parse", "--verify", "--quiet", f"{start}^{{commit}}"),
-                              None)  # fmt: skip
-        if found_start.returncode != 0:
+        origin, head = None, rev_parse(root, f"{start}^{{commit}}")
+        if head is None:
             raise GitIsolationError(f"the run's start {start!r} is no commit in {root}")
-        origin, head = None, found_start.stdout.strip()
     return place.create(loop_name, run_id, origin, head, loop_key)
 
 

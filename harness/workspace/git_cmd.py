@@ -122,6 +122,12 @@ def claim_branch(root: Path, branch: str, head: str) -> bool:
     return True
 
 
+def rev_parse(root: Path, rev: str) -> str | None:
+    """The object ``rev`` names (``git rev-parse --verify``), or None when it names none."""
+    proc = run_git(root, ("rev-parse", "--verify", "--quiet", rev), None)
+    return proc.stdout.strip() if proc.returncode == 0 else None
+
+
 def config_get(root: Path, key: str) -> str | None:
     """The repository config value of ``key``, or None when it is not set."""
     proc = run_git(root, ("config", "--get", key), None)

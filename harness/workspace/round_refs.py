@@ -18,7 +18,7 @@ from harness.workspace.git_cmd import (
     checkouts,
     config_get,
     git,
-    run_git,
+    rev_parse,
 )
 
 ROUNDS_PREFIX = "refs/harness/rounds/"
@@ -43,8 +43,7 @@ def keep_round(root: Path, branch: str, number: int, commit: str) -> None:
 
 def kept_round(root: Path, branch: str, number: int) -> str | None:
     """The commit that keeps round ``number``, or None when none was kept."""
-    proc = run_git(root, ("rev-parse", "--verify", "--quiet", round_ref(branch, number)), None)
-    return proc.stdout.strip() if proc.returncode == 0 else None
+    return rev_parse(root, round_ref(branch, number))
 
 
 def drop_rounds(root: Path, branch: str) -> None:
@@ -68,7 +67,7 @@ def run_diff(root: Path, branch: str) -> str | None:
     ``branch.<name>.harnessBase`` the run set); None when ``root`` has no such run branch."""
     base = config_get(root, f"branch.{branch}.harnessBase")
     ref = f"refs/heads/{branch}"
-    if base is None or run_git(root, ("rev-parse", "--verify", "--quiet", ref), None).returncode:
+    if base is None or rev_parse(root, ref) is None:
         return None
     return git(root, "diff", "--no-color", "--find-renames", base, ref, "--")
 

@@ -35,6 +35,7 @@ from harness.workspace.git_cmd import (
     describe_dirty,
     git,
     git_test,
+    rev_parse,
     run_git,
     status,
 )
@@ -207,10 +208,9 @@ class Workspace:
     def reset_to(self, commit: str) -> None:
         """Move the run branch and its files to ``commit`` (the base or a commit of this run)."""
         root = self._run_root("reset_to")
-        proc = run_git(root, ("rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}"), None)
-        if proc.returncode != 0:
+        sha = rev_parse(root, f"{commit}^{{commit}}")
+        if sha is None:
             raise GitIsolationError(f"reset_to: {commit!r} is not a commit in {root}")
-        sha = proc.stdout.strip()
         if not git_test(root, "merge-base", "--is-ancestor", str(self.base_commit), sha):
             raise GitIsolationError(
                 f"reset_to: {commit!r} is not part of run branch {self.branch} "

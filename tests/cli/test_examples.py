@@ -22,6 +22,8 @@ from harness.memory.progress import Progress
 from harness.memory.progress_terms import Status
 from harness.research.citations import check_findings
 from harness.workspace import cleanup
+from harness.workspace.checkout import CHECKOUTS, parked_checkouts
+from harness.workspace.parked import parked_worktrees
 from tests.cli.test_cli import ROOT, harness
 from tests.conftest import git, verdict_entry
 
@@ -208,12 +210,13 @@ def test_bugfix_runs_in_place_as_the_readme_says(tmp_path: Path) -> None:
 
 
 def parked_folders() -> set[Path]:
-    return {*cleanup.parked_worktrees_of(ROOT), *cleanup.parked_checkouts_of(ROOT)}
+    place = cleanup.place_of(ROOT)
+    return {*parked_worktrees(place), *parked_checkouts(place / CHECKOUTS)}
 
 
 def remove_parked(before: set[Path]) -> None:
     for folder in parked_folders() - before:
-        if folder in cleanup.parked_worktrees_of(ROOT):
+        if folder in parked_worktrees(cleanup.place_of(ROOT)):
             cleanup.remove_worktree(ROOT, folder)
         else:
             cleanup.remove_checkout(folder)

@@ -22,8 +22,8 @@ from harness.observe.report import render_text
 from harness.observe.run_summary import load_run
 from harness.research.archive import ARCHIVE_DIR, SourceArchive, source_id
 from harness.research.claim_ledger import LEDGER_FILE, read_ledger
+from harness.research.gate_config import CitationsGateConfig
 from harness.spec import LoopSpec
-from harness.spec.sections import CitationsGateConfig
 from tests.cli.test_cli import harness, write_loop
 from tests.conftest import git, make_repo
 from tests.research_web import HISTORY, Web, serve_web

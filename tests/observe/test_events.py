@@ -289,7 +289,9 @@ def test_a_scripted_outer_loop_run_logs_consistent_redacted_events(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from harness import Agent, Critic, OuterLoop, PytestGate, ScriptedModel, ToolCall
-    from harness.observe.report import load_run, render_html, render_text
+    from harness.observe.report import render_text
+    from harness.observe.report_html import render_html
+    from harness.observe.run_summary import load_run
 
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     repo = make_repo(tmp_path / "repo", {"calc.py": "def add(a, b):\n    return a - b\n",

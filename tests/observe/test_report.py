@@ -18,16 +18,17 @@ from harness.core.errors import ConfigError
 from harness.core.redact import Redactor
 from harness.observe.events import EventLog
 from harness.observe.live import format_cost, format_tokens
-from harness.observe.report import (
+from harness.observe.report import render_runs, render_text
+from harness.observe.report_html import render_html
+from harness.observe.run_summary import (
     RUNS_DIR,
+    RunInfo,
     find_run,
     list_runs,
     load_run,
-    render_html,
-    render_runs,
-    render_text,
+    round_failures,
+    round_notes,
 )
-from harness.observe.run_summary import RunInfo, round_failures, round_notes
 from tests.conftest import event
 from tests.event_fixtures import START, SampleRun, emit_sample_run
 
