@@ -196,8 +196,9 @@ class Loop:
             snapshot = state.snapshot
         else:  # no variables: none to copy, snapshot or assign
             values, state, snapshot = {}, NO_VARS, dict
-        for name, value in (overrides or {}).items():
-            state[name] = copy.deepcopy(value)
+        if overrides:  # most runs have none: no empty mapping made and walked for them
+            for name, value in overrides.items():
+                state[name] = copy.deepcopy(value)
         history: list[RoundRecord] = []
         settled, output = snapshot(), None
         if self.body is None:
