@@ -155,7 +155,11 @@ class Loop:
                             raise ConfigError(
                                 "body returned an awaitable; define it with async def"
                             )
-                    except (Exception, RoundEnded) as exc:
+                    except RoundEnded as ended:
+                        if ended.ctx is not ctx:
+                            raise stray(ended, frame) from None
+                        ctx = rounds.send(ended.output)
+                    except Exception as exc:
                         ctx = rounds.throw(exc)
                     else:
                         ctx = rounds.send(output)
@@ -176,7 +180,11 @@ class Loop:
                 while True:
                     try:
                         output = await call_async(self.body, ctx, frame)  # type: ignore[arg-type]
-                    except (Exception, RoundEnded) as exc:
+                    except RoundEnded as ended:
+                        if ended.ctx is not ctx:
+                            raise stray(ended, frame) from None
+                        ctx = rounds.send(ended.output)
+                    except Exception as exc:
                         ctx = rounds.throw(exc)
                     else:
                         ctx = rounds.send(output)
@@ -187,8 +195,7 @@ class Loop:
     def _rounds(
         self, input: Any, overrides: Mapping[str, Any] | None, frame: Frame
     ) -> Generator[LoopContext, Any, LoopResult]:
-        """The loop itself: yields each round's context, receives its output (or the exception
-        the body raised, a :class:`RoundEnded` among them)."""
+        """The loop itself: yields each round's context, receives its output (or exception)."""
         snapshot: Callable[[], dict[str, Any]]
         if self._types:
             values = {n: copy.deepcopy(v.value) for n, v in self.variables.items()}
@@ -196,7 +203,7 @@ class Loop:
             snapshot = state.snapshot
         else:  # no variables: none to copy, snapshot or assign
             values, state, snapshot = {}, NO_VARS, dict
-        if overrides:  # most runs have none: no empty mapping made and walked for them
+        if overrides:
             for name, value in overrides.items():
                 state[name] = copy.deepcopy(value)
         history: list[RoundRecord] = []
@@ -218,10 +225,6 @@ class Loop:
             started, clock = time.time(), time.perf_counter()
             try:
                 output = yield ctx
-            except RoundEnded as ended:  # the round's own validate() passed: its output
-                if ended.ctx is not ctx:
-                    raise stray(ended, frame) from None
-                output = ended.output
             except Exception as exc:
                 seconds, steps = time.perf_counter() - clock, tally.count - before
                 after, error = snapshot(), describe(exc)
@@ -249,11 +252,8 @@ class Loop:
             if self.feedback:
                 previous = output
         last = history[-1] if history else None
-        detail = (
-            f"the last check said: {last.note}"
-            if last and last.passed is False and last.note
-            else ""
-        )
+        failed_check = last is not None and last.passed is False and last.note
+        detail = f"the last check said: {last.note}" if failed_check and last else ""
         return self._end(StopReason.MAX_ITERATIONS, settled, history, output, detail)
 
     def _root(self, state: Vars, values: dict[str, Any], history: list[RoundRecord]) -> Root:
