@@ -81,7 +81,11 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "critic": (
         "harness/verify/critic.py",
-        ("tests/verify/test_critic.py", "tests/verify/test_critic_settings.py"),
+        (
+            "tests/verify/test_critic.py",
+            "tests/verify/test_critic_settings.py",
+            "tests/verify/test_panel.py",  # the rubric's verdicts
+        ),
     ),
     "claims": (
         "harness/outer/claims.py",

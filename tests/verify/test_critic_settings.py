@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 
 from harness.core.errors import ConfigError
 from harness.core.usage import Usage
-from harness.models.base import Reply, ToolCall
+from harness.models.base import ModelError, Reply, ToolCall
+from harness.models.budget import MeteredModel
+from harness.models.provider_errors import ErrorKind
 from harness.models.scripted import ScriptedModel
 from harness.verify.critic import Critic, CriticError, Verdict
+from harness.verify.critic_prompt import CRITIC_ROLE, CRITIC_RULES
 from harness.verify.verdict_reply import parse_reply
 from tests.conftest import RecordingSink, verdict_call
 
@@ -143,3 +147,81 @@ def test_a_critic_for_a_run_asks_its_model_and_tells_its_events_with_the_same_se
     # the critic it was copied from is unchanged: its own model, its own events
     assert (critic.model, critic.events) == (own_model, own_events)
     assert (own_model.calls, own_events.events) == ([], [])
+
+
+def test_a_review_is_a_critic_session_on_its_models_record() -> None:
+    sink = RecordingSink()
+    model = MeteredModel(ScriptedModel([VERDICT]), role="critic", events=sink)
+    Critic(model).review("g", "a")
+    kinds = [kind for kind, _ in sink.events]
+    assert kinds == ["session_start", "model_call", "session_end"]
+    assert sink.events[0][1]["role"] == "critic"
+
+
+def test_the_notes_of_passing_gates_follow_the_criteria() -> None:
+    model = ScriptedModel([VERDICT])
+    Critic(model, criteria=["cites sources"]).review("g", "a", notes=["two sources disagree"])
+    assert "- cites sources\n\ntwo sources disagree" in model.calls[0].messages[1]["content"]
+
+
+def test_a_critic_asks_one_model_and_is_given_another_for_a_run() -> None:
+    first, second, events = ScriptedModel(), ScriptedModel([VERDICT]), RecordingSink()
+    critic = Critic(first, threshold=8)
+    assert critic.models == (first,)
+    twin = critic.with_models([second], events)
+    assert (twin.models, twin.threshold, twin.events) == ((second,), 8, events)
+    assert twin.review("g", "a").score == 9
+    assert (first.calls, len(second.calls)) == ([], 1)
+
+
+class _NoTools(ScriptedModel):
+    """A model that answers a request offering tools as a bad request."""
+
+    refused = 0
+
+    def complete(self, messages: Any, tools: Any = None, **kwargs: Any) -> Reply:
+        if tools:
+            self.refused += 1
+            raise ModelError("tools are not supported", kind=ErrorKind.BAD_REQUEST)
+        return super().complete(messages, tools, **kwargs)
+
+
+def test_a_model_without_tool_calls_is_asked_again_without_them_and_not_offered_them_again() -> (
+    None
+):
+    tag = re.compile(r"<verdict-([0-9a-f]{16})>")
+
+    def tagged(messages: list[Any], tools: Any) -> str:
+        found = tag.findall(messages[-1]["content"])[-1]
+        return f'<verdict-{found}>{{"reasons": ["ok"], "score": 8, "fixes": []}}</verdict-{found}>'
+
+    model = _NoTools([tagged, tagged])
+    critic = Critic(model)
+    assert critic.review("g", "a").score == 8
+    assert critic.review("g", "b").score == 8
+    assert (model.refused, critic.offer_tool) == (1, False)
+    assert [call.tools for call in model.calls] == [[], []]  # the two that were answered
+
+
+def test_another_kind_of_model_error_is_not_taken_for_a_model_without_tools() -> None:
+    class Down(ScriptedModel):
+        def complete(self, messages: Any, tools: Any = None, **kwargs: Any) -> Reply:
+            raise ModelError("down", kind=ErrorKind.UNREACHABLE)
+
+    critic = Critic(Down())
+    with pytest.raises(ModelError, match="down"):
+        critic.review("g", "a")
+    assert critic.offer_tool
+
+
+def test_a_panel_member_is_told_its_role_and_its_instructions_before_the_rules() -> None:
+    model = ScriptedModel([VERDICT])
+    critic = Critic(model, role=" fact checker ", instructions="  Check every number.  ")
+    critic.review("g", "a")
+    assert critic.role == "fact checker"
+    assert model.calls[0].messages[0]["content"] == "\n\n".join(
+        [CRITIC_ROLE, "On this review panel you are the fact checker.", "Check every number.",
+         CRITIC_RULES]
+    )  # fmt: skip
+    plain = Critic(ScriptedModel(), instructions="   ")
+    assert plain.system_prompt == f"{CRITIC_ROLE}\n\n{CRITIC_RULES}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 
 from harness.core.errors import ConfigError, HarnessError
 from harness.core.event_schema import CriticVerdict, PanelMember
@@ -182,3 +183,25 @@ def test_skill_rubric_items_become_criteria() -> None:
 def test_a_rubric_item_no_critic_could_score_is_named(item: str, problem: str) -> None:
     with pytest.raises(ConfigError, match=rf"SKILL.md: {problem}"):
         Skill.parse(f"# Report\n## Rubric\n- {item}\n", source="SKILL.md")
+
+
+def test_a_must_pass_criterion_at_the_threshold_passes_and_the_score_keeps_two_decimals() -> None:
+    at = Critic(ScriptedModel([rubric_call(7, 7)]), threshold=7, rubric=RUBRIC).review(
+        GOAL, ARTIFACT
+    )
+    assert (at.score, at.passed) == (7.0, True)
+    assert not any(reason.startswith("must-pass") for reason in at.reasons)
+    with pytest.raises(ValidationError):  # a scored criterion is part of a verdict given
+        at.criteria[0].score = 10  # type: ignore[misc]
+    weighed = Critic(ScriptedModel([rubric_call(9, 6.5)]), threshold=7, rubric=RUBRIC).review(
+        GOAL, ARTIFACT
+    )
+    assert (weighed.score, weighed.passed) == (7.12, True)  # (9 + 6.5 * 3) / 4 = 7.125
+    under = Critic(ScriptedModel([rubric_call(10, 6)]), threshold=7, rubric=RUBRIC).review(
+        GOAL, ARTIFACT
+    )
+    assert (under.score, under.passed) == (7.0, True)  # the average exactly at the threshold
+    just = Critic(ScriptedModel([rubric_call(10, 5.8)]), threshold=7, rubric=RUBRIC).review(
+        GOAL, ARTIFACT
+    )
+    assert (just.score, just.passed) == (6.85, False)  # (10 + 17.4) / 4
