@@ -20,7 +20,7 @@ from harness.core.errors import ConfigError
 from harness.sandbox import Limits, Sandbox
 from harness.sandbox.container import CONTAINER_HOME, explain_exit
 from harness.sandbox.engine import ENGINE_SECONDS
-from tests.conftest import git, make_repo
+from tests.conftest import git, make_repo, within
 from tests.sandbox.fake_engine import FakeEngine, on_path
 
 CANARIES = {
@@ -308,6 +308,8 @@ def test_the_next_sandbox_removes_containers_whose_harness_is_gone(engine: FakeE
         (rm,) = engine.calls("rm")
         assert rm[:2] == ["rm", "-f"]
         assert sorted(rm[2:]) == sorted(set(boxes) - set(kept))
+        removed = [inside[name] for name in boxes if name not in kept]
+        assert within(5, lambda: all(p.poll() is not None for p in removed))  # SIGKILL lands
         assert {name: inside[name].poll() is None for name in boxes} == {
             name: name in kept for name in boxes
         }
