@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import operator
-from collections.abc import Callable
-from dataclasses import dataclass, fields
-from typing import Any
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
@@ -25,11 +22,21 @@ class Usage:
         return self.prompt_tokens + self.completion_tokens
 
     def __add__(self, other: Usage) -> Usage:
-        return self._combine(other, operator.add)
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.cost_usd + other.cost_usd,
+            self.calls + other.calls,
+            self.unpriced_calls + other.unpriced_calls,
+            self.cached_tokens + other.cached_tokens,
+        )
 
     def __sub__(self, other: Usage) -> Usage:
-        return self._combine(other, operator.sub)
-
-    def _combine(self, other: Usage, op: Callable[[Any, Any], Any]) -> Usage:
-        """Field by field: ``op`` of this usage's and ``other``'s."""
-        return Usage(*(op(getattr(self, f.name), getattr(other, f.name)) for f in fields(self)))
+        return Usage(
+            self.prompt_tokens - other.prompt_tokens,
+            self.completion_tokens - other.completion_tokens,
+            self.cost_usd - other.cost_usd,
+            self.calls - other.calls,
+            self.unpriced_calls - other.unpriced_calls,
+            self.cached_tokens - other.cached_tokens,
+        )
