@@ -151,8 +151,9 @@ def gate_event(round_number: int, report: GateReport) -> GateReportEvent:
     return GateReportEvent(round=round_number, **report.model_dump(include=_GATE_EVENT_FIELDS))
 
 
-_GATE_EVENT_FIELDS = {"name", "passed", "summary", "failures", "duration", "output_tail"}
-"""What a gate's report gives its event (a report of a gate's own making may hold more)."""
+_GATE_EVENT_FIELDS = set(GateReport.model_fields) & set(GateReportEvent.model_fields)
+"""What a gate's report gives its event: the fields both declare (a report of a gate's own
+making may hold more)."""
 
 
 def verify(
