@@ -7,6 +7,7 @@ import graphlib
 import subprocess
 import sys
 import typing
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -188,6 +189,12 @@ POOL_PLACES = {
 }
 
 
+def _parsed(package: Path) -> Iterator[tuple[Path, ast.Module]]:
+    """Each module of ``package``, in order, with its syntax tree."""
+    for file in sorted(package.rglob("*.py")):
+        yield file, ast.parse(file.read_text(encoding="utf-8"))
+
+
 def pools_in(package: Path) -> dict[str, list[str]]:
     """File -> what in it starts a pool of workers: an executor, ``multiprocessing.Pool``,
     ``asyncio.to_thread``, Ray (``ray.remote``, ``ray.init``), every ``threading.Thread`` in
@@ -195,10 +202,10 @@ def pools_in(package: Path) -> dict[str, list[str]]:
     one reader), every ``ForEach`` outside the engine, and every ``wait(..., return_when=...)``
     (a loop starting jobs as others end: the pool's one runner, ``run_all``)."""
     found: dict[str, list[str]] = {}
-    for file in sorted(package.rglob("*.py")):
+    for file, tree in _parsed(package):
         relative = str(file.relative_to(package.parent))
         runs_loops = relative.startswith(("harness/scale/", "harness/cli/"))
-        for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+        for node in ast.walk(tree):
             if not isinstance(node, ast.Call):
                 continue
             func = node.func
@@ -321,9 +328,9 @@ def redeclarations(package: Path, sections: list[type]) -> list[str]:
                  for s in sections for k in s.__mro__ if hasattr(k, "__pydantic_fields__")}  # fmt: skip
     lines: list[str] = []
     found: list[tuple[int, str]] = []  # of one file, sorted by line
-    for file in sorted(package.rglob("*.py")):
+    for file, tree in _parsed(package):
         where = file.relative_to(package.parent)
-        for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+        for node in ast.walk(tree):
             pairs: list[tuple[str, ast.expr | None, int]] = []
             if isinstance(node, ast.FunctionDef):
                 args = [*node.args.posonlyargs, *node.args.args]
@@ -417,8 +424,8 @@ def types_made_per_check(package: Path) -> list[str]:
     """Each ``check_value(...)`` in ``package`` whose type is written in the call: its checker is
     cached by the type, and a type made anew on every call is never found there again."""
     found = []
-    for file in sorted(package.rglob("*.py")):
-        for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+    for file, tree in _parsed(package):
+        for node in ast.walk(tree):
             if (
                 isinstance(node, ast.Call)
                 and getattr(node.func, "id", getattr(node.func, "attr", None)) == "check_value"
