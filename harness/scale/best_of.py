@@ -28,7 +28,7 @@ from harness.scale.pool import check_backend, open_pool, run_all
 from harness.scale.repro_vote import Tally, cast_votes
 from harness.spec.loop_spec import LoopSpec
 from harness.verify.reproduction import ReproductionGate
-from harness.workspace.git_cmd import run_git
+from harness.workspace.git_cmd import rev_parse
 
 
 @dataclass(frozen=True)
@@ -181,10 +181,7 @@ def _wrote(attempt: Attempt, gate: ReproductionGate) -> bool:
 
 def _head(workspace: Path, branch: str | None = "HEAD") -> str | None:
     """The commit ``branch`` names in the repository holding ``workspace``; None for none."""
-    if branch is None:
-        return None
-    found = run_git(workspace, ("rev-parse", "--verify", "--quiet", f"{branch}^{{commit}}"), None)
-    return found.stdout.strip() if found.returncode == 0 else None
+    return None if branch is None else rev_parse(workspace, f"{branch}^{{commit}}")
 
 
 def _attempt(loop_for: Callable[[int], OuterLoop], number: int, place: Place) -> RunResult:
